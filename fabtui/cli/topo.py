@@ -1,0 +1,281 @@
+"""`fabtui topo ...`: check, show, path, blast, ports, generate and templates."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fabtui import __version__
+from fabtui.cli import render
+from fabtui.cli.app import EXIT_FINDINGS, UserError, settings
+from fabtui.errors import InputError, Problem
+from fabtui.model.findings import Severity
+from fabtui.topology.blast import UnknownComponent, blast_radius
+from fabtui.topology.export import dump_yaml, port_rows, ports_csv, ports_markdown, summarize
+from fabtui.topology.generate import GENERATORS, RailOptimizedParams
+from fabtui.topology.graph import FabricGraph, UnknownRank
+from fabtui.topology.loader import LoadedTopology, load_topology, topology_from_doc
+from fabtui.topology.ranks import parse_rankfile
+from fabtui.topology.routes import routes
+from fabtui.topology.validate import validate
+from fabtui.yamldoc import parse_yaml
+
+_TOPOLOGY_HELP = "Topology file (default: the configured one, else the demo fabric)."
+_JSON_HELP = "Print JSON for scripts."
+
+
+def _display(path: Path) -> str:
+    """How to name `path` in messages: relative to the working folder when it is below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _load(ctx: click.Context, path: Path | None) -> LoadedTopology:
+    s = settings(ctx)
+    chosen = path or s.topology
+    return load_topology(chosen, label=_display(chosen), find_template=s.find_template)
+
+
+def _graph(ctx: click.Context, loaded: LoadedTopology, ranks: Path | None) -> FabricGraph:
+    rank_file = ranks or settings(ctx).ranks
+    slots = parse_rankfile(rank_file, loaded.topology, _display(rank_file)) if rank_file else None
+    return FabricGraph(loaded.topology, slots)
+
+
+def _emit_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@click.group()
+def topo() -> None:
+    """The fabric model: validate it, query it, generate it."""
+
+
+@topo.command()
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@click.pass_context
+def check(ctx: click.Context, file: Path, as_json: bool) -> None:
+    """Validate a topology file: exit 0 clean, 1 on findings of severity error, 2 unreadable."""
+    loaded = _load(ctx, file)
+    findings = validate(loaded)
+    errors = sum(1 for f in findings if f.severity is Severity.ERROR)
+    if as_json:
+        _emit_json({"source": loaded.source, "template": loaded.template, "ok": errors == 0,
+                    "findings": [f.model_dump(mode="json") for f in findings],
+                    "counts": {s.value: sum(1 for f in findings if f.severity is s)
+                               for s in Severity}})
+    else:
+        click.echo(render.findings_report(loaded.source, findings))
+    if errors:
+        ctx.exit(EXIT_FINDINGS)
+
+
+@topo.command()
+@click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
+              help=_TOPOLOGY_HELP)
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@click.pass_context
+def show(ctx: click.Context, path: Path | None, as_json: bool) -> None:
+    """Summarise the fabric: nodes, GPUs, NICs, rails, switches, leaf ratios."""
+    loaded = _load(ctx, path)
+    graph = FabricGraph(loaded.topology)
+    result = summarize(graph, loaded.source, loaded.template, validate(loaded, graph))
+    if as_json:
+        _emit_json(result.model_dump(mode="json"))
+    else:
+        click.echo(render.summary(result))
+
+
+def print_overview(ctx: click.Context) -> None:
+    """What bare `fabtui` prints until the TUI lands: the fabric summary and where to go next."""
+    s = settings(ctx)
+    loaded = _load(ctx, None)
+    graph = FabricGraph(loaded.topology)
+    result = summarize(graph, loaded.source, loaded.template, validate(loaded, graph))
+    if s.topology_is_default:
+        click.echo("fabtui - no fabric configured, showing the built-in demo fabric\n")
+    click.echo(render.summary(result, with_leaves=False))
+    leaf = next((leaf.name for leaf in result.leaves), None)
+    click.echo("\nnext steps:")
+    click.echo("  fabtui topo show                 leaves, ratios, speeds")
+    click.echo("  fabtui topo path 0 9             ranks 0 and 9: NICs, leaf ports, ECMP paths")
+    if leaf:
+        click.echo(f"  fabtui topo blast {leaf:<14} who loses what if that leaf fails")
+    click.echo("  fabtui topo ports --format md    the port table")
+    click.echo("  fabtui --help                    everything else")
+
+
+@topo.command()
+@click.argument("rank_a", type=int)
+@click.argument("rank_b", type=int)
+@click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
+              help=_TOPOLOGY_HELP)
+@click.option("--ranks", type=click.Path(path_type=Path, dir_okay=False),
+              help="Rank file placing ranks on nodes and GPUs (default: 8 per node).")
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@click.pass_context
+def path(ctx: click.Context, rank_a: int, rank_b: int, path: Path | None, ranks: Path | None,
+         as_json: bool) -> None:
+    """Where two ranks run and every path between them, ECMP set included."""
+    loaded = _load(ctx, path)
+    graph = _graph(ctx, loaded, ranks)
+    try:
+        result = routes(graph, rank_a, rank_b)
+    except UnknownRank as exc:
+        raise UserError(str(exc)) from None
+    if as_json:
+        _emit_json(result.model_dump(mode="json"))
+    else:
+        click.echo(render.routes(result))
+
+
+@topo.command()
+@click.argument("component")
+@click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
+              help=_TOPOLOGY_HELP)
+@click.option("--ranks", type=click.Path(path_type=Path, dir_okay=False),
+              help="Rank file placing ranks on nodes and GPUs (default: 8 per node).")
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@click.pass_context
+def blast(ctx: click.Context, component: str, path: Path | None, ranks: Path | None,
+          as_json: bool) -> None:
+    """Who loses what if COMPONENT fails.
+
+    COMPONENT is a switch, a node, a NIC port (node:mlx5_0), a switch port (leaf:Ethernet8; an
+    uplink when it faces a spine), an optic id or a link id.
+    """
+    loaded = _load(ctx, path)
+    graph = _graph(ctx, loaded, ranks)
+    try:
+        result = blast_radius(graph, component)
+    except UnknownComponent as exc:
+        raise UserError(str(exc)) from None
+    if as_json:
+        _emit_json(result.model_dump(mode="json"))
+    else:
+        click.echo(render.blast(result))
+
+
+@topo.command()
+@click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
+              help=_TOPOLOGY_HELP)
+@click.option("--format", "fmt", type=click.Choice(["csv", "md"]), default="md",
+              show_default=True, help="Table format.")
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@click.pass_context
+def ports(ctx: click.Context, path: Path | None, fmt: str, as_json: bool) -> None:
+    """The port table: node, NIC, rail, leaf, port, speed, optic - for cabling and tickets."""
+    loaded = _load(ctx, path)
+    rows = port_rows(FabricGraph(loaded.topology))
+    if as_json:
+        _emit_json(rows)
+    elif fmt == "csv":
+        click.echo(ports_csv(rows), nl=False)
+    else:
+        click.echo(ports_markdown(rows), nl=False)
+
+
+def _parse_param(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise InputError([Problem("--param", None, f"{text!r}: expected key=value")])
+    raw = raw.strip()
+    value: Any = raw
+    if raw.lower() in ("true", "false"):
+        value = raw.lower() == "true"
+    else:
+        for kind in (int, float):
+            try:
+                value = kind(raw)
+                break
+            except ValueError:
+                continue
+    return key.strip(), value
+
+
+@topo.command()
+@click.argument("template")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="Template parameter (repeatable), e.g. --param nodes=64.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write to this file instead of standard output.")
+@click.option("--json", "as_json", is_flag=True, help="Write JSON instead of YAML.")
+@click.pass_context
+def generate(ctx: click.Context, template: str, params: tuple[str, ...], output: Path | None,
+             as_json: bool) -> None:
+    """Write the explicit topology a template describes.
+
+    TEMPLATE is a shipped or configured template name (see `fabtui topo templates`), a template
+    file, or the bare generator `rail-optimized` (then --param nodes=N is required).
+    """
+    s = settings(ctx)
+    overrides = dict(_parse_param(p) for p in params)
+    if template in GENERATORS:
+        doc = parse_yaml(f"template: {template}\n", f"generator {template}")
+        loaded = topology_from_doc(doc, find_template=s.find_template, param_overrides=overrides)
+    else:
+        candidate = Path(template)
+        found = candidate if candidate.is_file() else s.find_template(template)
+        if found is None:
+            names = ", ".join([*GENERATORS, *(p.stem for p in s.templates())])
+            raise UserError(f"no template {template!r}; known: {names}")
+        loaded = load_topology(found, label=_display(found), find_template=s.find_template,
+                               param_overrides=overrides)
+    command = " ".join(["fabtui topo generate", shlex.quote(template),
+                        *(f"--param {shlex.quote(p)}" for p in params)])
+    if as_json:
+        text = json.dumps(loaded.topology.model_dump(mode="json", exclude_defaults=True),
+                          indent=1, ensure_ascii=False) + "\n"
+    else:
+        header = (f"Generated by fabtui {__version__}: {command}\n"
+                  f"Template: {loaded.template}\n"
+                  f"Parameters: {json.dumps(loaded.params, sort_keys=True)}\n"
+                  "This file is explicit: edit it freely, then run `fabtui topo check` on it.")
+        text = dump_yaml(loaded.topology, header)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        topology = loaded.topology
+        click.echo(f"wrote {output}: {len(topology.nodes)} nodes, {len(topology.switches)} "
+                   f"switches, {len(topology.links)} links", err=True)
+
+
+@topo.command()
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@click.pass_context
+def templates(ctx: click.Context, as_json: bool) -> None:
+    """List the topology templates and the generator's parameters."""
+    s = settings(ctx)
+    found = []
+    for file in s.templates():
+        try:
+            doc = parse_yaml(file.read_text(encoding="utf-8"), str(file))
+            description = str(doc.data.get("description", "")) if isinstance(doc.data, dict) else ""
+        except (InputError, OSError):
+            description = "(unreadable)"
+        found.append({"name": file.stem, "file": str(file), "description": description})
+    parameters = {
+        name: {"default": None if field.is_required() else field.default,
+               "description": field.description or ""}
+        for name, field in RailOptimizedParams.model_fields.items()
+    }
+    if as_json:
+        _emit_json({"generators": list(GENERATORS), "templates": found,
+                    "parameters": parameters})
+        return
+    click.echo(render.table(("template", "description"),
+                            [(t["name"], t["description"]) for t in found]))
+    click.echo(f"\ngenerator parameters ({', '.join(GENERATORS)}):")
+    rows = [(name, "required" if info["default"] is None and name == "nodes"
+             else json.dumps(info["default"], default=str), info["description"])
+            for name, info in parameters.items()]
+    click.echo(render.table(("parameter", "default", "meaning"), rows))

@@ -1,0 +1,171 @@
+"""Configuration: a TOML file that says which fabric to work on and where extra content lives.
+
+The file is found, in order: `--config PATH`, the `FABTUI_CONFIG` environment variable, then the
+per-user file (`~/.config/fabtui/config.toml` on Linux). With no file at all every setting has a
+default and fabtui runs on the built-in demo fabric. Relative paths in the file are relative to the
+file's own folder; `~` is expanded.
+
+```toml
+topology = "clusters/prod-a.yaml"     # default: the shipped demo fabric
+ranks = "jobs/llama-ranks.txt"        # default: 8 ranks per node in node order
+scenario = "healthy"                  # demo fabric fault scenario
+data_dir = "~/fabtui-data"            # journals and the case library (SQLite)
+runbook_dirs = ["~/team-runbooks"]    # searched before the shipped runbooks
+case_dirs = []
+probe_dirs = []
+template_dirs = []
+```
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fabtui import paths
+from fabtui.errors import InputError, Problem
+
+ENV_VAR = "FABTUI_CONFIG"
+
+
+class Config(BaseModel):
+    """The settings a config file may hold."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    topology: Path | None = None
+    """Topology file (explicit or template). Default: the shipped demo fabric."""
+    ranks: Path | None = None
+    """Rank file placing a job's ranks on nodes and GPUs. Default: 8 per node, node order."""
+    scenario: str = Field("healthy", min_length=1)
+    """Fault scenario the demo fabric plays."""
+    data_dir: Path | None = None
+    """Folder for the journal and case databases. Default: the user data folder."""
+    runbook_dirs: list[Path] = Field(default_factory=list)
+    case_dirs: list[Path] = Field(default_factory=list)
+    probe_dirs: list[Path] = Field(default_factory=list)
+    template_dirs: list[Path] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The configuration in effect, with every path resolved and the shipped folders appended."""
+
+    source: Path | None
+    """The config file read, or None when running on defaults."""
+    topology: Path
+    topology_is_default: bool
+    ranks: Path | None
+    scenario: str
+    data_dir: Path
+    runbook_dirs: tuple[Path, ...]
+    case_dirs: tuple[Path, ...]
+    probe_dirs: tuple[Path, ...]
+    template_dirs: tuple[Path, ...]
+
+    def find_template(self, name: str) -> Path | None:
+        """The template file called `name` (without `.yaml`) in the template folders, if any."""
+        for folder in self.template_dirs:
+            for suffix in (".yaml", ".yml"):
+                candidate = folder / f"{name}{suffix}"
+                if candidate.is_file():
+                    return candidate
+        return None
+
+    def templates(self) -> list[Path]:
+        """Every template file, user folders first; a user template hides a shipped one."""
+        seen: dict[str, Path] = {}
+        for folder in self.template_dirs:
+            for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+                seen.setdefault(path.stem, path)
+        return list(seen.values())
+
+
+def config_path(explicit: Path | None, environ: Mapping[str, str]) -> tuple[Path | None, bool]:
+    """The config file to read and whether it must exist (it must, when named explicitly)."""
+    if explicit is not None:
+        return explicit, True
+    if environ.get(ENV_VAR):
+        return Path(environ[ENV_VAR]), True
+    default = paths.user_config_file()
+    return (default, False) if default.is_file() else (None, False)
+
+
+def load_settings(explicit: Path | None = None,
+                  environ: Mapping[str, str] | None = None) -> Settings:
+    """Find, read and resolve the configuration. Raises `InputError` for a bad file.
+
+    Note: reads the config file; creates nothing (the data folder is made when first written).
+    """
+    environ = os.environ if environ is None else environ
+    path, required = config_path(explicit, environ)
+    if path is None:
+        return _resolve(Config(), None)
+    label = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if not required:
+            return _resolve(Config(), None)
+        raise InputError.single(label, None, "config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.single(label, None, f"cannot read config file: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"\(at line (\d+)", str(exc))
+        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        raise InputError.single(label, int(match.group(1)) if match else None,
+                                f"invalid TOML: {reason}") from None
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise InputError([_problem(label, text, error) for error in exc.errors()]) from None
+    return _resolve(config, path)
+
+
+def _problem(label: str, text: str, error: object) -> Problem:
+    assert isinstance(error, dict)
+    loc = error["loc"]
+    key = str(loc[0]) if loc else ""
+    match = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text) if key else None
+    line = text.count("\n", 0, match.start()) + 1 if match else None
+    if error["type"] == "extra_forbidden":
+        close = difflib.get_close_matches(key, list(Config.model_fields), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else \
+            f"; known settings: {', '.join(Config.model_fields)}"
+        return Problem(label, line, f"unknown setting {key!r}{hint}")
+    where = ".".join(str(p) for p in loc)
+    return Problem(label, line, f"{where}: {error['msg']}")
+
+
+def _resolve(config: Config, source: Path | None) -> Settings:
+    base = source.parent if source is not None else Path.cwd()
+
+    def fix(path: Path) -> Path:
+        path = path.expanduser()
+        return path if path.is_absolute() else base / path
+
+    def folders(user: list[Path], shipped: Path | None) -> tuple[Path, ...]:
+        resolved = [fix(p) for p in user]
+        return tuple(resolved + ([shipped] if shipped is not None else []))
+
+    return Settings(
+        source=source,
+        topology=fix(config.topology) if config.topology else paths.demo_topology(),
+        topology_is_default=config.topology is None,
+        ranks=fix(config.ranks) if config.ranks else None,
+        scenario=config.scenario,
+        data_dir=fix(config.data_dir) if config.data_dir else paths.default_data_dir(),
+        runbook_dirs=folders(config.runbook_dirs, paths.shipped_dir("runbooks")),
+        case_dirs=folders(config.case_dirs, paths.shipped_dir("cases")),
+        probe_dirs=folders(config.probe_dirs, paths.shipped_dir("probes")),
+        template_dirs=folders(config.template_dirs, paths.shipped_templates()),
+    )

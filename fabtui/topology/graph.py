@@ -1,0 +1,308 @@
+"""`FabricGraph`: the topology as something to ask questions of.
+
+The switch fabric (leaves, spines, super-spines and the cables between them) is a networkx
+multigraph, one edge per cable, so parallel uplinks stay distinct ECMP members. Hosts hang off it
+through their NIC attachments, kept in dictionaries: a NIC has one cable, and keeping hosts out of
+the path search means no route can ever run through a server.
+
+Questions the rest of the product asks: where a rank runs (node, GPU, NIC, rail, leaf port, spines),
+what is at the far end of a NIC or a switch port, and which links a switch or node owns. Routing
+and blast radius build on these (`routes.py`, `blast.py`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cached_property
+from typing import NamedTuple
+
+import networkx as nx
+from pydantic import BaseModel, ConfigDict
+
+from fabtui.gcpause import gc_paused
+from fabtui.model.topology import Link, Nic, Node, Role, Switch, Topology, split_endpoint
+from fabtui.topology.pairing import gpu_map
+from fabtui.topology.ranks import RankSlot, default_ranks
+
+
+class Attachment(NamedTuple):
+    """A NIC and the switch port its cable lands on."""
+
+    node: Node
+    nic: Nic
+    link_index: int
+    switch: str
+    port: str
+
+
+class LinkRef(BaseModel):
+    """A cable as reports show it: both ends, speed and the optic carrying it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    a: str
+    b: str
+    speed: int
+    optic: str | None = None
+    id: str | None = None
+
+    def __str__(self) -> str:
+        optic = f" (optic {self.optic})" if self.optic else ""
+        return f"{self.a} <-> {self.b}{optic}"
+
+
+class NicPlacement(BaseModel):
+    """One NIC a rank sends through, and where its cable goes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    nic: str
+    netdev: str | None
+    rail: int
+    plane: str | None
+    speed: int
+    leaf: str | None
+    leaf_port: str | None
+    optic: str | None
+    spines: list[str]
+    """Spines reachable from the leaf (its uplink neighbours)."""
+
+
+class RankPlacement(BaseModel):
+    """Everything about where a rank runs, from GPU to spine."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rank: int
+    node: str
+    gpu: int
+    gpu_pci: str | None
+    numa: int | None
+    nics: list[NicPlacement]
+
+    @property
+    def rails(self) -> list[int]:
+        """Rails of the NICs this rank uses."""
+        return sorted({n.rail for n in self.nics})
+
+
+class UnknownRank(LookupError):
+    """A rank number outside the job's placement."""
+
+
+class FabricGraph:
+    """Indexes and a networkx switch graph over one `Topology` (read-only once built)."""
+
+    def __init__(self, topology: Topology, ranks: list[RankSlot] | None = None) -> None:
+        self.topology = topology
+        self.nodes: dict[str, Node] = {}
+        for node in topology.nodes:
+            self.nodes.setdefault(node.hostname, node)
+        self.switches: dict[str, Switch] = {}
+        for switch in topology.switches:
+            self.switches.setdefault(switch.name, switch)
+        self._ranks = ranks
+
+        self.switch_graph: nx.MultiGraph = nx.MultiGraph()
+        self.switch_graph.add_nodes_from(self.switches)
+        self.attachments: dict[tuple[str, str], Attachment] = {}
+        """(hostname, NIC name) -> where its cable lands."""
+        self.port_links: dict[str, int] = {}
+        """`device:port` -> index of the link plugged in there (the first, if doubly used)."""
+        self.host_links: dict[str, list[int]] = defaultdict(list)
+        """Switch -> links to hosts (downlinks of a leaf)."""
+        self.dangling: list[int] = []
+        """Links with an end that names no known device or NIC."""
+        self.host_to_host: list[int] = []
+        """Links joining two NICs directly."""
+        self._nic_index: dict[tuple[str, str], Nic] = {}
+        for node in self.nodes.values():
+            for nic in node.nics:
+                self._nic_index.setdefault((node.hostname, nic.name), nic)
+                if nic.netdev:
+                    self._nic_index.setdefault((node.hostname, nic.netdev), nic)
+        with gc_paused():
+            self._build_links(topology.links)
+
+    # construction -----------------------------------------------------------------------------
+    def _build_links(self, links: tuple[Link, ...]) -> None:
+        edges = []
+        nic_index = self._nic_index
+        switches = self.switches
+        port_links = self.port_links
+        for index, link in enumerate(links):
+            a_dev, _, a_port = link.a.partition(":")
+            b_dev, _, b_port = link.b.partition(":")
+            port_links.setdefault(link.a, index)
+            port_links.setdefault(link.b, index)
+            a_switch, b_switch = a_dev in switches, b_dev in switches
+            a_nic = None if a_switch else nic_index.get((a_dev, a_port))
+            b_nic = None if b_switch else nic_index.get((b_dev, b_port))
+            if (not a_switch and a_nic is None) or (not b_switch and b_nic is None):
+                self.dangling.append(index)
+            elif not a_switch and not b_switch:
+                self.host_to_host.append(index)
+            elif a_switch and b_switch:
+                edges.append((a_dev, b_dev, index))
+            elif a_switch or b_switch:
+                host, nic, switch, port = (b_dev, b_nic, a_dev, a_port) if a_switch else \
+                    (a_dev, a_nic, b_dev, b_port)
+                assert nic is not None
+                key = (host, nic.name)
+                port_links.setdefault(f"{host}:{nic.name}", index)
+                if key not in self.attachments:
+                    self.attachments[key] = Attachment(self.nodes[host], nic, index, switch, port)
+                    self.host_links[switch].append(index)
+        self.switch_graph.add_edges_from(edges)
+
+    # lookups ----------------------------------------------------------------------------------
+    @cached_property
+    def optics(self) -> dict[str, int]:
+        """Optic id -> link index."""
+        return {link.optic: i for i, link in enumerate(self.topology.links) if link.optic}
+
+    @cached_property
+    def link_ids(self) -> dict[str, int]:
+        """Explicit link id -> link index."""
+        return {link.id: i for i, link in enumerate(self.topology.links) if link.id}
+
+    def link_speed(self, index: int) -> int:
+        """Speed of link `index` in Gb/s: as cabled, else as the switch port is configured."""
+        link = self.topology.links[index]
+        if link.speed:
+            return link.speed
+        for end in (link.a, link.b):
+            device, port = split_endpoint(end)
+            if device in self.switches:
+                speed = self.switches[device].port_speed_of(port)
+                if speed:
+                    return speed
+            elif (nic := self.find_nic(device, port)) is not None:
+                return nic.speed
+        return 0
+
+    def link_ref(self, index: int) -> LinkRef:
+        """Link `index` as reports show it."""
+        link = self.topology.links[index]
+        return LinkRef(a=link.a, b=link.b, speed=self.link_speed(index), optic=link.optic,
+                       id=link.id)
+
+    @cached_property
+    def rail_capacity(self) -> dict[tuple[int, str | None], tuple[int, int]]:
+        """(rail, plane) -> (host NIC capacity, capacity of that rail's leaf uplinks), in Gb/s.
+
+        A leaf shared by several rails counts its uplinks to each rail in equal shares.
+        """
+        injection: dict[tuple[int, str | None], int] = defaultdict(int)
+        for attachment in self.attachments.values():
+            injection[(attachment.nic.rail, attachment.nic.plane)] += attachment.nic.speed
+        uplink: dict[tuple[int, str | None], float] = defaultdict(float)
+        for switch in self.switches.values():
+            if switch.role is Role.LEAF and switch.rail:
+                up = sum(self.link_speed(i) for i in self.uplinks(switch.name))
+                for rail in switch.rail:
+                    uplink[(rail, switch.plane)] += up / len(switch.rail)
+        return {key: (injection.get(key, 0), int(uplink.get(key, 0)))
+                for key in set(injection) | set(uplink)}
+
+    def tier(self, switch: str) -> int:
+        """1 leaf, 2 spine, 3 super-spine."""
+        return self.switches[switch].role.tier
+
+    def uplinks(self, switch: str) -> list[int]:
+        """Links from `switch` to switches of a higher tier."""
+        mine = self.tier(switch)
+        return [key for _, other, key in self.switch_graph.edges(switch, keys=True)
+                if self.tier(other) > mine]
+
+    def downlinks(self, switch: str) -> list[int]:
+        """Links from `switch` to switches of a lower tier."""
+        mine = self.tier(switch)
+        return [key for _, other, key in self.switch_graph.edges(switch, keys=True)
+                if self.tier(other) < mine]
+
+    def switch_links(self, switch: str) -> list[int]:
+        """Every link of `switch`, to hosts and to switches."""
+        return [key for _, _, key in self.switch_graph.edges(switch, keys=True)] + \
+            self.host_links.get(switch, [])
+
+    def neighbours_above(self, switch: str) -> list[str]:
+        """Switches of a higher tier cabled to `switch`, in name order."""
+        mine = self.tier(switch)
+        return sorted({o for o in self.switch_graph.neighbors(switch) if self.tier(o) > mine})
+
+    def far_end(self, endpoint: str) -> str | None:
+        """The `device:port` at the other end of the cable plugged into `endpoint`."""
+        device, port = split_endpoint(endpoint)
+        nic = self.find_nic(device, port)
+        if nic is not None:
+            endpoint = f"{device}:{nic.name}"
+        index = self.port_links.get(endpoint)
+        if index is None:
+            return None
+        link = self.topology.links[index]
+        if endpoint == link.a:
+            return link.b
+        if endpoint == link.b:
+            return link.a
+        # The link was written with the NIC's netdev; compare on the normalised name.
+        return link.b if self._normalise(link.a) == endpoint else link.a
+
+    def find_nic(self, hostname: str, name: str) -> Nic | None:
+        """The NIC of `hostname` called `name` (RDMA device or netdev name), if any."""
+        return self._nic_index.get((hostname, name))
+
+    def _normalise(self, endpoint: str) -> str:
+        device, port = split_endpoint(endpoint)
+        nic = self.find_nic(device, port)
+        return f"{device}:{nic.name}" if nic is not None else endpoint
+
+    def hosts_behind(self, leaf: str) -> list[Attachment]:
+        """NIC attachments cabled to `leaf`, in link order."""
+        by_link = {a.link_index: a for a in self._attachments_by_switch.get(leaf, [])}
+        return [by_link[i] for i in self.host_links.get(leaf, []) if i in by_link]
+
+    @cached_property
+    def _attachments_by_switch(self) -> dict[str, list[Attachment]]:
+        result: dict[str, list[Attachment]] = defaultdict(list)
+        for attachment in self.attachments.values():
+            result[attachment.switch].append(attachment)
+        return result
+
+    # ranks ------------------------------------------------------------------------------------
+    @cached_property
+    def ranks(self) -> list[RankSlot]:
+        """The job's rank placement: the rank file given, or 8-per-node order."""
+        return self._ranks if self._ranks is not None else default_ranks(self.topology)
+
+    def placement(self, rank: int) -> RankPlacement:
+        """Where `rank` runs. Raises `UnknownRank` if the job has no such rank."""
+        if not 0 <= rank < len(self.ranks):
+            raise UnknownRank(f"rank {rank} is outside the job: ranks are 0-{len(self.ranks) - 1}")
+        slot = self.ranks[rank]
+        node = self.nodes[slot.node]
+        gpu = next((g for g in node.gpus if g.index == slot.gpu), None)
+        mapping = gpu_map(node)
+        nics = []
+        for nic in node.nics:
+            if slot.gpu not in mapping[nic.name]:
+                continue
+            attachment = self.attachments.get((node.hostname, nic.name))
+            leaf = attachment.switch if attachment else None
+            link = self.topology.links[attachment.link_index] if attachment else None
+            nics.append(NicPlacement(
+                nic=nic.name, netdev=nic.netdev, rail=nic.rail, plane=nic.plane, speed=nic.speed,
+                leaf=leaf, leaf_port=attachment.port if attachment else None,
+                optic=link.optic if link else None,
+                spines=self.neighbours_above(leaf) if leaf else []))
+        return RankPlacement(rank=rank, node=node.hostname, gpu=slot.gpu,
+                             gpu_pci=gpu.pci if gpu else None, numa=gpu.numa if gpu else None,
+                             nics=nics)
+
+    @cached_property
+    def ranks_by_node(self) -> dict[str, list[RankSlot]]:
+        """Node -> the ranks it runs."""
+        result: dict[str, list[RankSlot]] = defaultdict(list)
+        for slot in self.ranks:
+            result[slot.node].append(slot)
+        return result

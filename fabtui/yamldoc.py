@@ -1,0 +1,286 @@
+"""YAML documents that can say which line any value came from.
+
+Topology files, scenarios and runbook front matter are written by hand, so every complaint about
+them must point at a line. Two parsers split the work:
+
+- **yaml-rs** (Rust, YAML 1.2) builds the data. It reads a 16k-GPU topology (7 MB) in about 0.2 s,
+  where PyYAML needs about 7 s.
+- **PyYAML** composes the node tree, with positions, only when a line number is asked for, i.e. when
+  something is being reported. A clean file never pays for it.
+
+Both paths follow the YAML 1.2 core schema (`yes`/`on` are strings, `0000:18:00.0` is a string, not
+a base-60 number), reject duplicate keys (PyYAML would silently keep the last) and honour `<<` merge
+keys, so a value means the same whichever parser read it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabtui.errors import InputError, Problem
+
+try:  # pragma: no cover - exercised implicitly: yaml-rs is a dependency
+    import yaml_rs
+except ImportError:  # pragma: no cover - a platform without yaml-rs wheels
+    yaml_rs = None
+
+_Loader: type[yaml.SafeLoader]
+try:
+    _Loader = yaml.CSafeLoader  # type: ignore[assignment]
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+Loc = tuple[str | int, ...]
+"""A path into a document: mapping keys and sequence indexes, as pydantic reports them."""
+
+_MERGE_KEY = "<<"
+_MAX_DEPTH = 200
+_LINE_RE = re.compile(r"line (\d+)")
+_DOC_MARKER = re.compile(r"(?m)^(?:---|\.\.\.)(?:\s|$)")
+
+
+@dataclass
+class YamlDoc:
+    """A parsed YAML document: its data, and (lazily) the node tree that locates it."""
+
+    source: str
+    """How to name the file in messages (the path as the user gave it)."""
+    data: Any
+    text: str = field(repr=False)
+    _root: yaml.Node | None = field(default=None, repr=False)
+    _composed: bool = field(default=False, repr=False)
+
+    @property
+    def root(self) -> yaml.Node | None:
+        """The PyYAML node tree, composed on first use (slow for big files: only when reporting)."""
+        if not self._composed:
+            self._composed = True
+            try:
+                self._root = yaml.compose(self.text, Loader=_Loader)
+            except yaml.YAMLError:  # pragma: no cover - the text already parsed once
+                self._root = None
+        return self._root
+
+    def line_of(self, loc: Loc) -> int | None:
+        """The 1-based line of the deepest node along `loc` that exists in the document.
+
+        A key that is missing reports the line of the mapping that should hold it, which is where a
+        user has to add it.
+        """
+        node = self.root
+        if node is None:
+            return None
+        line: int = node.start_mark.line + 1
+        for part in loc:
+            child = _child(node, part)
+            if child is None:
+                break
+            line, node = child
+        return line
+
+    def where(self, loc: Loc) -> str:
+        """`file:line` for `loc`, the form every message about this document uses."""
+        line = self.line_of(loc)
+        return f"{self.source}:{line}" if line is not None else self.source
+
+    def problem(self, loc: Loc, message: str) -> Problem:
+        """A `Problem` located at `loc`."""
+        return Problem(self.source, self.line_of(loc), message)
+
+
+def _child(node: yaml.Node, part: str | int) -> tuple[int, yaml.Node] | None:
+    """The child of `node` named by `part` and the line that best names it."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(part):
+                return key_node.start_mark.line + 1, value_node
+        for key_node, value_node in node.value:  # values merged in with `<<`
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == _MERGE_KEY:
+                for source in _merge_sources(value_node):
+                    merged = _child(source, part)
+                    if merged is not None:
+                        return merged
+        return None
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+        if 0 <= part < len(node.value):
+            item = node.value[part]
+            return item.start_mark.line + 1, item
+    return None
+
+
+def load_yaml(path: Path, label: str | None = None) -> YamlDoc:
+    """Read and parse `path`; raise `InputError` with `file:line` problems if it is not YAML.
+
+    Note: reads the file; nothing else is touched.
+    """
+    source = label or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError.single(source, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputError.single(source, None, "is a directory, expected a YAML file") from None
+    except UnicodeDecodeError as exc:
+        raise InputError.single(source, None, f"not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise InputError.single(source, None, f"cannot read: {exc.strerror}") from None
+    return parse_yaml(text, source)
+
+
+def parse_yaml(text: str, source: str) -> YamlDoc:
+    """Parse YAML `text`; `source` names it in messages."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if yaml_rs is not None:
+        try:
+            data = yaml_rs.loads(text, parse_datetime=False)
+        except (ValueError, yaml_rs.YAMLDecodeError) as exc:
+            # PyYAML locates what yaml-rs only names (a duplicate key) and words the rest well.
+            _parse_with_pyyaml(text, source)
+            raise InputError([_rs_problem(str(exc), source)]) from None
+        if isinstance(data, list) and _DOC_MARKER.search(text):
+            _parse_with_pyyaml(text, source)  # raises if these are several documents
+        if _MERGE_KEY in text:
+            data = _apply_merges(data, 0)
+        return YamlDoc(source, data, text)
+    return _parse_with_pyyaml(text, source)
+
+
+def _rs_problem(message: str, source: str) -> Problem:
+    first, _, rest = message.partition("\n")
+    match = _LINE_RE.search(first)
+    reason = rest.strip().splitlines()[-1] if rest.strip() else first
+    return Problem(source, int(match.group(1)) if match else None, f"invalid YAML: {reason}")
+
+
+def _apply_merges(value: Any, depth: int) -> Any:
+    """Resolve `<<` merge keys in data read by yaml-rs (which keeps them as plain keys)."""
+    if depth > _MAX_DEPTH:
+        return value
+    if isinstance(value, list):
+        return [_apply_merges(v, depth + 1) for v in value]
+    if not isinstance(value, dict):
+        return value
+    result = {k: _apply_merges(v, depth + 1) for k, v in value.items() if k != _MERGE_KEY}
+    if _MERGE_KEY in value:
+        sources = value[_MERGE_KEY]
+        for source in sources if isinstance(sources, list) else [sources]:
+            if isinstance(source, dict):
+                for k, v in _apply_merges(source, depth + 1).items():
+                    result.setdefault(k, v)
+    return result
+
+
+def _parse_with_pyyaml(text: str, source: str) -> YamlDoc:
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        what = exc.problem or exc.context or "not valid YAML"
+        raise InputError.single(source, line, f"invalid YAML: {what}") from None
+    except yaml.YAMLError as exc:
+        raise InputError.single(source, None, f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+    builder = _Builder(source)
+    data = builder.build(root, 0) if root is not None else None
+    if builder.problems:
+        raise InputError(builder.problems)
+    return YamlDoc(source, data, text, root, True)
+
+
+# YAML 1.2 core schema, for plain (unquoted) scalars.
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_TRUE = re.compile(r"^(?:true|True|TRUE)$")
+_FALSE = re.compile(r"^(?:false|False|FALSE)$")
+_INT = re.compile(r"^[-+]?[0-9]+$")
+_OCT = re.compile(r"^0o[0-7]+$")
+_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
+_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+
+
+def _core_scalar(text: str) -> Any:
+    if _NULL.match(text):
+        return None
+    if _TRUE.match(text):
+        return True
+    if _FALSE.match(text):
+        return False
+    if _INT.match(text):
+        return int(text)
+    if _OCT.match(text):
+        return int(text[2:], 8)
+    if _HEX.match(text):
+        return int(text[2:], 16)
+    if _FLOAT.match(text):
+        return float(text)
+    if _INF.match(text):
+        return float("-inf") if text.startswith("-") else float("inf")
+    if _NAN.match(text):
+        return float("nan")
+    return text
+
+
+class _Builder:
+    """Turns a PyYAML node tree into plain data, collecting problems instead of stopping."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.problems: list[Problem] = []
+
+    def build(self, node: yaml.Node, depth: int) -> Any:
+        if depth > _MAX_DEPTH:
+            self._report(node, "nesting too deep (an alias that refers to itself?)")
+            return None
+        if isinstance(node, yaml.ScalarNode):
+            return _core_scalar(node.value) if not node.style else node.value
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, depth + 1) for item in node.value]
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, depth)
+        self._report(node, "unsupported YAML node")  # pragma: no cover - no other node kinds
+        return None
+
+    def _mapping(self, node: yaml.MappingNode, depth: int) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        merged: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == _MERGE_KEY \
+                    and not key_node.style:
+                for source in _merge_sources(value_node):
+                    value = self.build(source, depth + 1)
+                    if isinstance(value, dict):
+                        for k, v in value.items():
+                            merged.setdefault(k, v)
+                    else:
+                        self._report(value_node, "`<<` must merge a mapping or a list of mappings")
+                continue
+            key = self.build(key_node, depth + 1)
+            if isinstance(key, list | dict):
+                self._report(key_node, "a key must be a plain value, not a list or mapping")
+                continue
+            if key in result:
+                self._report(key_node, f"duplicate key {key!r} (the later value would win)")
+                continue
+            result[key] = self.build(value_node, depth + 1)
+        for k, v in merged.items():
+            result.setdefault(k, v)
+        return result
+
+    def _report(self, node: yaml.Node, message: str) -> None:
+        self.problems.append(Problem(self.source, node.start_mark.line + 1, message))
+
+
+def _merge_sources(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return [node]

@@ -1,7 +1,7 @@
 """Errors a user can read: every problem with an input names the file and line it came from.
 
-Bad input never reaches the user as a traceback. Readers collect every problem they can find and raise
-one `InputError` carrying them all, so a user fixes a file in one pass instead of one error per run.
+Bad input never reaches the user as a traceback. Readers collect every problem they can find and
+raise one `InputError` carrying them all, so a user fixes a file in one pass, not one error per run.
 """
 
 from __future__ import annotations

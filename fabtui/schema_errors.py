@@ -40,7 +40,8 @@ def _message(error: Any, loc: Loc, model: type[BaseModel]) -> str:
         hint = ""
         if allowed:
             close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(allowed)}"
+            hint = f" (did you mean {close[0]!r}?)" if close else \
+                f"; known keys: {', '.join(allowed)}"
         parent = describe(loc[:-1]) or "the top level"
         return f"unknown key {key!r} in {parent}{hint}"
     if kind == "missing":

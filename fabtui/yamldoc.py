@@ -18,12 +18,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
 
 from fabtui.errors import InputError, Problem
 
+yaml_rs: ModuleType | None
 try:  # pragma: no cover - exercised implicitly: yaml-rs is a dependency
     import yaml_rs
 except ImportError:  # pragma: no cover - a platform without yaml-rs wheels
@@ -99,17 +101,18 @@ def _child(node: yaml.Node, part: str | int) -> tuple[int, yaml.Node] | None:
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(part):
                 return key_node.start_mark.line + 1, value_node
-        for key_node, value_node in node.value:  # values merged in with `<<`
-            if isinstance(key_node, yaml.ScalarNode) and key_node.value == _MERGE_KEY:
-                for source in _merge_sources(value_node):
-                    merged = _child(source, part)
-                    if merged is not None:
-                        return merged
+        merges = [v for k, v in node.value
+                  if isinstance(k, yaml.ScalarNode) and k.value == _MERGE_KEY]
+        for value_node in merges:  # values merged in with `<<`
+            for source in _merge_sources(value_node):
+                merged = _child(source, part)
+                if merged is not None:
+                    return merged
         return None
-    if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-        if 0 <= part < len(node.value):
-            item = node.value[part]
-            return item.start_mark.line + 1, item
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) \
+            and 0 <= part < len(node.value):
+        item = node.value[part]
+        return item.start_mark.line + 1, item
     return None
 
 
@@ -183,7 +186,7 @@ def _parse_with_pyyaml(text: str, source: str) -> YamlDoc:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        what = exc.problem or exc.context or "not valid YAML"
+        what = ": ".join(part for part in (exc.context, exc.problem) if part) or "not valid YAML"
         raise InputError.single(source, line, f"invalid YAML: {what}") from None
     except yaml.YAMLError as exc:
         raise InputError.single(source, None, f"invalid YAML: {exc}") from None

@@ -46,7 +46,7 @@ class FabtuiGroup(click.Group):
             # `fabtui topo ports | head`: the reader left; that is not an error.
             sys.stderr.close()
             ctx.exit(0)
-        except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        except Exception as exc:
             if os.environ.get("FABTUI_DEBUG"):
                 raise
             click.echo(f"fabtui: internal error: {type(exc).__name__}: {exc} "

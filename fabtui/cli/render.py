@@ -148,16 +148,17 @@ def blast(b: BlastRadius, limit: int = 50) -> str:
             lines.append(f"... and {len(b.nodes) - limit} more nodes (--json lists all)")
     if b.rails:
         lines.append("\nrails affected:")
-        rows = [(r.rail, r.plane or "-", r.nodes_affected, percent(r.injection_lost),
-                 percent(r.uplink_lost)) for r in b.rails]
-        lines.append(table(("rail", "plane", "nodes", "host capacity lost", "uplink capacity lost"),
-                           rows))
+        rail_rows = [(r.rail, r.plane or "-", r.nodes_affected, percent(r.injection_lost),
+                      percent(r.uplink_lost)) for r in b.rails]
+        lines.append(table(("rail", "plane", "nodes", "host capacity lost",
+                            "uplink capacity lost"), rail_rows))
     if b.ranks:
         lines.append(f"\nranks affected: {len(b.ranks)}")
-        rows = [(r.rank, r.node, f"GPU{r.gpu}", _ranges(r.rails), percent(r.injection_lost),
-                 percent(r.cross_leaf_lost)) for r in b.ranks[:limit]]
+        rank_rows = [(r.rank, r.node, f"GPU{r.gpu}", _ranges(r.rails),
+                      percent(r.injection_lost), percent(r.cross_leaf_lost))
+                     for r in b.ranks[:limit]]
         lines.append(table(("rank", "node", "gpu", "rails", "injection lost", "cross-leaf lost"),
-                           rows))
+                           rank_rows))
         if len(b.ranks) > limit:
             lines.append(f"... and {len(b.ranks) - limit} more ranks (--json lists all)")
     lines += [f"note: {n}" for n in b.notes]

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Severity(StrEnum):
-    """How bad a finding is. Errors break the fabric or the model of it; warnings cost performance."""
+    """How bad a finding is: errors break the fabric (or its model), warnings cost performance."""
 
     ERROR = "error"
     WARNING = "warning"

@@ -24,12 +24,12 @@ class _Model(BaseModel):
 # Speeds as people write them: 400, "400G", "400GbE", "400Gb/s", "NDR", "2x200G".
 _IB_RATES = {"SDR": 10, "DDR": 20, "QDR": 40, "FDR10": 40, "FDR": 56, "EDR": 100, "HDR": 200,
              "NDR": 400, "XDR": 800, "GDR": 1600}
-_SPEED_RE = re.compile(r"^\s*(?:(\d+)\s*[xX]\s*)?(\d+(?:\.\d+)?)\s*([GT])?(?:b(?:ps|/s|E)?|bE)?\s*$",
-                       re.IGNORECASE)
+_SPEED_RE = re.compile(
+    r"^\s*(?:(\d+)\s*[xX]\s*)?(\d+(?:\.\d+)?)\s*([GT])?(?:b(?:ps|/s|E)?|bE)?\s*$", re.IGNORECASE)
 
 
 def parse_speed(value: Any) -> Any:
-    """Normalise a port speed to integer Gb/s; leave anything unrecognised for pydantic to reject."""
+    """Normalise a port speed to Gb/s; leave other types for pydantic to reject."""
     if isinstance(value, bool):
         return value
     if isinstance(value, int | float):
@@ -42,7 +42,8 @@ def parse_speed(value: Any) -> Any:
         return rate
     match = _SPEED_RE.match(text)
     if match is None:
-        raise ValueError(f"{value!r} is not a speed; write Gb/s as a number (400) or e.g. 400G, NDR")
+        raise ValueError(f"{value!r} is not a speed; write Gb/s as a number (400) or e.g. "
+                         "400G, NDR")
     lanes = int(match.group(1) or 1)
     number = float(match.group(2))
     if (match.group(3) or "G").upper() == "T":

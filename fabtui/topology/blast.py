@@ -162,8 +162,8 @@ def blast_radius(graph: FabricGraph, name: str) -> BlastRadius:
             affected[(attachment.node.hostname, attachment.nic.name)] = attachment
     for host in component.nodes:
         for nic in graph.nodes[host].nics:
-            if (attachment := graph.attachments.get((host, nic.name))) is not None:
-                affected[(host, nic.name)] = attachment
+            if (own := graph.attachments.get((host, nic.name))) is not None:
+                affected[(host, nic.name)] = own
 
     uplink_fraction = {leaf: _uplink_remaining(graph, leaf, link_alive) for leaf in touched_leaves}
 
@@ -220,8 +220,8 @@ def blast_radius(graph: FabricGraph, name: str) -> BlastRadius:
         for rail in switch.rail:
             rail_loss[(rail, switch.plane)][1] += lost / max(len(switch.rail), 1)
     rails = []
-    for (rail, plane), (inj_lost, up_lost, count) in sorted(rail_loss.items(),
-                                                            key=lambda kv: (kv[0][1] or "", kv[0][0])):
+    by_plane_then_rail = sorted(rail_loss.items(), key=lambda kv: (kv[0][1] or "", kv[0][0]))
+    for (rail, plane), (inj_lost, up_lost, count) in by_plane_then_rail:
         inj_cap, up_cap = capacity.get((rail, plane), (0, 0))
         if inj_lost <= 0 and up_lost <= 0:
             continue
@@ -230,8 +230,8 @@ def blast_radius(graph: FabricGraph, name: str) -> BlastRadius:
                                 uplink_lost=round(up_lost / up_cap, 4) if up_cap else 0.0))
 
     notes = _notes(graph, component)
-    down = [graph.link_ref(i) for i in sorted(dead_links)]
-    return BlastRadius(component=component.name, kind=component.kind, links_down=down,
+    links_down = [graph.link_ref(i) for i in sorted(dead_links)]
+    return BlastRadius(component=component.name, kind=component.kind, links_down=links_down,
                        switches_down=sorted(dead_switches), nodes=node_impacts,
                        ranks=rank_impacts, rails=rails, notes=notes)
 

@@ -138,7 +138,7 @@ def ports_markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# summary -------------------------------------------------------------------------------------------
+# summary ---------------------------------------------------------------------------------------
 
 class LeafSummary(BaseModel):
     """Downlink and uplink capacity of one leaf."""

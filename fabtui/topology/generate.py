@@ -2,8 +2,8 @@
 
 Nobody types 8,192 links. A rail-optimized Clos is regular: nodes come in groups (scalable units) of
 `nodes_per_leaf`; in each group NIC r of every node lands on the rail-r leaf; every leaf spreads
-`uplinks_per_leaf` uplinks round-robin over the spines of its pod; pods (if more than one) meet at the
-super-spines. Multi-plane fabrics repeat the network once per plane, each NIC port in its plane.
+`uplinks_per_leaf` uplinks round-robin over the spines of its pod; pods (if more than one) meet at
+the super-spines. Multi-plane fabrics repeat the network once per plane, each NIC port in its plane.
 
 The generator is deterministic: the same parameters always give the same names, ports, PCI addresses
 and optic ids, so generated files diff cleanly and the simulated fabric is reproducible.
@@ -207,27 +207,39 @@ class _Builder:
 
     def build_node(self, n: int) -> Node:
         p = self.p
+        all_rails = list(range(p.rails))
+        more_rails = p.rails > p.gpus_per_node
+
+        def pex(gpu: int) -> str:
+            # GPUs that share a NIC share its PCIe switch; with more NICs than GPUs, the NICs of a
+            # GPU sit under that GPU's switch.
+            rail = rail_of_gpu(gpu, p.gpus_per_node, all_rails)
+            return f"pex{gpu if more_rails or rail is None else rail}"
+
         gpus = []
         for i in range(p.gpus_per_node):
             bus = _gpu_bus(i, p.gpus_per_node)
             gpus.append(Gpu(index=i, pci=f"0000:{bus:02x}:00.0",
                             numa=i * p.numa_nodes // p.gpus_per_node, model=p.gpu_model,
-                            pcie_switch=f"pex{i}"))
+                            pcie_switch=pex(i)))
         nics = []
-        all_rails = list(range(p.rails))
         for rail in range(p.rails):
             paired = [g for g in range(p.gpus_per_node)
                       if rail_of_gpu(g, p.gpus_per_node, all_rails) == rail]
-            if paired:
-                anchor = paired[0]
-                bus = _gpu_bus(anchor, p.gpus_per_node) - 1
-                numa = gpus[anchor].numa
-                pex = f"pex{anchor}"
-            else:  # more rails than GPUs: the NIC takes the slot of the GPU it serves
-                anchor = rail * p.gpus_per_node // p.rails if p.gpus_per_node else 0
-                bus = (_gpu_bus(anchor, p.gpus_per_node) if p.gpus_per_node else 0x20) - 2 - rail
-                numa = rail * p.numa_nodes // p.rails
-                pex = f"pex{anchor}" if p.gpus_per_node else None
+            anchor: int | None
+            if paired or not p.gpus_per_node:
+                anchor = paired[0] if paired else None
+                slot = 0
+            else:  # more rails than GPUs: the NIC sits beside the GPU it serves
+                anchor = rail * p.gpus_per_node // p.rails
+                slot = rail - next(r for r in all_rails
+                                   if r * p.gpus_per_node // p.rails == anchor)
+            numa: int | None
+            if anchor is None:
+                bus, numa, switch = 0x20 + 2 * rail, rail * p.numa_nodes // p.rails, None
+            else:
+                bus = _gpu_bus(anchor, p.gpus_per_node) - 1 - slot
+                numa, switch = gpus[anchor].numa, pex(anchor)
             for plane in range(p.planes):
                 index = rail * p.planes + plane
                 suffix = f"f{plane}" if p.planes > 1 else ""
@@ -238,7 +250,7 @@ class _Builder:
                 nics.append(Nic(name=f"mlx5_{index}", netdev=netdev,
                                 pci=f"0000:{bus:02x}:00.{plane}", numa=numa, rail=rail,
                                 plane=f"plane{plane}" if p.planes > 1 else None,
-                                speed=p.host_speed, mtu=self.host_mtu, pcie_switch=pex,
+                                speed=p.host_speed, mtu=self.host_mtu, pcie_switch=switch,
                                 model=p.nic_model))
         return Node(hostname=self.hostname(n), model=p.node_model, gpus=tuple(gpus),
                     nics=tuple(nics))

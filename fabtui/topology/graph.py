@@ -135,9 +135,11 @@ class FabricGraph:
             b_dev, _, b_port = link.b.partition(":")
             port_links.setdefault(link.a, index)
             port_links.setdefault(link.b, index)
-            a_switch, b_switch = a_dev in switches, b_dev in switches
-            a_nic = None if a_switch else nic_index.get((a_dev, a_port))
-            b_nic = None if b_switch else nic_index.get((b_dev, b_port))
+            # A known NIC wins over a switch of the same name (a duplicate-name finding).
+            a_nic = nic_index.get((a_dev, a_port))
+            b_nic = nic_index.get((b_dev, b_port))
+            a_switch = a_nic is None and a_dev in switches
+            b_switch = b_nic is None and b_dev in switches
             if (not a_switch and a_nic is None) or (not b_switch and b_nic is None):
                 self.dangling.append(index)
             elif not a_switch and not b_switch:

@@ -146,7 +146,8 @@ def topology_from_doc(doc: YamlDoc, *, find_template: TemplateFinder | None = No
     data = doc.data
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a {type(data).__name__}"
-        raise InputError([doc.problem((), f"a topology file must be a mapping, this one is {what}")])
+        raise InputError([doc.problem((), f"a topology file must be a mapping, this one is "
+                                          f"{what}")])
     if "template" in data:
         return _from_template(doc, find_template, param_overrides or {})
     if param_overrides:
@@ -187,8 +188,9 @@ def _from_template(doc: YamlDoc, find_template: TemplateFinder | None,
         path = find_template(name) if find_template else None
         if path is None:
             known = ", ".join(GENERATORS)
-            raise InputError([where.problem(("template",), f"unknown template {name!r} (generators: "
-                                                          f"{known}; see `fabtui topo templates`)")])
+            raise InputError([where.problem(("template",),
+                                            f"unknown template {name!r} (generators: {known}; "
+                                            "see `fabtui topo templates`)")])
         if str(path) in seen or len(chain) >= _MAX_TEMPLATE_DEPTH:
             raise InputError([where.problem(("template",), f"template {name!r} refers back to "
                                                           "itself")])
@@ -223,7 +225,9 @@ def _from_template(doc: YamlDoc, find_template: TemplateFinder | None,
                             "links": link_origins})
     loaded = LoadedTopology(
         topology=topology, source=top.source, origins=origins,
-        template=" <- ".join(layer.spec.template for layer in chain),
+        template=" <- ".join([Path(layer.doc.source).stem for layer in chain
+                              if layer.doc.source.endswith((".yaml", ".yml"))]
+                             + [chain[-1].spec.template]),
         params=params.model_dump(mode="json", exclude_defaults=True),
     )
     _check_references(loaded)
@@ -281,20 +285,20 @@ def _apply_overrides(state: _State, layer: _Layer) -> None:
     hostnames = {n.hostname for n in state.nodes}
     for i, host in enumerate(spec.remove_nodes):
         if host not in hostnames:
-            problems.append(doc.problem(base + ("remove_nodes", i), f"no node {host!r} to remove"))
+            problems.append(doc.problem((*base, "remove_nodes", i), f"no node {host!r} to remove"))
         removed_nodes.add(host)
     removed_switches = set()
     names = {s.name for s in state.switches}
     for i, name in enumerate(spec.remove_switches):
         if name not in names:
-            problems.append(doc.problem(base + ("remove_switches", i),
+            problems.append(doc.problem((*base, "remove_switches", i),
                                         f"no switch {name!r} to remove"))
         removed_switches.add(name)
     removed_ends = set()
     used_ends = {end for link in state.links for end in (link.a, link.b)}
     for i, end in enumerate(spec.remove_links):
         if end not in used_ends:
-            problems.append(doc.problem(base + ("remove_links", i), f"no link plugged into {end}"))
+            problems.append(doc.problem((*base, "remove_links", i), f"no link plugged into {end}"))
         removed_ends.add(end)
     if problems:
         raise InputError(problems)
@@ -314,7 +318,7 @@ def _apply_overrides(state: _State, layer: _Layer) -> None:
 
     node_index = {n.hostname: i for i, n in enumerate(state.nodes)}
     for i, node in enumerate(spec.nodes):
-        origin = Origin(doc, base + ("nodes", i))
+        origin = Origin(doc, (*base, "nodes", i))
         if node.hostname in node_index:
             state.nodes[node_index[node.hostname]] = node
             state.node_origins[node_index[node.hostname]] = origin
@@ -324,7 +328,7 @@ def _apply_overrides(state: _State, layer: _Layer) -> None:
             state.node_origins.append(origin)
     switch_index = {s.name: i for i, s in enumerate(state.switches)}
     for i, switch in enumerate(spec.switches):
-        origin = Origin(doc, base + ("switches", i))
+        origin = Origin(doc, (*base, "switches", i))
         if switch.name in switch_index:
             state.switches[switch_index[switch.name]] = switch
             state.switch_origins[switch_index[switch.name]] = origin
@@ -334,7 +338,7 @@ def _apply_overrides(state: _State, layer: _Layer) -> None:
             state.switch_origins.append(origin)
     for i, link in enumerate(spec.links):
         state.links.append(link)
-        state.link_origins.append(Origin(doc, base + ("links", i)))
+        state.link_origins.append(Origin(doc, (*base, "links", i)))
 
 
 def _filter(items: list[Any], origins: list[Origin], keep: Callable[[Any], bool]) -> None:

@@ -1,9 +1,9 @@
 """Which GPU talks through which NIC.
 
-In a rail-optimized node GPU i sends its scale-out traffic through the NIC of rail i, which sits under
-the same PCIe switch. When a node has fewer NICs than GPUs (e.g. 4 NICs for 8 GPUs) consecutive GPUs
-share a rail; when it has more (several planes), a GPU uses every NIC of its rail. A NIC may name its
-GPUs explicitly (`gpus: [0, 1]`) where the cabling does not follow this order.
+In a rail-optimized node GPU i sends its scale-out traffic through the NIC of rail i, which sits
+under the same PCIe switch. When a node has fewer NICs than GPUs (e.g. 4 NICs for 8 GPUs)
+consecutive GPUs share a rail; when it has more (several planes), a GPU uses every NIC of its rail.
+A NIC may name its GPUs explicitly (`gpus: [0, 1]`) where the cabling does not follow this order.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ def gpu_map(node: Node) -> dict[str, tuple[int, ...]]:
     by_rail: dict[int, list[int]] = {}
     if len(rails) > gpu_count > 0:
         # More rails than GPUs: GPU i covers a run of rails.
-        for position, rail in enumerate(rails):
-            by_rail[rail] = [ordered[min(position * gpu_count // len(rails), gpu_count - 1)]]
+        for position, each in enumerate(rails):
+            by_rail[each] = [ordered[min(position * gpu_count // len(rails), gpu_count - 1)]]
     else:
         for position, index in enumerate(ordered):
             rail = rail_of_gpu(position, gpu_count, rails)

@@ -16,7 +16,6 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-
 from fabtui.errors import InputError, Problem
 from fabtui.model.topology import Topology
 
@@ -79,9 +78,7 @@ def parse_rank_text(text: str, topology: Topology, source: str) -> list[RankSlot
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
-        if m := _OMPI.match(line):
-            place(int(m.group(1)), m.group(2), int(m.group(3)), number)
-        elif m := _TABLE.match(line):
+        if (m := _OMPI.match(line)) or (m := _TABLE.match(line)):
             place(int(m.group(1)), m.group(2), int(m.group(3)), number)
         elif m := _PAIR.match(line):
             place(next_rank, m.group(1), int(m.group(2)), number)
@@ -112,10 +109,10 @@ def parse_rank_text(text: str, topology: Topology, source: str) -> list[RankSlot
         if missing:
             problems.append(Problem(source, None, f"ranks {_ranges(missing)} are not placed"))
         used: dict[tuple[str, int], int] = {}
-        for slot, line in placed.values():
+        for slot, at in placed.values():
             key = (slot.node, slot.gpu)
             if key in used:
-                problems.append(Problem(source, line, f"{slot.node} GPU {slot.gpu} already runs "
+                problems.append(Problem(source, at, f"{slot.node} GPU {slot.gpu} already runs "
                                                       f"rank {used[key]}"))
             used[key] = slot.rank
     if not placed and not problems:

@@ -130,10 +130,11 @@ def _nic_paths(graph: FabricGraph, src_node: str, a: NicPlacement, dst_node: str
         for keys in choices:
             count *= len(keys)
         width += count
-        for keys in itertools.product(*choices):
+        for combination in itertools.product(*choices):
             if len(paths) >= MAX_LISTED_PATHS:
                 break
-            paths.append(_expand(graph, switches, list(keys), start, end, a, b, first, last))
+            paths.append(_expand(graph, switches, list(combination), start, end, a, b, first,
+                                 last))
     return paths, width
 
 

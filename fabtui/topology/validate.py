@@ -4,7 +4,7 @@ Rules (ids are stable; scripts and runbooks match on them):
 
 | rule | severity | what it catches |
 |---|---|---|
-| `duplicate-name` | error | two nodes/switches with one name, two NICs or GPUs with one name/index |
+| `duplicate-name` | error | two nodes/switches, NICs or GPUs with one name or index |
 | `duplicate-port` | error | two cables plugged into one port |
 | `duplicate-address` | error | a management address or PCI address used twice |
 | `duplicate-optic` | error | one optic id on two links |
@@ -105,10 +105,10 @@ def _duplicates(c: _Checker) -> Iterator[Finding]:
         if address is None:
             continue
         if address in addresses:
-            first, where = addresses[address]
+            other, where = addresses[address]
             yield c.finding("duplicate-address", Severity.ERROR, owner,
                             origin_of(i).child("mgmt"), f"management address {address} of "
-                            f"{owner} is also {first}'s ({where.where()})")
+                            f"{owner} is also {other}'s ({where.where()})")
         else:
             addresses[address] = (owner, origin_of(i).child("mgmt"))
     for i, node in enumerate(c.topo.nodes):

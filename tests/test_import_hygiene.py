@@ -1,0 +1,52 @@
+"""The domain core never loads Textual: headless runs, CI and scripts stay light.
+
+Two checks, because each misses what the other catches: the static scan sees every import
+statement (even in code paths no test runs), the subprocess sees what importing really drags in
+(including imports done by dependencies).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import fabtui
+
+PACKAGE = Path(fabtui.__file__).parent
+UI_ONLY = ("textual", "rich")
+
+
+def _modules_outside_tui() -> list[Path]:
+    return [p for p in PACKAGE.rglob("*.py") if "tui" not in p.relative_to(PACKAGE).parts[:1]]
+
+
+def test_no_module_outside_tui_imports_textual_or_rich() -> None:
+    offenders = []
+    for path in _modules_outside_tui():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                if name.split(".")[0] in UI_ONLY:
+                    offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: imports {name}")
+    assert offenders == []
+
+
+def test_importing_the_headless_product_loads_no_ui_library() -> None:
+    modules = sorted(
+        "fabtui." + ".".join(p.relative_to(PACKAGE).with_suffix("").parts)
+        for p in _modules_outside_tui() if p.name != "__main__.py"
+    )
+    code = ("import sys\n"
+            f"for name in {modules!r}:\n"
+            "    __import__(name.removesuffix('.__init__'))\n"
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {UI_ONLY!r}))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "[]"

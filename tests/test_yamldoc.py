@@ -1,0 +1,96 @@
+"""YAML reading: the values people mean, and the line of every value when something is reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabtui import yamldoc
+from fabtui.errors import InputError
+from fabtui.yamldoc import load_yaml, parse_yaml
+
+DOC = """\
+cluster:
+  name: lab
+nodes:
+  - hostname: a
+    gpus:
+      - {index: 0, pci: 0000:18:00.0}
+  - hostname: b
+"""
+
+
+def test_line_of_points_at_the_key_or_item_asked_for() -> None:
+    doc = parse_yaml(DOC, "t.yaml")
+    assert doc.line_of(("cluster", "name")) == 2
+    assert doc.line_of(("nodes", 1)) == 7
+    assert doc.line_of(("nodes", 0, "gpus", 0)) == 6
+    assert doc.where(("nodes", 1, "hostname")) == "t.yaml:7"
+
+
+def test_a_missing_key_is_located_at_the_mapping_that_should_hold_it() -> None:
+    doc = parse_yaml(DOC, "t.yaml")
+    assert doc.line_of(("nodes", 1, "nics")) == 7
+    assert doc.line_of(("nodes", 5)) == 3
+
+
+@pytest.mark.parametrize("use_rust", [True, False])
+def test_both_parsers_read_yaml_1_2_core_values(use_rust: bool,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    if not use_rust:
+        monkeypatch.setattr(yamldoc, "yaml_rs", None)
+    doc = parse_yaml("pci: 0000:18:00.0\nflag: yes\nport: 1:30\nn: 0o17\nx: 1.5\n"
+                     "t: true\nnothing: ~\nquoted: '42'\n", "t.yaml")
+    assert doc.data == {"pci": "0000:18:00.0", "flag": "yes", "port": "1:30", "n": 15,
+                        "x": 1.5, "t": True, "nothing": None, "quoted": "42"}
+
+
+@pytest.mark.parametrize("use_rust", [True, False])
+def test_merge_keys_fill_in_without_overriding(use_rust: bool,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    if not use_rust:
+        monkeypatch.setattr(yamldoc, "yaml_rs", None)
+    doc = parse_yaml("base: &b {speed: 400, mtu: 9000}\nnic:\n  <<: *b\n  mtu: 4200\n", "t")
+    assert doc.data["nic"] == {"speed": 400, "mtu": 4200}
+    assert doc.line_of(("nic", "speed")) == 1
+
+
+@pytest.mark.parametrize("use_rust", [True, False])
+def test_duplicate_keys_are_an_error_with_the_line_of_the_second(
+        use_rust: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not use_rust:
+        monkeypatch.setattr(yamldoc, "yaml_rs", None)
+    with pytest.raises(InputError) as caught:
+        parse_yaml("a: 1\nb:\n  c: 2\n  c: 3\n", "dup.yaml")
+    assert [str(p) for p in caught.value.problems] == [
+        "dup.yaml:4: duplicate key 'c' (the later value would win)"]
+
+
+@pytest.mark.parametrize("text, line", [
+    ("a: [1, 2\nb: 3\n", 2),
+    ("a: 1\n  b: 2\n", 2),
+    ("x:\n  - a\n - b\n", 3),
+])
+def test_syntax_errors_name_file_and_line(text: str, line: int) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_yaml(text, "bad.yaml")
+    (problem,) = caught.value.problems
+    assert (problem.source, problem.line) == ("bad.yaml", line)
+    assert problem.message.startswith("invalid YAML")
+
+
+def test_several_documents_in_one_file_are_refused() -> None:
+    with pytest.raises(InputError, match=r"bad\.yaml:2: invalid YAML: expected a single document"):
+        parse_yaml("a: 1\n---\nb: 2\n", "bad.yaml")
+
+
+def test_unreadable_files_are_named(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"missing\.yaml: no such file"):
+        load_yaml(tmp_path / "missing.yaml", "missing.yaml")
+    with pytest.raises(InputError, match="is a directory"):
+        load_yaml(tmp_path)
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_yaml(binary)

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from fabtui.errors import InputError, Problem
 from fabtui.gcpause import gc_paused
 from fabtui.model.topology import Endpoint, Link, Name, Node, Switch, Topology, split_endpoint
+from fabtui.paths import shipped_templates
 from fabtui.schema_errors import problems_from
 from fabtui.topology.generate import (
     GENERATORS,
@@ -128,6 +129,12 @@ TemplateFinder = Callable[[str], Path | None]
 """Maps a template name (e.g. `h100-1024gpu-rail`) to its file, or None if there is none."""
 
 
+def shipped_template(name: str) -> Path | None:
+    """The shipped template called `name`, if there is one (the default `TemplateFinder`)."""
+    path = shipped_templates() / f"{name}.yaml"
+    return path if path.is_file() else None
+
+
 def load_topology(path: Path, *, label: str | None = None,
                   find_template: TemplateFinder | None = None,
                   param_overrides: dict[str, Any] | None = None) -> LoadedTopology:
@@ -185,7 +192,7 @@ def _from_template(doc: YamlDoc, find_template: TemplateFinder | None,
     while chain[-1].spec.template not in GENERATORS:
         name = chain[-1].spec.template
         where = chain[-1].doc
-        path = find_template(name) if find_template else None
+        path = (find_template or shipped_template)(name)
         if path is None:
             known = ", ".join(GENERATORS)
             raise InputError([where.problem(("template",),

@@ -158,3 +158,13 @@ def test_internal_errors_do_not_print_tracebacks(run: Callable[..., Result],
     assert result.exit_code == 3
     assert "internal error: RuntimeError: boom" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_peer_answers_both_directions(run: Callable[..., Result]) -> None:
+    assert run("topo", "peer", "leaf-g00-r3:Ethernet16").stdout.strip() == \
+        "leaf-g00-r3:Ethernet16 <-> node003:mlx5_3 (400G, optic MT24000027)"
+    data = json.loads(run("topo", "peer", "node003:enp92s0f0np0", "--json").stdout)
+    assert data["peer"] == "leaf-g00-r3:Ethernet16" and data["link"]["optic"] == "MT24000027"
+    missing = run("topo", "peer", "leaf-g00-r3:Ethernet200")
+    assert missing.exit_code == 2 and "no cable is plugged into leaf-g00-r3:Ethernet200" in \
+        missing.stderr

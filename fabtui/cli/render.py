@@ -8,6 +8,7 @@ from fabtui.model.findings import Finding, Severity
 from fabtui.topology.blast import BlastRadius
 from fabtui.topology.export import TopologySummary
 from fabtui.topology.graph import RankPlacement
+from fabtui.topology.ranks import compact_ranges
 from fabtui.topology.routes import RouteSet
 
 
@@ -40,15 +41,7 @@ def percent(fraction: float) -> str:
 
 
 def _ranges(numbers: Sequence[int]) -> str:
-    if not numbers:
-        return "none"
-    runs: list[list[int]] = []
-    for n in numbers:
-        if runs and n == runs[-1][-1] + 1:
-            runs[-1].append(n)
-        else:
-            runs.append([n])
-    return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+    return compact_ranges(numbers).replace(", ", ",") if numbers else "none"
 
 
 def findings_report(source: str, findings: Sequence[Finding]) -> str:

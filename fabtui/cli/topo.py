@@ -25,8 +25,14 @@ from fabtui.topology.routes import routes
 from fabtui.topology.validate import validate
 from fabtui.yamldoc import parse_yaml
 
-_TOPOLOGY_HELP = "Topology file (default: the configured one, else the demo fabric)."
 _JSON_HELP = "Print JSON for scripts."
+topology_option = click.option(
+    "-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
+    help="Topology file (default: the configured one, else the demo fabric).")
+ranks_option = click.option(
+    "--ranks", type=click.Path(path_type=Path, dir_okay=False),
+    help="Rank file placing ranks on nodes and GPUs (default: 8 per node).")
+json_option = click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
 
 
 def _display(path: Path) -> str:
@@ -60,7 +66,7 @@ def topo() -> None:
 
 @topo.command()
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@json_option
 @click.pass_context
 def check(ctx: click.Context, file: Path, as_json: bool) -> None:
     """Validate a topology file: exit 0 clean, 1 on findings of severity error, 2 unreadable."""
@@ -79,9 +85,8 @@ def check(ctx: click.Context, file: Path, as_json: bool) -> None:
 
 
 @topo.command()
-@click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
-              help=_TOPOLOGY_HELP)
-@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@topology_option
+@json_option
 @click.pass_context
 def show(ctx: click.Context, path: Path | None, as_json: bool) -> None:
     """Summarise the fabric: nodes, GPUs, NICs, rails, switches, leaf ratios."""
@@ -116,11 +121,9 @@ def print_overview(ctx: click.Context) -> None:
 @topo.command()
 @click.argument("rank_a", type=int)
 @click.argument("rank_b", type=int)
-@click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
-              help=_TOPOLOGY_HELP)
-@click.option("--ranks", type=click.Path(path_type=Path, dir_okay=False),
-              help="Rank file placing ranks on nodes and GPUs (default: 8 per node).")
-@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@topology_option
+@ranks_option
+@json_option
 @click.pass_context
 def path(ctx: click.Context, rank_a: int, rank_b: int, path: Path | None, ranks: Path | None,
          as_json: bool) -> None:
@@ -139,11 +142,9 @@ def path(ctx: click.Context, rank_a: int, rank_b: int, path: Path | None, ranks:
 
 @topo.command()
 @click.argument("component")
-@click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
-              help=_TOPOLOGY_HELP)
-@click.option("--ranks", type=click.Path(path_type=Path, dir_okay=False),
-              help="Rank file placing ranks on nodes and GPUs (default: 8 per node).")
-@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@topology_option
+@ranks_option
+@json_option
 @click.pass_context
 def blast(ctx: click.Context, component: str, path: Path | None, ranks: Path | None,
           as_json: bool) -> None:
@@ -165,11 +166,32 @@ def blast(ctx: click.Context, component: str, path: Path | None, ranks: Path | N
 
 
 @topo.command()
-@click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
-              help=_TOPOLOGY_HELP)
+@click.argument("endpoint")
+@topology_option
+@json_option
+@click.pass_context
+def peer(ctx: click.Context, endpoint: str, path: Path | None, as_json: bool) -> None:
+    """What is at the other end of the cable in ENDPOINT (node:mlx5_0 or leaf:Ethernet8)."""
+    loaded = _load(ctx, path)
+    graph = FabricGraph(loaded.topology)
+    far = graph.far_end(endpoint)
+    if far is None:
+        raise UserError(f"no cable is plugged into {endpoint} in {loaded.source}")
+    index = graph.port_links.get(endpoint, graph.port_links.get(far))
+    link = graph.link_ref(index) if index is not None else None
+    if as_json:
+        _emit_json({"endpoint": endpoint, "peer": far,
+                    "link": link.model_dump(mode="json") if link else None})
+    else:
+        details = f" ({link.speed}G, optic {link.optic or 'unknown'})" if link else ""
+        click.echo(f"{endpoint} <-> {far}{details}")
+
+
+@topo.command()
+@topology_option
 @click.option("--format", "fmt", type=click.Choice(["csv", "md"]), default="md",
               show_default=True, help="Table format.")
-@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@json_option
 @click.pass_context
 def ports(ctx: click.Context, path: Path | None, fmt: str, as_json: bool) -> None:
     """The port table: node, NIC, rail, leaf, port, speed, optic - for cabling and tickets."""
@@ -250,7 +272,7 @@ def generate(ctx: click.Context, template: str, params: tuple[str, ...], output:
 
 
 @topo.command()
-@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@json_option
 @click.pass_context
 def templates(ctx: click.Context, as_json: bool) -> None:
     """List the topology templates and the generator's parameters."""

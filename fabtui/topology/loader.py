@@ -323,29 +323,27 @@ def _apply_overrides(state: _State, layer: _Layer) -> None:
     _filter(state.nodes, state.node_origins, lambda n: n.hostname not in removed_nodes)
     _filter(state.switches, state.switch_origins, lambda s: s.name not in removed_switches)
 
-    node_index = {n.hostname: i for i, n in enumerate(state.nodes)}
-    for i, node in enumerate(spec.nodes):
-        origin = Origin(doc, (*base, "nodes", i))
-        if node.hostname in node_index:
-            state.nodes[node_index[node.hostname]] = node
-            state.node_origins[node_index[node.hostname]] = origin
-        else:
-            node_index[node.hostname] = len(state.nodes)
-            state.nodes.append(node)
-            state.node_origins.append(origin)
-    switch_index = {s.name: i for i, s in enumerate(state.switches)}
-    for i, switch in enumerate(spec.switches):
-        origin = Origin(doc, (*base, "switches", i))
-        if switch.name in switch_index:
-            state.switches[switch_index[switch.name]] = switch
-            state.switch_origins[switch_index[switch.name]] = origin
-        else:
-            switch_index[switch.name] = len(state.switches)
-            state.switches.append(switch)
-            state.switch_origins.append(origin)
+    _upsert(state.nodes, state.node_origins, spec.nodes, lambda n: n.hostname,
+            lambda i: Origin(doc, (*base, "nodes", i)))
+    _upsert(state.switches, state.switch_origins, spec.switches, lambda s: s.name,
+            lambda i: Origin(doc, (*base, "switches", i)))
     for i, link in enumerate(spec.links):
         state.links.append(link)
         state.link_origins.append(Origin(doc, (*base, "links", i)))
+
+
+def _upsert(items: list[Any], origins: list[Origin], new: tuple[Any, ...],
+            key: Callable[[Any], str], origin_of: Callable[[int], Origin]) -> None:
+    """Replace the item with the same key as each new one, or append it; origins follow."""
+    index = {key(item): i for i, item in enumerate(items)}
+    for i, item in enumerate(new):
+        at = index.get(key(item))
+        if at is None:
+            index[key(item)] = len(items)
+            items.append(item)
+            origins.append(origin_of(i))
+        else:
+            items[at], origins[at] = item, origin_of(i)
 
 
 def _filter(items: list[Any], origins: list[Origin], keep: Callable[[Any], bool]) -> None:

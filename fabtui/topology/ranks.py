@@ -13,6 +13,7 @@ Blank lines and `#` comments are ignored. Problems are reported as `file:line: m
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -107,7 +108,8 @@ def parse_rank_text(text: str, topology: Topology, source: str) -> list[RankSlot
     if not problems and placed:
         missing = sorted(set(range(max(placed) + 1)) - set(placed))
         if missing:
-            problems.append(Problem(source, None, f"ranks {_ranges(missing)} are not placed"))
+            problems.append(Problem(source, None,
+                                    f"ranks {compact_ranges(missing)} are not placed"))
         used: dict[tuple[str, int], int] = {}
         for slot, at in placed.values():
             key = (slot.node, slot.gpu)
@@ -122,8 +124,8 @@ def parse_rank_text(text: str, topology: Topology, source: str) -> list[RankSlot
     return [placed[r][0] for r in sorted(placed)]
 
 
-def _ranges(numbers: list[int]) -> str:
-    """`[1, 2, 3, 7]` -> `"1-3, 7"`."""
+def compact_ranges(numbers: Sequence[int]) -> str:
+    """`[1, 2, 3, 7]` -> `"1-3, 7"`: how people write sets of ranks, rails and ports."""
     runs: list[list[int]] = []
     for n in numbers:
         if runs and n == runs[-1][-1] + 1:

@@ -1,0 +1,83 @@
+"""`fabtui parse`: any supported tool output in, typed JSON (or a table) out."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from fabtui.cli.app import EXIT_BAD_INPUT
+from fabtui.cli.render import table as render_table
+from fabtui.errors import InputError
+from fabtui.parsers import registry
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.text import normalize
+
+
+def _generic_table(data: dict[str, object]) -> str:
+    """A key/value listing of a result, for kinds without a table of their own."""
+    rows: list[tuple[str, str]] = []
+
+    def walk(prefix: str, value: object) -> None:
+        if isinstance(value, dict):
+            for key, sub in value.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), sub)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            for i, sub in enumerate(value):
+                walk(f"{prefix}[{i}]", sub)
+        else:
+            rows.append((prefix, json.dumps(value) if not isinstance(value, str) else value))
+
+    walk("", data)
+    return render_table(("field", "value"), rows)
+
+
+def _read(file: str) -> tuple[str, str]:
+    """(name for messages, normalised text) of FILE or standard input; bad files exit 2."""
+    if file == "-":
+        data = sys.stdin.buffer.read()
+        return "<stdin>", normalize(data.decode("utf-8", errors="replace"))
+    try:
+        with open(file, "rb") as handle:
+            return file, normalize(handle.read().decode("utf-8", errors="replace"))
+    except OSError as exc:
+        raise InputError.single(file, None, f"cannot read: {exc.strerror}") from None
+
+
+@click.command("parse")
+@click.argument("file", required=False)
+@click.option("--as", "kind", metavar="KIND", help="Parse as this kind instead of guessing.")
+@click.option("--table", "as_table", is_flag=True, help="Print a readable table, not JSON.")
+@click.option("--list", "list_kinds", is_flag=True, help="List the kinds fabtui can parse.")
+@click.pass_context
+def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_table: bool,
+                  list_kinds: bool) -> None:
+    """Parse the output of a supported tool (FILE, or - for standard input) into JSON.
+
+    The kind is detected unless --as names it. Unknown or truncated input is an error naming
+    the kind it looked like and the line where reading failed (exit 2).
+    """
+    if list_kinds:
+        click.echo(render_table(("kind", "what"), [(k, p.description) for k, p in
+                                                   sorted(registry.parsers().items())]))
+        return
+    if file is None:
+        raise click.UsageError("give a FILE to parse, or - for standard input")
+    name, text = _read(file)
+    if kind is not None and kind not in registry.parsers():
+        click.echo(f"fabtui: unknown kind {kind!r}; see `fabtui parse --list`", err=True)
+        ctx.exit(EXIT_BAD_INPUT)
+    try:
+        result = registry.parse(text, kind)
+    except ParseError as exc:
+        where = f"{name}:{exc.line}" if exc.line is not None else name
+        looked = f" (input looked like {exc.kind})" if exc.kind else ""
+        click.echo(f"{where}: {exc.message}{looked}", err=True)
+        ctx.exit(EXIT_BAD_INPUT)
+    data = result.model_dump(mode="json")
+    if as_table:
+        own = registry.get(data["kind"]).table(result)
+        click.echo(own if own is not None else _generic_table(data))
+    else:
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,60 @@
+"""`ethtool -S <netdev>`.
+
+    NIC statistics:
+         rx_packets: 1234
+         tx_prio3_pause: 0
+
+Counter names differ between kernel and driver versions, so every `name: integer` line is kept.
+Lines such as `NIC statistics:` and mail-client quoting (`> `) are tolerated; a value that is not
+an integer is reported as a warning, not silently dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fabtui.model.parsed.ethtool import EthtoolStats
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.text import split_lines
+
+KIND = "ethtool-stats"
+MODEL = EthtoolStats
+DESCRIPTION = "ethtool -S <netdev>: NIC statistics counters"
+
+_HEADER = re.compile(r"^\s*(?:>\s*)*NIC statistics:\s*$")
+_COUNTER = re.compile(r"^\s*(?:>\s*)*([A-Za-z0-9_.\[\]\-]+):\s+(-?\d+)\s*$")
+_COMMAND = re.compile(r"ethtool\s+(?:-S|--statistics)\s+(\S+)")
+
+
+def detect(text: str) -> float:
+    """How sure we are that `text` is `ethtool -S` output (0..1)."""
+    head = text[:20000]
+    counters = sum(1 for line in head.splitlines() if _COUNTER.match(line))
+    if "NIC statistics:" in head:
+        return 0.95 if counters else 0.6
+    if counters >= 5 and re.search(r"(?m)^\s*(?:rx|tx)_\w*(?:packets|bytes)\S*:\s+\d+", head):
+        return 0.7
+    return 0.0
+
+
+def parse(text: str) -> EthtoolStats:
+    """Parse `ethtool -S` output; raises `ParseError` if there is no counter in it."""
+    counters: dict[str, int] = {}
+    warnings: list[str] = []
+    interface = None
+    for number, line in enumerate(split_lines(text), start=1):
+        if not line.strip() or _HEADER.match(line):
+            continue
+        match = _COUNTER.match(line)
+        if match:
+            counters[match.group(1)] = int(match.group(2))
+            continue
+        command = _COMMAND.search(line)
+        if command:
+            interface = command.group(1)
+            continue
+        if re.match(r"^\s*[A-Za-z0-9_.\[\]\-]+:\s*\S", line):
+            warnings.append(f"line {number}: not an integer counter: {line.strip()[:80]}")
+    if not counters:
+        raise ParseError(KIND, None, "no `name: value` counter found")
+    return EthtoolStats(interface=interface, counters=counters, warnings=warnings)

@@ -1,0 +1,87 @@
+"""Helpers every parser shares: cleaning captured text, launcher prefixes, numbers as printed.
+
+Real captures arrive with CRLF line ends, ANSI colours, tabs, trailing blanks, thousands
+separators, `N/A`, `-inf`, and (from job launchers) a prefix on every line: `0: ` from `srun -l`,
+`[1,0]<stdout>:` from `mpirun --tag-output`, `host: ` from pdsh. These helpers turn that into
+something a parser can match without caring.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_MPIRUN = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?")
+_SRUN = re.compile(r"^\s*(\d+): ")
+_PDSH = re.compile(r"^([A-Za-z][\w.-]*): ")
+_NUMBER = re.compile(r"^[-+]?(?:\d[\d,_]*)?(?:\.\d+)?(?:[eE][-+]?\d+)?$")
+NOT_AVAILABLE = frozenset({"", "n/a", "na", "none", "-", "--", "null", "unknown", "not available"})
+
+
+def normalize(text: str) -> str:
+    """CRLF and CR become LF; a BOM, NULs and ANSI escape sequences are removed."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    return text
+
+
+def split_lines(text: str) -> list[str]:
+    """Normalised lines without their line ends (trailing blanks kept; strip where needed)."""
+    return normalize(text).split("\n")
+
+
+def strip_launcher_prefix(line: str, *, allow_host: bool = False) -> tuple[str | None, str]:
+    """Split an mpirun/srun (and, if `allow_host`, pdsh `host: `) prefix from a line.
+
+    Returns `(prefix, rest)`; `prefix` is None when the line has none. The pdsh form is opt-in
+    because `key: value` outputs look the same.
+    """
+    match = _MPIRUN.match(line)
+    if match:
+        return match.group(0).strip(), line[match.end():]
+    match = _SRUN.match(line)
+    if match:
+        return match.group(1), line[match.end():]
+    if allow_host:
+        match = _PDSH.match(line)
+        if match:
+            return match.group(1), line[match.end():]
+    return None, line
+
+
+def is_missing(value: str) -> bool:
+    """True for the ways tools print "no value": N/A, -, empty, ..."""
+    return value.strip().lower() in NOT_AVAILABLE
+
+
+def to_int(value: str) -> int | None:
+    """`"1,052,612,505"` -> 1052612505; `N/A` and friends -> None; not a number -> ValueError."""
+    text = value.strip().replace(",", "").replace("_", "")
+    if is_missing(text):
+        return None
+    if re.fullmatch(r"[-+]?\d+", text):
+        return int(text)
+    if re.fullmatch(r"[-+]?\d+\.0*", text):
+        return int(float(text))
+    raise ValueError(f"{value!r} is not an integer")
+
+
+def to_float(value: str) -> float | None:
+    """A number as printed; `N/A`, `-inf`, `inf` and `nan` -> None; not a number -> ValueError."""
+    text = value.strip().replace(",", "").replace("_", "")
+    if is_missing(text) or text.lower() in ("-inf", "inf", "+inf", "nan", "-nan"):
+        return None
+    if not _NUMBER.match(text) or text in ("+", "-", "."):
+        raise ValueError(f"{value!r} is not a number")
+    number = float(text)
+    return None if math.isinf(number) or math.isnan(number) else number
+
+
+def looks_numeric(value: str) -> bool:
+    """True when `value` is a number as tools print them (thousands separators allowed)."""
+    text = value.strip().replace(",", "")
+    return bool(text) and bool(_NUMBER.match(text)) and text not in ("+", "-", ".")

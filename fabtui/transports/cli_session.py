@@ -1,0 +1,349 @@
+"""Interactive switch CLI sessions: log in once, then send commands and read replies to the prompt.
+
+A session is `ssh -tt` to the switch (optionally running a command that enters the CLI, such as
+`sonic-cli`), driven with pexpect: wait for the flavor's prompt, turn paging off (and answer any
+`--More--` anyway), send a command, read until the prompt comes back, strip the echo, and
+recognise the flavor's error replies. Sessions stay open between polls; a session that dropped is
+reconnected once and the command resent. Output is streamed into a capped collector while the
+last bytes are held back to find the prompt, so a 50 MB reply does not grow memory.
+
+pexpect is synchronous: each session runs its commands in a worker thread of a pool sized for
+many switches at once, so polling 64 switches does not wait on each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pexpect
+
+from fabtui.model.transport import ErrorKind, TransportResult
+from fabtui.transports import credentials
+from fabtui.transports.cli_flavors import MORE, CliFlavor, flavor
+from fabtui.transports.output import DEFAULT_CAP, OutputCollector
+from fabtui.transports.process import ProcessOutcome
+from fabtui.transports.ssh import SshOptions, SshTarget, SshTransport, classify
+
+_HOLD_BACK = 2048
+"""Bytes kept back from the collector while reading: where a prompt may be forming."""
+_READ = 65536
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_PASSWORD = re.compile(rb"(?i)password[^:\r\n]*: ?\Z")
+_HOST_KEY = re.compile(rb"\(yes/no(/\[fingerprint\])?\)\?|REMOTE HOST IDENTIFICATION HAS CHANGED|"
+                       rb"Host key verification failed")
+
+
+@dataclass(frozen=True)
+class CliTarget:
+    """A switch to hold a CLI session with."""
+
+    ssh: SshTarget
+    flavor: str
+    cli_command: str | None = None
+    """Run this after login to enter the CLI (e.g. `sonic-cli`); None: the login shell is it."""
+
+    @property
+    def name(self) -> str:
+        """The switch as the topology names it."""
+        return self.ssh.name
+
+
+class _Failure(Exception):
+    """A session-level failure, already classified."""
+
+    def __init__(self, kind: ErrorKind, message: str, output: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.message, self.output = kind, message, output
+
+
+class _Dropped(Exception):
+    def __init__(self, partial: OutputCollector) -> None:
+        super().__init__("connection dropped")
+        self.partial = partial
+
+
+class CliSession:
+    """One logged-in CLI session (synchronous; use from one thread at a time)."""
+
+    def __init__(self, target: CliTarget, ssh: SshTransport, *, login_timeout: float = 20.0,
+                 cap: int = DEFAULT_CAP) -> None:
+        self.target = target
+        self.flavor: CliFlavor = flavor(target.flavor)
+        self.ssh = ssh
+        self.login_timeout = login_timeout
+        self.cap = cap
+        self.child: pexpect.spawn[bytes] | None = None
+        self.redact = credentials.Redactor()
+        self.prompt = ""
+        """The prompt as the switch printed it after login."""
+
+    # connection ---------------------------------------------------------------------------------
+    def connect(self) -> None:
+        """Log in, wait for the prompt, turn paging off. Raises `_Failure`."""
+        self.close()
+        password = credentials.is_password(self.target.ssh.credentials)
+        secret = None
+        if password:
+            assert self.target.ssh.credentials is not None
+            try:
+                secret = credentials.resolve(self.target.ssh.credentials)
+            except credentials.CredentialError as exc:
+                raise _Failure(ErrorKind.AUTH, str(exc)) from None
+            self.redact.add(secret)
+        argv = self.ssh.base_argv(self.target.ssh, batch=not password, tty=True)
+        if self.target.cli_command:
+            argv.append(self.target.cli_command)
+        child: pexpect.spawn[bytes] = pexpect.spawn(argv[0], argv[1:], echo=False,
+                                                    dimensions=(200, 250))
+        self.child = child
+        deadline = time.monotonic() + self.login_timeout
+        answered = False
+        seen = bytearray()
+        while True:
+            patterns: list[Any] = [_PASSWORD, _HOST_KEY, MORE, self.flavor.prompt, pexpect.EOF,
+                                   pexpect.TIMEOUT]
+            index = child.expect(patterns, timeout=max(0.1, deadline - time.monotonic()))
+            seen += _bytes(child.before) + _bytes(child.after)
+            if index == 0:
+                if secret is None:
+                    self._fail_login(ErrorKind.AUTH, "asks for a password, but no credentials "
+                                     "reference is configured for it")
+                    return
+                if answered:
+                    self._fail_login(ErrorKind.AUTH, "password refused")
+                child.sendline(secret)
+                answered = True
+            elif index == 1:
+                if b"yes/no" in _bytes(child.after):
+                    child.sendline("no")
+                    self._fail_login(ErrorKind.HOST_KEY, "host key not known: refusing to "
+                                     "connect; verify it and add it to known_hosts")
+                with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):
+                    child.expect(pexpect.EOF, timeout=5)
+                self._login_eof(seen + _bytes(child.before))
+            elif index == 2:
+                child.send(b"q" if b"END" in _bytes(child.after) else b" ")
+            elif index == 3:
+                self.prompt = _last_line(_bytes(child.after))
+                break
+            elif index == 4:
+                self._login_eof(seen)
+            else:
+                self._fail_login(ErrorKind.TIMEOUT, f"no {self.flavor.name} prompt within "
+                                 f"{self.login_timeout:g}s (is the flavor right?)")
+        for command in self.flavor.paging_off:
+            self._exchange(command, time.monotonic() + 10)
+
+    def _fail_login(self, kind: ErrorKind, message: str) -> None:
+        self.close()
+        raise _Failure(kind, f"{self.target.name}: {message}")
+
+    def _login_eof(self, seen: bytearray) -> None:
+        text = self.redact(seen.decode("utf-8", errors="replace"))
+        now = datetime.now(UTC)
+        verdict = classify(ProcessOutcome("", text, 255, False, False, 0, now, now),
+                           self.target.ssh)
+        self.close()
+        raise _Failure(verdict.error or ErrorKind.UNREACHABLE,
+                       verdict.message or f"{self.target.name}: the session ended during login"
+                       + (f": {_last_line(seen)}" if seen.strip() else ""))
+
+    def alive(self) -> bool:
+        """True if the session process is still running."""
+        return self.child is not None and self.child.isalive()
+
+    def close(self) -> None:
+        """Log out (politely if possible) and end the session."""
+        child, self.child = self.child, None
+        if child is None:
+            return
+        if child.isalive():
+            with contextlib.suppress(OSError):
+                child.sendline("exit")
+        child.close(force=True)
+
+    # commands -----------------------------------------------------------------------------------
+    def run(self, command: str, timeout: float) -> tuple[OutputCollector, str | None]:
+        """Send `command`; return the reply and the CLI's error line, if it rejected it.
+
+        Raises `_Dropped` if the session ends mid-command, `_Failure` on timeout.
+        """
+        if not self.alive():
+            self.connect()
+        return self._exchange(command, time.monotonic() + timeout)
+
+    def _exchange(self, command: str, deadline: float) -> tuple[OutputCollector, str | None]:
+        child = self.child
+        assert child is not None
+        collector = OutputCollector(self.cap)
+        pending = bytearray()
+        child.sendline(command)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                collector.feed(bytes(pending))
+                self._abandon()
+                raise _Failure(ErrorKind.TIMEOUT, f"{self.target.name}: no prompt within the "
+                               "timeout (partial output kept)", _clean(collector, command))
+            try:
+                pending += child.read_nonblocking(_READ, timeout=min(remaining, 0.5))
+            except pexpect.TIMEOUT:
+                continue
+            except pexpect.EOF:
+                collector.feed(bytes(pending))
+                raise _Dropped(collector) from None
+            window = bytes(pending[-_HOLD_BACK:])
+            offset = len(pending) - len(window)
+            prompt = self.flavor.prompt.search(window)
+            if prompt is not None:
+                collector.feed(bytes(pending[: offset + prompt.start()]))
+                break
+            more = MORE.search(window)
+            if more is not None:
+                collector.feed(bytes(pending[: offset + more.start()]))
+                pending.clear()
+                child.send(b"q" if b"END" in more.group(0) else b" ")
+                continue
+            if len(pending) > _HOLD_BACK:
+                collector.feed(bytes(pending[:-_HOLD_BACK]))
+                del pending[:-_HOLD_BACK]
+        reply = _clean(collector, command)
+        return collector, self._error_line(reply)
+
+    def _error_line(self, reply: str) -> str | None:
+        data = reply.encode()
+        for pattern in self.flavor.errors:
+            match = pattern.search(data)
+            if match:
+                return match.group(0).decode("utf-8", errors="replace").strip()
+        return None
+
+    def _abandon(self) -> None:
+        """After a timeout the CLI is mid-command: interrupt it, or drop the session."""
+        child = self.child
+        if child is None:
+            return
+        child.sendcontrol("c")
+        try:
+            child.expect([self.flavor.prompt], timeout=2)
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            self.close()
+
+
+def _bytes(value: object) -> bytes:
+    return value if isinstance(value, bytes) else b""
+
+
+def _last_line(data: bytes | bytearray) -> str:
+    lines = [line for line in bytes(data).replace(b"\r", b"\n").split(b"\n") if line.strip()]
+    return lines[-1].decode("utf-8", errors="replace").strip() if lines else ""
+
+
+def _clean(collector: OutputCollector, command: str) -> str:
+    """Terminal output to plain text: CRLF, pager erasures and the echoed command removed."""
+    text = _ANSI.sub(b"", collector.text().encode("utf-8", errors="replace"))
+    text = re.sub(rb"[^\r\n]*\x08+", b"", text)  # backspace erasure of a pager prompt
+    lines = []
+    for raw in text.split(b"\n"):
+        # A carriage return inside a line means "overwrite": keep what was written last.
+        parts = [p for p in raw.rstrip(b"\r").split(b"\r")]
+        lines.append(parts[-1] if parts else b"")
+    decoded = [line.decode("utf-8", errors="replace") for line in lines]
+    if decoded and decoded[0].strip().endswith(command.strip()):
+        decoded = decoded[1:]
+    return "\n".join(decoded)
+
+
+class CliTransport:
+    """Keeps one CLI session per switch and runs commands on them concurrently."""
+
+    name = "cli"
+
+    def __init__(self, ssh_options: SshOptions | None = None, *, max_workers: int = 64,
+                 login_timeout: float = 20.0, cap: int = DEFAULT_CAP) -> None:
+        options = dataclasses.replace(ssh_options or SshOptions(), multiplex=False)
+        self.ssh = SshTransport(options)
+        self.login_timeout = login_timeout
+        self.cap = cap
+        self._sessions: dict[str, CliSession] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="fabtui-cli")
+
+    async def run(self, target: CliTarget, command: str, *, timeout: float = 60.0,
+                  retry_on_drop: bool = True) -> TransportResult:
+        """Run one CLI command on `target`, logging in first if needed."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, self._run_sync, target, command, timeout,
+                                          retry_on_drop)
+
+    def _session(self, target: CliTarget) -> tuple[CliSession, threading.Lock]:
+        with self._guard:
+            session = self._sessions.get(target.name)
+            if session is None or session.target != target:
+                if session is not None:
+                    session.close()
+                session = CliSession(target, self.ssh, login_timeout=self.login_timeout,
+                                     cap=self.cap)
+                self._sessions[target.name] = session
+            return session, self._locks.setdefault(target.name, threading.Lock())
+
+    def _run_sync(self, target: CliTarget, command: str, timeout: float,
+                  retry_on_drop: bool) -> TransportResult:
+        started = datetime.now(UTC)
+        session, lock = self._session(target)
+        attempts = 0
+        with lock:
+            while True:
+                attempts += 1
+                try:
+                    collector, error_line = session.run(command, timeout)
+                except _Dropped as dropped:
+                    session.close()
+                    if retry_on_drop and attempts == 1:
+                        continue
+                    return self._result(target, command, started, attempts,
+                                        _clean(dropped.partial, command), dropped.partial,
+                                        ErrorKind.UNREACHABLE,
+                                        f"{target.name}: session dropped during the command")
+                except _Failure as failure:
+                    return self._result(target, command, started, attempts, failure.output,
+                                        None, failure.kind, failure.message)
+                reply = session.redact(_clean(collector, command))
+                if error_line is not None:
+                    return self._result(target, command, started, attempts, reply, collector,
+                                        ErrorKind.COMMAND,
+                                        f"{target.name} rejected `{command}`: {error_line}")
+                return self._result(target, command, started, attempts, reply, collector)
+
+    def _result(self, target: CliTarget, command: str, started: datetime, attempts: int,
+                output: str, collector: OutputCollector | None, error: ErrorKind | None = None,
+                message: str | None = None) -> TransportResult:
+        return TransportResult(
+            target=target.name, transport=self.name, command=command, output=output,
+            exit_status=None, started_at=started, ended_at=datetime.now(UTC), error=error,
+            error_message=message, truncated=collector.truncated if collector else False,
+            output_bytes=collector.total if collector else len(output), attempts=attempts)
+
+    def sessions(self) -> dict[str, bool]:
+        """Switch name -> whether its session is alive (for status views)."""
+        with self._guard:
+            return {name: session.alive() for name, session in self._sessions.items()}
+
+    async def close(self) -> None:
+        """Log out of every session and stop the worker threads."""
+        loop = asyncio.get_running_loop()
+        with self._guard:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        await asyncio.gather(*(loop.run_in_executor(self._pool, s.close) for s in sessions))
+        self._pool.shutdown(wait=False)

@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import pexpect
 
@@ -117,7 +117,6 @@ class CliSession:
                 if secret is None:
                     self._fail_login(ErrorKind.AUTH, "asks for a password, but no credentials "
                                      "reference is configured for it")
-                    return
                 if answered:
                     self._fail_login(ErrorKind.AUTH, "password refused")
                 child.sendline(secret)
@@ -143,11 +142,11 @@ class CliSession:
         for command in self.flavor.paging_off:
             self._exchange(command, time.monotonic() + 10)
 
-    def _fail_login(self, kind: ErrorKind, message: str) -> None:
+    def _fail_login(self, kind: ErrorKind, message: str) -> NoReturn:
         self.close()
         raise _Failure(kind, f"{self.target.name}: {message}")
 
-    def _login_eof(self, seen: bytearray) -> None:
+    def _login_eof(self, seen: bytearray) -> NoReturn:
         text = self.redact(seen.decode("utf-8", errors="replace"))
         now = datetime.now(UTC)
         verdict = classify(ProcessOutcome("", text, 255, False, False, 0, now, now),

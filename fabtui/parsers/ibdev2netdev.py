@@ -1,0 +1,98 @@
+"""`ibdev2netdev [-v]` (MLNX_OFED / mlnx-tools).
+
+    mlx5_0 port 1 ==> ib0 (Up)
+    0000:02:00.5 mlx5_2 (MT4116 - NA)  fw 12.23.1020 port 1 (DOWN  ) ==> enp2s0f2 (Down)
+    0000:b8:00.1 mlx5_13 (MT4123 - MCX653106A-ECAT) ConnectX-6 VPI adapter card, 100Gb/s (HDR100,
+        EDR IB and 100GbE), dual-port QSFP56 fw 20.26.4012 port 1 (ACTIVE) ==> ib4 (Up)
+
+The `-v` description may itself contain parentheses and the state may be padded (`(DOWN  )`);
+text after the final `(Up)` is ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from fabtui.model.parsed.ibdev2netdev import Ibdev2netdevEntry, Ibdev2netdevOutput
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix
+
+KIND = "ibdev2netdev"
+MODEL = Ibdev2netdevOutput
+DESCRIPTION = "ibdev2netdev [-v]: RDMA device port -> netdev, link state"
+
+_TAIL = r"port\s+(?P<port>\d+)\s+(?:\((?P<pstate>[^)]*)\)\s+)?<?==>\s*(?P<netdev>\S+)" \
+        r"\s*\((?P<state>[^)]*)\)"
+_PLAIN = re.compile(r"^\s*(?P<dev>[A-Za-z][\w.-]*)\s+" + _TAIL)
+_VERBOSE = re.compile(r"^\s*(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+"
+                      r"(?P<dev>\S+)\s+\((?P<part>[^)]*)\)\s*(?P<desc>.*?)\s*"
+                      r"\bfw\s+(?P<fw>\S+)\s+" + _TAIL)
+_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
+_QUOTE = re.compile(r"^(?:>[ \t]?)+")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
+    when most lines carry the same one."""
+    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
+    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
+    nonblank = sum(1 for line in lines if line.strip())
+    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
+        lines = [_HOST.sub("", line, count=1) for line in lines]
+    return [_QUOTE.sub("", line) for line in lines]
+
+
+def detect(text: str) -> float:
+    """How sure we are that `text` is ibdev2netdev output (0..1)."""
+    lines = _lines(text[:20000])
+    hits = sum(1 for line in lines if _PLAIN.match(line) or _VERBOSE.match(line))
+    return 0.0 if not hits else 0.95 if hits >= 2 else 0.8
+
+
+def _entry(match: re.Match[str], verbose: bool) -> Ibdev2netdevEntry:
+    """One line as an entry."""
+    netdev = match.group("netdev")
+    entry = Ibdev2netdevEntry(device=match.group("dev"), port=int(match.group("port")),
+                              netdev=None if is_missing(netdev) else netdev,
+                              state=match.group("state").strip() or None,
+                              port_state=(match.group("pstate") or "").strip() or None)
+    if verbose:
+        part, _, board = match.group("part").partition(" - ")
+        entry.pci_address = match.group("pci")
+        entry.part_id = part.strip() or None
+        entry.board_id = None if is_missing(board) or board.strip() == "NA" else board.strip()
+        entry.description = match.group("desc").strip() or None
+        entry.fw_version = match.group("fw")
+    return entry
+
+
+def parse(text: str) -> Ibdev2netdevOutput:
+    """Parse ibdev2netdev output; raises `ParseError` when no `dev port N ==> netdev` line."""
+    entries: list[Ibdev2netdevEntry] = []
+    warnings: list[str] = []
+    for number, line in enumerate(_lines(text), start=1):
+        verbose = _VERBOSE.match(line)
+        match = verbose or _PLAIN.match(line)
+        if match:
+            entries.append(_entry(match, verbose is not None))
+        elif "==>" in line:
+            warnings.append(f"line {number}: unrecognised line: {line.strip()[:80]}")
+    if not entries:
+        raise ParseError(KIND, None, "no `<dev> port <n> ==> <netdev> (<state>)` line found")
+    devices: dict[str, Ibdev2netdevEntry] = {}
+    for entry in entries:
+        known = devices.get(entry.device)
+        if known is None or entry.port < known.port:
+            devices[entry.device] = entry
+    return Ibdev2netdevOutput(devices=devices, entries=entries, warnings=warnings)
+
+
+def table(result: Ibdev2netdevOutput) -> str:
+    """One row per line: device, port, netdev, state."""
+    rows = [("DEVICE", "PORT", "NETDEV", "STATE", "PORT STATE")]
+    rows += [(e.device, str(e.port), e.netdev or "", e.state or "", e.port_state or "")
+             for e in result.entries]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)

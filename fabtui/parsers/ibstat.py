@@ -1,0 +1,243 @@
+"""`ibstat` and `ibstatus` (infiniband-diags).
+
+ibstat::
+
+    CA 'mlx5_0'
+            CA type: MT4123
+            Number of ports: 1
+            Firmware version: 20.31.1014
+            ...
+            Port 1:
+                    State: Active
+                    Physical state: LinkUp
+                    Rate: 40 (FDR10)
+                    Base lid: 7
+                    ...
+
+`ibstat mlx5_0 1` prints `CA: 'mlx5_0'` and one port block; a switch prints `Switch 'name'`.
+
+ibstatus (a shell script over sysfs)::
+
+    Infiniband device 'mlx5_7' port 1 status:
+            default gid:     fe80:0000:0000:0000:...
+            base lid:        0x6c
+            state:           4: ACTIVE
+            phys state:      5: LinkUp
+            rate:            200 Gb/sec (2X NDR)
+            link_layer:      InfiniBand
+
+Keys are matched by name rather than by indentation, so captures whose tabs were lost still parse.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from fabtui.model.parsed.ibstat import IbstatCa, IbstatOutput, IbstatPort
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix
+
+KIND = "ibstat"
+MODEL = IbstatOutput
+DESCRIPTION = "ibstat / ibstatus: InfiniBand CA and port state, rate, LIDs, GUIDs"
+
+_CA = re.compile(r"^\s*(CA|Switch):?\s+'([^']*)'\s*$")
+_PORT = re.compile(r"^\s*Port\s+(\d+):\s*$")
+_IBSTATUS = re.compile(r"^\s*Infiniband device\s+'([^']*)'\s+port\s+(\d+)\s+status:\s*$", re.I)
+_KEY_VALUE = re.compile(r"^\s*([A-Za-z][A-Za-z_ ]*?)\s*:\s*(.*?)\s*$")
+_CODED = re.compile(r"^(\d+)\s*:\s*(.*)$")
+_RATE = re.compile(r"^([\d.]+)\s*(?:Gb/sec|Gbps|Gb/s)?\s*(?:\((.*)\))?\s*$", re.I)
+_WIDTH = re.compile(r"^(\d+X)\b", re.I)
+_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
+_QUOTE = re.compile(r"^(?:>[ \t]?)+")
+
+_CA_KEYS = {
+    "ca type": "ca_type",
+    "number of ports": "number_of_ports",
+    "firmware version": "firmware_version",
+    "hardware version": "hardware_version",
+    "node guid": "node_guid",
+    "system image guid": "system_image_guid",
+}
+_STATE_WORDS = {"DOWN": "Down", "INIT": "Initializing", "INITIALIZE": "Initializing",
+                "ARMED": "Armed", "ACTIVE": "Active", "ACTIVE_DEFER": "ActiveDefer",
+                "NOP": "NoStateChange"}
+
+
+def _lines(text: str) -> list[str]:
+    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
+    when most lines carry the same one (so `State: Active` is never taken for a host)."""
+    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
+    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
+    nonblank = sum(1 for line in lines if line.strip())
+    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
+        lines = [_HOST.sub("", line, count=1) for line in lines]
+    return [_QUOTE.sub("", line) for line in lines]
+
+
+def detect(text: str) -> float:
+    """How sure we are that `text` is ibstat or ibstatus output (0..1)."""
+    head = "\n".join(_lines(text[:30000]))
+    if re.search(r"(?mi)^\s*Infiniband device\s+'[^']*'\s+port\s+\d+\s+status:", head):
+        return 0.95
+    if re.search(r"(?m)^\s*(?:CA|Switch):?\s+'[^']*'\s*$", head):
+        if re.search(r"(?m)^\s*(?:CA type|Number of ports|Firmware version|Physical state):", head):
+            return 0.95
+        return 0.5
+    return 0.0
+
+
+def _int(value: str) -> int | None:
+    """Decimal or `0x` hex integer; None when missing or not a number."""
+    value = value.strip()
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+", value):
+        return int(value, 16)
+    if re.fullmatch(r"[-+]?[0-9]+", value):
+        return int(value)
+    return None
+
+
+def _coded(value: str) -> tuple[int | None, str | None]:
+    """`4: ACTIVE` -> (4, "ACTIVE"); `Active` -> (None, "Active")."""
+    match = _CODED.match(value)
+    if match:
+        return int(match.group(1)), match.group(2).strip() or None
+    return None, (None if is_missing(value) else value)
+
+
+def _set_rate(port: IbstatPort, value: str) -> bool:
+    """`40 (FDR10)`, `2.5`, `200 Gb/sec (2X NDR)` -> rate, rate_info, width."""
+    match = _RATE.match(value)
+    if not match:
+        return False
+    try:
+        port.rate = float(match.group(1))
+    except ValueError:
+        return False
+    info = (match.group(2) or "").strip() or None
+    port.rate_info = info
+    width = _WIDTH.match(info) if info else None
+    port.width = width.group(1).upper() if width else None
+    return True
+
+
+def _set_port_field(port: IbstatPort, key: str, value: str, ibstatus: bool) -> bool:
+    """Store one port `key: value`; False when the key is unknown or the value unusable."""
+    missing = is_missing(value)
+    if key == "state":
+        code, word = _coded(value)
+        port.state_code = code
+        port.state = _STATE_WORDS.get(word.upper(), word) if word and code is not None else word
+    elif key in ("physical state", "phys state"):
+        port.physical_state_code, port.physical_state = _coded(value)
+    elif key == "rate":
+        return missing or _set_rate(port, value)
+    elif key in ("base lid", "sm lid", "lmc"):
+        number = _int(value)
+        if number is None and not missing:
+            return False
+        setattr(port, {"base lid": "base_lid", "sm lid": "sm_lid", "lmc": "lmc"}[key], number)
+    elif key == "capability mask":
+        port.capability_mask = None if missing else value
+    elif key == "port guid":
+        port.port_guid = None if missing else value
+    elif key in ("link layer", "link_layer"):
+        port.link_layer = None if missing else value
+    elif key == "default gid":
+        port.default_gid = None if missing else value
+    else:
+        return ibstatus  # ibstatus may grow keys; ibstat's set is fixed
+    return True
+
+
+def _set_ca_field(ca: IbstatCa, field: str, value: str) -> bool:
+    """Store one CA-level value."""
+    if field == "number_of_ports":
+        number = _int(value)
+        if number is None:
+            return is_missing(value)
+        ca.number_of_ports = number
+    else:
+        setattr(ca, field, None if is_missing(value) else value)
+    return True
+
+
+class _State:
+    """Where the reader is: the current CA and port."""
+
+    def __init__(self) -> None:
+        self.cas: dict[str, IbstatCa] = {}
+        self.ca: IbstatCa | None = None
+        self.port: IbstatPort | None = None
+        self.ibstatus = False
+        self.ibstat = False
+        self.first_header: int | None = None
+
+
+def _header(state: _State, line: str) -> bool:
+    """Handle a CA, port or ibstatus header line; True when the line was one."""
+    match = _IBSTATUS.match(line)
+    if match:
+        state.ibstatus = True
+        state.ca = state.cas.setdefault(match.group(1), IbstatCa())
+        state.port = state.ca.ports.setdefault(match.group(2), IbstatPort())
+        return True
+    match = _CA.match(line)
+    if match:
+        state.ibstat = True
+        state.ca = state.cas.setdefault(match.group(2), IbstatCa())
+        state.ca.node_type = match.group(1)
+        state.port = None
+        return True
+    match = _PORT.match(line)
+    if match and state.ca is not None:
+        state.port = state.ca.ports.setdefault(str(int(match.group(1))), IbstatPort())
+        return True
+    return False
+
+
+def parse(text: str) -> IbstatOutput:
+    """Parse ibstat or ibstatus output; raises `ParseError` when no CA header is found."""
+    state = _State()
+    warnings: list[str] = []
+    for number, line in enumerate(_lines(text), start=1):
+        if not line.strip():
+            continue
+        if _header(state, line):
+            state.first_header = state.first_header or number
+            continue
+        match = _KEY_VALUE.match(line)
+        if not match or state.ca is None:
+            continue
+        key, value = match.group(1).lower(), match.group(2)
+        if key in _CA_KEYS and not state.ibstatus:
+            ok = _set_ca_field(state.ca, _CA_KEYS[key], value)
+        elif state.port is not None:
+            ok = _set_port_field(state.port, key, value, state.ibstatus)
+        else:
+            continue
+        if not ok:
+            warnings.append(f"line {number}: unusable value: {line.strip()[:80]}")
+    if not state.cas:
+        raise ParseError(KIND, None, "no `CA 'name'` or `Infiniband device ... status:` header "
+                                     "found")
+    if not any(ca.ports or ca.ca_type for ca in state.cas.values()):
+        raise ParseError(KIND, state.first_header,
+                         "CA header without any CA or port field (truncated?)")
+    tool = "ibstatus" if state.ibstatus and not state.ibstat else "ibstat"
+    return IbstatOutput(tool=tool, cas=state.cas, warnings=warnings)
+
+
+def table(result: IbstatOutput) -> str:
+    """One row per port: CA, port, state, physical state, rate, LID, link layer."""
+    rows = [("CA", "PORT", "STATE", "PHYS", "RATE", "INFO", "LID", "LAYER")]
+    for name, ca in result.cas.items():
+        for port_number, port in ca.ports.items():
+            rate = "" if port.rate is None else f"{port.rate:g}"
+            rows.append((name, port_number, port.state or "", port.physical_state or "", rate,
+                         port.rate_info or "", "" if port.base_lid is None else str(port.base_lid),
+                         port.link_layer or ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)

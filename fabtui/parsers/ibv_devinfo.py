@@ -1,0 +1,203 @@
+"""`ibv_devinfo [-v] [-d dev] [-i port]` (rdma-core / libibverbs).
+
+    hca_id: mlx5_0
+            transport:                      InfiniBand (0)
+            fw_ver:                         20.31.1014
+            ...
+            phys_port_cnt:                  1
+                    port:   1
+                            state:                  PORT_ACTIVE (4)
+                            max_mtu:                4096 (5)
+                            active_mtu:             4096 (5)
+                            ...
+                            link_layer:             InfiniBand
+
+`ibv_devinfo -l` (`2 HCAs found:` and one name per line) gives devices without fields.
+`-v` adds device limits (`max_qp: ...`), capability flag lists (lines without a colon, skipped),
+per-port `active_width`, `active_speed`, `phys_state` and `GID[  0]: ...` lines. Keys after a
+`port:` line belong to that port until the next `port:` or `hca_id:`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from fabtui.model.parsed.ibv_devinfo import IbvDevice, IbvDevinfoOutput, IbvGid, IbvPort
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix
+
+KIND = "ibv_devinfo"
+MODEL = IbvDevinfoOutput
+DESCRIPTION = "ibv_devinfo [-v] [-d dev]: verbs devices, firmware, port state, MTU, link layer"
+
+_HCA = re.compile(r"^\s*hca_id:\s*(\S+)\s*$")
+_LIST = re.compile(r"^\s*\d+\s+HCAs?\s+found:\s*$", re.I)
+_LISTED = re.compile(r"^\s+([A-Za-z][\w.-]*)\s*$")
+_PORT = re.compile(r"^\s*port:\s*(\d+)\s*$")
+_GID = re.compile(r"^\s*GID\[\s*(\d+)\]:\s*([0-9A-Fa-f:.]+)\s*(?:,\s*(.*?))?\s*$")
+_KEY_VALUE = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*:\s*(.*?)\s*$")
+_CODED = re.compile(r"^(.*?)\s*\((-?\d+)\)\s*$")
+_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
+_QUOTE = re.compile(r"^(?:>[ \t]?)+")
+_DEVICE_TEXT = ("fw_ver", "node_guid", "sys_image_guid", "vendor_id", "hw_ver", "board_id")
+_PORT_INT = ("sm_lid", "port_lid", "port_lmc")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
+    when most lines carry the same one."""
+    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
+    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
+    nonblank = sum(1 for line in lines if line.strip())
+    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
+        lines = [_HOST.sub("", line, count=1) for line in lines]
+    return [_QUOTE.sub("", line) for line in lines]
+
+
+def detect(text: str) -> float:
+    """How sure we are that `text` is ibv_devinfo output (0..1)."""
+    head = "\n".join(_lines(text[:30000]))
+    if re.search(r"(?mi)^\s*\d+\s+HCAs?\s+found:\s*\n\s+\S", head):
+        return 0.9
+    if not re.search(r"(?m)^\s*hca_id:\s*\S+\s*$", head):
+        return 0.0
+    if re.search(r"(?m)^\s*(?:transport|fw_ver|node_guid|phys_port_cnt|state):", head):
+        return 0.95
+    return 0.6
+
+
+def _int(value: str) -> int | None:
+    """Decimal or `0x` hex integer, else None."""
+    value = value.strip()
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+", value):
+        return int(value, 16)
+    if re.fullmatch(r"[-+]?[0-9]+", value):
+        return int(value)
+    return None
+
+
+def _coded(value: str) -> tuple[str | None, int | None]:
+    """`PORT_ACTIVE (4)` -> ("PORT_ACTIVE", 4); no parenthesis -> (value, None)."""
+    match = _CODED.match(value)
+    if match:
+        return match.group(1).strip() or None, int(match.group(2))
+    return (None if is_missing(value) else value), None
+
+
+def _set_device(device: IbvDevice, key: str, value: str) -> bool:
+    """Store one device-level value; False when it could not be used."""
+    if key in _DEVICE_TEXT:
+        setattr(device, key, None if is_missing(value) else value)
+    elif key == "transport":
+        device.transport, device.transport_code = _coded(value)
+    elif key in ("vendor_part_id", "phys_port_cnt"):
+        number = _int(value)
+        if number is None:
+            return is_missing(value)
+        setattr(device, key, number)
+    else:
+        device.attributes[key] = value
+    return True
+
+
+def _set_mtu(port: IbvPort, key: str, value: str) -> bool:
+    """`4096 (5)` -> port.<key> = 4096, port.<key>_code = 5."""
+    text, code = _coded(value)
+    setattr(port, f"{key}_code", code)
+    number = _int(text or "")
+    setattr(port, key, number)
+    return number is not None or text is None or not text[:1].isdigit()
+
+
+def _set_speed(port: IbvPort, value: str) -> None:
+    """`25.0 Gbps (32)` -> active_speed "25.0 Gbps", active_speed_gbps 25.0, code 32."""
+    port.active_speed, port.active_speed_code = _coded(value)
+    match = re.match(r"^([0-9]+(?:\.[0-9]+)?)\s*Gbps", port.active_speed or "")
+    port.active_speed_gbps = float(match.group(1)) if match else None
+
+
+def _set_port(port: IbvPort, key: str, value: str) -> bool:
+    """Store one port-level value; False when it could not be used."""
+    if key in ("max_mtu", "active_mtu"):
+        return _set_mtu(port, key, value)
+    if key in _PORT_INT:
+        number = _int(value)
+        setattr(port, key, number)
+        return number is not None or is_missing(value)
+    if key == "state":
+        port.state, port.state_code = _coded(value)
+    elif key == "phys_state":
+        port.phys_state, port.phys_state_code = _coded(value)
+    elif key == "active_width":
+        port.active_width, port.active_width_code = _coded(value)
+    elif key == "active_speed":
+        _set_speed(port, value)
+    elif key == "link_layer":
+        port.link_layer = None if is_missing(value) else value
+    else:
+        port.attributes[key] = value
+    return True
+
+
+def parse(text: str) -> IbvDevinfoOutput:
+    """Parse ibv_devinfo output; raises `ParseError` when there is no `hca_id:` block."""
+    devices: dict[str, IbvDevice] = {}
+    device: IbvDevice | None = None
+    port: IbvPort | None = None
+    warnings: list[str] = []
+    first: int | None = None
+    listing = False
+    for number, line in enumerate(_lines(text), start=1):
+        if _LIST.match(line):
+            listing = True
+            continue
+        listed = _LISTED.match(line) if listing and device is None else None
+        if listed:
+            devices.setdefault(listed.group(1), IbvDevice())
+            continue
+        hca = _HCA.match(line)
+        if hca:
+            first = first or number
+            device = devices.setdefault(hca.group(1), IbvDevice())
+            port = None
+            continue
+        if device is None or not line.strip():
+            continue
+        port_header = _PORT.match(line)
+        if port_header:
+            port = device.ports.setdefault(str(int(port_header.group(1))), IbvPort())
+            continue
+        gid = _GID.match(line)
+        if gid and port is not None:
+            port.gids.append(IbvGid(index=int(gid.group(1)), gid=gid.group(2),
+                                    type=gid.group(3) or None))
+            continue
+        match = _KEY_VALUE.match(line)
+        if not match:
+            continue
+        key, value = match.group(1).strip(), match.group(2)
+        ok = _set_port(port, key, value) if port is not None else _set_device(device, key, value)
+        if not ok:
+            warnings.append(f"line {number}: unusable value: {line.strip()[:80]}")
+    if not devices:
+        if re.search(r"No IB devices found", text, re.I):
+            raise ParseError(KIND, None, "ibv_devinfo found no IB devices")
+        raise ParseError(KIND, None, "no `hca_id:` block found")
+    if not listing and not any(d.ports or d.fw_ver or d.transport for d in devices.values()):
+        raise ParseError(KIND, first, "`hca_id:` without any device field (truncated?)")
+    return IbvDevinfoOutput(devices=devices, warnings=warnings)
+
+
+def table(result: IbvDevinfoOutput) -> str:
+    """One row per port: device, firmware, port, state, MTU, LID, link layer, width, speed."""
+    rows = [("DEVICE", "FW", "PORT", "STATE", "MTU", "LID", "LAYER", "WIDTH", "SPEED")]
+    for name, device in result.devices.items():
+        for number, port in device.ports.items() or {"": IbvPort()}.items():
+            rows.append((name, device.fw_ver or "", number, port.state or "",
+                         "" if port.active_mtu is None else str(port.active_mtu),
+                         "" if port.port_lid is None else str(port.port_lid),
+                         port.link_layer or "", port.active_width or "", port.active_speed or ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)

@@ -1,0 +1,168 @@
+"""`rdma statistic show` / `rdma stat show [link dev/port]` / `rdma -p stat show` (iproute2).
+
+Default form, one long line per link (mail clients wrap it anywhere, even between a name and its
+value)::
+
+    link mlx5_0/1 rx_write_requests 0 rx_read_requests 0 ... np_cnp_sent 0
+
+Pretty form (`-p`)::
+
+    link mlx5_0/1
+            rx_write_requests 0
+            ...
+
+Both are read as one token stream per link (`name value` pairs until the next `link` line, a
+blank line or a line that is not tokens, such as a shell prompt). `rdma -j stat show` JSON is
+read too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from fabtui.model.parsed.rdma_statistic import RdmaStatisticOutput
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.text import split_lines, strip_launcher_prefix
+
+KIND = "rdma-statistic"
+MODEL = RdmaStatisticOutput
+DESCRIPTION = "rdma statistic show (iproute2): RDMA hw counters per link, plain, -p or -j"
+
+_LINK = re.compile(r"^\s*link\s+(\S+/\d+)\b\s*(.*)$")
+_NAME = re.compile(r"^[A-Za-z_][\w.\-]*$")
+_VALUE = re.compile(r"^[0-9]+$")
+_META = frozenset({"cntn", "pid", "lqpn", "qp-type", "comm", "ifindex", "port"})
+_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
+_QUOTE = re.compile(r"^(?:>[ \t]?)+")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
+    when most lines carry the same one."""
+    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
+    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
+    nonblank = sum(1 for line in lines if line.strip())
+    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
+        lines = [_HOST.sub("", line, count=1) for line in lines]
+    return [_QUOTE.sub("", line) for line in lines]
+
+
+def detect(text: str) -> float:
+    """How sure we are that `text` is `rdma statistic show` output (0..1)."""
+    head = "\n".join(_lines(text[:40000]))
+    if re.search(r"(?m)^\s*link\s+\S+/\d+\s+[A-Za-z_][\w-]*\s*\n?\s*\d+\s+[A-Za-z_]", head):
+        return 0.9
+    if re.search(r"(?m)^\s*link\s+\S+/\d+\s*\n[ \t]+[A-Za-z_]\w*\s+\d+\s*$", head):
+        return 0.9
+    if '"ifname"' in head and re.search(r'"(?:rx_write_requests|out_of_sequence|np_cnp_sent|'
+                                        r'rp_cnp_handled|local_ack_timeout_err)"', head):
+        return 0.85
+    return 0.0
+
+
+def _is_tokens(line: str) -> bool:
+    """True for a line made only of counter names and integers (a wrapped or pretty line)."""
+    tokens = line.split()
+    return bool(tokens) and all(_NAME.match(t) or _VALUE.match(t) for t in tokens)
+
+
+def _streams(lines: list[str]) -> list[tuple[str, int, list[str]]]:
+    """(link, line number, tokens) for every `link` record."""
+    records: list[tuple[str, int, list[str]]] = []
+    current: list[str] | None = None
+    for number, line in enumerate(lines, start=1):
+        match = _LINK.match(line)
+        if match:
+            current = match.group(2).split()
+            records.append((match.group(1), number, current))
+        elif current is not None and _is_tokens(line):
+            current.extend(line.split())
+        else:
+            current = None
+    return records
+
+
+def _pairs(link: str, number: int, tokens: list[str],
+           warnings: list[str]) -> dict[str, int]:
+    """`name value name value ...` -> counters; stray tokens are reported once per link."""
+    counters: dict[str, int] = {}
+    stray: list[str] = []
+    i = 0
+    while i < len(tokens):
+        name = tokens[i]
+        if _NAME.match(name) and i + 1 < len(tokens) and _VALUE.match(tokens[i + 1]):
+            if name not in _META:
+                counters[name] = int(tokens[i + 1])
+            i += 2
+            continue
+        if name not in _META:
+            stray.append(name)
+        i += 1
+    if stray:
+        warnings.append(f"line {number}: link {link}: tokens without a value skipped: "
+                        f"{' '.join(stray)[:80]}")
+    return counters
+
+
+def _merge(links: dict[str, dict[str, int]], link: str, counters: dict[str, int],
+           warnings: list[str]) -> None:
+    """Add one record; the same link printed twice (plain then -p) is merged."""
+    known = links.setdefault(link, {})
+    changed = [k for k, v in counters.items() if k in known and known[k] != v]
+    if changed:
+        warnings.append(f"link {link} printed twice with different values for "
+                        f"{', '.join(changed[:5])}; kept the last")
+    known.update(counters)
+
+
+def _from_json(text: str, warnings: list[str]) -> dict[str, dict[str, int]] | None:
+    """`rdma -j stat show`: a list of objects with ifname, port and counters."""
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        return None
+    links: dict[str, dict[str, int]] = {}
+    for item in data if isinstance(data, list) else [data]:
+        if not isinstance(item, dict) or "ifname" not in item:
+            continue
+        counters: dict[str, int] = {}
+        for key, value in item.items():
+            if isinstance(value, int) and not isinstance(value, bool) and key not in _META:
+                counters[str(key)] = value
+            elif isinstance(value, dict):
+                counters.update({str(k): v for k, v in value.items()
+                                 if isinstance(v, int) and not isinstance(v, bool)})
+        _merge(links, f"{item['ifname']}/{item.get('port', '?')}", counters, warnings)
+    return links
+
+
+def parse(text: str) -> RdmaStatisticOutput:
+    """Parse `rdma statistic show` output; raises `ParseError` when no link has counters."""
+    warnings: list[str] = []
+    links = _from_json(text, warnings) if text.lstrip().startswith(("[", "{")) else None
+    first: int | None = None
+    if links is None:
+        links = {}
+        for link, number, tokens in _streams(_lines(text)):
+            first = first or number
+            _merge(links, link, _pairs(link, number, tokens, warnings), warnings)
+    if not any(links.values()) and first is not None:
+        raise ParseError(KIND, first, "`link dev/port` without any counter (truncated?)")
+    if not any(links.values()):
+        raise ParseError(KIND, None, "no `link dev/port name value ...` record with counters")
+    empty = [link for link, counters in links.items() if not counters]
+    if empty:
+        warnings.append(f"links without counters: {', '.join(empty)}")
+    return RdmaStatisticOutput(links={k: v for k, v in links.items() if v}, warnings=warnings)
+
+
+def table(result: RdmaStatisticOutput) -> str:
+    """One row per counter: link, counter, value."""
+    rows = [(link, name, str(value)) for link, counters in result.links.items()
+            for name, value in counters.items()]
+    width = [max([len(r[i]) for r in rows] + [4]) for i in range(3)]
+    return "\n".join(f"{a.ljust(width[0])}  {b.ljust(width[1])}  {c.rjust(width[2])}"
+                     for a, b, c in [("LINK", "COUNTER", "VALUE"), *rows])

@@ -1,0 +1,111 @@
+"""`show_gids [dev]` (mlnx-tools; shell and Python versions).
+
+    DEV     PORT    INDEX   GID                                     IPv4            VER     DEV
+    ---     ----    -----   ---                                     ------------    ---     ---
+    mlx5_0  1       0       fe80:0000:0000:0000:a288:c2ff:fe63:5a20                 v1      ens1np0
+    mlx5_0  1       3       0000:0000:0000:0000:0000:ffff:0a63:5b27 10.99.91.39     v2      ens1np0
+    n_gids_found=4
+
+Columns are separated by tabs that collapse when a cell is empty (no IPv4; no netdev on an IB
+port; no type on old kernels), so the cells after the GID are told apart by their shape.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from fabtui.model.parsed.show_gids import GidEntry, ShowGidsOutput
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.text import split_lines, strip_launcher_prefix
+
+KIND = "show-gids"
+MODEL = ShowGidsOutput
+DESCRIPTION = "show_gids (mlnx-tools): RoCE/IB GID table, index, IPv4, RoCE version, netdev"
+
+_HEADER = re.compile(r"^\s*DEV\s+PORT\s+INDEX\s+GID\b", re.I)
+_ROW = re.compile(r"^\s*(\S+)\s+(\d+)\s+(\d+)\s+([0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{0,4}){2,7})"
+                  r"(?:\s+(.*?))?\s*$")
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_VERSION = re.compile(r"^[vV]\d$")
+_TOTAL = re.compile(r"^\s*n_gids_found\s*=\s*(\d+)\s*$")
+_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
+_QUOTE = re.compile(r"^(?:>[ \t]?)+")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
+    when most lines carry the same one."""
+    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
+    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
+    nonblank = sum(1 for line in lines if line.strip())
+    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
+        lines = [_HOST.sub("", line, count=1) for line in lines]
+    return [_QUOTE.sub("", line) for line in lines]
+
+
+def detect(text: str) -> float:
+    """How sure we are that `text` is show_gids output (0..1)."""
+    head = "\n".join(_lines(text[:30000]))
+    header = re.search(r"(?mi)^\s*DEV\s+PORT\s+INDEX\s+GID\b", head)
+    total = re.search(r"(?m)^\s*n_gids_found\s*=\s*\d+", head)
+    rows = sum(1 for line in head.splitlines() if _ROW.match(line))
+    if header and (rows or total):
+        return 0.95
+    if total and rows:
+        return 0.9
+    if header:
+        return 0.6
+    return 0.0
+
+
+def _row(match: re.Match[str]) -> GidEntry:
+    """One table row; the trailing cells are IPv4, version and netdev, each optional."""
+    ipv4 = version = netdev = None
+    rest: list[str] = []
+    for cell in (match.group(5) or "").split():
+        if ipv4 is None and version is None and _IPV4.match(cell):
+            ipv4 = cell
+        elif version is None and _VERSION.match(cell):
+            version = cell.lower()
+        else:
+            rest.append(cell)
+    netdev = " ".join(rest) or None
+    return GidEntry(dev=match.group(1), port=int(match.group(2)), index=int(match.group(3)),
+                    gid=match.group(4), ipv4=ipv4, version=version, netdev=netdev)
+
+
+def parse(text: str) -> ShowGidsOutput:
+    """Parse show_gids output; raises `ParseError` when there is neither a row nor a header."""
+    gids: list[GidEntry] = []
+    total: int | None = None
+    header: int | None = None
+    for number, line in enumerate(_lines(text), start=1):
+        if _HEADER.match(line):
+            header = header or number
+            continue
+        found = _TOTAL.match(line)
+        if found:
+            total = int(found.group(1))
+            continue
+        match = _ROW.match(line)
+        if match:
+            gids.append(_row(match))
+    if not gids and total is None:
+        if header:
+            raise ParseError(KIND, header, "GID table header without any row (truncated?)")
+        raise ParseError(KIND, None, "no `DEV PORT INDEX GID ...` row and no n_gids_found line")
+    warnings = []
+    if total is not None and total != len(gids):
+        warnings.append(f"n_gids_found={total} but {len(gids)} rows were read")
+    return ShowGidsOutput(gids=gids, n_gids_found=total, warnings=warnings)
+
+
+def table(result: ShowGidsOutput) -> str:
+    """The GID table with fixed columns."""
+    rows = [("DEV", "PORT", "INDEX", "GID", "IPv4", "VER", "NETDEV")]
+    rows += [(g.dev, str(g.port), str(g.index), g.gid, g.ipv4 or "", g.version or "",
+              g.netdev or "") for g in result.gids]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)

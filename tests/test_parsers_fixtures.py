@@ -36,7 +36,9 @@ def _sibling(path: Path, suffix: str) -> Path:
 
 @pytest.mark.parametrize("kind, path", CASES, ids=[f"{k}/{p.name}" for k, p in CASES])
 def test_fixture(kind: str, path: Path) -> None:
-    text = path.read_text(encoding="utf-8", errors="replace")
+    # newline="" keeps CRLF line ends: real captures have them and parsers must cope.
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        text = handle.read()
     options_file = _sibling(path, ".options.json")
     options = json.loads(options_file.read_text()) if options_file.exists() else {}
     if options.get("detect", True):

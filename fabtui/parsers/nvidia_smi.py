@@ -1,0 +1,253 @@
+"""The default `nvidia-smi` table (no arguments), any driver generation.
+
+    | NVIDIA-SMI 550.127.05    Driver Version: 550.127.05    CUDA Version: 12.4     |
+    |=========================================+========================+==============|
+    |   0  Tesla V100-SXM2-16GB           On  |   00000000:00:04.0 Off |            0 |
+    | N/A   37C    P0             45W /  300W |       1MiB /  16384MiB |  0%  Default |
+    |                                         |                        |          N/A |
+
+Each GPU is a block of 2 lines (older drivers) or 3 (with the `MIG M.` line); cells are split at
+`|` and read by shape, so column widths of any version work. The Processes table exists in an
+old form (`GPU PID Type Process name Usage`) and a newer one with MIG `GI`/`CI` columns. The
+MIG devices table, when printed, is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fabtui.model.parsed.nvidia_smi import NvidiaSmiTable, NvsmiTableGpu, NvsmiTableProcess
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.text import split_lines, strip_launcher_prefix
+
+KIND = "nvidia-smi"
+MODEL = NvidiaSmiTable
+DESCRIPTION = "nvidia-smi (default table): per-GPU status blocks and processes"
+
+_HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+_DATE = re.compile(r"^\s*\w{3} \w{3}\s+\d+ \d\d:\d\d:\d\d \d{4}\s*$")
+_FIRST = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|N/A|TCC|WDDM)\s*$")
+_BUS = re.compile(r"^\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
+                  r"(?:\s+(\S+))?\s*$")
+_SECOND = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*$")
+_MEMORY = re.compile(r"^\s*(\S+?)\s*/\s*(\S+?)\s*$")
+_UTIL = re.compile(r"^\s*(\S+)\s+(.+?)\s*$")
+_PROCESS_TYPES = re.compile(r"^(?:C|G|M|C\+G|M\+C|M\+G|M\+C\+G)$")
+_NUMBER = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*(?:W|C|%|MiB|MB)?$")
+
+
+def detect(text: str) -> float:
+    """How sure we are that `text` is the default `nvidia-smi` table (0..1)."""
+    head = text[:50000]
+    if re.search(r"\|\s*NVIDIA-SMI\s+\d", head) and "Driver Version" in head:
+        return 0.95
+    if "Persistence-M" in head and "Bus-Id" in head:
+        return 0.8
+    if re.search(r"(?m)^\|\s+\d+\s+.*\|\s+[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d",
+                 head):
+        return 0.5
+    return 0.0
+
+
+def _clean_lines(text: str) -> list[str]:
+    """Lines without launcher prefixes or markdown quoting (when most lines carry them)."""
+    lines = split_lines(text)
+    split = [strip_launcher_prefix(line, allow_host=True) for line in lines]
+    nonblank = [prefix for (prefix, _), line in zip(split, lines, strict=True) if line.strip()]
+    present = [p for p in nonblank if p is not None]
+    # Most lines, and one prefix at least twice: a lone `Error: ...` line is not a pdsh host.
+    if len(present) * 2 > len(nonblank) and max(map(present.count, present), default=0) >= 2:
+        lines = [rest if p is not None else line
+                 for (p, rest), line in zip(split, lines, strict=True)]
+    quoted = [line for line in lines if line.strip()]
+    if quoted and sum(q.lstrip().startswith(">") for q in quoted) * 2 > len(quoted):
+        lines = [re.sub(r"^\s*>\s?", "", line) for line in lines]
+    return lines
+
+
+def _number(value: str) -> float | None:
+    match = _NUMBER.match(value.strip())
+    return float(match.group(1)) if match else None
+
+
+def _integer(value: str) -> int | None:
+    number = _number(value)
+    return int(number) if number is not None else None
+
+
+def _missing(value: str | None) -> str | None:
+    if value is None or value.strip() in ("", "N/A", "ERR!", "[N/A]", "Unknown"):
+        return None
+    return value.strip()
+
+
+class _Builder:
+    """Collects the lines of one GPU block into its fields."""
+
+    def __init__(self, index: int, name: str, persistence: str) -> None:
+        self.fields: dict[str, object] = {
+            "index": index, "name": name, "persistence_mode": _missing(persistence),
+            "bus_id": None, "display_active": None, "volatile_uncorrectable_ecc": None,
+            "fan_pct": None, "temperature_c": None, "perf_state": None, "power_draw_w": None,
+            "power_cap_w": None, "memory_used_mib": None, "memory_total_mib": None,
+            "utilization_pct": None, "compute_mode": None, "mig_mode": None}
+        self.lines = 1
+
+    def first(self, cells: list[str]) -> None:
+        bus = _BUS.match(cells[1]) if len(cells) > 1 else None
+        if bus:
+            self.fields["bus_id"] = bus.group(1)
+            self.fields["display_active"] = _missing(bus.group(2))
+        if len(cells) > 2:
+            self.fields["volatile_uncorrectable_ecc"] = _integer(cells[2])
+
+    def second(self, match: re.Match[str], cells: list[str]) -> None:
+        fan, temp, perf, usage, cap = match.groups()
+        self.fields.update(fan_pct=_integer(fan), temperature_c=_integer(temp),
+                           perf_state=_missing(perf), power_draw_w=_number(usage),
+                           power_cap_w=_number(cap))
+        memory = _MEMORY.match(cells[1]) if len(cells) > 1 else None
+        if memory:
+            self.fields.update(memory_used_mib=_integer(memory.group(1)),
+                               memory_total_mib=_integer(memory.group(2)))
+        util = _UTIL.match(cells[2]) if len(cells) > 2 else None
+        if util:
+            self.fields.update(utilization_pct=_integer(util.group(1)),
+                               compute_mode=_missing(util.group(2)))
+        self.lines = 2
+
+    def third(self, cells: list[str]) -> None:
+        self.fields["mig_mode"] = _missing(cells[-1])
+        self.lines = 3
+
+    def build(self) -> NvsmiTableGpu:
+        return NvsmiTableGpu.model_validate(self.fields)
+
+
+def _cells(line: str) -> list[str] | None:
+    """The cells of a `| a | b | c |` line, or None for borders and other lines."""
+    stripped = line.strip()
+    if not stripped.startswith("|") or set(stripped) <= set("|=-+ "):
+        return None
+    return stripped.strip("|").split("|")
+
+
+def _process(cells: list[str], with_instances: bool) -> NvsmiTableProcess | None:
+    """One Processes row in the old (GPU PID Type Name Usage) or newer (GI/CI) layout."""
+    tokens = " ".join(cells).split()
+    if len(tokens) < 4 or not tokens[0].isdigit():
+        return None
+    if with_instances and len(tokens) >= 6 and tokens[3].isdigit():
+        gi, ci, pid, kind, rest = tokens[1], tokens[2], tokens[3], tokens[4], tokens[5:]
+    elif tokens[1].isdigit() and _PROCESS_TYPES.match(tokens[2]):
+        gi, ci, pid, kind, rest = "N/A", "N/A", tokens[1], tokens[2], tokens[3:]
+    else:
+        return None
+    memory = rest[-1] if rest and re.match(r"^(?:\d+MiB|N/A)$", rest[-1]) else None
+    name = " ".join(rest[:-1] if memory is not None else rest)
+    return NvsmiTableProcess(gpu=int(tokens[0]), gi_id=_missing(gi), ci_id=_missing(ci),
+                             pid=int(pid), type=kind, process_name=name,
+                             used_memory_mib=_integer(memory) if memory else None)
+
+
+class _State:
+    """Walks the lines: header, GPU blocks, MIG devices (skipped), processes."""
+
+    def __init__(self) -> None:
+        self.result: dict[str, str | None] = {"timestamp": None, "nvidia_smi_version": None,
+                                              "driver_version": None, "cuda_version": None}
+        self.gpus: list[_Builder] = []
+        self.processes: list[NvsmiTableProcess] = []
+        self.section = "preamble"
+        self.with_instances = False
+        self.warnings: list[str] = []
+
+    def line(self, number: int, line: str) -> None:
+        header = _HEADER.search(line)
+        if header:
+            self.result.update(nvidia_smi_version=header.group(1),
+                               driver_version=header.group(2), cuda_version=header.group(3))
+            self.section = "header"
+            return
+        if _DATE.match(line) and self.section == "preamble":
+            self.result["timestamp"] = line.strip()
+            return
+        if "MIG devices:" in line:
+            self.section = "mig"
+        elif "Processes:" in line:
+            self.section = "processes-header"
+        elif self.section == "processes-header" and re.search(r"\bGI\b", line):
+            self.with_instances = True
+        if line.strip().startswith("|=") or line.strip().startswith("+="):
+            self.section = {"header": "gpus", "processes-header": "processes"}.get(
+                self.section, self.section)
+            return
+        cells = _cells(line)
+        if cells is None:
+            return
+        if self.section == "gpus":
+            self._gpu_line(number, cells)
+        elif self.section == "processes":
+            self._process_line(number, cells)
+
+    def _gpu_line(self, number: int, cells: list[str]) -> None:
+        first = _FIRST.match(cells[0])
+        if first and len(cells) >= 2 and _BUS.match(cells[1]):
+            builder = _Builder(int(first.group(1)), first.group(2), first.group(3))
+            builder.first(cells)
+            self.gpus.append(builder)
+            return
+        current = self.gpus[-1] if self.gpus else None
+        second = _SECOND.match(cells[0])
+        if current is not None and current.lines == 1 and second:
+            current.second(second, cells)
+        elif (current is not None and current.lines == 2 and len(cells) >= 3
+              and not "".join(cells[:-1]).strip()):
+            current.third(cells)
+        elif "".join(cells).strip():
+            self.warnings.append(f"line {number}: unrecognised GPU table line skipped")
+
+    def _process_line(self, number: int, cells: list[str]) -> None:
+        text = " ".join(cells).strip()
+        if not text or text.startswith("No running processes") or text.startswith("ID "):
+            return
+        process = _process(cells, self.with_instances)
+        if process is None:
+            self.warnings.append(f"line {number}: unrecognised process row: {text[:60]}")
+        else:
+            self.processes.append(process)
+
+
+def parse(text: str) -> NvidiaSmiTable:
+    """Parse the default `nvidia-smi` table; raises `ParseError` without a GPU block."""
+    state = _State()
+    lines = _clean_lines(text)
+    for number, line in enumerate(lines, start=1):
+        if "NVIDIA-SMI has failed" in line or "No devices were found" in line:
+            raise ParseError(KIND, number, line.strip()[:200])
+        state.line(number, line)
+    if not state.gpus:
+        raise ParseError(KIND, None, "no GPU block (`| 0  <name>  On | <bus id> ... |`) found")
+    return NvidiaSmiTable(timestamp=state.result["timestamp"],
+                          nvidia_smi_version=state.result["nvidia_smi_version"],
+                          driver_version=state.result["driver_version"],
+                          cuda_version=state.result["cuda_version"],
+                          gpus=[g.build() for g in state.gpus], processes=state.processes,
+                          warnings=state.warnings)
+
+
+def table(result: NvidiaSmiTable) -> str:
+    """One line per GPU, then the processes."""
+    head = ["gpu", "name", "bus_id", "ecc_unc", "temp_c", "perf", "power_w", "mem_used/total",
+            "util%", "mig"]
+    rows = [[str(g.index), g.name, g.bus_id or "", str(g.volatile_uncorrectable_ecc),
+             str(g.temperature_c), g.perf_state or "", f"{g.power_draw_w}/{g.power_cap_w}",
+             f"{g.memory_used_mib}/{g.memory_total_mib}", str(g.utilization_pct),
+             str(g.mig_mode)] for g in result.gpus]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    out = [f"driver {result.driver_version}  cuda {result.cuda_version}"]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in [head, *rows]]
+    for p in result.processes:
+        out.append(f"gpu {p.gpu} pid {p.pid} {p.type} {p.process_name} {p.used_memory_mib} MiB")
+    return "\n".join(out)

@@ -1,0 +1,123 @@
+"""`nvidia-smi topo -m` / `-p2p`: matrix, affinity columns, legends, GPU-NIC affinity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabtui.parsers import nvidia_smi_topo as topo
+from fabtui.parsers.errors import ParseError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "nvidia-smi-topo"
+
+
+def _parse(name: str) -> topo.NvidiaSmiTopo:
+    return topo.parse((FIXTURES / name).read_text())
+
+
+def test_dgx1_inline_nics_tab_separated() -> None:
+    result = _parse("felixfu-topo-m-dgx1-v100-4xmlx5.txt")
+    assert result.matrix_type == "topology"
+    assert result.devices[:2] == ["GPU0", "GPU1"] and result.devices[8:] == [
+        "mlx5_0", "mlx5_2", "mlx5_1", "mlx5_3"]
+    assert result.matrix["GPU0"]["GPU3"] == "NV2"
+    assert result.matrix["GPU7"]["mlx5_3"] == "PIX"
+    assert result.matrix["mlx5_1"]["GPU2"] == "PIX"
+    assert result.matrix["GPU0"]["GPU0"] == "X"
+    assert result.cpu_affinity["GPU4"] == "20-39,60-79"
+    assert "mlx5_0" not in result.cpu_affinity
+    assert result.numa_affinity == {} and result.nic_legend == {}
+    assert result.gpu_nic_affinity["GPU2"].nic_devices == ["mlx5_1"]
+    assert result.gpu_nic_affinity["GPU2"].connection == "PIX"
+    assert result.legend["NV#"] == "Connection traversing a bonded set of # NVLinks"
+
+
+def test_old_driver_soc_legend_and_phb_only_nic() -> None:
+    result = _parse("felixfu-topo-matrix-2xK80-mlx4-old-legend.txt")
+    assert result.devices == ["GPU0", "GPU1", "GPU2", "GPU3", "mlx4_0"]
+    assert "SOC" in result.legend
+    assert result.gpu_nic_affinity["GPU3"].connection == "PHB"
+    assert result.cpu_affinity == {f"GPU{i}": "0-11" for i in range(4)}
+
+
+def test_newer_driver_nic_legend_numa_and_gpu_numa_id() -> None:
+    result = _parse("synthetic-topo-m-nic-legend-gpu-numa-id-tabs.txt")
+    assert result.nic_legend["NIC4"] == "mlx5_bond_0"
+    assert result.numa_affinity == {"GPU0": "0", "GPU1": "0", "GPU2": "1", "GPU3": "1"}
+    assert result.gpu_numa_id["GPU3"] is None
+    assert result.cpu_affinity["GPU2"] == "56-111,168-223"
+    assert "NIC0" not in result.cpu_affinity
+    affinity = result.gpu_nic_affinity["GPU3"]
+    assert (affinity.nics, affinity.nic_devices, affinity.connection) == (
+        ["NIC3"], ["mlx5_3"], "PIX")
+    assert result.warnings == []
+
+
+def test_srun_prefix_and_crlf() -> None:
+    result = _parse("synthetic-topo-m-srun-prefix-crlf-pxb.txt")
+    assert result.devices == ["GPU0", "GPU1", "GPU2", "GPU3", "NIC0", "NIC1"]
+    assert result.gpu_nic_affinity["GPU1"].connection == "PXB"
+    assert result.gpu_nic_affinity["GPU1"].nic_devices == ["mlx5_0"]
+    assert result.numa_affinity["GPU3"] == "1"
+
+
+def test_p2p_matrix_type_from_command_and_legend() -> None:
+    result = _parse("mlengineering-topo-p2p-r-h100.txt")
+    assert result.matrix_type == "p2p_read"
+    assert result.matrix["GPU3"]["GPU5"] == "OK"
+    assert result.legend["CNS"] == "Chipset not supported"
+    assert result.gpu_nic_affinity == {}
+    without_command = (FIXTURES / "mlengineering-topo-p2p-r-h100.txt").read_text() \
+        .replace("$ nvidia-smi topo -p2p r\n", "")
+    assert topo.parse(without_command).matrix_type == "p2p"
+
+
+def test_gpu_only_matrix_has_no_nic_affinity() -> None:
+    result = _parse("mlengineering-topo-m-h100-8gpu.txt")
+    assert result.matrix["GPU7"]["GPU0"] == "NV18"
+    assert result.numa_affinity["GPU4"] == "1"
+    assert result.gpu_nic_affinity == {}
+
+
+def test_closest_nic_ties_and_node_only() -> None:
+    text = ("\tGPU0\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n"
+            "GPU0\t X \tNODE\tNODE\t0-7\t0\n"
+            "NIC0\tNODE\t X \tPIX\n"
+            "NIC1\tNODE\tPIX\t X \n\n"
+            "NIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n")
+    affinity = topo.parse(text).gpu_nic_affinity["GPU0"]
+    assert affinity.connection == "NODE" and affinity.nic_devices == ["mlx5_0", "mlx5_1"]
+
+
+def test_single_gpu_header_and_markdown_quote() -> None:
+    text = "> \tGPU0\tCPU Affinity\tNUMA Affinity\n> GPU0\t X \t0-15\tN/A\n"
+    result = topo.parse(text)
+    assert result.devices == ["GPU0"] and result.numa_affinity == {"GPU0": None}
+    assert result.cpu_affinity == {"GPU0": "0-15"}
+
+
+def test_short_row_is_reported() -> None:
+    text = "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\n"
+    result = topo.parse(text)
+    assert result.matrix["GPU1"] == {"GPU0": "NV4"}
+    assert any("1 of 2" in w for w in result.warnings)
+
+
+def test_refusals() -> None:
+    with pytest.raises(ParseError, match="no topology matrix header"):
+        topo.parse("NIC statistics:\n     rx_packets: 1\n")
+    with pytest.raises(ParseError) as caught:
+        topo.parse("$ nvidia-smi topo -m\n\tGPU0\tGPU1\tCPU Affinity\n")
+    assert caught.value.line == 3
+
+
+def test_detect_is_distinctive() -> None:
+    assert topo.detect((FIXTURES / "mlengineering-topo-m-a100-8gpu.txt").read_text()) >= 0.8
+    assert topo.detect("| NVIDIA-SMI 550.127.05   Driver Version: 550.127.05 |") == 0.0
+    assert topo.detect("GPU0: Pass\n") == 0.0
+
+
+def test_table_lists_closest_nics() -> None:
+    rendered = topo.table(_parse("synthetic-topo-m-nic-legend-gpu-numa-id-tabs.txt"))
+    assert "GPU0 -> mlx5_0 (PIX)" in rendered

@@ -1,0 +1,934 @@
+"""NCCL_DEBUG=INFO/WARN logs, PyTorch ProcessGroupNCCL watchdog/desync messages, torchrun failures.
+
+    host:1234:1250 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_3:1/RoCE [RO]; OOB ...
+    host:1234:1250 [0] NCCL INFO Channel 00/0 : 1[1] -> 8[0] [receive] via NET/IB/0/GDRDMA
+    host:1234:1299 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer ...
+    [rank1]:[E1003 ...] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(...)
+
+Such logs are usually mixed with training output, bash traces and launcher prefixes, and can be
+hundreds of megabytes. Each line is classified by cheap substring tests before any regular
+expression runs; ordinary INFO lines are only counted or aggregated (transports, GPUDirect RDMA
+per NET device, channel counts, NCCL settings), and only failures and Init COMPLETE lines become
+events.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fabtui.model.parsed.nccl_log import (
+    EventType,
+    NcclInterface,
+    NcclLog,
+    NcclLogEvent,
+    NcclLogRank,
+    NcclNetChannelUse,
+    NcclNetDevice,
+)
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.text import normalize, strip_launcher_prefix
+
+KIND = "nccl-log"
+MODEL = NcclLog
+DESCRIPTION = ("NCCL_DEBUG=INFO/WARN logs and PyTorch ProcessGroupNCCL watchdog, desync and "
+               "torchrun failure messages")
+
+MAX_EVENTS = 10000
+_RankSource = Literal["pytorch", "desync", "torchrun", "init", "device"] | None
+_MESSAGE_MAX = 500
+
+_PREFIX = re.compile(r"(?:^|[\s\]:>])([A-Za-z0-9_.\-]+):(\d+):(\d+) \[(\d+)\]")
+_WARN_SOURCE = re.compile(r"\]\s+(\S+?:\d+)(?:\s+\([^)]*\))?\s*$")
+_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+[\w.+\-]*)")
+_RANK_PREFIX = re.compile(r"^\s*\[rank(\d+)\]:")
+_C10_PREFIX = re.compile(r"^(?:\s*\[rank\d+\]:)?\s*\[?[EWIF](?:\d{4} [\d:.]+(?: +\d+)?)? ?"
+                         r"[\w./\-]+:\d+\]\s*")
+_PG_RANK = re.compile(r"\[(?:PG (.+?) )?Rank (\d+)\]")
+_SEQNUM = re.compile(r"SeqNum=(\d+)")
+_OPTYPE = re.compile(r"OpType=(\w+)")
+_TIMEOUT = re.compile(r"Timeout\(ms\)=(\d+)")
+_RAN_FOR = re.compile(r"ran for (\d+) milliseconds")
+_NUMEL_IN = re.compile(r"NumelIn=(-?\d+)")
+_NUMEL_OUT = re.compile(r"NumelOut=(-?\d+)")
+_WORK_SEQ = re.compile(r"(?:work sequence id:|watchdog at work:|Timeout at NCCL work:)\s*(\d+)")
+_ENQUEUED = re.compile(r"last enqueued (?:NCCL )?work:\s*(\d+)")
+_COMPLETED = re.compile(r"last completed (?:NCCL )?work:\s*(\d+)")
+_DESYNC = re.compile(r"\[(\d+)\]\s+(?:finished collective #(\d+),? but |joined but )?"
+                     r"didn't (join|finish) collective #(\d+)")
+_DESYNC_TIMEOUT = re.compile(r"Timeout at collective:\s*(\w+),\s*#(\d+)")
+_NCCL_ERROR = re.compile(r"NCCL error in:\s*(\S+?):(\d+),\s*(.*?)(?:,\s*NCCL version\s+(\S+?))?"
+                         r"\s*$")
+_EXITCODE = re.compile(r"failed \(exitcode: (-?\d+)\)(?: local_rank: (\d+))?(?: \(pid: (\d+)\))?")
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
+_PEER = re.compile(r"(?:from peer|[Cc]onnect to|remote peer|recv from|send to|from)\s+"
+                   r"(?=[^\s<>,]*[\d.:])([^\s<>,]+)(?:<(\d+)>)?")
+_LOADED_PLUGIN = re.compile(r"[Ll]oaded net plugin\s+(.+?)\s*$")
+_IB_STATUS = re.compile(r"with (?:error (\d+)|status=(?:(\w+)\()?(\d+)\)?)")
+_IB_OPCODE = re.compile(r"opcode[= ](?:(\w+)\()?(\d+)")
+_IB_LEN = re.compile(r"\blen[= ](\d+)")
+_IB_VENDOR = re.compile(r"vendor[ _]err[= ](\d+)")
+_IB_DIRECTION = re.compile(r"vendor[ _]err[= ]\d+\s*\((\w+)\)")
+_IB_LOCAL_GID = re.compile(r"localGid\s+(\S+)")
+_IB_REMOTE_GID = re.compile(r"remoteGids?\s*(\S+)")
+_HCA = re.compile(r"\bhca\s+(\S+)|\b(mlx\d+_\w+|ibp\w+|rdmap\w+|irdma\w*|bnxt_\w+):\d+")
+_ERRNO = re.compile(r"(?:returned|errno)\s+(\d+)")
+_NET_USING = re.compile(r"^NET/(\w+)\s*:\s*Using\s+(.*)$")
+_NET_ENTRY = re.compile(r"\[(\d+)\]([^\s\[;]+)")
+_IB_ENTRY = re.compile(r"^([^:]+):(\d+)/(\S+)$")
+_SOCK_ENTRY = re.compile(r"^([^:]+):(.+?)(?:<\d+>)?$")
+_OOB = re.compile(r"OOB\s+([^:\s]+):(\S+?)(?:<\d+>)?(?:\s|$)")
+_BOOTSTRAP_USING = re.compile(r"^Bootstrap\s*:\s*Using\s+(?:\[\d+\])?([^:\s]+):(\S+?)(?:<\d+>)?"
+                              r"(?:\s|$)")
+_CHANNEL_NET = re.compile(r":\s*(\d+)(?:\[\d+\])?\s*->\s*(\d+)(?:\[\d+\])?\s*"
+                          r"(?:\[(send|receive)\]\s*)?via NET/([^/]+)/(\d+)(?:\(\d+\))?(\S*)")
+_RING_DEF = re.compile(r"^Channel (\d+)(?:/(\d+))? :[\s\d]+$")
+_CHANNEL_COUNTS = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels(?!,? per)|"
+                             r"(\d+) p2p channels per peer")
+_INIT = re.compile(r"\brank (\d+) nranks (\d+)", re.IGNORECASE)
+_COMM_TOPO = re.compile(r"^comm (0x[0-9a-fA-F]+) rank (\d+) nRanks (\d+) nNodes (\d+) "
+                        r"localRanks (\d+) localRank (\d+)")
+_CUDA_DEV = re.compile(r"cudaDev (\d+)")
+_BUS_ID = re.compile(r"busId (\w+)")
+_COMM_ID = re.compile(r"commId (0x[0-9a-fA-F]+)")
+_COMM_PTR = re.compile(r"\bcomm (0x[0-9a-fA-F]+)")
+_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
+_RING_GDR = re.compile(r"use ring PXN \d+ GDR (\d)")
+_OFI_VERSION = re.compile(r"NET/OFI (?:Using|Initializing) (aws-ofi-nccl \S+)")
+_OFI_PROVIDER = re.compile(r"NET/OFI Selected [Pp]rovider is ([^,(]+?)\s*(?:[,(]|$)")
+_BLOCK_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
+_BLOCK_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
+
+_WC_STATUS = ("SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR", "LOC_PROT_ERR",
+              "WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR", "LOC_ACCESS_ERR", "REM_INV_REQ_ERR",
+              "REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR",
+              "LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR", "INV_EECN_ERR",
+              "INV_EEC_STATE_ERR", "FATAL_ERR", "RESP_TIMEOUT_ERR", "GENERAL_ERR")
+_OTHER_KEYS = re.compile(r"atchdog|ollective|NCCL|DistBackend|erminat|what\(\):|ChildFailed|"
+                         r"exitcode|CUDA|Cuda|onnect|eartbeat")
+_CACHE_MAX = 200000
+
+
+_ChannelFacts = tuple[str | None, tuple[str, int, bool] | None, int | None]
+
+
+@dataclass
+class _Prefix:
+    host: str | None = None
+    pid: int | None = None
+    device: int | None = None
+    source: str | None = None
+
+
+@dataclass
+class _ChildBlock:
+    """A torchrun ChildFailedError report being read."""
+
+    event: NcclLogEvent
+    section: str | None = None
+    entry: NcclLogEvent | None = None
+    left: int = 80
+
+
+@dataclass
+class _State:
+    events: list[NcclLogEvent] = field(default_factory=list)
+    dropped: int = 0
+    versions: dict[str, None] = field(default_factory=dict)
+    hosts: dict[str, None] = field(default_factory=dict)
+    ranks: dict[tuple[object, ...], NcclLogRank] = field(default_factory=dict)
+    pid_rank: dict[tuple[str | None, int], tuple[int, int]] = field(default_factory=dict)
+    topo: dict[tuple[str | None, int | None, str], tuple[int, int, int]] = \
+        field(default_factory=dict)
+    watchdogs: dict[tuple[int | None, int | None], NcclLogEvent] = field(default_factory=dict)
+    desync_ops: dict[int, str] = field(default_factory=dict)
+    net_devices: dict[tuple[object, ...], NcclNetDevice] = field(default_factory=dict)
+    oob: dict[tuple[str, str], NcclInterface] = field(default_factory=dict)
+    bootstrap: dict[tuple[str, str], NcclInterface] = field(default_factory=dict)
+    relaxed_ordering: bool | None = None
+    networks: dict[str, None] = field(default_factory=dict)
+    plugins: dict[str, None] = field(default_factory=dict)
+    ofi_provider: str | None = None
+    channel_transports: dict[str, None] = field(default_factory=dict)
+    channel_use: dict[tuple[str, int, bool], list[Any]] = field(default_factory=dict)
+    channel_cache: dict[str, _ChannelFacts] = field(default_factory=dict)
+    ring_gdr: set[int] = field(default_factory=set)
+    gdr_enabled: int = 0
+    gdr_disabled: dict[str, None] = field(default_factory=dict)
+    channels: dict[str, int] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    info_lines: int = 0
+    warn_lines: int = 0
+    block: _ChildBlock | None = None
+    pending_terminate: NcclLogEvent | None = None
+    pending_line: int = 0
+    nranks: int | None = None
+    n_nodes: int | None = None
+    local_ranks: int | None = None
+    cuda_driver: int | None = None
+    evidence: bool = False
+
+
+def detect(text: str) -> float:
+    """How sure we are that `text` is an NCCL / PyTorch-NCCL log (0..1)."""
+    sample = text[:65536] + ("\n" + text[-32768:] if len(text) > 65536 else "")
+    if "NCCL INFO" in sample or "NCCL WARN" in sample:
+        return 0.9 if _PREFIX.search(sample) else 0.85
+    if any(key in sample for key in ("Watchdog caught collective operation timeout",
+                                     "failure detected by watchdog", "WorkNCCL(",
+                                     "ProcessGroupNCCL", "NCCL error in:")):
+        return 0.9
+    if "didn't join collective #" in sample or "didn't finish collective #" in sample:
+        return 0.85
+    if "NCCL version" in sample:
+        return 0.6
+    if "ChildFailedError" in sample or "DistBackendError" in sample:
+        return 0.4
+    return 0.0
+
+
+def parse(text: str) -> NcclLog:
+    """Parse an NCCL / PyTorch distributed log; raises `ParseError` if it has no NCCL content."""
+    state = _State()
+    lines = normalize(text).split("\n")
+    for number, line in enumerate(lines, start=1):
+        if state.block is not None and _child_block_line(state, state.block, number, line):
+            continue
+        pos = line.find("NCCL INFO")
+        if pos >= 0:
+            _info_line(state, number, line, pos)
+        elif "NCCL WARN" in line:
+            _warn_line(state, number, line, lines)
+        elif _OTHER_KEYS.search(line):
+            _other_line(state, number, line)
+    if not state.evidence:
+        raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
+                                     "found")
+    return _result(state)
+
+
+# ---- NCCL INFO ------------------------------------------------------------------------------
+
+def _info_line(state: _State, number: int, line: str, pos: int) -> None:
+    """Dispatch an INFO line on its message start; most lines are only counted or tallied."""
+    state.info_lines += 1
+    state.evidence = True
+    msg = line[pos + 10:].strip()
+    if msg.startswith(("Channel ", "Ring ")):
+        _channel_line(state, msg)
+    elif ": opCount " in msg:
+        name = msg.split(":", 1)[0]
+        state.calls[name] = state.calls.get(name, 0) + 1
+    elif "Init COMPLETE" in msg or "Init START" in msg:
+        _init_line(state, number, line, pos, msg)
+    elif msg.startswith("NCCL version"):
+        _version(state, msg)
+        _note_host(state, line, pos)
+    elif msg.startswith("NET/"):
+        _net_info(state, number, line, pos, msg)
+    elif msg.startswith("Bootstrap"):
+        _bootstrap_info(state, line, pos, msg)
+    elif msg.startswith("NCCL_") and " set " in msg:
+        env = _ENV.match(msg)
+        if env and env.group(1) not in state.env:
+            state.env[env.group(1)] = env.group(2)
+    else:
+        _misc_info(state, line, pos, msg)
+
+
+def _channel_line(state: _State, msg: str) -> None:
+    """Tally a channel connection line; identical lines (common) are read once and cached."""
+    cached = state.channel_cache.get(msg)
+    if cached is None:
+        cached = _read_channel(state, msg)
+        if len(state.channel_cache) < _CACHE_MAX:
+            state.channel_cache[msg] = cached
+    name, key, owner = cached
+    if name is None:
+        return
+    state.channel_transports[name] = None
+    if key is None:
+        return
+    use = state.channel_use.get(key)
+    if use is None:
+        use = state.channel_use[key] = [0, set()]
+    use[0] += 1
+    if owner is not None:
+        use[1].add(owner)
+
+
+def _read_channel(state: _State, msg: str) -> _ChannelFacts:
+    via = msg.find(" via ")
+    if via < 0:
+        ring = _RING_DEF.match(msg)
+        if ring:
+            total = int(ring.group(2)) if ring.group(2) else int(ring.group(1)) + 1
+            if total > state.channels.get("ring", 0):
+                state.channels["ring"] = total
+        return None, None, None
+    parts = msg[via + 5:].split("/", 2)
+    name = f"{parts[0]}/{parts[1]}" if parts[0] in ("NET", "P2P") and len(parts) > 1 \
+        else parts[0]
+    match = _CHANNEL_NET.search(msg) if parts[0] == "NET" else None
+    if match is None:
+        return name.strip(), None, None
+    src, dst, direction, net, nic, rest = match.groups()
+    owner = int(dst) if direction == "receive" else int(src)
+    return name.strip(), (net, int(nic), "GDRDMA" in rest), owner
+
+
+def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> None:
+    """Init START / COMPLETE: the rank map (rank -> host, pid, GPU) and init_complete events."""
+    prefix = _prefix(line[:pos])
+    _add_host(state, prefix.host)
+    init = _INIT.search(msg)
+    if init is None:
+        return
+    rank, nranks = int(init.group(1)), int(init.group(2))
+    device = _int_group(_CUDA_DEV.search(msg))
+    bus = _bus_id(msg)
+    comm_match = _COMM_ID.search(msg) or _COMM_PTR.search(msg)
+    comm = comm_match.group(1) if comm_match else None
+    key = (prefix.host, prefix.pid, rank, nranks, comm)
+    if key not in state.ranks:
+        state.ranks[key] = NcclLogRank(rank=rank, nranks=nranks, host=prefix.host,
+                                       pid=prefix.pid, device=device, bus_id=bus, comm_id=comm)
+    if prefix.pid is not None:
+        known = state.pid_rank.get((prefix.host, prefix.pid))
+        if known is None or nranks > known[0]:
+            state.pid_rank[(prefix.host, prefix.pid)] = (nranks, rank)
+    state.nranks = max(state.nranks or 0, nranks)
+    if "Init COMPLETE" in msg:
+        _add_event(state, NcclLogEvent(
+            type="init_complete", rank=rank, rank_source="init", host=prefix.host, seq=None,
+            op=None, timeout_ms=None, peer=None, status=None, line=number,
+            message=msg[:_MESSAGE_MAX], pid=prefix.pid,
+            device=device if device is not None else prefix.device, nranks=nranks,
+            bus_id=bus, comm_id=comm))
+
+
+def _bus_id(msg: str) -> str | None:
+    match = _BUS_ID.search(msg)
+    return match.group(1) if match else None
+
+
+def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None:
+    if not msg.startswith("NET/Plugin: Failed to find"):
+        _note_host(state, line, pos)
+    using = _NET_USING.match(msg)
+    if using:
+        _net_using(state, line, pos, using.group(1), using.group(2))
+        return
+    if msg.startswith("NET/Plugin"):
+        lowered = msg.lower()
+        if any(k in lowered for k in ("could not find", "no plugin found", "plugin load returned",
+                                      "failed to load", "dlopen")):
+            _event_from_prefix(state, number, line, pos, "plugin_not_found", msg)
+        else:
+            loaded = _LOADED_PLUGIN.search(msg)
+            if loaded:
+                state.plugins[loaded.group(1)] = None
+        return
+    if msg.startswith("NET/OFI"):
+        version = _OFI_VERSION.search(msg)
+        if version:
+            state.plugins[version.group(1)] = None
+        provider = _OFI_PROVIDER.search(msg)
+        if provider and state.ofi_provider is None:
+            state.ofi_provider = provider.group(1)
+        return
+    if "GPU Direct RDMA" in msg:
+        _gdr_line(state, msg)
+
+
+def _net_using(state: _State, line: str, pos: int, transport: str, rest: str) -> None:
+    host = _prefix(line[:pos]).host
+    _add_host(state, host)
+    devices, _, oob = rest.partition(";")
+    if "[RO]" in devices:
+        state.relaxed_ordering = True
+    for index, entry in _NET_ENTRY.findall(devices):
+        device = _net_device(transport, int(index), entry)
+        if device is None:
+            continue
+        key = (device.transport, device.index, device.device, device.port, device.link_layer,
+               device.address)
+        known = state.net_devices.setdefault(key, device)
+        if host and host not in known.hosts:
+            known.hosts.append(host)
+    for interface, address in _OOB.findall(oob):
+        _add_interface(state.oob, interface, address, host)
+
+
+def _net_device(transport: str, index: int, entry: str) -> NcclNetDevice | None:
+    if entry == "RO":
+        return None
+    ib = _IB_ENTRY.match(entry)
+    if ib:
+        return NcclNetDevice(transport=transport, index=index, device=ib.group(1),
+                             port=int(ib.group(2)), link_layer=ib.group(3))
+    sock = _SOCK_ENTRY.match(entry)
+    if sock:
+        return NcclNetDevice(transport=transport, index=index, device=sock.group(1), port=None,
+                             link_layer=None, address=sock.group(2))
+    return NcclNetDevice(transport=transport, index=index, device=entry, port=None,
+                         link_layer=None)
+
+
+def _add_interface(target: dict[tuple[str, str], NcclInterface], interface: str, address: str,
+                   host: str | None) -> None:
+    known = target.setdefault((interface, address),
+                              NcclInterface(interface=interface, address=address))
+    if host and host not in known.hosts:
+        known.hosts.append(host)
+
+
+def _bootstrap_info(state: _State, line: str, pos: int, msg: str) -> None:
+    using = _BOOTSTRAP_USING.match(msg)
+    if using:
+        host = _prefix(line[:pos]).host
+        _add_host(state, host)
+        _add_interface(state.bootstrap, using.group(1), using.group(2), host)
+
+
+def _gdr_line(state: _State, msg: str) -> None:
+    if "Disabled" in msg:
+        if len(state.gdr_disabled) < 50:
+            state.gdr_disabled[msg] = None
+    elif "Enabled" in msg:
+        state.gdr_enabled += 1
+
+
+def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:
+    if "coll channels" in msg or "p2p channels" in msg:
+        for number, kind, per_peer in _CHANNEL_COUNTS.findall(msg):
+            name, value = ("p2p_per_peer", per_peer) if per_peer else (kind, number)
+            if int(value) > state.channels.get(name, -1):
+                state.channels[name] = int(value)
+    elif msg.startswith("comm ") and "nRanks" in msg:
+        _comm_topology(state, line, pos, msg)
+    elif msg.startswith("Connected all rings") and "GDR" in msg:
+        gdr = _RING_GDR.search(msg)
+        if gdr:
+            state.ring_gdr.add(int(gdr.group(1)))
+    elif msg.startswith("GPU Direct RDMA"):
+        _gdr_line(state, msg)
+    elif msg.startswith("Using network "):
+        state.networks[msg[len("Using network "):].strip()] = None
+    elif msg.startswith("cudaDriverVersion") and state.cuda_driver is None:
+        _note_host(state, line, pos)
+        value = msg.split()[-1]
+        state.cuda_driver = int(value) if value.isdigit() else None
+    elif msg.startswith("Successfully loaded external plugin"):
+        state.plugins[msg.rsplit(" ", 1)[-1]] = None
+    elif "NCCL version" in msg:
+        _version(state, msg)
+
+
+def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
+    topo = _COMM_TOPO.match(msg)
+    if topo is None:
+        return
+    pointer, rank, nranks, nodes, local_ranks, local_rank = topo.groups()
+    prefix = _prefix(line[:pos])
+    _add_host(state, prefix.host)
+    state.topo[(prefix.host, prefix.pid, pointer)] = (int(nodes), int(local_ranks),
+                                                     int(local_rank))
+    state.n_nodes = max(state.n_nodes or 0, int(nodes))
+    state.local_ranks = max(state.local_ranks or 0, int(local_ranks))
+    state.nranks = max(state.nranks or 0, int(nranks))
+    key = (prefix.host, prefix.pid, int(rank), int(nranks), pointer)
+    if not any(r.rank == int(rank) and r.nranks == int(nranks) and r.host == prefix.host
+               and r.pid == prefix.pid for r in state.ranks.values()):
+        state.ranks[key] = NcclLogRank(rank=int(rank), nranks=int(nranks), host=prefix.host,
+                                       pid=prefix.pid, device=prefix.device, bus_id=None,
+                                       comm_id=pointer)
+    if prefix.pid is not None:
+        known = state.pid_rank.get((prefix.host, prefix.pid))
+        if known is None or int(nranks) > known[0]:
+            state.pid_rank[(prefix.host, prefix.pid)] = (int(nranks), int(rank))
+
+
+# ---- NCCL WARN ------------------------------------------------------------------------------
+
+def _warn_line(state: _State, number: int, line: str, lines: list[str]) -> None:
+    """Every WARN line is an event; a completion error wrapped onto the next line is joined."""
+    state.warn_lines += 1
+    state.evidence = True
+    pos = line.find("NCCL WARN")
+    msg = line[pos + 9:].strip()
+    if "Got completion from peer" in msg and "vendor" not in msg and number < len(lines):
+        follow = lines[number].strip()
+        if follow and "NCCL" not in follow:
+            msg = f"{msg} {follow}"
+    kind = _classify_warn(msg, line[:pos])
+    _event_from_prefix(state, number, line, pos, kind, msg, warn=True)
+
+
+def _classify_warn(msg: str, head: str) -> EventType:
+    lowered = msg.lower()
+    if "got completion from peer" in lowered:
+        return "ib_completion_error"
+    if "async event" in lowered or "async fatal event" in lowered:
+        return "ib_async_event"
+    if "connect to" in lowered and ("failed" in lowered or "returned" in lowered):
+        return "socket_connect_refused" if "refused" in lowered else "connect_failed"
+    if "connection refused" in lowered:
+        return "socket_connect_refused"
+    if "closed by remote peer" in lowered or "connection closed" in lowered \
+            or "reset by peer" in lowered:
+        return "connection_closed"
+    if lowered.startswith("bootstrap") or "bootstrap.cc" in head or "no socket interface" \
+            in lowered or "no interface found" in lowered:
+        return "bootstrap_error"
+    if re.search(r"network .+ not found|net/plugin.*(?:could not find|not found|no plugin)",
+                 lowered):
+        return "plugin_not_found"
+    if "net/plugin" in lowered or "net plugin" in lowered or lowered.startswith("net/ofi"):
+        return "net_plugin_error"
+    if "cuda failure" in lowered or "cuda error" in lowered:
+        return "cuda_error"
+    return "nccl_warn"
+
+
+def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: EventType,
+                       msg: str, *, warn: bool = False) -> None:
+    prefix = _prefix(line[:pos], source=warn)
+    _add_host(state, prefix.host)
+    event = NcclLogEvent(type=kind, rank=None, host=prefix.host, seq=None, op=None,
+                         timeout_ms=None, peer=None, status=None, line=number,
+                         message=msg[:_MESSAGE_MAX], pid=prefix.pid, device=prefix.device,
+                         source=prefix.source)
+    _fill_network_details(event, msg)
+    _add_event(state, event)
+
+
+def _fill_network_details(event: NcclLogEvent, msg: str) -> None:
+    """Peer, status and IB completion fields of a network failure message."""
+    if event.type in ("ib_completion_error", "connect_failed", "socket_connect_refused",
+                      "connection_closed"):
+        peer = _PEER.search(msg)
+        if peer:
+            event.peer = peer.group(1)
+            event.peer_port = int(peer.group(2)) if peer.group(2) else None
+    if event.type in ("connect_failed", "socket_connect_refused", "connection_closed"):
+        errno = _ERRNO.search(msg)
+        event.status = int(errno.group(1)) if errno else None
+    if event.type in ("ib_completion_error", "ib_async_event"):
+        hca = _HCA.search(msg)
+        if hca:
+            event.hca = hca.group(1) or hca.group(2)
+    if event.type == "ib_completion_error":
+        _fill_ib_completion(event, msg)
+
+
+def _fill_ib_completion(event: NcclLogEvent, msg: str) -> None:
+    status = _IB_STATUS.search(msg)
+    if status:
+        event.status = int(status.group(1) or status.group(3))
+        name = status.group(2)
+        if name is None and 0 <= event.status < len(_WC_STATUS):
+            name = f"IBV_WC_{_WC_STATUS[event.status]}"
+        event.status_name = name
+    opcode = _IB_OPCODE.search(msg)
+    event.opcode = int(opcode.group(2)) if opcode else None
+    event.length = _int_group(_IB_LEN.search(msg))
+    event.vendor_err = _int_group(_IB_VENDOR.search(msg))
+    direction = _IB_DIRECTION.search(msg)
+    event.direction = direction.group(1) if direction else None
+    local, remote = _IB_LOCAL_GID.search(msg), _IB_REMOTE_GID.search(msg)
+    event.local_gid = local.group(1) if local else None
+    event.remote_gid = remote.group(1) if remote else None
+
+
+# ---- PyTorch, torchrun and other lines -------------------------------------------------------
+
+def _other_line(state: _State, number: int, raw: str) -> None:
+    """PyTorch, torchrun and plain-text lines that passed the keyword pre-filter."""
+    _, line = strip_launcher_prefix(raw)
+    if "what():" in line and state.pending_terminate is not None \
+            and number - state.pending_line <= 3:
+        _what_line(state, line)
+    if "NCCL version" in line and "NCCL error in" not in line:
+        _version(state, line)
+        state.evidence = True
+    if "eartbeat monitor timed out" in line or "watchdog got stuck" in line:
+        _add_simple(state, number, line, "heartbeat_timeout")
+    elif "atchdog" in line or "NCCL work" in line:
+        _watchdog_line(state, number, line)
+    elif "ollective" in line and ("didn't join" in line or "didn't finish" in line
+                                  or "Timeout at collective" in line):
+        _desync_line(state, number, line)
+    elif "NCCL error in:" in line:
+        _nccl_error_line(state, number, line)
+    elif "erminat" in line:
+        _terminate_line(state, number, line)
+    elif "DistBackendError:" in line:
+        _add_simple(state, number, line, "dist_backend_error")
+    elif "ChildFailedError" in line:
+        _child_failed_start(state, number, line)
+    elif "failed (exitcode:" in line:
+        _exitcode_line(state, number, line)
+    elif "CUDA error:" in line or "CUDA out of memory" in line or "Cuda failure" in line:
+        _add_simple(state, number, line, "cuda_error")
+    elif "onnect" in line and ("Connect to" in line or "Connection refused" in line
+                               or "closed by remote peer" in line):
+        _socket_line(state, number, line)
+
+
+def _watchdog_line(state: _State, number: int, line: str) -> None:
+    """Watchdog lines; restatements of one rank's timeout at one seq merge into one event."""
+    seq = _SEQNUM.search(line) or _WORK_SEQ.search(line)
+    if seq is None and "Watchdog caught collective operation timeout" not in line:
+        if "dump signal" in line:
+            _pg_status_line(state, number, line)
+        return
+    rank, pg, source = _pytorch_rank(line)
+    key = (rank, int(seq.group(1)) if seq else None)
+    event = state.watchdogs.get(key)
+    if event is None:
+        event = NcclLogEvent(type="watchdog_timeout", rank=rank, rank_source=source, host=None,
+                             seq=key[1], op=None, timeout_ms=None, peer=None, status=None,
+                             line=number, message=_message(line), pg=pg)
+        if not _add_event(state, event):
+            return
+        state.watchdogs[key] = event
+    _fill_watchdog(event, line, pg)
+
+
+def _pg_status_line(state: _State, number: int, line: str) -> None:
+    """`Received a dump signal ... Last enqueued NCCL work: X, last completed NCCL work: Y`."""
+    enqueued = _ENQUEUED.search(line.replace("Last enqueued", "last enqueued"))
+    if enqueued is None:
+        return
+    event = _add_simple(state, number, line, "pg_status")
+    if event is not None:
+        event.last_enqueued = int(enqueued.group(1))
+        event.last_completed = _int_group(_COMPLETED.search(line))
+
+
+def _fill_watchdog(event: NcclLogEvent, line: str, pg: str | None) -> None:
+    event.op = event.op or _group(_OPTYPE.search(line))
+    event.timeout_ms = event.timeout_ms if event.timeout_ms is not None \
+        else _int_group(_TIMEOUT.search(line))
+    event.ran_for_ms = event.ran_for_ms if event.ran_for_ms is not None \
+        else _int_group(_RAN_FOR.search(line))
+    event.numel_in = event.numel_in if event.numel_in is not None \
+        else _int_group(_NUMEL_IN.search(line))
+    event.numel_out = event.numel_out if event.numel_out is not None \
+        else _int_group(_NUMEL_OUT.search(line))
+    event.last_enqueued = event.last_enqueued if event.last_enqueued is not None \
+        else _int_group(_ENQUEUED.search(line))
+    event.last_completed = event.last_completed if event.last_completed is not None \
+        else _int_group(_COMPLETED.search(line))
+    event.pg = event.pg or pg
+
+
+def _pytorch_rank(line: str) -> tuple[int | None, str | None, _RankSource]:
+    """Rank and process group from `[PG ... Rank N]` / `[Rank N]`, else the `[rankN]:` prefix."""
+    tagged = _PG_RANK.search(line)
+    if tagged:
+        return int(tagged.group(2)), tagged.group(1), "pytorch"
+    prefix = _RANK_PREFIX.match(line)
+    if prefix:
+        return int(prefix.group(1)), None, "pytorch"
+    return None, None, None
+
+
+def _desync_line(state: _State, number: int, line: str) -> None:
+    timeout = _DESYNC_TIMEOUT.search(line)
+    if timeout:
+        state.desync_ops[int(timeout.group(2))] = timeout.group(1)
+        state.evidence = True
+        return
+    match = _DESYNC.search(line)
+    if match is None:
+        return
+    rank, finished, _, seq = match.groups()
+    _add_event(state, NcclLogEvent(
+        type="desync", rank=int(rank), rank_source="desync", host=None, seq=int(seq), op=None,
+        timeout_ms=None, peer=None, status=None, line=number, message=_message(line),
+        last_completed=int(finished) if finished else None))
+
+
+def _nccl_error_line(state: _State, number: int, line: str) -> None:
+    match = _NCCL_ERROR.search(line)
+    if match is None:
+        return
+    reason = match.group(3).strip()
+    lowered = reason.lower()
+    kind: EventType = ("unhandled_system_error" if "unhandled system error" in lowered
+                       else "cuda_error" if "cuda" in lowered else "nccl_error")
+    if match.group(4):
+        state.versions.setdefault(match.group(4), None)
+    rank, _, source = _pytorch_rank(line)
+    _add_event(state, NcclLogEvent(
+        type=kind, rank=rank, rank_source=source, host=None, seq=None, op=None,
+        timeout_ms=None, peer=None, status=None, line=number, message=_message(line),
+        source=f"{match.group(1)}:{match.group(2)}"))
+
+
+def _terminate_line(state: _State, number: int, line: str) -> None:
+    terminate = _TERMINATE.search(line)
+    if terminate:
+        kind: EventType = "dist_backend_error" if "DistBackendError" in terminate.group(1) \
+            else "process_terminated"
+        state.pending_terminate = _add_simple(state, number, line, kind)
+        state.pending_line = number
+    elif "Terminating the process after attempting to dump debug info" in line:
+        _add_simple(state, number, line, "process_terminated")
+    elif "DistBackendError:" in line:
+        _add_simple(state, number, line, "dist_backend_error")
+
+
+def _what_line(state: _State, line: str) -> None:
+    event = state.pending_terminate
+    state.pending_terminate = None
+    if event is None:
+        return
+    text = line.split("what():", 1)[1].strip()
+    event.message = f"{event.message}: {text}"[:_MESSAGE_MAX]
+    rank, pg, source = _pytorch_rank(text)
+    if rank is not None and event.rank is None:
+        event.rank, event.rank_source = rank, source
+    seq = _SEQNUM.search(text) or _WORK_SEQ.search(text)
+    if seq:
+        event.seq = int(seq.group(1))
+        _fill_watchdog(event, text, pg)
+
+
+def _add_simple(state: _State, number: int, line: str, kind: EventType) -> NcclLogEvent | None:
+    rank, pg, source = _pytorch_rank(line)
+    event = NcclLogEvent(type=kind, rank=rank, rank_source=source, host=None,
+                         seq=None, op=None, timeout_ms=None, peer=None, status=None,
+                         line=number, message=_message(line), pg=pg)
+    return event if _add_event(state, event) else None
+
+
+def _socket_line(state: _State, number: int, line: str) -> None:
+    kind = _classify_warn(_message(line), "")
+    if kind not in ("connect_failed", "socket_connect_refused", "connection_closed"):
+        return
+    event = _add_simple(state, number, line, kind)
+    if event is not None:
+        _fill_network_details(event, event.message)
+
+
+def _exitcode_line(state: _State, number: int, line: str) -> None:
+    match = _EXITCODE.search(line)
+    if match is None:
+        return
+    event = _add_simple(state, number, line, "child_failed")
+    if event is not None:
+        event.status = int(match.group(1))
+        event.local_rank = _int_group(match, 2)
+        event.pid = _int_group(match, 3)
+
+
+def _child_failed_start(state: _State, number: int, line: str) -> None:
+    event = _add_simple(state, number, line, "child_failed")
+    if event is not None:
+        state.block = _ChildBlock(event=event)
+
+
+def _child_block_line(state: _State, block: _ChildBlock, number: int, raw: str) -> bool:
+    """A line of torchrun's failure report; True when consumed."""
+    block.left -= 1
+    _, line = strip_launcher_prefix(raw)
+    text = line.strip()
+    if block.left <= 0 or (text.startswith("=") and block.section == "root" and block.entry):
+        state.block = None
+        return bool(text.startswith("="))
+    if text.startswith("Failures:"):
+        block.section, block.entry = "failures", None
+    elif text.startswith("Root Cause"):
+        block.section, block.entry = "root", None
+    elif _BLOCK_ENTRY.match(text):
+        block.entry = _block_entry(state, block, number)
+    elif (found := _BLOCK_FIELD.match(line)) and block.entry is not None:
+        _block_field(block.entry, found.group(1), found.group(2))
+    elif not (text.startswith(("=", "-")) or text.endswith("FAILED") or not text
+              or "<NO_OTHER_FAILURES>" in text):
+        return False
+    return True
+
+
+def _block_entry(state: _State, block: _ChildBlock, number: int) -> NcclLogEvent | None:
+    if block.section == "root":
+        return block.event
+    if block.section != "failures":
+        return None
+    event = NcclLogEvent(type="child_failed", rank=None, host=None, seq=None, op=None,
+                         timeout_ms=None, peer=None, status=None, line=number,
+                         message=block.event.message)
+    return event if _add_event(state, event) else None
+
+
+def _block_field(event: NcclLogEvent, name: str, value: str) -> None:
+    if name == "host":
+        event.host = value or None
+    elif name == "rank":
+        rank = re.match(r"(\d+)(?:\s*\(local_rank:\s*(\d+)\))?", value)
+        if rank:
+            event.rank, event.rank_source = int(rank.group(1)), "torchrun"
+            event.local_rank = _int_group(rank, 2)
+    elif name == "exitcode":
+        code = re.match(r"(-?\d+)(?:\s*\(pid:\s*(\d+)\))?", value)
+        if code:
+            event.status = int(code.group(1))
+            event.pid = _int_group(code, 2)
+    elif name == "traceback" and value and "To enable traceback" not in value:
+        event.message = f"{event.message}; {value}"[:_MESSAGE_MAX]
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+def _prefix(head: str, *, source: bool = False) -> _Prefix:
+    match = _PREFIX.search(head)
+    if match is None:
+        return _Prefix()
+    found = _Prefix(host=match.group(1), pid=int(match.group(2)), device=int(match.group(4)))
+    if source:
+        where = _WARN_SOURCE.search(head[match.end() - 1:])
+        found.source = where.group(1) if where else None
+    return found
+
+
+def _note_host(state: _State, line: str, pos: int) -> None:
+    _add_host(state, _prefix(line[:pos]).host)
+
+
+def _add_host(state: _State, host: str | None) -> None:
+    if host:
+        state.hosts.setdefault(host, None)
+
+
+def _version(state: _State, text: str) -> None:
+    match = _VERSION.search(text)
+    if match:
+        state.versions.setdefault(match.group(1), None)
+
+
+def _message(line: str) -> str:
+    text = _C10_PREFIX.sub("", line, count=1)
+    text = _RANK_PREFIX.sub("", text, count=1).strip()
+    return text[:_MESSAGE_MAX]
+
+
+def _group(match: re.Match[str] | None, index: int = 1) -> str | None:
+    return match.group(index) if match else None
+
+
+def _int_group(match: re.Match[str] | None, index: int = 1) -> int | None:
+    if match is None or match.group(index) is None:
+        return None
+    return int(match.group(index))
+
+
+def _add_event(state: _State, event: NcclLogEvent) -> bool:
+    state.evidence = True
+    if len(state.events) >= MAX_EVENTS:
+        state.dropped += 1
+        return False
+    state.events.append(event)
+    return True
+
+
+def _result(state: _State) -> NcclLog:
+    _resolve_ranks(state)
+    versions = list(state.versions)
+    channel_use = [NcclNetChannelUse(net=net, nic_index=nic, gdrdma=gdr, connections=count,
+                                     ranks=sorted(ranks))
+                   for (net, nic, gdr), (count, ranks) in sorted(state.channel_use.items())]
+    connections = sum(use.connections for use in channel_use)
+    with_gdr = sum(use.connections for use in channel_use if use.gdrdma)
+    warnings = [f"{state.dropped} event(s) beyond the first {MAX_EVENTS} were not kept"] \
+        if state.dropped else []
+    channels = state.channels
+    return NcclLog(
+        nccl_version=versions[0] if versions else None, nccl_versions=versions,
+        events=state.events, events_dropped=state.dropped, hosts=list(state.hosts),
+        ranks=sorted(state.ranks.values(), key=lambda r: (-r.nranks, r.rank, r.host or "")),
+        nranks=state.nranks, n_nodes=state.n_nodes, local_ranks=state.local_ranks,
+        cuda_driver_version=state.cuda_driver, transports=list(state.net_devices.values()),
+        relaxed_ordering=state.relaxed_ordering, oob_interfaces=list(state.oob.values()),
+        bootstrap_interfaces=list(state.bootstrap.values()), networks=list(state.networks),
+        net_plugins=list(state.plugins), ofi_provider=state.ofi_provider,
+        channel_transports=sorted(state.channel_transports), net_connections=connections,
+        net_connections_gdrdma=with_gdr, gpudirect_rdma=_gdr_verdict(state, connections,
+                                                                       with_gdr),
+        gpudirect_rdma_disabled=list(state.gdr_disabled), net_channel_use=channel_use,
+        coll_channels=channels.get("coll", channels.get("ring")),
+        collnet_channels=channels.get("collnet"), nvls_channels=channels.get("nvls"),
+        p2p_channels=channels.get("p2p"), p2p_channels_per_peer=channels.get("p2p_per_peer"),
+        env=state.env, collective_calls=state.calls, info_lines=state.info_lines,
+        warn_lines=state.warn_lines, warnings=warnings)
+
+
+def _gdr_verdict(state: _State, connections: int, with_gdr: int) -> bool | None:
+    if connections:
+        return with_gdr == connections
+    if state.ring_gdr:
+        return state.ring_gdr == {1}
+    if state.gdr_enabled and not state.gdr_disabled:
+        return True
+    if state.gdr_disabled and not state.gdr_enabled:
+        return False
+    return None
+
+
+def _resolve_ranks(state: _State) -> None:
+    """Ranks of NCCL-line events from init lines of the same process; desync ops by seq."""
+    for event in state.events:
+        if event.type == "desync" and event.op is None and event.seq in state.desync_ops:
+            event.op = state.desync_ops[event.seq]
+        if event.type == "init_complete":
+            topo = state.topo.get((event.host, event.pid, event.comm_id or ""))
+            if topo is None:
+                topo = next((t for (h, p, _), t in state.topo.items()
+                             if h == event.host and p == event.pid), None)
+            if topo:
+                event.n_nodes, event.local_ranks, event.local_rank = topo
+            continue
+        if event.rank is not None or event.pid is None:
+            continue
+        known = state.pid_rank.get((event.host, event.pid))
+        if known:
+            event.rank, event.rank_source = known[1], "init"
+        elif event.device is not None:
+            event.rank, event.rank_source = event.device, "device"
+
+
+def table(result: NcclLog) -> str:
+    """A summary of the init facts and one line per event."""
+    summary = [
+        f"NCCL {result.nccl_version or '?'}   ranks: {result.nranks or '?'}   nodes: "
+        f"{result.n_nodes or '?'}   hosts: {len(result.hosts)}   INFO/WARN lines: "
+        f"{result.info_lines}/{result.warn_lines}",
+        f"transports: {', '.join(result.channel_transports) or '-'}   GPUDirect RDMA: "
+        f"{_yes_no(result.gpudirect_rdma)} ({result.net_connections_gdrdma}/"
+        f"{result.net_connections} NET connections)",
+    ]
+    if result.transports:
+        summary.append("NET devices: " + " ".join(
+            f"[{d.index}]{d.device}" + (f":{d.port}/{d.link_layer}" if d.port is not None
+                                         else f":{d.address}")
+            for d in result.transports))
+    rows = [("line", "type", "rank", "host", "seq", "op", "peer", "status", "message")]
+    rows += [(str(e.line), e.type, _dash(e.rank), e.host or "-", _dash(e.seq), e.op or "-",
+              e.peer or "-", _dash(e.status), e.message[:70]) for e in result.events]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    body = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in rows]
+    return "\n".join([*summary, "", *body]) + "\n"
+
+
+def _yes_no(value: bool | None) -> str:
+    return "unknown" if value is None else "yes" if value else "no"
+
+
+def _dash(value: int | None) -> str:
+    return "-" if value is None else str(value)

@@ -1,0 +1,254 @@
+"""nccl-log parser: failure events for hang triage, init facts, variations, a loose speed check."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from fabtui.model.parsed.nccl_log import NcclLogEvent
+from fabtui.parsers import nccl_log, registry
+from fabtui.parsers.errors import ParseError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "nccl-log"
+
+
+def _fixture(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def _events(text: str, kind: str) -> list[NcclLogEvent]:
+    return [e for e in nccl_log.parse(text).events if e.type == kind]
+
+
+def test_ib_completion_error_wrapped_over_two_lines() -> None:
+    result = nccl_log.parse(_fixture("mlengineering-net-ib-completion-error12.txt"))
+    [event] = [e for e in result.events if e.type == "ib_completion_error"]
+    assert (event.status, event.status_name, event.peer, event.peer_port) == \
+        (12, "IBV_WC_RETRY_EXC_ERR", "10.2.0.5", 33092)
+    assert (event.vendor_err, event.opcode, event.length, event.direction) == (129, 0, 0, "Recv")
+    assert (event.host, event.pid, event.device, event.line) == ("node-2", 5776, 0, 3)
+    assert event.source == "transport/net_ib.cc:1296"
+    assert event.rank == 0 and event.rank_source == "device"
+    assert [(d.index, d.device, d.port, d.link_layer) for d in result.transports] == \
+        [(0, "ibP111p0s0", 1, "IB"), (1, "rdmaP1111p0s2", 1, "RoCE")]
+    assert result.relaxed_ordering is True
+    assert [(i.interface, i.address) for i in result.oob_interfaces] == [("eth0", "10.2.0.4")]
+
+
+def test_newer_completion_formats_with_gids_hca_and_timestamps() -> None:
+    events = _events(_fixture(
+        "synthetic-2node-srun-gdrdma-partly-off-ib-completion-new-formats.txt"),
+        "ib_completion_error")
+    first, second = events
+    assert (first.status, first.vendor_err, first.direction, first.hca) == \
+        (12, 129, "Recv", "mlx5_1")
+    assert (first.local_gid, first.remote_gid) == ("::ffff:10.40.1.12", "::ffff:10.40.0.12")
+    assert (first.host, first.rank, first.rank_source) == ("gpu-n02", 3, "init")
+    assert (second.status, second.status_name, second.opcode, second.vendor_err) == \
+        (5, "IBV_WC_WR_FLUSH_ERR", 0, 249)
+    assert second.source == "transport/net_ib/p2p.cc:648" and second.peer == "10.40.1.12"
+
+
+def test_gdrdma_partly_off_and_init_facts() -> None:
+    result = nccl_log.parse(_fixture(
+        "synthetic-2node-srun-gdrdma-partly-off-ib-completion-new-formats.txt"))
+    assert result.gpudirect_rdma is False
+    assert (result.net_connections, result.net_connections_gdrdma) == (8, 4)
+    off = [u for u in result.net_channel_use if not u.gdrdma]
+    assert [(u.nic_index, u.connections, u.ranks) for u in off] == [(1, 4, [1, 3])]
+    assert result.gpudirect_rdma_disabled == [
+        "NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1' (no module)"]
+    assert (result.nranks, result.n_nodes, result.local_ranks) == (4, 2, 2)
+    assert result.hosts == ["gpu-n01", "gpu-n02"]
+    assert [(r.rank, r.host) for r in result.ranks] == \
+        [(0, "gpu-n01"), (1, "gpu-n01"), (2, "gpu-n02"), (3, "gpu-n02")]
+    assert result.env == {"NCCL_IB_GID_INDEX": "3"}
+    assert [e.type for e in result.events].count("ib_async_event") == 1
+
+
+def test_full_init_log_roce_gdrdma() -> None:
+    result = nccl_log.parse(_fixture("slurmv4-nccl-2.27.5-full-init-2node-16gpu-roce-gdrdma.txt"))
+    assert result.nccl_version == "2.27.5+cuda12.9"
+    assert (result.nranks, result.n_nodes, result.local_ranks) == (16, 2, 8)
+    assert [d.device for d in result.transports] == \
+        ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_11"]
+    assert {d.link_layer for d in result.transports} == {"RoCE"}
+    assert result.gpudirect_rdma is True
+    assert (result.net_connections, result.net_connections_gdrdma) == (64, 64)
+    assert result.channel_transports == ["NET/IB", "P2P/IPC"]
+    assert (result.coll_channels, result.nvls_channels, result.p2p_channels_per_peer) == \
+        (16, 0, 2)
+    assert result.env["NCCL_IB_HCA"] == "mlx5_0,mlx5_1,mlx5_2,mlx5_5,mlx5_6,mlx5_7,mlx5_8,mlx5_11"
+    assert result.networks == ["IB"]
+    inits = [e for e in result.events if e.type == "init_complete"]
+    assert len(inits) == 8
+    assert (inits[0].rank, inits[0].nranks, inits[0].local_ranks, inits[0].local_rank,
+            inits[0].n_nodes, inits[0].bus_id, inits[0].line) == (12, 16, 8, 4, 2, "9a000", 711)
+    assert result.info_lines == 752 and result.warn_lines == 0
+
+
+def test_old_nccl_2_4_init_ring_without_gdrdma() -> None:
+    result = nccl_log.parse(_fixture("felixfu-nccl-2.4.8-init-net-ib-ring-2node.txt"))
+    assert result.nccl_version == "2.4.8+cuda10.0"
+    assert result.gpudirect_rdma is False and result.net_connections == 2
+    assert [e.type for e in result.events] == ["plugin_not_found", "init_complete"]
+    assert result.events[1].nranks == 2
+
+
+def test_old_watchdog_form_and_desync_report() -> None:
+    result = nccl_log.parse(_fixture("mlengineering-pytorch-watchdog-timeout-desync-report.txt"))
+    timeout, desync = result.events
+    assert (timeout.type, timeout.rank, timeout.seq, timeout.op, timeout.timeout_ms,
+            timeout.ran_for_ms) == ("watchdog_timeout", 0, 2, "ALLREDUCE", 8000, 8097)
+    assert (desync.type, desync.rank, desync.seq, desync.last_completed, desync.op) == \
+        ("desync", 1, 3, 2, "ALLREDUCE")
+
+
+def test_watchdog_restatements_merge_and_terminate_is_its_own_event() -> None:
+    result = nccl_log.parse(_fixture("pytorch-watchdog-allreduce-rank1-cpp-stack-terminate.txt"))
+    assert [e.type for e in result.events] == ["watchdog_timeout", "dist_backend_error"]
+    timeout, terminate = result.events
+    assert (timeout.rank, timeout.seq, timeout.timeout_ms, timeout.last_enqueued,
+            timeout.last_completed, timeout.pg) == (1, 6463, 1800000, 6463, 6462,
+                                                    "0 (default_pg)")
+    assert (terminate.line, terminate.rank, terminate.seq, terminate.op) == \
+        (16, 1, 6463, "ALLREDUCE")
+
+
+def test_newer_watchdog_form_dump_signal_and_torchrun_report() -> None:
+    result = nccl_log.parse(_fixture(
+        "synthetic-pytorch-2.5-watchdog-new-form-torchrun-childfailed.txt"))
+    types = [e.type for e in result.events]
+    assert types == ["watchdog_timeout", "pg_status", "heartbeat_timeout", "process_terminated",
+                     "nccl_error", "connection_closed", "child_failed", "child_failed",
+                     "child_failed"]
+    timeout = result.events[0]
+    assert (timeout.rank, timeout.seq, timeout.op, timeout.last_enqueued,
+            timeout.last_completed) == (3, 78, "_ALLGATHER_BASE", 79, 77)
+    lagging = result.events[1]
+    assert (lagging.rank, lagging.last_enqueued) == (5, 77)
+    closed = result.events[5]
+    assert (closed.rank, closed.peer, closed.peer_port) == (6, "gpu-n03.cluster", 35211)
+    root_cause = result.events[7]
+    assert (root_cause.rank, root_cause.host, root_cause.status, root_cause.local_rank,
+            root_cause.pid) == (7, "gpu-n02.cluster", -6, 3, 915)
+    assert "SIGABRT" in root_cause.message
+    other = result.events[8]
+    assert (other.rank, other.status, other.line) == (6, 1, 25)
+    assert result.nccl_version == "2.21.5"
+
+
+def test_newer_watchdog_form_alone_is_a_timeout() -> None:
+    line = ("[PG ID 0 PG GUID 0(default_pg) Rank 1] failure detected by watchdog at work sequence "
+            "id: 78 PG status: last enqueued work: 79, last completed work: 77\n")
+    [event] = nccl_log.parse(line).events
+    assert (event.type, event.rank, event.seq, event.last_enqueued, event.last_completed) == \
+        ("watchdog_timeout", 1, 78, 79, 77)
+
+
+def test_watchdog_without_seqnum_from_old_pytorch() -> None:
+    line = ("RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure "
+            "was: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(OpType="
+            "ALLREDUCE, Timeout(ms)=1800000) ran for 1806515 milliseconds before timing out.\n")
+    [event] = nccl_log.parse(line).events
+    assert (event.type, event.rank, event.seq, event.op, event.timeout_ms) == \
+        ("watchdog_timeout", 3, None, "ALLREDUCE", 1800000)
+
+
+def test_unhandled_system_error_socket_refused_bootstrap_and_plugin() -> None:
+    [error] = nccl_log.parse(_fixture(
+        "felixfu-pytorch-unhandled-system-error-nccl-2.4.8.txt")).events
+    assert (error.type, error.line) == ("unhandled_system_error", 8)
+    refused = nccl_log.parse(_fixture("mlengineering-socket-connect-refused-line.txt")).events[0]
+    assert (refused.type, refused.peer, refused.peer_port, refused.host) == \
+        ("socket_connect_refused", "10.148.3.247", 56821, "r11i6n2")
+    boot = nccl_log.parse(_fixture("felixfu-nccl-bootstrap-no-socket-interface-mpspawn.txt"))
+    assert [e.type for e in boot.events] == ["bootstrap_error"]
+    plugin = nccl_log.parse(_fixture("cscs-net-plugin-could-not-find-ofi.txt"))
+    assert [(e.type, e.line) for e in plugin.events] == \
+        [("plugin_not_found", 1), ("plugin_not_found", 3)]
+
+
+def test_transport_selection_lines_without_host_prefix() -> None:
+    result = nccl_log.parse(_fixture("mlengineering-net-transport-selection-lines.txt"))
+    fast = [d for d in result.transports if d.transport == "FastSocket"]
+    assert len(fast) == 8 and (fast[0].device, fast[0].address) == ("ibs108", "10.0.19.12")
+    bond = result.transports[-1]
+    assert (bond.index, bond.device, bond.link_layer) == (8, "mlx5_bond_0", "RoCE")
+
+
+def test_mixed_training_output_with_srun_prefixes() -> None:
+    result = nccl_log.parse(_fixture("awsome-fsdp-llama3-4node-p5-srun-torchrun-nccl-ofi.txt"))
+    assert result.nccl_version == "2.26.2+cuda12.2"
+    assert result.net_plugins == ["aws-ofi-nccl 1.13.2-aws"]
+    assert result.hosts == ["p5-dy-gpu-3", "p5-dy-gpu-4"]
+    assert result.events == []
+
+
+def test_crlf_mpirun_prefix_and_warn_with_function_name() -> None:
+    text = ("[1,3]<stdout>:[2025-01-02 03:04:05] hostB:77:88 [3] misc/socket.cc:484 "
+            "(socketStartConnect) NCCL WARN socketStartConnect: Connect to 10.1.2.3<39183> "
+            "failed : Software caused connection abort\r\n"
+            "[1,3]<stdout>:hostB:77:77 [3] NCCL INFO comm 0x1 rank 11 nRanks 16 nNodes 2 "
+            "localRanks 8 localRank 3 MNNVL 0\r\n")
+    [event] = nccl_log.parse(text).events
+    assert (event.type, event.peer, event.peer_port, event.host, event.source) == \
+        ("connect_failed", "10.1.2.3", 39183, "hostB", "misc/socket.cc:484")
+    assert (event.rank, event.rank_source, event.line) == (11, "init", 1)
+
+
+def test_gdr_lines_decide_when_there_are_no_channel_lines() -> None:
+    text = ("h:1:1 [0] NCCL INFO GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)\n"
+            "h:1:1 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 0\n")
+    result = nccl_log.parse(text)
+    assert result.gpudirect_rdma is False
+    assert result.gpudirect_rdma_disabled == [
+        "GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)"]
+
+
+def test_other_warns_are_kept_with_their_message() -> None:
+    text = "h:1:2 [0] transport.cc:123 NCCL WARN Error : ring 0 does not loop back to start\n"
+    [event] = nccl_log.parse(text).events
+    assert (event.type, event.message) == \
+        ("nccl_warn", "Error : ring 0 does not loop back to start")
+
+
+@pytest.mark.parametrize("text", [
+    "", "hello world\n", "NIC statistics:\n     rx_packets: 12\n",
+    "  Not all ranks joining collective 5 at entry 4\n  missing ranks: {1}\n",
+])
+def test_other_input_is_refused(text: str) -> None:
+    with pytest.raises(ParseError):
+        nccl_log.parse(text)
+
+
+def test_detection_of_each_family() -> None:
+    assert registry.detect(_fixture("mlengineering-socket-connect-refused-line.txt"))[0][0] == \
+        "nccl-log"
+    watchdog = _fixture("pytorch-watchdog-allreduce-rank1-cpp-stack-terminate.txt")
+    assert registry.detect(watchdog)[0][0] == "nccl-log"
+
+
+def test_event_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nccl_log, "MAX_EVENTS", 3)
+    text = "h:1:2 [0] x.cc:1 NCCL WARN something odd\n" * 5
+    result = nccl_log.parse(text)
+    assert len(result.events) == 3 and result.events_dropped == 2 and result.warn_lines == 5
+
+
+def test_table_renders_plain_text() -> None:
+    result = nccl_log.parse(_fixture("mlengineering-net-ib-completion-error12.txt"))
+    rendered = nccl_log.table(result)
+    assert "ib_completion_error" in rendered and "10.2.0.5" in rendered
+
+
+def test_large_log_parses_quickly() -> None:
+    """Loose sanity check only; the speed goal lives in benchmarks/."""
+    unit = _fixture("slurmv4-nccl-2.27.5-full-init-2node-16gpu-roce-gdrdma.txt")
+    text = unit * (5_000_000 // len(unit) + 1)
+    start = time.perf_counter()
+    result = nccl_log.parse(text)
+    assert time.perf_counter() - start < 1.0
+    assert result.gpudirect_rdma is True

@@ -1,0 +1,158 @@
+"""SONiC `show queue counters` (queuestat): packets, bytes and drops per port and queue.
+
+    For namespace :
+         Port    TxQ    Counter/pkts    Counter/bytes    Drop/pkts    Drop/bytes
+    ---------  -----  --------------  ---------------  -----------  ------------
+    Ethernet0    UC0               0                0            0             0
+    Ethernet0   MC10              83               96           74             9
+    Ethernet0  ALL20             N/A              N/A          N/A           N/A
+
+One table per port (older releases print no `For namespace` line; after `sonic-clear queue
+counters` each table is preceded by `Ethernet0 Last cached time was ...`). Newer releases add
+trimming, WRED/ECN and rate columns; `--voq` has a `Voq` column and `Credit-WD-Del/pkts`.
+`--json` gives `{port: {queue: {"totalpacket": ..., "droppacket": ...}}}`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fabtui.model.parsed.queue_counters import QueueCounters, QueueStats
+from fabtui.parsers._switch_common import (
+    Table,
+    clean_lines,
+    find_tables,
+    head,
+    load_json,
+    parse_int,
+    snake,
+    try_float,
+)
+from fabtui.parsers.errors import ParseError
+
+KIND = "queue-counters"
+MODEL = QueueCounters
+DESCRIPTION = "SONiC `show queue counters` (queuestat): packets/bytes/drops per port and queue"
+
+_HEADER = re.compile(r"(?m)^\s*Port\s+(?:TxQ|Voq)\s+Counter/pkts\s+Counter/bytes\b")
+_JSON = re.compile(r'"totalpacket"\s*:')
+_NAMESPACE = re.compile(r"^For namespace\s*(\S*?)\s*:\s*$")
+_CACHED = re.compile(r"^(\S+) Last cached time(?: for (\S+))? was (.+?)\s*$")
+_FIELDS = {"COUNTER/PKTS": "packets", "COUNTER/BYTES": "bytes", "DROP/PKTS": "drop_packets",
+           "DROP/BYTES": "drop_bytes"}
+_JSON_FIELDS = {"totalpacket": "packets", "totalbytes": "bytes", "droppacket": "drop_packets",
+                "dropbytes": "drop_bytes"}
+
+
+def detect(text: str) -> float:
+    """How sure we are that `text` is queuestat output (0..1)."""
+    try:
+        cleaned = head(text)
+    except Exception:
+        return 0.0
+    if _HEADER.search(cleaned):
+        return 0.95
+    if _JSON.search(cleaned) and '"droppacket"' in cleaned:
+        return 0.85
+    return 0.0
+
+
+def parse(text: str) -> QueueCounters:
+    """Parse queuestat output; raises `ParseError` when no queue table is found."""
+    lines = clean_lines(text)
+    tables = [t for t in find_tables(lines)
+              if t.key()[:2] in (["PORT", "TXQ"], ["PORT", "VOQ"])]
+    if not tables:
+        data = load_json(text)
+        if isinstance(data, dict):
+            result = _from_json(data)
+            if result is not None:
+                return result
+        raise ParseError(KIND, None, "no `Port TxQ Counter/pkts ...` queue table found")
+    result = QueueCounters(ports={}, voq=any(t.key()[1] == "VOQ" for t in tables))
+    for table in tables:
+        _rows(table, result)
+    if not result.ports:
+        raise ParseError(KIND, tables[0].header_line, "queue table without rows (truncated?)")
+    for line in lines:
+        namespace = _NAMESPACE.match(line.strip())
+        if namespace and namespace.group(1) and namespace.group(1) not in result.namespaces:
+            result.namespaces.append(namespace.group(1))
+        cached = _CACHED.match(line.strip())
+        if cached:
+            result.last_cached[cached.group(1)] = cached.group(3)
+            if cached.group(2) and cached.group(2) not in result.namespaces:
+                result.namespaces.append(cached.group(2))
+    return result
+
+
+def _value(column: str, cell: str) -> int | float | None:
+    """Counts are integers; rate columns (`Pkts/s`, `Bits/s`) may be fractional."""
+    try:
+        return parse_int(cell)
+    except ValueError:
+        if column in _FIELDS or column in _JSON_FIELDS:
+            raise
+        value = try_float(cell.strip().removesuffix("/s"))
+        if value is None and cell.strip() not in ("", "N/A"):
+            raise
+        return value
+
+
+def _rows(table: Table, result: QueueCounters) -> None:
+    columns = table.key()[2:]
+    for row in table.rows:
+        port, queue = row.cells[0].strip(), row.cells[1].strip()
+        entry: dict[str, Any] = {"other": {}}
+        for column, cell in zip(columns, row.cells[2:], strict=True):
+            try:
+                value = _value(column, cell)
+            except ValueError:
+                result.warnings.append(f"line {row.line}: {port} {queue} {column}: unreadable "
+                                       f"{cell.strip()[:30]!r}")
+                value = None
+            if column in _FIELDS:
+                entry[_FIELDS[column]] = value
+            else:
+                entry["other"][snake(column)] = value
+        result.ports.setdefault(port, {})[queue] = QueueStats(**entry)
+
+
+def _from_json(data: dict[str, Any]) -> QueueCounters | None:
+    result = QueueCounters(ports={})
+    for port, queues in data.items():
+        if not isinstance(queues, dict):
+            continue
+        for queue, fields in queues.items():
+            if not isinstance(fields, dict) or "totalpacket" not in fields:
+                continue
+            result.voq = result.voq or "creditWDPkts" in fields
+            entry: dict[str, Any] = {"other": {}}
+            for name, raw in fields.items():
+                text = "N/A" if raw is None else str(raw)
+                try:
+                    value = _value(name, text)
+                except ValueError:
+                    result.warnings.append(f"{port} {queue} {name}: unreadable {text[:30]!r}")
+                    value = None
+                if name in _JSON_FIELDS:
+                    entry[_JSON_FIELDS[name]] = value
+                else:
+                    entry["other"][snake(name)] = value
+            result.ports.setdefault(str(port), {})[str(queue)] = QueueStats(**entry)
+        if isinstance(queues, dict) and isinstance(queues.get("cached_time"), str):
+            result.last_cached[str(port)] = queues["cached_time"]
+    return result if result.ports else None
+
+
+def table(result: QueueCounters) -> str:
+    """One line per port and queue with packets, bytes and drops."""
+    rows = [["port", "queue", "packets", "bytes", "drop_pkts", "drop_bytes"]]
+    for port, queues in result.ports.items():
+        for queue, stats in queues.items():
+            rows.append([port, queue, *("-" if v is None else str(v) for v in (
+                stats.packets, stats.bytes, stats.drop_packets, stats.drop_bytes))])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
+                     for row in rows)

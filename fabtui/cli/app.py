@@ -113,10 +113,12 @@ def config_command(ctx: click.Context, as_json: bool) -> None:
 
 def _register() -> None:
     from fabtui.cli.parse import parse_command
+    from fabtui.cli.probe import probe
     from fabtui.cli.topo import topo
 
     cli.add_command(topo)
     cli.add_command(parse_command)
+    cli.add_command(probe)
 
 
 _register()

@@ -1,0 +1,139 @@
+"""`fabtui probe list` and `fabtui probe run NAME --target T [--param k=v] [--json]`.
+
+Exit status of `probe run`: 0 when the probe measured and found nothing failing (ok or warn), or
+when the target has nothing to measure (no NVIDIA driver); 1 when the verdict is fail; 2 for a bad
+request (unknown probe, target or parameter); 3 when the probe could not measure (unreachable,
+timeout, authentication, unreadable output).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import click
+
+from fabtui.cli import render
+from fabtui.cli.app import EXIT_FINDINGS, UserError, settings
+from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
+from fabtui.model.transport import ErrorKind
+from fabtui.probes.catalog import load_catalog
+from fabtui.probes.render import RenderError
+from fabtui.probes.runner import ProbeRunner
+from fabtui.probes.targets import TargetError
+from fabtui.topology.graph import FabricGraph
+from fabtui.topology.loader import load_topology
+
+EXIT_NOT_MEASURED = 3
+_NOT_APPLICABLE = (ErrorKind.NO_DRIVER, ErrorKind.UNSUPPORTED)
+
+
+def _catalog(ctx: click.Context) -> dict[str, ProbeDef]:
+    return load_catalog(settings(ctx).probe_dirs)
+
+
+@click.group()
+def probe() -> None:
+    """Probes: commands and API calls that measure the fabric and judge what they find."""
+
+
+@probe.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def list_probes(ctx: click.Context, as_json: bool) -> None:
+    """List the probe catalog."""
+    catalog = _catalog(ctx)
+    if as_json:
+        click.echo(json.dumps([p.model_dump(mode="json", by_alias=True)
+                               for p in catalog.values()], indent=2))
+        return
+    rows = [(p.name, p.target, p.transport, p.parser or "-", p.description)
+            for p in sorted(catalog.values(), key=lambda p: p.name)]
+    click.echo(render.table(("probe", "target", "transport", "parser", "what"), rows))
+
+
+@probe.command("run")
+@click.argument("name")
+@click.option("--target", "target_text", metavar="T",
+              help="node, node:mlx5_0, node:gpu0, switch, switch:port, optic, or nodeA,nodeB.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="Probe parameter (repeatable).")
+@click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Topology file (default: the configured one, else the demo fabric).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tuple[str, ...],
+              path: Path | None, as_json: bool) -> None:
+    """Run probe NAME against a target and print what it measured and concluded."""
+    catalog = _catalog(ctx)
+    definition = catalog.get(name)
+    if definition is None:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(catalog), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see `fabtui probe list`"
+        raise UserError(f"no probe {name!r}{hint}")
+    given = {}
+    for item in params:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--param {item!r}: expected key=value")
+        given[key.strip()] = value
+    graph = None
+    if definition.target not in ("local",) and (target_text or "").strip() not in (
+            "", "localhost", "local"):
+        s = settings(ctx)
+        chosen = path or s.topology
+        graph = FabricGraph(load_topology(chosen, find_template=s.find_template).topology)
+    result = asyncio.run(_run(definition, graph, target_text, given))
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+    else:
+        click.echo(_describe(result))
+    ctx.exit(_exit_code(result))
+
+
+async def _run(definition: ProbeDef, graph: FabricGraph | None, target: str | None,
+               params: dict[str, str]) -> ProbeResult:
+    runner = ProbeRunner(graph)
+    try:
+        return await runner.run(definition, target, params)
+    except (TargetError, RenderError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        await runner.close()
+
+
+def _exit_code(result: ProbeResult) -> int:
+    if result.verdict is Verdict.FAIL:
+        return EXIT_FINDINGS
+    if result.verdict is Verdict.ERROR:
+        not_applicable = result.raw and all(r.error in _NOT_APPLICABLE for r in result.raw)
+        return 0 if not_applicable else EXIT_NOT_MEASURED
+    return 0
+
+
+def _describe(result: ProbeResult) -> str:
+    seconds = (result.ended_at - result.started_at).total_seconds()
+    lines = [f"{result.probe} on {result.target}: {result.verdict.value.upper()} "
+             f"({seconds:.1f}s)", f"  command: {result.command}"]
+    if result.error:
+        lines.append(f"  {result.error}")
+    if result.metrics:
+        rows = [(m.component, m.name, _value(m.value, m.unit),
+                 "" if m.limit is None else f"{m.limit:g}", m.verdict.value)
+                for m in result.metrics]
+        lines += ["", render.table(("component", "metric", "value", "limit", "verdict"), rows)]
+    if result.findings:
+        lines += ["", "findings:"] + [f"  {f.severity.value}: {f.message}"
+                                      for f in result.findings]
+    return "\n".join(lines)
+
+
+def _value(value: object, unit: str) -> str:
+    if isinstance(value, float):
+        text = f"{value:.3g}" if abs(value) < 1e-3 and value else f"{value:.4g}"
+    else:
+        text = str(value)
+    return f"{text} {unit}".strip()

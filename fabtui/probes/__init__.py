@@ -1,0 +1,1 @@
+"""The probe catalog and the machinery that runs probes and judges their results."""

@@ -1,0 +1,137 @@
+"""Switch counters, PFC, FEC, queues and optics, per port, named `switch:port[/laneN]`.
+
+Sources (shared/reference/fabric-diagnostics.md section 4): sonic-net/sonic-utilities
+doc/Command-Reference.md and tests; post-FEC (uncorrectable) codewords must be 0; a lane at
+`-inf` dBm has no light (loss of signal); each lane is judged against the module's own alarm and
+warning thresholds first (Arista/NX-OS/SONiC print them), then the probe's fallback limits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabtui.model.probe import Metric, Verdict
+from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.counters import counter_metrics
+
+_ERRORS = ("rx_err", "rx_drp", "rx_ovr", "tx_err", "tx_drp", "tx_ovr", "crc", "fcs",
+           "symbol_errors", "runts", "giants", "link_flaps")
+_FLOWS = ("rx_ok", "tx_ok", "rx_pause", "tx_pause")
+
+
+def _ports(ctx: EvalContext, names: Any) -> list[str]:
+    """All ports on a switch target; only the target's port on a port target."""
+    port = ctx.target.port
+    return [n for n in names if port is None or n == port]
+
+
+@evaluator("switch-counters")
+def switch_counters(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
+    """Per port: error/drop deltas, packet and pause rates, and ports that are down."""
+    metrics = []
+    for name in _ports(ctx, after.interfaces):
+        now = after.interfaces[name]
+        where = ctx.component(name)
+        if now.state is not None and now.state.lower() == "down" and \
+                (now.admin_state or "up").lower() != "down":
+            metrics.append(Metric(name="state_down", value=1, component=where))
+        if before is not None and name not in before.interfaces:
+            continue
+        old = before.interfaces[name] if before is not None else None
+        values = {k: getattr(now, k) for k in (*_ERRORS, *_FLOWS)}
+        previous = {k: getattr(old, k) for k in values} if old is not None else None
+        metrics += counter_metrics(previous, values, where, ctx.interval, deltas=_ERRORS,
+                                   rates=_FLOWS)
+    return metrics
+
+
+@evaluator("pfc-counters")
+def pfc(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
+    """Pause frames per second, per port, direction and priority (`rate.rx.PFC3`)."""
+    metrics = []
+    for direction in ("rx", "tx"):
+        table = getattr(after, direction)
+        for name in _ports(ctx, table):
+            old = getattr(before, direction).get(name) if before is not None else None
+            if before is not None and old is None:
+                continue
+            metrics += counter_metrics(old, table[name], ctx.component(name), ctx.interval,
+                                       rates=("PFC*",), deltas=("PFC*",),
+                                       prefix=f"{direction}.")
+    return metrics
+
+
+@evaluator("fec-stats")
+def fec(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
+    """Uncorrectable codewords (must stay 0), corrected rate, and pre-FEC BER per port."""
+    metrics = []
+    for name in _ports(ctx, after.interfaces):
+        now = after.interfaces[name]
+        where = ctx.component(name)
+        if now.fec_pre_ber is not None:
+            metrics.append(Metric(name="fec_pre_ber", value=now.fec_pre_ber, component=where))
+        old = before.interfaces.get(name) if before is not None else None
+        if before is not None and old is None:
+            continue
+        values = {"fec_uncorr": now.fec_uncorr, "fec_corr": now.fec_corr,
+                  "fec_symbol_err": now.fec_symbol_err}
+        previous = None if old is None else {"fec_uncorr": old.fec_uncorr,
+                                             "fec_corr": old.fec_corr,
+                                             "fec_symbol_err": old.fec_symbol_err}
+        metrics += counter_metrics(previous, values, where, ctx.interval,
+                                   deltas=("fec_uncorr", "fec_symbol_err"), rates=("fec_corr",))
+    return metrics
+
+
+@evaluator("queue-counters")
+def queues(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
+    """Dropped packets per queue over the window."""
+    metrics = []
+    for name in _ports(ctx, after.ports):
+        old_port = before.ports.get(name) if before is not None else None
+        if before is not None and old_port is None:
+            continue
+        for queue, stats in after.ports[name].items():
+            old = old_port.get(queue) if old_port is not None else None
+            if before is not None and old is None:
+                continue
+            metrics += counter_metrics(
+                {"drop_packets": old.drop_packets} if old is not None else None,
+                {"drop_packets": stats.drop_packets}, ctx.component(f"{name}/{queue}"),
+                ctx.interval, deltas=("drop_packets",))
+    return metrics
+
+
+@evaluator("transceiver-dom")
+def dom(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
+    """Per lane: light or not, rx power against the module's thresholds; module alarms."""
+    metrics = []
+    for name in _ports(ctx, after.interfaces):
+        module = after.interfaces[name]
+        low_alarm = module.thresholds.get("rx_power_low_alarm_dbm")
+        low_warning = module.thresholds.get("rx_power_low_warning_dbm")
+        for lane, power in sorted(module.rx_power_dbm.items()):
+            where = ctx.component(f"{name}/lane{lane}")
+            if power is None:
+                dark = lane in module.los_lanes
+                metrics.append(Metric(name="rx_power_dbm", value=None if not dark else "-inf",
+                                      unit="dBm", component=where,
+                                      verdict=Verdict.FAIL if dark else Verdict.OK))
+                continue
+            verdict, limit = Verdict.OK, low_warning
+            if low_alarm is not None and power < low_alarm:
+                verdict, limit = Verdict.FAIL, low_alarm
+            elif low_warning is not None and power < low_warning:
+                verdict = Verdict.WARN
+            metrics.append(Metric(name="rx_power_dbm", value=power, unit="dBm",
+                                  component=where, verdict=verdict, limit=limit))
+        for alarm in module.alarms:
+            lane = f"/lane{alarm.lane}" if alarm.lane else ""
+            metrics.append(Metric(name=f"alarm.{alarm.measurement}", value=alarm.level,
+                                  component=ctx.component(f"{name}{lane}"),
+                                  verdict=Verdict.FAIL if "alarm" in alarm.level
+                                  else Verdict.WARN))
+        if module.temperature_c is not None:
+            metrics.append(Metric(name="temperature_c", value=module.temperature_c, unit="°C",
+                                  component=ctx.component(name)))
+    return metrics

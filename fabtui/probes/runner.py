@@ -1,0 +1,210 @@
+"""Running a probe: resolve the target, render the command, run it (twice for counters), parse,
+evaluate, and return one `ProbeResult` whatever happened.
+
+Failures are results: an unreachable host, a timeout, output no parser understands, all come back
+as verdict `error` with a sentence saying why, never as an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from fabtui.model.probe import Metric, ProbeDef, ProbeResult, Verdict
+from fabtui.model.transport import ErrorKind, TransportResult
+from fabtui.parsers import registry
+from fabtui.parsers.errors import ParseError
+from fabtui.probes.evaluate import EvalContext, evaluate, findings, hardware_classes
+from fabtui.probes.render import fill_params, render_argv, render_cli
+from fabtui.probes.targets import ProbeTarget, resolve
+from fabtui.topology.graph import FabricGraph
+from fabtui.transports.cli_session import CliTarget, CliTransport
+from fabtui.transports.local import LocalTransport
+from fabtui.transports.nvml import NvmlTransport
+from fabtui.transports.output import LineCallback
+from fabtui.transports.ssh import SshTarget, SshTransport
+
+_SERVER_START_S = 1.0
+"""Time a pair probe's server gets to start listening before the client connects."""
+
+
+@dataclass
+class Transports:
+    """The transports a runner uses (tests and the simulated fabric swap them)."""
+
+    local: LocalTransport = field(default_factory=LocalTransport)
+    ssh: SshTransport = field(default_factory=SshTransport)
+    cli: CliTransport = field(default_factory=CliTransport)
+    nvml: NvmlTransport = field(default_factory=NvmlTransport)
+
+
+class ProbeRunner:
+    """Runs catalog probes against targets of one fabric."""
+
+    def __init__(self, graph: FabricGraph | None, transports: Transports | None = None) -> None:
+        self.graph = graph
+        self.transports = transports or Transports()
+
+    async def close(self) -> None:
+        """End the sessions and connections this runner opened."""
+        await self.transports.cli.close()
+        await self.transports.ssh.close()
+
+    async def run(self, probe: ProbeDef, target_text: str | None,
+                  params: Mapping[str, str] | None = None,
+                  on_line: LineCallback | None = None) -> ProbeResult:
+        """Run `probe`. Raises only for bad requests (`TargetError`, `RenderError`)."""
+        target = resolve(self.graph, target_text, probe.target)
+        values = fill_params(probe, target, params or {})
+        started = datetime.now(UTC)
+        if probe.transport == "nvml":
+            return await self._run_nvml(probe, target, started)
+        command, execute = self._prepare(probe, target, values, on_line)
+        raws: list[TransportResult] = []
+        parsed: list[BaseModel] = []
+        for sample in range(probe.samples):
+            if sample:
+                await asyncio.sleep(probe.interval)
+            raw = await execute()
+            raws.append(raw)
+            outcome = self._parse(probe, raw)
+            if isinstance(outcome, str):
+                return _error(probe, target, command, started, raws, outcome)
+            parsed.append(outcome)
+        before = parsed[0] if len(parsed) > 1 else None
+        return self._finish(probe, target, command, started, raws, before, parsed[-1])
+
+    # preparing ----------------------------------------------------------------------------------
+    def _prepare(self, probe: ProbeDef, target: ProbeTarget, values: dict[str, Any],
+                 on_line: LineCallback | None) -> tuple[str, Any]:
+        timeout = probe.timeout
+        if probe.transport == "cli":
+            switch = target.switch
+            if switch is None:
+                raise ValueError(f"probe {probe.name} needs a switch target")
+            template = (probe.command.cli or {}).get(switch.flavor.value)
+            if template is None:
+                raise ValueError(f"probe {probe.name} has no command for {switch.flavor.value} "
+                                 f"switches ({switch.name})")
+            command = render_cli(template, values)
+            cli_target = CliTarget(ssh=SshTarget(name=switch.name, host=switch.mgmt or
+                                                 switch.name, credentials=switch.credentials),
+                                   flavor=switch.flavor.value)
+
+            async def run_cli() -> TransportResult:
+                return await self.transports.cli.run(cli_target, command, timeout=timeout,
+                                                     retry_on_drop=probe.idempotent)
+
+            return command, run_cli
+        argv = render_argv(probe.command.argv or [], values)
+        command = shlex.join(argv)
+        if target.kind == "node-pair":
+            return command, lambda: self._run_pair(probe, target, values, argv, on_line)
+        if target.kind == "local" or target.node is None:
+            async def run_local() -> TransportResult:
+                return await self.transports.local.run(argv, timeout=timeout, on_line=on_line)
+
+            return command, run_local
+        ssh_target = _ssh_target(target)
+
+        async def run_ssh() -> TransportResult:
+            return await self.transports.ssh.run(ssh_target, argv, timeout=timeout,
+                                                 on_line=on_line,
+                                                 retry_on_drop=probe.idempotent)
+
+        return command, run_ssh
+
+    async def _run_pair(self, probe: ProbeDef, target: ProbeTarget, values: dict[str, Any],
+                        client: list[str], on_line: LineCallback | None) -> TransportResult:
+        """Server on the second node, client on the first; both cleaned up on a timeout."""
+        assert target.peer is not None
+        server_argv = render_argv(probe.command.server or [], values)
+        client_host, server_host = _ssh_target(target), _ssh_target(target.peer)
+        ssh = self.transports.ssh
+        server = asyncio.create_task(ssh.run(server_host, server_argv,
+                                             timeout=probe.timeout + _SERVER_START_S + 5,
+                                             retry_on_drop=False))
+        await asyncio.sleep(_SERVER_START_S)
+        result = await ssh.run(client_host, client, timeout=probe.timeout, on_line=on_line,
+                               retry_on_drop=False)
+        try:
+            served = await asyncio.wait_for(asyncio.shield(server), 10)
+        except TimeoutError:
+            served = None
+        if result.error is ErrorKind.TIMEOUT or served is None or not served.ok:
+            cleanup = render_argv(probe.command.cleanup or [], values)
+            if cleanup:
+                await asyncio.gather(ssh.run(client_host, cleanup, timeout=15),
+                                     ssh.run(server_host, cleanup, timeout=15))
+            server.cancel()
+        if served is not None and not served.ok and result.ok:
+            return served  # the client "succeeded" but the server side failed: report that
+        return result
+
+    # parsing and judging ------------------------------------------------------------------------
+    def _parse(self, probe: ProbeDef, raw: TransportResult) -> BaseModel | str:
+        """The parse of `raw`, or why there is none (a sentence)."""
+        if raw.error is not None and raw.error is not ErrorKind.COMMAND:
+            return raw.error_message or raw.error.value
+        if probe.parser is None:
+            return "probe has no parser"
+        try:
+            return registry.get(probe.parser).parse(raw.output)
+        except ParseError as exc:
+            if raw.error is ErrorKind.COMMAND:
+                return raw.error_message or "the command failed"
+            return f"could not read the output as {probe.parser}: {exc}"
+
+    def _finish(self, probe: ProbeDef, target: ProbeTarget, command: str, started: datetime,
+                raws: list[TransportResult], before: BaseModel | None,
+                after: BaseModel) -> ProbeResult:
+        ctx = self._context(probe, target)
+        metrics = evaluate(probe.parser or "", before, after, ctx)
+        last = raws[-1]
+        if last.error is ErrorKind.COMMAND:
+            metrics.append(Metric(name="exit_status", value=last.exit_status,
+                                  component=ctx.component(), verdict=Verdict.FAIL))
+        verdict = Verdict.worst([m.verdict for m in metrics])
+        return ProbeResult(probe=probe.name, target=target.name, command=command,
+                           started_at=started, ended_at=datetime.now(UTC), verdict=verdict,
+                           metrics=metrics, findings=findings(probe, metrics),
+                           parsed=after.model_dump(mode="json"), raw=raws)
+
+    def _context(self, probe: ProbeDef, target: ProbeTarget) -> EvalContext:
+        return EvalContext(probe=probe, target=target, interval=probe.interval,
+                           hardware=hardware_classes(target))
+
+    async def _run_nvml(self, probe: ProbeDef, target: ProbeTarget,
+                        started: datetime) -> ProbeResult:
+        if target.kind != "local":
+            return _error(probe, target, "nvml snapshot", started, [],
+                          "NVML reads the GPUs of this machine; for a remote node run "
+                          "gpu.smi-q (nvidia-smi -q -x over ssh)")
+        raw = await self.transports.nvml.snapshot(timeout=probe.timeout)
+        if raw.values is None:
+            return _error(probe, target, raw.command, started, [raw],
+                          raw.error_message or "no values")
+        ctx = self._context(probe, target)
+        metrics = evaluate("nvml", None, raw.values, ctx)
+        return ProbeResult(probe=probe.name, target=target.name, command=raw.command,
+                           started_at=started, ended_at=datetime.now(UTC),
+                           verdict=Verdict.worst([m.verdict for m in metrics]), metrics=metrics,
+                           findings=findings(probe, metrics), parsed=raw.values, raw=[raw])
+
+
+def _ssh_target(target: ProbeTarget) -> SshTarget:
+    assert target.node is not None
+    return SshTarget(name=target.node.hostname, host=target.node.mgmt or target.node.hostname)
+
+
+def _error(probe: ProbeDef, target: ProbeTarget, command: str, started: datetime,
+           raws: list[TransportResult], message: str) -> ProbeResult:
+    return ProbeResult(probe=probe.name, target=target.name, command=command,
+                       started_at=started, ended_at=datetime.now(UTC), verdict=Verdict.ERROR,
+                       raw=raws, error=message)

@@ -1,0 +1,166 @@
+"""Naming what a probe runs against, in the topology's terms.
+
+`node001` (a node), `node001:mlx5_3` or `node001:enp92s0f0np0` (a NIC), `node001:gpu3` (a GPU),
+`leaf-g00-r3` (a switch), `leaf-g00-r3:Ethernet24` (a switch port), an optic id or link id (a
+link), `node001,node002` (a pair of nodes, optionally `node001:mlx5_0,node002:mlx5_0`), and
+`localhost` (this machine, outside the topology).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from fabtui.model.probe import TargetKind
+from fabtui.model.topology import Gpu, Nic, Node, Switch, split_endpoint
+from fabtui.topology.graph import FabricGraph
+
+LOCAL_NAMES = ("localhost", "local")
+_GPU = re.compile(r"^(?:gpu|GPU)(\d+)$")
+
+
+class TargetError(LookupError):
+    """A target that does not exist, or does not fit the probe; the message says what would."""
+
+
+@dataclass(frozen=True)
+class ProbeTarget:
+    """A resolved target and the topology entities it stands for."""
+
+    kind: TargetKind
+    name: str
+    node: Node | None = None
+    nic: Nic | None = None
+    switch: Switch | None = None
+    port: str | None = None
+    gpu: Gpu | None = None
+    peer: ProbeTarget | None = None
+    link_index: int | None = None
+
+    def attribute(self, path: str) -> Any:
+        """`nic.netdev`, `node.hostname`, `switch.flavor`, `port`, `peer.node.hostname`, ..."""
+        value: Any = self
+        for part in path.split("."):
+            value = getattr(value, part, None)
+            if value is None:
+                return None
+        return value.value if hasattr(value, "value") and not isinstance(value, str) else value
+
+    @property
+    def host_name(self) -> str | None:
+        """The node a command runs on, for node, NIC, GPU and pair targets."""
+        return self.node.hostname if self.node is not None else None
+
+
+def resolve(graph: FabricGraph | None, text: str | None, wanted: TargetKind) -> ProbeTarget:
+    """Resolve `text` into the kind of target the probe wants. Raises `TargetError`."""
+    if text is None or text.strip() in LOCAL_NAMES:
+        if wanted in ("node", "gpu", "local"):
+            return ProbeTarget("local", "localhost")
+        raise TargetError(f"this probe runs against a {wanted}: give --target "
+                          f"({_example(graph, wanted)})")
+    text = text.strip()
+    if graph is None:
+        raise TargetError(f"no topology is loaded to find {text!r} in")
+    if "," in text:
+        return _pair(graph, text, wanted)
+    target = _single(graph, text)
+    return _fit(graph, target, wanted)
+
+
+def _single(graph: FabricGraph, text: str) -> ProbeTarget:
+    if text in graph.nodes:
+        return ProbeTarget("node", text, node=graph.nodes[text])
+    if text in graph.switches:
+        return ProbeTarget("switch", text, switch=graph.switches[text])
+    if text in graph.optics:
+        return ProbeTarget("link", text, link_index=graph.optics[text])
+    if text in graph.link_ids:
+        return ProbeTarget("link", text, link_index=graph.link_ids[text])
+    if ":" in text:
+        device, port = split_endpoint(text)
+        if device in graph.nodes:
+            node = graph.nodes[device]
+            gpu_match = _GPU.match(port)
+            if gpu_match:
+                gpu = next((g for g in node.gpus if g.index == int(gpu_match.group(1))), None)
+                if gpu is None:
+                    raise TargetError(f"{device} has no GPU {gpu_match.group(1)} "
+                                      f"(it has {len(node.gpus)})")
+                return ProbeTarget("gpu", f"{device}:gpu{gpu.index}", node=node, gpu=gpu)
+            nic = graph.find_nic(device, port)
+            if nic is None:
+                names = ", ".join(n.name for n in node.nics) or "none"
+                raise TargetError(f"{device} has no NIC {port!r} (NICs: {names})")
+            return ProbeTarget("nic", f"{device}:{nic.name}", node=node, nic=nic)
+        if device in graph.switches:
+            return ProbeTarget("port", text, switch=graph.switches[device], port=port,
+                               link_index=graph.port_links.get(text))
+    raise TargetError(f"{text!r} is not a node, NIC, GPU, switch, switch port, optic or link "
+                      "of this fabric")
+
+
+def _fit(graph: FabricGraph, target: ProbeTarget, wanted: TargetKind) -> ProbeTarget:
+    """Adapt a resolved target to what the probe wants, where that is unambiguous."""
+    if target.kind == wanted:
+        return target
+    if wanted == "node" and target.node is not None:
+        return ProbeTarget("node", target.node.hostname, node=target.node)
+    if wanted == "switch" and target.switch is not None:
+        return ProbeTarget("switch", target.switch.name, switch=target.switch)
+    if wanted in ("port", "link") and (target.link_index is not None or target.kind == "nic"):
+        return _link_end(graph, target, wanted)
+    raise TargetError(f"this probe runs against a {wanted}, and {target.name} is a "
+                      f"{target.kind}: try {_example(graph, wanted, target)}")
+
+
+def _link_end(graph: FabricGraph, target: ProbeTarget, wanted: TargetKind) -> ProbeTarget:
+    index = target.link_index
+    if index is None and target.nic is not None and target.node is not None:
+        attachment = graph.attachments.get((target.node.hostname, target.nic.name))
+        index = attachment.link_index if attachment else None
+    if index is None:
+        raise TargetError(f"{target.name} has no cable in the topology")
+    link = graph.topology.links[index]
+    for end in (link.a, link.b):
+        device, port = split_endpoint(end)
+        if device in graph.switches:
+            return ProbeTarget("port" if wanted == "port" else "link", end if wanted == "port"
+                               else target.name, switch=graph.switches[device], port=port,
+                               link_index=index)
+    raise TargetError(f"{target.name}: its cable does not end on a switch")
+
+
+def _pair(graph: FabricGraph, text: str, wanted: TargetKind) -> ProbeTarget:
+    first_text, _, second_text = text.partition(",")
+    if wanted != "node-pair":
+        raise TargetError(f"this probe runs against one {wanted}, not a pair")
+    first, second = _single(graph, first_text.strip()), _single(graph, second_text.strip())
+    for end in (first, second):
+        if end.node is None:
+            raise TargetError(f"{end.name} is not a node or NIC: a pair is two nodes")
+    peer = ProbeTarget(second.kind, second.name, node=second.node, nic=second.nic)
+    return ProbeTarget("node-pair", f"{first.name},{second.name}", node=first.node,
+                       nic=first.nic, peer=peer)
+
+
+def _example(graph: FabricGraph | None, wanted: TargetKind,
+             near: ProbeTarget | None = None) -> str:
+    if graph is None or not graph.nodes:
+        return {"nic": "node:mlx5_0", "gpu": "node:gpu0", "switch": "leaf01",
+                "port": "leaf01:Ethernet0", "node-pair": "nodeA,nodeB"}.get(wanted, "a name")
+    node = near.node if near is not None and near.node is not None else \
+        next(iter(graph.nodes.values()))
+    switch = next(iter(graph.switches), "leaf01")
+    examples = {
+        "node": node.hostname,
+        "nic": f"{node.hostname}:{node.nics[0].name}" if node.nics else "node:mlx5_0",
+        "gpu": f"{node.hostname}:gpu0",
+        "switch": switch,
+        "port": next((e for e in graph.port_links if e.startswith(f"{switch}:")), switch),
+        "link": next(iter(graph.optics), "an optic id"),
+        "node-pair": ",".join(list(graph.nodes)[:2]),
+        "local": "localhost",
+    }
+    return examples.get(wanted, "a name")

@@ -36,6 +36,8 @@ DESCRIPTION = ("NCCL_DEBUG=INFO/WARN logs and PyTorch ProcessGroupNCCL watchdog,
                "torchrun failure messages")
 
 MAX_EVENTS = 10000
+_INIT_EVENTS_MAX = 256
+"""init_complete events kept; `ranks` still records every rank's init."""
 _RankSource = Literal["pytorch", "desync", "torchrun", "init", "device"] | None
 _MESSAGE_MAX = 500
 
@@ -153,6 +155,8 @@ class _State:
     channel_transports: dict[str, None] = field(default_factory=dict)
     channel_use: dict[tuple[str, int, bool], list[Any]] = field(default_factory=dict)
     channel_cache: dict[str, _ChannelFacts] = field(default_factory=dict)
+    using_cache: dict[tuple[str, str], list[tuple[object, ...]]] = field(default_factory=dict)
+    init_events: int = 0
     ring_gdr: set[int] = field(default_factory=set)
     gdr_enabled: int = 0
     gdr_disabled: dict[str, None] = field(default_factory=dict)
@@ -294,15 +298,22 @@ def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> Non
     comm = comm_match.group(1) if comm_match else None
     key = (prefix.host, prefix.pid, rank, nranks, comm)
     if key not in state.ranks:
-        state.ranks[key] = NcclLogRank(rank=rank, nranks=nranks, host=prefix.host,
-                                       pid=prefix.pid, device=device, bus_id=bus, comm_id=comm)
+        state.ranks[key] = NcclLogRank.model_construct(
+            rank=rank, nranks=nranks, host=prefix.host, pid=prefix.pid, device=device,
+            bus_id=bus, comm_id=comm)
     if prefix.pid is not None:
         known = state.pid_rank.get((prefix.host, prefix.pid))
         if known is None or nranks > known[0]:
             state.pid_rank[(prefix.host, prefix.pid)] = (nranks, rank)
     state.nranks = max(state.nranks or 0, nranks)
     if "Init COMPLETE" in msg:
-        _add_event(state, NcclLogEvent(
+        # One per rank and communicator: a big job prints thousands. Keep a sample so they
+        # never crowd out the failures that matter (MAX_EVENTS caps all events together).
+        state.init_events += 1
+        if state.init_events > _INIT_EVENTS_MAX:
+            state.dropped += 1
+            return
+        _add_event(state, NcclLogEvent.model_construct(
             type="init_complete", rank=rank, rank_source="init", host=prefix.host, seq=None,
             op=None, timeout_ms=None, peer=None, status=None, line=number,
             message=msg[:_MESSAGE_MAX], pid=prefix.pid,
@@ -350,13 +361,21 @@ def _net_using(state: _State, line: str, pos: int, transport: str, rest: str) ->
     devices, _, oob = rest.partition(";")
     if "[RO]" in devices:
         state.relaxed_ordering = True
-    for index, entry in _NET_ENTRY.findall(devices):
-        device = _net_device(transport, int(index), entry)
-        if device is None:
-            continue
-        key = (device.transport, device.index, device.device, device.port, device.link_layer,
-               device.address)
-        known = state.net_devices.setdefault(key, device)
+    # Every process prints the same device list: parse each distinct list once.
+    keys = state.using_cache.get((transport, devices))
+    if keys is None:
+        keys = []
+        for index, entry in _NET_ENTRY.findall(devices):
+            device = _net_device(transport, int(index), entry)
+            if device is None:
+                continue
+            found: tuple[object, ...] = (device.transport, device.index, device.device,
+                                         device.port, device.link_layer, device.address)
+            state.net_devices.setdefault(found, device)
+            keys.append(found)
+        state.using_cache[(transport, devices)] = keys
+    for key in keys:
+        known = state.net_devices[key]
         if host and host not in known.hosts:
             known.hosts.append(host)
     for interface, address in _OOB.findall(oob):

@@ -14,19 +14,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines as shared_clean_lines
+from fabtui.parsers.text import is_missing
 
 HEAD_CHARS = 40000
 """How much of the input detectors look at."""
 
-_MPIRUN = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?")
-_SRUN = re.compile(r"^\s*\d+: ")
-_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
-_QUOTE = re.compile(r"^\s{0,3}>(?: |$)")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _RULE_GROUPS = re.compile(r"-{2,}")
 _NUMBER = re.compile(r"^[-+]?(?:\d[\d,]*)?(?:\.\d+)?(?:[eE][-+]?\d+)?$")
@@ -41,40 +37,11 @@ PROMPT = re.compile(
 
 
 def clean_lines(text: str) -> list[str]:
-    """The input's lines, with launcher prefixes and quoting removed (same count and order).
-
-    mpirun `[1,0]<stdout>:` prefixes are always removed; srun `0: ` and pdsh `host: ` prefixes
-    only when most non-blank lines carry one (switch output has `key: value` lines of its own).
-    Markdown/mail quoting `> ` is removed the same way, and code-fence lines become blank.
-    Tabs become spaces (8-column stops), trailing blanks are dropped.
-    """
-    lines = [_MPIRUN.sub("", line) for line in split_lines(text)]
-    lines = _strip_common_prefix(lines)
-    if _mostly(lines, lambda line: bool(_QUOTE.match(line))):
-        lines = [_QUOTE.sub("", line, count=1) for line in lines]
-    return ["" if _FENCE.match(line) else line.expandtabs(8).rstrip() for line in lines]
-
-
-def _mostly(lines: list[str], test: Any) -> bool:
-    """True when at least 60% of the non-blank lines pass `test`."""
-    filled = [line for line in lines if line.strip()]
-    return bool(filled) and sum(1 for line in filled if test(line)) >= 0.6 * len(filled)
-
-
-def _strip_common_prefix(lines: list[str]) -> list[str]:
-    """Remove srun or pdsh prefixes when they are on most lines (see `clean_lines`)."""
-    if _mostly(lines, lambda line: bool(_SRUN.match(line))):
-        return [strip_launcher_prefix(line)[1] if _SRUN.match(line) else line for line in lines]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    # Two lines are not enough to tell `host: ` from a `Port: swp1` / `Ethernet0: ...` line.
-    if hosts and sum(hosts.values()) >= 3:
-        host, _count = hosts.most_common(1)[0]
-        prefix = f"{host}: "
-        if _mostly(lines, lambda line: line.startswith(prefix) or line.rstrip() == prefix[:-1]):
-            # pdsh prints "host: " before an empty line; an editor may have trimmed the blank.
-            return ["" if line.rstrip() == prefix[:-1] else
-                    line[len(prefix):] if line.startswith(prefix) else line for line in lines]
-    return lines
+    """The input's lines with launcher prefixes and quoting removed (`text.clean_lines`: only
+    when most lines carry them, since switch output has `key: value` lines of its own), code
+    fences blanked, tabs expanded to 8-column stops and trailing blanks dropped."""
+    return ["" if _FENCE.match(line) else line.expandtabs(8).rstrip()
+            for line in shared_clean_lines(text)]
 
 
 def command_of(lines: list[str]) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from fabtui.model.parsed.dcgmi_diag import DcgmiDiag
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines
 
 KIND = "dcgmi-diag"
 MODEL = DcgmiDiag
@@ -215,22 +215,6 @@ class _Diag:
             self.errors.append(stripped)
 
 
-def _clean_lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or markdown quoting (when most lines carry them)."""
-    lines = split_lines(text)
-    split = [strip_launcher_prefix(line, allow_host=True) for line in lines]
-    nonblank = [prefix for (prefix, _), line in zip(split, lines, strict=True) if line.strip()]
-    present = [p for p in nonblank if p is not None]
-    # Most lines, and one prefix at least twice: a lone `Error: ...` line is not a pdsh host.
-    if len(present) * 2 > len(nonblank) and max(map(present.count, present), default=0) >= 2:
-        lines = [rest if p is not None else line
-                 for (p, rest), line in zip(split, lines, strict=True)]
-    quoted = [line for line in lines if line.strip()]
-    if quoted and sum(q.lstrip().startswith(">") for q in quoted) * 2 > len(quoted):
-        lines = [re.sub(r"^\s*>\s?", "", line) for line in lines]
-    return lines
-
-
 def _walk(lines: list[str]) -> _Diag:
     diag = _Diag()
     for number, line in enumerate(lines, start=1):
@@ -360,7 +344,7 @@ def _walk_json(text: str) -> _Diag | None:
 
 def parse(text: str) -> DcgmiDiag:
     """Parse `dcgmi diag` output (table or `-j` JSON); `ParseError` when no result is there."""
-    lines = _clean_lines(text)
+    lines = clean_lines(text)
     diag = _walk_json("\n".join(lines)) or _walk(lines)
     if diag.level is None:
         diag.level = next((m.group(1) for m in map(_COMMAND.search, lines) if m), None)

@@ -31,7 +31,7 @@ from fabtui.model.parsed.flight_recorder import (
     FrPgStatus,
 )
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines, strip_launcher_prefix
 
 KIND = "flight-recorder"
 MODEL = FlightRecorder
@@ -86,17 +86,6 @@ def detect(text: str) -> float:
     if states:
         return 0.8 if states >= 2 else 0.6
     return 0.0
-
-
-def _clean_lines(text: str) -> list[str]:
-    """Lines without launcher prefixes (when most lines carry one)."""
-    lines = split_lines(text)
-    split = [strip_launcher_prefix(line) for line in lines]
-    nonblank = [prefix for (prefix, _), line in zip(split, lines, strict=True) if line.strip()]
-    if nonblank and sum(p is not None for p in nonblank) * 2 > len(nonblank):
-        return [rest if p is not None else line
-                for (p, rest), line in zip(split, lines, strict=True)]
-    return lines
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -417,7 +406,7 @@ def _parse_listing(lines: list[str]) -> FlightRecorder:
 
 def parse(text: str) -> FlightRecorder:
     """Parse whichever Flight Recorder form `text` holds; `ParseError` if none."""
-    lines = _clean_lines(text)
+    lines = clean_lines(text)
     joined = "\n".join(lines)
     if any(pattern.search(joined) for pattern, _ in _HEADERS):
         return _parse_report(lines)

@@ -12,11 +12,10 @@ text after the final `(Up)` is ignored.
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from fabtui.model.parsed.ibdev2netdev import Ibdev2netdevEntry, Ibdev2netdevOutput
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines, is_missing
 
 KIND = "ibdev2netdev"
 MODEL = Ibdev2netdevOutput
@@ -28,24 +27,11 @@ _PLAIN = re.compile(r"^\s*(?P<dev>[A-Za-z][\w.-]*)\s+" + _TAIL)
 _VERBOSE = re.compile(r"^\s*(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+"
                       r"(?P<dev>\S+)\s+\((?P<part>[^)]*)\)\s*(?P<desc>.*?)\s*"
                       r"\bfw\s+(?P<fw>\S+)\s+" + _TAIL)
-_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
-_QUOTE = re.compile(r"^(?:>[ \t]?)+")
-
-
-def _lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
-    when most lines carry the same one."""
-    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    nonblank = sum(1 for line in lines if line.strip())
-    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
-        lines = [_HOST.sub("", line, count=1) for line in lines]
-    return [_QUOTE.sub("", line) for line in lines]
 
 
 def detect(text: str) -> float:
     """How sure we are that `text` is ibdev2netdev output (0..1)."""
-    lines = _lines(text[:20000])
+    lines = clean_lines(text[:20000])
     hits = sum(1 for line in lines if _PLAIN.match(line) or _VERBOSE.match(line))
     return 0.0 if not hits else 0.95 if hits >= 2 else 0.8
 
@@ -71,7 +57,7 @@ def parse(text: str) -> Ibdev2netdevOutput:
     """Parse ibdev2netdev output; raises `ParseError` when no `dev port N ==> netdev` line."""
     entries: list[Ibdev2netdevEntry] = []
     warnings: list[str] = []
-    for number, line in enumerate(_lines(text), start=1):
+    for number, line in enumerate(clean_lines(text), start=1):
         verbose = _VERBOSE.match(line)
         match = verbose or _PLAIN.match(line)
         if match:

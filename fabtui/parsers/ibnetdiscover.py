@@ -25,7 +25,7 @@ from collections import Counter
 
 from fabtui.model.parsed.ibnetdiscover import IbLink, IbLinkEnd, IbnetdiscoverOutput, IbNode
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines
 
 KIND = "ibnetdiscover"
 MODEL = IbnetdiscoverOutput
@@ -46,24 +46,11 @@ _ATTR = re.compile(r"^\s*(vendid|devid|sysimgguid|switchguid|caguid|rtguid)\s*=\
                    r"(?:\(.*\))?\s*$")
 _TYPES = {"switch": "SW", "ca": "CA", "rt": "RT", "router": "RT", "s": "SW", "h": "CA", "r": "RT"}
 _SPEEDS = ("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR", "GDR")
-_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
-_QUOTE = re.compile(r"^(?:>[ \t]?)+")
-
-
-def _lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
-    when most lines carry the same one."""
-    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    nonblank = sum(1 for line in lines if line.strip())
-    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
-        lines = [_HOST.sub("", line, count=1) for line in lines]
-    return [_QUOTE.sub("", line) for line in lines]
 
 
 def detect(text: str) -> float:
     """How sure we are that `text` is ibnetdiscover output (0..1)."""
-    lines = _lines(text[:40000])
+    lines = clean_lines(text[:40000])
     ports = sum(1 for line in lines if _P_LINK.match(line) or _P_PORT.match(line))
     nodes = sum(1 for line in lines if _NODE.match(line) or _LIST.match(line))
     links = sum(1 for line in lines if _T_LINK.match(line))
@@ -234,7 +221,7 @@ def _pair(links: list[IbLink]) -> None:
 def parse(text: str) -> IbnetdiscoverOutput:
     """Parse ibnetdiscover output; raises `ParseError` when neither a link nor a node is found."""
     reader = _Reader()
-    for number, line in enumerate(_lines(text), start=1):
+    for number, line in enumerate(clean_lines(text), start=1):
         if line.strip() and not line.lstrip().startswith("#"):
             reader.line(line, number)
     if not reader.links and not reader.nodes:

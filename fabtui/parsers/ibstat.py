@@ -32,11 +32,10 @@ Keys are matched by name rather than by indentation, so captures whose tabs were
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from fabtui.model.parsed.ibstat import IbstatCa, IbstatOutput, IbstatPort
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines, is_missing
 
 KIND = "ibstat"
 MODEL = IbstatOutput
@@ -49,8 +48,6 @@ _KEY_VALUE = re.compile(r"^\s*([A-Za-z][A-Za-z_ ]*?)\s*:\s*(.*?)\s*$")
 _CODED = re.compile(r"^(\d+)\s*:\s*(.*)$")
 _RATE = re.compile(r"^([\d.]+)\s*(?:Gb/sec|Gbps|Gb/s)?\s*(?:\((.*)\))?\s*$", re.I)
 _WIDTH = re.compile(r"^(\d+X)\b", re.I)
-_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
-_QUOTE = re.compile(r"^(?:>[ \t]?)+")
 
 _CA_KEYS = {
     "ca type": "ca_type",
@@ -65,20 +62,9 @@ _STATE_WORDS = {"DOWN": "Down", "INIT": "Initializing", "INITIALIZE": "Initializ
                 "NOP": "NoStateChange"}
 
 
-def _lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
-    when most lines carry the same one (so `State: Active` is never taken for a host)."""
-    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    nonblank = sum(1 for line in lines if line.strip())
-    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
-        lines = [_HOST.sub("", line, count=1) for line in lines]
-    return [_QUOTE.sub("", line) for line in lines]
-
-
 def detect(text: str) -> float:
     """How sure we are that `text` is ibstat or ibstatus output (0..1)."""
-    head = "\n".join(_lines(text[:30000]))
+    head = "\n".join(clean_lines(text[:30000]))
     if re.search(r"(?mi)^\s*Infiniband device\s+'[^']*'\s+port\s+\d+\s+status:", head):
         return 0.95
     if re.search(r"(?m)^\s*(?:CA|Switch):?\s+'[^']*'\s*$", head):
@@ -201,7 +187,7 @@ def parse(text: str) -> IbstatOutput:
     """Parse ibstat or ibstatus output; raises `ParseError` when no CA header is found."""
     state = _State()
     warnings: list[str] = []
-    for number, line in enumerate(_lines(text), start=1):
+    for number, line in enumerate(clean_lines(text), start=1):
         if not line.strip():
             continue
         if _header(state, line):

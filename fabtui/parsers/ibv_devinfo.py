@@ -21,11 +21,10 @@ per-port `active_width`, `active_speed`, `phys_state` and `GID[  0]: ...` lines.
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from fabtui.model.parsed.ibv_devinfo import IbvDevice, IbvDevinfoOutput, IbvGid, IbvPort
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines, is_missing
 
 KIND = "ibv_devinfo"
 MODEL = IbvDevinfoOutput
@@ -38,26 +37,13 @@ _PORT = re.compile(r"^\s*port:\s*(\d+)\s*$")
 _GID = re.compile(r"^\s*GID\[\s*(\d+)\]:\s*([0-9A-Fa-f:.]+)\s*(?:,\s*(.*?))?\s*$")
 _KEY_VALUE = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*:\s*(.*?)\s*$")
 _CODED = re.compile(r"^(.*?)\s*\((-?\d+)\)\s*$")
-_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
-_QUOTE = re.compile(r"^(?:>[ \t]?)+")
 _DEVICE_TEXT = ("fw_ver", "node_guid", "sys_image_guid", "vendor_id", "hw_ver", "board_id")
 _PORT_INT = ("sm_lid", "port_lid", "port_lmc")
 
 
-def _lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
-    when most lines carry the same one."""
-    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    nonblank = sum(1 for line in lines if line.strip())
-    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
-        lines = [_HOST.sub("", line, count=1) for line in lines]
-    return [_QUOTE.sub("", line) for line in lines]
-
-
 def detect(text: str) -> float:
     """How sure we are that `text` is ibv_devinfo output (0..1)."""
-    head = "\n".join(_lines(text[:30000]))
+    head = "\n".join(clean_lines(text[:30000]))
     if re.search(r"(?mi)^\s*\d+\s+HCAs?\s+found:\s*\n\s+\S", head):
         return 0.9
     if not re.search(r"(?m)^\s*hca_id:\s*\S+\s*$", head):
@@ -148,7 +134,7 @@ def parse(text: str) -> IbvDevinfoOutput:
     warnings: list[str] = []
     first: int | None = None
     listing = False
-    for number, line in enumerate(_lines(text), start=1):
+    for number, line in enumerate(clean_lines(text), start=1):
         if _LIST.match(line):
             listing = True
             continue

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from typing import Any
 
 from fabtui.model.parsed.mlxlink import (
@@ -34,7 +33,11 @@ from fabtui.model.parsed.mlxlink import (
     MlxlinkPort,
 )
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix, to_float
+from fabtui.parsers.text import (
+    clean_lines,
+    is_missing,
+    to_float,
+)
 
 KIND = "mlxlink"
 MODEL = MlxlinkOutput
@@ -47,8 +50,6 @@ _BANNER = re.compile(r"^\s*={3,}\s*(.*?)\s*={3,}\s*$")
 _COMMAND = re.compile(r"\bmlxlink\s+(.*)$")
 _MESSAGE = re.compile(r"^\s*-([EWI])-\s*(.*?)\s*$")
 _THRESHOLDS = re.compile(r"^(.*?)\s*\[\s*([^\]]*?)\s*\.\.\s*([^\]]*?)\s*\]\s*$")
-_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
-_QUOTE = re.compile(r"^(?:>[ \t]?)+")
 
 _LANE_NUMBERS = {
     "rx power current [dbm]": "rx_power_dbm",
@@ -107,17 +108,6 @@ _TOP_TEXT = {"state": "state", "physical state": "physical_state", "speed": "spe
              "mft version": "mft_version", "amber version": "amber_version",
              "enabled link speed": "enabled_link_speed",
              "supported cable speed": "supported_cable_speed"}
-
-
-def _lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
-    when most lines carry the same one."""
-    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    nonblank = sum(1 for line in lines if line.strip())
-    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
-        lines = [_HOST.sub("", line, count=1) for line in lines]
-    return [_QUOTE.sub("", line) for line in lines]
 
 
 def detect(text: str) -> float:
@@ -408,14 +398,14 @@ def parse(text: str) -> MlxlinkOutput:
     warnings: list[str] = []
     reports = _read_json(text, warnings) if text.lstrip().startswith(("{", "[")) else None
     if reports is None:
-        reports = _read_text(_lines(text), warnings)
+        reports = _read_text(clean_lines(text), warnings)
     reports = [r for r in reports if any(rows for rows in r.sections.values())]
     known = set(_TOP_TEXT) | set(_MODULE_TEXT) | {k for ks in _COUNTER_KEYS.values() for k in ks}
     reports = [r for r in reports if known & set(_flat(r))]
     if not reports:
         errors = [w.split("-E- ", 1)[1] for w in warnings if "-E- " in w]
         detail = f": {errors[0]}" if errors else ""
-        title = next((n for n, line in enumerate(_lines(text), start=1)
+        title = next((n for n, line in enumerate(clean_lines(text), start=1)
                       if line.strip() == "Operational Info"), None)
         if title is not None:
             raise ParseError(KIND, title,

@@ -18,7 +18,7 @@ import re
 
 from fabtui.model.parsed.nvidia_smi import NvidiaSmiTable, NvsmiTableGpu, NvsmiTableProcess
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines
 
 KIND = "nvidia-smi"
 MODEL = NvidiaSmiTable
@@ -47,22 +47,6 @@ def detect(text: str) -> float:
                  head):
         return 0.5
     return 0.0
-
-
-def _clean_lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or markdown quoting (when most lines carry them)."""
-    lines = split_lines(text)
-    split = [strip_launcher_prefix(line, allow_host=True) for line in lines]
-    nonblank = [prefix for (prefix, _), line in zip(split, lines, strict=True) if line.strip()]
-    present = [p for p in nonblank if p is not None]
-    # Most lines, and one prefix at least twice: a lone `Error: ...` line is not a pdsh host.
-    if len(present) * 2 > len(nonblank) and max(map(present.count, present), default=0) >= 2:
-        lines = [rest if p is not None else line
-                 for (p, rest), line in zip(split, lines, strict=True)]
-    quoted = [line for line in lines if line.strip()]
-    if quoted and sum(q.lstrip().startswith(">") for q in quoted) * 2 > len(quoted):
-        lines = [re.sub(r"^\s*>\s?", "", line) for line in lines]
-    return lines
 
 
 def _number(value: str) -> float | None:
@@ -221,7 +205,7 @@ class _State:
 def parse(text: str) -> NvidiaSmiTable:
     """Parse the default `nvidia-smi` table; raises `ParseError` without a GPU block."""
     state = _State()
-    lines = _clean_lines(text)
+    lines = clean_lines(text)
     for number, line in enumerate(lines, start=1):
         if "NVIDIA-SMI has failed" in line or "No devices were found" in line:
             raise ParseError(KIND, number, line.strip()[:200])

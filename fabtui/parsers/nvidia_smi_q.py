@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from fabtui.model.parsed.nvidia_smi_q import NvidiaSmiQuery, NvsmiQueryGpu
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines
 
 KIND = "nvidia-smi-q"
 MODEL = NvidiaSmiQuery
@@ -300,22 +300,9 @@ def _text_tree(lines: list[str]) -> _Node:
     return root
 
 
-def _clean_lines(text: str) -> list[str]:
-    """Lines without launcher prefixes (when most lines carry one)."""
-    lines = split_lines(text)
-    split = [strip_launcher_prefix(line, allow_host=True) for line in lines]
-    nonblank = [prefix for (prefix, _), line in zip(split, lines, strict=True) if line.strip()]
-    present = [p for p in nonblank if p is not None]
-    # Most lines, and one prefix at least twice: a lone `Error: ...` line is not a pdsh host.
-    if len(present) * 2 > len(nonblank) and max(map(present.count, present), default=0) >= 2:
-        return [rest if p is not None else line
-                for (p, rest), line in zip(split, lines, strict=True)]
-    return lines
-
-
 def parse(text: str) -> NvidiaSmiQuery:
     """Parse `nvidia-smi -q` text or XML; raises `ParseError` when neither is there."""
-    lines = _clean_lines(text)
+    lines = clean_lines(text)
     is_xml = any("<nvidia_smi_log" in line for line in lines[:200])
     root = _parse_xml(lines) if is_xml else _text_tree(lines)
     if is_xml and root.name != "nvidia_smi_log":

@@ -22,7 +22,7 @@ import re
 
 from fabtui.model.parsed.nvidia_smi_topo import NvidiaSmiTopo, TopoGpuNicAffinity
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines, is_missing
 
 KIND = "nvidia-smi-topo"
 MODEL = NvidiaSmiTopo
@@ -64,20 +64,9 @@ def detect(text: str) -> float:
 
 
 def _clean_lines(text: str) -> list[str]:
-    """Lines without launcher prefixes, markdown quoting or code fences (when most lines have
-    them), so the matrix reads the same however it was captured."""
-    lines = split_lines(text)
-    split = [strip_launcher_prefix(line, allow_host=True) for line in lines]
-    nonblank = [prefix for (prefix, _), line in zip(split, lines, strict=True) if line.strip()]
-    present = [p for p in nonblank if p is not None]
-    # Most lines, and one prefix at least twice: a lone `Error: ...` line is not a pdsh host.
-    if len(present) * 2 > len(nonblank) and max(map(present.count, present), default=0) >= 2:
-        lines = [rest if p is not None else line
-                 for (p, rest), line in zip(split, lines, strict=True)]
-    quoted = [line for line in lines if line.strip()]
-    if quoted and sum(q.lstrip().startswith(">") for q in quoted) * 2 > len(quoted):
-        lines = [re.sub(r"^\s*>\s?", "", line) for line in lines]
-    return ["" if _FENCE.match(line) else line for line in lines]
+    """Cleaned lines (`text.clean_lines`) with code-fence lines blanked, so the matrix reads the
+    same however it was captured."""
+    return ["" if _FENCE.match(line) else line for line in clean_lines(text)]
 
 
 def _is_header(tokens: list[str]) -> bool:

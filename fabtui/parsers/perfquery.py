@@ -15,11 +15,10 @@ other lines are skipped; rows printed before any header go into a block with nul
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from fabtui.model.parsed.perfquery import PerfqueryOutput, PerfqueryPort
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import normalize, split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines, normalize
 
 KIND = "perfquery"
 MODEL = PerfqueryOutput
@@ -37,24 +36,11 @@ _SETS = {"port": "basic", "port extended": "extended", "portrcverrordetails": "r
 _KNOWN = re.compile(r"(?m)^\s*(?:PortXmitData|PortRcvData|SymbolErrorCounter|PortXmitWait|"
                     r"LinkDownedCounter|PortRcvErrors|PortLocalPhysicalErrors|PortXmitDiscards|"
                     r"PortSelect)\s*:\.+")
-_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
-_QUOTE = re.compile(r"^(?:>[ \t]?)+")
-
-
-def _lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
-    when most lines carry the same one."""
-    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    nonblank = sum(1 for line in lines if line.strip())
-    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
-        lines = [_HOST.sub("", line, count=1) for line in lines]
-    return [_QUOTE.sub("", line) for line in lines]
 
 
 def detect(text: str) -> float:
     """How sure we are that `text` is perfquery output (0..1)."""
-    head = "\n".join(_lines(text[:30000]))
+    head = "\n".join(clean_lines(text[:30000]))
     header = re.search(r"(?mi)^\s*#\s*[\w ]*counters:\s*Lid\s+\d+", head)
     rows = len(_KNOWN.findall(head))
     if header and rows:
@@ -103,7 +89,7 @@ def parse(text: str) -> PerfqueryOutput:
     current: PerfqueryPort | None = None
     warnings: list[str] = []
     headers: list[tuple[PerfqueryPort, int]] = []
-    for number, line in enumerate(_lines(text), start=1):
+    for number, line in enumerate(clean_lines(text), start=1):
         header = _HEADER.match(line)
         if header:
             current = _block(header)

@@ -36,7 +36,6 @@ when it was needed.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 from fabtui.model.parsed.perftest import (
@@ -46,7 +45,7 @@ from fabtui.model.parsed.perftest import (
     PerftestRow,
 )
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import split_lines, strip_launcher_prefix, to_float, to_int
+from fabtui.parsers.text import clean_lines, to_float, to_int
 
 KIND = "perftest"
 MODEL = Perftest
@@ -230,16 +229,8 @@ def _safe_int(value: str) -> int | None:
 
 
 def _lines(text: str) -> list[str]:
-    """Lines without launcher prefixes, mail quoting or a pdsh `host: ` prefix shared by most
-    lines (a lone `GID: ...` or `Warning: ...` is never taken for a host)."""
-    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    nonblank = sum(1 for line in lines if line.strip())
-    if hosts and hosts.most_common(1)[0][1] >= max(3, 0.6 * nonblank):
-        host = hosts.most_common(1)[0][0]
-        lines = [line[len(host) + 2:] if line.startswith(host + ": ") else line
-                 for line in lines]
-    return [_QUOTE.sub("", line).strip() for line in lines]
+    """Cleaned lines (`text.clean_lines`), stripped of surrounding blanks."""
+    return [line.strip() for line in clean_lines(text)]
 
 
 def detect(text: str) -> float:

@@ -15,11 +15,10 @@ show_counters' `Port N cm counters:` blocks go to `cm_counters`, not to the port
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from fabtui.model.parsed.rdma_hw_counters import RdmaCounterDevice, RdmaHwCountersOutput
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import normalize, split_lines, strip_launcher_prefix, to_int
+from fabtui.parsers.text import clean_lines, normalize, to_int
 
 KIND = "rdma-hw-counters"
 MODEL = RdmaHwCountersOutput
@@ -39,24 +38,11 @@ _KNOWN = ("np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled", "rp_cnp
           "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "implied_nak_seq_err",
           "duplicate_request", "rnr_nak_retry_err", "req_cqe_error", "resp_cqe_error",
           "roce_adp_retrans", "rx_write_requests", "resp_cqe_flush_error")
-_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
-_QUOTE = re.compile(r"^(?:>[ \t]?)+")
-
-
-def _lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
-    when most lines carry the same one (counter lines all differ, so they are never taken)."""
-    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    nonblank = sum(1 for line in lines if line.strip())
-    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
-        lines = [_HOST.sub("", line, count=1) for line in lines]
-    return [_QUOTE.sub("", line) for line in lines]
 
 
 def detect(text: str) -> float:
     """How sure we are that `text` is an RDMA sysfs counter dump (0..1)."""
-    head = "\n".join(_lines(text[:30000]))
+    head = "\n".join(clean_lines(text[:30000]))
     if "NIC statistics:" in head:
         return 0.0
     if re.search(r"(?mi)^\s*Port\s+\d+\s+hw\s+counters:?\s*$", head):
@@ -143,7 +129,7 @@ class _Reader:
 def parse(text: str) -> RdmaHwCountersOutput:
     """Parse a counter dump; raises `ParseError` when no counter is found."""
     reader = _Reader()
-    for number, line in enumerate(_lines(text), start=1):
+    for number, line in enumerate(clean_lines(text), start=1):
         if line.strip():
             reader.line(line, number)
     if not reader.devices:

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from typing import Any
 
 from fabtui.model.parsed.rdma_statistic import RdmaStatisticOutput
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines
 
 KIND = "rdma-statistic"
 MODEL = RdmaStatisticOutput
@@ -35,24 +34,11 @@ _LINK = re.compile(r"^\s*link\s+(\S+/\d+)\b\s*(.*)$")
 _NAME = re.compile(r"^[A-Za-z_][\w.\-]*$")
 _VALUE = re.compile(r"^[0-9]+$")
 _META = frozenset({"cntn", "pid", "lqpn", "qp-type", "comm", "ifindex", "port"})
-_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
-_QUOTE = re.compile(r"^(?:>[ \t]?)+")
-
-
-def _lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
-    when most lines carry the same one."""
-    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    nonblank = sum(1 for line in lines if line.strip())
-    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
-        lines = [_HOST.sub("", line, count=1) for line in lines]
-    return [_QUOTE.sub("", line) for line in lines]
 
 
 def detect(text: str) -> float:
     """How sure we are that `text` is `rdma statistic show` output (0..1)."""
-    head = "\n".join(_lines(text[:40000]))
+    head = "\n".join(clean_lines(text[:40000]))
     if re.search(r"(?m)^\s*link\s+\S+/\d+\s+[A-Za-z_][\w-]*\s*\n?\s*\d+\s+[A-Za-z_]", head):
         return 0.9
     if re.search(r"(?m)^\s*link\s+\S+/\d+\s*\n[ \t]+[A-Za-z_]\w*\s+\d+\s*$", head):
@@ -146,7 +132,7 @@ def parse(text: str) -> RdmaStatisticOutput:
     first: int | None = None
     if links is None:
         links = {}
-        for link, number, tokens in _streams(_lines(text)):
+        for link, number, tokens in _streams(clean_lines(text)):
             first = first or number
             _merge(links, link, _pairs(link, number, tokens, warnings), warnings)
     if not any(links.values()) and first is not None:

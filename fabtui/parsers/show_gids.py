@@ -13,11 +13,10 @@ port; no type on old kernels), so the cells after the GID are told apart by thei
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from fabtui.model.parsed.show_gids import GidEntry, ShowGidsOutput
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import split_lines, strip_launcher_prefix
+from fabtui.parsers.text import clean_lines
 
 KIND = "show-gids"
 MODEL = ShowGidsOutput
@@ -29,24 +28,11 @@ _ROW = re.compile(r"^\s*(\S+)\s+(\d+)\s+(\d+)\s+([0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]
 _IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 _VERSION = re.compile(r"^[vV]\d$")
 _TOTAL = re.compile(r"^\s*n_gids_found\s*=\s*(\d+)\s*$")
-_HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
-_QUOTE = re.compile(r"^(?:>[ \t]?)+")
-
-
-def _lines(text: str) -> list[str]:
-    """Lines without launcher prefixes or mail quoting; a pdsh `host: ` prefix is removed only
-    when most lines carry the same one."""
-    lines = [strip_launcher_prefix(line)[1] for line in split_lines(text)]
-    hosts = Counter(m.group(1) for line in lines if (m := _HOST.match(line)))
-    nonblank = sum(1 for line in lines if line.strip())
-    if hosts and hosts.most_common(1)[0][1] >= max(2, 0.6 * nonblank):
-        lines = [_HOST.sub("", line, count=1) for line in lines]
-    return [_QUOTE.sub("", line) for line in lines]
 
 
 def detect(text: str) -> float:
     """How sure we are that `text` is show_gids output (0..1)."""
-    head = "\n".join(_lines(text[:30000]))
+    head = "\n".join(clean_lines(text[:30000]))
     header = re.search(r"(?mi)^\s*DEV\s+PORT\s+INDEX\s+GID\b", head)
     total = re.search(r"(?m)^\s*n_gids_found\s*=\s*\d+", head)
     rows = sum(1 for line in head.splitlines() if _ROW.match(line))
@@ -80,7 +66,7 @@ def parse(text: str) -> ShowGidsOutput:
     gids: list[GidEntry] = []
     total: int | None = None
     header: int | None = None
-    for number, line in enumerate(_lines(text), start=1):
+    for number, line in enumerate(clean_lines(text), start=1):
         if _HEADER.match(line):
             header = header or number
             continue

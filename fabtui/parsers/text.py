@@ -85,3 +85,38 @@ def looks_numeric(value: str) -> bool:
     """True when `value` is a number as tools print them (thousands separators allowed)."""
     text = value.strip().replace(",", "")
     return bool(text) and bool(_NUMBER.match(text)) and text not in ("+", "-", ".")
+
+
+_HOST_PREFIX = re.compile(r"^([A-Za-z][\w.-]*): ")
+_QUOTING = re.compile(r"^\s*(?:>[ \t]?)+")
+
+
+def clean_lines(text: str) -> list[str]:
+    """Normalised lines with the decoration of how they were captured removed.
+
+    - mpirun / srun prefixes, when most non-blank lines carry one;
+    - a pdsh `host: ` prefix, only when one host starts most lines (so `State: Active` or a lone
+      `Error: ...` is never taken for a host);
+    - mail / markdown quoting (`> `), when most lines are quoted.
+    """
+    lines = split_lines(text)
+    nonblank = [line for line in lines if line.strip()]
+    if not nonblank:
+        return lines
+    split = [strip_launcher_prefix(line) for line in lines]
+    if sum(1 for (p, _), line in zip(split, lines, strict=True)
+           if p is not None and line.strip()) * 2 > len(nonblank):
+        lines = [rest for _, rest in split]
+    hosts: dict[str, int] = {}
+    for line in lines:
+        match = _HOST_PREFIX.match(line)
+        if match:
+            hosts[match.group(1)] = hosts.get(match.group(1), 0) + 1
+    if hosts:
+        host, count = max(hosts.items(), key=lambda item: item[1])
+        if count >= max(2, 0.6 * len(nonblank)):
+            lines = [line[len(host) + 2:] if line.startswith(f"{host}: ") else line
+                     for line in lines]
+    if sum(1 for line in lines if line.lstrip().startswith(">")) * 2 > len(nonblank):
+        lines = [_QUOTING.sub("", line) for line in lines]
+    return lines

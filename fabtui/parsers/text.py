@@ -16,7 +16,9 @@ _MPIRUN = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?")
 _SRUN = re.compile(r"^\s*(\d+): ")
 _PDSH = re.compile(r"^([A-Za-z][\w.-]*): ")
 _NUMBER = re.compile(r"^[-+]?(?:\d[\d,_]*)?(?:\.\d+)?(?:[eE][-+]?\d+)?$")
-NOT_AVAILABLE = frozenset({"", "n/a", "na", "none", "-", "--", "null", "unknown", "not available"})
+NOT_AVAILABLE = frozenset({"", "n/a", "[n/a]", "na", "none", "-", "--", "null", "unknown",
+                           "not available", "not supported", "[not supported]", "unknown error",
+                           "err!", "[unknown error]"})
 
 
 def normalize(text: str) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabtui.parsers.text import clean_lines as shared_clean_lines
-from fabtui.parsers.text import is_missing
+from fabtui.parsers.text import is_missing, to_float, to_int
 
 HEAD_CHARS = 40000
 """How much of the input detectors look at."""
@@ -60,27 +60,10 @@ def head(text: str) -> str:
 
 # ----------------------------------------------------------------------------- numbers
 
-def parse_int(value: str) -> int | None:
-    """`"1,052"` -> 1052, `N/A`/empty/`-` -> None; anything else -> ValueError."""
-    text = value.strip().replace(",", "")
-    if is_missing(text):
-        return None
-    if re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
-    if re.fullmatch(r"[-+]?\d+\.0*", text):
-        return int(float(text))
-    raise ValueError(f"{value!r} is not an integer")
-
-
-def parse_float(value: str) -> float | None:
-    """A plain number (`1.48e-20`, `-1.0`); `N/A`, `inf`, `nan` -> None; else ValueError."""
-    text = value.strip().replace(",", "")
-    if is_missing(text) or text.lower() in ("inf", "-inf", "+inf", "nan", "-nan"):
-        return None
-    if not text or not _NUMBER.match(text) or text in ("+", "-", "."):
-        raise ValueError(f"{value!r} is not a number")
-    number = float(text)
-    return number if math.isfinite(number) else None
+parse_int = to_int
+"""`"1,052"` -> 1052, `N/A`/empty/`-` -> None; anything else -> ValueError (`text.to_int`)."""
+parse_float = to_float
+"""A plain number (`1.48e-20`); `N/A`, `inf`, `nan` -> None; else ValueError (`text.to_float`)."""
 
 
 def split_unit(value: str) -> tuple[float | None, str, bool]:

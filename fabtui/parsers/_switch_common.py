@@ -25,7 +25,6 @@ HEAD_CHARS = 40000
 
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _RULE_GROUPS = re.compile(r"-{2,}")
-_NUMBER = re.compile(r"^[-+]?(?:\d[\d,]*)?(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 _UNIT_NUMBER = re.compile(
     r"^\s*([-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan)\s*([A-Za-z%°/]*)\s*$",
     re.IGNORECASE)

@@ -37,7 +37,7 @@ def test_far_end_works_both_ways_and_by_netdev(demo_graph: FabricGraph) -> None:
     assert demo_graph.far_end("node001:mlx5_0") == "leaf-g00-r0:Ethernet0"
     assert demo_graph.far_end("node001:enp23s0f0np0") == "leaf-g00-r0:Ethernet0"
     assert demo_graph.far_end("leaf-g00-r0:Ethernet0") == "node001:mlx5_0"
-    assert demo_graph.far_end("leaf-g00-r0:Ethernet64") == "spine-01:Ethernet0"
+    assert demo_graph.far_end("leaf-g00-r0:Ethernet64") == "spine-01:Ethernet1/1"
     assert demo_graph.far_end("leaf-g00-r0:Ethernet200") is None
 
 
@@ -91,3 +91,8 @@ def test_an_uncabled_nic_makes_the_rank_unreachable(write: Callable[[str, str], 
     result = routes(graph, 1, 3)
     assert result.kind == "unreachable"
     assert result.notes == ["node002:mlx5_1 has no cable to a switch"]
+
+
+def test_nic_ips_map_back_to_nics(demo_graph: FabricGraph) -> None:
+    assert demo_graph.nic_ips["10.203.0.2"] == ("node002", "mlx5_3")
+    assert len(demo_graph.nic_ips) == 64

@@ -230,3 +230,11 @@ def test_node_shape_flags_the_odd_node_out(write: Callable[[str, str], Path]) ->
         "node003:mlx5_3]\n  nodes:\n" + node
     found = check(write("shape.yaml", text))
     assert ("node-shape", "node003") in rules(found)
+
+
+def test_duplicate_nic_ips(write: Callable[[str, str], Path]) -> None:
+    text = SMALL.replace("rail: 0, speed: 400, mtu: 9000}]", "rail: 0, speed: 400, mtu: 9000, "
+                         "ip: 10.200.0.1}]")
+    found = check(write("ip.yaml", text))
+    assert rules(found) == [("duplicate-address", "n2:mlx5_0")]
+    assert "IP 10.200.0.1, already used by n1:mlx5_0" in found[0].message

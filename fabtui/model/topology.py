@@ -165,6 +165,8 @@ class Nic(_Model):
     """RDMA device name as `ibstat` / `ibv_devinfo` show it, e.g. `mlx5_0`."""
     netdev: Name | None = None
     """Kernel network interface, e.g. `enp24s0np0` or `ibp24s0`."""
+    ip: str | None = Field(None, pattern=r"^[0-9a-fA-F.:]+$")
+    """Address of the RDMA interface (RoCE), which NCCL prints as the peer of a failed send."""
     pci: PciAddress
     numa: int | None = Field(None, ge=0, le=63)
     rail: int = Field(ge=0, le=255)

@@ -247,7 +247,9 @@ class _Builder:
                     netdev = f"ibp{bus}s0{suffix}"
                 else:
                     netdev = f"enp{bus}s0{suffix or 'f0'}np{plane}"
-                nics.append(Nic(name=f"mlx5_{index}", netdev=netdev,
+                ip = None if self.infiniband else \
+                    f"10.{200 + index}.{n // 250}.{n % 250 + 1}"
+                nics.append(Nic(name=f"mlx5_{index}", netdev=netdev, ip=ip,
                                 pci=f"0000:{bus:02x}:00.{plane}", numa=numa, rail=rail,
                                 plane=f"plane{plane}" if p.planes > 1 else None,
                                 speed=p.host_speed, mtu=self.host_mtu, pcie_switch=switch,

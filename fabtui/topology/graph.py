@@ -164,6 +164,12 @@ class FabricGraph:
         return {link.optic: i for i, link in enumerate(self.topology.links) if link.optic}
 
     @cached_property
+    def nic_ips(self) -> dict[str, tuple[str, str]]:
+        """NIC IP -> (hostname, NIC name): NCCL names a failed peer by its IP."""
+        return {nic.ip: (node.hostname, nic.name) for node in self.nodes.values()
+                for nic in node.nics if nic.ip}
+
+    @cached_property
     def link_ids(self) -> dict[str, int]:
         """Explicit link id -> link index."""
         return {link.id: i for i, link in enumerate(self.topology.links) if link.id}

@@ -113,6 +113,22 @@ def _duplicates(c: _Checker) -> Iterator[Finding]:
             addresses[address] = (owner, origin_of(i).child("mgmt"))
     for i, node in enumerate(c.topo.nodes):
         yield from _node_duplicates(c, node, i)
+    yield from _duplicate_ips(c)
+
+
+def _duplicate_ips(c: _Checker) -> Iterator[Finding]:
+    seen: dict[str, str] = {}
+    for i, node in enumerate(c.topo.nodes):
+        for j, nic in enumerate(node.nics):
+            if nic.ip is None:
+                continue
+            owner = f"{node.hostname}:{nic.name}"
+            if nic.ip in seen:
+                yield c.finding("duplicate-address", Severity.ERROR, owner,
+                                c.loaded.origins.node(i).child("nics", j, "ip"),
+                                f"{owner} has IP {nic.ip}, already used by {seen[nic.ip]}")
+            else:
+                seen[nic.ip] = owner
 
 
 def _node_duplicates(c: _Checker, node: Node, i: int) -> Iterator[Finding]:

@@ -190,9 +190,17 @@ class _Diag:
             return False
         status = _normal(result.group(1))
         self.test.statuses.append(status)
-        listed = re.match(r"GPUs?\s*:\s*([\d,\s]+)$", (result.group(2) or "").strip())
+        listed = re.match(r"GPUs?\s*:\s*([\d,\s]+?)\s*(\.\.\.)?$", (result.group(2) or "").strip())
         if listed:
-            for index in re.findall(r"\d+", listed.group(1)):
+            indices = re.findall(r"\d+", listed.group(1))
+            if listed.group(2):
+                # dcgmi cuts a value longer than its 46-character cell and ends it with `...`
+                # (16-GPU systems): GPUs after the cut are not listed, and a number right
+                # before the `...` may itself be cut (`1...` of `10`).
+                if listed.group(1).rstrip()[-1:].isdigit():
+                    indices = indices[:-1]
+                self.warnings.append(f"{self.test.name}: GPU list cut by dcgmi: {text[:60]}")
+            for index in indices:
                 self.test.gpus[index] = status
         return True
 
@@ -365,12 +373,22 @@ def parse(text: str) -> DcgmiDiag:
         overall=_overall(tests, diag), level=diag.level,
         dcgm_version=diag.metadata.get("DCGM Version"),
         driver_version=diag.metadata.get("Driver Version Detected"),
-        gpu_device_ids=[d.strip() for d in device_ids.split(",") if d.strip()],
+        gpu_device_ids=_device_ids(device_ids, diag.warnings),
         metadata=diag.metadata, sections=diag.sections, tests=tests,
         details={n: t.messages for n, t in diag.tests.items() if t.messages},
         failed_gpus={n: g for n, g in failed.items() if g},
         gpu_results={n: t.gpus for n, t in diag.tests.items() if t.gpus},
         errors=diag.errors, summary=diag.summary, warnings=diag.warnings)
+
+
+def _device_ids(value: str, warnings: list[str]) -> list[str]:
+    """`GPU Device IDs Detected`, without the id dcgmi cut when the list overflowed its cell."""
+    ids = [d.strip() for d in value.split(",") if d.strip()]
+    if ids and ids[-1].endswith("..."):
+        ids.pop()
+        warnings.append("GPU Device IDs Detected: list cut by dcgmi (`...`); ids after the "
+                        f"first {len(ids)} are not shown")
+    return ids
 
 
 def table(result: DcgmiDiag) -> str:

@@ -88,7 +88,7 @@ _NVLINK = re.compile(r"nvlink", re.I)
 _FAILURE = re.compile(r"\b(?:error\w*|fail\w*|fatal|fault\w*|timeout|timed out|down)\b", re.I)
 _MLX5_ERROR = re.compile(r"\b(?:err\w*|fail\w*|timeout|timed out|health compromised|fatal|"
                          r"assert\w*|syndrome|insufficient power|unrecoverable|crdump|"
-                         r"tx timeout)\b", re.I)
+                         r"tx timeout|no done completion)\b", re.I)
 _WATCHDOG = re.compile(r"NETDEV WATCHDOG: (?P<ifname>[\w.@-]+) \((?P<drv>[\w-]+)\): "
                        r"transmit queue(?: \d+)? timed out")
 _LINK_NUMBER = re.compile(r"\blink (\d+)", re.I)

@@ -297,6 +297,11 @@ def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> Non
     comm_match = _COMM_ID.search(msg) or _COMM_PTR.search(msg)
     comm = comm_match.group(1) if comm_match else None
     key = (prefix.host, prefix.pid, rank, nranks, comm)
+    pointer = _COMM_PTR.search(msg)
+    if key not in state.ranks and pointer is not None:
+        # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
+        # (no Init START in the log): replace its entry, which only knew the comm pointer.
+        state.ranks.pop((prefix.host, prefix.pid, rank, nranks, pointer.group(1)), None)
     if key not in state.ranks:
         state.ranks[key] = NcclLogRank.model_construct(
             rank=rank, nranks=nranks, host=prefix.host, pid=prefix.pid, device=device,

@@ -52,6 +52,8 @@ _VERSION = re.compile(r"#\s*nccl-tests version\s+(\S+)(?:.*?nccl-headers=(\d+))?
 _MARKER = re.compile(r"#\s*Collective test starting:\s*(\S+)")
 _BINARY = re.compile(r"(?:^|[/\s'\"=])([a-z][a-z0-9_]*?)_perf(?:_mpi)?(?=$|[\s'\";|&])")
 _NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+[\w.+\-]*)")
+# NCCL_DEBUG=VERSION/WARN prints the version bare; under pdsh it carries the `host: ` prefix.
+_BARE_VERSION = re.compile(r"^(?:[A-Za-z][\w.-]*:\s+)?NCCL version \d")
 _OOB = re.compile(r"#\s*Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?", re.IGNORECASE)
 _AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*(\S+)\s*(OK|FAILED)?", re.IGNORECASE)
 _FAILURE = re.compile(
@@ -192,7 +194,7 @@ def _clean(raw: str) -> str:
 
 def _nccl_line(state: _State, line: str) -> bool:
     """NCCL's own lines (INFO/WARN/version) interleaved with the output; True if consumed."""
-    if "NCCL INFO" in line or "NCCL WARN" in line or line.startswith("NCCL version"):
+    if "NCCL INFO" in line or "NCCL WARN" in line or _BARE_VERSION.match(line):
         version = _NCCL_VERSION.search(line)
         if version and "nccl_version" not in state.fields:
             state.fields["nccl_version"] = version.group(1)

@@ -207,8 +207,12 @@ def parse(text: str) -> NvidiaSmiTable:
     state = _State()
     lines = clean_lines(text)
     for number, line in enumerate(lines, start=1):
-        if "NVIDIA-SMI has failed" in line or "No devices were found" in line:
+        if "NVIDIA-SMI has failed" in line or "No devices were found" in line \
+                or "Failed to initialize NVML" in line:
             raise ParseError(KIND, number, line.strip()[:200])
+        if "Unable to determine the device handle" in line:
+            # A lost GPU (Xid 79, GPU has fallen off the bus) is left out of the table.
+            state.warnings.append(f"line {number}: {line.strip()[:200]}")
         state.line(number, line)
     if not state.gpus:
         raise ParseError(KIND, None, "no GPU block (`| 0  <name>  On | <bus id> ... |`) found")

@@ -60,10 +60,15 @@ _BANNER = re.compile(r"^(?P<verb>Send|RDMA_Write|RDMA_Read|Atomic)\s+(?P<pre>.*?
 _BANNER_ANYWHERE = re.compile(r"(?m)(?:^|[\s:>])(?:Send|RDMA_Write|RDMA_Read|Atomic)"
                               r"(?: [A-Za-z_]+)* (?:BW|Latency)(?: [A-Za-z]+)* Test\s*$")
 _OLD_INLINE = re.compile(r"^Inline data is used up to (\d+) bytes message", re.I)
+_OLD_QPS = re.compile(r"^Number of qp'?s running\s+(\d+)\s*$", re.I)
 _NOT_HEADER = re.compile(r"^(?:Connected|Completed|Total run time|Perftest)\b", re.I)
 _RULE = re.compile(r"^-{10,}\s*$")
 _STARS = re.compile(r"^\*+\s*$")
 _WAITING = re.compile(r"Waiting for client to connect", re.I)
+# What a perftest client prints when it cannot reach its server (perftest_communication.c).
+_CONNECT_FAILURE = re.compile(r"Couldn't connect to \S+:\d+|Unable to init the socket connection"
+                              r"|Failed to (?:exchange data between server and clients"
+                              r"|create QP|modify QP)|Couldn't get (?:device|context)", re.I)
 _WAITING_CM = re.compile(r"Waiting for client rdma_cm QP to connect", re.I)
 _ADDRESS = re.compile(r"^(?P<which>local|remote)\s+address\s*:\s*(?P<rest>.*)$", re.I)
 _ADDRESS_FIELD = re.compile(r"\b(LID|QPN|PSN|RKey|VAddr|OUT)\s*[:=]?\s*([0-9A-Fa-fx]+)", re.I)
@@ -251,7 +256,8 @@ def detect(text: str) -> float:
         score += 0.25
     if address:
         score += 0.1
-    if score == 0.0 and _WAITING.search(head) and _COMMAND.search(head):
+    if score == 0.0 and _COMMAND.search(head) and (_WAITING.search(head)
+                                                    or _CONNECT_FAILURE.search(head)):
         score = 0.5
     return min(score, 0.98)
 
@@ -501,7 +507,9 @@ def _read_command(state: _State, number: int, line: str) -> bool:
 def _read_header(state: _State, number: int, line: str) -> bool:
     """`Name : value` header lines, one or two pairs per line."""
     old_inline = _OLD_INLINE.match(line)
+    old_qps = _OLD_QPS.match(line)
     pairs = [("Max inline data", old_inline.group(1))] if old_inline else \
+        [("Number of qps", old_qps.group(1))] if old_qps else \
         [] if _NOT_HEADER.match(line) else _pairs(line)
     if not pairs:
         return False
@@ -533,6 +541,10 @@ def _header_block(state: _State, name: str) -> _Block:
         return lacking[0]
     if open_blocks:
         return open_blocks[-1]
+    # Old perftest (1.x/2.x) prints `Mtu : 2048` after the address lines, before the table.
+    late = [b for b in state.open_blocks() if not b.columns and not b.has_key(name)]
+    if late:
+        return late[-1]
     return state.new_block()
 
 

@@ -113,8 +113,11 @@ def _line(port: _Port, line: str) -> str | None:
     key, value = keyed.group("key").strip(), keyed.group("value")
     if port.section in _DOM_SECTIONS:
         return _dom_value(port, key, value)
+    # QSFP28 `10/40G Ethernet Compliance Code: Extended` points at the `Extended Specification
+    # Compliance` line below it, which names the media.
     if port.section in _COMPLIANCE_SECTIONS and value \
-            and value.lower() not in ("unknown", "n/a", "not supported for cmis cables"):
+            and value.lower() not in ("unknown", "n/a", "not supported for cmis cables",
+                                      "extended"):
         port.compliance.append(value)
     los = _LOS.match(key)
     if port.section == "channelstatus" and los and value.strip().lower() == "on":

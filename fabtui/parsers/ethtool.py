@@ -5,8 +5,11 @@
          tx_prio3_pause: 0
 
 Counter names differ between kernel and driver versions, so every `name: integer` line is kept.
-Lines such as `NIC statistics:` and mail-client quoting (`> `) are tolerated; a value that is not
-an integer is reported as a warning, not silently dropped.
+Lines such as `NIC statistics:`, mail-client quoting (`> `) and launcher prefixes (`0: ` from
+srun, `[1,0]<stdout>:` from mpirun, `host: ` from pdsh) are tolerated; a value that is not an
+integer is reported as a warning, not silently dropped. bnxt_en prints per-ring counters as
+`[0]: rx_ucast_packets: 12`: they are kept under the name `[0]: rx_ucast_packets`. Drivers that
+pad names before the colon (cxgb4 `TxOctetsOK         : 3220`) lose the padding.
 """
 
 from __future__ import annotations
@@ -15,21 +18,22 @@ import re
 
 from fabtui.model.parsed.ethtool import EthtoolStats
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import split_lines
+from fabtui.parsers.text import clean_lines
 
 KIND = "ethtool-stats"
 MODEL = EthtoolStats
 DESCRIPTION = "ethtool -S <netdev>: NIC statistics counters"
 
 _HEADER = re.compile(r"^\s*(?:>\s*)*NIC statistics:\s*$")
-_COUNTER = re.compile(r"^\s*(?:>\s*)*([A-Za-z0-9_.\[\]\-]+):\s+(-?\d+)\s*$")
+_COUNTER = re.compile(r"^\s*(?:>\s*)*((?:\[\d+\]:\s*)?[A-Za-z0-9_.\[\]\-]+)\s*:\s+(-?\d+)\s*$")
 _COMMAND = re.compile(r"ethtool\s+(?:-S|--statistics)\s+(\S+)")
 
 
 def detect(text: str) -> float:
     """How sure we are that `text` is `ethtool -S` output (0..1)."""
-    head = text[:20000]
-    counters = sum(1 for line in head.splitlines() if _COUNTER.match(line))
+    lines = clean_lines(text[:20000])
+    head = "\n".join(lines)
+    counters = sum(1 for line in lines if _COUNTER.match(line))
     if "NIC statistics:" in head:
         return 0.95 if counters else 0.6
     if counters >= 5 and re.search(r"(?m)^\s*(?:rx|tx)_\w*(?:packets|bytes)\S*:\s+\d+", head):
@@ -42,12 +46,12 @@ def parse(text: str) -> EthtoolStats:
     counters: dict[str, int] = {}
     warnings: list[str] = []
     interface = None
-    for number, line in enumerate(split_lines(text), start=1):
+    for number, line in enumerate(clean_lines(text), start=1):
         if not line.strip() or _HEADER.match(line):
             continue
         match = _COUNTER.match(line)
         if match:
-            counters[match.group(1)] = int(match.group(2))
+            counters[re.sub(r"\]:\s*", "]: ", match.group(1))] = int(match.group(2))
             continue
         command = _COMMAND.search(line)
         if command:

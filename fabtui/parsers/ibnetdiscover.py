@@ -124,11 +124,16 @@ class _Reader:
         if not match:
             return False
         lid = re.search(r"\blid\s+(\d+)", match.group(5) or "")
-        guid = (self.attrs.get("switchguid") or self.attrs.get("caguid")
-                or self.attrs.get("rtguid") or match.group(3)[2:])
+        declared = (self.attrs.get("switchguid") or self.attrs.get("caguid")
+                    or self.attrs.get("rtguid"))
+        guid = declared or match.group(3)[2:]
         end = IbLinkEnd(type=_TYPES[match.group(1).lower()], name=match.group(4), guid=guid,
                         lid=int(lid.group(1)) if lid else None, node_id=match.group(3))
         node = self.node(end)
+        if declared:
+            # The node may have been created earlier from a peer's link line (port GUID or id
+            # digits); its own block's `switchguid=`/`caguid=` is the node GUID.
+            node.guid = declared
         node.ports = int(match.group(2))
         node.vendid = self.attrs.get("vendid")
         node.devid = self.attrs.get("devid")

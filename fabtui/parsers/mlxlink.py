@@ -45,7 +45,7 @@ DESCRIPTION = "mlxlink -d <dev> [-p port] [-m] [-c]: port state, FEC, BER counte
 
 _RULE = re.compile(r"^\s*-{3,}\s*$")
 _TITLE = re.compile(r"^\s*([A-Z][\w ()/.,&-]*?(?:Info|Information))\s*$")
-_ROW = re.compile(r"^\s*([A-Za-z][^:]*?)\s*:\s?(.*?)\s*$")
+_ROW = re.compile(r"^\s*([A-Za-z][^:]*?)\s*:\s*(.*?)\s*$")
 _BANNER = re.compile(r"^\s*={3,}\s*(.*?)\s*={3,}\s*$")
 _COMMAND = re.compile(r"\bmlxlink\s+(.*)$")
 _MESSAGE = re.compile(r"^\s*-([EWI])-\s*(.*?)\s*$")
@@ -107,17 +107,21 @@ _TOP_TEXT = {"state": "state", "physical state": "physical_state", "speed": "spe
              "recommendation": "recommendation", "firmware version": "firmware_version",
              "mft version": "mft_version", "amber version": "amber_version",
              "enabled link speed": "enabled_link_speed",
-             "supported cable speed": "supported_cable_speed"}
+             "supported cable speed": "supported_cable_speed",
+             # `--port_type PCIE`: the PCIe link's active speed and width.
+             "link speed active (enabled)": "speed", "link width active (enabled)": "width"}
 
 
 def detect(text: str) -> float:
     """How sure we are that `text` is mlxlink output (0..1)."""
-    head = text[:40000]
+    head = "\n".join(clean_lines(text[:40000]))
     if head.lstrip().startswith("{") and '"Operational Info"' in head:
         return 0.9
-    operational = re.search(r"(?m)^\s*(?:\S+: )?Operational Info\s*$", head)
+    operational = re.search(r"(?m)^\s*(?:\S+: )?(?:PCIe )?Operational (?:\(Enabled\) )?Info\s*$",
+                            head)
     rows = re.findall(r"(?m)^\s*(?:\S+: )?(State|Physical state|Speed|FEC|Status Opcode|"
-                      r"Recommendation|Effective Physical BER|Raw Physical BER)\s+:", head)
+                      r"Recommendation|Effective Physical BER|Raw Physical BER|"
+                      r"Link Speed Active \(Enabled\)|Link Width Active \(Enabled\))\s+:", head)
     if operational and len(set(rows)) >= 2:
         return 0.95
     if len(set(rows)) >= 3 or ("Physical Counters and BER Info" in head and rows):
@@ -269,13 +273,19 @@ def _integer(value: str | None) -> int | None:
     return int(number) if number is not None and number == int(number) else None
 
 
+def _key(name: str) -> str:
+    """A row name for matching: lower case, blanks collapsed (MFT prints `Phase  Eye Opening
+    [psec]` with two), without a trailing ` (Ext.)`."""
+    name = re.sub(r"\s+", " ", name.strip().lower())
+    return re.sub(r"\s*\(ext\.?\)$", "", name)
+
+
 def _flat(report: _Report) -> dict[str, str | None]:
-    """Lower-cased row name (without ` (Ext.)`) -> value; the first occurrence wins."""
+    """Row name (`_key`) -> value; the first occurrence wins."""
     flat: dict[str, str | None] = {}
     for rows in report.sections.values():
         for key, value in rows.items():
-            name = re.sub(r"\s*\(ext\.?\)\s*$", "", key.strip().lower())
-            flat.setdefault(name, value)
+            flat.setdefault(_key(key), value)
     return flat
 
 
@@ -352,7 +362,7 @@ def _lanes(flat: dict[str, str | None], report: _Report) -> list[MlxlinkLane]:
     """One entry per lane with its values and flags."""
     rows = _lane_rows(flat)
     count = max((len(items) for items in rows.values()), default=0)
-    names = {k.lower().strip(): k for rows_ in report.sections.values() for k in rows_}
+    names = {_key(k): k for rows_ in report.sections.values() for k in rows_}
     lanes = [MlxlinkLane(lane=i) for i in range(count)]
     for key, items in rows.items():
         base = key.replace("[per lane]", "").strip()
@@ -380,7 +390,8 @@ def _build(report: _Report) -> MlxlinkPort:
     port = MlxlinkPort(device=report.device, port=report.port, label=report.label,
                        sections=report.sections)
     for key, field in _TOP_TEXT.items():
-        setattr(port, field, flat.get(key))
+        if getattr(port, field) is None:
+            setattr(port, field, flat.get(key))
     width = re.match(r"^\s*(\d+)\s*x", port.width or "", re.I)
     port.width_lanes = int(width.group(1)) if width else None
     port.enabled_link_speeds = _speeds(port.enabled_link_speed)

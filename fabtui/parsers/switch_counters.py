@@ -8,7 +8,9 @@ Inputs, by flavor (detected from the output's shape, so no flag is needed):
 - eos: `show interfaces`;
 - nxos: `show interface`;
 - nvue: `nv show interface <if> counters` (the 5.5+ sectioned layout and the older flat one);
-- onyx: `show interfaces ethernet` as plain text or `| json-print` JSON.
+- onyx: `show interfaces ethernet` as plain text or `| json-print` JSON;
+- eos / nxos tables: EOS `show interfaces counters [errors|discards]`, NX-OS `show interface
+  counters [errors]` (`Port` tables, one row per interface).
 
 Every flavor's counters land on the same names (`rx_ok`, `rx_err`, `rx_drp`, `tx_*`, `crc`,
 `rx_pause`, ...; see the model). Counters without a common name are kept in `other`.
@@ -23,6 +25,7 @@ from fabtui.parsers import _switch_counters_eos as eos
 from fabtui.parsers import _switch_counters_nvue as nvue
 from fabtui.parsers import _switch_counters_nxos as nxos
 from fabtui.parsers import _switch_counters_onyx as onyx
+from fabtui.parsers import _switch_counters_porttable as porttable
 from fabtui.parsers import _switch_counters_sonic as sonic
 from fabtui.parsers._switch_common import clean_lines, command_of, head, load_json
 from fabtui.parsers.errors import ParseError
@@ -30,8 +33,9 @@ from fabtui.parsers.errors import ParseError
 KIND = "switch-counters"
 MODEL = SwitchCounters
 DESCRIPTION = ("switch interface counters: SONiC `show interfaces counters` (all forms), EOS "
-               "`show interfaces`, NX-OS `show interface`, NVUE `nv show interface X counters`, "
-               "Onyx `show interfaces ethernet` (text or json-print)")
+               "`show interfaces [counters [errors|discards]]`, NX-OS `show interface [counters "
+               "[errors]]`, NVUE `nv show interface X counters`, Onyx `show interfaces "
+               "ethernet` (text or json-print)")
 
 _SONIC_HEADER = re.compile(r"(?m)^\s*(?:IFACE|Iface)\s+(?:STATE\s+)?(?:RX_OK|RX_ERR|TRIM_PKTS)\b")
 _SONIC_JSON = re.compile(r'"(?:RX_OK|RxOk|RX_ERR|RxErr)"\s*:')
@@ -67,6 +71,9 @@ def _flavor(text: str) -> tuple[str | None, float]:
         return "nvue", 0.8
     if _EOS_HEADER.search(text) and re.search(r"packets input,|Hardware is ", text):
         return "eos", 0.9
+    if porttable.HEADER.search(text) and re.search(
+            r"(?m)^\s*(?:Et|Eth|Ethernet|Po|mgmt|Ma)[\w./:-]*\d\s+(?:\d|--)", text):
+        return "table", 0.85
     return None, 0.0
 
 
@@ -93,6 +100,10 @@ def parse(text: str) -> SwitchCounters:
         result = _onyx(text, lines)
     elif flavor == "nvue":
         result = _nvue(lines, command)
+    elif flavor == "table":
+        interfaces, view, warnings = porttable.parse(lines)
+        result = SwitchCounters(flavor="nxos" if porttable.flavor(joined) == "nxos" else "eos",
+                                view=view, interfaces=interfaces, warnings=warnings)
     else:
         reader = eos if flavor == "eos" else nxos
         interfaces, warnings = reader.parse(lines)

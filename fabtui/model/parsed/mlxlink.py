@@ -149,9 +149,11 @@ class MlxlinkPort(BaseModel):
     physical_state: str | None = None
     """Physical state, e.g. `LinkUp`, `Polling`; null when printed N/A."""
     speed: str | None = None
-    """Operational speed as printed, e.g. `IB-NDR`, `100G`, `25GbE`, `NVLink-XDR`."""
+    """Operational speed as printed, e.g. `IB-NDR`, `100G`, `25GbE`, `NVLink-XDR`; for
+    `--port_type PCIE`, `Link Speed Active (Enabled)` as printed (`8G-Gen 3 (16G-Gen 4)`)."""
     width: str | None = None
-    """Operational width as printed, e.g. `4x`."""
+    """Operational width as printed, e.g. `4x`; for `--port_type PCIE`, `Link Width Active
+    (Enabled)` as printed (`16X (16X)`)."""
     width_lanes: int | None = None
     """Number of lanes from `width` (`4x` -> 4)."""
     fec: str | None = None

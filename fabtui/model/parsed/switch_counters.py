@@ -131,8 +131,10 @@ class SwitchCounters(ParsedOutput):
     view: str
     """Which command form: `counters` (SONiC default), `counters-all` (`-a`), `counters-errors`,
     `counters-rates`, `counters-trim`, `counters-rif`, `counters-detailed`, `counters-json`,
-    `show-interfaces` (EOS/NX-OS), `nv-counters`, `nv-counters-flat`, `nv-counters-json`,
-    `onyx-text`, `onyx-json`."""
+    `show-interfaces` (EOS/NX-OS), `counters-table` (EOS `show interfaces counters`, NX-OS
+    `show interface counters`), `counters-errors` (also EOS/NX-OS `... counters errors`),
+    `counters-discards` (EOS `show interfaces counters discards`), `nv-counters`,
+    `nv-counters-flat`, `nv-counters-json`, `onyx-text`, `onyx-json`."""
     command: str | None = None
     """The command line, when the capture shows it after a prompt."""
     interfaces: dict[str, InterfaceCounters]

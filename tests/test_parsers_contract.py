@@ -11,6 +11,7 @@ from fabtui.parsers.contract import render
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
+MLX5_STATS = FIXTURES / "ethtool-stats" / "lkml-ethtool-S-mlx5-xdp-kernel-5.15-nonzero.txt"
 
 
 def test_docs_parse_json_is_generated_from_the_models() -> None:
@@ -20,14 +21,14 @@ def test_docs_parse_json_is_generated_from_the_models() -> None:
 
 
 def test_parse_detects_and_prints_json(run: Callable[..., Result]) -> None:
-    path = (FIXTURES / "ethtool-stats" / "lkml-ethtool-S-mlx5-xdp-kernel-5.15-nonzero.txt")
+    path = MLX5_STATS
     result = run("parse", str(path))
     assert result.exit_code == 0
     assert '"kind": "ethtool-stats"' in result.stdout
 
 
 def test_parse_table(run: Callable[..., Result]) -> None:
-    path = (FIXTURES / "ethtool-stats" / "lkml-ethtool-S-mlx5-xdp-kernel-5.15-nonzero.txt")
+    path = MLX5_STATS
     result = run("parse", "--table", str(path))
     assert result.exit_code == 0 and "counters.rx_discards_phy" in result.stdout
 
@@ -55,6 +56,6 @@ def test_parse_reads_standard_input(run: Callable[..., Result]) -> None:
 
     from fabtui.cli import cli
 
-    text = ((FIXTURES / "ethtool-stats" / "lkml-ethtool-S-mlx5-xdp-kernel-5.15-nonzero.txt")).read_text()
+    text = MLX5_STATS.read_text()
     result = CliRunner().invoke(cli, ["parse", "-"], input=text)
     assert result.exit_code == 0 and '"counters"' in result.stdout

@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -89,7 +90,9 @@ class SshServer:
         """Client options isolated from the user's own ssh setup."""
         values: dict[str, object] = {
             "config_file": Path("/dev/null"), "known_hosts": self.known_hosts,
-            "identity": self.client_key, "control_dir": self.base / "cm",
+            # A short folder of its own: unix socket paths are limited to 108 bytes, and pytest's
+            # temporary folders (deeper still under xdist) can exceed that.
+            "identity": self.client_key, "control_dir": Path(tempfile.mkdtemp(prefix="fx-cm-")),
             "connect_timeout": 5}
         values.update(changes)
         return SshOptions(**values)  # type: ignore[arg-type]

@@ -143,7 +143,7 @@ def test_connection_reuse_and_per_host_limit(server: SshServer) -> None:
 
     elapsed = run(many())
     assert elapsed >= 1.4, "6 sleeps of 0.5 s with 2 at a time take at least 1.5 s"
-    sockets = list((server.base / "cm").iterdir())
+    sockets = list(ssh.control_dir().iterdir())
     assert sockets, "a ControlMaster socket is kept for reuse"
 
 

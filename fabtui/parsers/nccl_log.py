@@ -609,6 +609,13 @@ def _watchdog_line(state: _State, number: int, line: str) -> None:
     if seq is None and "Watchdog caught collective operation timeout" not in line:
         if "dump signal" in line:
             _pg_status_line(state, number, line)
+        elif "watchdog thread terminated with exception" in line:
+            # PyTorch >= 2.2: an NCCL error (not a timeout) ended the rank's process group.
+            rank, pg, source = _pytorch_rank(line)
+            _add_event(state, NcclLogEvent(
+                type="nccl_error", rank=rank, rank_source=source, host=None, seq=None, op=None,
+                timeout_ms=None, peer=None, status=None, line=number, message=_message(line),
+                pg=pg))
         return
     rank, pg, source = _pytorch_rank(line)
     key = (rank, int(seq.group(1)) if seq else None)

@@ -17,6 +17,7 @@ from typing import Any
 from fabtui.model.findings import Finding, Severity
 from fabtui.model.probe import Metric, ProbeDef, Threshold, Verdict
 from fabtui.probes.targets import ProbeTarget
+from fabtui.topology.graph import FabricGraph
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class EvalContext:
     """Seconds between the two samples (counter probes)."""
     hardware: frozenset[str]
     """Hardware classes of the target (`H100`, `400G`, `NDR`, ...), for per-SKU thresholds."""
+    graph: FabricGraph | None = None
+    """The fabric, for evaluators that compare what they see with the topology (LLDP)."""
 
     def component(self, detail: str | None = None) -> str:
         """`node001:mlx5_3`, `leaf-g00-r3:Ethernet8`, `node001:GPU2`, ... for `detail`."""

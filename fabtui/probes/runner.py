@@ -164,7 +164,10 @@ class ProbeRunner:
     def _finish(self, probe: ProbeDef, target: ProbeTarget, command: str, started: datetime,
                 raws: list[TransportResult], before: BaseModel | None,
                 after: BaseModel) -> ProbeResult:
-        ctx = self._context(probe, target)
+        elapsed = (raws[-1].ended_at - raws[0].ended_at).total_seconds()
+        # Rates use the time that really passed between the replies (a login or a slow reply
+        # before the first one would otherwise dilute them).
+        ctx = self._context(probe, target, elapsed if len(raws) > 1 and elapsed > 0 else None)
         metrics = evaluate(probe.parser or "", before, after, ctx)
         last = raws[-1]
         if last.error is ErrorKind.COMMAND:
@@ -176,9 +179,10 @@ class ProbeRunner:
                            metrics=metrics, findings=findings(probe, metrics),
                            parsed=after.model_dump(mode="json"), raw=raws)
 
-    def _context(self, probe: ProbeDef, target: ProbeTarget) -> EvalContext:
-        return EvalContext(probe=probe, target=target, interval=probe.interval,
-                           hardware=hardware_classes(target))
+    def _context(self, probe: ProbeDef, target: ProbeTarget,
+                 interval: float | None = None) -> EvalContext:
+        return EvalContext(probe=probe, target=target, interval=interval or probe.interval,
+                           hardware=hardware_classes(target), graph=self.graph)
 
     async def _run_nvml(self, probe: ProbeDef, target: ProbeTarget,
                         started: datetime) -> ProbeResult:

@@ -34,10 +34,21 @@ def kernel_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     for interface, count in sorted(after.link_flaps.items()):
         verdict = Verdict.FAIL if count >= 5 else Verdict.WARN
         metrics.append(Metric(name="link_flaps", value=count,
-                              component=ctx.component(interface), verdict=verdict, limit=5))
+                              component=ctx.component(_nic_name(ctx, interface)),
+                              verdict=verdict, limit=5))
     for event in after.events:
         if event.type == "pcie_downtrained":
             metrics.append(Metric(name="pcie_downtrained", value=event.message[:120],
                                   component=ctx.component(event.device or event.pci or "pcie"),
                                   verdict=Verdict.FAIL))
     return metrics
+
+
+def _nic_name(ctx: EvalContext, interface: str) -> str:
+    """The topology's NIC name (`mlx5_1`) for a kernel interface name (`enp41s0f0np0`)."""
+    node = ctx.target.node
+    if node is not None:
+        for nic in node.nics:
+            if interface in (nic.netdev, nic.name):
+                return nic.name
+    return interface

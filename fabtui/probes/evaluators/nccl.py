@@ -44,28 +44,97 @@ def nccl_tests(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
         metrics.append(Metric(name="out_of_bounds", value=after.out_of_bounds, component=where))
     for failure in after.failures:
         metrics.append(Metric(name=f"failure.{failure.category}", value=failure.message[:160],
-                              component=ctx.component(failure.host) if failure.host else where,
+                              component=failure.host if failure.host else where,
                               verdict=Verdict.FAIL))
     return metrics
 
 
 @evaluator("nccl-log")
 def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
-    """Job-fatal events by type and rank, and whether GPUDirect RDMA is in effect."""
-    metrics = []
+    """What stopped the job and where: one summary per failure kind, each IB completion error on
+    its host's NIC, the ranks a desync report names, the NIC every error points at, and whether
+    GPUDirect RDMA is in effect."""
+    hosts = {r.rank: r.host for r in after.ranks if r.host}
+    metrics: list[Metric] = []
+    timeouts = [e for e in after.events if e.type == "watchdog_timeout"]
+    if timeouts:
+        seqs = sorted({e.seq for e in timeouts if e.seq is not None})
+        ops = sorted({e.op for e in timeouts if e.op})
+        ranks = sorted({e.rank for e in timeouts if e.rank is not None})
+        what = f"{len(ranks) or len(timeouts)} rank(s) timed out"
+        if ops or seqs:
+            what += f" in {'/'.join(ops) or 'a collective'}" + \
+                (f" #{','.join(map(str, seqs[:3]))}" if seqs else "")
+        metrics.append(Metric(name="event.watchdog_timeout", value=what,
+                              component=ctx.component(), verdict=Verdict.FAIL))
+    seen: set[tuple[str, str]] = set()
     for event in after.events:
-        if event.type not in _JOB_FATAL:
+        if event.type not in _JOB_FATAL or event.type == "watchdog_timeout":
             continue
-        detail = f"rank{event.rank}" if event.rank is not None else (event.host or None)
-        value = event.message[:160]
+        host = event.host or hosts.get(event.rank) if event.rank is not None else event.host
+        if event.type == "ib_completion_error":
+            where = f"{host}:{event.hca}" if host and event.hca else \
+                (host or (f"rank{event.rank}" if event.rank is not None else None))
+            value = f"status {event.status} ({event.status_name or '?'}) with peer {event.peer}"
+        else:
+            rank = f"rank{event.rank}" if event.rank is not None else None
+            where = f"{host}:{rank}" if host and rank else (rank or host)
+            value = event.message[:160]
+        key = (event.type, where or "")
+        if key in seen:
+            continue
+        seen.add(key)
         metrics.append(Metric(name=f"event.{event.type}", value=value,
-                              component=ctx.component(detail) if detail else ctx.component(),
+                              component=_absolute(ctx, where), verdict=Verdict.FAIL))
+    suspect = _suspect_nic(after.events, hosts)
+    if suspect is not None:
+        metrics.append(Metric(name="suspect_nic", value=suspect[1], component=suspect[0],
                               verdict=Verdict.FAIL))
     if after.gpudirect_rdma is False or after.gpudirect_rdma_disabled:
         which = ",".join(after.gpudirect_rdma_disabled) or "all NICs"
+        hosts_off = [h for h in _gdr_off_hosts(after) if h]
         metrics.append(Metric(name="gpudirect_rdma", value=f"not in effect on {which}",
-                              component=ctx.component(), verdict=Verdict.WARN))
+                              component=",".join(hosts_off) or ctx.component(),
+                              verdict=Verdict.WARN))
     elif after.gpudirect_rdma:
         metrics.append(Metric(name="gpudirect_rdma", value="in effect",
                               component=ctx.component()))
     return metrics
+
+
+def _absolute(ctx: EvalContext, where: str | None) -> str:
+    """`node003:mlx5_5` as is (it names its host); otherwise under the probe's target."""
+    if where is None:
+        return ctx.component()
+    return where if ":" in where else ctx.component(where)
+
+
+def _suspect_nic(events: Any, hosts: dict[int, str]) -> tuple[str, str] | None:
+    """The NIC every IB completion error involves (as the local end or as the peer), if one is.
+
+    When a link dies, the rank behind it and the ranks talking to it all report error 12, each
+    naming the other's address: the address common to them all is the dead link's NIC."""
+    errors = [e for e in events if e.type == "ib_completion_error"]
+    if len(errors) < 2:
+        return None
+    owners: dict[str, str] = {}
+    involved: dict[str, int] = {}
+    for event in errors:
+        local = (event.local_gid or "").removeprefix("::ffff:") or None
+        host = event.host or (hosts.get(event.rank) if event.rank is not None else None)
+        if local and host and event.hca:
+            owners.setdefault(local, f"{host}:{event.hca}")
+        for address in {local, event.peer}:
+            if address:
+                involved[address] = involved.get(address, 0) + 1
+    common = [a for a, n in involved.items() if n == len(errors) and a in owners]
+    if len(common) != 1:
+        return None
+    return owners[common[0]], f"{common[0]} is in all {len(errors)} IB completion errors"
+
+
+def _gdr_off_hosts(after: Any) -> list[str | None]:
+    """Hosts of the ranks whose NET connections run without GDRDMA (from the channel lines)."""
+    hosts = {r.rank: r.host for r in after.ranks}
+    return sorted({hosts.get(rank) for use in after.net_channel_use if not use.gdrdma
+                   for rank in use.ranks if hosts.get(rank)}, key=str)

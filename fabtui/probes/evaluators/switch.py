@@ -8,6 +8,7 @@ warning thresholds first (Arista/NX-OS/SONiC print them), then the probe's fallb
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
@@ -19,10 +20,23 @@ _ERRORS = ("rx_err", "rx_drp", "rx_ovr", "tx_err", "tx_drp", "tx_ovr", "crc", "f
 _FLOWS = ("rx_ok", "tx_ok", "rx_pause", "tx_pause")
 
 
+_SHORT_ETHERNET = re.compile(r"^(?:Et|Eth)(?=\d)")
+
+
+def port_name(name: str) -> str:
+    """The port as topologies name it: EOS and NX-OS tables shorten `Ethernet1/1` to `Et1/1` or
+    `Eth1/1`."""
+    return _SHORT_ETHERNET.sub("Ethernet", name)
+
+
 def _ports(ctx: EvalContext, names: Any) -> list[str]:
     """All ports on a switch target; only the target's port on a port target."""
     port = ctx.target.port
-    return [n for n in names if port is None or n == port]
+    return [n for n in names if port is None or port_name(n) == port_name(port)]
+
+
+def _where(ctx: EvalContext, name: str) -> str:
+    return ctx.component(port_name(name))
 
 
 @evaluator("switch-counters")
@@ -31,7 +45,7 @@ def switch_counters(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     metrics = []
     for name in _ports(ctx, after.interfaces):
         now = after.interfaces[name]
-        where = ctx.component(name)
+        where = _where(ctx, name)
         if now.state is not None and now.state.lower() == "down" and \
                 (now.admin_state or "up").lower() != "down":
             metrics.append(Metric(name="state_down", value=1, component=where))
@@ -55,7 +69,7 @@ def pfc(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
             old = getattr(before, direction).get(name) if before is not None else None
             if before is not None and old is None:
                 continue
-            metrics += counter_metrics(old, table[name], ctx.component(name), ctx.interval,
+            metrics += counter_metrics(old, table[name], _where(ctx, name), ctx.interval,
                                        rates=("PFC*",), deltas=("PFC*",),
                                        prefix=f"{direction}.")
     return metrics
@@ -67,7 +81,7 @@ def fec(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     metrics = []
     for name in _ports(ctx, after.interfaces):
         now = after.interfaces[name]
-        where = ctx.component(name)
+        where = _where(ctx, name)
         if now.fec_pre_ber is not None:
             metrics.append(Metric(name="fec_pre_ber", value=now.fec_pre_ber, component=where))
         old = before.interfaces.get(name) if before is not None else None
@@ -97,7 +111,7 @@ def queues(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                 continue
             metrics += counter_metrics(
                 {"drop_packets": old.drop_packets} if old is not None else None,
-                {"drop_packets": stats.drop_packets}, ctx.component(f"{name}/{queue}"),
+                {"drop_packets": stats.drop_packets}, _where(ctx, f"{name}/{queue}"),
                 ctx.interval, deltas=("drop_packets",))
     return metrics
 
@@ -111,7 +125,7 @@ def dom(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
         low_alarm = module.thresholds.get("rx_power_low_alarm_dbm")
         low_warning = module.thresholds.get("rx_power_low_warning_dbm")
         for lane, power in sorted(module.rx_power_dbm.items()):
-            where = ctx.component(f"{name}/lane{lane}")
+            where = _where(ctx, f"{name}/lane{lane}")
             if power is None:
                 dark = lane in module.los_lanes
                 metrics.append(Metric(name="rx_power_dbm", value=None if not dark else "-inf",
@@ -128,10 +142,13 @@ def dom(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
         for alarm in module.alarms:
             lane = f"/lane{alarm.lane}" if alarm.lane else ""
             metrics.append(Metric(name=f"alarm.{alarm.measurement}", value=alarm.level,
-                                  component=ctx.component(f"{name}{lane}"),
+                                  component=_where(ctx, f"{name}{lane}"),
                                   verdict=Verdict.FAIL if "alarm" in alarm.level
                                   else Verdict.WARN))
+        if module.serial:
+            metrics.append(Metric(name="optic_serial", value=module.serial,
+                                  component=_where(ctx, name)))
         if module.temperature_c is not None:
             metrics.append(Metric(name="temperature_c", value=module.temperature_c, unit="°C",
-                                  component=ctx.component(name)))
+                                  component=_where(ctx, name)))
     return metrics

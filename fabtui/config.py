@@ -9,6 +9,7 @@ file's own folder; `~` is expanded.
 topology = "clusters/prod-a.yaml"     # default: the shipped demo fabric
 ranks = "jobs/llama-ranks.txt"        # default: 8 ranks per node in node order
 scenario = "healthy"                  # demo fabric fault scenario
+simulate = false                      # default: true on the demo fabric only
 data_dir = "~/fabtui-data"            # journals and the case library (SQLite)
 runbook_dirs = ["~/team-runbooks"]    # searched before the shipped runbooks
 case_dirs = []
@@ -23,7 +24,7 @@ import difflib
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,8 +45,11 @@ class Config(BaseModel):
     """Topology file (explicit or template). Default: the shipped demo fabric."""
     ranks: Path | None = None
     """Rank file placing a job's ranks on nodes and GPUs. Default: 8 per node, node order."""
-    scenario: str = Field("healthy", min_length=1)
-    """Fault scenario the demo fabric plays."""
+    scenario: str | None = Field(None, min_length=1)
+    """Fault scenario the demo fabric plays (a shipped scenario's name, or a YAML file)."""
+    simulate: bool | None = None
+    """Answer probes from the simulated fabric instead of real hosts and switches. Default: yes
+    on the demo fabric, no on a configured topology."""
     data_dir: Path | None = None
     """Folder for the journal and case databases. Default: the user data folder."""
     runbook_dirs: list[Path] = Field(default_factory=list)
@@ -64,6 +68,10 @@ class Settings:
     topology_is_default: bool
     ranks: Path | None
     scenario: str
+    scenario_chosen: bool
+    """The scenario was named (config or `--scenario`); otherwise a running demo keeps its own."""
+    simulated: bool
+    """Probes are answered by the simulated fabric (the demo, or `simulate = true`)."""
     data_dir: Path
     runbook_dirs: tuple[Path, ...]
     case_dirs: tuple[Path, ...]
@@ -162,10 +170,19 @@ def _resolve(config: Config, source: Path | None) -> Settings:
         topology=fix(config.topology) if config.topology else paths.demo_topology(),
         topology_is_default=config.topology is None,
         ranks=fix(config.ranks) if config.ranks else None,
-        scenario=config.scenario,
+        scenario=_scenario(config.scenario, fix),
+        scenario_chosen=config.scenario is not None,
+        simulated=config.simulate if config.simulate is not None else config.topology is None,
         data_dir=fix(config.data_dir) if config.data_dir else paths.default_data_dir(),
         runbook_dirs=folders(config.runbook_dirs, paths.shipped_dir("runbooks")),
         case_dirs=folders(config.case_dirs, paths.shipped_dir("cases")),
         probe_dirs=folders(config.probe_dirs, paths.shipped_dir("probes")),
         template_dirs=folders(config.template_dirs, paths.shipped_templates()),
     )
+
+
+def _scenario(name: str | None, fix: Callable[[Path], Path]) -> str:
+    """A scenario name as given, a scenario file resolved like every path; default healthy."""
+    if name is None:
+        return "healthy"
+    return str(fix(Path(name))) if name.endswith((".yaml", ".yml")) else name

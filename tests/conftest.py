@@ -25,6 +25,8 @@ def _isolated_config(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.delenv("FABTUI_CONFIG", raising=False)
     monkeypatch.delenv("FABTUI_DEBUG", raising=False)
+    monkeypatch.delenv("FABTUI_SIM_STATE", raising=False)
+    monkeypatch.delenv("FABTUI_SIM_TIME", raising=False)
 
 
 @pytest.fixture

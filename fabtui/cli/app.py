@@ -7,6 +7,7 @@ severity error) exits 1. No traceback reaches the user; set FABTUI_DEBUG=1 to se
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -60,6 +61,9 @@ def settings(ctx: click.Context) -> Settings:
     cached = root.meta.get("fabtui.settings")
     if cached is None:
         cached = load_settings(root.params.get("config_path"))
+        if root.params.get("scenario"):
+            cached = dataclasses.replace(cached, scenario=root.params["scenario"],
+                                         scenario_chosen=True)
         root.meta["fabtui.settings"] = cached
     assert isinstance(cached, Settings)
     return cached
@@ -69,9 +73,11 @@ def settings(ctx: click.Context) -> Settings:
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False),
               help="Config file (default: $FABTUI_CONFIG, then the user config file).")
+@click.option("--scenario", metavar="NAME",
+              help="Fault scenario the demo fabric plays (see `fabtui sim list`).")
 @click.version_option(__version__, prog_name="fabtui")
 @click.pass_context
-def cli(ctx: click.Context, config_path: Path | None) -> None:
+def cli(ctx: click.Context, config_path: Path | None, scenario: str | None) -> None:
     """fabtui: topology, probes, runbooks and a case library for AI fabrics.
 
     With no command, prints a summary of the configured fabric (the built-in demo fabric when
@@ -92,7 +98,7 @@ def config_command(ctx: click.Context, as_json: bool) -> None:
     values = {
         "config_file": str(s.source) if s.source else None,
         "topology": str(s.topology), "ranks": str(s.ranks) if s.ranks else None,
-        "scenario": s.scenario, "data_dir": str(s.data_dir),
+        "scenario": s.scenario, "simulated": s.simulated, "data_dir": str(s.data_dir),
         "runbook_dirs": [str(p) for p in s.runbook_dirs],
         "case_dirs": [str(p) for p in s.case_dirs],
         "probe_dirs": [str(p) for p in s.probe_dirs],
@@ -114,11 +120,13 @@ def config_command(ctx: click.Context, as_json: bool) -> None:
 def _register() -> None:
     from fabtui.cli.parse import parse_command
     from fabtui.cli.probe import probe
+    from fabtui.cli.sim import sim
     from fabtui.cli.topo import topo
 
     cli.add_command(topo)
     cli.add_command(parse_command)
     cli.add_command(probe)
+    cli.add_command(sim)
 
 
 _register()

@@ -16,11 +16,12 @@ import click
 
 from fabtui.cli import render
 from fabtui.cli.app import EXIT_FINDINGS, UserError, settings
+from fabtui.config import Settings
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
 from fabtui.model.transport import ErrorKind
 from fabtui.probes.catalog import load_catalog
 from fabtui.probes.render import RenderError
-from fabtui.probes.runner import ProbeRunner
+from fabtui.probes.runner import ProbeRunner, Transports
 from fabtui.probes.targets import TargetError
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
@@ -81,12 +82,15 @@ def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tu
             raise UserError(f"--param {item!r}: expected key=value")
         given[key.strip()] = value
     graph = None
+    transports = None
     if definition.target not in ("local",) and (target_text or "").strip() not in (
             "", "localhost", "local"):
         s = settings(ctx)
         chosen = path or s.topology
         graph = FabricGraph(load_topology(chosen, find_template=s.find_template).topology)
-    result = asyncio.run(_run(definition, graph, target_text, given))
+        if s.simulated and path is None:
+            transports = _sim_transports(s)
+    result = asyncio.run(_run(definition, graph, target_text, given, transports))
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     else:
@@ -94,9 +98,18 @@ def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tu
     ctx.exit(_exit_code(result))
 
 
+def _sim_transports(s: Settings) -> Transports:
+    """Transports whose far ends are the demo fabric's simulated nodes and switches."""
+    from fabtui.cli.sim import sim_state
+    from fabtui.transports.sim import SimCliTransport, SimSshTransport
+
+    path, _ = sim_state(s)
+    return Transports(ssh=SimSshTransport(path), cli=SimCliTransport(path))
+
+
 async def _run(definition: ProbeDef, graph: FabricGraph | None, target: str | None,
-               params: dict[str, str]) -> ProbeResult:
-    runner = ProbeRunner(graph)
+               params: dict[str, str], transports: Transports | None = None) -> ProbeResult:
+    runner = ProbeRunner(graph, transports)
     try:
         return await runner.run(definition, target, params)
     except (TargetError, RenderError, ValueError) as exc:

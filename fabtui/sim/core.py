@@ -1,0 +1,600 @@
+"""The simulated fabric: the state of every link, NIC, port, optic and GPU as a function of time.
+
+Everything is a deterministic function of (topology, scenario, seed, t): the same inputs give the
+same counters, so a test, a game day and a benchmark all see one consistent fabric. Counters are
+integrals of rates over [0, t] (they only grow, unless a `clear-counters` style reset is part of
+the story), both ends of a link share one up/down state, and traffic follows the workload: a
+running all_reduce moves bytes on every rail; a stalled job moves none; a PFC storm shows as pause
+frames on the storming NIC *and* on its leaf port, spreading to the leaf's uplinks.
+
+Rates are piecewise constant between the scenario's breakpoints (fault starts and ends, link
+flap edges); ramps (a degrading optic) are sampled every `_RAMP_STEP` seconds. Integration is
+exact for that model, so a counter read twice gives the delta a real device would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from fabtui.model.topology import Nic, Role, Switch, Topology, split_endpoint
+from fabtui.sim.faults import Fault, resolve_all
+from fabtui.sim.scenario import FaultKind, FaultSpec, Scenario
+from fabtui.topology.graph import FabricGraph
+from fabtui.topology.pairing import gpu_map
+
+_RAMP_STEP = 30.0
+FRAME = 4160
+"""Bytes per RoCE frame (4096 payload + headers), for packet counts."""
+PRIORITY = 3
+"""The lossless (RoCE) priority."""
+INF = math.inf
+
+# Optics: 400G-DR4-like modules, thresholds as the module reports them (dBm / mA / C / V).
+RX_LOW_ALARM, RX_LOW_WARNING = -10.4, -8.4
+RX_HIGH_WARNING, RX_HIGH_ALARM = 4.0, 5.0
+TX_LOW_ALARM, TX_LOW_WARNING, TX_HIGH_WARNING, TX_HIGH_ALARM = -8.4, -6.4, 4.0, 5.0
+BIAS_LOW_ALARM, BIAS_LOW_WARNING, BIAS_HIGH_WARNING, BIAS_HIGH_ALARM = 2.0, 4.0, 13.0, 15.0
+TEMP_HIGH_ALARM, TEMP_HIGH_WARNING = 75.0, 70.0
+LANES = 4
+DEFAULT_EPOCH = 1_795_996_800.0
+"""2026-11-30 00:00:00 UTC: t=0 when no state file says when the scenario started."""
+
+
+@dataclass(frozen=True)
+class LinkEnd:
+    """One end of a cable: a NIC (`node`, `nic`) or a switch port (`switch`, `port`)."""
+
+    link: int
+    device: str
+    port: str
+    is_switch: bool
+
+
+@dataclass(frozen=True)
+class PortCounters:
+    """What a switch (or NIC) port has counted up to time t, and its state."""
+
+    up: bool
+    rx_ok: int
+    tx_ok: int
+    rx_bytes: int
+    tx_bytes: int
+    rx_err: int
+    tx_err: int
+    rx_drp: int
+    tx_drp: int
+    rx_bps: float
+    tx_bps: float
+    speed_gbps: int
+    rx_pfc: tuple[int, ...]
+    tx_pfc: tuple[int, ...]
+    fec_corr: int
+    fec_uncorr: int
+    fec_symbol_err: int
+    pre_ber: float
+    post_ber: float
+    link_down_events: int
+
+
+@dataclass(frozen=True)
+class Dom:
+    """Digital optical monitoring of the optic in a port at time t."""
+
+    rx_power_dbm: tuple[float | None, ...]
+    """Per lane; None is no light (-inf dBm)."""
+    tx_power_dbm: tuple[float | None, ...]
+    tx_bias_ma: tuple[float, ...]
+    temperature_c: float
+    voltage_v: float
+    serial: str
+    vendor: str = "FABTUI-SIM"
+    part_number: str = "400G-DR4-SIM"
+
+
+@dataclass(frozen=True)
+class GpuState:
+    """One GPU at time t."""
+
+    index: int
+    model: str
+    pci: str
+    temperature_c: int
+    sm_clock_mhz: int
+    sm_clock_max_mhz: int
+    mem_clock_mhz: int
+    power_w: float
+    utilization_pct: int
+    reasons: tuple[str, ...]
+    ecc_volatile_uncorrectable: int
+    ecc_volatile_correctable: int
+
+
+class Sim:
+    """A topology playing a scenario."""
+
+    def __init__(self, topology: Topology, scenario: Scenario, *, seed: int = 7,
+                 extra: Sequence[FaultSpec] = (), source: str = "scenario",
+                 lines: list[int | None] | None = None, epoch: float = DEFAULT_EPOCH) -> None:
+        self.topology = topology
+        self.epoch = epoch
+        """Wall-clock time (Unix seconds) of the scenario's t=0, for log timestamps."""
+        self.scenario = scenario
+        self.seed = seed
+        self.graph = FabricGraph(topology)
+        self.faults: list[Fault] = resolve_all(self.graph, [*scenario.timeline, *extra], source,
+                                               lines)
+        self._by_link: dict[int, list[Fault]] = {}
+        for fault in self.faults:
+            if fault.link is not None:
+                self._by_link.setdefault(fault.link, []).append(fault)
+        self._windows: dict[int, list[tuple[float, float]]] = {}
+        self._cabling = self._actual_cabling()
+        self._landed = {where: key for key, where in self._cabling.items()}
+        """`switch:port` -> the (host, nic) whose cable really lands there."""
+        self._breakpoints = sorted({f.spec.at for f in self.faults} |
+                                   {f.spec.until for f in self.faults if f.spec.until is not None})
+        self._uplinks: dict[str, list[int]] = {}
+        self._host_link: dict[int, bool] = {}
+        self._leaf: dict[int, str | None] = {}
+        self._ports: dict[str, list[str]] | None = None
+
+    # determinism ------------------------------------------------------------------------------
+    def noise(self, *key: object) -> float:
+        """A stable pseudo-random number in [0, 1) for `key` (and this seed)."""
+        digest = hashlib.blake2b(repr((self.seed, *key)).encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big") / 2**64
+
+    def base(self, *key: object, scale: float = 1e9) -> int:
+        """A counter's value before the scenario began (devices have been up for a while)."""
+        return int(self.noise("base", *key) * scale)
+
+    # faults ----------------------------------------------------------------------------------
+    def active(self, kind: FaultKind, t: float) -> list[Fault]:
+        """Faults of `kind` in effect at `t`."""
+        return [f for f in self.faults if f.kind is kind and f.active(t)]
+
+    def breakpoints(self) -> list[float]:
+        """Times at which some fault starts or ends."""
+        return self._breakpoints
+
+    def switch_ports(self, switch: str) -> list[str]:
+        """The cabled ports of `switch`, in the order the switch lists them (natural order)."""
+        if self._ports is None:
+            found: dict[str, list[str]] = {}
+            for key in self.graph.port_links:
+                device, port = split_endpoint(key)
+                if device in self.graph.switches:
+                    found.setdefault(device, []).append(port)
+            self._ports = {name: sorted(names, key=_natural) for name, names in found.items()}
+        return self._ports.get(switch, [])
+
+    # cabling ---------------------------------------------------------------------------------
+    def _actual_cabling(self) -> dict[tuple[str, str], str]:
+        """(host, nic) -> the switch port its cable really lands on (rank-mapping swaps)."""
+        actual = {key: f"{a.switch}:{a.port}" for key, a in self.graph.attachments.items()}
+        for fault in self.faults:
+            if fault.kind is FaultKind.RANK_MAPPING and fault.host and fault.nic and \
+                    fault.partner:
+                one, other = (fault.host, fault.nic), (fault.host, fault.partner)
+                actual[one], actual[other] = actual[other], actual[one]
+        return actual
+
+    def actual_port(self, host: str, nic: str) -> str | None:
+        """Where the cable of `host:nic` really lands (`switch:port`)."""
+        return self._cabling.get((host, nic))
+
+    def neighbor(self, switch: str, port: str) -> tuple[str, str] | None:
+        """What LLDP on `switch:port` sees: (device, its port) at the far end of the real cable."""
+        target = f"{switch}:{port}"
+        landed = self._landed.get(target)
+        if landed is not None:
+            host, nic = landed
+            found = self.graph.find_nic(host, nic)
+            return host, (found.netdev or nic) if found else nic
+        far = self.graph.far_end(target)
+        if far is None:
+            return None
+        device, far_port = split_endpoint(far)
+        return (device, far_port) if device in self.graph.switches else None
+
+    # link state ------------------------------------------------------------------------------
+    def down_windows(self, link: int) -> list[tuple[float, float]]:
+        """Intervals during which `link` is down."""
+        if link in self._windows:
+            return self._windows[link]
+        windows: list[tuple[float, float]] = []
+        horizon = max(self.scenario.duration, 86400.0)
+        for fault in self._by_link.get(link, []):
+            spec, params = fault.spec, fault.spec.params
+            end = spec.until if spec.until is not None else horizon
+            if fault.kind is FaultKind.LINK_FLAP:
+                windows += _periodic(spec.at, end, float(params.get("period_s", 60)),
+                                     float(params.get("down_s", 5)))
+            elif fault.kind is FaultKind.OPTIC_DEGRADING:
+                ramp = float(params.get("ramp_s", 1800))
+                start = spec.at + float(params.get("flap_after_s", ramp))
+                windows += _periodic(start, end, float(params.get("period_s", 120)),
+                                     float(params.get("down_s", 10)))
+            elif fault.kind in (FaultKind.NCCL_HANG, FaultKind.UPLINK_DOWN):
+                windows.append((spec.at, spec.until if spec.until is not None else INF))
+        windows.sort()
+        self._windows[link] = windows
+        return windows
+
+    def link_up(self, link: int, t: float) -> bool:
+        """Both ends agree: a port down on the leaf is link down on the NIC."""
+        if link not in self._by_link:
+            return True  # no fault ever touches it
+        return not any(start <= t < end for start, end in self.down_windows(link))
+
+    def down_events(self, link: int, t: float) -> int:
+        """Link-down transitions up to `t`."""
+        return sum(1 for start, _ in self.down_windows(link) if start <= t)
+
+    # integration -----------------------------------------------------------------------------
+    def integrate(self, rate: Callable[[float], float], t: float, link: int | None = None,
+                  ramps: Sequence[tuple[float, float]] = ()) -> float:
+        """∫₀ᵗ rate, exact for rates constant between breakpoints (ramps sampled)."""
+        if t <= 0:
+            return 0.0
+        points = {0.0, t, *[p for p in self.breakpoints() if 0 < p < t]}
+        if link is not None:
+            for start, end in self.down_windows(link):
+                points |= {p for p in (start, end) if 0 < p < t}
+        for start, end in ramps:
+            step = start
+            while step < min(end, t):
+                if step > 0:
+                    points.add(step)
+                step += _RAMP_STEP
+        ordered = sorted(points)
+        total = 0.0
+        for left, right in itertools.pairwise(ordered):
+            total += rate((left + right) / 2) * (right - left)
+        return total
+
+    # workload --------------------------------------------------------------------------------
+    def job_factor(self, t: float) -> float:
+        """How fast the job runs at `t` (0: stalled by a hang; < 1: a straggler holds it)."""
+        if self.active(FaultKind.NCCL_HANG, t):
+            return 0.0
+        factor = 1.0
+        for fault in self.active(FaultKind.SLOW_NODE, t):
+            factor = min(factor, float(fault.spec.params.get("job_factor", 0.6)))
+        return factor
+
+    def link_speed(self, link: int) -> int:
+        """Gb/s of `link`."""
+        return self.graph.link_speed(link) or 400
+
+    def _is_host_link(self, link: int) -> bool:
+        known = self._host_link.get(link)
+        if known is None:
+            a, b = (split_endpoint(e)[0] for e in (self.topology.links[link].a,
+                                                   self.topology.links[link].b))
+            known = self._host_link[link] = (a in self.graph.nodes) != (b in self.graph.nodes)
+        return known
+
+    def _leaf_of_link(self, link: int) -> str | None:
+        if link in self._leaf:
+            return self._leaf[link]
+        found = None
+        if 0 <= link < len(self.topology.links):
+            for end in (self.topology.links[link].a, self.topology.links[link].b):
+                device = split_endpoint(end)[0]
+                switch = self.graph.switches.get(device)
+                if switch is not None and switch.role is Role.LEAF:
+                    found = device
+                    break
+        self._leaf[link] = found
+        return found
+
+    def uplinks(self, leaf: str) -> list[int]:
+        """Links from `leaf` to the spines (cached)."""
+        if leaf not in self._uplinks:
+            self._uplinks[leaf] = self.graph.uplinks(leaf)
+        return self._uplinks[leaf]
+
+    def rate(self, link: int, t: float) -> float:
+        """Bytes per second the link carries in each direction at `t`."""
+        if not self.link_up(link, t):
+            return 0.0
+        line = self.link_speed(link) * 1e9 / 8
+        jitter = 0.97 + 0.06 * self.noise("rate", link)
+        if self._is_host_link(link):
+            share = self.scenario.workload.utilization * jitter * self.job_factor(t)
+            for fault in self.active(FaultKind.PFC_STORM, t):
+                if fault.link == link:
+                    share *= 0.05  # the storming NIC is paused itself: almost nothing moves
+            return line * share
+        share = 0.08 * jitter * self.job_factor(t)
+        leaf = self._leaf_of_link(link)
+        if leaf is not None:
+            ups = self.uplinks(leaf)
+            alive = len(ups) - sum(1 for u in ups if u in self._by_link and
+                                   not self.link_up(u, t)) or 1
+            share *= len(ups) / alive
+            if any(f.switch == leaf for f in self.active(FaultKind.INTERFERENCE, t)):
+                share += 0.45 * jitter  # the other job's traffic shares these uplinks
+        return line * min(share, 0.98)
+
+    def bytes_moved(self, link: int, t: float) -> int:
+        """Bytes the link carried in one direction over [0, t]."""
+        return int(self.integrate(lambda x: self.rate(link, x), t, link))
+
+    # receivers: optics, FEC, errors ----------------------------------------------------------
+    def _degrading(self, link: int, switch: str, port: str) -> Fault | None:
+        for fault in self._by_link.get(link, []):
+            if fault.kind is FaultKind.OPTIC_DEGRADING and fault.switch == switch and \
+                    fault.port == port:
+                return fault
+        return None
+
+    def rx_power(self, link: int, device: str, port: str, lane: int, t: float) -> float | None:
+        """Received power (dBm) on one lane of the optic at `device:port`; None: no light."""
+        healthy = -1.0 - 1.5 * self.noise("rx", link, device, port, lane)
+        for fault in self._by_link.get(link, []):
+            if fault.kind is FaultKind.NCCL_HANG and fault.active(t):
+                return None  # the optic on this rank's link has died
+            if fault.kind is FaultKind.UPLINK_DOWN and fault.active(t):
+                return None
+        degrading = self._degrading(link, device, port)
+        if degrading is None or t < degrading.spec.at:
+            return round(healthy, 2)
+        fault = degrading
+        params = fault.spec.params
+        ramp = float(params.get("ramp_s", 1800))
+        end_dbm = float(params.get("end_dbm", -13.0))
+        progress = min(1.0, (t - fault.spec.at) / ramp)
+        worst = 1.0 if lane in (1, 2) else 0.35  # two lanes of the module go first
+        power = healthy + (end_dbm - healthy) * progress * worst
+        return round(power, 2)
+
+    def pre_fec_ber(self, link: int, device: str, port: str, t: float) -> float:
+        """Bit error ratio before FEC at the receiver of `device:port`."""
+        base = 2e-9 + 6e-9 * self.noise("ber", link, device, port)
+        powers = [self.rx_power(link, device, port, lane, t) for lane in (1, 2)]
+        if any(p is None for p in powers):
+            return 0.0
+        worst = min(p for p in powers if p is not None)
+        if worst < -4.0:
+            # Below about -4 dBm each lost dB multiplies errors (PAM4 margin gone by -10 dBm).
+            base *= 10 ** min(5.5, (-4.0 - worst) * 0.85)
+        return min(base, 2.4e-4)
+
+    def uncorrectable_rate(self, link: int, device: str, port: str, t: float) -> float:
+        """Codewords per second FEC could not correct (each is a lost frame)."""
+        fault = self._degrading(link, device, port)
+        if fault is None or not self.link_up(link, t):
+            return 0.0
+        ramp = float(fault.spec.params.get("ramp_s", 1800))
+        start = fault.spec.at + float(fault.spec.params.get("uncorrectable_after_s", ramp * 0.6))
+        return 40.0 + 2.0 * (t - start) if t >= start else 0.0
+
+    def receiver(self, link: int, device: str, port: str, t: float) -> tuple[int, int, int]:
+        """(corrected bits, uncorrectable codewords, symbol errors) counted over [0, t]."""
+        ramps = []
+        fault = self._degrading(link, device, port)
+        if fault is not None:
+            ramps.append((fault.spec.at, fault.spec.at + float(fault.spec.params.get("ramp_s",
+                                                                                     1800))))
+
+        def bits_rate(x: float) -> float:
+            return self.rate(link, x) * 8 * self.pre_fec_ber(link, device, port, x)
+
+        corrected = self.integrate(bits_rate, t, link, ramps)
+        lost = self.integrate(lambda x: self.uncorrectable_rate(link, device, port, x), t, link,
+                              ramps)
+        return int(corrected), int(lost), int(corrected / 1.3)
+
+    # pause, ECN, CNP -------------------------------------------------------------------------
+    def pause_rates(self, device: str, port: str, link: int, t: float) -> tuple[float, float]:
+        """(received, sent) PFC pause frames per second on priority 3 at `device:port`."""
+        rx = tx = 0.0
+        for fault in self.active(FaultKind.PFC_STORM, t):
+            if not self.link_up(fault.link or -1, t):
+                continue
+            storm_host, storm_leaf = fault.host, self._leaf_of_link(fault.link or -1)
+            if link == fault.link:
+                if device == storm_host:
+                    tx += 12000.0  # the NIC keeps its receiver paused: the storm itself
+                else:
+                    rx += 12000.0  # the leaf port facing it receives every pause frame
+            elif device == storm_leaf:
+                # The leaf cannot drain toward the storming host: it pauses its other ports.
+                tx += 2000.0 if not self._is_host_link(link) else 600.0
+            elif self._leaf_of_link(link) == storm_leaf:
+                rx += 2000.0 if not self._is_host_link(link) else 600.0
+        return rx, tx
+
+    def pause_duration_rate(self, device: str, link: int, t: float) -> tuple[float, float]:
+        """(rx, tx) microseconds paused per second: the share of time the port was held."""
+        rx, tx = self.pause_rates(device, "", link, t)
+        return min(rx / 12000, 1.0) * 0.95e6, min(tx / 12000, 1.0) * 0.95e6
+
+    def congestion(self, host: str, nic: Nic, t: float) -> tuple[float, float]:
+        """(ECN-marked packets received, CNPs) per second for a NIC (another job's traffic)."""
+        where = self.actual_port(host, nic.name) or ""
+        leaf = split_endpoint(where)[0]
+        base = 3.0 + 5.0 * self.noise("cnp", host, nic.name)
+        for fault in self.active(FaultKind.INTERFERENCE, t):
+            if fault.switch == leaf:
+                return 52000.0, 21000.0
+        return base * 2.5, base
+
+    # GPUs ------------------------------------------------------------------------------------
+    def gpu(self, host: str, index: int, t: float) -> GpuState:
+        """A GPU's clocks, temperature and health at `t`."""
+        node = self.graph.nodes[host]
+        gpu = next(g for g in node.gpus if g.index == index)
+        slow = any(f.host == host for f in self.active(FaultKind.SLOW_NODE, t))
+        busy = self.job_factor(t) > 0
+        temp = 58 + int(6 * self.noise("temp", host, index)) + (33 if slow else 0)
+        return GpuState(
+            index=index, model=gpu.model or "H100-SXM5-80GB", pci=gpu.pci,
+            temperature_c=temp if busy else temp - 20,
+            sm_clock_mhz=(1095 if slow else 1980) if busy else 345,
+            sm_clock_max_mhz=1980, mem_clock_mhz=2619,
+            power_w=round((395.0 if slow else 612.0 + 40 * self.noise("p", host, index))
+                          if busy else 71.0, 2),
+            utilization_pct=(97 if busy else 0),
+            reasons=(("hw_thermal_slowdown", "sw_thermal_slowdown") if slow
+                     else ("sw_power_cap",) if busy else ("gpu_idle",)),
+            ecc_volatile_uncorrectable=0,
+            ecc_volatile_correctable=int(3 * self.noise("ecc", host, index)))
+
+    # collective performance ------------------------------------------------------------------
+    def busbw(self, nodes: Sequence[str], t: float, size: int, *,
+              cross_rail: bool = False) -> float:
+        """Bus bandwidth (GB/s) of a collective over `nodes` at message `size`.
+
+        `cross_rail`: the collective's traffic leaves the rail (alltoall), so it crosses the
+        spines and each leaf's lost uplinks cut it in proportion."""
+        slow = {f.host for f in self.active(FaultKind.SLOW_NODE, t)}
+        gdr_off = {f.host for f in self.active(FaultKind.GDR_OFF, t)}
+        interference = {f.switch for f in self.active(FaultKind.INTERFERENCE, t)}
+        if len(nodes) <= 1:
+            peak = 476.0  # one HGX H100 node with NVLS (NVIDIA/nccl-tests #290)
+        else:
+            per_nic = 46.5 * 8  # 8 x 400G NICs at NCCL goodput (nccl-tests #290, #267)
+            peak = per_nic
+            if gdr_off & set(nodes):
+                peak *= 0.52
+            if interference and any(self._behind(n) & interference for n in nodes):
+                peak *= 0.7
+            if cross_rail:
+                peak *= min((self._uplink_share(leaf, t) for n in nodes
+                             for leaf in self._behind(n)), default=1.0)
+        if slow & set(nodes):
+            peak *= 0.55
+        if self.active(FaultKind.NCCL_HANG, t) and len(nodes) > 1:
+            return 0.0
+        jitter = 0.995 + 0.01 * self.noise("bw", tuple(nodes), size, int(t // 60))
+        return peak * size / (size + 6e6) * jitter
+
+    def _uplink_share(self, leaf: str, t: float) -> float:
+        """The share of `leaf`'s uplink capacity that is up at `t`."""
+        ups = self.uplinks(leaf) if leaf in self.graph.switches else []
+        if not ups:
+            return 1.0
+        return sum(1 for u in ups if self.link_up(u, t)) / len(ups)
+
+    @cache  # noqa: B019 - a Sim lives as long as its topology; the cache is small
+    def _behind(self, host: str) -> frozenset[str]:
+        node = self.graph.nodes[host]
+        return frozenset(split_endpoint(self.actual_port(host, nic.name) or "")[0]
+                         for nic in node.nics)
+
+    # per-port views --------------------------------------------------------------------------
+    def port_counters(self, switch: Switch, port: str, t: float,
+                      since: float = 0.0) -> PortCounters | None:
+        """Counters of `switch:port` (None when nothing is cabled there)."""
+        link = self._real_link(switch.name, port)
+        if link is None:
+            return None
+        return self._counters(link, switch.name, port, t, since)
+
+    def nic_counters(self, host: str, nic: Nic, t: float) -> PortCounters | None:
+        """The same view for a NIC port (what its driver counts)."""
+        attachment = self.graph.attachments.get((host, nic.name))
+        if attachment is None:
+            return None
+        return self._counters(attachment.link_index, host, nic.name, t, 0.0)
+
+    def _real_link(self, switch: str, port: str) -> int | None:
+        """The topology link of whatever is really cabled at `switch:port`."""
+        endpoint = f"{switch}:{port}"
+        landed = self._landed.get(endpoint)
+        if landed is not None:
+            attachment = self.graph.attachments.get(landed)
+            return attachment.link_index if attachment else None
+        return self.graph.port_links.get(endpoint)
+
+    def _counters(self, link: int, device: str, port: str, t: float,
+                  since: float) -> PortCounters:
+        up = self.link_up(link, t)
+        moved = self.bytes_moved(link, t) - (self.bytes_moved(link, since) if since else 0)
+        key = (link, device)
+        rx_bytes = moved + (self.base("rxb", *key) if not since else 0)
+        tx_bytes = moved + (self.base("txb", *key) if not since else 0)
+        corrected, lost, symbols = self.receiver(link, device, port, t)
+        if since:
+            before = self.receiver(link, device, port, since)
+            corrected, lost, symbols = (corrected - before[0], lost - before[1],
+                                        symbols - before[2])
+        rx_pause = self.integrate(lambda x: self.pause_rates(device, port, link, x)[0], t, link)
+        tx_pause = self.integrate(lambda x: self.pause_rates(device, port, link, x)[1], t, link)
+        rx_pfc = [0] * 8
+        tx_pfc = [0] * 8
+        rx_pfc[PRIORITY], tx_pfc[PRIORITY] = int(rx_pause), int(tx_pause)
+        now = self.rate(link, t) * 8
+        ber = self.pre_fec_ber(link, device, port, t) if up else 0.0
+        lost_rate = self.uncorrectable_rate(link, device, port, t)
+        post = lost_rate * 5440 / max(now, 1.0) if now else 0.0
+        drops = int(self.noise("drp", *key) * 40)
+        return PortCounters(
+            up=up, rx_ok=rx_bytes // FRAME, tx_ok=tx_bytes // FRAME, rx_bytes=rx_bytes,
+            tx_bytes=tx_bytes, rx_err=lost, tx_err=0, rx_drp=drops, tx_drp=0,
+            rx_bps=now, tx_bps=now, speed_gbps=self.link_speed(link), rx_pfc=tuple(rx_pfc),
+            tx_pfc=tuple(tx_pfc), fec_corr=int(corrected / 2.1), fec_uncorr=lost,
+            fec_symbol_err=symbols, pre_ber=ber, post_ber=post,
+            link_down_events=self.down_events(link, t))
+
+    def dom(self, switch: str, port: str, t: float) -> Dom | None:
+        """The optic in `switch:port`: per-lane power and bias, temperature, voltage."""
+        link = self._real_link(switch, port)
+        if link is None:
+            return None
+        rx = tuple(self.rx_power(link, switch, port, lane, t) for lane in range(1, LANES + 1))
+        dead = all(p is None for p in rx) and any(
+            f.kind is FaultKind.NCCL_HANG and f.active(t) for f in self._by_link.get(link, []))
+        tx = tuple(None if dead else round(0.5 + self.noise("tx", link, switch, lane), 2)
+                   for lane in range(1, LANES + 1))
+        bias = tuple(round(6.5 + 1.5 * self.noise("bias", link, switch, lane), 2)
+                     for lane in range(1, LANES + 1))
+        temp = round(41 + 8 * self.noise("otemp", link, switch), 1)
+        link_optic = self.topology.links[link].optic or f"SIM{link:06d}"
+        return Dom(rx_power_dbm=rx, tx_power_dbm=tx, tx_bias_ma=bias, temperature_c=temp,
+                   voltage_v=round(3.25 + 0.05 * self.noise("v", link, switch), 3),
+                   serial=link_optic)
+
+    def rank_of(self, host: str, gpu: int) -> int | None:
+        """The rank a GPU runs in the default 8-per-node placement."""
+        for slot in self.graph.ranks_by_node.get(host, []):
+            if slot.gpu == gpu:
+                return slot.rank
+        return None
+
+    def nic_of_gpu(self, host: str, gpu: int) -> Nic | None:
+        """The NIC a GPU sends through."""
+        node = self.graph.nodes[host]
+        mapping = gpu_map(node)
+        return next((n for n in node.nics if gpu in mapping[n.name]), None)
+
+    def describe(self) -> dict[str, Any]:
+        """The scenario's faults as resolved, for `fabtui sim show`."""
+        return {"scenario": self.scenario.name, "seed": self.seed,
+                "faults": [{"fault": f.kind.value, "component": f.spec.component,
+                            "at": f.spec.at, "until": f.spec.until,
+                            "params": dict(f.spec.params)} for f in self.faults]}
+
+
+def _natural(name: str) -> list[int | str]:
+    """`Ethernet8` before `Ethernet16`."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _periodic(start: float, end: float, period: float, down: float) -> list[tuple[float, float]]:
+    windows: list[tuple[float, float]] = []
+    at = start
+    while at < end and len(windows) < 10000:
+        windows.append((at, min(at + down, end)))
+        at += period
+    return windows

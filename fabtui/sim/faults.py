@@ -1,0 +1,148 @@
+"""Resolving a scenario's faults against a topology: which links, NICs, ports and GPUs they hit.
+
+A fault names its component as an operator would (`leaf-g00-r3:Ethernet16`, `node003:mlx5_2`,
+`node005:gpu3`, an optic id). Resolution turns that into the links and devices the simulation acts
+on, and rejects components that do not exist or do not suit the fault, with the line to fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabtui.errors import InputError, Problem
+from fabtui.model.topology import Role, split_endpoint
+from fabtui.sim.scenario import FaultKind, FaultSpec
+from fabtui.topology.graph import FabricGraph
+from fabtui.topology.pairing import gpu_map
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault and the topology entities it acts on."""
+
+    spec: FaultSpec
+    link: int | None = None
+    """The link it acts on (optic, flap, hang, uplink, storm: the culprit NIC's link)."""
+    host: str | None = None
+    nic: str | None = None
+    switch: str | None = None
+    port: str | None = None
+    """The switch port whose receiver degrades (optic-degrading) or that is down (uplink)."""
+    gpu: int | None = None
+    partner: str | None = None
+    """rank-mapping: the NIC whose cable this NIC's cable was swapped with."""
+
+    @property
+    def kind(self) -> FaultKind:
+        """The kind of fault."""
+        return self.spec.fault
+
+    def active(self, t: float) -> bool:
+        """True while the fault is in effect."""
+        return self.spec.active(t)
+
+
+class FaultError(ValueError):
+    """A fault component that does not fit the topology."""
+
+
+def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
+    """Find what `spec` acts on. Raises `FaultError` with a readable reason."""
+    kind, text = spec.fault, spec.component.strip()
+    if kind in (FaultKind.SLOW_NODE, FaultKind.GDR_OFF):
+        if text not in graph.nodes:
+            raise FaultError(f"{kind.value} needs a node; {text!r} is not a node of the fabric")
+        return Fault(spec, host=text)
+    if kind is FaultKind.INTERFERENCE:
+        switch = graph.switches.get(text)
+        if switch is None or switch.role is not Role.LEAF:
+            raise FaultError(f"interference needs a leaf switch; {text!r} is not one")
+        return Fault(spec, switch=text)
+    if kind is FaultKind.NCCL_HANG:
+        return _hang(graph, spec, text)
+    if kind in (FaultKind.PFC_STORM, FaultKind.RANK_MAPPING):
+        return _nic_fault(graph, spec, text)
+    return _link_fault(graph, spec, text)
+
+
+def _nic(graph: FabricGraph, text: str, kind: FaultKind) -> tuple[str, str, int]:
+    device, port = split_endpoint(text) if ":" in text else (text, "")
+    nic = graph.find_nic(device, port) if port else None
+    if nic is None:
+        raise FaultError(f"{kind.value} needs a NIC such as node001:mlx5_0; {text!r} is not one")
+    attachment = graph.attachments.get((device, nic.name))
+    if attachment is None:
+        raise FaultError(f"{device}:{nic.name} has no cable to a switch")
+    return device, nic.name, attachment.link_index
+
+
+def _nic_fault(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
+    host, nic, link = _nic(graph, text, spec.fault)
+    if spec.fault is not FaultKind.RANK_MAPPING:
+        return Fault(spec, link=link, host=host, nic=nic)
+    partner_name = str(spec.params.get("with", ""))
+    partner = graph.find_nic(host, partner_name) if partner_name else None
+    if partner is None or partner.name == nic:
+        raise FaultError(f"rank-mapping needs params.with: another NIC of {host} whose cable "
+                         f"was swapped with {nic}'s")
+    if (host, partner.name) not in graph.attachments:
+        raise FaultError(f"{host}:{partner.name} has no cable to a switch")
+    return Fault(spec, link=link, host=host, nic=nic, partner=partner.name)
+
+
+def _hang(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
+    device, _, gpu_text = text.partition(":")
+    node = graph.nodes.get(device)
+    index = gpu_text.lower().removeprefix("gpu")
+    if node is None or not index.isdigit() or int(index) not in {g.index for g in node.gpus}:
+        raise FaultError(f"nccl-hang needs the GPU of the stuck rank, such as node001:gpu3; "
+                         f"{text!r} is not one")
+    gpu = int(index)
+    nics = [name for name, gpus in gpu_map(node).items() if gpu in gpus]
+    if not nics or (device, nics[0]) not in graph.attachments:
+        raise FaultError(f"{text}: no cabled NIC serves this GPU")
+    link = graph.attachments[(device, nics[0])].link_index
+    return Fault(spec, link=link, host=device, nic=nics[0], gpu=gpu)
+
+
+def _link_fault(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
+    """optic-degrading, link-flap, uplink-down: a switch port, a NIC, or an optic id."""
+    kind = spec.fault
+    if text in graph.optics:
+        link = graph.optics[text]
+        text = next(end for end in (graph.topology.links[link].a, graph.topology.links[link].b)
+                    if split_endpoint(end)[0] in graph.switches)
+    device, port = split_endpoint(text) if ":" in text else (text, "")
+    if device in graph.nodes and kind is FaultKind.LINK_FLAP:
+        host, nic, link = _nic(graph, text, kind)
+        far = graph.far_end(f"{host}:{nic}") or ""
+        switch, switch_port = split_endpoint(far)
+        return Fault(spec, link=link, host=host, nic=nic, switch=switch, port=switch_port)
+    if device not in graph.switches or not port:
+        raise FaultError(f"{kind.value} needs a switch port such as leaf-g00-r0:Ethernet0 (or "
+                         f"an optic id); {text!r} is not one")
+    cabled = graph.port_links.get(text)
+    if cabled is None:
+        raise FaultError(f"nothing is cabled to {text}")
+    far = graph.far_end(text) or ""
+    far_device, far_port = split_endpoint(far)
+    if kind is FaultKind.UPLINK_DOWN and far_device not in graph.switches:
+        raise FaultError(f"uplink-down needs a switch-to-switch port; {text} faces {far}")
+    on_host = far_device if far_device in graph.nodes else None
+    return Fault(spec, link=cabled, switch=device, port=port, host=on_host,
+                 nic=far_port if on_host else None)
+
+
+def resolve_all(graph: FabricGraph, specs: list[FaultSpec], source: str,
+                lines: list[int | None] | None = None) -> list[Fault]:
+    """Resolve every fault; all problems at once, located at their timeline entries."""
+    faults, problems = [], []
+    for i, spec in enumerate(specs):
+        try:
+            faults.append(resolve_fault(graph, spec))
+        except FaultError as exc:
+            line = lines[i] if lines is not None and i < len(lines) else None
+            problems.append(Problem(source, line, f"timeline[{i}] ({spec.fault.value}): {exc}"))
+    if problems:
+        raise InputError(problems)
+    return faults

@@ -1,0 +1,180 @@
+"""Fault scenarios: a timeline of faults planted in the simulated fabric.
+
+A scenario file (YAML, shipped in `topology/scenarios/`) names its faults, the component each hits
+in the topology's terms, when it starts and (optionally) ends, and its parameters:
+
+```yaml
+name: optic-degrading
+description: the optic on leaf-g00-r3:Ethernet16 loses light over half an hour
+timeline:
+  - at: 0
+    fault: optic-degrading
+    component: leaf-g00-r3:Ethernet16
+    params: {ramp_s: 1800}
+```
+
+Times are seconds since the scenario started (`90`, or `"15m"`, `"1h"`). A component that is not
+in the topology, or does not suit the fault, is an input error with `file:line`.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from fabtui.errors import InputError, Problem
+from fabtui.schema_errors import problems_from
+from fabtui.yamldoc import YamlDoc, load_yaml
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$")
+
+
+def parse_duration(value: Any) -> Any:
+    """`90`, `"90s"`, `"15m"`, `"1h"` -> seconds; anything else is left for pydantic to reject."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        return value
+    match = _DURATION.match(value)
+    if match is None:
+        raise ValueError(f"{value!r} is not a duration (e.g. 90, 90s, 15m, 1h)")
+    factor = {"ms": 0.001, "s": 1, None: 1, "m": 60, "min": 60, "h": 3600}[match.group(2)]
+    return float(match.group(1)) * factor
+
+
+Seconds = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
+
+
+class FaultKind(StrEnum):
+    """The faults the simulation knows how to play, and what each component is."""
+
+    OPTIC_DEGRADING = "optic-degrading"
+    """A switch port's receive power falls; FEC corrects more, then cannot; then the link flaps."""
+    LINK_FLAP = "link-flap"
+    """A link (NIC or switch port, or an optic id) goes down for a few seconds, repeatedly."""
+    PFC_STORM = "pfc-storm"
+    """A NIC (`node:mlx5_N`) sends pause frames without end; pause spreads to its leaf uplinks."""
+    SLOW_NODE = "slow-node"
+    """A node's GPUs run with throttled clocks: a straggler in every collective it is in."""
+    NCCL_HANG = "nccl-hang"
+    """The rank on a GPU (`node:gpuN`) stops entering collectives: its NIC's link has died."""
+    RANK_MAPPING = "rank-mapping"
+    """Two NICs of a node (`node:mlx5_A`, param `with: mlx5_B`) are cabled to each other's leaf."""
+    GDR_OFF = "gdr-off"
+    """GPUDirect RDMA is not in effect on a node: NCCL bounces traffic through host memory."""
+    INTERFERENCE = "interference"
+    """Another job shares a leaf's uplinks: ECN marks and CNPs on the nodes behind it."""
+    UPLINK_DOWN = "uplink-down"
+    """A leaf uplink (`leaf:port`) is down; traffic reroutes over the remaining uplinks."""
+
+
+class FaultSpec(BaseModel):
+    """One fault on the timeline."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    fault: FaultKind
+    component: str = Field(min_length=1)
+    at: Seconds = 0.0
+    """When it starts, seconds after the scenario starts."""
+    until: Seconds | None = None
+    """When it ends (None: it lasts)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    def active(self, t: float) -> bool:
+        """True while the fault is in effect at time `t`."""
+        return self.at <= t and (self.until is None or t < self.until)
+
+
+class Workload(BaseModel):
+    """The training job the fabric carries while the scenario plays."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    job: str = "llama3-70b-pretrain"
+    utilization: float = Field(0.55, gt=0, le=1)
+    """Average share of each NIC's line rate the job uses."""
+    step_s: float = Field(4.0, gt=0)
+    """Seconds per training step (each step ends in an all_reduce)."""
+    timeout_ms: int = Field(600_000, gt=0)
+    """ProcessGroupNCCL watchdog timeout."""
+
+
+class Scenario(BaseModel):
+    """A named timeline of faults on a fabric."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    description: str = ""
+    duration: Seconds = 3600.0
+    start: Seconds = 0.0
+    """Where on the timeline a freshly started demo joins the story (e.g. when the fault already
+    shows)."""
+    workload: Workload = Workload()
+    timeline: tuple[FaultSpec, ...] = ()
+    expect: dict[str, Any] = Field(default_factory=dict)
+    """What the scenario plants, for tests and game-day answers: components and the probes that
+    should catch them."""
+
+
+class LoadedScenario(BaseModel):
+    """A scenario and the document it came from (for locating problems)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    scenario: Scenario
+    path: Path
+    doc: YamlDoc
+
+
+def load_scenario(path: Path) -> LoadedScenario:
+    """Read a scenario file. Raises `InputError` with `file:line` problems."""
+    doc = load_yaml(path)
+    if not isinstance(doc.data, dict):
+        raise InputError([doc.problem((), "a scenario file must be a mapping")])
+    try:
+        scenario = Scenario.model_validate(doc.data)
+    except ValidationError as exc:
+        raise InputError(problems_from(exc, doc, Scenario)) from None
+    return LoadedScenario(scenario=scenario, path=path, doc=doc)
+
+
+def scenario_files(folders: list[Path]) -> dict[str, Path]:
+    """Scenario name (file stem) -> file, earlier folders first."""
+    found: dict[str, Path] = {}
+    for folder in folders:
+        for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+            found.setdefault(path.stem, path)
+    return found
+
+
+def unknown_scenario(name: str, known: list[str], source: str = "--scenario") -> InputError:
+    """The error for a scenario name that does not exist."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(sorted(known))}"
+    return InputError([Problem(source, None, f"unknown scenario {name!r}{hint}")])
+
+
+def shipped_scenarios() -> Path:
+    """The folder of the scenarios shipped beside the demo fabric."""
+    from fabtui.paths import shipped_dir
+
+    return shipped_dir("topology") / "scenarios"
+
+
+def find_scenario(name: str, folders: list[Path] | None = None) -> Path:
+    """The scenario file for `name` (a shipped scenario's name, or a path to a YAML file).
+
+    Raises `InputError` naming the known scenarios when there is no such scenario."""
+    candidate = Path(name)
+    if candidate.suffix in (".yaml", ".yml") and candidate.is_file():
+        return candidate
+    known = scenario_files([*(folders or []), shipped_scenarios()])
+    if name in known:
+        return known[name]
+    raise unknown_scenario(name, list(known))

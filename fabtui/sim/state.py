@@ -1,0 +1,145 @@
+"""The running demo fabric: which topology and scenario it plays, since when, and what was injected.
+
+The state lives in one small JSON file (`<data dir>/sim/state.json`), so `fabtui`, the TUI, the
+switch CLI programs and the node program all see the same fabric at the same moment: simulation
+time is `(now - epoch) * speed`. `FABTUI_SIM_TIME` pins it (tests, reproducing a moment).
+Writes replace the file atomically; a game-day `inject` appends a fault that starts "now".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from functools import cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fabtui.errors import InputError, Problem
+from fabtui.model.topology import Topology
+from fabtui.sim.core import Sim
+from fabtui.sim.scenario import FaultSpec, LoadedScenario, load_scenario
+from fabtui.topology.loader import load_topology
+
+TIME_VAR = "FABTUI_SIM_TIME"
+"""Environment variable that pins simulation time (seconds since the scenario's t=0)."""
+STATE_VAR = "FABTUI_SIM_STATE"
+"""Environment variable naming the state file (the sim programs get it from their parent)."""
+
+
+class SimState(BaseModel):
+    """What the demo fabric is playing."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    topology: Path
+    scenario: Path
+    """The scenario file."""
+    template_dirs: list[Path] = Field(default_factory=list)
+    seed: int = 7
+    epoch: float
+    """Wall-clock time (Unix seconds) at which simulation time was 0."""
+    speed: float = Field(1.0, gt=0)
+    """Simulation seconds per wall-clock second."""
+    injected: list[FaultSpec] = Field(default_factory=list)
+    """Faults added by `fabtui sim inject` (times on the scenario's clock)."""
+
+    def now(self) -> float:
+        """Simulation time now (pinned by `FABTUI_SIM_TIME` when set)."""
+        pinned = os.environ.get(TIME_VAR)
+        if pinned:
+            return float(pinned)
+        return (time.time() - self.epoch) * self.speed
+
+
+def state_file(data_dir: Path) -> Path:
+    """Where the state of the demo fabric is kept."""
+    override = os.environ.get(STATE_VAR)
+    return Path(override) if override else data_dir / "sim" / "state.json"
+
+
+def read_state(path: Path) -> SimState | None:
+    """The state in `path`, or None when there is none (or it is unreadable: start afresh)."""
+    try:
+        return SimState.model_validate_json(path.read_text())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def write_state(path: Path, state: SimState) -> None:
+    """Replace the state file atomically (readers never see half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".tmp{os.getpid()}")
+    temporary.write_text(json.dumps(state.model_dump(mode="json"), indent=1) + "\n")
+    os.replace(temporary, path)
+
+
+def fresh_state(topology: Path, scenario: Path, template_dirs: list[Path], *, seed: int = 7,
+                speed: float = 1.0, at: float | None = None) -> SimState:
+    """A state that starts now at the scenario's `start` (or at `at`) on its clock."""
+    loaded = load_scenario(scenario)
+    start = loaded.scenario.start if at is None else at
+    return SimState(topology=topology.resolve(), scenario=scenario.resolve(),
+                    template_dirs=[d.resolve() for d in template_dirs], seed=seed,
+                    epoch=time.time() - start / speed, speed=speed)
+
+
+def _finder(dirs: tuple[Path, ...]):  # type: ignore[no-untyped-def]
+    def find(name: str) -> Path | None:
+        for folder in dirs:
+            for suffix in (".yaml", ".yml"):
+                candidate = folder / f"{name}{suffix}"
+                if candidate.is_file():
+                    return candidate
+        return None
+
+    return find
+
+
+@cache
+def _topology(path: Path, dirs: tuple[Path, ...], mtime: float) -> Topology:
+    return load_topology(path, find_template=_finder(dirs)).topology
+
+
+def build_sim(state: SimState) -> Sim:
+    """The simulation the state describes. Raises `InputError` for a bad scenario or fault."""
+    topology = _topology(state.topology, tuple(state.template_dirs),
+                         state.topology.stat().st_mtime)
+    loaded = load_scenario(state.scenario)
+    return sim_for(topology, loaded, seed=state.seed, epoch=state.epoch,
+                   extra=state.injected)
+
+
+def sim_for(topology: Topology, loaded: LoadedScenario, *, seed: int = 7,
+            epoch: float | None = None, extra: list[FaultSpec] | None = None) -> Sim:
+    """A Sim of `loaded` on `topology`; fault problems point at the scenario's timeline lines."""
+    lines = [loaded.doc.line_of(("timeline", i, "component"))
+             for i in range(len(loaded.scenario.timeline))]
+    lines += [None] * len(extra or [])
+    kwargs = {} if epoch is None else {"epoch": epoch}
+    return Sim(topology, loaded.scenario, seed=seed, extra=extra or [],
+               source=str(loaded.path), lines=lines, **kwargs)
+
+
+def load_or_problem(path: Path) -> SimState:
+    """The state at `path`; InputError when there is none."""
+    state = read_state(path)
+    if state is None:
+        raise InputError([Problem(str(path), None, "no simulated fabric state here; run "
+                                  "`fabtui sim start` (or any fabtui command on the demo "
+                                  "fabric) first")])
+    return state
+
+
+def ensure_state(path: Path, topology: Path, scenario: Path, template_dirs: list[Path], *,
+                 restart: bool = False) -> SimState:
+    """The demo fabric's state for this topology and scenario, started now if it is not running
+    (or plays something else, or `restart`). Writes the state file when it starts one."""
+    current = None if restart else read_state(path)
+    if current is not None and current.topology == topology.resolve() and \
+            current.scenario == scenario.resolve():
+        return current
+    state = fresh_state(topology, scenario, template_dirs)
+    write_state(path, state)
+    return state

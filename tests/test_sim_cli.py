@@ -1,0 +1,121 @@
+"""`fabtui sim ...` and the simulated switch as a person drives it in a terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pexpect
+import pytest
+from click.testing import Result
+
+from fabtui.paths import demo_topology, shipped_templates
+from fabtui.sim.scenario import find_scenario
+from fabtui.sim.state import fresh_state, read_state, write_state
+
+
+@pytest.fixture
+def state_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "sim" / "state.json"
+    monkeypatch.setenv("FABTUI_SIM_STATE", str(path))
+    return path
+
+
+def test_list_and_show(run: Callable[..., Result]) -> None:
+    listed = run("sim", "list", "--json")
+    names = {row["name"] for row in json.loads(listed.stdout)}
+    assert names == {"healthy", "optic-degrading", "link-flap", "pfc-storm", "slow-node",
+                     "nccl-hang", "rank-mapping", "gdr-off", "multi-job-interference",
+                     "leaf-uplink-down"}
+    shown = run("sim", "show", "nccl-hang")
+    assert shown.exit_code == 0
+    assert "at 5:00: nccl-hang on node003:gpu5" in shown.stdout
+
+
+def test_unknown_scenario_is_a_clear_error(run: Callable[..., Result], state_file: Path) -> None:
+    result = run("--scenario", "pfc-stomr", "sim", "status")
+    assert result.exit_code == 2
+    assert "unknown scenario 'pfc-stomr' (did you mean 'pfc-storm'?)" in result.stderr
+
+
+def test_scenario_naming_a_missing_port_points_at_its_line(
+        run: Callable[..., Result], state_file: Path,
+        write: Callable[[str, str], Path]) -> None:
+    bad = write("bad.yaml", """\
+        name: bad
+        timeline:
+          - at: 0
+            fault: link-flap
+            component: leaf-g00-r1:Ethernet999
+        """)
+    result = run("--scenario", str(bad), "sim", "status")
+    assert result.exit_code == 2
+    assert f"{bad}:5: timeline[0] (link-flap): nothing is cabled to leaf-g00-r1:Ethernet999" \
+        in result.stderr
+
+
+def test_status_inject_and_clear(run: Callable[..., Result], state_file: Path) -> None:
+    status = json.loads(run("--scenario", "healthy", "sim", "status", "--json").stdout)
+    assert status["scenario"] == "healthy" and status["active"] == []
+    injected = run("sim", "inject", "link-flap", "node002:mlx5_6", "--for", "10m",
+                   "--param", "period_s=30")
+    assert injected.exit_code == 0, injected.stderr
+    state = read_state(state_file)
+    assert state is not None and len(state.injected) == 1
+    assert state.injected[0].params == {"period_s": 30}
+    status = json.loads(run("sim", "status", "--json").stdout)
+    assert status["active"] == [{"fault": "link-flap", "component": "node002:mlx5_6"}]
+    refused = run("sim", "inject", "pfc-storm", "node002:mlx5_99")
+    assert refused.exit_code == 2 and "cannot inject pfc-storm on node002:mlx5_99" in \
+        refused.stderr
+    assert run("sim", "clear").stdout.strip() == "removed 1 injected fault"
+
+
+def test_probe_run_on_the_demo_uses_the_simulated_fabric(run: Callable[..., Result],
+                                                         state_file: Path) -> None:
+    result = run("--scenario", "nccl-hang", "probe", "run", "nic.ibstat", "--target",
+                 "node003:mlx5_5")
+    assert result.exit_code == 1, result.stderr
+    assert "port.state" in result.stdout and "Down" in result.stdout
+
+
+def _spawn(state: Path, name: str) -> pexpect.spawn[str]:
+    child = pexpect.spawn(sys.executable, ["-m", "fabtui.sim", "--state", str(state), "switch",
+                                           "--name", name], encoding="utf-8", timeout=20,
+                          dimensions=(50, 200))
+    return child
+
+
+def test_a_switch_can_be_driven_by_hand(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    write_state(state, fresh_state(demo_topology(), find_scenario("pfc-storm"),
+                                   [shipped_templates()]))
+    eos = _spawn(state, "spine-01")
+    eos.expect("spine-01#")
+    eos.sendline("show interfaces")
+    eos.expect(" --More-- ")  # paging is on until `terminal length 0`
+    eos.send("q")
+    eos.expect("spine-01#")
+    eos.sendline("show frobnicate")
+    eos.expect(r"% Invalid input \(at token 1: 'frobnicate'\)")
+    eos.expect("spine-01#")
+    eos.sendline("terminal length 0")
+    eos.expect("Pagination disabled.")
+    eos.sendline("show interfaces")
+    eos.expect("Ethernet32/1 is up")
+    eos.expect("spine-01#")
+    eos.sendline("exit")
+    eos.expect(pexpect.EOF)
+
+    sonic = _spawn(state, "leaf-g00-r4")
+    sonic.expect(r"admin@leaf-g00-r4:~\$ ")
+    sonic.sendline("show queue counters")
+    sonic.expect(r"lines 1-40/\d+")
+    sonic.send("q")
+    sonic.expect(r"admin@leaf-g00-r4:~\$ ")
+    sonic.sendline("show lldp tabel")
+    sonic.expect('Error: No such command "tabel".')
+    sonic.sendline("exit")
+    sonic.expect(pexpect.EOF)

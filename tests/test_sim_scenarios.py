@@ -1,0 +1,192 @@
+"""Each scenario, probed through the real transports, shows its planted fault where it was planted.
+
+The probes run exactly as `fabtui probe run` runs them on the demo fabric: the node commands go
+through the sim transport (a `python -m fabtui.sim node` process per command) and the switch
+commands through the pexpect CLI-session transport to `python -m fabtui.sim switch` programs.
+For every scenario, the relevant probes must flag the planted component, only it (plus the
+consequences the scenario describes), and the same probes on a healthy neighbour stay clean.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
+from fabtui.paths import demo_topology, shipped_dir, shipped_templates
+from fabtui.probes.catalog import load_catalog
+from fabtui.probes.runner import ProbeRunner, Transports
+from fabtui.sim.scenario import find_scenario
+from fabtui.sim.state import build_sim, fresh_state, write_state
+from fabtui.transports.sim import SimCliTransport, SimSshTransport
+
+CATALOG = load_catalog([shipped_dir("probes")])
+JOB_LOG = {"path": "/var/log/fabtui-sim/job.log"}
+PAIR = {"hosts": "node001:8,node002:8", "ranks": "16"}
+
+
+class Fabric:
+    """The demo fabric playing one scenario, and a probe runner wired to it."""
+
+    def __init__(self, scenario: str, folder: Path) -> None:
+        state = fresh_state(demo_topology(), find_scenario(scenario), [shipped_templates()])
+        self.state_file = folder / "state.json"
+        write_state(self.state_file, state)
+        graph = build_sim(state).graph
+        self.loop = asyncio.new_event_loop()
+        self.runner = ProbeRunner(graph, Transports(ssh=SimSshTransport(self.state_file),
+                                                    cli=SimCliTransport(self.state_file)))
+
+    def probe(self, name: str, target: str, **params: str) -> ProbeResult:
+        definition: ProbeDef = CATALOG[name]
+        if definition.samples > 1:
+            definition = definition.model_copy(update={"interval": 1.0})
+        result = self.loop.run_until_complete(self.runner.run(definition, target, params))
+        assert result.error is None, result.error
+        return result
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.runner.close())
+        self.loop.close()
+
+
+@pytest.fixture
+def fabric(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Fabric]:
+    running = Fabric(request.param, tmp_path)
+    yield running
+    running.close()
+
+
+def flagged(result: ProbeResult) -> dict[str, Verdict]:
+    """Component -> worst verdict, for the metrics that are not ok."""
+    worst: dict[str, Verdict] = {}
+    for metric in result.metrics:
+        if metric.verdict is not Verdict.OK:
+            worst[metric.component] = Verdict.worst([worst.get(metric.component, Verdict.OK),
+                                                     metric.verdict])
+    return worst
+
+
+def only(result: ProbeResult, prefix: str, verdict: Verdict) -> None:
+    """Every finding is about `prefix` (a component or its lanes/queues), at `verdict` or more."""
+    found = flagged(result)
+    assert found, f"{result.probe} on {result.target} found nothing"
+    assert all(c == prefix or c.startswith(prefix + "/") for c in found), found
+    assert Verdict.worst(list(found.values())) is verdict, found
+
+
+def clean(result: ProbeResult) -> None:
+    assert result.verdict is Verdict.OK, flagged(result)
+
+
+def scenario(name: str) -> pytest.MarkDecorator:
+    return pytest.mark.parametrize("fabric", [name], indirect=True)
+
+
+@scenario("healthy")
+def test_healthy_fabric_passes_every_probe(fabric: Fabric) -> None:
+    for name, target, params in [
+            ("switch.counters", "leaf-g00-r0", {}), ("switch.pfc", "leaf-g00-r0", {}),
+            ("switch.fec", "leaf-g00-r0", {}), ("switch.counters", "spine-01", {}),
+            ("switch.dom_all", "spine-02", {}), ("switch.lldp", "leaf-g00-r0", {}),
+            ("switch.lldp", "spine-01", {}), ("switch.dom", "leaf-g00-r7:Ethernet56", {}),
+            ("nic.ethtool", "node001:mlx5_0", {}), ("nic.rdma_statistic", "node001:mlx5_0", {}),
+            ("nic.ibstat", "node001:mlx5_0", {}), ("nic.mlxlink", "node008:mlx5_7", {}),
+            ("gpu.smi_q", "node001", {}), ("gpu.topo", "node002", {}),
+            ("nccl.all_reduce", "node001", {}), ("nccl.mpirun", "node001", PAIR),
+            ("logs.nccl", "node001", JOB_LOG), ("logs.dmesg", "node001", {}),
+            ("perftest.ib_write_bw", "node001:mlx5_0,node002:mlx5_0", {})]:
+        clean(fabric.probe(name, target, **params))
+
+
+@scenario("optic-degrading")
+def test_degrading_optic_shows_on_its_port_only(fabric: Fabric) -> None:
+    only(fabric.probe("switch.dom", "leaf-g00-r3:Ethernet16"), "leaf-g00-r3:Ethernet16",
+         Verdict.WARN)
+    only(fabric.probe("switch.fec", "leaf-g00-r3"), "leaf-g00-r3:Ethernet16", Verdict.FAIL)
+    only(fabric.probe("switch.counters", "leaf-g00-r3"), "leaf-g00-r3:Ethernet16", Verdict.FAIL)
+    dom = fabric.probe("switch.dom", "leaf-g00-r3:Ethernet16")
+    assert any(m.name == "optic_serial" and m.value == "MT24000027" for m in dom.metrics)
+    clean(fabric.probe("switch.dom", "leaf-g00-r3:Ethernet8"))
+    clean(fabric.probe("switch.fec", "leaf-g00-r2"))
+
+
+@scenario("link-flap")
+def test_link_flap_shows_in_the_nodes_kernel_log(fabric: Fabric) -> None:
+    only(fabric.probe("logs.dmesg", "node005"), "node005:mlx5_1", Verdict.FAIL)
+    clean(fabric.probe("logs.dmesg", "node004"))
+
+
+@scenario("pfc-storm")
+def test_pfc_storm_names_the_storming_nic_and_its_leaf_port(fabric: Fabric) -> None:
+    pfc = fabric.probe("switch.pfc", "leaf-g00-r4")
+    found = flagged(pfc)
+    assert found.pop("leaf-g00-r4:Ethernet40") is Verdict.FAIL
+    uplinks = {f"leaf-g00-r4:Ethernet{64 + 8 * i}" for i in range(8)}
+    assert set(found) == uplinks and set(found.values()) == {Verdict.WARN}  # the spread
+    only(fabric.probe("nic.ethtool", "node006:mlx5_4"), "node006:mlx5_4", Verdict.FAIL)
+    only(fabric.probe("switch.queues", "leaf-g00-r4:Ethernet40"), "leaf-g00-r4:Ethernet40",
+         Verdict.WARN)
+    clean(fabric.probe("nic.ethtool", "node006:mlx5_3"))
+    clean(fabric.probe("switch.pfc", "leaf-g00-r1"))
+
+
+@scenario("slow-node")
+def test_slow_node_is_hot_throttled_and_slow(fabric: Fabric) -> None:
+    smi = flagged(fabric.probe("gpu.smi_q", "node004"))
+    assert {c.split(":")[0] for c in smi} == {"node004"} and len(smi) == 8
+    only(fabric.probe("nccl.all_reduce", "node004"), "node004", Verdict.FAIL)
+    clean(fabric.probe("gpu.smi_q", "node001"))
+    clean(fabric.probe("nccl.all_reduce", "node001"))
+    slow_pair = fabric.probe("nccl.mpirun", "node001", hosts="node001:8,node004:8", ranks="16")
+    assert slow_pair.verdict is Verdict.FAIL
+    clean(fabric.probe("nccl.mpirun", "node001", **PAIR))
+
+
+@scenario("nccl-hang")
+def test_nccl_hang_triage_leads_to_the_nic_port_and_optic(fabric: Fabric) -> None:
+    log = fabric.probe("logs.nccl", "node001", **JOB_LOG)
+    suspect = [m for m in log.metrics if m.name == "suspect_nic"]
+    assert [m.component for m in suspect] == ["node003:mlx5_5"]
+    desync = {m.component for m in log.metrics if m.name == "event.desync"}
+    assert "node003:rank21" in desync
+    only(fabric.probe("nic.ibstat", "node003:mlx5_5"), "node003:mlx5_5", Verdict.FAIL)
+    only(fabric.probe("switch.dom", "leaf-g00-r5:Ethernet16"), "leaf-g00-r5:Ethernet16",
+         Verdict.FAIL)
+    only(fabric.probe("switch.counters", "leaf-g00-r5"), "leaf-g00-r5:Ethernet16", Verdict.WARN)
+    clean(fabric.probe("nic.ibstat", "node003:mlx5_4"))
+
+
+@scenario("rank-mapping")
+def test_swapped_cables_show_in_lldp_on_both_leaves(fabric: Fabric) -> None:
+    only(fabric.probe("switch.lldp", "leaf-g00-r2"), "leaf-g00-r2:Ethernet48", Verdict.FAIL)
+    only(fabric.probe("switch.lldp", "leaf-g00-r6"), "leaf-g00-r6:Ethernet48", Verdict.FAIL)
+    clean(fabric.probe("switch.lldp", "leaf-g00-r0"))
+
+
+@scenario("gdr-off")
+def test_gpudirect_off_halves_busbw_and_shows_in_the_nccl_log(fabric: Fabric) -> None:
+    log = fabric.probe("logs.nccl", "node001", **JOB_LOG)
+    assert flagged(log) == {"node002": Verdict.WARN}
+    assert fabric.probe("nccl.mpirun", "node001", **PAIR).verdict is Verdict.FAIL
+    clean(fabric.probe("nccl.mpirun", "node001", hosts="node001:8,node003:8", ranks="16"))
+
+
+@scenario("multi-job-interference")
+def test_interference_shows_as_congestion_behind_the_shared_leaf(fabric: Fabric) -> None:
+    only(fabric.probe("nic.rdma_statistic", "node003:mlx5_2"), "node003:mlx5_2", Verdict.WARN)
+    clean(fabric.probe("nic.rdma_statistic", "node003:mlx5_1"))
+    assert fabric.probe("nccl.mpirun", "node001", **PAIR).verdict is Verdict.FAIL
+
+
+@scenario("leaf-uplink-down")
+def test_uplink_down_shows_on_both_ends_and_costs_alltoall(fabric: Fabric) -> None:
+    only(fabric.probe("switch.counters", "leaf-g00-r6"), "leaf-g00-r6:Ethernet80", Verdict.WARN)
+    only(fabric.probe("switch.counters", "spine-01"), "spine-01:Ethernet26/1", Verdict.WARN)
+    clean(fabric.probe("switch.counters", "leaf-g00-r5"))
+    alltoall = fabric.probe("nccl.mpirun", "node001", collective="alltoall", **PAIR)
+    assert alltoall.verdict is not Verdict.OK
+    clean(fabric.probe("nccl.mpirun", "node001", **PAIR))

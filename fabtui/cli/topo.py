@@ -115,6 +115,15 @@ def print_overview(ctx: click.Context) -> None:
     if leaf:
         click.echo(f"  fabtui topo blast {leaf:<14} who loses what if that leaf fails")
     click.echo("  fabtui topo ports --format md    the port table")
+    if s.simulated:
+        from fabtui.cli.sim import sim_state
+
+        _, state = sim_state(s)
+        click.echo(f"  fabtui sim status                the simulated fabric: scenario "
+                   f"{state.scenario.stem}")
+        click.echo("  fabtui sim list                  fault scenarios to chase "
+                   "(fabtui --scenario NAME ...)")
+        click.echo("  fabtui probe run switch.pfc --target leaf-g00-r4   probe it")
     click.echo("  fabtui --help                    everything else")
 
 

@@ -112,6 +112,8 @@ def _sonic(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
     program = words[0]
     if program in ("export", "true", "stty", "unset"):
         return "", False
+    if program == "clear":
+        return "\x1b[H\x1b[2J", False
     if program == "hostname":
         return switch.name + "\n", False
     if program not in ("show", "sudo"):

@@ -15,7 +15,7 @@ from fabtui.parsers import registry
 from fabtui.paths import demo_topology
 from fabtui.sim.core import PRIORITY, Sim
 from fabtui.sim.logs import job_log
-from fabtui.sim.node_commands import ethtool_counters, rdma_counters, run
+from fabtui.sim.node_commands import _pair_rate, ethtool_counters, rdma_counters, run
 from fabtui.sim.scenario import find_scenario, load_scenario
 from fabtui.sim.state import sim_for
 from fabtui.sim.switch_cli import ports, reply
@@ -115,6 +115,13 @@ def test_gpu_views_read_back() -> None:
         state = sim.gpu("node004", index, T)
         assert parsed.temperature_c == state.temperature_c
         assert parsed.clock_sm_mhz == state.sm_clock_mhz
+    table = registry.get("nvidia-smi").parse(_node(sim, "node004", "nvidia-smi"))
+    assert [(g.index, g.temperature_c) for g in table.gpus] == [  # type: ignore[attr-defined]
+        (i, sim.gpu("node004", i, T).temperature_c) for i in range(8)]
+    diag = registry.get("dcgmi-diag").parse(_node(sim, "node004", "dcgmi", "diag", "-r", "3"))
+    assert diag.overall == "fail"  # type: ignore[attr-defined]
+    healthy = registry.get("dcgmi-diag").parse(_node(sim, "node001", "dcgmi", "diag", "-r", "3"))
+    assert healthy.overall == "pass"  # type: ignore[attr-defined]
     topo = registry.get("nvidia-smi-topo").parse(_node(sim, "node004", "nvidia-smi", "topo",
                                                        "-m"))
     assert topo.gpu_nic_affinity["GPU3"].nic_devices == ["mlx5_3"]  # type: ignore[attr-defined]
@@ -151,6 +158,10 @@ def test_perftest_pair_bandwidth(storm: Sim) -> None:
                 "--report_gbits", "node006")
     parsed = registry.get("perftest").parse(out)
     bw = parsed.results[0].rows[0].bw_avg  # type: ignore[attr-defined]
+    nic = storm.graph.find_nic("node001", "mlx5_4")
+    assert nic is not None
+    held = _pair_rate(storm, storm.graph.nodes["node001"], nic, "node006", T, ["--report_gbits"])
+    assert bw == pytest.approx(held, abs=0.006)
     assert 0 < bw < 60  # the storming NIC's peer gets a tenth of line rate
 
 

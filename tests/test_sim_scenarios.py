@@ -96,6 +96,7 @@ def test_healthy_fabric_passes_every_probe(fabric: Fabric) -> None:
             ("nic.ethtool", "node001:mlx5_0", {}), ("nic.rdma_statistic", "node001:mlx5_0", {}),
             ("nic.ibstat", "node001:mlx5_0", {}), ("nic.mlxlink", "node008:mlx5_7", {}),
             ("gpu.smi_q", "node001", {}), ("gpu.topo", "node002", {}),
+            ("gpu.smi", "node003", {}), ("gpu.dcgmi_diag", "node003", {"level": "2"}),
             ("nccl.all_reduce", "node001", {}), ("nccl.mpirun", "node001", PAIR),
             ("logs.nccl", "node001", JOB_LOG), ("logs.dmesg", "node001", {}),
             ("perftest.ib_write_bw", "node001:mlx5_0,node002:mlx5_0", {})]:
@@ -139,6 +140,10 @@ def test_slow_node_is_hot_throttled_and_slow(fabric: Fabric) -> None:
     smi = flagged(fabric.probe("gpu.smi_q", "node004"))
     assert {c.split(":")[0] for c in smi} == {"node004"} and len(smi) == 8
     only(fabric.probe("nccl.all_reduce", "node004"), "node004", Verdict.FAIL)
+    table = flagged(fabric.probe("gpu.smi", "node004"))
+    assert set(table) == {f"node004:GPU{i}" for i in range(8)}
+    assert fabric.probe("gpu.dcgmi_diag", "node004", level="3").verdict is Verdict.FAIL
+    clean(fabric.probe("gpu.dcgmi_diag", "node001", level="3"))
     clean(fabric.probe("gpu.smi_q", "node001"))
     clean(fabric.probe("nccl.all_reduce", "node001"))
     slow_pair = fabric.probe("nccl.mpirun", "node001", hosts="node001:8,node004:8", ranks="16")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import time
 from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Nic, Node
@@ -341,7 +342,95 @@ def _nvidia_smi(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         return _topo(node), "", 0
     if "-q" in args and "-x" in args:
         return _smi_xml(sim, node, t), "", 0
-    return "", "sim: only `nvidia-smi topo -m` and `nvidia-smi -q -x` are simulated\n", 2
+    if not args:
+        return _smi_table(sim, node, t), "", 0
+    return "", "sim: `nvidia-smi`, `nvidia-smi topo -m` and `nvidia-smi -q -x` are simulated\n", 2
+
+
+def _smi_table(sim: Sim, node: Node, t: float) -> str:
+    """The default `nvidia-smi` table (R550 layout)."""
+    rule = "+-----------------------------------------+------------------------+" \
+           "----------------------+"
+    lines = [time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime(sim.epoch + t)),
+             "+" + "-" * 89 + "+",
+             "| NVIDIA-SMI 550.127.05             Driver Version: 550.127.05     CUDA Version: "
+             "12.4     |", rule.replace("+-", "|-", 1),
+             "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile "
+             "Uncorr. ECC |",
+             "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  "
+             "Compute M. |",
+             "|                                         |                        |           "
+             "    MIG M. |",
+             "|=========================================+========================+"
+             "======================|"]
+    for gpu in sorted(node.gpus, key=lambda g: g.index):
+        state = sim.gpu(node.hostname, gpu.index, t)
+        used = 61_000 if state.utilization_pct else 1
+        name = "NVIDIA H100 80GB HBM3"
+        lines += [f"| {gpu.index:>3}  {name:<28}On  |   0000{gpu.pci.upper()} Off |"
+                  f" {state.ecc_volatile_uncorrectable:>20} |",
+                  f"| N/A   {state.temperature_c:>2}C    P0        "
+                  f"{round(state.power_w):>5}W /  700W | {used:>8}MiB /  81559MiB | "
+                  f"{state.utilization_pct:>6}%      Default |",
+                  "|                                         |                        |"
+                  "             Disabled |", rule]
+    lines += [" " * 89, "+" + "-" * 89 + "+",
+              "| Processes:" + " " * 78 + "|",
+              "|  GPU   GI   CI        PID   Type   Process name                              "
+              "GPU Memory |",
+              "|        ID   ID                                                               "
+              "Usage      |",
+              "|" + "=" * 89 + "|"]
+    if sim.job_factor(t) > 0:
+        for gpu in sorted(node.gpus, key=lambda g: g.index):
+            pid = 41000 + (sim.rank_of(node.hostname, gpu.index) or 0) * 3
+            lines.append(f"|  {gpu.index:>3}   N/A  N/A  {pid:>9}      C   "
+                         f"{'/usr/bin/python3':<40}{'60988MiB':>10} |")
+    else:
+        lines.append("|  No running processes found" + " " * 61 + "|")
+    lines.append("+" + "-" * 89 + "+")
+    return "\n".join(lines) + "\n"
+
+
+def _dcgmi(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+    """`dcgmi diag -r 1|2|3`: a slow node's GPUs fail the thermal part of the stress tests."""
+    if args[:1] != ["diag"] or "-r" not in args:
+        return "", "Usage: dcgmi diag -r <level>\n", 1
+    level = args[args.index("-r") + 1] if args.index("-r") + 1 < len(args) else "1"
+    hot = any(f.host == node.hostname for f in sim.active(FaultKind.SLOW_NODE, t))
+    rows = [("Deployment", [("Denylist", "Pass"), ("NVML Library", "Pass"),
+                            ("CUDA Main Library", "Pass"),
+                            ("Permissions and OS Blocks", "Pass"), ("Persistence Mode", "Pass"),
+                            ("Environment Variables", "Pass"),
+                            ("Page Retirement/Row Remap", "Pass"),
+                            ("Graphics Processes", "Pass"), ("Inforom", "Pass")])]
+    if level in ("2", "3", "4"):
+        rows.append(("Integration", [("PCIe", "Pass - All")]))
+        rows.append(("Hardware", [("GPU Memory", "Pass - All"), ("Diagnostic", "Pass - All")]))
+    if level in ("3", "4"):
+        rows.append(("Stress", [("Targeted Stress", "Pass - All"),
+                                ("Targeted Power", "Fail - All" if hot else "Pass - All"),
+                                *([("Warning", "GPU 0 Thermal violations totaling 41.2 "
+                                   "seconds")] if hot else []),
+                                ("Memory Bandwidth", "Pass - All")]))
+    edge = "+---------------------------+------------------------------------------------+"
+    lines = ["Successfully ran diagnostic for group.", edge,
+             "| Diagnostic                | Result                                         |",
+             edge.replace("-", "=")]
+    for title, items in rows:
+        head = f"-----  {title}  "
+        lines.append(f"|{head:-<27}+------------------------------------------------|")
+        lines += [f"| {name:<25} | {value:<46} |" for name, value in items]
+    lines.append(edge)
+    return "\n".join(lines) + "\n", "", 0
+
+
+def _perfquery(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+    """perfquery reads InfiniBand PMA counters: on a RoCE port there is no subnet manager."""
+    device = args[args.index("-C") + 1] if "-C" in args and args.index("-C") + 1 < len(args) \
+        else node.nics[0].name
+    return "", (f"ibwarn: [{41000 + len(device)}] mad_rpc_open_port: client_register for mgmt 1 "
+                f"failed\nperfquery: iberror: failed: Failed to open '{device}' port '1'\n"), 255
 
 
 def _topo(node: Node) -> str:
@@ -774,7 +863,7 @@ _COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
     "ethtool": _ethtool, "rdma": _rdma, "show_counters": _show_counters, "ibstat": _ibstat,
     "ibv_devinfo": _ibv_devinfo, "show_gids": _show_gids, "ibdev2netdev": _ibdev2netdev,
     "mlxlink": _mlxlink, "nvidia-smi": _nvidia_smi, "tail": _read_file, "cat": _read_file,
-    "dmesg": _dmesg,
+    "dmesg": _dmesg, "dcgmi": _dcgmi, "perfquery": _perfquery,
     "lsmod": _lsmod, "hostname": _simple("{host}\n"), "true": _simple(""),
     "false": _simple("", 1), "echo": _echo, "sh": _sh, "pkill": _simple("", 1),
     "uptime": _simple(" 10:00:00 up 42 days,  3:12,  0 users,  load average: 12.1, 12.3, 12.2\n"),

@@ -116,6 +116,26 @@ def topo(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     return metrics
 
 
+@evaluator("nvidia-smi")
+def smi_table(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
+    """Per GPU from the default table: temperature and volatile uncorrectable ECC; GPUs that
+    nvidia-smi could not reach (a lost GPU is left out of the table) as warnings."""
+    metrics = []
+    for gpu in after.gpus:
+        where = ctx.component(f"GPU{gpu.index}")
+        if gpu.temperature_c is not None:
+            metrics.append(Metric(name="temperature_c", value=gpu.temperature_c, unit="°C",
+                                  component=where))
+        if gpu.volatile_uncorrectable_ecc is not None:
+            metrics.append(Metric(name="ecc.volatile_uncorrectable",
+                                  value=gpu.volatile_uncorrectable_ecc, component=where))
+    for warning in after.warnings:
+        if "Unable to determine the device handle" in warning:
+            metrics.append(Metric(name="gpu_unreachable", value=warning[:160],
+                                  component=ctx.component(), verdict=Verdict.FAIL))
+    return metrics
+
+
 @evaluator("dcgmi-diag")
 def dcgmi(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     """One metric per DCGM test (never only the summary: IBM/autopilot #68)."""

@@ -494,6 +494,14 @@ def _smi_xml(sim: Sim, node: Node, t: float) -> str:
             "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
             "hw_thermal_slowdown", "hw_power_brake_slowdown", "sync_boost",
             "sw_thermal_slowdown", "display_clock_setting")}
+        ecc = "".join(f"\t\t\t<{scope}>\n"
+                      f"\t\t\t\t<sram_correctable>{state.ecc_volatile_correctable}</sram_correctable>\n"
+                      "\t\t\t\t<sram_uncorrectable_parity>0</sram_uncorrectable_parity>\n"
+                      "\t\t\t\t<sram_uncorrectable_secded>0</sram_uncorrectable_secded>\n"
+                      "\t\t\t\t<dram_correctable>0</dram_correctable>\n"
+                      f"\t\t\t\t<dram_uncorrectable>{state.ecc_volatile_uncorrectable}"
+                      f"</dram_uncorrectable>\n\t\t\t</{scope}>\n"
+                      for scope in ("volatile", "aggregate"))
         event_xml = "".join(f"\t\t\t<clocks_event_reason_{k}>{v}</clocks_event_reason_{k}>\n"
                             for k, v in reasons.items())
         parts.append(f"""\t<gpu id="{bus}">
@@ -543,21 +551,7 @@ def _smi_xml(sim: Sim, node: Node, t: float) -> str:
 \t\t\t<pending_ecc>Enabled</pending_ecc>
 \t\t</ecc_mode>
 \t\t<ecc_errors>
-\t\t\t<volatile>
-\t\t\t\t<sram_correctable>{state.ecc_volatile_correctable}</sram_correctable>
-\t\t\t\t<sram_uncorrectable_parity>0</sram_uncorrectable_parity>
-\t\t\t\t<sram_uncorrectable_secded>0</sram_uncorrectable_secded>
-\t\t\t\t<dram_correctable>0</dram_correctable>
-\t\t\t\t<dram_uncorrectable>{state.ecc_volatile_uncorrectable}</dram_uncorrectable>
-\t\t\t</volatile>
-\t\t\t<aggregate>
-\t\t\t\t<sram_correctable>{state.ecc_volatile_correctable}</sram_correctable>
-\t\t\t\t<sram_uncorrectable_parity>0</sram_uncorrectable_parity>
-\t\t\t\t<sram_uncorrectable_secded>0</sram_uncorrectable_secded>
-\t\t\t\t<dram_correctable>0</dram_correctable>
-\t\t\t\t<dram_uncorrectable>{state.ecc_volatile_uncorrectable}</dram_uncorrectable>
-\t\t\t</aggregate>
-\t\t</ecc_errors>
+{ecc}\t\t</ecc_errors>
 \t\t<remapped_rows>
 \t\t\t<remapped_row_corr>0</remapped_row_corr>
 \t\t\t<remapped_row_unc>0</remapped_row_unc>

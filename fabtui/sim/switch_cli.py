@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from collections.abc import Iterator
 
 from fabtui.model.topology import Switch
 from fabtui.sim.core import (
@@ -97,8 +98,15 @@ def _rate(bps: float) -> str:
     return f"{value:.2f} GB/s"
 
 
-def _counters(sim: Sim, switch: Switch, port: str, t: float) -> PortCounters | None:
-    return sim.port_counters(switch, port, t)
+def _counters(sim: Sim, switch: Switch, t: float,
+              only: str | None = None) -> Iterator[tuple[str, PortCounters]]:
+    """(port, its counters at t) for every cabled port, or just `only`."""
+    for port in ports(sim, switch.name):
+        if only is not None and port != only:
+            continue
+        counters = sim.port_counters(switch, port, t)
+        if counters is not None:
+            yield port, counters
 
 
 def _port_arg(sim: Sim, switch: Switch, name: str) -> str | None:
@@ -178,12 +186,8 @@ def _sonic_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str
     headers = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_PPS", "RX_UTIL", "RX_ERR", "RX_DRP",
                "RX_OVR", "TX_OK", "TX_BPS", "TX_PPS", "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]
     rows = []
-    for port in ports(sim, switch.name):
-        if only is not None and port != _port_arg(sim, switch, only):
-            continue
-        c = _counters(sim, switch, port, t)
-        if c is None:
-            continue
+    wanted = _port_arg(sim, switch, only) if only else None
+    for port, c in _counters(sim, switch, t, wanted):
         util = c.rx_bps / (c.speed_gbps * 1e9) * 100
         rows.append([port, "U" if c.up else "D", _n(c.rx_ok), _rate(c.rx_bps),
                      f"{c.rx_bps / 8 / FRAME:.2f}/s", f"{util:.2f}%", _n(c.rx_err),
@@ -197,10 +201,7 @@ def _sonic_fec(sim: Sim, switch: Switch, t: float) -> str:
     headers = ["IFACE", "STATE", "FEC_CORR", "FEC_UNCORR", "FEC_SYMBOL_ERR", "FEC_PRE_BER",
                "FEC_POST_BER"]
     rows = []
-    for port in ports(sim, switch.name):
-        c = _counters(sim, switch, port, t)
-        if c is None:
-            continue
+    for port, c in _counters(sim, switch, t):
         rows.append([port, "U" if c.up else "D", _n(c.fec_corr), _n(c.fec_uncorr),
                      _n(c.fec_symbol_err), f"{c.pre_ber:.2e}" if c.up else "N/A",
                      f"{c.post_ber:.2e}" if c.up else "N/A"])
@@ -211,10 +212,7 @@ def _sonic_pfc(sim: Sim, switch: Switch, t: float) -> str:
     out = []
     for direction, title in (("rx", "Port Rx"), ("tx", "Port Tx")):
         rows = []
-        for port in ports(sim, switch.name):
-            c = _counters(sim, switch, port, t)
-            if c is None:
-                continue
+        for port, c in _counters(sim, switch, t):
             values = c.rx_pfc if direction == "rx" else c.tx_pfc
             rows.append([port, *(_n(v) for v in values)])
         out.append(_table([title, *(f"PFC{i}" for i in range(8))], rows))
@@ -237,12 +235,7 @@ def _sonic_queues(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
     headers = ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"]
     rows = []
     wanted = _port_arg(sim, switch, only) if only else None
-    for port in ports(sim, switch.name):
-        if wanted is not None and port != wanted:
-            continue
-        c = _counters(sim, switch, port, t)
-        if c is None:
-            continue
+    for port, c in _counters(sim, switch, t, wanted):
         for queue in range(16):
             name = f"UC{queue}" if queue < 8 else f"MC{queue}"
             if queue == 3:
@@ -345,10 +338,7 @@ def _sonic_lldp(sim: Sim, switch: Switch) -> str:
 
 def _sonic_status(sim: Sim, switch: Switch, t: float) -> str:
     rows = []
-    for port in ports(sim, switch.name):
-        c = _counters(sim, switch, port, t)
-        if c is None:
-            continue
+    for port, c in _counters(sim, switch, t):
         state = "up" if c.up else "down"
         rows.append([port, "0,1,2,3,4,5,6,7", f"{c.speed_gbps}G", "9100", "rs", port, "routed",
                      state, "up", "OSFP 8X Pluggable Transceiver", "N/A"])
@@ -406,12 +396,7 @@ def _eos_invalid(words: list[str], at: int) -> str:
 
 def _eos_interfaces(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
     out = []
-    for port in ports(sim, switch.name):
-        if only is not None and port != only:
-            continue
-        c = _counters(sim, switch, port, t)
-        if c is None:
-            continue
+    for port, c in _counters(sim, switch, t, only):
         mac = f"{int(sim.noise('mac', switch.name) * 2**24):06x}"
         address = f"001c.73{mac[:2]}.{mac[2:]}"
         state = "up, line protocol is up (connected)" if c.up else \
@@ -455,10 +440,7 @@ def _eos_interfaces(sim: Sim, switch: Switch, t: float, only: str | None) -> str
 def _eos_counters_errors(sim: Sim, switch: Switch, t: float) -> str:
     lines = [f"{'Port':<12}{'FCS':>10}{'Align':>11}{'Symbol':>11}{'Rx':>11}{'Runts':>11}"
              f"{'Giants':>11}{'Tx':>11}"]
-    for port in ports(sim, switch.name):
-        c = _counters(sim, switch, port, t)
-        if c is None:
-            continue
+    for port, c in _counters(sim, switch, t):
         lines.append(f"{_eos_short(port):<12}{c.rx_err:>10}{0:>11}{c.fec_uncorr:>11}"
                      f"{c.rx_err:>11}{0:>11}{0:>11}{c.tx_err:>11}")
     return "\n".join(lines) + "\n"
@@ -561,10 +543,7 @@ def _nvue(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
 def _nvue_summary(sim: Sim, switch: Switch, t: float) -> str:
     lines = ["Interface  MTU   Speed  State  Remote Host      Remote Port    Type      Summary",
              "---------  ----  -----  -----  ---------------  -------------  --------  -------"]
-    for port in ports(sim, switch.name):
-        c = _counters(sim, switch, port, t)
-        if c is None:
-            continue
+    for port, c in _counters(sim, switch, t):
         far = sim.neighbor(switch.name, port) or ("", "")
         lines.append(f"{port:<11}9216  {c.speed_gbps}G   {'up' if c.up else 'down':<7}"
                      f"{far[0]:<17}{far[1]:<15}swp")
@@ -572,9 +551,10 @@ def _nvue_summary(sim: Sim, switch: Switch, t: float) -> str:
 
 
 def _nvue_counters(sim: Sim, switch: Switch, port: str, t: float) -> str:
-    c = _counters(sim, switch, port, t)
-    if c is None:
+    found = next(_counters(sim, switch, t, port), None)
+    if found is None:
         return ""
+    c = found[1]
 
     def section(title: str, rows: list[tuple[str, str, str]]) -> list[str]:
         width = max(len("Counter"), *(len(r[0]) for r in rows))

@@ -120,6 +120,7 @@ def config_command(ctx: click.Context, as_json: bool) -> None:
 def _register() -> None:
     from fabtui.cli.parse import parse_command
     from fabtui.cli.probe import probe
+    from fabtui.cli.runbook import runbook
     from fabtui.cli.sim import sim
     from fabtui.cli.topo import topo
 
@@ -127,6 +128,7 @@ def _register() -> None:
     cli.add_command(parse_command)
     cli.add_command(probe)
     cli.add_command(sim)
+    cli.add_command(runbook)
 
 
 _register()

@@ -14,6 +14,7 @@ exact for that model, so a counter read twice gives the delta a real device woul
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import math
@@ -121,19 +122,35 @@ class Sim:
 
     def __init__(self, topology: Topology, scenario: Scenario, *, seed: int = 7,
                  extra: Sequence[FaultSpec] = (), source: str = "scenario",
-                 lines: list[int | None] | None = None, epoch: float = DEFAULT_EPOCH) -> None:
+                 lines: list[int | None] | None = None, epoch: float = DEFAULT_EPOCH,
+                 repairs: Sequence[tuple[str, float]] = (),
+                 shut: Sequence[tuple[str, float, float | None]] = ()) -> None:
         self.topology = topology
         self.epoch = epoch
         """Wall-clock time (Unix seconds) of the scenario's t=0, for log timestamps."""
         self.scenario = scenario
         self.seed = seed
         self.graph = FabricGraph(topology)
-        self.faults: list[Fault] = resolve_all(self.graph, [*scenario.timeline, *extra], source,
-                                               lines)
+        self.faults: list[Fault] = [self._repaired(f, repairs) for f in resolve_all(
+            self.graph, [*scenario.timeline, *extra], source, lines)]
+        self._repairs: dict[int, list[tuple[str, float]]] = {}
+        """Link -> the repairs done on it (a swapped optic reports a new serial)."""
+        for component, at in repairs:
+            repaired = self._link_of(component)
+            if repaired is not None:
+                self._repairs.setdefault(repaired, []).append((component, at))
+        self._shut: dict[int, list[tuple[float, float]]] = {}
+        """Links whose switch port an operator shut, with when (admin down)."""
+        for endpoint, start, end in shut:
+            link = self._link_of(endpoint)
+            if link is not None:
+                self._shut.setdefault(link, []).append((start, INF if end is None else end))
         self._by_link: dict[int, list[Fault]] = {}
         for fault in self.faults:
             if fault.link is not None:
                 self._by_link.setdefault(fault.link, []).append(fault)
+        for link in self._shut:
+            self._by_link.setdefault(link, [])
         self._windows: dict[int, list[tuple[float, float]]] = {}
         self._cabling = self._actual_cabling()
         self._landed = {where: key for key, where in self._cabling.items()}
@@ -144,6 +161,28 @@ class Sim:
         self._host_link: dict[int, bool] = {}
         self._leaf: dict[int, str | None] = {}
         self._ports: dict[str, list[str]] | None = None
+
+    def _link_of(self, component: str) -> int | None:
+        """The link of a switch port, a NIC (`node:mlx5_N`) or an optic id."""
+        if component in self.graph.optics:
+            return self.graph.optics[component]
+        if component in self.graph.port_links:
+            return self.graph.port_links[component]
+        device, port = split_endpoint(component)
+        nic = self.graph.find_nic(device, port)
+        attachment = self.graph.attachments.get((device, nic.name)) if nic else None
+        return attachment.link_index if attachment else None
+
+    def _repaired(self, fault: Fault, repairs: Sequence[tuple[str, float]]) -> Fault:
+        """`fault` ended at the first repair of its component (or of its link) after it began."""
+        for component, at in repairs:
+            same = component == fault.spec.component or component == fault.host or (
+                fault.link is not None and self._link_of(component) == fault.link)
+            if same and fault.spec.at <= at and (fault.spec.until is None or
+                                                 at < fault.spec.until):
+                return dataclasses.replace(fault, spec=fault.spec.model_copy(
+                    update={"until": at}))
+        return fault
 
     # determinism ------------------------------------------------------------------------------
     def noise(self, *key: object) -> float:
@@ -224,6 +263,7 @@ class Sim:
                                      float(params.get("down_s", 10)))
             elif fault.kind in (FaultKind.NCCL_HANG, FaultKind.UPLINK_DOWN):
                 windows.append((spec.at, spec.until if spec.until is not None else INF))
+        windows += self._shut.get(link, [])
         windows.sort()
         self._windows[link] = windows
         return windows
@@ -346,8 +386,8 @@ class Sim:
             if fault.kind is FaultKind.UPLINK_DOWN and fault.active(t):
                 return None
         degrading = self._degrading(link, device, port)
-        if degrading is None or t < degrading.spec.at:
-            return round(healthy, 2)
+        if degrading is None or not degrading.active(t):
+            return round(healthy, 2)  # not yet degrading, or the optic has been replaced
         fault = degrading
         params = fault.spec.params
         ramp = float(params.get("ramp_s", 1800))
@@ -372,7 +412,7 @@ class Sim:
     def uncorrectable_rate(self, link: int, device: str, port: str, t: float) -> float:
         """Codewords per second FEC could not correct (each is a lost frame)."""
         fault = self._degrading(link, device, port)
-        if fault is None or not self.link_up(link, t):
+        if fault is None or not fault.active(t) or not self.link_up(link, t):
             return 0.0
         ramp = float(fault.spec.params.get("ramp_s", 1800))
         start = fault.spec.at + float(fault.spec.params.get("uncorrectable_after_s", ramp * 0.6))
@@ -561,6 +601,9 @@ class Sim:
                      for lane in range(1, LANES + 1))
         temp = round(41 + 8 * self.noise("otemp", link, switch), 1)
         link_optic = self.topology.links[link].optic or f"SIM{link:06d}"
+        swaps = sum(1 for _, at in self._repairs.get(link, []) if at <= t)
+        if swaps:  # a new module reports its own serial number
+            link_optic = f"MT{int(self.noise('serial', link, swaps) * 1e8):08d}"
         return Dom(rx_power_dbm=rx, tx_power_dbm=tx, tx_bias_ma=bias, temperature_c=temp,
                    voltage_v=round(3.25 + 0.05 * self.noise("v", link, switch), 3),
                    serial=link_optic)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -26,6 +27,25 @@ TIME_VAR = "FABTUI_SIM_TIME"
 """Environment variable that pins simulation time (seconds since the scenario's t=0)."""
 STATE_VAR = "FABTUI_SIM_STATE"
 """Environment variable naming the state file (the sim programs get it from their parent)."""
+
+
+class Repair(BaseModel):
+    """A component repaired at a moment of the scenario's clock."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    component: str
+    at: float
+
+
+class Shutdown(BaseModel):
+    """A switch port administratively down from `at` until `until` (None: still down)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint: str
+    at: float
+    until: float | None = None
 
 
 class SimState(BaseModel):
@@ -44,6 +64,10 @@ class SimState(BaseModel):
     """Simulation seconds per wall-clock second."""
     injected: list[FaultSpec] = Field(default_factory=list)
     """Faults added by `fabtui sim inject` (times on the scenario's clock)."""
+    repairs: list[Repair] = Field(default_factory=list)
+    """Components an operator repaired (an optic swapped): their faults end then."""
+    shut: list[Shutdown] = Field(default_factory=list)
+    """Switch ports an operator shut (`config interface shutdown`), and when."""
 
     def now(self) -> float:
         """Simulation time now (pinned by `FABTUI_SIM_TIME` when set)."""
@@ -108,18 +132,22 @@ def build_sim(state: SimState) -> Sim:
                          state.topology.stat().st_mtime)
     loaded = load_scenario(state.scenario)
     return sim_for(topology, loaded, seed=state.seed, epoch=state.epoch,
-                   extra=state.injected)
+                   extra=state.injected, repairs=[(r.component, r.at) for r in state.repairs],
+                   shut=[(s.endpoint, s.at, s.until) for s in state.shut])
 
 
 def sim_for(topology: Topology, loaded: LoadedScenario, *, seed: int = 7,
-            epoch: float | None = None, extra: list[FaultSpec] | None = None) -> Sim:
+            epoch: float | None = None, extra: list[FaultSpec] | None = None,
+            repairs: list[tuple[str, float]] | None = None,
+            shut: list[tuple[str, float, float | None]] | None = None) -> Sim:
     """A Sim of `loaded` on `topology`; fault problems point at the scenario's timeline lines."""
     lines = [loaded.doc.line_of(("timeline", i, "component"))
              for i in range(len(loaded.scenario.timeline))]
     lines += [None] * len(extra or [])
     kwargs = {} if epoch is None else {"epoch": epoch}
     return Sim(topology, loaded.scenario, seed=seed, extra=extra or [],
-               source=str(loaded.path), lines=lines, **kwargs)
+               source=str(loaded.path), lines=lines, repairs=repairs or (), shut=shut or (),
+               **kwargs)
 
 
 def load_or_problem(path: Path) -> SimState:
@@ -143,3 +171,32 @@ def ensure_state(path: Path, topology: Path, scenario: Path, template_dirs: list
     state = fresh_state(topology, scenario, template_dirs)
     write_state(path, state)
     return state
+
+
+def update_state(path: Path, change: Callable[[SimState], SimState]) -> SimState | None:
+    """Apply `change` to the state file (read, change, atomic replace). None: no state."""
+    state = read_state(path)
+    if state is None:
+        return None
+    changed = change(state)
+    write_state(path, changed)
+    return changed
+
+
+def repair(path: Path, component: str) -> SimState | None:
+    """Record that `component` was repaired now (its faults end)."""
+    return update_state(path, lambda s: s.model_copy(update={
+        "repairs": [*s.repairs, Repair(component=component, at=s.now())]}))
+
+
+def set_port_admin(path: Path, endpoint: str, up: bool) -> SimState | None:
+    """Shut (`up=False`) or start up a switch port now."""
+    def change(state: SimState) -> SimState:
+        now = state.now()
+        shut = [s.model_copy(update={"until": now}) if s.endpoint == endpoint and
+                s.until is None and up else s for s in state.shut]
+        if not up and not any(s.endpoint == endpoint and s.until is None for s in shut):
+            shut.append(Shutdown(endpoint=endpoint, at=now))
+        return state.model_copy(update={"shut": shut})
+
+    return update_state(path, change)

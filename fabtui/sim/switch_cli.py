@@ -82,6 +82,23 @@ def reply(sim: Sim, switch: Switch, command: str, t: float) -> Reply:
     return f"% Unrecognized command \"{line}\"\n", True
 
 
+def admin_command(sim: Sim, switch: Switch, command: str) -> tuple[str, bool] | None:
+    """(port, up) when `command` shuts or starts a port: SONiC `[sudo] config interface
+    shutdown|startup PORT`, NVUE `nv set interface PORT link state down|up`."""
+    words = command.split()
+    if words[:1] == ["sudo"]:
+        words = words[1:]
+    if switch.flavor.value == "sonic" and words[:2] == ["config", "interface"] and \
+            len(words) == 4 and words[2] in ("shutdown", "startup"):
+        port = _port_arg(sim, switch, words[3])
+        return (port, words[2] == "startup") if port else None
+    if switch.flavor.value == "nvue" and words[:3] == ["nv", "set", "interface"] and \
+            words[4:6] == ["link", "state"] and len(words) == 7 and words[6] in ("up", "down"):
+        port = _port_arg(sim, switch, words[3])
+        return (port, words[6] == "up") if port else None
+    return None
+
+
 # shared numbers ---------------------------------------------------------------------------------
 
 def _n(value: int) -> str:
@@ -525,6 +542,8 @@ def _nvue(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
     if program != "nv":
         return f"-bash: {program}: command not found\n", True
     args = words[1:]
+    if args[:2] == ["config", "apply"]:
+        return "applied\n", False
     if args[:2] != ["show", "interface"]:
         token = args[0] if args else ""
         return (f"Error: '{token}' is not one of ['show', 'set', 'unset', 'config', "

@@ -14,8 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-from fabtui.sim.state import SimState, build_sim, read_state
-from fabtui.sim.switch_cli import prompt, reply
+from fabtui.sim.state import SimState, build_sim, read_state, set_port_admin
+from fabtui.sim.switch_cli import admin_command, prompt, reply
 
 PAGE_LINES = 40
 
@@ -108,6 +108,14 @@ def serve(path: Path, state: SimState, name: str) -> int:
             if lowered in ("terminal length 0", "term len 0") or \
                     ("PAGER=cat" in command and lowered.startswith("export")):
                 paging = False
+            change = admin_command(sim, switch, command)
+            if change is not None:
+                fresh = set_port_admin(path, f"{name}:{change[0]}", change[1])
+                if fresh is not None:
+                    state, sim = fresh, build_sim(fresh)
+                    stamp = _mtime(path)
+                _out(prompt(switch))
+                continue
             text, _rejected = reply(sim, switch, command, state.now())
             _show(text, flavor, paging)
             _out(prompt(switch))

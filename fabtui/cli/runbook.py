@@ -1,0 +1,374 @@
+"""`fabtui runbook ...`: list, show, lint, run headless, resume, test, and read the journal.
+
+Exit codes of `run`, `resume` and `test`: 0 the run ended ok or with warnings; 1 it ended on a
+failed check (a finding) or a test failed; 2 bad input (unknown runbook, bad --input, lint
+errors); 4 the run stopped before its end (a gate nobody answered, a block that could not run,
+an abort): never a hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fabtui.cli.app import EXIT_FINDINGS, UserError, settings
+from fabtui.config import Settings
+from fabtui.errors import InputError
+from fabtui.journal.store import Journal, journal_path
+from fabtui.model.probe import ProbeDef
+from fabtui.model.runbook import Event, Runbook, Verdict
+from fabtui.probes.catalog import load_catalog
+from fabtui.probes.runner import ProbeRunner, Transports
+from fabtui.runbooks.engine import Engine, RunSummary, ScriptedOperator
+from fabtui.runbooks.inputs import resolve_inputs
+from fabtui.runbooks.library import Library, load_library, load_one
+from fabtui.runbooks.lint import LintIssue, lint, lint_parse_error
+from fabtui.runbooks.reader import read_runbook
+from fabtui.topology.graph import FabricGraph
+from fabtui.topology.loader import load_topology
+
+EXIT_STOPPED = 4
+
+
+@click.group("runbook")
+def runbook() -> None:
+    """Runbooks: executable markdown procedures, recorded step by step."""
+
+
+def _library(s: Settings) -> Library:
+    return load_library(list(s.runbook_dirs))
+
+
+def _catalog(s: Settings) -> dict[str, ProbeDef]:
+    return load_catalog(list(s.probe_dirs))
+
+
+def _scenarios() -> list[str]:
+    from fabtui.sim.scenario import scenario_files, shipped_scenarios
+
+    return list(scenario_files([shipped_scenarios()]))
+
+
+def _pairs(items: tuple[str, ...], option: str) -> dict[str, str]:
+    found = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"{option} {item!r}: expected name=value")
+        found[key.strip()] = value
+    return found
+
+
+@runbook.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def list_runbooks(ctx: click.Context, as_json: bool) -> None:
+    """The runbook library: id, title, and the symptoms each one is for."""
+    library = _library(settings(ctx))
+    rows = [{"id": r.meta.id, "title": r.title, "summary": r.meta.summary,
+             "symptoms": r.meta.symptoms, "tags": r.meta.tags, "path": r.path,
+             "tests": len(r.meta.tests)} for r in sorted(library.runbooks.values(),
+                                                         key=lambda r: r.meta.id)]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for row in rows:
+        click.echo(f"{row['id']:<28}{row['title']}")
+    for issue in library.broken:
+        click.echo(f"unreadable: {issue}", err=True)
+
+
+@runbook.command("show")
+@click.argument("name")
+@click.pass_context
+def show(ctx: click.Context, name: str) -> None:
+    """A runbook's inputs, steps and blocks, as the engine reads them."""
+    book = load_one(name, _library(settings(ctx)))
+    meta = book.meta
+    click.echo(f"{meta.id} (v{meta.version}): {book.title}")
+    if meta.summary:
+        click.echo(f"  {meta.summary}")
+    if meta.symptoms:
+        click.echo(f"  symptoms: {'; '.join(meta.symptoms)}")
+    for spec in meta.inputs:
+        need = "required" if spec.required else f"default {spec.default!r}"
+        about = f": {spec.description}" if spec.description else ""
+        click.echo(f"  input {spec.name} ({spec.type.value}, {need}){about}")
+    for index, step in enumerate(book.steps, start=1):
+        click.echo(f"{index:>2}. {step.id}: {step.title}")
+        for block in step.blocks:
+            attrs = " ".join(f"{k}={v}" for k, v in block.attrs.items() if k != "id")
+            click.echo(f"      {block.kind.value:<8}{block.id}{'  ' + attrs if attrs else ''}")
+    for test in meta.tests:
+        click.echo(f"  test {test.name!r} on scenario {test.scenario}")
+
+
+def lint_paths(paths: tuple[Path, ...], s: Settings) -> tuple[list[LintIssue], int]:
+    """Lint files or folders (default: the library folders). Returns issues and files read."""
+    files: list[Path] = []
+    for path in paths or s.runbook_dirs:
+        if path.is_dir():
+            files += sorted(p for p in path.glob("*.md") if p.name.lower() != "readme.md")
+        elif path.exists():
+            files.append(path)
+        else:
+            raise UserError(f"{path}: no such file or folder")
+    library = _library(s)
+    probes = list(_catalog(s))
+    scenarios = _scenarios()
+    issues: list[LintIssue] = []
+    for file in files:
+        try:
+            book = read_runbook(file, _shown(file))
+        except InputError as exc:
+            issues += lint_parse_error(exc)
+            continue
+        issues += lint(book, probes=probes, runbooks=list(library.runbooks),
+                       scenarios=scenarios)
+    return issues, len(files)
+
+
+@runbook.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.pass_context
+def lint_command(ctx: click.Context, paths: tuple[Path, ...]) -> None:
+    """Check runbooks (files or folders; default: the library): exit 1 on errors."""
+    issues, count = lint_paths(paths, settings(ctx))
+    for issue in issues:
+        click.echo(str(issue))
+    errors = sum(1 for i in issues if i.severity == "error")
+    warnings = len(issues) - errors
+    click.echo(f"{count} runbook{'s' if count != 1 else ''}: {errors} error"
+               f"{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
+               err=True)
+    ctx.exit(EXIT_FINDINGS if errors else 0)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _graph(s: Settings) -> FabricGraph:
+    return FabricGraph(load_topology(s.topology, find_template=s.find_template).topology)
+
+
+def _transports(s: Settings) -> Transports:
+    if not s.simulated:
+        return Transports()
+    from fabtui.cli.sim import sim_state
+    from fabtui.transports.sim import SimCliTransport, SimSshTransport
+
+    path, _ = sim_state(s)
+    return Transports(ssh=SimSshTransport(path), cli=SimCliTransport(path))
+
+
+def _refuse_if_broken(book: Runbook, s: Settings) -> None:
+    issues = [i for i in lint(book, probes=list(_catalog(s)),
+                              runbooks=list(_library(s).runbooks), scenarios=_scenarios())
+              if i.severity == "error"]
+    if issues:
+        raise InputError.single(book.path, issues[0].line, f"{len(issues)} lint error"
+                                f"{'s' if len(issues) != 1 else ''}, first: {issues[0].message}"
+                                " (fabtui runbook lint shows them all)")
+
+
+class _Printer:
+    """Progress lines for a headless run."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def __call__(self, event: Event) -> None:
+        if self.quiet:
+            return
+        data = event.data
+        if event.kind == "step_started":
+            click.echo(f"== {event.step}: {data.get('title', '')}")
+        elif event.kind == "block_command":
+            command = str(data.get("command", "")).strip().replace("\n", "; ")
+            on = data.get("on")
+            where = f" (on {on})" if on and on != "this machine" else ""
+            click.echo(f"   $ {command[:160]}{where}")
+        elif event.kind == "block_finished":
+            click.echo(f"   [{data.get('verdict')}] {event.block}: {data.get('message', '')}")
+        elif event.kind == "note":
+            for line in str(data.get("text", "")).splitlines():
+                click.echo(f"   note: {line}")
+        elif event.kind == "decision" and data.get("by") == "runbook":
+            click.echo(f"   -> {data.get('target')}")
+
+
+def _finish(ctx: click.Context, summary: RunSummary, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({
+            "session": summary.session, "runbook": summary.runbook,
+            "outcome": summary.outcome.value, "path": summary.path,
+            "ended_at": summary.ended_at, "handover": summary.handover,
+            "reason": summary.reason, "findings": summary.findings,
+            "vars": summary.vars}, indent=2, default=str))
+    else:
+        click.echo("")
+        click.echo(summary.text())
+    if summary.outcome in (Verdict.ERROR, Verdict.ABORTED):
+        ctx.exit(EXIT_STOPPED)
+    ctx.exit(EXIT_FINDINGS if summary.outcome is Verdict.FAIL else 0)
+
+
+async def _drive(engine: Engine) -> RunSummary:
+    try:
+        return await engine.run()
+    finally:
+        await engine.runner.close()
+
+
+@runbook.command("run")
+@click.argument("name")
+@click.option("--input", "inputs", multiple=True, metavar="NAME=VALUE", help="Runbook input.")
+@click.option("--answer", "answers", multiple=True, metavar="GATE=ANSWER",
+              help="Answer to a gate or input block (yes, or the phrase to type).")
+@click.option("--dry-run", is_flag=True, help="Render every command and gate; run nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_context
+def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
+                answers: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
+    """Run runbook NAME headless: progress, then a summary. Gates need --answer."""
+    s = settings(ctx)
+    book = load_one(name, _library(s))
+    _refuse_if_broken(book, s)
+    graph = _graph(s)
+    values = resolve_inputs(book, _pairs(inputs, "--input"), graph)
+    transports = _transports(s)
+    journal = Journal(journal_path(s.data_dir))
+    engine = Engine(book, inputs=values, runner=ProbeRunner(graph, transports),
+                    catalog=_catalog(s), journal=journal,
+                    operator=ScriptedOperator(_pairs(answers, "--answer"), _Printer(as_json)),
+                    dry_run=dry_run)
+    summary = asyncio.run(_drive(engine))
+    journal.close()
+    _finish(ctx, summary, as_json)
+
+
+@runbook.command("resume")
+@click.argument("session")
+@click.option("--input", "inputs", multiple=True, metavar="NAME=VALUE",
+              help="Secret inputs again (they were never stored).")
+@click.option("--answer", "answers", multiple=True, metavar="GATE=ANSWER")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def resume(ctx: click.Context, session: str, inputs: tuple[str, ...],
+           answers: tuple[str, ...], as_json: bool) -> None:
+    """Continue a session after its last finished block (after a crash, or a gate)."""
+    s = settings(ctx)
+    journal = Journal(journal_path(s.data_dir))
+    found = journal.session(session)
+    if found is None:
+        raise UserError(f"no session {session!r} in {journal.path} (fabtui runbook sessions)")
+    info, recorded = found
+    events = journal.events(session)
+    if any(e.kind == "session_finished" for e in events):
+        raise UserError(f"session {session} has already finished ({info.status})")
+    book = load_one(info.path if Path(info.path).is_file() else info.runbook, _library(s))
+    started = next((e for e in events if e.kind == "session_started"), None)
+    if started is not None and started.data.get("digest") != book.digest:
+        click.echo(f"note: {book.path} changed since the session started; resuming with the "
+                   "file as it is now", err=True)
+    graph = _graph(s)
+    given = {k: v for k, v in recorded.items() if v != "***"}
+    given.update(_pairs(inputs, "--input"))
+    values = resolve_inputs(book, given, graph)
+    engine = Engine(book, inputs=values, runner=ProbeRunner(graph, _transports(s)),
+                    catalog=_catalog(s), journal=journal,
+                    operator=ScriptedOperator(_pairs(answers, "--answer"), _Printer(as_json)),
+                    dry_run=bool(started.data.get("dry_run")) if started else False)
+    engine.restore(session, events)
+    summary = asyncio.run(_drive(engine))
+    journal.close()
+    _finish(ctx, summary, as_json)
+
+
+@runbook.command("test")
+@click.argument("names", nargs=-1)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def test_command(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
+    """Run the runbooks' declared test cases on the simulated fabric (default: all)."""
+    from fabtui.paths import demo_topology, shipped_templates
+    from fabtui.runbooks.testing import run_test
+
+    s = settings(ctx)
+    library = _library(s)
+    books = [load_one(n, library) for n in names] if names else \
+        sorted(library.runbooks.values(), key=lambda r: r.meta.id)
+    catalog = _catalog(s)
+    outcomes = []
+    for book in books:
+        if not book.meta.tests:
+            outcomes.append({"runbook": book.meta.id, "test": None, "passed": False,
+                             "problems": ["declares no test"], "seconds": 0.0})
+            continue
+        for case in book.meta.tests:
+            outcome = asyncio.run(run_test(book, case, topology=demo_topology(),
+                                           template_dirs=[shipped_templates()],
+                                           catalog=catalog))
+            row: dict[str, Any] = {"runbook": book.meta.id, "test": case.name,
+                                   "passed": outcome.passed, "problems": outcome.problems,
+                                   "seconds": round(outcome.seconds, 1),
+                                   "path": outcome.summary.path if outcome.summary else None}
+            outcomes.append(row)
+            if not as_json:
+                mark = "pass" if outcome.passed else "FAIL"
+                click.echo(f"{mark}  {book.meta.id} / {case.name}  ({outcome.seconds:.1f} s)")
+                for problem in outcome.problems:
+                    click.echo(f"      {problem}")
+    failed = [o for o in outcomes if not o["passed"]]
+    if as_json:
+        click.echo(json.dumps(outcomes, indent=2))
+    else:
+        click.echo(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed", err=True)
+    ctx.exit(EXIT_FINDINGS if failed else 0)
+
+
+@runbook.command("sessions")
+@click.option("--limit", default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def sessions(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """Recorded sessions, newest first."""
+    journal = Journal(journal_path(settings(ctx).data_dir))
+    rows = journal.sessions(limit)
+    if as_json:
+        click.echo(json.dumps([r.model_dump() for r in rows], indent=2))
+        return
+    for row in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.started_at))
+        click.echo(f"{row.id}  {when}  {row.status:<8} {row.runbook}")
+
+
+@runbook.command("journal")
+@click.argument("session")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def journal_command(ctx: click.Context, session: str, as_json: bool) -> None:
+    """Every recorded event of a session."""
+    journal = Journal(journal_path(settings(ctx).data_dir))
+    events = journal.events(session)
+    if not events:
+        raise UserError(f"no session {session!r}")
+    if as_json:
+        click.echo(json.dumps([e.model_dump() for e in events], indent=2, default=str))
+        return
+    for event in events:
+        when = time.strftime("%H:%M:%S", time.localtime(event.at))
+        where = "/".join(x for x in (event.step, event.block) if x)
+        detail = {k: v for k, v in event.data.items() if k not in ("result",)}
+        click.echo(f"{event.seq:>4} {when} {event.kind:<16} {where:<32} "
+                   f"{json.dumps(detail, default=str)[:200]}")
+

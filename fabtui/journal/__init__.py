@@ -1,0 +1,1 @@
+"""The session journal: append-only, crash-safe records of runbook sessions."""

@@ -1,0 +1,219 @@
+"""Runbooks as data: front matter, steps, executable blocks, declared tests; and session events.
+
+A runbook file is CommonMark: YAML front matter, a `# Title`, then one `## Step` heading per step
+with prose for the operator and fenced blocks that fabtui executes. These models are what the
+markdown reader produces and what the engine, the linter, the journal and the TUI share.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class InputType(StrEnum):
+    """What an input holds; fabric types are checked against the topology."""
+
+    STRING = "string"
+    INT = "int"
+    FLOAT = "float"
+    BOOL = "bool"
+    CHOICE = "choice"
+    NODE = "node"
+    NIC = "nic"
+    SWITCH = "switch"
+    PORT = "port"
+    RANK = "rank"
+    PATH = "path"
+
+
+class InputSpec(BaseModel):
+    """One runbook input (front matter `inputs:`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    type: InputType = InputType.STRING
+    description: str = ""
+    required: bool = False
+    default: Any = None
+    choices: list[str] | None = None
+    choices_from: str | None = None
+    """A probe whose metric components are the choices (e.g. `node.ibdev2netdev`)."""
+    secret: bool = False
+    """Never stored: redacted from the journal, cases and logs."""
+
+
+class TestExpect(BaseModel):
+    """What a runbook test expects of a headless run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    path: list[str] | None = None
+    """The step ids visited, in order (exactly)."""
+    visits: list[str] = Field(default_factory=list)
+    """Steps that must be among those visited (any order)."""
+    outcome: str | None = None
+    """ok / warn / fail / error / aborted."""
+    ends_at: str | None = None
+    """The last step visited."""
+    vars: dict[str, Any] = Field(default_factory=dict)
+    """Variables and their expected values at the end."""
+    says: list[str] = Field(default_factory=list)
+    """Texts that must appear in the run's summary (e.g. the port to fix)."""
+
+
+class RunbookTest(BaseModel):
+    """A test case: run headless on the demo fabric playing `scenario`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    name: str
+    scenario: str = "healthy"
+    at: str | float | None = None
+    """Where on the scenario's timeline the run starts (default: the scenario's start)."""
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    answers: dict[str, str] = Field(default_factory=dict)
+    """Gate and input block ids -> the operator's answer."""
+    repairs: dict[str, str] = Field(default_factory=dict)
+    """Gate id -> a component the operator repairs when answering it (the simulated fabric
+    drops its faults from then on), e.g. `swap-optic: leaf-g00-r3:Ethernet16`."""
+    expect: TestExpect = TestExpect()
+
+
+class FrontMatter(BaseModel):
+    """The YAML at the top of a runbook."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    title: str = Field(min_length=1)
+    version: str | int = 1
+    summary: str = ""
+    symptoms: list[str] = Field(default_factory=list)
+    """Phrases an engineer would use for the problem (matching and search, any language)."""
+    tags: list[str] = Field(default_factory=list)
+    inputs: list[InputSpec] = Field(default_factory=list)
+    requires: list[str] = Field(default_factory=list)
+    """Other runbooks this one hands over to or builds on."""
+    owner: str = ""
+    tests: list[RunbookTest] = Field(default_factory=list)
+
+
+class BlockKind(StrEnum):
+    """What a fenced block does."""
+
+    SH = "sh"
+    PROBE = "probe"
+    CHECK = "check"
+    CONFIRM = "confirm"
+    INPUT = "input"
+    DECIDE = "decide"
+    NOTE = "note"
+
+
+class Block(BaseModel):
+    """One executable fenced block."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    kind: BlockKind
+    id: str
+    attrs: dict[str, str] = Field(default_factory=dict)
+    body: str = ""
+    line: int
+    """1-based line of the opening fence in the file."""
+    step: str
+
+
+class Step(BaseModel):
+    """A `##` heading: its prose and blocks."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    id: str
+    title: str
+    prose: str = ""
+    blocks: list[Block] = Field(default_factory=list)
+    line: int
+
+
+class Runbook(BaseModel):
+    """A parsed runbook file."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    meta: FrontMatter
+    title: str
+    intro: str = ""
+    steps: list[Step]
+    path: str
+    digest: str
+    """Hash of the file as read: a session records which text it ran."""
+    lines: dict[str, int] = Field(default_factory=dict)
+    """Front-matter key path (`inputs.0.type`) -> file line, for messages."""
+
+    def step(self, step_id: str) -> Step | None:
+        """The step called `step_id`, if any."""
+        return next((s for s in self.steps if s.id == step_id), None)
+
+    def blocks(self) -> list[Block]:
+        """Every block in document order."""
+        return [b for s in self.steps for b in s.blocks]
+
+
+class Verdict(StrEnum):
+    """How a block, a step or a run ended."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+    ERROR = "error"
+    ABORTED = "aborted"
+
+
+SEVERITY = {Verdict.OK: 0, Verdict.SKIPPED: 0, Verdict.WARN: 1, Verdict.FAIL: 2,
+            Verdict.ERROR: 3, Verdict.ABORTED: 3}
+
+
+def worst(verdicts: list[Verdict]) -> Verdict:
+    """The most severe of `verdicts` (ok when empty)."""
+    finished = [v for v in verdicts if v in SEVERITY]
+    return max(finished, key=lambda v: SEVERITY[v], default=Verdict.OK)
+
+
+class Event(BaseModel):
+    """One journal entry of a session (append-only)."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    session: str
+    seq: int
+    at: float
+    """Unix time."""
+    kind: str
+    """session_started, step_started, block_started, block_output, block_finished, decision,
+    note, step_finished, session_finished, session_resumed."""
+    step: str | None = None
+    block: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class SessionInfo(BaseModel):
+    """A recorded session, as listed."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    id: str
+    runbook: str
+    title: str
+    started_at: float
+    status: str
+    """running / ok / warn / fail / error / aborted."""
+    operator: str = ""
+    path: str = ""

@@ -1,0 +1,1 @@
+"""Runbooks as executable markdown: reading, expressions, lint, the engine, and runbook tests."""

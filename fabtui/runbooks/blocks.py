@@ -1,0 +1,156 @@
+"""What each executable block's body says, read once for both the linter and the engine.
+
+- `probe`: a YAML mapping `probe: NAME`, `target: ...`, `params: {k: v}` (values are templates);
+- `check`: rules, first match wins: `fail if EXPR: message`, `warn if EXPR: message`,
+  `ok if EXPR: message`, and a last `ok: message` (or `warn:` / `fail:`) for everything else;
+- `decide`: `EXPR -> STEP` lines and a `default -> STEP`; a target is a step id, `end`, or
+  `runbook:ID` (hand over to another runbook);
+- `sh`: a script; destructive commands are recognised here (they force typed confirmation).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from fabtui.errors import InputError
+from fabtui.model.runbook import Block, Verdict
+from fabtui.yamldoc import parse_yaml
+
+_RULE = re.compile(r"^(ok|warn|fail)(?:\s+if\s+(.+?))?\s*:\s*(.*)$", re.S)
+_DECIDE = re.compile(r"^(.+?)\s*->\s*(\S+)\s*$")
+DESTRUCTIVE = re.compile(
+    r"\b(?:shutdown|reboot|poweroff|halt)\b(?!\s*-c)|"
+    r"\bip\s+link\s+set\s+\S+\s+down\b|\bifdown\b|"
+    r"\bconfig\s+interface\s+shutdown\b|\bnv\s+set\s+interface\s+\S+\s+link\s+state\s+down\b|"
+    r"\bmlxlink\b.*\s-a\s+(?:DS|TG)\b|\bmlxconfig\b.*\bset\b|\bmlxfwreset\b|\bmstfwreset\b|"
+    r"\bsystemctl\s+(?:stop|restart|disable)\b|\brm\s+-[a-z]*r[a-z]*f|\bmkfs\b|"
+    r"\bnvidia-smi\b.*\s(?:-r|--gpu-reset)\b|/remove\b|\bdevlink\s+dev\s+reload\b",
+    re.I)
+"""Commands that take something down or destroy data: they need typed confirmation."""
+
+
+class BlockError(ValueError):
+    """A block body that cannot be read; `line` is relative to the block body (1-based)."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass(frozen=True)
+class ProbeCall:
+    """A probe block: which probe, on what, with which parameters (all templates)."""
+
+    probe: str
+    target: str | None
+    params: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One check rule."""
+
+    verdict: Verdict
+    condition: str | None
+    message: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One decide line."""
+
+    condition: str | None
+    """None for `default`."""
+    target: str
+    line: int
+
+
+def probe_call(block: Block) -> ProbeCall:
+    """Read a probe block. Raises `BlockError`."""
+    try:
+        doc = parse_yaml(block.body or "{}", "probe block")
+    except InputError as exc:
+        problem = exc.problems[0]
+        raise BlockError(problem.message, problem.line) from None
+    data: Any = doc.data
+    if not isinstance(data, dict) or not isinstance(data.get("probe"), str):
+        raise BlockError("a probe block is a mapping with `probe: NAME` (and `target:`, "
+                         "`params:`)", 1)
+    unknown = set(data) - {"probe", "target", "params"}
+    if unknown:
+        raise BlockError(f"unknown key(s) {', '.join(sorted(map(str, unknown)))}: use probe, "
+                         "target, params", doc.line_of((sorted(map(str, unknown))[0],)))
+    params = data.get("params") or {}
+    if not isinstance(params, dict):
+        raise BlockError("params must be a mapping of name: value", doc.line_of(("params",)))
+    target = data.get("target")
+    return ProbeCall(probe=data["probe"], target=None if target is None else str(target),
+                     params={str(k): "" if v is None else _scalar(v) for k, v in params.items()})
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def check_rules(block: Block) -> list[Rule]:
+    """Read a check block. Raises `BlockError`."""
+    rules = []
+    for number, line in _lines(block.body):
+        match = _RULE.match(line)
+        if match is None:
+            raise BlockError("a check rule is `fail if EXPR: message`, `warn if EXPR: message`, "
+                             "`ok if EXPR: message` or a last `ok: message`", number)
+        rules.append(Rule(Verdict(match.group(1)), match.group(2), match.group(3).strip(),
+                          number))
+    if not rules:
+        raise BlockError("a check block needs at least one rule", 1)
+    return rules
+
+
+def branches(block: Block) -> list[Branch]:
+    """Read a decide block. Raises `BlockError`."""
+    found = []
+    for number, line in _lines(block.body):
+        match = _DECIDE.match(line)
+        if match is None:
+            raise BlockError("a decide line is `EXPR -> step-id` (or `default -> step-id`); "
+                             "a target may also be `end` or `runbook:ID`", number)
+        condition = match.group(1).strip()
+        found.append(Branch(None if condition == "default" else condition, match.group(2),
+                            number))
+    if not found:
+        raise BlockError("a decide block needs at least one `EXPR -> step` line", 1)
+    return found
+
+
+def _lines(body: str) -> list[tuple[int, str]]:
+    """Non-blank, non-comment lines with their 1-based numbers; `\\` continues a line."""
+    out: list[tuple[int, str]] = []
+    pending = ""
+    start = 0
+    for number, raw in enumerate(body.splitlines(), start=1):
+        line = raw.strip()
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if not pending:
+            start = number
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        out.append((start, pending + line))
+        pending = ""
+    if pending:
+        out.append((start, pending.strip()))
+    return out
+
+
+def is_dangerous(block: Block) -> bool:
+    """True when a block must be confirmed by typing (its `danger` attribute, or its command)."""
+    if block.attrs.get("danger", "").lower() in ("true", "yes", "1"):
+        return True
+    return block.kind.value == "sh" and DESTRUCTIVE.search(block.body) is not None

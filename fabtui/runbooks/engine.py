@@ -1,0 +1,569 @@
+"""The runbook engine: one state machine for the TUI, headless runs and runbook tests.
+
+Each block goes pending -> running -> ok / warn / fail / skipped / error (or aborted at a gate).
+Every event (session and step boundaries, the command as rendered, output, the parsed result,
+the verdict, each operator decision and note) is appended to the journal, and committed, before
+the operator is shown it, so a killed process loses nothing it showed; `Engine.resume` picks a
+session up after its last finished block, with every captured value restored.
+
+Flow: steps run in document order; a `decide` block jumps (to a step, to `end`, or hands over to
+another runbook); a declined gate aborts (or jumps to its `on_no` step); a block that cannot run
+(`error`) stops the run unless it says `on_error=continue`; `on_fail=STEP` jumps on a failure.
+Secrets (inputs marked `secret`, and values that look like passwords, tokens or keys) are
+replaced by `***` in everything the journal stores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from fabtui.journal.store import Journal
+from fabtui.model.probe import ProbeDef
+from fabtui.model.runbook import Block, BlockKind, Event, InputSpec, InputType, Runbook, Verdict
+from fabtui.model.runbook import worst as worst_verdict
+from fabtui.probes.render import RenderError
+from fabtui.probes.runner import ProbeRunner
+from fabtui.probes.targets import TargetError
+from fabtui.runbooks import blocks as block_text
+from fabtui.runbooks.expr import Evaluator, ExprError, render, render_shell
+from fabtui.runbooks.functions import fabric_functions
+from fabtui.runbooks.inputs import convert
+from fabtui.runbooks.redact import Redactor
+from fabtui.transports.cli_session import CliTarget
+from fabtui.transports.ssh import SshTarget
+
+OUTPUT_KEEP = 256 * 1024
+"""Bytes of a block's output kept in its result and in the journal."""
+RESULT_KEEP = 512 * 1024
+"""A result larger than this (as JSON) is journaled without its parsed detail."""
+_STOP = "__stop__"
+_ABORT = "abort"
+
+
+class Operator(Protocol):
+    """Who answers gates and inputs, and sees progress (the TUI, a terminal, a test)."""
+
+    async def confirm(self, block: Block, prompt: str, phrase: str | None) -> str | None:
+        """The operator's answer to a gate (None: nobody can answer, e.g. headless)."""
+
+    async def ask(self, block: Block, prompt: str, spec: InputSpec) -> str | None:
+        """A value for an `input` block (None: no answer)."""
+
+    def show(self, event: Event) -> None:
+        """An event has been recorded (progress display)."""
+
+
+@dataclass
+class ScriptedOperator:
+    """Answers from a table (headless runs and tests); reports progress to `on_event`."""
+
+    answers: dict[str, str] = field(default_factory=dict)
+    on_event: Callable[[Event], None] | None = None
+    on_answer: Callable[[str], Awaitable[None]] | None = None
+    """Called with a gate's id after it was accepted (tests repair the simulated fabric)."""
+
+    async def confirm(self, block: Block, prompt: str, phrase: str | None) -> str | None:
+        """The scripted answer for the gate, if any."""
+        return self.answers.get(block.id)
+
+    async def ask(self, block: Block, prompt: str, spec: InputSpec) -> str | None:
+        """The scripted answer for the input, if any."""
+        return self.answers.get(block.id, self.answers.get(spec.name))
+
+    def show(self, event: Event) -> None:
+        """Pass the event on."""
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+@dataclass
+class RunSummary:
+    """How a run ended."""
+
+    session: str
+    runbook: str
+    outcome: Verdict
+    path: list[str]
+    ended_at: str | None
+    vars: dict[str, Any]
+    findings: list[str]
+    blocks: dict[str, Verdict]
+    handover: str | None = None
+    reason: str = ""
+
+    def text(self) -> str:
+        """The summary an operator reads at the end."""
+        lines = [f"{self.runbook}: {self.outcome.value} (session {self.session})",
+                 f"path: {' -> '.join(self.path) or '-'}"]
+        if self.reason:
+            lines.append(f"stopped: {self.reason}")
+        if self.handover:
+            lines.append(f"next: runbook {self.handover}")
+        lines += [f"  {finding}" for finding in self.findings]
+        return "\n".join(lines)
+
+
+@dataclass
+class _Outcome:
+    verdict: Verdict
+    message: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    flow: str | None = None
+    """Where to go next: a step id, `end`, `runbook:ID`, `abort`, or stop."""
+    variables: dict[str, Any] = field(default_factory=dict)
+
+
+def var_name(block_id: str) -> str:
+    """How expressions name a block's result: `dom-before` -> `dom_before`."""
+    return block_id.replace("-", "_")
+
+
+class Engine:
+    """Runs one runbook session."""
+
+    def __init__(self, runbook: Runbook, *, inputs: dict[str, Any], runner: ProbeRunner,
+                 catalog: dict[str, ProbeDef], journal: Journal, operator: Operator,
+                 dry_run: bool = False, redactor: Redactor | None = None,
+                 operator_name: str | None = None) -> None:
+        self.runbook = runbook
+        self.inputs = dict(inputs)
+        self.runner = runner
+        self.catalog = catalog
+        self.journal = journal
+        self.operator = operator
+        self.dry_run = dry_run
+        secrets = [str(inputs[s.name]) for s in runbook.meta.inputs
+                   if s.secret and inputs.get(s.name)]
+        self.redactor = redactor or Redactor()
+        self.redactor.add(*secrets)
+        self.operator_name = operator_name
+        self.session: str | None = None
+        self.values: dict[str, Any] = {}
+        """Block results and set / captured variables, by expression name."""
+        self.verdicts: dict[str, Verdict] = {}
+        self.messages: dict[str, str] = {}
+        self.path: list[str] = []
+        self._position = (0, 0)
+        self._functions = fabric_functions(runner.graph)
+
+    # scope ------------------------------------------------------------------------------------
+    def scope(self) -> dict[str, Any]:
+        """What expressions see: inputs, then block results and variables."""
+        return {**self.inputs, **self.values}
+
+    def evaluator(self) -> Evaluator:
+        """An evaluator over the current scope."""
+        return Evaluator(self.scope(), self._functions)
+
+    # journal ----------------------------------------------------------------------------------
+    def _record(self, kind: str, step: str | None = None, block: str | None = None,
+                data: dict[str, Any] | None = None) -> Event:
+        assert self.session is not None
+        event = self.journal.append(self.session, kind, step, block,
+                                    self.redactor.scrub(data or {}))
+        self.operator.show(event)
+        return event
+
+    # running ----------------------------------------------------------------------------------
+    async def run(self) -> RunSummary:
+        """Run from the current position to the end (or a stop). Returns the summary."""
+        if self.session is None:
+            public = {k: ("***" if any(s.name == k and s.secret for s in self.runbook.meta.inputs)
+                          else v) for k, v in self.inputs.items()}
+            self.session = self.journal.start(
+                self.runbook.meta.id, self.runbook.title, self.runbook.path,
+                self.runbook.digest, self.redactor.scrub(public), self.operator_name)
+            self._record("session_started", data={
+                "runbook": self.runbook.meta.id, "version": self.runbook.meta.version,
+                "digest": self.runbook.digest, "inputs": public, "dry_run": self.dry_run})
+        steps = self.runbook.steps
+        index, start_block = self._position
+        ending: tuple[str, str] | None = None  # (kind, detail): abort / stop / end / handover
+        handover = None
+        visits = 0
+        while index < len(steps):
+            visits += 1
+            if visits > 10 * len(steps) + 100:
+                ending = ("stop", "a decide loop ran more than ten times through the runbook")
+                break
+            step = steps[index]
+            if start_block == 0:
+                self.path.append(step.id)
+                self._record("step_started", step.id, data={"title": step.title})
+            flow = None
+            for block in step.blocks[start_block:]:
+                self._position = (index, step.blocks.index(block))
+                outcome = await self._block(block)
+                if outcome.flow is not None:
+                    flow = outcome.flow
+                    break
+            start_block = 0
+            step_verdict = worst_verdict([self.verdicts.get(b.id, Verdict.PENDING)
+                                          for b in step.blocks])
+            self._record("step_finished", step.id, data={"verdict": step_verdict.value})
+            if flow is None:
+                index += 1
+                continue
+            if flow == "end":
+                break
+            if flow == _ABORT:
+                ending = ("abort", self.messages.get(self._last_block(), "aborted"))
+                break
+            if flow == _STOP:
+                ending = ("stop", self.messages.get(self._last_block(), "stopped"))
+                break
+            if flow.startswith("runbook:"):
+                handover = flow.split(":", 1)[1]
+                break
+            target = next((i for i, s in enumerate(steps) if s.id == flow), None)
+            if target is None:
+                ending = ("stop", f"no step {flow!r} to go to")
+                break
+            index = target
+        self._position = (len(steps), 0)
+        return self._finish(ending, handover)
+
+    def _last_block(self) -> str:
+        return next(reversed(self.verdicts), "") if self.verdicts else ""
+
+    def _finish(self, ending: tuple[str, str] | None, handover: str | None) -> RunSummary:
+        assert self.session is not None
+        if ending and ending[0] == "abort":
+            outcome = Verdict.ABORTED
+        elif ending and ending[0] == "stop":
+            outcome = Verdict.ERROR
+        else:
+            # The runbook states its conclusions in checks; probe and command results are the
+            # evidence (an optic replacement's "before" readings are expected to be bad).
+            kinds = {b.id: b.kind for b in self.runbook.blocks()}
+            checks = [v for b, v in self.verdicts.items() if kinds.get(b) is BlockKind.CHECK]
+            outcome = worst_verdict(checks if checks else list(self.verdicts.values()))
+        findings = [f"[{verdict.value}] {block}: {self.messages.get(block, '')}"
+                    for block, verdict in self.verdicts.items()
+                    if verdict in (Verdict.WARN, Verdict.FAIL, Verdict.ERROR, Verdict.ABORTED)]
+        summary = RunSummary(
+            session=self.session, runbook=self.runbook.meta.id, outcome=outcome,
+            path=list(self.path), ended_at=self.path[-1] if self.path else None,
+            vars={k: v for k, v in self.values.items() if not isinstance(v, dict)},
+            findings=findings, blocks=dict(self.verdicts), handover=handover,
+            reason=ending[1] if ending else "")
+        self._record("session_finished", data={
+            "outcome": outcome.value, "path": summary.path, "handover": handover,
+            "reason": summary.reason, "findings": findings})
+        self.journal.set_status(self.session, outcome.value)
+        return summary
+
+    # blocks -----------------------------------------------------------------------------------
+    async def _block(self, block: Block) -> _Outcome:
+        self._record("block_started", block.step, block.id, {"kind": block.kind.value})
+        self.verdicts[block.id] = Verdict.RUNNING
+        try:
+            condition = block.attrs.get("if")
+            if condition and not self.evaluator().evaluate(condition):
+                outcome = _Outcome(Verdict.SKIPPED, f"skipped: {condition} is false")
+            else:
+                outcome = await self._execute(block)
+        except ExprError as exc:
+            outcome = _Outcome(Verdict.ERROR, str(exc))
+        except (TargetError, RenderError, ValueError) as exc:
+            outcome = _Outcome(Verdict.ERROR, str(exc))
+        if self.dry_run and outcome.verdict is Verdict.ERROR:
+            # Values a dry run did not measure cannot drive later blocks: say so, go on.
+            outcome = _Outcome(Verdict.SKIPPED, f"dry run: {outcome.message}")
+        if outcome.verdict is Verdict.ERROR and outcome.flow is None and \
+                block.attrs.get("on_error", "stop") == "stop":
+            outcome.flow = _STOP
+        if outcome.verdict is Verdict.FAIL and outcome.flow is None:
+            target = block.attrs.get("on_fail")
+            if target and target != "continue":
+                outcome.flow = _STOP if target == "stop" else target
+        self._apply(block, outcome)
+        return outcome
+
+    def _apply(self, block: Block, outcome: _Outcome) -> None:
+        """Store the block's result and variables, then journal its end."""
+        name = var_name(block.id)
+        result = {"verdict": outcome.verdict.value, "message": outcome.message, **outcome.data}
+        self.values[name] = result
+        variables = dict(outcome.variables)
+        assignments = block.attrs.get("set")
+        if assignments and self.dry_run and outcome.verdict is Verdict.SKIPPED:
+            # Not measured: the names exist, unknown, so later blocks can still be rendered.
+            variables.update({part.partition("=")[0].strip(): None
+                              for part in _assignments(assignments)})
+        elif assignments and outcome.verdict not in (Verdict.ERROR, Verdict.SKIPPED):
+            for part in _assignments(assignments):
+                key, _, expression = part.partition("=")
+                try:
+                    variables[key.strip()] = Evaluator({**self.scope(), **variables},
+                                                       self._functions).evaluate(expression)
+                except ExprError as exc:
+                    outcome.verdict, outcome.message = Verdict.ERROR, f"set {key.strip()}: {exc}"
+                    result.update(verdict="error", message=outcome.message)
+        self.values.update(variables)
+        self.verdicts[block.id] = outcome.verdict
+        self.messages[block.id] = outcome.message
+        stored = result
+        if len(json.dumps(result, default=str)) > RESULT_KEEP:
+            stored = {k: v for k, v in result.items() if k != "parsed"}
+        self._record("block_finished", block.step, block.id, {
+            "verdict": outcome.verdict.value, "message": outcome.message, "result": stored,
+            "vars": variables, "flow": outcome.flow})
+
+    async def _execute(self, block: Block) -> _Outcome:
+        if self.dry_run and block.kind in (BlockKind.CHECK, BlockKind.DECIDE,
+                                           BlockKind.CONFIRM, BlockKind.INPUT):
+            return self._dry(block)
+        handlers = {BlockKind.SH: self._sh, BlockKind.PROBE: self._probe,
+                    BlockKind.CHECK: self._check, BlockKind.CONFIRM: self._confirm,
+                    BlockKind.INPUT: self._input, BlockKind.DECIDE: self._decide,
+                    BlockKind.NOTE: self._note}
+        return await handlers[block.kind](block)
+
+    def _dry(self, block: Block) -> _Outcome:
+        """A dry run shows every gate and judgement without making it, and visits every step."""
+        body = " | ".join(line.strip() for line in block.body.strip().splitlines())
+        if block.kind is BlockKind.INPUT:
+            name = block.attrs.get("name", var_name(block.id))
+            return _Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}",
+                            variables={name: block.attrs.get("default")})
+        verb = {BlockKind.CHECK: "judge", BlockKind.DECIDE: "choose",
+                BlockKind.CONFIRM: "ask"}[block.kind]
+        return _Outcome(Verdict.SKIPPED, f"dry run: would {verb}: {body}")
+
+    async def _note(self, block: Block) -> _Outcome:
+        text = render(block.body.strip(), self.evaluator())
+        self._record("note", block.step, block.id, {"text": text, "by": "runbook"})
+        return _Outcome(Verdict.OK, text.splitlines()[0] if text else "")
+
+    async def _check(self, block: Block) -> _Outcome:
+        evaluator = self.evaluator()
+        for rule in block_text.check_rules(block):
+            if rule.condition is None or evaluator.evaluate(rule.condition):
+                return _Outcome(rule.verdict, render(rule.message, evaluator),
+                                {"rule": rule.line})
+        return _Outcome(Verdict.OK, "no rule matched")
+
+    async def _decide(self, block: Block) -> _Outcome:
+        evaluator = self.evaluator()
+        for branch in block_text.branches(block):
+            if branch.condition is None or evaluator.evaluate(branch.condition):
+                target = render(branch.target, evaluator)
+                self._record("decision", block.step, block.id, {
+                    "by": "runbook", "condition": branch.condition or "default",
+                    "target": target})
+                return _Outcome(Verdict.OK, f"-> {target}", {"target": target}, flow=target)
+        return _Outcome(Verdict.OK, "no branch taken: continue")
+
+    async def _confirm(self, block: Block) -> _Outcome:
+        evaluator = self.evaluator()
+        prompt = render(block.body.strip(), evaluator)
+        phrase = render(block.attrs["type"], evaluator) if "type" in block.attrs else \
+            (block.id if block_text.is_dangerous(block) else None)
+        answer = await self.operator.confirm(block, prompt, phrase)
+        if answer is None:
+            return _Outcome(Verdict.ERROR, f"gate {block.id} needs an answer "
+                            f"(headless: --answer {block.id}={phrase or 'yes'})")
+        accepted = answer.strip() == phrase if phrase else \
+            answer.strip().lower() in ("y", "yes", "ok", "go")
+        self._record("decision", block.step, block.id, {
+            "by": "operator", "prompt": prompt, "answer": "accepted" if accepted else answer,
+            "typed": phrase is not None})
+        if accepted:
+            if isinstance(self.operator, ScriptedOperator) and self.operator.on_answer:
+                await self.operator.on_answer(block.id)
+            return _Outcome(Verdict.OK, "confirmed", {"answer": "yes"})
+        target = block.attrs.get("on_no", _ABORT)
+        verdict = Verdict.ABORTED if target == _ABORT else Verdict.SKIPPED
+        return _Outcome(verdict, f"not confirmed: {prompt.splitlines()[0] if prompt else ''}"
+                        .strip(), {"answer": "no"}, flow=target)
+
+    async def _input(self, block: Block) -> _Outcome:
+        name = block.attrs.get("name", var_name(block.id))
+        spec = InputSpec(name=name, type=InputType(block.attrs.get("type", "string")),
+                         choices=block.attrs["choices"].split(",") if "choices" in block.attrs
+                         else None, default=block.attrs.get("default"),
+                         secret=block.attrs.get("secret") == "true")
+        prompt = render(block.body.strip(), self.evaluator())
+        answer = await self.operator.ask(block, prompt, spec)
+        if answer is None:
+            answer = spec.default
+        if answer is None:
+            return _Outcome(Verdict.ERROR, f"input {name} needs a value "
+                            f"(headless: --answer {block.id}=VALUE)")
+        value = convert(spec, answer, self.runner.graph)
+        if spec.secret:
+            self.redactor.add(str(value))
+        self._record("decision", block.step, block.id, {"by": "operator", "input": name,
+                                                        "value": value})
+        return _Outcome(Verdict.OK, f"{name} = {'***' if spec.secret else value}",
+                        {"value": value}, variables={name: value})
+
+    async def _probe(self, block: Block) -> _Outcome:
+        call = block_text.probe_call(block)
+        definition = self.catalog.get(call.probe)
+        if definition is None:
+            return _Outcome(Verdict.ERROR, f"no probe {call.probe!r} in the catalog")
+        evaluator = self.evaluator()
+        target = render(call.target, evaluator) if call.target is not None else None
+        params = {k: render(v, evaluator) for k, v in call.params.items()}
+        if "timeout" in block.attrs:
+            definition = definition.model_copy(update={"timeout": float(block.attrs["timeout"])})
+        if "interval" in block.attrs:
+            definition = definition.model_copy(update={"interval": float(block.attrs["interval"])})
+        shown = target or (f"{call.target} (known once the run gets here)" if call.target
+                           else "this machine")
+        described = f"{call.probe} on {shown}" + (f" {params}" if params else "")
+        self._record("block_command", block.step, block.id, {"command": described})
+        if self.dry_run:
+            return _Outcome(Verdict.SKIPPED, f"dry run: would run {described}")
+        result = await self.runner.run(definition, target, params)
+        metrics = [{"name": m.name, "value": m.value, "unit": m.unit, "component": m.component,
+                    "verdict": m.verdict.value} for m in result.metrics]
+        findings = [f.message if hasattr(f, "message") else str(f) for f in result.findings]
+        output = "\n".join(r.output for r in result.raw)[-OUTPUT_KEEP:]
+        if output:
+            self._record("block_output", block.step, block.id, {"output": output})
+        verdict = Verdict(result.verdict.value) if result.verdict.value in Verdict.__members__ \
+            .values() else Verdict.ERROR
+        message = result.error or (findings[0] if findings else f"{call.probe}: "
+                                   f"{result.verdict.value}")
+        if len(findings) > 1 and not result.error:
+            message += f" (+{len(findings) - 1} more)"
+        return _Outcome(verdict, message, {
+            "probe": call.probe, "target": target, "command": result.command,
+            "metrics": metrics, "findings": findings, "parsed": result.parsed,
+            "error": result.error})
+
+    async def _sh(self, block: Block) -> _Outcome:
+        evaluator = self.evaluator()
+        target = render(block.attrs["on"], evaluator) if block.attrs.get("on") else None
+        script = render_shell(block.body.rstrip("\n"), evaluator)
+        timeout = float(block.attrs.get("timeout", 120))
+        where = target or (f"{block.attrs['on']} (known once the run gets here)"
+                           if block.attrs.get("on") else "this machine")
+        self._record("block_command", block.step, block.id, {"command": script, "on": where})
+        if block_text.is_dangerous(block):
+            phrase = render(block.attrs["confirm"], evaluator) if "confirm" in block.attrs \
+                else block.id
+            if self.dry_run:
+                return _Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
+                                f"run on {where}: {script}")
+            answer = await self.operator.confirm(
+                block, f"DANGER: on {where} this runs:\n{script}\nType {phrase} to run it.",
+                phrase)
+            if answer is None:
+                return _Outcome(Verdict.ERROR, f"{block.id} is dangerous and needs typed "
+                                f"confirmation (headless: --answer {block.id}={phrase})")
+            self._record("decision", block.step, block.id, {
+                "by": "operator", "typed": True,
+                "answer": "accepted" if answer.strip() == phrase else answer})
+            if answer.strip() != phrase:
+                return _Outcome(Verdict.ABORTED, f"not confirmed: typed {answer!r}, not "
+                                f"{phrase!r}", flow=block.attrs.get("on_no", _ABORT))
+            if isinstance(self.operator, ScriptedOperator) and self.operator.on_answer:
+                await self.operator.on_answer(block.id)
+        if self.dry_run:
+            return _Outcome(Verdict.SKIPPED, f"dry run: would run on {where}: {script}")
+        output, status, error = await self._run_script(target, script, timeout)
+        if output:
+            self._record("block_output", block.step, block.id, {"output": output[-OUTPUT_KEEP:]})
+        variables: dict[str, Any] = {}
+        if "capture" in block.attrs and output:
+            match = re.search(block.attrs["capture"], output, re.M)
+            if match:
+                variables = {k: v for k, v in match.groupdict().items() if v is not None}
+        data = {"output": output[-OUTPUT_KEEP:], "status": status, "on": where}
+        if error is not None:
+            return _Outcome(Verdict.ERROR, error, data, variables=variables)
+        expected = {int(s) for s in block.attrs.get("ok_status", "0").split(",")}
+        if status in expected:
+            return _Outcome(Verdict.OK, f"exit {status}", data, variables=variables)
+        first = next((line for line in output.splitlines() if line.strip()), "")
+        return _Outcome(Verdict.FAIL, f"exit {status}: {first[:160]}", data, variables=variables)
+
+    async def _run_script(self, target: str | None, script: str,
+                          timeout: float) -> tuple[str, int | None, str | None]:
+        """(output, exit status, error) of a script on this machine, a node or a switch."""
+        transports = self.runner.transports
+        graph = self.runner.graph
+        if target is None:
+            result = await transports.local.run(["sh", "-c", script], timeout=timeout)
+        elif graph is not None and target in graph.switches:
+            switch = graph.switches[target]
+            cli = CliTarget(ssh=SshTarget(name=switch.name, host=switch.mgmt or switch.name,
+                                          credentials=switch.credentials),
+                            flavor=switch.flavor.value)
+            outputs = []
+            for line in [c for c in script.splitlines() if c.strip()]:
+                reply = await transports.cli.run(cli, line, timeout=timeout,
+                                                 retry_on_drop=False)
+                outputs.append(reply.output)
+                if not reply.ok:
+                    return "\n".join(outputs), None, reply.error_message or "rejected"
+            return "\n".join(outputs), 0, None
+        else:
+            node = graph.nodes.get(target) if graph is not None else None
+            host = node.mgmt if node is not None and node.mgmt else target
+            result = await transports.ssh.run(SshTarget(name=target, host=host),
+                                              ["sh", "-c", script], timeout=timeout)
+        output = result.output
+        if result.error is not None and result.error.value != "command":
+            return output, result.exit_status, result.error_message or result.error.value
+        return output, result.exit_status, None
+
+    # resume -----------------------------------------------------------------------------------
+    def restore(self, session: str, events: list[Event]) -> None:
+        """Take up `session` after its last finished block (its results and path restored)."""
+        self.session = session
+        steps = self.runbook.steps
+        step_ids = [s.id for s in steps]
+        position = (0, 0)
+        for event in events:
+            if event.kind == "step_started" and event.step:
+                self.path.append(event.step)
+            if event.kind != "block_finished" or event.block is None or \
+                    event.step not in step_ids:
+                continue
+            data = event.data
+            self.verdicts[event.block] = Verdict(data.get("verdict", "ok"))
+            self.messages[event.block] = data.get("message", "")
+            self.values[var_name(event.block)] = data.get("result", {})
+            self.values.update(data.get("vars") or {})
+            step_index = step_ids.index(event.step)
+            flow = data.get("flow")
+            if flow in step_ids:
+                position = (step_ids.index(flow), 0)
+            elif flow is not None:
+                position = (len(steps), 0)  # it ended there
+            else:
+                blocks = [b.id for b in steps[step_index].blocks]
+                after = blocks.index(event.block) + 1 if event.block in blocks else len(blocks)
+                position = (step_index, after) if after < len(blocks) else (step_index + 1, 0)
+        if position[1] == 0 and position[0] < len(steps) and self.path and \
+                self.path[-1] == steps[position[0]].id:
+            self.path.pop()  # that step starts again from its first block
+        self._position = position
+        self._record("session_resumed", data={
+            "at_step": steps[position[0]].id if position[0] < len(steps) else None})
+
+def _assignments(text: str) -> list[str]:
+    """`a=expr; b=expr` -> the assignments (a `;` inside quotes stays)."""
+    parts, current, quote = [], "", ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == ";":
+            parts.append(current)
+            current = ""
+            continue
+        current += char
+    parts.append(current)
+    return [p.strip() for p in parts if p.strip()]
+

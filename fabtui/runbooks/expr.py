@@ -1,0 +1,359 @@
+"""A small, safe expression language for runbooks, and `{{ ... }}` templates.
+
+Expressions use Python's syntax for what a runbook needs and nothing more: literals, names,
+`a.b` / `a["b"]` / `a[0]` lookups, arithmetic, comparisons, `and`/`or`/`not`, `x if c else y`,
+list comprehensions, and calls of the functions the engine provides (plus a few harmless string
+and dict methods). The text is parsed with `ast` and walked by this module; it is never given to
+`eval`, attributes never reach Python objects (`a.b` is a key lookup), and the work an expression
+may do is bounded.
+
+Templates substitute `{{ expr }}`. In a shell block every substitution is quoted for where it
+stands (outside quotes: `shlex.quote`; inside double quotes: backslash-escaped), so a value such
+as `; rm -rf /` or `$(reboot)` reaches the command only as data. A substitution inside single
+quotes cannot be made safe and is refused.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+MAX_LENGTH = 4000
+MAX_STEPS = 200_000
+_TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
+_METHODS = {
+    str: {"lower", "upper", "strip", "startswith", "endswith", "split", "replace", "join",
+          "count", "removeprefix", "removesuffix", "partition", "rpartition", "isdigit"},
+    dict: {"get", "keys", "values", "items"},
+    list: {"count", "index"},
+}
+_BUILTINS: dict[str, Callable[..., Any]] = {
+    "len": len, "min": min, "max": max, "sum": sum, "any": any, "all": all, "abs": abs,
+    "round": round, "int": int, "float": float, "str": str, "bool": bool, "sorted": sorted,
+    "list": list, "set": lambda items=(): sorted(set(items), key=str),
+}
+
+
+class ExprError(ValueError):
+    """An expression that cannot be read or evaluated (the message says why)."""
+
+
+
+def parse(text: str) -> ast.Expression:
+    """Parse `text` as an expression of this language. Raises `ExprError`."""
+    if len(text) > MAX_LENGTH:
+        raise ExprError(f"expression longer than {MAX_LENGTH} characters")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExprError(f"cannot read expression {text.strip()!r}: {exc.msg}") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED):
+            raise ExprError(f"{type(node).__name__} is not allowed in an expression "
+                            f"({text.strip()!r})")
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            raise ExprError(f"no such field {node.attr!r}")
+    return tree
+
+
+_ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.BinOp, ast.Add, ast.Sub, ast.Mult,
+            ast.Div, ast.Mod, ast.FloorDiv, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
+            ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn,
+            ast.Is, ast.IsNot, ast.IfExp, ast.Name, ast.Load, ast.Store, ast.Constant, ast.List,
+            ast.Tuple, ast.Dict, ast.Subscript, ast.Slice, ast.Attribute, ast.Call, ast.ListComp,
+            ast.GeneratorExp, ast.comprehension, ast.keyword, ast.JoinedStr, ast.FormattedValue)
+
+
+def names(text: str) -> set[str]:
+    """The free variable names `text` reads (not functions, not comprehension variables)."""
+    tree = parse(text)
+    bound: set[str] = set()
+    called: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.comprehension):
+            bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called.add(node.func.id)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and
+            isinstance(n.ctx, ast.Load)}
+    return used - bound - called - {"true", "false", "null", "none"}
+
+
+def functions(text: str) -> set[str]:
+    """The function names `text` calls."""
+    return {n.func.id for n in ast.walk(parse(text))
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
+class Evaluator:
+    """Evaluates parsed expressions over a scope of plain values and provided functions."""
+
+    def __init__(self, scope: Mapping[str, Any],
+                 functions: Mapping[str, Callable[..., Any]] | None = None) -> None:
+        self.scope = dict(scope)
+        self.functions = {**_BUILTINS, **(functions or {})}
+        self.steps = 0
+
+    def evaluate(self, text: str) -> Any:
+        """The value of expression `text`. Raises `ExprError`."""
+        tree = parse(text)
+        self.steps = 0
+        try:
+            return self._eval(tree.body, self.scope)
+        except ExprError:
+            raise
+        except (TypeError, ValueError, ZeroDivisionError, KeyError, IndexError,
+                AttributeError, RecursionError) as exc:
+            raise ExprError(f"{text.strip()!r}: {type(exc).__name__}: {exc}") from None
+
+    def _tick(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise ExprError("expression does too much work")
+
+    def _eval(self, node: ast.AST, scope: Mapping[str, Any]) -> Any:
+        self._tick()
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in scope:
+                return scope[node.id]
+            lowered = node.id.lower()
+            if lowered in ("true", "false"):
+                return lowered == "true"
+            if lowered in ("null", "none"):
+                return None
+            raise ExprError(f"{node.id!r} is not defined")
+        if isinstance(node, ast.BoolOp):
+            value: Any = None
+            for item in node.values:
+                value = self._eval(item, scope)
+                if isinstance(node.op, ast.And) and not value:
+                    return value
+                if isinstance(node.op, ast.Or) and value:
+                    return value
+            return value
+        if isinstance(node, ast.UnaryOp):
+            operand = self._eval(node.operand, scope)
+            if isinstance(node.op, ast.Not):
+                return not operand
+            return -operand if isinstance(node.op, ast.USub) else +operand
+        if isinstance(node, ast.BinOp):
+            return self._binary(node, scope)
+        if isinstance(node, ast.Compare):
+            left = self._eval(node.left, scope)
+            for op, right_node in zip(node.ops, node.comparators, strict=True):
+                right = self._eval(right_node, scope)
+                if not _compare(op, left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.IfExp):
+            chosen = node.body if self._eval(node.test, scope) else node.orelse
+            return self._eval(chosen, scope)
+        if isinstance(node, ast.List | ast.Tuple):
+            return [self._eval(item, scope) for item in node.elts]
+        if isinstance(node, ast.Dict):
+            return {self._eval(k, scope) if k is not None else None: self._eval(v, scope)
+                    for k, v in zip(node.keys, node.values, strict=True)}
+        if isinstance(node, ast.Subscript):
+            container = self._eval(node.value, scope)
+            if isinstance(node.slice, ast.Slice):
+                parts = [self._eval(p, scope) if p is not None else None
+                         for p in (node.slice.lower, node.slice.upper, node.slice.step)]
+                return container[slice(*parts)]
+            key = self._eval(node.slice, scope)
+            if isinstance(container, Mapping):
+                return container.get(key)
+            return container[key]
+        if isinstance(node, ast.Attribute):
+            container = self._eval(node.value, scope)
+            if isinstance(container, Mapping):
+                return container.get(node.attr)
+            if container is None:
+                return None
+            raise ExprError(f"no field {node.attr!r} on a {type(container).__name__}")
+        if isinstance(node, ast.Call):
+            return self._call(node, scope)
+        if isinstance(node, ast.ListComp | ast.GeneratorExp):
+            return list(self._comprehension(node, scope))
+        if isinstance(node, ast.JoinedStr):
+            return "".join(str(self._eval(v, scope)) for v in node.values)
+        if isinstance(node, ast.FormattedValue):
+            return self._eval(node.value, scope)
+        raise ExprError(f"{type(node).__name__} is not allowed")
+
+    def _binary(self, node: ast.BinOp, scope: Mapping[str, Any]) -> Any:
+        left, right = self._eval(node.left, scope), self._eval(node.right, scope)
+        if isinstance(node.op, ast.Mult) and (isinstance(left, str | list) or
+                                              isinstance(right, str | list)):
+            count = right if isinstance(left, str | list) else left
+            if not isinstance(count, int) or count > 10_000:
+                raise ExprError("repetition too large")
+        operations: dict[type, Callable[[Any, Any], Any]] = {
+            ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+            ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
+            ast.Mod: lambda a, b: a % b, ast.FloorDiv: lambda a, b: a // b}
+        return operations[type(node.op)](left, right)
+
+    def _call(self, node: ast.Call, scope: Mapping[str, Any]) -> Any:
+        args = [self._eval(a, scope) for a in node.args]
+        kwargs = {k.arg: self._eval(k.value, scope) for k in node.keywords if k.arg}
+        if isinstance(node.func, ast.Name):
+            function = self.functions.get(node.func.id)
+            if function is None:
+                raise ExprError(f"no function {node.func.id!r}")
+            return function(*args, **kwargs)
+        if isinstance(node.func, ast.Attribute):
+            target = self._eval(node.func.value, scope)
+            allowed = next((m for t, m in _METHODS.items() if isinstance(target, t)), set())
+            if node.func.attr not in allowed:
+                raise ExprError(f"no method {node.func.attr!r} on a {type(target).__name__}")
+            result = getattr(target, node.func.attr)(*args, **kwargs)
+            return list(result) if isinstance(result, type({}.keys()) | type({}.values()) |
+                                              type({}.items())) else result
+        raise ExprError("only named functions can be called")
+
+    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp,
+                       scope: Mapping[str, Any]) -> Iterator[Any]:
+        def walk(generators: list[ast.comprehension], inner: dict[str, Any]) -> Iterator[Any]:
+            if not generators:
+                yield self._eval(node.elt, inner)
+                return
+            first, rest = generators[0], generators[1:]
+            for item in self._eval(first.iter, inner) or []:
+                self._tick()
+                bound = dict(inner)
+                _bind(first.target, item, bound)
+                if all(self._eval(condition, bound) for condition in first.ifs):
+                    yield from walk(rest, bound)
+
+        yield from walk(list(node.generators), dict(scope))
+
+
+def _bind(target: ast.AST, value: Any, scope: dict[str, Any]) -> None:
+    if isinstance(target, ast.Name):
+        scope[target.id] = value
+    elif isinstance(target, ast.Tuple | ast.List):
+        for part, item in zip(target.elts, value, strict=True):
+            _bind(part, item, scope)
+    else:
+        raise ExprError("a comprehension binds names only")
+
+
+def _compare(op: ast.cmpop, left: Any, right: Any) -> bool:
+    if isinstance(op, ast.Eq):
+        return bool(left == right)
+    if isinstance(op, ast.NotEq):
+        return bool(left != right)
+    if isinstance(op, ast.In):
+        return left in (right or ())
+    if isinstance(op, ast.NotIn):
+        return left not in (right or ())
+    if isinstance(op, ast.Is):
+        return left is right
+    if isinstance(op, ast.IsNot):
+        return left is not right
+    if left is None or right is None:
+        return False  # an absent value is neither above nor below a limit
+    comparisons: dict[type, Callable[[Any, Any], bool]] = {
+        ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+        ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+    return comparisons[type(op)](left, right)
+
+
+# templates ----------------------------------------------------------------------------------
+
+def template_names(template: str) -> set[str]:
+    """Free names used by the `{{ }}` substitutions of `template`."""
+    found: set[str] = set()
+    for match in _TEMPLATE.finditer(template):
+        found |= names(match.group(1))
+    return found
+
+
+def template_expressions(template: str) -> list[str]:
+    """The expressions inside `{{ }}` of `template`, in order."""
+    return [m.group(1).strip() for m in _TEMPLATE.finditer(template)]
+
+
+def render(template: str, evaluator: Evaluator) -> str:
+    """`template` with each `{{ expr }}` replaced by its value as text (None: empty)."""
+    return _TEMPLATE.sub(lambda m: _text(evaluator.evaluate(m.group(1))), template)
+
+
+def render_shell(script: str, evaluator: Evaluator) -> str:
+    """A shell script with every substitution quoted for its place. Raises `ExprError`."""
+    out: list[str] = []
+    position = 0
+    for start, end, expression, context in _shell_substitutions(script):
+        out.append(script[position:start])
+        value = _text(evaluator.evaluate(expression))
+        if context == "single":
+            raise ExprError(f"{{{{ {expression.strip()} }}}} inside single quotes cannot be "
+                            "quoted safely: move it outside the quotes or into double quotes")
+        if context == "double":
+            out.append(re.sub(r'([\\"$`])', r"\\\1", value))
+        else:
+            out.append(shlex.quote(value))
+        position = end
+    out.append(script[position:])
+    return "".join(out)
+
+
+def shell_problems(script: str) -> list[str]:
+    """Substitutions a shell block cannot quote (inside single quotes), for lint."""
+    return [f"{{{{ {expression.strip()} }}}} inside single quotes cannot be quoted safely"
+            for _, _, expression, context in _shell_substitutions(script) if context == "single"]
+
+
+def _shell_substitutions(script: str) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, expression, quote context) of each `{{ }}` in a shell script."""
+    state = "none"
+    index = 0
+    while index < len(script):
+        if script.startswith("{{", index):
+            close = script.find("}}", index + 2)
+            if close < 0:
+                return
+            yield index, close + 2, script[index + 2:close], state
+            index = close + 2
+            continue
+        char = script[index]
+        if state == "none":
+            if char == "\\":
+                index += 2
+                continue
+            if char == "'":
+                state = "single"
+            elif char == '"':
+                state = "double"
+            elif char == "#" and (index == 0 or script[index - 1] in " \t\n;"):
+                newline = script.find("\n", index)
+                index = len(script) if newline < 0 else newline
+                continue
+        elif state == "single":
+            if char == "'":
+                state = "none"
+        elif state == "double":
+            if char == "\\":
+                index += 2
+                continue
+            if char == '"':
+                state = "none"
+        index += 1
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value)) if abs(value) < 1e15 else str(value)
+    if isinstance(value, list):
+        return ",".join(_text(v) for v in value)
+    return str(value)

@@ -1,0 +1,180 @@
+"""Functions runbook expressions may call: results of earlier blocks, and the fabric's map.
+
+Results are plain values (a probe block's result is `{verdict, metrics: [{name, value,
+component, verdict}], findings, parsed}`), so every function here takes and returns plain data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from fabtui.model.topology import split_endpoint
+from fabtui.topology.graph import FabricGraph
+
+Function = Callable[..., Any]
+
+
+def _metrics(result: Any) -> list[dict[str, Any]]:
+    if isinstance(result, dict):
+        found = result.get("metrics") or []
+        return [m for m in found if isinstance(m, dict)]
+    return []
+
+
+def metrics(result: Any, name: str | None = None, verdict: str | None = None) -> list[Any]:
+    """The metrics of a probe result, optionally only those called `name` / with `verdict`."""
+    return [m for m in _metrics(result) if (name is None or _matches(m.get("name"), name))
+            and (verdict is None or m.get("verdict") == verdict)]
+
+
+def _matches(actual: Any, wanted: str) -> bool:
+    if not isinstance(actual, str):
+        return False
+    if wanted.endswith("*"):
+        return actual.startswith(wanted[:-1])
+    return actual == wanted
+
+
+def metric(result: Any, name: str, component: str | None = None) -> Any:
+    """The first metric called `name` (on `component` when given), or None."""
+    for m in metrics(result, name):
+        if component is None or m.get("component") == component or \
+                str(m.get("component", "")).startswith(component + "/"):
+            return m
+    return None
+
+
+def value(result: Any, name: str, component: str | None = None) -> Any:
+    """The value of `metric(result, name, component)`, or None."""
+    found = metric(result, name, component)
+    return found.get("value") if found else None
+
+
+def failing(result: Any, verdict: str = "fail") -> list[str]:
+    """Components of a result with a metric at `verdict` (fail by default), de-duplicated."""
+    seen: list[str] = []
+    for m in _metrics(result):
+        component = str(m.get("component", ""))
+        if m.get("verdict") == verdict and component not in seen:
+            seen.append(component)
+    return seen
+
+
+def flagged(result: Any) -> list[str]:
+    """Components of a result with any metric that is not ok."""
+    seen: list[str] = []
+    for m in _metrics(result):
+        component = str(m.get("component", ""))
+        if m.get("verdict") in ("warn", "fail", "error") and component not in seen:
+            seen.append(component)
+    return seen
+
+
+def port_of(component: str | None) -> str | None:
+    """`leaf:Ethernet16` from `leaf:Ethernet16/lane2` or `leaf:Ethernet16/UC3` (as is otherwise)."""
+    if not component:
+        return None
+    return re.sub(r"/(?:lane\d+|UC\d+|MC\d+)$", "", str(component))
+
+
+def regex(pattern: str, text: Any) -> dict[str, Any] | None:
+    """The named groups of the first match of `pattern` in `text` (None: no match)."""
+    match = re.search(pattern, str(text or ""), re.M)
+    if match is None:
+        return None
+    groups = match.groupdict()
+    return groups if groups else {"match": match.group(0)}
+
+
+def first(items: Any, default: Any = None) -> Any:
+    """The first item of a list (or `default`)."""
+    if isinstance(items, list | tuple) and items:
+        return items[0]
+    return default
+
+
+def join(items: Any, separator: str = ", ") -> str:
+    """Items as one text."""
+    return separator.join(str(i) for i in items or [])
+
+
+def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
+    """Every function for expressions; the topology ones need the fabric graph."""
+    functions: dict[str, Function] = {
+        "metrics": metrics, "metric": metric, "value": value, "failing": failing,
+        "flagged": flagged, "port_of": port_of, "regex": regex, "first": first, "join": join,
+    }
+    if graph is None:
+        return functions
+
+    def far_end(endpoint: str) -> str | None:
+        """The `device:port` at the other end of the cable at `endpoint` (a NIC or a port)."""
+        return graph.far_end(str(endpoint)) if endpoint else None
+
+    def optic(endpoint: str) -> str | None:
+        """The optic id recorded on the link at `endpoint`."""
+        device, port = split_endpoint(str(endpoint))
+        nic = graph.find_nic(device, port)
+        key = f"{device}:{nic.name}" if nic else str(endpoint)
+        index = graph.port_links.get(key)
+        if index is None and nic is not None:
+            attachment = graph.attachments.get((device, nic.name))
+            index = attachment.link_index if attachment else None
+        return graph.topology.links[index].optic if index is not None else None
+
+    def rank_slot(rank: int) -> Any:
+        return next((s for s in graph.ranks if s.rank == int(rank)), None)
+
+    def node_of_rank(rank: int) -> str | None:
+        """The node a rank runs on (default placement or the configured rank file)."""
+        slot = rank_slot(rank)
+        return slot.node if slot else None
+
+    def gpu_of_rank(rank: int) -> int | None:
+        """The GPU index a rank runs on."""
+        slot = rank_slot(rank)
+        return slot.gpu if slot else None
+
+    def nic_of_rank(rank: int) -> str | None:
+        """`node:mlx5_N`: the NIC a rank's GPU sends through."""
+        from fabtui.topology.pairing import gpu_map
+
+        slot = rank_slot(rank)
+        if slot is None:
+            return None
+        node = graph.nodes[slot.node]
+        for nic, gpus in gpu_map(node).items():
+            if slot.gpu in gpus:
+                return f"{slot.node}:{nic}"
+        return None
+
+    def leaf_of(endpoint: str) -> str | None:
+        """The switch a NIC is cabled to (or the device of a `switch:port`)."""
+        device, _ = split_endpoint(str(endpoint))
+        if device in graph.switches:
+            return device
+        far = far_end(endpoint)
+        return split_endpoint(far)[0] if far else None
+
+    def nic_by_ip(address: str) -> str | None:
+        """`node:mlx5_N` whose address is `address` (as NCCL logs name peers)."""
+        found = graph.nic_ips.get(str(address))
+        return f"{found[0]}:{found[1]}" if found else None
+
+    def nodes_behind(leaf: str) -> list[str]:
+        """Nodes with a NIC cabled to `leaf`."""
+        return sorted({a.node.hostname for a in graph.hosts_behind(str(leaf))})
+
+    def is_switch(name: str) -> bool:
+        """True when `name` (or the device of `name:port`) is a switch."""
+        return split_endpoint(str(name))[0] in graph.switches
+
+    functions.update({
+        "far_end": far_end, "optic": optic, "node_of_rank": node_of_rank,
+        "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
+        "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,
+        "nodes": lambda: sorted(graph.nodes), "switches": lambda: sorted(graph.switches),
+    })
+    return functions

@@ -1,0 +1,68 @@
+"""The runbook library: every runbook in the configured folders, by id (earlier folders win)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabtui.errors import InputError
+from fabtui.model.runbook import Runbook
+from fabtui.runbooks.lint import LintIssue, lint_parse_error
+from fabtui.runbooks.reader import read_runbook
+
+
+@dataclass
+class Library:
+    """Runbooks by id, and the files that could not be read."""
+
+    runbooks: dict[str, Runbook] = field(default_factory=dict)
+    broken: list[LintIssue] = field(default_factory=list)
+
+    def get(self, name: str) -> Runbook | None:
+        """A runbook by id."""
+        return self.runbooks.get(name)
+
+
+def runbook_files(folder: Path) -> list[Path]:
+    """The runbook files of a folder (`*.md` but its README), sorted."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.md") if p.name.lower() != "readme.md")
+
+
+def load_library(folders: tuple[Path, ...] | list[Path]) -> Library:
+    """Read every runbook; a team folder's runbook hides a shipped one with the same id."""
+    library = Library()
+    for folder in folders:
+        for path in runbook_files(folder):
+            try:
+                runbook = read_runbook(path, _label(path))
+            except InputError as exc:
+                library.broken += lint_parse_error(exc)
+                continue
+            library.runbooks.setdefault(runbook.meta.id, runbook)
+    return library
+
+
+def load_one(name: str, library: Library) -> Runbook:
+    """A runbook by id, or read from a path. Raises `InputError`."""
+    candidate = Path(name)
+    if candidate.suffix == ".md" and candidate.is_file():
+        return read_runbook(candidate, _label(candidate))
+    found = library.get(name)
+    if found is None:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(library.runbooks), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else \
+            f"; known: {', '.join(sorted(library.runbooks))}"
+        raise InputError.single(name, None, f"no runbook {name!r}{hint}")
+    return found
+
+
+def _label(path: Path) -> str:
+    """The path as messages show it: relative to the working folder when below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,289 @@
+"""`fabtui runbook lint`: everything that would stop a runbook, found before 3 a.m.
+
+Checks: the front-matter schema; block kinds and attributes; block bodies (probe calls, check
+rules, decide lines); every expression and template parses; every variable is defined somewhere
+(an input, a block's result, a `set` or `capture`d name, an `input` block); every function and
+probe exists; every branch target exists; every step is reachable; destructive commands are
+marked `danger` (typed confirmation); no substitution sits where it cannot be quoted; declared
+tests name scenarios, steps, inputs and gates that exist. The engine refuses a runbook with
+errors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from fabtui.errors import InputError
+from fabtui.model.runbook import Block, BlockKind, Runbook
+from fabtui.runbooks import blocks as block_text
+from fabtui.runbooks.engine import var_name
+from fabtui.runbooks.expr import ExprError, functions, names, shell_problems, template_expressions
+from fabtui.runbooks.functions import fabric_functions
+
+_COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
+ATTRIBUTES: dict[BlockKind, set[str]] = {
+    BlockKind.SH: _COMMON | {"on", "capture", "danger", "confirm", "ok_status", "on_no"},
+    BlockKind.PROBE: _COMMON | {"interval"},
+    BlockKind.CHECK: _COMMON,
+    BlockKind.CONFIRM: _COMMON | {"type", "danger", "on_no"},
+    BlockKind.INPUT: _COMMON | {"name", "type", "choices", "default", "secret"},
+    BlockKind.DECIDE: _COMMON,
+    BlockKind.NOTE: _COMMON,
+}
+_FUNCTIONS = set(fabric_functions(None)) | {
+    "far_end", "optic", "node_of_rank", "gpu_of_rank", "nic_of_rank", "leaf_of", "nic_by_ip",
+    "nodes_behind", "is_switch", "nodes", "switches", "len", "min", "max", "sum", "any", "all",
+    "abs", "round", "int", "float", "str", "bool", "sorted", "list", "set"}
+_SPECIAL_TARGETS = {"end", "stop", "continue", "abort"}
+
+
+@dataclass(frozen=True)
+class LintIssue:
+    """One problem in a runbook file."""
+
+    path: str
+    line: int | None
+    severity: str
+    """error or warning."""
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity}: {self.message}"
+
+
+def lint_parse_error(error: InputError) -> list[LintIssue]:
+    """Reader problems as lint errors."""
+    return [LintIssue(p.source, p.line, "error", p.message) for p in error.problems]
+
+
+def lint(runbook: Runbook, *, probes: Iterable[str], runbooks: Iterable[str] = (),
+         scenarios: Iterable[str] | None = None) -> list[LintIssue]:
+    """Every problem of `runbook`, errors and warnings, in file order."""
+    checker = _Checker(runbook, set(probes), set(runbooks), set(scenarios)
+                       if scenarios is not None else None)
+    checker.run()
+    return sorted(checker.issues, key=lambda i: (i.line or 0, i.message))
+
+
+class _Checker:
+    def __init__(self, runbook: Runbook, probes: set[str], runbooks: set[str],
+                 scenarios: set[str] | None) -> None:
+        self.runbook = runbook
+        self.probes = probes
+        self.runbooks = runbooks
+        self.scenarios = scenarios
+        self.issues: list[LintIssue] = []
+        self.steps = {s.id for s in runbook.steps}
+        self.defined = self._definitions()
+
+    def error(self, line: int | None, message: str) -> None:
+        self.issues.append(LintIssue(self.runbook.path, line, "error", message))
+
+    def warning(self, line: int | None, message: str) -> None:
+        self.issues.append(LintIssue(self.runbook.path, line, "warning", message))
+
+    def _definitions(self) -> set[str]:
+        defined = {spec.name for spec in self.runbook.meta.inputs}
+        for block in self.runbook.blocks():
+            defined.add(var_name(block.id))
+            if block.kind is BlockKind.INPUT:
+                defined.add(block.attrs.get("name", var_name(block.id)))
+            for assignment in re.split(r";", block.attrs.get("set", "")):
+                key = assignment.partition("=")[0].strip()
+                if key:
+                    defined.add(key)
+            if "capture" in block.attrs:
+                try:
+                    defined |= set(re.compile(block.attrs["capture"]).groupindex)
+                except re.error as exc:
+                    self.error(block.line, f"{block.id}: capture is not a valid regex: {exc}")
+        return defined
+
+    def run(self) -> None:
+        for block in self.runbook.blocks():
+            self._block(block)
+        self._reachability()
+        self._tests()
+        for required in self.runbook.meta.requires:
+            if self.runbooks and required not in self.runbooks:
+                self.warning(self.runbook.lines.get("requires"),
+                             f"requires {required!r}, which is not in the runbook library")
+
+    # expressions ------------------------------------------------------------------------------
+    def expression(self, block: Block, text: str, line: int | None = None) -> None:
+        try:
+            used = names(text)
+            called = functions(text)
+        except ExprError as exc:
+            self.error(line or block.line, f"{block.id}: {exc}")
+            return
+        for name in sorted(used - self.defined):
+            self.error(line or block.line, f"{block.id}: {name!r} is not defined (not an input, "
+                       "a block result, nor a set/captured variable)")
+        for name in sorted(called - _FUNCTIONS):
+            self.error(line or block.line, f"{block.id}: no function {name!r}")
+
+    def template(self, block: Block, text: str, line: int | None = None) -> None:
+        for expression in template_expressions(text):
+            self.expression(block, expression, line)
+
+    # blocks -----------------------------------------------------------------------------------
+    def _block(self, block: Block) -> None:
+        unknown = set(block.attrs) - ATTRIBUTES[block.kind]
+        known = ", ".join(sorted(ATTRIBUTES[block.kind]))
+        for name in sorted(unknown):
+            self.error(block.line, f"{block.id}: unknown attribute {name!r} for a "
+                       f"{block.kind.value} block (known: {known})")
+        if "if" in block.attrs:
+            self.expression(block, block.attrs["if"])
+        for assignment in re.split(r";", block.attrs.get("set", "")):
+            if assignment.strip():
+                key, sep, expression = assignment.partition("=")
+                if not sep or not re.fullmatch(r"[a-z_][a-z0-9_]*", key.strip()):
+                    self.error(block.line, f"{block.id}: set takes `name=expression; ...`")
+                else:
+                    self.expression(block, expression)
+        for target_attr in ("on_fail", "on_no"):
+            if target_attr in block.attrs:
+                self._target(block, block.attrs[target_attr], block.line)
+        for attr in ("timeout",):
+            if attr in block.attrs:
+                try:
+                    float(block.attrs[attr])
+                except ValueError:
+                    self.error(block.line, f"{block.id}: {attr} must be seconds, not "
+                               f"{block.attrs[attr]!r}")
+        handler = getattr(self, f"_{block.kind.value}")
+        try:
+            handler(block)
+        except block_text.BlockError as exc:
+            line = block.line + exc.line if exc.line is not None else block.line
+            self.error(line, f"{block.id}: {exc}")
+
+    def _sh(self, block: Block) -> None:
+        for problem in shell_problems(block.body):
+            self.error(block.line, f"{block.id}: {problem}")
+        self.template(block, block.body)
+        for attr in ("on", "confirm"):
+            if attr in block.attrs:
+                self.template(block, block.attrs[attr])
+        dangerous = block_text.DESTRUCTIVE.search(block.body)
+        if dangerous and block.attrs.get("danger", "").lower() not in ("true", "yes", "1"):
+            self.error(block.line, f"{block.id}: {dangerous.group(0).strip()!r} takes something "
+                       "down: mark the block danger=true (the operator must type a "
+                       "confirmation) and say what it does in the prose")
+
+    def _probe(self, block: Block) -> None:
+        call = block_text.probe_call(block)
+        if self.probes and call.probe not in self.probes:
+            self.error(block.line + 1, f"{block.id}: no probe {call.probe!r} in the catalog")
+        if call.target is not None:
+            self.template(block, call.target)
+        for value in call.params.values():
+            self.template(block, value)
+
+    def _check(self, block: Block) -> None:
+        rules = block_text.check_rules(block)
+        for rule in rules:
+            if rule.condition is not None:
+                self.expression(block, rule.condition, block.line + rule.line)
+            self.template(block, rule.message, block.line + rule.line)
+        if rules[-1].condition is not None:
+            self.warning(block.line, f"{block.id}: no final `ok: message` rule: when nothing "
+                         "matches the check passes silently")
+
+    def _decide(self, block: Block) -> None:
+        for branch in block_text.branches(block):
+            if branch.condition is not None:
+                self.expression(block, branch.condition, block.line + branch.line)
+            self._target(block, branch.target, block.line + branch.line)
+
+    def _confirm(self, block: Block) -> None:
+        self.template(block, block.body)
+        if "type" in block.attrs:
+            self.template(block, block.attrs["type"])
+        if not block.body.strip():
+            self.error(block.line, f"{block.id}: a confirm block asks a question: write it")
+
+    def _input(self, block: Block) -> None:
+        from fabtui.model.runbook import InputType
+
+        kind = block.attrs.get("type", "string")
+        if kind not in {t.value for t in InputType}:
+            self.error(block.line, f"{block.id}: unknown input type {kind!r}")
+
+    def _note(self, block: Block) -> None:
+        self.template(block, block.body)
+
+    def _target(self, block: Block, target: str, line: int) -> None:
+        if "{{" in target:
+            self.template(block, target, line)
+            return
+        if target.startswith("runbook:"):
+            other = target.split(":", 1)[1]
+            if self.runbooks and other not in self.runbooks:
+                self.error(line, f"{block.id}: hands over to runbook {other!r}, which is not in "
+                           "the library")
+            return
+        if target not in self.steps and target not in _SPECIAL_TARGETS:
+            self.error(line, f"{block.id}: no step {target!r} to go to (steps: "
+                       f"{', '.join(s.id for s in self.runbook.steps)})")
+
+    # flow -------------------------------------------------------------------------------------
+    def _reachability(self) -> None:
+        steps = self.runbook.steps
+        edges: dict[int, set[int]] = {i: set() for i in range(len(steps))}
+        index = {s.id: i for i, s in enumerate(steps)}
+        for i, step in enumerate(steps):
+            falls_through = True
+            for block in step.blocks:
+                targets = [block.attrs.get("on_fail"), block.attrs.get("on_no")]
+                if block.kind is BlockKind.DECIDE:
+                    try:
+                        found = block_text.branches(block)
+                    except block_text.BlockError:
+                        found = []
+                    targets += [b.target for b in found]
+                    if any(b.condition is None for b in found) and "if" not in block.attrs:
+                        falls_through = False
+                edges[i] |= {index[t] for t in targets if t in index}
+            if falls_through and i + 1 < len(steps):
+                edges[i].add(i + 1)
+        seen, todo = {0}, [0]
+        while todo:
+            for nxt in edges[todo.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        for i, step in enumerate(steps):
+            if i not in seen:
+                self.error(step.line, f"step {step.id!r} cannot be reached: no step leads to it "
+                           "(a decide before it always jumps elsewhere)")
+
+    def _tests(self) -> None:
+        meta = self.runbook.meta
+        gates = {b.id for b in self.runbook.blocks()
+                 if b.kind in (BlockKind.CONFIRM, BlockKind.INPUT) or block_text.is_dangerous(b)}
+        inputs = {spec.name for spec in meta.inputs}
+        if not meta.tests:
+            self.warning(self.runbook.lines.get("id"), "no tests: declare at least one under "
+                         "`tests:` (a scenario, inputs, answers and the expected path)")
+        for test in meta.tests:
+            line = self.runbook.lines.get(f"tests.{test.name}")
+            if self.scenarios is not None and test.scenario not in self.scenarios:
+                self.error(line, f"test {test.name!r}: no scenario {test.scenario!r}")
+            for name in test.inputs:
+                if name not in inputs:
+                    self.error(line, f"test {test.name!r}: no input {name!r}")
+            for name in list(test.answers) + list(test.repairs):
+                if name not in gates:
+                    self.error(line, f"test {test.name!r}: no gate or input block {name!r} to "
+                               "answer")
+            for step in [*(test.expect.path or []), *test.expect.visits,
+                         *([test.expect.ends_at] if test.expect.ends_at else [])]:
+                if step not in self.steps:
+                    self.error(line, f"test {test.name!r}: expects step {step!r}, which does "
+                               "not exist")

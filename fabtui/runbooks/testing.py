@@ -1,0 +1,116 @@
+"""`fabtui runbook test`: each runbook's declared cases, run headless on the simulated fabric.
+
+A case names a scenario (and where on its timeline to start), the inputs, the answers to the
+runbook's gates, what the operator repairs when answering a gate (the simulated fabric drops
+those faults, as a swapped optic would), and what must come out: the path of steps, the outcome,
+variables, and texts of the summary. The probes go through the real sim transports, so a runbook
+test exercises the same code an on-call engineer runs.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabtui.errors import InputError
+from fabtui.journal.store import Journal
+from fabtui.model.probe import ProbeDef
+from fabtui.model.runbook import Runbook, RunbookTest
+from fabtui.probes.runner import ProbeRunner, Transports
+from fabtui.runbooks.engine import Engine, RunSummary, ScriptedOperator
+from fabtui.runbooks.inputs import resolve_inputs
+from fabtui.sim.scenario import find_scenario, parse_duration
+from fabtui.sim.state import build_sim, fresh_state, repair, write_state
+from fabtui.transports.sim import SimCliTransport, SimSshTransport
+
+FAST_INTERVAL = 1.0
+"""Seconds between a counter probe's two samples in tests (the sim's clock runs in real time)."""
+
+
+@dataclass
+class TestOutcome:
+    """One case's result."""
+
+    runbook: str
+    test: str
+    passed: bool
+    problems: list[str] = field(default_factory=list)
+    summary: RunSummary | None = None
+    seconds: float = 0.0
+
+
+async def run_test(runbook: Runbook, test: RunbookTest, *, topology: Path,
+                   template_dirs: list[Path], catalog: dict[str, ProbeDef],
+                   folder: Path | None = None) -> TestOutcome:
+    """Run one case in a fresh simulated fabric. Never raises for a failing runbook."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="fabtui-rbtest-") as scratch:
+        where = folder or Path(scratch)
+        try:
+            summary = await _run(runbook, test, topology, template_dirs, catalog, where)
+        except InputError as exc:
+            return TestOutcome(runbook.meta.id, test.name, False,
+                               [str(p) for p in exc.problems],
+                               seconds=time.monotonic() - started)
+    problems = expectation_problems(test, summary)
+    return TestOutcome(runbook.meta.id, test.name, not problems, problems, summary,
+                       time.monotonic() - started)
+
+
+async def _run(runbook: Runbook, test: RunbookTest, topology: Path, template_dirs: list[Path],
+               catalog: dict[str, ProbeDef], folder: Path) -> RunSummary:
+    at = float(parse_duration(test.at)) if test.at is not None else None
+    state = fresh_state(topology, find_scenario(test.scenario), template_dirs, at=at)
+    state_path = folder / "state.json"
+    write_state(state_path, state)
+    graph = build_sim(state).graph
+    runner = ProbeRunner(graph, Transports(ssh=SimSshTransport(state_path),
+                                           cli=SimCliTransport(state_path)))
+    fast = {name: probe.model_copy(update={"interval": min(probe.interval, FAST_INTERVAL)})
+            for name, probe in catalog.items()}
+    journal = Journal(folder / "journal.sqlite")
+
+    async def on_answer(block_id: str) -> None:
+        component = test.repairs.get(block_id)
+        if component:
+            repair(state_path, component)
+
+    operator = ScriptedOperator(answers=dict(test.answers), on_answer=on_answer)
+    try:
+        inputs = resolve_inputs(runbook, test.inputs, graph, source=f"test {test.name!r}")
+        engine = Engine(runbook, inputs=inputs, runner=runner, catalog=fast, journal=journal,
+                        operator=operator, operator_name="runbook-test")
+        return await engine.run()
+    finally:
+        await runner.close()
+        journal.close()
+
+
+def expectation_problems(test: RunbookTest, summary: RunSummary) -> list[str]:
+    """What the run did that the case did not expect."""
+    expect = test.expect
+    problems = []
+    if expect.path is not None and summary.path != expect.path:
+        problems.append(f"path {' -> '.join(summary.path)}; expected "
+                        f"{' -> '.join(expect.path)}")
+    missing = [s for s in expect.visits if s not in summary.path]
+    if missing:
+        problems.append(f"did not visit {', '.join(missing)} (path "
+                        f"{' -> '.join(summary.path)})")
+    if expect.outcome is not None and summary.outcome.value != expect.outcome:
+        problems.append(f"outcome {summary.outcome.value}; expected {expect.outcome}"
+                        + (f" ({summary.reason})" if summary.reason else ""))
+    if expect.ends_at is not None and summary.ended_at != expect.ends_at:
+        problems.append(f"ended at {summary.ended_at}; expected {expect.ends_at}")
+    for name, wanted in expect.vars.items():
+        actual: Any = summary.vars.get(name)
+        if actual != wanted and str(actual) != str(wanted):
+            problems.append(f"{name} = {actual!r}; expected {wanted!r}")
+    text = summary.text()
+    for phrase in expect.says:
+        if phrase not in text:
+            problems.append(f"the summary does not say {phrase!r}")
+    return problems

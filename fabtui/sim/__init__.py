@@ -1,0 +1,1 @@
+"""The simulated fabric: scenarios, the deterministic device model, and the device programs."""

@@ -124,7 +124,7 @@ def lint_paths(paths: tuple[Path, ...], s: Settings) -> tuple[list[LintIssue], i
     issues: list[LintIssue] = []
     for file in files:
         try:
-            book = read_runbook(file, _shown(file))
+            book = read_runbook(file, _shown(file), lenient=True)
         except InputError as exc:
             issues += lint_parse_error(exc)
             continue

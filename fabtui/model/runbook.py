@@ -154,6 +154,8 @@ class Runbook(BaseModel):
     """Hash of the file as read: a session records which text it ran."""
     lines: dict[str, int] = Field(default_factory=dict)
     """Front-matter key path (`inputs.0.type`) -> file line, for messages."""
+    problems: list[tuple[int | None, str]] = Field(default_factory=list)
+    """What the reader could not accept in the steps (read leniently, for lint only)."""
 
     def step(self, step_id: str) -> Step | None:
         """The step called `step_id`, if any."""

@@ -103,6 +103,8 @@ class _Checker:
         return defined
 
     def run(self) -> None:
+        for line, message in self.runbook.problems:
+            self.error(line, message)
         for block in self.runbook.blocks():
             self._block(block)
         self._reachability()

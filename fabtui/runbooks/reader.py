@@ -85,7 +85,9 @@ def parse_info(info: str) -> tuple[str, dict[str, str], str | None]:
             continue
         value = match.group(2)
         if value[:1] in "\"'":
-            value = value[1:-1].replace('\\"', '"') if value[0] == '"' else value[1:-1]
+            # Double quotes take \" and \\ escapes (as JSON does); single quotes are literal.
+            value = re.sub(r'\\(["\\])', r"\1", value[1:-1]) if value[0] == '"' \
+                else value[1:-1]
         attrs[match.group(1)] = value
     if inner[position:].strip():
         return kind, attrs, f"cannot read attributes near {inner[position:]!r}"
@@ -98,17 +100,18 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def read_runbook(path: Path, label: str | None = None) -> Runbook:
-    """Read and structure a runbook file. Raises `InputError` with every problem found."""
+def read_runbook(path: Path, label: str | None = None, *, lenient: bool = False) -> Runbook:
+    """Read and structure a runbook file. Raises `InputError` with every problem found
+    (`lenient`: only for unreadable front matter; other problems ride on `Runbook.problems`)."""
     source = label or str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError.single(source, None, f"cannot read runbook: {exc}") from None
-    return parse_runbook(text, source)
+    return parse_runbook(text, source, lenient=lenient)
 
 
-def parse_runbook(text: str, source: str) -> Runbook:
+def parse_runbook(text: str, source: str, *, lenient: bool = False) -> Runbook:
     """Structure runbook `text` (named `source` in messages). Raises `InputError`."""
     md = MarkdownIt("commonmark").use(front_matter_plugin)
     tokens = md.parse(text)
@@ -180,13 +183,13 @@ def parse_runbook(text: str, source: str) -> Runbook:
                                 "and executable blocks under it"))
     if not title and meta is not None:
         title = meta.title
-    if problems or meta is None:
+    if meta is None or (problems and not lenient):
         raise InputError(problems or [Problem(source, 1, "missing front matter")])
     return Runbook(meta=meta, title=title or meta.title, intro="\n\n".join(intro),
                    steps=[Step(id=s.id, title=s.title, prose="\n\n".join(s.prose),
                                blocks=s.blocks, line=s.line) for s in steps],
                    path=source, digest=hashlib.sha256(text.encode()).hexdigest()[:16],
-                   lines=lines)
+                   lines=lines, problems=[(p.line, p.message) for p in problems])
 
 
 def _skip_block(tokens: list, index: int) -> int:  # type: ignore[type-arg]

@@ -1,0 +1,276 @@
+"""The runbook engine, headless: flow, gates, quoting, secrets, dry run, journal, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+FRONT = """\
+---
+id: {id}
+title: Engine test
+summary: exercises the engine
+symptoms: [test]
+inputs:
+  - name: value
+    default: plain
+  - name: token
+    secret: true
+    default: hunter2-secret
+tests:
+  - name: nothing
+    expect: {{outcome: ok}}
+---
+
+# Engine test
+"""
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Callable[[str, str], Path]:
+    def write(body: str, name: str = "engine-test") -> Path:
+        path = tmp_path / f"{name}.md"
+        path.write_text(FRONT.format(id=name) + body)
+        return path
+
+    return write
+
+
+@pytest.fixture
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "data"
+    monkeypatch.setenv("FABTUI_SIM_STATE", str(tmp_path / "state.json"))
+    return folder
+
+
+def _journal(data: Path) -> list[tuple[str, str | None, dict[str, object]]]:
+    home = Path(os.environ["XDG_DATA_HOME"]) / "fabtui" / "journal.sqlite"
+    db = sqlite3.connect(home)
+    return [(kind, block, json.loads(raw)) for kind, block, raw in
+            db.execute("SELECT kind, block, data FROM events ORDER BY session, seq")]
+
+
+def test_flow_checks_and_decide(run: Callable[..., Result], book: Callable[..., Path],
+                                data: Path) -> None:
+    path = book("""
+## Measure
+
+```sh {id=count capture="(?P<n>\\\\d+) items"}
+echo "7 items"
+```
+
+```check {id=judge}
+fail if int(n) > 5: too many ({{ n }})
+ok: fine
+```
+
+```decide
+judge.verdict == 'fail' -> fix
+judge.verdict == 'warn' -> skipped-step
+default -> end
+```
+
+## Skipped step
+
+```note
+never
+```
+
+## Fix
+
+```note
+fixing {{ n }}
+```
+""")
+    result = run("runbook", "run", str(path), "--json")
+    assert "{" in result.stdout, result.output
+    summary = json.loads(result.stdout[result.stdout.index("{"):])
+    assert result.exit_code == 1, result.output
+    assert summary["path"] == ["measure", "fix"]
+    assert summary["outcome"] == "fail"
+    assert summary["vars"]["n"] == "7"
+    assert "[fail] judge: too many (7)" in summary["findings"]
+
+
+def test_hostile_input_reaches_the_command_only_as_data(run: Callable[..., Result],
+                                                        book: Callable[..., Path], data: Path,
+                                                        tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    path = book("""
+## Echo
+
+```sh {id=echo}
+printf '%s' {{ value }} > OUT
+```
+""".replace("OUT", str(tmp_path / "out.txt")))
+    hostile = f"; touch {marker} $(touch {marker}) `touch {marker}`\nrm -rf /nonexistent"
+    result = run("runbook", "run", str(path), "--input", f"value={hostile}")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out.txt").read_text() == hostile
+    assert not marker.exists()
+
+
+def test_a_gate_without_an_answer_stops_loudly(run: Callable[..., Result],
+                                               book: Callable[..., Path], data: Path) -> None:
+    path = book("""
+## Ask
+
+```confirm {id=go}
+Proceed?
+```
+
+## After
+
+```note
+after
+```
+""")
+    result = run("runbook", "run", str(path))
+    assert result.exit_code == 4
+    assert "gate go needs an answer (headless: --answer go=yes)" in result.stdout
+    answered = run("runbook", "run", str(path), "--answer", "go=yes")
+    assert answered.exit_code == 0 and "path: ask -> after" in answered.stdout
+    declined = run("runbook", "run", str(path), "--answer", "go=no")
+    assert declined.exit_code == 4 and "aborted" in declined.stdout
+
+
+def test_dangerous_commands_need_the_typed_phrase(run: Callable[..., Result],
+                                                  book: Callable[..., Path], data: Path,
+                                                  tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    path = book(f"""
+## Take it down
+
+```sh {{id=down danger=true confirm="{{{{ value }}}}"}}
+touch {marker}
+```
+""")
+    assert run("runbook", "run", str(path)).exit_code == 4
+    assert run("runbook", "run", str(path), "--answer", "down=yes").exit_code == 4
+    assert not marker.exists()
+    assert run("runbook", "run", str(path), "--answer", "down=plain").exit_code == 0
+    assert marker.exists()
+
+
+def test_secrets_never_reach_the_journal(run: Callable[..., Result], book: Callable[..., Path],
+                                         data: Path) -> None:
+    path = book("""
+## Use the token
+
+```sh {id=use}
+echo "auth with {{ token }}"; echo "password=letmein123"
+```
+
+```note
+token was {{ token }}
+```
+""")
+    result = run("runbook", "run", str(path))
+    assert result.exit_code == 0
+    home = Path(os.environ["XDG_DATA_HOME"]) / "fabtui" / "journal.sqlite"
+    stored = b"".join(p.read_bytes() for p in home.parent.glob("journal.sqlite*"))
+    assert b"hunter2-secret" not in stored and b"letmein123" not in stored
+    assert "hunter2-secret" not in result.stdout
+    notes = [d for kind, _, d in _journal(data) if kind == "note"]
+    assert notes[0]["text"] == "token was ***"
+
+
+def test_dry_run_runs_nothing(run: Callable[..., Result], book: Callable[..., Path], data: Path,
+                              tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    path = book(f"""
+## Act
+
+```confirm {{id=sure}}
+Sure?
+```
+
+```sh {{id=act}}
+touch {marker}
+```
+""")
+    result = run("runbook", "run", str(path), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert f"would run on this machine: touch {marker}" in result.stdout
+    assert "would ask: Sure?" in result.stdout
+    assert not marker.exists()
+
+
+def test_lint_errors_refuse_the_run(run: Callable[..., Result], book: Callable[..., Path],
+                                    data: Path) -> None:
+    path = book("""
+## Broken
+
+```check
+fail if missing_name > 1: x
+ok: y
+```
+""")
+    result = run("runbook", "run", str(path))
+    assert result.exit_code == 2
+    assert "'missing_name' is not defined" in result.stderr
+
+
+def test_a_killed_session_resumes_after_its_last_finished_block(
+        book: Callable[..., Path], tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    path = book(f"""
+## First
+
+```sh {{id=one}}
+echo one >> {counter}
+```
+
+```sh {{id=two set="seen=two.output.strip()"}}
+echo two >> {counter}; echo two-out
+```
+
+## Slow
+
+```sh {{id=slow}}
+echo slow >> {counter}; [ -f {counter}.flag ] || {{ touch {counter}.flag; sleep 30; }}
+```
+
+## Last
+
+```note
+after resume, two said {{{{ seen }}}}
+```
+""")
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg"),
+           "FABTUI_SIM_STATE": str(tmp_path / "state.json")}
+    proc = subprocess.Popen([sys.executable, "-m", "fabtui", "runbook", "run", str(path)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if counter.exists() and "slow" in counter.read_text():
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    journal = tmp_path / "xdg" / "fabtui" / "journal.sqlite"
+    db = sqlite3.connect(journal)
+    session, status = db.execute("SELECT id, status FROM sessions").fetchone()
+    assert status == "running"
+    finished = [row[0] for row in db.execute(
+        "SELECT block FROM events WHERE kind = 'block_finished' ORDER BY seq")]
+    assert finished == ["one", "two"]
+    done = subprocess.run([sys.executable, "-m", "fabtui", "runbook", "resume", session],
+                          env=env, capture_output=True, text=True, timeout=60,
+                          input=None)
+    # The slow step runs again (it never finished), then the run completes.
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "after resume, two said two-out" in done.stdout
+    assert counter.read_text().splitlines() == ["one", "two", "slow", "slow"]
+    assert db.execute("SELECT status FROM sessions").fetchone()[0] == "ok"

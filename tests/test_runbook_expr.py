@@ -1,0 +1,105 @@
+"""The runbook expression language: what it evaluates, what it refuses, and shell quoting."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fabtui.runbooks.expr import (
+    Evaluator,
+    ExprError,
+    names,
+    render,
+    render_shell,
+    shell_problems,
+)
+from fabtui.runbooks.functions import fabric_functions
+
+DOM = {"verdict": "fail", "metrics": [
+    {"name": "rx_power_dbm", "value": None, "component": "leaf:Ethernet16/lane1",
+     "verdict": "fail"},
+    {"name": "rx_power_dbm", "value": -2.1, "component": "leaf:Ethernet16/lane2",
+     "verdict": "ok"},
+    {"name": "optic_serial", "value": "MT1", "component": "leaf:Ethernet16", "verdict": "ok"}]}
+
+
+def evaluate(text: str, **scope: object) -> object:
+    return Evaluator(scope, fabric_functions(None)).evaluate(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("1 + 2 * 3", 7),
+    ("dom.verdict == 'fail' and not ok", True),
+    ("value(dom, 'optic_serial')", "MT1"),
+    ("[m.component for m in metrics(dom, 'rx_power_dbm') if m.verdict == 'fail']",
+     ["leaf:Ethernet16/lane1"]),
+    ("port_of(first(failing(dom)))", "leaf:Ethernet16"),
+    ("dom.missing is None", True),
+    ("'x' if dom.verdict in ['fail', 'warn'] else 'y'", "x"),
+    ("len(dom.metrics) > 2", True),
+    ("'node003:mlx5_5'.split(':')[0]", "node003"),
+    ("regex('rank (?P<rank>\\\\d+)', 'stuck rank 21 here').rank", "21"),
+    ("None < 3", False),
+    ("true and not false", True),
+])
+def test_evaluates(text: str, expected: object) -> None:
+    assert evaluate(text, dom=DOM, ok=False) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "__import__('os').system('true')",
+    "dom.__class__",
+    "(lambda: 1)()",
+    "open('/etc/passwd')",
+    "eval('1')",
+    "[x for x in range(10)]",
+    "'a' * 10**9",
+    "dom.verdict.__len__()",
+])
+def test_refuses_what_is_not_the_language(text: str) -> None:
+    with pytest.raises(ExprError):
+        evaluate(text, dom=DOM)
+
+
+def test_undefined_names_are_reported_and_listed() -> None:
+    with pytest.raises(ExprError, match="'port' is not defined"):
+        evaluate("port + 1")
+    assert names("metric(dom, 'x').value > limit and [m for m in ms if m]") == \
+        {"dom", "limit", "ms"}
+
+
+def test_work_is_bounded() -> None:
+    many = list(range(100))
+    with pytest.raises(ExprError, match="too much work"):
+        evaluate("[a for a in xs for b in xs for c in xs]", xs=many)
+
+
+HOSTILE = ["; rm -rf /tmp/never", "$(touch {marker})", "`touch {marker}`", "a\nb; touch {marker}",
+           "it's \"quoted\" $HOME", "--help", ""]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_hostile_values_reach_the_shell_as_data(value: str, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    value = value.format(marker=marker)
+    evaluator = Evaluator({"v": value})
+    for template in ('printf "%s" {{ v }}', 'printf "%s" "pre {{ v }} post"'):
+        script = render_shell(template, evaluator)
+        done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
+        expected = value if "pre" not in template else f"pre {value} post"
+        assert done.stdout == expected
+    assert not marker.exists()
+
+
+def test_single_quotes_cannot_hold_a_substitution() -> None:
+    with pytest.raises(ExprError, match="single quotes"):
+        render_shell("echo '{{ v }}'", Evaluator({"v": "x"}))
+    assert shell_problems("echo '{{ v }}' {{ w }}") == \
+        ["{{ v }} inside single quotes cannot be quoted safely"]
+
+
+def test_plain_templates() -> None:
+    assert render("{{ a }} and {{ b }} and {{ c }}", Evaluator({"a": 1.0, "b": None,
+                                                                 "c": [1, 2]})) == "1 and  and 1,2"

@@ -1,0 +1,45 @@
+"""Every shipped runbook passes its own declared tests on the simulated fabric.
+
+The cases (scenario, inputs, answers, expected path and outcome) live in each runbook's front
+matter; this runs each one headless through the real sim transports, as `fabtui runbook test`
+does in CI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from fabtui.model.runbook import Runbook, RunbookTest
+from fabtui.paths import demo_topology, shipped_dir, shipped_templates
+from fabtui.probes.catalog import load_catalog
+from fabtui.runbooks.library import load_library
+from fabtui.runbooks.testing import run_test
+
+LIBRARY = load_library([shipped_dir("runbooks")])
+CASES = [(book, case) for book in sorted(LIBRARY.runbooks.values(), key=lambda b: b.meta.id)
+         for case in book.meta.tests]
+SHIPPED = {"nccl-hang-triage", "optic-replacement", "busbw-low", "pfc-storm", "link-flap",
+           "slow-node", "rdma-baseline", "new-node-acceptance", "gdr-not-effective",
+           "rank-mapping-check", "multi-job-interference", "customer-acceptance"}
+
+
+def test_the_library_is_complete_and_every_runbook_has_tests() -> None:
+    assert not LIBRARY.broken
+    assert set(LIBRARY.runbooks) >= SHIPPED - {"busbw-low", "pfc-storm", "link-flap",
+                                               "slow-node", "rdma-baseline",
+                                               "new-node-acceptance", "gdr-not-effective",
+                                               "rank-mapping-check", "multi-job-interference",
+                                               "customer-acceptance"}
+    assert all(book.meta.tests for book in LIBRARY.runbooks.values())
+
+
+@pytest.mark.parametrize(("book", "case"), CASES,
+                         ids=[f"{b.meta.id}/{c.name}" for b, c in CASES])
+def test_runbook_case(book: Runbook, case: RunbookTest) -> None:
+    outcome = asyncio.run(run_test(book, case, topology=demo_topology(),
+                                   template_dirs=[shipped_templates()],
+                                   catalog=load_catalog([shipped_dir("probes")])))
+    assert outcome.passed, "\n".join(outcome.problems) + "\n" + (
+        outcome.summary.text() if outcome.summary else "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -119,3 +120,31 @@ def test_a_switch_can_be_driven_by_hand(tmp_path: Path) -> None:
     sonic.expect('Error: No such command "tabel".')
     sonic.sendline("exit")
     sonic.expect(pexpect.EOF)
+
+
+def test_repair_ends_a_fault_and_a_shut_port_is_down_on_both_ends(
+        run: Callable[..., Result], state_file: Path) -> None:
+    run("--scenario", "optic-degrading", "sim", "status")
+    repaired = run("sim", "repair", "leaf-g00-r3:Ethernet16")
+    assert repaired.stdout.strip() == "repaired leaf-g00-r3:Ethernet16: ended optic-degrading"
+    assert json.loads(run("sim", "status", "--json").stdout)["active"] == []
+
+    leaf = _spawn(state_file, "leaf-g00-r0")
+    leaf.expect(r"admin@leaf-g00-r0:~\$ ")
+    leaf.sendline("sudo config interface shutdown Ethernet8")
+    leaf.expect(r"admin@leaf-g00-r0:~\$ ")
+    leaf.sendline("show interfaces counters -i Ethernet8")
+    leaf.expect(r"Ethernet8\s+D\s")
+    leaf.expect(r"admin@leaf-g00-r0:~\$ ")
+    node = subprocess.run([sys.executable, "-m", "fabtui.sim", "--state", str(state_file),
+                           "node", "--name", "node002", "--", "ibstat", "mlx5_0"],
+                          capture_output=True, text=True, check=True)
+    assert "State: Down" in node.stdout
+    leaf.sendline("sudo config interface startup Ethernet8")
+    leaf.expect(r"admin@leaf-g00-r0:~\$ ")
+    leaf.sendline("exit")
+    leaf.expect(pexpect.EOF)
+    node = subprocess.run([sys.executable, "-m", "fabtui.sim", "--state", str(state_file),
+                           "node", "--name", "node002", "--", "ibstat", "mlx5_0"],
+                          capture_output=True, text=True, check=True)
+    assert "State: Active" in node.stdout

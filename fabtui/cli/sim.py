@@ -28,6 +28,7 @@ from fabtui.sim.state import (
     ensure_state,
     fresh_state,
     read_state,
+    repair,
     state_file,
     write_state,
 )
@@ -189,6 +190,25 @@ def inject(ctx: click.Context, fault: str, component: str, delay: str, length: s
     when = "now" if begin <= now else f"at {_clock(begin)}"
     click.echo(f"injected {fault} on {component} {when}"
                f"{f' for {length}' if length else ''} (scenario clock {_clock(now)})")
+
+
+@sim.command("repair")
+@click.argument("component")
+@click.pass_context
+def repair_command(ctx: click.Context, component: str) -> None:
+    """Record that COMPONENT was fixed now (an optic swapped, a cable replaced): its faults end."""
+    s = _simulated(ctx)
+    path, state = sim_state(s)
+    simulation = build_sim(state)
+    link = simulation.link_of(component)
+    hit = [f for f in simulation.faults if f.active(state.now()) and (
+        f.spec.component == component or f.host == component or
+        (link is not None and f.link == link))]
+    repair(path, component)
+    if hit:
+        click.echo(f"repaired {component}: ended {', '.join(f.kind.value for f in hit)}")
+    else:
+        click.echo(f"repaired {component} (no fault was active on it)")
 
 
 @sim.command("clear")

@@ -136,13 +136,13 @@ class Sim:
         self._repairs: dict[int, list[tuple[str, float]]] = {}
         """Link -> the repairs done on it (a swapped optic reports a new serial)."""
         for component, at in repairs:
-            repaired = self._link_of(component)
+            repaired = self.link_of(component)
             if repaired is not None:
                 self._repairs.setdefault(repaired, []).append((component, at))
         self._shut: dict[int, list[tuple[float, float]]] = {}
         """Links whose switch port an operator shut, with when (admin down)."""
         for endpoint, start, end in shut:
-            link = self._link_of(endpoint)
+            link = self.link_of(endpoint)
             if link is not None:
                 self._shut.setdefault(link, []).append((start, INF if end is None else end))
         self._by_link: dict[int, list[Fault]] = {}
@@ -162,7 +162,7 @@ class Sim:
         self._leaf: dict[int, str | None] = {}
         self._ports: dict[str, list[str]] | None = None
 
-    def _link_of(self, component: str) -> int | None:
+    def link_of(self, component: str) -> int | None:
         """The link of a switch port, a NIC (`node:mlx5_N`) or an optic id."""
         if component in self.graph.optics:
             return self.graph.optics[component]
@@ -177,7 +177,7 @@ class Sim:
         """`fault` ended at the first repair of its component (or of its link) after it began."""
         for component, at in repairs:
             same = component == fault.spec.component or component == fault.host or (
-                fault.link is not None and self._link_of(component) == fault.link)
+                fault.link is not None and self.link_of(component) == fault.link)
             if same and fault.spec.at <= at and (fault.spec.until is None or
                                                  at < fault.spec.until):
                 return dataclasses.replace(fault, spec=fault.spec.model_copy(

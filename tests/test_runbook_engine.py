@@ -274,3 +274,76 @@ after resume, two said {{{{ seen }}}}
     assert "after resume, two said two-out" in done.stdout
     assert counter.read_text().splitlines() == ["one", "two", "slow", "slow"]
     assert db.execute("SELECT status FROM sessions").fetchone()[0] == "ok"
+
+
+def test_operator_skip_start_at_and_notes_are_recorded(
+        run: Callable[..., Result], book: Callable[..., Path], data: Path) -> None:
+    path = book("""
+## One
+
+```note
+first
+```
+
+## Two
+
+```sh {id=risky}
+exit 3
+```
+
+```note {id=after}
+second
+```
+""")
+    result = run("runbook", "run", str(path), "--start-at", "two", "--skip",
+                 "risky=known bad, ticket 42")
+    assert result.exit_code == 0, result.output
+    assert "path: two" in result.stdout
+    assert "[skipped] risky: skipped by the operator: known bad, ticket 42" in result.stdout
+    decisions = [d for kind, _, d in _journal(data) if kind == "decision"]
+    assert {"by": "operator", "jump": "two", "reason": "--start-at"} in decisions
+    assert {"by": "operator", "skip": "known bad, ticket 42"} in decisions
+
+
+async def _engine_api(path: Path, tmp: Path) -> tuple[list[str], str]:
+    from fabtui.journal.store import Journal
+    from fabtui.probes.runner import ProbeRunner
+    from fabtui.runbooks.engine import Engine, ScriptedOperator
+    from fabtui.runbooks.reader import read_runbook
+
+    runbook = read_runbook(path)
+    engine = Engine(runbook, inputs={"value": "v", "token": "t0ken-secret"},
+                    runner=ProbeRunner(None), catalog={}, journal=Journal(tmp / "j.sqlite"),
+                    operator=ScriptedOperator())
+    seen = []
+    while not engine.finished:
+        block = engine.next_block()
+        if block is not None:
+            seen.append(block.id)
+        if block is not None and block.id == "b":
+            engine.note("looked at b")
+            assert await engine.rerun("a") == engine.verdicts["a"]
+        await engine.run_next()
+    assert engine.summary is not None
+    return seen, engine.summary.outcome.value
+
+
+def test_the_engine_steps_one_block_at_a_time(book: Callable[..., Path],
+                                              tmp_path: Path) -> None:
+    import asyncio
+
+    path = book("""
+## One
+
+```check {id=a}
+ok: fine
+```
+
+```check {id=b}
+warn if value == 'v': value is v
+ok: fine
+```
+""")
+    seen, outcome = asyncio.run(_engine_api(path, tmp_path))
+    assert seen == ["a", "b"]
+    assert outcome == "warn"

@@ -234,11 +234,15 @@ async def _drive(engine: Engine) -> RunSummary:
 @click.option("--input", "inputs", multiple=True, metavar="NAME=VALUE", help="Runbook input.")
 @click.option("--answer", "answers", multiple=True, metavar="GATE=ANSWER",
               help="Answer to a gate or input block (yes, or the phrase to type).")
+@click.option("--skip", "skips", multiple=True, metavar="BLOCK=REASON",
+              help="Skip a block, recording why (repeatable).")
+@click.option("--start-at", metavar="STEP", help="Begin at this step (recorded as a jump).")
 @click.option("--dry-run", is_flag=True, help="Render every command and gate; run nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_context
 def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
-                answers: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
+                answers: tuple[str, ...], skips: tuple[str, ...], start_at: str | None,
+                dry_run: bool, as_json: bool) -> None:
     """Run runbook NAME headless: progress, then a summary. Gates need --answer."""
     s = settings(ctx)
     book = load_one(name, _library(s))
@@ -251,6 +255,15 @@ def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
                     catalog=_catalog(s), journal=journal,
                     operator=ScriptedOperator(_pairs(answers, "--answer"), _Printer(as_json)),
                     dry_run=dry_run)
+    engine.planned_skips = _pairs(skips, "--skip")
+    unknown = set(engine.planned_skips) - {b.id for b in book.blocks()}
+    if unknown:
+        raise UserError(f"--skip: no block {', '.join(sorted(unknown))} in {book.meta.id}")
+    if start_at:
+        if book.step(start_at) is None:
+            raise UserError(f"--start-at: no step {start_at!r} (steps: "
+                            f"{', '.join(s.id for s in book.steps)})")
+        engine.jump(start_at, "--start-at")
     summary = asyncio.run(_drive(engine))
     journal.close()
     _finish(ctx, summary, as_json)

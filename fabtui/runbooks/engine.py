@@ -148,6 +148,14 @@ class Engine:
         self.messages: dict[str, str] = {}
         self.path: list[str] = []
         self._position = (0, 0)
+        self._step_open = False
+        self._visits = 0
+        self._ending: tuple[str, str] | None = None
+        self._handover: str | None = None
+        self.summary: RunSummary | None = None
+        """Set when the session has ended."""
+        self.planned_skips: dict[str, str] = {}
+        """Block id -> reason: blocks the operator decided beforehand to skip."""
         self._functions = fabric_functions(runner.graph)
 
     # scope ------------------------------------------------------------------------------------
@@ -169,8 +177,8 @@ class Engine:
         return event
 
     # running ----------------------------------------------------------------------------------
-    async def run(self) -> RunSummary:
-        """Run from the current position to the end (or a stop). Returns the summary."""
+    def begin(self) -> str:
+        """Open the session in the journal (once); returns its id."""
         if self.session is None:
             public = {k: ("***" if any(s.name == k and s.secret for s in self.runbook.meta.inputs)
                           else v) for k, v in self.inputs.items()}
@@ -180,58 +188,155 @@ class Engine:
             self._record("session_started", data={
                 "runbook": self.runbook.meta.id, "version": self.runbook.meta.version,
                 "digest": self.runbook.digest, "inputs": public, "dry_run": self.dry_run})
+        return self.session
+
+    @property
+    def finished(self) -> bool:
+        """True once the session has ended (run to the end, stopped, aborted, handed over)."""
+        return self.summary is not None
+
+    def next_block(self) -> Block | None:
+        """The block that runs next (None at the end of the runbook)."""
+        index, block = self._position
         steps = self.runbook.steps
-        index, start_block = self._position
-        ending: tuple[str, str] | None = None  # (kind, detail): abort / stop / end / handover
-        handover = None
-        visits = 0
-        while index < len(steps):
-            visits += 1
-            if visits > 10 * len(steps) + 100:
-                ending = ("stop", "a decide loop ran more than ten times through the runbook")
-                break
-            step = steps[index]
-            if start_block == 0:
-                self.path.append(step.id)
-                self._record("step_started", step.id, data={"title": step.title})
-            flow = None
-            for block in step.blocks[start_block:]:
-                self._position = (index, step.blocks.index(block))
-                outcome = await self._block(block)
-                if outcome.flow is not None:
-                    flow = outcome.flow
-                    break
-            start_block = 0
-            step_verdict = worst_verdict([self.verdicts.get(b.id, Verdict.PENDING)
-                                          for b in step.blocks])
-            self._record("step_finished", step.id, data={"verdict": step_verdict.value})
-            if flow is None:
-                index += 1
-                continue
-            if flow == "end":
-                break
-            if flow == _ABORT:
-                ending = ("abort", self.messages.get(self._last_block(), "aborted"))
-                break
-            if flow == _STOP:
-                ending = ("stop", self.messages.get(self._last_block(), "stopped"))
-                break
-            if flow.startswith("runbook:"):
-                handover = flow.split(":", 1)[1]
-                break
+        while index < len(steps) and block >= len(steps[index].blocks):
+            index, block = index + 1, 0
+        return steps[index].blocks[block] if index < len(steps) else None
+
+    async def run(self) -> RunSummary:
+        """Run from the current position to the end (or a stop). Returns the summary."""
+        self.begin()
+        while self.summary is None:
+            await self.run_next()
+        return self.summary
+
+    async def run_next(self) -> None:
+        """Run one block (opening its step first; closing it, and moving on, after)."""
+        self.begin()
+        if self.summary is not None:
+            return
+        steps = self.runbook.steps
+        index, position = self._position
+        if index >= len(steps):
+            self._finish()
+            return
+        self._visits += 1
+        if self._visits > 10 * len(self.runbook.blocks()) + 100:
+            self._ending = ("stop", "a decide loop ran more than ten times through the runbook")
+            self._finish()
+            return
+        step = steps[index]
+        if not self._step_open:
+            self.path.append(step.id)
+            self._record("step_started", step.id, data={"title": step.title})
+            self._step_open = True
+        if position >= len(step.blocks):
+            self._close_step(index, None)
+            return
+        block = step.blocks[position]
+        if block.id in self.planned_skips:
+            self.skip(block.id, self.planned_skips[block.id])
+            return
+        outcome = await self._block(block)
+        self._position = (index, position + 1)
+        if outcome.flow is not None or position + 1 >= len(step.blocks):
+            self._close_step(index, outcome.flow)
+
+    def _close_step(self, index: int, flow: str | None) -> None:
+        """End step `index` and go where `flow` says (the next step when None)."""
+        steps = self.runbook.steps
+        step = steps[index]
+        verdict = worst_verdict([self.verdicts.get(b.id, Verdict.PENDING) for b in step.blocks])
+        self._record("step_finished", step.id, data={"verdict": verdict.value})
+        self._step_open = False
+        if flow is None:
+            self._position = (index + 1, 0)
+            if index + 1 >= len(steps):
+                self._finish()
+            return
+        if flow == "end":
+            self._finish()
+        elif flow == _ABORT:
+            self._ending = ("abort", self.messages.get(self._last_block(), "aborted"))
+            self._finish()
+        elif flow == _STOP:
+            self._ending = ("stop", self.messages.get(self._last_block(), "stopped"))
+            self._finish()
+        elif flow.startswith("runbook:"):
+            self._handover = flow.split(":", 1)[1]
+            self._finish()
+        else:
             target = next((i for i, s in enumerate(steps) if s.id == flow), None)
             if target is None:
-                ending = ("stop", f"no step {flow!r} to go to")
-                break
-            index = target
-        self._position = (len(steps), 0)
-        return self._finish(ending, handover)
+                self._ending = ("stop", f"no step {flow!r} to go to")
+                self._finish()
+            else:
+                self._position = (target, 0)
+
+    # operator actions -------------------------------------------------------------------------
+    def skip(self, block_id: str, reason: str) -> None:
+        """Skip the next block (it must be `block_id`), recording why."""
+        block = self.next_block()
+        if block is None or block.id != block_id:
+            raise ValueError(f"{block_id} is not the next block"
+                             + (f" ({block.id} is)" if block else ""))
+        self.begin()
+        index, position = self._position
+        if not self._step_open:
+            self.path.append(block.step)
+            self._record("step_started", block.step,
+                         data={"title": self.runbook.steps[index].title})
+            self._step_open = True
+        self._record("decision", block.step, block.id, {"by": "operator", "skip": reason})
+        self._apply(block, _Outcome(Verdict.SKIPPED, f"skipped by the operator: {reason}"))
+        self._position = (index, position + 1)
+        if position + 1 >= len(self.runbook.steps[index].blocks):
+            self._close_step(index, None)
+
+    def jump(self, step_id: str, reason: str = "") -> None:
+        """Continue at step `step_id` (the operator's choice, recorded)."""
+        target = next((i for i, s in enumerate(self.runbook.steps) if s.id == step_id), None)
+        if target is None:
+            raise ValueError(f"no step {step_id!r}")
+        self.begin()
+        self._record("decision", None, None, {"by": "operator", "jump": step_id,
+                                              "reason": reason})
+        if self._step_open:
+            self._close_step(self._position[0], step_id)
+        else:
+            self._position = (target, 0)
+
+    def abort(self, reason: str) -> RunSummary:
+        """End the session now, as aborted by the operator."""
+        self.begin()
+        self._record("decision", None, None, {"by": "operator", "abort": reason})
+        self._ending = ("abort", f"aborted by the operator: {reason}")
+        return self._finish()
+
+    def note(self, text: str) -> None:
+        """An operator's note, recorded in the journal."""
+        self.begin()
+        self._record("note", None, None, {"text": text, "by": "operator"})
+
+    async def rerun(self, block_id: str) -> Verdict:
+        """Run a block again (its new result replaces the old one for later blocks)."""
+        block = next((b for b in self.runbook.blocks() if b.id == block_id), None)
+        if block is None:
+            raise ValueError(f"no block {block_id!r}")
+        self.begin()
+        self._record("decision", block.step, block.id, {"by": "operator", "rerun": True})
+        outcome = await self._block(block)
+        return outcome.verdict
 
     def _last_block(self) -> str:
         return next(reversed(self.verdicts), "") if self.verdicts else ""
 
-    def _finish(self, ending: tuple[str, str] | None, handover: str | None) -> RunSummary:
+    def _finish(self) -> RunSummary:
         assert self.session is not None
+        if self.summary is not None:
+            return self.summary
+        ending, handover = self._ending, self._handover
+        self._position = (len(self.runbook.steps), 0)
         if ending and ending[0] == "abort":
             outcome = Verdict.ABORTED
         elif ending and ending[0] == "stop":
@@ -255,6 +360,7 @@ class Engine:
             "outcome": outcome.value, "path": summary.path, "handover": handover,
             "reason": summary.reason, "findings": findings})
         self.journal.set_status(self.session, outcome.value)
+        self.summary = summary
         return summary
 
     # blocks -----------------------------------------------------------------------------------
@@ -547,6 +653,7 @@ class Engine:
         if position[1] == 0 and position[0] < len(steps) and self.path and \
                 self.path[-1] == steps[position[0]].id:
             self.path.pop()  # that step starts again from its first block
+        self._step_open = position[1] > 0
         self._position = position
         self._record("session_resumed", data={
             "at_step": steps[position[0]].id if position[0] < len(steps) else None})

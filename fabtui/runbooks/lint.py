@@ -109,6 +109,11 @@ class _Checker:
             self._block(block)
         self._reachability()
         self._tests()
+        for spec in self.runbook.meta.inputs:
+            if spec.choices_from and self.probes and spec.choices_from not in self.probes:
+                self.error(self.runbook.lines.get(f"inputs.{spec.name}"),
+                           f"input {spec.name}: choices_from names no probe "
+                           f"{spec.choices_from!r}")
         for required in self.runbook.meta.requires:
             if self.runbooks and required not in self.runbooks:
                 self.warning(self.runbook.lines.get("requires"),

@@ -150,3 +150,28 @@ def test_the_shipped_library_is_clean(run: Callable[..., Result]) -> None:
     assert result.exit_code == 0, result.stdout
     assert result.stdout == ""
     assert ": 0 errors, 0 warnings" in result.stderr
+
+
+def test_a_block_cannot_read_what_its_own_set_defines(run: Callable[..., Result],
+                                                      write: Callable[[str, str], Path]) -> None:
+    path = write("own.md", """\
+---
+id: own
+title: x
+tests: [{name: t, at: 10m20s, expect: {outcome: ok}}, {name: u, at: soon}]
+---
+
+# x
+
+## One
+
+```check {id=c set="hits=3"}
+fail if hits > 2: too many
+ok: fine
+```
+""")
+    result = run("runbook", "lint", str(path))
+    assert "own.md:11: error: c: uses 'hits', which only its own `set` defines" in \
+        result.stdout, result.stdout
+    assert "own.md:4: error: test 'u': at: 'soon' is not a duration" in result.stdout
+    assert "test 't'" not in result.stdout

@@ -11,6 +11,7 @@ errors.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from fabtui.runbooks import blocks as block_text
 from fabtui.runbooks.engine import var_name
 from fabtui.runbooks.expr import ExprError, functions, names, shell_problems, template_expressions
 from fabtui.runbooks.functions import fabric_functions
+from fabtui.sim.scenario import parse_duration
 
 _COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
 ATTRIBUTES: dict[BlockKind, set[str]] = {
@@ -138,7 +140,56 @@ class _Checker:
             self.expression(block, expression, line)
 
     # blocks -----------------------------------------------------------------------------------
+    def _own_set_names(self, block: Block) -> set[str]:
+        """Names only this block's `set` defines (they exist only after the block ran)."""
+        own = {a.partition("=")[0].strip() for a in re.split(r";", block.attrs.get("set", ""))
+               if a.strip()}
+        elsewhere = {spec.name for spec in self.runbook.meta.inputs}
+        for other in self.runbook.blocks():
+            elsewhere.add(var_name(other.id))
+            if other.kind is BlockKind.INPUT:
+                elsewhere.add(other.attrs.get("name", var_name(other.id)))
+            if other is not block:
+                elsewhere |= {a.partition("=")[0].strip()
+                              for a in re.split(r";", other.attrs.get("set", "")) if a.strip()}
+                if "capture" in other.attrs:
+                    with contextlib.suppress(re.error):
+                        elsewhere |= set(re.compile(other.attrs["capture"]).groupindex)
+        return own - elsewhere
+
+    def _used_by_body(self, block: Block) -> set[str]:
+        """Names the block reads while it runs (not in its `set`)."""
+        texts: list[str] = []
+        if "if" in block.attrs:
+            texts.append(block.attrs["if"])
+        try:
+            if block.kind is BlockKind.CHECK:
+                for rule in block_text.check_rules(block):
+                    texts += ([rule.condition] if rule.condition else []) + \
+                        template_expressions(rule.message)
+            elif block.kind is BlockKind.DECIDE:
+                texts += [b.condition for b in block_text.branches(block) if b.condition]
+            elif block.kind is BlockKind.PROBE:
+                call = block_text.probe_call(block)
+                texts += template_expressions(call.target or "")
+                for value in call.params.values():
+                    texts += template_expressions(value)
+            else:
+                texts += template_expressions(block.body)
+            for attr in ("on", "confirm", "type"):
+                texts += template_expressions(block.attrs.get(attr, ""))
+        except block_text.BlockError:
+            return set()
+        used: set[str] = set()
+        for text in texts:
+            with contextlib.suppress(ExprError):
+                used |= names(text)
+        return used
+
     def _block(self, block: Block) -> None:
+        for name in sorted(self._own_set_names(block) & self._used_by_body(block)):
+            self.error(block.line, f"{block.id}: uses {name!r}, which only its own `set` "
+                       "defines: `set` runs after the block, so the name does not exist yet")
         unknown = set(block.attrs) - ATTRIBUTES[block.kind]
         known = ", ".join(sorted(ATTRIBUTES[block.kind]))
         for name in sorted(unknown):
@@ -280,6 +331,11 @@ class _Checker:
                          "`tests:` (a scenario, inputs, answers and the expected path)")
         for test in meta.tests:
             line = self.runbook.lines.get(f"tests.{test.name}")
+            if test.at is not None:
+                try:
+                    parse_duration(test.at)
+                except ValueError as exc:
+                    self.error(line, f"test {test.name!r}: at: {exc}")
             if self.scenarios is not None and test.scenario not in self.scenarios:
                 self.error(line, f"test {test.name!r}: no scenario {test.scenario!r}")
             for name in test.inputs:

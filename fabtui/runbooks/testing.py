@@ -55,6 +55,9 @@ async def run_test(runbook: Runbook, test: RunbookTest, *, topology: Path,
             return TestOutcome(runbook.meta.id, test.name, False,
                                [str(p) for p in exc.problems],
                                seconds=time.monotonic() - started)
+        except ValueError as exc:
+            return TestOutcome(runbook.meta.id, test.name, False, [f"cannot run: {exc}"],
+                               seconds=time.monotonic() - started)
     problems = expectation_problems(test, summary)
     return TestOutcome(runbook.meta.id, test.name, not problems, problems, summary,
                        time.monotonic() - started)

@@ -152,11 +152,13 @@ class Sim:
         for link in self._shut:
             self._by_link.setdefault(link, [])
         self._windows: dict[int, list[tuple[float, float]]] = {}
-        self._cabling = self._actual_cabling()
-        self._landed = {where: key for key, where in self._cabling.items()}
-        """`switch:port` -> the (host, nic) whose cable really lands there."""
-        self._breakpoints = sorted({f.spec.at for f in self.faults} |
-                                   {f.spec.until for f in self.faults if f.spec.until is not None})
+        self._cablings: dict[tuple[int, ...], tuple[dict[tuple[str, str], str],
+                                                     dict[str, tuple[str, str]]]] = {}
+        edges = {f.spec.at for f in self.faults} | \
+            {f.spec.until for f in self.faults if f.spec.until is not None}
+        edges |= {edge for windows in self._shut.values() for window in windows
+                  for edge in window if edge != INF}
+        self._breakpoints = sorted(edges)
         self._uplinks: dict[str, list[int]] = {}
         self._host_link: dict[int, bool] = {}
         self._leaf: dict[int, str | None] = {}
@@ -215,24 +217,35 @@ class Sim:
         return self._ports.get(switch, [])
 
     # cabling ---------------------------------------------------------------------------------
-    def _actual_cabling(self) -> dict[tuple[str, str], str]:
-        """(host, nic) -> the switch port its cable really lands on (rank-mapping swaps)."""
+    def _cabling_for(self, t: float | None) -> tuple[dict[tuple[str, str], str],
+                                                      dict[str, tuple[str, str]]]:
+        """The real cabling at `t` (None: with every rank-mapping swap ever planted), and the
+        reverse map `switch:port` -> (host, nic). A re-cabled swap (a repair) undoes itself."""
+        swaps = tuple(i for i, f in enumerate(self.faults)
+                      if f.kind is FaultKind.RANK_MAPPING and (t is None or f.active(t)))
+        cached = self._cablings.get(swaps)
+        if cached is not None:
+            return cached
         actual = {key: f"{a.switch}:{a.port}" for key, a in self.graph.attachments.items()}
-        for fault in self.faults:
-            if fault.kind is FaultKind.RANK_MAPPING and fault.host and fault.nic and \
-                    fault.partner:
+        for index in swaps:
+            fault = self.faults[index]
+            if fault.host and fault.nic and fault.partner:
                 one, other = (fault.host, fault.nic), (fault.host, fault.partner)
                 actual[one], actual[other] = actual[other], actual[one]
-        return actual
+        landed = {where: key for key, where in actual.items()}
+        self._cablings[swaps] = (actual, landed)
+        return actual, landed
 
-    def actual_port(self, host: str, nic: str) -> str | None:
-        """Where the cable of `host:nic` really lands (`switch:port`)."""
-        return self._cabling.get((host, nic))
+    def actual_port(self, host: str, nic: str, t: float | None = None) -> str | None:
+        """Where the cable of `host:nic` really lands (`switch:port`) at `t`."""
+        return self._cabling_for(t)[0].get((host, nic))
 
-    def neighbor(self, switch: str, port: str) -> tuple[str, str] | None:
-        """What LLDP on `switch:port` sees: (device, its port) at the far end of the real cable."""
+    def neighbor(self, switch: str, port: str,
+                 t: float | None = None) -> tuple[str, str] | None:
+        """What LLDP on `switch:port` sees at `t`: (device, its port) at the far end of the
+        real cable."""
         target = f"{switch}:{port}"
-        landed = self._landed.get(target)
+        landed = self._cabling_for(t)[1].get(target)
         if landed is not None:
             host, nic = landed
             found = self.graph.find_nic(host, nic)
@@ -536,7 +549,7 @@ class Sim:
     def port_counters(self, switch: Switch, port: str, t: float,
                       since: float = 0.0) -> PortCounters | None:
         """Counters of `switch:port` (None when nothing is cabled there)."""
-        link = self._real_link(switch.name, port)
+        link = self._real_link(switch.name, port, t)
         if link is None:
             return None
         return self._counters(link, switch.name, port, t, since)
@@ -548,10 +561,10 @@ class Sim:
             return None
         return self._counters(attachment.link_index, host, nic.name, t, 0.0)
 
-    def _real_link(self, switch: str, port: str) -> int | None:
-        """The topology link of whatever is really cabled at `switch:port`."""
+    def _real_link(self, switch: str, port: str, t: float | None = None) -> int | None:
+        """The topology link of whatever is really cabled at `switch:port` at `t`."""
         endpoint = f"{switch}:{port}"
-        landed = self._landed.get(endpoint)
+        landed = self._cabling_for(t)[1].get(endpoint)
         if landed is not None:
             attachment = self.graph.attachments.get(landed)
             return attachment.link_index if attachment else None
@@ -589,7 +602,7 @@ class Sim:
 
     def dom(self, switch: str, port: str, t: float) -> Dom | None:
         """The optic in `switch:port`: per-lane power and bias, temperature, voltage."""
-        link = self._real_link(switch, port)
+        link = self._real_link(switch, port, t)
         if link is None:
             return None
         rx = tuple(self.rx_power(link, switch, port, lane, t) for lane in range(1, LANES + 1))

@@ -171,7 +171,7 @@ def _sonic(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
             return f"Error: Invalid interface name {only}\n", True
         return _sonic_eeprom(sim, switch, t, only), False
     if args[:2] == ["lldp", "table"]:
-        return _sonic_lldp(sim, switch), False
+        return _sonic_lldp(sim, switch, t), False
     if args[:2] == ["interfaces", "status"]:
         return _sonic_status(sim, switch, t), False
     if len(args) >= 2 and args[0] in ("interfaces", "pfc", "queue", "lldp"):
@@ -238,7 +238,7 @@ def _sonic_pfc(sim: Sim, switch: Switch, t: float) -> str:
 
 def queue_drops(sim: Sim, switch: str, port: str, t: float) -> int:
     """Packets PFC watchdog dropped on the lossless queue of a port facing a storming NIC."""
-    link = sim._real_link(switch, port)
+    link = sim._real_link(switch, port, t)
     total = 0.0
     for fault in sim.faults:
         if fault.kind is FaultKind.PFC_STORM and fault.link == link and fault.spec.at < t:
@@ -327,11 +327,11 @@ def _sonic_eeprom(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
     return "".join(out)
 
 
-def _neighbors(sim: Sim, switch: Switch) -> list[tuple[str, str, str, str]]:
+def _neighbors(sim: Sim, switch: Switch, t: float) -> list[tuple[str, str, str, str]]:
     """(local port, neighbor device, neighbor port id, its description) per cabled port."""
     rows = []
     for port in ports(sim, switch.name):
-        seen = sim.neighbor(switch.name, port)
+        seen = sim.neighbor(switch.name, port, t)
         if seen is None:
             continue
         device, far_port = seen
@@ -344,9 +344,9 @@ def _neighbors(sim: Sim, switch: Switch) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def _sonic_lldp(sim: Sim, switch: Switch) -> str:
+def _sonic_lldp(sim: Sim, switch: Switch, t: float) -> str:
     rows = [[port, device, far, "O" if device in sim.graph.nodes else "BR", descr]
-            for port, device, far, descr in _neighbors(sim, switch)]
+            for port, device, far, descr in _neighbors(sim, switch, t)]
     table = _table(["LocalPort", "RemoteDevice", "RemotePortID", "Capability",
                     "RemotePortDescr"], rows, right=set())
     return ("Capability codes: (R) Router, (B) Bridge, (O) Other\n" + table
@@ -399,7 +399,7 @@ def _eos(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
             return _eos_interfaces(sim, switch, t, port), False
         return _eos_invalid(words, 3), True
     if args[:2] == ["lldp", "neighbors"]:
-        return _eos_lldp(sim, switch), False
+        return _eos_lldp(sim, switch, t), False
     if args[:1] == ["version"]:
         return ("Arista DCS-7800R3-36P-LC\nHardware version: 11.00\nSoftware image version: "
                 "4.31.2F\nArchitecture: x86_64\n"), False
@@ -418,7 +418,7 @@ def _eos_interfaces(sim: Sim, switch: Switch, t: float, only: str | None) -> str
         address = f"001c.73{mac[:2]}.{mac[2:]}"
         state = "up, line protocol is up (connected)" if c.up else \
             "down, line protocol is down (notconnect)"
-        far = sim.neighbor(switch.name, port)
+        far = sim.neighbor(switch.name, port, t)
         description = f"{far[0]}:{far[1]}" if far else ""
         rate_in = int(c.rx_bps)
         rate_out = int(c.tx_bps)
@@ -521,8 +521,8 @@ def _eos_transceiver_detail(sim: Sim, switch: Switch, t: float, port: str) -> st
     return "\n".join(lines) + "\n"
 
 
-def _eos_lldp(sim: Sim, switch: Switch) -> str:
-    rows = _neighbors(sim, switch)
+def _eos_lldp(sim: Sim, switch: Switch, t: float) -> str:
+    rows = _neighbors(sim, switch, t)
     lines = ["Last table change time   : 0:12:51 ago", f"Number of table inserts  : {len(rows)}",
              "Number of table deletes  : 0", "Number of table drops    : 0",
              "Number of table age-outs : 0", "",
@@ -563,7 +563,7 @@ def _nvue_summary(sim: Sim, switch: Switch, t: float) -> str:
     lines = ["Interface  MTU   Speed  State  Remote Host      Remote Port    Type      Summary",
              "---------  ----  -----  -----  ---------------  -------------  --------  -------"]
     for port, c in _counters(sim, switch, t):
-        far = sim.neighbor(switch.name, port) or ("", "")
+        far = sim.neighbor(switch.name, port, t) or ("", "")
         lines.append(f"{port:<11}9216  {c.speed_gbps}G   {'up' if c.up else 'down':<7}"
                      f"{far[0]:<17}{far[1]:<15}swp")
     return "\n".join(lines) + "\n"

@@ -27,12 +27,8 @@ SHIPPED = {"nccl-hang-triage", "optic-replacement", "busbw-low", "pfc-storm", "l
 
 def test_the_library_is_complete_and_every_runbook_has_tests() -> None:
     assert not LIBRARY.broken
-    assert set(LIBRARY.runbooks) >= SHIPPED - {"busbw-low", "pfc-storm", "link-flap",
-                                               "slow-node", "rdma-baseline",
-                                               "new-node-acceptance", "gdr-not-effective",
-                                               "rank-mapping-check", "multi-job-interference",
-                                               "customer-acceptance"}
-    assert all(book.meta.tests for book in LIBRARY.runbooks.values())
+    assert set(LIBRARY.runbooks) >= SHIPPED
+    assert all(len(book.meta.tests) >= 2 for book in LIBRARY.runbooks.values())
 
 
 @pytest.mark.parametrize(("book", "case"), CASES,

@@ -321,8 +321,19 @@ def test_command(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> N
     books = [load_one(n, library) for n in names] if names else \
         sorted(library.runbooks.values(), key=lambda r: r.meta.id)
     catalog = _catalog(s)
+    scenarios = _scenarios()
     outcomes = []
     for book in books:
+        errors = [i for i in lint(book, probes=list(catalog), runbooks=list(library.runbooks),
+                                  scenarios=scenarios) if i.severity == "error"]
+        if errors:
+            outcomes.append({"runbook": book.meta.id, "test": None, "passed": False,
+                             "problems": [f"lint: {e}" for e in errors], "seconds": 0.0})
+            if not as_json:
+                click.echo(f"FAIL  {book.meta.id}: {len(errors)} lint error(s), not run")
+                for error in errors:
+                    click.echo(f"      {error}")
+            continue
         if not book.meta.tests:
             outcomes.append({"runbook": book.meta.id, "test": None, "passed": False,
                              "problems": ["declares no test"], "seconds": 0.0})

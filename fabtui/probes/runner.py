@@ -50,6 +50,8 @@ class ProbeRunner:
     def __init__(self, graph: FabricGraph | None, transports: Transports | None = None) -> None:
         self.graph = graph
         self.transports = transports or Transports()
+        self.server_start_s = _SERVER_START_S
+        """Seconds a pair probe gives its server to start listening before the client runs."""
 
     async def close(self) -> None:
         """End the sessions and connections this runner opened."""
@@ -128,9 +130,9 @@ class ProbeRunner:
         client_host, server_host = _ssh_target(target), _ssh_target(target.peer)
         ssh = self.transports.ssh
         server = asyncio.create_task(ssh.run(server_host, server_argv,
-                                             timeout=probe.timeout + _SERVER_START_S + 5,
+                                             timeout=probe.timeout + self.server_start_s + 5,
                                              retry_on_drop=False))
-        await asyncio.sleep(_SERVER_START_S)
+        await asyncio.sleep(self.server_start_s)
         result = await ssh.run(client_host, client, timeout=probe.timeout, on_line=on_line,
                                retry_on_drop=False)
         try:

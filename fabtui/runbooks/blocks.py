@@ -18,7 +18,30 @@ from fabtui.errors import InputError
 from fabtui.model.runbook import Block, Verdict
 from fabtui.yamldoc import parse_yaml
 
-_RULE = re.compile(r"^(ok|warn|fail)(?:\s+if\s+(.+?))?\s*:\s*(.*)$", re.S)
+_RULE_HEAD = re.compile(r"^(ok|warn|fail)(\s+if\s+)?")
+
+
+def _top_level_colon(line: str, start: int) -> int:
+    """The first `:` after `start` outside brackets and quotes (where a condition ends)."""
+    depth, quote, escaped = 0, "", False
+    for index in range(start, len(line)):
+        char = line[index]
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == ":" and depth == 0:
+            return index
+    return -1
 _DECIDE = re.compile(r"^(.+?)\s*->\s*(\S+)\s*$")
 DESTRUCTIVE = re.compile(
     r"\b(?:shutdown|reboot|poweroff|halt)\b(?!\s*-c)|"
@@ -101,12 +124,18 @@ def check_rules(block: Block) -> list[Rule]:
     """Read a check block. Raises `BlockError`."""
     rules = []
     for number, line in _lines(block.body):
-        match = _RULE.match(line)
-        if match is None:
+        match = _RULE_HEAD.match(line)
+        colon = _top_level_colon(line, match.end()) if match else -1
+        if match is None or colon < 0:
             raise BlockError("a check rule is `fail if EXPR: message`, `warn if EXPR: message`, "
                              "`ok if EXPR: message` or a last `ok: message`", number)
-        rules.append(Rule(Verdict(match.group(1)), match.group(2), match.group(3).strip(),
-                          number))
+        condition = line[match.end():colon].strip() if match.group(2) else None
+        if match.group(2) and not condition:
+            raise BlockError("a check rule's `if` needs an expression", number)
+        if not match.group(2) and line[match.end():colon].strip():
+            raise BlockError("a check rule is `VERDICT if EXPR: message` or `VERDICT: message`",
+                             number)
+        rules.append(Rule(Verdict(match.group(1)), condition, line[colon + 1:].strip(), number))
     if not rules:
         raise BlockError("a check block needs at least one rule", 1)
     return rules

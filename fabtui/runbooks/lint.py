@@ -107,6 +107,12 @@ class _Checker:
     def run(self) -> None:
         for line, message in self.runbook.problems:
             self.error(line, message)
+        inputs = {spec.name for spec in self.runbook.meta.inputs}
+        for block in self.runbook.blocks():
+            if var_name(block.id) in inputs:
+                self.error(block.line, f"block id {block.id!r} names its result "
+                           f"{var_name(block.id)!r}, which hides the input of that name: "
+                           "rename the block")
         for block in self.runbook.blocks():
             self._block(block)
         self._reachability()

@@ -72,6 +72,7 @@ async def _run(runbook: Runbook, test: RunbookTest, topology: Path, template_dir
     graph = build_sim(state).graph
     runner = ProbeRunner(graph, Transports(ssh=SimSshTransport(state_path),
                                            cli=SimCliTransport(state_path)))
+    runner.server_start_s = 0.3  # a simulated perftest server is ready at once
     fast = {name: probe.model_copy(update={"interval": min(probe.interval, FAST_INTERVAL)})
             for name, probe in catalog.items()}
     journal = Journal(folder / "journal.sqlite")

@@ -522,14 +522,19 @@ class Sim:
                 peak *= 0.52
             if interference and any(self._behind(n) & interference for n in nodes):
                 peak *= 0.7
+            storming = {self._leaf_of_link(f.link) for f in self.active(FaultKind.PFC_STORM, t)
+                        if f.link is not None and self.link_up(f.link, t)}
+            if storming and any(self._behind(n) & storming for n in nodes):
+                peak *= 0.25  # the paused leaf holds every rail flow through it
             if cross_rail:
+                peak *= 0.5  # alltoall leaves the rail: about half of all_reduce's bus figure
                 peak *= min((self._uplink_share(leaf, t) for n in nodes
                              for leaf in self._behind(n)), default=1.0)
         if slow & set(nodes):
             peak *= 0.55
         if self.active(FaultKind.NCCL_HANG, t) and len(nodes) > 1:
             return 0.0
-        jitter = 0.995 + 0.01 * self.noise("bw", tuple(nodes), size, int(t // 60))
+        jitter = 0.995 + 0.01 * self.noise("bw", tuple(nodes), size)  # stable run to run
         return peak * size / (size + 6e6) * jitter
 
     def _uplink_share(self, leaf: str, t: float) -> float:

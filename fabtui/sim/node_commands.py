@@ -786,7 +786,8 @@ def _pair_rate(sim: Sim, node: Node, nic: Nic, peer: str | None, t: float,
         if cuda and any(f.host == host for f in sim.active(FaultKind.GDR_OFF, t)):
             rate *= 0.5  # GPU memory through a host bounce buffer (perftest #241)
     for fault in sim.active(FaultKind.PFC_STORM, t):
-        if fault.host in (node.hostname, peer):
+        # The storming NIC (client side, or the same rail's NIC of the server) holds the flow.
+        if fault.nic == nic.name and fault.host in (node.hostname, peer):
             rate *= 0.1
     return rate
 
@@ -819,11 +820,14 @@ def _dmesg(sim: Sim, node: Node, args: list[str], t: float) -> Result:
 
 
 def _lsmod(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+    loaded = not any(f.host == node.hostname for f in sim.active(FaultKind.GDR_OFF, t))
+    users = "nvidia_peermem," if loaded else ""
     modules = ["Module                  Size  Used by", "mlx5_ib               462848  0",
-               "ib_uverbs             184320  2 nvidia_peermem,mlx5_ib",
+               f"ib_uverbs             184320  {2 if loaded else 1} {users}mlx5_ib",
                "mlx5_core            2134016  1 mlx5_ib",
-               "nvidia              56729600  312 nvidia_uvm,nvidia_peermem,nvidia_modeset"]
-    if not any(f.host == node.hostname for f in sim.active(FaultKind.GDR_OFF, t)):
+               f"nvidia              56729600  {312 if loaded else 311} nvidia_uvm,{users}"
+               "nvidia_modeset"]
+    if loaded:
         modules.insert(1, "nvidia_peermem         16384  0")
     return "\n".join(modules) + "\n", "", 0
 

@@ -39,3 +39,17 @@ def test_runbook_case(book: Runbook, case: RunbookTest) -> None:
                                    catalog=load_catalog([shipped_dir("probes")])))
     assert outcome.passed, "\n".join(outcome.problems) + "\n" + (
         outcome.summary.text() if outcome.summary else "")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Watchdog caught collective operation timeout", "nccl-hang-triage"),
+    ("训练任务卡住", "nccl-hang-triage"),
+    ("光模块收光低", "optic-replacement"),
+    ("pause frames storm on a port", "pfc-storm"),
+    ("link goes down and up", "link-flap"),
+])
+def test_a_symptom_finds_its_runbook(text: str, expected: str) -> None:
+    from fabtui.runbooks.library import match
+
+    found = match(LIBRARY, text)
+    assert found and found[0][1].meta.id == expected, [(s, b.meta.id) for s, b in found]

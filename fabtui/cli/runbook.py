@@ -26,7 +26,7 @@ from fabtui.probes.catalog import load_catalog
 from fabtui.probes.runner import ProbeRunner, Transports
 from fabtui.runbooks.engine import Engine, RunSummary, ScriptedOperator
 from fabtui.runbooks.inputs import resolve_inputs
-from fabtui.runbooks.library import Library, load_library, load_one
+from fabtui.runbooks.library import Library, load_library, load_one, match
 from fabtui.runbooks.lint import LintIssue, lint, lint_parse_error
 from fabtui.runbooks.reader import read_runbook
 from fabtui.topology.graph import FabricGraph
@@ -81,6 +81,24 @@ def list_runbooks(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{row['id']:<28}{row['title']}")
     for issue in library.broken:
         click.echo(f"unreadable: {issue}", err=True)
+
+
+@runbook.command("find")
+@click.argument("text", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def find(ctx: click.Context, text: tuple[str, ...], as_json: bool) -> None:
+    """Runbooks for a symptom, in English or Chinese (`fabtui runbook find NCCL 超时`)."""
+    found = match(_library(settings(ctx)), " ".join(text))
+    if as_json:
+        click.echo(json.dumps([{"id": r.meta.id, "score": score, "title": r.title}
+                               for score, r in found], indent=2, ensure_ascii=False))
+        return
+    if not found:
+        click.echo("no runbook matches; `fabtui runbook list` shows them all")
+        ctx.exit(EXIT_FINDINGS)
+    for score, book in found:
+        click.echo(f"{book.meta.id:<28}{score:5.2f}  {book.title}")
 
 
 @runbook.command("show")

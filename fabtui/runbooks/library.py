@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,3 +67,34 @@ def _label(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+_WORD = re.compile(r"[a-z0-9_]+|[\u3400-\u9fff]+")
+
+
+def _terms(text: str) -> set[str]:
+    """Words (Latin) and character pairs (Chinese, which has no spaces) of `text`."""
+    terms: set[str] = set()
+    for token in _WORD.findall(text.lower()):
+        if re.match(r"[\u3400-\u9fff]", token):
+            terms |= {token[i:i + 2] for i in range(max(1, len(token) - 1))}
+        elif len(token) > 1:
+            terms.add(token)
+    return terms
+
+
+def match(library: Library, text: str, limit: int = 5) -> list[tuple[float, Runbook]]:
+    """Runbooks whose symptoms, title and summary share the most terms with `text`."""
+    wanted = _terms(text)
+    if not wanted:
+        return []
+    scored = []
+    for runbook in library.runbooks.values():
+        symptoms = [_terms(s) for s in runbook.meta.symptoms]
+        best = max((len(wanted & s) / len(s | wanted) for s in symptoms if s), default=0.0)
+        rest = _terms(" ".join([runbook.title, runbook.meta.summary, *runbook.meta.tags]))
+        score = 2 * best + len(wanted & rest) / len(wanted)
+        if score > 0:
+            scored.append((round(score, 3), runbook))
+    scored.sort(key=lambda pair: (-pair[0], pair[1].meta.id))
+    return scored[:limit]

@@ -347,3 +347,35 @@ ok: fine
     seen, outcome = asyncio.run(_engine_api(path, tmp_path))
     assert seen == ["a", "b"]
     assert outcome == "warn"
+
+
+def test_a_run_stopped_at_a_gate_resumes_with_the_answer(
+        run: Callable[..., Result], book: Callable[..., Path], data: Path,
+        tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    path = book(f"""
+## Before
+
+```sh {{id=before}}
+echo before >> {counter}
+```
+
+```confirm {{id=go}}
+Go on?
+```
+
+## After
+
+```sh {{id=after}}
+echo after >> {counter}
+```
+""")
+    stopped = run("runbook", "run", str(path))
+    assert stopped.exit_code == 4
+    session = stopped.stdout.split("(session ")[1].split(")")[0]
+    resumed = run("runbook", "resume", session, "--answer", "go=yes")
+    assert resumed.exit_code == 0, resumed.output
+    assert "path: before -> after" in resumed.stdout
+    assert counter.read_text().splitlines() == ["before", "after"]
+    again = run("runbook", "resume", session)
+    assert again.exit_code == 2 and "has already finished (ok)" in again.stderr

@@ -296,7 +296,8 @@ def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
 @click.pass_context
 def resume(ctx: click.Context, session: str, inputs: tuple[str, ...],
            answers: tuple[str, ...], as_json: bool) -> None:
-    """Continue a session after its last finished block (after a crash, or a gate)."""
+    """Continue a session after its last finished block: after a crash, or where it stopped
+    (a gate nobody answered, a block that could not run), with --answer for the gate."""
     s = settings(ctx)
     journal = Journal(journal_path(s.data_dir))
     found = journal.session(session)
@@ -304,7 +305,7 @@ def resume(ctx: click.Context, session: str, inputs: tuple[str, ...],
         raise UserError(f"no session {session!r} in {journal.path} (fabtui runbook sessions)")
     info, recorded = found
     events = journal.events(session)
-    if any(e.kind == "session_finished" for e in events):
+    if any(e.kind == "session_finished" for e in events) and info.status != "error":
         raise UserError(f"session {session} has already finished ({info.status})")
     book = load_one(info.path if Path(info.path).is_file() else info.runbook, _library(s))
     started = next((e for e in events if e.kind == "session_started"), None)

@@ -642,12 +642,19 @@ class Engine:
             self.values.update(data.get("vars") or {})
             step_index = step_ids.index(event.step)
             flow = data.get("flow")
-            if flow in step_ids:
+            blocks = [b.id for b in steps[step_index].blocks]
+            if flow == _STOP:
+                # It stopped here (a gate nobody answered, a block that could not run): a resume
+                # runs this block again.
+                here = blocks.index(event.block) if event.block in blocks else 0
+                position = (step_index, here)
+                self.verdicts.pop(event.block, None)
+                self.messages.pop(event.block, None)
+            elif flow in step_ids:
                 position = (step_ids.index(flow), 0)
             elif flow is not None:
                 position = (len(steps), 0)  # it ended there
             else:
-                blocks = [b.id for b in steps[step_index].blocks]
                 after = blocks.index(event.block) + 1 if event.block in blocks else len(blocks)
                 position = (step_index, after) if after < len(blocks) else (step_index + 1, 0)
         if position[1] == 0 and position[0] < len(steps) and self.path and \
@@ -655,6 +662,7 @@ class Engine:
             self.path.pop()  # that step starts again from its first block
         self._step_open = position[1] > 0
         self._position = position
+        self.journal.set_status(session, "running")
         self._record("session_resumed", data={
             "at_step": steps[position[0]].id if position[0] < len(steps) else None})
 

@@ -227,13 +227,7 @@ def clear(ctx: click.Context) -> None:
 @click.pass_context
 def switch(ctx: click.Context, name: str) -> None:
     """Log in to a simulated switch's CLI in this terminal (as `ssh -tt` would)."""
-    s = _simulated(ctx)
-    path, _ = sim_state(s)
-    from fabtui.transports.sim import device_argv
-
-    argv = device_argv(path, "switch", name)
-    sys.stdout.flush()
-    os.execv(argv[0], argv)
+    _become_device(ctx, "switch", name, [])
 
 
 @sim.command("node", context_settings={"ignore_unknown_options": True})
@@ -242,11 +236,15 @@ def switch(ctx: click.Context, name: str) -> None:
 @click.pass_context
 def node(ctx: click.Context, name: str, command: tuple[str, ...]) -> None:
     """Run one command on a simulated node (as `ssh NODE COMMAND` would)."""
-    s = _simulated(ctx)
-    path, _ = sim_state(s)
+    _become_device(ctx, "node", name, ["--", *command])
+
+
+def _become_device(ctx: click.Context, kind: str, name: str, extra: list[str]) -> None:
+    """Replace this process with the simulated device program (the terminal is handed over)."""
+    path, _ = sim_state(_simulated(ctx))
     from fabtui.transports.sim import device_argv
 
-    argv = [*device_argv(path, "node", name), "--", *command]
+    argv = [*device_argv(path, kind, name), *extra]
     sys.stdout.flush()
     os.execv(argv[0], argv)
 

@@ -62,10 +62,11 @@ def list_probes(ctx: click.Context, as_json: bool) -> None:
               help="Probe parameter (repeatable).")
 @click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
               help="Topology file (default: the configured one, else the demo fabric).")
+@click.option("--all", "show_all", is_flag=True, help="List every metric, ok ones too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tuple[str, ...],
-              path: Path | None, as_json: bool) -> None:
+              path: Path | None, show_all: bool, as_json: bool) -> None:
     """Run probe NAME against a target and print what it measured and concluded."""
     catalog = _catalog(ctx)
     definition = catalog.get(name)
@@ -94,7 +95,7 @@ def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tu
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     else:
-        click.echo(_describe(result))
+        click.echo(_describe(result, show_all))
     ctx.exit(_exit_code(result))
 
 
@@ -127,17 +128,27 @@ def _exit_code(result: ProbeResult) -> int:
     return 0
 
 
-def _describe(result: ProbeResult) -> str:
+SHOW_ALL_UP_TO = 24
+"""Up to this many metrics are all shown; beyond, the ok ones are counted, not listed."""
+
+
+def _describe(result: ProbeResult, show_all: bool = False) -> str:
     seconds = (result.ended_at - result.started_at).total_seconds()
     lines = [f"{result.probe} on {result.target}: {result.verdict.value.upper()} "
              f"({seconds:.1f}s)", f"  command: {result.command}"]
     if result.error:
         lines.append(f"  {result.error}")
-    if result.metrics:
+    shown = result.metrics
+    if not show_all and len(shown) > SHOW_ALL_UP_TO:
+        shown = [m for m in result.metrics if m.verdict is not Verdict.OK]
+    if shown:
         rows = [(m.component, m.name, _value(m.value, m.unit),
                  "" if m.limit is None else f"{m.limit:g}", m.verdict.value)
-                for m in result.metrics]
+                for m in shown]
         lines += ["", render.table(("component", "metric", "value", "limit", "verdict"), rows)]
+    hidden = len(result.metrics) - len(shown)
+    if hidden:
+        lines.append(f"  ({hidden} more metrics are ok: --all lists them)")
     if result.findings:
         lines += ["", "findings:"] + [f"  {f.severity.value}: {f.message}"
                                       for f in result.findings]

@@ -16,6 +16,7 @@ quotes cannot be made safe and is refused.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
@@ -42,8 +43,10 @@ class ExprError(ValueError):
 
 
 
+@functools.lru_cache(maxsize=8192)
 def parse(text: str) -> ast.Expression:
-    """Parse `text` as an expression of this language. Raises `ExprError`."""
+    """Parse `text` as an expression of this language (cached: the tree is never changed).
+    Raises `ExprError`."""
     if len(text) > MAX_LENGTH:
         raise ExprError(f"expression longer than {MAX_LENGTH} characters")
     try:
@@ -69,6 +72,16 @@ _ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.BinOp, ast.Add, ast
 
 def names(text: str) -> set[str]:
     """The free variable names `text` reads (not functions, not comprehension variables)."""
+    return set(_names_and_functions(text)[0])
+
+
+def functions(text: str) -> set[str]:
+    """The function names `text` calls."""
+    return set(_names_and_functions(text)[1])
+
+
+@functools.lru_cache(maxsize=8192)
+def _names_and_functions(text: str) -> tuple[frozenset[str], frozenset[str]]:
     tree = parse(text)
     bound: set[str] = set()
     called: set[str] = set()
@@ -79,13 +92,8 @@ def names(text: str) -> set[str]:
             called.add(node.func.id)
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and
             isinstance(n.ctx, ast.Load)}
-    return used - bound - called - {"true", "false", "null", "none"}
-
-
-def functions(text: str) -> set[str]:
-    """The function names `text` calls."""
-    return {n.func.id for n in ast.walk(parse(text))
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    return frozenset(used - bound - called - {"true", "false", "null", "none"}), \
+        frozenset(called)
 
 
 class Evaluator:

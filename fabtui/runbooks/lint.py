@@ -80,6 +80,7 @@ class _Checker:
         self.issues: list[LintIssue] = []
         self.steps = {s.id for s in runbook.steps}
         self.defined = self._definitions()
+        self._definers = self._count_definers()
 
     def error(self, line: int | None, message: str) -> None:
         self.issues.append(LintIssue(self.runbook.path, line, "error", message))
@@ -148,20 +149,29 @@ class _Checker:
     # blocks -----------------------------------------------------------------------------------
     def _own_set_names(self, block: Block) -> set[str]:
         """Names only this block's `set` defines (they exist only after the block ran)."""
-        own = {a.partition("=")[0].strip() for a in re.split(r";", block.attrs.get("set", ""))
-               if a.strip()}
-        elsewhere = {spec.name for spec in self.runbook.meta.inputs}
-        for other in self.runbook.blocks():
-            elsewhere.add(var_name(other.id))
-            if other.kind is BlockKind.INPUT:
-                elsewhere.add(other.attrs.get("name", var_name(other.id)))
-            if other is not block:
-                elsewhere |= {a.partition("=")[0].strip()
-                              for a in re.split(r";", other.attrs.get("set", "")) if a.strip()}
-                if "capture" in other.attrs:
-                    with contextlib.suppress(re.error):
-                        elsewhere |= set(re.compile(other.attrs["capture"]).groupindex)
-        return own - elsewhere
+        own = _set_names(block)
+        return {name for name in own if self._definers.get(name, 0) <= 1}
+
+    def _count_definers(self) -> dict[str, int]:
+        """How many places define each name (inputs, results, sets, captures, input blocks)."""
+        counts: dict[str, int] = {}
+
+        def add(name: str) -> None:
+            counts[name] = counts.get(name, 0) + 1
+
+        for spec in self.runbook.meta.inputs:
+            add(spec.name)
+        for block in self.runbook.blocks():
+            add(var_name(block.id))
+            if block.kind is BlockKind.INPUT:
+                add(block.attrs.get("name", var_name(block.id)))
+            for name in _set_names(block):
+                add(name)
+            if "capture" in block.attrs:
+                with contextlib.suppress(re.error):
+                    for name in re.compile(block.attrs["capture"]).groupindex:
+                        add(name)
+        return counts
 
     def _used_by_body(self, block: Block) -> set[str]:
         """Names the block reads while it runs (not in its `set`)."""
@@ -356,3 +366,9 @@ class _Checker:
                 if step not in self.steps:
                     self.error(line, f"test {test.name!r}: expects step {step!r}, which does "
                                "not exist")
+
+
+def _set_names(block: Block) -> set[str]:
+    """The names a block's `set` attribute assigns."""
+    return {a.partition("=")[0].strip() for a in re.split(r";", block.attrs.get("set", ""))
+            if a.strip()}

@@ -10,6 +10,7 @@ topology = "clusters/prod-a.yaml"     # default: the shipped demo fabric
 ranks = "jobs/llama-ranks.txt"        # default: 8 ranks per node in node order
 scenario = "healthy"                  # demo fabric fault scenario
 simulate = false                      # default: true on the demo fabric only
+redact = ["corp-[A-Za-z0-9]{24}"]      # extra secret patterns never stored
 data_dir = "~/fabtui-data"            # journals and the case library (SQLite)
 runbook_dirs = ["~/team-runbooks"]    # searched before the shipped runbooks
 case_dirs = []
@@ -50,6 +51,9 @@ class Config(BaseModel):
     simulate: bool | None = None
     """Answer probes from the simulated fabric instead of real hosts and switches. Default: yes
     on the demo fabric, no on a configured topology."""
+    redact: list[str] = Field(default_factory=list)
+    """Extra regular expressions whose matches never reach a journal, case or log (site
+    secrets: a token format, an internal password convention)."""
     data_dir: Path | None = None
     """Folder for the journal and case databases. Default: the user data folder."""
     runbook_dirs: list[Path] = Field(default_factory=list)
@@ -72,6 +76,7 @@ class Settings:
     """The scenario was named (config or `--scenario`); otherwise a running demo keeps its own."""
     simulated: bool
     """Probes are answered by the simulated fabric (the demo, or `simulate = true`)."""
+    redact: tuple[str, ...]
     data_dir: Path
     runbook_dirs: tuple[Path, ...]
     case_dirs: tuple[Path, ...]
@@ -136,6 +141,14 @@ def load_settings(explicit: Path | None = None,
         config = Config.model_validate(data)
     except ValidationError as exc:
         raise InputError([_problem(label, text, error) for error in exc.errors()]) from None
+    for pattern in config.redact:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            match = re.search(r"(?m)^\s*redact\s*=", text)
+            line = text.count("\n", 0, match.start()) + 1 if match else None
+            raise InputError.single(label, line, f"redact: {pattern!r} is not a valid regular "
+                                    f"expression: {exc}") from None
     return _resolve(config, path)
 
 
@@ -173,6 +186,7 @@ def _resolve(config: Config, source: Path | None) -> Settings:
         scenario=_scenario(config.scenario, fix),
         scenario_chosen=config.scenario is not None,
         simulated=config.simulate if config.simulate is not None else config.topology is None,
+        redact=tuple(config.redact),
         data_dir=fix(config.data_dir) if config.data_dir else paths.default_data_dir(),
         runbook_dirs=folders(config.runbook_dirs, paths.shipped_dir("runbooks")),
         case_dirs=folders(config.case_dirs, paths.shipped_dir("cases")),

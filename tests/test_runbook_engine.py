@@ -379,3 +379,26 @@ echo after >> {counter}
     assert counter.read_text().splitlines() == ["before", "after"]
     again = run("runbook", "resume", session)
     assert again.exit_code == 2 and "has already finished (ok)" in again.stderr
+
+
+def test_configured_secret_patterns_are_masked(run: Callable[..., Result],
+                                               book: Callable[..., Path], data: Path,
+                                               write: Callable[[str, str], Path],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    config = write("fabtui.toml", 'redact = ["corp-[A-Za-z0-9]{8}"]\n')
+    path = book("""
+## Print
+
+```sh {id=p}
+echo "token corp-AbCd1234 here"
+```
+""")
+    result = run("--config", str(config), "runbook", "run", str(path))
+    assert result.exit_code == 0, result.output
+    assert "corp-AbCd1234" not in result.stdout
+    outputs = [d for kind, _, d in _journal(data) if kind == "block_output"]
+    assert outputs[0]["output"] == "token *** here\n"
+    bad = write("bad.toml", 'redact = ["corp-[unclosed"]\n')
+    refused = run("--config", str(bad), "runbook", "list")
+    assert refused.exit_code == 2 and "bad.toml:1: redact: 'corp-[unclosed' is not a valid" \
+        in refused.stderr

@@ -29,6 +29,7 @@ from fabtui.runbooks.inputs import resolve_inputs
 from fabtui.runbooks.library import Library, load_library, load_one, match
 from fabtui.runbooks.lint import LintIssue, lint, lint_parse_error
 from fabtui.runbooks.reader import read_runbook
+from fabtui.runbooks.redact import Redactor
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
 
@@ -272,7 +273,7 @@ def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
     engine = Engine(book, inputs=values, runner=ProbeRunner(graph, transports),
                     catalog=_catalog(s), journal=journal,
                     operator=ScriptedOperator(_pairs(answers, "--answer"), _Printer(as_json)),
-                    dry_run=dry_run)
+                    dry_run=dry_run, redactor=Redactor(extra=s.redact))
     engine.planned_skips = _pairs(skips, "--skip")
     unknown = set(engine.planned_skips) - {b.id for b in book.blocks()}
     if unknown:
@@ -319,7 +320,8 @@ def resume(ctx: click.Context, session: str, inputs: tuple[str, ...],
     engine = Engine(book, inputs=values, runner=ProbeRunner(graph, _transports(s)),
                     catalog=_catalog(s), journal=journal,
                     operator=ScriptedOperator(_pairs(answers, "--answer"), _Printer(as_json)),
-                    dry_run=bool(started.data.get("dry_run")) if started else False)
+                    dry_run=bool(started.data.get("dry_run")) if started else False,
+                    redactor=Redactor(extra=s.redact))
     engine.restore(session, events)
     summary = asyncio.run(_drive(engine))
     journal.close()

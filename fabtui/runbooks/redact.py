@@ -20,9 +20,11 @@ PATTERNS = (
 class Redactor:
     """Replaces secret values and secret-looking text with `***`."""
 
-    def __init__(self, *values: str, patterns: tuple[re.Pattern[str], ...] = PATTERNS) -> None:
+    def __init__(self, *values: str, patterns: tuple[re.Pattern[str], ...] = PATTERNS,
+                 extra: tuple[str, ...] = ()) -> None:
         self._values: set[str] = set()
-        self.patterns = patterns
+        self.patterns = patterns + tuple(re.compile(p) for p in extra)
+        """Built-in patterns, then the configured ones (`redact` in the config file)."""
         self.add(*values)
 
     def add(self, *values: str) -> None:

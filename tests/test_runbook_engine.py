@@ -402,3 +402,32 @@ echo "token corp-AbCd1234 here"
     refused = run("--config", str(bad), "runbook", "list")
     assert refused.exit_code == 2 and "bad.toml:1: redact: 'corp-[unclosed' is not a valid" \
         in refused.stderr
+
+
+def test_resuming_twice_at_gates_that_open_steps_keeps_the_path_clean(
+        run: Callable[..., Result], book: Callable[..., Path], data: Path) -> None:
+    path = book("""
+## First
+
+```note
+one
+```
+
+## Gate one
+
+```confirm {id=g1}
+First?
+```
+
+## Gate two
+
+```confirm {id=g2}
+Second?
+```
+""")
+    stopped = run("runbook", "run", str(path))
+    session = stopped.stdout.split("(session ")[1].split(")")[0]
+    assert run("runbook", "resume", session, "--answer", "g1=yes").exit_code == 4
+    done = run("runbook", "resume", session, "--answer", "g2=yes")
+    assert done.exit_code == 0, done.output
+    assert "path: first -> gate-one -> gate-two\n" in done.stdout

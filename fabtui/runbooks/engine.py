@@ -629,9 +629,16 @@ class Engine:
         steps = self.runbook.steps
         step_ids = [s.id for s in steps]
         position = (0, 0)
+        stopped = False
+        resumed = False
         for event in events:
+            if event.kind == "session_resumed":
+                resumed = True
+                continue
             if event.kind == "step_started" and event.step:
-                self.path.append(event.step)
+                if not (resumed and self.path and self.path[-1] == event.step):
+                    self.path.append(event.step)  # (a resume may restart the open step)
+                resumed = False
             if event.kind != "block_finished" or event.block is None or \
                     event.step not in step_ids:
                 continue
@@ -643,9 +650,10 @@ class Engine:
             step_index = step_ids.index(event.step)
             flow = data.get("flow")
             blocks = [b.id for b in steps[step_index].blocks]
-            if flow == _STOP:
+            stopped = flow == _STOP
+            if stopped:
                 # It stopped here (a gate nobody answered, a block that could not run): a resume
-                # runs this block again.
+                # runs this block again, inside the step already open.
                 here = blocks.index(event.block) if event.block in blocks else 0
                 position = (step_index, here)
                 self.verdicts.pop(event.block, None)
@@ -657,10 +665,14 @@ class Engine:
             else:
                 after = blocks.index(event.block) + 1 if event.block in blocks else len(blocks)
                 position = (step_index, after) if after < len(blocks) else (step_index + 1, 0)
-        if position[1] == 0 and position[0] < len(steps) and self.path and \
+        if stopped:
+            self._step_open = True
+        elif position[1] == 0 and position[0] < len(steps) and self.path and \
                 self.path[-1] == steps[position[0]].id:
             self.path.pop()  # that step starts again from its first block
-        self._step_open = position[1] > 0
+            self._step_open = False
+        else:
+            self._step_open = position[1] > 0
         self._position = position
         self.journal.set_status(session, "running")
         self._record("session_resumed", data={

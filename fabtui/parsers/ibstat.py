@@ -35,7 +35,7 @@ import re
 
 from fabtui.model.parsed.ibstat import IbstatCa, IbstatOutput, IbstatPort
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines, is_missing
+from fabtui.parsers.text import clean_lines, int_or_hex, is_missing
 
 KIND = "ibstat"
 MODEL = IbstatOutput
@@ -74,16 +74,6 @@ def detect(text: str) -> float:
     return 0.0
 
 
-def _int(value: str) -> int | None:
-    """Decimal or `0x` hex integer; None when missing or not a number."""
-    value = value.strip()
-    if re.fullmatch(r"0[xX][0-9a-fA-F]+", value):
-        return int(value, 16)
-    if re.fullmatch(r"[-+]?[0-9]+", value):
-        return int(value)
-    return None
-
-
 def _coded(value: str) -> tuple[int | None, str | None]:
     """`4: ACTIVE` -> (4, "ACTIVE"); `Active` -> (None, "Active")."""
     match = _CODED.match(value)
@@ -120,7 +110,7 @@ def _set_port_field(port: IbstatPort, key: str, value: str, ibstatus: bool) -> b
     elif key == "rate":
         return missing or _set_rate(port, value)
     elif key in ("base lid", "sm lid", "lmc"):
-        number = _int(value)
+        number = int_or_hex(value)
         if number is None and not missing:
             return False
         setattr(port, {"base lid": "base_lid", "sm lid": "sm_lid", "lmc": "lmc"}[key], number)
@@ -140,7 +130,7 @@ def _set_port_field(port: IbstatPort, key: str, value: str, ibstatus: bool) -> b
 def _set_ca_field(ca: IbstatCa, field: str, value: str) -> bool:
     """Store one CA-level value."""
     if field == "number_of_ports":
-        number = _int(value)
+        number = int_or_hex(value)
         if number is None:
             return is_missing(value)
         ca.number_of_ports = number

@@ -24,7 +24,7 @@ import re
 
 from fabtui.model.parsed.ibv_devinfo import IbvDevice, IbvDevinfoOutput, IbvGid, IbvPort
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines, is_missing
+from fabtui.parsers.text import clean_lines, int_or_hex, is_missing
 
 KIND = "ibv_devinfo"
 MODEL = IbvDevinfoOutput
@@ -53,16 +53,6 @@ def detect(text: str) -> float:
     return 0.6
 
 
-def _int(value: str) -> int | None:
-    """Decimal or `0x` hex integer, else None."""
-    value = value.strip()
-    if re.fullmatch(r"0[xX][0-9a-fA-F]+", value):
-        return int(value, 16)
-    if re.fullmatch(r"[-+]?[0-9]+", value):
-        return int(value)
-    return None
-
-
 def _coded(value: str) -> tuple[str | None, int | None]:
     """`PORT_ACTIVE (4)` -> ("PORT_ACTIVE", 4); no parenthesis -> (value, None)."""
     match = _CODED.match(value)
@@ -78,7 +68,7 @@ def _set_device(device: IbvDevice, key: str, value: str) -> bool:
     elif key == "transport":
         device.transport, device.transport_code = _coded(value)
     elif key in ("vendor_part_id", "phys_port_cnt"):
-        number = _int(value)
+        number = int_or_hex(value)
         if number is None:
             return is_missing(value)
         setattr(device, key, number)
@@ -91,7 +81,7 @@ def _set_mtu(port: IbvPort, key: str, value: str) -> bool:
     """`4096 (5)` -> port.<key> = 4096, port.<key>_code = 5."""
     text, code = _coded(value)
     setattr(port, f"{key}_code", code)
-    number = _int(text or "")
+    number = int_or_hex(text or "")
     setattr(port, key, number)
     return number is not None or text is None or not text[:1].isdigit()
 
@@ -108,7 +98,7 @@ def _set_port(port: IbvPort, key: str, value: str) -> bool:
     if key in ("max_mtu", "active_mtu"):
         return _set_mtu(port, key, value)
     if key in _PORT_INT:
-        number = _int(value)
+        number = int_or_hex(value)
         setattr(port, key, number)
         return number is not None or is_missing(value)
     if key == "state":

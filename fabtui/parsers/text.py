@@ -72,6 +72,16 @@ def to_int(value: str) -> int | None:
     raise ValueError(f"{value!r} is not an integer")
 
 
+def int_or_hex(value: str) -> int | None:
+    """A decimal or `0x` hex integer as IB tools print them (`4`, `0x0010`); None otherwise."""
+    value = value.strip()
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+", value):
+        return int(value, 16)
+    if re.fullmatch(r"[-+]?[0-9]+", value):
+        return int(value)
+    return None
+
+
 def to_float(value: str) -> float | None:
     """A number as printed; `N/A`, `-inf`, `inf` and `nan` -> None; not a number -> ValueError."""
     text = value.strip().replace(",", "").replace("_", "")

@@ -7,6 +7,7 @@ topology says (a 400G NIC at 200G) halves its rail for every GPU behind it (fabr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
@@ -26,29 +27,38 @@ def _expected_rate(ctx: EvalContext) -> float | None:
     return float(ctx.target.nic.speed) if ctx.target.nic is not None else None
 
 
+def _ports(ctx: EvalContext, devices: dict[str, Any]) -> Iterator[tuple[str, Any, bool]]:
+    """(component, port, active) for each port of the wanted devices, with its state metric
+    left to the caller (`port.state`: ok when Active, fail otherwise)."""
+    for device, data in devices.items():
+        if not _wanted(ctx, device):
+            continue
+        for number, port in data.ports.items():
+            where = ctx.component() if ctx.target.nic else ctx.component(f"{device}/{number}")
+            yield where, port, (port.state or "").lower() in _ACTIVE
+
+
+def _state(where: str, port: Any, active: bool) -> Metric:
+    return Metric(name="port.state", value=port.state, component=where,
+                  verdict=Verdict.OK if active else Verdict.FAIL)
+
+
 @evaluator("ibstat")
 def ibstat(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     """State, physical state and rate of each port."""
     metrics = []
     expected = _expected_rate(ctx)
-    for ca, data in after.cas.items():
-        if not _wanted(ctx, ca):
-            continue
-        for number, port in data.ports.items():
-            where = ctx.component() if ctx.target.nic else ctx.component(f"{ca}/{number}")
-            active = (port.state or "").lower() in _ACTIVE
-            metrics.append(Metric(name="port.state", value=port.state, component=where,
-                                  verdict=Verdict.OK if active else Verdict.FAIL))
-            if port.physical_state is not None:
-                up = port.physical_state.lower() in _LINK_UP
-                metrics.append(Metric(name="port.physical_state", value=port.physical_state,
-                                      component=where,
-                                      verdict=Verdict.OK if up else Verdict.FAIL))
-            if port.rate is not None:
-                slow = expected is not None and active and port.rate < expected
-                metrics.append(Metric(name="port.rate_gbps", value=port.rate, unit="Gb/s",
-                                      component=where, limit=expected,
-                                      verdict=Verdict.FAIL if slow else Verdict.OK))
+    for where, port, active in _ports(ctx, after.cas):
+        metrics.append(_state(where, port, active))
+        if port.physical_state is not None:
+            up = port.physical_state.lower() in _LINK_UP
+            metrics.append(Metric(name="port.physical_state", value=port.physical_state,
+                                  component=where, verdict=Verdict.OK if up else Verdict.FAIL))
+        if port.rate is not None:
+            slow = expected is not None and active and port.rate < expected
+            metrics.append(Metric(name="port.rate_gbps", value=port.rate, unit="Gb/s",
+                                  component=where, limit=expected,
+                                  verdict=Verdict.FAIL if slow else Verdict.OK))
     return metrics
 
 
@@ -56,19 +66,13 @@ def ibstat(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
 def ibv_devinfo(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     """Port state and active MTU (NCCL over RDMA wants 4096)."""
     metrics = []
-    for device, data in after.devices.items():
-        if not _wanted(ctx, device):
-            continue
-        for number, port in data.ports.items():
-            where = ctx.component() if ctx.target.nic else ctx.component(f"{device}/{number}")
-            active = (port.state or "").lower() in _ACTIVE
-            metrics.append(Metric(name="port.state", value=port.state, component=where,
-                                  verdict=Verdict.OK if active else Verdict.FAIL))
-            if port.active_mtu is not None:
-                small = active and port.active_mtu < 4096
-                metrics.append(Metric(name="port.active_mtu", value=port.active_mtu,
-                                      component=where, limit=4096,
-                                      verdict=Verdict.WARN if small else Verdict.OK))
+    for where, port, active in _ports(ctx, after.devices):
+        metrics.append(_state(where, port, active))
+        if port.active_mtu is not None:
+            small = active and port.active_mtu < 4096
+            metrics.append(Metric(name="port.active_mtu", value=port.active_mtu,
+                                  component=where, limit=4096,
+                                  verdict=Verdict.WARN if small else Verdict.OK))
     return metrics
 
 

@@ -26,7 +26,7 @@ from fabtui.probes.catalog import load_catalog
 from fabtui.probes.runner import ProbeRunner, Transports
 from fabtui.runbooks.engine import Engine, RunSummary, ScriptedOperator
 from fabtui.runbooks.inputs import resolve_inputs
-from fabtui.runbooks.library import Library, load_library, load_one, match
+from fabtui.runbooks.library import Library, display_path, load_library, load_one, match
 from fabtui.runbooks.lint import LintIssue, lint, lint_parse_error
 from fabtui.runbooks.reader import read_runbook
 from fabtui.runbooks.redact import Redactor
@@ -143,7 +143,7 @@ def lint_paths(paths: tuple[Path, ...], s: Settings) -> tuple[list[LintIssue], i
     issues: list[LintIssue] = []
     for file in files:
         try:
-            book = read_runbook(file, _shown(file), lenient=True)
+            book = read_runbook(file, display_path(file), lenient=True)
         except InputError as exc:
             issues += lint_parse_error(exc)
             continue
@@ -168,13 +168,6 @@ def lint_command(ctx: click.Context, paths: tuple[Path, ...]) -> None:
     ctx.exit(EXIT_FINDINGS if errors else 0)
 
 
-def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
 def _graph(s: Settings) -> FabricGraph:
     return FabricGraph(load_topology(s.topology, find_template=s.find_template).topology)
 
@@ -189,9 +182,9 @@ def _transports(s: Settings) -> Transports:
     return Transports(ssh=SimSshTransport(path), cli=SimCliTransport(path))
 
 
-def _refuse_if_broken(book: Runbook, s: Settings) -> None:
-    issues = [i for i in lint(book, probes=list(_catalog(s)),
-                              runbooks=list(_library(s).runbooks), scenarios=_scenarios())
+def _refuse_if_broken(book: Runbook, catalog: dict[str, ProbeDef], library: Library) -> None:
+    issues = [i for i in lint(book, probes=list(catalog), runbooks=list(library.runbooks),
+                              scenarios=_scenarios())
               if i.severity == "error"]
     if issues:
         raise InputError.single(book.path, issues[0].line, f"{len(issues)} lint error"
@@ -264,14 +257,15 @@ def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
                 dry_run: bool, as_json: bool) -> None:
     """Run runbook NAME headless: progress, then a summary. Gates need --answer."""
     s = settings(ctx)
-    book = load_one(name, _library(s))
-    _refuse_if_broken(book, s)
+    library, catalog = _library(s), _catalog(s)
+    book = load_one(name, library)
+    _refuse_if_broken(book, catalog, library)
     graph = _graph(s)
     values = resolve_inputs(book, _pairs(inputs, "--input"), graph)
     transports = _transports(s)
     journal = Journal(journal_path(s.data_dir))
     engine = Engine(book, inputs=values, runner=ProbeRunner(graph, transports),
-                    catalog=_catalog(s), journal=journal,
+                    catalog=catalog, journal=journal,
                     operator=ScriptedOperator(_pairs(answers, "--answer"), _Printer(as_json)),
                     dry_run=dry_run, redactor=Redactor(extra=s.redact))
     engine.planned_skips = _pairs(skips, "--skip")

@@ -31,7 +31,7 @@ _METHODS = {
     dict: {"get", "keys", "values", "items"},
     list: {"count", "index"},
 }
-_BUILTINS: dict[str, Callable[..., Any]] = {
+BUILTINS: dict[str, Callable[..., Any]] = {
     "len": len, "min": min, "max": max, "sum": sum, "any": any, "all": all, "abs": abs,
     "round": round, "int": int, "float": float, "str": str, "bool": bool, "sorted": sorted,
     "list": list, "set": lambda items=(): sorted(set(items), key=str),
@@ -102,7 +102,7 @@ class Evaluator:
     def __init__(self, scope: Mapping[str, Any],
                  functions: Mapping[str, Callable[..., Any]] | None = None) -> None:
         self.scope = dict(scope)
-        self.functions = {**_BUILTINS, **(functions or {})}
+        self.functions = {**BUILTINS, **(functions or {})}
         self.steps = 0
 
     def evaluate(self, text: str) -> Any:

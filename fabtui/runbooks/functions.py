@@ -106,26 +106,29 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "metrics": metrics, "metric": metric, "value": value, "failing": failing,
         "flagged": flagged, "port_of": port_of, "regex": regex, "first": first, "join": join,
     }
-    if graph is None:
-        return functions
+
+    def fabric() -> FabricGraph:
+        if graph is None:
+            raise ValueError("this needs the fabric's topology, and there is none here")
+        return graph
 
     def far_end(endpoint: str) -> str | None:
         """The `device:port` at the other end of the cable at `endpoint` (a NIC or a port)."""
-        return graph.far_end(str(endpoint)) if endpoint else None
+        return fabric().far_end(str(endpoint)) if endpoint else None
 
     def optic(endpoint: str) -> str | None:
         """The optic id recorded on the link at `endpoint`."""
         device, port = split_endpoint(str(endpoint))
-        nic = graph.find_nic(device, port)
+        nic = fabric().find_nic(device, port)
         key = f"{device}:{nic.name}" if nic else str(endpoint)
-        index = graph.port_links.get(key)
+        index = fabric().port_links.get(key)
         if index is None and nic is not None:
-            attachment = graph.attachments.get((device, nic.name))
+            attachment = fabric().attachments.get((device, nic.name))
             index = attachment.link_index if attachment else None
-        return graph.topology.links[index].optic if index is not None else None
+        return fabric().topology.links[index].optic if index is not None else None
 
     def rank_slot(rank: int) -> Any:
-        return next((s for s in graph.ranks if s.rank == int(rank)), None)
+        return next((s for s in fabric().ranks if s.rank == int(rank)), None)
 
     def node_of_rank(rank: int) -> str | None:
         """The node a rank runs on (default placement or the configured rank file)."""
@@ -144,7 +147,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         slot = rank_slot(rank)
         if slot is None:
             return None
-        node = graph.nodes[slot.node]
+        node = fabric().nodes[slot.node]
         for nic, gpus in gpu_map(node).items():
             if slot.gpu in gpus:
                 return f"{slot.node}:{nic}"
@@ -153,28 +156,28 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
     def leaf_of(endpoint: str) -> str | None:
         """The switch a NIC is cabled to (or the device of a `switch:port`)."""
         device, _ = split_endpoint(str(endpoint))
-        if device in graph.switches:
+        if device in fabric().switches:
             return device
         far = far_end(endpoint)
         return split_endpoint(far)[0] if far else None
 
     def nic_by_ip(address: str) -> str | None:
         """`node:mlx5_N` whose address is `address` (as NCCL logs name peers)."""
-        found = graph.nic_ips.get(str(address))
+        found = fabric().nic_ips.get(str(address))
         return f"{found[0]}:{found[1]}" if found else None
 
     def nodes_behind(leaf: str) -> list[str]:
         """Nodes with a NIC cabled to `leaf`."""
-        return sorted({a.node.hostname for a in graph.hosts_behind(str(leaf))})
+        return sorted({a.node.hostname for a in fabric().hosts_behind(str(leaf))})
 
     def is_switch(name: str) -> bool:
         """True when `name` (or the device of `name:port`) is a switch."""
-        return split_endpoint(str(name))[0] in graph.switches
+        return split_endpoint(str(name))[0] in fabric().switches
 
     functions.update({
         "far_end": far_end, "optic": optic, "node_of_rank": node_of_rank,
         "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
         "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,
-        "nodes": lambda: sorted(graph.nodes), "switches": lambda: sorted(graph.switches),
+        "nodes": lambda: sorted(fabric().nodes), "switches": lambda: sorted(fabric().switches),
     })
     return functions

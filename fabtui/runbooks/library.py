@@ -37,7 +37,7 @@ def load_library(folders: tuple[Path, ...] | list[Path]) -> Library:
     for folder in folders:
         for path in runbook_files(folder):
             try:
-                runbook = read_runbook(path, _label(path))
+                runbook = read_runbook(path, display_path(path))
             except InputError as exc:
                 library.broken += lint_parse_error(exc)
                 continue
@@ -49,7 +49,7 @@ def load_one(name: str, library: Library) -> Runbook:
     """A runbook by id, or read from a path. Raises `InputError`."""
     candidate = Path(name)
     if candidate.suffix == ".md" and candidate.is_file():
-        return read_runbook(candidate, _label(candidate))
+        return read_runbook(candidate, display_path(candidate))
     found = library.get(name)
     if found is None:
         import difflib
@@ -61,7 +61,7 @@ def load_one(name: str, library: Library) -> Runbook:
     return found
 
 
-def _label(path: Path) -> str:
+def display_path(path: Path) -> str:
     """The path as messages show it: relative to the working folder when below it."""
     try:
         return str(path.resolve().relative_to(Path.cwd()))

@@ -20,7 +20,14 @@ from fabtui.errors import InputError
 from fabtui.model.runbook import Block, BlockKind, Runbook
 from fabtui.runbooks import blocks as block_text
 from fabtui.runbooks.engine import var_name
-from fabtui.runbooks.expr import ExprError, functions, names, shell_problems, template_expressions
+from fabtui.runbooks.expr import (
+    BUILTINS,
+    ExprError,
+    functions,
+    names,
+    shell_problems,
+    template_expressions,
+)
 from fabtui.runbooks.functions import fabric_functions
 from fabtui.sim.scenario import parse_duration
 
@@ -34,10 +41,8 @@ ATTRIBUTES: dict[BlockKind, set[str]] = {
     BlockKind.DECIDE: _COMMON,
     BlockKind.NOTE: _COMMON,
 }
-_FUNCTIONS = set(fabric_functions(None)) | {
-    "far_end", "optic", "node_of_rank", "gpu_of_rank", "nic_of_rank", "leaf_of", "nic_by_ip",
-    "nodes_behind", "is_switch", "nodes", "switches", "len", "min", "max", "sum", "any", "all",
-    "abs", "round", "int", "float", "str", "bool", "sorted", "list", "set"}
+_FUNCTIONS = set(fabric_functions(None)) | set(BUILTINS)
+"""Every function an expression may call (the engine's own table, so the two cannot drift)."""
 _SPECIAL_TARGETS = {"end", "stop", "continue", "abort"}
 
 
@@ -79,31 +84,14 @@ class _Checker:
         self.scenarios = scenarios
         self.issues: list[LintIssue] = []
         self.steps = {s.id for s in runbook.steps}
-        self.defined = self._definitions()
         self._definers = self._count_definers()
+        self.defined = set(self._definers)
 
     def error(self, line: int | None, message: str) -> None:
         self.issues.append(LintIssue(self.runbook.path, line, "error", message))
 
     def warning(self, line: int | None, message: str) -> None:
         self.issues.append(LintIssue(self.runbook.path, line, "warning", message))
-
-    def _definitions(self) -> set[str]:
-        defined = {spec.name for spec in self.runbook.meta.inputs}
-        for block in self.runbook.blocks():
-            defined.add(var_name(block.id))
-            if block.kind is BlockKind.INPUT:
-                defined.add(block.attrs.get("name", var_name(block.id)))
-            for assignment in re.split(r";", block.attrs.get("set", "")):
-                key = assignment.partition("=")[0].strip()
-                if key:
-                    defined.add(key)
-            if "capture" in block.attrs:
-                try:
-                    defined |= set(re.compile(block.attrs["capture"]).groupindex)
-                except re.error as exc:
-                    self.error(block.line, f"{block.id}: capture is not a valid regex: {exc}")
-        return defined
 
     def run(self) -> None:
         for line, message in self.runbook.problems:
@@ -168,9 +156,11 @@ class _Checker:
             for name in _set_names(block):
                 add(name)
             if "capture" in block.attrs:
-                with contextlib.suppress(re.error):
+                try:
                     for name in re.compile(block.attrs["capture"]).groupindex:
                         add(name)
+                except re.error as exc:
+                    self.error(block.line, f"{block.id}: capture is not a valid regex: {exc}")
         return counts
 
     def _used_by_body(self, block: Block) -> set[str]:

@@ -554,7 +554,7 @@ class Sim:
     def port_counters(self, switch: Switch, port: str, t: float,
                       since: float = 0.0) -> PortCounters | None:
         """Counters of `switch:port` (None when nothing is cabled there)."""
-        link = self._real_link(switch.name, port, t)
+        link = self.real_link(switch.name, port, t)
         if link is None:
             return None
         return self._counters(link, switch.name, port, t, since)
@@ -566,7 +566,7 @@ class Sim:
             return None
         return self._counters(attachment.link_index, host, nic.name, t, 0.0)
 
-    def _real_link(self, switch: str, port: str, t: float | None = None) -> int | None:
+    def real_link(self, switch: str, port: str, t: float | None = None) -> int | None:
         """The topology link of whatever is really cabled at `switch:port` at `t`."""
         endpoint = f"{switch}:{port}"
         landed = self._cabling_for(t)[1].get(endpoint)
@@ -607,7 +607,7 @@ class Sim:
 
     def dom(self, switch: str, port: str, t: float) -> Dom | None:
         """The optic in `switch:port`: per-lane power and bias, temperature, voltage."""
-        link = self._real_link(switch, port, t)
+        link = self.real_link(switch, port, t)
         if link is None:
             return None
         rx = tuple(self.rx_power(link, switch, port, lane, t) for lane in range(1, LANES + 1))

@@ -22,7 +22,7 @@ import re
 import shlex
 from collections.abc import Iterator
 
-from fabtui.model.topology import Switch
+from fabtui.model.topology import Switch, long_port_name
 from fabtui.sim.core import (
     BIAS_HIGH_ALARM,
     BIAS_HIGH_WARNING,
@@ -127,7 +127,7 @@ def _counters(sim: Sim, switch: Switch, t: float,
 
 
 def _port_arg(sim: Sim, switch: Switch, name: str) -> str | None:
-    wanted = re.sub(r"^(?:Et|Eth)(?=\d)", "Ethernet", name)
+    wanted = long_port_name(name)
     return wanted if wanted in ports(sim, switch.name) else None
 
 
@@ -238,7 +238,7 @@ def _sonic_pfc(sim: Sim, switch: Switch, t: float) -> str:
 
 def queue_drops(sim: Sim, switch: str, port: str, t: float) -> int:
     """Packets PFC watchdog dropped on the lossless queue of a port facing a storming NIC."""
-    link = sim._real_link(switch, port, t)
+    link = sim.real_link(switch, port, t)
     total = 0.0
     for fault in sim.faults:
         if fault.kind is FaultKind.PFC_STORM and fault.link == link and fault.spec.at < t:

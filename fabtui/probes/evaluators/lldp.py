@@ -13,9 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
-from fabtui.model.topology import split_endpoint
+from fabtui.model.topology import long_port_name, split_endpoint
 from fabtui.probes.evaluate import EvalContext, evaluator
-from fabtui.probes.evaluators.switch import port_name
 
 
 @evaluator("lldp-neighbors")
@@ -28,13 +27,13 @@ def lldp(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                        component=ctx.component())]
     seen: dict[str, Any] = {}
     for neighbor in after.neighbors:
-        seen.setdefault(port_name(neighbor.local_port), neighbor)
+        seen.setdefault(long_port_name(neighbor.local_port), neighbor)
     cabled = sorted(split_endpoint(key)[1] for key in graph.port_links
                     if split_endpoint(key)[0] == switch.name)
     metrics: list[Metric] = []
     matches = 0
     for port in cabled:
-        if ctx.target.port is not None and port_name(ctx.target.port) != port:
+        if ctx.target.port is not None and long_port_name(ctx.target.port) != port:
             continue
         expected = graph.far_end(f"{switch.name}:{port}") or ""
         neighbor = seen.pop(port, None)
@@ -68,5 +67,5 @@ def _endpoint(graph: Any, neighbor: Any) -> str:
             nic = graph.find_nic(device, candidate)
             if nic is not None:
                 return f"{device}:{nic.name}"
-    port = port_name(neighbor.port_id or neighbor.port_description or "?")
+    port = long_port_name(neighbor.port_id or neighbor.port_description or "?")
     return f"{device}:{port}"

@@ -8,10 +8,10 @@ warning thresholds first (Arista/NX-OS/SONiC print them), then the probe's fallb
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
+from fabtui.model.topology import long_port_name
 from fabtui.probes.evaluate import EvalContext, evaluator
 from fabtui.probes.evaluators.counters import counter_metrics
 
@@ -20,23 +20,14 @@ _ERRORS = ("rx_err", "rx_drp", "rx_ovr", "tx_err", "tx_drp", "tx_ovr", "crc", "f
 _FLOWS = ("rx_ok", "tx_ok", "rx_pause", "tx_pause")
 
 
-_SHORT_ETHERNET = re.compile(r"^(?:Et|Eth)(?=\d)")
-
-
-def port_name(name: str) -> str:
-    """The port as topologies name it: EOS and NX-OS tables shorten `Ethernet1/1` to `Et1/1` or
-    `Eth1/1`."""
-    return _SHORT_ETHERNET.sub("Ethernet", name)
-
-
 def _ports(ctx: EvalContext, names: Any) -> list[str]:
     """All ports on a switch target; only the target's port on a port target."""
     port = ctx.target.port
-    return [n for n in names if port is None or port_name(n) == port_name(port)]
+    return [n for n in names if port is None or long_port_name(n) == long_port_name(port)]
 
 
 def _where(ctx: EvalContext, name: str) -> str:
-    return ctx.component(port_name(name))
+    return ctx.component(long_port_name(name))
 
 
 @evaluator("switch-counters")

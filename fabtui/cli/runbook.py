@@ -197,6 +197,8 @@ class _Printer:
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
+        self.noted: str | None = None
+        """The block whose note or decision was just printed (its ok line would repeat it)."""
 
     def __call__(self, event: Event) -> None:
         if self.quiet:
@@ -210,12 +212,16 @@ class _Printer:
             where = f" (on {on})" if on and on != "this machine" else ""
             click.echo(f"   $ {command[:160]}{where}")
         elif event.kind == "block_finished":
-            click.echo(f"   [{data.get('verdict')}] {event.block}: {data.get('message', '')}")
+            if not (event.block == self.noted and data.get("verdict") == "ok"):
+                click.echo(f"   [{data.get('verdict')}] {event.block}: {data.get('message', '')}")
+            self.noted = None
         elif event.kind == "note":
             for line in str(data.get("text", "")).splitlines():
                 click.echo(f"   note: {line}")
+            self.noted = event.block
         elif event.kind == "decision" and data.get("by") == "runbook":
             click.echo(f"   -> {data.get('target')}")
+            self.noted = event.block
 
 
 def _finish(ctx: click.Context, summary: RunSummary, as_json: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 
 import click
@@ -13,9 +14,10 @@ from fabtui.errors import InputError
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import normalize
+from fabtui.render.table import render_tables
 
 
-def _generic_table(data: dict[str, object]) -> str:
+def _generic_table(data: dict[str, object], width: int | None) -> str:
     """A key/value listing of a result, for kinds without a table of their own."""
     rows: list[tuple[str, str]] = []
 
@@ -30,7 +32,7 @@ def _generic_table(data: dict[str, object]) -> str:
             rows.append((prefix, json.dumps(value) if not isinstance(value, str) else value))
 
     walk("", data)
-    return render_table(("field", "value"), rows)
+    return render_table(("field", "value"), rows, width)
 
 
 def _read(file: str) -> tuple[str, str]:
@@ -77,7 +79,10 @@ def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_tab
         ctx.exit(EXIT_BAD_INPUT)
     data = result.model_dump(mode="json")
     if as_table:
-        own = registry.get(data["kind"]).table(result)
-        click.echo(own if own is not None else _generic_table(data))
+        # Cut to the terminal's width only on a terminal: a pipe gets every cell whole.
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        own = registry.get(data["kind"]).tables(result)
+        click.echo(render_tables(own, width) if own is not None
+                   else _generic_table(data, width))
     else:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -16,6 +16,8 @@ import re
 from typing import Any
 
 from fabtui.model.parsed.fec_stats import FecStats, PortFec
+from fabtui.model.table import Table as DataTable
+from fabtui.model.table import left, right
 from fabtui.parsers._switch_common import (
     Table,
     clean_lines,
@@ -179,13 +181,10 @@ def _json(data: dict[str, Any], interfaces: dict[str, PortFec], warnings: list[s
     return bool(interfaces)
 
 
-def table(result: FecStats) -> str:
+def tables(result: FecStats) -> list[DataTable]:
     """Per port: corrected, uncorrectable, symbol errors, pre/post-FEC BER."""
-    rows = [["port", "state", "corr", "uncorr", "symbol_err", "pre_ber", "post_ber"]]
-    for port, fec in result.interfaces.items():
-        rows.append([port, *("-" if v is None else str(v) for v in (
-            fec.state, fec.fec_corr, fec.fec_uncorr, fec.fec_symbol_err, fec.fec_pre_ber,
-            fec.fec_post_ber))])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
-                     for row in rows)
+    columns = [left("port"), left("state"), right("corr"), right("uncorr"), right("symbol_err"),
+               right("pre_ber"), right("post_ber")]
+    rows = [(port, fec.state, fec.fec_corr, fec.fec_uncorr, fec.fec_symbol_err, fec.fec_pre_ber,
+             fec.fec_post_ber) for port, fec in result.interfaces.items()]
+    return [DataTable.build(columns, rows)]

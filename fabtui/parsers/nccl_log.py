@@ -27,6 +27,7 @@ from fabtui.model.parsed.nccl_log import (
     NcclNetChannelUse,
     NcclNetDevice,
 )
+from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import normalize, strip_launcher_prefix
 
@@ -933,8 +934,8 @@ def _resolve_ranks(state: _State) -> None:
             event.rank, event.rank_source = event.device, "device"
 
 
-def table(result: NcclLog) -> str:
-    """A summary of the init facts and one line per event."""
+def tables(result: NcclLog) -> list[Table]:
+    """A summary of the init facts, then one row per event."""
     summary = [
         f"NCCL {result.nccl_version or '?'}   ranks: {result.nranks or '?'}   nodes: "
         f"{result.n_nodes or '?'}   hosts: {len(result.hosts)}   INFO/WARN lines: "
@@ -948,18 +949,12 @@ def table(result: NcclLog) -> str:
             f"[{d.index}]{d.device}" + (f":{d.port}/{d.link_layer}" if d.port is not None
                                          else f":{d.address}")
             for d in result.transports))
-    rows = [("line", "type", "rank", "host", "seq", "op", "peer", "status", "message")]
-    rows += [(str(e.line), e.type, _dash(e.rank), e.host or "-", _dash(e.seq), e.op or "-",
-              e.peer or "-", _dash(e.status), e.message[:70]) for e in result.events]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    body = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-            for r in rows]
-    return "\n".join([*summary, "", *body]) + "\n"
+    columns = [left("line"), left("type"), left("rank"), left("host"), left("seq"), left("op"),
+               left("peer"), left("status"), left("message")]
+    rows = [(e.line, e.type, e.rank, e.host, e.seq, e.op, e.peer, e.status, e.message)
+            for e in result.events]
+    return [Table.build([], title=summary), Table.build(columns, rows)]
 
 
 def _yes_no(value: bool | None) -> str:
     return "unknown" if value is None else "yes" if value else "no"
-
-
-def _dash(value: int | None) -> str:
-    return "-" if value is None else str(value)

@@ -30,6 +30,7 @@ from fabtui.model.parsed.nccl_tests import (
     NcclTestsRank,
     NcclTestsRow,
 )
+from fabtui.model.table import Table, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix, to_float
 
@@ -574,25 +575,25 @@ def _status(result: NcclTestsOutput, footer: bool) -> _Status:
     return "ok" if footer else "incomplete"
 
 
-def table(result: NcclTestsOutput) -> str:
-    """The result table in plain columns, with the run summary on top."""
+def tables(result: NcclTestsOutput) -> list[Table]:
+    """The run summary, then the result table (when the run printed one)."""
     head = [f"collective: {result.collective or '?'}   status: {result.status}   "
             f"ranks: {len(result.ranks) or '?'}   avg busbw: {_fmt(result.avg_busbw)} GB/s   "
             f"out of bounds: {_fmt(result.out_of_bounds)}"]
     head.extend(f"error: {message}" for message in result.errors)
+    out = [Table.build([], title=head)]
     if not result.rows:
-        return "\n".join(head) + "\n"
-    columns = ("size(B)", "count", "type", "redop", "root", "oop us", "oop algbw", "oop busbw",
-               "oop wrong", "ip us", "ip algbw", "ip busbw", "ip wrong")
-    cells = [[str(row.size_bytes), str(row.count), row.dtype, row.redop or "-",
-              _fmt(row.root), _fmt(row.out_of_place.time_us), _fmt(row.out_of_place.algbw),
-              _fmt(row.out_of_place.busbw), _check(row.out_of_place), _fmt(row.in_place.time_us),
-              _fmt(row.in_place.algbw), _fmt(row.in_place.busbw), _check(row.in_place)]
-             for row in result.rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    body = ["  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True))
-            for line in [list(columns), *cells]]
-    return "\n".join([*head, "", *body]) + "\n"
+        return out
+    columns = [right("size_bytes", "size(B)"), right("count"), right("type"), right("redop"),
+               right("root"), right("oop_us", "oop us"), right("oop_algbw", "oop algbw"),
+               right("oop_busbw", "oop busbw"), right("oop_wrong", "oop wrong"),
+               right("ip_us", "ip us"), right("ip_algbw", "ip algbw"),
+               right("ip_busbw", "ip busbw"), right("ip_wrong", "ip wrong")]
+    rows = [(row.size_bytes, row.count, row.dtype, row.redop, row.root,
+             row.out_of_place.time_us, row.out_of_place.algbw, row.out_of_place.busbw,
+             _check(row.out_of_place), row.in_place.time_us, row.in_place.algbw,
+             row.in_place.busbw, _check(row.in_place)) for row in result.rows]
+    return [*out, Table.build(columns, rows)]
 
 
 def _check(half: NcclTestsMeasurement) -> str:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 
-from fabtui.model.parsed.switch_counters import InterfaceCounters, SwitchCounters
+from fabtui.model.parsed.switch_counters import SwitchCounters
+from fabtui.model.table import Table, left, right
 from fabtui.parsers import _switch_counters_eos as eos
 from fabtui.parsers import _switch_counters_nvue as nvue
 from fabtui.parsers import _switch_counters_nxos as nxos
@@ -176,23 +177,11 @@ def _nvue(lines: list[str], command: str | None) -> SwitchCounters:
                           warnings=warnings)
 
 
-def _cell(value: object) -> str:
-    return "-" if value is None else str(value)
-
-
-def table(result: SwitchCounters) -> str:
+def tables(result: SwitchCounters) -> list[Table]:
     """Interfaces with state, packets, errors, drops, CRC and pause counts."""
-    columns = ("rx_ok", "rx_err", "rx_drp", "tx_ok", "tx_err", "tx_drp", "crc", "rx_pause",
-               "tx_pause")
-    header = ["interface", "state", *columns]
-    rows = [header]
-    for name, entry in result.interfaces.items():
-        counters: InterfaceCounters = entry
-        rows.append([name, _cell(counters.state),
-                     *(_cell(getattr(counters, column)) for column in columns)])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = [f"{result.flavor} ({result.view})"]
-    for row in rows:
-        lines.append("  ".join(cell.rjust(width) if i else cell.ljust(width)
-                               for i, (cell, width) in enumerate(zip(row, widths, strict=True))))
-    return "\n".join(lines)
+    counters = ("rx_ok", "rx_err", "rx_drp", "tx_ok", "tx_err", "tx_drp", "crc", "rx_pause",
+                "tx_pause")
+    columns = [left("interface"), left("state"), *(right(name) for name in counters)]
+    rows = [(name, entry.state, *(getattr(entry, name) for name in counters))
+            for name, entry in result.interfaces.items()]
+    return [Table.build(columns, rows, title=[f"{result.flavor} ({result.view})"])]

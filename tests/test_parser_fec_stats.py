@@ -8,6 +8,7 @@ import pytest
 
 from fabtui.parsers import fec_stats, registry
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fec-stats"
 
@@ -71,5 +72,6 @@ def test_refusals() -> None:
         fec_stats.parse(truncated)
     with pytest.raises(ParseError, match="no fec-stats"):
         fec_stats.parse("IFACE STATE RX_OK\n")
-    rendered = fec_stats.table(fec_stats.parse(_text("synthetic-sonic-fec-stats-7col-ber.txt")))
+    rendered = render_tables(fec_stats.tables(fec_stats.parse(
+        _text("synthetic-sonic-fec-stats-7col-ber.txt"))))
     assert "Ethernet8" in rendered and "3.12e-05" in rendered

@@ -10,6 +10,7 @@ import pytest
 from fabtui.model.parsed.nccl_log import NcclLogEvent
 from fabtui.parsers import nccl_log, registry
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nccl-log"
 
@@ -240,7 +241,7 @@ def test_event_cap(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_table_renders_plain_text() -> None:
     result = nccl_log.parse(_fixture("mlengineering-net-ib-completion-error12.txt"))
-    rendered = nccl_log.table(result)
+    rendered = render_tables(nccl_log.tables(result))
     assert "ib_completion_error" in rendered and "10.2.0.5" in rendered
 
 

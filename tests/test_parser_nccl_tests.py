@@ -8,6 +8,7 @@ import pytest
 
 from fabtui.parsers import nccl_tests, registry
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nccl-tests"
 
@@ -236,5 +237,5 @@ def test_per_rank_wrong_and_launcher_failures_are_errors() -> None:
 
 def test_table_renders_plain_text() -> None:
     result = nccl_tests.parse(_fixture("superbench-allreduce-8xA100-c0.txt"))
-    rendered = nccl_tests.table(result)
+    rendered = render_tables(nccl_tests.tables(result))
     assert "all_reduce" in rendered and "235.26" in rendered and "N/A" in rendered

@@ -8,6 +8,7 @@ import pytest
 
 from fabtui.parsers import queue_counters, registry
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "queue-counters"
 
@@ -65,5 +66,5 @@ def test_prefix_crlf_and_refusals() -> None:
     assert caught.value.line == 2
     with pytest.raises(ParseError, match="no `Port TxQ"):
         queue_counters.parse("Port Rx PFC0\n")
-    assert "MC19" in queue_counters.table(queue_counters.parse(_text(
-        "sonic-show-queue-counters.txt")))
+    assert "MC19" in render_tables(queue_counters.tables(queue_counters.parse(_text(
+        "sonic-show-queue-counters.txt"))))

@@ -12,6 +12,7 @@ import pytest
 
 from fabtui.parsers import registry, switch_counters
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "switch-counters"
 
@@ -205,5 +206,5 @@ def test_other_sonic_tables_are_not_claimed() -> None:
 
 
 def test_table_renders() -> None:
-    rendered = switch_counters.table(_parse("cisco-nxos-show-interface.txt"))
+    rendered = render_tables(switch_counters.tables(_parse("cisco-nxos-show-interface.txt")))
     assert "Ethernet1/1" in rendered and "2211122" in rendered

@@ -428,20 +428,21 @@ def parse(text: str) -> MlxlinkOutput:
 
 
 def tables(result: MlxlinkOutput) -> list[Table]:
-    """Per port: its state line, then one row per lane (when lanes were printed)."""
-    out: list[Table] = []
-    for port in [result, *result.more_ports]:
-        head = " ".join(x for x in (port.label, port.device, port.port) if x)
-        title = [f"# {head}" if head else "#",
-                 f"state={port.state} phys={port.physical_state} speed={port.speed} "
-                 f"width={port.width} fec={port.fec} issue={port.issue_observed}"]
-        if not port.lanes:
-            out.append(Table.build([], title=title))
-            continue
-        out.append(Table.build(
-            [left("lane"), right("rx_power_dbm"), right("tx_power_dbm"),
-             right("bias_current_ma"), right("raw_physical_errors"), left("flags")],
-            [(lane.lane, lane.rx_power_dbm, lane.tx_power_dbm, lane.bias_current_ma,
-              lane.raw_physical_errors, ",".join(lane.flags) or None) for lane in port.lanes],
-            title=title))
+    """One row per port (state, speed, width, FEC, issue), then each port's lanes."""
+    ports = [result, *result.more_ports]
+    names = [" ".join(x for x in (p.label, p.device, p.port) if x) or None for p in ports]
+    out = [Table.build(
+        [left("port"), left("state"), left("physical_state", "phys"), left("speed"),
+         left("width"), left("fec"), left("issue_observed", "issue")],
+        [(name, p.state, p.physical_state, p.speed, p.width, p.fec, p.issue_observed)
+         for name, p in zip(names, ports, strict=True)])]
+    for name, port in zip(names, ports, strict=True):
+        if port.lanes:
+            out.append(Table.build(
+                [left("lane"), right("rx_power_dbm"), right("tx_power_dbm"),
+                 right("bias_current_ma"), right("raw_physical_errors"), left("flags")],
+                [(lane.lane, lane.rx_power_dbm, lane.tx_power_dbm, lane.bias_current_ma,
+                  lane.raw_physical_errors, ",".join(lane.flags) or None)
+                 for lane in port.lanes],
+                title=[f"lanes of {name or 'the port'}"]))
     return out

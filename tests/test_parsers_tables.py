@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import fabtui.cli.parse as parse_cli
 from fabtui.cli.app import cli
 from fabtui.model.table import Table
 from fabtui.parsers import registry
@@ -116,3 +117,18 @@ def test_parse_table_prints_the_rendered_tables() -> None:
     assert result.output == render_tables(parser.tables(parser.parse(path.read_text()))) + "\n"
     assert result.output.splitlines()[1].split() == ["mlx4_0", "1", "Active", "LinkUp", "40",
                                                      "FDR10", "7", "InfiniBand"]
+
+
+def test_parse_table_on_a_narrow_terminal_cuts_cells_to_fit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    path = FIXTURES / "kernel-log" / "slurmv4-dmesg-mlx5-link-flap-bond-slave.txt"
+    piped = CliRunner().invoke(cli, ["parse", "--table", str(path)])
+    assert "link status definitely down, disabling slave" in piped.output
+    monkeypatch.setattr(parse_cli, "_terminal_width", lambda: 72)
+    narrow = CliRunner().invoke(cli, ["parse", "--table", str(path)])
+    assert narrow.exit_code == 0, narrow.output
+    rows = [line for line in narrow.output.splitlines() if line[:1].isdigit() or
+            line.startswith("line")]
+    assert len(rows) == 19 and all(len(line) <= 72 for line in rows)
+    assert any(line.endswith("…") for line in rows)
+    assert "link_flaps: enp83s0f0np0=3" in narrow.output  # summaries are not cut

@@ -35,6 +35,11 @@ def _generic_table(data: dict[str, object], width: int | None) -> str:
     return render_table(("field", "value"), rows, width)
 
 
+def _terminal_width() -> int | None:
+    """Columns of the terminal, or None when output goes to a pipe or file (nothing is cut)."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
 def _read(file: str) -> tuple[str, str]:
     """(name for messages, normalised text) of FILE or standard input; bad files exit 2."""
     if file == "-":
@@ -79,8 +84,7 @@ def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_tab
         ctx.exit(EXIT_BAD_INPUT)
     data = result.model_dump(mode="json")
     if as_table:
-        # Cut to the terminal's width only on a terminal: a pipe gets every cell whole.
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        width = _terminal_width()
         own = registry.get(data["kind"]).tables(result)
         click.echo(render_tables(own, width) if own is not None
                    else _generic_table(data, width))

@@ -20,7 +20,7 @@ GAP = "  "
 """Between two columns."""
 ELLIPSIS = "…"
 MIN_TEXT_WIDTH = 6
-"""A text column is not cut narrower than this (or its natural width, if smaller)."""
+"""No column is cut narrower than this (or its natural width, if smaller)."""
 MISSING = "-"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -85,8 +85,9 @@ def _column_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]],
     if sum(natural) <= budget:
         return natural
     # Numbers keep their cells whole (only a long heading is cut); text columns give way.
-    floors = [max([1] + [display_width(r[i]) for r in rows]) if c.align == "right"
-              else min(natural[i], MIN_TEXT_WIDTH) for i, c in enumerate(columns)]
+    floors = [max([min(natural[i], MIN_TEXT_WIDTH)]
+                  + ([display_width(r[i]) for r in rows] if c.align == "right" else []))
+              for i, c in enumerate(columns)]
 
     def fitted(cap: int) -> list[int]:
         return [min(n, max(f, cap)) for n, f in zip(natural, floors, strict=True)]

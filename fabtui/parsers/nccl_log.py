@@ -244,8 +244,18 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> NcclLog:
     """Parse an NCCL / PyTorch distributed log; raises `ParseError` if it has no NCCL content."""
+    result = scan(normalize(text).split("\n"))
+    if result is None:
+        raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
+                                     "found")
+    return result
+
+
+def scan(lines: list[str]) -> NcclLog | None:
+    """The NCCL log read from normalised `lines` (line numbers are their 1-based positions), or
+    None when they hold no NCCL, PyTorch distributed or torchrun content. Other parsers whose
+    output interleaves NCCL lines (nccl-tests) read them through this, blanking the rest."""
     state = _State()
-    lines = normalize(text).split("\n")
     for number, line in enumerate(lines, start=1):
         if state.block is not None and _child_block_line(state, state.block, number, line):
             continue
@@ -258,10 +268,7 @@ def parse(text: str) -> NcclLog:
             _warn_line(state, number, line, lines)
         elif _OTHER_KEYS.search(line):
             _other_line(state, number, line)
-    if not state.evidence:
-        raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
-                                     "found")
-    return _result(state)
+    return _result(state) if state.evidence else None
 
 
 # ---- NCCL INFO ------------------------------------------------------------------------------

@@ -202,3 +202,15 @@ def test_nccl_log_gloo_peer_failure_and_ib_status_meaning_fail_the_job() -> None
     [error] = [m for m in ib.values() if m.name == "event.ib_completion_error"]
     assert "transport retry counter exceeded" in str(error.value)
     assert "10.216.210.236" in str(error.value)
+
+
+def test_switch_counters_down_port_from_the_sonic_state_column() -> None:
+    # PR 130's capture prints STATE as words; Ethernet0 is DOWN (not said to be admin down).
+    capture = parsed("switch-counters", "sonic-utilities-pr130-portstat-state-up-down-words")
+    metrics = _on_port("switch.counters", "leaf-g00-r0", "switch-counters", capture)
+    down = {m.component for m in metrics if m.name == "state_down"}
+    assert down == {"leaf-g00-r0:Ethernet0"}
+    # `X` is admin down: an operator shut it, so it is not reported as a fault.
+    capture = parsed("switch-counters", "sonic-utilities-pr1013-counters-multi-asic-states-u-x")
+    metrics = _on_port("switch.counters", "leaf-g00-r0", "switch-counters", capture)
+    assert not [m for m in metrics if m.name == "state_down"]

@@ -3,7 +3,8 @@
 Two layouts. Cumulus 5.0-5.4 print one flat table (`in-pkts 29025`, `in-bytes 3.37 MB`, ...).
 5.5 and later print `carrier-transitions` then sections titled over `====` rules, each a table
 with `Counter  Receive  Transmit` columns (Detailed, Drop, Error, Packet Size) or per priority
-group / switch priority (Ingress Buffer, PFC). `n/a` is null (and extra counters printed as
+group / switch priority (Ingress Buffer, PFC). `nv show interface <if> counters errors`,
+`... drops` and `... pktdist` print one such Counter/Receive/Transmit table alone. `n/a` is null (and extra counters printed as
 `n/a`, i.e. not applicable in that direction, are left out); sizes with units (`0 Bytes`,
 `3.37 MB`) become integers (1 kB = 1000 B; the printed text is kept when it was rounded).
 """
@@ -34,7 +35,12 @@ _RX_ONLY = {
     "alignment errors": ("alignment_errors",), "undersize errors": ("runts",),
     "oversize errors": ("giants",),
 }
-COMMAND = re.compile(r"\bnv\s+show\s+interface\s+(\S+)\s+counters\b")
+VIEW_COUNTERS = re.compile(r"(?m)^\s*Interface\s+MTU\s+RX_OK\s+RX_ERR\s+RX_DRP\s+RX_OVR\s+TX_OK\b")
+"""`nv show interface --view counters`: one netstat-style row per interface."""
+_VIEW_COLUMNS = {"RXOK": "rx_ok", "RXERR": "rx_err", "RXDRP": "rx_drp", "RXOVR": "rx_ovr",
+                 "TXOK": "tx_ok", "TXERR": "tx_err", "TXDRP": "tx_drp", "TXOVR": "tx_ovr",
+                 "MTU": "mtu"}
+COMMAND = re.compile(r"\bnv\s+show\s+interface\s+(\S+)\s+counters\b(?:\s+(\w[\w-]*))?")
 
 
 def size_value(text: str) -> tuple[int | None, bool]:
@@ -71,7 +77,7 @@ def _store(entry: dict[str, Any], field: str, text: str, warnings: list[str], li
         entry["other"][field] = value
 
 
-def parse(lines: list[str]) -> tuple[InterfaceCounters, str, list[str]]:
+def parse(lines: list[str], command: str | None = None) -> tuple[InterfaceCounters, str, list[str]]:
     """The one interface's counters; returns (counters, view, warnings)."""
     entry: dict[str, Any] = {"other": {}, "printed": {}}
     warnings: list[str] = []
@@ -80,12 +86,68 @@ def parse(lines: list[str]) -> tuple[InterfaceCounters, str, list[str]]:
         _json(data, entry, warnings, "")
         return InterfaceCounters(**entry), "nv-counters-json", warnings
     sectioned = any(re.match(r"^\s*=+\s*$", line) for line in lines)
-    for table in find_tables(lines):
+    tables = find_tables(lines)
+    for table in tables:
         _table(table, entry, warnings)
     for number, line in enumerate(lines, start=1):
         if line.strip() in ("...", "…"):
             warnings.append(f"line {number}: rows elided with '...' in the capture")
-    return InterfaceCounters(**entry), "nv-counters" if sectioned else "nv-counters-flat", warnings
+    if sectioned:
+        view = "nv-counters"
+    elif tables and all(_keys(t)[:3] == ["counter", "receive", "transmit"] for t in tables):
+        view = f"nv-counters-{_subview(command, tables)}"
+    else:
+        view = "nv-counters-flat"
+    return InterfaceCounters(**entry), view, warnings
+
+
+def parse_view(lines: list[str]) -> tuple[dict[str, InterfaceCounters], list[str]]:
+    """`nv show interface --view counters`: every interface's row; (interfaces, warnings).
+
+    `Flg` holds the kernel's interface flags as netstat prints them (net-tools netstat(8)):
+    `U` the interface is up (administratively), `R` it is running (link up), so a port without
+    `R` is down and one without `U` was shut down."""
+    interfaces: dict[str, InterfaceCounters] = {}
+    warnings: list[str] = []
+    for table in find_tables(lines):
+        keys = [re.sub(r"[^0-9A-Za-z]", "", cell).upper() for cell in table.header]
+        if not keys or keys[0] != "INTERFACE" or "RXOK" not in keys:
+            continue
+        for row in table.rows:
+            name = row.cells[0].strip()
+            entry: dict[str, Any] = {}
+            for key, cell in zip(keys[1:], row.cells[1:], strict=True):
+                if key == "FLG" and cell.strip():
+                    entry["state"] = "up" if "R" in cell else "down"
+                    entry["admin_state"] = "up" if "U" in cell else "down"
+                elif key in _VIEW_COLUMNS:
+                    try:
+                        entry[_VIEW_COLUMNS[key]] = parse_int(cell)
+                    except ValueError:
+                        warnings.append(f"line {row.line}: {key}: unreadable value "
+                                        f"{cell.strip()[:40]!r}")
+            if name:
+                interfaces[name] = InterfaceCounters(**entry)
+    return interfaces, warnings
+
+
+def _keys(table: Table) -> list[str]:
+    return [cell.strip().lower() for cell in table.header]
+
+
+def _subview(command: str | None, tables: list[Table]) -> str:
+    """`errors`, `drops` or `pktdist`: from the command when shown, else from the row names."""
+    match = COMMAND.search(command or "")
+    if match and match.group(2):
+        return match.group(2).lower()
+    names = [row.cells[0].strip().lower() for table in tables for row in table.rows]
+    if names and all(name.endswith("errors") for name in names):
+        return "errors"
+    if names and all(name.endswith("drops") for name in names):
+        return "drops"
+    if names and all(re.fullmatch(r"\d+(?:-\d+)?", name) for name in names):
+        return "pktdist"
+    return "table"
 
 
 def _table(table: Table, entry: dict[str, Any], warnings: list[str]) -> None:

@@ -279,8 +279,8 @@ def test_nvue_view_counters_every_interface_and_state_from_flags() -> None:
     assert result.interfaces["vlan10"].rx_drp == 20
     # A port the kernel lists without `R` (running) has no link; without `U` it was shut.
     text = (FIXTURES / "cumulus-59-nv-show-interface-view-counters-all-ports.txt").read_text()
-    text = text.replace("9000   721    0       0       0       1091   0       0       0       BMsRU",
-                        "9000   721    0       0       0       1091   0       0       0       BMsU ")
+    row = "swp1            9000   721    0       0       0       1091   0       0       0       "
+    text = text.replace(row + "BMsRU", row + "BMsU ")
     text = text.replace("BMsRU\nswp3", "BMs  \nswp3")
     ports = switch_counters.parse(text).interfaces
     assert (ports["swp1"].state, ports["swp1"].admin_state) == ("down", "up")

@@ -4,8 +4,9 @@ Two layouts. Cumulus 5.0-5.4 print one flat table (`in-pkts 29025`, `in-bytes 3.
 5.5 and later print `carrier-transitions` then sections titled over `====` rules, each a table
 with `Counter  Receive  Transmit` columns (Detailed, Drop, Error, Packet Size) or per priority
 group / switch priority (Ingress Buffer, PFC). `nv show interface <if> counters errors`,
-`... drops` and `... pktdist` print one such Counter/Receive/Transmit table alone. `n/a` is null (and extra counters printed as
-`n/a`, i.e. not applicable in that direction, are left out); sizes with units (`0 Bytes`,
+`... drops` and `... pktdist` print one such Counter/Receive/Transmit table alone. `n/a` is
+null (and extra counters printed as `n/a`, i.e. not applicable in that direction, are left
+out); sizes with units (`0 Bytes`,
 `3.37 MB`) become integers (1 kB = 1000 B; the printed text is kept when it was rounded).
 """
 

@@ -361,3 +361,17 @@ def test_nccl_cuda_failure_on_a_device_without_rank() -> None:
     [cuda] = [e for e in result.events if e.type == "cuda_error"]
     assert (cuda.device, cuda.rank, cuda.source) == (3, None, "include/alloc.h:178")
     assert result.events[0].type == "connection_closed"
+
+
+def test_torchrun_report_ranks_hosts_and_the_raise_line_is_not_a_failure() -> None:
+    text = _fixture("minigpt4-issue237-torchrun-childfailederror-two-ranks.txt")
+    assert registry.detect(text)[0][0] == "nccl-log"
+    root, other = nccl_log.parse(text).events
+    assert (root.rank, root.rank_source, root.local_rank, root.status, root.pid) == \
+        (0, "torchrun", 0, 1, 78970)
+    assert (other.rank, other.pid, other.host) == (1, 78971, "n136-117-136.byted.org")
+    assert other.exception == root.exception == \
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+    [only] = nccl_log.parse(_fixture(
+        "unsloth-issue4-torchrun-childfailederror-no-other-failures-prompt.txt")).events
+    assert (only.line, only.rank, only.host, only.status) == (9, 0, "192-222-55-138", 1)

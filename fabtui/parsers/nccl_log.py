@@ -237,6 +237,8 @@ def detect(text: str) -> float:
     if any(key in sample for key in ("TCPStore", "DistStoreError", "DistNetworkError",
                                      "Gloo connectFullMesh")):
         return 0.7
+    if "ChildFailedError:" in sample and "Root Cause" in sample:
+        return 0.6  # torchrun's failure report
     if "ChildFailedError" in sample or "DistBackendError" in sample:
         return 0.4
     return 0.0
@@ -662,7 +664,8 @@ def _other_line(state: _State, number: int, raw: str) -> None:
         _terminate_line(state, number, line)
     elif "DistBackendError:" in line:
         _add_simple(state, number, line, "dist_backend_error")
-    elif "ChildFailedError" in line:
+    elif "ChildFailedError:" in line:
+        # The exception line; `raise ChildFailedError(` of the traceback above it is code.
         _child_failed_start(state, number, line)
     elif "failed (exitcode:" in line:
         _exitcode_line(state, number, line)
@@ -998,7 +1001,7 @@ def _block_entry(state: _State, block: _ChildBlock, number: int) -> NcclLogEvent
         return None
     event = NcclLogEvent(type="child_failed", rank=None, host=None, seq=None, op=None,
                          timeout_ms=None, peer=None, status=None, line=number,
-                         message=block.event.message)
+                         message=block.event.message, exception=block.event.exception)
     return event if _add_event(state, event) else None
 
 

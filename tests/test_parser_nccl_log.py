@@ -284,6 +284,9 @@ def test_rank_from_the_init_line_of_the_same_process_or_a_torchrun_tag() -> None
     assert [(e.rank, e.rank_source, e.device) for e in events] == \
         [(36, "init", 4), (None, None, 4), (7, "pytorch", 4)]
     assert events[0].status_meaning == "Work Request Flushed Error"
+    stated = warn.replace(":984:", ":987:").replace("NCCL WARN ", "NCCL WARN [Rank 9] ")
+    [event] = _events(stated, "ib_completion_error")
+    assert (event.rank, event.rank_source, event.device) == (9, "pytorch", 4)
 
 
 def test_socket_failures_peer_and_peer_rank() -> None:

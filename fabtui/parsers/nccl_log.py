@@ -583,8 +583,9 @@ def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: Ev
     prefix = _prefix(line[:pos], source=warn)
     _add_host(state, prefix.host)
     # torchrun's `[rankN]:` line prefix states the rank; the bracketed `[N]` is only the device.
-    tagged = _RANK_TAG.search(line[:pos])
-    event = NcclLogEvent(type=kind, rank=int(tagged.group(1)) if tagged else None,
+    tagged = _RANK_TAG.search(line[:pos]) or _PG_RANK.search(msg)
+    rank = int(tagged.group(tagged.lastindex or 1)) if tagged else None
+    event = NcclLogEvent(type=kind, rank=rank,
                          rank_source="pytorch" if tagged else None, host=prefix.host, seq=None,
                          op=None, timeout_ms=None, peer=None, status=None, line=number,
                          message=msg[:_MESSAGE_MAX], pid=prefix.pid, device=prefix.device,

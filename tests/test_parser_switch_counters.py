@@ -285,3 +285,17 @@ def test_nvue_view_counters_every_interface_and_state_from_flags() -> None:
     ports = switch_counters.parse(text).interfaces
     assert (ports["swp1"].state, ports["swp1"].admin_state) == ("down", "up")
     assert (ports["swp2"].state, ports["swp2"].admin_state) == ("down", "down")
+
+
+def test_nvue_all_interfaces_json() -> None:
+    # Layout of `nv show interface counters -o json` as NVIDIA's sonic-mgmt NVUE wrapper reads
+    # it (`[ifname]["counters"]["netstat"]["tx-drop"]`); no published capture was found.
+    text = ('{"swp1": {"counters": {"netstat": {"rx-okay": 721, "rx-error": 2, "rx-drop": 0,'
+            ' "tx-okay": 1091, "tx-drop": 4, "flags": "BMsU"}}}, "eth0": {"link": {}}}')
+    assert registry.detect(text)[0][0] == "switch-counters"
+    result = switch_counters.parse(text)
+    assert (result.flavor, result.view, list(result.interfaces)) == \
+        ("nvue", "nv-view-counters-json", ["swp1"])
+    swp1 = result.interfaces["swp1"]
+    assert (swp1.rx_ok, swp1.rx_err, swp1.tx_ok, swp1.tx_drp) == (721, 2, 1091, 4)
+    assert (swp1.state, swp1.admin_state, result.warnings) == ("down", "up", [])

@@ -6,8 +6,9 @@ with `Counter  Receive  Transmit` columns (Detailed, Drop, Error, Packet Size) o
 group / switch priority (Ingress Buffer, PFC). `nv show interface <if> counters errors`,
 `... drops` and `... pktdist` print one such Counter/Receive/Transmit table alone. `n/a` is
 null (and extra counters printed as `n/a`, i.e. not applicable in that direction, are left
-out); sizes with units (`0 Bytes`,
-`3.37 MB`) become integers (1 kB = 1000 B; the printed text is kept when it was rounded).
+out); sizes with units (`0 Bytes`, `3.37 MB`) become integers (1 kB = 1000 B; the printed text
+is kept when it was rounded). `nv show interface --view counters` (text) and `nv show interface
+counters -o json` cover every interface at once.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ VIEW_COUNTERS = re.compile(r"(?m)^\s*Interface\s+MTU\s+RX_OK\s+RX_ERR\s+RX_DRP\s
 _VIEW_COLUMNS = {"RXOK": "rx_ok", "RXERR": "rx_err", "RXDRP": "rx_drp", "RXOVR": "rx_ovr",
                  "TXOK": "tx_ok", "TXERR": "tx_err", "TXDRP": "tx_drp", "TXOVR": "tx_ovr",
                  "MTU": "mtu"}
+_NETSTAT_KEY = re.compile(r"^(rx|tx|in|out)-(okay|ok|pkts|errors?|err|drops?|drp|overruns?|ovr)$")
+_NETSTAT_FIELD = {"okay": "ok", "ok": "ok", "pkts": "ok", "error": "err", "errors": "err",
+                  "err": "err", "drop": "drp", "drops": "drp", "drp": "drp", "overrun": "ovr",
+                  "overruns": "ovr", "ovr": "ovr"}
 COMMAND = re.compile(r"\bnv\s+show\s+interface\s+(\S+)\s+counters\b(?:\s+(\w[\w-]*))?")
 
 
@@ -119,8 +124,7 @@ def parse_view(lines: list[str]) -> tuple[dict[str, InterfaceCounters], list[str
             entry: dict[str, Any] = {}
             for key, cell in zip(keys[1:], row.cells[1:], strict=True):
                 if key == "FLG" and cell.strip():
-                    entry["state"] = "up" if "R" in cell else "down"
-                    entry["admin_state"] = "up" if "U" in cell else "down"
+                    entry.update(_flag_state(cell))
                 elif key in _VIEW_COLUMNS:
                     try:
                         entry[_VIEW_COLUMNS[key]] = parse_int(cell)
@@ -130,6 +134,40 @@ def parse_view(lines: list[str]) -> tuple[dict[str, InterfaceCounters], list[str
             if name:
                 interfaces[name] = InterfaceCounters(**entry)
     return interfaces, warnings
+
+
+def _flag_state(flags: str) -> dict[str, str]:
+    """netstat interface flags -> oper state (`R` running) and admin state (`U` up)."""
+    return {"state": "up" if "R" in flags else "down",
+            "admin_state": "up" if "U" in flags else "down"}
+
+
+def parse_view_json(data: Any) -> tuple[dict[str, InterfaceCounters], list[str]] | None:
+    """`nv show interface counters -o json`: `{ifname: {"counters": {"netstat": {"rx-okay": N,
+    "tx-drop": N, ...}}}}` (the layout NVIDIA's sonic-mgmt NVUE wrapper reads); None when `data`
+    is not that. Names other than the netstat ok/error/drop/overrun pairs go to `other`."""
+    if not isinstance(data, dict) or not data:
+        return None
+    interfaces: dict[str, InterfaceCounters] = {}
+    warnings: list[str] = []
+    for name, body in data.items():
+        netstat = body.get("counters", {}).get("netstat") if isinstance(body, dict) else None
+        if not isinstance(netstat, dict):
+            continue
+        entry: dict[str, Any] = {"other": {}, "printed": {}}
+        for key, value in netstat.items():
+            if str(key).lower() in ("flags", "flg") and isinstance(value, str):
+                entry.update(_flag_state(value))
+                continue
+            match = _NETSTAT_KEY.match(str(key).lower())
+            side = {"in": "rx", "out": "tx"}.get(match.group(1), match.group(1)) if match else ""
+            field = f"{side}_{_NETSTAT_FIELD[match.group(2)]}" if match else snake(str(key))
+            if isinstance(value, bool) or not isinstance(value, int | float | str) \
+                    or (match is None and not re.fullmatch(r"[\d.,]+", str(value))):
+                continue  # not a counter (a name, a timestamp)
+            _store(entry, field, str(value), warnings, 0, common=match is not None)
+        interfaces[str(name)] = InterfaceCounters(**entry)
+    return (interfaces, warnings) if interfaces else None
 
 
 def _keys(table: Table) -> list[str]:

@@ -72,7 +72,7 @@ def _flavor(text: str) -> tuple[str | None, float]:
     if _NXOS_HEADER.search(text) and re.search(
             r"(?m)^\s*(?:RX|Rx)\s*$|admin state is|input packets|^\s+Hardware: ", text):
         return "nxos", 0.9
-    if re.search(r'"(?:carrier-transitions|in-pkts|out-pkts)"\s*:', text):
+    if re.search(r'"(?:carrier-transitions|in-pkts|out-pkts|netstat)"\s*:', text):
         return "nvue", 0.8
     if _NVUE_PAIRED.search(text) or nvue.VIEW_COUNTERS.search(text):
         return "nvue", 0.85
@@ -176,6 +176,10 @@ def _nvue(lines: list[str], command: str | None) -> SwitchCounters:
         interfaces, warnings = nvue.parse_view(lines)
         return SwitchCounters(flavor="nvue", view="nv-view-counters", interfaces=interfaces,
                               warnings=warnings)
+    every = nvue.parse_view_json(load_json("\n".join(lines)))
+    if every is not None:
+        return SwitchCounters(flavor="nvue", view="nv-view-counters-json", interfaces=every[0],
+                              warnings=every[1])
     counters, view, warnings = nvue.parse(lines, command)
     match = nvue.COMMAND.search(command or "") or nvue.COMMAND.search("\n".join(lines[:5]))
     name = match.group(1) if match else None

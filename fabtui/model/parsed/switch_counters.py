@@ -138,7 +138,8 @@ class SwitchCounters(ParsedOutput):
     `nv-counters-flat`, `nv-counters-json`, `nv-counters-errors` / `nv-counters-drops` /
     `nv-counters-pktdist` (NVUE `nv show interface <if> counters errors|drops|pktdist`, one
     Counter/Receive/Transmit table), `nv-view-counters` (`nv show interface --view counters`,
-    every interface), `onyx-text`, `onyx-json`."""
+    every interface), `nv-view-counters-json` (`nv show interface counters -o json`, every
+    interface's `counters.netstat`), `onyx-text`, `onyx-json`."""
     command: str | None = None
     """The command line, when the capture shows it after a prompt."""
     interfaces: dict[str, InterfaceCounters]

@@ -378,3 +378,19 @@ def test_torchrun_report_ranks_hosts_and_the_raise_line_is_not_a_failure() -> No
     [only] = nccl_log.parse(_fixture(
         "unsloth-issue4-torchrun-childfailederror-no-other-failures-prompt.txt")).events
     assert (only.line, only.rank, only.host, only.status) == (9, 0, "192-222-55-138", 1)
+
+
+def test_watchdog_lines_numbered_by_a_collector_and_unpadded_glog_month() -> None:
+    result = nccl_log.parse(_fixture(
+        "llamafactory-issue7396-watchdog-numbered-lines-rank-tags.txt"))
+    assert [(e.type, e.rank, e.seq) for e in result.events] == [
+        ("watchdog_timeout", 0, 1580), ("watchdog_timeout", 4, 1580),
+        ("watchdog_timeout", 3, 1580)]
+    assert result.events[0].message.startswith("[Rank 0] Watchdog caught")
+    assert (result.events[0].last_enqueued, result.events[0].last_completed) == (1582, 1579)
+    [event] = nccl_log.parse(_fixture(
+        "diffsynth-issue458-watchdog-coalesced-pg-guid-unpadded-month.txt")).events
+    assert (event.rank, event.op, event.seq, event.timeout_ms, event.ran_for_ms) == \
+        (4, "COALESCED", 610, 600000, 600086)
+    assert (event.last_enqueued, event.last_completed) == (616, 609)
+    assert event.message.startswith("[Rank 4] Watchdog caught")

@@ -44,9 +44,11 @@ _MESSAGE_MAX = 500
 _PREFIX = re.compile(r"(?:^|[\s\]:>])([A-Za-z0-9_.\-]+):(\d+):(\d+) \[(\d+)\]")
 _WARN_SOURCE = re.compile(r"\]\s+(\S+?:\d+)(?:\s+\([^)]*\))?\s*$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+[\w.+\-]*)")
-_RANK_PREFIX = re.compile(r"^\s*\[rank(\d+)\]:")
-_C10_PREFIX = re.compile(r"^(?:\s*\[rank\d+\]:)?\s*\[?[EWIF](?:\d{4} [\d:.]+(?: +\d+)?)? ?"
-                         r"[\w./\-]+:\d+\]\s*")
+# A log collector may number the lines (`[80746] [rank0]:[E321 02:07:08.40 File.cpp:607] ...`);
+# glog-style c10 prefixes print the month unpadded (`E321` is March 21).
+_RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+)?\[rank(\d+)\]:")
+_C10_PREFIX = re.compile(r"^(?:\s*(?:\[\d+\]\s+)?\[rank\d+\]:)?\s*\[?[EWIF](?:\d{3,4} [\d:.]+"
+                         r"(?: +\d+)?)? ?[\w./\-]+:\d+\]\s*")
 _PG_RANK = re.compile(r"\[(?:PG (.+?) )?Rank (\d+)\]")
 _SEQNUM = re.compile(r"SeqNum=(\d+)")
 _OPTYPE = re.compile(r"OpType=(\w+)")

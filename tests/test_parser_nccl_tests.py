@@ -308,3 +308,24 @@ def test_nccl_warn_only_capture_is_not_refused_but_info_only_is() -> None:
     assert (event.type, event.peer, event.peer_port) == ("connect_failed", "10.0.0.2", 45763)
     with pytest.raises(ParseError):
         nccl_tests.parse(warn.replace("NCCL WARN", "NCCL INFO"))
+
+
+def test_cause_quoted_in_the_failure_reason_is_an_event_without_nccl_debug() -> None:
+    # nccl-tests prints `'%s / %s'` of ncclGetErrorString and ncclGetLastError (NCCL >= 2.19);
+    # the line is built in that form, the cause text is the real WARN text of NVIDIA/nccl#1814.
+    text = ("# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor)\n"
+            "node7: Test NCCL failure common.cu:1279 'remote process exited or there was a "
+            "network error / NET/IB : Got completion from peer 10.0.0.2<55921> with status=12 "
+            "opcode=1 len=0 vendor err 129 (Send) localGid ::ffff:29.87.4.221 "
+            "remoteGids::ffff:29.87.88.182'\n .. node7 pid 1234: Test failure common.cu:1167\n")
+    result = nccl_tests.parse(text)
+    assert result.failures[0].nccl_result == "ncclRemoteError"
+    [event] = result.events
+    assert (event.type, event.host, event.line, event.peer, event.peer_port) == \
+        ("ib_completion_error", "node7", 2, "10.0.0.2", 55921)
+    assert (event.status, event.status_meaning, event.direction) == \
+        (12, "transport retry counter exceeded", "Send")
+    # The same failure printed as a WARN line too is reported once.
+    warn = ("node7:1234:1300 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from "
+            "peer 10.0.0.2<55921> with status=12 opcode=1 len=0 vendor err 129 (Send)\n")
+    assert len(nccl_tests.parse(warn + text).events) == 1

@@ -820,6 +820,18 @@ def nccl_result_of(text: str) -> str | None:
     return next((code for phrase, code in _NCCL_RESULTS if phrase in lowered), None)
 
 
+def failure_event(text: str, line: int, host: str | None) -> NcclLogEvent | None:
+    """The network or CUDA failure a message quotes (the `Last error` part of an NCCL error),
+    as an event of its own; None when it names no such failure."""
+    kind = _classify_warn(text, "")
+    if kind in ("nccl_warn", "plugin_not_found", "net_plugin_error"):
+        return None
+    event = NcclLogEvent(type=kind, rank=None, host=host, seq=None, op=None, timeout_ms=None,
+                         peer=None, status=None, line=line, message=text[:_MESSAGE_MAX])
+    _fill_network_details(event, text)
+    return event
+
+
 def _nccl_details(event: NcclLogEvent, text: str) -> None:
     """The NCCL result code of an error message, and the network failure of its `Last error:`."""
     event.nccl_result = event.nccl_result or nccl_result_of(text)

@@ -162,6 +162,7 @@ def parse(text: str) -> NcclTestsOutput:
     for number, raw in enumerate(lines, start=1):
         _read_line(state, number, raw)
     events = _nccl_events(state, lines)
+    events += _quoted_causes(state, events)
     if not state.evidence and not events:
         raise ParseError(KIND, None, "not nccl-tests output: no table header, parameter line, "
                                      "result footer, test failure or NCCL WARN line")
@@ -180,9 +181,24 @@ def _nccl_events(state: _State, lines: list[str]) -> list[NcclLogEvent]:
     kept = [line if number in state.nccl_lines else ""
             for number, line in enumerate(lines, start=1)]
     found = nccl_log.scan(kept)
-    if found is None:
-        return []
-    return [e for e in found.events if e.type != "init_complete"]
+    events = [] if found is None else [e for e in found.events if e.type != "init_complete"]
+    return events
+
+
+def _quoted_causes(state: _State, events: list[NcclLogEvent]) -> list[NcclLogEvent]:
+    """NCCL >= 2.19 quotes its last error in the failure reason (`'remote process exited ... /
+    NET/IB : Got completion from peer ...'`): an event even when NCCL_DEBUG printed nothing."""
+    added = []
+    for failure in state.failures:
+        reason = failure.reason or ""
+        if failure.category != "nccl" or " / " not in reason:
+            continue
+        cause = reason.split(" / ", 1)[1].strip()
+        event = nccl_log.failure_event(cause, failure.line, failure.host) if cause else None
+        if event is not None and not any(e.type == event.type and e.peer == event.peer
+                                         for e in [*events, *added]):
+            added.append(event)
+    return added
 
 
 def _read_line(state: _State, number: int, raw: str) -> None:

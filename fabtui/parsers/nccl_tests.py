@@ -188,7 +188,7 @@ def _nccl_events(state: _State, lines: list[str]) -> list[NcclLogEvent]:
 def _quoted_causes(state: _State, events: list[NcclLogEvent]) -> list[NcclLogEvent]:
     """NCCL >= 2.19 quotes its last error in the failure reason (`'remote process exited ... /
     NET/IB : Got completion from peer ...'`): an event even when NCCL_DEBUG printed nothing."""
-    added = []
+    added: list[NcclLogEvent] = []
     for failure in state.failures:
         reason = failure.reason or ""
         if failure.category != "nccl" or " / " not in reason:

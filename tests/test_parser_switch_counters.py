@@ -299,3 +299,12 @@ def test_nvue_all_interfaces_json() -> None:
     swp1 = result.interfaces["swp1"]
     assert (swp1.rx_ok, swp1.rx_err, swp1.tx_ok, swp1.tx_drp) == (721, 2, 1091, 4)
     assert (swp1.state, swp1.admin_state, result.warnings) == ("down", "up", [])
+
+
+def test_sonic_trillion_counters_on_down_ports() -> None:
+    ports = _parse("sonic-utilities-pr676-portstat-huge-counters-state-d.txt").interfaces
+    eth0 = ports["Ethernet0"]
+    assert (eth0.state, eth0.admin_state) == ("down", "up")
+    assert (eth0.rx_ok, eth0.rx_err, eth0.tx_ovr) == \
+        (2_114_316_102_605, 1_348_839_001_261, 365_833_058_905)
+    assert all(p.state == "down" for p in ports.values()) and len(ports) == 4

@@ -394,3 +394,16 @@ def test_watchdog_lines_numbered_by_a_collector_and_unpadded_glog_month() -> Non
         (4, "COALESCED", 610, 600000, 600086)
     assert (event.last_enqueued, event.last_completed) == (616, 609)
     assert event.message.startswith("[Rank 4] Watchdog caught")
+
+
+def test_c10d_connection_refused_and_dist_network_error() -> None:
+    # The real c10d line of pytorch/PiPPy#158 with the errno a refused connect prints.
+    line = _fixture("pippy-issue158-c10d-cannot-assign-requested-address.txt").replace(
+        "errno: 99 - Cannot assign requested address", "errno: 111 - Connection refused")
+    [event] = nccl_log.parse(line).events
+    assert (event.type, event.peer, event.peer_port, event.status, event.status_meaning) == \
+        ("socket_connect_refused", "localhost", 29500, 111, "Connection refused")
+    reset = "torch.distributed.DistNetworkError: Connection reset by peer\n"
+    [event] = nccl_log.parse(reset).events
+    assert (event.type, event.exception) == \
+        ("connection_closed", "torch.distributed.DistNetworkError")

@@ -431,3 +431,64 @@ Second?
     done = run("runbook", "resume", session, "--answer", "g2=yes")
     assert done.exit_code == 0, done.output
     assert "path: first -> gate-one -> gate-two\n" in done.stdout
+
+
+SECRET_BOOK = """
+## Use
+
+```input {id=pw name=pw secret=true default=An0therSecr3t}
+Password?
+```
+
+```sh {id=use capture="got (?P<echoed>\\\\S+)"}
+echo "got {{ token }}"; echo "pw {{ pw }}"
+```
+
+```check {id=c}
+warn if token: the secret is {{ token }} and {{ pw }}
+ok: fine
+```
+
+```note
+note {{ echoed }}
+```
+
+```sh {id=boom}
+echo "{{ token }}"; exit 3
+```
+"""
+
+
+def test_no_output_path_shows_a_secret(run: Callable[..., Result], book: Callable[..., Path],
+                                       data: Path) -> None:
+    """Progress, summary, --json, errors, journal bytes and its exports: all masked."""
+    secrets = ("S3cr3tP@ss", "An0therSecr3t")
+    path = book(SECRET_BOOK)
+    seen = []
+    for extra in ((), ("--json",), ("--dry-run",)):
+        result = run("runbook", "run", str(path), "--input", f"token={secrets[0]}", *extra)
+        assert result.exit_code == 0, result.output
+        seen += [result.stdout, result.stderr]
+    summary = json.loads(seen[2][seen[2].index("{\n"):])
+    assert summary["vars"]["pw"] == "***" and summary["vars"]["echoed"] == "***"
+    assert "[warn] c: the secret is *** and ***" in summary["findings"]
+    assert "[warn] c: the secret is *** and ***" in seen[0].split("\n\n")[-1]
+    assert "[fail] boom: exit 3: ***" in seen[0].split("\n\n")[-1]
+    session = summary["session"]
+    for command in (("runbook", "journal", session), ("runbook", "journal", session, "--json"),
+                    ("runbook", "sessions"), ("runbook", "sessions", "--json")):
+        exported = run(*command)
+        assert exported.exit_code == 0, exported.output
+        seen += [exported.stdout, exported.stderr]
+    # an input that fails its type check is quoted in the error: masked there too
+    typed = book(SECRET_BOOK.replace("secret=true", "secret=true type=int"), "typed")
+    refused = run("runbook", "run", str(typed), "--input", f"token={secrets[0]}")
+    seen += [refused.stdout, refused.stderr]
+    assert "pw: " in refused.stdout and "***" in refused.stdout
+    home = Path(os.environ["XDG_DATA_HOME"]) / "fabtui"
+    stored = b"".join(p.read_bytes() for p in home.glob("journal.sqlite*"))
+    assert stored and "***".encode() in stored
+    for secret in secrets:
+        assert secret.encode() not in stored
+        for text in seen:
+            assert secret not in text, text

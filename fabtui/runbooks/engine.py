@@ -350,12 +350,15 @@ class Engine:
         findings = [f"[{verdict.value}] {block}: {self.messages.get(block, '')}"
                     for block, verdict in self.verdicts.items()
                     if verdict in (Verdict.WARN, Verdict.FAIL, Verdict.ERROR, Verdict.ABORTED)]
+        # Masked here, at the source, so no face (text, JSON, a case draft, a report) can
+        # print a secret the run saw: a check message or a captured value may hold one.
+        mask = self.redactor
         summary = RunSummary(
             session=self.session, runbook=self.runbook.meta.id, outcome=outcome,
             path=list(self.path), ended_at=self.path[-1] if self.path else None,
-            vars={k: v for k, v in self.values.items() if not isinstance(v, dict)},
-            findings=findings, blocks=dict(self.verdicts), handover=handover,
-            reason=ending[1] if ending else "")
+            vars=mask.scrub({k: v for k, v in self.values.items() if not isinstance(v, dict)}),
+            findings=mask.scrub(findings), blocks=dict(self.verdicts), handover=handover,
+            reason=mask.text(ending[1]) if ending else "")
         self._record("session_finished", data={
             "outcome": outcome.value, "path": summary.path, "handover": handover,
             "reason": summary.reason, "findings": findings})
@@ -435,8 +438,11 @@ class Engine:
         body = " | ".join(line.strip() for line in block.body.strip().splitlines())
         if block.kind is BlockKind.INPUT:
             name = block.attrs.get("name", var_name(block.id))
+            default = block.attrs.get("default")
+            if default is not None and block.attrs.get("secret") == "true":
+                self.redactor.add(default)
             return _Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}",
-                            variables={name: block.attrs.get("default")})
+                            variables={name: default})
         verb = {BlockKind.CHECK: "judge", BlockKind.DECIDE: "choose",
                 BlockKind.CONFIRM: "ask"}[block.kind]
         return _Outcome(Verdict.SKIPPED, f"dry run: would {verb}: {body}")
@@ -498,6 +504,8 @@ class Engine:
         answer = await self.operator.ask(block, prompt, spec)
         if answer is None:
             answer = spec.default
+        if spec.secret and answer is not None:
+            self.redactor.add(str(answer))  # before convert: its error message quotes it
         if answer is None:
             return _Outcome(Verdict.ERROR, f"input {name} needs a value "
                             f"(headless: --answer {block.id}=VALUE)")

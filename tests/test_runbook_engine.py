@@ -206,6 +206,54 @@ touch {marker}
     assert not marker.exists()
 
 
+def test_a_dry_run_shows_what_would_be_sent(run: Callable[..., Result], data: Path) -> None:
+    """Values that follow from the inputs and the topology are computed; the rest are named,
+    with where they will come from."""
+    result = run("runbook", "run", "optic-replacement", "--input",
+                 "port=leaf-g00-r3:Ethernet16", "--dry-run")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "   $ sudo config interface shutdown Ethernet16 (on leaf-g00-r3)" in out
+    assert "would ask to type 'leaf-g00-r3:Ethernet16', then run on leaf-g00-r3: " \
+        "sudo config interface shutdown Ethernet16" in out
+    assert "$ switch.fec on leaf-g00-r3\n" in out
+    assert "$ perftest.ib_write_bw on node003:mlx5_3,node001:mlx5_3" in out
+    assert "Is node003 drained" in out
+    assert "note: Before: optic {{ serial_before }} in leaf-g00-r3:Ethernet16" in out
+    assert "{{ serial_before }}: set from the result of step 2 block 'dom-before', known when " \
+        "it runs" in out
+    for wrong in ("known once the run gets here", "NoneType", "''", "optic  in", "{{ leaf }}",
+                  "{{ nic }}", "{{ node }}"):
+        assert wrong not in out, wrong
+
+
+def test_a_dry_run_names_captured_and_asked_values(run: Callable[..., Result],
+                                                   book: Callable[..., Path],
+                                                   data: Path) -> None:
+    path = book("""
+## Look
+
+```sh {id=dom capture="serial (?P<serial>\\S+)"}
+echo "serial X1"
+```
+
+```input {id=who name=who}
+Who swaps it?
+```
+
+```sh {id=log if="serial != ''"}
+echo {{ serial }} {{ who }} {{ value }}
+```
+""")
+    result = run("runbook", "run", str(path), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "$ echo {{ serial }} {{ who }} plain" in result.stdout
+    assert "{{ serial }}: captured from the output of step 1 block 'dom', known when it runs" \
+        in result.stdout
+    assert "{{ who }}: asked for at step 1 block 'who'" in result.stdout
+    assert "if serial != '': needs serial, captured from" in result.stdout
+
+
 def test_lint_errors_refuse_the_run(run: Callable[..., Result], book: Callable[..., Path],
                                     data: Path) -> None:
     path = book("""
@@ -487,7 +535,7 @@ def test_no_output_path_shows_a_secret(run: Callable[..., Result], book: Callabl
     assert "pw: " in refused.stdout and "***" in refused.stdout
     home = Path(os.environ["XDG_DATA_HOME"]) / "fabtui"
     stored = b"".join(p.read_bytes() for p in home.glob("journal.sqlite*"))
-    assert stored and "***".encode() in stored
+    assert stored and b"***" in stored
     for secret in secrets:
         assert secret.encode() not in stored
         for text in seen:

@@ -167,3 +167,25 @@ def test_a_fabric_left_unhealthy_says_so_and_shows_the_real_finding(
     assert run(*"--scenario healthy sim start".split()).exit_code == 0
     healthy = run("probe", "run", "switch.pfc", "--target", "leaf-g00-r4")
     assert healthy.exit_code == 0 and "demo fabric:" not in healthy.stderr, healthy.output
+
+
+def test_logging_in_to_a_device_the_fabric_lacks_is_a_clear_error(
+        run: Callable[..., Result], state_file: Path) -> None:
+    for kind, name in (("switch", "leaf-g00-r9"), ("node", "node099")):
+        extra = ["true"] if kind == "node" else []
+        result = run("sim", kind, name, *extra)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(f"fabtui: no {kind} {name!r} in ")
+        assert "demo.yaml" in result.stderr.splitlines()[0]
+
+
+def test_the_game_day_commands_print_json(run: Callable[..., Result], state_file: Path) -> None:
+    started = json.loads(run("--scenario", "healthy", "sim", "start", "--json").stdout)
+    assert started["scenario"] == "healthy"
+    injected = json.loads(run("sim", "inject", "pfc-storm", "node006:mlx5_4", "--for", "10m",
+                              "--json").stdout)
+    assert injected["component"] == "node006:mlx5_4" and injected["injected"] == 1
+    repaired = json.loads(run("sim", "repair", "node006:mlx5_4", "--json").stdout)
+    assert repaired == {"component": "node006:mlx5_4", "ended": ["pfc-storm"]}
+    cleared = json.loads(run("sim", "clear", "--json").stdout)
+    assert cleared == {"removed": 1, "scenario": "healthy"}

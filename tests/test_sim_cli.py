@@ -164,7 +164,7 @@ def test_a_fabric_left_unhealthy_says_so_and_shows_the_real_finding(
     assert stopped.startswith("stopped: node003: failure.nccl = Test NCCL failure"), stopped
     probed = run("probe", "run", "switch.pfc", "--target", "leaf-g00-r4", "--json")
     assert notice in probed.stderr and probed.stdout.lstrip().startswith("{")
-    assert run(*"--scenario healthy sim start".split()).exit_code == 0
+    assert run(*["--scenario", "healthy", "sim", "start"]).exit_code == 0
     healthy = run("probe", "run", "switch.pfc", "--target", "leaf-g00-r4")
     assert healthy.exit_code == 0 and "demo fabric:" not in healthy.stderr, healthy.output
 

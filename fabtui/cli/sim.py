@@ -33,7 +33,6 @@ from fabtui.sim.state import (
     write_state,
 )
 
-
 RETURN_TO_HEALTHY = "fabtui --scenario healthy sim start"
 
 

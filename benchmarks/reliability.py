@@ -14,8 +14,12 @@ makes the script exit 1 (these are correctness figures, not timings):
   - concurrency: N processes running runbooks against one data dir at once: every session and
                  every event is in the journal.
 
-    python benchmarks/reliability.py            # full counts (minutes)
+    python benchmarks/reliability.py            # full counts (about 6 minutes on 2 cores)
     python benchmarks/reliability.py --smoke    # small counts, < 60 s on 2 cores (CI)
+
+Full counts on the 2-core machine (2026-12-01): 702 fuzzed inputs, 102 injection trials (17
+payloads x 6 entry points; 51 reached their sh command intact), 72 SIGKILLs (51 mid-run),
+24 concurrent runs (8 processes x 3 rounds): 0 failures.
 """
 
 from __future__ import annotations

@@ -540,3 +540,29 @@ def test_no_output_path_shows_a_secret(run: Callable[..., Result], book: Callabl
         assert secret.encode() not in stored
         for text in seen:
             assert secret not in text, text
+
+
+def test_show_and_lint_print_json_and_show_masks_secret_defaults(
+        run: Callable[..., Result], book: Callable[..., Path], data: Path) -> None:
+    path = book(SECRET_BOOK)
+    shown = run("runbook", "show", str(path), "--json")
+    assert shown.exit_code == 0, shown.output
+    data_ = json.loads(shown.stdout)
+    assert data_["meta"]["id"] == "engine-test"
+    token = next(i for i in data_["meta"]["inputs"] if i["name"] == "token")
+    assert token["default"] == "***"
+    blocks = {b["id"]: b for s in data_["steps"] for b in s["blocks"]}
+    assert blocks["pw"]["attrs"]["default"] == "***"
+    text = run("runbook", "show", str(path))
+    for output in (shown.stdout, text.stdout):
+        assert "hunter2-secret" not in output and "An0therSecr3t" not in output
+    assert "input token (string, default ***)" in text.stdout
+    linted = run("runbook", "lint", str(path), "--json")
+    report = json.loads(linted.stdout)
+    assert report["files"] == 1 and report["errors"] == 0
+    assert linted.exit_code == 0
+    broken = book("\n## Broken\n\n```check\nfail if missing_name > 1: x\n```\n", "broken")
+    failed = run("runbook", "lint", str(broken), "--json")
+    report = json.loads(failed.stdout)
+    assert failed.exit_code == 1 and report["errors"] >= 1
+    assert any("missing_name" in i["message"] and i["line"] for i in report["issues"])

@@ -492,10 +492,12 @@ class Engine:
         if block.kind is BlockKind.INPUT:
             name = block.attrs.get("name", var_name(block.id))
             default = block.attrs.get("default")
-            if default is not None and block.attrs.get("secret") == "true":
+            secret = block.attrs.get("secret") == "true"
+            if default is not None and secret:
                 self.redactor.add(default)
             asked = Unknown(name, f"asked for at {self._where(block)}"
-                            + (f" (default {default})" if default is not None else ""))
+                            + (f" (default {default})" if default is not None and not secret
+                               else ""))
             return _Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}"
                             f"{self._unknown_note()}", variables={name: asked})
         verb = {BlockKind.CHECK: "judge", BlockKind.DECIDE: "choose",

@@ -9,6 +9,7 @@ an abort): never a hang.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ from fabtui.runbooks.inputs import resolve_inputs
 from fabtui.runbooks.library import Library, display_path, load_library, load_one, match
 from fabtui.runbooks.lint import LintIssue, lint, lint_parse_error
 from fabtui.runbooks.reader import read_runbook
-from fabtui.runbooks.redact import Redactor
+from fabtui.runbooks.redact import MASK, Redactor
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
 
@@ -104,27 +105,48 @@ def find(ctx: click.Context, text: tuple[str, ...], as_json: bool) -> None:
 
 @runbook.command("show")
 @click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def show(ctx: click.Context, name: str) -> None:
+def show(ctx: click.Context, name: str, as_json: bool) -> None:
     """A runbook's inputs, steps and blocks, as the engine reads them."""
     book = load_one(name, _library(settings(ctx)))
     meta = book.meta
+    if as_json:
+        data = book.model_dump(mode="json", include={"meta", "title", "path", "digest",
+                                                     "steps"})
+        for spec in data["meta"]["inputs"]:
+            if spec.get("secret") and spec.get("default") is not None:
+                spec["default"] = MASK
+        for step in data["steps"]:
+            for block in step["blocks"]:
+                block["attrs"] = _public_attrs(block["attrs"])
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
     click.echo(f"{meta.id} (v{meta.version}): {book.title}")
     if meta.summary:
         click.echo(f"  {meta.summary}")
     if meta.symptoms:
         click.echo(f"  symptoms: {'; '.join(meta.symptoms)}")
     for spec in meta.inputs:
-        need = "required" if spec.required else f"default {spec.default!r}"
+        need = "required" if spec.required else \
+            f"default {MASK if spec.secret and spec.default is not None else repr(spec.default)}"
         about = f": {spec.description}" if spec.description else ""
         click.echo(f"  input {spec.name} ({spec.type.value}, {need}){about}")
     for index, step in enumerate(book.steps, start=1):
         click.echo(f"{index:>2}. {step.id}: {step.title}")
         for block in step.blocks:
-            attrs = " ".join(f"{k}={v}" for k, v in block.attrs.items() if k != "id")
+            attrs = " ".join(f"{k}={v}" for k, v in _public_attrs(block.attrs).items()
+                             if k != "id")
             click.echo(f"      {block.kind.value:<8}{block.id}{'  ' + attrs if attrs else ''}")
     for test in meta.tests:
         click.echo(f"  test {test.name!r} on scenario {test.scenario}")
+
+
+def _public_attrs(attrs: dict[str, str]) -> dict[str, str]:
+    """A block's attributes with a secret input's default masked."""
+    if attrs.get("secret") == "true" and "default" in attrs:
+        return {**attrs, "default": MASK}
+    return dict(attrs)
 
 
 def lint_paths(paths: tuple[Path, ...], s: Settings) -> tuple[list[LintIssue], int]:
@@ -154,14 +176,20 @@ def lint_paths(paths: tuple[Path, ...], s: Settings) -> tuple[list[LintIssue], i
 
 @runbook.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def lint_command(ctx: click.Context, paths: tuple[Path, ...]) -> None:
+def lint_command(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     """Check runbooks (files or folders; default: the library): exit 1 on errors."""
     issues, count = lint_paths(paths, settings(ctx))
-    for issue in issues:
-        click.echo(str(issue))
     errors = sum(1 for i in issues if i.severity == "error")
     warnings = len(issues) - errors
+    if as_json:
+        click.echo(json.dumps({"files": count, "errors": errors, "warnings": warnings,
+                               "issues": [dataclasses.asdict(i) for i in issues]}, indent=2,
+                              ensure_ascii=False))
+        ctx.exit(EXIT_FINDINGS if errors else 0)
+    for issue in issues:
+        click.echo(str(issue))
     click.echo(f"{count} runbook{'s' if count != 1 else ''}: {errors} error"
                f"{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
                err=True)

@@ -29,7 +29,16 @@ from fabtui.probes.render import RenderError
 from fabtui.probes.runner import ProbeRunner
 from fabtui.probes.targets import TargetError
 from fabtui.runbooks import blocks as block_text
-from fabtui.runbooks.expr import Evaluator, ExprError, render, render_shell
+from fabtui.runbooks.expr import (
+    Evaluator,
+    ExprError,
+    Unknown,
+    Unknowns,
+    UnknownValue,
+    describe_unknown,
+    render,
+    render_shell,
+)
 from fabtui.runbooks.functions import fabric_functions
 from fabtui.runbooks.inputs import convert
 from fabtui.runbooks.redact import Redactor
@@ -157,6 +166,8 @@ class Engine:
         self.planned_skips: dict[str, str] = {}
         """Block id -> reason: blocks the operator decided beforehand to skip."""
         self._functions = fabric_functions(runner.graph)
+        self._unknown: Unknowns = []
+        """A dry run: the values the current block needs that are not known yet."""
 
     # scope ------------------------------------------------------------------------------------
     def scope(self) -> dict[str, Any]:
@@ -166,6 +177,22 @@ class Engine:
     def evaluator(self) -> Evaluator:
         """An evaluator over the current scope."""
         return Evaluator(self.scope(), self._functions)
+
+    def _render(self, template: str, evaluator: Evaluator) -> str:
+        """`render`; in a dry run an unknown value stays `{{ expr }}` and is remembered."""
+        return render(template, evaluator, self._unknown if self.dry_run else None)
+
+    def _render_shell(self, script: str, evaluator: Evaluator) -> str:
+        """`render_shell`, tolerant of unknown values in a dry run as `_render` is."""
+        return render_shell(script, evaluator, self._unknown if self.dry_run else None)
+
+    def _unknown_note(self) -> str:
+        """` ({{ leaf }}: set from ..., known when it runs)` for the values still unknown."""
+        return f" ({describe_unknown(self._unknown)})" if self._unknown else ""
+
+    def _where(self, block: Block) -> str:
+        index = next(i for i, s in enumerate(self.runbook.steps, 1) if s.id == block.step)
+        return f"step {index} block {block.id!r}"
 
     # journal ----------------------------------------------------------------------------------
     def _record(self, kind: str, step: str | None = None, block: str | None = None,
@@ -350,12 +377,16 @@ class Engine:
         findings = [f"[{verdict.value}] {block}: {self.messages.get(block, '')}"
                     for block, verdict in self.verdicts.items()
                     if verdict in (Verdict.WARN, Verdict.FAIL, Verdict.ERROR, Verdict.ABORTED)]
+        # Masked here, at the source, so no face (text, JSON, a case draft, a report) can
+        # print a secret the run saw: a check message or a captured value may hold one.
+        mask = self.redactor
         summary = RunSummary(
             session=self.session, runbook=self.runbook.meta.id, outcome=outcome,
             path=list(self.path), ended_at=self.path[-1] if self.path else None,
-            vars={k: v for k, v in self.values.items() if not isinstance(v, dict)},
-            findings=findings, blocks=dict(self.verdicts), handover=handover,
-            reason=ending[1] if ending else "")
+            vars=mask.scrub({k: v for k, v in self.values.items()
+                             if not isinstance(v, dict | Unknown)}),
+            findings=mask.scrub(findings), blocks=dict(self.verdicts), handover=handover,
+            reason=mask.text(ending[1]) if ending else "")
         self._record("session_finished", data={
             "outcome": outcome.value, "path": summary.path, "handover": handover,
             "reason": summary.reason, "findings": findings})
@@ -367,9 +398,17 @@ class Engine:
     async def _block(self, block: Block) -> _Outcome:
         self._record("block_started", block.step, block.id, {"kind": block.kind.value})
         self.verdicts[block.id] = Verdict.RUNNING
+        self._unknown = []
         try:
             condition = block.attrs.get("if")
-            if condition and not self.evaluator().evaluate(condition):
+            try:
+                wanted = not condition or self.evaluator().evaluate(condition)
+            except UnknownValue as exc:
+                if not self.dry_run:
+                    raise
+                self._unknown.append((f"if {condition}", exc.unknown))
+                wanted = True  # a dry run shows what the block would do if it runs
+            if not wanted:
                 outcome = _Outcome(Verdict.SKIPPED, f"skipped: {condition} is false")
             else:
                 outcome = await self._execute(block)
@@ -397,10 +436,21 @@ class Engine:
         self.values[name] = result
         variables = dict(outcome.variables)
         assignments = block.attrs.get("set")
-        if assignments and self.dry_run and outcome.verdict is Verdict.SKIPPED:
-            # Not measured: the names exist, unknown, so later blocks can still be rendered.
-            variables.update({part.partition("=")[0].strip(): None
-                              for part in _assignments(assignments)})
+        if self.dry_run and outcome.verdict is Verdict.SKIPPED:
+            # Not measured: its result is unknown, and so is what follows from it; what
+            # follows from inputs and the topology alone is computed, so a dry run shows it.
+            self.values[name] = Unknown(name, f"the result of {self._where(block)}, known "
+                                        "when it runs")
+            for part in _assignments(assignments or ""):
+                key, _, expression = part.partition("=")
+                try:
+                    variables[key.strip()] = Evaluator({**self.scope(), **variables},
+                                                       self._functions).evaluate(expression)
+                except UnknownValue as exc:
+                    variables[key.strip()] = exc.unknown.derived(key.strip())
+                except ExprError as exc:
+                    variables[key.strip()] = Unknown(key.strip(), f"not computable in a dry "
+                                                     f"run ({exc})")
         elif assignments and outcome.verdict not in (Verdict.ERROR, Verdict.SKIPPED):
             for part in _assignments(assignments):
                 key, _, expression = part.partition("=")
@@ -416,9 +466,11 @@ class Engine:
         stored = result
         if len(json.dumps(result, default=str)) > RESULT_KEEP:
             stored = {k: v for k, v in result.items() if k != "parsed"}
+        unknown = {k: v.why for k, v in variables.items() if isinstance(v, Unknown)}
         self._record("block_finished", block.step, block.id, {
             "verdict": outcome.verdict.value, "message": outcome.message, "result": stored,
-            "vars": variables, "flow": outcome.flow})
+            "vars": {k: None if k in unknown else v for k, v in variables.items()},
+            "flow": outcome.flow, **({"unknown": unknown} if unknown else {})})
 
     async def _execute(self, block: Block) -> _Outcome:
         if self.dry_run and block.kind in (BlockKind.CHECK, BlockKind.DECIDE,
@@ -433,16 +485,29 @@ class Engine:
     def _dry(self, block: Block) -> _Outcome:
         """A dry run shows every gate and judgement without making it, and visits every step."""
         body = " | ".join(line.strip() for line in block.body.strip().splitlines())
+        try:
+            body = self._render(body, self.evaluator())
+        except ExprError:
+            self._unknown = []  # shown as written; the real run reports the error
         if block.kind is BlockKind.INPUT:
             name = block.attrs.get("name", var_name(block.id))
-            return _Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}",
-                            variables={name: block.attrs.get("default")})
+            default = block.attrs.get("default")
+            secret = block.attrs.get("secret") == "true"
+            if default is not None and secret:
+                self.redactor.add(default)
+            asked = Unknown(name, f"asked for at {self._where(block)}"
+                            + (f" (default {default})" if default is not None and not secret
+                               else ""))
+            return _Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}"
+                            f"{self._unknown_note()}", variables={name: asked})
         verb = {BlockKind.CHECK: "judge", BlockKind.DECIDE: "choose",
                 BlockKind.CONFIRM: "ask"}[block.kind]
-        return _Outcome(Verdict.SKIPPED, f"dry run: would {verb}: {body}")
+        return _Outcome(Verdict.SKIPPED, f"dry run: would {verb}: {body}{self._unknown_note()}")
 
     async def _note(self, block: Block) -> _Outcome:
-        text = render(block.body.strip(), self.evaluator())
+        text = self._render(block.body.strip(), self.evaluator())
+        if self._unknown:
+            text += f"\n(dry run: {describe_unknown(self._unknown)})"
         self._record("note", block.step, block.id, {"text": text, "by": "runbook"})
         return _Outcome(Verdict.OK, text.splitlines()[0] if text else "")
 
@@ -498,6 +563,8 @@ class Engine:
         answer = await self.operator.ask(block, prompt, spec)
         if answer is None:
             answer = spec.default
+        if spec.secret and answer is not None:
+            self.redactor.add(str(answer))  # before convert: its error message quotes it
         if answer is None:
             return _Outcome(Verdict.ERROR, f"input {name} needs a value "
                             f"(headless: --answer {block.id}=VALUE)")
@@ -515,18 +582,18 @@ class Engine:
         if definition is None:
             return _Outcome(Verdict.ERROR, f"no probe {call.probe!r} in the catalog")
         evaluator = self.evaluator()
-        target = render(call.target, evaluator) if call.target is not None else None
-        params = {k: render(v, evaluator) for k, v in call.params.items()}
+        target = self._render(call.target, evaluator) if call.target is not None else None
+        params = {k: self._render(v, evaluator) for k, v in call.params.items()}
         if "timeout" in block.attrs:
             definition = definition.model_copy(update={"timeout": float(block.attrs["timeout"])})
         if "interval" in block.attrs:
             definition = definition.model_copy(update={"interval": float(block.attrs["interval"])})
-        shown = target or (f"{call.target} (known once the run gets here)" if call.target
-                           else "this machine")
-        described = f"{call.probe} on {shown}" + (f" {params}" if params else "")
+        described = f"{call.probe} on {target or 'this machine'}" + \
+            (f" {params}" if params else "")
         self._record("block_command", block.step, block.id, {"command": described})
         if self.dry_run:
-            return _Outcome(Verdict.SKIPPED, f"dry run: would run {described}")
+            return _Outcome(Verdict.SKIPPED, f"dry run: would run {described}"
+                            f"{self._unknown_note()}")
         result = await self.runner.run(definition, target, params)
         metrics = [{"name": m.name, "value": m.value, "unit": m.unit, "component": m.component,
                     "verdict": m.verdict.value} for m in result.metrics]
@@ -547,18 +614,18 @@ class Engine:
 
     async def _sh(self, block: Block) -> _Outcome:
         evaluator = self.evaluator()
-        target = render(block.attrs["on"], evaluator) if block.attrs.get("on") else None
-        script = render_shell(block.body.rstrip("\n"), evaluator)
+        target = self._render(block.attrs["on"], evaluator) if block.attrs.get("on") else None
+        script = self._render_shell(block.body.rstrip("\n"), evaluator)
         timeout = float(block.attrs.get("timeout", 120))
-        where = target or (f"{block.attrs['on']} (known once the run gets here)"
-                           if block.attrs.get("on") else "this machine")
+        where = target or "this machine"
         self._record("block_command", block.step, block.id, {"command": script, "on": where})
         if block_text.is_dangerous(block):
-            phrase = render(block.attrs["confirm"], evaluator) if "confirm" in block.attrs \
-                else block.id
+            phrase = self._render(block.attrs["confirm"], evaluator) \
+                if "confirm" in block.attrs else block.id
             if self.dry_run:
                 return _Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
-                                f"run on {where}: {script}")
+                                f"run on {where}: {script}{self._unknown_note()}",
+                                variables=self._dry_captures(block))
             answer = await self.operator.confirm(
                 block, f"DANGER: on {where} this runs:\n{script}\nType {phrase} to run it.",
                 phrase)
@@ -574,7 +641,8 @@ class Engine:
             if isinstance(self.operator, ScriptedOperator) and self.operator.on_answer:
                 await self.operator.on_answer(block.id)
         if self.dry_run:
-            return _Outcome(Verdict.SKIPPED, f"dry run: would run on {where}: {script}")
+            return _Outcome(Verdict.SKIPPED, f"dry run: would run on {where}: {script}"
+                            f"{self._unknown_note()}", variables=self._dry_captures(block))
         output, status, error = await self._run_script(target, script, timeout)
         if output:
             self._record("block_output", block.step, block.id, {"output": output[-OUTPUT_KEEP:]})
@@ -591,6 +659,15 @@ class Engine:
             return _Outcome(Verdict.OK, f"exit {status}", data, variables=variables)
         first = next((line for line in output.splitlines() if line.strip()), "")
         return _Outcome(Verdict.FAIL, f"exit {status}: {first[:160]}", data, variables=variables)
+
+    def _dry_captures(self, block: Block) -> dict[str, Any]:
+        """The names a `capture` pattern would set, as unknowns (a dry run has no output)."""
+        try:
+            groups = re.compile(block.attrs.get("capture", "")).groupindex
+        except re.error:
+            return {}
+        why = f"captured from the output of {self._where(block)}, known when it runs"
+        return {name: Unknown(name, why) for name in groups}
 
     async def _run_script(self, target: str | None, script: str,
                           timeout: float) -> tuple[str, int | None, str | None]:

@@ -20,6 +20,7 @@ import functools
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 MAX_LENGTH = 4000
@@ -40,6 +41,29 @@ BUILTINS: dict[str, Callable[..., Any]] = {
 
 class ExprError(ValueError):
     """An expression that cannot be read or evaluated (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value not known yet (a dry run measures nothing): its name, and why it is unknown,
+    e.g. `captured from the output of step 2 block 'dom', known when it runs`."""
+
+    name: str
+    why: str
+
+    def derived(self, name: str) -> Unknown:
+        """The unknown `name` computed from this one."""
+        why = self.why if self.why.startswith("set from ") else f"set from {self.why}" \
+            if self.why.startswith("the ") else f"set from {self.name}, {self.why}"
+        return Unknown(name, why)
+
+
+class UnknownValue(ExprError):
+    """An expression read a value that is not known yet (`Unknown`)."""
+
+    def __init__(self, unknown: Unknown) -> None:
+        super().__init__(f"{unknown.name} is {unknown.why}")
+        self.unknown = unknown
 
 
 
@@ -128,6 +152,8 @@ class Evaluator:
             return node.value
         if isinstance(node, ast.Name):
             if node.id in scope:
+                if isinstance(scope[node.id], Unknown):
+                    raise UnknownValue(scope[node.id])
                 return scope[node.id]
             lowered = node.id.lower()
             if lowered in ("true", "false"):
@@ -288,22 +314,54 @@ def template_expressions(template: str) -> list[str]:
     return [m.group(1).strip() for m in _TEMPLATE.finditer(template)]
 
 
-def render(template: str, evaluator: Evaluator) -> str:
-    """`template` with each `{{ expr }}` replaced by its value as text (None: empty)."""
-    return _TEMPLATE.sub(lambda m: _text(evaluator.evaluate(m.group(1))), template)
+Unknowns = list[tuple[str, Unknown]]
+"""(expression, the unknown value it needs), collected by a tolerant render."""
 
 
-def render_shell(script: str, evaluator: Evaluator) -> str:
-    """A shell script with every substitution quoted for its place. Raises `ExprError`."""
+def render(template: str, evaluator: Evaluator, unknown: Unknowns | None = None) -> str:
+    """`template` with each `{{ expr }}` replaced by its value as text (None: empty).
+
+    With `unknown` (a dry run), an expression that needs a value not known yet stays as
+    `{{ expr }}` and is appended to `unknown`; without it, that raises `UnknownValue`."""
+    return _TEMPLATE.sub(lambda m: _value(m.group(1), evaluator, unknown)[0], template)
+
+
+def _value(expression: str, evaluator: Evaluator,
+           unknown: Unknowns | None) -> tuple[str, bool]:
+    """(the value as text, known?): an unknown one is `{{ expr }}`, recorded in `unknown`."""
+    try:
+        return _text(evaluator.evaluate(expression)), True
+    except UnknownValue as exc:
+        if unknown is None:
+            raise
+        shown = f"{{{{ {expression.strip()} }}}}"
+        if all(shown != seen for seen, _ in unknown):
+            unknown.append((shown, exc.unknown))
+        return shown, False
+
+
+def describe_unknown(unknown: Unknowns) -> str:
+    """`{{ serial }}: captured from ..., known when it runs; ...` for a dry run's message."""
+    return "; ".join(f"{shown}: {u.why}" if shown == f"{{{{ {u.name} }}}}" else
+                     f"{shown}: needs {u.name}, {u.why}" for shown, u in unknown)
+
+
+def render_shell(script: str, evaluator: Evaluator, unknown: Unknowns | None = None) -> str:
+    """A shell script with every substitution quoted for its place. Raises `ExprError`.
+
+    `unknown` as for `render`: an unknown value is shown as its `{{ expr }}`, unquoted (a dry
+    run sends nothing)."""
     out: list[str] = []
     position = 0
     for start, end, expression, context in _shell_substitutions(script):
         out.append(script[position:start])
-        value = _text(evaluator.evaluate(expression))
         if context == "single":
             raise ExprError(f"{{{{ {expression.strip()} }}}} inside single quotes cannot be "
                             "quoted safely: move it outside the quotes or into double quotes")
-        if context == "double":
+        value, known = _value(expression, evaluator, unknown)
+        if not known:
+            out.append(value)  # an unknown, shown as itself
+        elif context == "double":
             out.append(re.sub(r'([\\"$`])', r"\\\1", value))
         else:
             out.append(shlex.quote(value))

@@ -7,6 +7,7 @@ from typing import Any
 from fabtui.errors import InputError, Problem
 from fabtui.model.runbook import InputSpec, InputType, Runbook
 from fabtui.model.topology import split_endpoint
+from fabtui.runbooks.redact import Redactor
 from fabtui.topology.graph import FabricGraph
 
 
@@ -70,7 +71,8 @@ def resolve_inputs(runbook: Runbook, given: dict[str, Any], graph: FabricGraph |
         try:
             values[name] = convert(spec, raw, graph)
         except ValueError as exc:
-            problems.append(Problem(source, None, f"{name}: {exc}"))
+            reason = Redactor(str(raw)).text(str(exc)) if spec.secret else str(exc)
+            problems.append(Problem(source, None, f"{name}: {reason}"))
     if problems:
         raise InputError(problems)
     return values

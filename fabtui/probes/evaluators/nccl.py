@@ -24,9 +24,17 @@ _JOB_FATAL = {"watchdog_timeout", "ib_completion_error", "dist_backend_error",
 def nccl_tests(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     """busbw (largest size and peak), correctness, and whether the test ran at all."""
     where = ctx.component()
-    metrics = [Metric(name="status", value=after.status, component=where,
-                      verdict=Verdict.OK if after.status in ("ok", "incomplete") else
-                      Verdict.ERROR if after.status == "did_not_run" else Verdict.FAIL)]
+    # The failures the test printed come first: they say why it did not run, and the first
+    # finding is the one a summary shows (`status = did_not_run` alone hides the cause).
+    metrics = [Metric(name=f"failure.{failure.category}", value=failure.message[:160],
+                      component=failure.host if failure.host else where, verdict=Verdict.FAIL)
+               for failure in after.failures]
+    # What NCCL printed is the cause (an IB completion error, a peer that went away): the same
+    # event metrics as for an NCCL log, so a failed run names its NIC and peer.
+    metrics += _event_metrics(after.events, {r.rank: r.host for r in after.ranks}, ctx)
+    metrics.append(Metric(name="status", value=after.status, component=where,
+                          verdict=Verdict.OK if after.status in ("ok", "incomplete") else
+                          Verdict.ERROR if after.status == "did_not_run" else Verdict.FAIL))
     if after.rows:
         largest = max(after.rows, key=lambda r: r.size_bytes)
         busbw = largest.out_of_place.busbw
@@ -45,13 +53,6 @@ def nccl_tests(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                               component=where))
     if after.out_of_bounds is not None:
         metrics.append(Metric(name="out_of_bounds", value=after.out_of_bounds, component=where))
-    for failure in after.failures:
-        metrics.append(Metric(name=f"failure.{failure.category}", value=failure.message[:160],
-                              component=failure.host if failure.host else where,
-                              verdict=Verdict.FAIL))
-    # What NCCL printed is the cause (an IB completion error, a peer that went away): the same
-    # event metrics as for an NCCL log, so a failed run names its NIC and peer.
-    metrics += _event_metrics(after.events, {r.rank: r.host for r in after.ranks}, ctx)
     return metrics
 
 

@@ -29,7 +29,7 @@ from fabtui.probes.render import RenderError
 from fabtui.probes.runner import ProbeRunner
 from fabtui.probes.targets import TargetError
 from fabtui.runbooks import blocks as block_text
-from fabtui.runbooks.expr import Evaluator, ExprError, render, render_shell
+from fabtui.runbooks.expr import Evaluator, ExprError, render, render_cli_lines, render_shell
 from fabtui.runbooks.functions import fabric_functions
 from fabtui.runbooks.inputs import convert
 from fabtui.runbooks.redact import Redactor
@@ -548,7 +548,12 @@ class Engine:
     async def _sh(self, block: Block) -> _Outcome:
         evaluator = self.evaluator()
         target = render(block.attrs["on"], evaluator) if block.attrs.get("on") else None
-        script = render_shell(block.body.rstrip("\n"), evaluator)
+        graph = self.runner.graph
+        if target is not None and graph is not None and target in graph.switches:
+            # Typed into a CLI line by line: each value stays on its line (else nothing runs).
+            script = "\n".join(render_cli_lines(block.body, evaluator))
+        else:
+            script = render_shell(block.body.rstrip("\n"), evaluator)
         timeout = float(block.attrs.get("timeout", 120))
         where = target or (f"{block.attrs['on']} (known once the run gets here)"
                            if block.attrs.get("on") else "this machine")
@@ -605,7 +610,7 @@ class Engine:
                                           credentials=switch.credentials),
                             flavor=switch.flavor.value)
             outputs = []
-            for line in [c for c in script.splitlines() if c.strip()]:
+            for line in [c for c in script.split("\n") if c.strip()]:  # as rendered, checked
                 reply = await transports.cli.run(cli, line, timeout=timeout,
                                                  retry_on_drop=False)
                 outputs.append(reply.output)

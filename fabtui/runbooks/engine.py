@@ -493,6 +493,7 @@ class Engine:
         spec = InputSpec(name=name, type=InputType(block.attrs.get("type", "string")),
                          choices=block.attrs["choices"].split(",") if "choices" in block.attrs
                          else None, default=block.attrs.get("default"),
+                         pattern=block.attrs.get("pattern"),
                          secret=block.attrs.get("secret") == "true")
         prompt = render(block.body.strip(), self.evaluator())
         answer = await self.operator.ask(block, prompt, spec)

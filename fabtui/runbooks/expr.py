@@ -315,11 +315,15 @@ def render_cli_lines(script: str, evaluator: Evaluator) -> list[str]:
     """
 
     def check(expression: str, value: str) -> None:
-        problem = cli_line.control_problem(value) or cli_line.length_problem(value)
+        problem = cli_line.control_problem(value)
         if problem:
             raise ExprError(f"{{{{ {expression.strip()} }}}} {problem}: a value typed into a "
                             "switch CLI must stay on its one line; refused before sending "
                             "anything")
+        problem = cli_line.length_problem(value)
+        if problem:
+            raise ExprError(f"{{{{ {expression.strip()} }}}} {problem}; refused before "
+                            "sending anything")
 
     lines = [line for line in _render_shell(script, evaluator, check).split("\n")
              if line.strip()]

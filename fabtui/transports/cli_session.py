@@ -201,7 +201,26 @@ class CliSession:
         collector = OutputCollector(self.cap)
         pending = bytearray()
         self._type(child, command, pending)
+        unseen = bool(pending)  # typing may already have read the whole reply
         while True:
+            if unseen:
+                window = bytes(pending[-_HOLD_BACK:])
+                offset = len(pending) - len(window)
+                # A prompt is the end of the last line; searching only there keeps each read's
+                # work bounded (a prompt regex over a long echoed line is quadratic).
+                tail = max(window.rfind(b"\n") + 1, len(window) - _PROMPT_TAIL)
+                prompt = self.flavor.prompt.search(window[tail:])
+                if prompt is not None:
+                    collector.feed(bytes(pending[: offset + tail + prompt.start()]))
+                    break
+                more = MORE.search(window)
+                if more is not None:
+                    collector.feed(bytes(pending[: offset + more.start()]))
+                    pending.clear()
+                    child.send(b"q" if b"END" in more.group(0) else b" ")
+                elif len(pending) > _HOLD_BACK:
+                    collector.feed(bytes(pending[:-_HOLD_BACK]))
+                    del pending[:-_HOLD_BACK]
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 collector.feed(bytes(pending))
@@ -210,29 +229,12 @@ class CliSession:
                                "timeout (partial output kept)", _clean(collector, command))
             try:
                 pending += child.read_nonblocking(_READ, timeout=min(remaining, 0.5))
+                unseen = True
             except pexpect.TIMEOUT:
-                continue
+                unseen = False
             except pexpect.EOF:
                 collector.feed(bytes(pending))
                 raise _Dropped(collector) from None
-            window = bytes(pending[-_HOLD_BACK:])
-            offset = len(pending) - len(window)
-            # A prompt is the end of the last line; searching only there keeps each read's
-            # work bounded (a prompt regex over a long echoed line is quadratic).
-            tail = max(window.rfind(b"\n") + 1, len(window) - _PROMPT_TAIL)
-            prompt = self.flavor.prompt.search(window[tail:])
-            if prompt is not None:
-                collector.feed(bytes(pending[: offset + tail + prompt.start()]))
-                break
-            more = MORE.search(window)
-            if more is not None:
-                collector.feed(bytes(pending[: offset + more.start()]))
-                pending.clear()
-                child.send(b"q" if b"END" in more.group(0) else b" ")
-                continue
-            if len(pending) > _HOLD_BACK:
-                collector.feed(bytes(pending[:-_HOLD_BACK]))
-                del pending[:-_HOLD_BACK]
         reply = _clean(collector, command)
         return collector, self._error_line(reply)
 

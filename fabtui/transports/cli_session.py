@@ -22,7 +22,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 import re
+import select
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -200,7 +202,7 @@ class CliSession:
         assert child is not None
         collector = OutputCollector(self.cap)
         pending = bytearray()
-        self._type(child, command, pending)
+        self._type(child, command, pending, deadline)
         unseen = bool(pending)  # typing may already have read the whole reply
         while True:
             if unseen:
@@ -239,24 +241,45 @@ class CliSession:
         return collector, self._error_line(reply)
 
     @staticmethod
-    def _type(child: pexpect.spawn[bytes], command: str, pending: bytearray) -> None:
-        """Type `command` and Enter, reading the echo into `pending` between chunks."""
+    def _type(child: pexpect.spawn[bytes], command: str, pending: bytearray,
+              deadline: float) -> None:
+        """Type `command` and Enter, reading what the switch sends meanwhile into `pending`.
+
+        The terminal is written without blocking and read whenever it has something: a switch
+        echoes what it is typed, and a blocking write of a long line while nobody reads the echo
+        fills both directions of the terminal and stops both sides for good. Returns at the
+        deadline or the end of the session with the rest untyped; the caller's reading loop
+        reports either.
+        """
         data = command.encode("utf-8") + _bytes(child.linesep)
-        delay = child.delaybeforesend
+        if child.delaybeforesend:
+            time.sleep(child.delaybeforesend)  # pexpect's pause before the first key
+        fd = child.child_fd
+        blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        poller = select.poll()  # not select(): session descriptors may be above 1024
+        poller.register(fd, select.POLLIN | select.POLLOUT)
         try:
-            while data:
-                # A terminal may take part of a write: what it did not take is sent again.
-                data = data[child.send(data[:_SEND_CHUNK]):]
-                child.delaybeforesend = None  # the pause is for the first key after a prompt
-                while True:
-                    try:
-                        pending += child.read_nonblocking(_READ, timeout=0)
-                    except pexpect.TIMEOUT:
-                        break
-        except pexpect.EOF:
-            return  # the main loop sees the end of the session and reports it
+            while data and time.monotonic() < deadline:
+                events = 0
+                for _, event in poller.poll(500):
+                    events |= event
+                if events & (select.POLLHUP | select.POLLERR | select.POLLNVAL) and \
+                        not events & select.POLLIN:
+                    return
+                if events & select.POLLIN:
+                    with contextlib.suppress(BlockingIOError):
+                        chunk = os.read(fd, _READ)
+                        if not chunk:
+                            return
+                        pending += chunk
+                if events & select.POLLOUT:
+                    with contextlib.suppress(BlockingIOError):
+                        data = data[os.write(fd, data[:_SEND_CHUNK]):]
+        except OSError:
+            return  # EIO: the session ended; the reading loop sees EOF
         finally:
-            child.delaybeforesend = delay
+            os.set_blocking(fd, blocking)
 
     def _error_line(self, reply: str) -> str | None:
         data = reply.encode()

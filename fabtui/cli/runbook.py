@@ -33,6 +33,7 @@ from fabtui.runbooks.reader import read_runbook
 from fabtui.runbooks.redact import MASK, Redactor
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
+from fabtui.transports.cli_line import visible
 
 EXIT_STOPPED = 4
 
@@ -220,6 +221,10 @@ def _refuse_if_broken(book: Runbook, catalog: dict[str, ProbeDef], library: Libr
                                 " (fabtui runbook lint shows them all)")
 
 
+_SHOWN = 160
+"""Characters of a command line the progress shows (the rest is counted, and journaled whole)."""
+
+
 class _Printer:
     """Progress lines for a headless run."""
 
@@ -235,13 +240,17 @@ class _Printer:
         if event.kind == "step_started":
             click.echo(f"== {event.step}: {data.get('title', '')}")
         elif event.kind == "block_command":
-            command = str(data.get("command", "")).strip().replace("\n", "; ")
+            # Each line as it is sent (a switch CLI gets them one by one), nothing hidden.
             on = data.get("on")
             where = f" (on {on})" if on and on != "this machine" else ""
-            click.echo(f"   $ {command[:160]}{where}")
+            for line in str(data.get("command", "")).strip("\n").split("\n"):
+                cut = f"... (+{len(line) - _SHOWN:,} characters)" if len(line) > _SHOWN else ""
+                click.echo(f"   $ {visible(line[:_SHOWN])}{cut}{where}")
         elif event.kind == "block_finished":
             if not (event.block == self.noted and data.get("verdict") == "ok"):
-                click.echo(f"   [{data.get('verdict')}] {event.block}: {data.get('message', '')}")
+                message = "\n      ".join(visible(line) for line in
+                                           str(data.get("message", "")).split("\n"))
+                click.echo(f"   [{data.get('verdict')}] {event.block}: {message}")
             self.noted = None
         elif event.kind == "note":
             for line in str(data.get("text", "")).splitlines():

@@ -37,6 +37,7 @@ from fabtui.runbooks.expr import (
     UnknownValue,
     describe_unknown,
     render,
+    render_cli_lines,
     render_shell,
 )
 from fabtui.runbooks.functions import fabric_functions
@@ -558,6 +559,7 @@ class Engine:
         spec = InputSpec(name=name, type=InputType(block.attrs.get("type", "string")),
                          choices=block.attrs["choices"].split(",") if "choices" in block.attrs
                          else None, default=block.attrs.get("default"),
+                         pattern=block.attrs.get("pattern"),
                          secret=block.attrs.get("secret") == "true")
         prompt = render(block.body.strip(), self.evaluator())
         answer = await self.operator.ask(block, prompt, spec)
@@ -615,7 +617,13 @@ class Engine:
     async def _sh(self, block: Block) -> _Outcome:
         evaluator = self.evaluator()
         target = self._render(block.attrs["on"], evaluator) if block.attrs.get("on") else None
-        script = self._render_shell(block.body.rstrip("\n"), evaluator)
+        graph = self.runner.graph
+        if target is not None and graph is not None and target in graph.switches:
+            # Typed into a CLI line by line: each value stays on its line (else nothing runs).
+            script = "\n".join(render_cli_lines(block.body, evaluator,
+                                                self._unknown if self.dry_run else None))
+        else:
+            script = self._render_shell(block.body.rstrip("\n"), evaluator)
         timeout = float(block.attrs.get("timeout", 120))
         where = target or "this machine"
         self._record("block_command", block.step, block.id, {"command": script, "on": where})
@@ -682,7 +690,7 @@ class Engine:
                                           credentials=switch.credentials),
                             flavor=switch.flavor.value)
             outputs = []
-            for line in [c for c in script.splitlines() if c.strip()]:
+            for line in [c for c in script.split("\n") if c.strip()]:  # as rendered, checked
                 reply = await transports.cli.run(cli, line, timeout=timeout,
                                                  retry_on_drop=False)
                 outputs.append(reply.output)

@@ -11,6 +11,11 @@ Templates substitute `{{ expr }}`. In a shell block every substitution is quoted
 stands (outside quotes: `shlex.quote`; inside double quotes: backslash-escaped), so a value such
 as `; rm -rf /` or `$(reboot)` reaches the command only as data. A substitution inside single
 quotes cannot be made safe and is refused.
+
+A script for an interactive switch CLI (`render_cli_lines`) is sent one line at a time, and the
+terminal acts on a newline or any other control character before a shell sees quotes: there a
+value must also stay on the one line it stands in, and every line must fit a CLI line
+(`fabtui.transports.cli_line`), or the whole script is refused before any line is sent.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import shlex
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from fabtui.transports import cli_line
 
 MAX_LENGTH = 4000
 MAX_STEPS = 200_000
@@ -351,6 +358,44 @@ def render_shell(script: str, evaluator: Evaluator, unknown: Unknowns | None = N
 
     `unknown` as for `render`: an unknown value is shown as its `{{ expr }}`, unquoted (a dry
     run sends nothing)."""
+    return _render_shell(script, evaluator, unknown, None)
+
+
+def render_cli_lines(script: str, evaluator: Evaluator,
+                     unknown: Unknowns | None = None) -> list[str]:
+    """The lines to type into a switch CLI session for `script`, blank lines left out.
+
+    Substitutions are quoted as in `render_shell`; a value holding a control character (a
+    newline, CR, NUL, ESC, tab, DEL, ...) or too long for a CLI line, and any line that would
+    not fit, raise `ExprError` naming the expression. Everything is rendered and checked before
+    the caller sends the first line, so a refused script sends nothing. `unknown` as for
+    `render` (a dry run): an unknown value is shown as itself and checked when it is known.
+    """
+
+    def check(expression: str, value: str) -> None:
+        problem = cli_line.control_problem(value)
+        if problem:
+            raise ExprError(f"{{{{ {expression.strip()} }}}} {problem}: a value typed into a "
+                            "switch CLI must stay on its one line; refused before sending "
+                            "anything")
+        problem = cli_line.length_problem(value)
+        if problem:
+            raise ExprError(f"{{{{ {expression.strip()} }}}} {problem}; refused before "
+                            "sending anything")
+
+    lines = [line for line in _render_shell(script, evaluator, unknown, check).split("\n")
+             if line.strip()]
+    for number, line in enumerate(lines, start=1):
+        problem = cli_line.line_problem(line)
+        if problem:
+            raise ExprError(f"line {number} of the command {problem}; refused before sending "
+                            "anything")
+    return lines
+
+
+def _render_shell(script: str, evaluator: Evaluator, unknown: Unknowns | None,
+                  check: Callable[[str, str], None] | None) -> str:
+    """`render_shell`, with `check(expression, value)` called on every known value."""
     out: list[str] = []
     position = 0
     for start, end, expression, context in _shell_substitutions(script):
@@ -359,6 +404,8 @@ def render_shell(script: str, evaluator: Evaluator, unknown: Unknowns | None = N
             raise ExprError(f"{{{{ {expression.strip()} }}}} inside single quotes cannot be "
                             "quoted safely: move it outside the quotes or into double quotes")
         value, known = _value(expression, evaluator, unknown)
+        if known and check is not None:
+            check(expression, value)
         if not known:
             out.append(value)  # an unknown, shown as itself
         elif context == "double":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fabtui.errors import InputError, Problem
@@ -28,6 +29,14 @@ def convert(spec: InputSpec, raw: Any, graph: FabricGraph | None) -> Any:
             raise ValueError(f"{raw!r} is not yes/no")
         return text in ("true", "yes", "1", "y")
     text = str(raw).strip()
+    if spec.pattern is not None:
+        try:
+            matched = re.fullmatch(spec.pattern, str(raw))
+        except re.error as exc:
+            raise ValueError(f"pattern {spec.pattern!r} is not a valid regex: {exc}") from None
+        if matched is None:
+            shown = "the value" if spec.secret else repr(raw)
+            raise ValueError(f"{shown} does not match {spec.pattern}")
     if kind is InputType.CHOICE or spec.choices:
         if spec.choices and text not in spec.choices:
             raise ValueError(f"{text!r} is not one of {', '.join(spec.choices)}")

@@ -7,6 +7,11 @@ probe exists; every branch target exists; every step is reachable; destructive c
 marked `danger` (typed confirmation); no substitution sits where it cannot be quoted; declared
 tests name scenarios, steps, inputs and gates that exist. The engine refuses a runbook with
 errors.
+
+Warned: a free-form string input (no pattern, no choices, no fabric type), directly or through
+`set`, substituted into a line typed into a switch CLI (an `sh` block with `on=` that is not
+known to be a node). The engine refuses a newline or control character there at run time; the
+warning asks the author to restrict the input so such a value is refused when it is given.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fabtui.errors import InputError
-from fabtui.model.runbook import Block, BlockKind, Runbook
+from fabtui.model.runbook import Block, BlockKind, InputType, Runbook
 from fabtui.runbooks import blocks as block_text
 from fabtui.runbooks.engine import var_name
 from fabtui.runbooks.expr import (
@@ -37,13 +42,18 @@ ATTRIBUTES: dict[BlockKind, set[str]] = {
     BlockKind.PROBE: _COMMON | {"interval"},
     BlockKind.CHECK: _COMMON,
     BlockKind.CONFIRM: _COMMON | {"type", "danger", "on_no"},
-    BlockKind.INPUT: _COMMON | {"name", "type", "choices", "default", "secret"},
+    BlockKind.INPUT: _COMMON | {"name", "type", "choices", "default", "secret", "pattern"},
     BlockKind.DECIDE: _COMMON,
     BlockKind.NOTE: _COMMON,
 }
 _FUNCTIONS = set(fabric_functions(None)) | set(BUILTINS)
 """Every function an expression may call (the engine's own table, so the two cannot drift)."""
 _SPECIAL_TARGETS = {"end", "stop", "continue", "abort"}
+_FREE_FORM = {InputType.STRING, InputType.PATH, InputType.CHOICE}
+"""Input types whose values nothing checks unless `choices` or `pattern` restrict them."""
+_NODE_TYPES = {InputType.NODE}
+_NODE_FUNCTIONS = {"node_of_rank"}
+"""Functions whose result is a node: an `on=` made of these is no switch."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,7 @@ class _Checker:
         self.steps = {s.id for s in runbook.steps}
         self._definers = self._count_definers()
         self.defined = set(self._definers)
+        self.free_form = self._free_form_names()
 
     def error(self, line: int | None, message: str) -> None:
         self.issues.append(LintIssue(self.runbook.path, line, "error", message))
@@ -163,6 +174,67 @@ class _Checker:
                     self.error(block.line, f"{block.id}: capture is not a valid regex: {exc}")
         return counts
 
+    def _free_form_names(self) -> set[str]:
+        """Names holding an unrestricted string: such inputs and what `set` derives from them."""
+        free = {spec.name for spec in self.runbook.meta.inputs
+                if spec.type in _FREE_FORM and not spec.choices and spec.pattern is None}
+        for block in self.runbook.blocks():
+            if block.kind is BlockKind.INPUT and \
+                    block.attrs.get("type", "string") in {t.value for t in _FREE_FORM} and \
+                    "choices" not in block.attrs and "pattern" not in block.attrs:
+                free.add(block.attrs.get("name", var_name(block.id)))
+        derived = []
+        for block in self.runbook.blocks():
+            for assignment in re.split(r";", block.attrs.get("set", "")):
+                key, sep, expression = assignment.partition("=")
+                with contextlib.suppress(ExprError):
+                    if sep:
+                        derived.append((key.strip(), names(expression)))
+        grew = True
+        while grew:  # to a fixed point: `set` chains may run in any order
+            grew = False
+            for key, used in derived:
+                if key not in free and used & free:
+                    free.add(key)
+                    grew = True
+        return free
+
+    def _may_be_switch(self, on: str) -> bool:
+        """False only where `on=` is sure to name a node (a node input, `node_of_rank`)."""
+        expressions = template_expressions(on)
+        if not expressions:
+            return True  # a literal name: lint does not know the fabric
+        kinds = {spec.name: spec.type for spec in self.runbook.meta.inputs}
+        for expression in expressions:
+            try:
+                called = functions(expression)
+                used = names(expression)
+            except ExprError:
+                return True
+            if called & _NODE_FUNCTIONS:
+                continue
+            if called or not used or any(kinds.get(name) not in _NODE_TYPES for name in used):
+                return True
+        return False
+
+    def _switch_lines(self, block: Block) -> None:
+        """Warn where a free-form string is typed into a switch CLI line."""
+        on = block.attrs.get("on")
+        if not on or not self._may_be_switch(on):
+            return
+        for number, line in enumerate(block.body.split("\n"), start=1):
+            for expression in template_expressions(line):
+                try:
+                    used = names(expression)
+                except ExprError:
+                    continue
+                for name in sorted(used & self.free_form):
+                    self.warning(block.line + number, f"{block.id}: free-form input {name!r} (a "
+                                 f"string with no pattern or choices) is typed into a switch "
+                                 f"CLI line on {on}: a newline or control character in it "
+                                 "stops the run there; give it a pattern, choices or a fabric "
+                                 "type (port, switch, node)")
+
     def _used_by_body(self, block: Block) -> set[str]:
         """Names the block reads while it runs (not in its `set`)."""
         texts: list[str] = []
@@ -230,6 +302,7 @@ class _Checker:
     def _sh(self, block: Block) -> None:
         for problem in shell_problems(block.body):
             self.error(block.line, f"{block.id}: {problem}")
+        self._switch_lines(block)
         self.template(block, block.body)
         for attr in ("on", "confirm"):
             if attr in block.attrs:
@@ -273,11 +346,14 @@ class _Checker:
             self.error(block.line, f"{block.id}: a confirm block asks a question: write it")
 
     def _input(self, block: Block) -> None:
-        from fabtui.model.runbook import InputType
-
         kind = block.attrs.get("type", "string")
         if kind not in {t.value for t in InputType}:
             self.error(block.line, f"{block.id}: unknown input type {kind!r}")
+        if "pattern" in block.attrs:
+            try:
+                re.compile(block.attrs["pattern"])
+            except re.error as exc:
+                self.error(block.line, f"{block.id}: pattern is not a valid regex: {exc}")
 
     def _note(self, block: Block) -> None:
         self.template(block, block.body)

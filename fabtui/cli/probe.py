@@ -16,6 +16,7 @@ import click
 
 from fabtui.cli import render
 from fabtui.cli.app import EXIT_FINDINGS, UserError, settings
+from fabtui.cli.danger import require_confirmation
 from fabtui.cli.sweep import run_sweep, sweep_targets
 from fabtui.config import Settings
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
@@ -72,10 +73,12 @@ def list_probes(ctx: click.Context, as_json: bool) -> None:
 @click.option("--target-timeout", type=click.FloatRange(0.1, 86400), default=None,
               metavar="SECONDS", help="Sweeps: give up on a target after this long "
                                       "(default: the probe's timeouts plus a margin).")
+@click.option("--confirm", "confirmation", metavar="TEXT",
+              help="Dangerous probes: the typed confirmation (the target) for scripts.")
 @click.pass_context
 def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tuple[str, ...],
               path: Path | None, show_all: bool, as_json: bool, fanout: int,
-              target_timeout: float | None) -> None:
+              target_timeout: float | None, confirmation: str | None) -> None:
     """Run probe NAME against a target and print what it measured and concluded."""
     catalog = _catalog(ctx)
     definition = catalog.get(name)
@@ -101,6 +104,7 @@ def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tu
         if s.simulated and path is None:
             transports = _sim_transports(s)
     targets = sweep_targets(graph, target_text, definition)
+    require_confirmation(definition, target_text, confirmation)
     if targets is not None:
         ctx.exit(run_sweep(definition, graph, targets, given, transports, as_json=as_json,
                            limit=fanout, target_timeout=target_timeout,

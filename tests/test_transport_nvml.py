@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from types import SimpleNamespace
 from collections.abc import Callable
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, ClassVar
 
 import pytest
 from click.testing import Result
@@ -20,15 +20,16 @@ from fabtui.transports.nvml import NvmlTransport
 class NVMLError(Exception):
     """As pynvml raises them: one class, the NVML return code in `value`."""
 
-    TEXT = {3: "Not Supported", 4: "Insufficient Permissions", 9: "Driver Not Loaded",
-            12: "NVML Shared Library Not Found", 15: "GPU is lost", 999: "Unknown Error"}
+    TEXT: ClassVar[dict[int, str]] = {
+        3: "Not Supported", 4: "Insufficient Permissions", 9: "Driver Not Loaded",
+        12: "NVML Shared Library Not Found", 15: "GPU is lost", 999: "Unknown Error"}
 
     def __init__(self, value: int) -> None:
         super().__init__(self.TEXT.get(value, f"error {value}"))
         self.value = value
 
 
-def NotSupported() -> NVMLError:  # noqa: N802 - reads as the exception it stands for
+def NotSupported() -> NVMLError:
     return NVMLError(3)
 
 
@@ -198,7 +199,7 @@ def test_a_lost_gpu_is_an_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> No
     fake = FakeNvml()
     real = fake.nvmlDeviceGetTemperature
 
-    def nvmlDeviceGetTemperature(h: int, sensor: int) -> int:  # noqa: N802 - NVML's name
+    def nvmlDeviceGetTemperature(h: int, sensor: int) -> int:
         if h == 1:
             raise NVMLError(15)
         return real(h, sensor)
@@ -206,9 +207,9 @@ def test_a_lost_gpu_is_an_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> No
     fake.nvmlDeviceGetTemperature = nvmlDeviceGetTemperature  # type: ignore[method-assign]
     result = _snapshot(monkeypatch, fake)
     assert result.error is ErrorKind.COMMAND and result.values is None
-    assert result.error_message == ("NVML: nvmlDeviceGetTemperature on GPU 1 failed: GPU is lost (NVML error 15): "
-                                    "the GPU has fallen off the bus (dmesg: Xid 79): it needs "
-                                    "a reset or a reboot")
+    assert result.error_message == ("NVML: nvmlDeviceGetTemperature on GPU 1 failed: GPU is "
+                                    "lost (NVML error 15): the GPU has fallen off the bus "
+                                    "(dmesg: Xid 79): it needs a reset or a reboot")
     assert fake.shutdowns == 1
 
 
@@ -218,7 +219,7 @@ def test_a_failed_gpu_count_is_not_zero_gpus(monkeypatch: pytest.MonkeyPatch, co
                                              text: str) -> None:
     fake = FakeNvml()
 
-    def nvmlDeviceGetCount() -> int:  # noqa: N802 - NVML's name
+    def nvmlDeviceGetCount() -> int:
         raise NVMLError(code)
 
     fake.nvmlDeviceGetCount = nvmlDeviceGetCount  # type: ignore[method-assign]
@@ -250,7 +251,7 @@ def test_the_probe_reports_a_broken_driver_and_exits_3(monkeypatch: pytest.Monke
                                                        run: Callable[..., Result]) -> None:
     fake = FakeNvml()
 
-    def nvmlDeviceGetHandleByIndex(i: int) -> int:  # noqa: N802 - NVML's name
+    def nvmlDeviceGetHandleByIndex(i: int) -> int:
         raise NVMLError(15)
 
     fake.nvmlDeviceGetHandleByIndex = nvmlDeviceGetHandleByIndex  # type: ignore[method-assign]

@@ -126,7 +126,7 @@ class Journal:
         except BaseException:
             self.close()  # a refused journal is left exactly as it was
             raise
-        self._conn().execute("PRAGMA journal_mode=WAL")  # kept in the file, for every connection
+        self._conn().execute("PRAGMA journal_mode=WAL")  # stored in the file: every connection
 
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection (opened on its first use; sqlite3 enforces the owner)."""
@@ -168,17 +168,17 @@ class Journal:
         with self._lock:
             seq = self._next.get(session)
             if seq is None:
-                row = self._conn().execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE "
-                                       "session = ?", (session,)).fetchone()
+                row = self._conn().execute("SELECT COALESCE(MAX(seq), 0) FROM events "
+                                           "WHERE session = ?", (session,)).fetchone()
                 seq = int(row[0])
             seq += 1
             self._next[session] = seq
             event = Event(session=session, seq=seq, at=time.time(), kind=kind, step=step,
                           block=block, data=data or {})
-            self._conn().execute("INSERT INTO events (session, seq, at, kind, step, block, data) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             (session, seq, event.at, kind, step, block,
-                              json.dumps(event.data, default=str)))
+            self._conn().execute("INSERT INTO events (session, seq, at, kind, step, block, "
+                                 "data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 (session, seq, event.at, kind, step, block,
+                                  json.dumps(event.data, default=str)))
         return event
 
     def set_status(self, session: str, status: str) -> None:
@@ -192,16 +192,17 @@ class Journal:
 
     def iter_events(self, session: str) -> Iterator[Event]:
         """The events of `session`, in order, read lazily."""
-        cursor = self._conn().execute("SELECT session, seq, at, kind, step, block, data FROM events "
-                                  "WHERE session = ? ORDER BY seq", (session,))
+        cursor = self._conn().execute("SELECT session, seq, at, kind, step, block, data "
+                                      "FROM events WHERE session = ? ORDER BY seq", (session,))
         for row in cursor:
             yield Event(session=row[0], seq=row[1], at=row[2], kind=row[3], step=row[4],
                         block=row[5], data=json.loads(row[6]))
 
     def session(self, session: str) -> tuple[SessionInfo, dict[str, Any]] | None:
         """A session's summary and its recorded inputs, or None."""
-        row = self._conn().execute("SELECT id, runbook, title, started_at, status, operator, path, "
-                               "inputs FROM sessions WHERE id = ?", (session,)).fetchone()
+        row = self._conn().execute("SELECT id, runbook, title, started_at, status, operator, "
+                                   "path, inputs FROM sessions WHERE id = ?",
+                                   (session,)).fetchone()
         if row is None:
             return None
         return (SessionInfo(id=row[0], runbook=row[1], title=row[2], started_at=row[3],
@@ -209,8 +210,9 @@ class Journal:
 
     def sessions(self, limit: int = 50) -> list[SessionInfo]:
         """The most recent sessions first."""
-        rows = self._conn().execute("SELECT id, runbook, title, started_at, status, operator, path "
-                                "FROM sessions ORDER BY started_at DESC LIMIT ?", (limit,))
+        rows = self._conn().execute("SELECT id, runbook, title, started_at, status, operator, "
+                                    "path FROM sessions ORDER BY started_at DESC LIMIT ?",
+                                    (limit,))
         return [SessionInfo(id=r[0], runbook=r[1], title=r[2], started_at=r[3], status=r[4],
                             operator=r[5], path=r[6]) for r in rows]
 

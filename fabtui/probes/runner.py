@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -76,7 +76,7 @@ class ProbeRunner:
 
     async def sweep(self, probe: ProbeDef, targets: Sequence[ProbeTarget],
                     params: Mapping[str, str] | None = None, *, limit: int = DEFAULT_FANOUT,
-                    target_timeout: float | None = None) -> AsyncIterator[ProbeResult]:
+                    target_timeout: float | None = None) -> AsyncGenerator[ProbeResult, None]:
         """Run `probe` on every target, `limit` at a time; yield each result as it completes.
 
         Every target gives exactly one result: a target that raises (a parameter it cannot

@@ -199,8 +199,8 @@ def resolve_set(graph: FabricGraph | None, text: str | None,
 
     A plain name gives one target (as `resolve`); a pair probe takes exactly one pair.
     """
-    if text is None or text.strip() in LOCAL_NAMES or not is_set(text) and (
-            wanted == "node-pair" or "," not in text):
+    if text is None or text.strip() in LOCAL_NAMES or (not is_set(text) and (
+            wanted == "node-pair" or "," not in text)):
         return [resolve(graph, text, wanted)]
     if wanted == "node-pair":
         raise TargetError("a pair probe runs on one pair (nodeA,nodeB), not on a set")

@@ -16,12 +16,14 @@ import click
 
 from fabtui.cli import render
 from fabtui.cli.app import EXIT_FINDINGS, UserError, settings
+from fabtui.cli.danger import require_confirmation
+from fabtui.cli.sweep import run_sweep, sweep_targets
 from fabtui.config import Settings
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
 from fabtui.model.transport import ErrorKind
 from fabtui.probes.catalog import load_catalog
 from fabtui.probes.render import RenderError
-from fabtui.probes.runner import ProbeRunner, Transports
+from fabtui.probes.runner import DEFAULT_FANOUT, ProbeRunner, Transports
 from fabtui.probes.targets import TargetError
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
@@ -57,16 +59,26 @@ def list_probes(ctx: click.Context, as_json: bool) -> None:
 @probe.command("run")
 @click.argument("name")
 @click.option("--target", "target_text", metavar="T",
-              help="node, node:mlx5_0, node:gpu0, switch, switch:port, optic, or nodeA,nodeB.")
+              help="node, node:mlx5_0, node:gpu0, switch, switch:port, optic, or nodeA,nodeB; "
+                   "or a set to sweep: 'node*:mlx5_*', 'node[001-004]', rail:3, "
+                   "leaf:leaf-g00-r3, a,b,c.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Probe parameter (repeatable).")
 @click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
               help="Topology file (default: the configured one, else the demo fabric).")
 @click.option("--all", "show_all", is_flag=True, help="List every metric, ok ones too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.option("--fanout", type=click.IntRange(1, 1024), default=DEFAULT_FANOUT, show_default=True,
+              help="Sweeps: targets probed at once.")
+@click.option("--target-timeout", type=click.FloatRange(0.1, 86400), default=None,
+              metavar="SECONDS", help="Sweeps: give up on a target after this long "
+                                      "(default: the probe's timeouts plus a margin).")
+@click.option("--confirm", "confirmation", metavar="TEXT",
+              help="Dangerous probes: the typed confirmation (the target) for scripts.")
 @click.pass_context
 def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tuple[str, ...],
-              path: Path | None, show_all: bool, as_json: bool) -> None:
+              path: Path | None, show_all: bool, as_json: bool, fanout: int,
+              target_timeout: float | None, confirmation: str | None) -> None:
     """Run probe NAME against a target and print what it measured and concluded."""
     catalog = _catalog(ctx)
     definition = catalog.get(name)
@@ -91,6 +103,12 @@ def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tu
         graph = FabricGraph(load_topology(chosen, find_template=s.find_template).topology)
         if s.simulated and path is None:
             transports = _sim_transports(s)
+    targets = sweep_targets(graph, target_text, definition)
+    require_confirmation(definition, target_text, confirmation)
+    if targets is not None:
+        ctx.exit(run_sweep(definition, graph, targets, given, transports, as_json=as_json,
+                           limit=fanout, target_timeout=target_timeout,
+                           exit_code=_exit_code))
     result = asyncio.run(_run(definition, graph, target_text, given, transports))
     if as_json:
         click.echo(result.model_dump_json(indent=2))

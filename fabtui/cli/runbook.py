@@ -161,7 +161,7 @@ def lint_paths(paths: tuple[Path, ...], s: Settings) -> tuple[list[LintIssue], i
         else:
             raise UserError(f"{path}: no such file or folder")
     library = _library(s)
-    probes = list(_catalog(s))
+    probes = _catalog(s)
     scenarios = _scenarios()
     issues: list[LintIssue] = []
     for file in files:
@@ -212,7 +212,7 @@ def _transports(s: Settings) -> Transports:
 
 
 def _refuse_if_broken(book: Runbook, catalog: dict[str, ProbeDef], library: Library) -> None:
-    issues = [i for i in lint(book, probes=list(catalog), runbooks=list(library.runbooks),
+    issues = [i for i in lint(book, probes=catalog, runbooks=list(library.runbooks),
                               scenarios=_scenarios())
               if i.severity == "error"]
     if issues:
@@ -382,7 +382,7 @@ def test_command(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> N
     scenarios = _scenarios()
     outcomes = []
     for book in books:
-        errors = [i for i in lint(book, probes=list(catalog), runbooks=list(library.runbooks),
+        errors = [i for i in lint(book, probes=catalog, runbooks=list(library.runbooks),
                                   scenarios=scenarios) if i.severity == "error"]
         if errors:
             outcomes.append({"runbook": book.meta.id, "test": None, "passed": False,

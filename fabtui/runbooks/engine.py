@@ -593,6 +593,12 @@ class Engine:
         described = f"{call.probe} on {target or 'this machine'}" + \
             (f" {params}" if params else "")
         self._record("block_command", block.step, block.id, {"command": described})
+        if definition.danger or block_text.is_dangerous(block):  # the same gate as `sh`
+            refused = await self._typed_gate(
+                block, evaluator, f"probe {call.probe} changes state on "
+                f"{target or 'this machine'}: {definition.description}", f"run {described}")
+            if refused is not None:
+                return refused
         if self.dry_run:
             return _Outcome(Verdict.SKIPPED, f"dry run: would run {described}"
                             f"{self._unknown_note()}")
@@ -628,26 +634,10 @@ class Engine:
         where = target or "this machine"
         self._record("block_command", block.step, block.id, {"command": script, "on": where})
         if block_text.is_dangerous(block):
-            phrase = self._render(block.attrs["confirm"], evaluator) \
-                if "confirm" in block.attrs else block.id
-            if self.dry_run:
-                return _Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
-                                f"run on {where}: {script}{self._unknown_note()}",
-                                variables=self._dry_captures(block))
-            answer = await self.operator.confirm(
-                block, f"DANGER: on {where} this runs:\n{script}\nType {phrase} to run it.",
-                phrase)
-            if answer is None:
-                return _Outcome(Verdict.ERROR, f"{block.id} is dangerous and needs typed "
-                                f"confirmation (headless: --answer {block.id}={phrase})")
-            self._record("decision", block.step, block.id, {
-                "by": "operator", "typed": True,
-                "answer": "accepted" if answer.strip() == phrase else answer})
-            if answer.strip() != phrase:
-                return _Outcome(Verdict.ABORTED, f"not confirmed: typed {answer!r}, not "
-                                f"{phrase!r}", flow=block.attrs.get("on_no", _ABORT))
-            if isinstance(self.operator, ScriptedOperator) and self.operator.on_answer:
-                await self.operator.on_answer(block.id)
+            refused = await self._typed_gate(block, evaluator, f"on {where} this runs:\n{script}",
+                                             f"run on {where}: {script}")
+            if refused is not None:
+                return refused
         if self.dry_run:
             return _Outcome(Verdict.SKIPPED, f"dry run: would run on {where}: {script}"
                             f"{self._unknown_note()}", variables=self._dry_captures(block))
@@ -676,6 +666,33 @@ class Engine:
             return {}
         why = f"captured from the output of {self._where(block)}, known when it runs"
         return {name: Unknown(name, why) for name in groups}
+
+    async def _typed_gate(self, block: Block, evaluator: Evaluator, danger: str,
+                          action: str) -> _Outcome | None:
+        """Ask the operator to type the block's `confirm` phrase (default: its id).
+
+        None when they typed it; otherwise the block's outcome (not confirmed, nobody to ask,
+        or a dry run's note of what it would ask before `action`).
+        """
+        phrase = self._render(block.attrs["confirm"], evaluator) if "confirm" in block.attrs \
+            else block.id
+        if self.dry_run:
+            return _Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
+                            f"{action}{self._unknown_note()}", variables=self._dry_captures(block))
+        answer = await self.operator.confirm(
+            block, f"DANGER: {danger}\nType {phrase} to run it.", phrase)
+        if answer is None:
+            return _Outcome(Verdict.ERROR, f"{block.id} is dangerous and needs typed "
+                            f"confirmation (headless: --answer {block.id}={phrase})")
+        self._record("decision", block.step, block.id, {
+            "by": "operator", "typed": True,
+            "answer": "accepted" if answer.strip() == phrase else answer})
+        if answer.strip() != phrase:
+            return _Outcome(Verdict.ABORTED, f"not confirmed: typed {answer!r}, not "
+                            f"{phrase!r}", flow=block.attrs.get("on_no", _ABORT))
+        if isinstance(self.operator, ScriptedOperator) and self.operator.on_answer:
+            await self.operator.on_answer(block.id)
+        return None
 
     async def _run_script(self, target: str | None, script: str,
                           timeout: float) -> tuple[str, int | None, str | None]:

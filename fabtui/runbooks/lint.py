@@ -4,7 +4,8 @@ Checks: the front-matter schema; block kinds and attributes; block bodies (probe
 rules, decide lines); every expression and template parses; every variable is defined somewhere
 (an input, a block's result, a `set` or `capture`d name, an `input` block); every function and
 probe exists; every branch target exists; every step is reachable; destructive commands are
-marked `danger` (typed confirmation); no substitution sits where it cannot be quoted; declared
+marked `danger` (typed confirmation), and so is every probe block whose probe the catalog marks
+dangerous; no substitution sits where it cannot be quoted; declared
 tests name scenarios, steps, inputs and gates that exist. The engine refuses a runbook with
 errors.
 
@@ -18,10 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from fabtui.errors import InputError
+from fabtui.model.probe import ProbeDef
 from fabtui.model.runbook import Block, BlockKind, InputType, Runbook
 from fabtui.runbooks import blocks as block_text
 from fabtui.runbooks.engine import var_name
@@ -39,7 +41,7 @@ from fabtui.sim.scenario import parse_duration
 _COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
 ATTRIBUTES: dict[BlockKind, set[str]] = {
     BlockKind.SH: _COMMON | {"on", "capture", "danger", "confirm", "ok_status", "on_no"},
-    BlockKind.PROBE: _COMMON | {"interval"},
+    BlockKind.PROBE: _COMMON | {"interval", "danger", "confirm", "on_no"},
     BlockKind.CHECK: _COMMON,
     BlockKind.CONFIRM: _COMMON | {"type", "danger", "on_no"},
     BlockKind.INPUT: _COMMON | {"name", "type", "choices", "default", "secret", "pattern"},
@@ -76,22 +78,30 @@ def lint_parse_error(error: InputError) -> list[LintIssue]:
     return [LintIssue(p.source, p.line, "error", p.message) for p in error.problems]
 
 
-def lint(runbook: Runbook, *, probes: Iterable[str], runbooks: Iterable[str] = (),
-         scenarios: Iterable[str] | None = None) -> list[LintIssue]:
-    """Every problem of `runbook`, errors and warnings, in file order."""
+def lint(runbook: Runbook, *, probes: Iterable[str] | Mapping[str, ProbeDef],
+         runbooks: Iterable[str] = (), scenarios: Iterable[str] | None = None) -> list[LintIssue]:
+    """Every problem of `runbook`, errors and warnings, in file order.
+
+    `probes`: the catalog (names, or name -> definition; only the latter finds dangerous
+    probes used without `danger=true`).
+    """
+    dangerous = {name for name, d in probes.items() if d.danger} \
+        if isinstance(probes, Mapping) else set()
     checker = _Checker(runbook, set(probes), set(runbooks), set(scenarios)
-                       if scenarios is not None else None)
+                       if scenarios is not None else None, dangerous)
     checker.run()
     return sorted(checker.issues, key=lambda i: (i.line or 0, i.message))
 
 
 class _Checker:
     def __init__(self, runbook: Runbook, probes: set[str], runbooks: set[str],
-                 scenarios: set[str] | None) -> None:
+                 scenarios: set[str] | None, dangerous: set[str]) -> None:
         self.runbook = runbook
         self.probes = probes
         self.runbooks = runbooks
         self.scenarios = scenarios
+        self.dangerous = dangerous
+        """Probes the catalog marks `danger`: their blocks must say danger=true."""
         self.issues: list[LintIssue] = []
         self.steps = {s.id for s in runbook.steps}
         self._definers = self._count_definers()
@@ -317,6 +327,14 @@ class _Checker:
         call = block_text.probe_call(block)
         if self.probes and call.probe not in self.probes:
             self.error(block.line + 1, f"{block.id}: no probe {call.probe!r} in the catalog")
+        if call.probe in self.dangerous and \
+                block.attrs.get("danger", "").lower() not in ("true", "yes", "1"):
+            self.error(block.line, f"{block.id}: probe {call.probe} changes state on its target "
+                       "(the catalog marks it danger): mark the block danger=true (the operator "
+                       "must type a confirmation; confirm=\"...\" names what) and say what it "
+                       "does in the prose")
+        if "confirm" in block.attrs:
+            self.template(block, block.attrs["confirm"])
         if call.target is not None:
             self.template(block, call.target)
         for value in call.params.values():

@@ -14,7 +14,10 @@ typed in chunks while its echo is read (so neither side of the terminal blocks t
 the reply is cleaned line by line.
 
 pexpect is synchronous: each session runs its commands in a worker thread of a pool sized for
-many switches at once, so polling 64 switches does not wait on each other.
+many switches at once, so polling 64 switches does not wait on each other. Cancelling a command
+(asyncio cancellation of `CliTransport.run`) is seen by its thread within half a second: the
+session is closed (its process killed), the switch's lock let go, and only then does the
+cancellation reach the caller.
 """
 
 from __future__ import annotations
@@ -77,6 +80,16 @@ class _Failure(Exception):
         self.kind, self.message, self.output = kind, message, output
 
 
+_POLL_S = 0.5
+"""How often a waiting session thread looks whether its command was cancelled."""
+_CANCEL_WAIT_S = 10.0
+"""How long a cancelled `run` waits for its thread to close the session and let go."""
+
+
+class _Cancelled(Exception):
+    """The caller cancelled the command; the session has been closed."""
+
+
 class _Dropped(Exception):
     def __init__(self, partial: OutputCollector) -> None:
         super().__init__("connection dropped")
@@ -99,8 +112,8 @@ class CliSession:
         """The prompt as the switch printed it after login."""
 
     # connection ---------------------------------------------------------------------------------
-    def connect(self) -> None:
-        """Log in, wait for the prompt, turn paging off. Raises `_Failure`."""
+    def connect(self, cancel: threading.Event | None = None) -> None:
+        """Log in, wait for the prompt, turn paging off. Raises `_Failure` (`_Cancelled`)."""
         self.close()
         password = credentials.is_password(self.target.ssh.credentials)
         secret = None
@@ -123,7 +136,13 @@ class CliSession:
         while True:
             patterns: list[Any] = [_PASSWORD, _HOST_KEY, MORE, self.flavor.prompt, pexpect.EOF,
                                    pexpect.TIMEOUT]
-            index = child.expect(patterns, timeout=max(0.1, deadline - time.monotonic()))
+            remaining = deadline - time.monotonic()
+            index = child.expect(patterns, timeout=max(0.1, min(remaining, _POLL_S)))
+            if cancel is not None and cancel.is_set():
+                self.close()
+                raise _Cancelled
+            if index == 5 and remaining > _POLL_S:
+                continue  # not yet: looked for a cancellation, keep waiting for the prompt
             seen += _bytes(child.before) + _bytes(child.after)
             if index == 0:
                 if secret is None:
@@ -152,7 +171,7 @@ class CliSession:
                 self._fail_login(ErrorKind.TIMEOUT, f"no {self.flavor.name} prompt within "
                                  f"{self.login_timeout:g}s (is the flavor right?)")
         for command in self.flavor.paging_off:
-            self._exchange(command, time.monotonic() + 10)
+            self._exchange(command, time.monotonic() + 10, cancel)
 
     def _fail_login(self, kind: ErrorKind, message: str) -> NoReturn:
         self.close()
@@ -183,21 +202,24 @@ class CliSession:
         child.close(force=True)
 
     # commands -----------------------------------------------------------------------------------
-    def run(self, command: str, timeout: float) -> tuple[OutputCollector, str | None]:
+    def run(self, command: str, timeout: float,
+            cancel: threading.Event | None = None) -> tuple[OutputCollector, str | None]:
         """Send `command`; return the reply and the CLI's error line, if it rejected it.
 
         Raises `_Dropped` if the session ends mid-command, `_Failure` on timeout, or before
-        logging in or sending anything if `command` is not one CLI line (`cli_line`).
+        logging in or sending anything if `command` is not one CLI line (`cli_line`);
+        `_Cancelled` (after closing the session) once `cancel` is set.
         """
         problem = cli_line.line_problem(command)
         if problem:
             raise _Failure(ErrorKind.UNSUPPORTED, f"{self.target.name}: refused to send a "
                            f"command that {problem} (a CLI takes one line at a time)")
         if not self.alive():
-            self.connect()
-        return self._exchange(command, time.monotonic() + timeout)
+            self.connect(cancel)
+        return self._exchange(command, time.monotonic() + timeout, cancel)
 
-    def _exchange(self, command: str, deadline: float) -> tuple[OutputCollector, str | None]:
+    def _exchange(self, command: str, deadline: float,
+                  cancel: threading.Event | None = None) -> tuple[OutputCollector, str | None]:
         child = self.child
         assert child is not None
         collector = OutputCollector(self.cap)
@@ -205,6 +227,9 @@ class CliSession:
         self._type(child, command, pending, deadline)
         unseen = bool(pending)  # typing may already have read the whole reply
         while True:
+            if cancel is not None and cancel.is_set():
+                self.close()  # mid-command: only a fresh session is in a known state
+                raise _Cancelled
             if unseen:
                 window = bytes(pending[-_HOLD_BACK:])
                 offset = len(pending) - len(window)
@@ -230,7 +255,7 @@ class CliSession:
                 raise _Failure(ErrorKind.TIMEOUT, f"{self.target.name}: no prompt within the "
                                "timeout (partial output kept)", _clean(collector, command))
             try:
-                pending += child.read_nonblocking(_READ, timeout=min(remaining, 0.5))
+                pending += child.read_nonblocking(_READ, timeout=min(remaining, _POLL_S))
                 unseen = True
             except pexpect.TIMEOUT:
                 unseen = False
@@ -343,10 +368,20 @@ class CliTransport:
 
     async def run(self, target: CliTarget, command: str, *, timeout: float = 60.0,
                   retry_on_drop: bool = True) -> TransportResult:
-        """Run one CLI command on `target`, logging in first if needed."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._run_sync, target, command, timeout,
-                                          retry_on_drop)
+        """Run one CLI command on `target`, logging in first if needed.
+
+        Cancellable: the session thread stops, closes the session and lets go of the switch
+        before the cancellation is passed on.
+        """
+        cancel = threading.Event()
+        work = asyncio.wrap_future(self._pool.submit(self._run_sync, target, command, timeout,
+                                                     retry_on_drop, cancel))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            cancel.set()
+            await asyncio.wait([work], timeout=_CANCEL_WAIT_S)
+            raise
 
     def _session(self, target: CliTarget) -> tuple[CliSession, threading.Lock]:
         with self._guard:
@@ -359,16 +394,23 @@ class CliTransport:
                 self._sessions[target.name] = session
             return session, self._locks.setdefault(target.name, threading.Lock())
 
-    def _run_sync(self, target: CliTarget, command: str, timeout: float,
-                  retry_on_drop: bool) -> TransportResult:
+    def _run_sync(self, target: CliTarget, command: str, timeout: float, retry_on_drop: bool,
+                  cancel: threading.Event) -> TransportResult:
         started = datetime.now(UTC)
         session, lock = self._session(target)
         attempts = 0
-        with lock:
+        while not lock.acquire(timeout=_POLL_S):
+            if cancel.is_set():
+                return self._cancelled(target, command, started, attempts)
+        try:
             while True:
                 attempts += 1
+                if cancel.is_set():
+                    return self._cancelled(target, command, started, attempts)
                 try:
-                    collector, error_line = session.run(command, timeout)
+                    collector, error_line = session.run(command, timeout, cancel)
+                except _Cancelled:
+                    return self._cancelled(target, command, started, attempts)
                 except _Dropped as dropped:
                     session.close()
                     if retry_on_drop and attempts == 1:
@@ -386,6 +428,14 @@ class CliTransport:
                                         ErrorKind.COMMAND,
                                         f"{target.name} rejected `{command}`: {error_line}")
                 return self._result(target, command, started, attempts, reply, collector)
+        finally:
+            lock.release()
+
+    def _cancelled(self, target: CliTarget, command: str, started: datetime,
+                   attempts: int) -> TransportResult:
+        """What a cancelled command's thread returns (nobody reads it: the caller has gone)."""
+        return self._result(target, command, started, attempts, "", None, ErrorKind.CANCELLED,
+                            f"{target.name}: cancelled")
 
     def _result(self, target: CliTarget, command: str, started: datetime, attempts: int,
                 output: str, collector: OutputCollector | None, error: ErrorKind | None = None,

@@ -6,8 +6,9 @@ slow management network, `FABTUI_SIM_LATENCY=0.5`), 64 NICs probed with `nic.ibs
 
 Measured two ways, printed separately, each sequential (limit 1) vs concurrent (limit 32):
   1. through the simulated fabric's transports as `fabtui probe run` uses them: every command is
-     a new `python -m fabtui.sim node` process (0.3-0.8 s of CPU each, nearly all imports), so on
-     a 2-core machine 64 concurrent commands are bound by that start-up, not by the fan-out;
+     a new process, the thin sim client (~20 ms of start-up), answered by the long-lived sim
+     server (before it, a `python -m fabtui.sim node` process per command: 0.3-0.8 s of CPU
+     each, 15.6 s for 64 concurrent commands on 2 cores);
   2. the same runner, probe, parser and simulated devices, with the node answering in this
      process after the same 0.5 s (no process per command: what the fan-out itself achieves;
      making the simulator's commands cheap is the speed issue's job).
@@ -94,7 +95,7 @@ def main() -> None:
         targets = resolve_set(sim.graph, pattern, probe.target)
         print(f"nic.ibstat on {len(targets)} NICs ({pattern}), every device answering after "
               f"+{LATENCY_S:g} s; {os.cpu_count()} CPUs; concurrency {DEFAULT_FANOUT}")
-        ways = {"sim programs (process per command)": SimSshTransport(state_file),
+        ways = {"sim transports (client per command)": SimSshTransport(state_file),
                 "in-process devices (same latency)": InProcessNodes(state_file, state, sim)}
         for label, transport in ways.items():
             runner = ProbeRunner(sim.graph, Transports(ssh=transport))

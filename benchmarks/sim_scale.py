@@ -8,8 +8,9 @@ Measured two ways, printed separately:
   1. the simulation's answers rendered and parsed in one process, for all switches (what the sim
      itself costs; the state of 24,576 ports at one moment, a PFC storm playing);
   2. the same poll through the real pexpect CLI-session transport for a sample of switches, each
-     a `python -m fabtui.sim switch` program holding the whole fabric, sessions kept open as
-     fabtui keeps them (login, which loads the 1,024-node topology per switch, reported apart).
+     a sim client session answered by the long-lived sim server holding the whole fabric, kept
+     open as fabtui keeps them (login, where the server builds the 1,024-node fabric once,
+     reported apart).
 Prints figures; never fails on timing.
 
     python benchmarks/sim_scale.py            # full size, 16 switch sessions

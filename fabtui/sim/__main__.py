@@ -5,6 +5,8 @@
 - `node --name node003 -- ethtool -S enp24s0f0np0`: runs one command on a simulated node and
   exits with its status, as `ssh node003 ethtool ...` would.
 
+These run the simulator in their own process (~0.5 s of imports and set-up each);
+`fabtui.sim.client`, which the sim transports use, has a long-lived server answer instead.
 Both read the running demo fabric from the state file (`--state`, else `FABTUI_SIM_STATE`, else
 the default data folder), and answer after the delay `FABTUI_SIM_LATENCY` gives the device.
 """
@@ -38,9 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         delay = latency.from_env().of(args.name)
         state = load_or_problem(path)
         if args.device == "switch":
-            from fabtui.sim.switch_session import serve
-
-            return serve(path, state, args.name, delay)
+            return _switch(path, args.name, delay)
         from fabtui.sim.node_commands import run
         from fabtui.sim.state import build_sim
 
@@ -55,6 +55,19 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(out)
     sys.stderr.write(err)
     return status
+
+
+def _switch(path: Path, name: str, delay: float) -> int:
+    import contextlib
+
+    from fabtui.sim.client import raw_terminal
+    from fabtui.sim.state import FabricCache
+    from fabtui.sim.switch_session import Terminal, serve
+
+    cache = FabricCache()
+    with raw_terminal():
+        return serve(path, Terminal(), name, delay, fabric=lambda: cache.get(str(path)),
+                     now=lambda state: state.now(), lock=contextlib.nullcontext())
 
 
 if __name__ == "__main__":

@@ -214,3 +214,29 @@ def set_port_admin(path: Path, endpoint: str, up: bool) -> SimState | None:
         return state.model_copy(update={"shut": shut})
 
     return update_state(path, change)
+
+
+class FabricCache:
+    """The state and built simulation of each state file, rebuilt when the file changes."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[tuple[int, int, int], SimState, Sim]] = {}
+
+    def get(self, path: str) -> tuple[SimState, Sim] | None:
+        """The fabric in `path` as it is now; None when there is no readable state."""
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+        cached = self._cache.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1], cached[2]
+        state = read_state(Path(path))
+        if state is None:
+            return None
+        sim = build_sim(state)
+        if len(self._cache) > 64:
+            self._cache.clear()
+        self._cache[path] = (stamp, state, sim)
+        return state, sim

@@ -9,25 +9,40 @@ A state file that changes (a game-day `inject`) is picked up before the next com
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
-from fabtui.sim.state import SimState, build_sim, read_state, set_port_admin
+from fabtui.sim.core import Sim
+from fabtui.sim.state import SimState, set_port_admin
 from fabtui.sim.switch_cli import admin_command, prompt, reply
 
 PAGE_LINES = 40
 
 
-def _out(text: str) -> None:
-    os.write(1, text.encode())
+class Terminal:
+    """The far end of the session: where output goes and keys come from (fd 0/1/2 here)."""
 
+    def write(self, text: str) -> None:
+        """Show `text` on the terminal."""
+        os.write(1, text.encode())
 
-def _key() -> str:
-    data = os.read(0, 1)
-    return data.decode(errors="replace") if data else ""
+    def error(self, text: str) -> None:
+        """Write `text` to stderr (what ssh itself would complain)."""
+        os.write(2, text.encode())
+
+    def pause(self, seconds: float) -> bool:
+        """Wait `seconds` before a reply; False when the other end has gone meanwhile."""
+        time.sleep(seconds)
+        return True
+
+    def key(self) -> str:
+        """The next key typed ('' at end of input)."""
+        data = os.read(0, 1)
+        return data.decode(errors="replace") if data else ""
 
 
 def _banner(flavor: str, name: str) -> str:
@@ -49,104 +64,80 @@ def _pager(flavor: str, shown: int, total: int) -> str:
     return f"lines {shown - PAGE_LINES + 1}-{shown}/{total} {shown * 100 // total}%"
 
 
-def _show(text: str, flavor: str, paging: bool) -> None:
+def _show(term: Terminal, text: str, flavor: str, paging: bool) -> None:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     for i, line in enumerate(lines, start=1):
-        _out(line + "\r\n")
+        term.write(line + "\r\n")
         if paging and i % PAGE_LINES == 0 and i < len(lines):
             more = _pager(flavor, i, len(lines))
-            _out(more)
-            key = _key()
-            _out("\r" + " " * len(more) + "\r")
+            term.write(more)
+            key = term.key()
+            term.write("\r" + " " * len(more) + "\r")
             if key in ("q", "Q", ""):
                 return
 
 
-def serve(path: Path, state: SimState, name: str, delay: float = 0.0) -> int:
-    """Run the session for switch `name` until the user leaves. Returns the exit status.
+Fabric = Callable[[], "tuple[SimState, Sim] | None"]
 
-    Every reply comes `delay` seconds after its command (a slow management network).
+
+def serve(path: Path, term: Terminal, name: str, delay: float = 0.0, *, fabric: Fabric,
+          now: Callable[[SimState], float], lock: AbstractContextManager[Any]) -> int:
+    """Run the session for switch `name` on `term` until the user leaves; the exit status.
+
+    `fabric()` gives the state and simulation as they are now (a game-day `inject` or a port
+    shut from another session shows at the next command); `now(state)` the simulation time of
+    a command; `lock` is held while a reply is computed. Every reply comes `delay` seconds
+    after its command (a slow management network). A port shut here is written to `path`.
     """
-    sim = build_sim(state)
-    switch = sim.graph.switches.get(name)
-    if switch is None:
-        sys.stderr.write(f"ssh: Could not resolve hostname {name}: Name or service not known\n")
+    current = fabric()
+    switch = current[1].graph.switches.get(name) if current else None
+    if current is None or switch is None:
+        term.error(f"ssh: Could not resolve hostname {name}: Name or service not known\n")
         return 255
     flavor = switch.flavor.value
-    stamp = _mtime(path)
-    with _raw_terminal():
-        _out(_banner(flavor, name) + prompt(switch))
-        paging = True
-        line = ""
-        while True:
-            char = _key()
-            if char in ("", "\x04") and not line:
-                _out("logout\r\n")
-                return 0
-            if char == "\x03":
-                _out("^C\r\n" + prompt(switch))
-                line = ""
-                continue
-            if char in ("\x7f", "\x08"):
-                if line:
-                    line = line[:-1]
-                    _out("\b \b")
-                continue
-            if char not in ("\r", "\n"):
-                line += char
-                _out(char)
-                continue
-            _out("\r\n")
-            command, line = line.strip(), ""
-            if command in ("exit", "logout", "quit"):
-                return 0
-            if delay:
-                time.sleep(delay)
-            if _mtime(path) != stamp:
-                stamp = _mtime(path)
-                fresh = read_state(path)
-                if fresh is not None:
-                    state, sim = fresh, build_sim(fresh)
-                    switch = sim.graph.switches.get(name) or switch
-            lowered = command.lower()
-            if lowered in ("terminal length 0", "term len 0") or \
-                    ("PAGER=cat" in command and lowered.startswith("export")):
-                paging = False
+    term.write(_banner(flavor, name) + prompt(switch))
+    paging = True
+    line = ""
+    while True:
+        char = term.key()
+        if char in ("", "\x04") and not line:
+            term.write("logout\r\n")
+            return 0
+        if char == "\x03":
+            term.write("^C\r\n" + prompt(switch))
+            line = ""
+            continue
+        if char in ("\x7f", "\x08"):
+            if line:
+                line = line[:-1]
+                term.write("\b \b")
+            continue
+        if char not in ("\r", "\n"):
+            line += char
+            term.write(char)
+            continue
+        term.write("\r\n")
+        command, line = line.strip(), ""
+        if command in ("exit", "logout", "quit"):
+            return 0
+        if delay and not term.pause(delay):
+            return 255
+        lowered = command.lower()
+        if lowered in ("terminal length 0", "term len 0") or \
+                ("PAGER=cat" in command and lowered.startswith("export")):
+            paging = False
+        with lock:
+            state, sim = fabric() or current
+            current = state, sim
+            switch = sim.graph.switches.get(name) or switch
             change = admin_command(sim, switch, command)
             if change is not None:
-                fresh = set_port_admin(path, f"{name}:{change[0]}", change[1])
-                if fresh is not None:
-                    state, sim = fresh, build_sim(fresh)
-                    stamp = _mtime(path)
-                _out(prompt(switch))
-                continue
-            text, _rejected = reply(sim, switch, command, state.now())
-            _show(text, flavor, paging)
-            _out(prompt(switch))
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
-
-
-@contextlib.contextmanager
-def _raw_terminal():  # type: ignore[no-untyped-def]
-    """Keys one at a time and no terminal echo (the session echoes, as a switch does)."""
-    try:
-        import termios
-        import tty
-
-        saved = termios.tcgetattr(0)
-    except (ImportError, OSError, Exception):  # not a terminal: a pipe in tests
-        yield
-        return
-    try:
-        tty.setraw(0)
-        yield
-    finally:
-        termios.tcsetattr(0, termios.TCSADRAIN, saved)
+                set_port_admin(path, f"{name}:{change[0]}", change[1])
+                text = None
+            else:
+                text, _rejected = reply(sim, switch, command, now(state))
+        if text is not None:
+            _show(term, text, flavor, paging)
+        term.write(prompt(switch))

@@ -1,10 +1,12 @@
 """Transports to the simulated fabric: the real ones, with the simulated device programs at the end.
 
-`SimSshTransport` runs a node command as `python -m fabtui.sim node --name N -- argv` in a child
-process (real timeouts, output caps and exit statuses, as over ssh); `SimCliTransport` is the
-pexpect CLI-session transport unchanged, except that the session it spawns is
-`python -m fabtui.sim switch --name S` instead of `ssh -tt S`. Everything above the transport
-(rendering commands, parsing, judging) is the code that runs against real devices.
+`SimSshTransport` runs a node command as the simulated device client `fabtui/sim/client.py
+--state F node --name N -- argv` in a child process (real timeouts, output caps and exit
+statuses, as over ssh); `SimCliTransport` is the pexpect CLI-session transport unchanged, except
+that the session it spawns is the client's `switch --name S` instead of `ssh -tt S`. The client
+is answered by the long-lived sim server (`fabtui.sim.server`), so a command costs milliseconds.
+Everything above the transport (rendering commands, parsing, judging) is the code that runs
+against real devices.
 """
 
 from __future__ import annotations
@@ -21,10 +23,16 @@ from fabtui.transports.output import LineCallback
 from fabtui.transports.process import run_process
 from fabtui.transports.ssh import SSH_FAILED, SshOptions, SshTarget, SshTransport, classify
 
+_CLIENT = Path(__file__).resolve().parent.parent / "sim" / "client.py"
+
 
 def device_argv(state: Path, device: str, name: str) -> list[str]:
-    """The command line of a simulated device program."""
-    return [sys.executable, "-m", "fabtui.sim", "--state", str(state), device, "--name", name]
+    """The command line of a simulated device program: the thin client of the sim server.
+
+    `-I -S`: the client needs only the standard library, so it starts in ~20 ms.
+    """
+    return [sys.executable, "-I", "-S", str(_CLIENT), "--state", str(state), device,
+            "--name", name]
 
 
 class SimSshTransport(SshTransport):

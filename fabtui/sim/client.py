@@ -1,0 +1,197 @@
+"""The simulated device programs' thin client: one command or session, served by the sim server.
+
+`python -I -S fabtui/sim/client.py --state FILE node --name N -- argv...` (or `switch --name S`)
+behaves as `python -m fabtui.sim` does (same output, exit status, latency, terminal handling) but
+imports only the standard library: the fabric is answered by a long-lived server process
+(`fabtui.sim.server`) reached over a Unix socket, started here when none is running. So a
+command costs a Python start-up (~20 ms), not the simulator's imports and set-up (~0.5 s).
+
+The client stays alive until its answer arrives (latency included), so killing it ends the
+command as killing `ssh` does. Without `--state` it hands over to `python -m fabtui.sim`.
+
+Protocol (one connection per command or session): the client sends one JSON line (the request),
+then, for a switch session, the keys typed; the server answers with frames `kind` (1 byte: o
+stdout, e stderr, x exit status) + length (4 bytes, big endian) + payload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import select
+import socket
+import struct
+import sys
+import tempfile
+import time
+
+FORWARDED = ("FABTUI_SIM_LATENCY", "FABTUI_SIM_TIME")
+"""Environment the server reads from each request, not from its own environment."""
+SKEW_VAR = "FABTUI_SIM_SKEW"
+"""Seconds added to the simulated clock for this command (a probe's interval, not slept)."""
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_START_WAIT_S = 30.0
+
+
+def socket_path() -> str:
+    """The server's socket for this interpreter and this version of the simulator's code.
+
+    Code that changed on disk (a checkout, an edit) gets a new server; the old one times out.
+    """
+    sim_dir = os.path.join(_PACKAGE, "fabtui", "sim")
+    stamp = [sys.executable, _PACKAGE]
+    with os.scandir(sim_dir) as entries:
+        stamp += sorted(f"{e.name}:{e.stat().st_mtime_ns}" for e in entries
+                        if e.name.endswith(".py"))
+    digest = hashlib.sha1("\n".join(stamp).encode()).hexdigest()[:16]
+    folder = os.path.join(tempfile.gettempdir(), f"fabtui-sim-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return os.path.join(folder, f"{digest}.sock")
+
+
+def connect(path: str) -> socket.socket:
+    """A connection to the server at `path`, starting the server when none answers."""
+    sock = _try_connect(path)
+    if sock is not None:
+        return sock
+    import fcntl
+
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one client starts the server; the others wait
+        sock = _try_connect(path)
+        if sock is None:
+            _start_server(path)
+            sock = _try_connect(path)
+    if sock is None:
+        raise OSError(f"the simulator's server did not start (socket {path})")
+    return sock
+
+
+def _try_connect(path: str) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def _start_server(path: str) -> None:
+    """Run the server; it returns (daemonized, in its own session) once it listens."""
+    import subprocess
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE, env.get("PYTHONPATH")) if p)
+    subprocess.run([sys.executable, "-m", "fabtui.sim.server", "--socket", path], env=env,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True,
+                   timeout=_START_WAIT_S, check=False)
+
+
+def _frames(sock: socket.socket):  # type: ignore[no-untyped-def]
+    """(kind, payload) frames from the server until it closes the connection."""
+    buffer = b""
+    while True:
+        while len(buffer) >= 5:
+            size = struct.unpack(">I", buffer[1:5])[0]
+            if len(buffer) < 5 + size:
+                break
+            yield buffer[:1], buffer[5:5 + size]
+            buffer = buffer[5 + size:]
+        chunk = sock.recv(65536)
+        if not chunk:
+            return
+        buffer += chunk
+
+
+def _write(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def main(argv: list[str]) -> int:
+    """Entry point; returns the exit status."""
+    args = list(argv)
+    if len(args) < 4 or args[0] != "--state":
+        os.execv(sys.executable, [sys.executable, "-m", "fabtui.sim", *args])
+    state, device, rest = args[1], args[2], args[3:]
+    if device not in ("node", "switch") or rest[:1] != ["--name"] or len(rest) < 2:
+        os.execv(sys.executable, [sys.executable, "-m", "fabtui.sim", *args])
+    name, command = rest[1], rest[2:]
+    if command[:1] == ["--"]:
+        command = command[1:]
+    request = {"device": device, "name": name, "argv": command,
+               "state": os.path.abspath(state),
+               "env": {k: os.environ[k] for k in FORWARDED if k in os.environ},
+               "skew": float(os.environ.get(SKEW_VAR) or 0), "sent": time.time()}
+    try:
+        sock = connect(socket_path())
+    except OSError as exc:
+        sys.stderr.write(f"fabtui sim: {exc}\n")
+        return 255
+    with sock:
+        sock.sendall(json.dumps(request).encode() + b"\n")
+        if device == "switch":
+            with raw_terminal():
+                return _session(sock)
+        # The connection stays open both ways: the server sees a killed client as end of input.
+        for kind, payload in _frames(sock):
+            if kind == b"x":
+                return int(payload)
+            _write(1 if kind == b"o" else 2, payload)
+    return 255  # the server went away mid-command: as a dropped ssh connection
+
+
+def _session(sock: socket.socket) -> int:
+    """Keys to the server, its frames to the terminal, until the server sends the status."""
+    buffer = b""
+    reading = True
+    while True:
+        watched: list[int | socket.socket] = [0, sock] if reading else [sock]
+        ready, _, _ = select.select(watched, [], [])
+        if 0 in ready:
+            keys = os.read(0, 4096)
+            if keys:
+                sock.sendall(keys)
+            else:
+                sock.shutdown(socket.SHUT_WR)
+                reading = False
+        if sock in ready:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return 255
+            buffer += chunk
+            while len(buffer) >= 5:
+                size = struct.unpack(">I", buffer[1:5])[0]
+                if len(buffer) < 5 + size:
+                    break
+                kind, payload, buffer = buffer[:1], buffer[5:5 + size], buffer[5 + size:]
+                if kind == b"x":
+                    return int(payload)
+                _write(1 if kind == b"o" else 2, payload)
+
+
+class raw_terminal:
+    """Keys one at a time and no terminal echo (the session echoes, as a switch does)."""
+
+    def __enter__(self) -> None:
+        self.saved = None
+        try:
+            import termios
+            import tty
+
+            self.saved = termios.tcgetattr(0)
+            tty.setraw(0)
+        except Exception:  # not a terminal: a pipe in tests
+            self.saved = None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.saved is not None:
+            import termios
+
+            termios.tcsetattr(0, termios.TCSADRAIN, self.saved)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,239 @@
+"""The simulator's long-lived server: answers the thin device clients (`fabtui.sim.client`).
+
+One server per interpreter and version of the simulator's code serves every state file: it
+imports the simulator once and keeps each fabric's `Sim` built until its state file changes,
+so a node command costs milliseconds and a switch session no start-up. Each connection is one
+node command or one switch session, in its own thread; the simulated device's latency is slept
+in that thread (the client waits, and can be killed, meanwhile).
+
+Side effects: listens on a Unix socket (a private folder under the temporary directory),
+detaches from its starter (its own session, reparented), and exits by itself after
+`IDLE_S` seconds without any connection open, or when its socket is removed or replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import select
+import socket
+import socketserver
+import struct
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from fabtui.errors import InputError
+from fabtui.sim import latency
+from fabtui.sim.state import FabricCache, SimState
+
+IDLE_S = float(os.environ.get("FABTUI_SIM_SERVER_IDLE", "20"))
+"""Seconds without an open connection after which the server exits."""
+_LOCK = threading.Lock()
+"""The simulator's code is not written for threads: computing a reply holds this lock."""
+
+
+FABRICS = FabricCache()
+
+
+def frame(kind: bytes, payload: bytes) -> bytes:
+    """One frame of the protocol (see `fabtui.sim.client`)."""
+    return kind + struct.pack(">I", len(payload)) + payload
+
+
+class Request:
+    """One client's request, read from the first line of its connection."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.device = str(data["device"])
+        self.name = str(data["name"])
+        self.argv = [str(a) for a in data.get("argv", [])]
+        self.state = str(data["state"])
+        self.env = {str(k): str(v) for k, v in dict(data.get("env", {})).items()}
+        self.skew = float(data.get("skew", 0.0))
+
+    def delay(self) -> float:
+        """The device's added latency, as the client's environment configures it."""
+        return latency.parse(self.env.get(latency.LATENCY_VAR, "")).of(self.name)
+
+    def now(self, state: SimState) -> float:
+        """Simulation time for this request (pinned by the client's `FABTUI_SIM_TIME`)."""
+        pinned = self.env.get("FABTUI_SIM_TIME")
+        if pinned:
+            return float(pinned)
+        return (time.time() - state.epoch) * state.speed + self.skew
+
+
+class Handler(socketserver.StreamRequestHandler):
+    """Serves one connection: a node command or a switch session."""
+
+    server: Server
+
+    def handle(self) -> None:
+        self.server.opened()
+        try:
+            self._serve()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client was killed (a cancelled command): nothing to answer
+        except Exception:  # a bug in the simulator: say so on the device's stderr
+            with contextlib.suppress(OSError):
+                self.send(b"e", traceback.format_exc().encode())
+                self.send(b"x", b"1")
+        finally:
+            self.server.closed()
+
+    def send(self, kind: bytes, payload: bytes) -> None:
+        """Write one frame to the client."""
+        self.connection.sendall(frame(kind, payload))
+
+    def _serve(self) -> None:
+        request = Request(json.loads(self.rfile.readline()))
+        try:
+            delay = request.delay()
+            fabric = FABRICS.get(request.state)
+        except InputError as exc:
+            self._fail(exc)
+            return
+        if fabric is None:
+            self.send(b"e", f"{request.state}: no simulated fabric state here; run `fabtui "
+                            "sim start` (or any fabtui command on the demo fabric) first\n"
+                      .encode())
+            self.send(b"x", b"2")
+            return
+        if request.device == "switch":
+            self._switch(request, delay)
+            return
+        if not self.pause(delay):
+            return
+        with _LOCK:
+            fabric = FABRICS.get(request.state) or fabric
+            state, sim = fabric
+            from fabtui.sim.node_commands import run
+
+            out, err, status = run(sim, request.name, request.argv, request.now(state))
+        if out:
+            self.send(b"o", out.encode())
+        if err:
+            self.send(b"e", err.encode())
+        self.send(b"x", str(status).encode())
+
+    def pause(self, seconds: float) -> bool:
+        """Wait `seconds` (the device's latency); False as soon as the client has gone.
+
+        A killed client (a cancelled command) must not hold a thread, or keep the server
+        from going idle, for the rest of a long latency.
+        """
+        deadline = time.monotonic() + seconds
+        while (remaining := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.connection], [], [], remaining)
+            if ready:
+                try:
+                    if not self.connection.recv(1, socket.MSG_PEEK):
+                        return False
+                except OSError:
+                    return False
+                time.sleep(remaining)  # keys typed ahead in a session: they wait their turn
+                return True
+        return True
+
+    def _fail(self, exc: InputError) -> None:
+        self.send(b"e", "".join(f"{p}\n" for p in exc.problems).encode())
+        self.send(b"x", b"2")
+
+    def _switch(self, request: Request, delay: float) -> None:
+        from fabtui.sim.switch_session import Terminal, serve
+
+        handler = self
+
+        class SocketTerminal(Terminal):
+            def write(self, text: str) -> None:
+                handler.send(b"o", text.encode())
+
+            def error(self, text: str) -> None:
+                handler.send(b"e", text.encode())
+
+            def pause(self, seconds: float) -> bool:
+                return handler.pause(seconds)
+
+            def key(self) -> str:
+                data = handler.rfile.read(1)
+                return data.decode(errors="replace") if data else ""
+
+        status = serve(Path(request.state), SocketTerminal(), request.name, delay,
+                       fabric=lambda: FABRICS.get(request.state), now=request.now, lock=_LOCK)
+        self.send(b"x", str(status).encode())
+
+
+class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """Threads per connection; counts open connections to know when it is idle."""
+
+    daemon_threads = True
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, Handler)
+        self.path = path
+        self.inode = os.stat(path).st_ino
+        self._open = 0
+        self._last = time.monotonic()
+        self._count = threading.Lock()
+
+    def opened(self) -> None:
+        """A connection started."""
+        with self._count:
+            self._open += 1
+
+    def closed(self) -> None:
+        """A connection ended."""
+        with self._count:
+            self._open -= 1
+            self._last = time.monotonic()
+
+    def should_stop(self) -> bool:
+        """Idle for `IDLE_S`, or the socket is no longer ours (removed, or a new server's)."""
+        try:
+            if os.stat(self.path).st_ino != self.inode:
+                return True
+        except OSError:
+            return True
+        with self._count:
+            return self._open == 0 and time.monotonic() - self._last > IDLE_S
+
+
+def _watch(server: Server) -> None:
+    while not server.should_stop():
+        time.sleep(1.0)
+    server.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Listen on `--socket`, detach, serve until idle."""
+    parser = argparse.ArgumentParser(prog="python -m fabtui.sim.server")
+    parser.add_argument("--socket", required=True)
+    parser.add_argument("--foreground", action="store_true", help="do not detach (debugging)")
+    args = parser.parse_args(argv)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(args.socket)  # a dead server's (the starter holds the lock)
+    server = Server(args.socket)
+    if not args.foreground and os.fork():
+        os._exit(0)  # the starter sees us listening; we are reparented and outlive it
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    threading.Thread(target=_watch, args=(server,), daemon=True).start()
+    try:
+        server.serve_forever(poll_interval=0.5)
+    finally:
+        server.server_close()
+        with contextlib.suppress(OSError):
+            if os.stat(args.socket).st_ino == server.inode:
+                os.unlink(args.socket)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,8 +1,8 @@
 """Each scenario, probed through the real transports, shows its planted fault where it was planted.
 
 The probes run exactly as `fabtui probe run` runs them on the demo fabric: the node commands go
-through the sim transport (a `python -m fabtui.sim node` process per command) and the switch
-commands through the pexpect CLI-session transport to `python -m fabtui.sim switch` programs.
+through the sim transport (a sim client process per command, answered by the sim server) and the
+switch commands through the pexpect CLI-session transport to sim client sessions.
 For every scenario, the relevant probes must flag the planted component, only it (plus the
 consequences the scenario describes), and the same probes on a healthy neighbour stay clean.
 """

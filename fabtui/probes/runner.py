@@ -30,6 +30,7 @@ from fabtui.probes.evaluate import EvalContext, evaluate, findings, hardware_cla
 from fabtui.probes.render import RenderError, fill_params, render_argv, render_cli
 from fabtui.probes.targets import ProbeTarget, TargetError, resolve
 from fabtui.topology.graph import FabricGraph
+from fabtui.transports import clock
 from fabtui.transports.cli_session import CliTarget, CliTransport
 from fabtui.transports.local import LocalTransport
 from fabtui.transports.nvml import NvmlTransport
@@ -129,17 +130,34 @@ class ProbeRunner:
         command, execute = self._prepare(probe, target, values, on_line)
         raws: list[TransportResult] = []
         parsed: list[BaseModel] = []
-        for sample in range(probe.samples):
-            if sample:
-                await asyncio.sleep(probe.interval)
-            raw = await execute()
-            raws.append(raw)
-            outcome = self._parse(probe, raw)
-            if isinstance(outcome, str):
-                return _error(probe, target, command, started, raws, outcome)
-            parsed.append(outcome)
+        base = clock.SKEW.get()
+        token = clock.SKEW.set(base)  # the sim clock's skew ends with this probe
+        try:
+            for sample in range(probe.samples):
+                if sample:
+                    await self._let_pass(probe)
+                raw = await execute()
+                raws.append(raw)
+                outcome = self._parse(probe, raw)
+                if isinstance(outcome, str):
+                    return _error(probe, target, command, started, raws, outcome)
+                parsed.append(outcome)
+            skipped = clock.SKEW.get() - base
+        finally:
+            clock.SKEW.reset(token)
         before = parsed[0] if len(parsed) > 1 else None
-        return self._finish(probe, target, command, started, raws, before, parsed[-1])
+        return self._finish(probe, target, command, started, raws, before, parsed[-1],
+                            skipped)
+
+    async def _let_pass(self, probe: ProbeDef) -> None:
+        """The interval between two readings: slept on real devices, skipped on the simulated
+        fabric (its clock moves on instead)."""
+        if probe.transport == "cli":
+            await self.transports.cli.let_pass(probe.interval)
+        elif probe.transport == "ssh":
+            await self.transports.ssh.let_pass(probe.interval)
+        else:
+            await asyncio.sleep(probe.interval)
 
     # preparing ----------------------------------------------------------------------------------
     def _prepare(self, probe: ProbeDef, target: ProbeTarget, values: dict[str, Any],
@@ -240,10 +258,11 @@ class ProbeRunner:
 
     def _finish(self, probe: ProbeDef, target: ProbeTarget, command: str, started: datetime,
                 raws: list[TransportResult], before: BaseModel | None,
-                after: BaseModel) -> ProbeResult:
-        elapsed = (raws[-1].ended_at - raws[0].ended_at).total_seconds()
+                after: BaseModel, skipped: float = 0.0) -> ProbeResult:
+        elapsed = (raws[-1].ended_at - raws[0].ended_at).total_seconds() + skipped
         # Rates use the time that really passed between the replies (a login or a slow reply
-        # before the first one would otherwise dilute them).
+        # before the first one would otherwise dilute them), on the devices' clock (`skipped`:
+        # what the simulated clock moved on without real time passing).
         ctx = self._context(probe, target, elapsed if len(raws) > 1 and elapsed > 0 else None)
         metrics = evaluate(probe.parser or "", before, after, ctx)
         last = raws[-1]

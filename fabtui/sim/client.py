@@ -30,6 +30,8 @@ FORWARDED = ("FABTUI_SIM_LATENCY", "FABTUI_SIM_TIME")
 """Environment the server reads from each request, not from its own environment."""
 SKEW_VAR = "FABTUI_SIM_SKEW"
 """Seconds added to the simulated clock for this command (a probe's interval, not slept)."""
+SKEW_ESCAPE = "\x1b]fabtui-skew;{seconds}\x07"
+"""Typed into a switch session: later commands run that many seconds ahead (never echoed)."""
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _START_WAIT_S = 30.0
 
@@ -64,7 +66,7 @@ def connect(path: str) -> socket.socket:
             _start_server(path)
             sock = _try_connect(path)
     if sock is None:
-        raise OSError(f"the simulator's server did not start (socket {path})")
+        raise OSError(f"the simulator's server did not start (see {path}.log)")
     return sock
 
 
@@ -84,9 +86,10 @@ def _start_server(path: str) -> None:
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE, env.get("PYTHONPATH")) if p)
-    subprocess.run([sys.executable, "-m", "fabtui.sim.server", "--socket", path], env=env,
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True,
-                   timeout=_START_WAIT_S, check=False)
+    with open(path + ".log", "ab") as log:  # why a server did not start, if it did not
+        subprocess.run([sys.executable, "-m", "fabtui.sim.server", "--socket", path],
+                       env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                       start_new_session=True, timeout=_START_WAIT_S, check=False)
 
 
 def _frames(sock: socket.socket):  # type: ignore[no-untyped-def]

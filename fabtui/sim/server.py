@@ -30,7 +30,9 @@ from typing import Any
 
 from fabtui.errors import InputError
 from fabtui.sim import latency
+from fabtui.sim.client import SKEW_ESCAPE
 from fabtui.sim.state import FabricCache, SimState
+from fabtui.sim.switch_session import Terminal
 
 IDLE_S = float(os.environ.get("FABTUI_SIM_SERVER_IDLE", "20"))
 """Seconds without an open connection after which the server exits."""
@@ -62,10 +64,11 @@ class Request:
         return latency.parse(self.env.get(latency.LATENCY_VAR, "")).of(self.name)
 
     def now(self, state: SimState) -> float:
-        """Simulation time for this request (pinned by the client's `FABTUI_SIM_TIME`)."""
+        """Simulation time for this request (pinned by the client's `FABTUI_SIM_TIME`), moved on
+        by the skew its probe skipped."""
         pinned = self.env.get("FABTUI_SIM_TIME")
         if pinned:
-            return float(pinned)
+            return float(pinned) + self.skew
         return (time.time() - state.epoch) * state.speed + self.skew
 
 
@@ -146,27 +149,65 @@ class Handler(socketserver.StreamRequestHandler):
         self.send(b"x", b"2")
 
     def _switch(self, request: Request, delay: float) -> None:
-        from fabtui.sim.switch_session import Terminal, serve
+        from fabtui.sim.switch_session import serve
 
-        handler = self
-
-        class SocketTerminal(Terminal):
-            def write(self, text: str) -> None:
-                handler.send(b"o", text.encode())
-
-            def error(self, text: str) -> None:
-                handler.send(b"e", text.encode())
-
-            def pause(self, seconds: float) -> bool:
-                return handler.pause(seconds)
-
-            def key(self) -> str:
-                data = handler.rfile.read(1)
-                return data.decode(errors="replace") if data else ""
-
-        status = serve(Path(request.state), SocketTerminal(), request.name, delay,
-                       fabric=lambda: FABRICS.get(request.state), now=request.now, lock=_LOCK)
+        term = SocketTerminal(self)
+        status = serve(Path(request.state), term, request.name, delay,
+                       fabric=lambda: FABRICS.get(request.state),
+                       now=lambda state: request.now(state) + term.skew, lock=_LOCK)
         self.send(b"x", str(status).encode())
+
+
+class SocketTerminal(Terminal):
+    """A switch session's terminal: the client's keys and frames over its connection.
+
+    It takes the client's clock escape (`SKEW_ESCAPE`) silently: the commands after it run
+    that many seconds ahead on the simulated clock.
+    """
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.skew = 0.0
+        self._back = b""
+
+    def write(self, text: str) -> None:
+        """Frames of stdout to the client."""
+        self.handler.send(b"o", text.encode())
+
+    def error(self, text: str) -> None:
+        """Frames of stderr to the client."""
+        self.handler.send(b"e", text.encode())
+
+    def pause(self, seconds: float) -> bool:
+        """The device's latency; False when the client has gone meanwhile."""
+        return self.handler.pause(seconds)
+
+    def key(self) -> str:
+        """The next key typed; clock escapes are taken, not returned."""
+        while True:
+            data = self._read()
+            if data != b"\x1b":
+                return data.decode(errors="replace") if data else ""
+            follow = self._read()
+            if follow != b"]":
+                self._back = follow
+                return "\x1b"
+            sequence = b""
+            while (byte := self._read()) not in (b"\x07", b"") and len(sequence) < 80:
+                sequence += byte
+            name, _, value = sequence.decode(errors="replace").partition(";")
+            if name == _SKEW_NAME:
+                with contextlib.suppress(ValueError):
+                    self.skew = float(value)
+
+    def _read(self) -> bytes:
+        if self._back:
+            data, self._back = self._back, b""
+            return data
+        return self.handler.rfile.read(1)
+
+
+_SKEW_NAME = SKEW_ESCAPE.split("]", 1)[1].split(";", 1)[0]
 
 
 class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import os
 import re
@@ -354,6 +355,8 @@ class CliTransport:
     """Keeps one CLI session per switch and runs commands on them concurrently."""
 
     name = "cli"
+    session_class: type[CliSession] = CliSession
+    """What a session is (the simulated fabric's adds its clock to each command)."""
 
     def __init__(self, ssh_options: SshOptions | None = None, *, max_workers: int = 64,
                  login_timeout: float = 20.0, cap: int = DEFAULT_CAP) -> None:
@@ -366,6 +369,10 @@ class CliTransport:
         self._guard = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="fabtui-cli")
 
+    async def let_pass(self, seconds: float) -> None:
+        """Let `seconds` pass on the switches (between two readings), as the ssh transport."""
+        await self.ssh.let_pass(seconds)
+
     async def run(self, target: CliTarget, command: str, *, timeout: float = 60.0,
                   retry_on_drop: bool = True) -> TransportResult:
         """Run one CLI command on `target`, logging in first if needed.
@@ -374,7 +381,9 @@ class CliTransport:
         before the cancellation is passed on.
         """
         cancel = threading.Event()
-        work = asyncio.wrap_future(self._pool.submit(self._run_sync, target, command, timeout,
+        # The caller's context goes with the command into its thread (the sim clock's skew).
+        work = asyncio.wrap_future(self._pool.submit(contextvars.copy_context().run,
+                                                     self._run_sync, target, command, timeout,
                                                      retry_on_drop, cancel))
         try:
             return await asyncio.shield(work)
@@ -389,8 +398,8 @@ class CliTransport:
             if session is None or session.target != target:
                 if session is not None:
                     session.close()
-                session = CliSession(target, self.ssh, login_timeout=self.login_timeout,
-                                     cap=self.cap)
+                session = self.session_class(target, self.ssh,
+                                             login_timeout=self.login_timeout, cap=self.cap)
                 self._sessions[target.name] = session
             return session, self._locks.setdefault(target.name, threading.Lock())
 

@@ -11,15 +11,19 @@ against real devices.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from fabtui.model.transport import TransportResult
-from fabtui.transports.cli_session import CliTransport
+from fabtui.sim.client import SKEW_ESCAPE, SKEW_VAR
+from fabtui.transports import clock
+from fabtui.transports.cli_session import CliSession, CliTransport
 from fabtui.transports.local import result_from
-from fabtui.transports.output import LineCallback
+from fabtui.transports.output import LineCallback, OutputCollector
 from fabtui.transports.process import run_process
 from fabtui.transports.ssh import SSH_FAILED, SshOptions, SshTarget, SshTransport, classify
 
@@ -55,22 +59,52 @@ class SimSshTransport(SshTransport):
                   stdin: bytes | None = None) -> TransportResult:
         """Run `argv` on the simulated node `target.name`."""
         remote = shlex.join(argv)
+        skew = clock.SKEW.get()
+        env = {**os.environ, SKEW_VAR: repr(skew)} if skew else None
         outcome = await run_process([*self.base_argv(target, batch=True), "--", *argv],
                                     timeout=timeout, cap=self.options.cap, on_line=on_line,
-                                    stdin=stdin)
+                                    stdin=stdin, env=env)
         verdict = classify(outcome, target) if outcome.exit_status == SSH_FAILED else None
         return result_from(outcome, target=target.name, transport=self.name, command=remote,
                            timeout=timeout, error=verdict.error if verdict else None,
                            error_message=verdict.message if verdict else None)
 
+    async def let_pass(self, seconds: float) -> None:
+        """The simulated clock moves on for this task's next commands; no real time passes."""
+        clock.advance(seconds)
+
     async def close(self) -> None:
         """Nothing is held open between commands."""
+
+
+class SimCliSession(CliSession):
+    """A CLI session to a simulated switch: each command carries the task's clock skew.
+
+    The skew travels in-band as an escape sequence the simulated terminal takes silently
+    (`SKEW_ESCAPE`, never echoed), sent before a command whenever it changed.
+    """
+
+    _skew = 0.0
+
+    def connect(self, cancel: threading.Event | None = None) -> None:
+        """Log in; the new session's clock starts without skew."""
+        self._skew = 0.0
+        super().connect(cancel)
+
+    def _exchange(self, command: str, deadline: float,
+                  cancel: threading.Event | None = None) -> tuple[OutputCollector, str | None]:
+        skew = clock.SKEW.get()
+        if skew != self._skew and self.child is not None:
+            self.child.send(SKEW_ESCAPE.format(seconds=repr(skew)).encode())
+            self._skew = skew
+        return super()._exchange(command, deadline, cancel)
 
 
 class SimCliTransport(CliTransport):
     """CLI sessions to simulated switches, driven by the real pexpect session code."""
 
     name = "cli"
+    session_class = SimCliSession
 
     def __init__(self, state: Path, *, max_workers: int = 64, login_timeout: float = 20.0) -> None:
         super().__init__(max_workers=max_workers, login_timeout=login_timeout)

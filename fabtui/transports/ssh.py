@@ -213,6 +213,10 @@ class SshTransport:
         return self._limits[host]
 
     # running ------------------------------------------------------------------------------------
+    async def let_pass(self, seconds: float) -> None:
+        """Let `seconds` pass on the devices (between two readings): real time, slept."""
+        await asyncio.sleep(seconds)
+
     async def run(self, target: SshTarget, argv: Sequence[str], *, timeout: float = 60.0,
                   on_line: LineCallback | None = None, retry_on_drop: bool = True,
                   stdin: bytes | None = None) -> TransportResult:

@@ -166,3 +166,22 @@ def test_a_long_line_goes_through_real_ssh_whole_and_an_injected_one_never(
     assert long.output.strip() == f"% Invalid input (at token 0: '{word}')"  # echo removed
     assert injected.error is ErrorKind.UNSUPPORTED and injected.output == ""
     assert "holds a newline (\\n) at character 13" in (injected.error_message or "")
+
+
+def test_sessions_type_without_pexpects_pauses_and_log_out_without_a_kill(
+        server: SshServer) -> None:
+    leaf = target(server, "sonic")
+    transport = CliTransport(server.options())
+
+    async def go() -> tuple[object, object]:
+        result = await transport.run(leaf, "show version", timeout=10)
+        assert result.ok, result.describe()
+        child = transport._sessions[leaf.name].child
+        assert child is not None
+        pauses = (child.delaybeforesend, child.ptyproc.delayafterclose)
+        await transport.close()
+        return pauses, (child.exitstatus, child.signalstatus)
+
+    pauses, ended = asyncio.run(go())
+    assert pauses == (None, 0.0)  # no 50 ms before every line, no 0.1 s on close
+    assert ended == (0, None)  # `exit` ended it: nothing had to be killed

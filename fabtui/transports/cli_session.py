@@ -43,7 +43,14 @@ from fabtui.transports import cli_line, credentials
 from fabtui.transports.cli_flavors import MORE, CliFlavor, flavor
 from fabtui.transports.output import DEFAULT_CAP, OutputCollector
 from fabtui.transports.process import ProcessOutcome
-from fabtui.transports.ssh import SshOptions, SshTarget, SshTransport, classify
+from fabtui.transports.ssh import (
+    SshOptions,
+    SshTarget,
+    SshTransport,
+    classify,
+    send_secret,
+    without_pauses,
+)
 
 _HOLD_BACK = 2048
 """Bytes kept back from the collector while reading: where a prompt may be forming."""
@@ -84,6 +91,8 @@ class _Failure(Exception):
 _POLL_S = 0.5
 """How often a waiting session thread looks whether its command was cancelled."""
 _CANCEL_WAIT_S = 10.0
+_LOGOUT_S = 0.5
+"""How long a session gets to end by itself after `exit` before it is killed."""
 """How long a cancelled `run` waits for its thread to close the session and let go."""
 
 
@@ -128,8 +137,8 @@ class CliSession:
         argv = self.ssh.base_argv(self.target.ssh, batch=not password, tty=True)
         if self.target.cli_command:
             argv.append(self.target.cli_command)
-        child: pexpect.spawn[bytes] = pexpect.spawn(argv[0], argv[1:], echo=False,
-                                                    dimensions=(200, 250))
+        child = without_pauses(pexpect.spawn(argv[0], argv[1:], echo=False,
+                                             dimensions=(200, 250)))
         self.child = child
         deadline = time.monotonic() + self.login_timeout
         answered = False
@@ -151,7 +160,7 @@ class CliSession:
                                      "reference is configured for it")
                 if answered:
                     self._fail_login(ErrorKind.AUTH, "password refused")
-                child.sendline(secret)
+                send_secret(child, secret)
                 answered = True
             elif index == 1:
                 if b"yes/no" in _bytes(child.after):
@@ -198,8 +207,9 @@ class CliSession:
         if child is None:
             return
         if child.isalive():
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, pexpect.ExceptionPexpect):
                 child.sendline("exit")
+                child.expect(pexpect.EOF, timeout=_LOGOUT_S)  # left by itself: no kill needed
         child.close(force=True)
 
     # commands -----------------------------------------------------------------------------------

@@ -321,3 +321,50 @@ def test_cancelling_a_switch_probe_closes_its_session_and_lock(
         await runner.close()
 
     asyncio.run(main())
+
+
+class ListeningPair(SshTransport):
+    """A perftest pair in this process: the server says it listens, then serves one client."""
+
+    def __init__(self, sim: Sim, *, announce: bool) -> None:
+        super().__init__()
+        self.sim, self.announce = sim, announce
+        self.connected = asyncio.Event()
+
+    async def run(self, target: SshTarget, argv: Sequence[str], *, timeout: float = 60.0,
+                  on_line: LineCallback | None = None, retry_on_drop: bool = True,
+                  stdin: bytes | None = None) -> TransportResult:
+        started = datetime.now(UTC)
+        out, err, status = node_run(self.sim, target.name, list(argv), 600.0)
+        server = target.name == "node002"
+        if server:
+            if self.announce and on_line is not None:
+                for line in out.splitlines()[:4]:  # the banner, before any client came
+                    on_line(line)
+            await self.connected.wait()  # a server runs until its client has been served
+        else:
+            self.connected.set()
+        outcome = ProcessOutcome(out, err, status, False, False, len(out), started, started)
+        return result_from(outcome, target=target.name, transport="pair",
+                           command=shlex.join(argv), timeout=timeout)
+
+
+def test_a_pair_probes_client_starts_when_its_server_says_it_listens(sim: Sim) -> None:
+    runner = ProbeRunner(sim.graph, Transports(ssh=ListeningPair(sim, announce=True)))
+    runner.server_start_s = 60.0  # the bound is not what ends the wait
+
+    async def main():  # type: ignore[no-untyped-def]
+        return await asyncio.wait_for(runner.run(CATALOG["perftest.ib_write_bw"],
+                                                 "node001:mlx5_0,node002:mlx5_0"), 20)
+
+    result = asyncio.run(main())
+    assert result.verdict is Verdict.OK, result.findings
+
+
+def test_a_pair_probes_client_still_starts_when_its_server_stays_silent(sim: Sim) -> None:
+    runner = ProbeRunner(sim.graph, Transports(ssh=ListeningPair(sim, announce=False)))
+    runner.server_start_s = 0.2  # remote output may come only at the end: the bound ends it
+
+    result = asyncio.run(runner.run(CATALOG["perftest.ib_write_bw"],
+                                    "node001:mlx5_0,node002:mlx5_0"))
+    assert result.verdict is Verdict.OK, result.findings

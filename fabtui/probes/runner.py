@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import shlex
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,9 @@ from fabtui.transports.output import LineCallback
 from fabtui.transports.ssh import SshTarget, SshTransport
 
 _SERVER_START_S = 1.0
-"""Time a pair probe's server gets to start listening before the client connects."""
+"""At most this long a pair probe's client waits for its server's "listening" line."""
+_LISTENING = re.compile(r"Waiting for client to connect|[Ll]istening on|Server listening")
+"""How a pair probe's server says it is ready (perftest's banner, iperf's and others')."""
 DEFAULT_FANOUT = 32
 """Targets a sweep runs at once unless told otherwise (ssh's own per-host limit still applies)."""
 _CLEANUP_S = 15.0
@@ -61,7 +64,7 @@ class ProbeRunner:
         self.graph = graph
         self.transports = transports or Transports()
         self.server_start_s = _SERVER_START_S
-        """Seconds a pair probe gives its server to start listening before the client runs."""
+        """Seconds a pair probe's client waits at most for its server to say it listens."""
 
     async def close(self) -> None:
         """End the sessions and connections this runner opened."""
@@ -210,12 +213,23 @@ class ProbeRunner:
         server_argv = render_argv(probe.command.server or [], values)
         client_host, server_host = _ssh_target(target), _ssh_target(target.peer)
         ssh = self.transports.ssh
+        listening = asyncio.Event()
+
+        def heard(line: str) -> None:
+            if _LISTENING.search(line):
+                listening.set()
+
         server = asyncio.create_task(ssh.run(server_host, server_argv,
                                              timeout=probe.timeout + self.server_start_s + 5,
-                                             retry_on_drop=False))
+                                             retry_on_drop=False, on_line=heard))
         clean = False
         try:
-            await asyncio.sleep(self.server_start_s)
+            # Until the server says it listens, or ends, or at most `server_start_s` (its
+            # output may only come at its end when the remote side buffers it).
+            heard_it = asyncio.ensure_future(listening.wait())
+            await asyncio.wait([heard_it, server], timeout=self.server_start_s,
+                               return_when=asyncio.FIRST_COMPLETED)
+            heard_it.cancel()
             result = await ssh.run(client_host, client, timeout=probe.timeout, on_line=on_line,
                                    retry_on_drop=False)
             try:

@@ -9,22 +9,19 @@ command costs a Python start-up (~20 ms), not the simulator's imports and set-up
 The client stays alive until its answer arrives (latency included), so killing it ends the
 command as killing `ssh` does. Without `--state` it hands over to `python -m fabtui.sim`.
 
-Protocol (one connection per command or session): the client sends one JSON line (the request),
-then, for a switch session, the keys typed; the server answers with frames `kind` (1 byte: o
-stdout, e stderr, x exit status) + length (4 bytes, big endian) + payload.
+Protocol (one connection per command or session): the client sends the request
+(`encode_request`), then, for a switch session, the keys typed; the server answers with frames:
+`kind` (1 byte: o stdout, e stderr, x exit status) + length (4 bytes, big endian) + payload.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import _socket as socket  # the C module: `socket` pulls in enum and selectors (8 ms)
 import os
 import select
-import socket
 import struct
 import sys
-import tempfile
-import time
+import zlib
 
 FORWARDED = ("FABTUI_SIM_LATENCY", "FABTUI_SIM_TIME")
 """Environment the server reads from each request, not from its own environment."""
@@ -46,8 +43,9 @@ def socket_path() -> str:
     with os.scandir(sim_dir) as entries:
         stamp += sorted(f"{e.name}:{e.stat().st_mtime_ns}" for e in entries
                         if e.name.endswith(".py"))
-    digest = hashlib.sha1("\n".join(stamp).encode()).hexdigest()[:16]
-    folder = os.path.join(tempfile.gettempdir(), f"fabtui-sim-{os.getuid()}")
+    data = "\n".join(stamp).encode()
+    digest = f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"  # zlib: hashlib costs 7 ms
+    folder = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"fabtui-sim-{os.getuid()}")
     os.makedirs(folder, mode=0o700, exist_ok=True)
     return os.path.join(folder, f"{digest}.sock")
 
@@ -84,12 +82,18 @@ def _start_server(path: str) -> None:
     """Run the server; it returns (daemonized, in its own session) once it listens."""
     import subprocess
 
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE, env.get("PYTHONPATH")) if p)
+    env = _server_env()
     with open(path + ".log", "ab") as log:  # why a server did not start, if it did not
         subprocess.run([sys.executable, "-m", "fabtui.sim.server", "--socket", path],
                        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                        start_new_session=True, timeout=_START_WAIT_S, check=False)
+
+
+def _server_env() -> dict[str, str]:
+    """This environment, with this copy of fabtui first on the import path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE, env.get("PYTHONPATH")) if p)
+    return env
 
 
 def _frames(sock: socket.socket):  # type: ignore[no-untyped-def]
@@ -113,28 +117,47 @@ def _write(fd: int, data: bytes) -> None:
         data = data[os.write(fd, data):]
 
 
+def encode_request(device: str, name: str, state: str, env: list[str], skew: str,
+                   argv: list[str]) -> bytes:
+    """The request: its length, then its fields joined by NUL (no argument can hold one).
+
+    Not JSON: importing `json` would double the client's start-up.
+    """
+    payload = "\0".join([device, name, state, *env, skew, *argv]).encode("utf-8",
+                                                                         "surrogateescape")
+    return struct.pack(">I", len(payload)) + payload
+
+
+def decode_request(payload: bytes) -> tuple[str, str, str, dict[str, str], float, list[str]]:
+    """(device, name, state file, forwarded environment, skew, argv) from a request."""
+    fields = payload.decode("utf-8", "surrogateescape").split("\0")
+    device, name, state = fields[:3]
+    count = len(FORWARDED)
+    env = {k: v for k, v in zip(FORWARDED, fields[3:3 + count], strict=True) if v}
+    return device, name, state, env, float(fields[3 + count]), fields[4 + count:]
+
+
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit status."""
     args = list(argv)
-    if len(args) < 4 or args[0] != "--state":
-        os.execv(sys.executable, [sys.executable, "-m", "fabtui.sim", *args])
+    if len(args) < 4 or args[0] != "--state" or args[2] not in ("node", "switch") or \
+            args[3] != "--name" or len(args) < 5:
+        # Not a request this client forwards: the device program in its own process says why.
+        os.execve(sys.executable, [sys.executable, "-m", "fabtui.sim", *args], _server_env())
     state, device, rest = args[1], args[2], args[3:]
-    if device not in ("node", "switch") or rest[:1] != ["--name"] or len(rest) < 2:
-        os.execv(sys.executable, [sys.executable, "-m", "fabtui.sim", *args])
     name, command = rest[1], rest[2:]
     if command[:1] == ["--"]:
         command = command[1:]
-    request = {"device": device, "name": name, "argv": command,
-               "state": os.path.abspath(state),
-               "env": {k: os.environ[k] for k in FORWARDED if k in os.environ},
-               "skew": float(os.environ.get(SKEW_VAR) or 0), "sent": time.time()}
+    request = encode_request(device, name, os.path.abspath(state),
+                             [os.environ.get(k, "") for k in FORWARDED],
+                             os.environ.get(SKEW_VAR) or "0", command)
     try:
         sock = connect(socket_path())
     except OSError as exc:
         sys.stderr.write(f"fabtui sim: {exc}\n")
         return 255
-    with sock:
-        sock.sendall(json.dumps(request).encode() + b"\n")
+    try:
+        sock.sendall(request)
         if device == "switch":
             with raw_terminal():
                 return _session(sock)
@@ -143,6 +166,8 @@ def main(argv: list[str]) -> int:
             if kind == b"x":
                 return int(payload)
             _write(1 if kind == b"o" else 2, payload)
+    finally:
+        sock.close()
     return 255  # the server went away mid-command: as a dropped ssh connection
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import select
 import socket
@@ -26,11 +25,10 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any
 
 from fabtui.errors import InputError
 from fabtui.sim import latency
-from fabtui.sim.client import SKEW_ESCAPE
+from fabtui.sim.client import SKEW_ESCAPE, decode_request
 from fabtui.sim.state import FabricCache, SimState
 from fabtui.sim.switch_session import Terminal
 
@@ -49,15 +47,11 @@ def frame(kind: bytes, payload: bytes) -> bytes:
 
 
 class Request:
-    """One client's request, read from the first line of its connection."""
+    """One client's request, read from the start of its connection."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.device = str(data["device"])
-        self.name = str(data["name"])
-        self.argv = [str(a) for a in data.get("argv", [])]
-        self.state = str(data["state"])
-        self.env = {str(k): str(v) for k, v in dict(data.get("env", {})).items()}
-        self.skew = float(data.get("skew", 0.0))
+    def __init__(self, payload: bytes) -> None:
+        self.device, self.name, self.state, self.env, self.skew, self.argv = \
+            decode_request(payload)
 
     def delay(self) -> float:
         """The device's added latency, as the client's environment configures it."""
@@ -95,7 +89,8 @@ class Handler(socketserver.StreamRequestHandler):
         self.connection.sendall(frame(kind, payload))
 
     def _serve(self) -> None:
-        request = Request(json.loads(self.rfile.readline()))
+        size = struct.unpack(">I", self.rfile.read(4))[0]
+        request = Request(self.rfile.read(size))
         try:
             delay = request.delay()
             fabric = FABRICS.get(request.state)

@@ -36,7 +36,8 @@ _START_WAIT_S = 30.0
 def socket_path() -> str:
     """The server's socket for this interpreter and this version of the simulator's code.
 
-    Code that changed on disk (a checkout, an edit) gets a new server; the old one times out.
+    Code of `fabtui/sim` that changed on disk (a checkout, an edit) gets a new server; the old
+    one times out. Raises `OSError` when the socket's folder is not private to this user.
     """
     sim_dir = os.path.join(_PACKAGE, "fabtui", "sim")
     stamp = [sys.executable, _PACKAGE]
@@ -47,6 +48,10 @@ def socket_path() -> str:
     digest = f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"  # zlib: hashlib costs 7 ms
     folder = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"fabtui-sim-{os.getuid()}")
     os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.lstat(folder)
+    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not os.path.isdir(folder):
+        # Someone else's folder under that name would hand them our commands.
+        raise OSError(f"{folder} is not a private folder of this user; remove it")
     return os.path.join(folder, f"{digest}.sock")
 
 

@@ -29,13 +29,15 @@ from pathlib import Path
 from fabtui.errors import InputError
 from fabtui.sim import latency
 from fabtui.sim.client import SKEW_ESCAPE, decode_request
+from fabtui.sim.core import Sim
 from fabtui.sim.state import FabricCache, SimState
 from fabtui.sim.switch_session import Terminal
 
 IDLE_S = float(os.environ.get("FABTUI_SIM_SERVER_IDLE", "20"))
 """Seconds without an open connection after which the server exits."""
-_LOCK = threading.Lock()
-"""The simulator's code is not written for threads: computing a reply holds this lock."""
+_LOCK = threading.RLock()
+"""The simulator's code is not written for threads: building a fabric or computing a reply
+holds this lock (re-entrant: a session's reply takes the fabric under it)."""
 
 
 FABRICS = FabricCache()
@@ -93,7 +95,7 @@ class Handler(socketserver.StreamRequestHandler):
         request = Request(self.rfile.read(size))
         try:
             delay = request.delay()
-            fabric = FABRICS.get(request.state)
+            fabric = _fabric(request.state)
         except InputError as exc:
             self._fail(exc)
             return
@@ -109,7 +111,7 @@ class Handler(socketserver.StreamRequestHandler):
         if not self.pause(delay):
             return
         with _LOCK:
-            fabric = FABRICS.get(request.state) or fabric
+            fabric = _fabric(request.state) or fabric
             state, sim = fabric
             from fabtui.sim.node_commands import run
 
@@ -148,9 +150,14 @@ class Handler(socketserver.StreamRequestHandler):
 
         term = SocketTerminal(self)
         status = serve(Path(request.state), term, request.name, delay,
-                       fabric=lambda: FABRICS.get(request.state),
+                       fabric=lambda: _fabric(request.state),
                        now=lambda state: request.now(state) + term.skew, lock=_LOCK)
         self.send(b"x", str(status).encode())
+
+
+def _fabric(path: str) -> tuple[SimState, Sim] | None:
+    with _LOCK:
+        return FABRICS.get(path)
 
 
 class SocketTerminal(Terminal):

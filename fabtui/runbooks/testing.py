@@ -27,7 +27,8 @@ from fabtui.sim.state import build_sim, fresh_state, repair, write_state
 from fabtui.transports.sim import SimCliTransport, SimSshTransport
 
 FAST_INTERVAL = 1.0
-"""Seconds between a counter probe's two samples in tests (the sim's clock runs in real time)."""
+"""Seconds between a counter probe's two samples in tests (on the simulated clock: the runner
+moves it on instead of sleeping; kept at 1 s because the cases' expectations were set so)."""
 
 
 @dataclass

@@ -1,0 +1,92 @@
+"""`fabtui parse` on large inputs built from the real samples: time and peak memory.
+
+Targets (issue "Speed", 2-core CI machine):
+  - 100 MB of NCCL log text, `fabtui parse --as nccl-log`      <= 15x `grep -c NCCL`, RSS <= 300 MB
+  - any parser: peak RSS <= 3x the input + 100 MB (here: `ethtool -S` and nccl-tests output)
+The inputs repeat the shipped samples (tests/fixtures/<kind>/*.txt) up to the size, so the
+parsers see real wording and the events they carry, not a synthetic log with a handful of
+events. Each figure is printed beside its reference from this run (`grep -c`, a bare Python
+read of the file, the input size) and the ratio. Never fails on timing or memory.
+
+    python benchmarks/parse_scale.py            # 100 MB NCCL log and ethtool, 50 MB nccl-tests
+    python benchmarks/parse_scale.py --smoke    # 5 MB each (CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+MB = 1024 * 1024
+
+
+def build(kind: str, size: int, path: Path) -> None:
+    """`path` filled with the shipped samples of `kind`, repeated up to `size` bytes."""
+    samples = [p.read_bytes() for p in sorted((FIXTURES / kind).glob("*.txt"))]
+    if kind != "nccl-log":
+        samples = samples[:1]  # a table format: one capture repeated stays one capture's shape
+    written = 0
+    with path.open("wb") as out:
+        while written < size:
+            for sample in samples:
+                out.write(sample if sample.endswith(b"\n") else sample + b"\n")
+                written += len(sample) + 1
+                if written >= size:
+                    break
+
+
+def measure(argv: list[str]) -> tuple[float, float, int]:
+    """(seconds, peak RSS in MB, exit status) of running `argv` to its end."""
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child's own peak RSS, not ours
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            os.dup2(null.fileno(), 2)
+        os.execvp(argv[0], argv)
+    _, status, usage = os.wait4(pid, 0)
+    seconds = time.perf_counter() - started
+    return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)  # KiB on Linux
+
+
+def _row(label: str, seconds: float, rss: float, ref_label: str, reference: float,
+         rss_limit: float, time_limit: float | None) -> None:
+    ratio = seconds / max(reference, 1e-9)
+    verdict = "ok" if rss <= rss_limit and (time_limit is None or ratio <= time_limit) \
+        else "OVER TARGET"
+    print(f"{label:<34} {seconds:7.2f} s  RSS {rss:7.0f} MB (limit {rss_limit:5.0f})   "
+          f"{ref_label} {reference:6.2f} s  ratio {ratio:6.1f}x"
+          f"{f' (limit {time_limit:g}x)' if time_limit else ''}   {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="5 MB inputs (CI)")
+    args = parser.parse_args()
+    sizes = {"nccl-log": 100 * MB, "ethtool-stats": 100 * MB, "nccl-tests": 50 * MB}
+    if args.smoke:
+        sizes = dict.fromkeys(sizes, 5 * MB)
+    fabtui = [sys.executable, "-m", "fabtui", "parse", "--json", "--as"]
+    print(f"{os.cpu_count()} CPUs; inputs built from tests/fixtures samples")
+    with tempfile.TemporaryDirectory() as folder:
+        for kind, size in sizes.items():
+            path = Path(folder) / f"{kind}.txt"
+            build(kind, size, path)
+            real = path.stat().st_size / MB
+            seconds, rss, status = measure([*fabtui, kind, str(path)])
+            label = f"{kind} {real:.0f} MB" + ("" if status == 0 else f" (exit {status})")
+            if kind == "nccl-log":
+                grep, _, _ = measure(["grep", "-c", "NCCL", str(path)])
+                _row(label, seconds, rss, "grep -c", grep, 300, 15)
+            else:
+                read, _, _ = measure([sys.executable, "-c", f"open({str(path)!r}, 'rb').read()"])
+                _row(label, seconds, rss, "python read", read, 3 * real + 100, None)
+
+
+if __name__ == "__main__":
+    main()

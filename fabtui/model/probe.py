@@ -72,6 +72,10 @@ class Threshold(_Strict):
     hardware: str = "*"
     """Hardware class it applies to (`H100`, `H200`, `NDR`, `400G`...); `*` for any."""
     unit: str = ""
+    window: str | None = None
+    """The time the rule counts over, as its source states it (`probe interval`: the delta
+    between the probe's two samples); None for a reading at one instant. A rule published for
+    another window (5 flaps in 24 h) is applied where that window is read, not here."""
     source: str
     """Where the number comes from (URL, repo path) and, for inferences, `[inference]`."""
 

@@ -8,7 +8,6 @@ from fabtui.paths import shipped_dir
 from fabtui.probes.catalog import load_catalog
 
 
-
 def _rows() -> set[tuple[str, str, str, str, str]]:
     from pathlib import Path
 

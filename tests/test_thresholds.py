@@ -54,7 +54,8 @@ def pfc_counters(rx_pfc3: int) -> Any:
     """`show pfc counters` of a SONiC leaf whose Ethernet0 received `rx_pfc3` pause frames."""
     def table(direction: str, value: int) -> str:
         head = PFC_HEADER.replace("Rx", direction)
-        return head + f"  Ethernet0       0       0       0{value:>8}       0       0       0       0\n"
+        zero = "       0"
+        return head + f"  Ethernet0{zero * 3}{value:>8}{zero * 4}\n"
     return registry.get("pfc-counters").parse(table("Rx", rx_pfc3) + "\n" + table("Tx", 0))
 
 
@@ -114,12 +115,16 @@ def test_low_transmit_power_and_lane_spread_are_judged_too() -> None:
 
 # kernel log: Xids, SXids, flaps, each in its window --------------------------------------------
 
-KERNEL_LOG = """\
-[ 1000.000000] NVRM: Xid (PCI:0000:18:00): 48, pid=4321, name=python, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.
-[ 9000.000000] NVRM: Xid (PCI:0000:2a:00): 95, pid=1234, name=python, Uncontained: FBHUB. RST: Yes, D-RST: No
-[ 9001.000000] nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 24007, Fatal, Link 44 sourcetrack timeout error
-[ 9002.000000] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 22013, Non-fatal, Link 60 MINION Link DLREQ interrupt
-"""
+KERNEL_LOG = "".join(line + "\n" for line in (
+    "[ 1000.000000] NVRM: Xid (PCI:0000:18:00): 48, pid=4321, name=python, An uncorrectable "
+    "double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, "
+    "subpartition 0.",
+    "[ 9000.000000] NVRM: Xid (PCI:0000:2a:00): 95, pid=1234, name=python, Uncontained: FBHUB. "
+    "RST: Yes, D-RST: No",
+    "[ 9001.000000] nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 24007, Fatal, Link 44 "
+    "sourcetrack timeout error",
+    "[ 9002.000000] nvidia-nvswitch2: SXid (PCI:0000:06:00.0): 22013, Non-fatal, Link 60 MINION "
+    "Link DLREQ interrupt"))
 
 
 def test_xid_95_and_fatal_sxids_fail_and_old_xids_do_not() -> None:

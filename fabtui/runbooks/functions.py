@@ -11,8 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 from fabtui.model.topology import split_endpoint
-from fabtui.topology.expected import Expected, expected_busbw, expected_rdma_gbps, \
-    ib_retry_window_s, node_shape
+from fabtui.topology.expected import (
+    Expected,
+    expected_busbw,
+    expected_rdma_gbps,
+    ib_retry_window_s,
+    node_shape,
+)
 from fabtui.topology.graph import FabricGraph
 
 Function = Callable[..., Any]

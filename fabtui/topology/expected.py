@@ -219,7 +219,7 @@ def ib_retry_window_s(nccl_version: str | None, env: Mapping[str, str] | None = 
     env = env or {}
     timeout = _int(env.get("NCCL_IB_TIMEOUT"), ib_timeout_default(nccl_version))
     retries = _int(env.get("NCCL_IB_RETRY_CNT"), DEFAULT_IB_RETRY_CNT)
-    return IB_TIMEOUT_UNIT_S * 2 ** timeout * (retries + 1)
+    return float(IB_TIMEOUT_UNIT_S * 2 ** timeout * (retries + 1))
 
 
 def _int(text: str | None, default: int) -> int:

@@ -121,7 +121,8 @@ def lane_metrics(where: Callable[[str | None], str], spec: OpticSpec | None,
     for lane, current in sorted(bias.items()):
         if current is None:
             continue
-        judged = _worse(_low(current, t.get("tx_bias_low_alarm_ma"), t.get("tx_bias_low_warning_ma")),
+        judged = _worse(_low(current, t.get("tx_bias_low_alarm_ma"),
+                             t.get("tx_bias_low_warning_ma")),
                         _high(current, t.get("tx_bias_high_alarm_ma"),
                               t.get("tx_bias_high_warning_ma")))
         add("tx_bias_ma", lane, current, "mA", judged)

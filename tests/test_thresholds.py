@@ -84,7 +84,8 @@ def dr4_module(lane1_dbm: float) -> Any:
     lanes = {lane: (lane1_dbm if lane == "1" else -1.8) for lane in module.rx_power_dbm}
     module = module.model_copy(update={
         "media_type": "400GBASE-DR4 (Cl 124)", "rx_power_dbm": lanes,
-        "tx_power_dbm": {lane: 0.8 for lane in lanes}, "los_lanes": [], "alarms": [],
+        "tx_power_dbm": {lane: 0.8 for lane in lanes}, "tx_bias_ma": {lane: 7.0 for lane in lanes},
+        "los_lanes": [], "alarms": [],
         "thresholds": {**module.thresholds, "rx_power_low_alarm_dbm": -10.4,
                        "rx_power_low_warning_dbm": -8.4, "tx_power_low_alarm_dbm": -8.4}})
     return capture.model_copy(update={"interfaces": {name: module}})
@@ -239,3 +240,33 @@ def test_the_jobs_ib_retry_window_comes_from_its_version_and_environment() -> No
     window = [one(evaluated("logs.nccl", "node001", "nccl-log", log), "ib_retry_window_s").value
               for log in (old, tuned)]
     assert window == [pytest.approx(8.59, abs=0.01), pytest.approx(137.44, abs=0.01)]
+
+
+# both ends of a cable -------------------------------------------------------------------------
+
+def dom_result(rx_lane1: float, tx: dict[str, float] | None = None) -> dict[str, Any]:
+    """A `switch.dom_all` result as a runbook sees it (plain data)."""
+    capture = dr4_module(rx_lane1)
+    name, module = next(iter(capture.interfaces.items()))
+    if tx is not None:
+        module = module.model_copy(update={"tx_power_dbm": {**module.tx_power_dbm, **tx}})
+    metrics = evaluated("switch.dom_all", "leaf-g00-r0", "transceiver-dom",
+                        capture.model_copy(update={"interfaces": {name: module}}))
+    return {"metrics": [m.model_dump(mode="json") for m in metrics]}
+
+
+def test_low_light_is_blamed_on_the_far_end_or_the_fibre_not_the_near_optic() -> None:
+    from fabtui.runbooks.functions import optic_blame
+
+    healthy_far = dom_result(-1.8)
+    assert optic_blame(dom_result(-1.8), healthy_far) is None
+    # The far end launches 0.8 dBm and 7.8 dB are lost: a dirty connector or the fibre.
+    fibre = optic_blame(dom_result(-7.0), healthy_far)
+    assert fibre is not None and fibre["blame"] == "fibre or connector"
+    assert fibre["lanes"] == ["1"] and "7.8 dB" in fibre["reason"]
+    # The far transmitter itself launches below the DR4 minimum.
+    weak = optic_blame(dom_result(-7.0), dom_result(-1.8, tx={"1": -4.0}))
+    assert weak is not None and weak["blame"] == "far-end transmitter"
+    # Only when the near module's own laser is out of range too is the near optic suspect.
+    own = optic_blame(dom_result(-7.0, tx={"3": -4.0}), healthy_far)
+    assert own is not None and own["blame"] == "near-end optic"

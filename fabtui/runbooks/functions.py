@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fabtui.model.topology import split_endpoint
+from fabtui.probes.evaluators.optics import light_blame
 from fabtui.topology.expected import (
     Expected,
     expected_busbw,
@@ -121,12 +122,19 @@ def ib_retry_window(nccl_version: Any = None, env: Any = None) -> float:
     return round(ib_retry_window_s(str(nccl_version) if nccl_version else None, settings), 2)
 
 
+def optic_blame(near: Any, far: Any) -> dict[str, Any] | None:
+    """Near end receives too little light: is it its own optic, the far end's transmitter or
+    the fibre between? `near` and `far` are the DOM probe results of the cable's two ends (a
+    leaf port's `switch.dom`, the NIC's `nic.mlxlink`); None when the near end's light is fine."""
+    return light_blame(_metrics(near), _metrics(far))
+
+
 def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
     """Every function for expressions; the topology ones need the fabric graph."""
     functions: dict[str, Function] = {
         "metrics": metrics, "metric": metric, "value": value, "failing": failing,
         "flagged": flagged, "port_of": port_of, "regex": regex, "first": first, "join": join,
-        "ib_retry_window": ib_retry_window,
+        "ib_retry_window": ib_retry_window, "optic_blame": optic_blame,
     }
 
     def fabric() -> FabricGraph:

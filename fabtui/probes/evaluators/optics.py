@@ -136,3 +136,71 @@ def lane_metrics(where: Callable[[str | None], str], spec: OpticSpec | None,
             warning = TEMPERATURE_WARN_C
         add("temperature_c", None, temperature, "°C", _high(temperature, alarm, warning))
     return metrics
+
+
+CHANNEL_LOSS_DB = 3.0
+"""Largest channel insertion loss of a 400GBASE-DR4 link (IEEE 802.3bs clause 124: 3 dB);
+more between the far end's launch and the near end's receive power is the fibre or a
+connector (dirty, damaged, badly seated)."""
+
+
+def _lanes(metrics: list[dict[str, object]], name: str) -> list[tuple[str, dict[str, object]]]:
+    """(lane, metric) of `name`, in lane order (`.../lane3` -> `3`)."""
+    found = []
+    for metric in metrics:
+        component = str(metric.get("component", ""))
+        if metric.get("name") == name and "/lane" in component:
+            found.append((component.rsplit("/lane", 1)[1], metric))
+    return sorted(found, key=lambda item: (len(item[0]), item[0]))
+
+
+def _number(metric: dict[str, object]) -> float | None:
+    value = metric.get("value")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
+def light_blame(near: list[dict[str, object]], far: list[dict[str, object]]
+                ) -> dict[str, object] | None:
+    """Which part of a light path is at fault when the near end receives too little light.
+
+    `near` and `far` are the DOM metrics (plain dicts: name, value, component, verdict) of the
+    two ends of one cable (a leaf port and the NIC's module), lanes paired in order. None when
+    the near end's receive power is fine. Otherwise `{blame, lanes, reason}` with blame
+    `near-end optic` (its own transmitter or bias is out of range too), `far-end transmitter`
+    (the far end launches too little light) or `fibre or connector` (the far end launches
+    enough, and more than the channel's loss budget is lost on the way)."""
+    low = [(lane, m) for lane, m in _lanes(near, "rx_power_dbm") if m.get("verdict") != "ok"]
+    if not low:
+        return None
+    lanes = [lane for lane, _ in low]
+    own = [m for m in near if m.get("name") in ("tx_power_dbm", "tx_bias_ma")
+           and m.get("verdict") not in ("ok", None)]
+    if own:
+        return {"blame": "near-end optic", "lanes": lanes,
+                "reason": f"its own {own[0].get('name')} is out of range too "
+                          f"({own[0].get('component')} = {own[0].get('value')})"}
+    far_tx = [m for _, m in _lanes(far, "tx_power_dbm")]
+    near_lanes = [lane for lane, _ in _lanes(near, "rx_power_dbm")]
+    worst: tuple[float, str] | None = None
+    for lane, rx in low:
+        index = near_lanes.index(lane)
+        if index >= len(far_tx):
+            continue
+        tx = far_tx[index]
+        if tx.get("verdict") not in ("ok", None):
+            return {"blame": "far-end transmitter", "lanes": lanes,
+                    "reason": f"{tx.get('component')} launches {tx.get('value')} dBm"}
+        launched, received = _number(tx), _number(rx)
+        if launched is not None and received is not None:
+            loss = launched - received
+            worst = max(worst or (loss, lane), (loss, lane))
+    if worst is None:
+        return {"blame": "unknown", "lanes": lanes,
+                "reason": "the far end's transmit power was not read"}
+    if worst[0] > CHANNEL_LOSS_DB:
+        return {"blame": "fibre or connector", "lanes": lanes,
+                "reason": f"{worst[0]:.1f} dB lost on lane {worst[1]} (channel budget "
+                          f"{CHANNEL_LOSS_DB:g} dB): clean and inspect both connectors"}
+    return {"blame": "far-end transmitter", "lanes": lanes,
+            "reason": f"only {worst[0]:.1f} dB lost on the way: the far end launches too little"}

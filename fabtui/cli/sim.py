@@ -5,47 +5,31 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
-from fabtui.cli.app import UserError, settings
+from fabtui.cli.context import UserError, settings
 from fabtui.config import Settings
+from fabtui.durations import parse_duration
 from fabtui.errors import InputError
 from fabtui.sim.scenario import (
     FaultKind,
     FaultSpec,
     find_scenario,
     load_scenario,
-    parse_duration,
     scenario_files,
     shipped_scenarios,
 )
 from fabtui.sim.state import (
-    SimState,
     build_sim,
-    ensure_state,
     fresh_state,
     read_state,
     repair,
     state_file,
     write_state,
 )
-
-
-def sim_state(s: Settings, *, restart: bool = False) -> tuple[Path, SimState]:
-    """The running demo fabric for these settings (started now if needed) and its state file."""
-    path = state_file(s.data_dir)
-    running = read_state(path)
-    if not s.scenario_chosen and not restart and running is not None and \
-            running.topology == s.topology.resolve() and running.scenario.is_file():
-        build_sim(running)
-        return path, running  # nobody named a scenario: keep the one playing
-    scenario = find_scenario(s.scenario)
-    state = ensure_state(path, s.topology, scenario, list(s.template_dirs), restart=restart)
-    build_sim(state)  # a scenario that does not fit the topology fails here, with file:line
-    return path, state
+from fabtui.workspace.simfabric import sim_state
 
 
 @click.group("sim")

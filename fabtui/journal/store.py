@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from fabtui.model.runbook import Event, SessionInfo
+from fabtui.model.events import Event
+from fabtui.model.runbook import SessionInfo
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -98,7 +99,7 @@ class Journal:
             self._db.execute("INSERT INTO events (session, seq, at, kind, step, block, data) "
                              "VALUES (?, ?, ?, ?, ?, ?, ?)",
                              (session, seq, event.at, kind, step, block,
-                              json.dumps(event.data, default=str)))
+                              json.dumps(data or {}, default=str)))
         return event
 
     def set_status(self, session: str, status: str) -> None:

@@ -2,8 +2,9 @@
 
 `node001` (a node), `node001:mlx5_3` or `node001:enp92s0f0np0` (a NIC), `node001:gpu3` (a GPU),
 `leaf-g00-r3` (a switch), `leaf-g00-r3:Ethernet24` (a switch port), an optic id or link id (a
-link), `node001,node002` (a pair of nodes, optionally `node001:mlx5_0,node002:mlx5_0`), and
-`localhost` (this machine, outside the topology).
+link), `node001,node002` (a pair of nodes, optionally `node001:mlx5_0,node002:mlx5_0`),
+`rank:5` (the GPU a job's rank runs on, by the graph's rank placement: a node probe runs on its
+node), and `localhost` (this machine, outside the topology).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any
 
 from fabtui.model.probe import TargetKind
 from fabtui.model.topology import Gpu, Nic, Node, Switch, split_endpoint
-from fabtui.topology.graph import FabricGraph
+from fabtui.topology.graph import FabricGraph, UnknownRank
 
 LOCAL_NAMES = ("localhost", "local")
 _GPU = re.compile(r"^(?:gpu|GPU)(\d+)$")
+_RANK = re.compile(r"^rank:(\d+)$")
 
 
 class TargetError(LookupError):
@@ -70,6 +72,13 @@ def resolve(graph: FabricGraph | None, text: str | None, wanted: TargetKind) -> 
 
 
 def _single(graph: FabricGraph, text: str) -> ProbeTarget:
+    rank = _RANK.match(text)
+    if rank is not None and "rank" not in graph.nodes and "rank" not in graph.switches:
+        try:
+            placed = graph.placement(int(rank.group(1)))
+        except UnknownRank as exc:
+            raise TargetError(str(exc)) from None
+        text = f"{placed.node}:gpu{placed.gpu}"
     if text in graph.nodes:
         return ProbeTarget("node", text, node=graph.nodes[text])
     if text in graph.switches:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fabtui.durations import parse_duration
 from fabtui.errors import InputError
 from fabtui.model.runbook import Block, BlockKind, Runbook
 from fabtui.runbooks import blocks as block_text
@@ -29,7 +30,6 @@ from fabtui.runbooks.expr import (
     template_expressions,
 )
 from fabtui.runbooks.functions import fabric_functions
-from fabtui.sim.scenario import parse_duration
 
 _COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
 ATTRIBUTES: dict[BlockKind, set[str]] = {

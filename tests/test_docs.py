@@ -40,3 +40,21 @@ def test_every_setting_is_documented() -> None:
     doc = (REPO / "docs" / "configuration.md").read_text()
     for name in Config.model_fields:
         assert re.search(rf"^{name} = ", doc, re.M), name
+
+
+def test_the_as_built_section_names_real_modules_and_every_package() -> None:
+    doc = (REPO / "docs" / "architecture.md").read_text()
+    built = doc[doc.index("## As built"):]
+    package = REPO / "fabtui"
+    # each bullet opens with its package (`cli/`); it names that package's modules (`app.py`)
+    folders = re.findall(r"(?m)^- `([a-z_]+)/", built)
+    for folder in folders:
+        assert (package / folder).is_dir(), folder
+    for line in built.split("\n- "):
+        head = re.match(r"`([a-z_]+)/", line.strip())
+        for name in re.findall(r"`([a-z_/]+\.py)`", line):
+            candidates = [package / name, REPO / name] + \
+                ([package / head.group(1) / name] if head else [])
+            assert any(c.exists() for c in candidates), name
+    packages = {p.name for p in package.iterdir() if (p / "__init__.py").exists()}
+    assert packages - {"_data"} <= set(folders), packages - set(folders)

@@ -325,3 +325,32 @@ touch {marker}; sleep {{{{ delay }}}}
                            env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr
     assert "[ok] slow: exit 0" in again.stdout
+
+
+# the journal's format ---------------------------------------------------------------------------
+def test_events_journaled_as_plain_json_read_back_typed_and_unchanged(tmp_path: Path) -> None:
+    from fabtui.journal.store import Journal
+
+    stored = [  # as fabtui wrote them before events were typed, one extra key included
+        ("session_started", None, None, {"runbook": "x", "version": 1, "digest": "d",
+                                         "inputs": {"token": "***"}, "dry_run": False}),
+        ("block_finished", "s", "b", {"verdict": "warn", "message": "m", "result": {"n": 1},
+                                      "vars": {"n": 1}, "flow": None, "later": "kept"}),
+        ("decision", "s", "g", {"by": "operator", "prompt": "go?", "answer": "accepted",
+                                "typed": False}),
+    ]
+    journal = Journal(tmp_path / "j.sqlite")
+    try:
+        session = journal.start("x", "X", "x.md", "d", {})
+        for kind, step, block, data in stored:
+            journal.append(session, kind, step, block, data)
+        events = journal.events(session)
+    finally:
+        journal.close()
+    finished = events[1].data
+    assert isinstance(finished, BlockFinished) and finished.verdict is Verdict.WARN
+    assert isinstance(events[2].data, Decision) and events[2].data.accepted
+    raw = sqlite3.connect(tmp_path / "j.sqlite").execute(
+        "SELECT data FROM events ORDER BY seq").fetchall()
+    assert [json.loads(r[0]) for r in raw] == [data for *_, data in stored]
+    assert [e.data.record() for e in events] == [data for *_, data in stored]

@@ -180,8 +180,11 @@ def _drive(ctx: click.Context, engine: Engine, resume_args: list[str]) -> RunSum
     try:
         return asyncio.run(workspace(ctx).drive(engine))
     except KeyboardInterrupt:
+        if engine.summary is not None:
+            return engine.summary  # it had ended; only closing the sessions was interrupted
         if engine.session is None:
             raise
+        engine.mark_cancelled()  # (journaled already when a block was running)
         root = ctx.find_root().params
         config = ["--config", str(root["config_path"])] if root.get("config_path") else []
         command = shlex.join(["fabtui", *config, "runbook", "resume", engine.session,
@@ -194,7 +197,7 @@ def _drive(ctx: click.Context, engine: Engine, resume_args: list[str]) -> RunSum
 def _resume_args(engine: Engine, inputs: dict[str, str], answers: dict[str, str]) -> list[str]:
     """The options a resume needs again: secret inputs (shown as <secret>) and the answers."""
     secret = {spec.name for spec in engine.runbook.meta.inputs if spec.secret}
-    secret |= {b.id for b in engine.runbook.blocks() if b.attrs.get("secret") == "true"}
+    secret |= {b.id for b in engine.runbook.blocks() if engine.attrs(b).secret}
     args = []
     for name in inputs:
         if name in secret:

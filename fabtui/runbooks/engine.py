@@ -505,12 +505,19 @@ class Engine:
             return outcome
         # flow=stop: a resume runs this block again, inside its step (see `restore`).
         self._apply(block, _Outcome(Verdict.CANCELLED, "cancelled while running", flow=_STOP))
-        self.cancelled = True
-        assert self.session is not None
-        self._record(SessionCancelled(reason="interrupted", resume=block.step), block.step,
-                     block.id)
-        self.journal.set_status(self.session, Verdict.CANCELLED.value)
+        self.mark_cancelled(block)
         return None
+
+    def mark_cancelled(self, block: Block | None = None, reason: str = "interrupted") -> None:
+        """Journal that the run was interrupted (at `block`, if one was running): the session
+        is `cancelled` and resumable. Does nothing once the session has ended or was marked."""
+        if self.session is None or self.summary is not None or self.cancelled:
+            return
+        self.cancelled = True
+        step = block.step if block is not None else None
+        self._record(SessionCancelled(reason=reason, resume=step), step,
+                     block.id if block is not None else None)
+        self.journal.set_status(self.session, Verdict.CANCELLED.value)
 
     def _apply(self, block: Block, outcome: _Outcome) -> None:
         """Store the block's result and variables, then journal its end."""

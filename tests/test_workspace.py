@@ -354,3 +354,42 @@ def test_events_journaled_as_plain_json_read_back_typed_and_unchanged(tmp_path: 
         "SELECT data FROM events ORDER BY seq").fetchall()
     assert [json.loads(r[0]) for r in raw] == [data for *_, data in stored]
     assert [e.data.record() for e in events] == [data for *_, data in stored]
+
+
+def test_a_gate_cancelled_while_it_waits_is_asked_again_on_resume(config: Path,
+                                                                  tmp_path: Path) -> None:
+    asyncio.run(_gate_cancelled(config, tmp_path))
+
+
+async def _gate_cancelled(config: Path, tmp_path: Path) -> None:
+    _book(tmp_path, "gate-cancel", """
+## Ask
+
+```confirm {id=go}
+Go on?
+```
+
+```note {id=after}
+went on
+```
+""")
+    with Workspace(load_settings(config)) as ws:
+        operator = AwaitingOperator()
+        engine = ws.open_run("gate-cancel", inputs={}, operator=operator)
+        task = asyncio.create_task(ws.drive(engine))
+        assert await asyncio.wait_for(operator.asked.get(), 20) == ("go", None)
+        assert engine.cancel()  # the operator walked away: a TUI's stop key
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        session = engine.session or ""
+        assert ws.journal.session(session)[0].status == "cancelled"  # type: ignore[index]
+
+        again = AwaitingOperator()
+        resumed = ws.resume(session, inputs={}, operator=again)
+        task = asyncio.create_task(ws.drive(resumed.engine))
+        assert await asyncio.wait_for(again.asked.get(), 20) == ("go", None)
+        again.answer.set_result("yes")
+        summary = await asyncio.wait_for(task, 20)
+    assert summary.outcome is Verdict.OK
+    assert summary.blocks == {"go": Verdict.OK, "after": Verdict.OK}
+    assert summary.path == ["ask"]

@@ -3,7 +3,8 @@
 Exit codes of `run`, `resume` and `test`: 0 the run ended ok or with warnings; 1 it ended on a
 failed check (a finding) or a test failed; 2 bad input (unknown runbook, bad --input, lint
 errors); 4 the run stopped before its end (a gate nobody answered, a block that could not run,
-an abort): never a hang.
+an abort): never a hang; 130 interrupted by Ctrl-C (journaled as cancelled; the command that
+resumes it is printed).
 """
 
 from __future__ import annotations

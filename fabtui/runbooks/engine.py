@@ -405,6 +405,15 @@ class Engine:
             return None
         return self._finish()
 
+    def cancel(self) -> bool:
+        """Cancel the block running now (from another task: a TUI's stop key). As for any
+        cancellation, the block and the session are journaled `cancelled` and the awaited
+        `run_next` / `run` raises `CancelledError`; False when no block is running."""
+        if self._running is None or self._running[1].done():
+            return False
+        self._running[1].cancel()
+        return True
+
     def note(self, text: str) -> None:
         """An operator's note, recorded in the journal."""
         self.begin()

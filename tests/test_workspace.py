@@ -36,6 +36,8 @@ title: Workspace test
 inputs:
   - name: delay
     default: "30"
+  - name: token
+    secret: true
 tests:
   - name: nothing
     expect: {{outcome: ok}}
@@ -174,14 +176,14 @@ Drain the node?
 ```
 
 ```sh {id=after}
-echo drained; echo twice
+echo drained; echo twice; echo "token {{ token }}"
 ```
 """)
     operator = AwaitingOperator()
     seen = Recorder()
     with Workspace(load_settings(config)) as ws:
-        engine = ws.open_run("gated", inputs={"delay": "7"}, operator=operator,
-                             observers=[seen])
+        engine = ws.open_run("gated", inputs={"delay": "7", "token": "s3cr3t-Value"},
+                             operator=operator, observers=[seen])
         task = asyncio.create_task(ws.drive(engine))
         block, phrase = await asyncio.wait_for(operator.asked.get(), 20)
         assert (block, phrase) == ("go", "drain 7")
@@ -198,7 +200,7 @@ echo drained; echo twice
                           ("block_finished:ok", "go"), ("block_started", "after"),
                           ("block_finished:ok", "after"),
                           ("run_finished:session_finished", None)]
-    assert seen.lines == ["after: drained", "after: twice"]
+    assert seen.lines == ["after: drained", "after: twice", "after: token ***"]
 
 
 BLOCKS = {

@@ -249,6 +249,11 @@ class Engine:
         for observer in self.observers:
             getattr(observer, hook)(*args)
 
+    def _stream(self, block: Block, line: str) -> None:
+        """A line of output to the observers, secrets masked as the journal masks them."""
+        if self.observers:
+            self._tell("output_chunk", block, self.redactor.text(line))
+
     def attrs(self, block: Block) -> block_text.BlockAttrs:
         """`block`'s typed attributes (read once)."""
         found = self._attrs.get(block.id)
@@ -666,8 +671,7 @@ class Engine:
         if self.dry_run:
             return _Outcome(Verdict.SKIPPED, f"dry run: would run {described}")
         result = await self.runner.run(definition, target, params,
-                                       on_line=lambda line: self._tell("output_chunk", block,
-                                                                       line))
+                                       on_line=lambda line: self._stream(block, line))
         metrics = [{"name": m.name, "value": m.value, "unit": m.unit, "component": m.component,
                     "verdict": m.verdict.value} for m in result.metrics]
         findings = [f.message if hasattr(f, "message") else str(f) for f in result.findings]
@@ -740,7 +744,7 @@ class Engine:
         graph = self.runner.graph
 
         def on_line(line: str) -> None:
-            self._tell("output_chunk", block, line)
+            self._stream(block, line)
 
         if target is None:
             result = await transports.local.run(["sh", "-c", script], timeout=timeout,

@@ -113,6 +113,10 @@ rank 0 runs on {{ node_of_rank(0) }}, rank 8 on {{ node_of_rank(8) }}
                 "rank:0", "--json")
     assert probe.exit_code == 0, probe.output
     assert json.loads(probe.stdout)["target"] == "node002"
+    nic = run("--config", str(config), "probe", "run", "nic.ibstat", "--target", "rank:8",
+              "--json")
+    assert nic.exit_code == 0, nic.output
+    assert json.loads(nic.stdout)["target"] == f"node001:{placed['dst']['nics'][0]['nic']}"
 
     book = run("--config", str(config), "runbook", "run", "where-rank")
     assert book.exit_code == 0, book.output

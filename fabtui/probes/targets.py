@@ -4,7 +4,8 @@
 `leaf-g00-r3` (a switch), `leaf-g00-r3:Ethernet24` (a switch port), an optic id or link id (a
 link), `node001,node002` (a pair of nodes, optionally `node001:mlx5_0,node002:mlx5_0`),
 `rank:5` (the GPU a job's rank runs on, by the graph's rank placement: a node probe runs on its
-node), and `localhost` (this machine, outside the topology).
+node, a NIC probe on the NIC that GPU sends through), and `localhost` (this machine, outside
+the topology).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from fabtui.model.probe import TargetKind
 from fabtui.model.topology import Gpu, Nic, Node, Switch, split_endpoint
 from fabtui.topology.graph import FabricGraph, UnknownRank
+from fabtui.topology.pairing import gpu_map
 
 LOCAL_NAMES = ("localhost", "local")
 _GPU = re.compile(r"^(?:gpu|GPU)(\d+)$")
@@ -116,6 +118,14 @@ def _fit(graph: FabricGraph, target: ProbeTarget, wanted: TargetKind) -> ProbeTa
         return target
     if wanted == "node" and target.node is not None:
         return ProbeTarget("node", target.node.hostname, node=target.node)
+    if wanted == "nic" and target.gpu is not None and target.node is not None:
+        # A GPU (a rank's, say) stands for the NIC it sends through.
+        nic_name = next((nic for nic, gpus in gpu_map(target.node).items()
+                         if target.gpu.index in gpus), None)
+        nic = graph.find_nic(target.node.hostname, nic_name) if nic_name else None
+        if nic is not None:
+            return ProbeTarget("nic", f"{target.node.hostname}:{nic.name}", node=target.node,
+                               nic=nic)
     if wanted == "switch" and target.switch is not None:
         return ProbeTarget("switch", target.switch.name, switch=target.switch)
     if wanted in ("port", "link") and (target.link_index is not None or target.kind == "nic"):

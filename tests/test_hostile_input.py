@@ -69,3 +69,55 @@ def test_topo_check_refuses_absurd_nesting(tmp_path: Path, text: str) -> None:
     deep = tmp_path / "deep.yaml"
     deep.write_text(text)
     _refused(real("topo", "check", str(deep)), f"{deep}:1:", "nesting deeper than 100 levels")
+
+
+def test_topo_check_refuses_host_names_and_addresses_ssh_must_not_see(tmp_path: Path) -> None:
+    topo = tmp_path / "inject.yaml"
+    topo.write_text("""\
+cluster: {name: x}
+nodes:
+  - hostname: "n2;touch${IFS}/tmp/pwned"
+  - hostname: n3
+    mgmt: "-oProxyCommand=touch /tmp/pwned"
+  - hostname: n4
+    mgmt: "$(reboot)"
+  - hostname: n5
+    mgmt: admin@10.0.0.5
+switches:
+  - {name: "leaf;id", role: leaf}
+  - {name: spine1, role: spine, mgmt: "10.0.0.9:2222"}
+""")
+    result = real("topo", "check", str(topo))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert [line.split(": ", 1)[0] for line in result.stderr.splitlines()] == [
+        f"{topo}:{n}" for n in (3, 5, 7, 11, 12)]  # admin@10.0.0.5 is fine
+    assert "hostname 'n2;touch${IFS}/tmp/pwned' is not a host name" in result.stderr
+    assert "n3 mgmt '-oProxyCommand=touch /tmp/pwned' is not a host name or address" \
+        in result.stderr
+    assert "switch name 'leaf;id' is not a host name" in result.stderr
+    assert "spine1 mgmt '10.0.0.9:2222' names port 2222" in result.stderr
+
+
+def test_a_template_override_with_a_bad_host_is_refused_at_its_line(tmp_path: Path) -> None:
+    topo = tmp_path / "over.yaml"
+    topo.write_text("""\
+template: h100-32gpu
+overrides:
+  nodes:
+    - hostname: spare01
+      mgmt: "`reboot`"
+""")
+    _refused(real("topo", "check", str(topo)), f"{topo}:5:",
+             "spare01 mgmt '`reboot`' is not a host name or address")
+
+
+@pytest.mark.parametrize("name", ["demo", "h100-1024gpu-rail", "h100-32gpu", "b300-64gpu-2plane"])
+def test_shipped_fabrics_still_pass_the_address_checks(name: str, tmp_path: Path) -> None:
+    from fabtui.paths import demo_topology, shipped_templates
+
+    path = demo_topology() if name == "demo" else shipped_templates() / f"{name}.yaml"
+    assert real("topo", "check", str(path)).returncode == 0
+    out = tmp_path / "explicit.yaml"  # the generator's explicit output reads back clean too
+    assert real("topo", "generate", str(path) if name != "demo" else "h100-64gpu",
+                "-o", str(out)).returncode == 0
+    assert real("topo", "check", str(out)).returncode == 0

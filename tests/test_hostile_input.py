@@ -121,3 +121,81 @@ def test_shipped_fabrics_still_pass_the_address_checks(name: str, tmp_path: Path
     assert real("topo", "generate", str(path) if name != "demo" else "h100-64gpu",
                 "-o", str(out)).returncode == 0
     assert real("topo", "check", str(out)).returncode == 0
+
+
+# item 6: a broken runbook says why; the config says what is wrong when it is read ------------
+
+BROKEN_RUNBOOK = """\
+---
+id: {id}
+title: Broken
+summary: a runbook whose front matter does not validate
+inputs:
+  - name: port
+    type: strng
+---
+# Broken
+
+## Step
+
+prose
+"""
+
+
+def test_running_a_broken_runbook_says_why_with_file_line(tmp_path: Path) -> None:
+    (tmp_path / "rb").mkdir()
+    (tmp_path / "rb" / "broken.md").write_text(BROKEN_RUNBOOK.format(id="broken-one"))
+    (tmp_path / "fabtui.toml").write_text('runbook_dirs = ["rb"]\n')
+    config = ("--config", "fabtui.toml")
+    for command in (("run", "broken-one", "--dry-run"), ("show", "broken-one")):
+        _refused(real(*config, "runbook", *command, cwd=tmp_path),
+                 "rb/broken.md:7: runbook 'broken-one' cannot be read: inputs[0].type:", "strng")
+    listed = real(*config, "runbook", "list", cwd=tmp_path)
+    assert listed.returncode == 0 and "unreadable: rb/broken.md:7: error: inputs[0].type" \
+        in listed.stderr
+    linted = real(*config, "runbook", "lint", cwd=tmp_path)
+    assert linted.returncode == 1 and "rb/broken.md:7: error: inputs[0].type" in linted.stdout
+
+
+def test_a_broken_team_copy_is_not_silently_replaced_by_the_shipped_runbook(
+        tmp_path: Path) -> None:
+    (tmp_path / "rb").mkdir()
+    (tmp_path / "rb" / "link-flap.md").write_text(BROKEN_RUNBOOK.format(id="link-flap"))
+    (tmp_path / "fabtui.toml").write_text('runbook_dirs = ["rb"]\n')
+    result = real("--config", "fabtui.toml", "runbook", "show", "link-flap", cwd=tmp_path)
+    _refused(result, "rb/link-flap.md:7: runbook 'link-flap' cannot be read", "strng")
+    assert result.stdout == ""  # the shipped link-flap was not shown in its place
+
+
+@pytest.mark.parametrize(("lines", "line", "words"), [
+    (['topology = "clusters/prod-a.yaml"'], 1,
+     "topology: {dir}/clusters/prod-a.yaml: no such file"),
+    (['ranks = "jobs"'], 1, "ranks: {dir}/jobs: is a folder, not a file"),
+    (['data_dir = "d"', 'scenario = "pfc-strom"'], 2,
+     "scenario: unknown scenario 'pfc-strom' (did you mean 'pfc-storm'?)"),
+    (['scenario = "mine.yaml"'], 1, "scenario: {dir}/mine.yaml: no such file"),
+    (['simulate = "yes"'], 1, "simulate: expected true or false (without quotes), got 'yes'"),
+    (['redact = ["corp-[unclosed"]'], 1, "redact: 'corp-[unclosed' is not a valid regular"),
+    (['redact = [', '  "corp-[A-Z0-9]{24}",', '  ".*",', ']'], 3,
+     "redact: '.*' matches empty text"),
+    (["redact = ['\\S+']"], 1, "redact: '\\\\S+' would mask most of ordinary output"),
+    (["redact = ['(\\w+\\s?)+$']"], 1, "risks catastrophic backtracking"),
+])
+def test_the_config_reports_what_it_names_wrongly_when_read(
+        tmp_path: Path, lines: list[str], line: int, words: str) -> None:
+    (tmp_path / "jobs").mkdir()
+    config = tmp_path / "fabtui.toml"
+    config.write_text("\n".join(lines) + "\n")
+    expected = words.format(dir=tmp_path)
+    for command in (("config",), ("topo", "show")):
+        _refused(real("--config", str(config), *command), f"{config}:{line}: ", expected)
+
+
+def test_a_valid_config_still_reads(tmp_path: Path) -> None:
+    from fabtui.paths import shipped_templates
+
+    config = tmp_path / "fabtui.toml"
+    config.write_text(f'topology = "{shipped_templates() / "h100-32gpu.yaml"}"\n'
+                      'scenario = "pfc-storm"\nsimulate = true\n'
+                      "redact = ['corp-[A-Za-z0-9]{24}', '(?i)token=(\\S+)']\n")
+    assert real("--config", str(config), "topo", "show").returncode == 0

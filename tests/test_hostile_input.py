@@ -150,9 +150,10 @@ def test_running_a_broken_runbook_says_why_with_file_line(tmp_path: Path) -> Non
     for command in (("run", "broken-one", "--dry-run"), ("show", "broken-one")):
         _refused(real(*config, "runbook", *command, cwd=tmp_path),
                  "rb/broken.md:7: runbook 'broken-one' cannot be read: inputs[0].type:", "strng")
-    listed = real(*config, "runbook", "list", cwd=tmp_path)
-    assert listed.returncode == 0 and "unreadable: rb/broken.md:7: error: inputs[0].type" \
-        in listed.stderr
+    for listing in (("list",), ("list", "--json")):
+        listed = real(*config, "runbook", *listing, cwd=tmp_path)
+        assert listed.returncode == 0 and "unreadable: rb/broken.md:7: error: inputs[0].type" \
+            in listed.stderr
     linted = real(*config, "runbook", "lint", cwd=tmp_path)
     assert linted.returncode == 1 and "rb/broken.md:7: error: inputs[0].type" in linted.stdout
 

@@ -55,9 +55,9 @@ MAX_ALIAS_NODES = 100_000
 # its parent key's column, but its entries then take a `- `). yaml-rs overflows its stack (the
 # whole process dies) on some ten thousand levels, so it never sees such text unchecked.
 _DEEP_BLOCK = re.compile(rf"(?m)^[ \t?:-]{{{(MAX_DEPTH - 2) // 2},}}")
-# An alias is `*name` after a line start, a blank or a flow indicator; a `*` in prose that merely
-# looks like one only costs the event walk.
-_MAY_ALIAS = re.compile(r"(?m)(?:^|[\s\[{,])\*[^\s\[\]{},]")
+# An alias is `*name` after a line start, a blank, a flow indicator or the `:` of a JSON-like key
+# (`{"k":*a}`); a `*` in prose that merely looks like one only costs the event walk.
+_MAY_ALIAS = re.compile(r"(?m)(?:^|[\s\[{,:])\*[^\s\[\]{},]")
 # Flow nesting needs an opening bracket per level; files with few of them cannot nest deep.
 _FEW_BRACKETS = MAX_DEPTH // 2
 # A second guard inside yaml-rs, should an alias ever slip past the walk (one value: <= 2 events).
@@ -160,13 +160,16 @@ def parse_yaml(text: str, source: str) -> YamlDoc:
     """Parse YAML `text`; `source` names it in messages."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    if _MAY_ALIAS.search(text) or _DEEP_BLOCK.search(text) \
-            or text.count("[") + text.count("{") > _FEW_BRACKETS:
+    checked = yaml_rs is None or bool(_MAY_ALIAS.search(text) or _DEEP_BLOCK.search(text)) \
+        or text.count("[") + text.count("{") > _FEW_BRACKETS
+    if checked:  # PyYAML alone (slow anyway) always walks first: its builder expands aliases
         _check_expansion(text, source)
     if yaml_rs is not None:
         try:
             data = yaml_rs.loads(text, parse_datetime=False, alias_limits=_RS_LIMITS)
         except (ValueError, yaml_rs.YAMLDecodeError) as exc:
+            if not checked:  # yaml-rs's own alias limit tripped: locate it without building
+                _check_expansion(text, source)
             # PyYAML locates what yaml-rs only names (a duplicate key) and words the rest well.
             _parse_with_pyyaml(text, source)
             raise InputError([_rs_problem(str(exc), source)]) from None

@@ -144,3 +144,10 @@ def test_nesting_within_the_limit_reads() -> None:
     for i in range(60):
         value = value[f"k{i}"]
     assert value == "x"
+
+
+def test_an_alias_right_after_a_json_key_colon_is_measured_too() -> None:
+    text = '{"a0": &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9], ' + ", ".join(
+        f'"a{i}": &a{i} [' + ", ".join([f'"x":*a{i - 1}'] * 9) + "]" for i in range(1, 9)) + "}"
+    with pytest.raises(InputError, match="aliases expand to more than 100,000"):
+        parse_yaml(text, "flow.json")

@@ -151,3 +151,14 @@ def test_an_alias_right_after_a_json_key_colon_is_measured_too() -> None:
         f'"a{i}": &a{i} [' + ", ".join([f'"x":*a{i - 1}'] * 9) + "]" for i in range(1, 9)) + "}"
     with pytest.raises(InputError, match="aliases expand to more than 100,000"):
         parse_yaml(text, "flow.json")
+
+
+def test_an_alias_that_would_nest_too_deep_is_refused() -> None:
+    inner = "a: &deep " + "[" * 60 + "]" * 60 + "\n"
+    assert parse_yaml(inner + "b: *deep\n", "ok.yaml").data["b"] == parse_yaml(
+        inner, "x").data["a"]
+    nested = inner + "b: " + "[" * 45 + "*deep" + "]" * 45 + "\n"
+    with pytest.raises(InputError) as caught:
+        parse_yaml(nested, "deep.yaml")
+    assert [str(p) for p in caught.value.problems] == [
+        "deep.yaml:2: alias *deep nests the document deeper than 100 levels"]

@@ -55,12 +55,15 @@ MAX_ALIAS_NODES = 100_000
 # indicators is at least this long: each level indents or adds an indicator (a sequence may share
 # its parent key's column, but its entries then take a `- `). yaml-rs overflows its stack (the
 # whole process dies) on some ten thousand levels, so it never sees such text unchecked.
-_DEEP_BLOCK = re.compile(rf"(?m)^[ \t?:-]{{{(MAX_DEPTH - 2) // 2},}}")
+_DEEP_BLOCK = re.compile(rf"\n[ \t?:-]{{{(MAX_DEPTH - 2) // 2}}}")
 # An alias is `*name` after a line start, a blank, a flow indicator or the `:` of a JSON-like key
 # (`{"k":*a}`); a `*` in prose that merely looks like one only costs the event walk.
 _MAY_ALIAS = re.compile(r"(?m)(?:^|[\s\[{,:])\*[^\s\[\]{},]")
-# Flow nesting needs an opening bracket per level; files with few of them cannot nest deep.
-_FEW_BRACKETS = MAX_DEPTH // 2
+# Flow nesting: the brackets alone, innermost pairs removed round by round (C-speed bytes work, a
+# few milliseconds on a 7 MB file); the rounds are the depth. Brackets in quoted text can make
+# this guess low, which costs no safety: yaml-rs refuses flow nesting past 256 levels by itself.
+_FLOW_GATE = MAX_DEPTH // 2
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
 # A second guard inside yaml-rs, should an alias ever slip past the walk (one value: <= 2 events).
 _RS_LIMITS = yaml_rs.AliasLimits(max_total_replayed_events=2 * MAX_ALIAS_NODES + 2,
                                  max_replay_stack_depth=MAX_DEPTH) if yaml_rs else None
@@ -161,8 +164,7 @@ def parse_yaml(text: str, source: str) -> YamlDoc:
     """Parse YAML `text`; `source` names it in messages."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    checked = yaml_rs is None or bool(_MAY_ALIAS.search(text) or _DEEP_BLOCK.search(text)) \
-        or text.count("[") + text.count("{") > _FEW_BRACKETS
+    checked = yaml_rs is None or _may_overflow(text)
     if checked:  # PyYAML alone (slow anyway) always walks first: its builder expands aliases
         _check_expansion(text, source)
     if yaml_rs is not None:
@@ -180,6 +182,25 @@ def parse_yaml(text: str, source: str) -> YamlDoc:
             data = _apply_merges(data, 0)
         return YamlDoc(source, data, text)
     return _parse_with_pyyaml(text, source)
+
+
+def _may_overflow(text: str) -> bool:
+    """Whether `text` could hold an alias or nest past the limits (cheap, never misses a bomb)."""
+    if "*" in text and _MAY_ALIAS.search(text):
+        return True
+    if _DEEP_BLOCK.search(text) or _DEEP_BLOCK.match("\n" + text[:MAX_DEPTH]):
+        return True
+    if text.count("[") + text.count("{") <= _FLOW_GATE:
+        return False
+    brackets = text.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    for _ in range(_FLOW_GATE):
+        inner = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if len(inner) == len(brackets):  # unbalanced leftovers (brackets in prose): judge those
+            return brackets.count(b"[") + brackets.count(b"{") > _FLOW_GATE
+        if not inner:
+            return False
+        brackets = inner
+    return True
 
 
 def _check_expansion(text: str, source: str) -> None:

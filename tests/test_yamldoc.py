@@ -162,3 +162,18 @@ def test_an_alias_that_would_nest_too_deep_is_refused() -> None:
         parse_yaml(nested, "deep.yaml")
     assert [str(p) for p in caught.value.problems] == [
         "deep.yaml:2: alias *deep nests the document deeper than 100 levels"]
+
+
+def test_ordinary_fabric_files_are_not_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fabtui.paths import demo_topology, shipped_templates
+
+    def walked(text: str, source: str) -> None:
+        raise AssertionError(f"{source} was walked for aliases and depth")
+
+    monkeypatch.setattr(yamldoc, "_check_expansion", walked)
+    files = [demo_topology(), *sorted(shipped_templates().glob("*.yaml"))]
+    for path in files:
+        assert load_yaml(path).data
+    many_flows = "links:\n" + "".join(f'  - {{a: "n{i}:mlx5_0", b: "leaf:Ethernet{i}"}}\n'
+                                      for i in range(2_000))
+    assert len(parse_yaml(many_flows, "flows.yaml").data["links"]) == 2_000

@@ -193,6 +193,7 @@ def _check(config: Config, settings: Settings, label: str, text: str) -> list[Pr
 
 def _scenario_problem(scenario: str) -> str | None:
     """Why `scenario` (a shipped scenario's name or a resolved YAML path) cannot be played."""
+    # Imported here: only a config that names a scenario pays for loading the simulator's models.
     from fabtui.sim.scenario import scenario_files, shipped_scenarios, unknown_scenario
 
     if scenario.endswith((".yaml", ".yml")):

@@ -77,13 +77,13 @@ def list_runbooks(ctx: click.Context, as_json: bool) -> None:
              "symptoms": r.meta.symptoms, "tags": r.meta.tags, "path": r.path,
              "tests": len(r.meta.tests)} for r in sorted(library.runbooks.values(),
                                                          key=lambda r: r.meta.id)]
+    for issue in library.broken:  # on stderr, so that --json output stays one document
+        click.echo(f"unreadable: {issue}", err=True)
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     for row in rows:
         click.echo(f"{row['id']:<28}{row['title']}")
-    for issue in library.broken:
-        click.echo(f"unreadable: {issue}", err=True)
 
 
 @runbook.command("find")

@@ -8,6 +8,7 @@ import pytest
 
 from fabtui.parsers import kernel_log, registry
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kernel-log"
 
@@ -140,8 +141,8 @@ def test_detection() -> None:
 
 
 def test_table_lists_events_and_summaries() -> None:
-    rendered = kernel_log.table(kernel_log.parse(
-        _fixture("slurmv4-dmesg-mlx5-link-flap-bond-slave.txt")))
+    rendered = render_tables(kernel_log.tables(kernel_log.parse(
+        _fixture("slurmv4-dmesg-mlx5-link-flap-bond-slave.txt"))))
     assert "link_flaps: enp83s0f0np0=3" in rendered and "port_state" in rendered
 
 

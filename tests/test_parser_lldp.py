@@ -8,6 +8,7 @@ import pytest
 
 from fabtui.parsers import lldp
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lldp-neighbors"
 
@@ -287,7 +288,7 @@ def test_detection_ignores_other_tools() -> None:
 
 
 def test_table_rendering() -> None:
-    rendered = lldp.table(lldp.parse(SIM_SONIC))
+    rendered = render_tables(lldp.tables(lldp.parse(SIM_SONIC)))
     assert rendered.splitlines()[0].split() == ["LOCAL", "PORT", "DEVICE", "PORT", "ID", "PORT",
                                                 "DESCR", "CAP", "TTL"]
     assert "Ethernet64" in rendered and "2 neighbors" in rendered

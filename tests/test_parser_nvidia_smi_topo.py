@@ -8,6 +8,7 @@ import pytest
 
 from fabtui.parsers import nvidia_smi_topo as topo
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nvidia-smi-topo"
 
@@ -119,5 +120,6 @@ def test_detect_is_distinctive() -> None:
 
 
 def test_table_lists_closest_nics() -> None:
-    rendered = topo.table(_parse("synthetic-topo-m-nic-legend-gpu-numa-id-tabs.txt"))
-    assert "GPU0 -> mlx5_0 (PIX)" in rendered
+    matrix, closest = topo.tables(_parse("synthetic-topo-m-nic-legend-gpu-numa-id-tabs.txt"))
+    assert ("GPU0", "mlx5_0", "PIX") in closest.rows
+    assert "GPU0  mlx5_0        PIX" in render_tables([matrix, closest])

@@ -8,6 +8,7 @@ import pytest
 
 from fabtui.parsers import perftest, registry
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "perftest"
 
@@ -253,5 +254,5 @@ def test_detection_is_distinctive() -> None:
 
 
 def test_table_renders_the_main_rows() -> None:
-    rendered = perftest.table(perftest.parse(HEADER))
+    rendered = render_tables(perftest.tables(perftest.parse(HEADER)))
     assert "4508.79" in rendered and "bw_avg" in rendered

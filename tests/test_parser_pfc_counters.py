@@ -8,6 +8,7 @@ import pytest
 
 from fabtui.parsers import pfc_counters, registry
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pfc-counters"
 
@@ -61,5 +62,14 @@ def test_refusals() -> None:
 
 
 def test_table_renders() -> None:
-    rendered = pfc_counters.table(pfc_counters.parse(_text("sonic-show-pfc-counters.txt")))
+    rendered = render_tables(pfc_counters.tables(pfc_counters.parse(
+        _text("sonic-show-pfc-counters.txt"))))
     assert "Port Rx" in rendered and "1810" in rendered
+
+
+def test_real_tx_table_with_cached_time_and_elision() -> None:
+    result = pfc_counters.parse(_text(
+        "sonic-utilities-pr1057-pfc-counters-tx-last-cached-elided.txt"))
+    assert result.rx == {} and len(result.tx) == 7
+    assert result.last_cached == "2020-08-19 22:25:42.146378"
+    assert result.tx["Ethernet24"]["PFC7"] == 0

@@ -9,6 +9,7 @@ import pytest
 
 from fabtui.parsers import registry, transceiver_dom
 from fabtui.parsers.errors import ParseError
+from fabtui.render.table import render_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transceiver-dom"
 
@@ -126,5 +127,5 @@ def test_detected_with_crlf_and_table() -> None:
     crlf = text.replace("\n", "\r\n")
     assert registry.detect(crlf)[0][0] == "transceiver-dom"
     assert transceiver_dom.parse(crlf).interfaces["Et3/17/3"].rx_power_dbm == {"1": -0.72}
-    rendered = transceiver_dom.table(transceiver_dom.parse(crlf))
+    rendered = render_tables(transceiver_dom.tables(transceiver_dom.parse(crlf)))
     assert "Et3/17/3" in rendered

@@ -40,6 +40,16 @@ def settings(ctx: click.Context) -> Settings:
     return cached
 
 
+def notice_once(message: str) -> None:
+    """Say `message` on stderr, once per invocation (the demo fabric's state, say)."""
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.find_root().meta if ctx is not None else {}
+    said: set[str] = meta.setdefault("fabtui.notices", set())
+    if message not in said:
+        said.add(message)
+        click.echo(message, err=True)
+
+
 def workspace(ctx: click.Context) -> Workspace:
     """The invocation's workspace (built on first use, closed when the command ends)."""
     from fabtui.workspace import Workspace
@@ -47,7 +57,7 @@ def workspace(ctx: click.Context) -> Workspace:
     root = ctx.find_root()
     cached = root.meta.get("fabtui.workspace")
     if cached is None:
-        cached = Workspace(settings(ctx))
+        cached = Workspace(settings(ctx), notice=notice_once)
         root.meta["fabtui.workspace"] = cached
         root.call_on_close(cached.close)
     assert isinstance(cached, Workspace)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 
 import click
@@ -13,9 +14,10 @@ from fabtui.errors import InputError
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import normalize
+from fabtui.render.table import render_tables
 
 
-def _generic_table(data: dict[str, object]) -> str:
+def _generic_table(data: dict[str, object], width: int | None) -> str:
     """A key/value listing of a result, for kinds without a table of their own."""
     rows: list[tuple[str, str]] = []
 
@@ -30,7 +32,12 @@ def _generic_table(data: dict[str, object]) -> str:
             rows.append((prefix, json.dumps(value) if not isinstance(value, str) else value))
 
     walk("", data)
-    return render_table(("field", "value"), rows)
+    return render_table(("field", "value"), rows, width)
+
+
+def _terminal_width() -> int | None:
+    """Columns of the terminal, or None when output goes to a pipe or file (nothing is cut)."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def _read(file: str) -> tuple[str, str]:
@@ -50,14 +57,22 @@ def _read(file: str) -> tuple[str, str]:
 @click.option("--as", "kind", metavar="KIND", help="Parse as this kind instead of guessing.")
 @click.option("--table", "as_table", is_flag=True, help="Print a readable table, not JSON.")
 @click.option("--list", "list_kinds", is_flag=True, help="List the kinds fabtui can parse.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON (the default for a parse; with --list, the kinds as JSON).")
 @click.pass_context
 def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_table: bool,
-                  list_kinds: bool) -> None:
+                  list_kinds: bool, as_json: bool) -> None:
     """Parse the output of a supported tool (FILE, or - for standard input) into JSON.
 
     The kind is detected unless --as names it. Unknown or truncated input is an error naming
     the kind it looked like and the line where reading failed (exit 2).
     """
+    if as_json and as_table:
+        raise click.UsageError("--json and --table exclude each other")
+    if list_kinds and as_json:
+        click.echo(json.dumps([{"kind": k, "description": p.description} for k, p in
+                               sorted(registry.parsers().items())], indent=2))
+        return
     if list_kinds:
         click.echo(render_table(("kind", "what"), [(k, p.description) for k, p in
                                                    sorted(registry.parsers().items())]))
@@ -77,7 +92,9 @@ def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_tab
         ctx.exit(EXIT_BAD_INPUT)
     data = result.model_dump(mode="json")
     if as_table:
-        own = registry.get(data["kind"]).table(result)
-        click.echo(own if own is not None else _generic_table(data))
+        width = _terminal_width()
+        own = registry.get(data["kind"]).tables(result)
+        click.echo(render_tables(own, width) if own is not None
+                   else _generic_table(data, width))
     else:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -16,8 +16,11 @@ import click
 
 from fabtui.cli import render
 from fabtui.cli.context import EXIT_FINDINGS, UserError, workspace
+from fabtui.cli.danger import require_confirmation
+from fabtui.cli.sweep import run_sweep
 from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.model.transport import ErrorKind
+from fabtui.probes.runner import DEFAULT_FANOUT
 
 EXIT_NOT_MEASURED = 3
 _NOT_APPLICABLE = (ErrorKind.NO_DRIVER, ErrorKind.UNSUPPORTED)
@@ -46,16 +49,26 @@ def list_probes(ctx: click.Context, as_json: bool) -> None:
 @probe.command("run")
 @click.argument("name")
 @click.option("--target", "target_text", metavar="T",
-              help="node, node:mlx5_0, node:gpu0, switch, switch:port, optic, or nodeA,nodeB.")
+              help="node, node:mlx5_0, node:gpu0, switch, switch:port, optic, or nodeA,nodeB; "
+                   "or a set to sweep: 'node*:mlx5_*', 'node[001-004]', rail:3, "
+                   "leaf:leaf-g00-r3, a,b,c.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Probe parameter (repeatable).")
 @click.option("-t", "--topology", "path", type=click.Path(path_type=Path, dir_okay=False),
               help="Topology file (default: the configured one, else the demo fabric).")
 @click.option("--all", "show_all", is_flag=True, help="List every metric, ok ones too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.option("--fanout", type=click.IntRange(1, 1024), default=DEFAULT_FANOUT, show_default=True,
+              help="Sweeps: targets probed at once.")
+@click.option("--target-timeout", type=click.FloatRange(0.1, 86400), default=None,
+              metavar="SECONDS", help="Sweeps: give up on a target after this long "
+                                      "(default: the probe's timeouts plus a margin).")
+@click.option("--confirm", "confirmation", metavar="TEXT",
+              help="Dangerous probes: the typed confirmation (the target) for scripts.")
 @click.pass_context
 def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tuple[str, ...],
-              path: Path | None, show_all: bool, as_json: bool) -> None:
+              path: Path | None, show_all: bool, as_json: bool, fanout: int,
+              target_timeout: float | None, confirmation: str | None) -> None:
     """Run probe NAME against a target and print what it measured and concluded."""
     given = {}
     for item in params:
@@ -63,7 +76,14 @@ def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tu
         if not sep:
             raise UserError(f"--param {item!r}: expected key=value")
         given[key.strip()] = value
-    result = asyncio.run(workspace(ctx).run_probe(name, target_text, given, path))
+    ws = workspace(ctx)
+    definition = ws.probe(name)
+    targets = ws.sweep_targets(name, target_text, path)
+    require_confirmation(definition, target_text, confirmation)
+    if targets is not None:
+        ctx.exit(run_sweep(ws, definition, targets, given, path, as_json=as_json,
+                           limit=fanout, target_timeout=target_timeout, exit_code=_exit_code))
+    result = asyncio.run(ws.run_probe(name, target_text, given, path))
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     else:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from fabtui.model.findings import Finding, Severity
+from fabtui.model.table import Column, Table
+from fabtui.render.table import render_table
 from fabtui.topology.blast import BlastRadius
 from fabtui.topology.export import TopologySummary
 from fabtui.topology.graph import RankPlacement
@@ -12,22 +14,16 @@ from fabtui.topology.ranks import compact_ranges
 from fabtui.topology.routes import RouteSet
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """Left-aligned columns separated by two spaces; numbers are right-aligned."""
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]],
+          width: int | None = None) -> str:
+    """Columns separated by two spaces; a column of numbers only is right-aligned.
+
+    Drawn by the one table renderer (`fabtui.render.table`), so wide characters line up.
+    """
     text_rows = [[str(cell) for cell in row] for row in rows]
-    widths = [len(h) for h in headers]
-    for row in text_rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
-    numeric = [all(_is_number(r[i]) for r in text_rows) and bool(text_rows)
-               for i in range(len(headers))]
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [c.rjust(widths[i]) if numeric[i] else c.ljust(widths[i])
-                 for i, c in enumerate(cells)]
-        return "  ".join(parts).rstrip()
-
-    return "\n".join([line(list(headers)), *(line(r) for r in text_rows)])
+    columns = [Column(h, h, "right" if text_rows and all(_is_number(r[i]) for r in text_rows)
+                      else "left") for i, h in enumerate(headers)]
+    return render_table(Table.build(columns, text_rows), width)
 
 
 def _is_number(text: str) -> bool:

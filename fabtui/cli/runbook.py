@@ -10,6 +10,7 @@ resumes it is printed).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import shlex
 import time
@@ -30,6 +31,8 @@ from fabtui.model.events import (
 from fabtui.model.runbook import Verdict
 from fabtui.runbooks.engine import Engine, Observer, RunSummary, ScriptedOperator
 from fabtui.runbooks.library import match
+from fabtui.runbooks.redact import MASK
+from fabtui.transports.cli_line import visible
 
 EXIT_STOPPED = 4
 EXIT_INTERRUPTED = 130
@@ -61,13 +64,13 @@ def list_runbooks(ctx: click.Context, as_json: bool) -> None:
              "symptoms": r.meta.symptoms, "tags": r.meta.tags, "path": r.path,
              "tests": len(r.meta.tests)} for r in sorted(library.runbooks.values(),
                                                          key=lambda r: r.meta.id)]
+    for issue in library.broken:  # on stderr, so that --json output stays one document
+        click.echo(f"unreadable: {issue}", err=True)
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     for row in rows:
         click.echo(f"{row['id']:<28}{row['title']}")
-    for issue in library.broken:
-        click.echo(f"unreadable: {issue}", err=True)
 
 
 @runbook.command("find")
@@ -90,43 +93,74 @@ def find(ctx: click.Context, text: tuple[str, ...], as_json: bool) -> None:
 
 @runbook.command("show")
 @click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def show(ctx: click.Context, name: str) -> None:
+def show(ctx: click.Context, name: str, as_json: bool) -> None:
     """A runbook's inputs, steps and blocks, as the engine reads them."""
     book = workspace(ctx).runbook(name)
     meta = book.meta
+    if as_json:
+        data = book.model_dump(mode="json", include={"meta", "title", "path", "digest",
+                                                     "steps"})
+        for spec in data["meta"]["inputs"]:
+            if spec.get("secret") and spec.get("default") is not None:
+                spec["default"] = MASK
+        for step in data["steps"]:
+            for block in step["blocks"]:
+                block["attrs"] = _public_attrs(block["attrs"])
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
     click.echo(f"{meta.id} (v{meta.version}): {book.title}")
     if meta.summary:
         click.echo(f"  {meta.summary}")
     if meta.symptoms:
         click.echo(f"  symptoms: {'; '.join(meta.symptoms)}")
     for spec in meta.inputs:
-        need = "required" if spec.required else f"default {spec.default!r}"
+        need = "required" if spec.required else \
+            f"default {MASK if spec.secret and spec.default is not None else repr(spec.default)}"
         about = f": {spec.description}" if spec.description else ""
         click.echo(f"  input {spec.name} ({spec.type.value}, {need}){about}")
     for index, step in enumerate(book.steps, start=1):
         click.echo(f"{index:>2}. {step.id}: {step.title}")
         for block in step.blocks:
-            attrs = " ".join(f"{k}={v}" for k, v in block.attrs.items() if k != "id")
+            attrs = " ".join(f"{k}={v}" for k, v in _public_attrs(block.attrs).items()
+                             if k != "id")
             click.echo(f"      {block.kind.value:<8}{block.id}{'  ' + attrs if attrs else ''}")
     for test in meta.tests:
         click.echo(f"  test {test.name!r} on scenario {test.scenario}")
 
 
+def _public_attrs(attrs: dict[str, str]) -> dict[str, str]:
+    """A block's attributes with a secret input's default masked."""
+    if attrs.get("secret") == "true" and "default" in attrs:
+        return {**attrs, "default": MASK}
+    return dict(attrs)
+
+
 @runbook.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def lint_command(ctx: click.Context, paths: tuple[Path, ...]) -> None:
+def lint_command(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     """Check runbooks (files or folders; default: the library): exit 1 on errors."""
     issues, count = workspace(ctx).lint_paths(paths)
-    for issue in issues:
-        click.echo(str(issue))
     errors = sum(1 for i in issues if i.severity == "error")
     warnings = len(issues) - errors
+    if as_json:
+        click.echo(json.dumps({"files": count, "errors": errors, "warnings": warnings,
+                               "issues": [dataclasses.asdict(i) for i in issues]}, indent=2,
+                              ensure_ascii=False))
+        ctx.exit(EXIT_FINDINGS if errors else 0)
+    for issue in issues:
+        click.echo(str(issue))
     click.echo(f"{count} runbook{'s' if count != 1 else ''}: {errors} error"
                f"{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
                err=True)
     ctx.exit(EXIT_FINDINGS if errors else 0)
+
+
+_SHOWN = 160
+"""Characters of a command line the progress shows (the rest is counted, and journaled whole)."""
 
 
 class _Printer(Observer):
@@ -144,12 +178,15 @@ class _Printer(Observer):
         if isinstance(data, StepStarted):
             click.echo(f"== {event.step}: {data.title}")
         elif isinstance(data, BlockCommand):
-            command = data.command.strip().replace("\n", "; ")
+            # Each line as it is sent (a switch CLI gets them one by one), nothing hidden.
             where = f" (on {data.on})" if data.on and data.on != "this machine" else ""
-            click.echo(f"   $ {command[:160]}{where}")
+            for line in data.command.strip("\n").split("\n"):
+                cut = f"... (+{len(line) - _SHOWN:,} characters)" if len(line) > _SHOWN else ""
+                click.echo(f"   $ {visible(line[:_SHOWN])}{cut}{where}")
         elif isinstance(data, BlockFinished):
             if not (event.block == self.noted and data.verdict is Verdict.OK):
-                click.echo(f"   [{data.verdict.value}] {event.block}: {data.message}")
+                message = "\n      ".join(visible(line) for line in data.message.split("\n"))
+                click.echo(f"   [{data.verdict.value}] {event.block}: {message}")
             self.noted = None
         elif isinstance(data, Note):
             for line in data.text.splitlines():

@@ -112,7 +112,7 @@ def print_overview(ctx: click.Context) -> None:
         click.echo(f"  fabtui topo blast {leaf:<14} who loses what if that leaf fails")
     click.echo("  fabtui topo ports --format md    the port table")
     if s.simulated:
-        from fabtui.workspace.simfabric import sim_state
+        from fabtui.cli.sim import sim_state
 
         _, state = sim_state(s)
         click.echo(f"  fabtui sim status                the simulated fabric: scenario "

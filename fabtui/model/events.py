@@ -91,10 +91,15 @@ class BlockFinished(Payload):
     flow: str | None = None
     """Where the run went next: a step id, `end`, `runbook:ID`, `abort`, `__stop__`; None to
     continue with the next block."""
+    unknown: dict[str, str] = Field(default_factory=dict)
+    """A dry run: the variables this block would set that only a real run knows, and why."""
 
     def record(self) -> dict[str, Any]:
-        """`flow` is stored even when null, as it always was."""
-        return self.model_dump(mode="json")
+        """`flow` is stored even when null, as it always was; `unknown` only when there is one."""
+        data = self.model_dump(mode="json")
+        if not data["unknown"]:
+            del data["unknown"]
+        return data
 
 
 class Decision(Payload):

@@ -7,10 +7,11 @@ markdown reader produces and what the engine, the linter, the journal and the TU
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fabtui.model.verdict import SEVERITY as SEVERITY
 from fabtui.model.verdict import Verdict as Verdict
@@ -46,8 +47,20 @@ class InputSpec(BaseModel):
     choices: list[str] | None = None
     choices_from: str | None = None
     """A probe whose metric components are the choices (e.g. `node.ibdev2netdev`)."""
+    pattern: str | None = None
+    """A regular expression the whole value must match (e.g. `Ethernet[0-9]+`)."""
     secret: bool = False
     """Never stored: redacted from the journal, cases and logs."""
+
+    @field_validator("pattern")
+    @classmethod
+    def _pattern_compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"pattern is not a valid regex: {exc}") from None
+        return value
 
 
 class TestExpect(BaseModel):

@@ -8,7 +8,10 @@ Each module in this package that defines `KIND` is a parser. It provides:
 - `detect(text) -> float`: how sure it is (0..1) that `text` is its kind; must be cheap (look at
   the head of the text) and must never raise;
 - `parse(text) -> MODEL`: the result, or `ParseError` (never any other exception);
-- optionally `table(result) -> str`: a readable table for `fabtui parse --table`.
+- optionally `tables(result) -> list[fabtui.model.table.Table]`: the result as tables of values
+  (columns with names and alignment, rows, summary lines), drawn by `fabtui.render.table` for
+  `fabtui parse --table` and reused by the TUI. Parsers never pad text to widths themselves
+  (tests/test_parsers_tables.py checks).
 
 Parsers import only the model and `fabtui.parsers.*` helpers; never transports.
 """

@@ -78,7 +78,7 @@ def parse_table(lines: list[str]) -> tuple[dict[str, TransceiverDom], list[str]]
     for number, line in enumerate(lines, start=1):
         spans = rule_spans(line)
         if spans is not None:
-            columns = _table_columns([h.ljust(spans[-1][1]) for h in header[-3:]], spans)
+            columns = _table_columns(header[-3:], spans)
             continue
         if columns is None:
             if line.strip():

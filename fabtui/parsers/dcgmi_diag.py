@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fabtui.model.parsed.dcgmi_diag import DcgmiDiag
+from fabtui.model.table import Cell, Table, left
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines
 
@@ -391,13 +392,16 @@ def _device_ids(value: str, warnings: list[str]) -> list[str]:
     return ids
 
 
-def table(result: DcgmiDiag) -> str:
-    """One line per test with its result and failed GPUs, then the messages."""
-    width = max((len(n) for n in result.tests), default=4)
-    out = [f"overall: {result.overall}  level: {result.level}  dcgm: {result.dcgm_version}"]
-    for name, status in result.tests.items():
-        gpus = result.failed_gpus.get(name)
-        out.append(f"{name.ljust(width)}  {status}" + (f"  failed GPUs: {gpus}" if gpus else ""))
-        out.extend(f"    {m}" for m in result.details.get(name, []))
-    out.extend(f"! {e}" for e in result.errors)
-    return "\n".join(out)
+def tables(result: DcgmiDiag) -> list[Table]:
+    """One row per test with its result (and failed GPUs, if any); messages and errors below."""
+    columns = [left("test"), left("result")]
+    rows: list[tuple[Cell, ...]] = [(name, status) for name, status in result.tests.items()]
+    if result.failed_gpus:
+        columns.append(left("failed_gpus", "failed GPUs"))
+        rows = [(*row, ",".join(str(g) for g in result.failed_gpus.get(str(row[0]), [])) or None)
+                for row in rows]
+    notes = [f"{name}: {message}" for name, messages in result.details.items()
+             for message in messages]
+    notes += [f"! {e}" for e in result.errors]
+    title = f"overall: {result.overall}  level: {result.level}  dcgm: {result.dcgm_version}"
+    return [Table.build(columns, rows, title=[title], notes=notes)]

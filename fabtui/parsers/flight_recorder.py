@@ -30,6 +30,7 @@ from fabtui.model.parsed.flight_recorder import (
     FrPgConfig,
     FrPgStatus,
 )
+from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines, strip_launcher_prefix
 
@@ -417,18 +418,30 @@ def parse(text: str) -> FlightRecorder:
     raise ParseError(KIND, None, "no Flight Recorder analyzer report, dump or state listing found")
 
 
-def table(result: FlightRecorder) -> str:
-    """Findings first, then one line per entry."""
-    out = [f"format: {result.format}  version: {result.version}"]
-    for m in result.mismatches:
-        out.append(f"{m.error}: seq {m.collective_seq_id} entry {m.record_id} pg {m.pg} "
-                   f"{m.profiling_name} missing {m.missing_ranks} state {m.state}")
-        out.extend(f"    culprit rank {c.rank}: {c.error_type}" for c in m.culprits)
-    for pg, status in result.pg_status.items():
-        out.append(f"pg {pg}: enqueued {status.last_enqueued_collective} started "
-                   f"{status.last_started_collective} completed "
-                   f"{status.last_completed_collective}")
-    for e in result.entries:
-        out.append(f"rank {e.rank} record {e.record_id} pg {e.pg_name}:{e.pg_desc} seq "
-                   f"{e.collective_seq_id} {e.profiling_name} {e.state}")
-    return "\n".join(out)
+def tables(result: FlightRecorder) -> list[Table]:
+    """Findings first (mismatches, their culprits), then process groups, then the entries."""
+    out = [Table.build([], title=[f"format: {result.format}  version: {result.version}"])]
+    if result.mismatches:
+        out.append(Table.build(
+            [left("error"), left("seq"), left("entry"), left("pg"), left("op"),
+             left("missing_ranks", "missing ranks"), left("state")],
+            [(m.error, m.collective_seq_id, m.record_id, m.pg, m.profiling_name,
+              ",".join(str(r) for r in m.missing_ranks) or None, m.state)
+             for m in result.mismatches]))
+    culprits = [(m.collective_seq_id, m.record_id, c.rank, c.error_type, c.detail)
+                for m in result.mismatches for c in m.culprits]
+    if culprits:
+        out.append(Table.build([left("seq"), left("entry"), left("culprit_rank", "culprit rank"),
+                                left("error_type", "error type"), left("detail")], culprits))
+    if result.pg_status:
+        out.append(Table.build(
+            [left("pg"), right("enqueued"), right("started"), right("completed")],
+            [(pg, s.last_enqueued_collective, s.last_started_collective,
+              s.last_completed_collective) for pg, s in result.pg_status.items()]))
+    if result.entries or len(out) == 1:
+        out.append(Table.build(
+            [left("rank"), left("record"), left("pg"), left("seq"), left("op"),
+             left("state")],
+            [(e.rank, e.record_id, f"{e.pg_name or '-'}:{e.pg_desc or '-'}", e.collective_seq_id,
+              e.profiling_name, e.state) for e in result.entries]))
+    return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.ibdev2netdev import Ibdev2netdevEntry, Ibdev2netdevOutput
+from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines, is_missing
 
@@ -74,11 +75,9 @@ def parse(text: str) -> Ibdev2netdevOutput:
     return Ibdev2netdevOutput(devices=devices, entries=entries, warnings=warnings)
 
 
-def table(result: Ibdev2netdevOutput) -> str:
+def tables(result: Ibdev2netdevOutput) -> list[Table]:
     """One row per line: device, port, netdev, state."""
-    rows = [("DEVICE", "PORT", "NETDEV", "STATE", "PORT STATE")]
-    rows += [(e.device, str(e.port), e.netdev or "", e.state or "", e.port_state or "")
-             for e in result.entries]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
+    columns = [left("device", "DEVICE"), left("port", "PORT"), left("netdev", "NETDEV"),
+               left("state", "STATE"), left("port_state", "PORT STATE")]
+    return [Table.build(columns, [(e.device, e.port, e.netdev, e.state, e.port_state)
+                                  for e in result.entries])]

@@ -24,6 +24,7 @@ import re
 from collections import Counter
 
 from fabtui.model.parsed.ibnetdiscover import IbLink, IbLinkEnd, IbnetdiscoverOutput, IbNode
+from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines
 
@@ -241,17 +242,15 @@ def parse(text: str) -> IbnetdiscoverOutput:
         expected_speed=speed, degraded_links=sum(1 for link in reader.links if link.degraded))
 
 
-def table(result: IbnetdiscoverOutput) -> str:
+def tables(result: IbnetdiscoverOutput) -> list[Table]:
     """One row per link line: both ends, width, speed and the degraded flag."""
-    def end(e: IbLinkEnd | None) -> str:
+    def end(e: IbLinkEnd | None) -> str | None:
         if e is None:
-            return "-"
+            return None
         return f"{e.type or '?'} lid {e.lid if e.lid is not None else '?'} port {e.port} " \
                f"'{e.name or ''}'"
 
-    rows = [("LOCAL", "WIDTH", "SPEED", "REMOTE", "DEGRADED")]
-    rows += [(end(k.local), k.width or "", k.speed or "", end(k.remote),
-              k.degraded_reason or "") for k in result.links]
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
+    columns = [left("local", "LOCAL"), left("width", "WIDTH"), left("speed", "SPEED"),
+               left("remote", "REMOTE"), left("degraded", "DEGRADED")]
+    return [Table.build(columns, [(end(k.local), k.width, k.speed, end(k.remote),
+                                   k.degraded_reason) for k in result.links])]

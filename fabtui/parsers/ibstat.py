@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.ibstat import IbstatCa, IbstatOutput, IbstatPort
+from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines, int_or_hex, is_missing
 
@@ -205,15 +206,12 @@ def parse(text: str) -> IbstatOutput:
     return IbstatOutput(tool=tool, cas=state.cas, warnings=warnings)
 
 
-def table(result: IbstatOutput) -> str:
+def tables(result: IbstatOutput) -> list[Table]:
     """One row per port: CA, port, state, physical state, rate, LID, link layer."""
-    rows = [("CA", "PORT", "STATE", "PHYS", "RATE", "INFO", "LID", "LAYER")]
-    for name, ca in result.cas.items():
-        for port_number, port in ca.ports.items():
-            rate = "" if port.rate is None else f"{port.rate:g}"
-            rows.append((name, port_number, port.state or "", port.physical_state or "", rate,
-                         port.rate_info or "", "" if port.base_lid is None else str(port.base_lid),
-                         port.link_layer or ""))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
+    columns = [left("ca", "CA"), left("port", "PORT"), left("state", "STATE"),
+               left("physical_state", "PHYS"), right("rate", "RATE"), left("rate_info", "INFO"),
+               left("lid", "LID"), left("link_layer", "LAYER")]
+    rows = [(name, number, port.state, port.physical_state, port.rate, port.rate_info,
+             port.base_lid, port.link_layer)
+            for name, ca in result.cas.items() for number, port in ca.ports.items()]
+    return [Table.build(columns, rows)]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.ibv_devinfo import IbvDevice, IbvDevinfoOutput, IbvGid, IbvPort
+from fabtui.model.table import Cell, Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines, int_or_hex, is_missing
 
@@ -165,15 +166,16 @@ def parse(text: str) -> IbvDevinfoOutput:
     return IbvDevinfoOutput(devices=devices, warnings=warnings)
 
 
-def table(result: IbvDevinfoOutput) -> str:
+def tables(result: IbvDevinfoOutput) -> list[Table]:
     """One row per port: device, firmware, port, state, MTU, LID, link layer, width, speed."""
-    rows = [("DEVICE", "FW", "PORT", "STATE", "MTU", "LID", "LAYER", "WIDTH", "SPEED")]
+    columns = [left("device", "DEVICE"), left("fw", "FW"), left("port", "PORT"),
+               left("state", "STATE"), right("mtu", "MTU"), left("lid", "LID"),
+               left("link_layer", "LAYER"), left("width", "WIDTH"), left("speed", "SPEED")]
+    rows: list[tuple[Cell, ...]] = []
     for name, device in result.devices.items():
-        for number, port in device.ports.items() or {"": IbvPort()}.items():
-            rows.append((name, device.fw_ver or "", number, port.state or "",
-                         "" if port.active_mtu is None else str(port.active_mtu),
-                         "" if port.port_lid is None else str(port.port_lid),
-                         port.link_layer or "", port.active_width or "", port.active_speed or ""))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
+        if not device.ports:
+            rows.append((name, device.fw_ver, None, None, None, None, None, None, None))
+        for number, port in device.ports.items():
+            rows.append((name, device.fw_ver, number, port.state, port.active_mtu, port.port_lid,
+                         port.link_layer, port.active_width, port.active_speed))
+    return [Table.build(columns, rows)]

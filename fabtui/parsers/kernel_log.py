@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from fabtui.model.parsed.kernel_log import KernelLog, KernelLogEvent
+from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import split_lines, strip_launcher_prefix
 
@@ -520,17 +521,14 @@ def _result(events: list[KernelLogEvent], line_count: int) -> KernelLog:
                      port_downs=dict(port_downs), line_count=line_count)
 
 
-def table(result: KernelLog) -> str:
-    """Events as plain-text columns, then the summaries."""
-    head = ["line", "time", "type", "device", "code", "state", "message"]
-    cells = [head] + [[str(e.line), "" if e.timestamp is None else str(e.timestamp), e.type,
-                       e.device or "", "" if e.code is None else str(e.code), e.state or "",
-                       e.message[:80]] for e in result.events]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(head) - 1)]
-    lines = ["  ".join([c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)] + [row[-1]])
-             for row in cells]
-    for name, summary in (("xids", result.xids), ("sxids", result.sxids),
-                          ("link_flaps", result.link_flaps), ("port_downs", result.port_downs)):
-        if summary:
-            lines.append(f"{name}: " + ", ".join(f"{k}={v}" for k, v in summary.items()))
-    return "\n".join(lines)
+def tables(result: KernelLog) -> list[Table]:
+    """The events, then the summaries."""
+    columns = [left("line"), right("time"), left("type"), left("device"), left("code"),
+               left("state"), left("message")]
+    rows = [(e.line, e.timestamp, e.type, e.device, e.code, e.state, e.message)
+            for e in result.events]
+    notes = [f"{name}: " + ", ".join(f"{k}={v}" for k, v in summary.items())
+             for name, summary in (("xids", result.xids), ("sxids", result.sxids),
+                                   ("link_flaps", result.link_flaps),
+                                   ("port_downs", result.port_downs)) if summary]
+    return [Table.build(columns, rows, notes=notes)]

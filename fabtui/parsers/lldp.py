@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fabtui.model.parsed.lldp import LldpNeighbor, LldpNeighbors
+from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines, is_missing
 
@@ -862,14 +863,12 @@ def _parse_nxos_detail(lines: list[str]) -> _Result:
 
 # Table for `fabtui parse --table` ----------------------------------------------------------------
 
-def table(result: LldpNeighbors) -> str:
+def tables(result: LldpNeighbors) -> list[Table]:
     """One row per neighbor: local port, device, port id, description, capabilities, TTL."""
-    rows = [("LOCAL PORT", "DEVICE", "PORT ID", "PORT DESCR", "CAP", "TTL")]
-    rows += [(n.local_port, n.device or "-", n.port_id or "-", n.port_description or "",
-              n.capabilities or "", "" if n.ttl is None else str(n.ttl))
-             for n in result.neighbors]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-             for row in rows]
+    columns = [left("local_port", "LOCAL PORT"), left("device", "DEVICE"),
+               left("port_id", "PORT ID"), left("port_description", "PORT DESCR"),
+               left("capabilities", "CAP"), right("ttl", "TTL")]
+    rows = [(n.local_port, n.device, n.port_id, n.port_description, n.capabilities, n.ttl)
+            for n in result.neighbors]
     footer = f"{len(result.neighbors)} neighbors ({result.flavor} {result.view})"
-    return "\n".join([*lines, footer])
+    return [Table.build(columns, rows, notes=[footer])]

@@ -32,6 +32,7 @@ from fabtui.model.parsed.mlxlink import (
     MlxlinkOutput,
     MlxlinkPort,
 )
+from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import (
     clean_lines,
@@ -426,21 +427,22 @@ def parse(text: str) -> MlxlinkOutput:
     return MlxlinkOutput(**first.model_dump(), more_ports=rest, warnings=warnings)
 
 
-def table(result: MlxlinkOutput) -> str:
-    """The report as `section.name  value` lines, then one line per lane."""
-    out: list[str] = []
-    for port in [result, *result.more_ports]:
-        head = " ".join(x for x in (port.label, port.device, port.port) if x)
-        out.append(f"# {head}" if head else "#")
-        out.append(f"state={port.state} phys={port.physical_state} speed={port.speed} "
-                   f"width={port.width} fec={port.fec} issue={port.issue_observed}")
-        for lane in port.lanes:
-            cells = [f"lane {lane.lane}"]
-            for name in ("rx_power_dbm", "tx_power_dbm", "bias_current_ma", "raw_physical_errors"):
-                value = getattr(lane, name)
-                if value is not None:
-                    cells.append(f"{name}={value}")
-            if lane.flags:
-                cells.append("flags=" + ",".join(lane.flags))
-            out.append("  ".join(cells))
-    return "\n".join(out)
+def tables(result: MlxlinkOutput) -> list[Table]:
+    """One row per port (state, speed, width, FEC, issue), then each port's lanes."""
+    ports = [result, *result.more_ports]
+    names = [" ".join(x for x in (p.label, p.device, p.port) if x) or None for p in ports]
+    out = [Table.build(
+        [left("port"), left("state"), left("physical_state", "phys"), left("speed"),
+         left("width"), left("fec"), left("issue_observed", "issue")],
+        [(name, p.state, p.physical_state, p.speed, p.width, p.fec, p.issue_observed)
+         for name, p in zip(names, ports, strict=True)])]
+    for name, port in zip(names, ports, strict=True):
+        if port.lanes:
+            out.append(Table.build(
+                [left("lane"), right("rx_power_dbm"), right("tx_power_dbm"),
+                 right("bias_current_ma"), right("raw_physical_errors"), left("flags")],
+                [(lane.lane, lane.rx_power_dbm, lane.tx_power_dbm, lane.bias_current_ma,
+                  lane.raw_physical_errors, ",".join(lane.flags) or None)
+                 for lane in port.lanes],
+                title=[f"lanes of {name or 'the port'}"]))
+    return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.nvidia_smi import NvidiaSmiTable, NvsmiTableGpu, NvsmiTableProcess
+from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines
 
@@ -224,18 +225,26 @@ def parse(text: str) -> NvidiaSmiTable:
                           warnings=state.warnings)
 
 
-def table(result: NvidiaSmiTable) -> str:
-    """One line per GPU, then the processes."""
-    head = ["gpu", "name", "bus_id", "ecc_unc", "temp_c", "perf", "power_w", "mem_used/total",
-            "util%", "mig"]
-    rows = [[str(g.index), g.name, g.bus_id or "", str(g.volatile_uncorrectable_ecc),
-             str(g.temperature_c), g.perf_state or "", f"{g.power_draw_w}/{g.power_cap_w}",
-             f"{g.memory_used_mib}/{g.memory_total_mib}", str(g.utilization_pct),
-             str(g.mig_mode)] for g in result.gpus]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    out = [f"driver {result.driver_version}  cuda {result.cuda_version}"]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-            for r in [head, *rows]]
-    for p in result.processes:
-        out.append(f"gpu {p.gpu} pid {p.pid} {p.type} {p.process_name} {p.used_memory_mib} MiB")
-    return "\n".join(out)
+def tables(result: NvidiaSmiTable) -> list[Table]:
+    """One row per GPU, then the processes."""
+    columns = [left("gpu"), left("name"), left("bus_id"), right("ecc_unc"), right("temp_c"),
+               left("perf"), left("power_w"), left("memory_mib", "mem_used/total"),
+               right("util_pct", "util%"), left("mig")]
+    rows = [(g.index, g.name, g.bus_id, g.volatile_uncorrectable_ecc, g.temperature_c,
+             g.perf_state, _pair(g.power_draw_w, g.power_cap_w),
+             _pair(g.memory_used_mib, g.memory_total_mib), g.utilization_pct, g.mig_mode)
+            for g in result.gpus]
+    out = [Table.build(columns, rows,
+                       title=[f"driver {result.driver_version}  cuda {result.cuda_version}"])]
+    if result.processes:
+        out.append(Table.build(
+            [left("gpu"), left("pid"), left("type"), left("process"),
+             right("used_memory_mib", "MiB")],
+            [(p.gpu, p.pid, p.type, p.process_name, p.used_memory_mib)
+             for p in result.processes]))
+    return out
+
+
+def _pair(used: float | int | None, total: float | int | None) -> str:
+    """`used/total` as nvidia-smi prints it, `-` for a value it did not print."""
+    return "/".join("-" if v is None else str(v) for v in (used, total))

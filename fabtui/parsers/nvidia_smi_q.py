@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from fabtui.model.parsed.nvidia_smi_q import NvidiaSmiQuery, NvsmiQueryGpu
+from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines
 
@@ -321,17 +322,15 @@ def parse(text: str) -> NvidiaSmiQuery:
         gpus=[_gpu(g, warnings) for g in gpus], warnings=warnings)
 
 
-def table(result: NvidiaSmiQuery) -> str:
-    """One line per GPU with the fields that matter for triage."""
-    head = ["bus_id", "name", "pcie", "replays", "ecc_vol_unc", "ecc_agg_unc", "remap_pend",
-            "temp_c", "power_w", "reasons"]
-    rows = [[g.pci_bus_id or "", g.product_name or "",
+def tables(result: NvidiaSmiQuery) -> list[Table]:
+    """One row per GPU with the fields that matter for triage."""
+    columns = [left("bus_id"), left("name"), left("pcie"), right("replays"),
+               right("ecc_vol_unc"), right("ecc_agg_unc"), left("remap_pend"), right("temp_c"),
+               right("power_w"), left("reasons")]
+    rows = [(g.pci_bus_id, g.product_name,
              f"gen{g.pcie_gen_current}/{g.pcie_gen_max} x{g.pcie_width_current}/"
-             f"{g.pcie_width_max}", str(g.replay_counter), str(g.ecc_volatile_uncorrectable_total),
-             str(g.ecc_aggregate_uncorrectable_total), str(g.remapped_rows_pending),
-             str(g.temperature_c), str(g.power_draw_w), ",".join(g.clocks_event_reasons)]
-            for g in result.gpus]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    title = f"driver {result.driver_version}  cuda {result.cuda_version}"
-    return "\n".join([title] + ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
-                                .rstrip() for r in [head, *rows]])
+             f"{g.pcie_width_max}", g.replay_counter, g.ecc_volatile_uncorrectable_total,
+             g.ecc_aggregate_uncorrectable_total, g.remapped_rows_pending, g.temperature_c,
+             g.power_draw_w, ",".join(g.clocks_event_reasons) or None) for g in result.gpus]
+    return [Table.build(columns, rows,
+                        title=[f"driver {result.driver_version}  cuda {result.cuda_version}"])]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.nvidia_smi_topo import NvidiaSmiTopo, TopoGpuNicAffinity
+from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines, is_missing
 
@@ -223,17 +224,16 @@ def parse(text: str) -> NvidiaSmiTopo:
     return topo
 
 
-def table(result: NvidiaSmiTopo) -> str:
-    """The matrix as aligned columns, then each GPU's closest NIC."""
-    head = ["", *result.columns, "CPU Affinity", "NUMA"]
-    body = [[d, *(result.matrix[d].get(c, "") for c in result.columns),
-             result.cpu_affinity.get(d) or "", result.numa_affinity.get(d) or ""]
-            for d in result.devices]
-    widths = [max(len(str(row[i])) for row in [head, *body]) for i in range(len(head))]
-    out = ["  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-           for row in [head, *body]]
+def tables(result: NvidiaSmiTopo) -> list[Table]:
+    """The matrix, then each GPU's closest NICs."""
+    columns = [left("device", ""), *(left(c) for c in result.columns),
+               left("cpu_affinity", "CPU Affinity"), left("numa_affinity", "NUMA")]
+    rows = [(d, *(result.matrix[d].get(c) for c in result.columns), result.cpu_affinity.get(d),
+             result.numa_affinity.get(d)) for d in result.devices]
+    out = [Table.build(columns, rows)]
     if result.gpu_nic_affinity:
-        out.append("")
-        for gpu, aff in result.gpu_nic_affinity.items():
-            out.append(f"{gpu} -> {', '.join(aff.nic_devices)} ({aff.connection})")
-    return "\n".join(out)
+        out.append(Table.build(
+            [left("gpu"), left("nics", "closest NICs"), left("connection")],
+            [(gpu, ", ".join(aff.nic_devices), aff.connection)
+             for gpu, aff in result.gpu_nic_affinity.items()]))
+    return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.perfquery import PerfqueryOutput, PerfqueryPort
+from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines, normalize
 
@@ -122,13 +123,9 @@ def parse(text: str) -> PerfqueryOutput:
     return PerfqueryOutput(ports=ports, warnings=warnings)
 
 
-def table(result: PerfqueryOutput) -> str:
+def tables(result: PerfqueryOutput) -> list[Table]:
     """One row per counter: lid, port, set, counter, value."""
-    rows = [("LID", "PORT", "SET", "COUNTER", "VALUE")]
-    rows += [("" if p.lid is None else str(p.lid), "" if p.port is None else str(p.port),
-              p.counter_set, name, str(value))
-             for p in result.ports for name, value in p.counters.items()]
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    return "\n".join("  ".join((c.rjust(w) if i == 4 else c.ljust(w))
-                               for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-                     for row in rows)
+    columns = [left("lid", "LID"), left("port", "PORT"), left("counter_set", "SET"),
+               left("counter", "COUNTER"), right("value", "VALUE")]
+    return [Table.build(columns, [(p.lid, p.port, p.counter_set, name, value)
+                                  for p in result.ports for name, value in p.counters.items()])]

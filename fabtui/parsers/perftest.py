@@ -44,6 +44,7 @@ from fabtui.model.parsed.perftest import (
     PerftestResult,
     PerftestRow,
 )
+from fabtui.model.table import Cell, Table, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines, to_float, to_int
 
@@ -657,20 +658,18 @@ def _convert(value: str, kind: str) -> str | int | bool | None:
     return value.strip() or None
 
 
-def table(result: Perftest) -> str:
-    """The main result as a plain-text table."""
-    lat = result.test_type == "lat"
+def tables(result: Perftest) -> list[Table]:
+    """The main result table, titled with the tool, side, device, link and unit."""
     title = " ".join(str(x) for x in (result.tool or result.test, result.side, result.device,
                                       result.link_type, f"MTU {result.mtu}") if x)
-    if lat:
-        head = ["bytes", "iterations", "t_min", "t_typical", "t_avg", "t_max", "p99", "p99.9"]
-        rows = [[r.bytes, r.iterations, r.t_min_usec, r.t_typical_usec, r.t_avg_usec,
-                 r.t_max_usec, r.p99_usec, r.p99_9_usec] for r in result.rows]
+    rows: list[tuple[Cell, ...]]
+    if result.test_type == "lat":
+        columns = [right(n) for n in ("bytes", "iterations", "t_min", "t_typical", "t_avg",
+                                      "t_max", "p99", "p99.9")]
+        rows = [(r.bytes, r.iterations, r.t_min_usec, r.t_typical_usec, r.t_avg_usec,
+                 r.t_max_usec, r.p99_usec, r.p99_9_usec) for r in result.rows]
     else:
-        head = ["bytes", "iterations", "bw_peak", "bw_avg", "msg_rate[Mpps]"]
-        rows = [[r.bytes, r.iterations, r.bw_peak, r.bw_avg, r.msg_rate] for r in result.rows]
-    cells = [head] + [["-" if v is None else str(v) for v in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(head))]
-    lines = [f"{title} ({result.unit or '?'})"]
-    lines += ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
-    return "\n".join(lines)
+        columns = [right(n) for n in ("bytes", "iterations", "bw_peak", "bw_avg",
+                                      "msg_rate[Mpps]")]
+        rows = [(r.bytes, r.iterations, r.bw_peak, r.bw_avg, r.msg_rate) for r in result.rows]
+    return [Table.build(columns, rows, title=[f"{title} ({result.unit or '?'})"])]

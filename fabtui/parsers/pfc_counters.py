@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.pfc_counters import PfcCounters, PfcHistory
+from fabtui.model.table import Table as DataTable
+from fabtui.model.table import left, right
 from fabtui.parsers._switch_common import (
     Table,
     clean_lines,
@@ -113,23 +115,21 @@ def _history(table: Table, result: PfcCounters) -> None:
         result.history.setdefault(port, {})[priority] = PfcHistory.model_validate(fields)
 
 
-def table(result: PfcCounters) -> str:
-    """Rx and Tx PFC frames per port and priority."""
-    out: list[str] = []
+def tables(result: PfcCounters) -> list[DataTable]:
+    """Rx and Tx PFC frames per port and priority, then the pause history."""
+    out: list[DataTable] = []
     for title, data in (("Rx", result.rx), ("Tx", result.tx)):
         if not data:
             continue
         priorities = sorted({p for values in data.values() for p in values})
-        rows = [[f"Port {title}", *priorities]]
-        rows += [[port, *("-" if values.get(p) is None else str(values[p]) for p in priorities)]
-                 for port, values in data.items()]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        out += ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
-        out.append("")
-    for port, priorities_hist in result.history.items():
-        for priority, hist in priorities_hist.items():
-            out.append(f"{port} {priority}: transitions={hist.rx_pause_transitions} "
-                       f"total_us={hist.total_rx_pause_time_us} "
-                       f"recent_us={hist.recent_rx_pause_time_us} "
-                       f"at={hist.recent_rx_pause_timestamp}")
-    return "\n".join(out).rstrip()
+        out.append(DataTable.build([left("port", f"Port {title}"), *(right(p) for p in priorities)],
+                               [(port, *(values.get(p) for p in priorities))
+                                for port, values in data.items()]))
+    history = [(port, priority, hist.rx_pause_transitions, hist.total_rx_pause_time_us,
+                hist.recent_rx_pause_time_us, hist.recent_rx_pause_timestamp)
+               for port, priorities_hist in result.history.items()
+               for priority, hist in priorities_hist.items()]
+    if history or not out:
+        out.append(DataTable.build([left("port"), left("priority"), right("transitions"),
+                                right("total_us"), right("recent_us"), left("at")], history))
+    return out

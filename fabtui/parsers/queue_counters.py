@@ -19,6 +19,8 @@ import re
 from typing import Any
 
 from fabtui.model.parsed.queue_counters import QueueCounters, QueueStats
+from fabtui.model.table import Table as DataTable
+from fabtui.model.table import left, right
 from fabtui.parsers._switch_common import (
     Table,
     clean_lines,
@@ -146,13 +148,10 @@ def _from_json(data: dict[str, Any]) -> QueueCounters | None:
     return result if result.ports else None
 
 
-def table(result: QueueCounters) -> str:
-    """One line per port and queue with packets, bytes and drops."""
-    rows = [["port", "queue", "packets", "bytes", "drop_pkts", "drop_bytes"]]
-    for port, queues in result.ports.items():
-        for queue, stats in queues.items():
-            rows.append([port, queue, *("-" if v is None else str(v) for v in (
-                stats.packets, stats.bytes, stats.drop_packets, stats.drop_bytes))])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
-                     for row in rows)
+def tables(result: QueueCounters) -> list[DataTable]:
+    """One row per port and queue with packets, bytes and drops."""
+    columns = [left("port"), left("queue"), right("packets"), right("bytes"),
+               right("drop_pkts"), right("drop_bytes")]
+    rows = [(port, queue, s.packets, s.bytes, s.drop_packets, s.drop_bytes)
+            for port, queues in result.ports.items() for queue, s in queues.items()]
+    return [DataTable.build(columns, rows)]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.rdma_hw_counters import RdmaCounterDevice, RdmaHwCountersOutput
+from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines, normalize, to_int
 
@@ -141,12 +142,11 @@ def parse(text: str) -> RdmaHwCountersOutput:
     return RdmaHwCountersOutput(devices=devices, warnings=reader.warnings)
 
 
-def table(result: RdmaHwCountersOutput) -> str:
+def tables(result: RdmaHwCountersOutput) -> list[Table]:
     """One row per counter: device, port, counter, value."""
-    rows = [(dev, port, name, str(value)) for dev, device in result.devices.items()
-            for port, counters in device.ports.items() for name, value in counters.items()]
-    rows.insert(0, ("DEVICE", "PORT", "COUNTER", "VALUE"))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return "\n".join("  ".join((c.rjust(w) if i == 3 else c.ljust(w))
-                               for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-                     for row in rows)
+    columns = [left("device", "DEVICE"), left("port", "PORT"), left("counter", "COUNTER"),
+               right("value", "VALUE")]
+    return [Table.build(columns, [(dev, port, name, value)
+                                  for dev, device in result.devices.items()
+                                  for port, counters in device.ports.items()
+                                  for name, value in counters.items()])]

@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from fabtui.model.parsed.rdma_statistic import RdmaStatisticOutput
+from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines
 
@@ -145,10 +146,8 @@ def parse(text: str) -> RdmaStatisticOutput:
     return RdmaStatisticOutput(links={k: v for k, v in links.items() if v}, warnings=warnings)
 
 
-def table(result: RdmaStatisticOutput) -> str:
+def tables(result: RdmaStatisticOutput) -> list[Table]:
     """One row per counter: link, counter, value."""
-    rows = [(link, name, str(value)) for link, counters in result.links.items()
-            for name, value in counters.items()]
-    width = [max([len(r[i]) for r in rows] + [4]) for i in range(3)]
-    return "\n".join(f"{a.ljust(width[0])}  {b.ljust(width[1])}  {c.rjust(width[2])}"
-                     for a, b, c in [("LINK", "COUNTER", "VALUE"), *rows])
+    columns = [left("link", "LINK"), left("counter", "COUNTER"), right("value", "VALUE")]
+    return [Table.build(columns, [(link, name, value) for link, counters in result.links.items()
+                                  for name, value in counters.items()])]

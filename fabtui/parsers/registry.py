@@ -15,6 +15,7 @@ from types import ModuleType
 from pydantic import BaseModel
 
 import fabtui.parsers as package
+from fabtui.model.table import Table
 from fabtui.parsers.errors import ParseError
 
 DETECT_THRESHOLD = 0.3
@@ -53,10 +54,10 @@ class Parser:
                 from exc
         return result
 
-    def table(self, result: BaseModel) -> str | None:
-        """The parser's own readable table, if it has one."""
-        render = getattr(self.module, "table", None)
-        return str(render(result)) if render is not None else None
+    def tables(self, result: BaseModel) -> list[Table] | None:
+        """The result as tables (data for any face to draw), if the parser describes them."""
+        describe = getattr(self.module, "tables", None)
+        return list(describe(result)) if describe is not None else None
 
 
 @cache

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.show_gids import GidEntry, ShowGidsOutput
+from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import clean_lines
 
@@ -87,11 +88,10 @@ def parse(text: str) -> ShowGidsOutput:
     return ShowGidsOutput(gids=gids, n_gids_found=total, warnings=warnings)
 
 
-def table(result: ShowGidsOutput) -> str:
-    """The GID table with fixed columns."""
-    rows = [("DEV", "PORT", "INDEX", "GID", "IPv4", "VER", "NETDEV")]
-    rows += [(g.dev, str(g.port), str(g.index), g.gid, g.ipv4 or "", g.version or "",
-              g.netdev or "") for g in result.gids]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
+def tables(result: ShowGidsOutput) -> list[Table]:
+    """The GID table."""
+    columns = [left("dev", "DEV"), left("port", "PORT"), left("index", "INDEX"),
+               left("gid", "GID"), left("ipv4", "IPv4"), left("version", "VER"),
+               left("netdev", "NETDEV")]
+    return [Table.build(columns, [(g.dev, g.port, g.index, g.gid, g.ipv4, g.version, g.netdev)
+                                  for g in result.gids])]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.transceiver_dom import TransceiverDom, TransceiverDomReport
+from fabtui.model.table import Table, left, right
 from fabtui.parsers import _switch_dom_eos as eos
 from fabtui.parsers import _switch_dom_nxos as nxos
 from fabtui.parsers import _switch_dom_sonic as sonic
@@ -88,16 +89,11 @@ def _lanes(values: dict[str, float | None]) -> str:
     return " ".join("-" if v is None else f"{v:g}" for v in values.values()) or "-"
 
 
-def table(result: TransceiverDomReport) -> str:
+def tables(result: TransceiverDomReport) -> list[Table]:
     """Per port: temperature, voltage, Rx/Tx power and bias per lane, dark lanes."""
-    rows = [["port", "temp_c", "volt_v", "rx_dbm", "tx_dbm", "bias_ma", "los"]]
-    for name, dom in result.interfaces.items():
-        rows.append([name, "-" if dom.temperature_c is None else f"{dom.temperature_c:g}",
-                     "-" if dom.voltage_v is None else f"{dom.voltage_v:g}",
-                     _lanes(dom.rx_power_dbm), _lanes(dom.tx_power_dbm), _lanes(dom.tx_bias_ma),
-                     ",".join(dom.los_lanes) or "-"])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    out = [f"{result.flavor} ({result.view})"]
-    out += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-            for row in rows]
-    return "\n".join(out)
+    columns = [left("port"), right("temp_c"), right("volt_v"), left("rx_dbm"), left("tx_dbm"),
+               left("bias_ma"), left("los")]
+    rows = [(name, dom.temperature_c, dom.voltage_v, _lanes(dom.rx_power_dbm),
+             _lanes(dom.tx_power_dbm), _lanes(dom.tx_bias_ma), ",".join(dom.los_lanes) or None)
+            for name, dom in result.interfaces.items()]
+    return [Table.build(columns, rows, title=[f"{result.flavor} ({result.view})"])]

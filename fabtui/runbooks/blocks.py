@@ -213,6 +213,8 @@ class BlockAttrs:
     name: str | None = None
     choices: tuple[str, ...] | None = None
     default: str | None = None
+    pattern: str | None = None
+    """`input`: a regex the whole answer must match."""
     secret: bool = False
 
 
@@ -244,4 +246,5 @@ def block_attrs(block: Block) -> BlockAttrs:
         danger=raw.get("danger", "").lower() in _TRUE, confirm=raw.get("confirm"),
         type=raw.get("type"), name=raw.get("name"),
         choices=tuple(raw["choices"].split(",")) if "choices" in raw else None,
-        default=raw.get("default"), secret=raw.get("secret") == "true")
+        default=raw.get("default"), pattern=raw.get("pattern"),
+        secret=raw.get("secret") == "true")

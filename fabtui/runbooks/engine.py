@@ -60,7 +60,17 @@ from fabtui.probes.render import RenderError
 from fabtui.probes.runner import ProbeRunner
 from fabtui.probes.targets import TargetError
 from fabtui.runbooks import blocks as block_text
-from fabtui.runbooks.expr import Evaluator, ExprError, render, render_shell
+from fabtui.runbooks.expr import (
+    Evaluator,
+    ExprError,
+    Unknown,
+    Unknowns,
+    UnknownValue,
+    describe_unknown,
+    render,
+    render_cli_lines,
+    render_shell,
+)
 from fabtui.runbooks.functions import fabric_functions
 from fabtui.runbooks.inputs import convert
 from fabtui.runbooks.redact import Redactor
@@ -221,6 +231,8 @@ class Engine:
         self._running: tuple[Block, asyncio.Task[Any]] | None = None
         self._abort_requested: str | None = None
         self._attrs: dict[str, block_text.BlockAttrs] = {}
+        self._unknown: Unknowns = []
+        """A dry run: the values the current block needs that are not known yet."""
 
     # scope ------------------------------------------------------------------------------------
     def scope(self) -> dict[str, Any]:
@@ -230,6 +242,22 @@ class Engine:
     def evaluator(self) -> Evaluator:
         """An evaluator over the current scope."""
         return Evaluator(self.scope(), self._functions)
+
+    def _render(self, template: str, evaluator: Evaluator) -> str:
+        """`render`; in a dry run an unknown value stays `{{ expr }}` and is remembered."""
+        return render(template, evaluator, self._unknown if self.dry_run else None)
+
+    def _render_shell(self, script: str, evaluator: Evaluator) -> str:
+        """`render_shell`, tolerant of unknown values in a dry run as `_render` is."""
+        return render_shell(script, evaluator, self._unknown if self.dry_run else None)
+
+    def _unknown_note(self) -> str:
+        """` ({{ leaf }}: set from ..., known when it runs)` for the values still unknown."""
+        return f" ({describe_unknown(self._unknown)})" if self._unknown else ""
+
+    def _where(self, block: Block) -> str:
+        index = next(i for i, s in enumerate(self.runbook.steps, 1) if s.id == block.step)
+        return f"step {index} block {block.id!r}"
 
     # journal ----------------------------------------------------------------------------------
     def _record(self, payload: Payload, step: str | None = None,
@@ -456,12 +484,16 @@ class Engine:
         findings = [f"[{verdict.value}] {block}: {self.messages.get(block, '')}"
                     for block, verdict in self.verdicts.items()
                     if verdict in (Verdict.WARN, Verdict.FAIL, Verdict.ERROR, Verdict.ABORTED)]
+        # Masked here, at the source, so no face (text, JSON, a case draft, a report) can
+        # print a secret the run saw: a check message or a captured value may hold one.
+        mask = self.redactor
         summary = RunSummary(
             session=self.session, runbook=self.runbook.meta.id, outcome=outcome,
             path=list(self.path), ended_at=self.path[-1] if self.path else None,
-            vars={k: v for k, v in self.values.items() if not isinstance(v, dict)},
-            findings=findings, blocks=dict(self.verdicts), handover=handover,
-            reason=ending[1] if ending else "")
+            vars=mask.scrub({k: v for k, v in self.values.items()
+                             if not isinstance(v, dict | Unknown)}),
+            findings=mask.scrub(findings), blocks=dict(self.verdicts), handover=handover,
+            reason=mask.text(ending[1]) if ending else "")
         self._record(SessionFinished(outcome=outcome, path=summary.path, handover=handover,
                                      reason=summary.reason, findings=findings))
         self.journal.set_status(self.session, outcome.value)
@@ -475,10 +507,18 @@ class Engine:
         self.verdicts[block.id] = Verdict.RUNNING
         task = asyncio.current_task()
         self._running = (block, task) if task is not None else None
+        self._unknown = []
         try:
             attrs = self.attrs(block)
             condition = attrs.condition
-            if condition and not self.evaluator().evaluate(condition):
+            try:
+                wanted = not condition or self.evaluator().evaluate(condition)
+            except UnknownValue as exc:
+                if not self.dry_run:
+                    raise
+                self._unknown.append((f"if {condition}", exc.unknown))
+                wanted = True  # a dry run shows what the block would do if it runs
+            if not wanted:
                 outcome = _Outcome(Verdict.SKIPPED, f"skipped: {condition} is false")
             else:
                 outcome = await self._execute(block)
@@ -540,10 +580,21 @@ class Engine:
         self.values[name] = result
         variables = dict(outcome.variables)
         assignments = (self._attrs.get(block.id) or block_text.BlockAttrs()).assignments
-        if assignments and self.dry_run and outcome.verdict is Verdict.SKIPPED:
-            # Not measured: the names exist, unknown, so later blocks can still be rendered.
-            variables.update({part.partition("=")[0].strip(): None
-                              for part in _assignments(assignments)})
+        if self.dry_run and outcome.verdict is Verdict.SKIPPED:
+            # Not measured: its result is unknown, and so is what follows from it; what
+            # follows from inputs and the topology alone is computed, so a dry run shows it.
+            self.values[name] = Unknown(name, f"the result of {self._where(block)}, known "
+                                        "when it runs")
+            for part in _assignments(assignments or ""):
+                key, _, expression = part.partition("=")
+                try:
+                    variables[key.strip()] = Evaluator({**self.scope(), **variables},
+                                                       self._functions).evaluate(expression)
+                except UnknownValue as exc:
+                    variables[key.strip()] = exc.unknown.derived(key.strip())
+                except ExprError as exc:
+                    variables[key.strip()] = Unknown(key.strip(), f"not computable in a dry "
+                                                     f"run ({exc})")
         elif assignments and outcome.verdict not in (Verdict.ERROR, Verdict.SKIPPED):
             for part in _assignments(assignments):
                 key, _, expression = part.partition("=")
@@ -559,8 +610,12 @@ class Engine:
         stored = result
         if len(json.dumps(result, default=str)) > RESULT_KEEP:
             stored = {k: v for k, v in result.items() if k != "parsed"}
+        unknown = {k: v.why for k, v in variables.items() if isinstance(v, Unknown)}
         self._record(BlockFinished(verdict=outcome.verdict, message=outcome.message,
-                                   result=stored, vars=variables, flow=outcome.flow),
+                                   result=stored,
+                                   vars={k: None if k in unknown else v
+                                         for k, v in variables.items()},
+                                   flow=outcome.flow, unknown=unknown),
                      block.step, block.id)
 
     async def _execute(self, block: Block) -> _Outcome:
@@ -576,16 +631,28 @@ class Engine:
     def _dry(self, block: Block) -> _Outcome:
         """A dry run shows every gate and judgement without making it, and visits every step."""
         body = " | ".join(line.strip() for line in block.body.strip().splitlines())
+        try:
+            body = self._render(body, self.evaluator())
+        except ExprError:
+            self._unknown = []  # shown as written; the real run reports the error
         if block.kind is BlockKind.INPUT:
-            name = self.attrs(block).name or var_name(block.id)
-            return _Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}",
-                            variables={name: self.attrs(block).default})
+            attrs = self.attrs(block)
+            name = attrs.name or var_name(block.id)
+            if attrs.default is not None and attrs.secret:
+                self.redactor.add(attrs.default)
+            asked = Unknown(name, f"asked for at {self._where(block)}"
+                            + (f" (default {attrs.default})"
+                               if attrs.default is not None and not attrs.secret else ""))
+            return _Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}"
+                            f"{self._unknown_note()}", variables={name: asked})
         verb = {BlockKind.CHECK: "judge", BlockKind.DECIDE: "choose",
                 BlockKind.CONFIRM: "ask"}[block.kind]
-        return _Outcome(Verdict.SKIPPED, f"dry run: would {verb}: {body}")
+        return _Outcome(Verdict.SKIPPED, f"dry run: would {verb}: {body}{self._unknown_note()}")
 
     async def _note(self, block: Block) -> _Outcome:
-        text = render(block.body.strip(), self.evaluator())
+        text = self._render(block.body.strip(), self.evaluator())
+        if self._unknown:
+            text += f"\n(dry run: {describe_unknown(self._unknown)})"
         self._record(Note(text=text, by="runbook"), block.step, block.id)
         return _Outcome(Verdict.OK, text.splitlines()[0] if text else "")
 
@@ -635,12 +702,15 @@ class Engine:
         name = attrs.name or var_name(block.id)
         spec = InputSpec(name=name, type=InputType(attrs.type or "string"),
                          choices=list(attrs.choices) if attrs.choices is not None else None,
-                         default=attrs.default, secret=attrs.secret)
+                         default=attrs.default, pattern=attrs.pattern,
+                         secret=attrs.secret)
         prompt = render(block.body.strip(), self.evaluator())
         self._tell("needs_answer", block, prompt)
         answer = await self.operator.ask(block, prompt, spec)
         if answer is None:
             answer = spec.default
+        if spec.secret and answer is not None:
+            self.redactor.add(str(answer))  # before convert: its error message quotes it
         if answer is None:
             return _Outcome(Verdict.ERROR, f"input {name} needs a value "
                             f"(headless: --answer {block.id}=VALUE)")
@@ -657,19 +727,25 @@ class Engine:
         if definition is None:
             return _Outcome(Verdict.ERROR, f"no probe {call.probe!r} in the catalog")
         evaluator = self.evaluator()
-        target = render(call.target, evaluator) if call.target is not None else None
-        params = {k: render(v, evaluator) for k, v in call.params.items()}
+        target = self._render(call.target, evaluator) if call.target is not None else None
+        params = {k: self._render(v, evaluator) for k, v in call.params.items()}
         attrs = self.attrs(block)
         if attrs.timeout is not None:
             definition = definition.model_copy(update={"timeout": attrs.timeout})
         if attrs.interval is not None:
             definition = definition.model_copy(update={"interval": attrs.interval})
-        shown = target or (f"{call.target} (known once the run gets here)" if call.target
-                           else "this machine")
-        described = f"{call.probe} on {shown}" + (f" {params}" if params else "")
+        described = f"{call.probe} on {target or 'this machine'}" + \
+            (f" {params}" if params else "")
         self._record(BlockCommand(command=described), block.step, block.id)
+        if definition.danger or block_text.is_dangerous(block):  # the same gate as `sh`
+            refused = await self._typed_gate(
+                block, evaluator, f"probe {call.probe} changes state on "
+                f"{target or 'this machine'}: {definition.description}", f"run {described}")
+            if refused is not None:
+                return refused
         if self.dry_run:
-            return _Outcome(Verdict.SKIPPED, f"dry run: would run {described}")
+            return _Outcome(Verdict.SKIPPED, f"dry run: would run {described}"
+                            f"{self._unknown_note()}")
         result = await self.runner.run(definition, target, params,
                                        on_line=lambda line: self._stream(block, line))
         metrics = [{"name": m.name, "value": m.value, "unit": m.unit, "component": m.component,
@@ -691,32 +767,25 @@ class Engine:
     async def _sh(self, block: Block) -> _Outcome:
         evaluator = self.evaluator()
         attrs = self.attrs(block)
-        target = render(attrs.on, evaluator) if attrs.on else None
-        script = render_shell(block.body.rstrip("\n"), evaluator)
+        target = self._render(attrs.on, evaluator) if attrs.on else None
+        graph = self.runner.graph
+        if target is not None and graph is not None and target in graph.switches:
+            # Typed into a CLI line by line: each value stays on its line (else nothing runs).
+            script = "\n".join(render_cli_lines(block.body, evaluator,
+                                                self._unknown if self.dry_run else None))
+        else:
+            script = self._render_shell(block.body.rstrip("\n"), evaluator)
         timeout = attrs.timeout if attrs.timeout is not None else 120.0
-        where = target or (f"{attrs.on} (known once the run gets here)"
-                           if attrs.on else "this machine")
+        where = target or "this machine"
         self._record(BlockCommand(command=script, on=where), block.step, block.id)
         if block_text.is_dangerous(block):
-            phrase = render(attrs.confirm, evaluator) if attrs.confirm is not None \
-                else block.id
-            if self.dry_run:
-                return _Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
-                                f"run on {where}: {script}")
-            prompt = f"DANGER: on {where} this runs:\n{script}\nType {phrase} to run it."
-            self._tell("needs_answer", block, prompt)
-            answer = await self.operator.confirm(block, prompt, phrase)
-            if answer is None:
-                return _Outcome(Verdict.ERROR, f"{block.id} is dangerous and needs typed "
-                                f"confirmation (headless: --answer {block.id}={phrase})")
-            self._record(Decision(by="operator", typed=True,
-                                  answer="accepted" if answer.strip() == phrase else answer),
-                         block.step, block.id)
-            if answer.strip() != phrase:
-                return _Outcome(Verdict.ABORTED, f"not confirmed: typed {answer!r}, not "
-                                f"{phrase!r}", flow=attrs.on_no or _ABORT)
+            refused = await self._typed_gate(block, evaluator, f"on {where} this runs:\n{script}",
+                                             f"run on {where}: {script}")
+            if refused is not None:
+                return refused
         if self.dry_run:
-            return _Outcome(Verdict.SKIPPED, f"dry run: would run on {where}: {script}")
+            return _Outcome(Verdict.SKIPPED, f"dry run: would run on {where}: {script}"
+                            f"{self._unknown_note()}", variables=self._dry_captures(block))
         output, status, error = await self._run_script(block, target, script, timeout)
         if output:
             self._record(BlockOutput(output=output[-OUTPUT_KEEP:]), block.step, block.id)
@@ -732,6 +801,42 @@ class Engine:
             return _Outcome(Verdict.OK, f"exit {status}", data, variables=variables)
         first = next((line for line in output.splitlines() if line.strip()), "")
         return _Outcome(Verdict.FAIL, f"exit {status}: {first[:160]}", data, variables=variables)
+
+    def _dry_captures(self, block: Block) -> dict[str, Any]:
+        """The names a `capture` pattern would set, as unknowns (a dry run has no output)."""
+        try:
+            groups = re.compile(self.attrs(block).capture or "").groupindex
+        except re.error:
+            return {}
+        why = f"captured from the output of {self._where(block)}, known when it runs"
+        return {name: Unknown(name, why) for name in groups}
+
+    async def _typed_gate(self, block: Block, evaluator: Evaluator, danger: str,
+                          action: str) -> _Outcome | None:
+        """Ask the operator to type the block's `confirm` phrase (default: its id).
+
+        None when they typed it; otherwise the block's outcome (not confirmed, nobody to ask,
+        or a dry run's note of what it would ask before `action`).
+        """
+        attrs = self.attrs(block)
+        phrase = self._render(attrs.confirm, evaluator) if attrs.confirm is not None \
+            else block.id
+        if self.dry_run:
+            return _Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
+                            f"{action}{self._unknown_note()}", variables=self._dry_captures(block))
+        prompt = f"DANGER: {danger}\nType {phrase} to run it."
+        self._tell("needs_answer", block, prompt)
+        answer = await self.operator.confirm(block, prompt, phrase)
+        if answer is None:
+            return _Outcome(Verdict.ERROR, f"{block.id} is dangerous and needs typed "
+                            f"confirmation (headless: --answer {block.id}={phrase})")
+        self._record(Decision(by="operator", typed=True,
+                              answer="accepted" if answer.strip() == phrase else answer),
+                     block.step, block.id)
+        if answer.strip() != phrase:
+            return _Outcome(Verdict.ABORTED, f"not confirmed: typed {answer!r}, not "
+                            f"{phrase!r}", flow=attrs.on_no or _ABORT)
+        return None
 
     async def _run_script(self, block: Block, target: str | None, script: str,
                           timeout: float) -> tuple[str, int | None, str | None]:
@@ -755,7 +860,7 @@ class Engine:
                                           credentials=switch.credentials),
                             flavor=switch.flavor.value)
             outputs = []
-            for line in [c for c in script.splitlines() if c.strip()]:
+            for line in [c for c in script.split("\n") if c.strip()]:  # as rendered, checked
                 reply = await transports.cli.run(cli, line, timeout=timeout,
                                                  retry_on_drop=False)
                 outputs.append(reply.output)

@@ -15,8 +15,9 @@ never opens the journal. Rules that used to live in the click commands live here
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from fabtui.model.probe import ProbeDef, ProbeResult
     from fabtui.model.runbook import Runbook, SessionInfo
     from fabtui.probes.runner import ProbeRunner, Transports
+    from fabtui.probes.targets import ProbeTarget
     from fabtui.runbooks.engine import Engine, Observer, Operator, RunSummary
     from fabtui.runbooks.library import Library
     from fabtui.runbooks.lint import LintIssue
@@ -50,8 +52,11 @@ class Resumed:
 class Workspace:
     """A working session over one fabric (see the module docstring)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, notice: Callable[[str], None] | None = None) -> None:
+        """`notice(line)` is how this face tells its user something beside a result (that the
+        demo fabric plays a fault scenario, say); None: nobody is told."""
         self.settings = settings
+        self.notice = notice
         self._journal: Journal | None = None
         self._loaded: dict[Path, LoadedTopology] = {}
         self._graphs: dict[tuple[Path, Path | None], FabricGraph] = {}
@@ -115,9 +120,12 @@ class Workspace:
         if not self.simulated(topology):
             return Transports()
         from fabtui.transports.sim import SimCliTransport, SimSshTransport
-        from fabtui.workspace.simfabric import sim_state
+        from fabtui.workspace.simfabric import sim_state, unhealthy_notice
 
-        path, _ = sim_state(self.settings)
+        path, state = sim_state(self.settings)
+        message = unhealthy_notice(state)
+        if message and self.notice is not None:
+            self.notice(message)
         return Transports(ssh=SimSshTransport(path), cli=SimCliTransport(path))
 
     def runner(self, topology: Path | None = None, *, fabric: bool = True) -> ProbeRunner:
@@ -170,7 +178,7 @@ class Workspace:
         """Lint `book` against this workspace's probes, runbooks and scenarios."""
         from fabtui.runbooks.lint import lint
 
-        return lint(book, probes=list(self.catalog), runbooks=list(self.library.runbooks),
+        return lint(book, probes=self.catalog, runbooks=list(self.library.runbooks),
                     scenarios=self.scenarios)
 
     def lint_paths(self, paths: Sequence[Path] = ()) -> tuple[list[LintIssue], int]:
@@ -313,6 +321,40 @@ class Workspace:
             await engine.runner.close()
 
     # probes -----------------------------------------------------------------------------------
+    def sweep_targets(self, name: str, target: str | None,
+                      topology: Path | None = None) -> list[ProbeTarget] | None:
+        """The targets `target` names when it is a set (a glob, a range, `rail:N`, `leaf:X`, a
+        list); None when it names one target. Raises `RequestError` for a set matching nothing."""
+        from fabtui.probes.targets import LOCAL_NAMES, TargetError, is_set, resolve_set
+
+        definition = self.probe(name)
+        if target is None or definition.target == "local" or target.strip() in LOCAL_NAMES:
+            return None
+        try:
+            targets = resolve_set(self.graph(topology), target, definition.target)
+        except TargetError as exc:
+            raise RequestError(str(exc)) from None
+        return targets if is_set(target) or len(targets) > 1 else None
+
+    async def sweep(self, name: str, targets: Sequence[ProbeTarget], params: Mapping[str, str],
+                    topology: Path | None = None, *, limit: int | None = None,
+                    target_timeout: float | None = None) -> AsyncGenerator[ProbeResult, None]:
+        """Run probe `name` on every target, at most `limit` at once, yielding each result as
+        it completes (a dead or slow target is a result with its error, never a stall).
+        Leaving the iteration early cancels the targets still running."""
+        from fabtui.probes.runner import DEFAULT_FANOUT
+
+        definition = self.probe(name)
+        runner = self.runner(topology)
+        try:
+            async with contextlib.aclosing(runner.sweep(
+                    definition, targets, dict(params), limit=limit or DEFAULT_FANOUT,
+                    target_timeout=target_timeout)) as stream:
+                async for result in stream:
+                    yield result
+        finally:
+            await runner.close()
+
     async def run_probe(self, name: str, target: str | None, params: Mapping[str, str],
                         topology: Path | None = None) -> ProbeResult:
         """Run probe `name` on `target` (a topology name, or this machine). Raises

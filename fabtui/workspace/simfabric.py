@@ -13,6 +13,17 @@ from fabtui.config import Settings
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import SimState, build_sim, ensure_state, read_state, state_file
 
+RETURN_TO_HEALTHY = "fabtui --scenario healthy sim start"
+
+
+def unhealthy_notice(state: SimState) -> str | None:
+    """`demo fabric: scenario X playing, ... (how to return to healthy)`; None when healthy.
+
+    The demo keeps its state between commands, so a result that depends on it must not surprise
+    whoever forgot what was played: every face shows this line once per command."""
+    differs = state.not_healthy()
+    return f"demo fabric: {differs} ({RETURN_TO_HEALTHY} returns to healthy)" if differs else None
+
 
 def sim_state(s: Settings, *, restart: bool = False) -> tuple[Path, SimState]:
     """The running demo fabric for these settings (started now if needed) and its state file.

@@ -1,0 +1,1 @@
+"""Drawing model data as plain text for the terminal (no Textual, no rich, no click)."""

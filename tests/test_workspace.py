@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
+from processes import descendants
 
 from fabtui.config import load_settings
 from fabtui.model.events import BlockFinished, Decision, Event, EventKind
@@ -60,28 +61,6 @@ def _book(folder: Path, name: str, body: str) -> Path:
     path = folder / "books" / f"{name}.md"
     path.write_text(FRONT.format(id=name) + body)
     return path
-
-
-def descendants() -> set[int]:
-    """Pids of every live process below this one (a /proc scan; zombies count as live)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    found: set[int] = set()
-    todo = [os.getpid()]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
 
 
 async def _until(condition: Callable[[], object], timeout: float = 20.0) -> None:

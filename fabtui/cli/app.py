@@ -77,7 +77,7 @@ class FabtuiGroup(click.Group):
         except Exception as exc:
             if os.environ.get("FABTUI_DEBUG"):
                 raise
-            click.echo(f"fabtui: internal error: {type(exc).__name__}: {exc} "
+            click.echo(f"fabtui: internal error: {type(exc).__name__}: {_masked(ctx, exc)} "
                        "(set FABTUI_DEBUG=1 for the traceback, and please report it)", err=True)
             ctx.exit(EXIT_INTERNAL)
 
@@ -133,3 +133,13 @@ def config_command(ctx: click.Context, as_json: bool) -> None:
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="fabtui")
+
+
+def _masked(ctx: click.Context, exc: Exception) -> str:
+    """The exception's text with secrets masked: a bug's message may quote a value it was
+    handed (a password in a command line, a token in a reply), and errors are an output path."""
+    from fabtui.runbooks.redact import Redactor
+
+    cached = ctx.find_root().meta.get("fabtui.settings")
+    extra = tuple(cached.redact) if cached is not None else ()
+    return Redactor(extra=extra).text(str(exc))

@@ -34,8 +34,9 @@ def _run(target: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str
 
 def test_the_wheel_carries_the_shipped_folders(installed: Path, tmp_path: Path) -> None:
     data = installed / "fabtui" / "_data"
-    for name in ("topology", "runbooks", "cases", "probes"):
+    for name in ("topology", "runbooks", "cases", "probes", "examples"):
         assert (data / name).is_dir(), name
+    assert (data / "examples" / "all_reduce.log").is_file()  # the README's parse example
     assert (data / "topology" / "demo.yaml").is_file()
     assert (data / "topology" / "templates" / "h100-1024gpu-rail.yaml").is_file()
     located = _run(installed, "-c", "from fabtui.paths import demo_topology; "

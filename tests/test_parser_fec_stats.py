@@ -31,26 +31,43 @@ def test_new_columns_with_flr_accuracy() -> None:
 
 
 def test_old_columns_and_ber() -> None:
-    result = fec_stats.parse(_text("synthetic-sonic-fec-stats-7col-ber.txt"))
-    eth8 = result.interfaces["Ethernet8"]
-    assert (eth8.fec_uncorr, eth8.fec_pre_ber, eth8.fec_post_ber) == (37, 3.12e-05, 2.4e-12)
-    assert result.interfaces["Ethernet0"].fec_corr == 2_431_998_120
-    assert result.interfaces["Ethernet24"].state == "down"
-    assert result.interfaces["Ethernet24"].fec_corr is None
+    first = fec_stats.parse(_text("sonic-utilities-pr2027-fec-stats-first-release-last-cached.txt"))
+    eth0 = first.interfaces["Ethernet0"]
+    assert (eth0.state, eth0.fec_corr, eth0.fec_uncorr, eth0.fec_symbol_err) == \
+        ("up", 136_403, 34, 40)
+    assert first.interfaces["Ethernet8"].state == "down" and eth0.fec_pre_ber is None
+    ber = fec_stats.parse(_text("sonic-utilities-pr4124-fec-stats-ber-flr-columns.txt"))
+    eth0 = ber.interfaces["Ethernet0"]
+    assert (eth0.fec_uncorr, eth0.fec_pre_ber, eth0.fec_post_ber) == (4, 5.65e-11, 0.0)
+    assert (eth0.flr_observed, eth0.flr_predicted) == (None, None)
+    assert [p.fec_uncorr for p in ber.interfaces.values()] == [4, 4, 0, 4, 4]
+
+
+def test_gearbox_form_keys_rows_by_port_and_side() -> None:
+    stats = fec_stats.parse(_text("sonic-utilities-pr4523-gearbox-fec-stats-line-system.txt"))
+    assert list(stats.interfaces) == ["Ethernet0 Line", "Ethernet0 System", "Ethernet4 Line"]
+    assert stats.interfaces["Ethernet0 Line"].fec_max_t == -1.0
+    hist = fec_stats.parse(_text("sonic-utilities-pr4523-gearbox-fec-histogram-line-system.txt"))
+    assert hist.warnings == []
+    assert hist.interfaces["Ethernet0 System"].histogram["BIN0"] == 1_378_036_805_686
+    assert sum(hist.interfaces["Ethernet0 Line"].histogram.values()) == 0
 
 
 def test_histograms() -> None:
-    single = fec_stats.parse(_text("synthetic-sonic-fec-histogram-ethernet8.txt"))
+    single = fec_stats.parse(_text("sonic-swss-pr3919-fec-histogram-ethernet48.txt"))
     assert single.view == "fec-histogram"
-    bins = single.interfaces["Ethernet8"].histogram
-    assert len(bins) == 16 and bins["BIN0"] == 981_233_001_120 and bins["BIN7"] == 1
+    bins = single.interfaces["Ethernet48"].histogram
+    assert len(bins) == 16 and bins["BIN0"] == 78_924_019_231 and bins["BIN2"] == 279
+    short = fec_stats.parse(_text(
+        "sonic-buildimage-issue21554-fec-histogram-ethernet0-short-form.txt"))
+    assert short.interfaces["Ethernet0"].histogram["BIN3"] == 217  # `show int counters ...`
     table = ("    IFACE       BIN0     BIN1\n---------  ---------  -------\n"
              "Ethernet0  1,000,000  900,000\nEthernet4        N/A      N/A\n")
     multi = fec_stats.parse(table)
     assert multi.view == "fec-histogram-table"
     assert multi.interfaces["Ethernet0"].histogram == {"BIN0": 1_000_000, "BIN1": 900_000}
     assert multi.interfaces["Ethernet4"].histogram == {"BIN0": None, "BIN1": None}
-    bare = "\n".join(_text("synthetic-sonic-fec-histogram-ethernet8.txt").splitlines()[1:])
+    bare = "\n".join(_text("sonic-swss-pr3919-fec-histogram-ethernet48.txt").splitlines()[1:])
     assert list(fec_stats.parse(bare).interfaces) == ["unknown"]
 
 
@@ -72,6 +89,6 @@ def test_refusals() -> None:
         fec_stats.parse(truncated)
     with pytest.raises(ParseError, match="no fec-stats"):
         fec_stats.parse("IFACE STATE RX_OK\n")
-    rendered = render_tables(fec_stats.tables(fec_stats.parse(
-        _text("synthetic-sonic-fec-stats-7col-ber.txt"))))
-    assert "Ethernet8" in rendered and "3.12e-05" in rendered
+    rendered = render_tables(fec_stats.tables(fec_stats.parse(_text(
+        "sonic-utilities-pr4124-fec-stats-ber-flr-columns.txt"))))
+    assert "Ethernet1" in rendered and "1.88e-11" in rendered

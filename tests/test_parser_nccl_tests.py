@@ -239,3 +239,94 @@ def test_table_renders_plain_text() -> None:
     result = nccl_tests.parse(_fixture("superbench-allreduce-8xA100-c0.txt"))
     rendered = render_tables(nccl_tests.tables(result))
     assert "all_reduce" in rendered and "235.26" in rendered and "N/A" in rendered
+
+
+# ---- issue 9: a failed run still surfaces what NCCL printed (real issue-thread captures) ------
+
+def test_failed_run_without_table_reports_the_peer_failure_and_the_failure_site() -> None:
+    text = _fixture("nccl-tests-issue204-4090-socket-closed-test-nccl-failure-no-table.txt")
+    assert registry.detect(text)[0][0] == "nccl-tests"
+    result = nccl_tests.parse(text)
+    assert (result.rows, result.status) == ([], "did_not_run")
+    nccl, trace = result.failures
+    assert (nccl.category, nccl.host, nccl.source, nccl.nccl_result) == \
+        ("nccl", "DisAI-4090-2", "common.cu:961", "ncclInternalError")
+    assert nccl.reason == "internal error - please report this issue to the NCCL developers"
+    assert (trace.category, trace.source, trace.pid) == ("test", "common.cu:844", 914454)
+    [closed] = result.events
+    assert (closed.type, closed.host, closed.pid, closed.device, closed.rank) == \
+        ("connection_closed", "DisAI-4090-3", 63755, 0, None)
+    assert (closed.peer, closed.peer_port, closed.source, closed.line) == \
+        ("10.102.0.232", 40318, "misc/socket.cc:50", 10)
+
+
+def test_ib_completion_error_alone_is_an_event_with_its_status_meaning() -> None:
+    # The thread's excerpt has no nccl-tests line of its own: parsed as `--as nccl-tests`.
+    result = nccl_tests.parse(_fixture(
+        "nccl-tests-issue252-ib-completion-error4-service-thread-no-table.txt"))
+    assert (result.rows, result.failures, result.status) == ([], [], "did_not_run")
+    [event] = result.events
+    assert (event.type, event.status, event.status_name, event.status_meaning) == \
+        ("ib_completion_error", 4, "IBV_WC_LOC_PROT_ERR", "local protection error")
+    assert (event.peer, event.peer_port, event.vendor_err, event.direction) == \
+        ("10.0.35.1", 49189, 81, "Send")
+    assert (event.host, event.device, event.rank) == ("kolyoz2", 0, None)
+
+
+def test_retry_exceeded_and_flushed_statuses_in_a_run_that_printed_rows() -> None:
+    warn = ("gpu-7:4242:4300 [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from "
+            "peer 10.1.1.8<51234> with status=12 opcode=0 len=0 vendor err 129 (Recv) "
+            "localGid ::ffff:10.1.1.7 remoteGids::ffff:10.1.1.8\n")
+    flushed = warn.replace("status=12", "status=5").replace("vendor err 129", "vendor err 249")
+    init = ("gpu-7:4242:4242 [3] NCCL INFO comm 0x55e0 rank 11 nranks 16 cudaDev 3 busId 59000 "
+            "commId 0x1 - Init COMPLETE\n")
+    result = nccl_tests.parse("# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor)\n"
+                              + init + HEADER + ROW_8 + warn + flushed)
+    assert [(e.status, e.status_meaning, e.rank, e.rank_source, e.device)
+            for e in result.events] == \
+        [(12, "transport retry counter exceeded", 11, "init", 3),
+         (5, "Work Request Flushed Error", 11, "init", 3)]
+    assert result.status == "incomplete" and len(result.rows) == 1
+
+
+def test_cuda_failures_with_reason_source_and_pid() -> None:
+    result = nccl_tests.parse(_fixture(
+        "nccl-tests-issue165-test-cuda-failure-invalid-device-ordinal-mpirun.txt"))
+    assert (result.collective, result.status) == ("all_reduce", "did_not_run")
+    cuda, trace, launcher = result.failures
+    assert (cuda.category, cuda.reason, cuda.source, cuda.nccl_result) == \
+        ("cuda", "invalid device ordinal", "common.cu:892", None)
+    assert (trace.pid, launcher.category) == (9972, "launcher")
+    result = nccl_tests.parse(_fixture("nccl-tests-issue263-test-cuda-failure-two-nodes.txt"))
+    assert sorted({(f.host, f.pid) for f in result.failures if f.pid}) == \
+        [("g0010", 888382), ("g0010", 888385), ("g0010", 888386), ("g0016", 3645592)]
+
+
+def test_nccl_warn_only_capture_is_not_refused_but_info_only_is() -> None:
+    warn = ("node1:10:20 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
+            "10.0.0.2<45763> failed : Software caused connection abort\n")
+    [event] = nccl_tests.parse(warn).events
+    assert (event.type, event.peer, event.peer_port) == ("connect_failed", "10.0.0.2", 45763)
+    with pytest.raises(ParseError):
+        nccl_tests.parse(warn.replace("NCCL WARN", "NCCL INFO"))
+
+
+def test_cause_quoted_in_the_failure_reason_is_an_event_without_nccl_debug() -> None:
+    # nccl-tests prints `'%s / %s'` of ncclGetErrorString and ncclGetLastError (NCCL >= 2.19);
+    # the line is built in that form, the cause text is the real WARN text of NVIDIA/nccl#1814.
+    text = ("# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor)\n"
+            "node7: Test NCCL failure common.cu:1279 'remote process exited or there was a "
+            "network error / NET/IB : Got completion from peer 10.0.0.2<55921> with status=12 "
+            "opcode=1 len=0 vendor err 129 (Send) localGid ::ffff:29.87.4.221 "
+            "remoteGids::ffff:29.87.88.182'\n .. node7 pid 1234: Test failure common.cu:1167\n")
+    result = nccl_tests.parse(text)
+    assert result.failures[0].nccl_result == "ncclRemoteError"
+    [event] = result.events
+    assert (event.type, event.host, event.line, event.peer, event.peer_port) == \
+        ("ib_completion_error", "node7", 2, "10.0.0.2", 55921)
+    assert (event.status, event.status_meaning, event.direction) == \
+        (12, "transport retry counter exceeded", "Send")
+    # The same failure printed as a WARN line too is reported once.
+    warn = ("node7:1234:1300 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from "
+            "peer 10.0.0.2<55921> with status=12 opcode=1 len=0 vendor err 129 (Send)\n")
+    assert len(nccl_tests.parse(warn + text).events) == 1

@@ -65,3 +65,11 @@ def test_table_renders() -> None:
     rendered = render_tables(pfc_counters.tables(pfc_counters.parse(
         _text("sonic-show-pfc-counters.txt"))))
     assert "Port Rx" in rendered and "1810" in rendered
+
+
+def test_real_tx_table_with_cached_time_and_elision() -> None:
+    result = pfc_counters.parse(_text(
+        "sonic-utilities-pr1057-pfc-counters-tx-last-cached-elided.txt"))
+    assert result.rx == {} and len(result.tx) == 7
+    assert result.last_cached == "2020-08-19 22:25:42.146378"
+    assert result.tx["Ethernet24"]["PFC7"] == 0

@@ -68,3 +68,19 @@ def test_prefix_crlf_and_refusals() -> None:
         queue_counters.parse("Port Rx PFC0\n")
     assert "MC19" in render_tables(queue_counters.tables(queue_counters.parse(_text(
         "sonic-show-queue-counters.txt"))))
+
+
+def test_real_captures_queue_drops_and_multi_asic_cache_line() -> None:
+    mc = queue_counters.parse(_text(
+        "sonic-buildimage-issue6290-queue-counters-ethernet4-mc-drops.txt"))
+    assert [(q, s.drop_packets, s.drop_bytes) for q, s in mc.ports["Ethernet4"].items()
+            if s.drop_packets] == [("MC10", 48, 3072), ("MC11", 260, 26992)]
+    big = queue_counters.parse(_text(
+        "sonic-utilities-issue2393-queue-counter-ethernet196-uc1-drops.txt")).ports["Ethernet196"]
+    assert (big["UC1"].packets, big["UC1"].drop_packets) == (32_025_737_389, 6_841_131_615)
+    asic = queue_counters.parse(_text(
+        "sonic-buildimage-issue20913-queue-counter-multi-asic-nonzero-last-cached.txt"))
+    assert asic.namespaces == ["asic0"]
+    assert asic.last_cached == {"Ethernet0": "2024-12-05T21:43:32.337031"}
+    assert asic.ports["Ethernet0"]["UC7"].bytes == 17_244
+    assert asic.ports["Ethernet0"]["UC3"].drop_packets == 830_694_313

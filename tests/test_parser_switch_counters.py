@@ -208,3 +208,104 @@ def test_other_sonic_tables_are_not_claimed() -> None:
 def test_table_renders() -> None:
     rendered = render_tables(switch_counters.tables(_parse("cisco-nxos-show-interface.txt")))
     assert "Ethernet1/1" in rendered and "2211122" in rendered
+
+
+# ---- issue 9: real-world variation ------------------------------------------------------------
+
+def test_nvue_counters_errors_drops_and_pktdist_tables() -> None:
+    errors = _parse("cumulus-59-nv-show-interface-swp1-counters-errors.txt")
+    assert (errors.flavor, errors.view, list(errors.interfaces)) == \
+        ("nvue", "nv-counters-errors", ["swp1"])
+    swp1 = errors.interfaces["swp1"]
+    assert (swp1.rx_err, swp1.tx_err, swp1.crc, swp1.runts, swp1.giants) == (0, 0, 0, 0, 0)
+    assert swp1.other == {"rx_jabber_errors": 0, "rx_length_errors": 0}  # `n/a` left out
+    drops = _parse("nvue-ref-nv-show-interface-swp1-counters-drops.txt").interfaces["swp1"]
+    assert (drops.rx_drp, drops.tx_drp, drops.other["tx_queue_drops"]) == (0, 0, 0)
+    assert "tx_acl_drops" not in drops.other
+    pktdist = _parse("nvue-ref-nv-show-interface-swp1-counters-pktdist.txt")
+    assert pktdist.view == "nv-counters-pktdist"
+    assert pktdist.interfaces["swp1"].other["rx_pkts_4096_16383"] == 0
+
+
+def test_nvue_errors_table_values_without_the_command_line() -> None:
+    # The real layout with counts put in, and no prompt: still NVUE, view from the row names.
+    text = (FIXTURES / "cumulus-59-nv-show-interface-swp1-counters-errors.txt").read_text()
+    text = text.split("\n", 1)[1].replace("FCS Errors        0", "FCS Errors        17") \
+        .replace("Total Errors      0        0", "Total Errors      17       3")
+    assert registry.detect(text)[0][0] == "switch-counters"
+    result = switch_counters.parse(text)
+    assert result.view == "nv-counters-errors"
+    port = result.interfaces["unknown"]
+    assert (port.crc, port.fcs, port.rx_err, port.tx_err) == (17, 17, 17, 3)
+    assert any("keyed as 'unknown'" in warning for warning in result.warnings)
+
+
+def test_sonic_state_column_in_real_captures() -> None:
+    multi = _parse("sonic-utilities-pr1013-counters-multi-asic-states-u-x.txt").interfaces
+    assert [(n, p.state, p.admin_state) for n, p in multi.items()][:3] == \
+        [("Ethernet0", "up", "up"), ("Ethernet4", "up", "up"), ("Ethernet8", "down", "down")]
+    words = _parse("sonic-utilities-pr130-portstat-state-up-down-words.txt").interfaces
+    assert (words["Ethernet0"].state, words["Ethernet4"].state) == ("down", "up")
+    assert words["Ethernet0"].admin_state is None  # `DOWN` does not say which
+    errors = _parse("sonic-utilities-pr900-counters-errors-with-state.txt")
+    assert errors.view == "counters-errors"
+    assert errors.interfaces["Ethernet0"].state == "up" and \
+        errors.interfaces["Ethernet0"].rx_drp == 4
+
+
+def test_sonic_double_spaced_paste_and_desc_column() -> None:
+    spaced = _parse("sonic-buildimage-issue19644-counters-double-spaced-util-over-100.txt")
+    assert list(spaced.interfaces) == ["Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"]
+    port = spaced.interfaces["Ethernet0"]
+    assert (port.state, port.rx_ok, port.rx_util, port.rx_drp) == \
+        ("up", 1_910_629_135, 101.81, 1)
+    assert spaced.last_cached == "2024-02-27T22:49:51.688583"
+    text = (FIXTURES / "sonic-issue234-portstat-a-desc-column.txt").read_text()
+    assert registry.detect(text)[0][0] == "switch-counters"
+    desc = switch_counters.parse(text)
+    port = desc.interfaces["Ethernet1"]
+    assert (port.state, port.description, port.rx_ok, port.rx_pps, port.rx_drp) == \
+        ("up", None, 692_947, 318571.42, None)
+    old = _parse("sonic-utilities-pr508-counters-pps-columns-misaligned.txt").interfaces
+    assert (old["Ethernet0"].state, old["Ethernet0"].admin_state, old["Ethernet1"].tx_ok) == \
+        ("down", "down", 69)
+
+
+def test_nvue_view_counters_every_interface_and_state_from_flags() -> None:
+    result = _parse("cumulus-59-nv-show-interface-view-counters-all-ports.txt")
+    assert (result.flavor, result.view, len(result.interfaces)) == ("nvue", "nv-view-counters", 31)
+    swp1 = result.interfaces["swp1"]
+    assert (swp1.rx_ok, swp1.tx_ok, swp1.mtu, swp1.state, swp1.admin_state) == \
+        (721, 1091, 9000, "up", "up")
+    assert result.interfaces["vlan10"].rx_drp == 20
+    # A port the kernel lists without `R` (running) has no link; without `U` it was shut.
+    text = (FIXTURES / "cumulus-59-nv-show-interface-view-counters-all-ports.txt").read_text()
+    row = "swp1            9000   721    0       0       0       1091   0       0       0       "
+    text = text.replace(row + "BMsRU", row + "BMsU ")
+    text = text.replace("BMsRU\nswp3", "BMs  \nswp3")
+    ports = switch_counters.parse(text).interfaces
+    assert (ports["swp1"].state, ports["swp1"].admin_state) == ("down", "up")
+    assert (ports["swp2"].state, ports["swp2"].admin_state) == ("down", "down")
+
+
+def test_nvue_all_interfaces_json() -> None:
+    # Layout of `nv show interface counters -o json` as NVIDIA's sonic-mgmt NVUE wrapper reads
+    # it (`[ifname]["counters"]["netstat"]["tx-drop"]`); no published capture was found.
+    text = ('{"swp1": {"counters": {"netstat": {"rx-okay": 721, "rx-error": 2, "rx-drop": 0,'
+            ' "tx-okay": 1091, "tx-drop": 4, "flags": "BMsU"}}}, "eth0": {"link": {}}}')
+    assert registry.detect(text)[0][0] == "switch-counters"
+    result = switch_counters.parse(text)
+    assert (result.flavor, result.view, list(result.interfaces)) == \
+        ("nvue", "nv-view-counters-json", ["swp1"])
+    swp1 = result.interfaces["swp1"]
+    assert (swp1.rx_ok, swp1.rx_err, swp1.tx_ok, swp1.tx_drp) == (721, 2, 1091, 4)
+    assert (swp1.state, swp1.admin_state, result.warnings) == ("down", "up", [])
+
+
+def test_sonic_trillion_counters_on_down_ports() -> None:
+    ports = _parse("sonic-utilities-pr676-portstat-huge-counters-state-d.txt").interfaces
+    eth0 = ports["Ethernet0"]
+    assert (eth0.state, eth0.admin_state) == ("down", "up")
+    assert (eth0.rx_ok, eth0.rx_err, eth0.tx_ovr) == \
+        (2_114_316_102_605, 1_348_839_001_261, 365_833_058_905)
+    assert all(p.state == "down" for p in ports.values()) and len(ports) == 4

@@ -183,3 +183,36 @@ def test_pfc_rates_per_port_and_priority() -> None:
     assert storm.value == 100_000.0
     (share,) = [m for m in metrics if m.name == "pause_share.rx.PFC3" and port in m.component]
     assert share.value == 1.0 and share.verdict is Verdict.FAIL
+
+
+def test_nccl_tests_failed_run_names_the_peer_failure_on_its_host() -> None:
+    result = parsed("nccl-tests",
+                    "nccl-tests-issue204-4090-socket-closed-test-nccl-failure-no-table")
+    metrics = judge("nccl.all_reduce", "node001", "nccl-tests", result)
+    closed = metrics["event.connection_closed@node001:DisAI-4090-3"]
+    assert closed.verdict is Verdict.FAIL and "10.102.0.232" in str(closed.value)
+    assert metrics["failure.nccl@DisAI-4090-2"].verdict is Verdict.FAIL
+
+
+def test_nccl_log_gloo_peer_failure_and_ib_status_meaning_fail_the_job() -> None:
+    gloo = judge("logs.nccl", "node001", "nccl-log",
+                 parsed("nccl-log", "pytorch-issue75512-gloo-connection-closed-by-peer"))
+    [closed] = [m for m in gloo.values() if m.name == "event.connection_closed"]
+    assert closed.verdict is Verdict.FAIL and "18.25.6.30" in str(closed.value)
+    ib = judge("logs.nccl", "node001", "nccl-log",
+               parsed("nccl-log", "nccl-issue1405-ib-completion-status12-device4-no-rank"))
+    [error] = [m for m in ib.values() if m.name == "event.ib_completion_error"]
+    assert "transport retry counter exceeded" in str(error.value)
+    assert "10.216.210.236" in str(error.value)
+
+
+def test_switch_counters_down_port_from_the_sonic_state_column() -> None:
+    # PR 130's capture prints STATE as words; Ethernet0 is DOWN (not said to be admin down).
+    capture = parsed("switch-counters", "sonic-utilities-pr130-portstat-state-up-down-words")
+    metrics = _on_port("switch.counters", "leaf-g00-r0", "switch-counters", capture)
+    down = {m.component for m in metrics if m.name == "state_down"}
+    assert down == {"leaf-g00-r0:Ethernet0"}
+    # `X` is admin down: an operator shut it, so it is not reported as a fault.
+    capture = parsed("switch-counters", "sonic-utilities-pr1013-counters-multi-asic-states-u-x")
+    metrics = _on_port("switch.counters", "leaf-g00-r0", "switch-counters", capture)
+    assert not [m for m in metrics if m.name == "state_down"]

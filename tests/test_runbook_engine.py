@@ -206,6 +206,54 @@ touch {marker}
     assert not marker.exists()
 
 
+def test_a_dry_run_shows_what_would_be_sent(run: Callable[..., Result], data: Path) -> None:
+    """Values that follow from the inputs and the topology are computed; the rest are named,
+    with where they will come from."""
+    result = run("runbook", "run", "optic-replacement", "--input",
+                 "port=leaf-g00-r3:Ethernet16", "--dry-run")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "   $ sudo config interface shutdown Ethernet16 (on leaf-g00-r3)" in out
+    assert "would ask to type 'leaf-g00-r3:Ethernet16', then run on leaf-g00-r3: " \
+        "sudo config interface shutdown Ethernet16" in out
+    assert "$ switch.fec on leaf-g00-r3\n" in out
+    assert "$ perftest.ib_write_bw on node003:mlx5_3,node001:mlx5_3" in out
+    assert "Is node003 drained" in out
+    assert "note: Before: optic {{ serial_before }} in leaf-g00-r3:Ethernet16" in out
+    assert "{{ serial_before }}: set from the result of step 2 block 'dom-before', known when " \
+        "it runs" in out
+    for wrong in ("known once the run gets here", "NoneType", "''", "optic  in", "{{ leaf }}",
+                  "{{ nic }}", "{{ node }}"):
+        assert wrong not in out, wrong
+
+
+def test_a_dry_run_names_captured_and_asked_values(run: Callable[..., Result],
+                                                   book: Callable[..., Path],
+                                                   data: Path) -> None:
+    path = book("""
+## Look
+
+```sh {id=dom capture="serial (?P<serial>\\S+)"}
+echo "serial X1"
+```
+
+```input {id=who name=who}
+Who swaps it?
+```
+
+```sh {id=log if="serial != ''"}
+echo {{ serial }} {{ who }} {{ value }}
+```
+""")
+    result = run("runbook", "run", str(path), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "$ echo {{ serial }} {{ who }} plain" in result.stdout
+    assert "{{ serial }}: captured from the output of step 1 block 'dom', known when it runs" \
+        in result.stdout
+    assert "{{ who }}: asked for at step 1 block 'who'" in result.stdout
+    assert "if serial != '': needs serial, captured from" in result.stdout
+
+
 def test_lint_errors_refuse_the_run(run: Callable[..., Result], book: Callable[..., Path],
                                     data: Path) -> None:
     path = book("""
@@ -431,3 +479,90 @@ Second?
     done = run("runbook", "resume", session, "--answer", "g2=yes")
     assert done.exit_code == 0, done.output
     assert "path: first -> gate-one -> gate-two\n" in done.stdout
+
+
+SECRET_BOOK = """
+## Use
+
+```input {id=pw name=pw secret=true default=An0therSecr3t}
+Password?
+```
+
+```sh {id=use capture="got (?P<echoed>\\\\S+)"}
+echo "got {{ token }}"; echo "pw {{ pw }}"
+```
+
+```check {id=c}
+warn if token: the secret is {{ token }} and {{ pw }}
+ok: fine
+```
+
+```note
+note {{ echoed }}
+```
+
+```sh {id=boom}
+echo "{{ token }}"; exit 3
+```
+"""
+
+
+def test_no_output_path_shows_a_secret(run: Callable[..., Result], book: Callable[..., Path],
+                                       data: Path) -> None:
+    """Progress, summary, --json, errors, journal bytes and its exports: all masked."""
+    secrets = ("S3cr3tP@ss", "An0therSecr3t")
+    path = book(SECRET_BOOK)
+    seen = []
+    for extra in ((), ("--json",), ("--dry-run",)):
+        result = run("runbook", "run", str(path), "--input", f"token={secrets[0]}", *extra)
+        assert result.exit_code == 0, result.output
+        seen += [result.stdout, result.stderr]
+    summary = json.loads(seen[2][seen[2].index("{\n"):])
+    assert summary["vars"]["pw"] == "***" and summary["vars"]["echoed"] == "***"
+    assert "[warn] c: the secret is *** and ***" in summary["findings"]
+    assert "[warn] c: the secret is *** and ***" in seen[0].split("\n\n")[-1]
+    assert "[fail] boom: exit 3: ***" in seen[0].split("\n\n")[-1]
+    session = summary["session"]
+    for command in (("runbook", "journal", session), ("runbook", "journal", session, "--json"),
+                    ("runbook", "sessions"), ("runbook", "sessions", "--json")):
+        exported = run(*command)
+        assert exported.exit_code == 0, exported.output
+        seen += [exported.stdout, exported.stderr]
+    # an input that fails its type check is quoted in the error: masked there too
+    typed = book(SECRET_BOOK.replace("secret=true", "secret=true type=int"), "typed")
+    refused = run("runbook", "run", str(typed), "--input", f"token={secrets[0]}")
+    seen += [refused.stdout, refused.stderr]
+    assert "pw: " in refused.stdout and "***" in refused.stdout
+    home = Path(os.environ["XDG_DATA_HOME"]) / "fabtui"
+    stored = b"".join(p.read_bytes() for p in home.glob("journal.sqlite*"))
+    assert stored and b"***" in stored
+    for secret in secrets:
+        assert secret.encode() not in stored
+        for text in seen:
+            assert secret not in text, text
+
+
+def test_show_and_lint_print_json_and_show_masks_secret_defaults(
+        run: Callable[..., Result], book: Callable[..., Path], data: Path) -> None:
+    path = book(SECRET_BOOK)
+    shown = run("runbook", "show", str(path), "--json")
+    assert shown.exit_code == 0, shown.output
+    data_ = json.loads(shown.stdout)
+    assert data_["meta"]["id"] == "engine-test"
+    token = next(i for i in data_["meta"]["inputs"] if i["name"] == "token")
+    assert token["default"] == "***"
+    blocks = {b["id"]: b for s in data_["steps"] for b in s["blocks"]}
+    assert blocks["pw"]["attrs"]["default"] == "***"
+    text = run("runbook", "show", str(path))
+    for output in (shown.stdout, text.stdout):
+        assert "hunter2-secret" not in output and "An0therSecr3t" not in output
+    assert "input token (string, default ***)" in text.stdout
+    linted = run("runbook", "lint", str(path), "--json")
+    report = json.loads(linted.stdout)
+    assert report["files"] == 1 and report["errors"] == 0
+    assert linted.exit_code == 0
+    broken = book("\n## Broken\n\n```check\nfail if missing_name > 1: x\n```\n", "broken")
+    failed = run("runbook", "lint", str(broken), "--json")
+    report = json.loads(failed.stdout)
+    assert failed.exit_code == 1 and report["errors"] >= 1
+    assert any("missing_name" in i["message"] and i["line"] for i in report["issues"])

@@ -10,6 +10,8 @@ import pytest
 from fabtui.runbooks.expr import (
     Evaluator,
     ExprError,
+    Unknown,
+    UnknownValue,
     names,
     render,
     render_shell,
@@ -103,3 +105,22 @@ def test_single_quotes_cannot_hold_a_substitution() -> None:
 def test_plain_templates() -> None:
     assert render("{{ a }} and {{ b }} and {{ c }}", Evaluator({"a": 1.0, "b": None,
                                                                  "c": [1, 2]})) == "1 and  and 1,2"
+
+
+def test_an_unknown_value_stays_named_and_never_becomes_empty() -> None:
+    unknown = Unknown("serial", "captured from the output of step 2 block 'dom'")
+    scope = Evaluator({"serial": unknown, "port": "leaf:Ethernet16"}, fabric_functions(None))
+    with pytest.raises(UnknownValue) as raised:
+        scope.evaluate("serial.split(':')[0]")
+    assert raised.value.unknown is unknown
+    assert scope.evaluate("port if true else serial") == "leaf:Ethernet16"
+    with pytest.raises(UnknownValue):
+        render("{{ serial }}", scope)  # a real run never renders a placeholder
+    seen: list[tuple[str, Unknown]] = []
+    assert render("old {{ serial }} in {{ port }}", scope, seen) == \
+        "old {{ serial }} in leaf:Ethernet16"
+    assert render_shell("echo {{ serial }} {{ port.split(':')[1] }}", scope, seen) == \
+        "echo {{ serial }} Ethernet16"
+    assert seen == [("{{ serial }}", unknown)]
+    assert unknown.derived("s2").why == "set from serial, captured from the output of step 2 " \
+        "block 'dom'"

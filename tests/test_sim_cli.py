@@ -148,3 +148,44 @@ def test_repair_ends_a_fault_and_a_shut_port_is_down_on_both_ends(
                            "node", "--name", "node002", "--", "ibstat", "mlx5_0"],
                           capture_output=True, text=True, check=True)
     assert "State: Active" in node.stdout
+
+
+def test_a_fabric_left_unhealthy_says_so_and_shows_the_real_finding(
+        run: Callable[..., Result], state_file: Path) -> None:
+    """Following the README in order leaves nccl-hang playing; a later acceptance run must
+    say so, name the NCCL failure rather than `did_not_run`, and the way back must work."""
+    assert run("--scenario", "nccl-hang", "sim", "status").exit_code == 0
+    assert run("sim", "inject", "pfc-storm", "node006:mlx5_4", "--for", "10m").exit_code == 0
+    later = run("runbook", "run", "customer-acceptance", "--answer", "idle=yes")
+    notice = ("demo fabric: scenario nccl-hang playing, 1 injected fault (fabtui --scenario "
+              "healthy sim start returns to healthy)\n")
+    assert later.stderr.count(notice) == 1, later.stderr
+    stopped = next(line for line in later.stdout.splitlines() if line.startswith("stopped:"))
+    assert stopped.startswith("stopped: node003: failure.nccl = Test NCCL failure"), stopped
+    probed = run("probe", "run", "switch.pfc", "--target", "leaf-g00-r4", "--json")
+    assert notice in probed.stderr and probed.stdout.lstrip().startswith("{")
+    assert run(*["--scenario", "healthy", "sim", "start"]).exit_code == 0
+    healthy = run("probe", "run", "switch.pfc", "--target", "leaf-g00-r4")
+    assert healthy.exit_code == 0 and "demo fabric:" not in healthy.stderr, healthy.output
+
+
+def test_logging_in_to_a_device_the_fabric_lacks_is_a_clear_error(
+        run: Callable[..., Result], state_file: Path) -> None:
+    for kind, name in (("switch", "leaf-g00-r9"), ("node", "node099")):
+        extra = ["true"] if kind == "node" else []
+        result = run("sim", kind, name, *extra)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(f"fabtui: no {kind} {name!r} in ")
+        assert "demo.yaml" in result.stderr.splitlines()[0]
+
+
+def test_the_game_day_commands_print_json(run: Callable[..., Result], state_file: Path) -> None:
+    started = json.loads(run("--scenario", "healthy", "sim", "start", "--json").stdout)
+    assert started["scenario"] == "healthy"
+    injected = json.loads(run("sim", "inject", "pfc-storm", "node006:mlx5_4", "--for", "10m",
+                              "--json").stdout)
+    assert injected["component"] == "node006:mlx5_4" and injected["injected"] == 1
+    repaired = json.loads(run("sim", "repair", "node006:mlx5_4", "--json").stdout)
+    assert repaired == {"component": "node006:mlx5_4", "ended": ["pfc-storm"]}
+    cleared = json.loads(run("sim", "clear", "--json").stdout)
+    assert cleared == {"removed": 1, "scenario": "healthy"}

@@ -152,3 +152,17 @@ def test_unknown_flavor_is_refused(server: SshServer) -> None:
         from fabtui.transports.cli_flavors import flavor
 
         flavor("ios")
+
+
+def test_a_long_line_goes_through_real_ssh_whole_and_an_injected_one_never(
+        server: SshServer) -> None:
+    """4,000 characters are typed in chunks while the echo is read; the reply names them all.
+    A line with a newline is refused before the session is even opened."""
+    leaf = target(server, "eos")
+    word = "x" * 4000
+    long, injected = run(CliTransport(server.options()), (leaf, word, 20),
+                         (leaf, "show version\nshow bogus", 20))
+    assert long.error is ErrorKind.COMMAND
+    assert long.output.strip() == f"% Invalid input (at token 0: '{word}')"  # echo removed
+    assert injected.error is ErrorKind.UNSUPPORTED and injected.output == ""
+    assert "holds a newline (\\n) at character 13" in (injected.error_message or "")

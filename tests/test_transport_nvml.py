@@ -1,27 +1,42 @@
-"""NVML: a clear no-driver answer here, and a full snapshot from a stand-in NVML library."""
+"""NVML: a clear no-driver answer here, a full snapshot from a stand-in NVML library, and every
+NVML failure that is not "not supported / not permitted" as an error the user sees."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+from click.testing import Result
 
 from fabtui.model.transport import ErrorKind
 from fabtui.transports import nvml as nvml_transport
 from fabtui.transports.nvml import NvmlTransport
 
 
-class NotSupported(Exception):
-    pass
+class NVMLError(Exception):
+    """As pynvml raises them: one class, the NVML return code in `value`."""
+
+    TEXT: ClassVar[dict[int, str]] = {
+        3: "Not Supported", 4: "Insufficient Permissions", 9: "Driver Not Loaded",
+        12: "NVML Shared Library Not Found", 15: "GPU is lost", 999: "Unknown Error"}
+
+    def __init__(self, value: int) -> None:
+        super().__init__(self.TEXT.get(value, f"error {value}"))
+        self.value = value
+
+
+def NotSupported() -> NVMLError:
+    return NVMLError(3)
 
 
 class FakeNvml:
     """The parts of pynvml fabtui uses, for 2 GPUs; GPU 1 has pending remaps and a slow link."""
 
-    NVMLError = Exception
+    NVMLError = NVMLError
     NVML_TEMPERATURE_GPU = 0
     NVML_CLOCK_GRAPHICS, NVML_CLOCK_SM, NVML_CLOCK_MEM = 0, 1, 2
     NVML_VOLATILE_ECC, NVML_AGGREGATE_ECC = 0, 1
@@ -58,7 +73,7 @@ class FakeNvml:
         return f"GPU-000{h}"
 
     def nvmlDeviceGetSerial(self, h: int) -> str:
-        raise NotSupported
+        raise NotSupported()
 
     def nvmlDeviceGetPciInfo(self, h: int) -> Any:
         return SimpleNamespace(busId=f"00000000:{0x18 + h:02X}:00.0".encode())
@@ -91,7 +106,7 @@ class FakeNvml:
         return 3 if (h, error) == (1, 1) else 0
 
     def nvmlDeviceGetRetiredPagesPendingStatus(self, h: int) -> int:
-        raise NotSupported  # Ampere and newer remap rows instead
+        raise NotSupported()  # Ampere and newer remap rows instead
 
     def nvmlDeviceGetRemappedRows(self, h: int) -> tuple[int, int, int, int]:
         return (0, 2, 1, 0) if h == 1 else (0, 0, 0, 0)
@@ -113,14 +128,14 @@ class FakeNvml:
 
     def nvmlDeviceGetNvLinkState(self, h: int, link: int) -> int:
         if link >= 3:
-            raise NotSupported
+            raise NVMLError(2)  # past the GPU's last link: "invalid argument"
         return 0 if (h, link) == (1, 2) else 1
 
     def nvmlDeviceGetNvLinkVersion(self, h: int, link: int) -> int:
         return 4
 
     def nvmlEventSetCreate(self) -> str:
-        raise NotSupported
+        raise NotSupported()
 
 
 def test_no_driver_is_a_clear_result_not_an_exception() -> None:
@@ -162,3 +177,86 @@ def test_a_hung_gpu_is_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     result = asyncio.run(NvmlTransport().snapshot(timeout=0.5))
     assert result.error is ErrorKind.TIMEOUT and "hung" in (result.error_message or "")
     assert result.duration_s < 1.5
+
+
+def _snapshot(monkeypatch: pytest.MonkeyPatch, fake: FakeNvml) -> Any:
+    monkeypatch.setattr(nvml_transport, "_load", lambda: fake)
+    return asyncio.run(NvmlTransport().snapshot())
+
+
+def test_a_field_we_may_not_read_is_null(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeNvml()
+
+    def denied(h: int) -> int:
+        raise NVMLError(4)
+
+    fake.nvmlDeviceGetPowerUsage = denied  # type: ignore[method-assign]
+    result = _snapshot(monkeypatch, fake)
+    assert result.ok and result.values["gpus"][0]["power_draw_w"] is None
+
+
+def test_a_lost_gpu_is_an_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeNvml()
+    real = fake.nvmlDeviceGetTemperature
+
+    def nvmlDeviceGetTemperature(h: int, sensor: int) -> int:
+        if h == 1:
+            raise NVMLError(15)
+        return real(h, sensor)
+
+    fake.nvmlDeviceGetTemperature = nvmlDeviceGetTemperature  # type: ignore[method-assign]
+    result = _snapshot(monkeypatch, fake)
+    assert result.error is ErrorKind.COMMAND and result.values is None
+    assert result.error_message == ("NVML: nvmlDeviceGetTemperature on GPU 1 failed: GPU is "
+                                    "lost (NVML error 15): the GPU has fallen off the bus "
+                                    "(dmesg: Xid 79): it needs a reset or a reboot")
+    assert fake.shutdowns == 1
+
+
+@pytest.mark.parametrize("code, text", [(999, "Unknown Error (NVML error 999)"),
+                                        (3, "Not Supported (NVML error 3)")])
+def test_a_failed_gpu_count_is_not_zero_gpus(monkeypatch: pytest.MonkeyPatch, code: int,
+                                             text: str) -> None:
+    fake = FakeNvml()
+
+    def nvmlDeviceGetCount() -> int:
+        raise NVMLError(code)
+
+    fake.nvmlDeviceGetCount = nvmlDeviceGetCount  # type: ignore[method-assign]
+    result = _snapshot(monkeypatch, fake)
+    assert result.error is ErrorKind.COMMAND and result.values is None
+    assert result.error_message == f"NVML: nvmlDeviceGetCount failed: {text}"
+
+
+def test_a_driver_that_is_not_loaded_is_not_no_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeNvml()
+
+    def init() -> None:
+        raise NVMLError(9)
+
+    fake.nvmlInit = init  # type: ignore[method-assign]
+    result = _snapshot(monkeypatch, fake)
+    assert result.error is ErrorKind.COMMAND
+    assert "NVML could not start failed: Driver Not Loaded (NVML error 9): the NVIDIA kernel " \
+           "module is not loaded" in (result.error_message or "")
+
+    def no_library() -> None:
+        raise NVMLError(12)
+
+    fake.nvmlInit = no_library  # type: ignore[method-assign]
+    assert _snapshot(monkeypatch, fake).error is ErrorKind.NO_DRIVER
+
+
+def test_the_probe_reports_a_broken_driver_and_exits_3(monkeypatch: pytest.MonkeyPatch,
+                                                       run: Callable[..., Result]) -> None:
+    fake = FakeNvml()
+
+    def nvmlDeviceGetHandleByIndex(i: int) -> int:
+        raise NVMLError(15)
+
+    fake.nvmlDeviceGetHandleByIndex = nvmlDeviceGetHandleByIndex  # type: ignore[method-assign]
+    monkeypatch.setattr(nvml_transport, "_load", lambda: fake)
+    result = run("probe", "run", "gpu.nvml")
+    assert result.exit_code == 3
+    assert result.stdout.startswith("gpu.nvml on localhost: ERROR")
+    assert "NVML: nvmlDeviceGetHandleByIndex on GPU 0 failed: GPU is lost" in result.stdout

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from fabtui.cli.app import EXIT_BAD_INPUT
+from fabtui.cli.context import EXIT_BAD_INPUT
 from fabtui.cli.render import table as render_table
 from fabtui.errors import InputError
 from fabtui.parsers import registry
@@ -57,14 +57,22 @@ def _read(file: str) -> tuple[str, str]:
 @click.option("--as", "kind", metavar="KIND", help="Parse as this kind instead of guessing.")
 @click.option("--table", "as_table", is_flag=True, help="Print a readable table, not JSON.")
 @click.option("--list", "list_kinds", is_flag=True, help="List the kinds fabtui can parse.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON (the default for a parse; with --list, the kinds as JSON).")
 @click.pass_context
 def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_table: bool,
-                  list_kinds: bool) -> None:
+                  list_kinds: bool, as_json: bool) -> None:
     """Parse the output of a supported tool (FILE, or - for standard input) into JSON.
 
     The kind is detected unless --as names it. Unknown or truncated input is an error naming
     the kind it looked like and the line where reading failed (exit 2).
     """
+    if as_json and as_table:
+        raise click.UsageError("--json and --table exclude each other")
+    if list_kinds and as_json:
+        click.echo(json.dumps([{"kind": k, "description": p.description} for k, p in
+                               sorted(registry.parsers().items())], indent=2))
+        return
     if list_kinds:
         click.echo(render_table(("kind", "what"), [(k, p.description) for k, p in
                                                    sorted(registry.parsers().items())]))

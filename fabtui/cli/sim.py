@@ -10,42 +10,41 @@ from typing import Any
 
 import click
 
-from fabtui.cli.app import UserError, settings
+from fabtui.cli.context import UserError, notice_once, settings
 from fabtui.config import Settings
+from fabtui.durations import parse_duration
 from fabtui.errors import InputError
 from fabtui.sim.scenario import (
     FaultKind,
     FaultSpec,
     find_scenario,
     load_scenario,
-    parse_duration,
     scenario_files,
     shipped_scenarios,
 )
 from fabtui.sim.state import (
     SimState,
     build_sim,
-    ensure_state,
     fresh_state,
     read_state,
     repair,
     state_file,
     write_state,
 )
+from fabtui.workspace import simfabric
 
 
 def sim_state(s: Settings, *, restart: bool = False) -> tuple[Path, SimState]:
-    """The running demo fabric for these settings (started now if needed) and its state file."""
-    path = state_file(s.data_dir)
-    running = read_state(path)
-    if not s.scenario_chosen and not restart and running is not None and \
-            running.topology == s.topology.resolve() and running.scenario.is_file():
-        build_sim(running)
-        return path, running  # nobody named a scenario: keep the one playing
-    scenario = find_scenario(s.scenario)
-    state = ensure_state(path, s.topology, scenario, list(s.template_dirs), restart=restart)
-    build_sim(state)  # a scenario that does not fit the topology fails here, with file:line
+    """The running demo fabric (`simfabric.sim_state`), said on stderr when it is not healthy."""
+    path, state = simfabric.sim_state(s, restart=restart)
+    _announce(state)
     return path, state
+
+
+def _announce(state: SimState) -> None:
+    message = simfabric.unhealthy_notice(state)
+    if message:
+        notice_once(message)
 
 
 @click.group("sim")
@@ -138,8 +137,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
               "scenario's own start).")
 @click.option("--speed", type=float, default=1.0, show_default=True,
               help="Simulation seconds per real second.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def start(ctx: click.Context, at: str | None, speed: float) -> None:
+def start(ctx: click.Context, at: str | None, speed: float, as_json: bool) -> None:
     """(Re)start the demo fabric on its scenario: the clock restarts, injected faults go."""
     s = _simulated(ctx)
     path = state_file(s.data_dir)
@@ -152,7 +152,9 @@ def start(ctx: click.Context, at: str | None, speed: float) -> None:
     state = fresh_state(s.topology, scenario, list(s.template_dirs), speed=speed, at=offset)
     build_sim(state)
     write_state(path, state)
-    click.echo(f"demo fabric playing {scenario.stem} from {_clock(state.now())}")
+    _say(as_json, f"demo fabric playing {scenario.stem} from {_clock(state.now())}",
+         {"scenario": scenario.stem, "time_s": round(state.now(), 1), "speed": speed,
+          "state_file": str(path)})
 
 
 @sim.command("inject")
@@ -163,9 +165,10 @@ def start(ctx: click.Context, at: str | None, speed: float) -> None:
 @click.option("--for", "length", metavar="TIME", help="End after this long (default: lasts).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Fault parameter (repeatable), e.g. ramp_s=600 or with=mlx5_3.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def inject(ctx: click.Context, fault: str, component: str, delay: str, length: str | None,
-           params: tuple[str, ...]) -> None:
+           params: tuple[str, ...], as_json: bool) -> None:
     """Add a fault to the running demo fabric now (game days). `fabtui sim clear` removes it."""
     s = _simulated(ctx)
     path, state = sim_state(s)
@@ -188,14 +191,17 @@ def inject(ctx: click.Context, fault: str, component: str, delay: str, length: s
         raise UserError(f"cannot inject {fault} on {component}: {reason}") from None
     write_state(path, trial)
     when = "now" if begin <= now else f"at {_clock(begin)}"
-    click.echo(f"injected {fault} on {component} {when}"
-               f"{f' for {length}' if length else ''} (scenario clock {_clock(now)})")
+    _say(as_json, f"injected {fault} on {component} {when}"
+         f"{f' for {length}' if length else ''} (scenario clock {_clock(now)})",
+         {"fault": fault, "component": component, "at": begin, "until": end,
+          "params": values, "time_s": round(now, 1), "injected": len(trial.injected)})
 
 
 @sim.command("repair")
 @click.argument("component")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def repair_command(ctx: click.Context, component: str) -> None:
+def repair_command(ctx: click.Context, component: str, as_json: bool) -> None:
     """Record that COMPONENT was fixed now (an optic swapped, a cable replaced): its faults end."""
     s = _simulated(ctx)
     path, state = sim_state(s)
@@ -205,21 +211,23 @@ def repair_command(ctx: click.Context, component: str) -> None:
         f.spec.component == component or f.host == component or
         (link is not None and f.link == link))]
     repair(path, component)
-    if hit:
-        click.echo(f"repaired {component}: ended {', '.join(f.kind.value for f in hit)}")
-    else:
-        click.echo(f"repaired {component} (no fault was active on it)")
+    ended = [f.kind.value for f in hit]
+    _say(as_json, f"repaired {component}: ended {', '.join(ended)}" if ended else
+         f"repaired {component} (no fault was active on it)",
+         {"component": component, "ended": ended})
 
 
 @sim.command("clear")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def clear(ctx: click.Context) -> None:
+def clear(ctx: click.Context, as_json: bool) -> None:
     """Remove every injected fault (the scenario's own timeline stays)."""
     s = _simulated(ctx)
     path, state = sim_state(s)
     count = len(state.injected)
     write_state(path, state.model_copy(update={"injected": []}))
-    click.echo(f"removed {count} injected fault{'s' if count != 1 else ''}")
+    _say(as_json, f"removed {count} injected fault{'s' if count != 1 else ''}",
+         {"removed": count, "scenario": state.scenario.stem})
 
 
 @sim.command("switch")
@@ -239,9 +247,19 @@ def node(ctx: click.Context, name: str, command: tuple[str, ...]) -> None:
     _become_device(ctx, "node", name, ["--", *command])
 
 
+def _say(as_json: bool, text: str, data: dict[str, Any]) -> None:
+    """A command's result: one line for people, or JSON for scripts."""
+    click.echo(json.dumps(data, indent=2) if as_json else text)
+
+
 def _become_device(ctx: click.Context, kind: str, name: str, extra: list[str]) -> None:
     """Replace this process with the simulated device program (the terminal is handed over)."""
-    path, _ = sim_state(_simulated(ctx))
+    path, state = sim_state(_simulated(ctx))
+    graph = build_sim(state).graph
+    known = graph.switches if kind == "switch" else graph.nodes
+    if name not in known:
+        raise UserError(f"no {kind} {name!r} in {state.topology} (there are "
+                        f"{', '.join(sorted(known)[:4])}{', ...' if len(known) > 4 else ''})")
     from fabtui.transports.sim import device_argv
 
     argv = [*device_argv(path, kind, name), *extra]

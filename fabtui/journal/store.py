@@ -5,6 +5,12 @@ process (WAL with synchronous=NORMAL is safe against process death; only a power
 last commits). Sessions are listed from their own table; their events are the record that
 resume, the TUI and the case library read back. Uses the standard sqlite3 module: each append
 is one short transaction, which is what crash-safety needs and all this store does.
+
+The file carries its schema version (`PRAGMA user_version`): opening a journal written by an
+older fabtui (version 0: no version at all) migrates it in place, one transaction per step; one
+written by a newer fabtui is refused with a message saying so, never half-read. sqlite3
+connections are not shared between threads: each thread that uses the journal gets its own
+connection (a TUI worker writes while the screen reads).
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from fabtui.model.runbook import Event, SessionInfo
+from fabtui.errors import InputError
+from fabtui.model.events import Event
+from fabtui.model.runbook import SessionInfo
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -44,6 +52,55 @@ CREATE TABLE IF NOT EXISTS events (
     PRIMARY KEY (session, seq)
 );
 """
+"""Version 1: the tables as the first journals wrote them (without a version number)."""
+
+MIGRATIONS: tuple[str, ...] = (
+    SCHEMA,
+    "CREATE INDEX IF NOT EXISTS sessions_by_start ON sessions(started_at);",
+)
+"""`MIGRATIONS[n]` takes a journal from version n to n + 1 (idempotent SQL, so a version-0 file
+that already has the tables passes through unchanged)."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> int:
+    """Bring the journal on `db` to `SCHEMA_VERSION`; returns the version it had.
+
+    Raises `InputError` for a journal newer than this fabtui. Each step commits with its new
+    version number, so a process killed mid-way leaves a journal at a version it can resume from.
+    """
+    found = _version(db)
+    _refuse_newer(found, path)
+    while (current := _version(db)) < SCHEMA_VERSION:
+        db.execute("BEGIN IMMEDIATE")  # another process may be migrating the same file
+        try:
+            current = _version(db)
+            _refuse_newer(current, path)
+            if current < SCHEMA_VERSION:
+                for statement in _statements(MIGRATIONS[current]):
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version = {current + 1}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    return found
+
+
+def _version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _refuse_newer(version: int, path: Path) -> None:
+    if version > SCHEMA_VERSION:
+        raise InputError.single(str(path), None, f"this journal has schema version {version}, "
+                                f"newer than this fabtui reads ({SCHEMA_VERSION}): upgrade "
+                                "fabtui, or set data_dir to another folder")
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of a migration (none of ours has a `;` inside a literal)."""
+    return [part.strip() for part in script.split(";") if part.strip()]
 
 
 def new_session_id() -> str:
@@ -55,26 +112,50 @@ class Journal:
     """One journal database file (created on first use)."""
 
     def __init__(self, path: Path) -> None:
+        """Open (creating, or migrating, as needed). Raises `InputError` for a newer journal."""
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), timeout=30, isolation_level=None,
-                                   check_same_thread=False)
+        self._local = threading.local()
+        self._connections: dict[int, sqlite3.Connection] = {}
+        self._registry = threading.Lock()
+        """Guards `_connections` (apart from `_lock`, which `append` holds while it connects)."""
         self._lock = threading.Lock()
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
         self._next: dict[str, int] = {}
+        try:
+            self.migrated_from = migrate(self._conn(), path)
+            """The schema version the file had when opened (0: written before versions)."""
+        except BaseException:
+            self.close()  # a refused journal is left exactly as it was
+            raise
+        self._conn().execute("PRAGMA journal_mode=WAL")  # stored in the file: every connection
+
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection (opened on its first use; sqlite3 enforces the owner)."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            db.execute("PRAGMA synchronous=NORMAL")
+            self._local.db = db
+            with self._registry:
+                self._connections[threading.get_ident()] = db
+        return db
 
     def close(self) -> None:
-        """Close the database."""
-        self._db.close()
+        """Close the database (other threads' connections close when those threads end)."""
+        with self._registry:
+            connections, self._connections = self._connections, {}
+        me = threading.get_ident()
+        for owner, db in connections.items():
+            if owner == me:
+                db.close()
+        self._local = threading.local()
 
     def start(self, runbook: str, title: str, path: str, digest: str,
               inputs: dict[str, Any], operator: str | None = None) -> str:
         """Record a new session; returns its id."""
         session = new_session_id()
         with self._lock:
-            self._db.execute(
+            self._conn().execute(
                 "INSERT INTO sessions (id, runbook, title, path, digest, started_at, status, "
                 "operator, inputs) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
                 (session, runbook, title, path, digest, time.time(),
@@ -88,23 +169,23 @@ class Journal:
         with self._lock:
             seq = self._next.get(session)
             if seq is None:
-                row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE "
-                                       "session = ?", (session,)).fetchone()
+                row = self._conn().execute("SELECT COALESCE(MAX(seq), 0) FROM events "
+                                           "WHERE session = ?", (session,)).fetchone()
                 seq = int(row[0])
             seq += 1
             self._next[session] = seq
             event = Event(session=session, seq=seq, at=time.time(), kind=kind, step=step,
                           block=block, data=data or {})
-            self._db.execute("INSERT INTO events (session, seq, at, kind, step, block, data) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             (session, seq, event.at, kind, step, block,
-                              json.dumps(event.data, default=str)))
+            self._conn().execute("INSERT INTO events (session, seq, at, kind, step, block, "
+                                 "data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 (session, seq, event.at, kind, step, block,
+                                  json.dumps(data or {}, default=str)))
         return event
 
     def set_status(self, session: str, status: str) -> None:
         """Record how the session stands (running, ok, fail, aborted ...)."""
         with self._lock:
-            self._db.execute("UPDATE sessions SET status = ? WHERE id = ?", (status, session))
+            self._conn().execute("UPDATE sessions SET status = ? WHERE id = ?", (status, session))
 
     def events(self, session: str) -> list[Event]:
         """Every event of `session`, in order."""
@@ -112,16 +193,17 @@ class Journal:
 
     def iter_events(self, session: str) -> Iterator[Event]:
         """The events of `session`, in order, read lazily."""
-        cursor = self._db.execute("SELECT session, seq, at, kind, step, block, data FROM events "
-                                  "WHERE session = ? ORDER BY seq", (session,))
+        cursor = self._conn().execute("SELECT session, seq, at, kind, step, block, data "
+                                      "FROM events WHERE session = ? ORDER BY seq", (session,))
         for row in cursor:
             yield Event(session=row[0], seq=row[1], at=row[2], kind=row[3], step=row[4],
                         block=row[5], data=json.loads(row[6]))
 
     def session(self, session: str) -> tuple[SessionInfo, dict[str, Any]] | None:
         """A session's summary and its recorded inputs, or None."""
-        row = self._db.execute("SELECT id, runbook, title, started_at, status, operator, path, "
-                               "inputs FROM sessions WHERE id = ?", (session,)).fetchone()
+        row = self._conn().execute("SELECT id, runbook, title, started_at, status, operator, "
+                                   "path, inputs FROM sessions WHERE id = ?",
+                                   (session,)).fetchone()
         if row is None:
             return None
         return (SessionInfo(id=row[0], runbook=row[1], title=row[2], started_at=row[3],
@@ -129,8 +211,9 @@ class Journal:
 
     def sessions(self, limit: int = 50) -> list[SessionInfo]:
         """The most recent sessions first."""
-        rows = self._db.execute("SELECT id, runbook, title, started_at, status, operator, path "
-                                "FROM sessions ORDER BY started_at DESC LIMIT ?", (limit,))
+        rows = self._conn().execute("SELECT id, runbook, title, started_at, status, operator, "
+                                    "path FROM sessions ORDER BY started_at DESC LIMIT ?",
+                                    (limit,))
         return [SessionInfo(id=r[0], runbook=r[1], title=r[2], started_at=r[3], status=r[4],
                             operator=r[5], path=r[6]) for r in rows]
 

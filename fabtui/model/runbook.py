@@ -7,10 +7,15 @@ markdown reader produces and what the engine, the linter, the journal and the TU
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from fabtui.model.verdict import SEVERITY as SEVERITY
+from fabtui.model.verdict import Verdict as Verdict
+from fabtui.model.verdict import worst as worst
 
 
 class InputType(StrEnum):
@@ -42,8 +47,20 @@ class InputSpec(BaseModel):
     choices: list[str] | None = None
     choices_from: str | None = None
     """A probe whose metric components are the choices (e.g. `node.ibdev2netdev`)."""
+    pattern: str | None = None
+    """A regular expression the whole value must match (e.g. `Ethernet[0-9]+`)."""
     secret: bool = False
     """Never stored: redacted from the journal, cases and logs."""
+
+    @field_validator("pattern")
+    @classmethod
+    def _pattern_compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"pattern is not a valid regex: {exc}") from None
+        return value
 
 
 class TestExpect(BaseModel):
@@ -166,46 +183,6 @@ class Runbook(BaseModel):
         return [b for s in self.steps for b in s.blocks]
 
 
-class Verdict(StrEnum):
-    """How a block, a step or a run ended."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    OK = "ok"
-    WARN = "warn"
-    FAIL = "fail"
-    SKIPPED = "skipped"
-    ERROR = "error"
-    ABORTED = "aborted"
-
-
-SEVERITY = {Verdict.OK: 0, Verdict.SKIPPED: 0, Verdict.WARN: 1, Verdict.FAIL: 2,
-            Verdict.ERROR: 3, Verdict.ABORTED: 3}
-
-
-def worst(verdicts: list[Verdict]) -> Verdict:
-    """The most severe of `verdicts` (ok when empty)."""
-    finished = [v for v in verdicts if v in SEVERITY]
-    return max(finished, key=lambda v: SEVERITY[v], default=Verdict.OK)
-
-
-class Event(BaseModel):
-    """One journal entry of a session (append-only)."""
-
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-
-    session: str
-    seq: int
-    at: float
-    """Unix time."""
-    kind: str
-    """session_started, step_started, block_started, block_output, block_finished, decision,
-    note, step_finished, session_finished, session_resumed."""
-    step: str | None = None
-    block: str | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
-
-
 class SessionInfo(BaseModel):
     """A recorded session, as listed."""
 
@@ -216,6 +193,6 @@ class SessionInfo(BaseModel):
     title: str
     started_at: float
     status: str
-    """running / ok / warn / fail / error / aborted."""
+    """running / ok / warn / fail / error / aborted / cancelled (interrupted, resumable)."""
     operator: str = ""
     path: str = ""

@@ -88,6 +88,9 @@ def byte_rate(value: str) -> float | None:
 
 def _apply(entry: dict[str, Any], key: str, value: str) -> str | None:
     """Store one portstat cell in `entry`; returns a warning text when it is unreadable."""
+    if key == "DESC":
+        entry["description"] = value.strip() or None
+        return None
     if key == "STATE":
         entry["state"] = normalize_state(value)
         if value.strip().upper() == "X":
@@ -133,8 +136,14 @@ def _from_table(table: Table) -> tuple[dict[str, InterfaceCounters], list[str]]:
 
 
 def parse_tables(lines: list[str]) -> SonicResult | None:
-    """The portstat table(s) in `lines`, or None when there is none."""
+    """The portstat table(s) in `lines`, or None when there is none.
+
+    A capture pasted through a web page or some terminals comes double-spaced (a blank line
+    after every line, header and rule included); it is read with those blanks taken out."""
     tables = [t for t in find_tables(lines) if is_counters_table(t)]
+    if not tables and _double_spaced(lines):
+        tables = [t for t in find_tables([line for line in lines if line.strip()])
+                  if is_counters_table(t)]
     if not tables:
         return None
     result = SonicResult(view=_view([column_key(c) for c in tables[0].header]), interfaces={},
@@ -155,6 +164,13 @@ def parse_tables(lines: list[str]) -> SonicResult | None:
         if cached:
             result.last_cached = cached.group(1)
     return result
+
+
+def _double_spaced(lines: list[str]) -> bool:
+    """Most non-blank lines are followed by a blank one."""
+    filled = [i for i, line in enumerate(lines[:-1]) if line.strip()]
+    return len(filled) >= 3 and sum(1 for i in filled if not lines[i + 1].strip()) \
+        >= 0.8 * len(filled)
 
 
 def parse_json(data: Any) -> SonicResult | None:

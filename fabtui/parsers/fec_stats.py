@@ -5,7 +5,8 @@
 Ethernet0        U     130,402             3                 4       1.48e-08        1.00e-20
 
 Older releases stop at FEC_POST_BER; newer add FEC_PRE_BER_MAX, FLR(O), `FLR(P) (Accuracy)`
-(cells like `7.81e-10 (89%)`) and FEC_MAX_T. `fec-histogram <port>` prints `BIN0`..`BIN15`
+(cells like `7.81e-10 (89%)`) and FEC_MAX_T. The gearbox form (`GB IFACE`) keys each row by
+port and side as printed (`Ethernet0 Line`). `fec-histogram <port>` prints `BIN0`..`BIN15`
 codeword counts of one port (`Symbol Errors Per Codeword  Codewords`); `portstat -fh` prints
 them as one row per port. `-j` gives JSON keyed by port and column name.
 """
@@ -37,7 +38,9 @@ MODEL = FecStats
 DESCRIPTION = ("SONiC `show interfaces counters fec-stats` / `fec-histogram`: FEC corrected, "
                "uncorrectable, symbol errors, pre/post-FEC BER, FLR per port")
 
-_STATS_HEADER = re.compile(r"(?m)^\s*(?:IFACE|Iface)\s+(?:STATE\s+)?FEC_CORR\b")
+# `GB IFACE`: the gearbox form (show techsupport's gearbox.interfaces_fec_stats), one row per
+# port side (`Ethernet0 Line`, `Ethernet0 System`).
+_STATS_HEADER = re.compile(r"(?m)^\s*(?:GB\s+)?(?:IFACE|Iface)\s+(?:STATE\s+)?FEC_CORR\b")
 _HIST_HEADER = re.compile(r"(?m)^\s*Symbol Errors Per Codeword\s+Codewords\b")
 _HIST_TABLE = re.compile(r"(?m)^\s*(?:IFACE|Iface)\s+BIN0\s+BIN1\b")
 _JSON = re.compile(r'"FEC_CORR"\s*:')
@@ -47,6 +50,7 @@ _INT_COLUMNS = {"FEC_CORR": "fec_corr", "FEC_UNCORR": "fec_uncorr",
 _FLOAT_COLUMNS = {"FEC_PRE_BER": "fec_pre_ber", "FEC_POST_BER": "fec_post_ber",
                   "FEC_PRE_BER_MAX": "fec_pre_ber_max", "FLR(O)": "flr_observed",
                   "FEC_MAX_T": "fec_max_t"}
+_PORT_TITLE = re.compile(r"^(?:Ethernet|Eth)\S*\d(?:\s+(?:Line|System))?$")
 _ACCURACY = re.compile(r"^(\S+)\s*\(\s*([\d.]+)\s*%\s*\)$")
 
 
@@ -73,7 +77,7 @@ def parse(text: str) -> FecStats:
     view: str | None = None
     for table in find_tables(lines):
         key = table.key()
-        if key and key[0] in ("IFACE", "PORT") and "FEC_CORR" in key:
+        if key and key[0] in ("IFACE", "PORT", "GB IFACE") and "FEC_CORR" in key:
             view = view or "fec-stats"
             _stats(table, interfaces, warnings)
         elif key and key[0] in ("IFACE", "PORT") and "BIN0" in key:
@@ -158,9 +162,11 @@ def _histogram_table(table: Table, interfaces: dict[str, PortFec],
 
 def _histogram(table: Table, interfaces: dict[str, PortFec], warnings: list[str],
                command: str | None) -> None:
+    # The gearbox dump titles each port side's table (`Ethernet0 Line`) on the line above it.
+    title = next((line for line in reversed(table.context) if _PORT_TITLE.match(line)), None)
     match = re.search(r"fec-histogram\s+(?:-n\s+\S+\s+)?(\S+)", command or "")
-    port = match.group(1) if match else "unknown"
-    if match is None:
+    port = title or (match.group(1) if match else "unknown")
+    if title is None and match is None:
         warnings.append("fec-histogram does not print the port; keyed as 'unknown' (include the "
                         "command line to name it)")
     pairs = [(row.cells[0].strip(), row.cells[1], row.line) for row in table.rows]

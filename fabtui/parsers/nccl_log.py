@@ -39,15 +39,17 @@ DESCRIPTION = ("NCCL_DEBUG=INFO/WARN logs and PyTorch ProcessGroupNCCL watchdog,
 MAX_EVENTS = 10000
 _INIT_EVENTS_MAX = 256
 """init_complete events kept; `ranks` still records every rank's init."""
-_RankSource = Literal["pytorch", "desync", "torchrun", "init", "device"] | None
+_RankSource = Literal["pytorch", "desync", "torchrun", "init", "text"] | None
 _MESSAGE_MAX = 500
 
 _PREFIX = re.compile(r"(?:^|[\s\]:>])([A-Za-z0-9_.\-]+):(\d+):(\d+) \[(\d+)\]")
 _WARN_SOURCE = re.compile(r"\]\s+(\S+?:\d+)(?:\s+\([^)]*\))?\s*$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+[\w.+\-]*)")
-_RANK_PREFIX = re.compile(r"^\s*\[rank(\d+)\]:")
-_C10_PREFIX = re.compile(r"^(?:\s*\[rank\d+\]:)?\s*\[?[EWIF](?:\d{4} [\d:.]+(?: +\d+)?)? ?"
-                         r"[\w./\-]+:\d+\]\s*")
+# A log collector may number the lines (`[80746] [rank0]:[E321 02:07:08.40 File.cpp:607] ...`);
+# glog-style c10 prefixes print the month unpadded (`E321` is March 21).
+_RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+)?\[rank(\d+)\]:")
+_C10_PREFIX = re.compile(r"^(?:\s*(?:\[\d+\]\s+)?\[rank\d+\]:)?\s*\[?[EWIF](?:\d{3,4} [\d:.]+"
+                         r"(?: +\d+)?)? ?[\w./\-]+:\d+\]\s*")
 _PG_RANK = re.compile(r"\[(?:PG (.+?) )?Rank (\d+)\]")
 _SEQNUM = re.compile(r"SeqNum=(\d+)")
 _OPTYPE = re.compile(r"OpType=(\w+)")
@@ -65,8 +67,9 @@ _NCCL_ERROR = re.compile(r"NCCL error in:\s*(\S+?):(\d+),\s*(.*?)(?:,\s*NCCL ver
                          r"\s*$")
 _EXITCODE = re.compile(r"failed \(exitcode: (-?\d+)\)(?: local_rank: (\d+))?(?: \(pid: (\d+)\))?")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
+# A peer is `addr<port>` (any name), or a bare token that looks like an address.
 _PEER = re.compile(r"(?:from peer|[Cc]onnect to|remote peer|recv from|send to|from)\s+"
-                   r"(?=[^\s<>,]*[\d.:])([^\s<>,]+)(?:<(\d+)>)?")
+                   r"(?:([^\s<>,]+)<(\d+)>|(?=[^\s<>,]*[\d.:])([^\s<>,]+))")
 _LOADED_PLUGIN = re.compile(r"[Ll]oaded net plugin\s+(.+?)\s*$")
 _IB_STATUS = re.compile(r"with (?:error (\d+)|status=(?:(\w+)\()?(\d+)\)?)")
 _IB_OPCODE = re.compile(r"opcode[= ](?:(\w+)\()?(\d+)")
@@ -103,13 +106,50 @@ _OFI_PROVIDER = re.compile(r"NET/OFI Selected [Pp]rovider is ([^,(]+?)\s*(?:[,(]
 _BLOCK_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
 _BLOCK_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
 
-_WC_STATUS = ("SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR", "LOC_PROT_ERR",
-              "WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR", "LOC_ACCESS_ERR", "REM_INV_REQ_ERR",
-              "REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR",
-              "LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR", "INV_EECN_ERR",
-              "INV_EEC_STATE_ERR", "FATAL_ERR", "RESP_TIMEOUT_ERR", "GENERAL_ERR")
+# enum ibv_wc_status and ibv_wc_status_str() of rdma-core libibverbs/verbs.c, by value.
+_WC_STATUS = (
+    ("SUCCESS", "success"), ("LOC_LEN_ERR", "local length error"),
+    ("LOC_QP_OP_ERR", "local QP operation error"),
+    ("LOC_EEC_OP_ERR", "local EE context operation error"),
+    ("LOC_PROT_ERR", "local protection error"), ("WR_FLUSH_ERR", "Work Request Flushed Error"),
+    ("MW_BIND_ERR", "memory management operation error"), ("BAD_RESP_ERR", "bad response error"),
+    ("LOC_ACCESS_ERR", "local access error"), ("REM_INV_REQ_ERR", "remote invalid request error"),
+    ("REM_ACCESS_ERR", "remote access error"), ("REM_OP_ERR", "remote operation error"),
+    ("RETRY_EXC_ERR", "transport retry counter exceeded"),
+    ("RNR_RETRY_EXC_ERR", "RNR retry counter exceeded"),
+    ("LOC_RDD_VIOL_ERR", "local RDD violation error"),
+    ("REM_INV_RD_REQ_ERR", "remote invalid RD request"), ("REM_ABORT_ERR", "aborted error"),
+    ("INV_EECN_ERR", "invalid EE context number"),
+    ("INV_EEC_STATE_ERR", "invalid EE context state"),
+    ("FATAL_ERR", "fatal error"), ("RESP_TIMEOUT_ERR", "response timeout error"),
+    ("GENERAL_ERR", "general error"), ("TM_ERR", "TM error"),
+    ("TM_RNDV_INCOMPLETE", "TM software rendezvous"),
+)
+_NCCL_RESULTS = (
+    ("unhandled system error", "ncclSystemError"), ("internal error", "ncclInternalError"),
+    ("remote process exited or there was a network error", "ncclRemoteError"),
+    ("invalid usage", "ncclInvalidUsage"), ("invalid argument", "ncclInvalidArgument"),
+    ("unhandled cuda error", "ncclUnhandledCudaError"),
+)
+_NCCL_RESULT_NAME = re.compile(r"\b(nccl(?:SystemError|InternalError|RemoteError|InvalidUsage|"
+                               r"InvalidArgument|UnhandledCudaError))\b")
+_NCCL_RESULT_LINE = re.compile(r"^\s*(nccl(?:SystemError|InternalError|RemoteError|InvalidUsage|"
+                               r"InvalidArgument|UnhandledCudaError)):")
+_OLD_NCCL_ERROR = re.compile(r"NCCL error:\s*(.*?)(?:,\s*NCCL version\s+(\S+))?\s*$")
+_EXCEPTION = re.compile(r"(?:^|[\s'])((?:[A-Za-z_]\w*(?:\.|::))*[A-Z]\w*(?:Error|Exception))"
+                        r"(?::\s|'|$)")
+_SOURCE = re.compile(r"\[(?:[EWIF]\d*(?: [\d:.]+)?(?: +\d+)? )?([\w./\\\-]+\."
+                     r"(?:cc|cpp|c|h|hpp|cu|py):\d+)\]")
+_BRACKET_PEER = re.compile(r"\[([^\]\s\[]+)\]:(\d+)")
+_TUPLE_PEER = re.compile(r"\(([^,()\s]+),\s*(\d+)\)")
+_HOST_PORT = re.compile(r"(?:to|host|address)\s+(?:host\s+)?([\w.\-]+|[\d.:a-fA-F]+):(\d+)\b")
+_SOCK_ERRNO = re.compile(r"\((?:errno|system error):\s*(\d+)\s*-\s*([^)]+?)\)")
+_FROM_RANK = re.compile(r"\bfrom rank (\d+)")
+_ABORTED_ON = re.compile(r"aborted on rank (\d+)")
+_RANK_TAG = re.compile(r"\[rank(\d+)\]:")
 _OTHER_KEYS = re.compile(r"atchdog|ollective|NCCL|DistBackend|erminat|what\(\):|ChildFailed|"
-                         r"exitcode|CUDA|Cuda|onnect|eartbeat")
+                         r"exitcode|CUDA|Cuda|onnect|eartbeat|TCPStore|DistStore|DistNetwork|"
+                         r"gloo|c10d|nccl[A-Z]")
 _CACHE_MAX = 200000
 
 
@@ -170,6 +210,10 @@ class _State:
     block: _ChildBlock | None = None
     pending_terminate: NcclLogEvent | None = None
     pending_line: int = 0
+    pending_nccl: NcclLogEvent | None = None
+    """An NCCL error whose `ncclXxxError:` / `Last error:` lines may follow (PyTorch >= 2.0)."""
+    pending_nccl_line: int = 0
+    last_error_next: bool = False
     nranks: int | None = None
     n_nodes: int | None = None
     local_ranks: int | None = None
@@ -188,8 +232,16 @@ def detect(text: str) -> float:
         return 0.9
     if "didn't join collective #" in sample or "didn't finish collective #" in sample:
         return 0.85
+    if _NCCL_RESULT_NAME.search(sample) or "third_party/gloo" in sample \
+            or "[c10d]" in sample:
+        return 0.8
     if "NCCL version" in sample:
         return 0.6
+    if any(key in sample for key in ("TCPStore", "DistStoreError", "DistNetworkError",
+                                     "Gloo connectFullMesh")):
+        return 0.7
+    if "ChildFailedError:" in sample and "Root Cause" in sample:
+        return 0.6  # torchrun's failure report
     if "ChildFailedError" in sample or "DistBackendError" in sample:
         return 0.4
     return 0.0
@@ -197,10 +249,22 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> NcclLog:
     """Parse an NCCL / PyTorch distributed log; raises `ParseError` if it has no NCCL content."""
+    result = scan(normalize(text).split("\n"))
+    if result is None:
+        raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
+                                     "found")
+    return result
+
+
+def scan(lines: list[str]) -> NcclLog | None:
+    """The NCCL log read from normalised `lines` (line numbers are their 1-based positions), or
+    None when they hold no NCCL, PyTorch distributed or torchrun content. Other parsers whose
+    output interleaves NCCL lines (nccl-tests) read them through this, blanking the rest."""
     state = _State()
-    lines = normalize(text).split("\n")
     for number, line in enumerate(lines, start=1):
         if state.block is not None and _child_block_line(state, state.block, number, line):
+            continue
+        if state.pending_nccl is not None and _nccl_followup(state, number, line):
             continue
         pos = line.find("NCCL INFO")
         if pos >= 0:
@@ -209,10 +273,7 @@ def parse(text: str) -> NcclLog:
             _warn_line(state, number, line, lines)
         elif _OTHER_KEYS.search(line):
             _other_line(state, number, line)
-    if not state.evidence:
-        raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
-                                     "found")
-    return _result(state)
+    return _result(state) if state.evidence else None
 
 
 # ---- NCCL INFO ------------------------------------------------------------------------------
@@ -504,7 +565,8 @@ def _classify_warn(msg: str, head: str) -> EventType:
     if "connection refused" in lowered:
         return "socket_connect_refused"
     if "closed by remote peer" in lowered or "connection closed" in lowered \
-            or "reset by peer" in lowered:
+            or "reset by peer" in lowered or "broken pipe" in lowered \
+            or re.search(r"call to (?:recv|send) (?:from|to) \S+ failed", lowered):
         return "connection_closed"
     if lowered.startswith("bootstrap") or "bootstrap.cc" in head or "no socket interface" \
             in lowered or "no interface found" in lowered:
@@ -523,30 +585,37 @@ def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: Ev
                        msg: str, *, warn: bool = False) -> None:
     prefix = _prefix(line[:pos], source=warn)
     _add_host(state, prefix.host)
-    event = NcclLogEvent(type=kind, rank=None, host=prefix.host, seq=None, op=None,
-                         timeout_ms=None, peer=None, status=None, line=number,
+    # torchrun's `[rankN]:` line prefix states the rank; the bracketed `[N]` is only the device.
+    tagged = _RANK_TAG.search(line[:pos]) or _PG_RANK.search(msg)
+    rank = int(tagged.group(tagged.lastindex or 1)) if tagged else None
+    event = NcclLogEvent(type=kind, rank=rank,
+                         rank_source="pytorch" if tagged else None, host=prefix.host, seq=None,
+                         op=None, timeout_ms=None, peer=None, status=None, line=number,
                          message=msg[:_MESSAGE_MAX], pid=prefix.pid, device=prefix.device,
                          source=prefix.source)
+    event.peer_rank = _int_group(_FROM_RANK.search(msg))
     _fill_network_details(event, msg)
     _add_event(state, event)
 
 
-def _fill_network_details(event: NcclLogEvent, msg: str) -> None:
-    """Peer, status and IB completion fields of a network failure message."""
-    if event.type in ("ib_completion_error", "connect_failed", "socket_connect_refused",
-                      "connection_closed"):
+def _fill_network_details(event: NcclLogEvent, msg: str, kind: EventType | None = None) -> None:
+    """Peer, status and IB completion fields of a network failure message of type `kind`
+    (default: the event's own type; another when the failure is an NCCL error's `Last error`)."""
+    kind = kind or event.type
+    if kind in ("ib_completion_error", "connect_failed", "socket_connect_refused",
+                "connection_closed"):
         peer = _PEER.search(msg)
         if peer:
-            event.peer = peer.group(1)
+            event.peer = peer.group(1) or peer.group(3)
             event.peer_port = int(peer.group(2)) if peer.group(2) else None
-    if event.type in ("connect_failed", "socket_connect_refused", "connection_closed"):
+    if kind in ("connect_failed", "socket_connect_refused", "connection_closed"):
         errno = _ERRNO.search(msg)
         event.status = int(errno.group(1)) if errno else None
-    if event.type in ("ib_completion_error", "ib_async_event"):
+    if kind in ("ib_completion_error", "ib_async_event"):
         hca = _HCA.search(msg)
         if hca:
             event.hca = hca.group(1) or hca.group(2)
-    if event.type == "ib_completion_error":
+    if kind == "ib_completion_error":
         _fill_ib_completion(event, msg)
 
 
@@ -555,8 +624,10 @@ def _fill_ib_completion(event: NcclLogEvent, msg: str) -> None:
     if status:
         event.status = int(status.group(1) or status.group(3))
         name = status.group(2)
-        if name is None and 0 <= event.status < len(_WC_STATUS):
-            name = f"IBV_WC_{_WC_STATUS[event.status]}"
+        if 0 <= event.status < len(_WC_STATUS):
+            short, meaning = _WC_STATUS[event.status]
+            name = name or f"IBV_WC_{short}"
+            event.status_meaning = meaning
         event.status_name = name
     opcode = _IB_OPCODE.search(msg)
     event.opcode = int(opcode.group(2)) if opcode else None
@@ -587,21 +658,25 @@ def _other_line(state: _State, number: int, raw: str) -> None:
     elif "ollective" in line and ("didn't join" in line or "didn't finish" in line
                                   or "Timeout at collective" in line):
         _desync_line(state, number, line)
-    elif "NCCL error in:" in line:
+    elif "NCCL error in:" in line or ("NCCL error:" in line and "what():" not in line):
         _nccl_error_line(state, number, line)
+    elif "communicator was aborted on rank" in line:
+        _aborted_line(state, number, line)
+    elif _NCCL_RESULT_LINE.match(_message(line)):
+        _nccl_result_line(state, number, line)
     elif "erminat" in line:
         _terminate_line(state, number, line)
     elif "DistBackendError:" in line:
         _add_simple(state, number, line, "dist_backend_error")
-    elif "ChildFailedError" in line:
+    elif "ChildFailedError:" in line:
+        # The exception line; `raise ChildFailedError(` of the traceback above it is code.
         _child_failed_start(state, number, line)
     elif "failed (exitcode:" in line:
         _exitcode_line(state, number, line)
     elif "CUDA error:" in line or "CUDA out of memory" in line or "Cuda failure" in line:
         _add_simple(state, number, line, "cuda_error")
-    elif "onnect" in line and ("Connect to" in line or "Connection refused" in line
-                               or "closed by remote peer" in line):
-        _socket_line(state, number, line)
+    else:
+        _network_line(state, number, line)
 
 
 def _watchdog_line(state: _State, number: int, line: str) -> None:
@@ -687,20 +762,121 @@ def _desync_line(state: _State, number: int, line: str) -> None:
 
 
 def _nccl_error_line(state: _State, number: int, line: str) -> None:
+    """`NCCL error in: FILE:LINE, REASON, NCCL version V` (and the older `NCCL error: REASON`);
+    the `ncclXxxError:` and `Last error:` lines PyTorch prints after it are read as follow-ups."""
     match = _NCCL_ERROR.search(line)
-    if match is None:
+    old = None if match else _OLD_NCCL_ERROR.search(line)
+    if match is None and old is None:
         return
-    reason = match.group(3).strip()
+    reason = (match.group(3) if match else old.group(1) if old else "").strip()
     lowered = reason.lower()
     kind: EventType = ("unhandled_system_error" if "unhandled system error" in lowered
                        else "cuda_error" if "cuda" in lowered else "nccl_error")
-    if match.group(4):
-        state.versions.setdefault(match.group(4), None)
-    rank, _, source = _pytorch_rank(line)
-    _add_event(state, NcclLogEvent(
+    version = match.group(4) if match else old.group(2) if old else None
+    if version:
+        state.versions.setdefault(version, None)
+    rank, pg, source = _pytorch_rank(line)
+    event = NcclLogEvent(
         type=kind, rank=rank, rank_source=source, host=None, seq=None, op=None,
         timeout_ms=None, peer=None, status=None, line=number, message=_message(line),
-        source=f"{match.group(1)}:{match.group(2)}"))
+        source=f"{match.group(1)}:{match.group(2)}" if match else None, pg=pg,
+        exception=_exception(line))
+    _nccl_details(event, line)
+    if _add_event(state, event):
+        state.pending_nccl, state.pending_nccl_line = event, number
+        state.last_error_next = False
+
+
+def _nccl_result_line(state: _State, number: int, line: str) -> None:
+    """`ncclInternalError: Internal check failed.` whose `NCCL error in:` line is not in the
+    capture: the failure still is an event, and its `Last error:` may follow."""
+    event = _add_simple(state, number, line, "nccl_error")
+    if event is not None:
+        _nccl_details(event, line)
+        state.pending_nccl, state.pending_nccl_line = event, number
+        state.last_error_next = False
+
+
+def _aborted_line(state: _State, number: int, line: str) -> None:
+    """`NCCL communicator was aborted on rank N. Original reason for failure was: ...`."""
+    event = _add_simple(state, number, line, "nccl_error")
+    if event is None:
+        return
+    if event.rank is None:
+        event.rank, event.rank_source = _int_group(_ABORTED_ON.search(line)), "text"
+    _nccl_details(event, line)
+    seq = _SEQNUM.search(line)
+    if seq:
+        event.seq = int(seq.group(1))
+        _fill_watchdog(event, line, event.pg)
+
+
+def nccl_result_of(text: str) -> str | None:
+    """The NCCL result code a failure message names or implies (`internal error` ->
+    ncclInternalError); None when it tells none."""
+    named = _NCCL_RESULT_NAME.search(text)
+    if named:
+        return named.group(1)
+    lowered = text.lower()
+    return next((code for phrase, code in _NCCL_RESULTS if phrase in lowered), None)
+
+
+def failure_event(text: str, line: int, host: str | None) -> NcclLogEvent | None:
+    """The network or CUDA failure a message quotes (the `Last error` part of an NCCL error),
+    as an event of its own; None when it names no such failure."""
+    kind = _classify_warn(text, "")
+    if kind in ("nccl_warn", "plugin_not_found", "net_plugin_error"):
+        return None
+    event = NcclLogEvent(type=kind, rank=None, host=host, seq=None, op=None, timeout_ms=None,
+                         peer=None, status=None, line=line, message=text[:_MESSAGE_MAX])
+    _fill_network_details(event, text)
+    return event
+
+
+def _nccl_details(event: NcclLogEvent, text: str) -> None:
+    """The NCCL result code of an error message, and the network failure of its `Last error:`."""
+    event.nccl_result = event.nccl_result or nccl_result_of(text)
+    if "Last error:" in text:
+        _last_error(event, text.split("Last error:", 1)[1].strip())
+
+
+def _last_error(event: NcclLogEvent, text: str) -> None:
+    if not text:
+        return
+    if "Last error" not in event.message:
+        event.message = f"{event.message}; Last error: {text}"[:_MESSAGE_MAX]
+    kind = _classify_warn(text, "")
+    if kind in ("ib_completion_error", "connect_failed", "socket_connect_refused",
+                "connection_closed", "ib_async_event") and event.peer is None:
+        _fill_network_details(event, text, kind)
+
+
+def _nccl_followup(state: _State, number: int, raw: str) -> bool:
+    """`ncclRemoteError: ...`, `Last error:` and its text after an NCCL error; True if read."""
+    event = state.pending_nccl
+    if event is None or number - state.pending_nccl_line > 4 or "NCCL INFO" in raw:
+        state.pending_nccl = None
+        return False
+    _, line = strip_launcher_prefix(raw)
+    text = _RANK_PREFIX.sub("", line, count=1).strip()
+    if not text:
+        return False
+    code = _NCCL_RESULT_LINE.match(text)
+    if code:
+        event.nccl_result = code.group(1)
+        _nccl_details(event, text)
+        return True
+    if text.startswith("Last error:"):
+        rest = text[len("Last error:"):].strip()
+        state.last_error_next = not rest
+        _last_error(event, rest)
+        return True
+    if state.last_error_next:
+        state.last_error_next = False
+        state.pending_nccl = None
+        _last_error(event, text.split("NCCL WARN", 1)[-1].strip())
+        # Not consumed: a socket or IB failure line is also an event of its own.
+    return False
 
 
 def _terminate_line(state: _State, number: int, line: str) -> None:
@@ -710,6 +886,10 @@ def _terminate_line(state: _State, number: int, line: str) -> None:
             else "process_terminated"
         state.pending_terminate = _add_simple(state, number, line, kind)
         state.pending_line = number
+        if state.pending_terminate is not None:
+            state.pending_terminate.exception = terminate.group(1)
+        if "what():" in line[terminate.end():]:
+            _what_line(state, line[terminate.end():])
     elif "Terminating the process after attempting to dump debug info" in line:
         _add_simple(state, number, line, "process_terminated")
     elif "DistBackendError:" in line:
@@ -723,6 +903,7 @@ def _what_line(state: _State, line: str) -> None:
         return
     text = line.split("what():", 1)[1].strip()
     event.message = f"{event.message}: {text}"[:_MESSAGE_MAX]
+    _nccl_details(event, text)
     rank, pg, source = _pytorch_rank(text)
     if rank is not None and event.rank is None:
         event.rank, event.rank_source = rank, source
@@ -736,17 +917,56 @@ def _add_simple(state: _State, number: int, line: str, kind: EventType) -> NcclL
     rank, pg, source = _pytorch_rank(line)
     event = NcclLogEvent(type=kind, rank=rank, rank_source=source, host=None,
                          seq=None, op=None, timeout_ms=None, peer=None, status=None,
-                         line=number, message=_message(line), pg=pg)
+                         line=number, message=_message(line), pg=pg,
+                         exception=_exception(line))
     return event if _add_event(state, event) else None
 
 
-def _socket_line(state: _State, number: int, line: str) -> None:
-    kind = _classify_warn(_message(line), "")
-    if kind not in ("connect_failed", "socket_connect_refused", "connection_closed"):
+def _exception(line: str) -> str | None:
+    found = _EXCEPTION.search(line)
+    return found.group(1) if found else None
+
+
+def _network_kind(lowered: str) -> EventType | None:
+    """The failure a PyTorch / gloo / c10d / plain socket line reports, if it reports one."""
+    if "tcpstore" in lowered or "diststoreerror" in lowered:
+        return "store_error" if ("fail" in lowered or "timed out" in lowered
+                                 or "error" in lowered) else None
+    if "timed out" in lowered and "connect" in lowered:
+        return "connect_timeout"
+    if "connection refused" in lowered:
+        return "socket_connect_refused"
+    if "failed to connect" in lowered or "connectfullmesh failed" in lowered \
+            or ("connect to" in lowered and ("failed" in lowered or "returned" in lowered)):
+        return "connect_failed"
+    if "connection closed by" in lowered or "closed by remote peer" in lowered \
+            or "connection reset by" in lowered or "broken pipe" in lowered:
+        return "connection_closed"
+    if "distnetworkerror" in lowered:
+        return "connect_failed"
+    return None
+
+
+def _network_line(state: _State, number: int, line: str) -> None:
+    """gloo `Connection closed by peer [addr]:port`, c10d `The client socket has failed to
+    connect to [host]:port (errno: 111 - Connection refused)`, TCPStore and socket failures."""
+    kind = _network_kind(line.lower())
+    if kind is None:
         return
     event = _add_simple(state, number, line, kind)
-    if event is not None:
-        _fill_network_details(event, event.message)
+    if event is None:
+        return
+    where = _SOURCE.search(line)
+    event.source = where.group(1) if where else None
+    text = event.message
+    peer = _BRACKET_PEER.search(text) or _TUPLE_PEER.search(text) or _HOST_PORT.search(text)
+    if peer:
+        event.peer, event.peer_port = peer.group(1), int(peer.group(2))
+    else:
+        _fill_network_details(event, text)
+    errno = _SOCK_ERRNO.search(text)
+    if errno:
+        event.status, event.status_meaning = int(errno.group(1)), errno.group(2).strip()
 
 
 def _exitcode_line(state: _State, number: int, line: str) -> None:
@@ -762,6 +982,8 @@ def _exitcode_line(state: _State, number: int, line: str) -> None:
 
 def _child_failed_start(state: _State, number: int, line: str) -> None:
     event = _add_simple(state, number, line, "child_failed")
+    if event is not None and event.exception is None and "ChildFailedError" in line:
+        event.exception = "ChildFailedError"
     if event is not None:
         state.block = _ChildBlock(event=event)
 
@@ -795,7 +1017,7 @@ def _block_entry(state: _State, block: _ChildBlock, number: int) -> NcclLogEvent
         return None
     event = NcclLogEvent(type="child_failed", rank=None, host=None, seq=None, op=None,
                          timeout_ms=None, peer=None, status=None, line=number,
-                         message=block.event.message)
+                         message=block.event.message, exception=block.event.exception)
     return event if _add_event(state, event) else None
 
 
@@ -930,8 +1152,6 @@ def _resolve_ranks(state: _State) -> None:
         known = state.pid_rank.get((event.host, event.pid))
         if known:
             event.rank, event.rank_source = known[1], "init"
-        elif event.device is not None:
-            event.rank, event.rank_source = event.device, "device"
 
 
 def tables(result: NcclLog) -> list[Table]:
@@ -949,11 +1169,16 @@ def tables(result: NcclLog) -> list[Table]:
             f"[{d.index}]{d.device}" + (f":{d.port}/{d.link_layer}" if d.port is not None
                                          else f":{d.address}")
             for d in result.transports))
-    columns = [left("line"), left("type"), left("rank"), left("host"), left("seq"), left("op"),
-               left("peer"), left("status"), left("message")]
-    rows = [(e.line, e.type, e.rank, e.host, e.seq, e.op, e.peer, e.status, e.message)
-            for e in result.events]
-    return [Table.build([], title=summary), Table.build(columns, rows)]
+    return [Table.build([], title=summary), events_table(result.events)]
+
+
+def events_table(events: list[NcclLogEvent]) -> Table:
+    """One row per NCCL / PyTorch event; nccl-tests output shows its events the same way."""
+    columns = [left("line"), left("type"), left("rank"), left("device"), left("host"),
+               left("seq"), left("op"), left("peer"), left("status"), left("message")]
+    rows = [(e.line, e.type, e.rank, e.device, e.host, e.seq, e.op, e.peer,
+             e.status_name or e.status, e.message) for e in events]
+    return Table.build(columns, rows)
 
 
 def _yes_no(value: bool | None) -> str:

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from fabtui.model.parsed.nccl_log import NcclLogEvent
 from fabtui.model.parsed.nccl_tests import (
     NcclTestsFailure,
     NcclTestsMeasurement,
@@ -31,6 +32,7 @@ from fabtui.model.parsed.nccl_tests import (
     NcclTestsRow,
 )
 from fabtui.model.table import Table, right
+from fabtui.parsers import nccl_log
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix, to_float
 
@@ -58,13 +60,21 @@ _BARE_VERSION = re.compile(r"^(?:[A-Za-z][\w.-]*:\s+)?NCCL version \d")
 _OOB = re.compile(r"#\s*Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?", re.IGNORECASE)
 _AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*(\S+)\s*(OK|FAILED)?", re.IGNORECASE)
 _FAILURE = re.compile(
-    r"^\s*(?:\.\.\s+)?(?:(?P<host>[\w.\-]+)(?: pid \d+)?:\s+)?"
+    r"^\s*(?:\.\.\s+)?(?:(?P<host>[\w.\-]+)(?: pid (?P<pid>\d+))?:\s+)?"
     r"(?P<msg>Test (?:(?P<cat>NCCL|CUDA) failure|failure|timeout)\b.*?)\s*$")
+_FAILURE_SOURCE = re.compile(r"\b([\w./\-]+\.(?:cu|cc|c|h|cpp):\d+)")
+_FAILURE_REASON = re.compile(r"'(.*?)'?\s*$")
+# Event types that mean the run broke (not a benign plugin or tuning warning).
+_FAILURE_EVENTS = frozenset({
+    "ib_completion_error", "ib_async_event", "connect_failed", "socket_connect_refused",
+    "connect_timeout", "connection_closed", "bootstrap_error", "unhandled_system_error",
+    "nccl_error", "cuda_error", "plugin_not_found"})
 _WRONG_LINE = re.compile(r"\brank=(\d+)\s+#wrong=(\d+)")
 _ERROR_LINE = re.compile(r"^#\s*error:\s*(.+?)\s*$")
 _LAUNCHER = re.compile(r"(?:srun: error: .*(?:exit code|Exited|Terminated|Killed).*"
                        r"|MPI_ABORT was invoked.*|mpirun noticed that process rank.*"
-                       r"|mpirun has exited due to process rank.*)$")
+                       r"|mpirun has exited due to process rank.*"
+                       r"|mpirun detected that one or more processes exited with non-zero.*)$")
 _NCCL_WARN = re.compile(r"NCCL WARN\s+(.*?)\s*$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _INT = re.compile(r"^[-+]?\d[\d,_]*$")
@@ -116,6 +126,7 @@ class _State:
     rows: list[NcclTestsRow] = field(default_factory=list)
     failures: list[NcclTestsFailure] = field(default_factory=list)
     nccl_warnings: list[str] = field(default_factory=list)
+    nccl_lines: set[int] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
     layout: _Layout | None = None
     elided: bool = False
@@ -151,14 +162,44 @@ def parse(text: str) -> NcclTestsOutput:
     state = _State()
     for number, raw in enumerate(lines, start=1):
         _read_line(state, number, raw)
-    if not state.evidence:
+    events = _nccl_events(state, lines)
+    events += _quoted_causes(state, events)
+    if not state.evidence and not events:
         raise ParseError(KIND, None, "not nccl-tests output: no table header, parameter line, "
-                                     "result footer or test failure line")
-    if not state.rows and not state.failures and not state.footer:
+                                     "result footer, test failure or NCCL WARN line")
+    if not state.rows and not state.failures and not state.footer and not events:
         last = max((n for n, raw in enumerate(lines, start=1) if raw.strip()), default=None)
-        raise ParseError(KIND, last, "no result rows, footer or failure message: the capture "
-                                     "is truncated (or the run hung before its first result)")
-    return _result(state)
+        raise ParseError(KIND, last, "no result rows, footer, failure message or NCCL warning: "
+                                     "the capture is truncated (or the run hung before its "
+                                     "first result)")
+    return _result(state, events)
+
+
+def _nccl_events(state: _State, lines: list[str]) -> list[NcclLogEvent]:
+    """The run's NCCL lines as nccl-log events (the rest blanked so line numbers hold)."""
+    if not any(state.nccl_warnings) and not state.nccl_lines:
+        return []
+    kept = [line if number in state.nccl_lines else ""
+            for number, line in enumerate(lines, start=1)]
+    found = nccl_log.scan(kept)
+    events = [] if found is None else [e for e in found.events if e.type != "init_complete"]
+    return events
+
+
+def _quoted_causes(state: _State, events: list[NcclLogEvent]) -> list[NcclLogEvent]:
+    """NCCL >= 2.19 quotes its last error in the failure reason (`'remote process exited ... /
+    NET/IB : Got completion from peer ...'`): an event even when NCCL_DEBUG printed nothing."""
+    added: list[NcclLogEvent] = []
+    for failure in state.failures:
+        reason = failure.reason or ""
+        if failure.category != "nccl" or " / " not in reason:
+            continue
+        cause = reason.split(" / ", 1)[1].strip()
+        event = nccl_log.failure_event(cause, failure.line, failure.host) if cause else None
+        if event is not None and not any(e.type == event.type and e.peer == event.peer
+                                         for e in [*events, *added]):
+            added.append(event)
+    return added
 
 
 def _read_line(state: _State, number: int, raw: str) -> None:
@@ -167,6 +208,12 @@ def _read_line(state: _State, number: int, raw: str) -> None:
     if not stripped:
         return
     if "NCCL" in stripped and _nccl_line(state, stripped):
+        if "NCCL WARN" in stripped:
+            state.nccl_lines.add(number)
+            if "Got completion from peer" in stripped and "vendor" not in stripped:
+                state.nccl_lines.add(number + 1)  # wrapped: the nccl-log reader joins it
+        elif "NCCL INFO" in stripped and " rank " in stripped and "nranks" in stripped.lower():
+            state.nccl_lines.add(number)  # init lines map (host, pid) to the rank
         return
     if stripped.startswith("#"):
         _comment_line(state, number, stripped)
@@ -440,7 +487,14 @@ def _failure_line(state: _State, number: int, line: str) -> bool:
         msg = match.group("msg")
         category: _Category = ("nccl" if cat == "NCCL" else "cuda" if cat == "CUDA"
                                else "timeout" if msg.startswith("Test timeout") else "test")
-        _add_failure(state, number, match.group("host"), category, msg)
+        failure = _add_failure(state, number, match.group("host"), category, msg)
+        where = _FAILURE_SOURCE.search(msg)
+        failure.source = where.group(1) if where else None
+        reason = _FAILURE_REASON.search(msg) if cat else None
+        failure.reason = reason.group(1).strip(" /") or None if reason else None
+        failure.nccl_result = nccl_log.nccl_result_of(failure.reason or "") \
+            if category == "nccl" else None
+        failure.pid = int(match.group("pid")) if match.group("pid") else None
         return True
     wrong = _WRONG_LINE.search(line)
     if wrong:
@@ -454,10 +508,11 @@ def _failure_line(state: _State, number: int, line: str) -> bool:
 
 
 def _add_failure(state: _State, number: int, host: str | None, category: _Category,
-                 message: str) -> None:
+                 message: str) -> NcclTestsFailure:
     state.evidence = True
-    state.failures.append(NcclTestsFailure(line=number, host=host, category=category,
-                                           message=message))
+    failure = NcclTestsFailure(line=number, host=host, category=category, message=message)
+    state.failures.append(failure)
+    return failure
 
 
 def _other_line(state: _State, number: int, line: str) -> None:
@@ -475,7 +530,7 @@ def _collective_name(binary: str) -> str:
     return name
 
 
-def _result(state: _State) -> NcclTestsOutput:
+def _result(state: _State, events: list[NcclLogEvent]) -> NcclTestsOutput:
     fields = dict(state.fields)
     collective, source = _collective(state)
     code = fields.get("nccl_library_code")
@@ -497,7 +552,8 @@ def _result(state: _State) -> NcclTestsOutput:
         per_iteration_columns=bool(layout and "i_min_us" in layout.halves[0]),
         columns=layout.printed if layout else [], ranks=state.ranks, rows=state.rows,
         rows_elided=state.elided, peak_busbw=max(busbw) if busbw else None, errors=errors,
-        failures=state.failures, nccl_warnings=state.nccl_warnings, status="ok",
+        failures=state.failures, nccl_warnings=state.nccl_warnings, events=events,
+        status="ok",
         warnings=state.warnings)
     result = NcclTestsOutput.model_validate(fields)
     result.status = _status(result, state.footer)
@@ -563,7 +619,8 @@ _Status = Literal["ok", "wrong_data", "below_min_bw", "failed", "did_not_run", "
 
 def _status(result: NcclTestsOutput, footer: bool) -> _Status:
     if not result.rows:
-        return "did_not_run" if result.errors or footer else "incomplete"
+        broke = any(e.type in _FAILURE_EVENTS for e in result.events)
+        return "did_not_run" if result.errors or footer or broke else "incomplete"
     wrong = any((half.wrong or 0) > 0 for row in result.rows
                 for half in (row.out_of_place, row.in_place))
     if wrong or (result.out_of_bounds or 0) > 0 or result.out_of_bounds_ok is False:
@@ -582,6 +639,8 @@ def tables(result: NcclTestsOutput) -> list[Table]:
             f"out of bounds: {_fmt(result.out_of_bounds)}"]
     head.extend(f"error: {message}" for message in result.errors)
     out = [Table.build([], title=head)]
+    if result.events:
+        out.append(nccl_log.events_table(result.events))
     if not result.rows:
         return out
     columns = [right("size_bytes", "size(B)"), right("count"), right("type"), right("redop"),

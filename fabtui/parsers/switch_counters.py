@@ -7,7 +7,9 @@ Inputs, by flavor (detected from the output's shape, so no flag is needed):
   detailed <port>` (dotted-leader lines; the port comes from the command line when shown);
 - eos: `show interfaces`;
 - nxos: `show interface`;
-- nvue: `nv show interface <if> counters` (the 5.5+ sectioned layout and the older flat one);
+- nvue: `nv show interface <if> counters` (the 5.5+ sectioned layout and the older flat one),
+  its one-table forms `counters errors`, `counters drops`, `counters pktdist`, and the
+  all-interfaces `nv show interface --view counters` (state from its `Flg` column);
 - onyx: `show interfaces ethernet` as plain text or `| json-print` JSON;
 - eos / nxos tables: EOS `show interfaces counters [errors|discards]`, NX-OS `show interface
   counters [errors]` (`Port` tables, one row per interface).
@@ -38,13 +40,16 @@ DESCRIPTION = ("switch interface counters: SONiC `show interfaces counters` (all
                "[errors]]`, NVUE `nv show interface X counters`, Onyx `show interfaces "
                "ethernet` (text or json-print)")
 
-_SONIC_HEADER = re.compile(r"(?m)^\s*(?:IFACE|Iface)\s+(?:STATE\s+)?(?:RX_OK|RX_ERR|TRIM_PKTS)\b")
+_SONIC_HEADER = re.compile(r"(?m)^\s*(?:IFACE|Iface)\s+(?:DESC\s+)?(?:STATE\s+)?"
+                          r"(?:RX_OK|RX_ERR|TRIM_PKTS)\b")
 _SONIC_JSON = re.compile(r'"(?:RX_OK|RxOk|RX_ERR|RxErr)"\s*:')
 _DOTTED = re.compile(r"(?m)^\s*(?:Total )?(?:\w+ )?Packets (?:Received|Transmitted)\b.*\.{3,}")
 _EOS_HEADER = re.compile(r"(?m)^\S+ is [^,\n]+, line protocol is \S+")
 _NXOS_HEADER = re.compile(r"(?m)^(?:Ethernet|Eth|port-channel|mgmt|Vlan|loopback)\S* is "
                           r"(?:up|down)\b")
 _NVUE = re.compile(r"(?m)(?:\bnv\s+show\s+interface\s+\S+\s+counters\b|^\s*carrier-transitions\s)")
+# `nv show interface <if> counters errors|drops|pktdist`: one Counter/Receive/Transmit table.
+_NVUE_PAIRED = re.compile(r"(?m)^\s*Counter\s+Receive\s+Transmit\s*\n\s*-{3,}\s+-{3,}\s+-{3,}\s*$")
 _ONYX_HEADER = re.compile(r"(?m)^(?:Eth|IB)\d+/\d+(?:/\d+)?:?\s*$")
 
 
@@ -68,8 +73,10 @@ def _flavor(text: str) -> tuple[str | None, float]:
     if _NXOS_HEADER.search(text) and re.search(
             r"(?m)^\s*(?:RX|Rx)\s*$|admin state is|input packets|^\s+Hardware: ", text):
         return "nxos", 0.9
-    if re.search(r'"(?:carrier-transitions|in-pkts|out-pkts)"\s*:', text):
+    if re.search(r'"(?:carrier-transitions|in-pkts|out-pkts|netstat)"\s*:', text):
         return "nvue", 0.8
+    if _NVUE_PAIRED.search(text) or nvue.VIEW_COUNTERS.search(text):
+        return "nvue", 0.85
     if _EOS_HEADER.search(text) and re.search(r"packets input,|Hardware is ", text):
         return "eos", 0.9
     if porttable.HEADER.search(text) and re.search(
@@ -166,7 +173,15 @@ def _onyx(text: str, lines: list[str]) -> SwitchCounters:
 
 
 def _nvue(lines: list[str], command: str | None) -> SwitchCounters:
-    counters, view, warnings = nvue.parse(lines)
+    if nvue.VIEW_COUNTERS.search("\n".join(lines)):
+        interfaces, warnings = nvue.parse_view(lines)
+        return SwitchCounters(flavor="nvue", view="nv-view-counters", interfaces=interfaces,
+                              warnings=warnings)
+    every = nvue.parse_view_json(load_json("\n".join(lines)))
+    if every is not None:
+        return SwitchCounters(flavor="nvue", view="nv-view-counters-json", interfaces=every[0],
+                              warnings=every[1])
+    counters, view, warnings = nvue.parse(lines, command)
     match = nvue.COMMAND.search(command or "") or nvue.COMMAND.search("\n".join(lines[:5]))
     name = match.group(1) if match else None
     if name is None:

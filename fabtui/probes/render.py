@@ -5,7 +5,8 @@ Values reach commands in only two ways:
   element, so `x; rm -rf /` stays one argument (the ssh transport quotes each element for the
   remote shell with shlex);
 - in switch CLI commands, which have no quoting at all: there every value must match a strict
-  pattern (names, numbers, interface names), or the probe refuses to run.
+  pattern (names, numbers, interface names), and the command must fit one CLI line
+  (`fabtui.transports.cli_line`), or the probe refuses to run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from fabtui.model.probe import ParamDef, ProbeDef
 from fabtui.probes.targets import ProbeTarget
+from fabtui.transports import cli_line
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 CLI_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./:@+-]*")
@@ -117,7 +119,12 @@ def render_cli(template: str, values: Mapping[str, Any]) -> str:
                               "digits and _./:@+- only)")
         return text
 
-    return _PLACEHOLDER.sub(substitute, template)
+    command = _PLACEHOLDER.sub(substitute, template)
+    problem = cli_line.line_problem(command)
+    if problem:
+        shown = command if len(command) <= 60 else f"{command[:60]}..."
+        raise RenderError(f"the switch CLI command {shown!r} {problem}")
+    return command
 
 
 def _text(value: Any) -> str:

@@ -3,13 +3,19 @@ evaluate, and return one `ProbeResult` whatever happened.
 
 Failures are results: an unreachable host, a timeout, output no parser understands, all come back
 as verdict `error` with a sentence saying why, never as an exception.
+
+`sweep` runs one probe on many targets at once (a bounded number at a time, each within its own
+time limit) and yields the results as they come. Cancelling a probe (asyncio cancellation, Ctrl-C,
+a per-target time limit) stops its commands: child processes are killed, a pair probe's server
+side and a CLI session mid-command are stopped, and the switch's session lock is let go.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -21,8 +27,8 @@ from fabtui.model.transport import ErrorKind, TransportResult
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
 from fabtui.probes.evaluate import EvalContext, evaluate, findings, hardware_classes
-from fabtui.probes.render import fill_params, render_argv, render_cli
-from fabtui.probes.targets import ProbeTarget, resolve
+from fabtui.probes.render import RenderError, fill_params, render_argv, render_cli
+from fabtui.probes.targets import ProbeTarget, TargetError, resolve
 from fabtui.topology.graph import FabricGraph
 from fabtui.transports.cli_session import CliTarget, CliTransport
 from fabtui.transports.local import LocalTransport
@@ -32,6 +38,9 @@ from fabtui.transports.ssh import SshTarget, SshTransport
 
 _SERVER_START_S = 1.0
 """Time a pair probe's server gets to start listening before the client connects."""
+DEFAULT_FANOUT = 32
+"""Targets a sweep runs at once unless told otherwise (ssh's own per-host limit still applies)."""
+_CLEANUP_S = 15.0
 
 
 @dataclass
@@ -63,6 +72,56 @@ class ProbeRunner:
                   on_line: LineCallback | None = None) -> ProbeResult:
         """Run `probe`. Raises only for bad requests (`TargetError`, `RenderError`)."""
         target = resolve(self.graph, target_text, probe.target)
+        return await self.run_target(probe, target, params, on_line)
+
+    async def sweep(self, probe: ProbeDef, targets: Sequence[ProbeTarget],
+                    params: Mapping[str, str] | None = None, *, limit: int = DEFAULT_FANOUT,
+                    target_timeout: float | None = None) -> AsyncGenerator[ProbeResult, None]:
+        """Run `probe` on every target, `limit` at a time; yield each result as it completes.
+
+        Every target gives exactly one result: a target that raises (a parameter it cannot
+        fill) or takes longer than `target_timeout` (default: `time_limit(probe)`) is an
+        `error` result saying so, and the others go on. Leaving the iteration early (or
+        cancelling the consumer) cancels the targets still running; use
+        `contextlib.aclosing` to have that happen at once rather than at garbage collection.
+        """
+        if limit < 1:
+            raise ValueError(f"a sweep runs at least one target at a time, not {limit}")
+        allowed = target_timeout if target_timeout is not None else time_limit(probe)
+        gate = asyncio.Semaphore(limit)
+
+        async def one(target: ProbeTarget) -> ProbeResult:
+            async with gate:
+                return await self._bounded(probe, target, params, allowed)
+
+        tasks = [asyncio.create_task(one(target)) for target in targets]
+        try:
+            for finished in asyncio.as_completed(tasks):
+                yield await finished
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _bounded(self, probe: ProbeDef, target: ProbeTarget,
+                       params: Mapping[str, str] | None, allowed: float) -> ProbeResult:
+        """One target of a sweep: its result, or an error result (never an exception)."""
+        started = datetime.now(UTC)
+        try:
+            return await asyncio.wait_for(self.run_target(probe, target, params), allowed)
+        except TimeoutError:
+            return _error(probe, target, "", started, [], f"no result within {allowed:g}s "
+                          "(the target is slow or hung; its commands were stopped)")
+        except (TargetError, RenderError, ValueError) as exc:
+            return _error(probe, target, "", started, [], str(exc))
+        except Exception as exc:  # one broken target must not end the sweep of the others
+            return _error(probe, target, "", started, [],
+                          f"{type(exc).__name__}: {exc}")
+
+    async def run_target(self, probe: ProbeDef, target: ProbeTarget,
+                         params: Mapping[str, str] | None = None,
+                         on_line: LineCallback | None = None) -> ProbeResult:
+        """Run `probe` on a resolved target. Raises only for bad requests (`RenderError`)."""
         values = fill_params(probe, target, params or {})
         started = datetime.now(UTC)
         if probe.transport == "nvml":
@@ -124,7 +183,11 @@ class ProbeRunner:
 
     async def _run_pair(self, probe: ProbeDef, target: ProbeTarget, values: dict[str, Any],
                         client: list[str], on_line: LineCallback | None) -> TransportResult:
-        """Server on the second node, client on the first; both cleaned up on a timeout."""
+        """Server on the second node, client on the first.
+
+        Whatever ends it early (a timeout, a failed side, cancellation), the server task is
+        stopped and the probe's cleanup command runs on both nodes, so no side is left running.
+        """
         assert target.peer is not None
         server_argv = render_argv(probe.command.server or [], values)
         client_host, server_host = _ssh_target(target), _ssh_target(target.peer)
@@ -132,22 +195,34 @@ class ProbeRunner:
         server = asyncio.create_task(ssh.run(server_host, server_argv,
                                              timeout=probe.timeout + self.server_start_s + 5,
                                              retry_on_drop=False))
-        await asyncio.sleep(self.server_start_s)
-        result = await ssh.run(client_host, client, timeout=probe.timeout, on_line=on_line,
-                               retry_on_drop=False)
+        clean = False
         try:
-            served = await asyncio.wait_for(asyncio.shield(server), 10)
-        except TimeoutError:
-            served = None
-        if result.error is ErrorKind.TIMEOUT or served is None or not served.ok:
-            cleanup = render_argv(probe.command.cleanup or [], values)
-            if cleanup:
-                await asyncio.gather(ssh.run(client_host, cleanup, timeout=15),
-                                     ssh.run(server_host, cleanup, timeout=15))
+            await asyncio.sleep(self.server_start_s)
+            result = await ssh.run(client_host, client, timeout=probe.timeout, on_line=on_line,
+                                   retry_on_drop=False)
+            try:
+                served = await asyncio.wait_for(asyncio.shield(server), 10)
+            except TimeoutError:
+                served = None
+            clean = result.error is not ErrorKind.TIMEOUT and served is not None and served.ok
+        finally:
             server.cancel()
+            await asyncio.gather(server, return_exceptions=True)
+            if not clean:
+                # Shielded: a second cancellation must not leave a remote side running.
+                await _uninterrupted(self._pair_cleanup(probe, values, client_host,
+                                                        server_host))
         if served is not None and not served.ok and result.ok:
             return served  # the client "succeeded" but the server side failed: report that
         return result
+
+    async def _pair_cleanup(self, probe: ProbeDef, values: dict[str, Any],
+                            *hosts: SshTarget) -> None:
+        cleanup = render_argv(probe.command.cleanup or [], values)
+        if cleanup:
+            await asyncio.gather(*(self.transports.ssh.run(h, cleanup, timeout=_CLEANUP_S,
+                                                           retry_on_drop=False)
+                                   for h in hosts), return_exceptions=True)
 
     # parsing and judging ------------------------------------------------------------------------
     def _parse(self, probe: ProbeDef, raw: TransportResult) -> BaseModel | str:
@@ -202,6 +277,27 @@ class ProbeRunner:
                            started_at=started, ended_at=datetime.now(UTC),
                            verdict=Verdict.worst([m.verdict for m in metrics]), metrics=metrics,
                            findings=findings(probe, metrics), parsed=raw.values, raw=[raw])
+
+
+def time_limit(probe: ProbeDef) -> float:
+    """How long one target of a sweep may take: every sample's timeout, the waits, a margin."""
+    pair = _SERVER_START_S + 15 if probe.target == "node-pair" else 0.0
+    return probe.samples * probe.timeout + (probe.samples - 1) * probe.interval + pair + 5
+
+
+async def _uninterrupted(work: Any) -> None:
+    """Await `work` to its end even if the caller is cancelled meanwhile (then re-raise)."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+    with contextlib.suppress(Exception):
+        task.result()
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 def _ssh_target(target: ProbeTarget) -> SshTarget:

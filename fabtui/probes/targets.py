@@ -2,22 +2,39 @@
 
 `node001` (a node), `node001:mlx5_3` or `node001:enp92s0f0np0` (a NIC), `node001:gpu3` (a GPU),
 `leaf-g00-r3` (a switch), `leaf-g00-r3:Ethernet24` (a switch port), an optic id or link id (a
-link), `node001,node002` (a pair of nodes, optionally `node001:mlx5_0,node002:mlx5_0`), and
-`localhost` (this machine, outside the topology).
+link), `node001,node002` (a pair of nodes, optionally `node001:mlx5_0,node002:mlx5_0`),
+`rank:5` (the GPU a job's rank runs on, by the graph's rank placement: a node probe runs on its
+node, a NIC probe on the NIC that GPU sends through), and `localhost` (this machine, outside
+the topology).
+
+Target *sets* (`resolve_set`, for sweeps) name many targets at once: a glob (`node*:mlx5_*`,
+`node001:*` for all NICs of a node, `leaf-g00-*`), a node range in the pdsh / Slurm hostlist style
+(`node[001-004]`, `node[001-003,007]:mlx5_0`), `rail:N` (the NICs of rail N, or its leaves for a
+switch probe), `leaf:NAME` (the NICs cabled to that leaf, or its host ports for a port probe), and
+any of these joined by commas. A set that matches nothing is an error that says so.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from fabtui.model.probe import TargetKind
 from fabtui.model.topology import Gpu, Nic, Node, Switch, split_endpoint
-from fabtui.topology.graph import FabricGraph
+from fabtui.topology.graph import FabricGraph, UnknownRank
+from fabtui.topology.pairing import gpu_map
 
 LOCAL_NAMES = ("localhost", "local")
 _GPU = re.compile(r"^(?:gpu|GPU)(\d+)$")
+_RANK = re.compile(r"^rank:(\d+)$")
+_RANGE = re.compile(r"\[([0-9][0-9,\-]*)\]")
+"""A hostlist range: `[001-004]`, `[1,3,5-7]` (digits only; other brackets are glob classes)."""
+_GLOB = re.compile(r"[*?]|\[[^\]]*[^0-9,\-\]][^\]]*\]")
+_SET_PREFIXES = ("rail:", "leaf:")
 
 
 class TargetError(LookupError):
@@ -70,6 +87,13 @@ def resolve(graph: FabricGraph | None, text: str | None, wanted: TargetKind) -> 
 
 
 def _single(graph: FabricGraph, text: str) -> ProbeTarget:
+    rank = _RANK.match(text)
+    if rank is not None and "rank" not in graph.nodes and "rank" not in graph.switches:
+        try:
+            placed = graph.placement(int(rank.group(1)))
+        except UnknownRank as exc:
+            raise TargetError(str(exc)) from None
+        text = f"{placed.node}:gpu{placed.gpu}"
     if text in graph.nodes:
         return ProbeTarget("node", text, node=graph.nodes[text])
     if text in graph.switches:
@@ -107,6 +131,14 @@ def _fit(graph: FabricGraph, target: ProbeTarget, wanted: TargetKind) -> ProbeTa
         return target
     if wanted == "node" and target.node is not None:
         return ProbeTarget("node", target.node.hostname, node=target.node)
+    if wanted == "nic" and target.gpu is not None and target.node is not None:
+        # A GPU (a rank's, say) stands for the NIC it sends through.
+        nic_name = next((nic for nic, gpus in gpu_map(target.node).items()
+                         if target.gpu.index in gpus), None)
+        nic = graph.find_nic(target.node.hostname, nic_name) if nic_name else None
+        if nic is not None:
+            return ProbeTarget("nic", f"{target.node.hostname}:{nic.name}", node=target.node,
+                               nic=nic)
     if wanted == "switch" and target.switch is not None:
         return ProbeTarget("switch", target.switch.name, switch=target.switch)
     if wanted in ("port", "link") and (target.link_index is not None or target.kind == "nic"):
@@ -164,3 +196,175 @@ def _example(graph: FabricGraph | None, wanted: TargetKind,
         "local": "localhost",
     }
     return examples.get(wanted, "a name")
+
+
+# target sets ------------------------------------------------------------------------------------
+def is_set(text: str | None) -> bool:
+    """True when `text` names a set of targets (a glob, a range, `rail:` / `leaf:`, a list).
+
+    A comma between two plain names is a pair (for pair probes) or a list (for the others):
+    `resolve_set` tells them apart by the probe; this says only whether set syntax is used.
+    """
+    if text is None:
+        return False
+    text = text.strip()
+    return text.startswith(_SET_PREFIXES) or bool(_GLOB.search(text)) or \
+        bool(_RANGE.search(text)) or len(_split_list(text)) > 2
+
+
+def resolve_set(graph: FabricGraph | None, text: str | None,
+                wanted: TargetKind) -> list[ProbeTarget]:
+    """Every target `text` names, in topology order, each once. Raises `TargetError`.
+
+    A plain name gives one target (as `resolve`); a pair probe takes exactly one pair.
+    """
+    if text is None or text.strip() in LOCAL_NAMES or (not is_set(text) and (
+            wanted == "node-pair" or "," not in text)):
+        return [resolve(graph, text, wanted)]
+    if wanted == "node-pair":
+        raise TargetError("a pair probe runs on one pair (nodeA,nodeB), not on a set")
+    if graph is None:
+        raise TargetError(f"no topology is loaded to find {text.strip()!r} in")
+    found: dict[str, ProbeTarget] = {}
+    for part in _split_list(text.strip()):
+        for target in _members(graph, part, wanted):
+            found.setdefault(target.name, target)
+    return list(found.values())
+
+
+def _split_list(text: str) -> list[str]:
+    """Split at commas outside brackets: `node[1,2],node5` -> `node[1,2]`, `node5`."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    parts.append(current.strip())
+    return [p for p in parts if p]
+
+
+def _members(graph: FabricGraph, part: str, wanted: TargetKind) -> list[ProbeTarget]:
+    if part.startswith("rail:"):
+        return _rail(graph, part.removeprefix("rail:").strip(), wanted)
+    if part.startswith("leaf:"):
+        return _leaf(graph, part.removeprefix("leaf:").strip(), wanted)
+    names = _hostlist(part)
+    out: list[ProbeTarget] = []
+    for name in names:
+        if _GLOB.search(name):
+            out += _glob(graph, name, wanted)
+        else:
+            out.append(resolve(graph, name, wanted))
+    return out
+
+
+def _hostlist(text: str) -> list[str]:
+    """Expand hostlist ranges: `node[001-003]:mlx5_[0-1]` -> six names (zero padding kept)."""
+    pieces = _RANGE.split(text)
+    if len(pieces) == 1:
+        return [text]
+    choices: list[list[str]] = []
+    for index, piece in enumerate(pieces):
+        if index % 2 == 0:
+            choices.append([piece])
+            continue
+        values: list[str] = []
+        for item in piece.split(","):
+            low, sep, high = item.partition("-")
+            if not low or (sep and not high):
+                raise TargetError(f"{text!r}: {item!r} is not a number or a range like 001-004")
+            if not sep:
+                values.append(low)
+                continue
+            if int(high) < int(low):
+                raise TargetError(f"{text!r}: the range {item} runs backwards")
+            if int(high) - int(low) >= 100_000:
+                raise TargetError(f"{text!r}: the range {item} is too large")
+            width = len(low) if low.startswith("0") else 0
+            values += [str(n).zfill(width) for n in range(int(low), int(high) + 1)]
+        choices.append(values)
+    return ["".join(combo) for combo in itertools.product(*choices)]
+
+
+def _names(graph: FabricGraph, kind: TargetKind) -> Iterable[str]:
+    """Every name of a target of `kind`, in topology order."""
+    if kind == "node":
+        return list(graph.nodes)
+    if kind == "nic":
+        return [f"{h}:{nic.name}" for h, node in graph.nodes.items() for nic in node.nics]
+    if kind == "gpu":
+        return [f"{h}:gpu{gpu.index}" for h, node in graph.nodes.items() for gpu in node.gpus]
+    if kind == "switch":
+        return list(graph.switches)
+    if kind == "port":
+        return [e for e in graph.port_links if split_endpoint(e)[0] in graph.switches]
+    if kind == "link":
+        return list(graph.link_ids)
+    return []
+
+
+_KINDS: tuple[TargetKind, ...] = ("node", "nic", "gpu", "switch", "port", "link")
+
+
+def _glob(graph: FabricGraph, pattern: str, wanted: TargetKind) -> list[ProbeTarget]:
+    """Targets whose names match `pattern`: of the wanted kind, else of any kind that fits."""
+    direct = [n for n in _names(graph, wanted) if fnmatch.fnmatchcase(n, pattern)]
+    if direct:
+        return [resolve(graph, n, wanted) for n in direct]
+    fitted: list[ProbeTarget] = []
+    first_error: TargetError | None = None
+    for kind in _KINDS:
+        for name in _names(graph, kind):
+            if not fnmatch.fnmatchcase(name, pattern):
+                continue
+            try:
+                fitted.append(resolve(graph, name, wanted))
+            except TargetError as exc:
+                first_error = first_error or exc
+    if fitted:
+        return fitted
+    if first_error is not None:
+        raise TargetError(f"{pattern!r} matches no {wanted} ({first_error})")
+    raise TargetError(f"{pattern!r} matches no {wanted} of this fabric "
+                      f"(a {wanted} is named like {_example(graph, wanted)})")
+
+
+def _rail(graph: FabricGraph, text: str, wanted: TargetKind) -> list[ProbeTarget]:
+    rails = sorted({nic.rail for node in graph.nodes.values() for nic in node.nics})
+    if not text.isdigit():
+        raise TargetError(f"rail:{text}: a rail is a number ({_rails_text(rails)})")
+    rail = int(text)
+    if wanted == "switch":
+        leaves = [s for s in graph.switches.values() if rail in s.rail]
+        if not leaves:
+            raise TargetError(f"rail:{rail}: no leaf serves rail {rail} ({_rails_text(rails)})")
+        return [ProbeTarget("switch", s.name, switch=s) for s in leaves]
+    nics = [f"{h}:{nic.name}" for h, node in graph.nodes.items() for nic in node.nics
+            if nic.rail == rail]
+    if not nics:
+        raise TargetError(f"rail:{rail}: no NIC is on rail {rail} ({_rails_text(rails)})")
+    return [resolve(graph, n, wanted) for n in nics]
+
+
+def _rails_text(rails: list[int]) -> str:
+    return f"rails: {', '.join(map(str, rails))}" if rails else "this fabric has no NICs"
+
+
+def _leaf(graph: FabricGraph, name: str, wanted: TargetKind) -> list[ProbeTarget]:
+    switch = graph.switches.get(name)
+    if switch is None:
+        close = fnmatch.filter(graph.switches, f"*{name}*")[:3]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise TargetError(f"leaf:{name}: there is no switch {name!r}{hint}")
+    if wanted == "switch":
+        return [ProbeTarget("switch", switch.name, switch=switch)]
+    behind = graph.hosts_behind(name)
+    if not behind:
+        raise TargetError(f"leaf:{name}: no NIC is cabled to {name}")
+    if wanted == "port":
+        return [ProbeTarget("port", f"{name}:{a.port}", switch=switch, port=a.port,
+                            link_index=a.link_index) for a in behind]
+    return [resolve(graph, f"{a.node.hostname}:{a.nic.name}", wanted) for a in behind]

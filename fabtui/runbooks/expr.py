@@ -11,6 +11,11 @@ Templates substitute `{{ expr }}`. In a shell block every substitution is quoted
 stands (outside quotes: `shlex.quote`; inside double quotes: backslash-escaped), so a value such
 as `; rm -rf /` or `$(reboot)` reaches the command only as data. A substitution inside single
 quotes cannot be made safe and is refused.
+
+A script for an interactive switch CLI (`render_cli_lines`) is sent one line at a time, and the
+terminal acts on a newline or any other control character before a shell sees quotes: there a
+value must also stay on the one line it stands in, and every line must fit a CLI line
+(`fabtui.transports.cli_line`), or the whole script is refused before any line is sent.
 """
 
 from __future__ import annotations
@@ -20,7 +25,10 @@ import functools
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from fabtui.transports import cli_line
 
 MAX_LENGTH = 4000
 MAX_STEPS = 200_000
@@ -40,6 +48,29 @@ BUILTINS: dict[str, Callable[..., Any]] = {
 
 class ExprError(ValueError):
     """An expression that cannot be read or evaluated (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value not known yet (a dry run measures nothing): its name, and why it is unknown,
+    e.g. `captured from the output of step 2 block 'dom', known when it runs`."""
+
+    name: str
+    why: str
+
+    def derived(self, name: str) -> Unknown:
+        """The unknown `name` computed from this one."""
+        why = self.why if self.why.startswith("set from ") else f"set from {self.why}" \
+            if self.why.startswith("the ") else f"set from {self.name}, {self.why}"
+        return Unknown(name, why)
+
+
+class UnknownValue(ExprError):
+    """An expression read a value that is not known yet (`Unknown`)."""
+
+    def __init__(self, unknown: Unknown) -> None:
+        super().__init__(f"{unknown.name} is {unknown.why}")
+        self.unknown = unknown
 
 
 
@@ -128,6 +159,8 @@ class Evaluator:
             return node.value
         if isinstance(node, ast.Name):
             if node.id in scope:
+                if isinstance(scope[node.id], Unknown):
+                    raise UnknownValue(scope[node.id])
                 return scope[node.id]
             lowered = node.id.lower()
             if lowered in ("true", "false"):
@@ -288,22 +321,94 @@ def template_expressions(template: str) -> list[str]:
     return [m.group(1).strip() for m in _TEMPLATE.finditer(template)]
 
 
-def render(template: str, evaluator: Evaluator) -> str:
-    """`template` with each `{{ expr }}` replaced by its value as text (None: empty)."""
-    return _TEMPLATE.sub(lambda m: _text(evaluator.evaluate(m.group(1))), template)
+Unknowns = list[tuple[str, Unknown]]
+"""(expression, the unknown value it needs), collected by a tolerant render."""
 
 
-def render_shell(script: str, evaluator: Evaluator) -> str:
-    """A shell script with every substitution quoted for its place. Raises `ExprError`."""
+def render(template: str, evaluator: Evaluator, unknown: Unknowns | None = None) -> str:
+    """`template` with each `{{ expr }}` replaced by its value as text (None: empty).
+
+    With `unknown` (a dry run), an expression that needs a value not known yet stays as
+    `{{ expr }}` and is appended to `unknown`; without it, that raises `UnknownValue`."""
+    return _TEMPLATE.sub(lambda m: _value(m.group(1), evaluator, unknown)[0], template)
+
+
+def _value(expression: str, evaluator: Evaluator,
+           unknown: Unknowns | None) -> tuple[str, bool]:
+    """(the value as text, known?): an unknown one is `{{ expr }}`, recorded in `unknown`."""
+    try:
+        return _text(evaluator.evaluate(expression)), True
+    except UnknownValue as exc:
+        if unknown is None:
+            raise
+        shown = f"{{{{ {expression.strip()} }}}}"
+        if all(shown != seen for seen, _ in unknown):
+            unknown.append((shown, exc.unknown))
+        return shown, False
+
+
+def describe_unknown(unknown: Unknowns) -> str:
+    """`{{ serial }}: captured from ..., known when it runs; ...` for a dry run's message."""
+    return "; ".join(f"{shown}: {u.why}" if shown == f"{{{{ {u.name} }}}}" else
+                     f"{shown}: needs {u.name}, {u.why}" for shown, u in unknown)
+
+
+def render_shell(script: str, evaluator: Evaluator, unknown: Unknowns | None = None) -> str:
+    """A shell script with every substitution quoted for its place. Raises `ExprError`.
+
+    `unknown` as for `render`: an unknown value is shown as its `{{ expr }}`, unquoted (a dry
+    run sends nothing)."""
+    return _render_shell(script, evaluator, unknown, None)
+
+
+def render_cli_lines(script: str, evaluator: Evaluator,
+                     unknown: Unknowns | None = None) -> list[str]:
+    """The lines to type into a switch CLI session for `script`, blank lines left out.
+
+    Substitutions are quoted as in `render_shell`; a value holding a control character (a
+    newline, CR, NUL, ESC, tab, DEL, ...) or too long for a CLI line, and any line that would
+    not fit, raise `ExprError` naming the expression. Everything is rendered and checked before
+    the caller sends the first line, so a refused script sends nothing. `unknown` as for
+    `render` (a dry run): an unknown value is shown as itself and checked when it is known.
+    """
+
+    def check(expression: str, value: str) -> None:
+        problem = cli_line.control_problem(value)
+        if problem:
+            raise ExprError(f"{{{{ {expression.strip()} }}}} {problem}: a value typed into a "
+                            "switch CLI must stay on its one line; refused before sending "
+                            "anything")
+        problem = cli_line.length_problem(value)
+        if problem:
+            raise ExprError(f"{{{{ {expression.strip()} }}}} {problem}; refused before "
+                            "sending anything")
+
+    lines = [line for line in _render_shell(script, evaluator, unknown, check).split("\n")
+             if line.strip()]
+    for number, line in enumerate(lines, start=1):
+        problem = cli_line.line_problem(line)
+        if problem:
+            raise ExprError(f"line {number} of the command {problem}; refused before sending "
+                            "anything")
+    return lines
+
+
+def _render_shell(script: str, evaluator: Evaluator, unknown: Unknowns | None,
+                  check: Callable[[str, str], None] | None) -> str:
+    """`render_shell`, with `check(expression, value)` called on every known value."""
     out: list[str] = []
     position = 0
     for start, end, expression, context in _shell_substitutions(script):
         out.append(script[position:start])
-        value = _text(evaluator.evaluate(expression))
         if context == "single":
             raise ExprError(f"{{{{ {expression.strip()} }}}} inside single quotes cannot be "
                             "quoted safely: move it outside the quotes or into double quotes")
-        if context == "double":
+        value, known = _value(expression, evaluator, unknown)
+        if known and check is not None:
+            check(expression, value)
+        if not known:
+            out.append(value)  # an unknown, shown as itself
+        elif context == "double":
             out.append(re.sub(r'([\\"$`])', r"\\\1", value))
         else:
             out.append(shlex.quote(value))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fabtui.errors import InputError, Problem
 from fabtui.model.runbook import InputSpec, InputType, Runbook
 from fabtui.model.topology import split_endpoint
+from fabtui.runbooks.redact import Redactor
 from fabtui.topology.graph import FabricGraph
 
 
@@ -27,6 +29,14 @@ def convert(spec: InputSpec, raw: Any, graph: FabricGraph | None) -> Any:
             raise ValueError(f"{raw!r} is not yes/no")
         return text in ("true", "yes", "1", "y")
     text = str(raw).strip()
+    if spec.pattern is not None:
+        try:
+            matched = re.fullmatch(spec.pattern, str(raw))
+        except re.error as exc:
+            raise ValueError(f"pattern {spec.pattern!r} is not a valid regex: {exc}") from None
+        if matched is None:
+            shown = "the value" if spec.secret else repr(raw)
+            raise ValueError(f"{shown} does not match {spec.pattern}")
     if kind is InputType.CHOICE or spec.choices:
         if spec.choices and text not in spec.choices:
             raise ValueError(f"{text!r} is not one of {', '.join(spec.choices)}")
@@ -70,7 +80,8 @@ def resolve_inputs(runbook: Runbook, given: dict[str, Any], graph: FabricGraph |
         try:
             values[name] = convert(spec, raw, graph)
         except ValueError as exc:
-            problems.append(Problem(source, None, f"{name}: {exc}"))
+            reason = Redactor(str(raw)).text(str(exc)) if spec.secret else str(exc)
+            problems.append(Problem(source, None, f"{name}: {reason}"))
     if problems:
         raise InputError(problems)
     return values

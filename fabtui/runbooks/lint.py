@@ -4,20 +4,28 @@ Checks: the front-matter schema; block kinds and attributes; block bodies (probe
 rules, decide lines); every expression and template parses; every variable is defined somewhere
 (an input, a block's result, a `set` or `capture`d name, an `input` block); every function and
 probe exists; every branch target exists; every step is reachable; destructive commands are
-marked `danger` (typed confirmation); no substitution sits where it cannot be quoted; declared
+marked `danger` (typed confirmation), and so is every probe block whose probe the catalog marks
+dangerous; no substitution sits where it cannot be quoted; declared
 tests name scenarios, steps, inputs and gates that exist. The engine refuses a runbook with
 errors.
+
+Warned: a free-form string input (no pattern, no choices, no fabric type), directly or through
+`set`, substituted into a line typed into a switch CLI (an `sh` block with `on=` that is not
+known to be a node). The engine refuses a newline or control character there at run time; the
+warning asks the author to restrict the input so such a value is refused when it is given.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from fabtui.durations import parse_duration
 from fabtui.errors import InputError
-from fabtui.model.runbook import Block, BlockKind, Runbook
+from fabtui.model.probe import ProbeDef
+from fabtui.model.runbook import Block, BlockKind, InputType, Runbook
 from fabtui.runbooks import blocks as block_text
 from fabtui.runbooks.engine import var_name
 from fabtui.runbooks.expr import (
@@ -29,21 +37,25 @@ from fabtui.runbooks.expr import (
     template_expressions,
 )
 from fabtui.runbooks.functions import fabric_functions
-from fabtui.sim.scenario import parse_duration
 
 _COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
 ATTRIBUTES: dict[BlockKind, set[str]] = {
     BlockKind.SH: _COMMON | {"on", "capture", "danger", "confirm", "ok_status", "on_no"},
-    BlockKind.PROBE: _COMMON | {"interval"},
+    BlockKind.PROBE: _COMMON | {"interval", "danger", "confirm", "on_no"},
     BlockKind.CHECK: _COMMON,
     BlockKind.CONFIRM: _COMMON | {"type", "danger", "on_no"},
-    BlockKind.INPUT: _COMMON | {"name", "type", "choices", "default", "secret"},
+    BlockKind.INPUT: _COMMON | {"name", "type", "choices", "default", "secret", "pattern"},
     BlockKind.DECIDE: _COMMON,
     BlockKind.NOTE: _COMMON,
 }
 _FUNCTIONS = set(fabric_functions(None)) | set(BUILTINS)
 """Every function an expression may call (the engine's own table, so the two cannot drift)."""
 _SPECIAL_TARGETS = {"end", "stop", "continue", "abort"}
+_FREE_FORM = {InputType.STRING, InputType.PATH, InputType.CHOICE}
+"""Input types whose values nothing checks unless `choices` or `pattern` restrict them."""
+_NODE_TYPES = {InputType.NODE}
+_NODE_FUNCTIONS = {"node_of_rank"}
+"""Functions whose result is a node: an `on=` made of these is no switch."""
 
 
 @dataclass(frozen=True)
@@ -66,26 +78,35 @@ def lint_parse_error(error: InputError) -> list[LintIssue]:
     return [LintIssue(p.source, p.line, "error", p.message) for p in error.problems]
 
 
-def lint(runbook: Runbook, *, probes: Iterable[str], runbooks: Iterable[str] = (),
-         scenarios: Iterable[str] | None = None) -> list[LintIssue]:
-    """Every problem of `runbook`, errors and warnings, in file order."""
+def lint(runbook: Runbook, *, probes: Iterable[str] | Mapping[str, ProbeDef],
+         runbooks: Iterable[str] = (), scenarios: Iterable[str] | None = None) -> list[LintIssue]:
+    """Every problem of `runbook`, errors and warnings, in file order.
+
+    `probes`: the catalog (names, or name -> definition; only the latter finds dangerous
+    probes used without `danger=true`).
+    """
+    dangerous = {name for name, d in probes.items() if d.danger} \
+        if isinstance(probes, Mapping) else set()
     checker = _Checker(runbook, set(probes), set(runbooks), set(scenarios)
-                       if scenarios is not None else None)
+                       if scenarios is not None else None, dangerous)
     checker.run()
     return sorted(checker.issues, key=lambda i: (i.line or 0, i.message))
 
 
 class _Checker:
     def __init__(self, runbook: Runbook, probes: set[str], runbooks: set[str],
-                 scenarios: set[str] | None) -> None:
+                 scenarios: set[str] | None, dangerous: set[str]) -> None:
         self.runbook = runbook
         self.probes = probes
         self.runbooks = runbooks
         self.scenarios = scenarios
+        self.dangerous = dangerous
+        """Probes the catalog marks `danger`: their blocks must say danger=true."""
         self.issues: list[LintIssue] = []
         self.steps = {s.id for s in runbook.steps}
         self._definers = self._count_definers()
         self.defined = set(self._definers)
+        self.free_form = self._free_form_names()
 
     def error(self, line: int | None, message: str) -> None:
         self.issues.append(LintIssue(self.runbook.path, line, "error", message))
@@ -163,6 +184,67 @@ class _Checker:
                     self.error(block.line, f"{block.id}: capture is not a valid regex: {exc}")
         return counts
 
+    def _free_form_names(self) -> set[str]:
+        """Names holding an unrestricted string: such inputs and what `set` derives from them."""
+        free = {spec.name for spec in self.runbook.meta.inputs
+                if spec.type in _FREE_FORM and not spec.choices and spec.pattern is None}
+        for block in self.runbook.blocks():
+            if block.kind is BlockKind.INPUT and \
+                    block.attrs.get("type", "string") in {t.value for t in _FREE_FORM} and \
+                    "choices" not in block.attrs and "pattern" not in block.attrs:
+                free.add(block.attrs.get("name", var_name(block.id)))
+        derived = []
+        for block in self.runbook.blocks():
+            for assignment in re.split(r";", block.attrs.get("set", "")):
+                key, sep, expression = assignment.partition("=")
+                with contextlib.suppress(ExprError):
+                    if sep:
+                        derived.append((key.strip(), names(expression)))
+        grew = True
+        while grew:  # to a fixed point: `set` chains may run in any order
+            grew = False
+            for key, used in derived:
+                if key not in free and used & free:
+                    free.add(key)
+                    grew = True
+        return free
+
+    def _may_be_switch(self, on: str) -> bool:
+        """False only where `on=` is sure to name a node (a node input, `node_of_rank`)."""
+        expressions = template_expressions(on)
+        if not expressions:
+            return True  # a literal name: lint does not know the fabric
+        kinds = {spec.name: spec.type for spec in self.runbook.meta.inputs}
+        for expression in expressions:
+            try:
+                called = functions(expression)
+                used = names(expression)
+            except ExprError:
+                return True
+            if called & _NODE_FUNCTIONS:
+                continue
+            if called or not used or any(kinds.get(name) not in _NODE_TYPES for name in used):
+                return True
+        return False
+
+    def _switch_lines(self, block: Block) -> None:
+        """Warn where a free-form string is typed into a switch CLI line."""
+        on = block.attrs.get("on")
+        if not on or not self._may_be_switch(on):
+            return
+        for number, line in enumerate(block.body.split("\n"), start=1):
+            for expression in template_expressions(line):
+                try:
+                    used = names(expression)
+                except ExprError:
+                    continue
+                for name in sorted(used & self.free_form):
+                    self.warning(block.line + number, f"{block.id}: free-form input {name!r} (a "
+                                 f"string with no pattern or choices) is typed into a switch "
+                                 f"CLI line on {on}: a newline or control character in it "
+                                 "stops the run there; give it a pattern, choices or a fabric "
+                                 "type (port, switch, node)")
+
     def _used_by_body(self, block: Block) -> set[str]:
         """Names the block reads while it runs (not in its `set`)."""
         texts: list[str] = []
@@ -230,6 +312,7 @@ class _Checker:
     def _sh(self, block: Block) -> None:
         for problem in shell_problems(block.body):
             self.error(block.line, f"{block.id}: {problem}")
+        self._switch_lines(block)
         self.template(block, block.body)
         for attr in ("on", "confirm"):
             if attr in block.attrs:
@@ -244,6 +327,14 @@ class _Checker:
         call = block_text.probe_call(block)
         if self.probes and call.probe not in self.probes:
             self.error(block.line + 1, f"{block.id}: no probe {call.probe!r} in the catalog")
+        if call.probe in self.dangerous and \
+                block.attrs.get("danger", "").lower() not in ("true", "yes", "1"):
+            self.error(block.line, f"{block.id}: probe {call.probe} changes state on its target "
+                       "(the catalog marks it danger): mark the block danger=true (the operator "
+                       "must type a confirmation; confirm=\"...\" names what) and say what it "
+                       "does in the prose")
+        if "confirm" in block.attrs:
+            self.template(block, block.attrs["confirm"])
         if call.target is not None:
             self.template(block, call.target)
         for value in call.params.values():
@@ -273,11 +364,14 @@ class _Checker:
             self.error(block.line, f"{block.id}: a confirm block asks a question: write it")
 
     def _input(self, block: Block) -> None:
-        from fabtui.model.runbook import InputType
-
         kind = block.attrs.get("type", "string")
         if kind not in {t.value for t in InputType}:
             self.error(block.line, f"{block.id}: unknown input type {kind!r}")
+        if "pattern" in block.attrs:
+            try:
+                re.compile(block.attrs["pattern"])
+            except re.error as exc:
+                self.error(block.line, f"{block.id}: pattern is not a valid regex: {exc}")
 
     def _note(self, block: Block) -> None:
         self.template(block, block.body)

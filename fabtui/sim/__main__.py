@@ -6,17 +6,19 @@
   exits with its status, as `ssh node003 ethtool ...` would.
 
 Both read the running demo fabric from the state file (`--state`, else `FABTUI_SIM_STATE`, else
-the default data folder).
+the default data folder), and answer after the delay `FABTUI_SIM_LATENCY` gives the device.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from fabtui.errors import InputError
 from fabtui.paths import default_data_dir
+from fabtui.sim import latency
 from fabtui.sim.state import load_or_problem, state_file
 
 
@@ -33,16 +35,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     path = args.state or state_file(default_data_dir())
     try:
+        delay = latency.from_env().of(args.name)
         state = load_or_problem(path)
         if args.device == "switch":
             from fabtui.sim.switch_session import serve
 
-            return serve(path, state, args.name)
+            return serve(path, state, args.name, delay)
         from fabtui.sim.node_commands import run
         from fabtui.sim.state import build_sim
 
         sim = build_sim(state)
         command = args.command[1:] if args.command[:1] == ["--"] else args.command
+        time.sleep(delay)
         out, err, status = run(sim, args.name, command, state.now())
     except InputError as exc:
         for problem in exc.problems:

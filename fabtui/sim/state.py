@@ -69,6 +69,20 @@ class SimState(BaseModel):
     shut: list[Shutdown] = Field(default_factory=list)
     """Switch ports an operator shut (`config interface shutdown`), and when."""
 
+    def not_healthy(self) -> str | None:
+        """What makes the demo fabric differ from a healthy one (the scenario playing,
+        injected faults, ports left shut), in one line; None when it is healthy."""
+        now = self.now()
+        parts = [f"scenario {self.scenario.stem} playing"] if self.scenario.stem != "healthy" \
+            else []
+        if self.injected:
+            count = len(self.injected)
+            parts.append(f"{count} injected fault{'s' if count != 1 else ''}")
+        shut = [s.endpoint for s in self.shut if s.until is None or s.until > now]
+        if shut:
+            parts.append(f"port{'s' if len(shut) != 1 else ''} {', '.join(shut)} shut")
+        return ", ".join(parts) or None
+
     def now(self) -> float:
         """Simulation time now (pinned by `FABTUI_SIM_TIME` when set)."""
         pinned = os.environ.get(TIME_VAR)

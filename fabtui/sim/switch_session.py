@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from pathlib import Path
 
 from fabtui.sim.state import SimState, build_sim, read_state, set_port_admin
@@ -63,8 +64,11 @@ def _show(text: str, flavor: str, paging: bool) -> None:
                 return
 
 
-def serve(path: Path, state: SimState, name: str) -> int:
-    """Run the session for switch `name` until the user leaves. Returns the exit status."""
+def serve(path: Path, state: SimState, name: str, delay: float = 0.0) -> int:
+    """Run the session for switch `name` until the user leaves. Returns the exit status.
+
+    Every reply comes `delay` seconds after its command (a slow management network).
+    """
     sim = build_sim(state)
     switch = sim.graph.switches.get(name)
     if switch is None:
@@ -98,6 +102,8 @@ def serve(path: Path, state: SimState, name: str) -> int:
             command, line = line.strip(), ""
             if command in ("exit", "logout", "quit"):
                 return 0
+            if delay:
+                time.sleep(delay)
             if _mtime(path) != stamp:
                 stamp = _mtime(path)
                 fresh = read_state(path)

@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_BASH_PROMPT = rb"(?m)^[^\r\n]*[\w.-]+@[\w.-]+[^\r\n]*[$#] ?\Z"
+# `user@host...$ `: one word character each side of `@` accepts the same lines as `+` would (the
+# rest is absorbed by `[^\r\n]*`) without its quadratic backtracking over a long line.
+_BASH_PROMPT = rb"(?m)^[^\r\n]*[\w.-]@[\w.-][^\r\n]*[$#] ?\Z"
 _ERRORS_BASH = (rb"command not found", rb"^Error: .*", rb"^Usage: .*", rb"No such command")
 
 
@@ -26,7 +28,8 @@ class CliFlavor:
 
     name: str
     prompt: re.Pattern[bytes]
-    """Matches the prompt at the very end of what the switch has sent so far."""
+    """Matches the prompt at the very end of what the switch has sent so far; it is searched
+    for only in the last line's final bytes, so it must match within one line."""
     paging_off: tuple[str, ...]
     """Commands sent once after login so replies never stop for a pager."""
     errors: tuple[re.Pattern[bytes], ...]

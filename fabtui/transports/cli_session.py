@@ -7,8 +7,17 @@ recognise the flavor's error replies. Sessions stay open between polls; a sessio
 reconnected once and the command resent. Output is streamed into a capped collector while the
 last bytes are held back to find the prompt, so a 50 MB reply does not grow memory.
 
+A command is one line (`cli_line`): one holding a control character or longer than a CLI line is
+refused before anything is sent, whoever built it. Reading a reply is linear in its size: the
+prompt is looked for only in the end of the last line (where it must be), a long command is
+typed in chunks while its echo is read (so neither side of the terminal blocks the other), and
+the reply is cleaned line by line.
+
 pexpect is synchronous: each session runs its commands in a worker thread of a pool sized for
-many switches at once, so polling 64 switches does not wait on each other.
+many switches at once, so polling 64 switches does not wait on each other. Cancelling a command
+(asyncio cancellation of `CliTransport.run`) is seen by its thread within half a second: the
+session is closed (its process killed), the switch's lock let go, and only then does the
+cancellation reach the caller.
 """
 
 from __future__ import annotations
@@ -16,7 +25,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 import re
+import select
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +38,7 @@ from typing import Any, NoReturn
 import pexpect
 
 from fabtui.model.transport import ErrorKind, TransportResult
-from fabtui.transports import credentials
+from fabtui.transports import cli_line, credentials
 from fabtui.transports.cli_flavors import MORE, CliFlavor, flavor
 from fabtui.transports.output import DEFAULT_CAP, OutputCollector
 from fabtui.transports.process import ProcessOutcome
@@ -36,6 +47,10 @@ from fabtui.transports.ssh import SshOptions, SshTarget, SshTransport, classify
 _HOLD_BACK = 2048
 """Bytes kept back from the collector while reading: where a prompt may be forming."""
 _READ = 65536
+_PROMPT_TAIL = 512
+"""Bytes at the end of the last line in which a prompt is looked for (prompts are short)."""
+_SEND_CHUNK = 512
+"""Bytes typed at a time; the echo is read in between so the terminal's buffers never fill."""
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 _PASSWORD = re.compile(rb"(?i)password[^:\r\n]*: ?\Z")
 _HOST_KEY = re.compile(rb"\(yes/no(/\[fingerprint\])?\)\?|REMOTE HOST IDENTIFICATION HAS CHANGED|"
@@ -65,6 +80,16 @@ class _Failure(Exception):
         self.kind, self.message, self.output = kind, message, output
 
 
+_POLL_S = 0.5
+"""How often a waiting session thread looks whether its command was cancelled."""
+_CANCEL_WAIT_S = 10.0
+"""How long a cancelled `run` waits for its thread to close the session and let go."""
+
+
+class _Cancelled(Exception):
+    """The caller cancelled the command; the session has been closed."""
+
+
 class _Dropped(Exception):
     def __init__(self, partial: OutputCollector) -> None:
         super().__init__("connection dropped")
@@ -87,8 +112,8 @@ class CliSession:
         """The prompt as the switch printed it after login."""
 
     # connection ---------------------------------------------------------------------------------
-    def connect(self) -> None:
-        """Log in, wait for the prompt, turn paging off. Raises `_Failure`."""
+    def connect(self, cancel: threading.Event | None = None) -> None:
+        """Log in, wait for the prompt, turn paging off. Raises `_Failure` (`_Cancelled`)."""
         self.close()
         password = credentials.is_password(self.target.ssh.credentials)
         secret = None
@@ -111,7 +136,13 @@ class CliSession:
         while True:
             patterns: list[Any] = [_PASSWORD, _HOST_KEY, MORE, self.flavor.prompt, pexpect.EOF,
                                    pexpect.TIMEOUT]
-            index = child.expect(patterns, timeout=max(0.1, deadline - time.monotonic()))
+            remaining = deadline - time.monotonic()
+            index = child.expect(patterns, timeout=max(0.1, min(remaining, _POLL_S)))
+            if cancel is not None and cancel.is_set():
+                self.close()
+                raise _Cancelled
+            if index == 5 and remaining > _POLL_S:
+                continue  # not yet: looked for a cancellation, keep waiting for the prompt
             seen += _bytes(child.before) + _bytes(child.after)
             if index == 0:
                 if secret is None:
@@ -140,7 +171,7 @@ class CliSession:
                 self._fail_login(ErrorKind.TIMEOUT, f"no {self.flavor.name} prompt within "
                                  f"{self.login_timeout:g}s (is the flavor right?)")
         for command in self.flavor.paging_off:
-            self._exchange(command, time.monotonic() + 10)
+            self._exchange(command, time.monotonic() + 10, cancel)
 
     def _fail_login(self, kind: ErrorKind, message: str) -> NoReturn:
         self.close()
@@ -171,22 +202,52 @@ class CliSession:
         child.close(force=True)
 
     # commands -----------------------------------------------------------------------------------
-    def run(self, command: str, timeout: float) -> tuple[OutputCollector, str | None]:
+    def run(self, command: str, timeout: float,
+            cancel: threading.Event | None = None) -> tuple[OutputCollector, str | None]:
         """Send `command`; return the reply and the CLI's error line, if it rejected it.
 
-        Raises `_Dropped` if the session ends mid-command, `_Failure` on timeout.
+        Raises `_Dropped` if the session ends mid-command, `_Failure` on timeout, or before
+        logging in or sending anything if `command` is not one CLI line (`cli_line`);
+        `_Cancelled` (after closing the session) once `cancel` is set.
         """
+        problem = cli_line.line_problem(command)
+        if problem:
+            raise _Failure(ErrorKind.UNSUPPORTED, f"{self.target.name}: refused to send a "
+                           f"command that {problem} (a CLI takes one line at a time)")
         if not self.alive():
-            self.connect()
-        return self._exchange(command, time.monotonic() + timeout)
+            self.connect(cancel)
+        return self._exchange(command, time.monotonic() + timeout, cancel)
 
-    def _exchange(self, command: str, deadline: float) -> tuple[OutputCollector, str | None]:
+    def _exchange(self, command: str, deadline: float,
+                  cancel: threading.Event | None = None) -> tuple[OutputCollector, str | None]:
         child = self.child
         assert child is not None
         collector = OutputCollector(self.cap)
         pending = bytearray()
-        child.sendline(command)
+        self._type(child, command, pending, deadline)
+        unseen = bool(pending)  # typing may already have read the whole reply
         while True:
+            if cancel is not None and cancel.is_set():
+                self.close()  # mid-command: only a fresh session is in a known state
+                raise _Cancelled
+            if unseen:
+                window = bytes(pending[-_HOLD_BACK:])
+                offset = len(pending) - len(window)
+                # A prompt is the end of the last line; searching only there keeps each read's
+                # work bounded (a prompt regex over a long echoed line is quadratic).
+                tail = max(window.rfind(b"\n") + 1, len(window) - _PROMPT_TAIL)
+                prompt = self.flavor.prompt.search(window[tail:])
+                if prompt is not None:
+                    collector.feed(bytes(pending[: offset + tail + prompt.start()]))
+                    break
+                more = MORE.search(window)
+                if more is not None:
+                    collector.feed(bytes(pending[: offset + more.start()]))
+                    pending.clear()
+                    child.send(b"q" if b"END" in more.group(0) else b" ")
+                elif len(pending) > _HOLD_BACK:
+                    collector.feed(bytes(pending[:-_HOLD_BACK]))
+                    del pending[:-_HOLD_BACK]
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 collector.feed(bytes(pending))
@@ -194,29 +255,56 @@ class CliSession:
                 raise _Failure(ErrorKind.TIMEOUT, f"{self.target.name}: no prompt within the "
                                "timeout (partial output kept)", _clean(collector, command))
             try:
-                pending += child.read_nonblocking(_READ, timeout=min(remaining, 0.5))
+                pending += child.read_nonblocking(_READ, timeout=min(remaining, _POLL_S))
+                unseen = True
             except pexpect.TIMEOUT:
-                continue
+                unseen = False
             except pexpect.EOF:
                 collector.feed(bytes(pending))
                 raise _Dropped(collector) from None
-            window = bytes(pending[-_HOLD_BACK:])
-            offset = len(pending) - len(window)
-            prompt = self.flavor.prompt.search(window)
-            if prompt is not None:
-                collector.feed(bytes(pending[: offset + prompt.start()]))
-                break
-            more = MORE.search(window)
-            if more is not None:
-                collector.feed(bytes(pending[: offset + more.start()]))
-                pending.clear()
-                child.send(b"q" if b"END" in more.group(0) else b" ")
-                continue
-            if len(pending) > _HOLD_BACK:
-                collector.feed(bytes(pending[:-_HOLD_BACK]))
-                del pending[:-_HOLD_BACK]
         reply = _clean(collector, command)
         return collector, self._error_line(reply)
+
+    @staticmethod
+    def _type(child: pexpect.spawn[bytes], command: str, pending: bytearray,
+              deadline: float) -> None:
+        """Type `command` and Enter, reading what the switch sends meanwhile into `pending`.
+
+        The terminal is written without blocking and read whenever it has something: a switch
+        echoes what it is typed, and a blocking write of a long line while nobody reads the echo
+        fills both directions of the terminal and stops both sides for good. Returns at the
+        deadline or the end of the session with the rest untyped; the caller's reading loop
+        reports either.
+        """
+        data = command.encode("utf-8") + _bytes(child.linesep)
+        if child.delaybeforesend:
+            time.sleep(child.delaybeforesend)  # pexpect's pause before the first key
+        fd = child.child_fd
+        blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        poller = select.poll()  # not select(): session descriptors may be above 1024
+        poller.register(fd, select.POLLIN | select.POLLOUT)
+        try:
+            while data and time.monotonic() < deadline:
+                events = 0
+                for _, event in poller.poll(500):
+                    events |= event
+                if events & (select.POLLHUP | select.POLLERR | select.POLLNVAL) and \
+                        not events & select.POLLIN:
+                    return
+                if events & select.POLLIN:
+                    with contextlib.suppress(BlockingIOError):
+                        chunk = os.read(fd, _READ)
+                        if not chunk:
+                            return
+                        pending += chunk
+                if events & select.POLLOUT:
+                    with contextlib.suppress(BlockingIOError):
+                        data = data[os.write(fd, data[:_SEND_CHUNK]):]
+        except OSError:
+            return  # EIO: the session ended; the reading loop sees EOF
+        finally:
+            os.set_blocking(fd, blocking)
 
     def _error_line(self, reply: str) -> str | None:
         data = reply.encode()
@@ -250,12 +338,12 @@ def _last_line(data: bytes | bytearray) -> str:
 def _clean(collector: OutputCollector, command: str) -> str:
     """Terminal output to plain text: CRLF, pager erasures and the echoed command removed."""
     text = _ANSI.sub(b"", collector.text().encode("utf-8", errors="replace"))
-    text = re.sub(rb"[^\r\n]*\x08+", b"", text)  # backspace erasure of a pager prompt
     lines = []
     for raw in text.split(b"\n"):
-        # A carriage return inside a line means "overwrite": keep what was written last.
-        parts = [p for p in raw.rstrip(b"\r").split(b"\r")]
-        lines.append(parts[-1] if parts else b"")
+        # A carriage return inside a line means "overwrite": keep what was written last; a
+        # pager prompt erased with backspaces goes with everything before the last backspace.
+        last = raw.rstrip(b"\r").rpartition(b"\r")[2]
+        lines.append(last.rpartition(b"\x08")[2])
     decoded = [line.decode("utf-8", errors="replace") for line in lines]
     if decoded and decoded[0].strip().endswith(command.strip()):
         decoded = decoded[1:]
@@ -280,10 +368,20 @@ class CliTransport:
 
     async def run(self, target: CliTarget, command: str, *, timeout: float = 60.0,
                   retry_on_drop: bool = True) -> TransportResult:
-        """Run one CLI command on `target`, logging in first if needed."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._run_sync, target, command, timeout,
-                                          retry_on_drop)
+        """Run one CLI command on `target`, logging in first if needed.
+
+        Cancellable: the session thread stops, closes the session and lets go of the switch
+        before the cancellation is passed on.
+        """
+        cancel = threading.Event()
+        work = asyncio.wrap_future(self._pool.submit(self._run_sync, target, command, timeout,
+                                                     retry_on_drop, cancel))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            cancel.set()
+            await asyncio.wait([work], timeout=_CANCEL_WAIT_S)
+            raise
 
     def _session(self, target: CliTarget) -> tuple[CliSession, threading.Lock]:
         with self._guard:
@@ -296,16 +394,23 @@ class CliTransport:
                 self._sessions[target.name] = session
             return session, self._locks.setdefault(target.name, threading.Lock())
 
-    def _run_sync(self, target: CliTarget, command: str, timeout: float,
-                  retry_on_drop: bool) -> TransportResult:
+    def _run_sync(self, target: CliTarget, command: str, timeout: float, retry_on_drop: bool,
+                  cancel: threading.Event) -> TransportResult:
         started = datetime.now(UTC)
         session, lock = self._session(target)
         attempts = 0
-        with lock:
+        while not lock.acquire(timeout=_POLL_S):
+            if cancel.is_set():
+                return self._cancelled(target, command, started, attempts)
+        try:
             while True:
                 attempts += 1
+                if cancel.is_set():
+                    return self._cancelled(target, command, started, attempts)
                 try:
-                    collector, error_line = session.run(command, timeout)
+                    collector, error_line = session.run(command, timeout, cancel)
+                except _Cancelled:
+                    return self._cancelled(target, command, started, attempts)
                 except _Dropped as dropped:
                     session.close()
                     if retry_on_drop and attempts == 1:
@@ -323,6 +428,14 @@ class CliTransport:
                                         ErrorKind.COMMAND,
                                         f"{target.name} rejected `{command}`: {error_line}")
                 return self._result(target, command, started, attempts, reply, collector)
+        finally:
+            lock.release()
+
+    def _cancelled(self, target: CliTarget, command: str, started: datetime,
+                   attempts: int) -> TransportResult:
+        """What a cancelled command's thread returns (nobody reads it: the caller has gone)."""
+        return self._result(target, command, started, attempts, "", None, ErrorKind.CANCELLED,
+                            f"{target.name}: cancelled")
 
     def _result(self, target: CliTarget, command: str, started: datetime, attempts: int,
                 output: str, collector: OutputCollector | None, error: ErrorKind | None = None,

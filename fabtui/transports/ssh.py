@@ -20,6 +20,7 @@ import os
 import re
 import shlex
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -219,7 +220,7 @@ class SshTransport:
         remote = shlex.join(argv)
         async with self._limit(target.host):
             if credentials.is_password(target.credentials):
-                return await asyncio.to_thread(self._run_with_password, target, remote, timeout)
+                return await self._password_run(target, remote, timeout)
             attempts = 0
             while True:
                 attempts += 1
@@ -281,8 +282,21 @@ class SshTransport:
             await run_process([*argv[:-2], "-O", "exit", "--", host], timeout=10)
         self._masters.clear()
 
-    def _run_with_password(self, target: SshTarget, remote: str,
-                           timeout: float) -> TransportResult:
+    async def _password_run(self, target: SshTarget, remote: str,
+                            timeout: float) -> TransportResult:
+        """`_run_with_password` in a thread; a cancellation ends its session before it returns."""
+        cancel = threading.Event()
+        work = asyncio.ensure_future(asyncio.to_thread(self._run_with_password, target, remote,
+                                                       timeout, cancel))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            cancel.set()
+            await asyncio.wait([work], timeout=10)
+            raise
+
+    def _run_with_password(self, target: SshTarget, remote: str, timeout: float,
+                           cancel: threading.Event | None = None) -> TransportResult:
         """Password login through pexpect: answer the prompt once, refuse unknown host keys."""
         started = datetime.now(UTC)
         argv = self.base_argv(target, batch=False)
@@ -303,6 +317,9 @@ class SshTransport:
                 return _failed(target, remote, started, first[0], first[1])
             collector.feed(first)
             while child.isalive() or not child.eof():
+                if cancel is not None and cancel.is_set():
+                    return _failed(target, remote, started, ErrorKind.CANCELLED, "cancelled",
+                                   collector, redact)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return _failed(target, remote, started, ErrorKind.TIMEOUT,

@@ -11,7 +11,8 @@ from fabtui.model.parsed import ParsedOutput
 EventType = Literal[
     "watchdog_timeout", "heartbeat_timeout", "pg_status", "desync",
     "ib_completion_error", "ib_async_event",
-    "connect_failed", "socket_connect_refused", "connection_closed", "bootstrap_error",
+    "connect_failed", "socket_connect_refused", "connect_timeout", "connection_closed",
+    "store_error", "bootstrap_error",
     "plugin_not_found", "net_plugin_error",
     "unhandled_system_error", "nccl_error", "cuda_error",
     "dist_backend_error", "process_terminated", "child_failed",
@@ -35,8 +36,13 @@ class NcclLogEvent(_Strict):
     `desync` (desync report: a rank that did not join or finish collective `seq`),
     `ib_completion_error` (NET/IB work completion with an error status), `ib_async_event`
     (NET/IB async event: port error, fatal QP event), `connect_failed` / `socket_connect_refused`
-    (socket connect to `peer` failed / was refused), `connection_closed` (peer closed or reset
-    the connection), `bootstrap_error` (bootstrap / no socket interface), `plugin_not_found`
+    (socket connect to `peer` failed / was refused: NCCL `Connect to`, c10d `The client socket
+    has failed to connect to [host]:port (errno: N - ...)`, gloo `connectFullMesh failed`),
+    `connect_timeout` (c10d / TCPStore connect timed out), `connection_closed` (peer closed or
+    reset the connection: NCCL `Connection closed by remote peer`, gloo `Connection closed by
+    peer [addr]:port`, `Read error [addr]:port: Connection reset by peer`, broken pipe),
+    `store_error` (c10d TCPStore / DistStoreError: rendezvous store unreachable or timed out),
+    `bootstrap_error` (bootstrap / no socket interface), `plugin_not_found`
     (NET plugin not found, or the requested network not found), `net_plugin_error` (other NET
     plugin failures), `unhandled_system_error` / `nccl_error` / `cuda_error` (PyTorch `NCCL error
     in:` lines by reason, CUDA failures), `dist_backend_error` (terminate or Python exception
@@ -44,10 +50,11 @@ class NcclLogEvent(_Strict):
     process`), `child_failed` (torchrun ChildFailedError entries and `failed (exitcode: N)`),
     `nccl_warn` (any other NCCL WARN line), `init_complete` (communicator Init COMPLETE)."""
     rank: int | None
-    """Global rank the event is about: from `[Rank N]` / `[rankN]:` (PyTorch), the desync
-    report, torchrun's `rank :`, or, for NCCL lines, the rank the same process reported at
-    communicator init; failing that the bracketed number of the NCCL line (its CUDA device,
-    equal to the local rank in one-GPU-per-process jobs). See `rank_source`."""
+    """Global rank the event is about, only where the log states it: `[Rank N]` / `[rankN]:`
+    (PyTorch, also as a torchrun prefix of NCCL lines), the desync report, torchrun's `rank :`,
+    `communicator was aborted on rank N`, or, for NCCL lines, the rank the same process (host
+    and pid) reported at communicator init (`rank R nranks N`). Never the bracketed number of
+    the NCCL line prefix: that is the CUDA device (`device`). See `rank_source`."""
     host: str | None
     """Host name from the NCCL line prefix `host:pid:tid [dev]` or torchrun's `host :`."""
     seq: int | None
@@ -57,17 +64,18 @@ class NcclLogEvent(_Strict):
     timeout_ms: int | None
     """Configured timeout in milliseconds (`Timeout(ms)=`)."""
     peer: str | None
-    """Remote address (IP or host name, without the `<port>`) for IB completion errors and
-    socket failures."""
+    """Remote address (IP or host name, without the `<port>` / `]:port`) for IB completion
+    errors and socket, gloo and c10d connection failures."""
     status: int | None
     """Numeric status: the ibv_wc_status of an IB completion error (12 = retry exceeded),
-    the exit code of a failed child, the errno of a socket failure."""
+    the exit code of a failed child, the errno of a socket failure (111 = refused)."""
     line: int
     """1-based line number of the (first) line of the event in the input."""
     message: str
     """The message text, without launcher, NCCL or c10 log prefixes (at most 500 characters)."""
-    rank_source: Literal["pytorch", "desync", "torchrun", "init", "device"] | None = None
-    """Where `rank` came from; `device` means the bracketed CUDA device of the NCCL line."""
+    rank_source: Literal["pytorch", "desync", "torchrun", "init", "text"] | None = None
+    """Where `rank` came from: `pytorch` (`[Rank N]`, `[rankN]:`), `desync`, `torchrun`,
+    `init` (the process's communicator init line), `text` (`... on rank N`)."""
     pid: int | None = None
     """Process id from the NCCL line prefix or torchrun."""
     device: int | None = None
@@ -91,6 +99,20 @@ class NcclLogEvent(_Strict):
     """Port of `peer` (`<port>` suffix), when printed."""
     status_name: str | None = None
     """Name of `status` for IB completions (IBV_WC_RETRY_EXC_ERR, ...), printed or looked up."""
+    status_meaning: str | None = None
+    """What `status` means, in words: the verbs description of an IB completion status
+    (12: `transport retry counter exceeded`, 5: `Work Request Flushed Error`) or the errno text
+    of a socket failure as printed (`Connection refused`)."""
+    peer_rank: int | None = None
+    """Remote rank the message names (`Failed to execute operation Connect from rank 9`)."""
+    nccl_result: str | None = None
+    """NCCL result code of an NCCL failure, printed or told by its reason: ncclSystemError
+    (`unhandled system error`), ncclInternalError (`internal error`), ncclRemoteError (`remote
+    process exited or there was a network error`), ncclInvalidUsage, ncclInvalidArgument,
+    ncclUnhandledCudaError."""
+    exception: str | None = None
+    """Python / C++ exception class the line raises, as printed (`torch.distributed.
+    DistBackendError`, `RuntimeError`, `c10::DistBackendError`, ...)."""
     vendor_err: int | None = None
     """IB completion vendor error as printed (129 = 0x81 accompanies status 12)."""
     opcode: int | None = None

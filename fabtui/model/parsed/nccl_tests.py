@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from fabtui.model.parsed import ParsedOutput
+from fabtui.model.parsed.nccl_log import NcclLogEvent
 
 
 class _Strict(BaseModel):
@@ -92,6 +93,16 @@ class NcclTestsFailure(_Strict):
     srun/mpirun reporting a failed task."""
     message: str
     """The message without launcher prefix and host name."""
+    source: str | None = None
+    """Where nccl-tests raised it, as printed: `common.cu:958`."""
+    reason: str | None = None
+    """The quoted reason of a Test NCCL/CUDA failure (`internal error - please report this issue
+    to the NCCL developers`, `out of memory`), without the quotes."""
+    nccl_result: str | None = None
+    """NCCL result code the reason stands for (ncclInternalError, ncclSystemError,
+    ncclRemoteError, ncclInvalidUsage, ...); null for CUDA and other failures."""
+    pid: int | None = None
+    """Process id of ` .. host pid N: Test failure ...` lines."""
 
 
 class NcclTestsOutput(ParsedOutput):
@@ -174,7 +185,14 @@ class NcclTestsOutput(ParsedOutput):
     """The same messages as `errors`, with line, host and category."""
     nccl_warnings: list[str] = Field(default_factory=list)
     """Messages of `NCCL WARN` lines interleaved in the output (often the cause of a failure)."""
+    events: list[NcclLogEvent] = Field(default_factory=list)
+    """The NCCL lines of the output read as the nccl-log parser reads them (same event model):
+    every NCCL WARN (IB completion errors with `status`, `status_name` and `status_meaning`,
+    socket failures with `peer` and `peer_port`, CUDA failures, ...) with host, pid and CUDA
+    device, and the rank only where an init line of the same process states it. Init COMPLETE
+    lines are left out. Present even when the run failed before its table."""
     status: Literal["ok", "wrong_data", "below_min_bw", "failed", "did_not_run", "incomplete"]
     """Summary: `wrong_data` (out-of-bounds or #wrong > 0), `below_min_bw` (average FAILED),
-    `failed` (failure messages after some rows), `did_not_run` (no rows: init failure or
-    average 0), `incomplete` (rows but no footer: truncated or still running), else `ok`."""
+    `failed` (failure messages after some rows), `did_not_run` (no rows: init failure, a failure
+    event such as an IB completion error, or average 0), `incomplete` (rows but no footer:
+    truncated or still running), else `ok`."""

@@ -15,8 +15,9 @@ class InterfaceCounters(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     state: str | None = None
-    """Link/oper state: `up` or `down` where clear (SONiC `U`/`D`/`X`, EOS line protocol, NX-OS
-    and Onyx oper state), otherwise as printed; null when not printed or `N/A`."""
+    """Link/oper state: `up` or `down` where clear (SONiC `U`/`D`/`X` or `UP`/`DOWN`, EOS line
+    protocol, NX-OS and Onyx oper state, NVUE `--view counters` flags: `R` running), otherwise as
+    printed; null when not printed or `N/A`."""
     admin_state: str | None = None
     """Administrative state `up`/`down` where printed (SONiC `X` means admin down)."""
     state_reason: str | None = None
@@ -134,7 +135,11 @@ class SwitchCounters(ParsedOutput):
     `show-interfaces` (EOS/NX-OS), `counters-table` (EOS `show interfaces counters`, NX-OS
     `show interface counters`), `counters-errors` (also EOS/NX-OS `... counters errors`),
     `counters-discards` (EOS `show interfaces counters discards`), `nv-counters`,
-    `nv-counters-flat`, `nv-counters-json`, `onyx-text`, `onyx-json`."""
+    `nv-counters-flat`, `nv-counters-json`, `nv-counters-errors` / `nv-counters-drops` /
+    `nv-counters-pktdist` (NVUE `nv show interface <if> counters errors|drops|pktdist`, one
+    Counter/Receive/Transmit table), `nv-view-counters` (`nv show interface --view counters`,
+    every interface), `nv-view-counters-json` (`nv show interface counters -o json`, every
+    interface's `counters.netstat`), `onyx-text`, `onyx-json`."""
     command: str | None = None
     """The command line, when the capture shows it after a prompt."""
     interfaces: dict[str, InterfaceCounters]

@@ -17,17 +17,26 @@ from fabtui.probes.evaluate import EvalContext, evaluator
 from fabtui.topology.expected import Expected, expected_busbw, ib_retry_window_s, node_shape
 
 _JOB_FATAL = {"watchdog_timeout", "ib_completion_error", "dist_backend_error",
-              "unhandled_system_error", "child_failed", "desync", "connect_failed",
-              "socket_connect_refused", "bootstrap_error", "cuda_error"}
+              "unhandled_system_error", "nccl_error", "child_failed", "desync",
+              "connect_failed", "socket_connect_refused", "connect_timeout",
+              "connection_closed", "store_error", "bootstrap_error", "cuda_error"}
 
 
 @evaluator("nccl-tests")
 def nccl_tests(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     """busbw (largest size and peak), correctness, and whether the test ran at all."""
     where = ctx.component()
-    metrics = [Metric(name="status", value=after.status, component=where,
-                      verdict=Verdict.OK if after.status in ("ok", "incomplete") else
-                      Verdict.ERROR if after.status == "did_not_run" else Verdict.FAIL)]
+    # The failures the test printed come first: they say why it did not run, and the first
+    # finding is the one a summary shows (`status = did_not_run` alone hides the cause).
+    metrics = [Metric(name=f"failure.{failure.category}", value=failure.message[:160],
+                      component=failure.host if failure.host else where, verdict=Verdict.FAIL)
+               for failure in after.failures]
+    # What NCCL printed is the cause (an IB completion error, a peer that went away): the same
+    # event metrics as for an NCCL log, so a failed run names its NIC and peer.
+    metrics += _event_metrics(after.events, {r.rank: r.host for r in after.ranks}, ctx)
+    metrics.append(Metric(name="status", value=after.status, component=where,
+                          verdict=Verdict.OK if after.status in ("ok", "incomplete") else
+                          Verdict.ERROR if after.status == "did_not_run" else Verdict.FAIL))
     if after.rows:
         largest = max(after.rows, key=lambda r: r.size_bytes)
         busbw = largest.out_of_place.busbw
@@ -51,10 +60,6 @@ def nccl_tests(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                               component=where))
     if after.out_of_bounds is not None:
         metrics.append(Metric(name="out_of_bounds", value=after.out_of_bounds, component=where))
-    for failure in after.failures:
-        metrics.append(Metric(name=f"failure.{failure.category}", value=failure.message[:160],
-                              component=failure.host if failure.host else where,
-                              verdict=Verdict.FAIL))
     return metrics
 
 
@@ -104,25 +109,7 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                 (f" #{','.join(map(str, seqs[:3]))}" if seqs else "")
         metrics.append(Metric(name="event.watchdog_timeout", value=what,
                               component=ctx.component(), verdict=Verdict.FAIL))
-    seen: set[tuple[str, str]] = set()
-    for event in after.events:
-        if event.type not in _JOB_FATAL or event.type == "watchdog_timeout":
-            continue
-        host = event.host or hosts.get(event.rank) if event.rank is not None else event.host
-        if event.type == "ib_completion_error":
-            where = f"{host}:{event.hca}" if host and event.hca else \
-                (host or (f"rank{event.rank}" if event.rank is not None else None))
-            value = f"status {event.status} ({event.status_name or '?'}) with peer {event.peer}"
-        else:
-            rank = f"rank{event.rank}" if event.rank is not None else None
-            where = f"{host}:{rank}" if host and rank else (rank or host)
-            value = event.message[:160]
-        key = (event.type, where or "")
-        if key in seen:
-            continue
-        seen.add(key)
-        metrics.append(Metric(name=f"event.{event.type}", value=value,
-                              component=_absolute(ctx, where), verdict=Verdict.FAIL))
+    metrics += _event_metrics(after.events, hosts, ctx)
     suspect = _suspect_nic(after.events, hosts)
     if suspect is not None:
         metrics.append(Metric(name="suspect_nic", value=suspect[1], component=suspect[0],
@@ -142,6 +129,36 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                           unit="s", component=ctx.component(),
                           source="4.096 us x 2^NCCL_IB_TIMEOUT x (NCCL_IB_RETRY_CNT + 1), NCCL "
                                  "env docs; default timeout 20 from NCCL 2.23, 18 before"))
+    return metrics
+
+
+def _event_metrics(events: Any, hosts: dict[int, str], ctx: EvalContext) -> list[Metric]:
+    """One failing metric per job-fatal event kind and place (watchdog timeouts are summed up
+    by the caller): an IB completion error on its host's NIC with its status and peer, other
+    failures on their host and rank, with the peer when the event names one."""
+    metrics: list[Metric] = []
+    seen: set[tuple[str, str]] = set()
+    for event in events:
+        if event.type not in _JOB_FATAL or event.type == "watchdog_timeout":
+            continue
+        host = event.host or hosts.get(event.rank) if event.rank is not None else event.host
+        if event.type == "ib_completion_error":
+            where = f"{host}:{event.hca}" if host and event.hca else \
+                (host or (f"rank{event.rank}" if event.rank is not None else None))
+            meaning = ": ".join(x for x in (event.status_name, event.status_meaning) if x)
+            value = f"status {event.status} ({meaning or '?'}) with peer {event.peer}"
+        else:
+            rank = f"rank{event.rank}" if event.rank is not None else None
+            where = f"{host}:{rank}" if host and rank else (rank or host)
+            value = event.message[:160]
+            if event.peer and event.peer not in value:
+                value += f" (peer {event.peer})"
+        key = (event.type, where or "")
+        if key in seen:
+            continue
+        seen.add(key)
+        metrics.append(Metric(name=f"event.{event.type}", value=value,
+                              component=_absolute(ctx, where), verdict=Verdict.FAIL))
     return metrics
 
 

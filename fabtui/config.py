@@ -5,6 +5,11 @@ per-user file (`~/.config/fabtui/config.toml` on Linux). With no file at all eve
 default and fabtui runs on the built-in demo fabric. Relative paths in the file are relative to the
 file's own folder; `~` is expanded.
 
+Everything the file says is checked when it is read, as `config_file:line: what is wrong`: the
+topology and rank files must exist, the scenario must be a shipped one or an existing YAML file,
+`simulate` must be a real boolean (`"yes"` is a string, not true), and each `redact` pattern must
+be a regular expression that masks secrets, not everything (see `fabtui.redact_check`).
+
 ```toml
 topology = "clusters/prod-a.yaml"     # default: the shipped demo fabric
 ranks = "jobs/llama-ranks.txt"        # default: 8 ranks per node in node order
@@ -29,10 +34,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from fabtui import paths
 from fabtui.errors import InputError, Problem
+from fabtui.redact_check import redact_problem
 
 ENV_VAR = "FABTUI_CONFIG"
 
@@ -48,7 +54,7 @@ class Config(BaseModel):
     """Rank file placing a job's ranks on nodes and GPUs. Default: 8 per node, node order."""
     scenario: str | None = Field(None, min_length=1)
     """Fault scenario the demo fabric plays (a shipped scenario's name, or a YAML file)."""
-    simulate: bool | None = None
+    simulate: StrictBool | None = None
     """Answer probes from the simulated fabric instead of real hosts and switches. Default: yes
     on the demo fabric, no on a configured topology."""
     redact: list[str] = Field(default_factory=list)
@@ -141,23 +147,71 @@ def load_settings(explicit: Path | None = None,
         config = Config.model_validate(data)
     except ValidationError as exc:
         raise InputError([_problem(label, text, error) for error in exc.errors()]) from None
+    resolved = _resolve(config, path)
+    problems = _check(config, resolved, label, text)
+    if problems:
+        raise InputError(problems)
+    return resolved
+
+
+def _line_of(text: str, key: str, value: str | None = None) -> int | None:
+    """The line of setting `key` in the TOML `text` (of `value`'s literal, for a list item)."""
+    match = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text) if key else None
+    if match is None:
+        return None
+    start = match.start()
+    if value is not None:
+        # The item's TOML literal (basic or literal string) after the key, else the key's line.
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        for literal in (f"'{value}'", f'"{escaped}"'):
+            found = text.find(literal, start)
+            if found != -1:
+                start = found
+                break
+    return text.count("\n", 0, start) + 1
+
+
+def _check(config: Config, settings: Settings, label: str, text: str) -> list[Problem]:
+    """What the file names that does not exist or cannot work, found now rather than when used."""
+    problems: list[Problem] = []
+    for key, given, resolved in (("topology", config.topology, settings.topology),
+                                 ("ranks", config.ranks, settings.ranks)):
+        if given is not None and resolved is not None and not resolved.is_file():
+            what = "is a folder, not a file" if resolved.is_dir() else "no such file"
+            problems.append(Problem(label, _line_of(text, key), f"{key}: {resolved}: {what}"))
+    if config.scenario is not None:
+        reason = _scenario_problem(settings.scenario)
+        if reason is not None:
+            problems.append(Problem(label, _line_of(text, "scenario"), f"scenario: {reason}"))
     for pattern in config.redact:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            match = re.search(r"(?m)^\s*redact\s*=", text)
-            line = text.count("\n", 0, match.start()) + 1 if match else None
-            raise InputError.single(label, line, f"redact: {pattern!r} is not a valid regular "
-                                    f"expression: {exc}") from None
-    return _resolve(config, path)
+        reason = redact_problem(pattern)
+        if reason is not None:
+            problems.append(Problem(label, _line_of(text, "redact", pattern),
+                                    f"redact: {pattern!r} {reason}"))
+    return problems
+
+
+def _scenario_problem(scenario: str) -> str | None:
+    """Why `scenario` (a shipped scenario's name or a resolved YAML path) cannot be played."""
+    # Imported here: only a config that names a scenario pays for loading the simulator's models.
+    from fabtui.sim.scenario import scenario_files, shipped_scenarios, unknown_scenario
+
+    if scenario.endswith((".yaml", ".yml")):
+        return None if Path(scenario).is_file() else f"{scenario}: no such file"
+    known = scenario_files([shipped_scenarios()])
+    if scenario in known:
+        return None
+    return unknown_scenario(scenario, list(known)).problems[0].message
 
 
 def _problem(label: str, text: str, error: object) -> Problem:
     assert isinstance(error, dict)
     loc = error["loc"]
     key = str(loc[0]) if loc else ""
-    match = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text) if key else None
-    line = text.count("\n", 0, match.start()) + 1 if match else None
+    line = _line_of(text, key)
+    if error["type"] == "bool_type":
+        return Problem(label, line, f"{key}: expected true or false (without quotes), got "
+                                    f"{error.get('input')!r}")
     if error["type"] == "extra_forbidden":
         close = difflib.get_close_matches(key, list(Config.model_fields), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else \

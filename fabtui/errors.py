@@ -37,3 +37,8 @@ class InputError(Exception):
     def single(cls, source: str, line: int | None, message: str) -> InputError:
         """Shorthand for an error with exactly one problem."""
         return cls([Problem(source, line, message)])
+
+
+class RequestError(Exception):
+    """A request that cannot be met (an unknown session, probe or step; a run that has already
+    finished), explained in one line. Faces show it as is (the command line exits 2)."""

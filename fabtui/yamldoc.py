@@ -11,6 +11,12 @@ them must point at a line. Two parsers split the work:
 Both paths follow the YAML 1.2 core schema (`yes`/`on` are strings, `0000:18:00.0` is a string, not
 a base-60 number), reject duplicate keys (PyYAML would silently keep the last) and honour `<<` merge
 keys, so a value means the same whichever parser read it.
+
+Neither parser is given a document it could choke on: aliases that would expand past
+`MAX_ALIAS_NODES` values (a "billion laughs" bomb) and nesting deeper than `MAX_DEPTH` are refused
+first, as `file:line` problems. The check walks libyaml's events (no values are built), and only for
+text that could hold an alias, deep block nesting or many brackets, so an ordinary topology (block
+style, no aliases: 7 MB for 16k GPUs) never pays for it.
 """
 
 from __future__ import annotations
@@ -41,7 +47,26 @@ Loc = tuple[str | int, ...]
 """A path into a document: mapping keys and sequence indexes, as pydantic reports them."""
 
 _MERGE_KEY = "<<"
-_MAX_DEPTH = 200
+MAX_DEPTH = 100
+"""Deepest nesting of collections a document may have (a topology needs about eight)."""
+MAX_ALIAS_NODES = 100_000
+"""Most values that aliases may add to a document when expanded (merge keys use a handful)."""
+# Block nesting deeper than MAX_DEPTH needs a line whose leading run of blanks and `-`, `?`, `:`
+# indicators is at least this long: each level indents or adds an indicator (a sequence may share
+# its parent key's column, but its entries then take a `- `). yaml-rs overflows its stack (the
+# whole process dies) on some ten thousand levels, so it never sees such text unchecked.
+_DEEP_BLOCK = re.compile(rf"\n[ \t?:-]{{{(MAX_DEPTH - 2) // 2}}}")
+# An alias is `*name` after a line start, a blank, a flow indicator or the `:` of a JSON-like key
+# (`{"k":*a}`); a `*` in prose that merely looks like one only costs the event walk.
+_MAY_ALIAS = re.compile(r"(?m)(?:^|[\s\[{,:])\*[^\s\[\]{},]")
+# Flow nesting: the brackets alone, innermost pairs removed round by round (C-speed bytes work, a
+# few milliseconds on a 7 MB file); the rounds are the depth. Brackets in quoted text can make
+# this guess low, which costs no safety: yaml-rs refuses flow nesting past 256 levels by itself.
+_FLOW_GATE = MAX_DEPTH // 2
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+# A second guard inside yaml-rs, should an alias ever slip past the walk (one value: <= 2 events).
+_RS_LIMITS = yaml_rs.AliasLimits(max_total_replayed_events=2 * MAX_ALIAS_NODES + 2,
+                                 max_replay_stack_depth=MAX_DEPTH) if yaml_rs else None
 _LINE_RE = re.compile(r"line (\d+)")
 _DOC_MARKER = re.compile(r"(?m)^(?:---|\.\.\.)(?:\s|$)")
 
@@ -139,10 +164,15 @@ def parse_yaml(text: str, source: str) -> YamlDoc:
     """Parse YAML `text`; `source` names it in messages."""
     if text.startswith("\ufeff"):
         text = text[1:]
+    checked = yaml_rs is None or _may_overflow(text)
+    if checked:  # PyYAML alone (slow anyway) always walks first: its builder expands aliases
+        _check_expansion(text, source)
     if yaml_rs is not None:
         try:
-            data = yaml_rs.loads(text, parse_datetime=False)
+            data = yaml_rs.loads(text, parse_datetime=False, alias_limits=_RS_LIMITS)
         except (ValueError, yaml_rs.YAMLDecodeError) as exc:
+            if not checked:  # yaml-rs's own alias limit tripped: locate it without building
+                _check_expansion(text, source)
             # PyYAML locates what yaml-rs only names (a duplicate key) and words the rest well.
             _parse_with_pyyaml(text, source)
             raise InputError([_rs_problem(str(exc), source)]) from None
@@ -154,6 +184,92 @@ def parse_yaml(text: str, source: str) -> YamlDoc:
     return _parse_with_pyyaml(text, source)
 
 
+def _may_overflow(text: str) -> bool:
+    """Whether `text` could hold an alias or nest past the limits (cheap, never misses a bomb)."""
+    if "*" in text and _MAY_ALIAS.search(text):
+        return True
+    if _DEEP_BLOCK.search(text) or _DEEP_BLOCK.match("\n" + text[:MAX_DEPTH]):
+        return True
+    if text.count("[") + text.count("{") <= _FLOW_GATE:
+        return False
+    brackets = text.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    for _ in range(_FLOW_GATE):
+        inner = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if len(inner) == len(brackets):  # unbalanced leftovers (brackets in prose): judge those
+            return brackets.count(b"[") + brackets.count(b"{") > _FLOW_GATE
+        if not inner:
+            return False
+        brackets = inner
+    return True
+
+
+def _check_expansion(text: str, source: str) -> None:
+    """Refuse `text` if its aliases would expand too far or it nests too deep (`InputError`).
+
+    Walks libyaml's events, sizing each anchored node as it closes (aliases inside it counted at
+    their expanded size), so a bomb is measured, never built. Syntax errors are reported here too:
+    text libyaml cannot parse must not reach yaml-rs unchecked.
+    """
+    sizes: dict[str, tuple[int, int]] = {}
+    """Anchor -> (values in its node once expanded, collection levels it spans: 0 for a scalar)."""
+    open_anchors: set[str] = set()
+    stack: list[list[Any]] = []
+    """One frame per open collection: [values so far, deepest level reached, anchor]."""
+    expanded = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            line = event.start_mark.line + 1 if event.start_mark is not None else None
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(stack) >= MAX_DEPTH:
+                    raise InputError.single(source, line, f"nesting deeper than {MAX_DEPTH} "
+                                            "levels; no fabric description needs that many")
+                stack.append([1, len(stack) + 1, event.anchor])
+                if event.anchor:
+                    open_anchors.add(event.anchor)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                size, deepest, anchor = stack.pop()
+                if anchor:
+                    sizes[anchor] = (size, deepest - len(stack))
+                    open_anchors.discard(anchor)
+                if stack:
+                    stack[-1][0] += size
+                    stack[-1][1] = max(stack[-1][1], deepest)
+            elif isinstance(event, yaml.ScalarEvent):
+                if event.anchor:
+                    sizes[event.anchor] = (1, 0)
+                if stack:
+                    stack[-1][0] += 1
+            elif isinstance(event, yaml.AliasEvent):
+                name = event.anchor or ""
+                if name in open_anchors:
+                    raise InputError.single(source, line, f"alias *{name} refers to the node it "
+                                            "is part of (an endless structure)")
+                size, levels = sizes.get(name, (1, 0))
+                expanded += size
+                if expanded > MAX_ALIAS_NODES:
+                    raise InputError.single(source, line, f"aliases expand to more than "
+                                            f"{MAX_ALIAS_NODES:,} values (an alias bomb?); "
+                                            "write the values out or use fewer aliases")
+                if len(stack) + levels > MAX_DEPTH:
+                    raise InputError.single(source, line, f"alias *{name} nests the document "
+                                            f"deeper than {MAX_DEPTH} levels")
+                if stack:
+                    stack[-1][0] += size
+                    stack[-1][1] = max(stack[-1][1], len(stack) + levels)
+    except yaml.YAMLError as exc:
+        raise InputError([_pyyaml_problem(exc, source)]) from None
+
+
+def _pyyaml_problem(exc: yaml.YAMLError, source: str) -> Problem:
+    """A PyYAML error as a located problem."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        what = ": ".join(part for part in (exc.context, exc.problem) if part) or "not valid YAML"
+        return Problem(source, line, f"invalid YAML: {what}")
+    return Problem(source, None, f"invalid YAML: {exc}")
+
+
 def _rs_problem(message: str, source: str) -> Problem:
     first, _, rest = message.partition("\n")
     match = _LINE_RE.search(first)
@@ -163,7 +279,7 @@ def _rs_problem(message: str, source: str) -> Problem:
 
 def _apply_merges(value: Any, depth: int) -> Any:
     """Resolve `<<` merge keys in data read by yaml-rs (which keeps them as plain keys)."""
-    if depth > _MAX_DEPTH:
+    if depth > MAX_DEPTH:
         return value
     if isinstance(value, list):
         return [_apply_merges(v, depth + 1) for v in value]
@@ -183,13 +299,8 @@ def _parse_with_pyyaml(text: str, source: str) -> YamlDoc:
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        what = ": ".join(part for part in (exc.context, exc.problem) if part) or "not valid YAML"
-        raise InputError.single(source, line, f"invalid YAML: {what}") from None
     except yaml.YAMLError as exc:
-        raise InputError.single(source, None, f"invalid YAML: {exc}") from None
+        raise InputError([_pyyaml_problem(exc, source)]) from None
     finally:
         loader.dispose()
     builder = _Builder(source)
@@ -241,7 +352,7 @@ class _Builder:
         self.problems: list[Problem] = []
 
     def build(self, node: yaml.Node, depth: int) -> Any:
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             self._report(node, "nesting too deep (an alias that refers to itself?)")
             return None
         if isinstance(node, yaml.ScalarNode):

@@ -182,3 +182,18 @@ def test_parse_lists_its_kinds_as_json_and_parses_the_shipped_example(
     result = json.loads(parsed.stdout)
     assert result["kind"] == "nccl-tests" and result["status"] == "ok"
     assert run("parse", str(example), "--json", "--table").exit_code == 2
+
+
+def test_an_internal_error_masks_the_secrets_it_quotes(run: Callable[..., Result],
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       write: Callable[[str, str], Path]) -> None:
+    import fabtui.cli.topo as topo_cli
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("ssh failed: password=S3cr3tP@ss token corp-" + "A" * 24)
+
+    monkeypatch.setattr(topo_cli, "summarize", broken)
+    config = write("fabtui.toml", 'redact = ["corp-[A-Za-z0-9]{24}"]\n')
+    result = run("--config", str(config), "topo", "show")
+    assert result.exit_code == 3 and "internal error: RuntimeError: ssh failed" in result.stderr
+    assert "S3cr3tP@ss" not in result.stderr and "corp-AAAA" not in result.stderr

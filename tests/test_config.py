@@ -26,6 +26,7 @@ def test_user_config_file_is_read(tmp_path: Path) -> None:
     user = paths.user_config_file()
     user.parent.mkdir(parents=True)
     user.write_text('topology = "prod.yaml"\nrunbook_dirs = ["~/rb"]\n')
+    (user.parent / "prod.yaml").write_text("cluster: {name: prod}\n")  # named files must exist
     settings = load_settings(environ={})
     assert settings.source == user
     assert settings.topology == user.parent / "prod.yaml"

@@ -42,6 +42,24 @@ def test_every_setting_is_documented() -> None:
         assert re.search(rf"^{name} = ", doc, re.M), name
 
 
+def test_the_as_built_section_names_real_modules_and_every_package() -> None:
+    doc = (REPO / "docs" / "architecture.md").read_text()
+    built = doc[doc.index("## As built"):]
+    package = REPO / "fabtui"
+    # each bullet opens with its package (`cli/`); it names that package's modules (`app.py`)
+    folders = re.findall(r"(?m)^- `([a-z_]+)/", built)
+    for folder in folders:
+        assert (package / folder).is_dir(), folder
+    for line in built.split("\n- "):
+        head = re.match(r"`([a-z_]+)/", line.strip())
+        for name in re.findall(r"`([a-z_/]+\.py)`", line):
+            candidates = [package / name, REPO / name] + \
+                ([package / head.group(1) / name] if head else [])
+            assert any(c.exists() for c in candidates), name
+    packages = {p.name for p in package.iterdir() if (p / "__init__.py").exists()}
+    assert packages - {"_data"} <= set(folders), packages - set(folders)
+
+
 def _readme_commands() -> list[str]:
     """The command lines of the README's "What you can do today" block, comments cut."""
     readme = (REPO / "README.md").read_text()
@@ -58,6 +76,7 @@ FINDS_SOMETHING = {
     "fabtui --scenario nccl-hang probe run logs.nccl --target node001 "
     "--param path=/var/log/fabtui-sim/job.log",
     "fabtui --scenario nccl-hang runbook run nccl-hang-triage",
+    "fabtui --scenario nccl-hang probe run nic.ibstat --target leaf:leaf-g00-r5",
 }
 """README lines that find a problem on purpose: exit 1, as the README says; the rest exit 0."""
 
@@ -103,8 +122,12 @@ def test_every_command_takes_json_as_the_readme_says() -> None:
         readme
     missing = []
 
+    ctx = click.Context(cli)
+
     def walk(group: click.Group, prefix: list[str]) -> None:
-        for name, command in group.commands.items():
+        for name in group.list_commands(ctx):  # the root group loads its commands lazily
+            command = group.get_command(ctx, name)
+            assert command is not None, name
             if isinstance(command, click.Group):
                 walk(command, [*prefix, name])
             elif not any("--json" in p.opts for p in command.params):

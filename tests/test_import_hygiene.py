@@ -50,3 +50,26 @@ def test_importing_the_headless_product_loads_no_ui_library() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_subcommands_import_on_their_own_and_load_only_when_used() -> None:
+    """No import cycle between the root group and its subcommands (each module imports alone,
+    in any order), and a command loads only what it uses: `fabtui parse` never imports the
+    runbook engine or the simulator; the runbook linter never imports the simulator."""
+    from fabtui.cli.app import SUBCOMMANDS
+
+    for target in SUBCOMMANDS.values():
+        module = target.partition(":")[0]
+        subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+    code = ("import sys\n"
+            "from click.testing import CliRunner\n"
+            "from fabtui.cli import cli\n"
+            "result = CliRunner().invoke(cli, ['parse', '--list'])\n"
+            "assert result.exit_code == 0, result.output\n"
+            "heavy = ('fabtui.sim', 'fabtui.runbooks', 'fabtui.cli.runbook', 'fabtui.workspace')\n"
+            "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+            "import fabtui.runbooks.lint\n"
+            "print(sorted(m for m in sys.modules if m.startswith('fabtui.sim')))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.split() == ["[]", "[]"]

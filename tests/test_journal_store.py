@@ -45,7 +45,7 @@ def test_an_old_unversioned_journal_is_migrated_and_keeps_its_sessions(tmp_path:
         db.execute("INSERT INTO sessions VALUES ('20261101-010101-abcdef', 'pfc-storm', 'PFC', "
                    "'runbooks/pfc-storm.md', 'd1', 1.0, 'running', 'ana', '{\"port\": 3}')")
         db.execute("INSERT INTO events VALUES ('20261101-010101-abcdef', 1, 1.0, "
-                   "'session_started', NULL, NULL, '{}')")
+                   "'session_started', NULL, NULL, '{\"runbook\": \"pfc-storm\"}')")
     assert _version(path) == 0
     journal = Journal(path)
     assert journal.migrated_from == 0
@@ -97,7 +97,7 @@ def test_each_thread_has_its_own_connection(tmp_path: Path) -> None:
     def work(session: str) -> None:
         together.wait()  # all four write at once
         for n in range(25):
-            journal.append(session, "note", data={"n": n})
+            journal.append(session, "note", data={"text": str(n)})
         used[session] = id(journal._conn())
         counts[session] = len(journal.events(session))
 
@@ -108,5 +108,6 @@ def test_each_thread_has_its_own_connection(tmp_path: Path) -> None:
         thread.join()
     assert counts == dict.fromkeys(sessions, 25)
     assert len(set(used.values())) == 4 and id(journal._conn()) not in used.values()
-    assert [e.data["n"] for e in journal.events(sessions[2])] == list(range(25))
+    assert [e.data.record()["text"] for e in journal.events(sessions[2])] == \
+        [str(n) for n in range(25)]
     journal.close()

@@ -142,7 +142,7 @@ def _on_port(probe: str, target: str, kind: str, after: Any, before: Any = None)
     definition = CATALOG[probe]
     resolved = resolve(GRAPH, target, definition.target)
     ctx = EvalContext(probe=definition, target=resolved, interval=5.0,
-                      hardware=hardware_classes(resolved))
+                      hardware=hardware_classes(resolved), graph=GRAPH)
     return evaluate(kind, before, after, ctx)
 
 
@@ -180,7 +180,9 @@ def test_pfc_rates_per_port_and_priority() -> None:
     after.rx[port]["PFC3"] = (before.rx[port]["PFC3"] or 0) + 500_000
     metrics = _on_port("switch.pfc", "leaf-g00-r0", "pfc-counters", after, before)
     (storm,) = [m for m in metrics if m.name == "rate.rx.PFC3" and port in m.component]
-    assert storm.value == 100_000.0 and storm.verdict is Verdict.FAIL
+    assert storm.value == 100_000.0
+    (share,) = [m for m in metrics if m.name == "pause_share.rx.PFC3" and port in m.component]
+    assert share.value == 1.0 and share.verdict is Verdict.FAIL
 
 
 def test_nccl_tests_failed_run_names_the_peer_failure_on_its_host() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shlex
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
+from processes import descendants
 
 from fabtui.model.probe import Verdict
 from fabtui.model.transport import TransportResult
@@ -250,31 +250,11 @@ def test_a_set_that_matches_nothing_exits_2(run: Callable[..., Result]) -> None:
 
 
 # cancellation -----------------------------------------------------------------------------------
-def _descendants() -> set[int]:
-    """Live (not zombie) processes below this one, found through /proc."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z":
-            parents[int(entry)] = int(fields[1])
-    found, frontier = set(), {os.getpid()}
-    while frontier:
-        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
 @pytest.fixture
 def no_leftovers() -> Iterator[None]:
-    before = _descendants()
+    before = descendants(zombies=False)
     yield
-    assert _descendants() - before == set()
+    assert descendants(zombies=False) - before == set()
 
 
 def test_cancelling_a_pair_probe_stops_both_sides(state_file: tuple[Path, SimState],
@@ -284,16 +264,16 @@ def test_cancelling_a_pair_probe_stops_both_sides(state_file: tuple[Path, SimSta
     path, state = state_file
     runner = ProbeRunner(build_sim(state).graph, Transports(ssh=SimSshTransport(path)))
     runner.server_start_s = 0.2
-    before = _descendants()
+    before = descendants(zombies=False)
 
     async def main() -> None:
         task = asyncio.create_task(runner.run(CATALOG["perftest.ib_write_bw"],
                                               "node001:mlx5_0,node002:mlx5_0"))
-        await _wait_for(lambda: len(_descendants() - before) >= 2)  # server and client
+        await _wait_for(lambda: len(descendants(zombies=False) - before) >= 2)  # server and client
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert _descendants() - before == set()  # at once, not when the loop shuts down
+        assert descendants(zombies=False) - before == set()  # at once, not when the loop shuts down
 
     asyncio.run(main())
 
@@ -305,16 +285,16 @@ def test_cancelling_a_switch_probe_closes_its_session_and_lock(
     path, state = state_file
     cli = SimCliTransport(path)
     runner = ProbeRunner(build_sim(state).graph, Transports(cli=cli))
-    before = _descendants()
+    before = descendants(zombies=False)
 
     async def main() -> None:
         task = asyncio.create_task(runner.run(CATALOG["switch.lldp"], "leaf-g00-r3"))
-        await _wait_for(lambda: bool(_descendants() - before))
+        await _wait_for(lambda: bool(descendants(zombies=False) - before))
         await asyncio.sleep(0.5)  # logged in, and waiting on its first reply
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert _descendants() - before == set()  # at once, not when the loop shuts down
+        assert descendants(zombies=False) - before == set()  # at once, not when the loop shuts down
         assert cli._locks["leaf-g00-r3"].acquire(blocking=False)  # let go, not held 60 s
         cli._locks["leaf-g00-r3"].release()
         assert not any(cli.sessions().values())

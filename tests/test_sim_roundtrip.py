@@ -136,8 +136,8 @@ def test_nccl_tests_busbw_is_the_simulated_busbw(collective: str) -> None:
     rows = parsed.rows  # type: ignore[attr-defined]
     assert [r.size_bytes for r in rows] == [2**k for k in range(20, 31)]
     for row in rows:
-        assert row.out_of_place.busbw == pytest.approx(sim.busbw(["node004"], T, row.size_bytes),
-                                                       abs=0.006)
+        assert row.out_of_place.busbw == pytest.approx(
+            sim.busbw(["node004"], T, row.size_bytes, collective=collective), abs=0.006)
 
 
 def test_mpirun_all_reduce_across_nodes_and_a_hang() -> None:

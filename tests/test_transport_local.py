@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
+
+from processes import descendants
 
 from fabtui.model.transport import ErrorKind
 from fabtui.transports.local import LocalTransport
@@ -88,3 +91,25 @@ def test_collector_hands_out_very_long_lines_in_pieces() -> None:
     collector.feed(b"\nend\n")
     collector.finish()
     assert "".join(lines[:-1]) == "x" * 5000 and lines[-1] == "end"
+
+
+def test_a_cancel_while_the_child_starts_kills_its_whole_group() -> None:
+    """Cancelled at once, in the middle of setting the child up: the shell's own children
+    (which hold the pipes) die with it and the cancel does not wait for them."""
+
+    async def main() -> None:
+        for ticks in range(6):  # cancel after 0..5 loop turns: inside and after the spawn
+            before = descendants()
+            task = asyncio.create_task(LocalTransport().run(
+                ["sh", "-c", "sleep 30 & sleep 30 & wait"], timeout=60))
+            for _ in range(ticks):
+                await asyncio.sleep(0)
+            task.cancel()
+            started = time.monotonic()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            assert time.monotonic() - started < 10, "the cancel waited on the grandchildren"
+            await asyncio.sleep(0.05)
+            assert descendants(zombies=False) - before == set(), ticks
+
+    asyncio.run(main())

@@ -7,7 +7,7 @@ severity error) exits 1. No traceback reaches the user; set FABTUI_DEBUG=1 to se
 
 from __future__ import annotations
 
-import dataclasses
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -16,20 +16,47 @@ from typing import Any
 import click
 
 from fabtui import __version__
-from fabtui.config import Settings, load_settings
-from fabtui.errors import InputError
+from fabtui.cli.context import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    UserError,
+    settings,
+    workspace,
+)
+from fabtui.errors import InputError, RequestError
 
-EXIT_FINDINGS = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 3
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "UserError", "cli", "main",
+           "settings", "workspace"]
 
-
-class UserError(Exception):
-    """A request that cannot be met, explained in one line (exit 2)."""
-
+SUBCOMMANDS = {
+    "topo": "fabtui.cli.topo:topo",
+    "parse": "fabtui.cli.parse:parse_command",
+    "probe": "fabtui.cli.probe:probe",
+    "sim": "fabtui.cli.sim:sim",
+    "runbook": "fabtui.cli.runbook:runbook",
+}
+"""Subcommand name -> `module:attribute`, imported only when that subcommand is used."""
 
 class FabtuiGroup(click.Group):
-    """A click group that turns fabtui's errors into readable lines and exit codes."""
+    """A click group that turns fabtui's errors into readable lines and exit codes, and loads
+    its subcommands lazily (click's documented `LazyGroup` pattern): `fabtui parse` never
+    imports the runbook engine, and no subcommand module imports this one."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, _, attribute = self.lazy[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), attribute)
+            assert isinstance(command, click.Command)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -38,7 +65,7 @@ class FabtuiGroup(click.Group):
             for problem in exc.problems:
                 click.echo(str(problem), err=True)
             ctx.exit(EXIT_BAD_INPUT)
-        except UserError as exc:
+        except (UserError, RequestError) as exc:
             click.echo(f"fabtui: {exc}", err=True)
             ctx.exit(EXIT_BAD_INPUT)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
@@ -50,26 +77,12 @@ class FabtuiGroup(click.Group):
         except Exception as exc:
             if os.environ.get("FABTUI_DEBUG"):
                 raise
-            click.echo(f"fabtui: internal error: {type(exc).__name__}: {exc} "
+            click.echo(f"fabtui: internal error: {type(exc).__name__}: {_masked(ctx, exc)} "
                        "(set FABTUI_DEBUG=1 for the traceback, and please report it)", err=True)
             ctx.exit(EXIT_INTERNAL)
 
 
-def settings(ctx: click.Context) -> Settings:
-    """The configuration in effect, read once per invocation."""
-    root = ctx.find_root()
-    cached = root.meta.get("fabtui.settings")
-    if cached is None:
-        cached = load_settings(root.params.get("config_path"))
-        if root.params.get("scenario"):
-            cached = dataclasses.replace(cached, scenario=root.params["scenario"],
-                                         scenario_chosen=True)
-        root.meta["fabtui.settings"] = cached
-    assert isinstance(cached, Settings)
-    return cached
-
-
-@click.group(cls=FabtuiGroup, invoke_without_command=True,
+@click.group(cls=FabtuiGroup, lazy=SUBCOMMANDS, invoke_without_command=True,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False),
               help="Config file (default: $FABTUI_CONFIG, then the user config file).")
@@ -117,23 +130,16 @@ def config_command(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{key:<14}{value if value is not None else '-'}")
 
 
-def _register() -> None:
-    from fabtui.cli.parse import parse_command
-    from fabtui.cli.probe import probe
-    from fabtui.cli.runbook import runbook
-    from fabtui.cli.sim import sim
-    from fabtui.cli.topo import topo
-
-    cli.add_command(topo)
-    cli.add_command(parse_command)
-    cli.add_command(probe)
-    cli.add_command(sim)
-    cli.add_command(runbook)
-
-
-_register()
-
-
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="fabtui")
+
+
+def _masked(ctx: click.Context, exc: Exception) -> str:
+    """The exception's text with secrets masked: a bug's message may quote a value it was
+    handed (a password in a command line, a token in a reply), and errors are an output path."""
+    from fabtui.runbooks.redact import Redactor
+
+    cached = ctx.find_root().meta.get("fabtui.settings")
+    extra = tuple(cached.redact) if cached is not None else ()
+    return Redactor(extra=extra).text(str(exc))

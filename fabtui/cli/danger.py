@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from fabtui.cli.app import UserError
+from fabtui.cli.context import UserError
 from fabtui.model.probe import ProbeDef
 
 

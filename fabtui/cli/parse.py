@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from fabtui.cli.app import EXIT_BAD_INPUT
+from fabtui.cli.context import EXIT_BAD_INPUT
 from fabtui.cli.render import table as render_table
 from fabtui.errors import InputError
 from fabtui.parsers import registry

@@ -15,25 +15,15 @@ from pathlib import Path
 import click
 
 from fabtui.cli import render
-from fabtui.cli.app import EXIT_FINDINGS, UserError, settings
+from fabtui.cli.context import EXIT_FINDINGS, UserError, workspace
 from fabtui.cli.danger import require_confirmation
-from fabtui.cli.sweep import run_sweep, sweep_targets
-from fabtui.config import Settings
-from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
+from fabtui.cli.sweep import run_sweep
+from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.model.transport import ErrorKind
-from fabtui.probes.catalog import load_catalog
-from fabtui.probes.render import RenderError
-from fabtui.probes.runner import DEFAULT_FANOUT, ProbeRunner, Transports
-from fabtui.probes.targets import TargetError
-from fabtui.topology.graph import FabricGraph
-from fabtui.topology.loader import load_topology
+from fabtui.probes.runner import DEFAULT_FANOUT
 
 EXIT_NOT_MEASURED = 3
 _NOT_APPLICABLE = (ErrorKind.NO_DRIVER, ErrorKind.UNSUPPORTED)
-
-
-def _catalog(ctx: click.Context) -> dict[str, ProbeDef]:
-    return load_catalog(settings(ctx).probe_dirs)
 
 
 @click.group()
@@ -46,7 +36,7 @@ def probe() -> None:
 @click.pass_context
 def list_probes(ctx: click.Context, as_json: bool) -> None:
     """List the probe catalog."""
-    catalog = _catalog(ctx)
+    catalog = workspace(ctx).catalog
     if as_json:
         click.echo(json.dumps([p.model_dump(mode="json", by_alias=True)
                                for p in catalog.values()], indent=2))
@@ -80,61 +70,25 @@ def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tu
               path: Path | None, show_all: bool, as_json: bool, fanout: int,
               target_timeout: float | None, confirmation: str | None) -> None:
     """Run probe NAME against a target and print what it measured and concluded."""
-    catalog = _catalog(ctx)
-    definition = catalog.get(name)
-    if definition is None:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(catalog), n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; see `fabtui probe list`"
-        raise UserError(f"no probe {name!r}{hint}")
     given = {}
     for item in params:
         key, sep, value = item.partition("=")
         if not sep:
             raise UserError(f"--param {item!r}: expected key=value")
         given[key.strip()] = value
-    graph = None
-    transports = None
-    if definition.target not in ("local",) and (target_text or "").strip() not in (
-            "", "localhost", "local"):
-        s = settings(ctx)
-        chosen = path or s.topology
-        graph = FabricGraph(load_topology(chosen, find_template=s.find_template).topology)
-        if s.simulated and path is None:
-            transports = _sim_transports(s)
-    targets = sweep_targets(graph, target_text, definition)
+    ws = workspace(ctx)
+    definition = ws.probe(name)
+    targets = ws.sweep_targets(name, target_text, path)
     require_confirmation(definition, target_text, confirmation)
     if targets is not None:
-        ctx.exit(run_sweep(definition, graph, targets, given, transports, as_json=as_json,
-                           limit=fanout, target_timeout=target_timeout,
-                           exit_code=_exit_code))
-    result = asyncio.run(_run(definition, graph, target_text, given, transports))
+        ctx.exit(run_sweep(ws, definition, targets, given, path, as_json=as_json,
+                           limit=fanout, target_timeout=target_timeout, exit_code=_exit_code))
+    result = asyncio.run(ws.run_probe(name, target_text, given, path))
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     else:
         click.echo(_describe(result, show_all))
     ctx.exit(_exit_code(result))
-
-
-def _sim_transports(s: Settings) -> Transports:
-    """Transports whose far ends are the demo fabric's simulated nodes and switches."""
-    from fabtui.cli.sim import sim_state
-    from fabtui.transports.sim import SimCliTransport, SimSshTransport
-
-    path, _ = sim_state(s)
-    return Transports(ssh=SimSshTransport(path), cli=SimCliTransport(path))
-
-
-async def _run(definition: ProbeDef, graph: FabricGraph | None, target: str | None,
-               params: dict[str, str], transports: Transports | None = None) -> ProbeResult:
-    runner = ProbeRunner(graph, transports)
-    try:
-        return await runner.run(definition, target, params)
-    except (TargetError, RenderError, ValueError) as exc:
-        raise UserError(str(exc)) from None
-    finally:
-        await runner.close()
 
 
 def _exit_code(result: ProbeResult) -> int:

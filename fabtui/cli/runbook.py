@@ -3,7 +3,8 @@
 Exit codes of `run`, `resume` and `test`: 0 the run ended ok or with warnings; 1 it ended on a
 failed check (a finding) or a test failed; 2 bad input (unknown runbook, bad --input, lint
 errors); 4 the run stopped before its end (a gate nobody answered, a block that could not run,
-an abort): never a hang.
+an abort): never a hang; 130 interrupted by Ctrl-C (journaled as cancelled; the command that
+resumes it is printed).
 """
 
 from __future__ import annotations
@@ -11,50 +12,36 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import shlex
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from fabtui.cli.app import EXIT_FINDINGS, UserError, settings
-from fabtui.config import Settings
-from fabtui.errors import InputError
-from fabtui.journal.store import Journal, journal_path
-from fabtui.model.probe import ProbeDef
-from fabtui.model.runbook import Event, Runbook, Verdict
-from fabtui.probes.catalog import load_catalog
-from fabtui.probes.runner import ProbeRunner, Transports
-from fabtui.runbooks.engine import Engine, RunSummary, ScriptedOperator
-from fabtui.runbooks.inputs import resolve_inputs
-from fabtui.runbooks.library import Library, display_path, load_library, load_one, match
-from fabtui.runbooks.lint import LintIssue, lint, lint_parse_error
-from fabtui.runbooks.reader import read_runbook
-from fabtui.runbooks.redact import MASK, Redactor
-from fabtui.topology.graph import FabricGraph
-from fabtui.topology.loader import load_topology
+from fabtui.cli.context import EXIT_FINDINGS, UserError, workspace
+from fabtui.model.events import (
+    BlockCommand,
+    BlockFinished,
+    Decision,
+    Event,
+    Note,
+    StepStarted,
+)
+from fabtui.model.runbook import Verdict
+from fabtui.runbooks.engine import Engine, Observer, RunSummary, ScriptedOperator
+from fabtui.runbooks.library import match
+from fabtui.runbooks.redact import MASK
 from fabtui.transports.cli_line import visible
 
 EXIT_STOPPED = 4
+EXIT_INTERRUPTED = 130
+"""Ctrl-C: the session was journaled as cancelled and can be resumed (128 + SIGINT)."""
 
 
 @click.group("runbook")
 def runbook() -> None:
     """Runbooks: executable markdown procedures, recorded step by step."""
-
-
-def _library(s: Settings) -> Library:
-    return load_library(list(s.runbook_dirs))
-
-
-def _catalog(s: Settings) -> dict[str, ProbeDef]:
-    return load_catalog(list(s.probe_dirs))
-
-
-def _scenarios() -> list[str]:
-    from fabtui.sim.scenario import scenario_files, shipped_scenarios
-
-    return list(scenario_files([shipped_scenarios()]))
 
 
 def _pairs(items: tuple[str, ...], option: str) -> dict[str, str]:
@@ -72,18 +59,18 @@ def _pairs(items: tuple[str, ...], option: str) -> dict[str, str]:
 @click.pass_context
 def list_runbooks(ctx: click.Context, as_json: bool) -> None:
     """The runbook library: id, title, and the symptoms each one is for."""
-    library = _library(settings(ctx))
+    library = workspace(ctx).library
     rows = [{"id": r.meta.id, "title": r.title, "summary": r.meta.summary,
              "symptoms": r.meta.symptoms, "tags": r.meta.tags, "path": r.path,
              "tests": len(r.meta.tests)} for r in sorted(library.runbooks.values(),
                                                          key=lambda r: r.meta.id)]
+    for issue in library.broken:  # on stderr, so that --json output stays one document
+        click.echo(f"unreadable: {issue}", err=True)
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     for row in rows:
         click.echo(f"{row['id']:<28}{row['title']}")
-    for issue in library.broken:
-        click.echo(f"unreadable: {issue}", err=True)
 
 
 @runbook.command("find")
@@ -92,7 +79,7 @@ def list_runbooks(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def find(ctx: click.Context, text: tuple[str, ...], as_json: bool) -> None:
     """Runbooks for a symptom, in English or Chinese (`fabtui runbook find NCCL 超时`)."""
-    found = match(_library(settings(ctx)), " ".join(text))
+    found = match(workspace(ctx).library, " ".join(text))
     if as_json:
         click.echo(json.dumps([{"id": r.meta.id, "score": score, "title": r.title}
                                for score, r in found], indent=2, ensure_ascii=False))
@@ -110,7 +97,7 @@ def find(ctx: click.Context, text: tuple[str, ...], as_json: bool) -> None:
 @click.pass_context
 def show(ctx: click.Context, name: str, as_json: bool) -> None:
     """A runbook's inputs, steps and blocks, as the engine reads them."""
-    book = load_one(name, _library(settings(ctx)))
+    book = workspace(ctx).runbook(name)
     meta = book.meta
     if as_json:
         data = book.model_dump(mode="json", include={"meta", "title", "path", "digest",
@@ -150,38 +137,13 @@ def _public_attrs(attrs: dict[str, str]) -> dict[str, str]:
     return dict(attrs)
 
 
-def lint_paths(paths: tuple[Path, ...], s: Settings) -> tuple[list[LintIssue], int]:
-    """Lint files or folders (default: the library folders). Returns issues and files read."""
-    files: list[Path] = []
-    for path in paths or s.runbook_dirs:
-        if path.is_dir():
-            files += sorted(p for p in path.glob("*.md") if p.name.lower() != "readme.md")
-        elif path.exists():
-            files.append(path)
-        else:
-            raise UserError(f"{path}: no such file or folder")
-    library = _library(s)
-    probes = _catalog(s)
-    scenarios = _scenarios()
-    issues: list[LintIssue] = []
-    for file in files:
-        try:
-            book = read_runbook(file, display_path(file), lenient=True)
-        except InputError as exc:
-            issues += lint_parse_error(exc)
-            continue
-        issues += lint(book, probes=probes, runbooks=list(library.runbooks),
-                       scenarios=scenarios)
-    return issues, len(files)
-
-
 @runbook.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def lint_command(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     """Check runbooks (files or folders; default: the library): exit 1 on errors."""
-    issues, count = lint_paths(paths, settings(ctx))
+    issues, count = workspace(ctx).lint_paths(paths)
     errors = sum(1 for i in issues if i.severity == "error")
     warnings = len(issues) - errors
     if as_json:
@@ -197,35 +159,11 @@ def lint_command(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> 
     ctx.exit(EXIT_FINDINGS if errors else 0)
 
 
-def _graph(s: Settings) -> FabricGraph:
-    return FabricGraph(load_topology(s.topology, find_template=s.find_template).topology)
-
-
-def _transports(s: Settings) -> Transports:
-    if not s.simulated:
-        return Transports()
-    from fabtui.cli.sim import sim_state
-    from fabtui.transports.sim import SimCliTransport, SimSshTransport
-
-    path, _ = sim_state(s)
-    return Transports(ssh=SimSshTransport(path), cli=SimCliTransport(path))
-
-
-def _refuse_if_broken(book: Runbook, catalog: dict[str, ProbeDef], library: Library) -> None:
-    issues = [i for i in lint(book, probes=catalog, runbooks=list(library.runbooks),
-                              scenarios=_scenarios())
-              if i.severity == "error"]
-    if issues:
-        raise InputError.single(book.path, issues[0].line, f"{len(issues)} lint error"
-                                f"{'s' if len(issues) != 1 else ''}, first: {issues[0].message}"
-                                " (fabtui runbook lint shows them all)")
-
-
 _SHOWN = 160
 """Characters of a command line the progress shows (the rest is counted, and journaled whole)."""
 
 
-class _Printer:
+class _Printer(Observer):
     """Progress lines for a headless run."""
 
     def __init__(self, quiet: bool) -> None:
@@ -233,31 +171,29 @@ class _Printer:
         self.noted: str | None = None
         """The block whose note or decision was just printed (its ok line would repeat it)."""
 
-    def __call__(self, event: Event) -> None:
+    def event(self, event: Event) -> None:
         if self.quiet:
             return
         data = event.data
-        if event.kind == "step_started":
-            click.echo(f"== {event.step}: {data.get('title', '')}")
-        elif event.kind == "block_command":
+        if isinstance(data, StepStarted):
+            click.echo(f"== {event.step}: {data.title}")
+        elif isinstance(data, BlockCommand):
             # Each line as it is sent (a switch CLI gets them one by one), nothing hidden.
-            on = data.get("on")
-            where = f" (on {on})" if on and on != "this machine" else ""
-            for line in str(data.get("command", "")).strip("\n").split("\n"):
+            where = f" (on {data.on})" if data.on and data.on != "this machine" else ""
+            for line in data.command.strip("\n").split("\n"):
                 cut = f"... (+{len(line) - _SHOWN:,} characters)" if len(line) > _SHOWN else ""
                 click.echo(f"   $ {visible(line[:_SHOWN])}{cut}{where}")
-        elif event.kind == "block_finished":
-            if not (event.block == self.noted and data.get("verdict") == "ok"):
-                message = "\n      ".join(visible(line) for line in
-                                           str(data.get("message", "")).split("\n"))
-                click.echo(f"   [{data.get('verdict')}] {event.block}: {message}")
+        elif isinstance(data, BlockFinished):
+            if not (event.block == self.noted and data.verdict is Verdict.OK):
+                message = "\n      ".join(visible(line) for line in data.message.split("\n"))
+                click.echo(f"   [{data.verdict.value}] {event.block}: {message}")
             self.noted = None
-        elif event.kind == "note":
-            for line in str(data.get("text", "")).splitlines():
+        elif isinstance(data, Note):
+            for line in data.text.splitlines():
                 click.echo(f"   note: {line}")
             self.noted = event.block
-        elif event.kind == "decision" and data.get("by") == "runbook":
-            click.echo(f"   -> {data.get('target')}")
+        elif isinstance(data, Decision) and data.by == "runbook":
+            click.echo(f"   -> {data.target}")
             self.noted = event.block
 
 
@@ -277,11 +213,36 @@ def _finish(ctx: click.Context, summary: RunSummary, as_json: bool) -> None:
     ctx.exit(EXIT_FINDINGS if summary.outcome is Verdict.FAIL else 0)
 
 
-async def _drive(engine: Engine) -> RunSummary:
+def _drive(ctx: click.Context, engine: Engine, resume_args: list[str]) -> RunSummary:
+    """Run `engine`; on Ctrl-C, say how to resume the (journaled, cancelled) session, exit 130."""
     try:
-        return await engine.run()
-    finally:
-        await engine.runner.close()
+        return asyncio.run(workspace(ctx).drive(engine))
+    except KeyboardInterrupt:
+        if engine.summary is not None:
+            return engine.summary  # it had ended; only closing the sessions was interrupted
+        if engine.session is None:
+            raise
+        engine.mark_cancelled()  # (journaled already when a block was running)
+        root = ctx.find_root().params
+        config = ["--config", str(root["config_path"])] if root.get("config_path") else []
+        command = shlex.join(["fabtui", *config, "runbook", "resume", engine.session,
+                              *resume_args])
+        click.echo(f"\ninterrupted: session {engine.session} is journaled as cancelled", err=True)
+        click.echo(f"resume it with: {command}", err=True)
+        ctx.exit(EXIT_INTERRUPTED)
+
+
+def _resume_args(engine: Engine, inputs: dict[str, str], answers: dict[str, str]) -> list[str]:
+    """The options a resume needs again: secret inputs (shown as <secret>) and the answers."""
+    secret = {spec.name for spec in engine.runbook.meta.inputs if spec.secret}
+    secret |= {b.id for b in engine.runbook.blocks() if engine.attrs(b).secret}
+    args = []
+    for name in inputs:
+        if name in secret:
+            args += ["--input", f"{name}=<secret>"]
+    for name, value in answers.items():
+        args += ["--answer", f"{name}={'<secret>' if name in secret else value}"]
+    return args
 
 
 @runbook.command("run")
@@ -299,29 +260,11 @@ def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
                 answers: tuple[str, ...], skips: tuple[str, ...], start_at: str | None,
                 dry_run: bool, as_json: bool) -> None:
     """Run runbook NAME headless: progress, then a summary. Gates need --answer."""
-    s = settings(ctx)
-    library, catalog = _library(s), _catalog(s)
-    book = load_one(name, library)
-    _refuse_if_broken(book, catalog, library)
-    graph = _graph(s)
-    values = resolve_inputs(book, _pairs(inputs, "--input"), graph)
-    transports = _transports(s)
-    journal = Journal(journal_path(s.data_dir))
-    engine = Engine(book, inputs=values, runner=ProbeRunner(graph, transports),
-                    catalog=catalog, journal=journal,
-                    operator=ScriptedOperator(_pairs(answers, "--answer"), _Printer(as_json)),
-                    dry_run=dry_run, redactor=Redactor(extra=s.redact))
-    engine.planned_skips = _pairs(skips, "--skip")
-    unknown = set(engine.planned_skips) - {b.id for b in book.blocks()}
-    if unknown:
-        raise UserError(f"--skip: no block {', '.join(sorted(unknown))} in {book.meta.id}")
-    if start_at:
-        if book.step(start_at) is None:
-            raise UserError(f"--start-at: no step {start_at!r} (steps: "
-                            f"{', '.join(s.id for s in book.steps)})")
-        engine.jump(start_at, "--start-at")
-    summary = asyncio.run(_drive(engine))
-    journal.close()
+    given, answered = _pairs(inputs, "--input"), _pairs(answers, "--answer")
+    engine = workspace(ctx).open_run(
+        name, inputs=given, operator=ScriptedOperator(answered), observers=[_Printer(as_json)],
+        skips=_pairs(skips, "--skip"), start_at=start_at, dry_run=dry_run)
+    summary = _drive(ctx, engine, _resume_args(engine, given, answered))
     _finish(ctx, summary, as_json)
 
 
@@ -336,32 +279,12 @@ def resume(ctx: click.Context, session: str, inputs: tuple[str, ...],
            answers: tuple[str, ...], as_json: bool) -> None:
     """Continue a session after its last finished block: after a crash, or where it stopped
     (a gate nobody answered, a block that could not run), with --answer for the gate."""
-    s = settings(ctx)
-    journal = Journal(journal_path(s.data_dir))
-    found = journal.session(session)
-    if found is None:
-        raise UserError(f"no session {session!r} in {journal.path} (fabtui runbook sessions)")
-    info, recorded = found
-    events = journal.events(session)
-    if any(e.kind == "session_finished" for e in events) and info.status != "error":
-        raise UserError(f"session {session} has already finished ({info.status})")
-    book = load_one(info.path if Path(info.path).is_file() else info.runbook, _library(s))
-    started = next((e for e in events if e.kind == "session_started"), None)
-    if started is not None and started.data.get("digest") != book.digest:
-        click.echo(f"note: {book.path} changed since the session started; resuming with the "
-                   "file as it is now", err=True)
-    graph = _graph(s)
-    given = {k: v for k, v in recorded.items() if v != "***"}
-    given.update(_pairs(inputs, "--input"))
-    values = resolve_inputs(book, given, graph)
-    engine = Engine(book, inputs=values, runner=ProbeRunner(graph, _transports(s)),
-                    catalog=_catalog(s), journal=journal,
-                    operator=ScriptedOperator(_pairs(answers, "--answer"), _Printer(as_json)),
-                    dry_run=bool(started.data.get("dry_run")) if started else False,
-                    redactor=Redactor(extra=s.redact))
-    engine.restore(session, events)
-    summary = asyncio.run(_drive(engine))
-    journal.close()
+    given, answered = _pairs(inputs, "--input"), _pairs(answers, "--answer")
+    resumed = workspace(ctx).resume(session, inputs=given, operator=ScriptedOperator(answered),
+                                    observers=[_Printer(as_json)])
+    for note in resumed.notes:
+        click.echo(f"note: {note}", err=True)
+    summary = _drive(ctx, resumed.engine, _resume_args(resumed.engine, given, answered))
     _finish(ctx, summary, as_json)
 
 
@@ -374,16 +297,13 @@ def test_command(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> N
     from fabtui.paths import demo_topology, shipped_templates
     from fabtui.runbooks.testing import run_test
 
-    s = settings(ctx)
-    library = _library(s)
-    books = [load_one(n, library) for n in names] if names else \
-        sorted(library.runbooks.values(), key=lambda r: r.meta.id)
-    catalog = _catalog(s)
-    scenarios = _scenarios()
+    ws = workspace(ctx)
+    books = [ws.runbook(n) for n in names] if names else \
+        sorted(ws.library.runbooks.values(), key=lambda r: r.meta.id)
+    catalog = ws.catalog
     outcomes = []
     for book in books:
-        errors = [i for i in lint(book, probes=catalog, runbooks=list(library.runbooks),
-                                  scenarios=scenarios) if i.severity == "error"]
+        errors = [i for i in ws.lint(book) if i.severity == "error"]
         if errors:
             outcomes.append({"runbook": book.meta.id, "test": None, "passed": False,
                              "problems": [f"lint: {e}" for e in errors], "seconds": 0.0})
@@ -424,8 +344,7 @@ def test_command(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> N
 @click.pass_context
 def sessions(ctx: click.Context, limit: int, as_json: bool) -> None:
     """Recorded sessions, newest first."""
-    journal = Journal(journal_path(settings(ctx).data_dir))
-    rows = journal.sessions(limit)
+    rows = workspace(ctx).sessions(limit)
     if as_json:
         click.echo(json.dumps([r.model_dump() for r in rows], indent=2))
         return
@@ -440,17 +359,16 @@ def sessions(ctx: click.Context, limit: int, as_json: bool) -> None:
 @click.pass_context
 def journal_command(ctx: click.Context, session: str, as_json: bool) -> None:
     """Every recorded event of a session."""
-    journal = Journal(journal_path(settings(ctx).data_dir))
-    events = journal.events(session)
-    if not events:
-        raise UserError(f"no session {session!r}")
+    events = workspace(ctx).events(session)
     if as_json:
-        click.echo(json.dumps([e.model_dump() for e in events], indent=2, default=str))
+        click.echo(json.dumps([{**e.model_dump(mode="json", exclude={"data"}),
+                                "data": e.data.record()} for e in events], indent=2,
+                              default=str))
         return
     for event in events:
         when = time.strftime("%H:%M:%S", time.localtime(event.at))
         where = "/".join(x for x in (event.step, event.block) if x)
-        detail = {k: v for k, v in event.data.items() if k not in ("result",)}
-        click.echo(f"{event.seq:>4} {when} {event.kind:<16} {where:<32} "
+        detail = {k: v for k, v in event.data.record().items() if k not in ("result",)}
+        click.echo(f"{event.seq:>4} {when} {event.kind.value:<16} {where:<32} "
                    f"{json.dumps(detail, default=str)[:200]}")
 

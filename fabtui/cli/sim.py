@@ -10,60 +10,41 @@ from typing import Any
 
 import click
 
-from fabtui.cli.app import UserError, settings
+from fabtui.cli.context import UserError, notice_once, settings
 from fabtui.config import Settings
+from fabtui.durations import parse_duration
 from fabtui.errors import InputError
 from fabtui.sim.scenario import (
     FaultKind,
     FaultSpec,
     find_scenario,
     load_scenario,
-    parse_duration,
     scenario_files,
     shipped_scenarios,
 )
 from fabtui.sim.state import (
     SimState,
     build_sim,
-    ensure_state,
     fresh_state,
     read_state,
     repair,
     state_file,
     write_state,
 )
-
-RETURN_TO_HEALTHY = "fabtui --scenario healthy sim start"
+from fabtui.workspace import simfabric
 
 
 def sim_state(s: Settings, *, restart: bool = False) -> tuple[Path, SimState]:
-    """The running demo fabric for these settings (started now if needed) and its state file.
-
-    Side effect: when the fabric is not healthy (a scenario playing, faults injected), says so
-    once per command on stderr: the demo keeps its state between commands, and a result that
-    depends on it must not surprise whoever forgot what was played."""
-    path = state_file(s.data_dir)
-    running = read_state(path)
-    if not s.scenario_chosen and not restart and running is not None and \
-            running.topology == s.topology.resolve() and running.scenario.is_file():
-        build_sim(running)
-        _announce(running)
-        return path, running  # nobody named a scenario: keep the one playing
-    scenario = find_scenario(s.scenario)
-    state = ensure_state(path, s.topology, scenario, list(s.template_dirs), restart=restart)
-    build_sim(state)  # a scenario that does not fit the topology fails here, with file:line
+    """The running demo fabric (`simfabric.sim_state`), said on stderr when it is not healthy."""
+    path, state = simfabric.sim_state(s, restart=restart)
     _announce(state)
     return path, state
 
 
 def _announce(state: SimState) -> None:
-    ctx = click.get_current_context(silent=True)
-    meta = ctx.find_root().meta if ctx is not None else {}
-    differs = state.not_healthy()
-    if differs and not meta.get("fabtui.sim_announced"):
-        meta["fabtui.sim_announced"] = True
-        click.echo(f"demo fabric: {differs} ({RETURN_TO_HEALTHY} returns to healthy)",
-                   err=True)
+    message = simfabric.unhealthy_notice(state)
+    if message:
+        notice_once(message)
 
 
 @click.group("sim")

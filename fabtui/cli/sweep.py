@@ -12,43 +12,34 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from fabtui.cli import render
-from fabtui.cli.app import EXIT_FINDINGS, UserError
+from fabtui.cli.context import EXIT_FINDINGS
 from fabtui.model.probe import Metric, ProbeDef, ProbeResult, Verdict
-from fabtui.probes.runner import ProbeRunner, Transports
-from fabtui.probes.targets import ProbeTarget, TargetError, is_set, resolve_set
-from fabtui.topology.graph import FabricGraph
+from fabtui.probes.targets import ProbeTarget
+
+if TYPE_CHECKING:
+    from fabtui.workspace import Workspace
 
 KEY_METRICS = 3
 """Metrics shown per row: the ones not ok first, else the probe's evidence, else the first."""
 
 
-def sweep_targets(graph: FabricGraph | None, text: str | None,
-                  definition: ProbeDef) -> list[ProbeTarget] | None:
-    """The targets `text` names when it is a set (or a list); None when it names one target."""
-    if text is None:
-        return None
-    try:
-        targets = resolve_set(graph, text, definition.target)
-    except TargetError as exc:
-        raise UserError(str(exc)) from None
-    return targets if is_set(text) or len(targets) > 1 else None
-
-
-def run_sweep(definition: ProbeDef, graph: FabricGraph | None, targets: Sequence[ProbeTarget],
-              params: dict[str, str], transports: Transports | None, *, as_json: bool,
+def run_sweep(ws: Workspace, definition: ProbeDef, targets: Sequence[ProbeTarget],
+              params: dict[str, str], topology: Path | None, *, as_json: bool,
               limit: int, target_timeout: float | None,
               exit_code: Callable[[ProbeResult], int]) -> int:
-    """Run the sweep, print its table (or JSON), and return the exit status.
+    """Run the sweep through the workspace, print its table (or JSON), return the exit status.
 
     `exit_code(result)` is the status one target alone would give.
     Note: runs commands on every target; prints to stdout, and progress to stderr.
     """
     progress = _Progress(len(targets)) if sys.stderr.isatty() and not as_json else None
-    results = asyncio.run(_collect(definition, graph, targets, params, transports, limit,
+    results = asyncio.run(_collect(ws, definition, targets, params, topology, limit,
                                    target_timeout, progress))
     order = {t.name: i for i, t in enumerate(targets)}
     results.sort(key=lambda r: order.get(r.target, len(order)))
@@ -60,15 +51,14 @@ def run_sweep(definition: ProbeDef, graph: FabricGraph | None, targets: Sequence
     return EXIT_FINDINGS if EXIT_FINDINGS in codes else max(codes, default=0)
 
 
-async def _collect(definition: ProbeDef, graph: FabricGraph | None,
-                   targets: Sequence[ProbeTarget], params: dict[str, str],
-                   transports: Transports | None, limit: int, target_timeout: float | None,
-                   progress: _Progress | None) -> list[ProbeResult]:
-    runner = ProbeRunner(graph, transports)
+async def _collect(ws: Workspace, definition: ProbeDef, targets: Sequence[ProbeTarget],
+                   params: dict[str, str], topology: Path | None, limit: int,
+                   target_timeout: float | None, progress: _Progress | None) -> list[ProbeResult]:
     results: list[ProbeResult] = []
     try:
-        async with contextlib.aclosing(runner.sweep(definition, targets, params, limit=limit,
-                                                    target_timeout=target_timeout)) as stream:
+        async with contextlib.aclosing(ws.sweep(definition.name, targets, params, topology,
+                                                limit=limit, target_timeout=target_timeout)) \
+                as stream:
             async for result in stream:
                 results.append(result)
                 if progress is not None:
@@ -76,7 +66,6 @@ async def _collect(definition: ProbeDef, graph: FabricGraph | None,
     finally:
         if progress is not None:
             progress.clear()
-        await runner.close()
     return results
 
 

@@ -12,7 +12,7 @@ import click
 
 from fabtui import __version__
 from fabtui.cli import render
-from fabtui.cli.app import EXIT_FINDINGS, UserError, settings
+from fabtui.cli.context import EXIT_FINDINGS, UserError, settings, workspace
 from fabtui.errors import InputError, Problem
 from fabtui.model.findings import Severity
 from fabtui.topology.blast import UnknownComponent, blast_radius
@@ -20,7 +20,6 @@ from fabtui.topology.export import dump_yaml, port_rows, ports_csv, ports_markdo
 from fabtui.topology.generate import GENERATORS, RailOptimizedParams
 from fabtui.topology.graph import FabricGraph, UnknownRank
 from fabtui.topology.loader import LoadedTopology, load_topology, topology_from_doc
-from fabtui.topology.ranks import parse_rankfile
 from fabtui.topology.routes import routes
 from fabtui.topology.validate import validate
 from fabtui.yamldoc import parse_yaml
@@ -44,15 +43,12 @@ def _display(path: Path) -> str:
 
 
 def _load(ctx: click.Context, path: Path | None) -> LoadedTopology:
-    s = settings(ctx)
-    chosen = path or s.topology
-    return load_topology(chosen, label=_display(chosen), find_template=s.find_template)
+    return workspace(ctx).topology(path)
 
 
-def _graph(ctx: click.Context, loaded: LoadedTopology, ranks: Path | None) -> FabricGraph:
-    rank_file = ranks or settings(ctx).ranks
-    slots = parse_rankfile(rank_file, loaded.topology, _display(rank_file)) if rank_file else None
-    return FabricGraph(loaded.topology, slots)
+def _graph(ctx: click.Context, path: Path | None, ranks: Path | None = None) -> FabricGraph:
+    """The workspace's graph: the one rank placement (the `--ranks` file, else the config's)."""
+    return workspace(ctx).graph(path, ranks)
 
 
 def _emit_json(value: Any) -> None:
@@ -91,7 +87,7 @@ def check(ctx: click.Context, file: Path, as_json: bool) -> None:
 def show(ctx: click.Context, path: Path | None, as_json: bool) -> None:
     """Summarise the fabric: nodes, GPUs, NICs, rails, switches, leaf ratios."""
     loaded = _load(ctx, path)
-    graph = FabricGraph(loaded.topology)
+    graph = _graph(ctx, path)
     result = summarize(graph, loaded.source, loaded.template, validate(loaded, graph))
     if as_json:
         _emit_json(result.model_dump(mode="json"))
@@ -103,7 +99,7 @@ def print_overview(ctx: click.Context) -> None:
     """What bare `fabtui` prints until the TUI lands: the fabric summary and where to go next."""
     s = settings(ctx)
     loaded = _load(ctx, None)
-    graph = FabricGraph(loaded.topology)
+    graph = _graph(ctx, None)
     result = summarize(graph, loaded.source, loaded.template, validate(loaded, graph))
     if s.topology_is_default:
         click.echo("fabtui - no fabric configured, showing the built-in demo fabric\n")
@@ -137,8 +133,7 @@ def print_overview(ctx: click.Context) -> None:
 def path(ctx: click.Context, rank_a: int, rank_b: int, path: Path | None, ranks: Path | None,
          as_json: bool) -> None:
     """Where two ranks run and every path between them, ECMP set included."""
-    loaded = _load(ctx, path)
-    graph = _graph(ctx, loaded, ranks)
+    graph = _graph(ctx, path, ranks)
     try:
         result = routes(graph, rank_a, rank_b)
     except UnknownRank as exc:
@@ -162,8 +157,7 @@ def blast(ctx: click.Context, component: str, path: Path | None, ranks: Path | N
     COMPONENT is a switch, a node, a NIC port (node:mlx5_0), a switch port (leaf:Ethernet8; an
     uplink when it faces a spine), an optic id or a link id.
     """
-    loaded = _load(ctx, path)
-    graph = _graph(ctx, loaded, ranks)
+    graph = _graph(ctx, path, ranks)
     try:
         result = blast_radius(graph, component)
     except UnknownComponent as exc:
@@ -181,11 +175,10 @@ def blast(ctx: click.Context, component: str, path: Path | None, ranks: Path | N
 @click.pass_context
 def peer(ctx: click.Context, endpoint: str, path: Path | None, as_json: bool) -> None:
     """What is at the other end of the cable in ENDPOINT (node:mlx5_0 or leaf:Ethernet8)."""
-    loaded = _load(ctx, path)
-    graph = FabricGraph(loaded.topology)
+    graph = _graph(ctx, path)
     far = graph.far_end(endpoint)
     if far is None:
-        raise UserError(f"no cable is plugged into {endpoint} in {loaded.source}")
+        raise UserError(f"no cable is plugged into {endpoint} in {_load(ctx, path).source}")
     index = graph.port_links.get(endpoint, graph.port_links.get(far))
     link = graph.link_ref(index) if index is not None else None
     if as_json:
@@ -204,8 +197,7 @@ def peer(ctx: click.Context, endpoint: str, path: Path | None, as_json: bool) ->
 @click.pass_context
 def ports(ctx: click.Context, path: Path | None, fmt: str, as_json: bool) -> None:
     """The port table: node, NIC, rail, leaf, port, speed, optic - for cabling and tickets."""
-    loaded = _load(ctx, path)
-    rows = port_rows(FabricGraph(loaded.topology))
+    rows = port_rows(_graph(ctx, path))
     if as_json:
         _emit_json(rows)
     elif fmt == "csv":

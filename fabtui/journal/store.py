@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from fabtui.errors import InputError
-from fabtui.model.runbook import Event, SessionInfo
+from fabtui.model.events import Event
+from fabtui.model.runbook import SessionInfo
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -178,7 +179,7 @@ class Journal:
             self._conn().execute("INSERT INTO events (session, seq, at, kind, step, block, "
                                  "data) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                  (session, seq, event.at, kind, step, block,
-                                  json.dumps(event.data, default=str)))
+                                  json.dumps(data or {}, default=str)))
         return event
 
     def set_status(self, session: str, status: str) -> None:

@@ -8,34 +8,13 @@ component it is about in the topology's terms (node, NIC, rail, switch, port, op
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from fabtui.model.findings import Finding
 from fabtui.model.transport import TransportResult
-
-
-class Verdict(StrEnum):
-    """The outcome of a probe or of one metric."""
-
-    OK = "ok"
-    WARN = "warn"
-    FAIL = "fail"
-    ERROR = "error"
-    """The probe could not measure (unreachable, timeout, unparseable): not a fabric verdict."""
-
-    @property
-    def rank(self) -> int:
-        """Worse is higher: ok < warn < fail < error."""
-        return {Verdict.OK: 0, Verdict.WARN: 1, Verdict.FAIL: 2, Verdict.ERROR: 3}[self]
-
-    @staticmethod
-    def worst(verdicts: list[Verdict]) -> Verdict:
-        """The worst of `verdicts` (ok when there are none)."""
-        return max(verdicts, key=lambda v: v.rank, default=Verdict.OK)
-
+from fabtui.model.verdict import Verdict as Verdict  # the one verdict, for probe code
 
 TargetKind = Literal["node", "nic", "switch", "port", "link", "gpu", "node-pair", "local"]
 TransportKind = Literal["local", "ssh", "cli", "nvml"]
@@ -72,6 +51,10 @@ class Threshold(_Strict):
     hardware: str = "*"
     """Hardware class it applies to (`H100`, `H200`, `NDR`, `400G`...); `*` for any."""
     unit: str = ""
+    window: str | None = None
+    """The time the rule counts over, as its source states it (`probe interval`: the delta
+    between the probe's two samples); None for a reading at one instant. A rule published for
+    another window (5 flaps in 24 h) is applied where that window is read, not here."""
     source: str
     """Where the number comes from (URL, repo path) and, for inferences, `[inference]`."""
 

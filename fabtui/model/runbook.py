@@ -13,6 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from fabtui.model.verdict import SEVERITY as SEVERITY
+from fabtui.model.verdict import Verdict as Verdict
+from fabtui.model.verdict import worst as worst
+
 
 class InputType(StrEnum):
     """What an input holds; fabric types are checked against the topology."""
@@ -179,46 +183,6 @@ class Runbook(BaseModel):
         return [b for s in self.steps for b in s.blocks]
 
 
-class Verdict(StrEnum):
-    """How a block, a step or a run ended."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    OK = "ok"
-    WARN = "warn"
-    FAIL = "fail"
-    SKIPPED = "skipped"
-    ERROR = "error"
-    ABORTED = "aborted"
-
-
-SEVERITY = {Verdict.OK: 0, Verdict.SKIPPED: 0, Verdict.WARN: 1, Verdict.FAIL: 2,
-            Verdict.ERROR: 3, Verdict.ABORTED: 3}
-
-
-def worst(verdicts: list[Verdict]) -> Verdict:
-    """The most severe of `verdicts` (ok when empty)."""
-    finished = [v for v in verdicts if v in SEVERITY]
-    return max(finished, key=lambda v: SEVERITY[v], default=Verdict.OK)
-
-
-class Event(BaseModel):
-    """One journal entry of a session (append-only)."""
-
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-
-    session: str
-    seq: int
-    at: float
-    """Unix time."""
-    kind: str
-    """session_started, step_started, block_started, block_output, block_finished, decision,
-    note, step_finished, session_finished, session_resumed."""
-    step: str | None = None
-    block: str | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
-
-
 class SessionInfo(BaseModel):
     """A recorded session, as listed."""
 
@@ -229,6 +193,6 @@ class SessionInfo(BaseModel):
     title: str
     started_at: float
     status: str
-    """running / ok / warn / fail / error / aborted."""
+    """running / ok / warn / fail / error / aborted / cancelled (interrupted, resumable)."""
     operator: str = ""
     path: str = ""

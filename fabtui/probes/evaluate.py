@@ -113,9 +113,12 @@ def judge(metrics: list[Metric], thresholds: list[Threshold],
                 break
         if limit is None:
             limit = threshold.fail if threshold.fail is not None else threshold.warn
-        worst = verdict if verdict.rank > metric.verdict.rank else metric.verdict
+        if metric.verdict.rank > verdict.rank:
+            # The evaluator's own rule is the stricter one: keep its limit and source.
+            judged.append(metric.model_copy(update={"unit": metric.unit or threshold.unit}))
+            continue
         judged.append(metric.model_copy(update={
-            "verdict": worst, "limit": limit, "source": threshold.source,
+            "verdict": verdict, "limit": limit, "source": threshold.source,
             "unit": metric.unit or threshold.unit}))
     return judged
 

@@ -2,8 +2,10 @@
 
 `node001` (a node), `node001:mlx5_3` or `node001:enp92s0f0np0` (a NIC), `node001:gpu3` (a GPU),
 `leaf-g00-r3` (a switch), `leaf-g00-r3:Ethernet24` (a switch port), an optic id or link id (a
-link), `node001,node002` (a pair of nodes, optionally `node001:mlx5_0,node002:mlx5_0`), and
-`localhost` (this machine, outside the topology).
+link), `node001,node002` (a pair of nodes, optionally `node001:mlx5_0,node002:mlx5_0`),
+`rank:5` (the GPU a job's rank runs on, by the graph's rank placement: a node probe runs on its
+node, a NIC probe on the NIC that GPU sends through), and `localhost` (this machine, outside
+the topology).
 
 Target *sets* (`resolve_set`, for sweeps) name many targets at once: a glob (`node*:mlx5_*`,
 `node001:*` for all NICs of a node, `leaf-g00-*`), a node range in the pdsh / Slurm hostlist style
@@ -23,10 +25,12 @@ from typing import Any
 
 from fabtui.model.probe import TargetKind
 from fabtui.model.topology import Gpu, Nic, Node, Switch, split_endpoint
-from fabtui.topology.graph import FabricGraph
+from fabtui.topology.graph import FabricGraph, UnknownRank
+from fabtui.topology.pairing import gpu_map
 
 LOCAL_NAMES = ("localhost", "local")
 _GPU = re.compile(r"^(?:gpu|GPU)(\d+)$")
+_RANK = re.compile(r"^rank:(\d+)$")
 _RANGE = re.compile(r"\[([0-9][0-9,\-]*)\]")
 """A hostlist range: `[001-004]`, `[1,3,5-7]` (digits only; other brackets are glob classes)."""
 _GLOB = re.compile(r"[*?]|\[[^\]]*[^0-9,\-\]][^\]]*\]")
@@ -83,6 +87,13 @@ def resolve(graph: FabricGraph | None, text: str | None, wanted: TargetKind) -> 
 
 
 def _single(graph: FabricGraph, text: str) -> ProbeTarget:
+    rank = _RANK.match(text)
+    if rank is not None and "rank" not in graph.nodes and "rank" not in graph.switches:
+        try:
+            placed = graph.placement(int(rank.group(1)))
+        except UnknownRank as exc:
+            raise TargetError(str(exc)) from None
+        text = f"{placed.node}:gpu{placed.gpu}"
     if text in graph.nodes:
         return ProbeTarget("node", text, node=graph.nodes[text])
     if text in graph.switches:
@@ -120,6 +131,14 @@ def _fit(graph: FabricGraph, target: ProbeTarget, wanted: TargetKind) -> ProbeTa
         return target
     if wanted == "node" and target.node is not None:
         return ProbeTarget("node", target.node.hostname, node=target.node)
+    if wanted == "nic" and target.gpu is not None and target.node is not None:
+        # A GPU (a rank's, say) stands for the NIC it sends through.
+        nic_name = next((nic for nic, gpus in gpu_map(target.node).items()
+                         if target.gpu.index in gpus), None)
+        nic = graph.find_nic(target.node.hostname, nic_name) if nic_name else None
+        if nic is not None:
+            return ProbeTarget("nic", f"{target.node.hostname}:{nic.name}", node=target.node,
+                               nic=nic)
     if wanted == "switch" and target.switch is not None:
         return ProbeTarget("switch", target.switch.name, switch=target.switch)
     if wanted in ("port", "link") and (target.link_index is not None or target.kind == "nic"):

@@ -180,6 +180,71 @@ def _lines(body: str) -> list[tuple[int, str]]:
 
 def is_dangerous(block: Block) -> bool:
     """True when a block must be confirmed by typing (its `danger` attribute, or its command)."""
-    if block.attrs.get("danger", "").lower() in ("true", "yes", "1"):
+    if block.attrs.get("danger", "").lower() in _TRUE:
         return True
     return block.kind.value == "sh" and DESTRUCTIVE.search(block.body) is not None
+
+
+@dataclass(frozen=True)
+class BlockAttrs:
+    """A block's `{...}` attributes, typed: read once per block (`block_attrs`), so the engine
+    never parses an attribute string itself. Templates (`on`, `type`, `confirm`) stay text: they
+    are rendered when the block runs."""
+
+    condition: str | None = None
+    """`if=EXPR`: run only when true."""
+    assignments: str | None = None
+    """`set=a=expr; b=expr` (split by the engine, which evaluates them)."""
+    on_fail: str | None = None
+    on_error: str = "stop"
+    on_no: str | None = None
+    timeout: float | None = None
+    interval: float | None = None
+    on: str | None = None
+    """`sh`: the node or switch (a template); None: this machine."""
+    capture: str | None = None
+    ok_status: frozenset[int] = frozenset({0})
+    danger: bool = False
+    """Marked dangerous (`danger=true`); `is_dangerous` also recognises destructive commands."""
+    confirm: str | None = None
+    """`sh`: the phrase to type (a template; default: the block id)."""
+    type: str | None = None
+    """`confirm`: the phrase to type; `input`: the value's type."""
+    name: str | None = None
+    choices: tuple[str, ...] | None = None
+    default: str | None = None
+    pattern: str | None = None
+    """`input`: a regex the whole answer must match."""
+    secret: bool = False
+
+
+_TRUE = ("true", "yes", "1")
+
+
+def block_attrs(block: Block) -> BlockAttrs:
+    """The typed attributes of `block`. Raises `BlockError` for a number that is not one."""
+    raw = block.attrs
+
+    def number(key: str) -> float | None:
+        if key not in raw:
+            return None
+        try:
+            return float(raw[key])
+        except ValueError:
+            raise BlockError(f"{key}={raw[key]!r} is not a number") from None
+
+    try:
+        ok_status = frozenset(int(s) for s in raw.get("ok_status", "0").split(","))
+    except ValueError:
+        raise BlockError(f"ok_status={raw['ok_status']!r}: expected exit codes such as 0,1") \
+            from None
+    return BlockAttrs(
+        condition=raw.get("if") or None, assignments=raw.get("set") or None,
+        on_fail=raw.get("on_fail"), on_error=raw.get("on_error", "stop"),
+        on_no=raw.get("on_no"), timeout=number("timeout"), interval=number("interval"),
+        on=raw.get("on") or None, capture=raw.get("capture"), ok_status=ok_status,
+        danger=raw.get("danger", "").lower() in _TRUE, confirm=raw.get("confirm"),
+        type=raw.get("type"), name=raw.get("name"),
+        choices=tuple(raw["choices"].split(",")) if "choices" in raw else None,
+        default=raw.get("default"), pattern=raw.get("pattern"),
+        secret=raw.get("secret") == "true")

@@ -11,20 +11,51 @@ another runbook); a declined gate aborts (or jumps to its `on_no` step); a block
 (`error`) stops the run unless it says `on_error=continue`; `on_fail=STEP` jumps on a failure.
 Secrets (inputs marked `secret`, and values that look like passwords, tokens or keys) are
 replaced by `***` in everything the journal stores.
+
+Who watches and who answers: observers (`Observer`, in the style of nornir's processors) receive
+every typed event as it is journaled, and each block's output as it streams; one awaitable
+`Operator` answers gates and inputs (a person at a terminal or a TUI screen, a table of scripted
+answers: the engine treats them all alike).
+
+Cancellation (asyncio: Ctrl-C, a cancelled worker): the running block's transport call is
+cancelled (its child process killed by the transport), the block is journaled `cancelled` and the
+session `cancelled` (resumable: `restore` runs that block again), and the cancellation goes on
+to the caller, who closes the runner's sessions. `abort()` during a running block cancels that
+block and ends the session as aborted, the end being the session's last event.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from fabtui.journal.store import Journal
+from fabtui.model.events import (
+    BlockCommand,
+    BlockFinished,
+    BlockOutput,
+    BlockStarted,
+    Decision,
+    Event,
+    EventKind,
+    Note,
+    Payload,
+    SessionCancelled,
+    SessionFinished,
+    SessionResumed,
+    SessionStarted,
+    StepFinished,
+    StepStarted,
+    kind_of,
+)
 from fabtui.model.probe import ProbeDef
-from fabtui.model.runbook import Block, BlockKind, Event, InputSpec, InputType, Runbook, Verdict
-from fabtui.model.runbook import worst as worst_verdict
+from fabtui.model.runbook import Block, BlockKind, InputSpec, InputType, Runbook
+from fabtui.model.verdict import Verdict
+from fabtui.model.verdict import worst as worst_verdict
 from fabtui.probes.render import RenderError
 from fabtui.probes.runner import ProbeRunner
 from fabtui.probes.targets import TargetError
@@ -55,26 +86,21 @@ _ABORT = "abort"
 
 
 class Operator(Protocol):
-    """Who answers gates and inputs, and sees progress (the TUI, a terminal, a test)."""
+    """Who answers gates and inputs (a terminal, the TUI, a table of answers): awaited, so an
+    answer may take as long as a person needs; cancelling the run cancels the wait."""
 
     async def confirm(self, block: Block, prompt: str, phrase: str | None) -> str | None:
-        """The operator's answer to a gate (None: nobody can answer, e.g. headless)."""
+        """The answer to a gate: the phrase typed, or yes / no (None: nobody can answer)."""
 
     async def ask(self, block: Block, prompt: str, spec: InputSpec) -> str | None:
         """A value for an `input` block (None: no answer)."""
 
-    def show(self, event: Event) -> None:
-        """An event has been recorded (progress display)."""
-
 
 @dataclass
 class ScriptedOperator:
-    """Answers from a table (headless runs and tests); reports progress to `on_event`."""
+    """Answers from a table, given beforehand (headless runs, runbook tests)."""
 
     answers: dict[str, str] = field(default_factory=dict)
-    on_event: Callable[[Event], None] | None = None
-    on_answer: Callable[[str], Awaitable[None]] | None = None
-    """Called with a gate's id after it was accepted (tests repair the simulated fabric)."""
 
     async def confirm(self, block: Block, prompt: str, phrase: str | None) -> str | None:
         """The scripted answer for the gate, if any."""
@@ -84,10 +110,41 @@ class ScriptedOperator:
         """The scripted answer for the input, if any."""
         return self.answers.get(block.id, self.answers.get(spec.name))
 
-    def show(self, event: Event) -> None:
-        """Pass the event on."""
-        if self.on_event is not None:
-            self.on_event(event)
+
+class Observer:
+    """Watches a run (progress lines, a TUI screen, a test). Every hook does nothing by default;
+    a subclass overrides what it needs. Hooks run synchronously, after the event is journaled,
+    and must not raise."""
+
+    def event(self, event: Event) -> None:
+        """Any journaled event (called before the specific hook below)."""
+
+    def run_started(self, event: Event) -> None:
+        """The session started or resumed (`session_started`, `session_resumed`)."""
+
+    def step_entered(self, event: Event) -> None:
+        """A step opened."""
+
+    def block_started(self, event: Event, block: Block) -> None:
+        """A block began."""
+
+    def output_chunk(self, block: Block, text: str) -> None:
+        """A line of a running block's output, as it arrives (not journaled one by one)."""
+
+    def needs_answer(self, block: Block, prompt: str) -> None:
+        """The operator is being asked (a gate, an input, a dangerous command)."""
+
+    def block_finished(self, event: Event) -> None:
+        """A block ended (`event.data` is a `BlockFinished`)."""
+
+    def run_finished(self, event: Event) -> None:
+        """The session ended (`session_finished`) or was interrupted (`session_cancelled`)."""
+
+
+_HOOKS = {EventKind.SESSION_STARTED: "run_started", EventKind.SESSION_RESUMED: "run_started",
+          EventKind.STEP_STARTED: "step_entered", EventKind.BLOCK_FINISHED: "block_finished",
+          EventKind.SESSION_FINISHED: "run_finished",
+          EventKind.SESSION_CANCELLED: "run_finished"}
 
 
 @dataclass
@@ -138,7 +195,8 @@ class Engine:
     def __init__(self, runbook: Runbook, *, inputs: dict[str, Any], runner: ProbeRunner,
                  catalog: dict[str, ProbeDef], journal: Journal, operator: Operator,
                  dry_run: bool = False, redactor: Redactor | None = None,
-                 operator_name: str | None = None) -> None:
+                 operator_name: str | None = None,
+                 observers: Sequence[Observer] = ()) -> None:
         self.runbook = runbook
         self.inputs = dict(inputs)
         self.runner = runner
@@ -167,6 +225,12 @@ class Engine:
         self.planned_skips: dict[str, str] = {}
         """Block id -> reason: blocks the operator decided beforehand to skip."""
         self._functions = fabric_functions(runner.graph)
+        self.observers: list[Observer] = list(observers)
+        self.cancelled = False
+        """The last run was interrupted (its session is resumable)."""
+        self._running: tuple[Block, asyncio.Task[Any]] | None = None
+        self._abort_requested: str | None = None
+        self._attrs: dict[str, block_text.BlockAttrs] = {}
         self._unknown: Unknowns = []
         """A dry run: the values the current block needs that are not known yet."""
 
@@ -196,13 +260,34 @@ class Engine:
         return f"step {index} block {block.id!r}"
 
     # journal ----------------------------------------------------------------------------------
-    def _record(self, kind: str, step: str | None = None, block: str | None = None,
-                data: dict[str, Any] | None = None) -> Event:
+    def _record(self, payload: Payload, step: str | None = None,
+                block: str | None = None) -> Event:
+        """Journal an event (secrets scrubbed), then tell the observers."""
         assert self.session is not None
-        event = self.journal.append(self.session, kind, step, block,
-                                    self.redactor.scrub(data or {}))
-        self.operator.show(event)
+        event = self.journal.append(self.session, kind_of(payload), step, block,
+                                    self.redactor.scrub(payload.record()))
+        hook = _HOOKS.get(event.kind)
+        for observer in self.observers:
+            observer.event(event)
+            if hook is not None:
+                getattr(observer, hook)(event)
         return event
+
+    def _tell(self, hook: str, *args: Any) -> None:
+        for observer in self.observers:
+            getattr(observer, hook)(*args)
+
+    def _stream(self, block: Block, line: str) -> None:
+        """A line of output to the observers, secrets masked as the journal masks them."""
+        if self.observers:
+            self._tell("output_chunk", block, self.redactor.text(line))
+
+    def attrs(self, block: Block) -> block_text.BlockAttrs:
+        """`block`'s typed attributes (read once)."""
+        found = self._attrs.get(block.id)
+        if found is None:
+            found = self._attrs[block.id] = block_text.block_attrs(block)
+        return found
 
     # running ----------------------------------------------------------------------------------
     def begin(self) -> str:
@@ -213,9 +298,9 @@ class Engine:
             self.session = self.journal.start(
                 self.runbook.meta.id, self.runbook.title, self.runbook.path,
                 self.runbook.digest, self.redactor.scrub(public), self.operator_name)
-            self._record("session_started", data={
-                "runbook": self.runbook.meta.id, "version": self.runbook.meta.version,
-                "digest": self.runbook.digest, "inputs": public, "dry_run": self.dry_run})
+            self._record(SessionStarted(
+                runbook=self.runbook.meta.id, version=self.runbook.meta.version,
+                digest=self.runbook.digest, inputs=public, dry_run=self.dry_run))
         return self.session
 
     @property
@@ -232,7 +317,10 @@ class Engine:
         return steps[index].blocks[block] if index < len(steps) else None
 
     async def run(self) -> RunSummary:
-        """Run from the current position to the end (or a stop). Returns the summary."""
+        """Run from the current position to the end (or a stop). Returns the summary.
+
+        Raises `asyncio.CancelledError` when cancelled (the session is then `cancelled`).
+        """
         self.begin()
         while self.summary is None:
             await self.run_next()
@@ -256,7 +344,7 @@ class Engine:
         step = steps[index]
         if not self._step_open:
             self.path.append(step.id)
-            self._record("step_started", step.id, data={"title": step.title})
+            self._record(StepStarted(title=step.title), step.id)
             self._step_open = True
         if position >= len(step.blocks):
             self._close_step(index, None)
@@ -266,6 +354,8 @@ class Engine:
             self.skip(block.id, self.planned_skips[block.id])
             return
         outcome = await self._block(block)
+        if self.summary is not None:
+            return  # aborted while the block ran: the session has ended
         self._position = (index, position + 1)
         if outcome.flow is not None or position + 1 >= len(step.blocks):
             self._close_step(index, outcome.flow)
@@ -275,7 +365,7 @@ class Engine:
         steps = self.runbook.steps
         step = steps[index]
         verdict = worst_verdict([self.verdicts.get(b.id, Verdict.PENDING) for b in step.blocks])
-        self._record("step_finished", step.id, data={"verdict": verdict.value})
+        self._record(StepFinished(verdict=verdict), step.id)
         self._step_open = False
         if flow is None:
             self._position = (index + 1, 0)
@@ -312,10 +402,9 @@ class Engine:
         index, position = self._position
         if not self._step_open:
             self.path.append(block.step)
-            self._record("step_started", block.step,
-                         data={"title": self.runbook.steps[index].title})
+            self._record(StepStarted(title=self.runbook.steps[index].title), block.step)
             self._step_open = True
-        self._record("decision", block.step, block.id, {"by": "operator", "skip": reason})
+        self._record(Decision(by="operator", skip=reason), block.step, block.id)
         self._apply(block, _Outcome(Verdict.SKIPPED, f"skipped by the operator: {reason}"))
         self._position = (index, position + 1)
         if position + 1 >= len(self.runbook.steps[index].blocks):
@@ -327,24 +416,41 @@ class Engine:
         if target is None:
             raise ValueError(f"no step {step_id!r}")
         self.begin()
-        self._record("decision", None, None, {"by": "operator", "jump": step_id,
-                                              "reason": reason})
+        self._record(Decision(by="operator", jump=step_id, reason=reason))
         if self._step_open:
             self._close_step(self._position[0], step_id)
         else:
             self._position = (target, 0)
 
-    def abort(self, reason: str) -> RunSummary:
-        """End the session now, as aborted by the operator."""
+    def abort(self, reason: str) -> RunSummary | None:
+        """End the session as aborted by the operator. Between blocks it ends now (the summary
+        is returned); while a block runs (another task awaits `run_next`), that block is
+        cancelled and the session ends when it has stopped (None is returned; the awaited
+        `run_next` returns and `summary` is set)."""
         self.begin()
-        self._record("decision", None, None, {"by": "operator", "abort": reason})
+        if self.summary is not None:
+            return self.summary
+        self._record(Decision(by="operator", abort=reason))
         self._ending = ("abort", f"aborted by the operator: {reason}")
+        if self._running is not None and not self._running[1].done():
+            self._abort_requested = reason
+            self._running[1].cancel()
+            return None
         return self._finish()
+
+    def cancel(self) -> bool:
+        """Cancel the block running now (from another task: a TUI's stop key). As for any
+        cancellation, the block and the session are journaled `cancelled` and the awaited
+        `run_next` / `run` raises `CancelledError`; False when no block is running."""
+        if self._running is None or self._running[1].done():
+            return False
+        self._running[1].cancel()
+        return True
 
     def note(self, text: str) -> None:
         """An operator's note, recorded in the journal."""
         self.begin()
-        self._record("note", None, None, {"text": text, "by": "operator"})
+        self._record(Note(text=text, by="operator"))
 
     async def rerun(self, block_id: str) -> Verdict:
         """Run a block again (its new result replaces the old one for later blocks)."""
@@ -352,7 +458,7 @@ class Engine:
         if block is None:
             raise ValueError(f"no block {block_id!r}")
         self.begin()
-        self._record("decision", block.step, block.id, {"by": "operator", "rerun": True})
+        self._record(Decision(by="operator", rerun=True), block.step, block.id)
         outcome = await self._block(block)
         return outcome.verdict
 
@@ -388,20 +494,23 @@ class Engine:
                              if not isinstance(v, dict | Unknown)}),
             findings=mask.scrub(findings), blocks=dict(self.verdicts), handover=handover,
             reason=mask.text(ending[1]) if ending else "")
-        self._record("session_finished", data={
-            "outcome": outcome.value, "path": summary.path, "handover": handover,
-            "reason": summary.reason, "findings": findings})
+        self._record(SessionFinished(outcome=outcome, path=summary.path, handover=handover,
+                                     reason=summary.reason, findings=findings))
         self.journal.set_status(self.session, outcome.value)
         self.summary = summary
         return summary
 
     # blocks -----------------------------------------------------------------------------------
     async def _block(self, block: Block) -> _Outcome:
-        self._record("block_started", block.step, block.id, {"kind": block.kind.value})
+        event = self._record(BlockStarted(kind=block.kind.value), block.step, block.id)
+        self._tell("block_started", event, block)
         self.verdicts[block.id] = Verdict.RUNNING
+        task = asyncio.current_task()
+        self._running = (block, task) if task is not None else None
         self._unknown = []
         try:
-            condition = block.attrs.get("if")
+            attrs = self.attrs(block)
+            condition = attrs.condition
             try:
                 wanted = not condition or self.evaluator().evaluate(condition)
             except UnknownValue as exc:
@@ -417,18 +526,52 @@ class Engine:
             outcome = _Outcome(Verdict.ERROR, str(exc))
         except (TargetError, RenderError, ValueError) as exc:
             outcome = _Outcome(Verdict.ERROR, str(exc))
+        except asyncio.CancelledError:
+            aborted = self._cancelled(block, task)
+            if aborted is None:
+                raise
+            return aborted
+        finally:
+            self._running = None
         if self.dry_run and outcome.verdict is Verdict.ERROR:
             # Values a dry run did not measure cannot drive later blocks: say so, go on.
             outcome = _Outcome(Verdict.SKIPPED, f"dry run: {outcome.message}")
+        attrs = self._attrs.get(block.id) or block_text.BlockAttrs()  # (unreadable: defaults)
         if outcome.verdict is Verdict.ERROR and outcome.flow is None and \
-                block.attrs.get("on_error", "stop") == "stop":
+                attrs.on_error == "stop":
             outcome.flow = _STOP
         if outcome.verdict is Verdict.FAIL and outcome.flow is None:
-            target = block.attrs.get("on_fail")
+            target = attrs.on_fail
             if target and target != "continue":
                 outcome.flow = _STOP if target == "stop" else target
         self._apply(block, outcome)
         return outcome
+
+    def _cancelled(self, block: Block, task: asyncio.Task[Any] | None) -> _Outcome | None:
+        """`block` was cancelled: journal it; then end as aborted (an operator's `abort`: the
+        outcome is returned) or leave the session resumable at this block (None: the caller
+        lets the cancellation go on)."""
+        if self._abort_requested is not None and task is not None and task.uncancel() == 0:
+            reason, self._abort_requested = self._abort_requested, None
+            outcome = _Outcome(Verdict.ABORTED, f"aborted by the operator: {reason}", flow=_ABORT)
+            self._apply(block, outcome)
+            self._finish()
+            return outcome
+        # flow=stop: a resume runs this block again, inside its step (see `restore`).
+        self._apply(block, _Outcome(Verdict.CANCELLED, "cancelled while running", flow=_STOP))
+        self.mark_cancelled(block)
+        return None
+
+    def mark_cancelled(self, block: Block | None = None, reason: str = "interrupted") -> None:
+        """Journal that the run was interrupted (at `block`, if one was running): the session
+        is `cancelled` and resumable. Does nothing once the session has ended or was marked."""
+        if self.session is None or self.summary is not None or self.cancelled:
+            return
+        self.cancelled = True
+        step = block.step if block is not None else None
+        self._record(SessionCancelled(reason=reason, resume=step), step,
+                     block.id if block is not None else None)
+        self.journal.set_status(self.session, Verdict.CANCELLED.value)
 
     def _apply(self, block: Block, outcome: _Outcome) -> None:
         """Store the block's result and variables, then journal its end."""
@@ -436,7 +579,7 @@ class Engine:
         result = {"verdict": outcome.verdict.value, "message": outcome.message, **outcome.data}
         self.values[name] = result
         variables = dict(outcome.variables)
-        assignments = block.attrs.get("set")
+        assignments = (self._attrs.get(block.id) or block_text.BlockAttrs()).assignments
         if self.dry_run and outcome.verdict is Verdict.SKIPPED:
             # Not measured: its result is unknown, and so is what follows from it; what
             # follows from inputs and the topology alone is computed, so a dry run shows it.
@@ -468,10 +611,12 @@ class Engine:
         if len(json.dumps(result, default=str)) > RESULT_KEEP:
             stored = {k: v for k, v in result.items() if k != "parsed"}
         unknown = {k: v.why for k, v in variables.items() if isinstance(v, Unknown)}
-        self._record("block_finished", block.step, block.id, {
-            "verdict": outcome.verdict.value, "message": outcome.message, "result": stored,
-            "vars": {k: None if k in unknown else v for k, v in variables.items()},
-            "flow": outcome.flow, **({"unknown": unknown} if unknown else {})})
+        self._record(BlockFinished(verdict=outcome.verdict, message=outcome.message,
+                                   result=stored,
+                                   vars={k: None if k in unknown else v
+                                         for k, v in variables.items()},
+                                   flow=outcome.flow, unknown=unknown),
+                     block.step, block.id)
 
     async def _execute(self, block: Block) -> _Outcome:
         if self.dry_run and block.kind in (BlockKind.CHECK, BlockKind.DECIDE,
@@ -491,14 +636,13 @@ class Engine:
         except ExprError:
             self._unknown = []  # shown as written; the real run reports the error
         if block.kind is BlockKind.INPUT:
-            name = block.attrs.get("name", var_name(block.id))
-            default = block.attrs.get("default")
-            secret = block.attrs.get("secret") == "true"
-            if default is not None and secret:
-                self.redactor.add(default)
+            attrs = self.attrs(block)
+            name = attrs.name or var_name(block.id)
+            if attrs.default is not None and attrs.secret:
+                self.redactor.add(attrs.default)
             asked = Unknown(name, f"asked for at {self._where(block)}"
-                            + (f" (default {default})" if default is not None and not secret
-                               else ""))
+                            + (f" (default {attrs.default})"
+                               if attrs.default is not None and not attrs.secret else ""))
             return _Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}"
                             f"{self._unknown_note()}", variables={name: asked})
         verb = {BlockKind.CHECK: "judge", BlockKind.DECIDE: "choose",
@@ -509,7 +653,7 @@ class Engine:
         text = self._render(block.body.strip(), self.evaluator())
         if self._unknown:
             text += f"\n(dry run: {describe_unknown(self._unknown)})"
-        self._record("note", block.step, block.id, {"text": text, "by": "runbook"})
+        self._record(Note(text=text, by="runbook"), block.step, block.id)
         return _Outcome(Verdict.OK, text.splitlines()[0] if text else "")
 
     async def _check(self, block: Block) -> _Outcome:
@@ -525,43 +669,43 @@ class Engine:
         for branch in block_text.branches(block):
             if branch.condition is None or evaluator.evaluate(branch.condition):
                 target = render(branch.target, evaluator)
-                self._record("decision", block.step, block.id, {
-                    "by": "runbook", "condition": branch.condition or "default",
-                    "target": target})
+                self._record(Decision(by="runbook", condition=branch.condition or "default",
+                                      target=target), block.step, block.id)
                 return _Outcome(Verdict.OK, f"-> {target}", {"target": target}, flow=target)
         return _Outcome(Verdict.OK, "no branch taken: continue")
 
     async def _confirm(self, block: Block) -> _Outcome:
         evaluator = self.evaluator()
         prompt = render(block.body.strip(), evaluator)
-        phrase = render(block.attrs["type"], evaluator) if "type" in block.attrs else \
+        attrs = self.attrs(block)
+        phrase = render(attrs.type, evaluator) if attrs.type is not None else \
             (block.id if block_text.is_dangerous(block) else None)
+        self._tell("needs_answer", block, prompt)
         answer = await self.operator.confirm(block, prompt, phrase)
         if answer is None:
             return _Outcome(Verdict.ERROR, f"gate {block.id} needs an answer "
                             f"(headless: --answer {block.id}={phrase or 'yes'})")
         accepted = answer.strip() == phrase if phrase else \
             answer.strip().lower() in ("y", "yes", "ok", "go")
-        self._record("decision", block.step, block.id, {
-            "by": "operator", "prompt": prompt, "answer": "accepted" if accepted else answer,
-            "typed": phrase is not None})
+        self._record(Decision(by="operator", prompt=prompt,
+                              answer="accepted" if accepted else answer,
+                              typed=phrase is not None), block.step, block.id)
         if accepted:
-            if isinstance(self.operator, ScriptedOperator) and self.operator.on_answer:
-                await self.operator.on_answer(block.id)
             return _Outcome(Verdict.OK, "confirmed", {"answer": "yes"})
-        target = block.attrs.get("on_no", _ABORT)
+        target = attrs.on_no or _ABORT
         verdict = Verdict.ABORTED if target == _ABORT else Verdict.SKIPPED
         return _Outcome(verdict, f"not confirmed: {prompt.splitlines()[0] if prompt else ''}"
                         .strip(), {"answer": "no"}, flow=target)
 
     async def _input(self, block: Block) -> _Outcome:
-        name = block.attrs.get("name", var_name(block.id))
-        spec = InputSpec(name=name, type=InputType(block.attrs.get("type", "string")),
-                         choices=block.attrs["choices"].split(",") if "choices" in block.attrs
-                         else None, default=block.attrs.get("default"),
-                         pattern=block.attrs.get("pattern"),
-                         secret=block.attrs.get("secret") == "true")
+        attrs = self.attrs(block)
+        name = attrs.name or var_name(block.id)
+        spec = InputSpec(name=name, type=InputType(attrs.type or "string"),
+                         choices=list(attrs.choices) if attrs.choices is not None else None,
+                         default=attrs.default, pattern=attrs.pattern,
+                         secret=attrs.secret)
         prompt = render(block.body.strip(), self.evaluator())
+        self._tell("needs_answer", block, prompt)
         answer = await self.operator.ask(block, prompt, spec)
         if answer is None:
             answer = spec.default
@@ -573,8 +717,7 @@ class Engine:
         value = convert(spec, answer, self.runner.graph)
         if spec.secret:
             self.redactor.add(str(value))
-        self._record("decision", block.step, block.id, {"by": "operator", "input": name,
-                                                        "value": value})
+        self._record(Decision(by="operator", input=name, value=value), block.step, block.id)
         return _Outcome(Verdict.OK, f"{name} = {'***' if spec.secret else value}",
                         {"value": value}, variables={name: value})
 
@@ -586,13 +729,14 @@ class Engine:
         evaluator = self.evaluator()
         target = self._render(call.target, evaluator) if call.target is not None else None
         params = {k: self._render(v, evaluator) for k, v in call.params.items()}
-        if "timeout" in block.attrs:
-            definition = definition.model_copy(update={"timeout": float(block.attrs["timeout"])})
-        if "interval" in block.attrs:
-            definition = definition.model_copy(update={"interval": float(block.attrs["interval"])})
+        attrs = self.attrs(block)
+        if attrs.timeout is not None:
+            definition = definition.model_copy(update={"timeout": attrs.timeout})
+        if attrs.interval is not None:
+            definition = definition.model_copy(update={"interval": attrs.interval})
         described = f"{call.probe} on {target or 'this machine'}" + \
             (f" {params}" if params else "")
-        self._record("block_command", block.step, block.id, {"command": described})
+        self._record(BlockCommand(command=described), block.step, block.id)
         if definition.danger or block_text.is_dangerous(block):  # the same gate as `sh`
             refused = await self._typed_gate(
                 block, evaluator, f"probe {call.probe} changes state on "
@@ -602,15 +746,15 @@ class Engine:
         if self.dry_run:
             return _Outcome(Verdict.SKIPPED, f"dry run: would run {described}"
                             f"{self._unknown_note()}")
-        result = await self.runner.run(definition, target, params)
+        result = await self.runner.run(definition, target, params,
+                                       on_line=lambda line: self._stream(block, line))
         metrics = [{"name": m.name, "value": m.value, "unit": m.unit, "component": m.component,
                     "verdict": m.verdict.value} for m in result.metrics]
         findings = [f.message if hasattr(f, "message") else str(f) for f in result.findings]
         output = "\n".join(r.output for r in result.raw)[-OUTPUT_KEEP:]
         if output:
-            self._record("block_output", block.step, block.id, {"output": output})
-        verdict = Verdict(result.verdict.value) if result.verdict.value in Verdict.__members__ \
-            .values() else Verdict.ERROR
+            self._record(BlockOutput(output=output), block.step, block.id)
+        verdict = result.verdict
         message = result.error or (findings[0] if findings else f"{call.probe}: "
                                    f"{result.verdict.value}")
         if len(findings) > 1 and not result.error:
@@ -622,7 +766,8 @@ class Engine:
 
     async def _sh(self, block: Block) -> _Outcome:
         evaluator = self.evaluator()
-        target = self._render(block.attrs["on"], evaluator) if block.attrs.get("on") else None
+        attrs = self.attrs(block)
+        target = self._render(attrs.on, evaluator) if attrs.on else None
         graph = self.runner.graph
         if target is not None and graph is not None and target in graph.switches:
             # Typed into a CLI line by line: each value stays on its line (else nothing runs).
@@ -630,9 +775,9 @@ class Engine:
                                                 self._unknown if self.dry_run else None))
         else:
             script = self._render_shell(block.body.rstrip("\n"), evaluator)
-        timeout = float(block.attrs.get("timeout", 120))
+        timeout = attrs.timeout if attrs.timeout is not None else 120.0
         where = target or "this machine"
-        self._record("block_command", block.step, block.id, {"command": script, "on": where})
+        self._record(BlockCommand(command=script, on=where), block.step, block.id)
         if block_text.is_dangerous(block):
             refused = await self._typed_gate(block, evaluator, f"on {where} this runs:\n{script}",
                                              f"run on {where}: {script}")
@@ -641,19 +786,18 @@ class Engine:
         if self.dry_run:
             return _Outcome(Verdict.SKIPPED, f"dry run: would run on {where}: {script}"
                             f"{self._unknown_note()}", variables=self._dry_captures(block))
-        output, status, error = await self._run_script(target, script, timeout)
+        output, status, error = await self._run_script(block, target, script, timeout)
         if output:
-            self._record("block_output", block.step, block.id, {"output": output[-OUTPUT_KEEP:]})
+            self._record(BlockOutput(output=output[-OUTPUT_KEEP:]), block.step, block.id)
         variables: dict[str, Any] = {}
-        if "capture" in block.attrs and output:
-            match = re.search(block.attrs["capture"], output, re.M)
+        if attrs.capture is not None and output:
+            match = re.search(attrs.capture, output, re.M)
             if match:
                 variables = {k: v for k, v in match.groupdict().items() if v is not None}
         data = {"output": output[-OUTPUT_KEEP:], "status": status, "on": where}
         if error is not None:
             return _Outcome(Verdict.ERROR, error, data, variables=variables)
-        expected = {int(s) for s in block.attrs.get("ok_status", "0").split(",")}
-        if status in expected:
+        if status in attrs.ok_status:
             return _Outcome(Verdict.OK, f"exit {status}", data, variables=variables)
         first = next((line for line in output.splitlines() if line.strip()), "")
         return _Outcome(Verdict.FAIL, f"exit {status}: {first[:160]}", data, variables=variables)
@@ -661,7 +805,7 @@ class Engine:
     def _dry_captures(self, block: Block) -> dict[str, Any]:
         """The names a `capture` pattern would set, as unknowns (a dry run has no output)."""
         try:
-            groups = re.compile(block.attrs.get("capture", "")).groupindex
+            groups = re.compile(self.attrs(block).capture or "").groupindex
         except re.error:
             return {}
         why = f"captured from the output of {self._where(block)}, known when it runs"
@@ -674,33 +818,42 @@ class Engine:
         None when they typed it; otherwise the block's outcome (not confirmed, nobody to ask,
         or a dry run's note of what it would ask before `action`).
         """
-        phrase = self._render(block.attrs["confirm"], evaluator) if "confirm" in block.attrs \
+        attrs = self.attrs(block)
+        phrase = self._render(attrs.confirm, evaluator) if attrs.confirm is not None \
             else block.id
         if self.dry_run:
             return _Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
                             f"{action}{self._unknown_note()}", variables=self._dry_captures(block))
-        answer = await self.operator.confirm(
-            block, f"DANGER: {danger}\nType {phrase} to run it.", phrase)
+        prompt = f"DANGER: {danger}\nType {phrase} to run it."
+        self._tell("needs_answer", block, prompt)
+        answer = await self.operator.confirm(block, prompt, phrase)
         if answer is None:
             return _Outcome(Verdict.ERROR, f"{block.id} is dangerous and needs typed "
                             f"confirmation (headless: --answer {block.id}={phrase})")
-        self._record("decision", block.step, block.id, {
-            "by": "operator", "typed": True,
-            "answer": "accepted" if answer.strip() == phrase else answer})
+        self._record(Decision(by="operator", typed=True,
+                              answer="accepted" if answer.strip() == phrase else answer),
+                     block.step, block.id)
         if answer.strip() != phrase:
             return _Outcome(Verdict.ABORTED, f"not confirmed: typed {answer!r}, not "
-                            f"{phrase!r}", flow=block.attrs.get("on_no", _ABORT))
-        if isinstance(self.operator, ScriptedOperator) and self.operator.on_answer:
-            await self.operator.on_answer(block.id)
+                            f"{phrase!r}", flow=attrs.on_no or _ABORT)
         return None
 
-    async def _run_script(self, target: str | None, script: str,
+    async def _run_script(self, block: Block, target: str | None, script: str,
                           timeout: float) -> tuple[str, int | None, str | None]:
-        """(output, exit status, error) of a script on this machine, a node or a switch."""
+        """(output, exit status, error) of a script on this machine, a node or a switch.
+
+        Note: runs the script (a child process here, or through ssh / a CLI session); the
+        output streams to the observers line by line.
+        """
         transports = self.runner.transports
         graph = self.runner.graph
+
+        def on_line(line: str) -> None:
+            self._stream(block, line)
+
         if target is None:
-            result = await transports.local.run(["sh", "-c", script], timeout=timeout)
+            result = await transports.local.run(["sh", "-c", script], timeout=timeout,
+                                                on_line=on_line)
         elif graph is not None and target in graph.switches:
             switch = graph.switches[target]
             cli = CliTarget(ssh=SshTarget(name=switch.name, host=switch.mgmt or switch.name,
@@ -711,6 +864,8 @@ class Engine:
                 reply = await transports.cli.run(cli, line, timeout=timeout,
                                                  retry_on_drop=False)
                 outputs.append(reply.output)
+                for text in reply.output.splitlines():
+                    on_line(text)
                 if not reply.ok:
                     return "\n".join(outputs), None, reply.error_message or "rejected"
             return "\n".join(outputs), 0, None
@@ -718,7 +873,8 @@ class Engine:
             node = graph.nodes.get(target) if graph is not None else None
             host = node.mgmt if node is not None and node.mgmt else target
             result = await transports.ssh.run(SshTarget(name=target, host=host),
-                                              ["sh", "-c", script], timeout=timeout)
+                                              ["sh", "-c", script], timeout=timeout,
+                                              on_line=on_line)
         output = result.output
         if result.error is not None and result.error.value != "command":
             return output, result.exit_status, result.error_message or result.error.value
@@ -734,23 +890,23 @@ class Engine:
         stopped = False
         resumed = False
         for event in events:
-            if event.kind == "session_resumed":
+            if event.kind is EventKind.SESSION_RESUMED:
                 resumed = True
                 continue
-            if event.kind == "step_started" and event.step:
+            if event.kind is EventKind.STEP_STARTED and event.step:
                 if not (resumed and self.path and self.path[-1] == event.step):
                     self.path.append(event.step)  # (a resume may restart the open step)
                 resumed = False
-            if event.kind != "block_finished" or event.block is None or \
+            data = event.data
+            if not isinstance(data, BlockFinished) or event.block is None or \
                     event.step not in step_ids:
                 continue
-            data = event.data
-            self.verdicts[event.block] = Verdict(data.get("verdict", "ok"))
-            self.messages[event.block] = data.get("message", "")
-            self.values[var_name(event.block)] = data.get("result", {})
-            self.values.update(data.get("vars") or {})
+            self.verdicts[event.block] = data.verdict
+            self.messages[event.block] = data.message
+            self.values[var_name(event.block)] = data.result
+            self.values.update(data.vars)
             step_index = step_ids.index(event.step)
-            flow = data.get("flow")
+            flow = data.flow
             blocks = [b.id for b in steps[step_index].blocks]
             stopped = flow == _STOP
             if stopped:
@@ -777,8 +933,8 @@ class Engine:
             self._step_open = position[1] > 0
         self._position = position
         self.journal.set_status(session, "running")
-        self._record("session_resumed", data={
-            "at_step": steps[position[0]].id if position[0] < len(steps) else None})
+        self._record(SessionResumed(
+            at_step=steps[position[0]].id if position[0] < len(steps) else None))
 
 def _assignments(text: str) -> list[str]:
     """`a=expr; b=expr` -> the assignments (a `;` inside quotes stays)."""

@@ -11,6 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from fabtui.model.topology import split_endpoint
+from fabtui.probes.evaluators.optics import light_blame
+from fabtui.topology.expected import (
+    Expected,
+    expected_busbw,
+    expected_rdma_gbps,
+    ib_retry_window_s,
+    node_shape,
+)
 from fabtui.topology.graph import FabricGraph
 
 Function = Callable[..., Any]
@@ -100,11 +108,33 @@ def join(items: Any, separator: str = ", ") -> str:
     return separator.join(str(i) for i in items or [])
 
 
+def _plain(expected: Expected | None) -> dict[str, Any] | None:
+    if expected is None:
+        return None
+    return {"value": expected.value, "warn": expected.warn, "fail": expected.fail,
+            "unit": expected.unit, "basis": expected.basis, "source": expected.source}
+
+
+def ib_retry_window(nccl_version: Any = None, env: Any = None) -> float:
+    """Seconds a link may be down before the job's IB QPs give up (completion error 12), from
+    its NCCL version and NCCL_IB_TIMEOUT / NCCL_IB_RETRY_CNT (a parsed NCCL log has both)."""
+    settings = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+    return round(ib_retry_window_s(str(nccl_version) if nccl_version else None, settings), 2)
+
+
+def optic_blame(near: Any, far: Any) -> dict[str, Any] | None:
+    """Near end receives too little light: is it its own optic, the far end's transmitter or
+    the fibre between? `near` and `far` are the DOM probe results of the cable's two ends (a
+    leaf port's `switch.dom`, the NIC's `nic.mlxlink`); None when the near end's light is fine."""
+    return light_blame(_metrics(near), _metrics(far))
+
+
 def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
     """Every function for expressions; the topology ones need the fabric graph."""
     functions: dict[str, Function] = {
         "metrics": metrics, "metric": metric, "value": value, "failing": failing,
         "flagged": flagged, "port_of": port_of, "regex": regex, "first": first, "join": join,
+        "ib_retry_window": ib_retry_window, "optic_blame": optic_blame,
     }
 
     def fabric() -> FabricGraph:
@@ -174,7 +204,27 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         """True when `name` (or the device of `name:port`) is a switch."""
         return split_endpoint(str(name))[0] in fabric().switches
 
+    def expected_busbw_of(collective: str, nodes: Any) -> dict[str, Any] | None:
+        """What a healthy fabric reaches: `{value, warn, fail, unit, basis, source}` busbw of
+        `collective` over `nodes` (hostnames, one `node` or a count of the fabric's nodes), one
+        rank per GPU; None when the topology cannot say (unknown GPU model on one node)."""
+        if isinstance(nodes, int | float) and not isinstance(nodes, bool):
+            count, members = int(nodes), list(fabric().nodes.values())
+        else:
+            names = [nodes] if isinstance(nodes, str) else [str(n) for n in nodes or []]
+            members = [fabric().nodes[n] for n in names if n in fabric().nodes]
+            count = len(members)
+        shape = node_shape(members)
+        return _plain(expected_busbw(str(collective), count, shape)) if shape else None
+
+    def expected_rdma(endpoint: str) -> dict[str, Any] | None:
+        """The RDMA write ceiling (Gb/s, with limits) of the NIC at `endpoint` (`node:mlx5_0`)."""
+        device, port = split_endpoint(str(endpoint))
+        nic = fabric().find_nic(device, port)
+        return _plain(expected_rdma_gbps(nic.speed)) if nic is not None else None
+
     functions.update({
+        "expected_busbw": expected_busbw_of, "expected_rdma": expected_rdma,
         "far_end": far_end, "optic": optic, "node_of_rank": node_of_rank,
         "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
         "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,

@@ -1,4 +1,9 @@
-"""The runbook library: every runbook in the configured folders, by id (earlier folders win)."""
+"""The runbook library: every runbook in the configured folders, by id (earlier folders win).
+
+A runbook that cannot be read stays in the library as its problems, under the id it claims (or
+its file name): asking for it reports why it cannot run, with `file:line`, instead of "no runbook",
+and it still hides a later folder's runbook of the same id, as a readable one would.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fabtui.errors import InputError
+from fabtui.errors import InputError, Problem
 from fabtui.model.runbook import Runbook
 from fabtui.runbooks.lint import LintIssue, lint_parse_error
 from fabtui.runbooks.reader import read_runbook
@@ -18,6 +23,8 @@ class Library:
 
     runbooks: dict[str, Runbook] = field(default_factory=dict)
     broken: list[LintIssue] = field(default_factory=list)
+    unreadable: dict[str, tuple[Problem, ...]] = field(default_factory=dict)
+    """Claimed id -> why that file could not be read (only where it would have won the id)."""
 
     def get(self, name: str) -> Runbook | None:
         """A runbook by id."""
@@ -40,9 +47,30 @@ def load_library(folders: tuple[Path, ...] | list[Path]) -> Library:
                 runbook = read_runbook(path, display_path(path))
             except InputError as exc:
                 library.broken += lint_parse_error(exc)
+                claimed = claimed_id(path)
+                if claimed not in library.runbooks:
+                    library.unreadable.setdefault(claimed, exc.problems)
                 continue
-            library.runbooks.setdefault(runbook.meta.id, runbook)
+            if runbook.meta.id not in library.unreadable:
+                library.runbooks.setdefault(runbook.meta.id, runbook)
     return library
+
+
+_ID_LINE = re.compile(r"""^id:[ \t]*["']?([A-Za-z0-9][\w.-]*)""", re.MULTILINE)
+
+
+def claimed_id(path: Path) -> str:
+    """The id a runbook file's front matter gives, found without parsing it; else its file name.
+
+    Note: reads the file (only ever called for a runbook that failed to read properly).
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return path.stem
+    head, marker, _ = text.partition("\n---")
+    found = _ID_LINE.search(head) if marker and text.startswith("---") else None
+    return found.group(1) if found else path.stem
 
 
 def load_one(name: str, library: Library) -> Runbook:
@@ -51,6 +79,10 @@ def load_one(name: str, library: Library) -> Runbook:
     if candidate.suffix == ".md" and candidate.is_file():
         return read_runbook(candidate, display_path(candidate))
     found = library.get(name)
+    if found is None and name in library.unreadable:
+        first, *rest = library.unreadable[name]
+        raise InputError([Problem(first.source, first.line, f"runbook {name!r} cannot be read: "
+                                  f"{first.message}"), *rest])
     if found is None:
         import difflib
 

@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from fabtui.durations import parse_duration
 from fabtui.errors import InputError
 from fabtui.model.probe import ProbeDef
 from fabtui.model.runbook import Block, BlockKind, InputType, Runbook
@@ -36,7 +37,6 @@ from fabtui.runbooks.expr import (
     template_expressions,
 )
 from fabtui.runbooks.functions import fabric_functions
-from fabtui.sim.scenario import parse_duration
 
 _COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
 ATTRIBUTES: dict[BlockKind, set[str]] = {

@@ -15,14 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabtui.durations import parse_duration
 from fabtui.errors import InputError
 from fabtui.journal.store import Journal
+from fabtui.model.events import Decision, Event
 from fabtui.model.probe import ProbeDef
 from fabtui.model.runbook import Runbook, RunbookTest
 from fabtui.probes.runner import ProbeRunner, Transports
-from fabtui.runbooks.engine import Engine, RunSummary, ScriptedOperator
+from fabtui.runbooks.engine import Engine, Observer, RunSummary, ScriptedOperator
 from fabtui.runbooks.inputs import resolve_inputs
-from fabtui.sim.scenario import find_scenario, parse_duration
+from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import build_sim, fresh_state, repair, write_state
 from fabtui.transports.sim import SimCliTransport, SimSshTransport
 
@@ -77,21 +79,33 @@ async def _run(runbook: Runbook, test: RunbookTest, topology: Path, template_dir
     fast = {name: probe.model_copy(update={"interval": min(probe.interval, FAST_INTERVAL)})
             for name, probe in catalog.items()}
     journal = Journal(folder / "journal.sqlite")
-
-    async def on_answer(block_id: str) -> None:
-        component = test.repairs.get(block_id)
-        if component:
-            repair(state_path, component)
-
-    operator = ScriptedOperator(answers=dict(test.answers), on_answer=on_answer)
+    operator = ScriptedOperator(answers=dict(test.answers))
     try:
         inputs = resolve_inputs(runbook, test.inputs, graph, source=f"test {test.name!r}")
         engine = Engine(runbook, inputs=inputs, runner=runner, catalog=fast, journal=journal,
-                        operator=operator, operator_name="runbook-test")
+                        operator=operator, operator_name="runbook-test",
+                        observers=[Repairer(test.repairs, state_path)])
         return await engine.run()
     finally:
         await runner.close()
         journal.close()
+
+
+class Repairer(Observer):
+    """The operator's repairs of a test case: when a gate is accepted, the component it names
+    is repaired on the simulated fabric (its faults drop from then on), as a swapped optic
+    would be."""
+
+    def __init__(self, repairs: dict[str, str], state_path: Path) -> None:
+        self.repairs = repairs
+        self.state_path = state_path
+
+    def event(self, event: Event) -> None:
+        """Repair on an accepted gate's decision (journaled before the run goes on)."""
+        if isinstance(event.data, Decision) and event.data.accepted and event.block:
+            component = self.repairs.get(event.block)
+            if component:
+                repair(self.state_path, component)
 
 
 def expectation_problems(test: RunbookTest, summary: RunSummary) -> list[str]:

@@ -27,6 +27,7 @@ from typing import Any
 from fabtui.model.topology import Nic, Role, Switch, Topology, split_endpoint
 from fabtui.sim.faults import Fault, resolve_all
 from fabtui.sim.scenario import FaultKind, FaultSpec, Scenario
+from fabtui.topology.expected import expected_busbw, expected_rdma_gbps, node_shape
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.pairing import gpu_map
 
@@ -505,19 +506,23 @@ class Sim:
 
     # collective performance ------------------------------------------------------------------
     def busbw(self, nodes: Sequence[str], t: float, size: int, *,
-              cross_rail: bool = False) -> float:
-        """Bus bandwidth (GB/s) of a collective over `nodes` at message `size`.
+              collective: str = "all_reduce") -> float:
+        """Bus bandwidth (GB/s) of `collective` over `nodes` at message `size`.
 
-        `cross_rail`: the collective's traffic leaves the rail (alltoall), so it crosses the
-        spines and each leaf's lost uplinks cut it in proportion."""
+        A healthy fabric reaches what fabtui.topology.expected derives from the topology (the
+        figure the probes judge against); faults take their share from there. alltoall leaves
+        the rail, so it crosses the spines and each leaf's lost uplinks cut it in proportion."""
         slow = {f.host for f in self.active(FaultKind.SLOW_NODE, t)}
         gdr_off = {f.host for f in self.active(FaultKind.GDR_OFF, t)}
         interference = {f.switch for f in self.active(FaultKind.INTERFERENCE, t)}
-        if len(nodes) <= 1:
-            peak = 476.0  # one HGX H100 node with NVLS (NVIDIA/nccl-tests #290)
-        else:
-            per_nic = 46.5 * 8  # 8 x 400G NICs at NCCL goodput (nccl-tests #290, #267)
-            peak = per_nic
+        shape = node_shape(self.graph.nodes[n] for n in nodes if n in self.graph.nodes)
+        expected = None
+        if shape is not None:
+            # broadcast / reduce have no model of their own: they move what all_reduce moves.
+            expected = expected_busbw(collective, max(len(nodes), 1), shape) or \
+                expected_busbw("all_reduce", max(len(nodes), 1), shape)
+        peak = expected.value if expected is not None else 0.0
+        if len(nodes) > 1:
             if gdr_off & set(nodes):
                 peak *= 0.52
             if interference and any(self._behind(n) & interference for n in nodes):
@@ -526,8 +531,7 @@ class Sim:
                         if f.link is not None and self.link_up(f.link, t)}
             if storming and any(self._behind(n) & storming for n in nodes):
                 peak *= 0.25  # the paused leaf holds every rail flow through it
-            if cross_rail:
-                peak *= 0.5  # alltoall leaves the rail: about half of all_reduce's bus figure
+            if collective == "alltoall":
                 peak *= min((self._uplink_share(leaf, t) for n in nodes
                              for leaf in self._behind(n)), default=1.0)
         if slow & set(nodes):
@@ -536,6 +540,11 @@ class Sim:
             return 0.0
         jitter = 0.995 + 0.01 * self.noise("bw", tuple(nodes), size)  # stable run to run
         return peak * size / (size + 6e6) * jitter
+
+    @staticmethod
+    def rdma_ceiling(speed_gbps: int) -> float:
+        """Gb/s a healthy RDMA write reaches between two NICs of `speed_gbps`."""
+        return expected_rdma_gbps(speed_gbps).value
 
     def _uplink_share(self, leaf: str, t: float) -> float:
         """The share of `leaf`'s uplink capacity that is up at `t`."""

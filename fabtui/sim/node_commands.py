@@ -647,7 +647,7 @@ def _nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
             break
         count = size // 4 if collective not in ("all_gather", "alltoall", "reduce_scatter") \
             else size // 4 // max(ranks, 1)
-        busbw = sim.busbw(nodes, t, size, cross_rail=collective == "alltoall")
+        busbw = sim.busbw(nodes, t, size, collective=collective)
         algbw = busbw / factor if factor else busbw
         time_us = size / (algbw * 1e3) if algbw else 0.0
         redop = "sum" if collective in ("all_reduce", "reduce_scatter", "reduce") else "none"
@@ -780,7 +780,9 @@ def _pair_rate(sim: Sim, node: Node, nic: Nic, peer: str | None, t: float,
     attachment = sim.graph.attachments.get((node.hostname, nic.name))
     if attachment is None or not sim.link_up(attachment.link_index, t):
         return 0.0
-    rate = 392.0 + 4.0 * sim.noise("perf", node.hostname, nic.name, peer)
+    # What fabtui.topology.expected calls the RoCE write ceiling, within half a per cent.
+    rate = sim.rdma_ceiling(nic.speed) * (0.995 + 0.01 * sim.noise("perf", node.hostname,
+                                                                     nic.name, peer))
     cuda = any(a.startswith("--use_cuda") for a in args)
     for host in (node.hostname, peer):
         if cuda and any(f.host == host for f in sim.active(FaultKind.GDR_OFF, t)):

@@ -7,7 +7,8 @@ from (`Origin`), so validation findings can say `file:line` even for generated e
 at the `template:` line, or at the override that changed them).
 
 Anything that makes the file unreadable (bad YAML, unknown key, wrong type, dangling reference to a
-plane or GPU, template parameter out of range) raises `InputError` listing every problem found.
+plane or GPU, a host name or management address ssh could not safely be given, template parameter
+out of range) raises `InputError` listing every problem found.
 Problems with a fabric that *was* read (a miscabled rail, a dangling link end) are left to
 `fabtui.topology.validate`.
 """
@@ -26,6 +27,7 @@ from fabtui.gcpause import gc_paused
 from fabtui.model.topology import Endpoint, Link, Name, Node, Switch, Topology, split_endpoint
 from fabtui.paths import shipped_templates
 from fabtui.schema_errors import problems_from
+from fabtui.topology.addresses import hostname_problem, mgmt_problem
 from fabtui.topology.generate import (
     GENERATORS,
     RailOptimizedParams,
@@ -381,5 +383,25 @@ def _check_references(loaded: LoadedTopology) -> None:
     for i, switch in enumerate(topo.switches):
         if switch.plane is not None and switch.plane not in planes:
             plane_problem(loaded.origins.switch(i).child("plane"), switch.plane, switch.name)
+    problems += _address_problems(loaded)
     if problems:
         raise InputError(problems)
+
+
+def _address_problems(loaded: LoadedTopology) -> list[Problem]:
+    """Host names and management addresses that ssh could not (or must not) be given."""
+    problems: list[Problem] = []
+    entries = [(loaded.origins.node(i), "hostname", "hostname", n.hostname, n.mgmt)
+               for i, n in enumerate(loaded.topology.nodes)]
+    entries += [(loaded.origins.switch(i), "name", "switch name", s.name, s.mgmt)
+                for i, s in enumerate(loaded.topology.switches)]
+    for origin, key, what, name, mgmt in entries:
+        checks = [(key, what, name, hostname_problem(name))]
+        if mgmt is not None:
+            checks.append(("mgmt", f"{name} mgmt", mgmt, mgmt_problem(mgmt)))
+        for field_name, label, value, reason in checks:
+            if reason is not None:
+                at = origin.child(field_name)
+                problems.append(Problem(at.doc.source, at.doc.line_of(at.loc),
+                                        f"{label} {value!r} {reason}"))
+    return problems

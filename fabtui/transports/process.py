@@ -49,11 +49,19 @@ async def run_process(argv: Sequence[str], *, timeout: float, cap: int = DEFAULT
     Note: starts a child process (and its process group), killed on timeout or cancellation.
     """
     started = datetime.now(UTC)
+    spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        start_new_session=True, env=dict(env) if env is not None else None, cwd=cwd))
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            start_new_session=True, env=dict(env) if env is not None else None, cwd=cwd)
+        # Shielded: a cancel that lands while the child is being set up must still kill its
+        # whole group (asyncio alone would kill only the first process, and the grandchildren
+        # holding the pipes would keep the cancel waiting and outlive the run).
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await _kill(await spawn)
+        raise
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         now = datetime.now(UTC)
         return ProcessOutcome("", "", None, False, False, 0, started, now,

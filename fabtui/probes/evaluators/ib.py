@@ -12,6 +12,7 @@ from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
 from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.optics import lane_metrics, optic_type
 
 _ACTIVE = {"active", "port_active"}
 _LINK_UP = {"linkup", "link_up", "5: linkup"}
@@ -115,15 +116,18 @@ def mlxlink(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
             if value is not None:
                 metrics.append(Metric(name=name, value=value, component=where))
     module = after.module
-    low = None
+    thresholds: dict[str, float | None] = {}
     if module is not None and module.rx_power_thresholds_dbm:
         lows = [t for t in module.rx_power_thresholds_dbm if t is not None]
-        low = min(lows) if lows else None
-    for lane in after.lanes:
-        if lane.rx_power_dbm is None:
-            continue
-        dark = low is not None and lane.rx_power_dbm < low
-        metrics.append(Metric(name="rx_power_dbm", value=lane.rx_power_dbm, unit="dBm",
-                              component=f"{where}/lane{lane.lane}", limit=low,
-                              verdict=Verdict.FAIL if dark else Verdict.OK))
+        thresholds["rx_power_low_alarm_dbm"] = min(lows) if lows else None
+    spec = optic_type(module.compliance, module.vendor_part_number, module.cable_type) \
+        if module is not None else None
+    lanes = {str(lane.lane): lane for lane in after.lanes}
+    if lanes:
+        metrics += lane_metrics(
+            lambda lane: where if lane is None else f"{where}/lane{lane}", spec, thresholds,
+            rx={k: v.rx_power_dbm for k, v in lanes.items()},
+            tx={k: v.tx_power_dbm for k, v in lanes.items()},
+            bias={k: v.bias_current_ma for k, v in lanes.items()}, dark=set(),
+            temperature=None)
     return metrics

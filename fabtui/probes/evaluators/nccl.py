@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
+from fabtui.model.topology import Node
 from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.topology.expected import Expected, expected_busbw, ib_retry_window_s, node_shape
 
 _JOB_FATAL = {"watchdog_timeout", "ib_completion_error", "dist_backend_error",
               "unhandled_system_error", "nccl_error", "child_failed", "desync",
@@ -39,9 +41,14 @@ def nccl_tests(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
         largest = max(after.rows, key=lambda r: r.size_bytes)
         busbw = largest.out_of_place.busbw
         if busbw is not None:
-            # alltoall crosses rails and moves less per byte of bus: judged on its own limits.
+            # alltoall moves less per byte of bus than the ring collectives: its own name, so a
+            # runbook never compares the two figures by mistake.
             name = "alltoall_busbw_max" if after.collective == "alltoall" else "busbw_max"
-            metrics.append(Metric(name=name, value=busbw, unit="GB/s", component=where))
+            expected = _expected(after, ctx)
+            metrics.append(_judged(name, busbw, expected, where))
+            if expected is not None:
+                metrics.append(Metric(name="busbw_expected", value=expected.value, unit="GB/s",
+                                      component=where, source=expected.basis))
         wrong = sum((r.out_of_place.wrong or 0) + (r.in_place.wrong or 0) for r in after.rows)
         metrics.append(Metric(name="wrong_total", value=wrong, component=where))
         metrics.append(Metric(name="message_bytes", value=largest.size_bytes, component=where))
@@ -54,6 +61,34 @@ def nccl_tests(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     if after.out_of_bounds is not None:
         metrics.append(Metric(name="out_of_bounds", value=after.out_of_bounds, component=where))
     return metrics
+
+
+def _expected(after: Any, ctx: EvalContext) -> Expected | None:
+    """The healthy busbw of this run: its collective over the nodes its ranks ran on."""
+    hosts = sorted({r.host for r in after.ranks})
+    nodes: list[Node] = []
+    if ctx.graph is not None:
+        nodes = [ctx.graph.nodes[h] for h in hosts if h in ctx.graph.nodes]
+    if not nodes and ctx.target.node is not None:
+        nodes = [ctx.target.node]
+    shape = node_shape(nodes)
+    if shape is None or after.collective is None:
+        return None
+    return expected_busbw(after.collective, max(len(hosts), 1), shape)
+
+
+def _judged(name: str, value: float, expected: Expected | None, where: str) -> Metric:
+    """busbw against the topology's expected figure (fabtui.topology.expected)."""
+    if expected is None:
+        return Metric(name=name, value=value, unit="GB/s", component=where)
+    verdict, limit = Verdict.OK, expected.warn
+    if value < expected.fail:
+        verdict, limit = Verdict.FAIL, expected.fail
+    elif value < expected.warn:
+        verdict = Verdict.WARN
+    return Metric(name=name, value=value, unit="GB/s", component=where, verdict=verdict,
+                  limit=limit, source=f"expected {expected.value:g} GB/s: {expected.basis} "
+                                      f"({expected.source})")
 
 
 @evaluator("nccl-log")
@@ -88,6 +123,12 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     elif after.gpudirect_rdma:
         metrics.append(Metric(name="gpudirect_rdma", value="in effect",
                               component=ctx.component()))
+    # How long a link may stay down before this job's QPs give up (completion error 12).
+    metrics.append(Metric(name="ib_retry_window_s",
+                          value=round(ib_retry_window_s(after.nccl_version, after.env), 2),
+                          unit="s", component=ctx.component(),
+                          source="4.096 us x 2^NCCL_IB_TIMEOUT x (NCCL_IB_RETRY_CNT + 1), NCCL "
+                                 "env docs; default timeout 20 from NCCL 2.23, 18 before"))
     return metrics
 
 

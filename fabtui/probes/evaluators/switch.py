@@ -14,6 +14,8 @@ from fabtui.model.probe import Metric, Verdict
 from fabtui.model.topology import long_port_name
 from fabtui.probes.evaluate import EvalContext, evaluator
 from fabtui.probes.evaluators.counters import counter_metrics
+from fabtui.probes.evaluators.optics import lane_metrics, optic_type
+from fabtui.topology.expected import pause_share
 
 _ERRORS = ("rx_err", "rx_drp", "rx_ovr", "tx_err", "tx_drp", "tx_ovr", "crc", "fcs",
            "symbol_errors", "runts", "giants", "link_flaps")
@@ -52,7 +54,10 @@ def switch_counters(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
 
 @evaluator("pfc-counters")
 def pfc(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
-    """Pause frames per second, per port, direction and priority (`rate.rx.PFC3`)."""
+    """Pause frames per second per port, direction and priority (`rate.rx.PFC3`), and the
+    share of time they hold the priority paused at that port's speed (`pause_share.rx.PFC3`):
+    a frame count alone misses a storm on a slower port (a fully paused 400G port receives
+    ~11.9k frames/s, a 100G one ~3k)."""
     metrics = []
     for direction in ("rx", "tx"):
         table = getattr(after, direction)
@@ -60,10 +65,37 @@ def pfc(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
             old = getattr(before, direction).get(name) if before is not None else None
             if before is not None and old is None:
                 continue
-            metrics += counter_metrics(old, table[name], _where(ctx, name), ctx.interval,
-                                       rates=("PFC*",), deltas=("PFC*",),
-                                       prefix=f"{direction}.")
+            where = _where(ctx, name)
+            found = counter_metrics(old, table[name], where, ctx.interval, rates=("PFC*",),
+                                    deltas=("PFC*",), prefix=f"{direction}.")
+            metrics += found
+            speed = _port_speed(ctx, name)
+            if speed is None:
+                continue
+            for metric in found:
+                if metric.name.startswith("rate.") and isinstance(metric.value, int | float):
+                    metrics.append(Metric(
+                        name=metric.name.replace("rate.", "pause_share.", 1),
+                        value=round(pause_share(float(metric.value), speed), 4),
+                        component=where,
+                        source=f"frames/s x 65535 quanta x 512 bit times at {speed} Gb/s"))
     return metrics
+
+
+def _port_speed(ctx: EvalContext, name: str) -> int | None:
+    """Gb/s of `name` on the target switch: its port config, else the cabled link's speed."""
+    switch = ctx.target.switch
+    if switch is None:
+        return None
+    for port in (name, long_port_name(name)):
+        speed = switch.port_speed_of(port)
+        if ctx.graph is not None:
+            index = ctx.graph.port_links.get(f"{switch.name}:{port}")
+            if index is not None:
+                speed = ctx.graph.topology.links[index].speed or speed
+        if speed:
+            return speed
+    return None
 
 
 @evaluator("fec-stats")
@@ -109,27 +141,20 @@ def queues(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
 
 @evaluator("transceiver-dom")
 def dom(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
-    """Per lane: light or not, rx power against the module's thresholds; module alarms."""
+    """Per lane: light, rx and tx power, bias against the module's thresholds and its type's
+    spec (optics.py); lane spread, temperature and module alarms per port."""
     metrics = []
     for name in _ports(ctx, after.interfaces):
         module = after.interfaces[name]
-        low_alarm = module.thresholds.get("rx_power_low_alarm_dbm")
-        low_warning = module.thresholds.get("rx_power_low_warning_dbm")
-        for lane, power in sorted(module.rx_power_dbm.items()):
-            where = _where(ctx, f"{name}/lane{lane}")
-            if power is None:
-                dark = lane in module.los_lanes
-                metrics.append(Metric(name="rx_power_dbm", value=None if not dark else "-inf",
-                                      unit="dBm", component=where,
-                                      verdict=Verdict.FAIL if dark else Verdict.OK))
-                continue
-            verdict, limit = Verdict.OK, low_warning
-            if low_alarm is not None and power < low_alarm:
-                verdict, limit = Verdict.FAIL, low_alarm
-            elif low_warning is not None and power < low_warning:
-                verdict = Verdict.WARN
-            metrics.append(Metric(name="rx_power_dbm", value=power, unit="dBm",
-                                  component=where, verdict=verdict, limit=limit))
+        spec = optic_type(module.media_type, module.part_number, module.identifier,
+                          *module.details.values())
+
+        def where(lane: str | None, port: str = name) -> str:
+            return _where(ctx, port if lane is None else f"{port}/lane{lane}")
+
+        metrics += lane_metrics(where, spec, module.thresholds, rx=module.rx_power_dbm,
+                                tx=module.tx_power_dbm, bias=module.tx_bias_ma,
+                                dark=set(module.los_lanes), temperature=module.temperature_c)
         for alarm in module.alarms:
             lane = f"/lane{alarm.lane}" if alarm.lane else ""
             metrics.append(Metric(name=f"alarm.{alarm.measurement}", value=alarm.level,
@@ -139,7 +164,7 @@ def dom(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
         if module.serial:
             metrics.append(Metric(name="optic_serial", value=module.serial,
                                   component=_where(ctx, name)))
-        if module.temperature_c is not None:
-            metrics.append(Metric(name="temperature_c", value=module.temperature_c, unit="°C",
+        if spec is not None:
+            metrics.append(Metric(name="optic_type", value=spec.name,
                                   component=_where(ctx, name)))
     return metrics

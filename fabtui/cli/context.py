@@ -1,0 +1,64 @@
+"""What every `fabtui` subcommand shares: exit codes, the one-line user error, and the
+invocation's settings and workspace (each built once per invocation, on first use).
+
+The subcommand modules import from here, never from `fabtui.cli.app`, so the root group can load
+them lazily by name without an import cycle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+import click
+
+from fabtui.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from fabtui.workspace import Workspace
+
+EXIT_FINDINGS = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+
+
+class UserError(Exception):
+    """A request that cannot be met, explained in one line (exit 2)."""
+
+
+def settings(ctx: click.Context) -> Settings:
+    """The configuration in effect, read once per invocation."""
+    root = ctx.find_root()
+    cached = root.meta.get("fabtui.settings")
+    if cached is None:
+        cached = load_settings(root.params.get("config_path"))
+        if root.params.get("scenario"):
+            cached = dataclasses.replace(cached, scenario=root.params["scenario"],
+                                         scenario_chosen=True)
+        root.meta["fabtui.settings"] = cached
+    assert isinstance(cached, Settings)
+    return cached
+
+
+def notice_once(message: str) -> None:
+    """Say `message` on stderr, once per invocation (the demo fabric's state, say)."""
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.find_root().meta if ctx is not None else {}
+    said: set[str] = meta.setdefault("fabtui.notices", set())
+    if message not in said:
+        said.add(message)
+        click.echo(message, err=True)
+
+
+def workspace(ctx: click.Context) -> Workspace:
+    """The invocation's workspace (built on first use, closed when the command ends)."""
+    from fabtui.workspace import Workspace
+
+    root = ctx.find_root()
+    cached = root.meta.get("fabtui.workspace")
+    if cached is None:
+        cached = Workspace(settings(ctx), notice=notice_once)
+        root.meta["fabtui.workspace"] = cached
+        root.call_on_close(cached.close)
+    assert isinstance(cached, Workspace)
+    return cached

@@ -1,0 +1,195 @@
+"""The engine's event vocabulary: one kind per thing that happens in a session, each with a
+typed payload.
+
+Every event is journaled (append-only) before anyone is shown it; observers (a terminal's
+progress lines, a TUI screen, a test) receive the same typed events. On disk an event stays what
+it always was: a kind string and a JSON object of its payload's fields, so sessions recorded
+before the payloads were typed read back unchanged. Payloads accept unknown keys (kept as they
+are) so that a journal written by a newer fabtui still reads.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from fabtui.model.verdict import Verdict
+
+
+class EventKind(StrEnum):
+    """What happened (the `kind` column of the journal)."""
+
+    SESSION_STARTED = "session_started"
+    SESSION_RESUMED = "session_resumed"
+    STEP_STARTED = "step_started"
+    BLOCK_STARTED = "block_started"
+    BLOCK_COMMAND = "block_command"
+    """The command as rendered, before it is sent."""
+    BLOCK_OUTPUT = "block_output"
+    """A block's output (kept up to a cap) once it has ended; chunks stream to observers only."""
+    BLOCK_FINISHED = "block_finished"
+    DECISION = "decision"
+    NOTE = "note"
+    STEP_FINISHED = "step_finished"
+    SESSION_FINISHED = "session_finished"
+    SESSION_CANCELLED = "session_cancelled"
+    """The run was interrupted (Ctrl-C, a cancelled worker): not finished, resumable."""
+
+
+class Payload(BaseModel):
+    """What an event says, beyond where it happened."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", use_attribute_docstrings=True)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON object the journal stores (fields left unset by a decision are omitted)."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class SessionStarted(Payload):
+    runbook: str
+    version: str | int = 1
+    digest: str = ""
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    dry_run: bool = False
+
+
+class SessionResumed(Payload):
+    at_step: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        """`at_step` is stored even when null (the run resumed at its end)."""
+        return self.model_dump(mode="json")
+
+
+class StepStarted(Payload):
+    title: str = ""
+
+
+class BlockStarted(Payload):
+    kind: Any = ""
+    """The block's kind (`sh`, `probe`, `check`, ...)."""
+
+
+class BlockCommand(Payload):
+    command: str
+    on: str | None = None
+    """Where it runs (a node, a switch, `this machine`); None for probes."""
+
+
+class BlockOutput(Payload):
+    output: str
+
+
+class BlockFinished(Payload):
+    verdict: Verdict
+    message: str = ""
+    result: dict[str, Any] = Field(default_factory=dict)
+    vars: dict[str, Any] = Field(default_factory=dict)
+    flow: str | None = None
+    """Where the run went next: a step id, `end`, `runbook:ID`, `abort`, `__stop__`; None to
+    continue with the next block."""
+    unknown: dict[str, str] = Field(default_factory=dict)
+    """A dry run: the variables this block would set that only a real run knows, and why."""
+
+    def record(self) -> dict[str, Any]:
+        """`flow` is stored even when null, as it always was; `unknown` only when there is one."""
+        data = self.model_dump(mode="json")
+        if not data["unknown"]:
+            del data["unknown"]
+        return data
+
+
+class Decision(Payload):
+    """A choice: the operator's (answer, skip, jump, abort, rerun, input) or the runbook's
+    (a decide branch taken)."""
+
+    by: str
+    """`operator` or `runbook`."""
+    prompt: str | None = None
+    answer: str | None = None
+    typed: bool | None = None
+    skip: str | None = None
+    jump: str | None = None
+    reason: str | None = None
+    abort: str | None = None
+    rerun: bool | None = None
+    condition: str | None = None
+    target: str | None = None
+    input: str | None = None
+    value: Any = None
+
+    @property
+    def accepted(self) -> bool:
+        """True when this decision accepted a gate."""
+        return self.answer == "accepted"
+
+
+class Note(Payload):
+    text: str
+    by: str = "runbook"
+
+
+class StepFinished(Payload):
+    verdict: Verdict
+
+
+class SessionFinished(Payload):
+    outcome: Verdict
+    path: list[str] = Field(default_factory=list)
+    handover: str | None = None
+    reason: str = ""
+    findings: list[str] = Field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        """`handover` is stored even when null, as it always was."""
+        return self.model_dump(mode="json")
+
+
+class SessionCancelled(Payload):
+    reason: str = "interrupted"
+    resume: str | None = None
+    """The step a resume continues at."""
+
+
+PAYLOADS: dict[EventKind, type[Payload]] = {
+    EventKind.SESSION_STARTED: SessionStarted, EventKind.SESSION_RESUMED: SessionResumed,
+    EventKind.STEP_STARTED: StepStarted, EventKind.BLOCK_STARTED: BlockStarted,
+    EventKind.BLOCK_COMMAND: BlockCommand, EventKind.BLOCK_OUTPUT: BlockOutput,
+    EventKind.BLOCK_FINISHED: BlockFinished, EventKind.DECISION: Decision,
+    EventKind.NOTE: Note, EventKind.STEP_FINISHED: StepFinished,
+    EventKind.SESSION_FINISHED: SessionFinished, EventKind.SESSION_CANCELLED: SessionCancelled,
+}
+KINDS: dict[type[Payload], EventKind] = {cls: kind for kind, cls in PAYLOADS.items()}
+
+
+def kind_of(payload: Payload) -> EventKind:
+    """The event kind a payload is for."""
+    return KINDS[type(payload)]
+
+
+class Event(BaseModel):
+    """One journal entry of a session (append-only): where, when, what kind, and its payload."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    session: str
+    seq: int
+    at: float
+    """Unix time."""
+    kind: EventKind
+    step: str | None = None
+    block: str | None = None
+    data: Payload
+    """The typed payload of `kind` (a `BlockFinished` for `block_finished`, ...)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _typed_payload(cls, value: Any) -> Any:
+        """A stored JSON object becomes its kind's payload."""
+        if isinstance(value, dict) and not isinstance(value.get("data"), Payload):
+            kind = EventKind(value["kind"])
+            value = {**value, "data": PAYLOADS[kind].model_validate(value.get("data") or {})}
+        return value

@@ -1,0 +1,373 @@
+"""The workspace: one working session's fabric, transports, catalogs and journal, built once from
+the settings and asked the same way by every face (the command line now, the TUI later).
+
+Everything is built lazily, on first use: `fabtui parse` never loads the topology, `runbook list`
+never opens the journal. Rules that used to live in the click commands live here, once:
+
+- placement: one rank-aware fabric graph (the configured rank file included) answers topology
+  queries, probe targets and runbook functions alike;
+- transports: the simulated fabric when the settings say so and the configured topology is in use,
+  real ones otherwise;
+- runbooks: a broken runbook (lint errors) is refused before it runs; resume refuses a finished
+  session, notes a changed file, asks again for secrets (never stored) and restores a dry run;
+- the journal is opened once and closed by `close()` (or leaving a `with` block).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from fabtui.config import Settings
+from fabtui.errors import InputError, RequestError
+
+if TYPE_CHECKING:
+    from fabtui.journal.store import Journal
+    from fabtui.model.events import Event
+    from fabtui.model.probe import ProbeDef, ProbeResult
+    from fabtui.model.runbook import Runbook, SessionInfo
+    from fabtui.probes.runner import ProbeRunner, Transports
+    from fabtui.probes.targets import ProbeTarget
+    from fabtui.runbooks.engine import Engine, Observer, Operator, RunSummary
+    from fabtui.runbooks.library import Library
+    from fabtui.runbooks.lint import LintIssue
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import LoadedTopology
+
+
+@dataclass
+class Resumed:
+    """A session taken up again: its engine, and what the operator should be told first."""
+
+    engine: Engine
+    notes: list[str] = field(default_factory=list)
+
+
+class Workspace:
+    """A working session over one fabric (see the module docstring)."""
+
+    def __init__(self, settings: Settings, notice: Callable[[str], None] | None = None) -> None:
+        """`notice(line)` is how this face tells its user something beside a result (that the
+        demo fabric plays a fault scenario, say); None: nobody is told."""
+        self.settings = settings
+        self.notice = notice
+        self._journal: Journal | None = None
+        self._loaded: dict[Path, LoadedTopology] = {}
+        self._graphs: dict[tuple[Path, Path | None], FabricGraph] = {}
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the journal, if it was opened. The workspace can be used again afterwards."""
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+    # the fabric -------------------------------------------------------------------------------
+    def topology(self, path: Path | None = None) -> LoadedTopology:
+        """The topology file `path` read (default: the configured one), read once."""
+        from fabtui.runbooks.library import display_path
+        from fabtui.topology.loader import load_topology
+
+        chosen = path or self.settings.topology
+        if chosen not in self._loaded:
+            self._loaded[chosen] = load_topology(chosen, label=display_path(chosen),
+                                                 find_template=self.settings.find_template)
+        return self._loaded[chosen]
+
+    def graph(self, path: Path | None = None, ranks: Path | None = None) -> FabricGraph:
+        """The fabric graph with the job's rank placement: the one placement function.
+
+        `ranks` (default: the configured rank file; none: 8 ranks per node in node order) places
+        ranks for topology queries, probe targets (`rank:N`) and runbook functions
+        (`node_of_rank`) alike.
+        """
+        from fabtui.runbooks.library import display_path
+        from fabtui.topology.graph import FabricGraph
+        from fabtui.topology.ranks import parse_rankfile
+
+        chosen = path or self.settings.topology
+        rank_file = ranks or self.settings.ranks
+        key = (chosen, rank_file)
+        if key not in self._graphs:
+            loaded = self.topology(chosen)
+            slots = parse_rankfile(rank_file, loaded.topology, display_path(rank_file)) \
+                if rank_file else None
+            self._graphs[key] = FabricGraph(loaded.topology, slots)
+        return self._graphs[key]
+
+    def simulated(self, topology: Path | None = None) -> bool:
+        """True when probes on `topology` (default: the configured one) are answered by the
+        simulated fabric: the settings say so and it is the configured topology."""
+        return self.settings.simulated and topology in (None, self.settings.topology)
+
+    def transports(self, topology: Path | None = None) -> Transports:
+        """Fresh transports for one runner (a runner closes its own): simulated or real, by
+        `simulated()`. Note: starts the demo fabric's state when simulated and none runs."""
+        from fabtui.probes.runner import Transports
+
+        if not self.simulated(topology):
+            return Transports()
+        from fabtui.transports.sim import SimCliTransport, SimSshTransport
+        from fabtui.workspace.simfabric import sim_state, unhealthy_notice
+
+        path, state = sim_state(self.settings)
+        message = unhealthy_notice(state)
+        if message and self.notice is not None:
+            self.notice(message)
+        return Transports(ssh=SimSshTransport(path), cli=SimCliTransport(path))
+
+    def runner(self, topology: Path | None = None, *, fabric: bool = True) -> ProbeRunner:
+        """A probe runner on this fabric (`fabric=False`: this machine only, no topology)."""
+        from fabtui.probes.runner import ProbeRunner
+
+        if not fabric:
+            return ProbeRunner(None)
+        return ProbeRunner(self.graph(topology), self.transports(topology))
+
+    # catalogs ---------------------------------------------------------------------------------
+    @cached_property
+    def catalog(self) -> dict[str, ProbeDef]:
+        """The probe catalog (user folders first)."""
+        from fabtui.probes.catalog import load_catalog
+
+        return load_catalog(list(self.settings.probe_dirs))
+
+    @cached_property
+    def library(self) -> Library:
+        """The runbook library (user folders first)."""
+        from fabtui.runbooks.library import load_library
+
+        return load_library(list(self.settings.runbook_dirs))
+
+    @cached_property
+    def scenarios(self) -> list[str]:
+        """The demo fabric's scenario names (what a runbook test may name)."""
+        from fabtui.sim.scenario import scenario_files, shipped_scenarios
+
+        return list(scenario_files([shipped_scenarios()]))
+
+    def probe(self, name: str) -> ProbeDef:
+        """The catalog's probe `name`. Raises `RequestError` (with close names) if none."""
+        definition = self.catalog.get(name)
+        if definition is None:
+            close = difflib.get_close_matches(name, list(self.catalog), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else "; see `fabtui probe list`"
+            raise RequestError(f"no probe {name!r}{hint}")
+        return definition
+
+    def runbook(self, name: str) -> Runbook:
+        """The runbook `name` (an id or a file). Raises `InputError` if there is none."""
+        from fabtui.runbooks.library import load_one
+
+        return load_one(name, self.library)
+
+    # lint -------------------------------------------------------------------------------------
+    def lint(self, book: Runbook) -> list[LintIssue]:
+        """Lint `book` against this workspace's probes, runbooks and scenarios."""
+        from fabtui.runbooks.lint import lint
+
+        return lint(book, probes=self.catalog, runbooks=list(self.library.runbooks),
+                    scenarios=self.scenarios)
+
+    def lint_paths(self, paths: Sequence[Path] = ()) -> tuple[list[LintIssue], int]:
+        """Lint files or folders (default: the library folders): the issues and files read."""
+        from fabtui.runbooks.library import display_path
+        from fabtui.runbooks.lint import lint_parse_error
+        from fabtui.runbooks.reader import read_runbook
+
+        files: list[Path] = []
+        for path in paths or self.settings.runbook_dirs:
+            if path.is_dir():
+                files += sorted(p for p in path.glob("*.md") if p.name.lower() != "readme.md")
+            elif path.exists():
+                files.append(path)
+            else:
+                raise RequestError(f"{path}: no such file or folder")
+        issues: list[LintIssue] = []
+        for file in files:
+            try:
+                book = read_runbook(file, display_path(file), lenient=True)
+            except InputError as exc:
+                issues += lint_parse_error(exc)
+                continue
+            issues += self.lint(book)
+        return issues, len(files)
+
+    def refuse_if_broken(self, book: Runbook) -> None:
+        """Raise `InputError` (the first error, and how many) if `book` has lint errors."""
+        issues = [i for i in self.lint(book) if i.severity == "error"]
+        if issues:
+            raise InputError.single(book.path, issues[0].line, f"{len(issues)} lint error"
+                                    f"{'s' if len(issues) != 1 else ''}, first: "
+                                    f"{issues[0].message} (fabtui runbook lint shows them all)")
+
+    # the journal ------------------------------------------------------------------------------
+    @property
+    def journal(self) -> Journal:
+        """The journal of the data folder (opened on first use; `close()` closes it)."""
+        if self._journal is None:
+            from fabtui.journal.store import Journal, journal_path
+
+            self._journal = Journal(journal_path(self.settings.data_dir))
+        return self._journal
+
+    def sessions(self, limit: int = 20) -> list[SessionInfo]:
+        """Recorded sessions, newest first."""
+        return self.journal.sessions(limit)
+
+    def events(self, session: str) -> list[Event]:
+        """Every recorded event of `session`. Raises `RequestError` if it has none."""
+        events = self.journal.events(session)
+        if not events:
+            raise RequestError(f"no session {session!r}")
+        return events
+
+    # runs -------------------------------------------------------------------------------------
+    def open_run(self, name: str, *, inputs: Mapping[str, Any], operator: Operator,
+                 observers: Sequence[Observer] = (), skips: Mapping[str, str] | None = None,
+                 start_at: str | None = None, dry_run: bool = False) -> Engine:
+        """An engine ready to run runbook `name` (nothing journaled until it runs).
+
+        Raises `InputError` (unknown runbook, lint errors, bad inputs) or `RequestError` (a
+        skip or start step the runbook does not have).
+        """
+        from fabtui.runbooks.inputs import resolve_inputs
+
+        book = self.runbook(name)
+        self.refuse_if_broken(book)
+        values = resolve_inputs(book, dict(inputs), self.graph())
+        engine = self._engine(book, values, operator, observers, dry_run)
+        engine.planned_skips = dict(skips or {})
+        unknown = set(engine.planned_skips) - {b.id for b in book.blocks()}
+        if unknown:
+            raise RequestError(f"--skip: no block {', '.join(sorted(unknown))} in "
+                               f"{book.meta.id}")
+        if start_at:
+            if book.step(start_at) is None:
+                raise RequestError(f"--start-at: no step {start_at!r} (steps: "
+                                   f"{', '.join(s.id for s in book.steps)})")
+            engine.jump(start_at, "--start-at")
+        return engine
+
+    def resume(self, session: str, *, inputs: Mapping[str, Any], operator: Operator,
+               observers: Sequence[Observer] = ()) -> Resumed:
+        """An engine that continues `session` after its last finished block, every resume rule
+        applied. Raises `RequestError` (no such session, finished, a secret not given again)."""
+        from fabtui.model.events import EventKind, SessionStarted
+        from fabtui.runbooks.inputs import resolve_inputs
+
+        found = self.journal.session(session)
+        if found is None:
+            raise RequestError(f"no session {session!r} in {self.journal.path} "
+                               "(fabtui runbook sessions)")
+        info, recorded = found
+        events = self.journal.events(session)
+        if any(e.kind is EventKind.SESSION_FINISHED for e in events) and \
+                info.status != "error":
+            raise RequestError(f"session {session} has already finished ({info.status})")
+        book = self.runbook(info.path if Path(info.path).is_file() else info.runbook)
+        started = next((e.data for e in events if isinstance(e.data, SessionStarted)), None)
+        notes = []
+        if started is not None and started.digest != book.digest:
+            notes.append(f"{book.path} changed since the session started; resuming with the "
+                         "file as it is now")
+        given = {k: v for k, v in recorded.items() if v != "***"}
+        given.update(inputs)
+        missing = [s.name for s in book.meta.inputs
+                   if s.secret and s.required and recorded.get(s.name) == "***"
+                   and s.name not in given]
+        if missing:
+            raise RequestError(f"session {session}: secret input{'s' if len(missing) > 1 else ''}"
+                               f" {', '.join(missing)} {'were' if len(missing) > 1 else 'was'} "
+                               "never stored: give " + " ".join(f"--input {m}=..."
+                                                                for m in missing))
+        values = resolve_inputs(book, given, self.graph())
+        engine = self._engine(book, values, operator, observers,
+                              started.dry_run if started is not None else False)
+        engine.restore(session, events)
+        return Resumed(engine, notes)
+
+    def _engine(self, book: Runbook, values: dict[str, Any], operator: Operator,
+                observers: Sequence[Observer], dry_run: bool) -> Engine:
+        from fabtui.runbooks.engine import Engine
+        from fabtui.runbooks.redact import Redactor
+
+        return Engine(book, inputs=values, runner=self.runner(), catalog=self.catalog,
+                      journal=self.journal, operator=operator, dry_run=dry_run,
+                      redactor=Redactor(extra=self.settings.redact), observers=observers)
+
+    @staticmethod
+    async def drive(engine: Engine) -> RunSummary:
+        """Run `engine` to its end; its runner's sessions are closed however it ends.
+
+        Raises `asyncio.CancelledError` when cancelled: the block that ran is journaled
+        `cancelled`, the session `cancelled` (resumable), every remote session closed.
+        """
+        try:
+            return await engine.run()
+        finally:
+            await engine.runner.close()
+
+    # probes -----------------------------------------------------------------------------------
+    def sweep_targets(self, name: str, target: str | None,
+                      topology: Path | None = None) -> list[ProbeTarget] | None:
+        """The targets `target` names when it is a set (a glob, a range, `rail:N`, `leaf:X`, a
+        list); None when it names one target. Raises `RequestError` for a set matching nothing."""
+        from fabtui.probes.targets import LOCAL_NAMES, TargetError, is_set, resolve_set
+
+        definition = self.probe(name)
+        if target is None or definition.target == "local" or target.strip() in LOCAL_NAMES:
+            return None
+        try:
+            targets = resolve_set(self.graph(topology), target, definition.target)
+        except TargetError as exc:
+            raise RequestError(str(exc)) from None
+        return targets if is_set(target) or len(targets) > 1 else None
+
+    async def sweep(self, name: str, targets: Sequence[ProbeTarget], params: Mapping[str, str],
+                    topology: Path | None = None, *, limit: int | None = None,
+                    target_timeout: float | None = None) -> AsyncGenerator[ProbeResult, None]:
+        """Run probe `name` on every target, at most `limit` at once, yielding each result as
+        it completes (a dead or slow target is a result with its error, never a stall).
+        Leaving the iteration early cancels the targets still running."""
+        from fabtui.probes.runner import DEFAULT_FANOUT
+
+        definition = self.probe(name)
+        runner = self.runner(topology)
+        try:
+            async with contextlib.aclosing(runner.sweep(
+                    definition, targets, dict(params), limit=limit or DEFAULT_FANOUT,
+                    target_timeout=target_timeout)) as stream:
+                async for result in stream:
+                    yield result
+        finally:
+            await runner.close()
+
+    async def run_probe(self, name: str, target: str | None, params: Mapping[str, str],
+                        topology: Path | None = None) -> ProbeResult:
+        """Run probe `name` on `target` (a topology name, or this machine). Raises
+        `RequestError` for a bad request (unknown probe, target or parameter)."""
+        from fabtui.probes.render import RenderError
+        from fabtui.probes.targets import LOCAL_NAMES, TargetError
+
+        definition = self.probe(name)
+        local = definition.target == "local" or (target or "").strip() in ("", *LOCAL_NAMES)
+        runner = self.runner(topology, fabric=not local)
+        try:
+            return await runner.run(definition, target, dict(params))
+        except (TargetError, RenderError, ValueError) as exc:
+            raise RequestError(str(exc)) from None
+        finally:
+            await runner.close()

@@ -58,8 +58,8 @@ def test_subcommands_import_on_their_own_and_load_only_when_used() -> None:
     runbook engine or the simulator; the runbook linter never imports the simulator."""
     from fabtui.cli.app import SUBCOMMANDS
 
-    for target in SUBCOMMANDS.values():
-        module = target.partition(":")[0]
+    for subcommand in SUBCOMMANDS.values():
+        module = subcommand.target.partition(":")[0]
         subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
     code = ("import sys\n"
             "from click.testing import CliRunner\n"
@@ -73,3 +73,50 @@ def test_subcommands_import_on_their_own_and_load_only_when_used() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.split() == ["[]", "[]"]
+
+
+def _loaded_after(args: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    """The modules (under `prefixes`) that running `fabtui ARGS` imported, in a fresh process."""
+    code = ("import sys\n"
+            "from fabtui.cli import main\n"
+            f"sys.argv = ['fabtui', *{args!r}]\n"
+            "try:\n"
+            "    main()\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            f"print(' '.join(sorted(m for m in sys.modules if m.startswith({prefixes!r}))),\n"
+            "      file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    return result.stderr.strip().splitlines()[-1].split()
+
+
+def test_help_imports_click_and_the_root_group_only() -> None:
+    """`fabtui --help` must start as fast as click itself: no subcommand module, no config
+    models (pydantic), no graph library."""
+    loaded = _loaded_after(["--help"], ("fabtui", "pydantic", "networkx", "yaml"))
+    assert loaded == ["fabtui", "fabtui.cli", "fabtui.cli.app", "fabtui.cli.context",
+                      "fabtui.errors"]
+
+
+def test_help_lists_each_subcommand_with_its_own_short_help() -> None:
+    """The root group's table of short helps says what each real command says, and `--help`
+    drawn from the table reads exactly as it does with every subcommand loaded."""
+    code = ("import click\n"
+            "from click.testing import CliRunner\n"
+            "from fabtui.cli.app import SUBCOMMANDS, cli\n"
+            "widths = (50, 80, 200)\n"
+            "lazy = [CliRunner().invoke(cli, ['--help'], terminal_width=w).output "
+            "for w in widths]\n"
+            "ctx = click.Context(cli)\n"
+            "for name, sub in SUBCOMMANDS.items():\n"
+            "    real = cli.get_command(ctx, name)\n"
+            "    assert real is not None and not real.hidden, name\n"
+            "    assert real.get_short_help_str(10**6) == sub.short_help, name\n"
+            "loaded = [CliRunner().invoke(cli, ['--help'], terminal_width=w).output "
+            "for w in widths]\n"
+            "assert lazy == loaded, (lazy, loaded)\n"
+            "print(sum(name in lazy[1] for name in SUBCOMMANDS))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "5"

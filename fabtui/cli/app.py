@@ -11,7 +11,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -29,21 +29,42 @@ from fabtui.errors import InputError, RequestError
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "UserError", "cli", "main",
            "settings", "workspace"]
 
+class Subcommand(NamedTuple):
+    """Where a subcommand lives, and its one-line help for `fabtui --help`."""
+
+    target: str
+    """`module:attribute` of the click command, imported only when that subcommand is used."""
+    short_help: str
+    """The command's own short help (tests/test_import_hygiene.py keeps the two equal), so the
+    root `--help` lists every subcommand without importing any."""
+
+
 SUBCOMMANDS = {
-    "topo": "fabtui.cli.topo:topo",
-    "parse": "fabtui.cli.parse:parse_command",
-    "probe": "fabtui.cli.probe:probe",
-    "sim": "fabtui.cli.sim:sim",
-    "runbook": "fabtui.cli.runbook:runbook",
+    "topo": Subcommand("fabtui.cli.topo:topo",
+                       "The fabric model: validate it, query it, generate it."),
+    "parse": Subcommand("fabtui.cli.parse:parse_command",
+                        "Parse the output of a supported tool (FILE, or - for standard input) "
+                        "into JSON."),
+    "probe": Subcommand("fabtui.cli.probe:probe",
+                        "Probes: commands and API calls that measure the fabric and judge what "
+                        "they find."),
+    "sim": Subcommand("fabtui.cli.sim:sim",
+                      "The simulated demo fabric: scenarios, clock, fault injection, device "
+                      "programs."),
+    "runbook": Subcommand("fabtui.cli.runbook:runbook",
+                          "Runbooks: executable markdown procedures, recorded step by step."),
 }
-"""Subcommand name -> `module:attribute`, imported only when that subcommand is used."""
+"""Subcommand name -> where it lives and its short help."""
+
 
 class FabtuiGroup(click.Group):
     """A click group that turns fabtui's errors into readable lines and exit codes, and loads
     its subcommands lazily (click's documented `LazyGroup` pattern): `fabtui parse` never
-    imports the runbook engine, and no subcommand module imports this one."""
+    imports the runbook engine, `fabtui --help` imports no subcommand at all, and no subcommand
+    module imports this one."""
 
-    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, lazy: dict[str, Subcommand] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = dict(lazy or {})
 
@@ -52,11 +73,28 @@ class FabtuiGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy and cmd_name not in self.commands:
-            module, _, attribute = self.lazy[cmd_name].partition(":")
+            module, _, attribute = self.lazy[cmd_name].target.partition(":")
             command = getattr(importlib.import_module(module), attribute)
             assert isinstance(command, click.Command)
             self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's own listing, with the short help of a subcommand not yet loaded taken from
+        the table instead of importing it (the layout is click's, so the text is identical)."""
+        rows: list[tuple[str, click.Command]] = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy and name not in self.commands:
+                # A stand-in carrying only the help text: click shortens it as it would the real.
+                rows.append((name, click.Command(name, help=self.lazy[name].short_help)))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command))
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in rows])
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fabtui.config import Settings, load_settings
-
 if TYPE_CHECKING:
+    from fabtui.config import Settings
     from fabtui.workspace import Workspace
 
 EXIT_FINDINGS = 1
@@ -28,6 +27,9 @@ class UserError(Exception):
 
 def settings(ctx: click.Context) -> Settings:
     """The configuration in effect, read once per invocation."""
+    # Imported here: the config's models cost more than click itself, and `--help` needs none.
+    from fabtui.config import Settings, load_settings
+
     root = ctx.find_root()
     cached = root.meta.get("fabtui.settings")
     if cached is None:

@@ -46,3 +46,11 @@ def user_config_file() -> Path:
 def default_data_dir() -> Path:
     """Where journals and the case database live unless configured otherwise."""
     return platformdirs.user_data_path(APP_NAME)
+
+
+def display_path(path: Path) -> str:
+    """The path as messages show it: relative to the working folder when below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

@@ -96,3 +96,24 @@ def test_an_uncabled_nic_makes_the_rank_unreachable(write: Callable[[str, str], 
 def test_nic_ips_map_back_to_nics(demo_graph: FabricGraph) -> None:
     assert demo_graph.nic_ips["10.203.0.2"] == ("node002", "mlx5_3")
     assert len(demo_graph.nic_ips) == 64
+
+
+@pytest.mark.parametrize("fabric", ["demo", "faulty", "h100-1024gpu-rail"])
+def test_switch_lookups_agree_with_the_networkx_view(fabric: str, demo: Path, faulty: Path,
+                                                     template: Callable[[str], Path]) -> None:
+    """The plain adjacency that `topo show` uses without networkx answers exactly as the
+    networkx multigraph that path search uses: same cables, same order, parallel links kept."""
+    path = {"demo": demo, "faulty": faulty}.get(fabric) or template(fabric)
+    graph = FabricGraph(load_topology(path).topology)
+    nx_view = graph.switch_graph
+    assert graph.switch_edges_once() == list(nx_view.edges(keys=True))
+    assert len(graph.switch_edges) == nx_view.number_of_edges() > 0
+    for switch in graph.switches:
+        cabled = [(other, key) for _, other, key in nx_view.edges(switch, keys=True)]
+        mine = graph.tier(switch)
+        assert graph.uplinks(switch) == [k for o, k in cabled if graph.tier(o) > mine]
+        assert graph.downlinks(switch) == [k for o, k in cabled if graph.tier(o) < mine]
+        assert list(graph.switch_adjacency[switch]) == list(nx_view.neighbors(switch))
+    parallel = [keys for links in graph.switch_adjacency.values() for keys in links.values()
+                if len(keys) > 1]
+    assert parallel or fabric != "h100-1024gpu-rail"  # 2 uplinks per leaf to each spine

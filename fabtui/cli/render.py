@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from fabtui.model.findings import Finding, Severity
 from fabtui.model.table import Column, Table
 from fabtui.render.table import render_table
-from fabtui.topology.blast import BlastRadius
-from fabtui.topology.export import TopologySummary
-from fabtui.topology.graph import RankPlacement
 from fabtui.topology.ranks import compact_ranges
-from fabtui.topology.routes import RouteSet
+
+if TYPE_CHECKING:
+    from fabtui.topology.blast import BlastRadius
+    from fabtui.topology.export import TopologySummary
+    from fabtui.topology.graph import RankPlacement
+    from fabtui.topology.routes import RouteSet
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[object]],

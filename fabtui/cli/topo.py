@@ -15,12 +15,10 @@ from fabtui.cli import render
 from fabtui.cli.context import EXIT_FINDINGS, UserError, settings, workspace
 from fabtui.errors import InputError, Problem
 from fabtui.model.findings import Severity
-from fabtui.topology.blast import UnknownComponent, blast_radius
 from fabtui.topology.export import dump_yaml, port_rows, ports_csv, ports_markdown, summarize
 from fabtui.topology.generate import GENERATORS, RailOptimizedParams
 from fabtui.topology.graph import FabricGraph, UnknownRank
 from fabtui.topology.loader import LoadedTopology, load_topology, topology_from_doc
-from fabtui.topology.routes import routes
 from fabtui.topology.validate import validate
 from fabtui.yamldoc import parse_yaml
 
@@ -133,6 +131,8 @@ def print_overview(ctx: click.Context) -> None:
 def path(ctx: click.Context, rank_a: int, rank_b: int, path: Path | None, ranks: Path | None,
          as_json: bool) -> None:
     """Where two ranks run and every path between them, ECMP set included."""
+    from fabtui.topology.routes import routes
+
     graph = _graph(ctx, path, ranks)
     try:
         result = routes(graph, rank_a, rank_b)
@@ -157,6 +157,8 @@ def blast(ctx: click.Context, component: str, path: Path | None, ranks: Path | N
     COMPONENT is a switch, a node, a NIC port (node:mlx5_0), a switch port (leaf:Ethernet8; an
     uplink when it faces a spine), an optic id or a link id.
     """
+    from fabtui.topology.blast import UnknownComponent, blast_radius
+
     graph = _graph(ctx, path, ranks)
     try:
         result = blast_radius(graph, component)

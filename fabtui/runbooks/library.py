@@ -13,6 +13,7 @@ from pathlib import Path
 
 from fabtui.errors import InputError, Problem
 from fabtui.model.runbook import Runbook
+from fabtui.paths import display_path
 from fabtui.runbooks.lint import LintIssue, lint_parse_error
 from fabtui.runbooks.reader import read_runbook
 
@@ -91,14 +92,6 @@ def load_one(name: str, library: Library) -> Runbook:
             f"; known: {', '.join(sorted(library.runbooks))}"
         raise InputError.single(name, None, f"no runbook {name!r}{hint}")
     return found
-
-
-def display_path(path: Path) -> str:
-    """The path as messages show it: relative to the working folder when below it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 _WORD = re.compile(r"[a-z0-9_]+|[\u3400-\u9fff]+")

@@ -248,7 +248,7 @@ def _notes(graph: FabricGraph, component: Component) -> list[str]:
     notes = []
     for switch in sorted(component.switches):
         if graph.switches[switch].role is not Role.LEAF:
-            below = [s for s in graph.switch_graph.neighbors(switch)
+            below = [s for s in graph.switch_adjacency[switch]
                      if graph.tier(s) < graph.tier(switch)]
             notes.append(f"{len(set(below))} switches below {switch} lose their links to it; "
                          "ECMP spreads their traffic over the remaining paths")

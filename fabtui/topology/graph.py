@@ -1,9 +1,11 @@
 """`FabricGraph`: the topology as something to ask questions of.
 
-The switch fabric (leaves, spines, super-spines and the cables between them) is a networkx
-multigraph, one edge per cable, so parallel uplinks stay distinct ECMP members. Hosts hang off it
-through their NIC attachments, kept in dictionaries: a NIC has one cable, and keeping hosts out of
-the path search means no route can ever run through a server.
+The switch fabric (leaves, spines, super-spines and the cables between them) is a multigraph,
+one edge per cable, so parallel uplinks stay distinct ECMP members: plain adjacency dictionaries
+answer the lookups, and the networkx view (`switch_graph`, for path search) is built on first use,
+so commands that only count and look up (`topo show`, bare `fabtui`) never import networkx.
+Hosts hang off it through their NIC attachments, kept in dictionaries: a NIC has one cable, and
+keeping hosts out of the path search means no route can ever run through a server.
 
 Questions the rest of the product asks: where a rank runs (node, GPU, NIC, rail, leaf port, spines),
 what is at the far end of a NIC or a switch port, and which links a switch or node owns. Routing
@@ -14,15 +16,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
 from fabtui.gcpause import gc_paused
 from fabtui.model.topology import Link, Nic, Node, Role, Switch, Topology, split_endpoint
 from fabtui.topology.pairing import gpu_map
 from fabtui.topology.ranks import RankSlot, default_ranks
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 class Attachment(NamedTuple):
@@ -91,7 +95,7 @@ class UnknownRank(LookupError):
 
 
 class FabricGraph:
-    """Indexes and a networkx switch graph over one `Topology` (read-only once built)."""
+    """Indexes and a switch multigraph over one `Topology` (read-only once built)."""
 
     def __init__(self, topology: Topology, ranks: list[RankSlot] | None = None) -> None:
         self.topology = topology
@@ -103,8 +107,11 @@ class FabricGraph:
             self.switches.setdefault(switch.name, switch)
         self._ranks = ranks
 
-        self.switch_graph: nx.MultiGraph = nx.MultiGraph()
-        self.switch_graph.add_nodes_from(self.switches)
+        self.switch_adjacency: dict[str, dict[str, list[int]]] = {s: {} for s in self.switches}
+        """Switch -> cabled switch -> link indexes, both directions sharing one list (in the
+        order networkx would keep them, so its view and these lookups agree)."""
+        self.switch_edges: list[tuple[str, str, int]] = []
+        """Every switch-to-switch cable as (a end's switch, b end's switch, link index)."""
         self.attachments: dict[tuple[str, str], Attachment] = {}
         """(hostname, NIC name) -> where its cable lands."""
         self.port_links: dict[str, int] = {}
@@ -126,7 +133,7 @@ class FabricGraph:
 
     # construction -----------------------------------------------------------------------------
     def _build_links(self, links: tuple[Link, ...]) -> None:
-        edges = []
+        edges: list[tuple[str, str, int]] = []
         nic_index = self._nic_index
         switches = self.switches
         port_links = self.port_links
@@ -155,7 +162,39 @@ class FabricGraph:
                 if key not in self.attachments:
                     self.attachments[key] = Attachment(self.nodes[host], nic, index, switch, port)
                     self.host_links[switch].append(index)
-        self.switch_graph.add_edges_from(edges)
+        adjacency = self.switch_adjacency
+        for u, v, link_index in edges:
+            keys = adjacency[u].get(v)
+            if keys is None:
+                keys = adjacency[u][v] = adjacency[v][u] = []
+            keys.append(link_index)
+        self.switch_edges = edges
+
+    @cached_property
+    def switch_graph(self) -> nx.MultiGraph:
+        """The switch fabric as a networkx multigraph (edge key = link index), for path search."""
+        import networkx as nx
+
+        graph = nx.MultiGraph()
+        graph.add_nodes_from(self.switches)
+        graph.add_edges_from(self.switch_edges)
+        return graph
+
+    def switch_edges_once(self) -> list[tuple[str, str, int]]:
+        """Every switch cable once, as `switch_graph.edges(keys=True)` lists them."""
+        seen: set[str] = set()
+        result: list[tuple[str, str, int]] = []
+        for switch, neighbours in self.switch_adjacency.items():
+            for other, keys in neighbours.items():
+                if other not in seen:
+                    result.extend((switch, other, key) for key in keys)
+            seen.add(switch)
+        return result
+
+    def _cabled(self, switch: str) -> list[tuple[str, int]]:
+        """(switch at the far end, link index) for each cable of `switch` to a switch."""
+        return [(other, key) for other, keys in self.switch_adjacency[switch].items()
+                for key in keys]
 
     # lookups ----------------------------------------------------------------------------------
     @cached_property
@@ -220,24 +259,22 @@ class FabricGraph:
     def uplinks(self, switch: str) -> list[int]:
         """Links from `switch` to switches of a higher tier."""
         mine = self.tier(switch)
-        return [key for _, other, key in self.switch_graph.edges(switch, keys=True)
-                if self.tier(other) > mine]
+        return [key for other, key in self._cabled(switch) if self.tier(other) > mine]
 
     def downlinks(self, switch: str) -> list[int]:
         """Links from `switch` to switches of a lower tier."""
         mine = self.tier(switch)
-        return [key for _, other, key in self.switch_graph.edges(switch, keys=True)
-                if self.tier(other) < mine]
+        return [key for other, key in self._cabled(switch) if self.tier(other) < mine]
 
     def switch_links(self, switch: str) -> list[int]:
         """Every link of `switch`, to hosts and to switches."""
-        return [key for _, _, key in self.switch_graph.edges(switch, keys=True)] + \
+        return [key for _, key in self._cabled(switch)] + \
             self.host_links.get(switch, [])
 
     def neighbours_above(self, switch: str) -> list[str]:
         """Switches of a higher tier cabled to `switch`, in name order."""
         mine = self.tier(switch)
-        return sorted({o for o in self.switch_graph.neighbors(switch) if self.tier(o) > mine})
+        return sorted({o for o in self.switch_adjacency[switch] if self.tier(o) > mine})
 
     def far_end(self, endpoint: str) -> str | None:
         """The `device:port` at the other end of the cable plugged into `endpoint`."""

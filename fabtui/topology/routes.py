@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 from typing import Literal
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
 from fabtui.topology.graph import FabricGraph, LinkRef, NicPlacement, RankPlacement
@@ -118,6 +117,8 @@ def _nic_paths(graph: FabricGraph, src_node: str, a: NicPlacement, dst_node: str
         hop = Hop(device=a.leaf, in_port=a.leaf_port, out_port=b.leaf_port)
         return [Path(plane=a.plane, hops=[start, hop, end],
                      links=[graph.link_ref(first), graph.link_ref(last)])], 1
+    import networkx as nx  # only path search needs it: `topo show` never pays for the import
+
     try:
         switch_paths = list(nx.all_shortest_paths(graph.switch_graph, a.leaf, b.leaf))
     except nx.NetworkXNoPath:
@@ -125,7 +126,7 @@ def _nic_paths(graph: FabricGraph, src_node: str, a: NicPlacement, dst_node: str
     paths: list[Path] = []
     width = 0
     for switches in switch_paths:
-        choices = [list(graph.switch_graph[u][v]) for u, v in itertools.pairwise(switches)]
+        choices = [list(graph.switch_adjacency[u][v]) for u, v in itertools.pairwise(switches)]
         count = 1
         for keys in choices:
             count *= len(keys)

@@ -384,7 +384,7 @@ def _cabling(c: _Checker) -> Iterator[Finding]:
         link = c.topo.links[index]
         yield c.finding("host-to-host-link", Severity.WARNING, link.label, c.link_origin(index),
                         f"{link.label} joins two NICs directly, bypassing the fabric")
-    for u, v, index in c.graph.switch_graph.edges(keys=True):
+    for u, v, index in c.graph.switch_edges_once():
         if c.graph.tier(u) == c.graph.tier(v):
             link = c.topo.links[index]
             role = c.graph.switches[u].role.value

@@ -77,7 +77,7 @@ class Workspace:
     # the fabric -------------------------------------------------------------------------------
     def topology(self, path: Path | None = None) -> LoadedTopology:
         """The topology file `path` read (default: the configured one), read once."""
-        from fabtui.runbooks.library import display_path
+        from fabtui.paths import display_path
         from fabtui.topology.loader import load_topology
 
         chosen = path or self.settings.topology
@@ -93,7 +93,7 @@ class Workspace:
         ranks for topology queries, probe targets (`rank:N`) and runbook functions
         (`node_of_rank`) alike.
         """
-        from fabtui.runbooks.library import display_path
+        from fabtui.paths import display_path
         from fabtui.topology.graph import FabricGraph
         from fabtui.topology.ranks import parse_rankfile
 
@@ -183,7 +183,7 @@ class Workspace:
 
     def lint_paths(self, paths: Sequence[Path] = ()) -> tuple[list[LintIssue], int]:
         """Lint files or folders (default: the library folders): the issues and files read."""
-        from fabtui.runbooks.library import display_path
+        from fabtui.paths import display_path
         from fabtui.runbooks.lint import lint_parse_error
         from fabtui.runbooks.reader import read_runbook
 

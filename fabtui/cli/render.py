@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from fabtui.model.findings import Finding, Severity
 from fabtui.model.table import Column, Table
 from fabtui.render.table import render_table
-from fabtui.topology.ranks import compact_ranges
 
 if TYPE_CHECKING:
+    from fabtui.model.findings import Finding
     from fabtui.topology.blast import BlastRadius
     from fabtui.topology.export import TopologySummary
     from fabtui.topology.graph import RankPlacement
@@ -40,11 +39,15 @@ def percent(fraction: float) -> str:
 
 
 def _ranges(numbers: Sequence[int]) -> str:
+    from fabtui.topology.ranks import compact_ranges  # `fabtui parse --table` needs no topology
+
     return compact_ranges(numbers).replace(", ", ",") if numbers else "none"
 
 
 def findings_report(source: str, findings: Sequence[Finding]) -> str:
     """What `topo check` prints: one line per finding, then a count."""
+    from fabtui.model.findings import Severity
+
     lines = [str(f) for f in findings]
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
     if not findings:

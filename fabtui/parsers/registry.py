@@ -1,7 +1,9 @@
 """Finding parsers by kind, and guessing the kind of an unlabelled capture.
 
-Parser modules are discovered (every module of `fabtui.parsers` that defines `KIND`), so adding a
-parser is adding a file.
+Parser modules are listed in `fabtui.parsers.signatures` (kind, module, description and a cheap
+signature) and imported only when used: `--as KIND` loads one, detection loads only those whose
+signature the input carries. `discover()` finds every module of `fabtui.parsers` that defines
+`KIND`; a test keeps the table equal to it, so adding a parser is adding a file and its row.
 """
 
 from __future__ import annotations
@@ -9,14 +11,18 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from types import ModuleType
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING
 
 import fabtui.parsers as package
-from fabtui.model.table import Table
 from fabtui.parsers.errors import ParseError
+from fabtui.parsers.signatures import SIGNATURES, Signature
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from fabtui.model.table import Table
 
 DETECT_THRESHOLD = 0.3
 """Below this confidence `fabtui parse` refuses to guess and asks for `--as KIND`."""
@@ -28,7 +34,15 @@ class Parser:
 
     kind: str
     description: str
-    module: ModuleType
+    module_name: str
+    """Module name inside `fabtui.parsers`."""
+    signature: Signature | None = None
+    """What its input must carry (None: nothing known, ask the module)."""
+
+    @cached_property
+    def module(self) -> ModuleType:
+        """The parser module, imported on first use."""
+        return importlib.import_module(f"{package.__name__}.{self.module_name}")
 
     @property
     def model(self) -> type[BaseModel]:
@@ -36,8 +50,13 @@ class Parser:
         model: type[BaseModel] = self.module.MODEL
         return model
 
-    def detect(self, text: str) -> float:
-        """Confidence that `text` is this kind; a failing detector counts as 0."""
+    def detect(self, text: str,
+               samples: dict[tuple[int, int], tuple[str, ...]] | None = None) -> float:
+        """Confidence that `text` is this kind; a failing detector counts as 0. The module is
+        imported only when the signature allows the kind (`samples` caches its windows)."""
+        if self.signature is not None and \
+                not self.signature.may_be(text, {} if samples is None else samples):
+            return 0.0
         try:
             return float(self.module.detect(text))
         except Exception:
@@ -62,19 +81,25 @@ class Parser:
 
 @cache
 def parsers() -> dict[str, Parser]:
-    """Every parser, by kind."""
-    found: dict[str, Parser] = {}
+    """Every parser, by kind (none imported yet)."""
+    return {sig.kind: Parser(sig.kind, sig.description, sig.module, sig) for sig in SIGNATURES}
+
+
+def discover() -> dict[str, tuple[str, str]]:
+    """Kind -> (module name, description) of every parser module, found by importing them all
+    (what `SIGNATURES` must list; tests compare the two)."""
+    found: dict[str, tuple[str, str]] = {}
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if info.name in ("errors", "registry", "text"):
+        if info.name in ("errors", "registry", "signatures", "text"):
             continue
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         kind = getattr(module, "KIND", None)
         if kind is None:
             continue
         if kind in found:
-            raise RuntimeError(f"two parsers claim kind {kind!r}: {found[kind].module.__name__} "
-                               f"and {module.__name__}")
-        found[kind] = Parser(kind, getattr(module, "DESCRIPTION", ""), module)
+            raise RuntimeError(f"two parsers claim kind {kind!r}: {found[kind][0]} "
+                               f"and {info.name}")
+        found[kind] = (info.name, getattr(module, "DESCRIPTION", ""))
     return found
 
 
@@ -88,7 +113,8 @@ def get(kind: str) -> Parser:
 
 def detect(text: str) -> list[tuple[str, float]]:
     """Kinds that `text` may be, most likely first (only those above zero)."""
-    scores = [(kind, parser.detect(text)) for kind, parser in parsers().items()]
+    samples: dict[tuple[int, int], tuple[str, ...]] = {}
+    scores = [(kind, parser.detect(text, samples)) for kind, parser in parsers().items()]
     return sorted([s for s in scores if s[1] > 0], key=lambda s: -s[1])
 
 

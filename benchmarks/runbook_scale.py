@@ -101,7 +101,7 @@ def lint_library(count: int, folder: Path) -> tuple[float, int, int]:
     issues = 0
     for path in sorted(folder.glob("rb-*.md")):
         # The copies repeat expressions: forget them per file, as 200 distinct runbooks would.
-        expr.parse.cache_clear()
+        expr._parsed.cache_clear()
         expr._names_and_functions.cache_clear()
         issues += len(lint(read_runbook(path, lenient=True), probes=probes))
     return time.perf_counter() - start, count, issues

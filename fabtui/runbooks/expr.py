@@ -74,23 +74,29 @@ class UnknownValue(ExprError):
 
 
 
-@functools.lru_cache(maxsize=8192)
 def parse(text: str) -> ast.Expression:
     """Parse `text` as an expression of this language (cached: the tree is never changed).
     Raises `ExprError`."""
+    return _parsed(text)[0]
+
+
+@functools.lru_cache(maxsize=8192)
+def _parsed(text: str) -> tuple[ast.Expression, tuple[ast.AST, ...]]:
+    """The checked tree of `text` and its nodes in walk order (kept for `names`)."""
     if len(text) > MAX_LENGTH:
         raise ExprError(f"expression longer than {MAX_LENGTH} characters")
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise ExprError(f"cannot read expression {text.strip()!r}: {exc.msg}") from None
-    for node in ast.walk(tree):
+    nodes = _walk(tree)
+    for node in nodes:
         if not isinstance(node, _ALLOWED):
             raise ExprError(f"{type(node).__name__} is not allowed in an expression "
                             f"({text.strip()!r})")
         if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
             raise ExprError(f"no such field {node.attr!r}")
-    return tree
+    return tree, tuple(nodes)
 
 
 _ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.BinOp, ast.Add, ast.Sub, ast.Mult,
@@ -111,18 +117,33 @@ def functions(text: str) -> set[str]:
     return set(_names_and_functions(text)[1])
 
 
+def _walk(tree: ast.AST) -> list[ast.AST]:
+    """Every node of `tree` in `ast.walk`'s order (breadth first), several times faster: the
+    linter walks thousands of expressions, and `ast.walk`'s generators were most of its time."""
+    nodes = [tree]
+    for node in nodes:  # grows while it is read: a breadth-first queue
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                nodes.append(value)
+            elif isinstance(value, list):
+                nodes.extend(item for item in value if isinstance(item, ast.AST))
+    return nodes
+
+
 @functools.lru_cache(maxsize=8192)
 def _names_and_functions(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    tree = parse(text)
     bound: set[str] = set()
     called: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.comprehension):
-            bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+    used: set[str] = set()
+    for node in _parsed(text)[1]:
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                used.add(node.id)
+        elif isinstance(node, ast.comprehension):
+            bound |= {n.id for n in _walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             called.add(node.func.id)
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and
-            isinstance(n.ctx, ast.Load)}
     return frozenset(used - bound - called - {"true", "false", "null", "none"}), \
         frozenset(called)
 

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import fabtui
 
 PACKAGE = Path(fabtui.__file__).parent
@@ -84,11 +86,12 @@ def _loaded_after(args: list[str], prefixes: tuple[str, ...]) -> list[str]:
             "    main()\n"
             "except SystemExit:\n"
             "    pass\n"
-            f"print(' '.join(sorted(m for m in sys.modules if m.startswith({prefixes!r}))),\n"
-            "      file=sys.stderr)\n")
+            "print('loaded:', *sorted(m for m in sys.modules\n"
+            f"                        if m.startswith({prefixes!r})), file=sys.stderr)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
-    return result.stderr.strip().splitlines()[-1].split()
+    line = next(line for line in result.stderr.splitlines() if line.startswith("loaded:"))
+    return line.split()[1:]
 
 
 def test_help_imports_click_and_the_root_group_only() -> None:
@@ -120,3 +123,15 @@ def test_help_lists_each_subcommand_with_its_own_short_help() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "5"
+
+
+@pytest.mark.parametrize("args", [[], ["topo", "show"]], ids=["overview", "topo-show"])
+def test_the_fabric_summary_loads_no_graph_library_parser_or_runbook_engine(
+        args: list[str]) -> None:
+    """Bare `fabtui` and `topo show` count and look up: networkx is for path search only, and
+    no parser, probe, runbook or journal module belongs to a summary."""
+    loaded = _loaded_after(args, ("networkx", "fabtui.parsers", "fabtui.probes",
+                                  "fabtui.runbooks", "fabtui.journal", "fabtui.cli.parse",
+                                  "fabtui.cli.probe", "fabtui.cli.runbook"))
+    assert loaded == []
+    assert "fabtui.topology.graph" in _loaded_after(args, ("fabtui.topology",))

@@ -14,4 +14,8 @@ Each module in this package that defines `KIND` is a parser. It provides:
   (tests/test_parsers_tables.py checks).
 
 Parsers import only the model and `fabtui.parsers.*` helpers; never transports.
+
+A new parser also gets a row in `fabtui.parsers.signatures` (kind, module, description and the
+signature its detector needs to score at all), so that commands import it only when used;
+tests/test_parser_signatures.py fails until the row exists and holds for every fixture.
 """

@@ -1,0 +1,78 @@
+"""Streaming `fabtui parse`: the lines, the JSON and the results are those of the whole-text path.
+
+Large captures are read line by line and written item by item (fabtui/parsers/streaming.py);
+users rely on getting byte-for-byte the output the whole-text path gives, on every fixture.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from fabtui.parsers import registry
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.streaming import Streamed, read_lines, write_json
+from fabtui.parsers.text import normalize, split_lines
+
+FIXTURES = Path(__file__).parent / "fixtures"
+_NOT_INPUT = (".expected.json", ".error", ".md", ".options.json")
+STREAMING = sorted(kind for kind, parser in registry.parsers().items()
+                   if hasattr(parser.module, "parse_lines"))
+TRICKY = [
+    b"", b"\n", b"a", b"a\n", b"a\r\nb\rc\n\r\n", b"\xef\xbb\xbfbom\n\xef\xbb\xbfinner",
+    b"nul\x00s\r\x00\n", b"\x1b[31mred\x1b[0m\n\x1b\x1b[0m[0m",
+    "caf\u00e9 \u2014 \U0001f600\n".encode(),
+    b"bad \xff\xfe bytes \xe2\x82\n\xe2\x82\xac end", b"\r", b"\r\r\n\n",
+]
+
+
+def _inputs() -> list[tuple[str, Path]]:
+    return [(kind, path) for kind in STREAMING for path in sorted((FIXTURES / kind).iterdir())
+            if path.is_file() and not path.name.endswith(_NOT_INPUT)]
+
+
+@pytest.mark.parametrize("data", TRICKY)
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
+def test_read_lines_is_split_lines_of_the_decoded_text(data: bytes, chunk: int) -> None:
+    whole = split_lines(normalize(data.decode("utf-8", errors="replace")))
+    assert list(read_lines(io.BytesIO(data), chunk)) == whole
+
+
+def test_write_json_is_json_dumps_for_every_fixture_result() -> None:
+    checked = 0
+    for folder in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
+        parser = registry.get(folder.name)
+        for path in sorted(folder.glob("*.txt")):
+            try:
+                result = parser.parse(normalize(path.read_text(errors="replace")))
+            except ParseError:
+                continue
+            out = io.StringIO()
+            write_json(Streamed(result), out)
+            expected = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
+            assert out.getvalue() == expected + "\n", path
+            checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("kind, path", _inputs(), ids=[f"{k}/{p.name}" for k, p in _inputs()])
+def test_streamed_parse_matches_the_whole_text_parse(kind: str, path: Path) -> None:
+    module = registry.get(kind).module
+    text = normalize(path.read_bytes().decode("utf-8", errors="replace"))
+    try:
+        expected = module.parse(text)
+    except ParseError as whole:
+        with pytest.raises(ParseError) as streamed_error:
+            module.parse_lines(read_lines(io.BytesIO(path.read_bytes()), 4096))
+        assert (streamed_error.value.line, streamed_error.value.message) == \
+            (whole.line, whole.message)
+        return
+    streamed = module.parse_lines(read_lines(io.BytesIO(path.read_bytes()), 4096))
+    out = io.StringIO()
+    write_json(streamed, out)
+    assert json.loads(out.getvalue()) == expected.model_dump(mode="json")
+    assert out.getvalue() == json.dumps(expected.model_dump(mode="json"), indent=2,
+                                        ensure_ascii=False) + "\n"

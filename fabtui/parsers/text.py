@@ -111,14 +111,23 @@ def clean_lines(text: str) -> list[str]:
       `Error: ...` is never taken for a host);
     - mail / markdown quoting (`> `), when most lines are quoted.
     """
-    lines = split_lines(text)
-    nonblank = [line for line in lines if line.strip()]
+    return clean_line_list(split_lines(text))
+
+
+def clean_line_list(lines: list[str]) -> list[str]:
+    """`clean_lines` of lines already split (normalised); cleans `lines` in place and returns it.
+
+    Counts first and rewrites the list in place, so a capture of millions of lines costs its
+    lines and no copies of them.
+    """
+    nonblank = sum(1 for line in lines if line.strip())
     if not nonblank:
         return lines
-    split = [strip_launcher_prefix(line) for line in lines]
-    if sum(1 for (p, _), line in zip(split, lines, strict=True)
-           if p is not None and line.strip()) * 2 > len(nonblank):
-        lines = [rest for _, rest in split]
+    prefixed = sum(1 for line in lines
+                   if line.strip() and strip_launcher_prefix(line)[0] is not None)
+    if prefixed * 2 > nonblank:
+        for index, line in enumerate(lines):
+            lines[index] = strip_launcher_prefix(line)[1]
     hosts: dict[str, int] = {}
     for line in lines:
         match = _HOST_PREFIX.match(line)
@@ -126,9 +135,12 @@ def clean_lines(text: str) -> list[str]:
             hosts[match.group(1)] = hosts.get(match.group(1), 0) + 1
     if hosts:
         host, count = max(hosts.items(), key=lambda item: item[1])
-        if count >= max(2, 0.6 * len(nonblank)):
-            lines = [line[len(host) + 2:] if line.startswith(f"{host}: ") else line
-                     for line in lines]
-    if sum(1 for line in lines if line.lstrip().startswith(">")) * 2 > len(nonblank):
-        lines = [_QUOTING.sub("", line) for line in lines]
+        if count >= max(2, 0.6 * nonblank):
+            head = f"{host}: "
+            for index, line in enumerate(lines):
+                if line.startswith(head):
+                    lines[index] = line[len(head):]
+    if sum(1 for line in lines if line.lstrip().startswith(">")) * 2 > nonblank:
+        for index, line in enumerate(lines):
+            lines[index] = _QUOTING.sub("", line)
     return lines

@@ -14,8 +14,8 @@ import pytest
 
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import Streamed, read_lines, write_json
-from fabtui.parsers.text import normalize, split_lines
+from fabtui.parsers.streaming import FileLines, Streamed, read_lines, write_json
+from fabtui.parsers.text import clean_line_stream, clean_lines, normalize, split_lines
 
 FIXTURES = Path(__file__).parent / "fixtures"
 _NOT_INPUT = (".expected.json", ".error", ".md", ".options.json")
@@ -76,3 +76,28 @@ def test_streamed_parse_matches_the_whole_text_parse(kind: str, path: Path) -> N
     assert json.loads(out.getvalue()) == expected.model_dump(mode="json")
     assert out.getvalue() == json.dumps(expected.model_dump(mode="json"), indent=2,
                                         ensure_ascii=False) + "\n"
+
+
+DECORATED = [
+    "0: NIC statistics:\n0:      rx_packets: 1\n1:      tx_packets: 2\nplain: 3\n",
+    "[1,0]<stdout>: a: 1\n[1,0]<stdout>: b: 2\n",
+    "gpu1: rx: 1\ngpu1: tx: 2\ngpu2: x: 3\n\n",
+    "0: gpu1: > a: 1\n0: gpu1: > b: 2\n1: gpu1: c: 3\n",
+    "> > quoted: 1\n> x: 2\ny: 3\n", "State: Active\nError: none\n", "", "\n\n  \n",
+]
+
+
+def test_clean_line_stream_is_clean_lines() -> None:
+    texts = DECORATED + [path.read_text(errors="replace")
+                         for path in sorted(FIXTURES.glob("*/*.txt"))]
+    for text in texts:
+        expected = clean_lines(text)
+        assert list(clean_line_stream(split_lines(text))) == expected
+        assert list(clean_line_stream(iter(split_lines(text)))) == expected
+
+
+def test_file_lines_reads_the_file_again_on_each_pass(tmp_path: Path) -> None:
+    path = tmp_path / "capture.txt"
+    path.write_bytes(b"0: a: 1\r\n0: b: 2\r\n")
+    lines = FileLines(str(path))
+    assert list(lines) == list(lines) == ["0: a: 1", "0: b: 2", ""]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import sys
 
@@ -15,7 +16,7 @@ from fabtui.cli.render import table as render_table
 from fabtui.errors import InputError
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import Streamed, read_lines, write_json
+from fabtui.parsers.streaming import FileLines, Streamed, read_lines, write_json
 from fabtui.parsers.text import normalize
 from fabtui.render.table import render_tables
 
@@ -70,7 +71,9 @@ def _parse_streamed(file: str, kind: str) -> tuple[str, Streamed[BaseModel]]:
     name = "<stdin>" if file == "-" else file
     try:
         with handle as binary:
-            streamed: Streamed[BaseModel] = parse_lines(read_lines(binary))
+            lines = FileLines(file) if file != "-" and os.path.isfile(file) \
+                else read_lines(binary)
+            streamed: Streamed[BaseModel] = parse_lines(lines)
     except ParseError:
         raise
     except OSError as exc:

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from fabtui.model.parsed.ethtool import EthtoolStats
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import Streamed
-from fabtui.parsers.text import clean_line_list, clean_lines, split_lines
+from fabtui.parsers.text import clean_line_stream, clean_lines, split_lines
 
 KIND = "ethtool-stats"
 MODEL = EthtoolStats
@@ -28,6 +28,7 @@ DESCRIPTION = "ethtool -S <netdev>: NIC statistics counters"
 
 _HEADER = re.compile(r"^\s*(?:>\s*)*NIC statistics:\s*$")
 _COUNTER = re.compile(r"^\s*(?:>\s*)*((?:\[\d+\]:\s*)?[A-Za-z0-9_.\[\]\-]+)\s*:\s+(-?\d+)\s*$")
+_RING = re.compile(r"\]:\s*")
 _COMMAND = re.compile(r"ethtool\s+(?:-S|--statistics)\s+(\S+)")
 
 
@@ -53,13 +54,13 @@ def parse_lines(lines: Iterable[str]) -> Streamed[EthtoolStats]:
     counters: dict[str, int] = {}
     warnings: list[str] = []
     interface = None
-    # Prefixes are stripped only when most lines carry one: the lines are needed whole first.
-    for number, line in enumerate(clean_line_list(list(lines)), start=1):
+    for number, line in enumerate(clean_line_stream(lines), start=1):
         if not line.strip() or _HEADER.match(line):
             continue
         match = _COUNTER.match(line)
         if match:
-            counters[re.sub(r"\]:\s*", "]: ", match.group(1))] = int(match.group(2))
+            name = match.group(1)
+            counters[_RING.sub("]: ", name) if "]" in name else name] = int(match.group(2))
             continue
         command = _COMMAND.search(line)
         if command:

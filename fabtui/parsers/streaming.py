@@ -52,6 +52,18 @@ def read_lines(handle: IO[bytes], chunk: int = _CHUNK) -> Iterator[str]:
         pending = text[cut + 1:] + held
 
 
+class FileLines:
+    """The lines of a regular file (as `read_lines` gives them), re-read on each iteration:
+    parsers whose cleaning needs counts over the whole capture go over it more than once."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[str]:
+        with open(self.path, "rb") as handle:
+            yield from read_lines(handle)
+
+
 def _normalize_body(text: str) -> str:
     # The CLI normalises the text once and most parsers split it with `split_lines`, which
     # normalises again: twice here too, where it can matter (escapes that hid escapes).

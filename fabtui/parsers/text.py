@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Iterator
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 _MPIRUN = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?")
@@ -144,3 +145,54 @@ def clean_line_list(lines: list[str]) -> list[str]:
         for index, line in enumerate(lines):
             lines[index] = _QUOTING.sub("", line)
     return lines
+
+
+def clean_line_stream(lines: Iterable[str]) -> Iterator[str]:
+    """`clean_line_list` of lines that can be iterated more than once (a file re-read from its
+    start, a list), without holding them: two counting passes, then the cleaned lines.
+
+    A one-shot iterator is read into a list first (the decisions need every line).
+    """
+    if iter(lines) is lines:
+        yield from clean_line_list(list(lines))
+        return
+    nonblank = prefixed = 0
+    hosts: tuple[dict[str, int], dict[str, int]] = ({}, {})  # as read, launcher prefix removed
+    for line in lines:
+        if not line.strip():
+            continue
+        nonblank += 1
+        prefix, rest = strip_launcher_prefix(line)
+        match = _HOST_PREFIX.match(line)
+        if match:
+            hosts[0][match.group(1)] = hosts[0].get(match.group(1), 0) + 1
+        if prefix is not None:
+            prefixed += 1
+            match = _HOST_PREFIX.match(rest)
+        if match:
+            hosts[1][match.group(1)] = hosts[1].get(match.group(1), 0) + 1
+    if not nonblank:
+        yield from lines
+        return
+    launcher = prefixed * 2 > nonblank
+    host_head = None
+    if hosts[launcher]:
+        host, count = max(hosts[launcher].items(), key=lambda item: item[1])
+        host_head = f"{host}: " if count >= max(2, 0.6 * nonblank) else None
+    plain = not launcher and host_head is None
+    quoted = sum(1 for line in lines if (line if plain else _undecorate(line, launcher, host_head))
+                 .lstrip().startswith(">")) * 2 > nonblank
+    if plain and not quoted:
+        yield from lines
+        return
+    for line in lines:
+        line = _undecorate(line, launcher, host_head)
+        yield _QUOTING.sub("", line) if quoted else line
+
+
+def _undecorate(line: str, launcher: bool, host_head: str | None) -> str:
+    if launcher:
+        line = strip_launcher_prefix(line)[1]
+    if host_head is not None and line.startswith(host_head):
+        line = line[len(host_head):]
+    return line

@@ -593,6 +593,9 @@ def _classify_warn(msg: str, head: str) -> EventType:
 
 def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: EventType,
                        msg: str, *, warn: bool = False) -> None:
+    if _dropped(state):  # past the cap only the host and the count matter
+        _note_host(state, line, pos)
+        return
     prefix = _prefix(line[:pos], source=warn)
     _add_host(state, prefix.host)
     # torchrun's `[rankN]:` line prefix states the rank; the bracketed `[N]` is only the device.
@@ -924,6 +927,8 @@ def _what_line(state: _State, line: str) -> None:
 
 
 def _add_simple(state: _State, number: int, line: str, kind: EventType) -> NcclLogEvent | None:
+    if _dropped(state):
+        return None
     rank, pg, source = _pytorch_rank(line)
     event = NcclLogEvent(type=kind, rank=rank, rank_source=source, host=None,
                          seq=None, op=None, timeout_ms=None, peer=None, status=None,
@@ -1090,6 +1095,16 @@ def _int_group(match: re.Match[str] | None, index: int = 1) -> int | None:
     if match is None or match.group(index) is None:
         return None
     return int(match.group(index))
+
+
+def _dropped(state: _State) -> bool:
+    """True (and counted) when an event would be dropped: the cap is reached, so a caller can
+    skip building it. Long logs have tens of thousands past the cap."""
+    if len(state.events) < MAX_EVENTS:
+        return False
+    state.evidence = True
+    state.dropped += 1
+    return True
 
 
 def _add_event(state: _State, event: NcclLogEvent) -> bool:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import io
 import json
+import tracemalloc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,41 @@ def test_file_lines_reads_the_file_again_on_each_pass(tmp_path: Path) -> None:
     path.write_bytes(b"0: a: 1\r\n0: b: 2\r\n")
     lines = FileLines(str(path))
     assert list(lines) == list(lines) == ["0: a: 1", "0: b: 2", ""]
+
+
+class _Null(io.TextIOBase):
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def _peak(run: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _repeated(path: Path, times: int) -> Iterator[str]:
+    lines = split_lines(normalize(path.read_text(errors="replace")))
+    for _ in range(times):
+        yield from lines
+
+
+def test_nccl_tests_rows_cost_their_text_not_a_model_each() -> None:
+    sample = sorted((FIXTURES / "nccl-tests").glob("*.txt"))[0]
+    module = registry.get("nccl-tests").module
+    rows = len(module.parse(sample.read_text(errors="replace")).rows) * 40
+    peak = _peak(lambda: write_json(module.parse_lines(_repeated(sample, 40)), _Null()))
+    assert rows > 1000
+    assert peak / rows < 1000  # a validated row with its two measurements took ~3.5 KB
+
+
+def test_nccl_log_memory_does_not_grow_with_the_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    sample = sorted((FIXTURES / "nccl-log").glob("*.txt"), key=lambda p: p.stat().st_size)[-1]
+    module = registry.get("nccl-log").module
+    monkeypatch.setattr(module, "MAX_EVENTS", 4)  # events are capped; the rest is tallied
+    small = _peak(lambda: write_json(module.parse_lines(_repeated(sample, 4)), _Null()))
+    large = _peak(lambda: write_json(module.parse_lines(_repeated(sample, 40)), _Null()))
+    assert large < small * 1.2

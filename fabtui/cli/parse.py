@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import sys
 
 import click
+from pydantic import BaseModel
 
 from fabtui.cli.context import EXIT_BAD_INPUT
 from fabtui.cli.render import table as render_table
 from fabtui.errors import InputError
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
+from fabtui.parsers.streaming import FileLines, Streamed, read_lines, write_json
 from fabtui.parsers.text import normalize
 from fabtui.render.table import render_tables
 
@@ -52,6 +56,33 @@ def _read(file: str) -> tuple[str, str]:
         raise InputError.single(file, None, f"cannot read: {exc.strerror}") from None
 
 
+def _parse_streamed(file: str, kind: str) -> tuple[str, Streamed[BaseModel]]:
+    """(name for messages, result) of FILE read line by line by the parser of `kind`.
+
+    Neither the text nor the biggest lists of the result are ever held whole, so memory stays
+    bounded on captures of any size. Raises `ParseError` (a failing parser included).
+    """
+    parse_lines = registry.get(kind).module.parse_lines
+    try:
+        handle = (contextlib.nullcontext(sys.stdin.buffer) if file == "-"
+                  else open(file, "rb"))  # noqa: SIM115 - closed by the `with` below
+    except OSError as exc:
+        raise InputError.single(file, None, f"cannot read: {exc.strerror}") from None
+    name = "<stdin>" if file == "-" else file
+    try:
+        with handle as binary:
+            lines = FileLines(file) if file != "-" and os.path.isfile(file) \
+                else read_lines(binary)
+            streamed: Streamed[BaseModel] = parse_lines(lines)
+    except ParseError:
+        raise
+    except OSError as exc:
+        raise InputError.single(file, None, f"cannot read: {exc.strerror}") from None
+    except Exception as exc:
+        raise ParseError(kind, None, f"parser failed: {type(exc).__name__}: {exc}") from exc
+    return name, streamed
+
+
 @click.command("parse")
 @click.argument("file", required=False)
 @click.option("--as", "kind", metavar="KIND", help="Parse as this kind instead of guessing.")
@@ -79,22 +110,30 @@ def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_tab
         return
     if file is None:
         raise click.UsageError("give a FILE to parse, or - for standard input")
-    name, text = _read(file)
-    if kind is not None and kind not in registry.parsers():
-        click.echo(f"fabtui: unknown kind {kind!r}; see `fabtui parse --list`", err=True)
-        ctx.exit(EXIT_BAD_INPUT)
+    streams = kind is not None and kind in registry.parsers() \
+        and hasattr(registry.get(kind).module, "parse_lines")
+    name = "<stdin>" if file == "-" else file
+    if not streams:
+        name, text = _read(file)
+        if kind is not None and kind not in registry.parsers():
+            click.echo(f"fabtui: unknown kind {kind!r}; see `fabtui parse --list`", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
     try:
-        result = registry.parse(text, kind)
+        if streams:
+            assert kind is not None
+            name, streamed = _parse_streamed(file, kind)
+        else:
+            streamed = Streamed(registry.parse(text, kind))
     except ParseError as exc:
         where = f"{name}:{exc.line}" if exc.line is not None else name
         looked = f" (input looked like {exc.kind})" if exc.kind else ""
         click.echo(f"{where}: {exc.message}{looked}", err=True)
         ctx.exit(EXIT_BAD_INPUT)
+    if not as_table:
+        write_json(streamed, sys.stdout)
+        return
+    result = streamed.assemble()
     data = result.model_dump(mode="json")
-    if as_table:
-        width = _terminal_width()
-        own = registry.get(data["kind"]).tables(result)
-        click.echo(render_tables(own, width) if own is not None
-                   else _generic_table(data, width))
-    else:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    width = _terminal_width()
+    own = registry.get(data["kind"]).tables(result)
+    click.echo(render_tables(own, width) if own is not None else _generic_table(data, width))

@@ -15,10 +15,12 @@ pad names before the colon (cxgb4 `TxOctetsOK         : 3220`) lose the padding.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from fabtui.model.parsed.ethtool import EthtoolStats
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines
+from fabtui.parsers.streaming import Streamed
+from fabtui.parsers.text import clean_line_stream, clean_lines, split_lines
 
 KIND = "ethtool-stats"
 MODEL = EthtoolStats
@@ -26,6 +28,7 @@ DESCRIPTION = "ethtool -S <netdev>: NIC statistics counters"
 
 _HEADER = re.compile(r"^\s*(?:>\s*)*NIC statistics:\s*$")
 _COUNTER = re.compile(r"^\s*(?:>\s*)*((?:\[\d+\]:\s*)?[A-Za-z0-9_.\[\]\-]+)\s*:\s+(-?\d+)\s*$")
+_RING = re.compile(r"\]:\s*")
 _COMMAND = re.compile(r"ethtool\s+(?:-S|--statistics)\s+(\S+)")
 
 
@@ -43,15 +46,21 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> EthtoolStats:
     """Parse `ethtool -S` output; raises `ParseError` if there is no counter in it."""
+    return parse_lines(split_lines(text)).head
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[EthtoolStats]:
+    """Parse normalised lines (`fabtui parse` reads files this way, without the whole text)."""
     counters: dict[str, int] = {}
     warnings: list[str] = []
     interface = None
-    for number, line in enumerate(clean_lines(text), start=1):
+    for number, line in enumerate(clean_line_stream(lines), start=1):
         if not line.strip() or _HEADER.match(line):
             continue
         match = _COUNTER.match(line)
         if match:
-            counters[re.sub(r"\]:\s*", "]: ", match.group(1))] = int(match.group(2))
+            name = match.group(1)
+            counters[_RING.sub("]: ", name) if "]" in name else name] = int(match.group(2))
             continue
         command = _COMMAND.search(line)
         if command:
@@ -61,4 +70,4 @@ def parse(text: str) -> EthtoolStats:
             warnings.append(f"line {number}: not an integer counter: {line.strip()[:80]}")
     if not counters:
         raise ParseError(KIND, None, "no `name: value` counter found")
-    return EthtoolStats(interface=interface, counters=counters, warnings=warnings)
+    return Streamed(EthtoolStats(interface=interface, counters=counters, warnings=warnings))

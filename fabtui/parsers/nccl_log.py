@@ -15,7 +15,9 @@ events.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain, pairwise
 from typing import Any, Literal
 
 from fabtui.model.parsed.nccl_log import (
@@ -29,6 +31,7 @@ from fabtui.model.parsed.nccl_log import (
 )
 from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
+from fabtui.parsers.streaming import Streamed
 from fabtui.parsers.text import normalize, strip_launcher_prefix
 
 KIND = "nccl-log"
@@ -249,19 +252,26 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> NcclLog:
     """Parse an NCCL / PyTorch distributed log; raises `ParseError` if it has no NCCL content."""
-    result = scan(normalize(text).split("\n"))
+    return parse_lines(normalize(text).split("\n")).head
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[NcclLog]:
+    """Parse a log read line by line (`fabtui parse` streams files through this): memory stays
+    bounded whatever its length, as events are capped and everything else is tallied."""
+    result = scan(lines)
     if result is None:
         raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
                                      "found")
-    return result
+    return Streamed(result)
 
 
-def scan(lines: list[str]) -> NcclLog | None:
+def scan(lines: Iterable[str]) -> NcclLog | None:
     """The NCCL log read from normalised `lines` (line numbers are their 1-based positions), or
     None when they hold no NCCL, PyTorch distributed or torchrun content. Other parsers whose
     output interleaves NCCL lines (nccl-tests) read them through this, blanking the rest."""
     state = _State()
-    for number, line in enumerate(lines, start=1):
+    # Each line with the one after it ("" after the last): a WARN may wrap onto the next.
+    for number, (line, following) in enumerate(pairwise(chain(lines, ("",))), start=1):
         if state.block is not None and _child_block_line(state, state.block, number, line):
             continue
         if state.pending_nccl is not None and _nccl_followup(state, number, line):
@@ -270,7 +280,7 @@ def scan(lines: list[str]) -> NcclLog | None:
         if pos >= 0:
             _info_line(state, number, line, pos)
         elif "NCCL WARN" in line:
-            _warn_line(state, number, line, lines)
+            _warn_line(state, number, line, following)
         elif _OTHER_KEYS.search(line):
             _other_line(state, number, line)
     return _result(state) if state.evidence else None
@@ -540,14 +550,14 @@ def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
 
 # ---- NCCL WARN ------------------------------------------------------------------------------
 
-def _warn_line(state: _State, number: int, line: str, lines: list[str]) -> None:
+def _warn_line(state: _State, number: int, line: str, following: str) -> None:
     """Every WARN line is an event; a completion error wrapped onto the next line is joined."""
     state.warn_lines += 1
     state.evidence = True
     pos = line.find("NCCL WARN")
     msg = line[pos + 9:].strip()
-    if "Got completion from peer" in msg and "vendor" not in msg and number < len(lines):
-        follow = lines[number].strip()
+    if "Got completion from peer" in msg and "vendor" not in msg:
+        follow = following.strip()
         if follow and "NCCL" not in follow:
             msg = f"{msg} {follow}"
     kind = _classify_warn(msg, line[:pos])
@@ -583,6 +593,9 @@ def _classify_warn(msg: str, head: str) -> EventType:
 
 def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: EventType,
                        msg: str, *, warn: bool = False) -> None:
+    if _dropped(state):  # past the cap only the host and the count matter
+        _note_host(state, line, pos)
+        return
     prefix = _prefix(line[:pos], source=warn)
     _add_host(state, prefix.host)
     # torchrun's `[rankN]:` line prefix states the rank; the bracketed `[N]` is only the device.
@@ -914,6 +927,8 @@ def _what_line(state: _State, line: str) -> None:
 
 
 def _add_simple(state: _State, number: int, line: str, kind: EventType) -> NcclLogEvent | None:
+    if _dropped(state):
+        return None
     rank, pg, source = _pytorch_rank(line)
     event = NcclLogEvent(type=kind, rank=rank, rank_source=source, host=None,
                          seq=None, op=None, timeout_ms=None, peer=None, status=None,
@@ -1080,6 +1095,16 @@ def _int_group(match: re.Match[str] | None, index: int = 1) -> int | None:
     if match is None or match.group(index) is None:
         return None
     return int(match.group(index))
+
+
+def _dropped(state: _State) -> bool:
+    """True (and counted) when an event would be dropped: the cap is reached, so a caller can
+    skip building it. Long logs have tens of thousands past the cap."""
+    if len(state.events) < MAX_EVENTS:
+        return False
+    state.evidence = True
+    state.dropped += 1
+    return True
 
 
 def _add_event(state: _State, event: NcclLogEvent) -> bool:

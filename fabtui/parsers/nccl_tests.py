@@ -20,6 +20,7 @@ author reformatted (columns removed) is refused: its numbers cannot be trusted t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -34,6 +35,7 @@ from fabtui.model.parsed.nccl_tests import (
 from fabtui.model.table import Table, right
 from fabtui.parsers import nccl_log
 from fabtui.parsers.errors import ParseError
+from fabtui.parsers.streaming import Streamed
 from fabtui.parsers.text import is_missing, split_lines, strip_launcher_prefix, to_float
 
 KIND = "nccl-tests"
@@ -117,16 +119,63 @@ class _Layout:
         return len(self.halves[0]) + len(self.halves[1])
 
 
+# A result row as plain values: size, count, type, redop, root, out-of-place and in-place
+# measurement fields, timestamp. Models are built only when a row is handed out.
+_RowValues = tuple[int, int, str, str | None, int | None, dict[str, float | int | None],
+                   dict[str, float | int | None], str | None]
+
+
+@dataclass
+class _Rows:
+    """What the result needs of every row, kept as they are read instead of the rows."""
+
+    count: int = 0
+    peak_busbw: float | None = None
+    reduction: bool = False
+    rooted: bool = False
+    ratio: int | None = None
+    wrong: bool = False
+    # The row lines by table layout: re-read into models one at a time when handed out, so a
+    # sweep of a million rows costs its text, not a million models.
+    segments: list[tuple[_Layout, list[str]]] = field(default_factory=list)
+
+    def add(self, layout: _Layout, line: str, values: _RowValues) -> None:
+        size_bytes, count, dtype, redop, root, out_of_place, in_place, _ = values
+        self.count += 1
+        for half in (out_of_place, in_place):
+            busbw = half["busbw"]
+            if busbw is not None and (self.peak_busbw is None or busbw > self.peak_busbw):
+                self.peak_busbw = busbw
+            self.wrong = self.wrong or (half["wrong"] or 0) > 0
+        self.reduction = self.reduction or bool(redop)
+        self.rooted = self.rooted or (root is not None and root >= 0)
+        if self.ratio is None:
+            self.ratio = _size_ratio(dtype, count, size_bytes)
+        if not self.segments or self.segments[-1][0] is not layout:
+            self.segments.append((layout, []))
+        self.segments[-1][1].append(line)
+
+    def models(self) -> Iterator[NcclTestsRow]:
+        for layout, lines in self.segments:
+            for line in lines:
+                values = _row(layout, line.split())
+                assert values is not None  # it was read once already
+                yield _row_model(values)
+
+
 @dataclass
 class _State:
     """Everything collected while reading the lines."""
 
     fields: dict[str, object] = field(default_factory=dict)
     ranks: list[NcclTestsRank] = field(default_factory=list)
-    rows: list[NcclTestsRow] = field(default_factory=list)
+    rows: _Rows = field(default_factory=_Rows)
     failures: list[NcclTestsFailure] = field(default_factory=list)
     nccl_warnings: list[str] = field(default_factory=list)
     nccl_lines: set[int] = field(default_factory=set)
+    nccl_text: dict[int, str] = field(default_factory=dict)
+    total_lines: int = 0
+    last_line: int | None = None
     warnings: list[str] = field(default_factory=list)
     layout: _Layout | None = None
     elided: bool = False
@@ -158,29 +207,43 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> NcclTestsOutput:
     """Parse nccl-tests output; raises `ParseError` when it is not (or no longer) that."""
-    lines = split_lines(text)
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[NcclTestsOutput]:
+    """Parse nccl-tests output line by line; the result rows are produced on demand.
+
+    Memory grows with the row lines' text only (not with a model per row), so `fabtui parse`
+    can stream a sweep of any length. Raises `ParseError` like `parse`.
+    """
     state = _State()
+    number = 0
     for number, raw in enumerate(lines, start=1):
         _read_line(state, number, raw)
-    events = _nccl_events(state, lines)
+        if number in state.nccl_lines:
+            state.nccl_text[number] = raw
+        if raw.strip():
+            state.last_line = number
+    state.total_lines = number
+    events = _nccl_events(state)
     events += _quoted_causes(state, events)
     if not state.evidence and not events:
         raise ParseError(KIND, None, "not nccl-tests output: no table header, parameter line, "
                                      "result footer, test failure or NCCL WARN line")
-    if not state.rows and not state.failures and not state.footer and not events:
-        last = max((n for n, raw in enumerate(lines, start=1) if raw.strip()), default=None)
-        raise ParseError(KIND, last, "no result rows, footer, failure message or NCCL warning: "
-                                     "the capture is truncated (or the run hung before its "
-                                     "first result)")
-    return _result(state, events)
+    if not state.rows.count and not state.failures and not state.footer and not events:
+        raise ParseError(KIND, state.last_line, "no result rows, footer, failure message or "
+                                                "NCCL warning: the capture is truncated (or the "
+                                                "run hung before its first result)")
+    return Streamed(_result(state, events), {"rows": state.rows.models})
 
 
-def _nccl_events(state: _State, lines: list[str]) -> list[NcclLogEvent]:
+def _nccl_events(state: _State) -> list[NcclLogEvent]:
     """The run's NCCL lines as nccl-log events (the rest blanked so line numbers hold)."""
     if not any(state.nccl_warnings) and not state.nccl_lines:
         return []
-    kept = [line if number in state.nccl_lines else ""
-            for number, line in enumerate(lines, start=1)]
+    kept = [""] * state.total_lines
+    for number, line in state.nccl_text.items():
+        kept[number - 1] = line
     found = nccl_log.scan(kept)
     events = [] if found is None else [e for e in found.events if e.type != "init_complete"]
     return events
@@ -401,11 +464,11 @@ def _row_line(state: _State, number: int, line: str) -> None:
     if row is None:
         state.warnings.append(f"line {number}: unrecognised result row skipped: {line[:80]}")
         return
-    state.rows.append(row)
+    state.rows.add(layout, line, row)
     state.evidence = True
 
 
-def _row(layout: _Layout, tokens: list[str]) -> NcclTestsRow | None:
+def _row(layout: _Layout, tokens: list[str]) -> _RowValues | None:
     stamp = None
     if layout.timestamp and len(tokens) >= 2 and _TIMESTAMP.match(tokens[-2]):
         stamp = f"{tokens[-2]} {tokens[-1]}"
@@ -429,10 +492,16 @@ def _row(layout: _Layout, tokens: list[str]) -> NcclTestsRow | None:
     if size_bytes is None or count is None:
         return None
     redop = params.get("redop")
-    return NcclTestsRow(size_bytes=size_bytes, count=count, dtype=tokens[2],
-                        redop=None if redop is None or redop.lower() == "none" else redop,
-                        root=root, out_of_place=out_of_place, in_place=in_place,
-                        timestamp=stamp)
+    return (size_bytes, count, tokens[2],
+            None if redop is None or redop.lower() == "none" else redop,
+            root, out_of_place, in_place, stamp)
+
+
+def _row_model(values: _RowValues) -> NcclTestsRow:
+    size_bytes, count, dtype, redop, root, out_of_place, in_place, stamp = values
+    return NcclTestsRow(size_bytes=size_bytes, count=count, dtype=dtype, redop=redop, root=root,
+                        out_of_place=_measurement_model(out_of_place),
+                        in_place=_measurement_model(in_place), timestamp=stamp)
 
 
 def _params(names: list[str], cells: list[str]) -> dict[str, str | None] | None:
@@ -452,8 +521,8 @@ def _params(names: list[str], cells: list[str]) -> dict[str, str | None] | None:
     return found
 
 
-def _measurement(names: list[str], cells: list[str]) -> NcclTestsMeasurement:
-    values: dict[str, float | int | None] = {}
+def _measurement(names: list[str], cells: list[str]) -> dict[str, float | int | None]:
+    values: dict[str, float | int | None] = dict.fromkeys(_MEASURED)
     for name, cell in zip(names, cells, strict=True):
         if name == "wrong":
             number = to_float(cell)
@@ -463,12 +532,19 @@ def _measurement(names: list[str], cells: list[str]) -> NcclTestsMeasurement:
         elif name in ("algbw", "busbw", "error", "i_min_us", "i_max_us", "i_p99_us",
                       "i_cv_pct"):
             values[name] = to_float(cell)
-    return NcclTestsMeasurement(time_us=values.get("time_us"), algbw=values.get("algbw"),
-                                busbw=values.get("busbw"), wrong=values.get("wrong"),
-                                error=values.get("error"), i_min_us=values.get("i_min_us"),
-                                i_max_us=values.get("i_max_us"),
-                                i_p99_us=values.get("i_p99_us"),
-                                i_cv_pct=values.get("i_cv_pct"))
+    return values
+
+
+_MEASURED = ("time_us", "algbw", "busbw", "wrong", "error", "i_min_us", "i_max_us", "i_p99_us",
+             "i_cv_pct")
+
+
+def _measurement_model(values: dict[str, float | int | None]) -> NcclTestsMeasurement:
+    return NcclTestsMeasurement(time_us=values["time_us"], algbw=values["algbw"],
+                                busbw=values["busbw"], wrong=values["wrong"],
+                                error=values["error"], i_min_us=values["i_min_us"],
+                                i_max_us=values["i_max_us"], i_p99_us=values["i_p99_us"],
+                                i_cv_pct=values["i_cv_pct"])
 
 
 def _int(cell: str) -> int | None:
@@ -538,25 +614,23 @@ def _result(state: _State, events: list[NcclLogEvent]) -> NcclTestsOutput:
         fields["nccl_version"] = _decode_version(code)
     layout = state.layout
     errors = [f.message for f in state.failures]
-    busbw = [v for row in state.rows for v in (row.out_of_place.busbw, row.in_place.busbw)
-             if v is not None]
     if state.header_row_unknown:
         state.warnings.append(f"{state.header_row_unknown} numeric line(s) before any table "
                               "header were not recognised as result rows")
-    if state.rows and not state.footer:
+    if state.rows.count and not state.footer:
         state.warnings.append("no `# Out of bounds values` / `# Avg bus bandwidth` footer: the "
                               "capture is truncated or the run had not finished")
     fields.update(
         collective=collective, collective_source=source, command=state.command,
         cputime=bool(layout and "cputime" in [c.lower() for c in layout.printed]),
         per_iteration_columns=bool(layout and "i_min_us" in layout.halves[0]),
-        columns=layout.printed if layout else [], ranks=state.ranks, rows=state.rows,
-        rows_elided=state.elided, peak_busbw=max(busbw) if busbw else None, errors=errors,
+        columns=layout.printed if layout else [], ranks=state.ranks, rows=[],
+        rows_elided=state.elided, peak_busbw=state.rows.peak_busbw, errors=errors,
         failures=state.failures, nccl_warnings=state.nccl_warnings, events=events,
         status="ok",
         warnings=state.warnings)
     result = NcclTestsOutput.model_validate(fields)
-    result.status = _status(result, state.footer)
+    result.status = _status(result, state.rows, state.footer)
     return result
 
 
@@ -583,11 +657,9 @@ def _infer_collective(state: _State) -> str | None:
     rank (ratio > 1); all_reduce, reduce, broadcast and sendrecv move count (ratio 1). Old
     nccl-tests left out the redop column only for all_gather, and left it blank for alltoall.
     """
-    if not state.rows or state.layout is None:
+    if not state.rows.count or state.layout is None:
         return None
-    reduction = any(row.redop for row in state.rows)
-    rooted = any(row.root is not None and row.root >= 0 for row in state.rows)
-    ratio = _size_ratio(state.rows)
+    reduction, rooted, ratio = state.rows.reduction, state.rows.rooted, state.rows.ratio
     if reduction:
         if rooted:
             return "reduce"
@@ -606,24 +678,22 @@ def _infer_collective(state: _State) -> str | None:
     return None
 
 
-def _size_ratio(rows: list[NcclTestsRow]) -> int | None:
-    for row in rows:
-        width = _TYPE_SIZES.get(row.dtype.lower())
-        if width and row.count > 0 and row.size_bytes % (row.count * width) == 0:
-            return row.size_bytes // (row.count * width)
+def _size_ratio(dtype: str, count: int, size_bytes: int) -> int | None:
+    """size / (count x type size) of one row, when its type is known and the sizes divide."""
+    width = _TYPE_SIZES.get(dtype.lower())
+    if width and count > 0 and size_bytes % (count * width) == 0:
+        return size_bytes // (count * width)
     return None
 
 
 _Status = Literal["ok", "wrong_data", "below_min_bw", "failed", "did_not_run", "incomplete"]
 
 
-def _status(result: NcclTestsOutput, footer: bool) -> _Status:
-    if not result.rows:
+def _status(result: NcclTestsOutput, rows: _Rows, footer: bool) -> _Status:
+    if not rows.count:
         broke = any(e.type in _FAILURE_EVENTS for e in result.events)
         return "did_not_run" if result.errors or footer or broke else "incomplete"
-    wrong = any((half.wrong or 0) > 0 for row in result.rows
-                for half in (row.out_of_place, row.in_place))
-    if wrong or (result.out_of_bounds or 0) > 0 or result.out_of_bounds_ok is False:
+    if rows.wrong or (result.out_of_bounds or 0) > 0 or result.out_of_bounds_ok is False:
         return "wrong_data"
     if result.errors:
         return "failed"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Iterator
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 _MPIRUN = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?")
@@ -111,14 +112,23 @@ def clean_lines(text: str) -> list[str]:
       `Error: ...` is never taken for a host);
     - mail / markdown quoting (`> `), when most lines are quoted.
     """
-    lines = split_lines(text)
-    nonblank = [line for line in lines if line.strip()]
+    return clean_line_list(split_lines(text))
+
+
+def clean_line_list(lines: list[str]) -> list[str]:
+    """`clean_lines` of lines already split (normalised); cleans `lines` in place and returns it.
+
+    Counts first and rewrites the list in place, so a capture of millions of lines costs its
+    lines and no copies of them.
+    """
+    nonblank = sum(1 for line in lines if line.strip())
     if not nonblank:
         return lines
-    split = [strip_launcher_prefix(line) for line in lines]
-    if sum(1 for (p, _), line in zip(split, lines, strict=True)
-           if p is not None and line.strip()) * 2 > len(nonblank):
-        lines = [rest for _, rest in split]
+    prefixed = sum(1 for line in lines
+                   if line.strip() and strip_launcher_prefix(line)[0] is not None)
+    if prefixed * 2 > nonblank:
+        for index, line in enumerate(lines):
+            lines[index] = strip_launcher_prefix(line)[1]
     hosts: dict[str, int] = {}
     for line in lines:
         match = _HOST_PREFIX.match(line)
@@ -126,9 +136,63 @@ def clean_lines(text: str) -> list[str]:
             hosts[match.group(1)] = hosts.get(match.group(1), 0) + 1
     if hosts:
         host, count = max(hosts.items(), key=lambda item: item[1])
-        if count >= max(2, 0.6 * len(nonblank)):
-            lines = [line[len(host) + 2:] if line.startswith(f"{host}: ") else line
-                     for line in lines]
-    if sum(1 for line in lines if line.lstrip().startswith(">")) * 2 > len(nonblank):
-        lines = [_QUOTING.sub("", line) for line in lines]
+        if count >= max(2, 0.6 * nonblank):
+            head = f"{host}: "
+            for index, line in enumerate(lines):
+                if line.startswith(head):
+                    lines[index] = line[len(head):]
+    if sum(1 for line in lines if line.lstrip().startswith(">")) * 2 > nonblank:
+        for index, line in enumerate(lines):
+            lines[index] = _QUOTING.sub("", line)
     return lines
+
+
+def clean_line_stream(lines: Iterable[str]) -> Iterator[str]:
+    """`clean_line_list` of lines that can be iterated more than once (a file re-read from its
+    start, a list), without holding them: two counting passes, then the cleaned lines.
+
+    A one-shot iterator is read into a list first (the decisions need every line).
+    """
+    if iter(lines) is lines:
+        yield from clean_line_list(list(lines))
+        return
+    nonblank = prefixed = 0
+    hosts: tuple[dict[str, int], dict[str, int]] = ({}, {})  # as read, launcher prefix removed
+    for line in lines:
+        if not line.strip():
+            continue
+        nonblank += 1
+        prefix, rest = strip_launcher_prefix(line)
+        match = _HOST_PREFIX.match(line)
+        if match:
+            hosts[0][match.group(1)] = hosts[0].get(match.group(1), 0) + 1
+        if prefix is not None:
+            prefixed += 1
+            match = _HOST_PREFIX.match(rest)
+        if match:
+            hosts[1][match.group(1)] = hosts[1].get(match.group(1), 0) + 1
+    if not nonblank:
+        yield from lines
+        return
+    launcher = prefixed * 2 > nonblank
+    host_head = None
+    if hosts[launcher]:
+        host, count = max(hosts[launcher].items(), key=lambda item: item[1])
+        host_head = f"{host}: " if count >= max(2, 0.6 * nonblank) else None
+    plain = not launcher and host_head is None
+    quoted = sum(1 for line in lines if (line if plain else _undecorate(line, launcher, host_head))
+                 .lstrip().startswith(">")) * 2 > nonblank
+    if plain and not quoted:
+        yield from lines
+        return
+    for line in lines:
+        line = _undecorate(line, launcher, host_head)
+        yield _QUOTING.sub("", line) if quoted else line
+
+
+def _undecorate(line: str, launcher: bool, host_head: str | None) -> str:
+    if launcher:
+        line = strip_launcher_prefix(line)[1]
+    if host_head is not None and line.startswith(host_head):
+        line = line[len(host_head):]
+    return line

@@ -1,0 +1,155 @@
+"""Large inputs with bounded memory: lines read from a file, JSON written as it is produced.
+
+`read_lines` yields the same lines as `split_lines(normalize(text))` of the whole decoded file
+without ever holding the file. `Streamed` is a parse result whose biggest lists are produced
+on demand (each item built, dumped and dropped); `write_json` writes it as exactly the text of
+`json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False)` of the full result.
+Parsers that offer `parse_lines(lines) -> Streamed` are read this way by `fabtui parse`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # what json.dumps uses with ensure_ascii=False
+from typing import IO, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from fabtui.parsers.text import normalize
+
+_CHUNK = 1 << 20
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def read_lines(handle: IO[bytes], chunk: int = _CHUNK) -> Iterator[str]:
+    """The normalised lines of a binary file (UTF-8, undecodable bytes replaced), streamed."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    first = True
+    while True:
+        data = handle.read(chunk)
+        final = not data
+        text = pending + decoder.decode(data, final=final)
+        if first and text:
+            first = False
+            text = text.removeprefix("\ufeff")
+        held = ""
+        if not final and text.endswith("\r"):  # may be the first half of a CRLF
+            text, held = text[:-1], "\r"
+        text = _normalize_body(text)
+        if final:
+            yield from text.split("\n")
+            return
+        cut = text.rfind("\n")
+        if cut < 0:
+            pending = text + held
+            continue
+        yield from text[:cut].split("\n")
+        pending = text[cut + 1:] + held
+
+
+class FileLines:
+    """The lines of a regular file (as `read_lines` gives them), re-read on each iteration:
+    parsers whose cleaning needs counts over the whole capture go over it more than once."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[str]:
+        with open(self.path, "rb") as handle:
+            yield from read_lines(handle)
+
+
+def _normalize_body(text: str) -> str:
+    # The CLI normalises the text once and most parsers split it with `split_lines`, which
+    # normalises again: twice here too, where it can matter (escapes that hid escapes).
+    text = normalize(" " + text)[1:]  # a leading space keeps a BOM inside the file
+    return normalize(" " + text)[1:] if "\x1b" in text else text
+
+
+@dataclass
+class Streamed(Generic[Model]):
+    """A result whose `lazy` list fields are left empty in `head` and produced on demand."""
+
+    head: Model
+    lazy: dict[str, Callable[[], Iterable[BaseModel]]] = field(default_factory=dict)
+
+    def assemble(self) -> Model:
+        """The whole result as one model (every lazy list materialised)."""
+        for name, produce in self.lazy.items():
+            setattr(self.head, name, list(produce()))
+        self.lazy = {}
+        return self.head
+
+
+def write_json(streamed: Streamed[BaseModel], out: IO[str]) -> None:
+    """Write the result as indented JSON (and a final newline), one lazy item at a time."""
+    data = streamed.head.model_dump(mode="json")
+    out.write("{")
+    for index, (key, value) in enumerate(data.items()):
+        out.write(("," if index else "") + "\n  " + json.dumps(key, ensure_ascii=False) + ": ")
+        produce = streamed.lazy.get(key)
+        if produce is None:
+            out.write(_indented(value, "  "))
+            continue
+        empty = True
+        for item in produce():
+            out.write(("[" if empty else ",") + "\n    ")
+            out.write(_indented(item.model_dump(mode="json"), "    "))
+            empty = False
+        out.write("[]" if empty else "\n  ]")
+    out.write("\n}\n" if data else "}\n")
+
+
+def _indented(value: object, indent: str) -> str:
+    """`json.dumps(value, indent=2, ensure_ascii=False)`, nested at `indent`, only faster.
+
+    The standard library encodes indented JSON in pure Python; this walks dicts and lists
+    itself and encodes each scalar with the C string encoder or `repr`, as `json` does.
+    """
+    out: list[str] = []
+    _encode(value, indent, out)
+    return "".join(out)
+
+
+def _encode(value: object, indent: str, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(encode_basestring(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif type(value) is int:
+        out.append(int.__repr__(value))
+    elif type(value) is float:
+        out.append(float.__repr__(value) if math.isfinite(value) else json.dumps(value))
+    elif type(value) is dict and all(type(key) is str for key in value):
+        if not value:
+            out.append("{}")
+            return
+        inner = indent + "  "
+        separator = "{\n" + inner
+        for key, item in value.items():
+            out.append(separator + encode_basestring(key) + ": ")
+            _encode(item, inner, out)
+            separator = ",\n" + inner
+        out.append("\n" + indent + "}")
+    elif type(value) is list:
+        if not value:
+            out.append("[]")
+            return
+        inner = indent + "  "
+        separator = "[\n" + inner
+        for item in value:
+            out.append(separator)
+            _encode(item, inner, out)
+            separator = ",\n" + inner
+        out.append("\n" + indent + "]")
+    else:  # anything unusual: the standard encoder (json escapes newlines inside strings)
+        out.append(json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent))

@@ -1,0 +1,143 @@
+"""Streaming `fabtui parse`: the lines, the JSON and the results are those of the whole-text path.
+
+Large captures are read line by line and written item by item (fabtui/parsers/streaming.py);
+users rely on getting byte-for-byte the output the whole-text path gives, on every fixture.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tracemalloc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from fabtui.parsers import registry
+from fabtui.parsers.errors import ParseError
+from fabtui.parsers.streaming import FileLines, Streamed, read_lines, write_json
+from fabtui.parsers.text import clean_line_stream, clean_lines, normalize, split_lines
+
+FIXTURES = Path(__file__).parent / "fixtures"
+_NOT_INPUT = (".expected.json", ".error", ".md", ".options.json")
+STREAMING = sorted(kind for kind, parser in registry.parsers().items()
+                   if hasattr(parser.module, "parse_lines"))
+TRICKY = [
+    b"", b"\n", b"a", b"a\n", b"a\r\nb\rc\n\r\n", b"\xef\xbb\xbfbom\n\xef\xbb\xbfinner",
+    b"nul\x00s\r\x00\n", b"\x1b[31mred\x1b[0m\n\x1b\x1b[0m[0m",
+    "caf\u00e9 \u2014 \U0001f600\n".encode(),
+    b"bad \xff\xfe bytes \xe2\x82\n\xe2\x82\xac end", b"\r", b"\r\r\n\n",
+]
+
+
+def _inputs() -> list[tuple[str, Path]]:
+    return [(kind, path) for kind in STREAMING for path in sorted((FIXTURES / kind).iterdir())
+            if path.is_file() and not path.name.endswith(_NOT_INPUT)]
+
+
+@pytest.mark.parametrize("data", TRICKY)
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
+def test_read_lines_is_split_lines_of_the_decoded_text(data: bytes, chunk: int) -> None:
+    whole = split_lines(normalize(data.decode("utf-8", errors="replace")))
+    assert list(read_lines(io.BytesIO(data), chunk)) == whole
+
+
+def test_write_json_is_json_dumps_for_every_fixture_result() -> None:
+    checked = 0
+    for folder in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
+        parser = registry.get(folder.name)
+        for path in sorted(folder.glob("*.txt")):
+            try:
+                result = parser.parse(normalize(path.read_text(errors="replace")))
+            except ParseError:
+                continue
+            out = io.StringIO()
+            write_json(Streamed(result), out)
+            expected = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
+            assert out.getvalue() == expected + "\n", path
+            checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("kind, path", _inputs(), ids=[f"{k}/{p.name}" for k, p in _inputs()])
+def test_streamed_parse_matches_the_whole_text_parse(kind: str, path: Path) -> None:
+    module = registry.get(kind).module
+    text = normalize(path.read_bytes().decode("utf-8", errors="replace"))
+    try:
+        expected = module.parse(text)
+    except ParseError as whole:
+        with pytest.raises(ParseError) as streamed_error:
+            module.parse_lines(read_lines(io.BytesIO(path.read_bytes()), 4096))
+        assert (streamed_error.value.line, streamed_error.value.message) == \
+            (whole.line, whole.message)
+        return
+    streamed = module.parse_lines(read_lines(io.BytesIO(path.read_bytes()), 4096))
+    out = io.StringIO()
+    write_json(streamed, out)
+    assert json.loads(out.getvalue()) == expected.model_dump(mode="json")
+    assert out.getvalue() == json.dumps(expected.model_dump(mode="json"), indent=2,
+                                        ensure_ascii=False) + "\n"
+
+
+DECORATED = [
+    "0: NIC statistics:\n0:      rx_packets: 1\n1:      tx_packets: 2\nplain: 3\n",
+    "[1,0]<stdout>: a: 1\n[1,0]<stdout>: b: 2\n",
+    "gpu1: rx: 1\ngpu1: tx: 2\ngpu2: x: 3\n\n",
+    "0: gpu1: > a: 1\n0: gpu1: > b: 2\n1: gpu1: c: 3\n",
+    "> > quoted: 1\n> x: 2\ny: 3\n", "State: Active\nError: none\n", "", "\n\n  \n",
+]
+
+
+def test_clean_line_stream_is_clean_lines() -> None:
+    texts = DECORATED + [path.read_text(errors="replace")
+                         for path in sorted(FIXTURES.glob("*/*.txt"))]
+    for text in texts:
+        expected = clean_lines(text)
+        assert list(clean_line_stream(split_lines(text))) == expected
+        assert list(clean_line_stream(iter(split_lines(text)))) == expected
+
+
+def test_file_lines_reads_the_file_again_on_each_pass(tmp_path: Path) -> None:
+    path = tmp_path / "capture.txt"
+    path.write_bytes(b"0: a: 1\r\n0: b: 2\r\n")
+    lines = FileLines(str(path))
+    assert list(lines) == list(lines) == ["0: a: 1", "0: b: 2", ""]
+
+
+class _Null(io.TextIOBase):
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def _peak(run: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _repeated(path: Path, times: int) -> Iterator[str]:
+    lines = split_lines(normalize(path.read_text(errors="replace")))
+    for _ in range(times):
+        yield from lines
+
+
+def test_nccl_tests_rows_cost_their_text_not_a_model_each() -> None:
+    sample = sorted((FIXTURES / "nccl-tests").glob("*.txt"))[0]
+    module = registry.get("nccl-tests").module
+    rows = len(module.parse(sample.read_text(errors="replace")).rows) * 40
+    peak = _peak(lambda: write_json(module.parse_lines(_repeated(sample, 40)), _Null()))
+    assert rows > 1000
+    assert peak / rows < 1000  # a validated row with its two measurements took ~3.5 KB
+
+
+def test_nccl_log_memory_does_not_grow_with_the_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    sample = sorted((FIXTURES / "nccl-log").glob("*.txt"), key=lambda p: p.stat().st_size)[-1]
+    module = registry.get("nccl-log").module
+    monkeypatch.setattr(module, "MAX_EVENTS", 4)  # events are capped; the rest is tallied
+    small = _peak(lambda: write_json(module.parse_lines(_repeated(sample, 4)), _Null()))
+    large = _peak(lambda: write_json(module.parse_lines(_repeated(sample, 40)), _Null()))
+    assert large < small * 1.2

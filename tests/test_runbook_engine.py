@@ -566,3 +566,30 @@ def test_show_and_lint_print_json_and_show_masks_secret_defaults(
     report = json.loads(failed.stdout)
     assert failed.exit_code == 1 and report["errors"] >= 1
     assert any("missing_name" in i["message"] and i["line"] for i in report["issues"])
+
+
+def test_a_numeric_secret_and_a_danger_prompt_that_quotes_a_secret_are_masked(
+        run: Callable[..., Result], book: Callable[..., Path], data: Path) -> None:
+    """A PIN typed as an int is as secret as a string; the typed-confirmation prompt that shows
+    the command (with the secret substituted) is masked before anyone sees it."""
+    path = book("""
+## Use
+
+```input {id=ask-pin name=pin type=int secret=true}
+PIN?
+```
+
+```sh {id=wipe danger=true}
+echo "{{ token }} {{ pin }}" > /dev/null; rm -rf /nonexistent-fabtui-test-dir
+```
+""")
+    result = run("runbook", "run", str(path), "--input", "token=S3cr3tP@ss",
+                 "--answer", "pin=987654", "--answer", "wipe=wipe", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout[result.stdout.index("{\n"):])
+    assert summary["vars"]["pin"] == "***"
+    stored = b"".join(p.read_bytes() for p in
+                      (Path(os.environ["XDG_DATA_HOME"]) / "fabtui").glob("journal.sqlite*"))
+    for secret in ("987654", "S3cr3tP@ss"):
+        assert secret not in result.stdout and secret not in result.stderr
+        assert secret.encode() not in stored

@@ -109,8 +109,10 @@ class AwaitingOperator:
     def __init__(self) -> None:
         self.asked: asyncio.Queue[tuple[str, str | None]] = asyncio.Queue()
         self.answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.prompts: list[str] = []
 
     async def confirm(self, block: Block, prompt: str, phrase: str | None) -> str | None:
+        self.prompts.append(prompt)
         await self.asked.put((block.id, phrase))
         return await self.answer
 
@@ -122,6 +124,7 @@ class Recorder(Observer):
     def __init__(self) -> None:
         self.hooks: list[tuple[str, str | None]] = []
         self.lines: list[str] = []
+        self.prompts: list[str] = []
 
     def run_started(self, event: Event) -> None:
         self.hooks.append(("run_started", None))
@@ -137,6 +140,7 @@ class Recorder(Observer):
 
     def needs_answer(self, block: Block, prompt: str) -> None:
         self.hooks.append(("needs_answer", block.id))
+        self.prompts.append(prompt)
 
     def block_finished(self, event: Event) -> None:
         assert isinstance(event.data, BlockFinished)
@@ -378,3 +382,30 @@ went on
     assert summary.outcome is Verdict.OK
     assert summary.blocks == {"go": Verdict.OK, "after": Verdict.OK}
     assert summary.path == ["ask"]
+
+
+def test_a_danger_prompt_never_shows_a_secret(config: Path, tmp_path: Path) -> None:
+    """The typed-confirmation prompt quotes the command as it will run, secrets substituted:
+    the operator and every observer get it masked."""
+
+    async def main() -> None:
+        _book(tmp_path, "danger-secret", """
+## Go
+
+```sh {id=wipe danger=true}
+echo "{{ token }}" > /dev/null; rm -rf /nonexistent-fabtui-test-dir
+```
+""")
+        operator, seen = AwaitingOperator(), Recorder()
+        with Workspace(load_settings(config)) as ws:
+            engine = ws.open_run("danger-secret", inputs={"token": "s3cr3t-Value"},
+                                 operator=operator, observers=[seen])
+            task = asyncio.create_task(ws.drive(engine))
+            assert (await asyncio.wait_for(operator.asked.get(), 20))[0] == "wipe"
+            operator.answer.set_result("wipe")
+            await asyncio.wait_for(task, 30)
+        prompts = operator.prompts + seen.prompts
+        assert len(prompts) == 2 and all("DANGER" in p and "***" in p for p in prompts)
+        assert not any("s3cr3t-Value" in p for p in prompts)
+
+    asyncio.run(main())

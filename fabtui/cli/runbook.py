@@ -235,7 +235,8 @@ def _drive(ctx: click.Context, engine: Engine, resume_args: list[str]) -> RunSum
 def _resume_args(engine: Engine, inputs: dict[str, str], answers: dict[str, str]) -> list[str]:
     """The options a resume needs again: secret inputs (shown as <secret>) and the answers."""
     secret = {spec.name for spec in engine.runbook.meta.inputs if spec.secret}
-    secret |= {b.id for b in engine.runbook.blocks() if engine.attrs(b).secret}
+    secret |= {key for b in engine.runbook.blocks() if engine.attrs(b).secret
+               for key in (b.id, engine.attrs(b).name) if key}
     args = []
     for name in inputs:
         if name in secret:

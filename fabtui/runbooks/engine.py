@@ -680,6 +680,7 @@ class Engine:
         attrs = self.attrs(block)
         phrase = render(attrs.type, evaluator) if attrs.type is not None else \
             (block.id if block_text.is_dangerous(block) else None)
+        prompt = self.redactor.text(prompt)  # a screen never shows a secret
         self._tell("needs_answer", block, prompt)
         answer = await self.operator.confirm(block, prompt, phrase)
         if answer is None:
@@ -705,6 +706,7 @@ class Engine:
                          default=attrs.default, pattern=attrs.pattern,
                          secret=attrs.secret)
         prompt = render(block.body.strip(), self.evaluator())
+        prompt = self.redactor.text(prompt)  # a screen never shows a secret
         self._tell("needs_answer", block, prompt)
         answer = await self.operator.ask(block, prompt, spec)
         if answer is None:
@@ -825,6 +827,7 @@ class Engine:
             return _Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
                             f"{action}{self._unknown_note()}", variables=self._dry_captures(block))
         prompt = f"DANGER: {danger}\nType {phrase} to run it."
+        prompt = self.redactor.text(prompt)  # a screen never shows a secret
         self._tell("needs_answer", block, prompt)
         answer = await self.operator.confirm(block, prompt, phrase)
         if answer is None:
@@ -834,8 +837,9 @@ class Engine:
                               answer="accepted" if answer.strip() == phrase else answer),
                      block.step, block.id)
         if answer.strip() != phrase:
-            return _Outcome(Verdict.ABORTED, f"not confirmed: typed {answer!r}, not "
-                            f"{phrase!r}", flow=attrs.on_no or _ABORT)
+            target = attrs.on_no or _ABORT  # declined with on_no=STEP: the run goes on there
+            return _Outcome(Verdict.ABORTED if target == _ABORT else Verdict.SKIPPED,
+                            f"not confirmed: typed {answer!r}, not {phrase!r}", flow=target)
         return None
 
     async def _run_script(self, block: Block, target: str | None, script: str,

@@ -41,11 +41,14 @@ class Redactor:
         return value
 
     def scrub(self, data: Any) -> Any:
-        """A copy of `data` (dicts, lists, strings) with every string masked."""
+        """A copy of `data` (dicts, lists, strings, numbers) with every secret masked."""
         if isinstance(data, str):
             return self.text(data)
         if isinstance(data, dict):
             return {k: self.scrub(v) for k, v in data.items()}
         if isinstance(data, list | tuple):
             return [self.scrub(v) for v in data]
+        if isinstance(data, int | float) and not isinstance(data, bool) and \
+                str(data) in self._values:
+            return MASK  # a secret input of type int (a PIN) is a secret too
         return data

@@ -91,9 +91,9 @@ class _Failure(Exception):
 _POLL_S = 0.5
 """How often a waiting session thread looks whether its command was cancelled."""
 _CANCEL_WAIT_S = 10.0
+"""How long a cancelled `run` waits for its thread to close the session and let go."""
 _LOGOUT_S = 0.5
 """How long a session gets to end by itself after `exit` before it is killed."""
-"""How long a cancelled `run` waits for its thread to close the session and let go."""
 
 
 class _Cancelled(Exception):
@@ -235,7 +235,9 @@ class CliSession:
         assert child is not None
         collector = OutputCollector(self.cap)
         pending = bytearray()
-        self._type(child, command, pending, deadline)
+        if not self._type(child, command, pending, deadline, cancel):
+            self.close()  # cancelled mid-line: never press Enter on what was cancelled
+            raise _Cancelled
         unseen = bool(pending)  # typing may already have read the whole reply
         while True:
             if cancel is not None and cancel.is_set():
@@ -278,14 +280,14 @@ class CliSession:
 
     @staticmethod
     def _type(child: pexpect.spawn[bytes], command: str, pending: bytearray,
-              deadline: float) -> None:
+              deadline: float, cancel: threading.Event | None = None) -> bool:
         """Type `command` and Enter, reading what the switch sends meanwhile into `pending`.
 
         The terminal is written without blocking and read whenever it has something: a switch
         echoes what it is typed, and a blocking write of a long line while nobody reads the echo
         fills both directions of the terminal and stops both sides for good. Returns at the
-        deadline or the end of the session with the rest untyped; the caller's reading loop
-        reports either.
+        deadline or the end of the session with the rest untyped (the caller's reading loop
+        reports either); False, with the rest untyped, once `cancel` is set.
         """
         data = command.encode("utf-8") + _bytes(child.linesep)
         if child.delaybeforesend:
@@ -297,25 +299,28 @@ class CliSession:
         poller.register(fd, select.POLLIN | select.POLLOUT)
         try:
             while data and time.monotonic() < deadline:
+                if cancel is not None and cancel.is_set():
+                    return False
                 events = 0
-                for _, event in poller.poll(500):
+                for _, event in poller.poll(int(_POLL_S * 1000)):
                     events |= event
                 if events & (select.POLLHUP | select.POLLERR | select.POLLNVAL) and \
                         not events & select.POLLIN:
-                    return
+                    return True
                 if events & select.POLLIN:
                     with contextlib.suppress(BlockingIOError):
                         chunk = os.read(fd, _READ)
                         if not chunk:
-                            return
+                            return True
                         pending += chunk
                 if events & select.POLLOUT:
                     with contextlib.suppress(BlockingIOError):
                         data = data[os.write(fd, data[:_SEND_CHUNK]):]
         except OSError:
-            return  # EIO: the session ended; the reading loop sees EOF
+            return True  # EIO: the session ended; the reading loop sees EOF
         finally:
             os.set_blocking(fd, blocking)
+        return True
 
     def _error_line(self, reply: str) -> str | None:
         data = reply.encode()

@@ -424,6 +424,8 @@ echo after >> {counter}
     resumed = run("runbook", "resume", session, "--answer", "go=yes")
     assert resumed.exit_code == 0, resumed.output
     assert "path: before -> after" in resumed.stdout
+    # `token` (secret, with a default) was never stored: the resume says it uses the default
+    assert "secret input token was never stored: resuming with its default" in resumed.output
     assert counter.read_text().splitlines() == ["before", "after"]
     again = run("runbook", "resume", session)
     assert again.exit_code == 2 and "has already finished (ok)" in again.stderr

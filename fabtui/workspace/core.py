@@ -293,6 +293,11 @@ class Workspace:
                                f" {', '.join(missing)} {'were' if len(missing) > 1 else 'was'} "
                                "never stored: give " + " ".join(f"--input {m}=..."
                                                                 for m in missing))
+        defaulted = [s.name for s in book.meta.inputs
+                     if s.secret and not s.required and recorded.get(s.name) == "***"
+                     and s.name not in given]
+        notes += [f"secret input {name} was never stored: resuming with its default (give "
+                  f"--input {name}=... if the run had another value)" for name in defaulted]
         values = resolve_inputs(book, given, self.graph())
         engine = self._engine(book, values, operator, observers,
                               started.dry_run if started is not None else False)

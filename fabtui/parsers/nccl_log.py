@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import chain, pairwise
 from typing import Any, Literal
 
@@ -270,6 +271,9 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
     None when they hold no NCCL, PyTorch distributed or torchrun content. Other parsers whose
     output interleaves NCCL lines (nccl-tests) read them through this, blanking the rest."""
     state = _State()
+    info_lines = 0  # tallied here, not on `state`: most lines are INFO lines
+    other_keys = _OTHER_KEYS.search
+    channel_cache = state.channel_cache
     # Each line with the one after it ("" after the last): a WARN may wrap onto the next.
     for number, (line, following) in enumerate(pairwise(chain(lines, ("",))), start=1):
         if state.block is not None and _child_block_line(state, state.block, number, line):
@@ -278,27 +282,33 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
             continue
         pos = line.find("NCCL INFO")
         if pos >= 0:
-            _info_line(state, number, line, pos)
+            info_lines += 1
+            msg = line[pos + 10:].strip()
+            if msg.startswith(("Channel ", "Ring ")):
+                cached = channel_cache.get(msg)
+                if cached is None or cached[0] is not None:
+                    _channel_line(state, msg, cached)
+            else:
+                _info_line(state, number, line, pos, msg)
         elif "NCCL WARN" in line:
             _warn_line(state, number, line, following)
-        elif _OTHER_KEYS.search(line):
+        elif other_keys(line):
             _other_line(state, number, line)
+    if info_lines:
+        state.info_lines += info_lines
+        state.evidence = True
     return _result(state) if state.evidence else None
 
 
 # ---- NCCL INFO ------------------------------------------------------------------------------
 
-def _info_line(state: _State, number: int, line: str, pos: int) -> None:
-    """Dispatch an INFO line on its message start; most lines are only counted or tallied."""
-    state.info_lines += 1
-    state.evidence = True
-    msg = line[pos + 10:].strip()
-    if msg.startswith(("Channel ", "Ring ")):
-        _channel_line(state, msg)
-    elif ": opCount " in msg:
+def _info_line(state: _State, number: int, line: str, pos: int, msg: str) -> None:
+    """Dispatch an INFO line (`msg`: its message, not a channel line, counted by the caller) on
+    its message start; most lines are only tallied."""
+    if ": opCount " in msg:
         name = msg.split(":", 1)[0]
         state.calls[name] = state.calls.get(name, 0) + 1
-    elif "Init COMPLETE" in msg or "Init START" in msg:
+    elif "Init " in msg and ("Init COMPLETE" in msg or "Init START" in msg):
         _init_line(state, number, line, pos, msg)
     elif msg.startswith("NCCL version"):
         _version(state, msg)
@@ -315,9 +325,9 @@ def _info_line(state: _State, number: int, line: str, pos: int) -> None:
         _misc_info(state, line, pos, msg)
 
 
-def _channel_line(state: _State, msg: str) -> None:
-    """Tally a channel connection line; identical lines (common) are read once and cached."""
-    cached = state.channel_cache.get(msg)
+def _channel_line(state: _State, msg: str, cached: _ChannelFacts | None) -> None:
+    """Tally a channel connection line; identical lines (common) are read once and cached
+    (`cached`: what the cache holds for `msg`)."""
     if cached is None:
         cached = _read_channel(state, msg)
         if len(state.channel_cache) < _CACHE_MAX:
@@ -412,8 +422,9 @@ def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None
         return
     if msg.startswith("NET/Plugin"):
         lowered = msg.lower()
-        if any(k in lowered for k in ("could not find", "no plugin found", "plugin load returned",
-                                      "failed to load", "dlopen")):
+        if "could not find" in lowered or "no plugin found" in lowered \
+                or "plugin load returned" in lowered or "failed to load" in lowered \
+                or "dlopen" in lowered:
             _event_from_prefix(state, number, line, pos, "plugin_not_found", msg)
         else:
             loaded = _LOADED_PLUGIN.search(msg)
@@ -1056,18 +1067,31 @@ def _block_field(event: NcclLogEvent, name: str, value: str) -> None:
 # ---- helpers ----------------------------------------------------------------------------------
 
 def _prefix(head: str, *, source: bool = False) -> _Prefix:
+    """The `host:pid:tid [dev]` prefix of a line; callers never change the returned value."""
+    if not source:
+        return _plain_prefix(head)
     match = _PREFIX.search(head)
     if match is None:
         return _Prefix()
     found = _Prefix(host=match.group(1), pid=int(match.group(2)), device=int(match.group(4)))
-    if source:
-        where = _WARN_SOURCE.search(head[match.end() - 1:])
-        found.source = where.group(1) if where else None
+    where = _WARN_SOURCE.search(head[match.end() - 1:])
+    found.source = where.group(1) if where else None
     return found
 
 
+@lru_cache(maxsize=65536)
+def _plain_prefix(head: str) -> _Prefix:
+    # One process's threads print the same heads again and again: read each once.
+    match = _PREFIX.search(head)
+    if match is None:
+        return _Prefix()
+    return _Prefix(host=match.group(1), pid=int(match.group(2)), device=int(match.group(4)))
+
+
 def _note_host(state: _State, line: str, pos: int) -> None:
-    _add_host(state, _prefix(line[:pos]).host)
+    host = _plain_prefix(line[:pos]).host
+    if host:
+        state.hosts.setdefault(host, None)
 
 
 def _add_host(state: _State, host: str | None) -> None:

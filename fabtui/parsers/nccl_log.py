@@ -155,6 +155,7 @@ _OTHER_KEYS = re.compile(r"atchdog|ollective|NCCL|DistBackend|erminat|what\(\):|
                          r"exitcode|CUDA|Cuda|onnect|eartbeat|TCPStore|DistStore|DistNetwork|"
                          r"gloo|c10d|nccl[A-Z]")
 _CACHE_MAX = 200000
+_INERT_MAX = 50000
 
 
 _ChannelFacts = tuple[str | None, tuple[str, int, bool] | None, int | None]
@@ -200,6 +201,8 @@ class _State:
     channel_transports: dict[str, None] = field(default_factory=dict)
     channel_use: dict[tuple[str, int, bool], list[Any]] = field(default_factory=dict)
     channel_cache: dict[str, _ChannelFacts] = field(default_factory=dict)
+    inert: set[str] = field(default_factory=set)
+    """INFO messages that changed nothing and never can (e.g. TUNER/Plugin lines): skipped."""
     using_cache: dict[tuple[str, str], list[tuple[object, ...]]] = field(default_factory=dict)
     init_events: int = 0
     ring_gdr: set[int] = field(default_factory=set)
@@ -274,6 +277,7 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
     info_lines = 0  # tallied here, not on `state`: most lines are INFO lines
     other_keys = _OTHER_KEYS.search
     channel_cache = state.channel_cache
+    inert = state.inert
     # Each line with the one after it ("" after the last): a WARN may wrap onto the next.
     for number, (line, following) in enumerate(pairwise(chain(lines, ("",))), start=1):
         if state.block is not None and _child_block_line(state, state.block, number, line):
@@ -288,7 +292,7 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
                 cached = channel_cache.get(msg)
                 if cached is None or cached[0] is not None:
                     _channel_line(state, msg, cached)
-            else:
+            elif msg not in inert:
                 _info_line(state, number, line, pos, msg)
         elif "NCCL WARN" in line:
             _warn_line(state, number, line, following)
@@ -430,6 +434,8 @@ def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None
             loaded = _LOADED_PLUGIN.search(msg)
             if loaded:
                 state.plugins[loaded.group(1)] = None
+            elif msg.startswith("NET/Plugin: Failed to find") and len(state.inert) < _INERT_MAX:
+                state.inert.add(msg)  # no host noted, no event, no plugin: nothing to read
         return
     if msg.startswith("NET/OFI"):
         version = _OFI_VERSION.search(msg)
@@ -533,6 +539,8 @@ def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:
         state.plugins[msg.rsplit(" ", 1)[-1]] = None
     elif "NCCL version" in msg:
         _version(state, msg)
+    elif len(state.inert) < _INERT_MAX:
+        state.inert.add(msg)
 
 
 def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:

@@ -179,7 +179,7 @@ class _ChildBlock:
     left: int = 80
 
 
-@dataclass
+@dataclass(slots=True)
 class _State:
     events: list[NcclLogEvent] = field(default_factory=list)
     dropped: int = 0
@@ -325,6 +325,7 @@ def _info_line(state: _State, number: int, line: str, pos: int, msg: str) -> Non
         env = _ENV.match(msg)
         if env and env.group(1) not in state.env:
             state.env[env.group(1)] = env.group(2)
+        _inert(state, msg)  # the first setting of a variable is the one kept
     else:
         _misc_info(state, line, pos, msg)
 
@@ -434,8 +435,8 @@ def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None
             loaded = _LOADED_PLUGIN.search(msg)
             if loaded:
                 state.plugins[loaded.group(1)] = None
-            elif msg.startswith("NET/Plugin: Failed to find") and len(state.inert) < _INERT_MAX:
-                state.inert.add(msg)  # no host noted, no event, no plugin: nothing to read
+            elif msg.startswith("NET/Plugin: Failed to find"):
+                _inert(state, msg)  # no host noted, no event, no plugin: nothing to read
         return
     if msg.startswith("NET/OFI"):
         version = _OFI_VERSION.search(msg)
@@ -515,7 +516,15 @@ def _gdr_line(state: _State, msg: str) -> None:
         state.gdr_enabled += 1
 
 
+def _inert(state: _State, msg: str) -> None:
+    """Remember that reading `msg` again would change nothing (the scan then skips it)."""
+    if len(state.inert) < _INERT_MAX:
+        state.inert.add(msg)
+
+
 def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:
+    # Branches that note the line's host or count lines return; the others (maxima, sets,
+    # first values) read the same message to the same effect, so it is remembered as inert.
     if "coll channels" in msg or "p2p channels" in msg:
         for number, kind, per_peer in _CHANNEL_COUNTS.findall(msg):
             name, value = ("p2p_per_peer", per_peer) if per_peer else (kind, number)
@@ -523,24 +532,26 @@ def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:
                 state.channels[name] = int(value)
     elif msg.startswith("comm ") and "nRanks" in msg:
         _comm_topology(state, line, pos, msg)
+        return
     elif msg.startswith("Connected all rings") and "GDR" in msg:
         gdr = _RING_GDR.search(msg)
         if gdr:
             state.ring_gdr.add(int(gdr.group(1)))
     elif msg.startswith("GPU Direct RDMA"):
         _gdr_line(state, msg)
+        return
     elif msg.startswith("Using network "):
         state.networks[msg[len("Using network "):].strip()] = None
     elif msg.startswith("cudaDriverVersion") and state.cuda_driver is None:
         _note_host(state, line, pos)
         value = msg.split()[-1]
         state.cuda_driver = int(value) if value.isdigit() else None
+        return
     elif msg.startswith("Successfully loaded external plugin"):
         state.plugins[msg.rsplit(" ", 1)[-1]] = None
     elif "NCCL version" in msg:
         _version(state, msg)
-    elif len(state.inert) < _INERT_MAX:
-        state.inert.add(msg)
+    _inert(state, msg)
 
 
 def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
@@ -694,7 +705,7 @@ def _other_line(state: _State, number: int, raw: str) -> None:
         _nccl_error_line(state, number, line)
     elif "communicator was aborted on rank" in line:
         _aborted_line(state, number, line)
-    elif _NCCL_RESULT_LINE.match(_message(line)):
+    elif "nccl" in line and _NCCL_RESULT_LINE.match(_message(line)):
         _nccl_result_line(state, number, line)
     elif "erminat" in line:
         _terminate_line(state, number, line)

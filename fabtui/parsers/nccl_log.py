@@ -202,6 +202,8 @@ class _State:
     channel_use: dict[tuple[str, int, bool], list[Any]] = field(default_factory=dict)
     channel_cache: dict[str, _ChannelFacts] = field(default_factory=dict)
     inert: set[str] = field(default_factory=set)
+    plain: set[str] = field(default_factory=set)
+    """Other lines (neither INFO nor WARN) that changed nothing and never can: skipped."""
     """INFO messages that changed nothing and never can (e.g. TUNER/Plugin lines): skipped."""
     using_cache: dict[tuple[str, str], list[tuple[object, ...]]] = field(default_factory=dict)
     init_events: int = 0
@@ -277,7 +279,7 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
     info_lines = 0  # tallied here, not on `state`: most lines are INFO lines
     other_keys = _OTHER_KEYS.search
     channel_cache = state.channel_cache
-    inert = state.inert
+    inert, plain = state.inert, state.plain
     # Each line with the one after it ("" after the last): a WARN may wrap onto the next.
     for number, (line, following) in enumerate(pairwise(chain(lines, ("",))), start=1):
         if state.block is not None and _child_block_line(state, state.block, number, line):
@@ -290,14 +292,20 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
             msg = line[pos + 10:].strip()
             if msg.startswith(("Channel ", "Ring ")):
                 cached = channel_cache.get(msg)
-                if cached is None or cached[0] is not None:
+                # Only a NET connection (a tally key) counts each time; a P2P/SHM line
+                # noted its transport when first read.
+                if cached is None or cached[1] is not None:
                     _channel_line(state, msg, cached)
             elif msg not in inert:
                 _info_line(state, number, line, pos, msg)
         elif "NCCL WARN" in line:
             _warn_line(state, number, line, following)
+        elif line in plain:
+            continue
         elif other_keys(line):
             _other_line(state, number, line)
+        elif len(plain) < _INERT_MAX:
+            plain.add(line)
     if info_lines:
         state.info_lines += info_lines
         state.evidence = True
@@ -718,8 +726,9 @@ def _other_line(state: _State, number: int, raw: str) -> None:
         _exitcode_line(state, number, line)
     elif "CUDA error:" in line or "CUDA out of memory" in line or "Cuda failure" in line:
         _add_simple(state, number, line, "cuda_error")
-    else:
-        _network_line(state, number, line)
+    elif not _network_line(state, number, line) and "what():" not in line \
+            and "NCCL version" not in line and len(state.plain) < _INERT_MAX:
+        state.plain.add(raw)  # a traceback line every rank prints, say
 
 
 def _watchdog_line(state: _State, number: int, line: str) -> None:
@@ -992,15 +1001,16 @@ def _network_kind(lowered: str) -> EventType | None:
     return None
 
 
-def _network_line(state: _State, number: int, line: str) -> None:
+def _network_line(state: _State, number: int, line: str) -> bool:
     """gloo `Connection closed by peer [addr]:port`, c10d `The client socket has failed to
-    connect to [host]:port (errno: 111 - Connection refused)`, TCPStore and socket failures."""
+    connect to [host]:port (errno: 111 - Connection refused)`, TCPStore and socket failures;
+    False when the line is none of these."""
     kind = _network_kind(line.lower())
     if kind is None:
-        return
+        return False
     event = _add_simple(state, number, line, kind)
     if event is None:
-        return
+        return True
     where = _SOURCE.search(line)
     event.source = where.group(1) if where else None
     text = event.message
@@ -1012,6 +1022,7 @@ def _network_line(state: _State, number: int, line: str) -> None:
     errno = _SOCK_ERRNO.search(text)
     if errno:
         event.status, event.status_meaning = int(errno.group(1)), errno.group(2).strip()
+    return True
 
 
 def _exitcode_line(state: _State, number: int, line: str) -> None:

@@ -201,10 +201,11 @@ class _State:
     channel_transports: dict[str, None] = field(default_factory=dict)
     channel_use: dict[tuple[str, int, bool], list[Any]] = field(default_factory=dict)
     channel_cache: dict[str, _ChannelFacts] = field(default_factory=dict)
-    inert: set[str] = field(default_factory=set)
+    inert: dict[str, bool] = field(default_factory=dict)
+    """INFO messages whose reading again would change nothing (TUNER/Plugin lines, settings
+    already kept), mapped to whether their line's host is still to be noted."""
     plain: set[str] = field(default_factory=set)
     """Other lines (neither INFO nor WARN) that changed nothing and never can: skipped."""
-    """INFO messages that changed nothing and never can (e.g. TUNER/Plugin lines): skipped."""
     using_cache: dict[tuple[str, str], list[tuple[object, ...]]] = field(default_factory=dict)
     init_events: int = 0
     ring_gdr: set[int] = field(default_factory=set)
@@ -296,8 +297,12 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
                 # noted its transport when first read.
                 if cached is None or cached[1] is not None:
                     _channel_line(state, msg, cached)
-            elif msg not in inert:
-                _info_line(state, number, line, pos, msg)
+            else:
+                notes_host = inert.get(msg)
+                if notes_host is None:
+                    _info_line(state, number, line, pos, msg)
+                elif notes_host:
+                    _note_host(state, line, pos)
         elif "NCCL WARN" in line:
             _warn_line(state, number, line, following)
         elif line in plain:
@@ -325,6 +330,7 @@ def _info_line(state: _State, number: int, line: str, pos: int, msg: str) -> Non
     elif msg.startswith("NCCL version"):
         _version(state, msg)
         _note_host(state, line, pos)
+        _inert(state, msg, notes_host=True)
     elif msg.startswith("NET/"):
         _net_info(state, number, line, pos, msg)
     elif msg.startswith("Bootstrap"):
@@ -443,8 +449,7 @@ def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None
             loaded = _LOADED_PLUGIN.search(msg)
             if loaded:
                 state.plugins[loaded.group(1)] = None
-            elif msg.startswith("NET/Plugin: Failed to find"):
-                _inert(state, msg)  # no host noted, no event, no plugin: nothing to read
+            _inert(state, msg, notes_host=not msg.startswith("NET/Plugin: Failed to find"))
         return
     if msg.startswith("NET/OFI"):
         version = _OFI_VERSION.search(msg)
@@ -453,9 +458,12 @@ def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None
         provider = _OFI_PROVIDER.search(msg)
         if provider and state.ofi_provider is None:
             state.ofi_provider = provider.group(1)
+        _inert(state, msg, notes_host=True)  # the plugin and the first provider are kept
         return
     if "GPU Direct RDMA" in msg:
-        _gdr_line(state, msg)
+        _gdr_line(state, msg)  # counted on every line
+    else:
+        _inert(state, msg, notes_host=True)
 
 
 def _net_using(state: _State, line: str, pos: int, transport: str, rest: str) -> None:
@@ -524,10 +532,11 @@ def _gdr_line(state: _State, msg: str) -> None:
         state.gdr_enabled += 1
 
 
-def _inert(state: _State, msg: str) -> None:
-    """Remember that reading `msg` again would change nothing (the scan then skips it)."""
+def _inert(state: _State, msg: str, *, notes_host: bool = False) -> None:
+    """Remember that reading `msg` again would change nothing but, with `notes_host`, note its
+    line's host (the scan then does only that)."""
     if len(state.inert) < _INERT_MAX:
-        state.inert.add(msg)
+        state.inert[msg] = notes_host
 
 
 def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:

@@ -406,3 +406,22 @@ def test_c10d_connection_refused_and_dist_network_error() -> None:
     [event] = nccl_log.parse(reset).events
     assert (event.type, event.exception) == \
         ("connection_closed", "torch.distributed.DistNetworkError")
+
+
+def test_repeated_messages_skipped_after_the_first_still_count_hosts_and_lines() -> None:
+    """Messages the scan remembers as read (settings, plugins, tracebacks) keep their effects:
+    every host that prints them is known, the first setting wins, INFO lines all count."""
+    lines = []
+    for host, value in (("node-a", "eth0"), ("node-b", "eth1"), ("node-c", "eth2")):
+        lines += [f"{host}:11:12 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to {value}",
+                  f"{host}:11:12 [0] NCCL INFO TUNER/Plugin: Failed to find ncclTunerPlugin_v3",
+                  f"{host}:11:12 [0] NCCL INFO NET/OFI Using aws-ofi-nccl 1.9.1",
+                  f"{host}:11:12 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa",
+                  f"{host}:11:12 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+                  "  File \"train.py\", line 7, in <module>"]
+    result = nccl_log.parse("\n".join(lines) + "\n")
+    assert result.hosts == ["node-a", "node-b", "node-c"]
+    assert result.env == {"NCCL_SOCKET_IFNAME": "eth0"}
+    assert (result.net_plugins, result.ofi_provider) == (["aws-ofi-nccl 1.9.1"], "efa")
+    assert result.channel_transports == ["P2P/IPC"]
+    assert result.info_lines == 15

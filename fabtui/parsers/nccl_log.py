@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import chain, pairwise
 from typing import Any, Literal
 
@@ -154,6 +155,7 @@ _OTHER_KEYS = re.compile(r"atchdog|ollective|NCCL|DistBackend|erminat|what\(\):|
                          r"exitcode|CUDA|Cuda|onnect|eartbeat|TCPStore|DistStore|DistNetwork|"
                          r"gloo|c10d|nccl[A-Z]")
 _CACHE_MAX = 200000
+_INERT_MAX = 50000
 
 
 _ChannelFacts = tuple[str | None, tuple[str, int, bool] | None, int | None]
@@ -177,7 +179,7 @@ class _ChildBlock:
     left: int = 80
 
 
-@dataclass
+@dataclass(slots=True)
 class _State:
     events: list[NcclLogEvent] = field(default_factory=list)
     dropped: int = 0
@@ -199,6 +201,11 @@ class _State:
     channel_transports: dict[str, None] = field(default_factory=dict)
     channel_use: dict[tuple[str, int, bool], list[Any]] = field(default_factory=dict)
     channel_cache: dict[str, _ChannelFacts] = field(default_factory=dict)
+    inert: dict[str, bool] = field(default_factory=dict)
+    """INFO messages whose reading again would change nothing (TUNER/Plugin lines, settings
+    already kept), mapped to whether their line's host is still to be noted."""
+    plain: set[str] = field(default_factory=set)
+    """Other lines (neither INFO nor WARN) that changed nothing and never can: skipped."""
     using_cache: dict[tuple[str, str], list[tuple[object, ...]]] = field(default_factory=dict)
     init_events: int = 0
     ring_gdr: set[int] = field(default_factory=set)
@@ -270,6 +277,10 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
     None when they hold no NCCL, PyTorch distributed or torchrun content. Other parsers whose
     output interleaves NCCL lines (nccl-tests) read them through this, blanking the rest."""
     state = _State()
+    info_lines = 0  # tallied here, not on `state`: most lines are INFO lines
+    other_keys = _OTHER_KEYS.search
+    channel_cache = state.channel_cache
+    inert, plain = state.inert, state.plain
     # Each line with the one after it ("" after the last): a WARN may wrap onto the next.
     for number, (line, following) in enumerate(pairwise(chain(lines, ("",))), start=1):
         if state.block is not None and _child_block_line(state, state.block, number, line):
@@ -278,31 +289,48 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
             continue
         pos = line.find("NCCL INFO")
         if pos >= 0:
-            _info_line(state, number, line, pos)
+            info_lines += 1
+            msg = line[pos + 10:].strip()
+            if msg.startswith(("Channel ", "Ring ")):
+                cached = channel_cache.get(msg)
+                # Only a NET connection (a tally key) counts each time; a P2P/SHM line
+                # noted its transport when first read.
+                if cached is None or cached[1] is not None:
+                    _channel_line(state, msg, cached)
+            else:
+                notes_host = inert.get(msg)
+                if notes_host is None:
+                    _info_line(state, number, line, pos, msg)
+                elif notes_host:
+                    _note_host(state, line, pos)
         elif "NCCL WARN" in line:
             _warn_line(state, number, line, following)
-        elif _OTHER_KEYS.search(line):
+        elif line in plain:
+            continue
+        elif other_keys(line):
             _other_line(state, number, line)
+        elif len(plain) < _INERT_MAX:
+            plain.add(line)
+    if info_lines:
+        state.info_lines += info_lines
+        state.evidence = True
     return _result(state) if state.evidence else None
 
 
 # ---- NCCL INFO ------------------------------------------------------------------------------
 
-def _info_line(state: _State, number: int, line: str, pos: int) -> None:
-    """Dispatch an INFO line on its message start; most lines are only counted or tallied."""
-    state.info_lines += 1
-    state.evidence = True
-    msg = line[pos + 10:].strip()
-    if msg.startswith(("Channel ", "Ring ")):
-        _channel_line(state, msg)
-    elif ": opCount " in msg:
+def _info_line(state: _State, number: int, line: str, pos: int, msg: str) -> None:
+    """Dispatch an INFO line (`msg`: its message, not a channel line, counted by the caller) on
+    its message start; most lines are only tallied."""
+    if ": opCount " in msg:
         name = msg.split(":", 1)[0]
         state.calls[name] = state.calls.get(name, 0) + 1
-    elif "Init COMPLETE" in msg or "Init START" in msg:
+    elif "Init " in msg and ("Init COMPLETE" in msg or "Init START" in msg):
         _init_line(state, number, line, pos, msg)
     elif msg.startswith("NCCL version"):
         _version(state, msg)
         _note_host(state, line, pos)
+        _inert(state, msg, notes_host=True)
     elif msg.startswith("NET/"):
         _net_info(state, number, line, pos, msg)
     elif msg.startswith("Bootstrap"):
@@ -311,13 +339,14 @@ def _info_line(state: _State, number: int, line: str, pos: int) -> None:
         env = _ENV.match(msg)
         if env and env.group(1) not in state.env:
             state.env[env.group(1)] = env.group(2)
+        _inert(state, msg)  # the first setting of a variable is the one kept
     else:
         _misc_info(state, line, pos, msg)
 
 
-def _channel_line(state: _State, msg: str) -> None:
-    """Tally a channel connection line; identical lines (common) are read once and cached."""
-    cached = state.channel_cache.get(msg)
+def _channel_line(state: _State, msg: str, cached: _ChannelFacts | None) -> None:
+    """Tally a channel connection line; identical lines (common) are read once and cached
+    (`cached`: what the cache holds for `msg`)."""
     if cached is None:
         cached = _read_channel(state, msg)
         if len(state.channel_cache) < _CACHE_MAX:
@@ -412,13 +441,15 @@ def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None
         return
     if msg.startswith("NET/Plugin"):
         lowered = msg.lower()
-        if any(k in lowered for k in ("could not find", "no plugin found", "plugin load returned",
-                                      "failed to load", "dlopen")):
+        if "could not find" in lowered or "no plugin found" in lowered \
+                or "plugin load returned" in lowered or "failed to load" in lowered \
+                or "dlopen" in lowered:
             _event_from_prefix(state, number, line, pos, "plugin_not_found", msg)
         else:
             loaded = _LOADED_PLUGIN.search(msg)
             if loaded:
                 state.plugins[loaded.group(1)] = None
+            _inert(state, msg, notes_host=not msg.startswith("NET/Plugin: Failed to find"))
         return
     if msg.startswith("NET/OFI"):
         version = _OFI_VERSION.search(msg)
@@ -427,9 +458,12 @@ def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None
         provider = _OFI_PROVIDER.search(msg)
         if provider and state.ofi_provider is None:
             state.ofi_provider = provider.group(1)
+        _inert(state, msg, notes_host=True)  # the plugin and the first provider are kept
         return
     if "GPU Direct RDMA" in msg:
-        _gdr_line(state, msg)
+        _gdr_line(state, msg)  # counted on every line
+    else:
+        _inert(state, msg, notes_host=True)
 
 
 def _net_using(state: _State, line: str, pos: int, transport: str, rest: str) -> None:
@@ -498,7 +532,16 @@ def _gdr_line(state: _State, msg: str) -> None:
         state.gdr_enabled += 1
 
 
+def _inert(state: _State, msg: str, *, notes_host: bool = False) -> None:
+    """Remember that reading `msg` again would change nothing but, with `notes_host`, note its
+    line's host (the scan then does only that)."""
+    if len(state.inert) < _INERT_MAX:
+        state.inert[msg] = notes_host
+
+
 def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:
+    # Branches that note the line's host or count lines return; the others (maxima, sets,
+    # first values) read the same message to the same effect, so it is remembered as inert.
     if "coll channels" in msg or "p2p channels" in msg:
         for number, kind, per_peer in _CHANNEL_COUNTS.findall(msg):
             name, value = ("p2p_per_peer", per_peer) if per_peer else (kind, number)
@@ -506,22 +549,26 @@ def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:
                 state.channels[name] = int(value)
     elif msg.startswith("comm ") and "nRanks" in msg:
         _comm_topology(state, line, pos, msg)
+        return
     elif msg.startswith("Connected all rings") and "GDR" in msg:
         gdr = _RING_GDR.search(msg)
         if gdr:
             state.ring_gdr.add(int(gdr.group(1)))
     elif msg.startswith("GPU Direct RDMA"):
         _gdr_line(state, msg)
+        return
     elif msg.startswith("Using network "):
         state.networks[msg[len("Using network "):].strip()] = None
     elif msg.startswith("cudaDriverVersion") and state.cuda_driver is None:
         _note_host(state, line, pos)
         value = msg.split()[-1]
         state.cuda_driver = int(value) if value.isdigit() else None
+        return
     elif msg.startswith("Successfully loaded external plugin"):
         state.plugins[msg.rsplit(" ", 1)[-1]] = None
     elif "NCCL version" in msg:
         _version(state, msg)
+    _inert(state, msg)
 
 
 def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
@@ -675,7 +722,7 @@ def _other_line(state: _State, number: int, raw: str) -> None:
         _nccl_error_line(state, number, line)
     elif "communicator was aborted on rank" in line:
         _aborted_line(state, number, line)
-    elif _NCCL_RESULT_LINE.match(_message(line)):
+    elif "nccl" in line and _NCCL_RESULT_LINE.match(_message(line)):
         _nccl_result_line(state, number, line)
     elif "erminat" in line:
         _terminate_line(state, number, line)
@@ -688,8 +735,9 @@ def _other_line(state: _State, number: int, raw: str) -> None:
         _exitcode_line(state, number, line)
     elif "CUDA error:" in line or "CUDA out of memory" in line or "Cuda failure" in line:
         _add_simple(state, number, line, "cuda_error")
-    else:
-        _network_line(state, number, line)
+    elif not _network_line(state, number, line) and "what():" not in line \
+            and "NCCL version" not in line and len(state.plain) < _INERT_MAX:
+        state.plain.add(raw)  # a traceback line every rank prints, say
 
 
 def _watchdog_line(state: _State, number: int, line: str) -> None:
@@ -962,15 +1010,16 @@ def _network_kind(lowered: str) -> EventType | None:
     return None
 
 
-def _network_line(state: _State, number: int, line: str) -> None:
+def _network_line(state: _State, number: int, line: str) -> bool:
     """gloo `Connection closed by peer [addr]:port`, c10d `The client socket has failed to
-    connect to [host]:port (errno: 111 - Connection refused)`, TCPStore and socket failures."""
+    connect to [host]:port (errno: 111 - Connection refused)`, TCPStore and socket failures;
+    False when the line is none of these."""
     kind = _network_kind(line.lower())
     if kind is None:
-        return
+        return False
     event = _add_simple(state, number, line, kind)
     if event is None:
-        return
+        return True
     where = _SOURCE.search(line)
     event.source = where.group(1) if where else None
     text = event.message
@@ -982,6 +1031,7 @@ def _network_line(state: _State, number: int, line: str) -> None:
     errno = _SOCK_ERRNO.search(text)
     if errno:
         event.status, event.status_meaning = int(errno.group(1)), errno.group(2).strip()
+    return True
 
 
 def _exitcode_line(state: _State, number: int, line: str) -> None:
@@ -1056,18 +1106,31 @@ def _block_field(event: NcclLogEvent, name: str, value: str) -> None:
 # ---- helpers ----------------------------------------------------------------------------------
 
 def _prefix(head: str, *, source: bool = False) -> _Prefix:
+    """The `host:pid:tid [dev]` prefix of a line; callers never change the returned value."""
+    if not source:
+        return _plain_prefix(head)
     match = _PREFIX.search(head)
     if match is None:
         return _Prefix()
     found = _Prefix(host=match.group(1), pid=int(match.group(2)), device=int(match.group(4)))
-    if source:
-        where = _WARN_SOURCE.search(head[match.end() - 1:])
-        found.source = where.group(1) if where else None
+    where = _WARN_SOURCE.search(head[match.end() - 1:])
+    found.source = where.group(1) if where else None
     return found
 
 
+@lru_cache(maxsize=65536)
+def _plain_prefix(head: str) -> _Prefix:
+    # One process's threads print the same heads again and again: read each once.
+    match = _PREFIX.search(head)
+    if match is None:
+        return _Prefix()
+    return _Prefix(host=match.group(1), pid=int(match.group(2)), device=int(match.group(4)))
+
+
 def _note_host(state: _State, line: str, pos: int) -> None:
-    _add_host(state, _prefix(line[:pos]).host)
+    host = _plain_prefix(line[:pos]).host
+    if host:
+        state.hosts.setdefault(host, None)
 
 
 def _add_host(state: _State, host: str | None) -> None:

@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from json.encoder import encode_basestring  # what json.dumps uses with ensure_ascii=False
 from typing import IO, Generic, TypeVar
 
@@ -27,6 +28,13 @@ Model = TypeVar("Model", bound=BaseModel)
 
 def read_lines(handle: IO[bytes], chunk: int = _CHUNK) -> Iterator[str]:
     """The normalised lines of a binary file (UTF-8, undecodable bytes replaced), streamed."""
+    # Chained in C from lists of a chunk's lines: a generator resumed per line costs more
+    # than a parser's whole look at most lines.
+    return chain.from_iterable(_line_batches(handle, chunk))
+
+
+def _line_batches(handle: IO[bytes], chunk: int) -> Iterator[list[str]]:
+    """The normalised lines of a binary file, one list per chunk read."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     pending = ""
     first = True
@@ -42,13 +50,13 @@ def read_lines(handle: IO[bytes], chunk: int = _CHUNK) -> Iterator[str]:
             text, held = text[:-1], "\r"
         text = _normalize_body(text)
         if final:
-            yield from text.split("\n")
+            yield text.split("\n")
             return
         cut = text.rfind("\n")
         if cut < 0:
             pending = text + held
             continue
-        yield from text[:cut].split("\n")
+        yield text[:cut].split("\n")
         pending = text[cut + 1:] + held
 
 
@@ -60,8 +68,11 @@ class FileLines:
         self.path = path
 
     def __iter__(self) -> Iterator[str]:
+        return chain.from_iterable(self._batches())
+
+    def _batches(self) -> Iterator[list[str]]:
         with open(self.path, "rb") as handle:
-            yield from read_lines(handle)
+            yield from _line_batches(handle, _CHUNK)
 
 
 def _normalize_body(text: str) -> str:

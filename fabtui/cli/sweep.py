@@ -76,7 +76,8 @@ def table(definition: ProbeDef, results: Sequence[ProbeResult]) -> str:
     counts = {v: sum(r.verdict is v for r in results) for v in Verdict}
     tally = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
     return "\n".join([render.table(("target", "verdict", "s", "key metrics / error"), rows), "",
-                      f"{definition.name}: {len(results)} targets: {tally or 'none'}"])
+                      f"{definition.name}: {len(results)} target"
+                      f"{'s' if len(results) != 1 else ''}: {tally or 'none'}"])
 
 
 def _key_metrics(definition: ProbeDef, metrics: Sequence[Metric]) -> str:

@@ -277,6 +277,13 @@ class Engine:
         for observer in self.observers:
             getattr(observer, hook)(*args)
 
+    def _announce_question(self, block: Block, prompt: str) -> str:
+        """`prompt` masked (a screen never shows a secret), told to the observers as a question
+        awaiting its answer; the masked text is what the operator is then asked."""
+        masked = self.redactor.text(prompt)
+        self._tell("needs_answer", block, masked)
+        return masked
+
     def _stream(self, block: Block, line: str) -> None:
         """A line of output to the observers, secrets masked as the journal masks them."""
         if self.observers:
@@ -680,8 +687,7 @@ class Engine:
         attrs = self.attrs(block)
         phrase = render(attrs.type, evaluator) if attrs.type is not None else \
             (block.id if block_text.is_dangerous(block) else None)
-        prompt = self.redactor.text(prompt)  # a screen never shows a secret
-        self._tell("needs_answer", block, prompt)
+        prompt = self._announce_question(block, prompt)
         answer = await self.operator.confirm(block, prompt, phrase)
         if answer is None:
             return _Outcome(Verdict.ERROR, f"gate {block.id} needs an answer "
@@ -705,9 +711,7 @@ class Engine:
                          choices=list(attrs.choices) if attrs.choices is not None else None,
                          default=attrs.default, pattern=attrs.pattern,
                          secret=attrs.secret)
-        prompt = render(block.body.strip(), self.evaluator())
-        prompt = self.redactor.text(prompt)  # a screen never shows a secret
-        self._tell("needs_answer", block, prompt)
+        prompt = self._announce_question(block, render(block.body.strip(), self.evaluator()))
         answer = await self.operator.ask(block, prompt, spec)
         if answer is None:
             answer = spec.default
@@ -826,9 +830,7 @@ class Engine:
         if self.dry_run:
             return _Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
                             f"{action}{self._unknown_note()}", variables=self._dry_captures(block))
-        prompt = f"DANGER: {danger}\nType {phrase} to run it."
-        prompt = self.redactor.text(prompt)  # a screen never shows a secret
-        self._tell("needs_answer", block, prompt)
+        prompt = self._announce_question(block, f"DANGER: {danger}\nType {phrase} to run it.")
         answer = await self.operator.confirm(block, prompt, phrase)
         if answer is None:
             return _Outcome(Verdict.ERROR, f"{block.id} is dangerous and needs typed "

@@ -44,7 +44,8 @@ from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO / "tests" / "fixtures"
+sys.path.insert(0, str(REPO / "tests"))
+from fixture_inputs import samples  # noqa: E402  (what counts as a capture: decided once)
 
 
 @dataclass
@@ -70,16 +71,6 @@ class Tally:
 
 
 # fuzz ---------------------------------------------------------------------------------------
-
-def _samples(kind: str) -> list[str]:
-    """The fixture texts of a parser kind (the same ones tests/test_parsers_fuzz.py mutates)."""
-    folder = FIXTURES / kind
-    if not folder.is_dir():
-        return [""]
-    return [p.read_text(encoding="utf-8", errors="replace") for p in sorted(folder.iterdir())
-            if p.is_file() and not p.name.endswith((".expected.json", ".error", ".md",
-                                                     ".options.json"))] or [""]
-
 
 def _mutate(rng: random.Random, text: str) -> str:
     """The mutations of tests/test_parsers_fuzz.py, drawn from a seeded generator."""
@@ -111,9 +102,9 @@ def fuzz(per_kind: int, rng: random.Random) -> Tally:
     tally = Tally("fuzzed parser inputs (no traceback)")
     for kind in sorted(registry.parsers()):
         module = registry.get(kind).module
-        samples = _samples(kind)
+        texts = samples(kind)
         for trial in range(per_kind):
-            text = _mutate(rng, rng.choice(samples)) if trial % 2 else \
+            text = _mutate(rng, rng.choice(texts)) if trial % 2 else \
                 "".join(chr(rng.randint(0, 0x2FFF)) for _ in range(rng.randint(0, 500)))
             try:
                 score = module.detect(text)

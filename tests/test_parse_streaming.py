@@ -13,14 +13,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from fixture_inputs import FIXTURES, NOT_INPUT
 
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import FileLines, Streamed, read_lines, write_json
 from fabtui.parsers.text import clean_line_stream, clean_lines, normalize, split_lines
 
-FIXTURES = Path(__file__).parent / "fixtures"
-_NOT_INPUT = (".expected.json", ".error", ".md", ".options.json")
 STREAMING = sorted(kind for kind, parser in registry.parsers().items()
                    if hasattr(parser.module, "parse_lines"))
 TRICKY = [
@@ -33,7 +32,7 @@ TRICKY = [
 
 def _inputs() -> list[tuple[str, Path]]:
     return [(kind, path) for kind in STREAMING for path in sorted((FIXTURES / kind).iterdir())
-            if path.is_file() and not path.name.endswith(_NOT_INPUT)]
+            if path.is_file() and not path.name.endswith(NOT_INPUT)]
 
 
 @pytest.mark.parametrize("data", TRICKY)

@@ -7,15 +7,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from fixture_inputs import FIXTURES, NOT_INPUT
 
 from fabtui.parsers import registry
 from fabtui.parsers.signatures import SIGNATURES
-
-FIXTURES = Path(__file__).parent / "fixtures"
-_NOT_INPUT = (".expected.json", ".error", ".md", ".options.json")
 
 
 def _inputs() -> list[tuple[str, str]]:
@@ -23,7 +20,7 @@ def _inputs() -> list[tuple[str, str]]:
     quoted in a mail, prefixed by srun, columns aligned with tabs, coloured)."""
     found = []
     for path in sorted(FIXTURES.glob("*/*")):
-        if not path.is_file() or path.name.endswith(_NOT_INPUT):
+        if not path.is_file() or path.name.endswith(NOT_INPUT):
             continue
         with path.open(encoding="utf-8", errors="replace", newline="") as handle:
             text = handle.read()
@@ -94,7 +91,7 @@ def test_parse_file_imports_only_the_parser_it_needs(kind: str) -> None:
     """`fabtui parse FILE` (detected) and `--as KIND` load the parser of that kind and what it
     imports itself, and no other parser or parse model."""
     path = next(p for p in sorted((FIXTURES / kind).iterdir())
-                if p.name.endswith(".txt") and not p.name.endswith(_NOT_INPUT)
+                if p.name.endswith(".txt") and not p.name.endswith(NOT_INPUT)
                 and p.with_name(p.name.removesuffix(".txt") + ".expected.json").exists())
     # The command's own machinery (the registry, the streaming JSON writer) plus that parser.
     own = _parser_modules_after("import fabtui.parsers.registry\n"

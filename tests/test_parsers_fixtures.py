@@ -10,19 +10,17 @@ import json
 from pathlib import Path
 
 import pytest
+from fixture_inputs import FIXTURES, NOT_INPUT
 
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
-
-FIXTURES = Path(__file__).parent / "fixtures"
-_NOT_INPUT = (".expected.json", ".error", ".md", ".options.json")
 
 
 def _cases() -> list[tuple[str, Path]]:
     found = []
     for folder in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
         for path in sorted(folder.iterdir()):
-            if path.is_file() and not path.name.endswith(_NOT_INPUT):
+            if path.is_file() and not path.name.endswith(NOT_INPUT):
                 found.append((folder.name, path))
     return found
 

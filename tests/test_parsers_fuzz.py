@@ -7,28 +7,18 @@ ParseError and hide the bug).
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
 
 import pytest
+from fixture_inputs import samples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
 
-FIXTURES = Path(__file__).parent / "fixtures"
 KINDS = sorted(registry.parsers())
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-def _samples(kind: str) -> list[str]:
-    folder = FIXTURES / kind
-    if not folder.is_dir():
-        return [""]
-    return [p.read_text(encoding="utf-8", errors="replace") for p in sorted(folder.iterdir())
-            if p.is_file() and not p.name.endswith((".expected.json", ".error", ".md",
-                                                     ".options.json"))] or [""]
 
 
 def _check(kind: str, text: str) -> None:
@@ -41,7 +31,7 @@ def _check(kind: str, text: str) -> None:
 
 @st.composite
 def mutated(draw: st.DrawFn, kind: str) -> str:
-    lines = draw(st.sampled_from(_samples(kind))).split("\n")
+    lines = draw(st.sampled_from(samples(kind))).split("\n")
     for _ in range(draw(st.integers(1, 6))):
         if not lines:
             break

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
+
+from fixture_inputs import FIXTURES, NOT_INPUT
 
 from fabtui.model.probe import Metric, ProbeDef, Verdict
 from fabtui.parsers import registry
@@ -14,14 +15,13 @@ from fabtui.probes.targets import resolve
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
 
-FIXTURES = Path(__file__).parent / "fixtures"
 CATALOG = load_catalog([shipped_dir("probes")])
 GRAPH = FabricGraph(load_topology(shipped_dir("topology") / "demo.yaml").topology)
 
 
 def parsed(kind: str, name: str) -> Any:
     inputs = [p for p in sorted((FIXTURES / kind).glob(f"{name}*"))
-              if not p.name.endswith((".expected.json", ".error", ".options.json"))]
+              if not p.name.endswith(NOT_INPUT)]
     path = next((p for p in inputs if p.stem == name), inputs[0])
     return registry.get(kind).parse(path.read_text())
 

@@ -348,3 +348,16 @@ def test_a_pair_probes_client_still_starts_when_its_server_stays_silent(sim: Sim
     result = asyncio.run(runner.run(CATALOG["perftest.ib_write_bw"],
                                     "node001:mlx5_0,node002:mlx5_0"))
     assert result.verdict is Verdict.OK, result.findings
+
+
+def test_a_row_names_the_lane_or_port_each_metric_was_read_on() -> None:
+    from fabtui.cli.sweep import _metric
+    from fabtui.model.probe import Metric
+
+    lane = Metric(name="rx_power_dbm", value=-9.08, unit="dBm",
+                  component="leaf-g00-r3:Ethernet16/lane1", verdict=Verdict.FAIL)
+    assert _metric(lane, "leaf-g00-r3:Ethernet16") == "lane1 rx_power_dbm=-9.08 dBm [fail]"
+    port = Metric(name="pause_share.rx.PFC3", value=1.0, component="leaf-g00-r4:Ethernet40")
+    assert _metric(port, "leaf-g00-r4") == "Ethernet40 pause_share.rx.PFC3=1"
+    own = Metric(name="port.state", value="Active", component="node001:mlx5_0")
+    assert _metric(own, "node001:mlx5_0") == "port.state=Active"

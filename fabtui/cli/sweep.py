@@ -72,7 +72,7 @@ async def _collect(ws: Workspace, definition: ProbeDef, targets: Sequence[ProbeT
 def table(definition: ProbeDef, results: Sequence[ProbeResult]) -> str:
     """One row per target: target, verdict, seconds, key metrics or the error; then a count."""
     rows = [(r.target, r.verdict.value, f"{(r.ended_at - r.started_at).total_seconds():.1f}",
-             r.error or _key_metrics(definition, r.metrics)) for r in results]
+             r.error or _key_metrics(definition, r.metrics, r.target)) for r in results]
     counts = {v: sum(r.verdict is v for r in results) for v in Verdict}
     tally = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
     return "\n".join([render.table(("target", "verdict", "s", "key metrics / error"), rows), "",
@@ -80,21 +80,27 @@ def table(definition: ProbeDef, results: Sequence[ProbeResult]) -> str:
                       f"{'s' if len(results) != 1 else ''}: {tally or 'none'}"])
 
 
-def _key_metrics(definition: ProbeDef, metrics: Sequence[Metric]) -> str:
+def _key_metrics(definition: ProbeDef, metrics: Sequence[Metric], target: str) -> str:
     shown = [m for m in metrics if m.verdict is not Verdict.OK]
     if not shown:
         shown = [m for name in definition.evidence for m in metrics if m.name == name]
     shown = (shown or list(metrics))[:KEY_METRICS]
     more = len(metrics) - len(shown)
-    text = "  ".join(_metric(m) for m in shown)
+    text = "  ".join(_metric(m, target) for m in shown)
     return text + (f"  (+{more})" if more > 0 and text else "") if text else "-"
 
 
-def _metric(metric: Metric) -> str:
+def _metric(metric: Metric, target: str) -> str:
+    """`name=value unit [verdict]`, led by the part of the target it was read on (a lane, a
+    port of a switch) when that is narrower than the row's target: else a port's eight lanes
+    read as eight identical names."""
     value = metric.value
     shown = f"{value:.4g}" if isinstance(value, float) else str(value)
     flag = "" if metric.verdict is Verdict.OK else f" [{metric.verdict.value}]"
-    return f"{metric.name}={shown}{' ' + metric.unit if metric.unit else ''}{flag}"
+    where = metric.component or target
+    part = where[len(target):].lstrip(":/") if where.startswith(target) else where
+    lead = f"{part} " if part else ""
+    return f"{lead}{metric.name}={shown}{' ' + metric.unit if metric.unit else ''}{flag}"
 
 
 class _Progress:

@@ -28,6 +28,7 @@ from fabtui.model.events import BlockFinished, Decision, Event, EventKind
 from fabtui.model.runbook import Block, InputSpec
 from fabtui.model.verdict import Verdict
 from fabtui.runbooks.engine import Observer, ScriptedOperator
+from fabtui.sim.latency import LATENCY_VAR
 from fabtui.workspace import Workspace
 
 FRONT = """\
@@ -232,11 +233,20 @@ work said {{{{ work.verdict }}}}
     with Workspace(load_settings(config)) as ws:
         ws.transports()  # start the demo fabric's state before counting processes
         engine = ws.open_run("cancel-me", inputs={}, operator=ScriptedOperator())
-        task = asyncio.create_task(ws.drive(engine))
-        await _running(before, marker)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        # A simulated device answers in milliseconds: made slow (as a slow management network
+        # is), its command is surely still running when the cancel lands.
+        saved = os.environ.get(LATENCY_VAR)
+        os.environ[LATENCY_VAR] = "30"
+        try:
+            task = asyncio.create_task(ws.drive(engine))
+            await _running(before, marker)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        finally:
+            os.environ.pop(LATENCY_VAR)
+            if saved is not None:
+                os.environ[LATENCY_VAR] = saved
         await _until(lambda: not descendants() - before, timeout=10)
         session = engine.session or ""
         assert engine.cancelled

@@ -4,6 +4,9 @@ Targets (issue "Probes", on the 2-core CI machine):
   - parse a 100 MB NCCL debug log                               >= 50 MB/s
   - poll switch counters from 64 CLI sessions concurrently      <= 3 s wall
 
+The log repeats the shipped real samples (tests/fixtures/nccl-log), as parse_scale.py builds
+it, so the parser sees real wording and real event density.
+
 The CLI sessions run against a real OpenSSH server on loopback whose login starts the test
 suite's fake switch CLI (tests/fake_switch.py), so the figure includes ssh, the pty, prompt
 detection and paging, not just Python. Prints figures; never fails on timing.
@@ -26,66 +29,34 @@ from fabtui.transports.cli_session import CliTarget, CliTransport
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
-
-def _rank_block(rank: int, nranks: int, step: int) -> list[str]:
-    """What one rank of a large job prints at NCCL_DEBUG=INFO: version, NICs, its channel
-    connections, init; then its share of training output (the shape of real job logs)."""
-    node, dev = rank // 8, rank % 8
-    p = f"node{node:04d}:{10000 + rank}:{20000 + rank} [{dev}] NCCL INFO"
-    lines = [f"{p} NCCL version 2.27.5+cuda12.9",
-             f"{p} NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]mlx5_2:1/RoCE "
-             f"[3]mlx5_3:1/RoCE [4]mlx5_4:1/RoCE [5]mlx5_5:1/RoCE [6]mlx5_6:1/RoCE "
-             f"[7]mlx5_7:1/RoCE [RO]; OOB eth0:10.0.{node % 250}.{dev + 1}<0>"]
-    for channel in range(32):
-        peer = (rank + 1) % nranks
-        if peer // 8 == node:
-            lines.append(f"{p} Channel {channel:02d}/0 : {rank}[{dev}] -> {peer}[{peer % 8}] "
-                         "via P2P/IPC")
-        else:
-            lines.append(f"{p} Channel {channel:02d}/0 : {rank}[{dev}] -> {peer}[{peer % 8}] "
-                         f"[send] via NET/IB/{dev}/GDRDMA")
-    lines += [f"{p} Connected all rings", f"{p} Connected all trees",
-              f"{p} comm 0x55d5c0 rank {rank} nranks {nranks} cudaDev {dev} nvmlDev {dev} "
-              f"busId {0x18 + dev:x}000 commId 0x7f3a - Init COMPLETE"]
-    for i in range(40):
-        lines.append(f"[rank{rank}]: step {step + i} loss 2.{(rank * 7 + i) % 1000:03d} "
-                     f"lr 3.0e-4 tokens/s {120000 + i}")
-    return lines
-
-
-EVENT = ("node{node:04d}:{pid}:{pid} [{dev}] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got "
-         "completion from peer 10.0.{peer}.2<{port}> with error 12, opcode 0, len 0, vendor err "
-         "129 (Recv)")
-
-
-def synthetic_log(megabytes: int) -> str:
-    """A 1,024-rank job's log, rank blocks repeated (restarts) until about `megabytes` MB, with
-    an IB completion error now and then."""
-    lines: list[str] = []
-    size, block = 0, 0
-    target = megabytes * 1_000_000
-    while size < target:
-        rank = block % 1024
-        chunk = _rank_block(rank, 1024, block)
-        if block % 97 == 96:
-            chunk.append(EVENT.format(node=rank // 8, pid=10000 + rank, dev=rank % 8,
-                                      peer=(rank + 8) // 8 % 250, port=40000 + block % 999))
-        lines += chunk
-        size += sum(len(line) + 1 for line in chunk)
-        block += 1
-    return "\n".join(lines) + "\n"
-
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 def bench_log(megabytes: int) -> None:
-    text = synthetic_log(megabytes)
+    """Parse a log built from the shipped real NCCL samples (as `fabtui parse` streams a file),
+    beside a bare Python read of the same file, the floor any parser pays."""
+    from parse_scale import MB, build
+
+    from fabtui.parsers.streaming import read_lines
+
     parser = get("nccl-log")
-    start = time.perf_counter()
-    result = parser.parse(text)
-    seconds = time.perf_counter() - start
-    rate = len(text) / 1e6 / seconds
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "nccl.log"
+        build("nccl-log", megabytes * MB, path)
+        size = path.stat().st_size / 1e6
+        start = time.perf_counter()
+        with path.open("rb") as handle:
+            read = sum(len(line) for line in read_lines(handle))
+        floor = time.perf_counter() - start
+        start = time.perf_counter()
+        with path.open("rb") as handle:
+            result = parser.module.parse_lines(read_lines(handle)).head
+        seconds = time.perf_counter() - start
+    rate = size / seconds
     verdict = "ok" if rate >= 50 else "UNDER TARGET"
-    print(f"parse {len(text) / 1e6:.0f} MB NCCL log: {seconds:.2f} s = {rate:.0f} MB/s "
-          f"(target >= 50 MB/s) {verdict}; {len(result.model_dump()['events'])} events")
+    print(f"parse {size:.0f} MB NCCL log (real samples repeated): {seconds:.2f} s = "
+          f"{rate:.0f} MB/s (target >= 50 MB/s) {verdict}; python read of the lines "
+          f"{floor:.2f} s ({read and size / floor:.0f} MB/s), ratio {seconds / floor:.1f}x; "
+          f"{len(result.events)} events")
 
 
 async def poll(transport: CliTransport, targets: list[CliTarget]) -> float:

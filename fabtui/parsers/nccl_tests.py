@@ -162,6 +162,17 @@ class _Rows:
                 assert values is not None  # it was read once already
                 yield _row_model(values)
 
+    def dumped(self) -> Iterator[dict[str, object]]:
+        """`model_dump(mode="json")` of each row model, built directly (big sweeps)."""
+        for layout, lines in self.segments:
+            for line in lines:
+                values = _row(layout, line.split())
+                assert values is not None
+                size_bytes, count, dtype, redop, root, out_of_place, in_place, stamp = values
+                yield {"size_bytes": size_bytes, "count": count, "dtype": dtype,
+                       "redop": redop, "root": root, "out_of_place": out_of_place,
+                       "in_place": in_place, "timestamp": stamp}
+
 
 @dataclass
 class _State:
@@ -234,7 +245,8 @@ def parse_lines(lines: Iterable[str]) -> Streamed[NcclTestsOutput]:
         raise ParseError(KIND, state.last_line, "no result rows, footer, failure message or "
                                                 "NCCL warning: the capture is truncated (or the "
                                                 "run hung before its first result)")
-    return Streamed(_result(state, events), {"rows": state.rows.models})
+    return Streamed(_result(state, events), {"rows": state.rows.models},
+                    {"rows": state.rows.dumped})
 
 
 def _nccl_events(state: _State) -> list[NcclLogEvent]:
@@ -548,6 +560,8 @@ def _measurement_model(values: dict[str, float | int | None]) -> NcclTestsMeasur
 
 
 def _int(cell: str) -> int | None:
+    if cell.isascii() and (cell.isdigit() or (cell[:1] == "-" and cell[1:].isdigit())):
+        return int(cell)
     text = cell.replace(",", "").replace("_", "")
     if is_missing(text):
         return None

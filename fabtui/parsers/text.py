@@ -83,8 +83,14 @@ def int_or_hex(value: str) -> int | None:
     return None
 
 
+_PLAIN_FLOAT = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
 def to_float(value: str) -> float | None:
     """A number as printed; `N/A`, `-inf`, `inf` and `nan` -> None; not a number -> ValueError."""
+    if _PLAIN_FLOAT.fullmatch(value):  # the common case: tables of figures
+        number = float(value)
+        return None if math.isinf(number) else number
     text = value.strip().replace(",", "").replace("_", "")
     if is_missing(text) or text.lower() in ("-inf", "inf", "+inf", "nan", "-nan"):
         return None

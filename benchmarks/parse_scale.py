@@ -68,6 +68,12 @@ def _row(label: str, seconds: float, rss: float, ref_label: str, reference: floa
           f"{f' (limit {time_limit:g}x)' if time_limit else ''}   {verdict}")
 
 
+def _kinds() -> list[str]:
+    from fabtui.parsers.registry import discover
+
+    return list(discover())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="5 MB inputs (CI)")
@@ -75,6 +81,11 @@ def main() -> None:
     sizes = {"nccl-log": 100 * MB, "ethtool-stats": 100 * MB, "nccl-tests": 50 * MB}
     if args.smoke:
         sizes = dict.fromkeys(sizes, 5 * MB)
+    # Every other parser too, smaller: the memory rule holds for each, not only the big three.
+    others = sorted(p.name for p in FIXTURES.iterdir()
+                    if p.is_dir() and p.name not in sizes and any(p.glob("*.txt")))
+    known = set(_kinds())
+    sizes |= {kind: (1 if args.smoke else 20) * MB for kind in others if kind in known}
     fabtui = [sys.executable, "-m", "fabtui", "parse", "--json", "--as"]
     print(f"{os.cpu_count()} CPUs; inputs built from tests/fixtures samples")
     with tempfile.TemporaryDirectory() as folder:

@@ -54,6 +54,9 @@ class SessionStarted(Payload):
     digest: str = ""
     inputs: dict[str, Any] = Field(default_factory=dict)
     dry_run: bool = False
+    fabric: dict[str, Any] | None = None
+    """Where it ran: the topology's cluster name and, on the demo fabric, the scenario playing
+    and the faults injected (reports name them); None in sessions recorded before."""
 
 
 class SessionResumed(Payload):

@@ -196,8 +196,10 @@ class Engine:
                  catalog: dict[str, ProbeDef], journal: Journal, operator: Operator,
                  dry_run: bool = False, redactor: Redactor | None = None,
                  operator_name: str | None = None,
-                 observers: Sequence[Observer] = ()) -> None:
+                 observers: Sequence[Observer] = (),
+                 fabric: dict[str, Any] | None = None) -> None:
         self.runbook = runbook
+        self.fabric = fabric
         self.inputs = dict(inputs)
         self.runner = runner
         self.catalog = catalog
@@ -307,7 +309,8 @@ class Engine:
                 self.runbook.digest, self.redactor.scrub(public), self.operator_name)
             self._record(SessionStarted(
                 runbook=self.runbook.meta.id, version=self.runbook.meta.version,
-                digest=self.runbook.digest, inputs=public, dry_run=self.dry_run))
+                digest=self.runbook.digest, inputs=public, dry_run=self.dry_run,
+                fabric=self.fabric))
         return self.session
 
     @property

@@ -311,7 +311,21 @@ class Workspace:
 
         return Engine(book, inputs=values, runner=self.runner(), catalog=self.catalog,
                       journal=self.journal, operator=operator, dry_run=dry_run,
-                      redactor=Redactor(extra=self.settings.redact), observers=observers)
+                      redactor=Redactor(extra=self.settings.redact), observers=observers,
+                      fabric=self.fabric_facts())
+
+    def fabric_facts(self) -> dict[str, Any]:
+        """What a session records about where it ran: the cluster and, on the demo fabric, the
+        scenario playing and the faults injected into it."""
+        facts: dict[str, Any] = {"cluster": self.topology().topology.cluster.name,
+                                 "simulated": self.simulated()}
+        if facts["simulated"]:
+            from fabtui.workspace.simfabric import sim_state
+
+            _, state = sim_state(self.settings)
+            facts["scenario"] = state.scenario.stem
+            facts["injected"] = [f"{f.fault} on {f.component}" for f in state.injected]
+        return facts
 
     @staticmethod
     async def drive(engine: Engine) -> RunSummary:

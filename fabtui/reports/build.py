@@ -1,0 +1,498 @@
+"""Sessions (and, for an incident, a case) turned into a `Report`: the sections each kind of
+report has, filled only with what the journal recorded. What a kind needs and the sessions do
+not hold is listed in `missing`, never invented. Pure: reads its inputs, writes nothing."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from fabtui.model.probe import Threshold
+from fabtui.model.report import (
+    Check,
+    Criterion,
+    Curve,
+    CurvePoint,
+    Failure,
+    InjectedFault,
+    Inventory,
+    PairResult,
+    Report,
+    ReportKind,
+    Source,
+    TimelineEntry,
+)
+from fabtui.model.topology import Topology
+from fabtui.model.verdict import Verdict, worst
+from fabtui.reports.evidence import BlockRecord, ReportError, SessionEvidence, iso
+
+NCCL_PROBES = ("nccl",)
+RDMA_PROBES = ("perftest",)
+VERSION_KEYS = {
+    "nccl_version": "NCCL", "nccl_tests_version": "nccl-tests", "driver_version": "NVIDIA driver",
+    "cuda_version": "CUDA", "fw_ver": "NIC firmware", "firmware_version": "firmware",
+    "ofed_version": "OFED", "vbios_version": "GPU VBIOS", "sonic_version": "SONiC",
+    "os_version": "switch OS", "kernel_version": "kernel",
+}
+_BAD = (Verdict.WARN, Verdict.FAIL, Verdict.ERROR, Verdict.ABORTED, Verdict.CANCELLED)
+
+
+@dataclass
+class ReportInputs:
+    """What the workspace gathers for a report: the sessions' evidence, the topology, the
+    probe catalog's thresholds, the demo scenarios' planted faults and, for an incident, a
+    case as plain sections."""
+
+    sessions: Sequence[SessionEvidence]
+    topology: Topology | None = None
+    thresholds: Mapping[str, Sequence[Threshold]] = field(default_factory=dict)
+    planted: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """Scenario name -> what it plants (`optic-degrading on leaf-g00-r3:Ethernet16`)."""
+    case: Mapping[str, Any] | None = None
+    """An incident's case: `id`, `title`, `sections` (name -> text), `timeline` (list of
+    `(at, what)`), `action_items` (list of text)."""
+    now: datetime | None = None
+
+
+def guess_kind(sessions: Sequence[SessionEvidence]) -> ReportKind:
+    """The report a session's runbook calls for when nobody said which."""
+    names = {s.runbook for s in sessions}
+    if names & {"rdma-baseline"} and len(names) == 1:
+        return ReportKind.RDMA
+    if any(s.fabric.get("scenario") not in (None, "healthy") for s in sessions) and \
+            len(sessions) > 1:
+        return ReportKind.FAULT_INJECTION
+    return ReportKind.ACCEPTANCE
+
+
+def build_report(kind: ReportKind, given: ReportInputs) -> Report:
+    """The report of `kind` from `given`. Raises `ReportError` when there is nothing to
+    report (no session) or an incident report has neither a case nor a session."""
+    sessions = list(given.sessions)
+    if not sessions and given.case is None:
+        raise ReportError("no session to report on")
+    now = (given.now or datetime.now(tz=UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    missing: list[str] = []
+    for s in sessions:
+        if s.finished is None:
+            state = "was interrupted (cancelled)" if s.cancelled else "never finished"
+            missing.append(f"session {s.id} ({s.runbook}) {state}: its later steps are not in "
+                           f"this report (fabtui runbook resume {s.id})")
+        if s.dry_run:
+            missing.append(f"session {s.id} was a dry run: it measured nothing")
+    checks = [c for s in sessions for c in _checks(s)]
+    curves = [c for s in sessions for c in _curves(s)]
+    pairs = [p for s in sessions for p in _pairs(s)]
+    failures = [f for s in sessions for f in _failures(s)]
+    criteria = [c for s in sessions for c in _criteria(s, given.thresholds)]
+    software = _software(sessions)
+    if not software and kind is not ReportKind.INCIDENT:
+        missing.append("software versions: no probe in these sessions read a driver, CUDA, "
+                       "OFED or firmware version (new-node-acceptance reads them)")
+    inventory = inventory_of(given.topology) if given.topology is not None else None
+    if inventory is None and kind is not ReportKind.INCIDENT:
+        missing.append("hardware: no topology to count GPUs, NICs, switches and optics from")
+    if kind is ReportKind.RDMA:
+        criteria = [c for c in criteria if c.name.startswith(RDMA_PROBES)]
+        if not pairs:
+            missing.append("RDMA pairs: no perftest result in these sessions")
+    if kind is ReportKind.NCCL:
+        criteria = [c for c in criteria if c.name.startswith(NCCL_PROBES)]
+        if not curves:
+            missing.append("NCCL collectives: no nccl-tests result in these sessions")
+    faults = _faults(sessions, given.planted, curves, pairs) \
+        if kind is ReportKind.FAULT_INJECTION else []
+    if kind is ReportKind.FAULT_INJECTION and not faults:
+        missing.append("injected faults: none of these sessions ran on the demo fabric with a "
+                       "fault scenario")
+    sections: dict[str, str] = {}
+    action_items: list[str] = []
+    timeline = [t for s in sessions for t in _timeline(s)]
+    title_subject = sessions[0].inputs.get("customer") if sessions else None
+    if kind is ReportKind.INCIDENT:
+        sections, action_items, case_timeline = _incident(given.case, sessions, failures,
+                                                          missing)
+        timeline = case_timeline + timeline
+    verdict = _overall(kind, sessions, failures, faults)
+    optics = _optics(given.topology) if given.topology is not None else {}
+    conclusion = _conclusion(kind, verdict, failures, faults, sessions, optics)
+    return Report(
+        kind=kind, title=_title(kind, given, title_subject, inventory), generated=now,
+        sessions=[s.ref() for s in sessions], inventory=inventory, software=software,
+        criteria=criteria, checks=checks, curves=curves, pairs=pairs, failures=failures,
+        faults=faults, timeline=sorted(timeline, key=lambda t: t.at), sections=sections,
+        action_items=action_items, risks=_risks(sessions, checks, criteria),
+        recommendations=_recommendations(sessions, failures), missing=missing,
+        verdict=verdict, conclusion=conclusion)
+
+
+# ---- sections ---------------------------------------------------------------------------------
+
+def inventory_of(topology: Topology) -> Inventory:
+    """Models and counts of what the topology holds."""
+    gpus: Counter[str] = Counter()
+    nics: Counter[str] = Counter()
+    speeds: Counter[str] = Counter()
+    for node in topology.nodes:
+        for gpu in node.gpus:
+            gpus[gpu.model or node.model or "GPU (model not in the topology)"] += 1
+        for nic in node.nics:
+            nics[nic.model or "NIC (model not in the topology)"] += 1
+            speeds[f"{nic.speed:g}G" if isinstance(nic.speed, (int, float)) else str(nic.speed)] \
+                += 1
+    switches: Counter[str] = Counter(
+        f"{sw.role} {sw.model or sw.flavor}" for sw in topology.switches)
+    return Inventory(cluster=topology.cluster.name, fabric=str(topology.cluster.fabric),
+                     nodes=len(topology.nodes), gpus=dict(gpus), nics=dict(nics),
+                     switches=dict(switches), links=len(topology.links),
+                     optics=sum(1 for link in topology.links if link.optic),
+                     speeds=dict(speeds))
+
+
+def _checks(session: SessionEvidence) -> Iterable[Check]:
+    for block in session.blocks:
+        if block.kind == "check" and block.block:
+            yield Check(step=session.steps.get(block.step or "", block.step or ""),
+                        id=block.block, verdict=block.verdict, statement=block.message,
+                        source=block.source(session.id))
+
+
+def _curves(session: SessionEvidence) -> Iterable[Curve]:
+    for block in session.probe_blocks(*NCCL_PROBES):
+        parsed = block.parsed
+        rows = parsed.get("rows")
+        if not isinstance(rows, list) or not rows:
+            continue
+        points = [CurvePoint(size_bytes=int(r["size_bytes"]),
+                             busbw=_half(r, "busbw"), algbw=_half(r, "algbw"))
+                  for r in rows if isinstance(r, dict) and "size_bytes" in r]
+        metrics = {m.get("name"): m.get("value") for m in block.metrics()}
+        busbws = [p.busbw for p in points if p.busbw is not None]
+        yield Curve(collective=str(parsed.get("collective") or block.probe),
+                    target=str(block.result.get("target", "")),
+                    ranks=_command_ranks(block) or _int(parsed.get("n_gpus")),
+                    points=points, peak_busbw=max(busbws) if busbws else None,
+                    expected_busbw=_float(metrics.get("busbw_expected")),
+                    verdict=block.verdict, source=block.source(session.id))
+
+
+def _pairs(session: SessionEvidence) -> Iterable[PairResult]:
+    for block in session.probe_blocks(*RDMA_PROBES):
+        metrics = {m.get("name"): m.get("value") for m in block.metrics()}
+        target = str(block.result.get("target", ""))
+        client, _, server = target.partition(",")
+        yield PairResult(client=client, server=server or "?",
+                         bandwidth_gbps=_float(metrics.get("bw_avg_gbps")),
+                         peak_gbps=_float(metrics.get("bw_peak_gbps")),
+                         message_bytes=_int(metrics.get("message_bytes")),
+                         verdict=block.verdict, source=block.source(session.id))
+
+
+def _failures(session: SessionEvidence) -> Iterable[Failure]:
+    for block in session.blocks:
+        if block.verdict not in _BAD:
+            continue
+        if block.probe:
+            for metric in block.metrics():
+                verdict = _verdict(metric.get("verdict"))
+                if verdict in _BAD:
+                    limit = metric.get("limit")
+                    what = (f"{block.probe}: {metric.get('name')} = {metric.get('value')}"
+                            f"{' ' + metric['unit'] if metric.get('unit') else ''}"
+                            + (f" (limit {limit:g})" if isinstance(limit, (int, float)) else ""))
+                    yield Failure(what=what, component=metric.get("component"),
+                                  verdict=verdict, source=block.source(session.id))
+            if block.verdict is Verdict.ERROR:
+                yield Failure(what=f"{block.probe}: {block.message}",
+                              component=str(block.result.get("target") or "") or None,
+                              verdict=block.verdict, source=block.source(session.id))
+        elif block.kind == "check" or block.verdict.rank >= Verdict.ERROR.rank:
+            yield Failure(what=block.message or f"{block.block}: {block.verdict}",
+                          component=None, verdict=block.verdict,
+                          source=block.source(session.id))
+
+
+def _criteria(session: SessionEvidence,
+              thresholds: Mapping[str, Sequence[Threshold]]) -> Iterable[Criterion]:
+    """One criterion per probe threshold the session's probes were judged against: the worst
+    value measured on any target, and the worst verdict."""
+    seen: dict[tuple[str, str], list[tuple[dict[str, Any], BlockRecord]]] = {}
+    for block in session.blocks:
+        probe = block.probe
+        if not probe or probe not in thresholds:
+            continue
+        for metric in block.metrics():
+            name = str(metric.get("name", ""))
+            for rule in thresholds[probe]:
+                if fnmatch.fnmatchcase(name, rule.metric):
+                    seen.setdefault((probe, rule.metric), []).append((metric, block))
+                    break
+    for (probe, pattern), readings in seen.items():
+        rule = next(r for r in thresholds[probe] if r.metric == pattern)
+        numeric = [(m, b) for m, b in readings if isinstance(m.get("value"), (int, float))
+                   and not isinstance(m.get("value"), bool)]
+        if not numeric:
+            continue
+        pick = max if rule.direction == "above" else min
+        metric, block = pick(numeric, key=lambda mb: float(mb[0]["value"]))
+        verdict = worst(_verdict(m.get("verdict")) for m, _ in readings)
+        unit = f" {rule.unit or metric.get('unit') or ''}".rstrip()
+        limit = metric.get("limit")
+        applied = f", limit applied {_fmt(limit)}{unit}" \
+            if isinstance(limit, (int, float)) else ""
+        yield Criterion(
+            name=f"{probe} {pattern}", requirement=_requirement(rule, unit),
+            measured=f"{_fmt(metric['value'])}{unit} on {metric.get('component')} "
+                     f"(worst of {len(readings)}{applied})",
+            verdict=verdict, source=block.source(session.id), reference=rule.source)
+
+
+def _requirement(rule: Threshold, unit: str) -> str:
+    op, cmp = ("<", "below") if rule.direction == "above" else (">=", "at least")
+    parts = []
+    if rule.fail is not None:
+        parts.append(f"pass {op} {_fmt(rule.fail)}{unit}" if rule.direction == "above"
+                     else f"pass {cmp} {_fmt(rule.fail)}{unit}")
+    if rule.warn is not None:
+        parts.append(f"warn from {_fmt(rule.warn)}{unit}" if rule.direction == "above"
+                     else f"warn below {_fmt(rule.warn)}{unit}")
+    window = f" over {rule.window}" if rule.window else ""
+    return "; ".join(parts) + window if parts else "recorded"
+
+
+def _software(sessions: Sequence[SessionEvidence]) -> dict[str, list[str]]:
+    found: dict[str, dict[str, None]] = {}
+    for session in sessions:
+        for block in session.blocks:
+            for key, value in _walk(block.parsed):
+                label = VERSION_KEYS.get(key)
+                if label and isinstance(value, (str, int, float)) and str(value).strip():
+                    found.setdefault(label, {})[str(value).strip()] = None
+    return {label: list(values) for label, values in found.items()}
+
+
+def _walk(value: Any, depth: int = 0) -> Iterable[tuple[str, Any]]:
+    if depth > 4:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key, item
+            if isinstance(item, (dict, list)):
+                yield from _walk(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value[:64]:
+            yield from _walk(item, depth + 1)
+
+
+def _faults(sessions: Sequence[SessionEvidence], planted: Mapping[str, Sequence[str]],
+            curves: Sequence[Curve], pairs: Sequence[PairResult]) -> list[InjectedFault]:
+    found = []
+    for index, session in enumerate(sessions):
+        scenario = session.fabric.get("scenario")
+        if not scenario or scenario == "healthy":
+            continue
+        plants = [*planted.get(scenario, ()), *session.fabric.get("injected", [])]
+        components = [p.rsplit(" on ", 1)[-1] for p in plants]
+        bad = [b for b in session.blocks if b.verdict in (Verdict.WARN, Verdict.FAIL)]
+        detected_by = [f"{b.block} ({b.verdict})" for b in bad
+                       if b.kind == "check" or any(c in b.message for c in components)]
+        degradation = [f"{c.collective} on {c.target}: {_fmt(c.peak_busbw)} GB/s, expected "
+                       f"{_fmt(c.expected_busbw)}" for c in curves
+                       if c.source.session == session.id and c.peak_busbw is not None
+                       and c.expected_busbw and c.peak_busbw < 0.9 * c.expected_busbw]
+        degradation += [f"RDMA {p.client} -> {p.server}: {_fmt(p.bandwidth_gbps)} Gb/s"
+                        for p in pairs if p.source.session == session.id
+                        and p.verdict in (Verdict.WARN, Verdict.FAIL)]
+        handover = session.finished.handover if session.finished else None
+        later = [s for s in sessions[index + 1:] if handover and s.runbook == handover]
+        recovered = None if not later else all(s.outcome is Verdict.OK for s in later)
+        found.append(InjectedFault(
+            scenario=scenario, planted=plants or [f"scenario {scenario}"],
+            detected=bool(detected_by) or session.outcome in (Verdict.FAIL, Verdict.WARN),
+            detected_by=detected_by, degradation=degradation, recovered=recovered,
+            source=_session_source(session)))
+    return found
+
+
+def _timeline(session: SessionEvidence) -> Iterable[TimelineEntry]:
+    source = _session_source(session)
+    yield TimelineEntry(at=iso(session.started_at), what=f"{session.runbook} started "
+                        f"(session {session.id})", source=source)
+    for block in session.blocks:
+        if block.verdict in (Verdict.FAIL, Verdict.ERROR) and block.kind == "check":
+            yield TimelineEntry(at=iso(block.at), what=f"{block.block}: {block.message}",
+                                source=block.source(session.id))
+    for at, block_id, decision in session.decisions:
+        if decision.by == "operator":
+            yield TimelineEntry(at=iso(at), what=f"operator: {decision.prompt or block_id} -> "
+                                f"{decision.answer or decision.skip or decision.abort or 'ok'}",
+                                source=source)
+    if session.finished is not None:
+        yield TimelineEntry(at=iso(session.last_at), what=f"{session.runbook} ended "
+                            f"{session.finished.outcome}" + (f", handed over to "
+                            f"{session.finished.handover}" if session.finished.handover
+                            else ""), source=source)
+
+
+def _incident(case: Mapping[str, Any] | None, sessions: Sequence[SessionEvidence],
+              failures: Sequence[Failure], missing: list[str]
+              ) -> tuple[dict[str, str], list[str], list[TimelineEntry]]:
+    order = ("Summary", "Impact", "Symptom", "Trigger", "Detection", "Root cause",
+             "Resolution", "Lessons")
+    if case is None:
+        missing.append("case: no case given (fabtui cases file SESSION, then --case ID): root "
+                       "cause, resolution and lessons come from it")
+        detection = "; ".join(f.what for f in failures[:5]) or "no failing check recorded"
+        return {"Detection": detection}, [], []
+    given = {str(k): str(v) for k, v in (case.get("sections") or {}).items() if v}
+    sections = {name: given[name] for name in order if name in given}
+    sections |= {k: v for k, v in given.items() if k not in sections}
+    for name in ("Summary", "Root cause", "Resolution"):
+        if name not in sections:
+            missing.append(f"case {case.get('id')}: no '{name}' section")
+    timeline = [TimelineEntry(at=str(at), what=str(what)) for at, what in
+                case.get("timeline") or []]
+    return sections, [str(a) for a in case.get("action_items") or []], timeline
+
+
+def _overall(kind: ReportKind, sessions: Sequence[SessionEvidence],
+             failures: Sequence[Failure], faults: Sequence[InjectedFault]) -> Verdict:
+    if kind is ReportKind.FAULT_INJECTION:
+        return Verdict.OK if faults and all(f.detected for f in faults) else Verdict.FAIL
+    outcomes = [s.outcome or Verdict.ERROR for s in sessions]
+    return worst([*outcomes, *(f.verdict for f in failures)])
+
+
+def _optics(topology: Topology) -> dict[str, str]:
+    """Port (`leaf-g00-r3:Ethernet16`, `node003:mlx5_3`) -> the optic serial its link records."""
+    found: dict[str, str] = {}
+    for link in topology.links:
+        if link.optic:
+            found[str(link.a)] = found[str(link.b)] = link.optic
+    return found
+
+
+def _port(component: str) -> str:
+    """A lane's port (`leaf:Ethernet16/lane2` -> `leaf:Ethernet16`); others unchanged."""
+    head, _, tail = component.rpartition("/")
+    return head if head and tail.startswith("lane") else component
+
+
+def _conclusion(kind: ReportKind, verdict: Verdict, failures: Sequence[Failure],
+                faults: Sequence[InjectedFault], sessions: Sequence[SessionEvidence],
+                optics: Mapping[str, str]) -> str:
+    if kind is ReportKind.FAULT_INJECTION:
+        found = sum(f.detected for f in faults)
+        return f"{found} of {len(faults)} injected faults detected" + (
+            "" if found == len(faults) else
+            f"; missed: {', '.join(f.scenario for f in faults if not f.detected)}")
+    named = [f"{port} (optic {optics[port]})" if port in optics else port for port in
+             dict.fromkeys(_port(f.component) for f in failures if f.component)]
+    unfinished = [s.id for s in sessions if s.finished is None]
+    if verdict is Verdict.OK:
+        return "PASS: every criterion measured passed" + (
+            f" (unfinished: {', '.join(unfinished)})" if unfinished else "")
+    if verdict is Verdict.WARN:
+        return "PASS WITH WARNINGS: " + (", ".join(named) if named else
+                                         "see the warnings below")
+    if verdict.rank >= Verdict.ERROR.rank:
+        reasons = [s.finished.reason for s in sessions if s.finished and s.finished.reason]
+        reasons += [f"session {s.id} did not finish" for s in sessions if s.finished is None]
+        return "INCOMPLETE: the tests did not run to their end: " + "; ".join(
+            reasons or [f.what for f in failures if f.verdict is verdict][:3])
+    what = "hand-over FAILS" if kind is ReportKind.ACCEPTANCE else "FAIL"
+    if unfinished and not failures:
+        return f"{what}: session(s) {', '.join(unfinished)} did not finish"
+    return f"{what}: " + (", ".join(named[:8]) if named else failures[0].what if failures
+                          else "a session did not pass")
+
+
+def _risks(sessions: Sequence[SessionEvidence], checks: Sequence[Check],
+           criteria: Sequence[Criterion]) -> list[str]:
+    risks = [f"{c.id}: {c.statement}" for c in checks if c.verdict is Verdict.WARN]
+    risks += [f"{c.name}: {c.measured} ({c.requirement})" for c in criteria
+              if c.verdict is Verdict.WARN]
+    risks += [f"session {s.id} ran on the demo fabric (scenario {s.fabric.get('scenario')}): "
+              "simulated figures, not a real cluster's" for s in sessions
+              if s.fabric.get("simulated")]
+    return risks
+
+
+def _recommendations(sessions: Sequence[SessionEvidence],
+                     failures: Sequence[Failure]) -> list[str]:
+    found = []
+    for session in sessions:
+        if session.finished is not None and session.finished.handover:
+            found.append(f"run runbook {session.finished.handover} (fabtui runbook run "
+                         f"{session.finished.handover}), then repeat {session.runbook}")
+    components = list(dict.fromkeys(_port(f.component) for f in failures if f.component))
+    if components:
+        found.append("fix and re-test: " + ", ".join(components[:12]))
+    return found
+
+
+def _title(kind: ReportKind, given: ReportInputs, subject: object,
+           inventory: Inventory | None) -> str:
+    cluster = inventory.cluster if inventory else "cluster"
+    names = {
+        ReportKind.ACCEPTANCE: "Acceptance report", ReportKind.RDMA: "RDMA test report",
+        ReportKind.NCCL: "NCCL test report",
+        ReportKind.FAULT_INJECTION: "Fault-injection report",
+        ReportKind.INCIDENT: "Incident review",
+    }
+    if kind is ReportKind.INCIDENT and given.case is not None:
+        return f"Incident review: {given.case.get('title') or given.case.get('id')}"
+    return f"{names[kind]}: cluster {cluster}" + (f", for {subject}" if subject else "")
+
+
+# ---- small helpers ----------------------------------------------------------------------------
+
+def _session_source(session: SessionEvidence) -> Source:
+    return Source(session=session.id)
+
+
+def _half(row: dict[str, Any], name: str) -> float | None:
+    half = row.get("out_of_place")
+    return _float(half.get(name)) if isinstance(half, dict) else None
+
+
+def _command_ranks(block: BlockRecord) -> int | None:
+    command = str(block.result.get("command", ""))
+    parts = command.split()
+    if "-np" in parts and parts.index("-np") + 1 < len(parts):
+        return _int(parts[parts.index("-np") + 1])
+    return None
+
+
+def _float(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _int(value: object) -> int | None:
+    number = _float(value)
+    return int(number) if number is not None else None
+
+
+def _verdict(value: object) -> Verdict:
+    try:
+        return Verdict(str(value))
+    except ValueError:
+        return Verdict.OK
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1e-2 and value else f"{value:g}"
+    return str(value)
+
+
+__all__ = ["ReportError", "ReportInputs", "build_report", "guess_kind", "inventory_of"]

@@ -1,0 +1,90 @@
+"""A report as one self-contained HTML file: no network (styles inline, plots embedded as PNG
+data), printable to PDF from a browser. The body is the markdown report rendered with raw HTML
+disabled, so nothing recorded in a session can inject markup; figures link to the source list."""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from collections import defaultdict
+
+from fabtui.model.report import Curve, Report
+from fabtui.model.verdict import Verdict
+from fabtui.reports.markdown import BADGE, Images, render_markdown
+
+_ANCHOR = re.compile(r"\[\[anchor:([A-Za-z0-9_.-]+)\]\]")
+_BADGE_CELL = re.compile(r"<td>(PASS|WARN|FAIL|ERROR|SKIPPED|ABORTED|CANCELLED)</td>")
+
+STYLE = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1b1f24;
+       max-width: 1100px; margin: 2em auto; padding: 0 1.5em; }
+h1 { font-size: 1.7em; border-bottom: 2px solid #d0d7de; padding-bottom: .3em; }
+h2 { font-size: 1.3em; margin-top: 1.8em; border-bottom: 1px solid #d0d7de; }
+h3 { font-size: 1.05em; }
+table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 12.5px; width: 100%; }
+th, td { border: 1px solid #d0d7de; padding: 3px 7px; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+code { font: 12px ui-monospace, "SFMono-Regular", Menlo, monospace; background: #f6f8fa;
+       padding: 0 3px; border-radius: 3px; }
+blockquote { border-left: 4px solid #d4a72c; background: #fff8c5; margin: 1em 0;
+             padding: .4em 1em; }
+img { max-width: 100%; }
+td.v-ok { color: #1a7f37; font-weight: 600; } td.v-warn { color: #9a6700; font-weight: 600; }
+td.v-fail, td.v-error, td.v-aborted, td.v-cancelled { color: #cf222e; font-weight: 700; }
+.verdict { display: inline-block; padding: .2em .8em; border-radius: 4px; color: white;
+           font-weight: 700; }
+.verdict.ok { background: #1a7f37; } .verdict.warn { background: #9a6700; }
+.verdict.fail, .verdict.error { background: #cf222e; }
+footer { margin-top: 3em; color: #57606a; font-size: 12px; }
+@media print { body { max-width: none; margin: 0; } h2 { page-break-after: avoid; }
+               table, img { page-break-inside: avoid; } a { color: inherit; } }
+"""
+
+
+def render_html(report: Report, *, plots: bool = True) -> str:
+    """The report as a complete HTML document; `plots` draws the busbw and RDMA figures."""
+    from markdown_it import MarkdownIt
+
+    images = _images(report) if plots else {}
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(
+        render_markdown(report, links=True, images=images))
+    body = _ANCHOR.sub(lambda m: f'<a id="{m.group(1)}"></a>', body)
+    body = _BADGE_CELL.sub(lambda m: f'<td class="v-{_css(m.group(1))}">{m.group(1)}</td>',
+                           body)
+    # The headline's result as a coloured badge (markdown has no colour).
+    verdict = report.verdict if report.verdict in (Verdict.OK, Verdict.WARN) else Verdict.FAIL
+    body = body.replace(f"<strong>Result: {BADGE[report.verdict]}</strong>",
+                        f'<span class="verdict {verdict.value}">{BADGE[report.verdict]}</span>',
+                        1)
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{html.escape(report.title)}</title>\n"
+            "<meta name=\"generator\" content=\"fabtui\">\n"
+            f"<style>{STYLE}</style>\n</head>\n<body>\n{body}"
+            f"<footer>Generated {html.escape(report.generated)} by fabtui from sessions "
+            f"{html.escape(', '.join(s.id for s in report.sessions))}.</footer>\n"
+            "</body>\n</html>\n")
+
+
+def _images(report: Report) -> Images:
+    from fabtui.reports.plots import busbw_plot, pair_heatmap
+
+    images: Images = {}
+    by_collective: dict[str, list[Curve]] = defaultdict(list)
+    for curve in report.curves:
+        if len(curve.points) > 1:
+            by_collective[curve.collective].append(curve)
+    for collective, curves in by_collective.items():
+        images.setdefault("nccl", []).append(
+            (f"{collective} busbw by message size", _data_url(busbw_plot(collective, curves))))
+    if len(report.pairs) > 1:
+        images["rdma"] = [("RDMA bandwidth per pair", _data_url(pair_heatmap(report.pairs)))]
+    return images
+
+
+def _data_url(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _css(badge: str) -> str:
+    return {"PASS": "ok"}.get(badge, badge.lower())

@@ -1,0 +1,49 @@
+"""`fabtui report SESSION...`: a report a customer can read, from journaled sessions.
+
+Thin: the workspace gathers the evidence and the reports package builds and renders it. Exit
+status 0 when the report was written (whatever it concludes), 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from fabtui.cli.context import workspace
+from fabtui.model.report import ReportKind
+from fabtui.workspace.reporting import FORMATS
+
+
+@click.command("report")
+@click.argument("sessions", nargs=-1, required=True, metavar="SESSION...")
+@click.option("--kind", type=click.Choice([k.value for k in ReportKind]), default=None,
+              help="What to report (default: from the sessions' runbooks).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="md or html (default: from -o's suffix, else md).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the report here (default: standard output).")
+@click.option("--json", "as_json", is_flag=True,
+              help="The report as data (its model as JSON) on standard output.")
+@click.pass_context
+def report(ctx: click.Context, sessions: tuple[str, ...], kind: str | None, fmt: str | None,
+           output: Path | None, as_json: bool) -> None:
+    """A report from one or more journaled SESSIONs (`last` is the newest): acceptance,
+    RDMA, NCCL, fault-injection or incident, as markdown or one self-contained HTML file."""
+    from fabtui.workspace import reporting
+
+    started = time.perf_counter()
+    chosen = fmt or ("html" if output is not None and output.suffix in (".html", ".htm")
+                     else "md")
+    built = reporting.build(workspace(ctx), sessions, kind)
+    if as_json:
+        click.echo(built.model_dump_json(indent=2))
+        return
+    if output is None:
+        click.echo(reporting.render(built, chosen), nl=False)
+        return
+    reporting.write(built, chosen, output)
+    print(f"{built.kind.value} report: {built.verdict.value} — {built.conclusion}\n"
+          f"wrote {output} ({chosen}, {time.perf_counter() - started:.2f} s)", file=sys.stderr)

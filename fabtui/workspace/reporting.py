@@ -1,0 +1,92 @@
+"""Reports for a workspace: the sessions read from its journal, the topology, the probe
+catalog's thresholds and the demo scenarios' planted faults gathered for the report builder,
+and the result written as markdown or HTML. One place for the CLI and the app."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fabtui.errors import RequestError
+from fabtui.model.report import Report, ReportKind
+from fabtui.reports.build import ReportInputs, build_report, guess_kind
+from fabtui.reports.evidence import ReportError, SessionEvidence, read_session
+
+if TYPE_CHECKING:
+    from fabtui.workspace.core import Workspace
+
+FORMATS = ("md", "html")
+
+
+def session_evidence(ws: Workspace, session: str) -> SessionEvidence:
+    """One session's evidence; `last` is the newest session. Raises `RequestError`."""
+    if session == "last":
+        newest = ws.sessions(1)
+        if not newest:
+            raise RequestError(f"no session recorded in {ws.journal.path} yet")
+        session = newest[0].id
+    found = ws.journal.session(session)
+    if found is None:
+        raise RequestError(f"no session {session!r} in {ws.journal.path} (fabtui runbook "
+                           "sessions lists them)")
+    try:
+        return read_session(session, found[0], ws.journal.events(session))
+    except ReportError as exc:
+        raise RequestError(str(exc)) from None
+
+
+def build(ws: Workspace, sessions: Sequence[str], kind: str | None = None,
+          case: Mapping[str, Any] | None = None) -> Report:
+    """The report of `kind` (guessed from the sessions when None) over `sessions`, in the
+    order given. Raises `RequestError` for an unknown session or kind."""
+    evidence = [session_evidence(ws, s) for s in sessions]
+    try:
+        chosen = ReportKind(kind) if kind else guess_kind(evidence)
+    except ValueError:
+        raise RequestError(f"--kind {kind!r}: one of "
+                           f"{', '.join(k.value for k in ReportKind)}") from None
+    inputs = ReportInputs(
+        sessions=evidence, topology=ws.topology().topology,
+        thresholds={name: probe.thresholds for name, probe in ws.catalog.items()},
+        planted=_planted(evidence), case=case)
+    try:
+        return build_report(chosen, inputs)
+    except ReportError as exc:
+        raise RequestError(str(exc)) from None
+
+
+def render(report: Report, fmt: str) -> str:
+    """The report as text in `fmt` (`md` or `html`)."""
+    if fmt == "html":
+        from fabtui.reports.html import render_html
+
+        return render_html(report)
+    if fmt == "md":
+        from fabtui.reports.markdown import render_markdown
+
+        return render_markdown(report)
+    raise RequestError(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
+
+
+def write(report: Report, fmt: str, path: Path) -> None:
+    """Write the rendered report to `path` atomically (a reader never sees half a file)."""
+    text = render(report, fmt)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+
+
+def _planted(sessions: Sequence[SessionEvidence]) -> dict[str, list[str]]:
+    """Scenario name -> `fault on component` for the scenarios these sessions ran on."""
+    from fabtui.errors import InputError
+    from fabtui.sim.scenario import find_scenario, load_scenario
+
+    planted: dict[str, list[str]] = {}
+    for name in {s.fabric.get("scenario") for s in sessions} - {None, "healthy"}:
+        try:
+            scenario = load_scenario(find_scenario(str(name))).scenario
+        except (InputError, RequestError, OSError):
+            continue  # a scenario file since removed: the report says what the session says
+        planted[str(name)] = [f"{f.fault} on {f.component}" for f in scenario.timeline]
+    return planted

@@ -54,8 +54,7 @@ SUBCOMMANDS = {
     "runbook": Subcommand("fabtui.cli.runbook:runbook",
                           "Runbooks: executable markdown procedures, recorded step by step."),
     "report": Subcommand("fabtui.cli.report:report",
-                         "Reports a customer can read (acceptance, RDMA, NCCL, fault "
-                         "injection, incident), from journaled sessions."),
+                         "Reports a customer can read, from journaled sessions."),
 }
 """Subcommand name -> where it lives and its short help."""
 

@@ -30,8 +30,10 @@ from fabtui.workspace.reporting import FORMATS
 @click.pass_context
 def report(ctx: click.Context, sessions: tuple[str, ...], kind: str | None, fmt: str | None,
            output: Path | None, as_json: bool) -> None:
-    """A report from one or more journaled SESSIONs (`last` is the newest): acceptance,
-    RDMA, NCCL, fault-injection or incident, as markdown or one self-contained HTML file."""
+    """Reports a customer can read, from journaled sessions.
+
+    One or more SESSIONs (`last` is the newest) become an acceptance, RDMA, NCCL,
+    fault-injection or incident report, as markdown or one self-contained HTML file."""
     from fabtui.workspace import reporting
 
     started = time.perf_counter()

@@ -12,6 +12,7 @@ import json
 import pickle
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -117,8 +118,9 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
-def _manifest(folder: Path) -> dict:
-    return json.loads((folder / "expected.json").read_text(encoding="utf-8"))
+def _manifest(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
+    return data
 
 
 def test_format_regexes_match_the_real_samples() -> None:

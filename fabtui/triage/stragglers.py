@@ -87,16 +87,22 @@ def _nccl_tests(path: Path, text: str) -> list[_Samples]:
                      source=str(path), nodes=hosts, values=values)]
 
 
+def step_seconds(line: str) -> float | None:
+    """The step (iteration) time a training log line states, in seconds; None if it states
+    none (Megatron `elapsed time per iteration (ms): X`, `step_time 4.01s`, ...)."""
+    if (m := _ITERATION_MS.search(line)) is not None:
+        return float(m.group(1)) / 1000
+    if (m := _STEP_TIME.search(line)) is not None:
+        unit = (m.group(1) or m.group(3) or "s").lower()
+        return float(m.group(2)) / (1000 if unit == "ms" else 1)
+    return None
+
+
 def _step_logs(path: Path, text: str) -> list[_Samples]:
     by_rank: dict[int | None, list[float]] = {}
     file_rank = _RANK_FILE.search(path.stem)
     for line in text.splitlines():
-        seconds: float | None = None
-        if (m := _ITERATION_MS.search(line)) is not None:
-            seconds = float(m.group(1)) / 1000
-        elif (m := _STEP_TIME.search(line)) is not None:
-            unit = (m.group(1) or m.group(3) or "s").lower()
-            seconds = float(m.group(2)) / (1000 if unit == "ms" else 1)
+        seconds = step_seconds(line)
         if seconds is None:
             continue
         prefix = _RANK_PREFIX.match(line)

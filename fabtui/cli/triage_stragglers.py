@@ -23,7 +23,8 @@ from fabtui.model.stragglers import StragglerReport
               help="Run the sweep on the fabric (nccl.mpirun on node pairs, in parallel).")
 @click.option("--limit", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Sweep runs at once.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/triage.md).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON (docs/triage-evidence.md).")
 @click.pass_context
 def stragglers(ctx: click.Context, paths: tuple[Path, ...], nodes: str | None, run_plan: bool,
                limit: int, as_json: bool) -> None:

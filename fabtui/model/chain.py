@@ -1,4 +1,4 @@
-"""The evidence chain across layers for one suspect (JSON schema documented in docs/triage.md)."""
+"""The evidence chain across layers for one suspect (JSON schema: docs/triage-evidence.md)."""
 
 from __future__ import annotations
 

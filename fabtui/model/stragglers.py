@@ -1,5 +1,5 @@
 """Straggler scores and the pairwise sweep that isolates a slow node or link (JSON schema of
-`fabtui triage stragglers --json`, documented in docs/triage.md)."""
+`fabtui triage stragglers --json`, documented in docs/triage-evidence.md)."""
 
 from __future__ import annotations
 

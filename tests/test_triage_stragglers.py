@@ -203,3 +203,18 @@ def test_report_without_nodes_sweeps_the_topology(tmp_path: Path, graph: FabricG
     result = report([table])
     assert result.plan is None and result.warnings
     assert report([table], graph).plan is not None
+
+
+def test_cli_runs_the_plan_on_the_slow_node_demo(tmp_path: Path, triage_cli: click.Group) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for rank in range(0, 64, 8):  # one rank per node; node004's (rank 24) is slow
+        ms = 7300.0 if rank == 24 else 4000.0
+        (folder / f"rank-{rank}.log").write_text(
+            f"iteration 5 | elapsed time per iteration (ms): {ms} |\n")
+    result = CliRunner().invoke(cli, ["--scenario", "slow-node", "triage", "stragglers",
+                                      str(folder), "--run-plan", "--json"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.output[result.output.index("{"):])
+    assert [s["nodes"] for s in data["stragglers"]] == [["node004"]]
+    assert data["plan"]["executed"] and data["plan"]["slow_nodes"] == ["node004"]

@@ -107,7 +107,8 @@ def jobs(tmp_path_factory: pytest.TempPathFactory, demo: FabricGraph) -> dict[st
     made = {}
     for i, case in enumerate(CASES):
         nccl = ("2.18", "2.22", "2.27")[i % 3]
-        if case in ("all-launched-none-completed", "missing-log", "ras-minority"):
+        if case in ("all-launched-none-completed", "missing-log", "ras-minority",
+                    "stale-pg-rank"):
             nccl = ("2.24", "2.25", "2.26")[i % 3]  # the cases whose story needs RAS
         made[case] = base / case
         generate(made[case], JobSpec(case=case, ranks=64, nccl=nccl, seed=7), demo)
@@ -271,6 +272,16 @@ def test_stale_pg_rank_is_not_the_global_rank(jobs: dict[str, Path]) -> None:
             if (m := FORMATS["watchdog"].match(line)) is not None:
                 assert int(m.group(1)) == rank and int(m.group(2)) == members.index(rank)
                 assert m.group(4) == "REDUCE_SCATTER"
+    # RAS numbers ranks within each communicator too: the sub-group's names the culprit by its
+    # group rank, the world's lists the whole stuck group.
+    ras = (folder / "ras" / "ncclras-status.txt").read_text()
+    culprit = manifest["culprits"][0]
+    sub = ras[ras.index("#2-0"):]
+    assert re.search(rf"^  Rank {manifest['pg_rank_of_culprit']} has launched up to operation "
+                     rf"{manifest['collective']['seq'] - 1} ", sub, re.MULTILINE)
+    world = ras[ras.index("#0-0"):ras.index("#2-0")]
+    assert {int(r) for r in re.findall(r"^  Rank (\d+) --", world, re.MULTILINE)} == set(members)
+    assert culprit in members
 
 
 def test_none_completed_has_no_culprit_and_healthy_ras(jobs: dict[str, Path]) -> None:

@@ -828,45 +828,101 @@ def _ras(job: _Job) -> str:
             "  Minimum 0.000011s, maximum 0.000190s, average 0.000052s", "",
             "Gathering data about the NCCL communicators (timeout 5s)... (0.01s)",
             "=============", ""]
-    counts: dict[int, list[_Rank]] = {}
-    for r in job.ranks:
-        if r.has_log:
-            counts.setdefault(r.enqueued, []).append(r)
-    mismatch = len(counts) > 1
-    errors = "INCOMPLETE" if dead else "MISMATCH" if mismatch else "OK"
-    alive_nodes = len({r.node for r in job.ranks if r.has_log})
-    per_node = "8" if len(dead) % 8 == 0 else "7-8"
+    comms = _ras_comms(job)
     out += ["Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors",
-            "    #  in group  per comm  per node  per comm  in group",
-            f"{0:5d}  {1:8d}  {alive_nodes:8d}  {per_node:>8s}  {nranks:8d}  "
-            f"{nranks - len(dead):8d}  {'RUNNING':>8s}  {errors:>6s}", ""]
-    tag = f"#0-0 ({job.comm_hash:016x})"
+            "    #  in group  per comm  per node  per comm  in group"]
+    for index, comm in enumerate(comms):
+        alive = [r for r in comm.members if r.has_log]
+        nodes = len({r.node for r in alive})
+        per_node = {sum(1 for r in comm.members if r.node == n) for n in {r.node for r in alive}}
+        alive_per_node = {sum(1 for r in alive if r.node == n) for n in {r.node for r in alive}}
+        low, high = min(alive_per_node | per_node), max(alive_per_node | per_node)
+        spread = str(high) if low == high else f"{low}-{high}"
+        out.append(f"{index:5d}  {comm.count:8d}  {nodes:8d}  {spread:>8s}  "
+                   f"{len(comm.members):8d}  {comm.count * len(alive):8d}  {'RUNNING':>8s}  "
+                   f"{comm.errors:>6s}")
+    out.append("")
+    dead = [r for r in job.ranks if not r.has_log]
     if dead:
         out += ["Errors", "======", "", "DEAD",
                 f"  {len(dead)} job process{'es are' if len(dead) > 1 else ' is'} considered "
                 "dead (unreachable via the RAS network)"]
         out += [f"  Process {r.pid} on node {_mgmt_ip(r)} managing GPU {r.gpu}" for r in dead]
-        out += ["", f"{tag} INCOMPLETE",
-                f"  Missing communicator data from {len(dead)} rank{'s' if len(dead) > 1 else ''}"]
-        out += [f"  The missing rank{'s' if len(dead) > 1 else ''}: "
-                f"{','.join(str(r.rank) for r in dead)}", ""]
-    if mismatch:
-        what = "collective" if job.minor < 26 else "AllReduce"
-        out += ["Warnings", "========", "", f"{tag} MISMATCH",
+        out.append("")
+        for index, comm in enumerate(comms):
+            missing = [comm.members.index(r) for r in comm.members if not r.has_log]
+            if missing and comm.count == 1:
+                plural = "s" if len(missing) > 1 else ""
+                out += [f"#{index}-0 ({comm.hash:016x}) INCOMPLETE",
+                        f"  Missing communicator data from {len(missing)} rank{plural}",
+                        f"  The missing rank{plural}: {','.join(map(str, missing))}", ""]
+    mismatched = [(i, c) for i, c in enumerate(comms) if c.count == 1 and len(c.groups()) > 1]
+    if mismatched:
+        out += ["Warnings", "========", ""]
+    for index, comm in mismatched:
+        what = "collective" if job.minor < 26 else comm.op
+        out += [f"#{index}-0 ({comm.hash:016x}) MISMATCH",
                 f"  Communicator ranks have different {what} operation counts"]
-        for value, group in sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            outlier = len(group) <= min(10, nranks // 4)
+        size = len(comm.members)
+        for value, group in comm.groups():
+            outlier = len(group) <= min(10, size // 4)
             if len(group) > 1:
                 out.append(f"  {len(group)} ranks have launched up to operation {value}")
                 if outlier:
-                    out += [f"  Rank {r.rank} -- GPU {r.gpu} managed by process {r.pid} on "
-                            f"node {_mgmt_ip(r)}" for r in group]
+                    out += [f"  Rank {comm.members.index(r)} -- GPU {r.gpu} managed by process "
+                            f"{r.pid} on node {_mgmt_ip(r)}" for r in group]
             elif outlier:
                 r = group[0]
-                out.append(f"  Rank {r.rank} has launched up to operation {value} -- GPU "
-                           f"{r.gpu} managed by process {r.pid} on node {_mgmt_ip(r)}")
+                out.append(f"  Rank {comm.members.index(r)} has launched up to operation {value}"
+                           f" -- GPU {r.gpu} managed by process {r.pid} on node {_mgmt_ip(r)}")
         out.append("")
     return "\n".join(out) + "\n"
+
+
+@dataclass
+class _Comm:
+    """One RAS row: `count` communicators alike (members, op counts of the one shown)."""
+
+    hash: int
+    members: list[_Rank]
+    counts: dict[int, int]
+    op: str
+    count: int = 1
+
+    def groups(self) -> list[tuple[int, list[_Rank]]]:
+        """Ranks by launched-operation count, the most common count first."""
+        by: dict[int, list[_Rank]] = {}
+        for r in self.members:
+            if r.has_log:
+                by.setdefault(self.counts[r.rank], []).append(r)
+        return sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+    @property
+    def errors(self) -> str:
+        if any(not r.has_log for r in self.members):
+            return "INCOMPLETE"
+        return "MISMATCH" if len(self.groups()) > 1 else "OK"
+
+
+def _ras_comms(job: _Job) -> list[_Comm]:
+    """The job's communicators as RAS sees them: the world, and for a sub-group hang the
+    sub-group communicators (the stuck one, and its healthy siblings as one row)."""
+    op = {"ALLREDUCE": "AllReduce", "REDUCE_SCATTER": "ReduceScatter",
+          "BROADCAST": "Broadcast", "ALLGATHER": "AllGather"}
+    if not job.pg_members:
+        return [_Comm(job.comm_hash, job.ranks, {r.rank: r.enqueued for r in job.ranks},
+                      op.get(job.op, "AllReduce"))]
+    members = set(job.pg_members)
+    top = max(r.enqueued for r in job.ranks if r.rank not in members)
+    world = _Comm(job.comm_hash, job.ranks,
+                  {r.rank: r.enqueued if r.rank not in members else top - 1 for r in job.ranks},
+                  "AllReduce")
+    stuck = [job.ranks[m] for m in job.pg_members]
+    sub = _Comm(job.comm_hash ^ 0x5A5A, stuck, {r.rank: r.enqueued for r in stuck},
+                op.get(job.op, "AllReduce"))
+    siblings = _Comm(job.comm_hash ^ 0xA5A5, stuck, {r.rank: job.seq for r in stuck},
+                     "AllReduce", count=7)
+    return [world, siblings, sub]
 
 
 def generate(out: Path, spec: JobSpec, graph: FabricGraph) -> dict[str, Any]:

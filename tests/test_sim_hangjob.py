@@ -386,3 +386,20 @@ def test_cli(tmp_path: Path) -> None:
     bad = runner.invoke(cli, ["sim", "hang-logs", str(tmp_path / "x"), "--case", "optic",
                               "--ranks", "8"])
     assert bad.exit_code == 2 and "needs at least 3 nodes" in bad.output
+
+
+def test_a_rank_file_moves_the_culprit_and_its_peers(tmp_path: Path) -> None:
+    from fabtui.topology.ranks import parse_rank_text
+
+    topology = load_topology(ROOT / "topology" / "demo.yaml").topology
+    # Nodes in reverse order: rank 0 on node008 ... rank 63 on node001 GPU 7.
+    text = "".join(f"node{8 - i // 8:03d} {i % 8}\n" for i in range(64))
+    graph = FabricGraph(topology, parse_rank_text(text, topology, "ranks.txt"))
+    manifest = generate(tmp_path, JobSpec(case="optic", ranks=64, nccl="2.21"), graph)
+    assert manifest["culprits"] == [45] and manifest["node"] == "node003"  # still GPU 5 there
+    assert manifest["leaf_port"] == "leaf-g00-r5:Ethernet16"
+    peer = manifest["peer"]
+    assert peer["node"] in ("node002", "node004") and peer["gpu"] == 5  # rail peer, same rail
+    for line in _lines(tmp_path / "rank-45.log"):
+        if (m := FORMATS["init"].match(line)) is not None:
+            assert m.group(1) == "45" and m.group(3) == "5"

@@ -136,6 +136,7 @@ class _Job:
     pg_members: list[int] = field(default_factory=list)
     truth: dict[str, Any] = field(default_factory=dict)
     comm_hash: int = 0
+    by_slot: dict[tuple[int, int], _Rank] = field(default_factory=dict)
     step_heads: dict[int, tuple[str, str]] = field(default_factory=dict)
     """Iteration line parts shared by every rank (formatted once)."""
 
@@ -379,7 +380,15 @@ def _desync_report(job: _Job, reporter: _Rank, t: float, lines: list[str]) -> No
 
 
 def _ring(job: _Job, rank: int, offset: int) -> _Rank:
-    return job.ranks[(rank + offset) % len(job.ranks)]
+    """The rank's ring neighbour over its rail: the same GPU on the next (`offset` > 0) or
+    previous node of the job, whatever the rank file's numbering."""
+    if not job.by_slot:
+        job.by_slot = {(r.node_index, r.gpu): r for r in job.ranks}
+    me = job.ranks[rank]
+    nodes = len({r.node for r in job.ranks}) or 1
+    step = 1 if offset > 0 else -1
+    peer = job.by_slot.get(((me.node_index + step) % nodes, me.gpu))
+    return peer if peer is not None else job.ranks[(rank + offset) % len(job.ranks)]
 
 
 def _start(job: _Job, rng: random.Random, rank: int, first: int | None) -> float:
@@ -640,7 +649,7 @@ def _init_lines(job: _Job, r: _Rank, graph: FabricGraph) -> Iterator[str]:
     """NCCL_DEBUG=INFO init, as this release prints it."""
     node = graph.nodes[r.node]
     nranks = len(job.ranks)
-    nnodes = job.ranks[-1].node_index + 1
+    nnodes = len({r.node for r in job.ranks})
     pointer = f"0x55d0c{r.rank:07x}"
     p = f"{_nccl_prefix(r)} [{r.gpu}] NCCL INFO "
     sep = "Bootstrap : Using" if job.minor < 24 else "Bootstrap: Using"
@@ -823,7 +832,7 @@ def _fr_dump(job: _Job, r: _Rank) -> dict[str, Any]:
 def _ras(job: _Job) -> str:
     """`ncclras` as asked on a healthy node after the hang, in this release's wording."""
     nranks = len(job.ranks)
-    nnodes = job.ranks[-1].node_index + 1
+    nnodes = len({r.node for r in job.ranks})
     dead = [r for r in job.ranks if not r.has_log]
     out = [f"NCCL version {job.nccl} compiled with CUDA 12.4",
            "CUDA runtime version 12040, driver version 12040", "", "Job summary", "===========",

@@ -527,28 +527,29 @@ def _case_connection_closed(job: _Job, rng: random.Random, graph: FabricGraph) -
     _need_nodes(job, 2)
     culprit = _pick(rng, job)
     c = job.ranks[culprit]
-    crash = 40.0
-    c.events.append((crash, f"{_nccl_prefix(c)} [{c.gpu}] NCCL INFO [Service thread] "
-                            f"Error encountered progressing operation=Connect, res=3, closing "
-                            "connection"))
+    crash = 40.0 + rng.random() * 20
+    c.events.append(_info(c, crash - 0.002, "[Service thread] Error encountered progressing "
+                                            "operation=Connect, res=3, closing connection", 3))
     c.exit = (crash, -11, f"Signal 11 (SIGSEGV) received by PID {c.pid}")
     c.completed = job.seq - 1
-    node_ranks = [r for r in job.ranks if r.node == c.node and r.rank != culprit]
-    for i, r in enumerate(node_ranks):
-        r.events.append(_info(r, crash + 0.01 + 0.001 * i,
-                              f"[Service thread] Connection closed by localRank {c.local}", 3))
-    _time_out_stuck(job, rng, skip=(culprit,))
-    # Teardown: every process of every node sees its local peers go as the agents kill them.
-    for r in job.ranks:
-        if r.rank == culprit or r.exit is None:
-            continue
-        peers = [p for p in job.ranks if p.node == r.node and p.rank not in (r.rank, culprit)]
-        for j, p in enumerate(peers[:7]):
-            r.events.append(_info(r, r.exit[0] + 0.05 + 0.001 * j,
-                                  f"[Service thread] Connection closed by localRank {p.local}",
-                                  3))
+    # The crashed process's local peers see its proxy connections close at once; then the
+    # agents stop every worker (the culprit's node first, the others when the rendezvous
+    # closes), one after the other, and each survivor sees each local peer go.
+    for node in sorted({r.node_index for r in job.ranks}):
+        workers = sorted((r for r in job.ranks if r.node_index == node), key=lambda r: r.local)
+        start = crash + (1.0 if node == c.node_index else 5.0 + 0.01 * node)
+        gone: list[tuple[float, _Rank]] = [(crash, c)] if node == c.node_index else []
+        for i, r in enumerate(w for w in workers if w.rank != culprit):
+            r.completed = job.seq - 1
+            at = start + 0.01 * i
+            for when, peer in gone:
+                r.events.append(_info(r, max(when, crash) + 0.005 + 0.0001 * peer.local,
+                                      f"[Service thread] Connection closed by localRank "
+                                      f"{peer.local}", 3))
+            r.exit = (at, -15, f"Signal 15 (SIGTERM) received by PID {r.pid}")
+            gone.append((at, r))
     _truth(job, "culprit found", [culprit], first_closed_local_rank=c.local,
-           torchrun_root_cause_rank=None)
+           torchrun_root_cause_rank=culprit, crash_s=round(crash, 3))
 
 
 def _case_stale_pg(job: _Job, rng: random.Random, graph: FabricGraph) -> None:
@@ -742,7 +743,8 @@ def _write_lines(path: Path, lines: Iterable[str]) -> None:
 def _torchrun_summary(job: _Job, node_ranks: list[_Rank]) -> list[str]:
     """A node agent's failure summary: the root cause is the first failure *with a traceback
     file or signal*, which is how torchrun names a victim when the culprit hangs silently."""
-    failed = [r for r in node_ranks if r.exit is not None and r.has_log]
+    # Workers the agent stopped itself (SIGTERM) are not failures in its summary.
+    failed = [r for r in node_ranks if r.exit is not None and r.has_log and r.exit[1] != -15]
     if not failed:
         return []
     failed.sort(key=lambda r: (r.exit[0] if r.exit else 0.0, r.rank))

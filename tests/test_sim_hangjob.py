@@ -257,7 +257,10 @@ def test_connection_closed_cascade_starts_at_the_culprit(jobs: dict[str, Path]) 
     culprit_local = manifest["first_closed_local_rank"]
     assert closed[0].endswith(f"localRank {culprit_local}")
     assert manifest["node"] in closed[0]
-    assert len({line.rsplit(" ", 1)[1] for line in closed}) == 8  # the cascade names them all
+    # The cascade names every local rank but the last one each agent stops (nobody is left to
+    # see it go), on every node.
+    assert len({line.rsplit(" ", 1)[1] for line in closed}) >= 7 and len(closed) > 100
+    assert len({line.split(":", 1)[0] for line in closed}) == 8
 
 
 def test_stale_pg_rank_is_not_the_global_rank(jobs: dict[str, Path]) -> None:

@@ -951,10 +951,14 @@ def _ras_comms(job: _Job) -> list[_Comm]:
 def generate(out: Path, spec: JobSpec, graph: FabricGraph) -> dict[str, Any]:
     """Write the hung job `spec` describes under `out` (created) and return its manifest.
 
-    Raises `SpecError` for a spec the topology or the case cannot honour.
+    Raises `SpecError` for a spec the topology or the case cannot honour, or an `out` that is
+    not an empty folder.
     Side effects: creates `out` and writes the files listed in the module docstring.
     """
     job = _build(spec, graph)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        # Files of an earlier job left beside these would contradict expected.json.
+        raise SpecError(f"{out}: not an empty folder (give a new or empty one)")
     out.mkdir(parents=True, exist_ok=True)
     files: list[str] = []
     for r in job.ranks:

@@ -298,3 +298,47 @@ def _clock(seconds: float) -> str:
     hours, rest = divmod(seconds, 3600)
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else \
         f"{rest // 60}:{rest % 60:02d}"
+
+
+@sim.command("hang-logs")
+@click.argument("outdir", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--case", "case", required=True, metavar="CASE",
+              help="Which hung job (see docs/triage-sim.md): optic, victim-first-watchdog, ...")
+@click.option("--ranks", type=int, required=True, help="Job size: 8 to 1024, 8 per node.")
+@click.option("--nccl", default="2.21", show_default=True, help="NCCL release, 2.18 to 2.27.")
+@click.option("--torch", "torch_release", default=None,
+              help="PyTorch release 2.1, 2.4 or 2.6 (default: the one shipped with --nccl).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--topology", "topology", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Topology (default: the configured one, or the 1,024-GPU "
+                                 "template when the job is bigger).")
+@click.option("--bytes-per-rank", type=int, default=0,
+              help="Pad each rank's log with iterations up to about this size.")
+@click.option("--fr/--no-fr", "flight_recorder", default=True, help="Flight Recorder dumps.")
+@click.option("--ras/--no-ras", "ras", default=None, help="ncclras output (NCCL 2.24+).")
+@click.option("--combined/--no-combined", default=True, help="Write job.log too.")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
+@click.pass_context
+def hang_logs(ctx: click.Context, outdir: Path, case: str, ranks: int, nccl: str,
+              torch_release: str | None, seed: int, topology: Path | None, bytes_per_rank: int,
+              flight_recorder: bool, ras: bool | None, combined: bool, as_json: bool) -> None:
+    """Write the logs of a simulated hung job, and expected.json with the answer."""
+    from fabtui.cli.context import workspace
+    from fabtui.sim.hangjob import JobSpec, SpecError, generate
+    from fabtui.topology.loader import shipped_template
+
+    space = workspace(ctx)
+    if topology is None and ranks > len(space.graph().ranks):
+        topology = shipped_template("h100-1024gpu-rail")
+    spec = JobSpec(case=case, ranks=ranks, nccl=nccl, torch=torch_release, seed=seed,
+                   flight_recorder=flight_recorder, ras=ras, bytes_per_rank=max(0, bytes_per_rank),
+                   combined=combined)
+    try:
+        manifest = generate(outdir, spec, space.graph(topology))
+    except SpecError as exc:
+        raise UserError(str(exc)) from None
+    culprits = manifest["culprits"]
+    named = "none named" if culprits is None else \
+        ", ".join(map(str, culprits[:8])) + (" ..." if len(culprits) > 8 else "")
+    _say(as_json, f"{outdir}: {case}, {ranks} ranks, NCCL {manifest['nccl']}, PyTorch "
+                  f"{manifest['torch']}: {manifest['verdict']} (culprits {named})", manifest)

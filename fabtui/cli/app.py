@@ -53,6 +53,9 @@ SUBCOMMANDS = {
                       "programs."),
     "runbook": Subcommand("fabtui.cli.runbook:runbook",
                           "Runbooks: executable markdown procedures, recorded step by step."),
+    "cases": Subcommand("fabtui.cli.cases:cases",
+                        "The case library: past incidents, searchable by symptom in English "
+                        "and Chinese."),
 }
 """Subcommand name -> where it lives and its short help."""
 

@@ -129,9 +129,11 @@ def file_command(ctx: click.Context, session: str, as_json: bool) -> None:
 @click.option("--severity", type=click.Choice([s.value for s in Severity]))
 @click.option("--status", type=click.Choice([s.value for s in CaseStatus]),
               help="Default: resolved once a root cause is written.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def complete(ctx: click.Context, case_id: str, root_cause: str | None, resolution: str | None,
-             title: str | None, severity: str | None, status: str | None) -> None:
+             title: str | None, severity: str | None, status: str | None,
+             as_json: bool) -> None:
     """Write the root cause and resolution into a (draft) case."""
     if not any((root_cause, resolution, title, severity, status)):
         raise UserError("complete: give --root-cause, --resolution or another field to set")
@@ -139,6 +141,9 @@ def complete(ctx: click.Context, case_id: str, root_cause: str | None, resolutio
         case_id, root_cause=root_cause, resolution=resolution, title=title,
         severity=Severity(severity) if severity else None,
         status=CaseStatus(status) if status else None)
+    if as_json:
+        _echo_json(case.model_dump(mode="json"))
+        return
     click.echo(f"{case.id}: {case.status.value}")
 
 
@@ -194,19 +199,27 @@ def import_command(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -
 @click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("cases-export"), show_default=True, help="Folder to write into.")
 @click.option("--id", "ids", multiple=True, metavar="ID", help="Only this case (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def export(ctx: click.Context, out_dir: Path, ids: tuple[str, ...]) -> None:
+def export(ctx: click.Context, out_dir: Path, ids: tuple[str, ...], as_json: bool) -> None:
     """Write one markdown file per case: stable, diff-friendly, importable again."""
     paths, written = workspace(ctx).cases.export(out_dir, list(ids))
+    if as_json:
+        _echo_json({"files": [str(p) for p in paths], "written": written})
+        return
     click.echo(f"{len(paths)} case file{'s' if len(paths) != 1 else ''} in {out_dir} "
                f"({written} written, {len(paths) - written} already up to date)")
 
 
 @cases.command("reindex")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def reindex(ctx: click.Context) -> None:
+def reindex(ctx: click.Context, as_json: bool) -> None:
     """Rebuild the search index from the case store."""
     count = workspace(ctx).cases.reindex()
+    if as_json:
+        _echo_json({"indexed": count})
+        return
     click.echo(f"indexed {count} case{'s' if count != 1 else ''}")
 
 

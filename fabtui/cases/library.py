@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import ValidationError
+
 from fabtui.cases.components import Locate
 from fabtui.cases.filing import SessionRecord, case_id_for, draft_case
 from fabtui.cases.markdown import case_file_name, parse_case, write_case
@@ -203,8 +205,8 @@ class CaseLibrary:
         update["status"] = status or (CaseStatus.RESOLVED if cause.strip() else case.status)
         try:
             completed = Case.model_validate({**case.model_dump(), **update})
-        except ValueError as exc:
-            message = str(exc).splitlines()[-1].strip().removeprefix("Value error, ")
+        except ValidationError as exc:
+            message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
             raise InputError.single(case_id, None, message) from None
         return self.put(completed)
 

@@ -123,12 +123,13 @@ def parse_case(text: str, source: str) -> Case:
     for key in REQUIRED_SECTIONS:
         if key not in section_lines:
             heading = _BY_KEY[key].heading
-            unknown = [h for h in data.get("sections", {})]
-            close = difflib.get_close_matches(heading, unknown, n=1, cutoff=0.6)
+            unknown = {k.removeprefix("other:"): line for k, line in section_lines.items()
+                       if k.startswith("other:")}
+            close = difflib.get_close_matches(heading, list(unknown), n=1, cutoff=0.6)
             hint = f" (is `## {close[0]}` a misspelling?)" if close else ""
-            problems.append(Problem(source, body_start + 1, f"missing section `## {heading}`"
-                                    f"{hint}; a case needs ## Symptom, ## Root cause and "
-                                    "## Resolution"))
+            problems.append(Problem(source, unknown[close[0]] if close else body_start + 1,
+                                    f"missing section `## {heading}`{hint}; a case needs "
+                                    "## Symptom, ## Root cause and ## Resolution"))
     if "lang" not in data:
         data["lang"] = detect_lang(" ".join(str(data.get(k, "")) for k in
                                             ("title", "symptom", "root_cause")))
@@ -213,10 +214,11 @@ def _sections(lines: list[str], start: int, source: str, data: dict[str, Any],
             continue
         found[key] = line_no
         content = _unescape(_clean(body))
+        lead = next((i for i, line in enumerate(body) if line.strip()), 0)
         if section is None:
             others[title] = content
         else:
-            _fill(section.key, content, line_no, data, source, problems)
+            _fill(section.key, content, line_no + 1 + lead, data, source, problems)
     if preamble:
         if "summary" in found:
             problems.append(Problem(source, start + 1, "text before the first `##` section: "
@@ -249,11 +251,12 @@ def _unescape(text: str) -> str:
     return re.sub(r"(?m)^\\(##)", r"\1", text)
 
 
-def _fill(key: str, content: str, line_no: int, data: dict[str, Any], source: str,
+def _fill(key: str, content: str, first_line: int, data: dict[str, Any], source: str,
           problems: list[Problem]) -> None:
-    """Put one section's content into the case data, structured where the format says so."""
+    """Put one section's content (its first line is `first_line` of the file) into the case
+    data, structured where the format says so."""
     def report(offset: int, message: str) -> None:
-        problems.append(Problem(source, line_no + 2 + offset, message))
+        problems.append(Problem(source, first_line + offset, message))
 
     if key == "environment":
         data["environment_notes"] = content

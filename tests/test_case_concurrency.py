@@ -77,7 +77,7 @@ def test_processes_filing_at_once_keep_every_case_and_event(tmp_path: Path) -> N
     assert ids == {f"p{n}-{i}" for n in range(PROCESSES) for i in range(CASES_EACH)} | \
         {f"bulk-{i}" for i in range(30)}
     # Each filing bumped the generation once; the import, once per process that wrote.
-    store_id, generation = library.store.generation().rsplit("-", 1)
+    _store_id, generation = library.store.generation().rsplit("-", 1)
     assert int(generation) >= PROCESSES * CASES_EACH + 1
     with contextlib.closing(sqlite3.connect(data / "journal.sqlite")) as db:
         for (session,) in db.execute("SELECT id FROM sessions"):

@@ -116,7 +116,7 @@ def fingerprint(symptom_class: str, error_codes: Iterable[str], components: Iter
 
 
 _CODES = (
-    (re.compile(r"\bxid\s*[:#]?\s*(\d{1,3})\b", re.I), "xid-{}"),
+    (re.compile(r"\bxid\s*(?:\(PCI:[^)]*\)\s*)?[:#]?\s*(\d{1,3})\b", re.I), "xid-{}"),
     (re.compile(r"\bsxid\s*[:#]?\s*(\d{3,6})\b", re.I), "sxid-{}"),
     (re.compile(r"\b(?:status|error|wc status)\s*[=:]?\s*(\d{1,2})\b(?=[^\n]*"
                 r"(?:IBV_WC|completion|retry|transport))", re.I), "ib-status-{}"),

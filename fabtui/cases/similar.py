@@ -161,7 +161,7 @@ def similar_cases(probe: Case, store: CaseStore, *, search: TextSearch | None = 
         if score < min_score:
             continue
         results.append(SimilarCase(id=other.id, title=other.title, status=other.status.value,
-                                   score=round(score, 3), matched=matched,
+                                   score=score, matched=matched,
                                    has_root_cause=other.has_root_cause))
     results.sort(key=lambda r: (not (r.has_root_cause and r.status ==
                                      CaseStatus.RESOLVED.value), -r.score, r.id))

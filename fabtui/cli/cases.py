@@ -161,7 +161,7 @@ def similar(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
         _echo_json({"symptom_class": found.symptom_class, "seen": found.seen,
                     "commonness": found.commonness,
                     "cases": [{"id": c.id, "title": c.title, "status": c.status,
-                               "score": c.score, "has_root_cause": c.has_root_cause,
+                               "score": round(c.score, 3), "has_root_cause": c.has_root_cause,
                                "matched": c.matched} for c in found.cases]})
         return
     click.echo(f"{found.symptom_class}: {found.commonness} ({found.seen} past case"

@@ -146,3 +146,8 @@ def test_the_workspace_imports_the_case_folders_on_first_use_and_when_changed(
     with Workspace(load_settings(config)) as ws:
         assert ws.cases.get("team-1").resolution == "fixed for good"
         assert ws.case_sync is not None and ws.case_sync.updated == ["team-1"]
+        ws.cases.put(Case(id="filed-here", title="filed", symptom="x"))
+    (folder / "team-1.md").unlink()  # the file was the case's truth: it goes with it
+    with Workspace(load_settings(config)) as ws:
+        assert ws.cases.store.get("team-1") is None and ws.cases.store.get("filed-here")
+        assert ws.case_sync is not None and ws.case_sync.removed == ["team-1"]

@@ -149,8 +149,22 @@ class CaseLibrary:
 
     def sync(self) -> ImportReport:
         """Import the configured case folders (the shipped `cases/` among them): new and
-        edited files only, so a library already in step costs a hash per file."""
-        return self._import(case_files(self.case_dirs, missing_ok=True))
+        edited files only, so a library already in step costs a hash per file. A case whose
+        file was removed from one of those folders is removed too (the file was its truth);
+        cases imported from elsewhere or filed here are never touched."""
+        files = case_files(self.case_dirs, missing_ok=True)
+        report = self._import(files)
+        folders = [d.resolve() for d in self.case_dirs]
+        present = {str(f.resolve()) for f in files}
+        gone = [case_id for path, case_id in self.store.sources().items()
+                if path not in present and Path(path).parent in folders
+                and not Path(path).exists()]
+        stored = {case_id: self.store.get(case_id) for case_id in gone}
+        report.removed = self.delete([case_id for case_id, case in stored.items()
+                                      if case is not None and case.source is not None
+                                      and case.source not in present
+                                      and Path(case.source).parent in folders])
+        return report
 
     def import_paths(self, paths: Sequence[Path]) -> ImportReport:
         """Import case files and folders. Raises `RequestError` for a path that does not

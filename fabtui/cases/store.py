@@ -88,6 +88,8 @@ class ImportReport:
     """Files that could not be imported (the others were)."""
     changed: list[Case] = field(default_factory=list)
     """The cases added or updated, as stored."""
+    removed: list[str] = field(default_factory=list)
+    """Cases removed because their file left a case folder (`CaseLibrary.sync`)."""
 
     @property
     def files(self) -> int:
@@ -255,6 +257,15 @@ class CaseStore:
         row = self._conn().execute("SELECT data FROM cases WHERE id = ?", (case_id,)).fetchone()
         return Case.model_validate_json(row[0]) if row is not None else None
 
+    def exists(self, case_id: str) -> bool:
+        """True when the store holds `case_id`."""
+        return self._conn().execute("SELECT 1 FROM cases WHERE id = ?",
+                                    (case_id,)).fetchone() is not None
+
+    def sources(self) -> dict[str, str]:
+        """Imported file (absolute path) -> the case id it holds."""
+        return dict(self._conn().execute("SELECT path, case_id FROM sources").fetchall())
+
     def ids(self) -> list[str]:
         """Every case id, sorted."""
         return [r[0] for r in self._conn().execute("SELECT id FROM cases ORDER BY id")]
@@ -332,7 +343,7 @@ class CaseStore:
 
     def delete(self, case_ids: Iterable[str]) -> list[str]:
         """Remove cases (and the records of the files they came from); returns those removed."""
-        ids = [i for i in case_ids if self.get(i) is not None]
+        ids = [i for i in dict.fromkeys(case_ids) if self.exists(i)]
         if ids:
             with self.write() as db:
                 for case_id in ids:
@@ -363,7 +374,7 @@ class CaseStore:
             digest = hashlib.sha256(raw).hexdigest()[:20]
             key = str(path.resolve())
             known = self.source_digest(key)
-            if known is not None and known[0] == digest and self.get(known[1]) is not None:
+            if known is not None and known[0] == digest and self.exists(known[1]):
                 report.unchanged.append(known[1])
                 claimed[known[1]] = label
                 continue

@@ -97,18 +97,17 @@ _KILLED = textwrap.dedent("""
 
     data, what, marker = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     library = CaseLibrary(data, engine=None)
-    original = store_module.CaseStore._put
+    original = store_module.CaseStore._flush
     done = []
 
-    def put(self, db, case, now):
-        changed = original(self, db, case, now)
-        done.append(case.id)
-        if len(done) == 5:  # mid-transaction: rows written, nothing committed
+    def flush(self, db, batch):
+        original(self, db, batch)
+        done.extend(batch.cases)
+        if len(done) >= 5:  # mid-transaction: rows written, nothing committed
             marker.write_text("in the middle")
             time.sleep(60)
-        return changed
 
-    store_module.CaseStore._put = put
+    store_module.CaseStore._flush = flush
     if what == "import":
         library.import_paths([Path(sys.argv[4])])
     else:

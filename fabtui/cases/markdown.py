@@ -11,6 +11,7 @@ case twice gives the same bytes and importing an export gives the same case.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -399,7 +400,13 @@ _PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^,\[\]{}#]*")
 
 def _scalar(value: object) -> str:
     """A YAML scalar that reads back as the same text under the YAML 1.2 core schema."""
-    text = str(value)
+    return _quoted(str(value))
+
+
+@functools.lru_cache(maxsize=8192)
+def _quoted(text: str) -> str:
+    """`text` plain when YAML reads it back unchanged, else as a JSON (= YAML) string; tags
+    and components repeat across cases, hence the cache."""
     if _PLAIN.fullmatch(text) and ": " not in text and not text.endswith((":", " ")) \
             and parse_yaml(f"k: {text}\n", "-").data == {"k": text}:
         return text

@@ -96,6 +96,15 @@ class ImportReport:
         return len(self.added) + len(self.updated) + len(self.unchanged)
 
 
+@dataclass
+class _Batch:
+    """Rows one write transaction adds, written together."""
+
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    keys: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class CaseRow:
     """A case as listings show it, without reading its whole record."""
@@ -320,26 +329,40 @@ class CaseStore:
     def put(self, case: Case) -> bool:
         """Store `case` (new, or replacing the one with its id). False if nothing changed."""
         with self.write() as db:
-            return self._put(db, case, time.time())
+            batch = _Batch()
+            changed = self._put(db, case, time.time(), batch)
+            self._flush(db, batch)
+            return changed
 
-    def _put(self, db: sqlite_utils.Database, case: Case, now: float) -> bool:
+    def _put(self, db: sqlite_utils.Database, case: Case, now: float, batch: _Batch) -> bool:
+        """Add `case`'s rows to `batch` unless the store already holds it as it is."""
         digest = case_digest(case)
         old = db.execute("SELECT digest, created_at, source FROM cases WHERE id = ?",
                          [case.id]).fetchone()
         if old is not None and old[0] == digest and old[2] == case.source:
             return False
-        db.table("cases").upsert({
+        batch.cases[case.id] = {
             "id": case.id, "title": case.title, "status": case.status.value,
             "severity": case.severity.value if case.severity else None,
             "symptom_class": case.symptom_class.value, "lang": case.lang,
             "opened": case.opened, "closed": case.closed, "source": case.source,
             "digest": digest, "data": case.model_dump_json(),
-            "created_at": old[1] if old is not None else now, "updated_at": now}, pk="id")
-        db.execute("DELETE FROM case_keys WHERE case_id = ?", [case.id])
-        db.table("case_keys").insert_all([{"case_id": case.id, "kind": kind, "value": value}
-                                    for kind, value in case_keys(case, self.locate)],
-                                   pk=("case_id", "kind", "value"), ignore=True)
+            "created_at": old[1] if old is not None else now, "updated_at": now}
+        batch.keys[case.id] = [{"case_id": case.id, "kind": kind, "value": value}
+                               for kind, value in case_keys(case, self.locate)]
         return True
+
+    def _flush(self, db: sqlite_utils.Database, batch: _Batch) -> None:
+        """Write a batch's rows (one statement per table: sqlite-utils costs per call)."""
+        if batch.cases:
+            db.table("cases").upsert_all(list(batch.cases.values()), pk="id")
+            db.conn.executemany("DELETE FROM case_keys WHERE case_id = ?",
+                                [(i,) for i in batch.keys])
+            db.table("case_keys").insert_all([row for rows in batch.keys.values()
+                                              for row in rows],
+                                             pk=("case_id", "kind", "value"), ignore=True)
+        if batch.sources:
+            db.table("sources").upsert_all(batch.sources, pk="path")
 
     def delete(self, case_ids: Iterable[str]) -> list[str]:
         """Remove cases (and the records of the files they came from); returns those removed."""
@@ -397,16 +420,19 @@ class CaseStore:
         for start in range(0, len(pending), BATCH):
             with self.write() as db:
                 now = time.time()
+                batch = _Batch()
+                outcome: list[tuple[str, Case]] = []
                 for key, digest, case in pending[start:start + BATCH]:
-                    existed = db.execute("SELECT 1 FROM cases WHERE id = ?",
-                                         [case.id]).fetchone() is not None
-                    changed = self._put(db, case, now)
-                    db.table("sources").upsert({"path": key, "digest": digest, "case_id": case.id,
-                                          "imported_at": now}, pk="path")
-                    if not changed:
-                        report.unchanged.append(case.id)
-                        continue
-                    (report.updated if existed else report.added).append(case.id)
+                    existed = self.exists(case.id)
+                    changed = self._put(db, case, now, batch)
+                    batch.sources.append({"path": key, "digest": digest, "case_id": case.id,
+                                          "imported_at": now})
+                    what = ("updated" if existed else "added") if changed else "unchanged"
+                    outcome.append((what, case))
+                self._flush(db, batch)
+            for what, case in outcome:  # told only once committed
+                getattr(report, what).append(case.id)
+                if what != "unchanged":
                     report.changed.append(case)
         return report
 

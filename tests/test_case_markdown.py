@@ -154,6 +154,7 @@ def _full_case() -> Case:
                                             "rail3", "optic:MT24000043"],
         tags=["busbw", "yes", "2026", "no: colon"], sessions=["20261130-031502-7f3a9c"],
         runbooks=["busbw-low"], authors=["alice"],
+        references=["https://github.com/NVIDIA/nccl/issues/1234", "ticket: FAB-12"],
         environment={"gpu": "H100", "nccl": "2.21.5", "scale": "512 GPUs"},
         symptom="busbw dropped.\n\n## not a heading, a line of prose\n\nsee below",
         root_cause="A dirty connector.\n```\n## inside a fence\n```",

@@ -59,7 +59,7 @@ REQUIRED_SECTIONS = ("symptom", "root_cause", "resolution")
 REQUIRED_KEYS = ("id", "title", "tags")
 FRONT_MATTER_KEYS = ("id", "title", "status", "severity", "opened", "closed", "lang",
                      "symptom_class", "tags", "error_codes", "components", "environment",
-                     "sessions", "runbooks", "authors")
+                     "sessions", "runbooks", "authors", "references")
 """The front matter keys, in the order an export writes them."""
 
 _BY_HEADING = {name.casefold(): s for s in SECTIONS for name in (s.heading, *s.aliases)}

@@ -157,6 +157,8 @@ class Case(BaseModel):
     sessions: list[str] = Field(default_factory=list)
     runbooks: list[str] = Field(default_factory=list)
     authors: list[str] = Field(default_factory=list)
+    references: list[str] = Field(default_factory=list)
+    """Links to what the case draws on (a public issue thread, a vendor advisory, a ticket)."""
 
     symptom: str = ""
     """What was seen, in the reporter's words."""
@@ -204,7 +206,7 @@ class Case(BaseModel):
         return value
 
     @field_validator("error_codes", "tags", "components", "sessions", "runbooks", "authors",
-                     mode="before")
+                     "references", mode="before")
     @classmethod
     def _list(cls, value: object) -> object:
         """A single value is a one-item list; numbers (`tags: [400g]` read as text) are text."""

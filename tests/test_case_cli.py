@@ -126,7 +126,7 @@ def test_a_demo_session_files_as_a_draft_that_matches_the_past_optic_case(
     shown = fab("cases", "show", draft["id"]).stdout
     assert "hunter2" not in shown and SECRET not in shown and "password=***" in shown
 
-    similar = fab("cases", "similar", session, "--json")
+    similar = fab("cases", "similar", session, "-n", "50", "--json")
     assert similar.exit_code == 0, similar.output
     found = json.loads(similar.stdout)
     ids = [c["id"] for c in found["cases"]]
@@ -166,16 +166,20 @@ def test_a_draft_is_completed_then_edited_through_its_markdown(
 
 
 def test_search_filters_and_json(fab: Callable[..., Result]) -> None:
+    # The shipped library may hold cases like these too: assertions are about the team's own.
     result = fab("cases", "search", "optic", "hang", "--json")
     assert result.exit_code == 0, result.output
     hits = json.loads(result.stdout)
-    assert hits[0]["id"] == "past-optic-rail5"
+    assert "past-optic-rail5" in [h["id"] for h in hits[:5]]
     assert set(hits[0]) == {"id", "title", "score", "snippet", "matched"}
-    only_open = json.loads(fab("cases", "search", "hang", "--status", "unresolved",
-                               "--json").stdout)
-    assert [h["id"] for h in only_open] == ["past-hang-open"]
-    text = fab("cases", "search", "pfc").stdout
-    assert text.startswith("past-pfc-storm") and "matched" in text
+    one_port = json.loads(fab("cases", "search", "optic", "--component",
+                              "leaf-g01-r5:Ethernet4", "--json").stdout)
+    assert [h["id"] for h in one_port] == ["past-optic-rail5"]
+    only_open = [h["id"] for h in json.loads(fab("cases", "search", "hang", "--status",
+                                                 "unresolved", "-n", "50", "--json").stdout)]
+    assert "past-hang-open" in only_open and "past-optic-rail5" not in only_open
+    text = fab("cases", "search", "pfc", "--tag", "pfc").stdout
+    assert "past-pfc-storm" in text and "matched" in text
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -117,6 +117,7 @@ def test_a_demo_session_files_as_a_draft_that_matches_the_past_optic_case(
     assert "ib-status-12" in draft["error_codes"]
     assert {"node003:mlx5_5", "leaf-g00-r5:Ethernet16", "optic:MT24000043"} <= \
         set(draft["components"])
+    assert "node001" not in draft["components"]  # where the log was read, not a suspect
     assert {"metric": "rx_power_dbm", "value": "-inf dBm", "source": "switch.dom",
             "component": "leaf-g00-r5:Ethernet16/lane1"} in draft["evidence"]
     assert "NCCL watchdog timeout" in draft["symptom"]  # the runbook's symptoms

@@ -201,7 +201,8 @@ def _finished(event: Event, data: BlockFinished, draft: _Draft) -> None:
                 [v.value for v in _PROBLEMS]:
             continue
         component = str(metric.get("component") or result.get("target") or "")
-        draft.component(component)
+        if not (probe.startswith("logs.") and component == result.get("target")):
+            draft.component(component)  # (the host a log was read on is not a suspect)
         value = f"{metric.get('value')}"
         unit = str(metric.get("unit") or "")
         value = _line(f"{value} {unit}".strip(), 200)

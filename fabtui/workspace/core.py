@@ -329,7 +329,10 @@ class Workspace:
             return self.cases.get(name)
         if self.journal.session(name) is not None:
             return self.cases.masked(draft_case(self.session_record(name)))
-        return self.cases.get(name)  # raises, with close case ids
+        try:
+            return self.cases.get(name)
+        except RequestError as exc:
+            raise RequestError(f"{exc} (nor is it a session: fabtui runbook sessions)") from None
 
     # runs -------------------------------------------------------------------------------------
     def open_run(self, name: str, *, inputs: Mapping[str, Any], operator: Operator,

@@ -6,8 +6,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from fabtui.cases.markdown import parse_case, write_case
+from fabtui.cases.markdown import _outside_fences, parse_case, write_case
 from fabtui.errors import InputError
 from fabtui.model.case import (
     ActionItem,
@@ -195,3 +197,29 @@ def test_a_draft_exports_with_empty_required_sections_and_reimports() -> None:
     text = write_case(draft)
     assert "## Root cause\n" in text and "## Resolution\n" in text
     assert parse_case(text, "d.md").status is CaseStatus.DRAFT
+
+
+_PROSE = st.lists(st.text(alphabet="ab #|-[]:`~\\*中文", min_size=0, max_size=12),
+                  min_size=1, max_size=6).map(
+    lambda lines: "\n".join(line.rstrip() for line in lines).strip("\n"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(symptom=_PROSE, cause=_PROSE, lessons=_PROSE)
+def test_any_prose_survives_an_export_and_import(symptom: str, cause: str,
+                                                 lessons: str) -> None:
+    """Headings, escapes, tables and fences in prose are written so they read back as prose,
+    and a fence left open cannot swallow the sections after it."""
+    case = Case(id="p", title="prose", symptom=symptom, root_cause=cause, lessons=lessons,
+                status=CaseStatus.RESOLVED if cause.strip() else CaseStatus.DRAFT)
+    again = parse_case(write_case(case), "p.md")
+    for name in ("symptom", "root_cause", "lessons"):
+        written, read = getattr(case, name), getattr(again, name)
+        if _open_fence(written):
+            assert read.startswith(written)  # closed on the way out: only a fence added
+        else:
+            assert read == written, name
+
+
+def _open_fence(text: str) -> bool:
+    return _outside_fences(text, lambda line: line)[1] is not None

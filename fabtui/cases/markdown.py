@@ -249,7 +249,8 @@ def _clean(body: list[str]) -> str:
 
 def _unescape(text: str) -> str:
     """`\\## x` is how an export writes a prose line that would otherwise start a section."""
-    return re.sub(r"(?m)^\\(##)", r"\1", text)
+    return _outside_fences(text, lambda line: line[1:] if line.startswith("\\##")
+                           else line)[0]
 
 
 def _fill(key: str, content: str, first_line: int, data: dict[str, Any], source: str,
@@ -441,8 +442,9 @@ def _front_matter_text(case: Case) -> list[str]:
     return out
 
 
-def _escape(text: str) -> str:
-    """Prose lines that would start a section outside a fence get a backslash."""
+def _outside_fences(text: str, change: Callable[[str], str]) -> tuple[str, str | None]:
+    """`text` with `change` applied to every line outside fenced code; and the fence left
+    open at the end, if one was."""
     out = []
     fence: str | None = None
     for line in text.split("\n"):
@@ -452,10 +454,19 @@ def _escape(text: str) -> str:
                 fence = None
         elif opened:
             fence = opened.group(1)
-        elif _HEADING.match(line) or line.startswith("\\##"):
-            line = "\\" + line
+        else:
+            line = change(line)
         out.append(line)
-    return "\n".join(out)
+    return "\n".join(out), fence
+
+
+def _escape(text: str) -> str:
+    """Prose lines that would start a section outside a fence get a backslash; a fence left
+    open is closed, so it cannot swallow the sections after it."""
+    escaped, open_fence = _outside_fences(
+        text, lambda line: "\\" + line if _HEADING.match(line) or line.startswith("\\##")
+        else line)
+    return f"{escaped}\n{open_fence}" if open_fence else escaped
 
 
 def _cell(text: str) -> str:

@@ -14,6 +14,13 @@ Prints, for a synthetic library of `--cases` case files:
     python benchmarks/case_store.py --cases 10000 --kills 20
 
 Any lost case or inconsistent store makes the script exit 1.
+
+On the 2-core machine shared with other work (load ~12, 2026-12-01), defaults: import 2,000
+cases in 2.6 s (770/s; again, unchanged, 0.34 s); filing p50 0.4 ms / p99 15 ms store only;
+with the whoosh index of the cases-search branch merged in: p50 40 ms / p99 208 ms, of which the
+store and the freshness check take ~3.5 ms and the index commit the rest; export 2,200 files in
+6 s (file creation dominates); 4 x 25 concurrent filings: 0 lost, 0 "locked"; 8 imports killed
+mid-way: 0 inconsistent, every rerun complete.
 """
 
 from __future__ import annotations

@@ -209,5 +209,8 @@ def test_a_bad_case_file_is_located_and_the_rest_import(fab: Callable[..., Resul
     assert result.stdout.startswith("1 added, 0 updated, 0 unchanged")
     assert result.stderr.startswith("new/bad.md:5: symptom_class: Input should be")
     assert fab("cases", "show", "new-good").exit_code == 0
+    listed = json.loads(fab("cases", "list", "--status", "unresolved", "--json").stdout)
+    assert "past-hang-open" in [r["id"] for r in listed]
+    assert {r["status"] for r in listed} == {"unresolved"}
     stats = json.loads(fab("cases", "stats", "--json").stdout)
     assert stats["cases"] >= 4 and stats["status"]["unresolved"] >= 1

@@ -81,6 +81,24 @@ def search(ctx: click.Context, query: tuple[str, ...], component: str | None, ra
             click.echo(f"    matched {why}")
 
 
+@cases.command("list")
+@click.option("--status", type=click.Choice([s.value for s in CaseStatus]))
+@click.option("-n", "--limit", type=click.IntRange(1), default=None, help="At most N cases.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def list_cases(ctx: click.Context, status: str | None, limit: int | None,
+               as_json: bool) -> None:
+    """The cases in the library, most recently changed first."""
+    rows = workspace(ctx).cases.list(status=status, limit=limit)
+    if as_json:
+        _echo_json([{"id": r.id, "title": r.title, "status": r.status,
+                     "severity": r.severity, "symptom_class": r.symptom_class,
+                     "opened": r.opened, "source": r.source} for r in rows])
+        return
+    for row in rows:
+        click.echo(f"{row.id:<40}{row.status:<11}{row.symptom_class:<24}{row.title}")
+
+
 @cases.command("show")
 @click.argument("case_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")

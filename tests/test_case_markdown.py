@@ -223,3 +223,18 @@ def test_any_prose_survives_an_export_and_import(symptom: str, cause: str,
 
 def _open_fence(text: str) -> bool:
     return _outside_fences(text, lambda line: line)[1] is not None
+
+
+def test_every_shipped_case_reads_and_exports_back_as_itself() -> None:
+    from fabtui.cases.library import case_files
+    from fabtui.cases.markdown import read_case
+    from fabtui.paths import shipped_dir
+
+    files = case_files([shipped_dir("cases")])
+    if not files:
+        pytest.skip("no shipped case files in this tree yet")
+    for path in files:
+        case, _ = read_case(path, path.name)
+        text = write_case(case)
+        assert parse_case(text, path.name) == case, path.name
+        assert write_case(parse_case(text, path.name)) == text, path.name

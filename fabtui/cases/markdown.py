@@ -65,6 +65,8 @@ FRONT_MATTER_KEYS = ("id", "title", "status", "severity", "opened", "closed", "l
 _BY_HEADING = {name.casefold(): s for s in SECTIONS for name in (s.heading, *s.aliases)}
 _BY_KEY = {s.key: s for s in SECTIONS}
 _HEADING = re.compile(r"^##(?!#)\s+(.*?)\s*#*\s*$")
+_ESCAPED = re.compile(r"\\+##")
+"""A prose line an export escaped: as many backslashes as it had, plus one."""
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _TIME = (r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?"
          r"|\d{1,2}:\d{2}(?::\d{2})?Z?")
@@ -249,8 +251,7 @@ def _clean(body: list[str]) -> str:
 
 def _unescape(text: str) -> str:
     """`\\## x` is how an export writes a prose line that would otherwise start a section."""
-    return _outside_fences(text, lambda line: line[1:] if line.startswith("\\##")
-                           else line)[0]
+    return _outside_fences(text, lambda line: line[1:] if _ESCAPED.match(line) else line)[0]
 
 
 def _fill(key: str, content: str, first_line: int, data: dict[str, Any], source: str,
@@ -464,7 +465,7 @@ def _escape(text: str) -> str:
     """Prose lines that would start a section outside a fence get a backslash; a fence left
     open is closed, so it cannot swallow the sections after it."""
     escaped, open_fence = _outside_fences(
-        text, lambda line: "\\" + line if _HEADING.match(line) or line.startswith("\\##")
+        text, lambda line: "\\" + line if _HEADING.match(line) or _ESCAPED.match(line)
         else line)
     return f"{escaped}\n{open_fence}" if open_fence else escaped
 

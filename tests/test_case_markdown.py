@@ -132,10 +132,13 @@ def test_chinese_headings_and_structured_sections_are_read() -> None:
      "cases/bad.md:11: table row has 2 cells, expected 4"),
     ("---\nid: [x\n---\n", "cases/bad.md:3: invalid YAML"),
     ("no front matter\n", "cases/bad.md:1: missing front matter"),
+    ("---\nid: x\ntitle: T\ntags: []\nenvironment:\n  nccl: 2.21\n  gpuu: H100\n---\n"
+     "## Symptom\ns\n## Root cause\nr\n## Resolution\nz\n",
+     "cases/bad.md:7: unknown key 'gpuu' in environment (did you mean 'gpu'?)"),
     ("---\nid: x\n", "cases/bad.md:1: front matter is not closed"),
 ], ids=["misspelt-section", "no-tags", "bad-status", "section-in-front-matter", "bad-date",
         "bad-id", "resolved-without-cause", "twice", "short-row", "yaml", "no-front-matter",
-        "unclosed"])
+        "environment-typo", "unclosed"])
 def test_problems_name_the_file_and_line(text: str, expected: str) -> None:
     problems = _problems(text)
     assert any(p.startswith(expected) for p in problems), problems

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from fabtui.errors import InputError, Problem
-from fabtui.model.case import Case, CaseStatus
+from fabtui.model.case import Case, CaseStatus, Environment
 from fabtui.schema_errors import describe
 from fabtui.yamldoc import YamlDoc, parse_yaml
 
@@ -386,6 +386,11 @@ def _validation_problems(exc: ValidationError, doc: YamlDoc, section_lines: dict
             error["type"] != "value_error" else ""
         where = describe(loc)
         text = f"{where}: {message}{shown}" if where else message
+        if error["type"] == "extra_forbidden" and len(loc) == 2 and loc[0] == "environment":
+            known = list(Environment.model_fields)
+            close = difflib.get_close_matches(str(loc[1]), known, n=1)
+            text = f"unknown key {loc[1]!r} in environment" + (
+                f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(known)}")
         if not loc:
             problems.append(Problem(source, section_lines.get("root_cause", 1), text))
         elif loc[0] in FRONT_MATTER_KEYS:

@@ -77,6 +77,13 @@ def test_a_store_is_migrated_and_a_newer_one_refused(tmp_path: Path) -> None:
         CaseStore(path)
 
 
+def test_a_file_that_is_not_a_store_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = store_path(tmp_path)
+    path.write_bytes(b"this is not SQLite" * 100)
+    with pytest.raises(InputError, match="not a readable case store"):
+        CaseStore(path)
+
+
 def test_each_store_has_its_own_generations(tmp_path: Path) -> None:
     one, two = CaseStore(tmp_path / "1.sqlite"), CaseStore(tmp_path / "2.sqlite")
     assert one.generation() != two.generation()  # an index built for a lost store is stale

@@ -160,6 +160,13 @@ class CaseStore:
         try:
             self._retry(lambda: self._conn().execute("PRAGMA journal_mode=WAL"))
             self.migrated_from = self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            if isinstance(exc, sqlite3.OperationalError) and _locked(exc):
+                raise
+            raise InputError.single(str(path), None, f"not a readable case store ({exc}): "
+                                    "move it away (fabtui cases import rebuilds a library "
+                                    "from case files)") from None
         except BaseException:
             self.close()
             raise

@@ -55,6 +55,9 @@ SUBCOMMANDS = {
                           "Runbooks: executable markdown procedures, recorded step by step."),
     "report": Subcommand("fabtui.cli.report:report",
                          "Reports a customer can read, from journaled sessions."),
+    "cases": Subcommand("fabtui.cli.cases:cases",
+                        "The case library: past incidents, searchable by symptom in English "
+                        "and Chinese."),
 }
 """Subcommand name -> where it lives and its short help."""
 

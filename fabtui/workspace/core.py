@@ -10,7 +10,9 @@ never opens the journal. Rules that used to live in the click commands live here
   real ones otherwise;
 - runbooks: a broken runbook (lint errors) is refused before it runs; resume refuses a finished
   session, notes a changed file, asks again for secrets (never stored) and restores a dry run;
-- the journal is opened once and closed by `close()` (or leaving a `with` block).
+- the journal is opened once and closed by `close()` (or leaving a `with` block);
+- the case library (`cases`) lives beside the journal in the data folder; the configured case
+  folders (the shipped `cases/` among them) are imported on first use, and again when changed.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ from fabtui.config import Settings
 from fabtui.errors import InputError, RequestError
 
 if TYPE_CHECKING:
+    from fabtui.cases.components import Placement
+    from fabtui.cases.filing import SessionRecord
+    from fabtui.cases.library import CaseLibrary
+    from fabtui.cases.store import ImportReport
     from fabtui.journal.store import Journal
+    from fabtui.model.case import Case
     from fabtui.model.events import Event
     from fabtui.model.probe import ProbeDef, ProbeResult
     from fabtui.model.runbook import Runbook, SessionInfo
@@ -58,6 +65,9 @@ class Workspace:
         self.settings = settings
         self.notice = notice
         self._journal: Journal | None = None
+        self._cases: CaseLibrary | None = None
+        self.case_sync: ImportReport | None = None
+        """What importing the case folders did when the library was first used."""
         self._loaded: dict[Path, LoadedTopology] = {}
         self._graphs: dict[tuple[Path, Path | None], FabricGraph] = {}
 
@@ -73,6 +83,9 @@ class Workspace:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
+        if self._cases is not None:
+            self._cases.close()
+            self._cases = None
 
     # the fabric -------------------------------------------------------------------------------
     def topology(self, path: Path | None = None) -> LoadedTopology:
@@ -233,6 +246,93 @@ class Workspace:
         if not events:
             raise RequestError(f"no session {session!r}")
         return events
+
+    # the case library -------------------------------------------------------------------------
+    @property
+    def cases(self) -> CaseLibrary:
+        """The case library of the data folder, opened on first use: the configured case
+        folders are imported then (only new and edited files; a file that fails is told through
+        `notice` and the others are imported)."""
+        if self._cases is None:
+            from fabtui.cases.library import CaseLibrary
+            from fabtui.paths import display_path
+            from fabtui.runbooks.redact import Redactor
+
+            self._cases = CaseLibrary(self.settings.data_dir, self.settings.case_dirs,
+                                      mask=Redactor(extra=self.settings.redact).text,
+                                      locate=self._locate(), label=display_path)
+            self.case_sync = self._cases.sync()
+            if self.case_sync.problems and self.notice is not None:
+                first = self.case_sync.problems[0]
+                more = len(self.case_sync.problems) - 1
+                self.notice(f"case library: {first}" + (f" (and {more} more problem"
+                                                       f"{'s' if more != 1 else ''}: fabtui "
+                                                       "cases import shows them)"
+                                                       if more else ""))
+        return self._cases
+
+    def _locate(self) -> Callable[[str], Placement | None] | None:
+        """Where the configured fabric puts a component id (rails, node, leaf), for matching
+        cases by rail; None when the topology cannot be read (cases still work)."""
+        from fabtui.cases.components import Placement
+
+        try:
+            topology = self.topology().topology
+        except InputError:
+            return None
+        switch_rails = {s.name: tuple(s.rail) for s in topology.switches}
+        roles = {s.name: s.role.value for s in topology.switches}
+        nics: dict[str, Placement] = {}
+        for node in topology.nodes:
+            for nic in node.nics:
+                place = Placement(rails=(nic.rail,), node=node.hostname)
+                nics[f"{node.hostname}:{nic.name}"] = place
+                if nic.netdev:
+                    nics[f"{node.hostname}:{nic.netdev}"] = place
+
+        def locate(component: str) -> Placement | None:
+            if component in nics:
+                return nics[component]
+            device = component.partition(":")[0]
+            if device in switch_rails:
+                leaf = device if roles[device] == "leaf" else None
+                return Placement(rails=switch_rails[device], leaf=leaf)
+            return None
+
+        return locate
+
+    def session_record(self, session: str) -> SessionRecord:
+        """What filing reads about `session` (a `SessionRecord`). Raises `RequestError`."""
+        from fabtui.cases.filing import SessionRecord
+
+        found = self.journal.session(session)
+        if found is None:
+            raise RequestError(f"no session {session!r} in {self.journal.path} "
+                               "(fabtui runbook sessions)")
+        info, _inputs = found
+        book = self.library.runbooks.get(info.runbook)
+        return SessionRecord(id=info.id, runbook=info.runbook, title=book.title if book
+                             else info.title, status=info.status, started_at=info.started_at,
+                             operator=info.operator, events=self.journal.events(session),
+                             symptoms=list(book.meta.symptoms) if book else [],
+                             tags=list(book.meta.tags) if book else [])
+
+    def file_case(self, session: str) -> Case:
+        """File `session` (finished or abandoned) as a draft case, masked, and store it."""
+        return self.cases.file_session(self.session_record(session))
+
+    def case_or_session(self, name: str) -> Case:
+        """The case `name`, or the draft a session `name` would file as (not stored)."""
+        from fabtui.cases.filing import draft_case
+
+        if self.cases.store.get(name) is not None:
+            return self.cases.get(name)
+        if self.journal.session(name) is not None:
+            return self.cases.masked(draft_case(self.session_record(name)))
+        try:
+            return self.cases.get(name)
+        except RequestError as exc:
+            raise RequestError(f"{exc} (nor is it a session: fabtui runbook sessions)") from None
 
     # runs -------------------------------------------------------------------------------------
     def open_run(self, name: str, *, inputs: Mapping[str, Any], operator: Operator,

@@ -1,0 +1,339 @@
+"""The case library as the workspace uses it: import, read, search, file, complete, match,
+export and reindex, over the SQLite store and the search index derived from it.
+
+Everything stored goes through `mask` first (the site's redaction: secrets never reach a case,
+whether imported or filed). The search index (fabtui/cases/index.py, the only module that knows
+whoosh) is always rebuilt from the store when missing, corrupt or stale (its generation differs
+from the store's), so it is never the only copy of anything; a write updates it in place when it
+was current just before that write, and leaves it for the next search to rebuild otherwise.
+"""
+
+from __future__ import annotations
+
+import builtins
+import difflib
+import importlib
+import importlib.util
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from fabtui.cases.components import Locate
+from fabtui.cases.filing import SessionRecord, case_id_for, draft_case
+from fabtui.cases.markdown import case_file_name, parse_case, write_case
+from fabtui.cases.similar import Similar, similar_cases
+from fabtui.cases.store import CaseRow, CaseStore, ImportReport, store_path
+from fabtui.cases.to_index import index_fields
+from fabtui.errors import InputError, RequestError
+from fabtui.model.case import Case, CaseStatus, Severity
+
+Mask = Callable[[str], str]
+
+
+class Hit(Protocol):
+    """What the index returns for one case (see fabtui/cases/index.py)."""
+
+    id: str
+    title: str
+    score: float
+    snippet: str
+    highlights: list[tuple[int, int]]
+    matched: dict[str, list[str]]
+
+
+class SearchResult(Protocol):
+    hits: Sequence[Hit]
+    total: int
+    suggestion: str | None
+
+
+class Index(Protocol):
+    """The index API the library calls (built in fabtui/cases/index.py)."""
+
+    def ensure(self, docs: Callable[[], Iterable[Any]], generation: str) -> bool: ...
+    def upsert(self, docs: Iterable[Any], generation: str) -> None: ...
+    def delete(self, ids: Iterable[str], generation: str) -> None: ...
+    def search(self, query: str, filters: Any = None, limit: int = 10) -> SearchResult: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class IndexEngine:
+    """The index's classes: `CaseIndex`, `IndexDoc` and `SearchFilters`."""
+
+    index: Callable[[Path], Index]
+    doc: Callable[..., Any]
+    filters: Callable[..., Any]
+
+
+def default_engine() -> IndexEngine | None:
+    """The shipped index (fabtui.cases.index), or None when this build has none."""
+    if importlib.util.find_spec("fabtui.cases.index") is None:
+        return None
+    module = importlib.import_module("fabtui.cases.index")
+    document = module
+    if not hasattr(module, "IndexDoc"):
+        document = importlib.import_module("fabtui.cases.document")
+    filters = getattr(module, "SearchFilters", None) or document.SearchFilters
+    return IndexEngine(index=module.CaseIndex, doc=document.IndexDoc, filters=filters)
+
+
+def case_files(paths: Iterable[Path], *, missing_ok: bool = False) -> list[Path]:
+    """The case files named: files as given, folders' `*.md` (not README.md), sorted."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.glob("*.md") if p.name.lower() != "readme.md")
+        elif path.is_file():
+            files.append(path)
+        elif not missing_ok:
+            raise RequestError(f"{path}: no such file or folder")
+    return files
+
+
+class CaseLibrary:
+    """The case library of one data folder (see the module docstring)."""
+
+    def __init__(self, data_dir: Path, case_dirs: Sequence[Path] = (), *,
+                 mask: Mask | None = None, locate: Locate | None = None,
+                 engine: IndexEngine | bool | None = True,
+                 label: Callable[[Path], str] = str) -> None:
+        """Open (creating) the store in `data_dir`. `engine`: True for the shipped index,
+        None/False for none (search then refuses; similar uses structured matching only)."""
+        self.data_dir = data_dir
+        self.case_dirs = tuple(case_dirs)
+        self.mask = mask
+        self.locate = locate
+        self.label = label
+        self.store = CaseStore(store_path(data_dir), locate)
+        self.index_dir = data_dir / "case-index"
+        self._engine = default_engine() if engine is True else engine or None
+        self._index: Index | None = None
+
+    def close(self) -> None:
+        """Close the store and the index (both reopen if used again)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        self.store.close()
+
+    # writing ----------------------------------------------------------------------------------
+    def masked(self, case: Case) -> Case:
+        """`case` with every secret masked (its id and source file aside)."""
+        if self.mask is None:
+            return case
+        mask = self.mask
+
+        def scrub(value: Any) -> Any:
+            if isinstance(value, str):
+                return mask(value)
+            if isinstance(value, dict):
+                return {k: scrub(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [scrub(v) for v in value]
+            return value
+
+        data = case.model_dump(mode="json")
+        cleaned = {k: v if k in ("id", "source") else scrub(v) for k, v in data.items()}
+        return Case.model_validate(cleaned) if cleaned != data else case
+
+    def put(self, case: Case) -> Case:
+        """Store `case` (masked) and update the index; returns the case as stored."""
+        case = self.masked(case)
+        if self.store.put(case):
+            self._after_write([case])
+        return case
+
+    def sync(self) -> ImportReport:
+        """Import the configured case folders (the shipped `cases/` among them): new and
+        edited files only, so a library already in step costs a hash per file. A case whose
+        file was removed from one of those folders is removed too (the file was its truth);
+        cases imported from elsewhere or filed here are never touched."""
+        files = case_files(self.case_dirs, missing_ok=True)
+        report = self._import(files)
+        folders = [d.resolve() for d in self.case_dirs]
+        present = {str(f.resolve()) for f in files}
+        gone = [case_id for path, case_id in self.store.sources().items()
+                if path not in present and Path(path).parent in folders
+                and not Path(path).exists()]
+        stored = {case_id: self.store.get(case_id) for case_id in gone}
+        report.removed = self.delete([case_id for case_id, case in stored.items()
+                                      if case is not None and case.source is not None
+                                      and case.source not in present
+                                      and Path(case.source).parent in folders])
+        return report
+
+    def import_paths(self, paths: Sequence[Path]) -> ImportReport:
+        """Import case files and folders. Raises `RequestError` for a path that does not
+        exist; a file that fails is in the report's `problems`, the others are imported."""
+        return self._import(case_files(paths))
+
+    def _import(self, files: list[Path]) -> ImportReport:
+        labelled = [(path, self.label(path)) for path in files]
+        by_label = {label: path for path, label in labelled}
+
+        def parse(text: str, label: str) -> Case:
+            case = parse_case(text, label)
+            # Stored by the file's absolute path, so the working folder does not change it.
+            return case.model_copy(update={"source": str(by_label[label].resolve())})
+
+        report = self.store.import_files(labelled, parse, self.masked)
+        if report.changed:
+            self._after_write(report.changed)
+        return report
+
+    def _after_write(self, changed: list[Case]) -> None:
+        """Bring the index up to the store, if it is in use (else the next search builds it)."""
+        if self._engine is None or (self._index is None and not self.index_dir.exists()):
+            return
+        before, after = self.store.last_write or ("", self.store.generation())
+        index = self._open_index()
+        index.ensure(self._all_docs, before)
+        index.upsert([self._doc(c) for c in changed], after)
+
+    def file_session(self, record: SessionRecord) -> Case:
+        """A draft case from a session, stored. Filing a session again replaces its draft;
+        a case already completed from it is refused (`RequestError`)."""
+        existing = self.store.get(case_id_for(record.id))
+        if existing is not None and existing.status is not CaseStatus.DRAFT:
+            raise RequestError(f"session {record.id} was filed as {existing.id}, which is "
+                               f"{existing.status.value} now; edit it with `fabtui cases "
+                               "export`, then `fabtui cases import`")
+        return self.put(draft_case(record))
+
+    def complete(self, case_id: str, *, root_cause: str | None = None,
+                 resolution: str | None = None, status: CaseStatus | None = None,
+                 severity: Severity | None = None, title: str | None = None) -> Case:
+        """Write what the operator found into a case (a draft becomes resolved once it has a
+        root cause). Raises `RequestError` for an unknown case, `InputError` for a resolved
+        case without a root cause."""
+        case = self.get(case_id)
+        update: dict[str, Any] = {k: v for k, v in (("root_cause", root_cause),
+                                                    ("resolution", resolution),
+                                                    ("severity", severity),
+                                                    ("title", title)) if v is not None}
+        cause = root_cause if root_cause is not None else case.root_cause
+        update["status"] = status or (CaseStatus.RESOLVED if cause.strip() else case.status)
+        try:
+            completed = Case.model_validate({**case.model_dump(), **update})
+        except ValidationError as exc:
+            message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+            raise InputError.single(case_id, None, message) from None
+        return self.put(completed)
+
+    def delete(self, case_ids: Iterable[str]) -> list[str]:
+        """Remove cases from the store and the index; returns those removed."""
+        removed = self.store.delete(case_ids)
+        if removed and self._engine is not None and \
+                (self._index is not None or self.index_dir.exists()):
+            before, after = self.store.last_write or ("", self.store.generation())
+            index = self._open_index()
+            index.ensure(self._all_docs, before)
+            index.delete(removed, after)
+        return removed
+
+    # reading ----------------------------------------------------------------------------------
+    def get(self, case_id: str) -> Case:
+        """The case `case_id`. Raises `RequestError` (with close ids) when there is none."""
+        case = self.store.get(case_id)
+        if case is None:
+            close = difflib.get_close_matches(case_id, self.store.ids(), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else \
+                "; `fabtui cases search` finds cases"
+            raise RequestError(f"no case {case_id!r}{hint}")
+        return case
+
+    def list(self, *, status: str | None = None, limit: int | None = None) -> list[CaseRow]:
+        """Cases for listings, most recently changed first."""
+        return self.store.rows(status=status, limit=limit)
+
+    def cases(self) -> Iterator[Case]:
+        """Every stored case, in id order."""
+        return self.store.all()
+
+    # the index --------------------------------------------------------------------------------
+    def _doc(self, case: Case) -> Any:
+        assert self._engine is not None
+        return self._engine.doc(**index_fields(case, self.locate))
+
+    def _all_docs(self) -> Iterator[Any]:
+        return (self._doc(case) for case in self.store.all())
+
+    def _open_index(self) -> Index:
+        if self._engine is None:
+            raise RequestError("this fabtui has no case index (fabtui.cases.index): search "
+                               "is not available")
+        if self._index is None:
+            self._index = self._engine.index(self.index_dir)
+        return self._index
+
+    def _fresh_index(self) -> Index:
+        index = self._open_index()
+        index.ensure(self._all_docs, self.store.generation())
+        return index
+
+    def search(self, query: str, *, limit: int = 10, **filters: Any) -> SearchResult:
+        """Cases matching `query`, best first (filters: component, rail, node, tag, severity,
+        status, since, until). The index is rebuilt first if it is missing or stale."""
+        index = self._fresh_index()
+        assert self._engine is not None
+        given = {k: v for k, v in filters.items() if v is not None}
+        return index.search(query, self._engine.filters(**given) if given else None, limit)
+
+    def reindex(self) -> int:
+        """Rebuild the index from the store, whatever state it is in; returns the cases."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        if self.index_dir.exists():
+            import shutil
+
+            shutil.rmtree(self.index_dir)
+        self._fresh_index()
+        return self.store.count()
+
+    def similar(self, case: Case, limit: int = 5) -> Similar:
+        """Past cases like `case` (a stored one, or a session's draft not stored)."""
+        search = None
+        if self._engine is not None:
+            index = self._fresh_index()
+
+            def search(query: str, n: int) -> list[tuple[str, float, dict[str, list[str]]]]:
+                result = index.search(query, None, n)
+                return [(h.id, h.score, dict(h.matched)) for h in result.hits]
+
+        return similar_cases(self.masked(case), self.store, search=search,
+                             locate=self.locate, limit=limit)
+
+    # export and figures -----------------------------------------------------------------------
+    def export(self, out_dir: Path,
+               ids: Sequence[str] = ()) -> tuple[builtins.list[Path], int]:
+        """Write one markdown file per case (or per case of `ids`) into `out_dir`: the files
+        and how many were written (a file already holding the same text is left alone)."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        chosen = [self.get(i) for i in ids] if ids else list(self.store.all())
+        paths: builtins.list[Path] = []
+        written = 0
+        for case in chosen:
+            path = out_dir / case_file_name(case)
+            text = write_case(case)
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                tmp = path.with_suffix(".md.tmp")
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(path)  # a reader never sees half a file
+                written += 1
+            paths.append(path)
+        return paths, written
+
+    def stats(self) -> dict[str, Any]:
+        """How many cases, by status, severity, symptom class and language; where they are."""
+        return {"cases": self.store.count(), "status": self.store.counts("status"),
+                "severity": self.store.counts("severity"),
+                "symptom_class": self.store.counts("symptom_class"),
+                "lang": self.store.counts("lang"), "generation": self.store.generation(),
+                "store": str(self.store.path), "index": str(self.index_dir),
+                "index_available": self._engine is not None}
+

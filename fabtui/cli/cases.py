@@ -1,0 +1,256 @@
+"""`fabtui cases ...`: search the case library, show, file a session, find similar cases, import,
+export, complete, reindex and count. Thin: the logic lives in fabtui/cases (through the
+workspace); bad input is one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fabtui.cli.context import EXIT_FINDINGS, UserError, workspace
+from fabtui.errors import InputError
+from fabtui.model.case import Case, CaseStatus, Severity
+
+
+@click.group("cases")
+def cases() -> None:
+    """The case library: past incidents, searchable by symptom in English and Chinese."""
+
+
+def _date(value: str | None, option: str) -> str | None:
+    """`value` checked to be an ISO date (`--since 2026-03-02`)."""
+    if value is None:
+        return None
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            return date.fromisoformat(value).isoformat()
+    except ValueError:
+        pass
+    raise UserError(f"{option} {value!r}: expected a date like 2026-03-02")
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@cases.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("--component", help="Only cases naming this component (node042:mlx5_3, ...).")
+@click.option("--rail", type=click.IntRange(0, 255), help="Only cases on this rail.")
+@click.option("--node", help="Only cases on this node.")
+@click.option("--tag", help="Only cases with this tag.")
+@click.option("--severity", type=click.Choice([s.value for s in Severity]))
+@click.option("--status", type=click.Choice([s.value for s in CaseStatus]))
+@click.option("--since", metavar="DATE", help="Opened on or after this date.")
+@click.option("--until", metavar="DATE", help="Opened on or before this date.")
+@click.option("-n", "--limit", type=click.IntRange(1, 200), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def search(ctx: click.Context, query: tuple[str, ...], component: str | None, rail: int | None,
+           node: str | None, tag: str | None, severity: str | None, status: str | None,
+           since: str | None, until: str | None, limit: int, as_json: bool) -> None:
+    """Cases matching a symptom, best first (`fabtui cases search "光模块 误码"`)."""
+    text = " ".join(query).strip()
+    if not text:
+        raise UserError("search: give the symptom to search for")
+    result = workspace(ctx).cases.search(
+        text, limit=limit, component=component, rail=rail, node=node, tag=tag,
+        severity=severity, status=status, since=_date(since, "--since"),
+        until=_date(until, "--until"))
+    if as_json:
+        _echo_json([{"id": h.id, "title": h.title, "score": round(h.score, 3),
+                     "snippet": h.snippet, "matched": h.matched} for h in result.hits])
+        return
+    if result.suggestion:
+        click.echo(f"did you mean: {result.suggestion}")
+    if not result.hits:
+        click.echo("no case matches")
+        ctx.exit(EXIT_FINDINGS)
+    for hit in result.hits:
+        why = "; ".join(f"{field}: {', '.join(terms)}" for field, terms in hit.matched.items())
+        click.echo(f"{hit.id:<36}{hit.score:7.2f}  {hit.title}")
+        if hit.snippet:
+            click.echo(f"    {hit.snippet}")
+        if why:
+            click.echo(f"    matched {why}")
+
+
+@cases.command("list")
+@click.option("--status", type=click.Choice([s.value for s in CaseStatus]))
+@click.option("-n", "--limit", type=click.IntRange(1), default=None, help="At most N cases.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def list_cases(ctx: click.Context, status: str | None, limit: int | None,
+               as_json: bool) -> None:
+    """The cases in the library, most recently changed first."""
+    rows = workspace(ctx).cases.list(status=status, limit=limit)
+    if as_json:
+        _echo_json([{"id": r.id, "title": r.title, "status": r.status,
+                     "severity": r.severity, "symptom_class": r.symptom_class,
+                     "opened": r.opened, "source": r.source} for r in rows])
+        return
+    for row in rows:
+        click.echo(f"{row.id:<40}{row.status:<11}{row.symptom_class:<24}{row.title}")
+
+
+@cases.command("show")
+@click.argument("case_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the case file.")
+@click.pass_context
+def show(ctx: click.Context, case_id: str, as_json: bool, as_markdown: bool) -> None:
+    """One case, as its markdown file (or JSON)."""
+    from fabtui.cases.markdown import write_case
+
+    case = workspace(ctx).cases.get(case_id)
+    if as_json:
+        _echo_json(case.model_dump(mode="json"))
+        return
+    click.echo(write_case(case), nl=False)
+    if not as_markdown and case.source:
+        click.echo(f"\n(from {case.source})", err=True)
+
+
+def _summary(case: Case) -> str:
+    return (f"{case.id} ({case.status.value}, {case.symptom_class.value}): {case.title}\n"
+            f"  components: {', '.join(case.components) or '-'}\n"
+            f"  error codes: {', '.join(case.error_codes) or '-'}\n"
+            f"  evidence rows: {len(case.evidence)}, timeline entries: {len(case.timeline)}")
+
+
+@cases.command("file")
+@click.argument("session")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def file_command(ctx: click.Context, session: str, as_json: bool) -> None:
+    """File a finished or abandoned session as a draft case (then `cases complete`)."""
+    case = workspace(ctx).file_case(session)
+    if as_json:
+        _echo_json(case.model_dump(mode="json"))
+        return
+    click.echo(_summary(case))
+    click.echo(f"next: fabtui cases complete {case.id} --root-cause '...' --resolution '...'"
+               f"\n  or: fabtui cases export -o DIR --id {case.id}, edit, fabtui cases import")
+
+
+@cases.command("complete")
+@click.argument("case_id", metavar="ID")
+@click.option("--root-cause", help="What caused it.")
+@click.option("--resolution", help="What fixed it.")
+@click.option("--title", help="A better title.")
+@click.option("--severity", type=click.Choice([s.value for s in Severity]))
+@click.option("--status", type=click.Choice([s.value for s in CaseStatus]),
+              help="Default: resolved once a root cause is written.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def complete(ctx: click.Context, case_id: str, root_cause: str | None, resolution: str | None,
+             title: str | None, severity: str | None, status: str | None,
+             as_json: bool) -> None:
+    """Write the root cause and resolution into a (draft) case."""
+    if not any((root_cause, resolution, title, severity, status)):
+        raise UserError("complete: give --root-cause, --resolution or another field to set")
+    case = workspace(ctx).cases.complete(
+        case_id, root_cause=root_cause, resolution=resolution, title=title,
+        severity=Severity(severity) if severity else None,
+        status=CaseStatus(status) if status else None)
+    if as_json:
+        _echo_json(case.model_dump(mode="json"))
+        return
+    click.echo(f"{case.id}: {case.status.value}")
+
+
+@cases.command("similar")
+@click.argument("name", metavar="SESSION|ID")
+@click.option("-n", "--limit", type=click.IntRange(1, 50), default=5, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def similar(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
+    """Past cases like a session's evidence (or like a case), resolved ones first."""
+    ws = workspace(ctx)
+    probe = ws.case_or_session(name)
+    found = ws.cases.similar(probe, limit=limit)
+    if as_json:
+        _echo_json({"symptom_class": found.symptom_class, "seen": found.seen,
+                    "commonness": found.commonness,
+                    "cases": [{"id": c.id, "title": c.title, "status": c.status,
+                               "score": round(c.score, 3), "has_root_cause": c.has_root_cause,
+                               "matched": c.matched} for c in found.cases]})
+        return
+    click.echo(f"{found.symptom_class}: {found.commonness} ({found.seen} past case"
+               f"{'s' if found.seen != 1 else ''})")
+    if not found.cases:
+        click.echo("no similar case")
+        ctx.exit(EXIT_FINDINGS)
+    for case in found.cases:
+        why = "; ".join(f"{k}: {', '.join(v)}" for k, v in case.matched.items())
+        click.echo(f"{case.id:<36}{case.score:6.2f}  [{case.status}] {case.title}")
+        click.echo(f"    matched {why}")
+
+
+@cases.command("import")
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(path_type=Path, exists=False))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def import_command(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
+    """Import case files or folders (again: only what changed). A bad file is reported as
+    file:line; the others are imported (exit 2 if any failed)."""
+    report = workspace(ctx).cases.import_paths(list(paths))
+    if as_json:
+        _echo_json({"added": report.added, "updated": report.updated,
+                    "unchanged": report.unchanged,
+                    "problems": [str(p) for p in report.problems]})
+    else:
+        click.echo(f"{len(report.added)} added, {len(report.updated)} updated, "
+                   f"{len(report.unchanged)} unchanged")
+    if report.problems:
+        raise InputError(report.problems)
+
+
+@cases.command("export")
+@click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
+              default=Path("cases-export"), show_default=True, help="Folder to write into.")
+@click.option("--id", "ids", multiple=True, metavar="ID", help="Only this case (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def export(ctx: click.Context, out_dir: Path, ids: tuple[str, ...], as_json: bool) -> None:
+    """Write one markdown file per case: stable, diff-friendly, importable again."""
+    paths, written = workspace(ctx).cases.export(out_dir, list(ids))
+    if as_json:
+        _echo_json({"files": [str(p) for p in paths], "written": written})
+        return
+    click.echo(f"{len(paths)} case file{'s' if len(paths) != 1 else ''} in {out_dir} "
+               f"({written} written, {len(paths) - written} already up to date)")
+
+
+@cases.command("reindex")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def reindex(ctx: click.Context, as_json: bool) -> None:
+    """Rebuild the search index from the case store."""
+    count = workspace(ctx).cases.reindex()
+    if as_json:
+        _echo_json({"indexed": count})
+        return
+    click.echo(f"indexed {count} case{'s' if count != 1 else ''}")
+
+
+@cases.command("stats")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """How many cases, by status, severity, symptom class and language."""
+    figures = workspace(ctx).cases.stats()
+    if as_json:
+        _echo_json(figures)
+        return
+    click.echo(f"{figures['cases']} cases in {figures['store']}")
+    for key in ("status", "severity", "symptom_class", "lang"):
+        shown = ", ".join(f"{k} {n}" for k, n in figures[key].items()) or "-"
+        click.echo(f"  {key:<14}{shown}")

@@ -165,3 +165,18 @@ def test_json_is_the_report_as_data(fabric: dict[str, object]) -> None:
     failing = {f["component"] for f in data["failures"] if f["component"]}
     assert "leaf-g00-r3:Ethernet16" in failing
     assert all(f["source"]["session"] == fabric["optic"] for f in data["failures"])
+
+
+def test_incident_review_from_a_shipped_case(fabric: dict[str, object]) -> None:
+    config = Path(str(fabric["config"]))
+    code, out, _ = _cli(config, "report", "--case", "nccl-hang-optic-rail5-node003")
+    assert code == 0, out
+    assert out.startswith("# Incident review: ")
+    assert "**Result: RESOLVED** — Resolved: The 400G DR4 optic in leaf-g00-r5:Ethernet16" in out
+    for section in ("## Symptom", "## Root cause", "## Resolution"):
+        assert section in out
+    assert "MT24000043" in out  # the case's own words reach the review
+    code, _, err = _cli(config, "report", "--case", "no-such-case")
+    assert code == 2 and "no case 'no-such-case'" in err
+    code, _, err = _cli(config, "report")
+    assert code == 2 and "give a SESSION" in err

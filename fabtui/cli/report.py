@@ -18,7 +18,10 @@ from fabtui.workspace.reporting import FORMATS
 
 
 @click.command("report")
-@click.argument("sessions", nargs=-1, required=True, metavar="SESSION...")
+@click.argument("sessions", nargs=-1, metavar="SESSION...")
+@click.option("--case", "case", default=None, metavar="ID",
+              help="An incident review from this case of the library (and the sessions it "
+                   "names, unless SESSIONs are given).")
 @click.option("--kind", type=click.Choice([k.value for k in ReportKind]), default=None,
               help="What to report (default: from the sessions' runbooks).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
@@ -28,18 +31,21 @@ from fabtui.workspace.reporting import FORMATS
 @click.option("--json", "as_json", is_flag=True,
               help="The report as data (its model as JSON) on standard output.")
 @click.pass_context
-def report(ctx: click.Context, sessions: tuple[str, ...], kind: str | None, fmt: str | None,
-           output: Path | None, as_json: bool) -> None:
+def report(ctx: click.Context, sessions: tuple[str, ...], case: str | None, kind: str | None,
+           fmt: str | None, output: Path | None, as_json: bool) -> None:
     """Reports a customer can read, from journaled sessions.
 
     One or more SESSIONs (`last` is the newest) become an acceptance, RDMA, NCCL,
     fault-injection or incident report, as markdown or one self-contained HTML file."""
+    from fabtui.cli.context import UserError
     from fabtui.workspace import reporting
 
+    if not sessions and not case:
+        raise UserError("fabtui report: give a SESSION (`last` is the newest) or --case ID")
     started = time.perf_counter()
     chosen = fmt or ("html" if output is not None and output.suffix in (".html", ".htm")
                      else "md")
-    built = reporting.build(workspace(ctx), sessions, kind)
+    built = reporting.build(workspace(ctx), sessions, kind, case)
     if as_json:
         click.echo(built.model_dump_json(indent=2))
         return

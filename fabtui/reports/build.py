@@ -75,6 +75,8 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
     sessions = list(given.sessions)
     if not sessions and given.case is None:
         raise ReportError("no session to report on")
+    if kind is ReportKind.INCIDENT and given.case is None and not sessions:
+        raise ReportError("an incident review needs a case (--case ID) or a session")
     now = (given.now or datetime.now(tz=UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     missing: list[str] = []
     for s in sessions:
@@ -117,9 +119,10 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
         sections, action_items, case_timeline = _incident(given.case, sessions, failures,
                                                           missing)
         timeline = case_timeline + timeline
-    verdict = _overall(kind, sessions, failures, faults)
+    verdict = _overall(kind, sessions, failures, faults, given.case)
     optics = _optics(given.topology) if given.topology is not None else {}
-    conclusion = _conclusion(kind, verdict, failures, faults, sessions, optics)
+    conclusion = _incident_conclusion(given.case) if kind is ReportKind.INCIDENT and \
+        given.case is not None else _conclusion(kind, verdict, failures, faults, sessions, optics)
     return Report(
         kind=kind, title=_title(kind, given, title_subject, inventory), generated=now,
         sessions=[s.ref() for s in sessions], inventory=inventory, software=software,
@@ -341,8 +344,8 @@ def _timeline(session: SessionEvidence) -> Iterable[TimelineEntry]:
 def _incident(case: Mapping[str, Any] | None, sessions: Sequence[SessionEvidence],
               failures: Sequence[Failure], missing: list[str]
               ) -> tuple[dict[str, str], list[str], list[TimelineEntry]]:
-    order = ("Summary", "Impact", "Symptom", "Trigger", "Detection", "Root cause",
-             "Resolution", "Lessons")
+    order = ("Summary", "Impact", "Symptom", "Trigger", "Detection", "Localization",
+             "Root cause", "Resolution", "Lessons")
     if case is None:
         missing.append("case: no case given (fabtui cases file SESSION, then --case ID): root "
                        "cause, resolution and lessons come from it")
@@ -360,7 +363,10 @@ def _incident(case: Mapping[str, Any] | None, sessions: Sequence[SessionEvidence
 
 
 def _overall(kind: ReportKind, sessions: Sequence[SessionEvidence],
-             failures: Sequence[Failure], faults: Sequence[InjectedFault]) -> Verdict:
+             failures: Sequence[Failure], faults: Sequence[InjectedFault],
+             case: Mapping[str, Any] | None) -> Verdict:
+    if kind is ReportKind.INCIDENT and case is not None:
+        return Verdict.OK if case.get("status") == "resolved" else Verdict.WARN
     if kind is ReportKind.FAULT_INJECTION:
         return Verdict.OK if faults and all(f.detected for f in faults) else Verdict.FAIL
     outcomes = [s.outcome or Verdict.ERROR for s in sessions]
@@ -409,6 +415,17 @@ def _conclusion(kind: ReportKind, verdict: Verdict, failures: Sequence[Failure],
         return f"{what}: session(s) {', '.join(unfinished)} did not finish"
     return f"{what}: " + (", ".join(named[:8]) if named else failures[0].what if failures
                           else "a session did not pass")
+
+
+def _incident_conclusion(case: Mapping[str, Any]) -> str:
+    """`Resolved: <the root cause's first sentence>`, or what is still open."""
+    status = str(case.get("status") or "draft")
+    cause = " ".join(str((case.get("sections") or {}).get("Root cause") or "").split())
+    first = cause.split(". ", 1)[0].rstrip(".") if cause else ""
+    if status == "resolved":
+        return f"Resolved: {first}" if first else "Resolved (no root cause written)"
+    return f"{status.capitalize()}: " + (f"root cause so far: {first}" if first else
+                                          "no root cause yet")
 
 
 def _risks(sessions: Sequence[SessionEvidence], checks: Sequence[Check],

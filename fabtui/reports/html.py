@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from fabtui.model.report import Curve, Report
 from fabtui.model.verdict import Verdict
-from fabtui.reports.markdown import BADGE, Images, render_markdown
+from fabtui.reports.markdown import Images, headline, render_markdown
 
 _ANCHOR = re.compile(r"\[\[anchor:([A-Za-z0-9_.-]+)\]\]")
 _BADGE_CELL = re.compile(r"<td>(PASS|WARN|FAIL|ERROR|SKIPPED|ABORTED|CANCELLED)</td>")
@@ -54,9 +54,9 @@ def render_html(report: Report, *, plots: bool = True) -> str:
                            body)
     # The headline's result as a coloured badge (markdown has no colour).
     verdict = report.verdict if report.verdict in (Verdict.OK, Verdict.WARN) else Verdict.FAIL
-    body = body.replace(f"<strong>Result: {BADGE[report.verdict]}</strong>",
-                        f'<span class="verdict {verdict.value}">{BADGE[report.verdict]}</span>',
-                        1)
+    word = headline(report)
+    body = body.replace(f"<strong>Result: {word}</strong>",
+                        f'<span class="verdict {verdict.value}">{word}</span>', 1)
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{html.escape(report.title)}</title>\n"
             "<meta name=\"generator\" content=\"fabtui\">\n"

@@ -14,6 +14,14 @@ BADGE = {Verdict.OK: "PASS", Verdict.WARN: "WARN", Verdict.FAIL: "FAIL",
          Verdict.CANCELLED: "CANCELLED", Verdict.PENDING: "PENDING", Verdict.RUNNING: "RUNNING"}
 
 
+def headline(report: Report) -> str:
+    """The one word the report comes to: PASS / WARN / FAIL / ..., RESOLVED or OPEN for an
+    incident review."""
+    if report.kind is ReportKind.INCIDENT:
+        return "RESOLVED" if report.verdict is Verdict.OK else "OPEN"
+    return BADGE[report.verdict]
+
+
 Images = dict[str, list[tuple[str, str]]]
 """Section (`nccl`, `rdma`) -> (alt text, image URL) to show at its head (the HTML's plots)."""
 
@@ -34,7 +42,7 @@ _LINKS: ContextVar[bool] = ContextVar("report_links", default=False)
 
 def _render(report: Report, images: Images) -> str:
     out: list[str] = [f"# {report.title}", "",
-                      f"**Result: {BADGE[report.verdict]}** — {_cell(report.conclusion)}", "",
+                      f"**Result: {headline(report)}** — {_cell(report.conclusion)}", "",
                       f"Generated {report.generated} by fabtui from "
                       f"{len(report.sessions)} session(s).", ""]
     if report.missing:
@@ -55,7 +63,7 @@ def _render(report: Report, images: Images) -> str:
                        for f in report.faults])
     if report.risks:
         out += ["## Risks", ""] + [f"- {_cell(r)}" for r in report.risks] + [""]
-    out += ["## Conclusion", "", f"**{BADGE[report.verdict]}**: {_cell(report.conclusion)}", ""]
+    out += ["## Conclusion", "", f"**{headline(report)}**: {_cell(report.conclusion)}", ""]
     if report.recommendations:
         out += ["## Recommendations", ""] + [f"- {_cell(r)}" for r in report.recommendations]
         out += [""]

@@ -4,7 +4,7 @@ and the result written as markdown or HTML. One place for the CLI and the app.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +14,7 @@ from fabtui.reports.build import ReportInputs, build_report, guess_kind
 from fabtui.reports.evidence import ReportError, SessionEvidence, read_session
 
 if TYPE_CHECKING:
+    from fabtui.model.case import Case
     from fabtui.workspace.core import Workspace
 
 FORMATS = ("md", "html")
@@ -37,9 +38,16 @@ def session_evidence(ws: Workspace, session: str) -> SessionEvidence:
 
 
 def build(ws: Workspace, sessions: Sequence[str], kind: str | None = None,
-          case: Mapping[str, Any] | None = None) -> Report:
+          case: str | None = None) -> Report:
     """The report of `kind` (guessed from the sessions when None) over `sessions`, in the
-    order given. Raises `RequestError` for an unknown session or kind."""
+    order given; `case` (an id in the case library) makes it an incident review, with the
+    sessions the case names when none are given. Raises `RequestError` for an unknown
+    session, case or kind."""
+    found = ws.cases.get(case) if case else None
+    if found is not None and not sessions:
+        sessions = [s for s in found.sessions if ws.journal.session(s) is not None]
+    if found is not None and kind is None:
+        kind = ReportKind.INCIDENT.value
     evidence = [session_evidence(ws, s) for s in sessions]
     try:
         chosen = ReportKind(kind) if kind else guess_kind(evidence)
@@ -49,11 +57,27 @@ def build(ws: Workspace, sessions: Sequence[str], kind: str | None = None,
     inputs = ReportInputs(
         sessions=evidence, topology=ws.topology().topology,
         thresholds={name: probe.thresholds for name, probe in ws.catalog.items()},
-        planted=_planted(evidence), case=case)
+        planted=_planted(evidence), case=case_sections(found) if found else None)
     try:
         return build_report(chosen, inputs)
     except ReportError as exc:
         raise RequestError(str(exc)) from None
+
+
+def case_sections(case: Case) -> dict[str, Any]:
+    """A case as the incident review reads it: its review sections in order, its timeline
+    and action items (with owners)."""
+    named = {"Summary": case.summary, "Impact": case.impact, "Symptom": case.symptom,
+             "Trigger": case.trigger, "Detection": case.detection,
+             "Localization": case.localization, "Root cause": case.root_cause,
+             "Resolution": case.resolution, "Lessons": case.lessons, "Risks": case.risks}
+    sections = {name: text for name, text in named.items() if text.strip()}
+    sections |= {name: text for name, text in case.sections.items() if text.strip()}
+    return {"id": case.id, "title": case.title, "status": str(case.status),
+            "sections": sections,
+            "timeline": [(t.at, t.text) for t in case.timeline],
+            "action_items": [f"{a.text}" + (f" ({a.owner})" if a.owner else "") +
+                             (" — done" if a.done else "") for a in case.action_items]}
 
 
 def render(report: Report, fmt: str) -> str:

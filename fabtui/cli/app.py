@@ -53,6 +53,8 @@ SUBCOMMANDS = {
                       "programs."),
     "runbook": Subcommand("fabtui.cli.runbook:runbook",
                           "Runbooks: executable markdown procedures, recorded step by step."),
+    "triage": Subcommand("fabtui.cli.triage:triage",
+                         "Hang triage: from a hung job's logs to the rank, NIC and port."),
 }
 """Subcommand name -> where it lives and its short help."""
 

@@ -1,0 +1,377 @@
+"""Read a hung job's inputs into facts: which rank said what, on which line.
+
+Inputs: per-rank log files or folders of them, combined torchrun / srun / mpirun logs (each line's
+`[rankN]:`, `[1,N]<stdout>:` or `N: ` prefix is read on its own), Flight Recorder dumps (pickle,
+read by `frpickle` without running code, or JSON) and the analyzer's text report, NCCL RAS status
+output. Logs are read in binary chunks; only lines holding a key pattern (a cheap byte search,
+no regular expression) are decoded and handed to the NCCL log parser, so memory stays bounded
+and a gigabyte of logs reads at close to the speed of `grep`.
+
+Ranks: a `[rankN]:` / mpirun prefix, the rank NCCL reported at init for the same process, a
+torchrun failure report and a `rank N` file name give global ranks. PyTorch's `[PG x Rank M]`
+is the rank in that process group: it counts as global only for the default group and only when
+nothing else names the rank, and it is kept apart (`pg_rank`) otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabtui.errors import InputError
+from fabtui.model.parsed.flight_recorder import FlightRecorder, FrMismatch
+from fabtui.model.parsed.nccl_log import NcclLogEvent
+from fabtui.model.triage import Evidence, SourceFile
+from fabtui.parsers import flight_recorder, nccl_log
+from fabtui.parsers.errors import ParseError
+from fabtui.triage import frpickle, ras
+
+CHUNK = 1 << 20
+MAX_KEPT_PER_FILE = 20000
+"""Key lines kept per file: a log that repeats one failure a million times still triages."""
+TEXT_MAX = 300
+
+# Lines that can matter to a hang. Searched as bytes over whole chunks.
+_KEYS = (b"NCCL WARN", b"OOB ", b"Bootstrap : Using", b"atchdog", b"WorkNCCL", b"NCCL work",
+         b"Init COMPLETE", b"nRanks",
+         b"didn't join", b"didn't finish", b"Timeout at collective", b"NCCL error",
+         b"Connection closed", b"Connection reset", b"onnection refused", b"ChildFailedError",
+         b"exitcode", b"terminate called", b"what():", b"DistBackendError")
+_FOLLOW = {b"Got completion from peer": 1, b"ChildFailedError:": 40}
+"""Patterns whose next lines belong to the same message (a wrapped WARN, torchrun's report)."""
+
+_RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+)?\[rank(\d+)\]:\s?")
+_MPI_PREFIX = re.compile(r"^\[\d+,(\d+)\]<(?:stdout|stderr)>:\s?")
+_SRUN_PREFIX = re.compile(r"^\s*(\d+): ")
+_FILE_RANK = re.compile(r"(?:^|[^a-z])(?:rank|trace|dump)[_\-.]?(\d+)(?:\D|$)", re.IGNORECASE)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_DEFAULT_PGS = (None, "0", "0 (default_pg)", "default_pg", "0(default_pg)")
+
+
+@dataclass
+class LineEvent:
+    """A parsed event of one log line, with the global rank it belongs to."""
+
+    event: NcclLogEvent
+    rank: int | None
+    """Global rank (see the module docstring), or None."""
+    pg_rank: int | None
+    """Rank the message printed (`[PG x Rank M]`, desync report), a process-group rank."""
+    pg: str
+    """Process group (`default` when not printed)."""
+    host: str | None
+    evidence: Evidence
+
+
+@dataclass
+class InitRank:
+    """A rank NCCL reported at communicator init."""
+
+    rank: int
+    nranks: int
+    host: str | None
+    device: int | None
+    local_rank: int | None
+
+
+@dataclass
+class Facts:
+    """Everything read from the inputs."""
+
+    events: list[LineEvent] = field(default_factory=list)
+    inits: list[InitRank] = field(default_factory=list)
+    dumps: list[tuple[FlightRecorder, int | None, Evidence]] = field(default_factory=list)
+    """Flight Recorder dumps and listings with the rank they belong to."""
+    fr_findings: list[tuple[FrMismatch, Evidence]] = field(default_factory=list)
+    ras: list[tuple[ras.RasReport, str]] = field(default_factory=list)
+    sources: list[SourceFile] = field(default_factory=list)
+    hosts: dict[int, str] = field(default_factory=dict)
+    """Global rank -> host, where a log line tells."""
+    devices: dict[int, int] = field(default_factory=dict)
+    """Global rank -> CUDA device, where a log line tells."""
+    files_by_rank: dict[int, str] = field(default_factory=dict)
+    ip_hosts: dict[str, str] = field(default_factory=dict)
+    """IP -> host, from NCCL's OOB / bootstrap interface lines."""
+
+
+def expand(paths: Iterable[Path]) -> list[tuple[Path, str]]:
+    """The files to read, each with its display name: folders give their files (recursively,
+    hidden ones skipped, in name order). Raises `InputError` for a path that does not exist."""
+    found: list[tuple[Path, str]] = []
+    for path in paths:
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    if not name.startswith("."):
+                        full = Path(root) / name
+                        found.append((full, str(full)))
+        elif path.exists():
+            found.append((path, str(path)))
+        else:
+            raise InputError.single(str(path), None, "no such file or folder")
+    if not found:
+        raise InputError.single(" ".join(str(p) for p in paths), None, "no files to read")
+    return found
+
+
+def read_all(paths: Iterable[Path]) -> Facts:
+    """Read every input into one `Facts`."""
+    facts = Facts()
+    for path, label in expand(paths):
+        read_file(path, label, facts)
+    return facts
+
+
+def file_rank(name: str) -> int | None:
+    """The rank a file name states (`rank12.log`, `trace_3`, `nccl_dump.rank-7.pkl`)."""
+    found = _FILE_RANK.search(Path(name).name)
+    return int(found.group(1)) if found else None
+
+
+def read_file(path: Path, label: str, facts: Facts) -> None:
+    """Read one input file into `facts`, by what its first bytes say it is."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8192)
+    except OSError as exc:
+        facts.sources.append(SourceFile(file=label, kind="unreadable", note=exc.strerror))
+        return
+    rank = file_rank(label)
+    if frpickle.is_pickle(head):
+        _read_pickle(path, label, rank, facts)
+        return
+    text_head = head.decode("utf-8", errors="replace")
+    if ras.detect(text_head):
+        report = ras.parse(_text_lines(path))
+        facts.ras.append((report, label))
+        facts.sources.append(SourceFile(file=label, kind="ras"))
+        return
+    if flight_recorder.detect(text_head) >= 0.8 and "NCCL INFO" not in text_head:
+        _read_fr_text(path, label, rank, facts)
+        return
+    _read_log(path, label, rank, facts)
+
+
+def _text_lines(path: Path) -> list[str]:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return [line.rstrip("\r\n") for line in handle]
+
+
+def _read_pickle(path: Path, label: str, rank: int | None, facts: Facts) -> None:
+    try:
+        dump = frpickle.read_dump(path.read_bytes())
+    except (frpickle.UnsafePickle, ParseError) as exc:
+        raise InputError.single(label, None, str(exc)) from None
+    _add_dump(dump, label, rank, facts, "flight-recorder")
+
+
+def _read_fr_text(path: Path, label: str, rank: int | None, facts: Facts) -> None:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        dump = flight_recorder.parse(text)
+    except ParseError as exc:
+        raise InputError.single(label, exc.line, exc.message) from None
+    _add_dump(dump, label, rank, facts, "fr-analyzer" if dump.format == "fr_trace"
+              else "flight-recorder")
+
+
+def _add_dump(dump: FlightRecorder, label: str, rank: int | None, facts: Facts,
+              kind: str) -> None:
+    owner = dump.rank if dump.rank is not None else rank
+    for mismatch in dump.mismatches:
+        facts.fr_findings.append((mismatch, Evidence(file=label, line=None,
+                                                     text=mismatch.message[:TEXT_MAX])))
+    if dump.format != "fr_trace":
+        facts.dumps.append((dump, owner, Evidence(file=label, line=None,
+                                                  text=f"Flight Recorder {dump.format}")))
+    facts.sources.append(SourceFile(
+        file=label, kind="fr-analyzer" if kind == "fr-analyzer" else "flight-recorder",
+        ranks=[owner] if owner is not None else []))
+
+
+# ---- logs -----------------------------------------------------------------------------------
+
+def key_lines(handle: object, chunk: int = CHUNK) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, raw line) of every line of a binary file holding a key pattern, and
+    the lines that continue them, in order; reads `chunk` bytes at a time."""
+    read = handle.read  # type: ignore[attr-defined]
+    base = 0  # lines before the current block
+    carry = b""
+    follow = 0  # lines still to keep at the start of the next block
+    while True:
+        data = read(chunk)
+        if data:
+            block = carry + data
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                carry = block
+                continue
+            carry = block[cut + 1:]
+            block = block[:cut + 1]
+        else:
+            block, carry = carry, b""
+            if not block:
+                return
+        starts: dict[int, None] = {}
+        position = 0
+        while follow and position < len(block):
+            starts[position] = None
+            follow -= 1
+            position = block.find(b"\n", position) + 1 or len(block)
+        for key in _KEYS:
+            found = block.find(key)
+            while found >= 0:
+                start = block.rfind(b"\n", 0, found) + 1
+                starts[start] = None
+                end = block.find(b"\n", found)
+                if end < 0:
+                    break
+                found = block.find(key, end)
+        for key, count in _FOLLOW.items():
+            found = block.find(key)
+            while found >= 0:
+                end = block.find(b"\n", found)
+                for _ in range(count):
+                    if end < 0 or end + 1 >= len(block):
+                        follow = max(follow, count)
+                        break
+                    starts[end + 1] = None
+                    end = block.find(b"\n", end + 1)
+                found = block.find(key, end) if end >= 0 else -1
+        previous, number = 0, base
+        for start in sorted(starts):
+            number += block.count(b"\n", previous, start)
+            previous = start
+            end = block.find(b"\n", start)
+            yield number + 1, block[start:end if end >= 0 else len(block)]
+        base += block.count(b"\n")
+        if not data:
+            return
+
+
+@dataclass
+class _Stream:
+    """Kept lines of one process (one global rank, launcher task or file)."""
+
+    rank: int | None
+    numbers: list[int] = field(default_factory=list)
+    raws: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+
+
+def _decode(raw: bytes) -> str:
+    text = raw.decode("utf-8", errors="replace").rstrip("\r")
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+def _split_prefix(line: str) -> tuple[int | None, str | None, str]:
+    """(global rank from `[rankN]:` / mpirun prefix, srun task, text without the prefixes)."""
+    task = None
+    found = _MPI_PREFIX.match(line)
+    if found:
+        return int(found.group(1)), None, line[found.end():]
+    found = _SRUN_PREFIX.match(line)
+    if found:
+        task, line = found.group(1), line[found.end():]
+    found = _RANK_PREFIX.match(line)
+    if found:
+        return int(found.group(1)), task, line[found.end():]
+    return None, task, line
+
+
+def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
+    streams: dict[object, _Stream] = {}
+    kept = 0
+    lines_seen = 0
+    with open(path, "rb") as handle:
+        for number, raw in key_lines(handle):
+            lines_seen = number
+            if kept >= MAX_KEPT_PER_FILE:
+                continue
+            kept += 1
+            line = _decode(raw)
+            prefix_rank, task, text = _split_prefix(line)
+            key: object = ("rank", prefix_rank) if prefix_rank is not None else \
+                ("task", task) if task is not None else ("file", None)
+            stream = streams.get(key)
+            if stream is None:
+                stream = streams[key] = _Stream(rank=prefix_rank if prefix_rank is not None
+                                                else None if task is not None else rank)
+            stream.numbers.append(number)
+            stream.raws.append(line)
+            stream.texts.append(text)
+    ranks: set[int] = set()
+    for stream in streams.values():
+        _scan_stream(stream, label, facts, ranks)
+    if rank is not None:
+        ranks.add(rank)
+        facts.files_by_rank.setdefault(rank, label)
+    for seen in ranks:
+        facts.files_by_rank.setdefault(seen, label)
+    facts.sources.append(SourceFile(file=label, kind="log", ranks=sorted(ranks),
+                                    lines=lines_seen))
+
+
+def _scan_stream(stream: _Stream, label: str, facts: Facts, ranks: set[int]) -> None:
+    if not stream.texts:
+        return
+    result = nccl_log.scan(stream.texts)
+    if result is None:
+        return
+    for interface in [*result.oob_interfaces, *result.bootstrap_interfaces]:
+        for host in interface.hosts[:1]:
+            facts.ip_hosts.setdefault(interface.address, host)
+    for init in result.ranks:
+        facts.inits.append(InitRank(rank=init.rank, nranks=init.nranks, host=init.host,
+                                    device=init.device, local_rank=None))
+    for event in result.events:
+        index = event.line - 1
+        if not 0 <= index < len(stream.numbers):
+            continue
+        evidence = Evidence(file=label, line=stream.numbers[index],
+                            text=stream.raws[index][:TEXT_MAX])
+        if event.type == "init_complete":
+            if event.rank is not None and event.nranks:
+                facts.inits.append(InitRank(rank=event.rank, nranks=event.nranks,
+                                            host=event.host, device=event.device,
+                                            local_rank=event.local_rank))
+            continue
+        global_rank, pg_rank = _global_rank(stream, event)
+        if global_rank is not None:
+            ranks.add(global_rank)
+            if event.host:
+                facts.hosts.setdefault(global_rank, event.host)
+            if event.device is not None:
+                facts.devices.setdefault(global_rank, event.device)
+        facts.events.append(LineEvent(event=event, rank=global_rank, pg_rank=pg_rank,
+                                      pg=_pg_name(event.pg), host=event.host,
+                                      evidence=evidence))
+    if stream.rank is not None:
+        ranks.add(stream.rank)
+
+
+def _pg_name(pg: str | None) -> str:
+    if pg in _DEFAULT_PGS:
+        return "0 (default_pg)" if pg else "default"
+    return pg or "default"
+
+
+def _global_rank(stream: _Stream, event: NcclLogEvent) -> tuple[int | None, int | None]:
+    """(global rank, process-group rank) of an event of `stream`; see the module docstring."""
+    said = event.rank
+    source = event.rank_source
+    if source == "desync":
+        # The desync report names the *lagging* rank, in the reporting rank's process group.
+        return None, said
+    pg_rank = said if source == "pytorch" else None
+    if stream.rank is not None:
+        return stream.rank, pg_rank
+    if source in ("init", "torchrun"):
+        return said, None
+    if source == "pytorch" and event.pg in _DEFAULT_PGS:
+        return said, said
+    return None, pg_rank

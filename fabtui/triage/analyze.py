@@ -34,7 +34,8 @@ from fabtui.model.triage import (
 )
 from fabtui.topology.ranks import compact_ranges
 from fabtui.triage import wc_status
-from fabtui.triage.ingest import Facts, LineEvent
+from fabtui.triage.ingest import DEFAULT_PG, Facts, LineEvent
+from fabtui.triage.locate import peer_ip
 
 MAX_WARNINGS = 300
 _LOCAL_RANK = re.compile(r"[Cc]onnection closed by localRank (\d+)")
@@ -82,6 +83,8 @@ class _Context:
     ras_healthy: bool = False
     entries: dict[tuple[str, int], dict[int, FrEntry]] = field(default_factory=dict)
     """(pg, seq) -> rank -> Flight Recorder entry."""
+    inside: dict[int, Evidence] = field(default_factory=dict)
+    """Ranks a desync report says joined but did not finish the collective."""
 
     def state(self, pg: str, rank: int) -> _State:
         key = (pg, rank)
@@ -104,6 +107,7 @@ def analyze(facts: Facts) -> TriageReport:
     findings += _laggards(ctx, findings)
     findings += _local_ranks(ctx, warnings)
     findings += _links(ctx, warnings, findings)
+    findings += _inside(ctx, findings)
     if not findings:
         findings += _stuck(ctx)
     findings = _merge(findings)
@@ -467,10 +471,13 @@ def _laggards(ctx: _Context, earlier: list[_Finding]) -> list[_Finding]:
     for item in ctx.facts.events:
         if item.event.type != "desync" or item.pg_rank is None:
             continue
-        lagging = item.pg_rank if item.pg in ("0 (default_pg)", "default") else None
+        lagging = item.pg_rank if item.pg == DEFAULT_PG else None
+        event = item.event
+        if "didn't finish" in event.message:
+            ctx.inside.setdefault(item.pg_rank, item.evidence)
+            continue
         if lagging is not None and lagging in named:
             continue
-        event = item.event
         seq = event.seq
         found.append(_Finding(
             verdict="culprit found",
@@ -579,6 +586,7 @@ def _links(ctx: _Context, warnings: list[WarnEvent], earlier: list[_Finding]) ->
     known_nodes = {s.node for f in earlier for s in f.suspects if s.node}
     known_ranks = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
     firsts: dict[tuple[int | None, str | None, str | None], WarnEvent] = {}
+    paths: dict[tuple[int | None, str | None, str | None], frozenset[str]] = {}
     flushed = 0
     for warn in warnings:
         if warn.type == "ib_completion_error" and warn.role == "teardown":
@@ -587,13 +595,20 @@ def _links(ctx: _Context, warnings: list[WarnEvent], earlier: list[_Finding]) ->
         if warn.type not in ("ib_completion_error", "socket_connect_refused", "connect_failed",
                              "connect_timeout"):
             continue
+        ends = frozenset(filter(None, (peer_ip(warn.local_gid), peer_ip(warn.remote_gid)
+                                       or peer_ip(warn.peer))))
+        if any(ends and ends == other for other in paths.values()):
+            continue  # the far end reporting the same path
         key = (warn.rank, warn.node, warn.hca)
-        firsts.setdefault(key, warn)
+        if key not in firsts:
+            firsts[key] = warn
+            paths[key] = ends
     if flushed:
         ctx.notes.append(f"{flushed} IB completion(s) with status 5 (work request flushed) are "
                          "teardown after the first error, not separate faults")
     out: list[_Finding] = []
-    for warn in firsts.values():
+    for group in _path_groups(list(firsts.values()), paths):
+        warn = group[0]
         peer_host = ctx.facts.ip_hosts.get(warn.peer or "")
         if peer_host in known_nodes or (warn.rank in known_ranks and warn.rank is not None):
             continue  # the path to a rank already suspected: its symptom, not a new fault
@@ -602,9 +617,17 @@ def _links(ctx: _Context, warnings: list[WarnEvent], earlier: list[_Finding]) ->
         who = f"rank {warn.rank}" if warn.rank is not None else "a rank"
         suspects = [Suspect(kind="link", rank=warn.rank, node=warn.node, nic=warn.hca,
                             peer=warn.remote_gid or warn.peer, peer_node=peer_host,
-                            reason=f"{status}: {warn.meaning or 'connection failed'}",
+                            reason=f"{status}: {warn.meaning or 'connection failed'}"
+                                   + (f"; {len(group) - 1} other rank(s) failed toward this "
+                                      "NIC" if len(group) > 1 else ""),
                             evidence=[warn.evidence])]
-        if warn.peer:
+        for other in group[1:]:
+            suspects.append(Suspect(kind="link", rank=other.rank, node=other.node,
+                                    nic=other.hca, peer=other.remote_gid or other.peer,
+                                    reason=f"also failed ({other.status_name or other.type}), "
+                                           f"toward {who}'s NIC: a symptom of the same path",
+                                    evidence=[other.evidence]))
+        if warn.peer and len(group) == 1:
             suspects.append(Suspect(kind="peer", rank=None, node=peer_host, peer=warn.peer,
                                     reason=f"the far end of {who}'s failed path",
                                     evidence=[warn.evidence]))
@@ -615,10 +638,62 @@ def _links(ctx: _Context, warnings: list[WarnEvent], earlier: list[_Finding]) ->
                      "(the peer process died or had not started); the logs do not say why."
                      if refused else
                      f"{who} on {warn.node or '?'} reported {status} talking to "
-                     f"{warn.peer or '?'}: the network path between them (both NICs, their "
-                     "leaf ports and optics) is the suspect."),
+                     f"{warn.peer or '?'}"
+                     + (f", and {len(group) - 1} other rank(s) failed toward its NIC"
+                        if len(group) > 1 else "")
+                     + ": the network path of that NIC (its leaf port and optic, then the "
+                       "peer's) is the suspect."),
             suspects=suspects))
     out.sort(key=lambda f: f.verdict == "cannot tell")
+    return out
+
+
+def _inside(ctx: _Context, earlier: list[_Finding]) -> list[_Finding]:
+    """Ranks the desync report says joined but did not finish: inside the collective."""
+    if not ctx.inside:
+        return []
+    named = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
+    for finding in earlier:
+        for suspect in finding.suspects:
+            if suspect.rank in ctx.inside:
+                suspect.evidence.append(ctx.inside[suspect.rank])
+    left = sorted(r for r in ctx.inside if r not in named)
+    ctx.notes.append(f"the desync report names rank(s) {compact_ranges(sorted(ctx.inside))} as "
+                     "joined but did not finish: inside the collective, not missing from it")
+    if not left:
+        return []
+    return [_Finding(
+        verdict="network path",
+        summary=f"The desync report names rank(s) {compact_ranges(left)}: they joined the "
+                "collective and did not finish it; the logs name no failure of theirs. Suspect "
+                "the network path of these ranks.",
+        suspects=[Suspect(kind="stuck", rank=r, reason="desync report: joined but did not "
+                          "finish the collective", evidence=[ctx.inside[r]]) for r in left])]
+
+
+def _path_groups(warns: list[WarnEvent],
+                 paths: dict[tuple[int | None, str | None, str | None], frozenset[str]]
+                 ) -> list[list[WarnEvent]]:
+    """Failed paths that share an endpoint, grouped; the first of a group is the report made
+    from that shared endpoint (the NIC every failure meets at), else the earliest."""
+    groups: list[tuple[set[str], list[WarnEvent]]] = []
+    for warn in warns:
+        ends = set(paths.get((warn.rank, warn.node, warn.hca), frozenset()))
+        for known, members in groups:
+            if ends & known:
+                known.update(ends)
+                members.append(warn)
+                break
+        else:
+            groups.append((ends, [warn]))
+    out: list[list[WarnEvent]] = []
+    for _, members in groups:
+        if len(members) > 1:
+            counts = Counter(ip for m in members
+                             for ip in paths.get((m.rank, m.node, m.hca), frozenset()))
+            shared = counts.most_common(1)[0][0]
+            members.sort(key=lambda m: peer_ip(m.local_gid) != shared)
+        out.append(members)
     return out
 
 
@@ -692,7 +767,7 @@ def _victim_notes(ctx: _Context, findings: list[_Finding]) -> None:
     for item in ctx.facts.events:
         if item.event.type == "watchdog_timeout" and item.rank is not None \
                 and item.pg_rank is not None and item.pg_rank != item.rank \
-                and item.pg in ("0 (default_pg)", "default"):
+                and item.pg == DEFAULT_PG:
             ctx.notes.append(f"{item.evidence.file}:{item.evidence.line}: the line is rank "
                              f"{item.rank}'s (prefix) but the message says Rank {item.pg_rank}: "
                              "the prefix (global rank) is used, the message's rank is the "

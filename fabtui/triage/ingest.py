@@ -49,6 +49,7 @@ _SRUN_PREFIX = re.compile(r"^\s*(\d+): ")
 _FILE_RANK = re.compile(r"(?:^|[^a-z])(?:rank|trace|dump)[_\-.]?(\d+)(?:\D|$)", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _DEFAULT_PGS = (None, "0", "0 (default_pg)", "default_pg", "0(default_pg)")
+DEFAULT_PG = "0 (default_pg)"
 
 
 @dataclass
@@ -305,8 +306,11 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
             stream.raws.append(line)
             stream.texts.append(text)
     ranks: set[int] = set()
+    first = len(facts.events)
     for stream in streams.values():
         _scan_stream(stream, label, facts, ranks)
+    # Streams are scanned one after the other; the file's order is the order things happened.
+    facts.events[first:] = sorted(facts.events[first:], key=lambda e: e.evidence.line or 0)
     if rank is not None:
         ranks.add(rank)
         facts.files_by_rank.setdefault(rank, label)
@@ -355,9 +359,11 @@ def _scan_stream(stream: _Stream, label: str, facts: Facts, ranks: set[int]) -> 
 
 
 def _pg_name(pg: str | None) -> str:
-    if pg in _DEFAULT_PGS:
-        return "0 (default_pg)" if pg else "default"
-    return pg or "default"
+    """One name per process group: PyTorch prints the default group as `0 (default_pg)`,
+    `ID 0 PG GUID 0(default_pg)`, or (older watchdog lines) not at all."""
+    if pg is None or pg in _DEFAULT_PGS or "(default_pg)" in pg:
+        return DEFAULT_PG
+    return pg
 
 
 def _global_rank(stream: _Stream, event: NcclLogEvent) -> tuple[int | None, int | None]:
@@ -372,6 +378,6 @@ def _global_rank(stream: _Stream, event: NcclLogEvent) -> tuple[int | None, int 
         return stream.rank, pg_rank
     if source in ("init", "torchrun"):
         return said, None
-    if source == "pytorch" and event.pg in _DEFAULT_PGS:
+    if source == "pytorch" and _pg_name(event.pg) == DEFAULT_PG:
         return said, said
     return None, pg_rank

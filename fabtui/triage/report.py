@@ -44,14 +44,20 @@ def tables(report: TriageReport) -> list[Table]:
              left("nic"), left("port"), left("optic"), left("peer"), left("reason")], rows,
             title=["suspects (most likely first)"],
             notes=_evidence_lines(report)))
-    unusual = [r for r in report.ranks if r.state not in ("in wavefront", "completed")]
+    unusual = [r for r in report.ranks
+               if r.state not in ("in wavefront", "completed", "stopped")]
+    stopped = [r.rank for r in report.ranks if r.state == "stopped"]
+    if stopped:
+        out.append(Table.build([], title=[
+            f"{len(stopped)} rank(s) stopped inside the collective (waiting): "
+            f"{compact_ranges(sorted(set(stopped)))}"]))
     if unusual:
         out.append(Table.build(
             [left("pg"), right("rank"), left("state"), right("enqueued"), right("completed"),
              right("timed out"), left("op"), right("numel")],
             [[r.pg, r.rank, r.state, r.last_enqueued, r.last_completed, r.timed_out, r.op,
               r.numel_in] for r in unusual[:64]],
-            title=["ranks (lagging, stopped, ahead, unknown)"]))
+            title=["ranks (lagging, ahead, unknown)"]))
     if report.warnings:
         out.append(Table.build(
             [left("where"), left("rank"), left("node"), left("type"), left("status"),

@@ -290,7 +290,7 @@ def _desync(ctx: _Context) -> list[_Finding]:
     for state in ctx.states.values():
         if state.timed_out is not None and state.op is not None:
             by_seq[(state.pg, state.timed_out)].append(
-                (state.rank, (state.op.upper().lstrip("_"), state.numel_in),
+                (state.rank, (state.op.upper(), state.numel_in),
                  state.evidence[0] if state.evidence else None))
     for (pg, seq), by_rank in ctx.entries.items():
         if (pg, seq) in by_seq:

@@ -47,6 +47,7 @@ _RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+)?\[rank(\d+)\]:\s?")
 _MPI_PREFIX = re.compile(r"^\[\d+,(\d+)\]<(?:stdout|stderr)>:\s?")
 _SRUN_PREFIX = re.compile(r"^\s*(\d+): ")
 _FILE_RANK = re.compile(r"(?:^|[^a-z])(?:rank|trace|dump)[_\-.]?(\d+)(?:\D|$)", re.IGNORECASE)
+_NCCL_HEAD = re.compile(r"([A-Za-z0-9_.\-]+):(\d+):\d+ \[(\d+)\] NCCL INFO")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _DEFAULT_PGS = (None, "0", "0 (default_pg)", "default_pg", "0(default_pg)")
 DEFAULT_PG = "0 (default_pg)"
@@ -320,12 +321,30 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
                                     lines=lines_seen))
 
 
+def _closed_by_local_rank(stream: _Stream) -> list[NcclLogEvent]:
+    """`[Service thread] Connection closed by localRank N`: NCCL prints it as INFO (the NCCL log
+    parser only tallies INFO lines), yet it names the local process that went away."""
+    found: list[NcclLogEvent] = []
+    for index, text in enumerate(stream.texts):
+        if "Connection closed by localRank" not in text or "NCCL INFO" not in text:
+            continue
+        head = _NCCL_HEAD.search(text)
+        found.append(NcclLogEvent(
+            type="connection_closed", rank=None, host=head.group(1) if head else None,
+            seq=None, op=None, timeout_ms=None, peer=None, status=None, line=index + 1,
+            message=text.split("NCCL INFO", 1)[1].strip()[:500],
+            pid=int(head.group(2)) if head else None,
+            device=int(head.group(3)) if head else None))
+    return found
+
+
 def _scan_stream(stream: _Stream, label: str, facts: Facts, ranks: set[int]) -> None:
     if not stream.texts:
         return
     result = nccl_log.scan(stream.texts)
     if result is None:
         return
+    result.events.extend(_closed_by_local_rank(stream))
     for interface in [*result.oob_interfaces, *result.bootstrap_interfaces]:
         for host in interface.hosts[:1]:
             facts.ip_hosts.setdefault(interface.address, host)

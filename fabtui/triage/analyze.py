@@ -564,6 +564,7 @@ def _local_ranks(ctx: _Context, warnings: list[WarnEvent]) -> list[_Finding]:
             continue
         warn.role = "signal"
         first[warn.node] = (int(found.group(1)), warn)
+    cascade += ctx.facts.dropped[("closed by localRank", None)]
     out: list[_Finding] = []
     for node, (local, warn) in first.items():
         rank = _rank_at(ctx, node, local) if node else None
@@ -603,6 +604,7 @@ def _links(ctx: _Context, warnings: list[WarnEvent], earlier: list[_Finding]) ->
         if key not in firsts:
             firsts[key] = warn
             paths[key] = ends
+    flushed += ctx.facts.dropped[("ib_completion_error", 5)]
     if flushed:
         ctx.notes.append(f"{flushed} IB completion(s) with status 5 (work request flushed) are "
                          "teardown after the first error, not separate faults")

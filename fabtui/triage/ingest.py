@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,16 +34,25 @@ from fabtui.triage import frpickle, ras
 CHUNK = 1 << 20
 MAX_KEPT_PER_FILE = 20000
 """Key lines kept per file: a log that repeats one failure a million times still triages."""
+MAX_EVENTS_PER_TYPE = 4
+"""Events of one type (other than the hang's own: watchdog, status, desync, torchrun) kept per
+file; the rest are counted in `Facts.dropped`. Bounds memory on a thousand ranks' logs."""
+PARALLEL_FROM = 32
+"""Files from which the logs are read by one worker process per CPU."""
+_ALWAYS = ("watchdog_timeout", "pg_status", "desync", "child_failed", "heartbeat_timeout")
 TEXT_MAX = 300
 
-# Lines that can matter to a hang. Searched as bytes over whole chunks.
-_KEYS = (b"NCCL WARN", b"OOB ", b"Bootstrap : Using", b"atchdog", b"WorkNCCL", b"NCCL work",
-         b"Init COMPLETE", b"nRanks",
-         b"didn't join", b"didn't finish", b"Timeout at collective", b"NCCL error",
-         b"Connection closed", b"Connection reset", b"onnection refused", b"ChildFailedError",
-         b"exitcode", b"terminate called", b"what():", b"DistBackendError")
-_FOLLOW = {b"Got completion from peer": 1, b"ChildFailedError:": 40}
-"""Patterns whose next lines belong to the same message (a wrapped WARN, torchrun's report)."""
+# Lines that can matter to a hang, searched as bytes over whole chunks: each key costs one pass
+# over the chunk, so keys that other keys imply are left out (every `WorkNCCL(` line of interest
+# also says `atchdog`; `Init COMPLETE` lines carry the rank, size and device of `nRanks` lines).
+_KEYS = (b"NCCL WARN", b"; OOB", b"atchdog", b"NCCL work", b"Init COMPLETE", b"didn't ",
+         b"Timeout at collective", b"NCCL error", b"onnection ", b"ChildFailedError",
+         b"exitcode", b"terminate called", b"DistBackendError")
+_FOLLOW = {b"NCCL WARN": (b"Got completion from peer", b"vendor", 1),
+           b"ChildFailedError": (b"ChildFailedError:", b"", 40),
+           b"terminate called": (b"terminate called", b"what()", 2)}
+"""Key -> (what a line must hold, what it must lack, lines after it that belong to the same
+message): a completion error wrapped onto the next line, torchrun's report, `what():`."""
 
 _RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+)?\[rank(\d+)\]:\s?")
 _MPI_PREFIX = re.compile(r"^\[\d+,(\d+)\]<(?:stdout|stderr)>:\s?")
@@ -97,6 +108,23 @@ class Facts:
     files_by_rank: dict[int, str] = field(default_factory=dict)
     ip_hosts: dict[str, str] = field(default_factory=dict)
     """IP -> host, from NCCL's OOB / bootstrap interface lines."""
+    dropped: Counter[tuple[str, int | None]] = field(default_factory=Counter)
+    """(event type, status) -> events past the per-file cap, and repeated identical lines."""
+
+    def merge(self, other: Facts) -> None:
+        """Add `other`'s facts (one file's, read by a worker) to these."""
+        self.events += other.events
+        self.inits += other.inits
+        self.dumps += other.dumps
+        self.fr_findings += other.fr_findings
+        self.ras += other.ras
+        self.sources += other.sources
+        for mine, theirs in ((self.hosts, other.hosts), (self.devices, other.devices),
+                             (self.files_by_rank, other.files_by_rank),
+                             (self.ip_hosts, other.ip_hosts)):
+            for key, value in theirs.items():
+                mine.setdefault(key, value)  # type: ignore[attr-defined]
+        self.dropped.update(other.dropped)
 
 
 def expand(paths: Iterable[Path]) -> list[tuple[Path, str]]:
@@ -120,11 +148,25 @@ def expand(paths: Iterable[Path]) -> list[tuple[Path, str]]:
     return found
 
 
-def read_all(paths: Iterable[Path]) -> Facts:
-    """Read every input into one `Facts`."""
+def read_all(paths: Iterable[Path], workers: int | None = None) -> Facts:
+    """Read every input into one `Facts`; many files are read by `workers` processes (default:
+    one per CPU), each file's facts merged in input order."""
+    files = expand(paths)
+    workers = workers or os.cpu_count() or 1
     facts = Facts()
-    for path, label in expand(paths):
-        read_file(path, label, facts)
+    if workers > 1 and len(files) >= PARALLEL_FROM:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for part in pool.map(_read_one, files, chunksize=8):
+                facts.merge(part)
+    else:
+        for path, label in files:
+            read_file(path, label, facts)
+    return facts
+
+
+def _read_one(item: tuple[Path, str]) -> Facts:
+    facts = Facts()
+    read_file(item[0], item[1], facts)
     return facts
 
 
@@ -197,9 +239,10 @@ def _add_dump(dump: FlightRecorder, label: str, rank: int | None, facts: Facts,
 
 # ---- logs -----------------------------------------------------------------------------------
 
-def key_lines(handle: object, chunk: int = CHUNK) -> Iterator[tuple[int, bytes]]:
-    """(1-based line number, raw line) of every line of a binary file holding a key pattern, and
-    the lines that continue them, in order; reads `chunk` bytes at a time."""
+def key_lines(handle: object, chunk: int = CHUNK) -> Iterator[tuple[int, bytes, bool]]:
+    """(1-based line number, raw line, continues the line before) of every line of a binary file
+    holding a key pattern, and of the lines that continue them, in order; reads `chunk` bytes at
+    a time."""
     read = handle.read  # type: ignore[attr-defined]
     base = 0  # lines before the current block
     carry = b""
@@ -218,38 +261,37 @@ def key_lines(handle: object, chunk: int = CHUNK) -> Iterator[tuple[int, bytes]]
             block, carry = carry, b""
             if not block:
                 return
-        starts: dict[int, None] = {}
+        starts: dict[int, bool] = {}
         position = 0
         while follow and position < len(block):
-            starts[position] = None
+            starts[position] = True
             follow -= 1
             position = block.find(b"\n", position) + 1 or len(block)
         for key in _KEYS:
+            rule = _FOLLOW.get(key)
             found = block.find(key)
             while found >= 0:
                 start = block.rfind(b"\n", 0, found) + 1
-                starts[start] = None
+                starts.setdefault(start, False)
                 end = block.find(b"\n", found)
+                if rule is not None and rule[0] in block[start:end] \
+                        and not (rule[1] and rule[1] in block[start:end]):
+                    position = end
+                    for _ in range(rule[2]):
+                        if position < 0 or position + 1 >= len(block):
+                            follow = max(follow, rule[2])
+                            break
+                        starts[position + 1] = True
+                        position = block.find(b"\n", position + 1)
                 if end < 0:
                     break
                 found = block.find(key, end)
-        for key, count in _FOLLOW.items():
-            found = block.find(key)
-            while found >= 0:
-                end = block.find(b"\n", found)
-                for _ in range(count):
-                    if end < 0 or end + 1 >= len(block):
-                        follow = max(follow, count)
-                        break
-                    starts[end + 1] = None
-                    end = block.find(b"\n", end + 1)
-                found = block.find(key, end) if end >= 0 else -1
         previous, number = 0, base
         for start in sorted(starts):
             number += block.count(b"\n", previous, start)
             previous = start
             end = block.find(b"\n", start)
-            yield number + 1, block[start:end if end >= 0 else len(block)]
+            yield number + 1, block[start:end if end >= 0 else len(block)], starts[start]
         base += block.count(b"\n")
         if not data:
             return
@@ -289,10 +331,24 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
     streams: dict[object, _Stream] = {}
     kept = 0
     lines_seen = 0
+    seen: set[bytes] = set()
+    repeats: Counter[str] = Counter()
+    repeated = False
     with open(path, "rb") as handle:
-        for number, raw in key_lines(handle):
+        for number, raw, follows in key_lines(handle):
             lines_seen = number
+            if not follows:
+                # A line said again word for word adds nothing but its count (nor do the lines
+                # that continue it).
+                repeated = raw in seen
+                if repeated:
+                    repeats[_decode(raw)] += 1
+                    continue
+                seen.add(raw)
+            elif repeated:
+                continue
             if kept >= MAX_KEPT_PER_FILE:
+                facts.dropped[("key line", None)] += 1
                 continue
             kept += 1
             line = _decode(raw)
@@ -309,7 +365,7 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
     ranks: set[int] = set()
     first = len(facts.events)
     for stream in streams.values():
-        _scan_stream(stream, label, facts, ranks)
+        _scan_stream(stream, label, facts, ranks, repeats)
     # Streams are scanned one after the other; the file's order is the order things happened.
     facts.events[first:] = sorted(facts.events[first:], key=lambda e: e.evidence.line or 0)
     if rank is not None:
@@ -338,13 +394,17 @@ def _closed_by_local_rank(stream: _Stream) -> list[NcclLogEvent]:
     return found
 
 
-def _scan_stream(stream: _Stream, label: str, facts: Facts, ranks: set[int]) -> None:
+def _scan_stream(stream: _Stream, label: str, facts: Facts, ranks: set[int],
+                 repeats: Counter[str]) -> None:
+    """Parse one stream's key lines into `facts`; a line that `repeats` counts again is counted
+    in `facts.dropped` by its event's type and status."""
     if not stream.texts:
         return
     result = nccl_log.scan(stream.texts)
     if result is None:
         return
     result.events.extend(_closed_by_local_rank(stream))
+    kept: Counter[str] = Counter()
     for interface in [*result.oob_interfaces, *result.bootstrap_interfaces]:
         for host in interface.hosts[:1]:
             facts.ip_hosts.setdefault(interface.address, host)
@@ -363,6 +423,16 @@ def _scan_stream(stream: _Stream, label: str, facts: Facts, ranks: set[int]) -> 
                                             host=event.host, device=event.device,
                                             local_rank=event.local_rank))
             continue
+        again = repeats.get(stream.raws[index], 0)
+        if again:
+            facts.dropped[(event.type, event.status)] += again
+        if event.type not in _ALWAYS:
+            kept[event.type] += 1
+            if kept[event.type] > MAX_EVENTS_PER_TYPE:
+                facts.dropped[(event.type, event.status)] += 1
+                if "by localRank" in event.message:
+                    facts.dropped[("closed by localRank", None)] += 1 + again
+                continue
         global_rank, pg_rank = _global_rank(stream, event)
         if global_rank is not None:
             ranks.add(global_rank)

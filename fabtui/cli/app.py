@@ -54,7 +54,8 @@ SUBCOMMANDS = {
     "runbook": Subcommand("fabtui.cli.runbook:runbook",
                           "Runbooks: executable markdown procedures, recorded step by step."),
     "triage": Subcommand("fabtui.cli.triage:triage",
-                         "Hang triage: from a hung job's logs to the rank, NIC and port."),
+                         "Hang triage: read a hung job's logs and say which rank, NIC or link "
+                         "it waits for."),
 }
 """Subcommand name -> where it lives and its short help."""
 

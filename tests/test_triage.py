@@ -337,3 +337,20 @@ def test_a_missing_path_is_an_input_error() -> None:
     with pytest.raises(InputError) as caught:
         triage_paths([FIXTURES / "no-such-folder"])
     assert "no such file or folder" in str(caught.value)
+
+
+def test_many_files_read_by_two_workers_give_the_same_report(tmp_path: Path) -> None:
+    from fabtui.triage.analyze import analyze
+    from fabtui.triage.ingest import PARALLEL_FROM, read_all
+
+    source = (FIXTURES / "victim-first" / "rank0.log").read_text()
+    lagging = (FIXTURES / "victim-first" / "rank2.log").read_text()
+    ranks = PARALLEL_FROM + 8
+    for rank in range(ranks):
+        text = (lagging if rank == 33 else source).replace("Rank 0]", f"Rank {rank}]") \
+            .replace("Rank 2]", f"Rank {rank}]")
+        (tmp_path / f"rank{rank}.log").write_text(text)
+    alone = analyze(read_all([tmp_path], workers=1))
+    shared = analyze(read_all([tmp_path], workers=2))
+    assert alone.model_dump() == shared.model_dump()
+    assert [(s.kind, s.rank) for s in shared.suspects] == [("lagging", 33)]

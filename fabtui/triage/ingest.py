@@ -119,11 +119,14 @@ class Facts:
         self.fr_findings += other.fr_findings
         self.ras += other.ras
         self.sources += other.sources
-        for mine, theirs in ((self.hosts, other.hosts), (self.devices, other.devices),
-                             (self.files_by_rank, other.files_by_rank),
-                             (self.ip_hosts, other.ip_hosts)):
-            for key, value in theirs.items():
-                mine.setdefault(key, value)  # type: ignore[attr-defined]
+        for rank, host in other.hosts.items():
+            self.hosts.setdefault(rank, host)
+        for rank, device in other.devices.items():
+            self.devices.setdefault(rank, device)
+        for rank, label in other.files_by_rank.items():
+            self.files_by_rank.setdefault(rank, label)
+        for ip, host in other.ip_hosts.items():
+            self.ip_hosts.setdefault(ip, host)
         self.dropped.update(other.dropped)
 
 
@@ -371,8 +374,8 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
     if rank is not None:
         ranks.add(rank)
         facts.files_by_rank.setdefault(rank, label)
-    for seen in ranks:
-        facts.files_by_rank.setdefault(seen, label)
+    for one in ranks:
+        facts.files_by_rank.setdefault(one, label)
     facts.sources.append(SourceFile(file=label, kind="log", ranks=sorted(ranks),
                                     lines=lines_seen))
 

@@ -354,3 +354,52 @@ def test_many_files_read_by_two_workers_give_the_same_report(tmp_path: Path) -> 
     shared = analyze(read_all([tmp_path], workers=2))
     assert alone.model_dump() == shared.model_dump()
     assert [(s.kind, s.rank) for s in shared.suspects] == [("lagging", 33)]
+
+
+def test_a_completion_error_told_only_in_last_error_still_names_the_path() -> None:
+    name = "alpaca-issue207-terminate-ncclremoteerror-last-error-ib-error12-one-line.txt"
+    report = triage_paths([sample("nccl-log", name)])
+    assert report.verdict == "network path"
+    assert report.suspects[0].peer == "11.214.147.122"
+    assert report.warnings[0].status_name == "IBV_WC_RETRY_EXC_ERR"
+
+
+def test_a_rendezvous_connect_timeout_is_not_called_a_network_path() -> None:
+    report = triage_paths([sample(
+        "nccl-log", "grl-issue27-c10d-client-socket-connect-timed-out-errno110.txt")])
+    assert report.verdict == "cannot tell"
+    assert "socket (bootstrap / rendezvous) failure" in report.summary
+
+
+def test_real_watchdog_from_three_ranks_reports_them_and_their_seq_but_cannot_tell() -> None:
+    report = triage_paths([sample(
+        "nccl-log", "llamafactory-issue7396-watchdog-numbered-lines-rank-tags.txt")])
+    assert report.verdict == "cannot tell"
+    assert report.ranks_seen == [0, 3, 4]
+    assert {r.timed_out for r in report.ranks} == {1580}
+
+
+def test_analyzer_errors_and_missing_ranks_name_the_missing_ranks() -> None:
+    report = triage_paths([sample("flight-recorder",
+                                  "synthetic-fr-trace-2.6-errors-and-missing-ranks.txt")])
+    assert report.verdict == "culprit found"
+    assert [s.rank for s in report.suspects[:3]] == [3, 5, 7]
+    assert report.collective is not None and report.collective.seq == 13
+
+
+def test_ras_json_names_the_missing_rank(tmp_path: Path) -> None:
+    path = tmp_path / "ras.json"
+    path.write_text(json.dumps({
+        "nccl_version": "2.29.1", "communicators_count": 1,
+        "communicators": [{
+            "hash": "0xae94423cfbb2ef4a", "size": 2, "ranks_count": 1, "missing_ranks_count": 1,
+            "ranks": [{"rank": 0, "host": "172.16.64.245", "pid": 1524344, "cuda_dev": 0,
+                       "nvml_dev": 0, "status": {"init_state": 0, "async_error": 0},
+                       "collective_counts": {"AllReduce": 7, "Broadcast": 0}}],
+            "missing_ranks": [{"rank": 1, "host": "172.16.64.245", "pid": 1524345,
+                               "cuda_dev": 1, "nvml_dev": 1,
+                               "status": {"unresponsive": True, "considered_dead": False}}]}],
+        "ras": {"collection_time_sec": 0.0, "timeouts_count": 0}}, indent=2))
+    report = triage_paths([path])
+    assert report.verdict == "culprit found"
+    assert [(s.kind, s.rank) for s in report.suspects] == [("dead", 1)]

@@ -523,26 +523,28 @@ def _warnings(ctx: _Context) -> list[WarnEvent]:
     signalled: set[tuple[int | None, str | None]] = set()
     for item in ctx.facts.events:
         event = item.event
-        if event.type not in _NETWORK_EVENTS and event.type not in ("nccl_warn",
-                                                                    "bootstrap_error",
-                                                                    "plugin_not_found",
-                                                                    "net_plugin_error"):
+        # An NCCL error whose `Last error:` is a completion error (PyTorch prints it on the
+        # terminate line) is that completion error.
+        kind = "ib_completion_error" if event.status is not None and (
+            "Got completion from peer" in event.message or event.vendor_err is not None
+            or (event.status_name or "").startswith("IBV_WC_")) else event.type
+        if kind not in _NETWORK_EVENTS and kind not in ("nccl_warn", "bootstrap_error",
+                                                        "plugin_not_found", "net_plugin_error"):
             continue
         if len(out) >= MAX_WARNINGS:
             break
         role: wc_status.Role = "other"
-        meaning = event.status_meaning
-        if event.type == "ib_completion_error":
+        meaning, name = event.status_meaning, event.status_name
+        if kind == "ib_completion_error":
             known = wc_status.describe(event.status)
             if known is not None:
-                meaning = known.meaning
-                role = known.role
+                meaning, role, name = known.meaning, known.role, name or known.name
         elif event.type == "connection_closed":
             key = (item.rank, item.host)
             role = "teardown" if key in signalled else "signal"
             signalled.add(key)
-        out.append(WarnEvent(rank=item.rank, node=item.host, type=event.type,
-                             status=event.status, status_name=event.status_name,
+        out.append(WarnEvent(rank=item.rank, node=item.host, type=kind,
+                             status=event.status, status_name=name,
                              meaning=meaning, role=role,
                              peer=event.peer, local_gid=event.local_gid,
                              remote_gid=event.remote_gid, hca=event.hca,
@@ -633,13 +635,18 @@ def _links(ctx: _Context, warnings: list[WarnEvent], earlier: list[_Finding]) ->
             suspects.append(Suspect(kind="peer", rank=None, node=peer_host, peer=warn.peer,
                                     reason=f"the far end of {who}'s failed path",
                                     evidence=[warn.evidence]))
-        refused = warn.type == "socket_connect_refused"
+        refused = warn.type != "ib_completion_error"
         out.append(_Finding(
             verdict="cannot tell" if refused else "network path",
-            summary=(f"{who} was refused a connection by {warn.peer}: nothing listened there "
-                     "(the peer process died or had not started); the logs do not say why."
+            summary=((f"{who} was refused a connection by {warn.peer}: nothing listened there "
+                      "(the peer process died or had not started); the logs do not say why."
+                      if warn.type == "socket_connect_refused" else
+                      f"{who} could not connect to {warn.peer} ({warn.type.replace('_', ' ')}): "
+                      "a socket (bootstrap / rendezvous) failure; the peer may be down or not "
+                      "started yet, and the logs do not say which.")
                      if refused else
-                     f"{who} on {warn.node or '?'} reported {status} talking to "
+                     f"{who}{' on ' + warn.node if warn.node else ''} reported {status} "
+                     f"talking to "
                      f"{warn.peer or '?'}"
                      + (f", and {len(group) - 1} other rank(s) failed toward its NIC"
                         if len(group) > 1 else "")

@@ -403,3 +403,28 @@ def test_ras_json_names_the_missing_rank(tmp_path: Path) -> None:
     report = triage_paths([path])
     assert report.verdict == "culprit found"
     assert [(s.kind, s.rank) for s in report.suspects] == [("dead", 1)]
+
+
+def test_two_threads_on_one_communicator_are_an_application_desync(tmp_path: Path) -> None:
+    for rank in range(2):
+        dump = _dump(rank, 3, lagging=False)
+        if rank == 1:
+            extra = dict(dump["entries"][-1], record_id=99, profiling_name="nccl:broadcast")
+            dump["entries"].append(extra)
+        (tmp_path / f"trace_{rank}.json").write_text(json.dumps(dump))
+    report = triage_paths([tmp_path])
+    assert report.verdict == "application desync"
+    first = report.suspects[0]
+    assert first.rank == 1 and "two threads" in first.reason
+
+
+def test_mpirun_tagged_lines_carry_the_global_rank(tmp_path: Path) -> None:
+    lines = []
+    for rank in range(4):
+        text = (FIXTURES / "victim-first" / f"rank{rank}.log").read_text().splitlines()
+        lines += [f"[1,{rank}]<stderr>:{line}" for line in text]
+    log = tmp_path / "mpirun.out"
+    log.write_text("\n".join(lines) + "\n")
+    report = triage_paths([log])
+    assert [(s.kind, s.rank) for s in report.suspects] == [("lagging", 2)]
+    assert report.sources[0].ranks == [0, 1, 2, 3]

@@ -34,8 +34,9 @@ from fabtui.model.triage import (
 )
 from fabtui.topology.ranks import compact_ranges
 from fabtui.triage import wc_status
-from fabtui.triage.ingest import DEFAULT_PG, Facts, LineEvent
+from fabtui.triage.ingest import DEFAULT_PG, Facts
 from fabtui.triage.locate import peer_ip
+from fabtui.triage.ras import RasComm
 
 MAX_WARNINGS = 300
 _LOCAL_RANK = re.compile(r"[Cc]onnection closed by localRank (\d+)")
@@ -83,6 +84,8 @@ class _Context:
     ras_healthy: bool = False
     entries: dict[tuple[str, int], dict[int, FrEntry]] = field(default_factory=dict)
     """(pg, seq) -> rank -> Flight Recorder entry."""
+    two_threads: list[tuple[int, str, int]] = field(default_factory=list)
+    """(rank, pg, seq) where one rank recorded two collectives with one sequence number."""
     inside: dict[int, Evidence] = field(default_factory=dict)
     """Ranks a desync report says joined but did not finish the collective."""
 
@@ -210,9 +213,7 @@ def _from_dumps(ctx: _Context) -> None:
             ctx.entries.setdefault((pg, entry.collective_seq_id), {})
             by_rank = ctx.entries[(pg, entry.collective_seq_id)]
             if rank in by_rank and by_rank[rank].op != entry.op:
-                ctx.notes.append(f"rank {rank} recorded two collectives with sequence number "
-                                 f"{entry.collective_seq_id} in process group {pg}: two "
-                                 "threads issued collectives on one communicator")
+                ctx.two_threads.append((rank, pg, entry.collective_seq_id))
             by_rank[rank] = entry
             state = ctx.state(pg, rank)
             if state.enqueued is None or entry.collective_seq_id >= state.enqueued:
@@ -285,6 +286,15 @@ def _rank_states(ctx: _Context) -> list[RankState]:
 def _desync(ctx: _Context) -> list[_Finding]:
     """Different op / size / dtype at one sequence number: from watchdogs and dumps."""
     found: list[_Finding] = []
+    # Two threads on one communicator first: the mismatch at that sequence number follows.
+    for rank, pg, seq in ctx.two_threads:
+        what = (f"rank {rank} recorded two different collectives with sequence number {seq} "
+                f"in process group {pg}: two threads issued collectives on one communicator")
+        found.append(_Finding(
+            verdict="application desync",
+            summary=f"Application desync: {what}. Not a network fault.",
+            suspects=[Suspect(kind="desync", rank=rank, reason=what)],
+            collective=Collective(op=None, seq=seq, pg=pg)))
     by_seq: dict[tuple[str, int], list[tuple[int, tuple[object, ...], Evidence | None]]] = \
         defaultdict(list)
     for state in ctx.states.values():
@@ -318,13 +328,6 @@ def _desync(ctx: _Context) -> list[_Finding]:
                     "collective, size or dtype than the others. Not a network fault: fix the "
                     "code path that issues collectives in a different order on some ranks.",
             suspects=suspects, collective=Collective(op=str(common[0]) or None, seq=seq, pg=pg)))
-    for note in list(ctx.notes):
-        if "two threads" in note:
-            rank = int(note.split()[1])
-            found.append(_Finding(
-                verdict="application desync",
-                summary=f"Application desync: {note}. Not a network fault.",
-                suspects=[Suspect(kind="desync", rank=rank, reason=note)]))
     return found
 
 
@@ -406,10 +409,7 @@ def _rank_at(ctx: _Context, node: str | None, gpu: int | None) -> int | None:
     return None
 
 
-def _ras_mismatch(ctx: _Context, comm: object, label: str) -> _Finding:
-    from fabtui.triage.ras import RasComm
-
-    assert isinstance(comm, RasComm)
+def _ras_mismatch(ctx: _Context, comm: RasComm, label: str) -> _Finding:
     groups = sorted(comm.groups, key=lambda g: g.count)
     low = groups[0]
     named = {r.rank for g in groups for r in g.named}
@@ -806,8 +806,3 @@ def _cannot_tell(ctx: _Context) -> str:
     return (f"Only rank(s) {compact_ranges(ranks) if ranks else '?'} left hang evidence "
             f"(waiting at sequence number {front}); without the other ranks' logs, dumps or RAS "
             "output the logs cannot say which rank or link the job waits for.")
-
-
-def hang_events(events: list[LineEvent]) -> int:
-    """How many events speak of the hang itself (watchdog, status, desync)."""
-    return sum(1 for e in events if e.event.type in _HANG_EVENTS)

@@ -347,10 +347,12 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
                 if repeated:
                     repeats[_decode(raw)] += 1
                     continue
-                seen.add(raw)
+                if kept < MAX_KEPT_PER_FILE:
+                    seen.add(raw)
             elif repeated:
                 continue
             if kept >= MAX_KEPT_PER_FILE:
+                # Past the cap nothing more is held (not even to tell repeats apart).
                 facts.dropped[("key line", None)] += 1
                 continue
             kept += 1

@@ -193,7 +193,7 @@ def read_file(path: Path, label: str, facts: Facts) -> None:
         return
     text_head = head.decode("utf-8", errors="replace")
     if ras.detect(text_head):
-        report = ras.parse(_text_lines(path))
+        report = ras.parse(_text_lines(path, label))
         facts.ras.append((report, label))
         facts.sources.append(SourceFile(file=label, kind="ras"))
         return
@@ -203,7 +203,16 @@ def read_file(path: Path, label: str, facts: Facts) -> None:
     _read_log(path, label, rank, facts)
 
 
-def _text_lines(path: Path) -> list[str]:
+def _whole_text_allowed(path: Path, label: str, what: str) -> None:
+    """RAS output and Flight Recorder dumps and reports are read whole (their formats nest):
+    refuse one too large to hold rather than run out of memory."""
+    if path.stat().st_size > frpickle.MAX_BYTES:
+        raise InputError.single(label, None, f"larger than {frpickle.MAX_BYTES >> 20} MiB: too "
+                                             f"large for {what}")
+
+
+def _text_lines(path: Path, label: str) -> list[str]:
+    _whole_text_allowed(path, label, "NCCL RAS output")
     with open(path, encoding="utf-8", errors="replace") as handle:
         return [line.rstrip("\r\n") for line in handle]
 
@@ -217,6 +226,7 @@ def _read_pickle(path: Path, label: str, rank: int | None, facts: Facts) -> None
 
 
 def _read_fr_text(path: Path, label: str, rank: int | None, facts: Facts) -> None:
+    _whole_text_allowed(path, label, "a Flight Recorder dump or report")
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
         dump = flight_recorder.parse(text)

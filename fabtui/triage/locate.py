@@ -22,7 +22,10 @@ def locate(report: TriageReport, facts: Facts, graph: FabricGraph | None,
     """Fill node / GPU / NIC / rail / port / optic / peer fields of `report`'s suspects in place,
     and the runbooks to run next."""
     for suspect in report.suspects:
-        _place(suspect, facts, graph, placement_known)
+        if suspect.kind == "stuck" and suspect.rank is None and suspect.ranks:
+            _place_group(suspect, facts, graph, placement_known)
+        else:
+            _place(suspect, facts, graph, placement_known)
         _place_peer(suspect, facts, graph)
     report.next = _next_steps(report)
 
@@ -57,6 +60,24 @@ def _place(suspect: Suspect, facts: Facts, graph: FabricGraph | None,
             suspect.rail = attachment.nic.rail
             suspect.port = f"{attachment.switch}:{attachment.port}"
             suspect.optic = graph.topology.links[attachment.link_index].optic
+
+
+def _place_group(suspect: Suspect, facts: Facts, graph: FabricGraph | None,
+                 placement_known: bool) -> None:
+    """A suspect standing for several ranks: their nodes in the reason, and the node and NIC of
+    the first one (where a pairwise test of the paths between them can start)."""
+    first = Suspect(kind="stuck", rank=suspect.ranks[0], reason="")
+    _place(first, facts, graph, placement_known)
+    nodes: list[str] = []
+    for rank in suspect.ranks:
+        probe = Suspect(kind="stuck", rank=rank, reason="")
+        _place(probe, facts, graph, placement_known)
+        if probe.node and probe.node not in nodes:
+            nodes.append(probe.node)
+    if nodes:
+        suspect.node, suspect.nic, suspect.rail = first.node, first.nic, first.rail
+        shown = ", ".join(nodes[:8]) + (f" and {len(nodes) - 8} more" if len(nodes) > 8 else "")
+        suspect.reason += f" (on {shown})"
 
 
 def _placement_on(graph: FabricGraph, node: str, gpu: int | None) -> RankPlacement | None:
@@ -108,13 +129,13 @@ def _place_peer(suspect: Suspect, facts: Facts, graph: FabricGraph | None) -> No
 def _next_steps(report: TriageReport) -> list[NextStep]:
     steps: list[NextStep] = []
     first = report.suspects[0] if report.suspects else None
-    if report.verdict in ("culprit found", "network path") and first is not None:
+    if report.verdict in ("culprit found", "network path") and first is not None \
+            and first.node and first.kind != "stuck":
         inputs = {}
         if first.node:
             inputs["log_node"] = first.node
         nodes = sorted({s.node for s in report.suspects if s.node})
-        why = (f"follow suspect {first.nic or first.node or first.rank} to its leaf port and "
-               "optic" if first.node else "find the NIC and port of the suspects")
+        why = f"follow suspect {first.nic or first.node} to its leaf port and optic"
         steps.append(NextStep(runbook="nccl-hang-triage", inputs=inputs,
                               why=why + (f" (nodes: {', '.join(nodes[:8])})" if nodes else "")))
     if report.verdict == "network path" and first is not None and first.kind == "stuck":

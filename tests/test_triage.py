@@ -428,3 +428,14 @@ def test_mpirun_tagged_lines_carry_the_global_rank(tmp_path: Path) -> None:
     report = triage_paths([log])
     assert [(s.kind, s.rank) for s in report.suspects] == [("lagging", 2)]
     assert report.sources[0].ranks == [0, 1, 2, 3]
+
+
+def test_docs_triage_documents_every_field_of_the_report() -> None:
+    from fabtui.model import triage as model
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "triage.md").read_text()
+    for cls in (model.TriageReport, model.Suspect, model.Evidence, model.Collective,
+                model.RankState, model.WarnEvent, model.NextStep, model.SourceFile):
+        section = doc.split(f"### `{cls.__name__}`", 1)[1].split("###", 1)[0]
+        for name in cls.model_fields:
+            assert f"| `{name}` |" in section, f"{cls.__name__}.{name}"

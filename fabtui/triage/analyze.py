@@ -17,12 +17,9 @@ Rules (docs/triage.md, fabric diagnostics reference section 7):
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from typing import Literal
 
-from fabtui.model.parsed.flight_recorder import FrEntry
 from fabtui.model.triage import (
     Collective,
     Evidence,
@@ -30,86 +27,32 @@ from fabtui.model.triage import (
     Suspect,
     TriageReport,
     Verdict,
-    WarnEvent,
 )
 from fabtui.topology.ranks import compact_ranges
-from fabtui.triage import wc_status
+from fabtui.triage.findings import Context, Finding, by_pg, max_of, rank_at, wavefront
 from fabtui.triage.ingest import DEFAULT_PG, Facts
-from fabtui.triage.locate import peer_ip
+from fabtui.triage.network import link_findings, local_rank_findings, warnings_of
 from fabtui.triage.ras import RasComm
 
-MAX_WARNINGS = 300
-_LOCAL_RANK = re.compile(r"[Cc]onnection closed by localRank (\d+)")
 _HANG_EVENTS = ("watchdog_timeout", "pg_status", "desync", "heartbeat_timeout")
-_NETWORK_EVENTS = ("ib_completion_error", "ib_async_event", "connect_failed",
-                   "socket_connect_refused", "connect_timeout", "connection_closed")
 _MISMATCH_ERRORS = ("COLLECTIVE_TYPE_MISMATCH", "SIZE_OR_SYNTAX_MISMATCH",
                     "COLLECTIVE_DTYPE_MISMATCH")
 
 
-@dataclass
-class _Finding:
-    verdict: Verdict
-    summary: str
-    suspects: list[Suspect]
-    collective: Collective | None = None
-
-
-@dataclass
-class _State:
-    rank: int
-    pg: str
-    enqueued: int | None = None
-    started: int | None = None
-    completed: int | None = None
-    timed_out: int | None = None
-    op: str | None = None
-    numel_in: int | None = None
-    numel_out: int | None = None
-    dtype: str | None = None
-    evidence: list[Evidence] = field(default_factory=list)
-
-    def arrived(self) -> int | None:
-        values = [v for v in (self.enqueued, self.timed_out) if v is not None]
-        return max(values) if values else None
-
-
-@dataclass
-class _Context:
-    facts: Facts
-    states: dict[tuple[str, int], _State] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    world: int | None = None
-    seen: set[int] = field(default_factory=set)
-    ras_healthy: bool = False
-    entries: dict[tuple[str, int], dict[int, FrEntry]] = field(default_factory=dict)
-    """(pg, seq) -> rank -> Flight Recorder entry."""
-    two_threads: list[tuple[int, str, int]] = field(default_factory=list)
-    """(rank, pg, seq) where one rank recorded two collectives with one sequence number."""
-    inside: dict[int, Evidence] = field(default_factory=dict)
-    """Ranks a desync report says joined but did not finish the collective."""
-
-    def state(self, pg: str, rank: int) -> _State:
-        key = (pg, rank)
-        if key not in self.states:
-            self.states[key] = _State(rank=rank, pg=pg)
-        return self.states[key]
-
-
 def analyze(facts: Facts) -> TriageReport:
     """The report for `facts` (suspects not yet placed on the fabric: see `locate`)."""
-    ctx = _Context(facts=facts)
+    ctx = Context(facts=facts)
     _world(ctx)
     _from_events(ctx)
     _from_dumps(ctx)
-    warnings = _warnings(ctx)
-    findings: list[_Finding] = []
+    warnings = warnings_of(ctx)
+    findings: list[Finding] = []
     findings += _desync(ctx)
     findings += _fr_findings(ctx)
     findings += _ras(ctx)
     findings += _laggards(ctx, findings)
-    findings += _local_ranks(ctx, warnings)
-    findings += _links(ctx, warnings, findings)
+    findings += local_rank_findings(ctx, warnings)
+    findings += link_findings(ctx, warnings, findings)
     findings += _inside(ctx, findings)
     if not findings:
         findings += _stuck(ctx)
@@ -141,7 +84,7 @@ def analyze(facts: Facts) -> TriageReport:
 
 # ---- facts into per-rank states ---------------------------------------------------------------
 
-def _world(ctx: _Context) -> None:
+def _world(ctx: Context) -> None:
     facts = ctx.facts
     sizes = [init.nranks for init in facts.inits]
     for dump, _, _ in facts.dumps:
@@ -168,7 +111,7 @@ def _world(ctx: _Context) -> None:
         ctx.seen.update(source.ranks)
 
 
-def _from_events(ctx: _Context) -> None:
+def _from_events(ctx: Context) -> None:
     for item in ctx.facts.events:
         event = item.event
         if item.rank is not None:
@@ -183,16 +126,12 @@ def _from_events(ctx: _Context) -> None:
             state.numel_in = event.numel_in if event.numel_in is not None else state.numel_in
             state.numel_out = event.numel_out if event.numel_out is not None \
                 else state.numel_out
-        state.enqueued = _max(state.enqueued, event.last_enqueued)
-        state.completed = _max(state.completed, event.last_completed)
+        state.enqueued = max_of(state.enqueued, event.last_enqueued)
+        state.completed = max_of(state.completed, event.last_completed)
         state.evidence.append(item.evidence)
 
 
-def _max(a: int | None, b: int | None) -> int | None:
-    return b if a is None else a if b is None else max(a, b)
-
-
-def _from_dumps(ctx: _Context) -> None:
+def _from_dumps(ctx: Context) -> None:
     for dump, rank, evidence in ctx.facts.dumps:
         if rank is None:
             continue
@@ -200,11 +139,11 @@ def _from_dumps(ctx: _Context) -> None:
         names = {key: _pg_label(key, cfg.desc) for key, cfg in dump.pg_config.items()}
         for key, status in dump.pg_status.items():
             state = ctx.state(names.get(key, _pg_label(key, None)), rank)
-            state.enqueued = _max(state.enqueued, status.last_enqueued_collective)
+            state.enqueued = max_of(state.enqueued, status.last_enqueued_collective)
             if status.last_started_collective is not None \
                     and status.last_started_collective >= 0:
-                state.started = _max(state.started, status.last_started_collective)
-            state.completed = _max(state.completed, status.last_completed_collective)
+                state.started = max_of(state.started, status.last_started_collective)
+            state.completed = max_of(state.completed, status.last_completed_collective)
             state.evidence.append(evidence)
         for entry in dump.entries:
             if entry.collective_seq_id is None or entry.is_p2p:
@@ -222,8 +161,8 @@ def _from_dumps(ctx: _Context) -> None:
                 sizes = entry.input_sizes or []
                 state.numel_in = sum(_numel(s) for s in sizes) if sizes else state.numel_in
             if entry.state == "completed":
-                state.completed = _max(state.completed, entry.collective_seq_id)
-            state.enqueued = _max(state.enqueued, entry.collective_seq_id)
+                state.completed = max_of(state.completed, entry.collective_seq_id)
+            state.enqueued = max_of(state.enqueued, entry.collective_seq_id)
 
 
 def _numel(shape: list[int]) -> int:
@@ -239,25 +178,10 @@ def _pg_label(key: str, desc: str | None) -> str:
     return f"{key} ({desc})" if desc else key
 
 
-def _wavefront(states: list[_State]) -> int | None:
-    arrived = [s.arrived() for s in states if s.arrived() is not None]
-    if not arrived:
-        return None
-    counts = Counter(arrived)
-    return max(counts, key=lambda seq: (counts[seq], seq))
-
-
-def _by_pg(ctx: _Context) -> dict[str, list[_State]]:
-    groups: dict[str, list[_State]] = defaultdict(list)
-    for state in ctx.states.values():
-        groups[state.pg].append(state)
-    return groups
-
-
-def _rank_states(ctx: _Context) -> list[RankState]:
+def _rank_states(ctx: Context) -> list[RankState]:
     out: list[RankState] = []
-    for pg, states in sorted(_by_pg(ctx).items()):
-        front = _wavefront(states)
+    for pg, states in sorted(by_pg(ctx).items()):
+        front = wavefront(states)
         for state in sorted(states, key=lambda s: s.rank):
             arrived = state.arrived()
             label: Literal["ahead", "in wavefront", "stopped", "lagging", "completed",
@@ -283,14 +207,14 @@ def _rank_states(ctx: _Context) -> list[RankState]:
 
 # ---- findings ---------------------------------------------------------------------------------
 
-def _desync(ctx: _Context) -> list[_Finding]:
+def _desync(ctx: Context) -> list[Finding]:
     """Different op / size / dtype at one sequence number: from watchdogs and dumps."""
-    found: list[_Finding] = []
+    found: list[Finding] = []
     # Two threads on one communicator first: the mismatch at that sequence number follows.
     for rank, pg, seq in ctx.two_threads:
         what = (f"rank {rank} recorded two different collectives with sequence number {seq} "
                 f"in process group {pg}: two threads issued collectives on one communicator")
-        found.append(_Finding(
+        found.append(Finding(
             verdict="application desync",
             summary=f"Application desync: {what}. Not a network fault.",
             suspects=[Suspect(kind="desync", rank=rank, reason=what)],
@@ -321,7 +245,7 @@ def _desync(ctx: _Context) -> list[_Finding]:
                                    f"{_shape_text(common)}",
                             evidence=[ev] if ev else [])
                     for rank, shape, ev in sorted(odd, key=lambda x: x[0])]
-        found.append(_Finding(
+        found.append(Finding(
             verdict="application desync",
             summary=f"Application desync at sequence number {seq} of process group {pg}: "
                     f"rank(s) {compact_ranges([r for r, _, _ in odd])} issued a different "
@@ -336,14 +260,14 @@ def _shape_text(shape: tuple[object, ...]) -> str:
     return " ".join(parts) or "?"
 
 
-def _fr_findings(ctx: _Context) -> list[_Finding]:
-    found: list[_Finding] = []
+def _fr_findings(ctx: Context) -> list[Finding]:
+    found: list[Finding] = []
     for mismatch, evidence in ctx.facts.fr_findings:
         op = (mismatch.profiling_name or "").split(":", 1)[-1] or None
         collective = Collective(op=op, seq=mismatch.collective_seq_id, pg=mismatch.pg)
         culprits = [c for c in mismatch.culprits if c.rank is not None]
         if any(c.error_type in _MISMATCH_ERRORS for c in culprits):
-            found.append(_Finding(
+            found.append(Finding(
                 verdict="application desync",
                 summary=f"The Flight Recorder analyzer found mismatched collectives at sequence "
                         f"number {mismatch.collective_seq_id}: an application desync, not a "
@@ -354,7 +278,7 @@ def _fr_findings(ctx: _Context) -> list[_Finding]:
                                   evidence=[evidence]) for c in culprits],
                 collective=collective))
         elif mismatch.missing_ranks:
-            found.append(_Finding(
+            found.append(Finding(
                 verdict="culprit found",
                 summary=f"Rank(s) {compact_ranges(mismatch.missing_ranks)} never joined "
                         f"collective {mismatch.collective_seq_id} ({op or '?'}) that the other "
@@ -367,15 +291,15 @@ def _fr_findings(ctx: _Context) -> list[_Finding]:
     return found
 
 
-def _ras(ctx: _Context) -> list[_Finding]:
-    found: list[_Finding] = []
+def _ras(ctx: Context) -> list[Finding]:
+    found: list[Finding] = []
     for report, label in ctx.facts.ras:
         problems = False
         for comm in report.comms:
             evidence = Evidence(file=label, line=comm.line, text=comm.text)
             if comm.missing:
                 problems = True
-                found.append(_Finding(
+                found.append(Finding(
                     verdict="culprit found",
                     summary=f"RAS has no data from rank(s) {compact_ranges(comm.missing)} of "
                             f"communicator {comm.ident}: the process is unresponsive or dead.",
@@ -390,8 +314,8 @@ def _ras(ctx: _Context) -> list[_Finding]:
             problems = True
             ev = Evidence(file=label, line=dead.line,
                           text=f"Process {dead.pid} on node {dead.node} managing GPU {dead.gpu}")
-            rank = dead.rank if dead.rank >= 0 else _rank_at(ctx, dead.node, dead.gpu)
-            found.append(_Finding(
+            rank = dead.rank if dead.rank >= 0 else rank_at(ctx, dead.node, dead.gpu)
+            found.append(Finding(
                 verdict="culprit found",
                 summary=f"RAS considers process {dead.pid} on {dead.node} (GPU {dead.gpu}) dead.",
                 suspects=[Suspect(kind="dead", rank=rank, node=dead.node, gpu=dead.gpu,
@@ -402,14 +326,7 @@ def _ras(ctx: _Context) -> list[_Finding]:
     return found
 
 
-def _rank_at(ctx: _Context, node: str | None, gpu: int | None) -> int | None:
-    for init in ctx.facts.inits:
-        if init.host == node and init.device == gpu and init.nranks == ctx.world:
-            return init.rank
-    return None
-
-
-def _ras_mismatch(ctx: _Context, comm: RasComm, label: str) -> _Finding:
+def _ras_mismatch(ctx: Context, comm: RasComm, label: str) -> Finding:
     groups = sorted(comm.groups, key=lambda g: g.count)
     low = groups[0]
     named = {r.rank for g in groups for r in g.named}
@@ -437,7 +354,7 @@ def _ras_mismatch(ctx: _Context, comm: RasComm, label: str) -> _Finding:
                             reason=f"RAS: behind at operation {low.count} (RAS printed the "
                                    f"{len(ahead)} rank(s) ahead, not this one)",
                             evidence=evidence) for r in ranks]
-    return _Finding(verdict="culprit found",
+    return Finding(verdict="culprit found",
                     summary=f"RAS: rank(s) {compact_ranges(ranks)} of communicator {comm.ident} "
                             f"stopped launching at operation {low.count} while others reached "
                             f"{groups[-1].count}.",
@@ -445,19 +362,19 @@ def _ras_mismatch(ctx: _Context, comm: RasComm, label: str) -> _Finding:
                     collective=Collective(op=None, seq=low.count + 1, pg=f"comm {comm.hash}"))
 
 
-def _laggards(ctx: _Context, earlier: list[_Finding]) -> list[_Finding]:
+def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
     """Ranks below the wavefront, desync-report laggards, and ranks that left no log."""
     named = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
-    found: list[_Finding] = []
-    for pg, states in sorted(_by_pg(ctx).items()):
-        front = _wavefront(states)
+    found: list[Finding] = []
+    for pg, states in sorted(by_pg(ctx).items()):
+        front = wavefront(states)
         if front is None:
             continue
         behind = [s for s in states if (s.arrived() or 0) < front and s.rank not in named]
         if behind:
             ops = Counter(s.op for s in states if s.arrived() == front and s.op)
             op = ops.most_common(1)[0][0] if ops else None
-            found.append(_Finding(
+            found.append(Finding(
                 verdict="culprit found",
                 summary=f"Rank(s) {compact_ranges([s.rank for s in behind])} never arrived at "
                         f"sequence number {front} of process group {pg}, where the other "
@@ -479,7 +396,7 @@ def _laggards(ctx: _Context, earlier: list[_Finding]) -> list[_Finding]:
         if lagging is not None and lagging in named:
             continue
         seq = event.seq
-        found.append(_Finding(
+        found.append(Finding(
             verdict="culprit found",
             summary=f"The desync report names rank {item.pg_rank}: it finished collective "
                     f"#{event.last_completed} but did not join #{seq}.",
@@ -495,7 +412,7 @@ def _laggards(ctx: _Context, earlier: list[_Finding]) -> list[_Finding]:
     return found
 
 
-def _missing_logs(ctx: _Context) -> list[_Finding]:
+def _missing_logs(ctx: Context) -> list[Finding]:
     if ctx.world is None or ctx.ras_healthy or len(ctx.seen) < 2:
         return []
     waiting = [s for s in ctx.states.values() if s.timed_out is not None]
@@ -504,8 +421,8 @@ def _missing_logs(ctx: _Context) -> list[_Finding]:
     missing = [r for r in range(ctx.world) if r not in ctx.seen]
     if not missing or len(missing) > max(1, ctx.world // 4):
         return []
-    front = _wavefront(list(ctx.states.values()))
-    return [_Finding(
+    front = wavefront(list(ctx.states.values()))
+    return [Finding(
         verdict="culprit found",
         summary=f"Every rank with a log waits at sequence number {front}; rank(s) "
                 f"{compact_ranges(missing)} left no log: the likeliest culprit(s).",
@@ -518,146 +435,7 @@ def _missing_logs(ctx: _Context) -> list[_Finding]:
         collective=Collective(op=None, seq=front, pg=waiting[0].pg))]
 
 
-def _warnings(ctx: _Context) -> list[WarnEvent]:
-    out: list[WarnEvent] = []
-    signalled: set[tuple[int | None, str | None]] = set()
-    for item in ctx.facts.events:
-        event = item.event
-        # An NCCL error whose `Last error:` is a completion error (PyTorch prints it on the
-        # terminate line) is that completion error.
-        kind = "ib_completion_error" if event.status is not None and (
-            "Got completion from peer" in event.message or event.vendor_err is not None
-            or (event.status_name or "").startswith("IBV_WC_")) else event.type
-        if kind not in _NETWORK_EVENTS and kind not in ("nccl_warn", "bootstrap_error",
-                                                        "plugin_not_found", "net_plugin_error"):
-            continue
-        if len(out) >= MAX_WARNINGS:
-            break
-        role: wc_status.Role = "other"
-        meaning, name = event.status_meaning, event.status_name
-        if kind == "ib_completion_error":
-            known = wc_status.describe(event.status)
-            if known is not None:
-                meaning, role, name = known.meaning, known.role, name or known.name
-        elif event.type == "connection_closed":
-            key = (item.rank, item.host)
-            role = "teardown" if key in signalled else "signal"
-            signalled.add(key)
-        out.append(WarnEvent(rank=item.rank, node=item.host, type=kind,
-                             status=event.status, status_name=name,
-                             meaning=meaning, role=role,
-                             peer=event.peer, local_gid=event.local_gid,
-                             remote_gid=event.remote_gid, hca=event.hca,
-                             evidence=item.evidence))
-    return out
-
-
-def _local_ranks(ctx: _Context, warnings: list[WarnEvent]) -> list[_Finding]:
-    """`Connection closed by localRank N`: the first names the process that went away."""
-    first: dict[str | None, tuple[int, WarnEvent]] = {}
-    cascade = 0
-    for warn in warnings:
-        found = _LOCAL_RANK.search(warn.evidence.text)
-        if not found:
-            continue
-        if warn.node in first:
-            cascade += 1
-            warn.role = "teardown"
-            continue
-        warn.role = "signal"
-        first[warn.node] = (int(found.group(1)), warn)
-    cascade += ctx.facts.dropped[("closed by localRank", None)]
-    out: list[_Finding] = []
-    for node, (local, warn) in first.items():
-        rank = _rank_at(ctx, node, local) if node else None
-        if cascade:
-            ctx.notes.append(f"{cascade} later `Connection closed by localRank` line(s) are the "
-                             "cascade of the first one")
-        out.append(_Finding(
-            verdict="culprit found",
-            summary=f"Local rank {local} on {node or 'its node'} went away first (`Connection "
-                    "closed by localRank`); the other lines like it are the cascade.",
-            suspects=[Suspect(kind="local rank", rank=rank, node=node, gpu=local,
-                              reason=f"local rank {local}'s process closed its connections "
-                                     "first", evidence=[warn.evidence])]))
-    return out
-
-
-def _links(ctx: _Context, warnings: list[WarnEvent], earlier: list[_Finding]) -> list[_Finding]:
-    """The first signal of each failing NIC: an IB error other than a flush, a refused or
-    timed-out connection; the flushes after it are teardown."""
-    known_nodes = {s.node for f in earlier for s in f.suspects if s.node}
-    known_ranks = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
-    firsts: dict[tuple[int | None, str | None, str | None], WarnEvent] = {}
-    paths: dict[tuple[int | None, str | None, str | None], frozenset[str]] = {}
-    flushed = 0
-    for warn in warnings:
-        if warn.type == "ib_completion_error" and warn.role == "teardown":
-            flushed += 1
-            continue
-        if warn.type not in ("ib_completion_error", "socket_connect_refused", "connect_failed",
-                             "connect_timeout"):
-            continue
-        ends = frozenset(filter(None, (peer_ip(warn.local_gid), peer_ip(warn.remote_gid)
-                                       or peer_ip(warn.peer))))
-        if any(ends and ends == other for other in paths.values()):
-            continue  # the far end reporting the same path
-        key = (warn.rank, warn.node, warn.hca)
-        if key not in firsts:
-            firsts[key] = warn
-            paths[key] = ends
-    flushed += ctx.facts.dropped[("ib_completion_error", 5)]
-    if flushed:
-        ctx.notes.append(f"{flushed} IB completion(s) with status 5 (work request flushed) are "
-                         "teardown after the first error, not separate faults")
-    out: list[_Finding] = []
-    for group in _path_groups(list(firsts.values()), paths):
-        warn = group[0]
-        peer_host = ctx.facts.ip_hosts.get(warn.peer or "")
-        if peer_host in known_nodes or (warn.rank in known_ranks and warn.rank is not None):
-            continue  # the path to a rank already suspected: its symptom, not a new fault
-        status = f"status {warn.status} ({warn.status_name})" if warn.status is not None \
-            else warn.type.replace("_", " ")
-        who = f"rank {warn.rank}" if warn.rank is not None else "a rank"
-        suspects = [Suspect(kind="link", rank=warn.rank, node=warn.node, nic=warn.hca,
-                            peer=warn.remote_gid or warn.peer, peer_node=peer_host,
-                            reason=f"{status}: {warn.meaning or 'connection failed'}"
-                                   + (f"; {len(group) - 1} other rank(s) failed toward this "
-                                      "NIC" if len(group) > 1 else ""),
-                            evidence=[warn.evidence])]
-        for other in group[1:]:
-            suspects.append(Suspect(kind="link", rank=other.rank, node=other.node,
-                                    nic=other.hca, peer=other.remote_gid or other.peer,
-                                    reason=f"also failed ({other.status_name or other.type}), "
-                                           f"toward {who}'s NIC: a symptom of the same path",
-                                    evidence=[other.evidence]))
-        if warn.peer and len(group) == 1:
-            suspects.append(Suspect(kind="peer", rank=None, node=peer_host, peer=warn.peer,
-                                    reason=f"the far end of {who}'s failed path",
-                                    evidence=[warn.evidence]))
-        refused = warn.type != "ib_completion_error"
-        out.append(_Finding(
-            verdict="cannot tell" if refused else "network path",
-            summary=((f"{who} was refused a connection by {warn.peer}: nothing listened there "
-                      "(the peer process died or had not started); the logs do not say why."
-                      if warn.type == "socket_connect_refused" else
-                      f"{who} could not connect to {warn.peer} ({warn.type.replace('_', ' ')}): "
-                      "a socket (bootstrap / rendezvous) failure; the peer may be down or not "
-                      "started yet, and the logs do not say which.")
-                     if refused else
-                     f"{who}{' on ' + warn.node if warn.node else ''} reported {status} "
-                     f"talking to "
-                     f"{warn.peer or '?'}"
-                     + (f", and {len(group) - 1} other rank(s) failed toward its NIC"
-                        if len(group) > 1 else "")
-                     + ": the network path of that NIC (its leaf port and optic, then the "
-                       "peer's) is the suspect."),
-            suspects=suspects))
-    out.sort(key=lambda f: f.verdict == "cannot tell")
-    return out
-
-
-def _inside(ctx: _Context, earlier: list[_Finding]) -> list[_Finding]:
+def _inside(ctx: Context, earlier: list[Finding]) -> list[Finding]:
     """Ranks the desync report says joined but did not finish: inside the collective."""
     if not ctx.inside:
         return []
@@ -671,7 +449,7 @@ def _inside(ctx: _Context, earlier: list[_Finding]) -> list[_Finding]:
                      "joined but did not finish: inside the collective, not missing from it")
     if not left:
         return []
-    return [_Finding(
+    return [Finding(
         verdict="network path",
         summary=f"The desync report names rank(s) {compact_ranges(left)}: they joined the "
                 "collective and did not finish it; the logs name no failure of theirs. Suspect "
@@ -680,37 +458,11 @@ def _inside(ctx: _Context, earlier: list[_Finding]) -> list[_Finding]:
                           "finish the collective", evidence=[ctx.inside[r]]) for r in left])]
 
 
-def _path_groups(warns: list[WarnEvent],
-                 paths: dict[tuple[int | None, str | None, str | None], frozenset[str]]
-                 ) -> list[list[WarnEvent]]:
-    """Failed paths that share an endpoint, grouped; the first of a group is the report made
-    from that shared endpoint (the NIC every failure meets at), else the earliest."""
-    groups: list[tuple[set[str], list[WarnEvent]]] = []
-    for warn in warns:
-        ends = set(paths.get((warn.rank, warn.node, warn.hca), frozenset()))
-        for known, members in groups:
-            if ends & known:
-                known.update(ends)
-                members.append(warn)
-                break
-        else:
-            groups.append((ends, [warn]))
-    out: list[list[WarnEvent]] = []
-    for _, members in groups:
-        if len(members) > 1:
-            counts = Counter(ip for m in members
-                             for ip in paths.get((m.rank, m.node, m.hca), frozenset()))
-            shared = counts.most_common(1)[0][0]
-            members.sort(key=lambda m: peer_ip(m.local_gid) != shared)
-        out.append(members)
-    return out
-
-
-def _stuck(ctx: _Context) -> list[_Finding]:
+def _stuck(ctx: Context) -> list[Finding]:
     """All ranks arrived at the wavefront and none completed it."""
-    out: list[_Finding] = []
-    for pg, states in sorted(_by_pg(ctx).items()):
-        front = _wavefront(states)
+    out: list[Finding] = []
+    for pg, states in sorted(by_pg(ctx).items()):
+        front = wavefront(states)
         if front is None or len(states) < 2:
             continue
         inside = [s for s in states if s.arrived() == front]
@@ -722,7 +474,7 @@ def _stuck(ctx: _Context) -> list[_Finding]:
         ops = Counter(s.op for s in inside if s.op)
         why = "RAS reports every rank healthy" if ctx.ras_healthy else \
             "every rank of the job has a log"
-        out.append(_Finding(
+        out.append(Finding(
             verdict="network path",
             summary=f"All {len(ranks)} ranks launched sequence number {front} of process group "
                     f"{pg} and none completed it ({why}): the logs do not name a rank. Suspect "
@@ -736,11 +488,11 @@ def _stuck(ctx: _Context) -> list[_Finding]:
     return out
 
 
-def _merge(findings: list[_Finding]) -> list[_Finding]:
+def _merge(findings: list[Finding]) -> list[Finding]:
     """Culprits first, then desyncs, then network paths; one finding per distinct rank set."""
     order = {"culprit found": 0, "application desync": 1, "network path": 2, "cannot tell": 3}
     seen: set[tuple[object, ...]] = set()
-    out: list[_Finding] = []
+    out: list[Finding] = []
     for finding in sorted(findings, key=lambda f: order[f.verdict]):
         key = tuple(sorted((s.kind, s.rank if s.rank is not None else -1, s.node or "")
                            for s in finding.suspects))
@@ -759,7 +511,7 @@ def _merge(findings: list[_Finding]) -> list[_Finding]:
     return out
 
 
-def _victim_notes(ctx: _Context, findings: list[_Finding]) -> None:
+def _victim_notes(ctx: Context, findings: list[Finding]) -> None:
     culprits = {s.rank for f in findings for s in f.suspects if s.rank is not None}
     watchdogs = [e for e in ctx.facts.events if e.event.type == "watchdog_timeout"
                  and e.rank is not None]
@@ -784,9 +536,9 @@ def _victim_notes(ctx: _Context, findings: list[_Finding]) -> None:
             break
 
 
-def _common_collective(ctx: _Context) -> Collective | None:
-    for pg, states in sorted(_by_pg(ctx).items()):
-        front = _wavefront(states)
+def _common_collective(ctx: Context) -> Collective | None:
+    for pg, states in sorted(by_pg(ctx).items()):
+        front = wavefront(states)
         if front is not None:
             ops = Counter(s.op for s in states if s.arrived() == front and s.op)
             numel = next((s.numel_in for s in states if s.numel_in is not None), None)
@@ -795,14 +547,14 @@ def _common_collective(ctx: _Context) -> Collective | None:
     return None
 
 
-def _cannot_tell(ctx: _Context) -> str:
+def _cannot_tell(ctx: Context) -> str:
     hang = [e for e in ctx.facts.events if e.event.type in _HANG_EVENTS]
     states = list(ctx.states.values())
     if not hang and not states:
         return "The inputs hold no hang evidence (no watchdog timeout, desync report, Flight " \
                "Recorder state or RAS mismatch): the logs do not say which rank stopped."
     ranks = sorted({s.rank for s in states})
-    front = _wavefront(states)
+    front = wavefront(states)
     return (f"Only rank(s) {compact_ranges(ranks) if ranks else '?'} left hang evidence "
             f"(waiting at sequence number {front}); without the other ranks' logs, dumps or RAS "
             "output the logs cannot say which rank or link the job waits for.")

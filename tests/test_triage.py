@@ -318,8 +318,10 @@ def test_key_lines_finds_every_key_line_with_its_number_across_chunk_edges(
     lines[1501] = "0, vendor err 129 (Recv)"
     path = tmp_path / "log"
     path.write_text("\n".join(lines))
+    total: list[int] = []
     with open(path, "rb") as handle:
-        found = list(key_lines(handle, chunk=997))
+        found = list(key_lines(handle, chunk=997, total=total))
+    assert total == [3000]
     assert [n for n, _, _ in found] == [1, 18, 1000, 1001, 1501, 1502, 3000]
     assert [n for n, _, follows in found if follows] == [1502]
     assert all(raw.decode() == lines[n - 1] for n, raw, _ in found)
@@ -439,3 +441,19 @@ def test_docs_triage_documents_every_field_of_the_report() -> None:
         section = doc.split(f"### `{cls.__name__}`", 1)[1].split("###", 1)[0]
         for name in cls.model_fields:
             assert f"| `{name}` |" in section, f"{cls.__name__}.{name}"
+
+
+def test_a_log_repeating_failures_keeps_few_events_and_counts_the_rest(tmp_path: Path) -> None:
+    from fabtui.triage.ingest import MAX_EVENTS_PER_TYPE, read_all
+
+    log = tmp_path / "rank5.log"
+    with log.open("w") as out:
+        for i in range(4000):
+            out.write(f"node001:4100:4160 [5] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got "
+                      f"completion from peer 10.205.0.2<{50000 + i % 500}> with "
+                      f"status=IBV_WC_WR_FLUSH_ERR(5) opcode=0 len=0 vendor err 249 (Recv)\n")
+            out.write(f"[2025-10-03 18:10:{i % 60:02d}] step {i} loss 2.7 step_time 1.02s\n")
+    facts = read_all([log])
+    assert len(facts.events) == MAX_EVENTS_PER_TYPE
+    assert facts.dropped[("ib_completion_error", 5)] == 4000 - MAX_EVENTS_PER_TYPE
+    assert facts.sources[0].lines == 8000

@@ -252,10 +252,11 @@ def _add_dump(dump: FlightRecorder, label: str, rank: int | None, facts: Facts,
 
 # ---- logs -----------------------------------------------------------------------------------
 
-def key_lines(handle: object, chunk: int = CHUNK) -> Iterator[tuple[int, bytes, bool]]:
+def key_lines(handle: object, chunk: int = CHUNK,
+              total: list[int] | None = None) -> Iterator[tuple[int, bytes, bool]]:
     """(1-based line number, raw line, continues the line before) of every line of a binary file
     holding a key pattern, and of the lines that continue them, in order; reads `chunk` bytes at
-    a time."""
+    a time. At the end, the file's line count is appended to `total`."""
     read = handle.read  # type: ignore[attr-defined]
     base = 0  # lines before the current block
     carry = b""
@@ -273,6 +274,8 @@ def key_lines(handle: object, chunk: int = CHUNK) -> Iterator[tuple[int, bytes, 
         else:
             block, carry = carry, b""
             if not block:
+                if total is not None:
+                    total.append(base)
                 return
         starts: dict[int, bool] = {}
         position = 0
@@ -307,6 +310,8 @@ def key_lines(handle: object, chunk: int = CHUNK) -> Iterator[tuple[int, bytes, 
             yield number + 1, block[start:end if end >= 0 else len(block)], starts[start]
         base += block.count(b"\n")
         if not data:
+            if total is not None:
+                total.append(base + (0 if block.endswith(b"\n") else 1))
             return
 
 
@@ -343,13 +348,12 @@ def _split_prefix(line: str) -> tuple[int | None, str | None, str]:
 def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
     streams: dict[object, _Stream] = {}
     kept = 0
-    lines_seen = 0
     seen: set[bytes] = set()
     repeats: Counter[str] = Counter()
     repeated = False
+    total: list[int] = []
     with open(path, "rb") as handle:
-        for number, raw, follows in key_lines(handle):
-            lines_seen = number
+        for number, raw, follows in key_lines(handle, total=total):
             if not follows:
                 # A line said again word for word adds nothing but its count (nor do the lines
                 # that continue it).
@@ -389,7 +393,7 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
     for one in ranks:
         facts.files_by_rank.setdefault(one, label)
     facts.sources.append(SourceFile(file=label, kind="log", ranks=sorted(ranks),
-                                    lines=lines_seen))
+                                    lines=total[0] if total else 0))
 
 
 def _closed_by_local_rank(stream: _Stream) -> list[NcclLogEvent]:

@@ -457,3 +457,13 @@ def test_a_log_repeating_failures_keeps_few_events_and_counts_the_rest(tmp_path:
     assert len(facts.events) == MAX_EVENTS_PER_TYPE
     assert facts.dropped[("ib_completion_error", 5)] == 4000 - MAX_EVENTS_PER_TYPE
     assert facts.sources[0].lines == 8000
+
+
+def test_the_first_watchdog_is_told_by_its_time_stamp_not_the_file_order(tmp_path: Path) -> None:
+    for path in (FIXTURES / "victim-first").iterdir():
+        text = path.read_text()
+        if path.name == "rank3.log":
+            text = text.replace("[E1003 18:37:04.", "[E1003 18:36:58.")
+        (tmp_path / path.name).write_text(text)
+    report = triage_paths([tmp_path])
+    assert any(n.startswith("rank 3's watchdog fired first") for n in report.notes)

@@ -17,6 +17,7 @@ Rules (docs/triage.md, fabric diagnostics reference section 7):
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from typing import Literal
 
@@ -34,6 +35,7 @@ from fabtui.triage.ingest import DEFAULT_PG, Facts
 from fabtui.triage.network import link_findings, local_rank_findings, warnings_of
 from fabtui.triage.ras import RasComm
 
+_C10_STAMP = re.compile(r"\[[EWIF](\d{3,4}) (\d\d:\d\d:\d\d(?:\.\d+)?)")
 _HANG_EVENTS = ("watchdog_timeout", "pg_status", "desync", "heartbeat_timeout")
 _MISMATCH_ERRORS = ("COLLECTIVE_TYPE_MISMATCH", "SIZE_OR_SYNTAX_MISMATCH",
                     "COLLECTIVE_DTYPE_MISMATCH")
@@ -515,6 +517,12 @@ def _victim_notes(ctx: Context, findings: list[Finding]) -> None:
     culprits = {s.rank for f in findings for s in f.suspects if s.rank is not None}
     watchdogs = [e for e in ctx.facts.events if e.event.type == "watchdog_timeout"
                  and e.rank is not None]
+    # First by the c10 time stamp where every line has one (per-rank files are read in name
+    # order), else in reading order.
+    timed = [(_stamp_key(found), index) for index, e in enumerate(watchdogs)
+             if (found := _C10_STAMP.search(e.evidence.text)) is not None]
+    if watchdogs and len(timed) == len(watchdogs):
+        watchdogs = [watchdogs[index] for _, index in sorted(timed)]
     if watchdogs and culprits and watchdogs[0].rank not in culprits:
         first = watchdogs[0]
         ctx.notes.append(f"rank {first.rank}'s watchdog fired first ({first.evidence.file}:"
@@ -534,6 +542,11 @@ def _victim_notes(ctx: Context, findings: list[Finding]) -> None:
                              "the prefix (global rank) is used, the message's rank is the "
                              "process-group rank and can be stale")
             break
+
+
+def _stamp_key(found: re.Match[str]) -> tuple[str, str]:
+    """A c10 log stamp (`E1003 18:37:01.83`, month unpadded: `E321`) as a sortable key."""
+    return found.group(1).zfill(4), found.group(2)
 
 
 def _common_collective(ctx: Context) -> Collective | None:

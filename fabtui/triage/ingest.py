@@ -43,14 +43,15 @@ _ALWAYS = ("watchdog_timeout", "pg_status", "desync", "child_failed", "heartbeat
 TEXT_MAX = 300
 
 # Lines that can matter to a hang, searched as bytes over whole chunks: each key costs one pass
-# over the chunk, so keys that other keys imply are left out (every `WorkNCCL(` line of interest
-# also says `atchdog`; `Init COMPLETE` lines carry the rank, size and device of `nRanks` lines).
+# over the chunk, so keys that other keys imply are left out: every `WorkNCCL(` line of interest
+# also says `atchdog` (so does the `what():` line after a watchdog's `terminate called`),
+# `Init COMPLETE` lines carry the rank, size and device of `nRanks` lines, torchrun's report
+# (its `rank :` and `exitcode :` lines) follows `ChildFailedError`, and a PyTorch NCCL error
+# that tells an IB completion error says `NCCL error`.
 _KEYS = (b"NCCL WARN", b"; OOB", b"atchdog", b"NCCL work", b"Init COMPLETE", b"didn't ",
-         b"Timeout at collective", b"NCCL error", b"onnection ", b"ChildFailedError",
-         b"exitcode", b"terminate called", b"DistBackendError")
+         b"NCCL error", b"onnection ", b"ChildFailedError")
 _FOLLOW = {b"NCCL WARN": (b"Got completion from peer", b"vendor", 1),
-           b"ChildFailedError": (b"ChildFailedError:", b"", 40),
-           b"terminate called": (b"terminate called", b"what()", 2)}
+           b"ChildFailedError": (b"ChildFailedError:", b"", 40)}
 """Key -> (what a line must hold, what it must lack, lines after it that belong to the same
 message): a completion error wrapped onto the next line, torchrun's report, `what():`."""
 

@@ -30,8 +30,6 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "nccl
 MB = 1024 * 1024
 CULPRIT = 517
 SEQ = 90001
-KEYS = ["NCCL WARN", "atchdog", "WorkNCCL", "NCCL work", "Init COMPLETE", "nRanks",
-        "didn't join", "Connection closed"]
 
 
 def _sample_lines() -> list[str]:
@@ -111,7 +109,10 @@ def main() -> None:
         for rank in range(ranks):
             (logs / f"rank{rank}.log").write_text(rank_text(lines, rank, ranks, size))
         total = sum(p.stat().st_size for p in logs.iterdir()) / MB
-        grep = ["grep", "-r", "-c", *[a for key in KEYS for a in ("-e", key)], str(logs)]
+        from fabtui.triage.ingest import KEY_PATTERNS
+
+        grep = ["grep", "-r", "-c", "-F", *[a for key in KEY_PATTERNS for a in ("-e", key)],
+                str(logs)]
         grep_s, _, _, grep_out, _ = measure(grep)
         hits = sum(int(line.rsplit(b":", 1)[1]) for line in grep_out.splitlines())
         argv = [sys.executable, "-m", "fabtui", "triage", "nccl", "--json", str(logs)]
@@ -124,7 +125,8 @@ def main() -> None:
         right = named[:1] == [culprit_of(ranks)]
         target = "ok" if seconds <= 15 * ranks / 1024 * size / MB and rss <= 500 \
             else "OVER TARGET"
-        print(f"grep -c of {len(KEYS)} key patterns      {grep_s:7.2f} s   {hits} matching lines")
+        print(f"grep -c of the {len(KEY_PATTERNS)} key patterns  {grep_s:7.2f} s   {hits} "
+              "matching lines")
         print(f"triage {total:.0f} MB (exit {status})    {seconds:7.2f} s   CPU {cpu:6.2f} s   "
               f"RSS {rss:6.0f} MB "
               f"(limit 500)   {total / max(seconds, 1e-9):6.0f} MB/s   ratio to grep "

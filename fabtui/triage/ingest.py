@@ -50,6 +50,8 @@ TEXT_MAX = 300
 # that tells an IB completion error says `NCCL error`.
 _KEYS = (b"NCCL WARN", b"; OOB", b"atchdog", b"NCCL work", b"Init COMPLETE", b"didn't ",
          b"NCCL error", b"onnection ", b"ChildFailedError")
+KEY_PATTERNS = tuple(key.decode() for key in _KEYS)
+"""The key patterns as text (benchmarks/triage_scale.py greps for the same)."""
 _FOLLOW = {b"NCCL WARN": (b"Got completion from peer", b"vendor", 1),
            b"ChildFailedError": (b"ChildFailedError:", b"", 40)}
 """Key -> (what a line must hold, what it must lack, lines after it that belong to the same

@@ -216,3 +216,12 @@ def test_switch_counters_down_port_from_the_sonic_state_column() -> None:
     capture = parsed("switch-counters", "sonic-utilities-pr1013-counters-multi-asic-states-u-x")
     metrics = _on_port("switch.counters", "leaf-g00-r0", "switch-counters", capture)
     assert not [m for m in metrics if m.name == "state_down"]
+
+
+def test_triage_report_fails_on_its_suspects_at_their_ports() -> None:
+    metrics = judge("triage.nccl", "node001", "nccl-triage",
+                    parsed("nccl-triage", "victim-first-report"))
+    assert metrics["verdict@node001"].value == "culprit found"
+    assert metrics["verdict@node001"].verdict is Verdict.FAIL
+    suspect = metrics["suspect.lagging@leaf-g00-r2:Ethernet0"]
+    assert suspect.verdict is Verdict.FAIL and "never arrived" in str(suspect.value)

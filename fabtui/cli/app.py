@@ -58,6 +58,9 @@ SUBCOMMANDS = {
     "cases": Subcommand("fabtui.cli.cases:cases",
                         "The case library: past incidents, searchable by symptom in English "
                         "and Chinese."),
+    "triage": Subcommand("fabtui.cli.triage:triage",
+                         "Hang triage: read a hung job's logs and say which rank, NIC or link "
+                         "it waits for."),
 }
 """Subcommand name -> where it lives and its short help."""
 

@@ -137,6 +137,9 @@ SIGNATURES: tuple[Signature, ...] = (
          r"#\s+size\s+count\s+type|Out of bounds values|Avg bus bandwidth|"
          r"Test (?:NCCL |CUDA )?failure|algbw",
          head=50000, tail=20000),
+    _sig("nccl-triage", "nccl_triage",
+         "fabtui triage nccl --json: hang triage report (verdict, suspects, collective)",
+         r"\"similar_cases\""),
     _sig("nvidia-smi", "nvidia_smi",
          "nvidia-smi (default table): per-GPU status blocks and processes",
          r"NVIDIA-SMI\s+\d|Persistence-M|"

@@ -1,0 +1,138 @@
+"""`fabtui triage nccl` on a big hung job: 1,024 ranks x 1 MB of logs each, time and peak memory.
+
+Target (issue 13, 2-core machine): 1 GB triaged in <= 15 s with peak RSS <= 500 MB.
+Each rank's log repeats the real NCCL / PyTorch log samples (tests/fixtures/nccl-log/*.txt)
+with the rank ids of their prefixes and messages set to that rank's, then ends the way a hung
+job does: rank 517 (in a smaller job, one in the middle) never arrives at sequence number 90001
+(its dump-signal line says so) while every other rank's watchdog times out there.
+Printed beside it, as the floor: `grep -c` of the same key patterns over the same files.
+The triage must name that rank, else the row says WRONG ANSWER.
+The CPU seconds are printed too: on a machine shared with other work they are the steadier
+figure; with two workers the wall time on an idle 2-core machine is about half of them.
+Never fails on timing or memory.
+
+    python benchmarks/triage_scale.py            # 1,024 ranks x 1 MB
+    python benchmarks/triage_scale.py --smoke    # 64 ranks x 256 KB (CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "nccl-log"
+MB = 1024 * 1024
+CULPRIT = 517
+SEQ = 90001
+
+
+def _sample_lines() -> list[str]:
+    lines: list[str] = []
+    for path in sorted(FIXTURES.glob("*.txt")):
+        lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return lines
+
+
+_RANK_TAG = re.compile(r"\[rank\d+\]")
+_RANK_MSG = re.compile(r"\[(PG [^\]]*?)?Rank \d+\]")
+_INIT = re.compile(r"rank \d+ nranks \d+", re.IGNORECASE)
+
+
+def culprit_of(ranks: int) -> int:
+    """The rank that never arrives: 517, or one in the middle of a smaller job."""
+    return CULPRIT if ranks > CULPRIT else ranks // 2 + 5
+
+
+def rank_text(lines: list[str], rank: int, ranks: int, size: int) -> str:
+    """One rank's log: the samples with this rank's ids, repeated to `size`, then the hang."""
+    own = "\n".join(_INIT.sub(f"rank {rank} nranks {ranks}",
+                              _RANK_MSG.sub(lambda m: f"[{m.group(1) or ''}Rank {rank}]",
+                                            _RANK_TAG.sub(f"[rank{rank}]", line)))
+                    for line in lines) + "\n"
+    body = own * max(1, size // len(own))
+    body += own[:max(0, size - len(body))]
+    if rank == culprit_of(ranks):
+        tail = (f"[rank{rank}]:[E1003 18:37:02.833575187 ProcessGroupNCCL.cpp:1394] [PG 0 "
+                f"(default_pg) Rank {rank}] Received a dump signal due to a collective timeout "
+                f"from rank 0 and we will try our best to dump the debug info. Last enqueued "
+                f"NCCL work: {SEQ - 1}, last completed NCCL work: {SEQ - 1}.\n")
+    else:
+        tail = (f"[rank{rank}]:[E1003 18:37:01.832146912 ProcessGroupNCCL.cpp:607] [Rank {rank}] "
+                f"Watchdog caught collective operation timeout: WorkNCCL(SeqNum={SEQ}, "
+                f"OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800017 "
+                f"milliseconds before timing out.\n"
+                f"[rank{rank}]:[E1003 18:37:01.833575187 ProcessGroupNCCL.cpp:1664] [PG 0 "
+                f"(default_pg) Rank {rank}] Exception (either an error or timeout) detected by "
+                f"watchdog at work: {SEQ}, last enqueued NCCL work: {SEQ}, last completed NCCL "
+                f"work: {SEQ - 1}.\n")
+    return body + tail
+
+
+def measure(argv: list[str]) -> tuple[float, float, int, bytes, float]:
+    """(seconds, peak RSS in MB, exit status, output, CPU seconds of it and its children) of
+    running `argv` to its end. On a shared machine the CPU seconds are the steadier figure."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as sink:
+        pid = os.fork()
+        if pid == 0:  # the child's own peak RSS, not ours
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            os.execvp(argv[0], argv)
+        _, status, usage = os.wait4(pid, 0)
+        seconds = time.perf_counter() - started
+        sink.seek(0)
+        output = sink.read()
+    cpu = usage.ru_utime + usage.ru_stime
+    return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), output, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="64 ranks x 256 KB (CI)")
+    parser.add_argument("--ranks", type=int, default=1024)
+    parser.add_argument("--size", type=int, default=MB, help="bytes of log per rank")
+    parser.add_argument("--keep", type=Path, help="build the logs in this folder and keep them")
+    args = parser.parse_args()
+    ranks, size = (64, 256 * 1024) if args.smoke else (args.ranks, args.size)
+    lines = _sample_lines()
+    print(f"{os.cpu_count()} CPUs; {ranks} ranks x {size // 1024} KB built from "
+          f"{len(lines)} lines of tests/fixtures/nccl-log samples")
+    with tempfile.TemporaryDirectory() as folder:
+        logs = args.keep or Path(folder) / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        for rank in range(ranks):
+            (logs / f"rank{rank}.log").write_text(rank_text(lines, rank, ranks, size))
+        total = sum(p.stat().st_size for p in logs.iterdir()) / MB
+        from fabtui.triage.ingest import KEY_PATTERNS
+
+        grep = ["grep", "-r", "-c", "-F", *[a for key in KEY_PATTERNS for a in ("-e", key)],
+                str(logs)]
+        grep_s, _, _, grep_out, _ = measure(grep)
+        hits = sum(int(line.rsplit(b":", 1)[1]) for line in grep_out.splitlines())
+        argv = [sys.executable, "-m", "fabtui", "triage", "nccl", "--json", str(logs)]
+        seconds, rss, status, output, cpu = measure(argv)
+        try:
+            report = json.loads(output)
+            named = [s["rank"] for s in report["suspects"]]
+        except (ValueError, KeyError):
+            named = []
+        right = named[:1] == [culprit_of(ranks)]
+        target = "ok" if seconds <= 15 * ranks / 1024 * size / MB and rss <= 500 \
+            else "OVER TARGET"
+        print(f"grep -c of the {len(KEY_PATTERNS)} key patterns  {grep_s:7.2f} s   {hits} "
+              "matching lines")
+        print(f"triage {total:.0f} MB (exit {status})    {seconds:7.2f} s   CPU {cpu:6.2f} s   "
+              f"RSS {rss:6.0f} MB "
+              f"(limit 500)   {total / max(seconds, 1e-9):6.0f} MB/s   ratio to grep "
+              f"{seconds / max(grep_s, 1e-9):5.1f}x   {target}"
+              f"{'' if right else f'   WRONG ANSWER: suspects {named[:5]}'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""`fabtui triage nccl PATH...`: from a hung job's logs to the ranks, NICs and ports to chase."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from fabtui.cli.context import EXIT_FINDINGS, UserError, settings, workspace
+
+
+@click.group()
+def triage() -> None:
+    """Hang triage: read a hung job's logs and say which rank, NIC or link it waits for."""
+
+
+@triage.command("nccl")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--ranks", type=click.Path(path_type=Path, dir_okay=False),
+              help="Rank file placing ranks on nodes and GPUs (default: the configured one; "
+                   "without one, the host names in the logs place ranks).")
+@click.option("-t", "--topology", type=click.Path(path_type=Path, dir_okay=False),
+              help="Topology file (default: the configured one, else the demo fabric).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts (docs/triage.md).")
+@click.option("--format", "fmt", type=click.Choice(["text", "md"]), default="text",
+              show_default=True, help="Report format.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the report to FILE instead of standard output.")
+@click.pass_context
+def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
+         topology: Path | None, as_json: bool, fmt: str, output: Path | None) -> None:
+    """Triage per-rank or combined NCCL / PyTorch logs, Flight Recorder dumps (pickle or JSON)
+    or reports, and NCCL RAS output (files or folders). Exits 1 when it names suspects."""
+    from fabtui.triage import triage_paths
+    from fabtui.triage.report import markdown, tables
+
+    graph = workspace(ctx).graph(topology, ranks)
+    placement_known = ranks is not None or settings(ctx).ranks is not None
+    report = triage_paths(list(paths), graph, placement_known)
+    if as_json:
+        text = json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "md":
+        text = markdown(report)
+    else:
+        from fabtui.render.table import render_tables
+
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() and not output \
+            else None
+        text = render_tables(tables(report), width) + "\n"
+    if output is not None:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"{output}: cannot write: {exc.strerror}") from None
+    else:
+        click.echo(text, nl=False)
+    if report.suspects:
+        ctx.exit(EXIT_FINDINGS)

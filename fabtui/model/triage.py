@@ -1,0 +1,214 @@
+"""What `fabtui triage nccl` concludes from a hung job's logs: the JSON schema of docs/triage.md.
+
+A report names suspects (most likely first) with the lines that point at them, the collective
+the job hung in where the logs identify one, a verdict, and what to run next. Ranks are always
+global ranks; a process-group rank a message prints is kept apart (`pg_rank`) and never mixed in.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Verdict = Literal["culprit found", "network path", "application desync", "cannot tell"]
+SuspectKind = Literal["lagging", "dead", "missing log", "link", "peer", "desync",
+                      "local rank", "stuck"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class Evidence(_Model):
+    """One input line that supports a conclusion."""
+
+    file: str
+    """The input file as the user named it (a folder's files by their path below it)."""
+    line: int | None
+    """1-based line number; null for facts of a whole file (a dump, a rank with no log)."""
+    text: str
+    """The line as read (launcher prefix kept, at most 300 characters), or the fact in words."""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.text}"
+
+
+class Suspect(_Model):
+    """A rank, NIC or link the logs point at, located in the fabric where the topology knows it."""
+
+    kind: SuspectKind
+    """`lagging` (never arrived at the collective the others wait in), `dead` (process gone or
+    unreachable), `missing log` (every rank with a log waits and this rank left none), `link`
+    (an IB completion error naming the path from this rank's NIC to a peer), `peer` (the far end
+    of such a path, or a refused / closed connection's peer), `desync` (issued a different
+    collective, size or dtype at one sequence number), `local rank` (named by `Connection closed
+    by localRank N`), `stuck` (no rank named: the ranks inside the collective, for the network
+    between them)."""
+    rank: int | None
+    """Global rank, or null where the logs do not name one."""
+    ranks: list[int] = Field(default_factory=list)
+    """For a suspect standing for several ranks (`stuck`, the unnamed side of a RAS report):
+    their global ranks."""
+    node: str | None = None
+    """Host name: from the topology's rank placement, else from the log's line prefix."""
+    gpu: int | None = None
+    """GPU index on the node."""
+    nic: str | None = None
+    """RDMA device (`mlx5_3`)."""
+    rail: int | None = None
+    """Rail of the NIC, from the topology."""
+    port: str | None = None
+    """Leaf switch port the NIC is cabled to (`leaf-g00-r3:Ethernet12`), from the topology."""
+    optic: str | None = None
+    """Optic on that cable, from the topology."""
+    peer: str | None = None
+    """The far end as the log names it: IP address, GID, or host."""
+    peer_node: str | None = None
+    """Host of the peer, from the topology's NIC addresses."""
+    peer_port: str | None = None
+    """Leaf port of the peer's NIC, from the topology."""
+    pg_rank: int | None = None
+    """Process-group rank a message printed for this suspect, where it differs from a global rank
+    (kept apart: PyTorch's `Rank M` is the rank in the process group and can be stale)."""
+    fault: int = 1
+    """Which independent fault this suspect belongs to (1, 2, ...): two faults at once are listed
+    as two groups of suspects."""
+    reason: str
+    """Why this suspect, in one sentence."""
+    evidence: list[Evidence] = Field(default_factory=list)
+    """The lines that say so (a few; the first is the strongest)."""
+
+
+class Collective(_Model):
+    """The collective the job hung in."""
+
+    op: str | None
+    """Operation as printed (`ALLREDUCE`, `all_reduce`)."""
+    seq: int | None
+    """Sequence number in the process group (PyTorch SeqNum / collective_seq_id; RAS: the count of
+    launched operations)."""
+    pg: str | None = None
+    """Process group as printed (`0 (default_pg)`), null when the logs do not say."""
+    numel: int | None = None
+    """Elements (NumelIn) where printed."""
+
+
+class RankState(_Model):
+    """How far one rank got in one process group, as its logs, dumps or RAS tell."""
+
+    rank: int
+    """Global rank."""
+    pg: str
+    """Process group (`default` when the logs print none)."""
+    last_enqueued: int | None = None
+    """Last collective sequence number the rank enqueued (launched)."""
+    last_started: int | None = None
+    """Last sequence number seen started (Flight Recorder with timing enabled)."""
+    last_completed: int | None = None
+    """Last sequence number completed."""
+    timed_out: int | None = None
+    """Sequence number the rank's watchdog timed out on."""
+    op: str | None = None
+    """Operation of the rank's last (timed-out or enqueued) collective."""
+    numel_in: int | None = None
+    """Input elements of that collective."""
+    numel_out: int | None = None
+    """Output elements of that collective."""
+    dtype: str | None = None
+    """Input dtype of that collective (Flight Recorder)."""
+    state: Literal["ahead", "in wavefront", "stopped", "lagging", "completed", "unknown"] = \
+        "unknown"
+    """Against the wavefront (the sequence most ranks enqueued last): `lagging` (never arrived),
+    `stopped` (arrived, did not complete), `ahead`, `completed`, `unknown`."""
+
+
+class WarnEvent(_Model):
+    """An NCCL WARN or network failure one rank reported."""
+
+    rank: int | None
+    """Global rank, where known."""
+    node: str | None
+    """Host from the line prefix."""
+    type: str
+    """Event type of the NCCL log parser (`ib_completion_error`, `connection_closed`, ...)."""
+    status: int | None = None
+    """IB completion status (ibv_wc_status) or errno."""
+    status_name: str | None = None
+    """`IBV_WC_RETRY_EXC_ERR`, ..."""
+    meaning: str | None = None
+    """What the status means for triage."""
+    role: Literal["signal", "teardown", "other"] = "other"
+    """`signal` (the first failure: status 12, a closed connection's first report), `teardown`
+    (flushed work requests and cascades after it), `other`."""
+    peer: str | None = None
+    """Peer address as printed."""
+    local_gid: str | None = None
+    """Local GID (RoCE) as printed."""
+    remote_gid: str | None = None
+    """Remote GID as printed."""
+    hca: str | None = None
+    """RDMA device named."""
+    evidence: Evidence
+    """The line."""
+
+
+class NextStep(_Model):
+    """A runbook to run next, with the inputs this triage found."""
+
+    runbook: str
+    """Runbook name (`fabtui runbook run NAME`)."""
+    inputs: dict[str, str] = Field(default_factory=dict)
+    """Input name -> value."""
+    why: str
+    """Why this runbook."""
+
+
+class SourceFile(_Model):
+    """One input file and how it was read."""
+
+    file: str
+    """As the user named it."""
+    kind: Literal["log", "flight-recorder", "fr-analyzer", "ras", "unreadable"]
+    """How it was read."""
+    ranks: list[int] = Field(default_factory=list)
+    """Global ranks it holds lines of."""
+    lines: int = 0
+    """Lines read (0 for binary dumps)."""
+    note: str | None = None
+    """Why it was unreadable, or what the file name said."""
+
+
+class TriageReport(_Model):
+    """The whole answer."""
+
+    verdict: Verdict
+    """`culprit found` (a rank that never arrived, died or left no log while the rest wait),
+    `network path` (all ranks arrived and none completed, or an IB path failed: the network
+    between the ranks named), `application desync` (ranks issued different collectives, sizes or
+    dtypes at one sequence number, or two threads used one communicator: not a network fault),
+    `cannot tell` (the logs do not say)."""
+    summary: str
+    """The verdict in one or two sentences."""
+    suspects: list[Suspect] = Field(default_factory=list)
+    """Most likely first."""
+    collective: Collective | None = None
+    """The collective the job hung in, where identified."""
+    world_size: int | None = None
+    """Ranks in the job, where the logs say (communicator size, pg_config, RAS)."""
+    ranks_seen: list[int] = Field(default_factory=list)
+    """Global ranks any input spoke for."""
+    ranks: list[RankState] = Field(default_factory=list)
+    """Per process group and rank: how far it got."""
+    warnings: list[WarnEvent] = Field(default_factory=list)
+    """NCCL WARN and network failures per rank (the first few hundred)."""
+    notes: list[str] = Field(default_factory=list)
+    """What a naive reading would get wrong here (the first watchdog is a victim, RAS named the
+    ranks ahead, ...) and what the logs cannot say."""
+    next: list[NextStep] = Field(default_factory=list)
+    """Runbooks to run next."""
+    similar_cases: list[str] = Field(default_factory=list)
+    """Past cases like this one (filled once the case library exists; empty for now)."""
+    sources: list[SourceFile] = Field(default_factory=list)
+    """The inputs read."""

@@ -1,0 +1,573 @@
+"""From facts to a verdict: who the job waits for, and why, without trusting naive readings.
+
+Rules (docs/triage.md, fabric diagnostics reference section 7):
+- Per process group, the wavefront is the sequence number most ranks enqueued last. Ranks below
+  it never arrived (`lagging`: the culprits); ranks at it that did not complete it `stopped`
+  (victims, unless every rank did: then the collective itself is stuck).
+- Whose watchdog fired first, or whom torchrun reports as the first failure, says nothing: every
+  rank waiting for a culprit times out. Ranks are never ranked by that.
+- RAS prints the outlier group, which can be the ranks ahead: the suspects are always the ranks
+  with the lowest launch count, named or not.
+- An IB status 12 is the signal; the status 5 (flushed) lines after it are teardown. The first
+  `Connection closed by localRank N` names the process that went away; the rest are the cascade.
+- Different collectives, sizes or dtypes at one sequence number are an application desync.
+- Every rank launched, none completed, RAS healthy: the logs do not name a rank; the network
+  between the ranks involved is the suspect.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Literal
+
+from fabtui.model.triage import (
+    Collective,
+    Evidence,
+    RankState,
+    Suspect,
+    TriageReport,
+    Verdict,
+)
+from fabtui.topology.ranks import compact_ranges
+from fabtui.triage.findings import Context, Finding, by_pg, max_of, rank_at, wavefront
+from fabtui.triage.ingest import DEFAULT_PG, Facts
+from fabtui.triage.network import link_findings, local_rank_findings, warnings_of
+from fabtui.triage.ras import RasComm
+
+_C10_STAMP = re.compile(r"\[[EWIF](\d{3,4}) (\d\d:\d\d:\d\d(?:\.\d+)?)")
+_HANG_EVENTS = ("watchdog_timeout", "pg_status", "desync", "heartbeat_timeout")
+_MISMATCH_ERRORS = ("COLLECTIVE_TYPE_MISMATCH", "SIZE_OR_SYNTAX_MISMATCH",
+                    "COLLECTIVE_DTYPE_MISMATCH")
+
+
+def analyze(facts: Facts) -> TriageReport:
+    """The report for `facts` (suspects not yet placed on the fabric: see `locate`)."""
+    ctx = Context(facts=facts)
+    _world(ctx)
+    _from_events(ctx)
+    _from_dumps(ctx)
+    warnings = warnings_of(ctx)
+    findings: list[Finding] = []
+    findings += _desync(ctx)
+    findings += _fr_findings(ctx)
+    findings += _ras(ctx)
+    findings += _laggards(ctx, findings)
+    findings += local_rank_findings(ctx, warnings)
+    findings += link_findings(ctx, warnings, findings)
+    findings += _inside(ctx, findings)
+    if not findings:
+        findings += _stuck(ctx)
+    findings = _merge(findings)
+    ranks = _rank_states(ctx)
+    _victim_notes(ctx, findings)
+    if not findings:
+        verdict: Verdict = "cannot tell"
+        summary = _cannot_tell(ctx)
+        suspects: list[Suspect] = []
+        collective = _common_collective(ctx)
+    else:
+        verdict, summary = findings[0].verdict, findings[0].summary
+        if len(findings) > 1:
+            summary += f" A second, independent fault: {findings[1].summary}"
+            ctx.notes.append(f"{len(findings)} independent faults: their suspects are listed "
+                             "by fault (`fault` 1, 2, ...)")
+        suspects = []
+        for number, finding in enumerate(findings, start=1):
+            for suspect in finding.suspects:
+                suspect.fault = number
+                suspects.append(suspect)
+        collective = findings[0].collective or _common_collective(ctx)
+    return TriageReport(verdict=verdict, summary=summary, suspects=suspects,
+                        collective=collective, world_size=ctx.world,
+                        ranks_seen=sorted(ctx.seen), ranks=ranks, warnings=warnings,
+                        notes=ctx.notes, sources=facts.sources)
+
+
+# ---- facts into per-rank states ---------------------------------------------------------------
+
+def _world(ctx: Context) -> None:
+    facts = ctx.facts
+    sizes = [init.nranks for init in facts.inits]
+    for dump, _, _ in facts.dumps:
+        for config in dump.pg_config.values():
+            if config.desc == "default_pg" and config.ranks:
+                sizes.append(len(config.ranks))
+    for mismatch, _ in facts.fr_findings:
+        if mismatch.expected_rank_count:
+            sizes.append(mismatch.expected_rank_count)
+    for report, _ in facts.ras:
+        if report.ranks_per_comm:
+            sizes.append(report.ranks_per_comm)
+        for comm in report.comms:
+            sizes.extend([comm.size] if comm.size else [])
+    ctx.world = max(sizes) if sizes else None
+    for init in facts.inits:
+        if init.nranks == ctx.world:
+            if init.host:
+                facts.hosts.setdefault(init.rank, init.host)
+            if init.device is not None:
+                facts.devices.setdefault(init.rank, init.device)
+    ctx.seen.update(facts.files_by_rank)
+    for source in facts.sources:
+        ctx.seen.update(source.ranks)
+
+
+def _from_events(ctx: Context) -> None:
+    for item in ctx.facts.events:
+        event = item.event
+        if item.rank is not None:
+            ctx.seen.add(item.rank)
+        if item.rank is None or event.type not in ("watchdog_timeout", "pg_status"):
+            continue
+        state = ctx.state(item.pg, item.rank)
+        if event.type == "watchdog_timeout":
+            if event.seq is not None:
+                state.timed_out = event.seq
+            state.op = event.op or state.op
+            state.numel_in = event.numel_in if event.numel_in is not None else state.numel_in
+            state.numel_out = event.numel_out if event.numel_out is not None \
+                else state.numel_out
+        state.enqueued = max_of(state.enqueued, event.last_enqueued)
+        state.completed = max_of(state.completed, event.last_completed)
+        state.evidence.append(item.evidence)
+
+
+def _from_dumps(ctx: Context) -> None:
+    for dump, rank, evidence in ctx.facts.dumps:
+        if rank is None:
+            continue
+        ctx.seen.add(rank)
+        names = {key: _pg_label(key, cfg.desc) for key, cfg in dump.pg_config.items()}
+        for key, status in dump.pg_status.items():
+            state = ctx.state(names.get(key, _pg_label(key, None)), rank)
+            state.enqueued = max_of(state.enqueued, status.last_enqueued_collective)
+            if status.last_started_collective is not None \
+                    and status.last_started_collective >= 0:
+                state.started = max_of(state.started, status.last_started_collective)
+            state.completed = max_of(state.completed, status.last_completed_collective)
+            state.evidence.append(evidence)
+        for entry in dump.entries:
+            if entry.collective_seq_id is None or entry.is_p2p:
+                continue
+            pg = _pg_label(entry.pg_name or "0", entry.pg_desc)
+            ctx.entries.setdefault((pg, entry.collective_seq_id), {})
+            by_rank = ctx.entries[(pg, entry.collective_seq_id)]
+            if rank in by_rank and by_rank[rank].op != entry.op:
+                ctx.two_threads.append((rank, pg, entry.collective_seq_id))
+            by_rank[rank] = entry
+            state = ctx.state(pg, rank)
+            if state.enqueued is None or entry.collective_seq_id >= state.enqueued:
+                state.op = entry.op
+                state.dtype = entry.input_dtypes[0] if entry.input_dtypes else None
+                sizes = entry.input_sizes or []
+                state.numel_in = sum(_numel(s) for s in sizes) if sizes else state.numel_in
+            if entry.state == "completed":
+                state.completed = max_of(state.completed, entry.collective_seq_id)
+            state.enqueued = max_of(state.enqueued, entry.collective_seq_id)
+
+
+def _numel(shape: list[int]) -> int:
+    total = 1
+    for dim in shape:
+        total *= dim
+    return total
+
+
+def _pg_label(key: str, desc: str | None) -> str:
+    if desc == "default_pg" or (key == "0" and desc is None):
+        return "0 (default_pg)"
+    return f"{key} ({desc})" if desc else key
+
+
+def _rank_states(ctx: Context) -> list[RankState]:
+    out: list[RankState] = []
+    for pg, states in sorted(by_pg(ctx).items()):
+        front = wavefront(states)
+        for state in sorted(states, key=lambda s: s.rank):
+            arrived = state.arrived()
+            label: Literal["ahead", "in wavefront", "stopped", "lagging", "completed",
+                           "unknown"] = "unknown"
+            if front is not None and arrived is not None:
+                if arrived < front:
+                    label = "lagging"
+                elif arrived > front:
+                    label = "ahead"
+                elif state.completed is not None and state.completed >= front:
+                    label = "completed"
+                elif state.timed_out is not None or state.completed is not None:
+                    label = "stopped"
+                else:
+                    label = "in wavefront"
+            out.append(RankState(rank=state.rank, pg=pg, last_enqueued=state.enqueued,
+                                 last_started=state.started, last_completed=state.completed,
+                                 timed_out=state.timed_out, op=state.op,
+                                 numel_in=state.numel_in, numel_out=state.numel_out,
+                                 dtype=state.dtype, state=label))
+    return out
+
+
+# ---- findings ---------------------------------------------------------------------------------
+
+def _desync(ctx: Context) -> list[Finding]:
+    """Different op / size / dtype at one sequence number: from watchdogs and dumps."""
+    found: list[Finding] = []
+    # Two threads on one communicator first: the mismatch at that sequence number follows.
+    for rank, pg, seq in ctx.two_threads:
+        what = (f"rank {rank} recorded two different collectives with sequence number {seq} "
+                f"in process group {pg}: two threads issued collectives on one communicator")
+        found.append(Finding(
+            verdict="application desync",
+            summary=f"Application desync: {what}. Not a network fault.",
+            suspects=[Suspect(kind="desync", rank=rank, reason=what)],
+            collective=Collective(op=None, seq=seq, pg=pg)))
+    by_seq: dict[tuple[str, int], list[tuple[int, tuple[object, ...], Evidence | None]]] = \
+        defaultdict(list)
+    for state in ctx.states.values():
+        if state.timed_out is not None and state.op is not None:
+            by_seq[(state.pg, state.timed_out)].append(
+                (state.rank, (state.op.upper(), state.numel_in),
+                 state.evidence[0] if state.evidence else None))
+    for (pg, seq), by_rank in ctx.entries.items():
+        if (pg, seq) in by_seq:
+            continue
+        for rank, entry in by_rank.items():
+            by_seq[(pg, seq)].append(
+                (rank, ((entry.op or "").upper(), str(entry.input_sizes),
+                        str(entry.input_dtypes)), None))
+    for (pg, seq), items in sorted(by_seq.items()):
+        shapes = Counter(shape for _, shape, _ in items)
+        if len(shapes) < 2:
+            continue
+        common, _ = shapes.most_common(1)[0]
+        odd = [(rank, shape, ev) for rank, shape, ev in items if shape != common]
+        suspects = [Suspect(kind="desync", rank=rank,
+                            reason=f"issued {_shape_text(shape)} at sequence number {seq} of "
+                                   f"process group {pg} where the others issued "
+                                   f"{_shape_text(common)}",
+                            evidence=[ev] if ev else [])
+                    for rank, shape, ev in sorted(odd, key=lambda x: x[0])]
+        found.append(Finding(
+            verdict="application desync",
+            summary=f"Application desync at sequence number {seq} of process group {pg}: "
+                    f"rank(s) {compact_ranges([r for r, _, _ in odd])} issued a different "
+                    "collective, size or dtype than the others. Not a network fault: fix the "
+                    "code path that issues collectives in a different order on some ranks.",
+            suspects=suspects, collective=Collective(op=str(common[0]) or None, seq=seq, pg=pg)))
+    return found
+
+
+def _shape_text(shape: tuple[object, ...]) -> str:
+    parts = [str(p) for p in shape if p not in (None, "None", "")]
+    return " ".join(parts) or "?"
+
+
+def _fr_findings(ctx: Context) -> list[Finding]:
+    found: list[Finding] = []
+    for mismatch, evidence in ctx.facts.fr_findings:
+        op = (mismatch.profiling_name or "").split(":", 1)[-1] or None
+        collective = Collective(op=op, seq=mismatch.collective_seq_id, pg=mismatch.pg)
+        culprits = [c for c in mismatch.culprits if c.rank is not None]
+        if any(c.error_type in _MISMATCH_ERRORS for c in culprits):
+            found.append(Finding(
+                verdict="application desync",
+                summary=f"The Flight Recorder analyzer found mismatched collectives at sequence "
+                        f"number {mismatch.collective_seq_id}: an application desync, not a "
+                        "network fault.",
+                suspects=[Suspect(kind="desync", rank=c.rank,
+                                  reason=f"Flight Recorder: {c.error_type}"
+                                         f"{': ' + c.detail if c.detail else ''}",
+                                  evidence=[evidence]) for c in culprits],
+                collective=collective))
+        elif mismatch.missing_ranks:
+            found.append(Finding(
+                verdict="culprit found",
+                summary=f"Rank(s) {compact_ranges(mismatch.missing_ranks)} never joined "
+                        f"collective {mismatch.collective_seq_id} ({op or '?'}) that the other "
+                        "ranks wait in (Flight Recorder analyzer).",
+                suspects=[Suspect(kind="lagging", rank=r,
+                                  reason=f"did not join collective {mismatch.collective_seq_id}"
+                                         f" ({op or '?'}) that the others entered",
+                                  evidence=[evidence]) for r in mismatch.missing_ranks],
+                collective=collective))
+    return found
+
+
+def _ras(ctx: Context) -> list[Finding]:
+    found: list[Finding] = []
+    for report, label in ctx.facts.ras:
+        problems = False
+        for comm in report.comms:
+            evidence = Evidence(file=label, line=comm.line, text=comm.text)
+            if comm.missing:
+                problems = True
+                found.append(Finding(
+                    verdict="culprit found",
+                    summary=f"RAS has no data from rank(s) {compact_ranges(comm.missing)} of "
+                            f"communicator {comm.ident}: the process is unresponsive or dead.",
+                    suspects=[Suspect(kind="dead", rank=r,
+                                      reason=f"RAS: missing communicator data from rank {r} "
+                                             "(unresponsive or dead process)",
+                                      evidence=[evidence]) for r in comm.missing]))
+            if len(comm.groups) >= 2:
+                problems = True
+                found.append(_ras_mismatch(ctx, comm, label))
+        for dead in report.dead:
+            problems = True
+            ev = Evidence(file=label, line=dead.line,
+                          text=f"Process {dead.pid} on node {dead.node} managing GPU {dead.gpu}")
+            rank = dead.rank if dead.rank >= 0 else rank_at(ctx, dead.node, dead.gpu)
+            found.append(Finding(
+                verdict="culprit found",
+                summary=f"RAS considers process {dead.pid} on {dead.node} (GPU {dead.gpu}) dead.",
+                suspects=[Suspect(kind="dead", rank=rank, node=dead.node, gpu=dead.gpu,
+                                  reason="RAS: process unreachable for 60 s (considered dead)",
+                                  evidence=[ev])]))
+        if not problems and report.rows_ok:
+            ctx.ras_healthy = True
+    return found
+
+
+def _ras_mismatch(ctx: Context, comm: RasComm, label: str) -> Finding:
+    groups = sorted(comm.groups, key=lambda g: g.count)
+    low = groups[0]
+    named = {r.rank for g in groups for r in g.named}
+    evidence = [Evidence(file=label, line=g.line, text=g.text) for g in groups]
+    if low.named:
+        suspects = [Suspect(kind="lagging", rank=r.rank, node=r.node, gpu=r.gpu,
+                            reason=f"RAS: launched up to operation {low.count} while "
+                                   f"{sum(g.size for g in groups[1:])} rank(s) launched "
+                                   f"{groups[-1].count}",
+                            evidence=[Evidence(file=label, line=r.line,
+                                               text=f"Rank {r.rank} -- GPU {r.gpu} managed by "
+                                                    f"process {r.pid} on node {r.node}"),
+                                      *evidence])
+                    for r in low.named]
+        ranks = [r.rank for r in low.named]
+    else:
+        size = comm.size or sum(g.size for g in groups)
+        ranks = [r for r in range(size) if r not in named]
+        ahead = sorted(named)
+        ctx.notes.append(f"RAS named rank(s) {compact_ranges(ahead)} of communicator "
+                         f"{comm.ident}: they are ahead (operation {groups[-1].count}); the "
+                         f"culprits are the {low.size} rank(s) it did not name, behind at "
+                         f"operation {low.count}")
+        suspects = [Suspect(kind="lagging", rank=r,
+                            reason=f"RAS: behind at operation {low.count} (RAS printed the "
+                                   f"{len(ahead)} rank(s) ahead, not this one)",
+                            evidence=evidence) for r in ranks]
+    return Finding(verdict="culprit found",
+                    summary=f"RAS: rank(s) {compact_ranges(ranks)} of communicator {comm.ident} "
+                            f"stopped launching at operation {low.count} while others reached "
+                            f"{groups[-1].count}.",
+                    suspects=suspects,
+                    collective=Collective(op=None, seq=low.count + 1, pg=f"comm {comm.hash}"))
+
+
+def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
+    """Ranks below the wavefront, desync-report laggards, and ranks that left no log."""
+    named = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
+    found: list[Finding] = []
+    for pg, states in sorted(by_pg(ctx).items()):
+        front = wavefront(states)
+        if front is None:
+            continue
+        behind = [s for s in states if (s.arrived() or 0) < front and s.rank not in named]
+        if behind:
+            ops = Counter(s.op for s in states if s.arrived() == front and s.op)
+            op = ops.most_common(1)[0][0] if ops else None
+            found.append(Finding(
+                verdict="culprit found",
+                summary=f"Rank(s) {compact_ranges([s.rank for s in behind])} never arrived at "
+                        f"sequence number {front} of process group {pg}, where the other "
+                        f"{len(states) - len(behind)} rank(s) wait.",
+                suspects=[Suspect(kind="lagging", rank=s.rank,
+                                  reason=f"last enqueued {s.arrived()}, below the wavefront "
+                                         f"{front} of process group {pg} (never arrived)",
+                                  evidence=s.evidence[:3]) for s in behind],
+                collective=Collective(op=op, seq=front, pg=pg)))
+            named.update(s.rank for s in behind)
+    for item in ctx.facts.events:
+        if item.event.type != "desync" or item.pg_rank is None:
+            continue
+        lagging = item.pg_rank if item.pg == DEFAULT_PG else None
+        event = item.event
+        if "didn't finish" in event.message:
+            ctx.inside.setdefault(item.pg_rank, item.evidence)
+            continue
+        if lagging is not None and lagging in named:
+            continue
+        seq = event.seq
+        found.append(Finding(
+            verdict="culprit found",
+            summary=f"The desync report names rank {item.pg_rank}: it finished collective "
+                    f"#{event.last_completed} but did not join #{seq}.",
+            suspects=[Suspect(kind="lagging", rank=lagging,
+                              pg_rank=None if lagging is not None else item.pg_rank,
+                              reason=f"desync report: finished collective "
+                                     f"#{event.last_completed}, did not join #{seq} (count "
+                                     "from 1)", evidence=[item.evidence])]))
+        if lagging is not None:
+            named.add(lagging)
+    if not found and not named:
+        found += _missing_logs(ctx)
+    return found
+
+
+def _missing_logs(ctx: Context) -> list[Finding]:
+    if ctx.world is None or ctx.ras_healthy or len(ctx.seen) < 2:
+        return []
+    waiting = [s for s in ctx.states.values() if s.timed_out is not None]
+    if not waiting:
+        return []
+    missing = [r for r in range(ctx.world) if r not in ctx.seen]
+    if not missing or len(missing) > max(1, ctx.world // 4):
+        return []
+    front = wavefront(list(ctx.states.values()))
+    return [Finding(
+        verdict="culprit found",
+        summary=f"Every rank with a log waits at sequence number {front}; rank(s) "
+                f"{compact_ranges(missing)} left no log: the likeliest culprit(s).",
+        suspects=[Suspect(kind="missing log", rank=r,
+                          reason=f"no log from this rank while the other "
+                                 f"{len(ctx.seen)} wait at sequence number {front}",
+                          evidence=[Evidence(file="(none)", line=None,
+                                             text=f"no input holds lines of rank {r}")])
+                  for r in missing],
+        collective=Collective(op=None, seq=front, pg=waiting[0].pg))]
+
+
+def _inside(ctx: Context, earlier: list[Finding]) -> list[Finding]:
+    """Ranks the desync report says joined but did not finish: inside the collective."""
+    if not ctx.inside:
+        return []
+    named = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
+    for finding in earlier:
+        for suspect in finding.suspects:
+            if suspect.rank in ctx.inside:
+                suspect.evidence.append(ctx.inside[suspect.rank])
+    left = sorted(r for r in ctx.inside if r not in named)
+    ctx.notes.append(f"the desync report names rank(s) {compact_ranges(sorted(ctx.inside))} as "
+                     "joined but did not finish: inside the collective, not missing from it")
+    if not left:
+        return []
+    return [Finding(
+        verdict="network path",
+        summary=f"The desync report names rank(s) {compact_ranges(left)}: they joined the "
+                "collective and did not finish it; the logs name no failure of theirs. Suspect "
+                "the network path of these ranks.",
+        suspects=[Suspect(kind="stuck", rank=r, reason="desync report: joined but did not "
+                          "finish the collective", evidence=[ctx.inside[r]]) for r in left])]
+
+
+def _stuck(ctx: Context) -> list[Finding]:
+    """All ranks arrived at the wavefront and none completed it."""
+    out: list[Finding] = []
+    for pg, states in sorted(by_pg(ctx).items()):
+        front = wavefront(states)
+        if front is None or len(states) < 2:
+            continue
+        inside = [s for s in states if s.arrived() == front]
+        done = [s for s in inside if s.completed is not None and s.completed >= front]
+        complete_world = ctx.world is not None and len(states) >= ctx.world
+        if done or len(inside) != len(states) or not (complete_world or ctx.ras_healthy):
+            continue
+        ranks = sorted(s.rank for s in inside)
+        ops = Counter(s.op for s in inside if s.op)
+        why = "RAS reports every rank healthy" if ctx.ras_healthy else \
+            "every rank of the job has a log"
+        out.append(Finding(
+            verdict="network path",
+            summary=f"All {len(ranks)} ranks launched sequence number {front} of process group "
+                    f"{pg} and none completed it ({why}): the logs do not name a rank. Suspect "
+                    "the network between these ranks.",
+            suspects=[Suspect(kind="stuck", rank=None, ranks=ranks,
+                              reason=f"ranks {compact_ranges(ranks)} are all inside sequence "
+                                     f"number {front}; none completed",
+                              evidence=[e for s in inside[:3] for e in s.evidence[:1]])],
+            collective=Collective(op=ops.most_common(1)[0][0] if ops else None, seq=front,
+                                  pg=pg)))
+    return out
+
+
+def _merge(findings: list[Finding]) -> list[Finding]:
+    """Culprits first, then desyncs, then network paths; one finding per distinct rank set."""
+    order = {"culprit found": 0, "application desync": 1, "network path": 2, "cannot tell": 3}
+    seen: set[tuple[object, ...]] = set()
+    out: list[Finding] = []
+    for finding in sorted(findings, key=lambda f: order[f.verdict]):
+        key = tuple(sorted((s.kind, s.rank if s.rank is not None else -1, s.node or "")
+                           for s in finding.suspects))
+        ranks = {s.rank for s in finding.suspects if s.rank is not None}
+        if key in seen:
+            continue
+        if ranks and any(ranks <= {s.rank for s in f.suspects} for f in out
+                         if f.verdict == finding.verdict):
+            continue
+        seen.add(key)
+        out.append(finding)
+    # A culprit explains the ranks waiting on it; desyncs are real on their own.
+    if out and out[0].verdict == "application desync":
+        out = [f for f in out if f.verdict != "culprit found"] + \
+            [f for f in out if f.verdict == "culprit found"]
+    return out
+
+
+def _victim_notes(ctx: Context, findings: list[Finding]) -> None:
+    culprits = {s.rank for f in findings for s in f.suspects if s.rank is not None}
+    watchdogs = [e for e in ctx.facts.events if e.event.type == "watchdog_timeout"
+                 and e.rank is not None]
+    # First by the c10 time stamp where every line has one (per-rank files are read in name
+    # order), else in reading order.
+    timed = [(_stamp_key(found), index) for index, e in enumerate(watchdogs)
+             if (found := _C10_STAMP.search(e.evidence.text)) is not None]
+    if watchdogs and len(timed) == len(watchdogs):
+        watchdogs = [watchdogs[index] for _, index in sorted(timed)]
+    if watchdogs and culprits and watchdogs[0].rank not in culprits:
+        first = watchdogs[0]
+        ctx.notes.append(f"rank {first.rank}'s watchdog fired first ({first.evidence.file}:"
+                         f"{first.evidence.line}): a victim waiting for the culprit, not the "
+                         "culprit")
+    failures = [e for e in ctx.facts.events if e.event.type == "child_failed"
+                and e.rank is not None]
+    if failures and culprits and failures[0].rank not in culprits:
+        ctx.notes.append(f"torchrun reports rank {failures[0].rank} as the first failure: the "
+                         "first process to exit, a victim of the hang, not its cause")
+    for item in ctx.facts.events:
+        if item.event.type == "watchdog_timeout" and item.rank is not None \
+                and item.pg_rank is not None and item.pg_rank != item.rank \
+                and item.pg == DEFAULT_PG:
+            ctx.notes.append(f"{item.evidence.file}:{item.evidence.line}: the line is rank "
+                             f"{item.rank}'s (prefix) but the message says Rank {item.pg_rank}: "
+                             "the prefix (global rank) is used, the message's rank is the "
+                             "process-group rank and can be stale")
+            break
+
+
+def _stamp_key(found: re.Match[str]) -> tuple[str, str]:
+    """A c10 log stamp (`E1003 18:37:01.83`, month unpadded: `E321`) as a sortable key."""
+    return found.group(1).zfill(4), found.group(2)
+
+
+def _common_collective(ctx: Context) -> Collective | None:
+    for pg, states in sorted(by_pg(ctx).items()):
+        front = wavefront(states)
+        if front is not None:
+            ops = Counter(s.op for s in states if s.arrived() == front and s.op)
+            numel = next((s.numel_in for s in states if s.numel_in is not None), None)
+            return Collective(op=ops.most_common(1)[0][0] if ops else None, seq=front, pg=pg,
+                              numel=numel)
+    return None
+
+
+def _cannot_tell(ctx: Context) -> str:
+    hang = [e for e in ctx.facts.events if e.event.type in _HANG_EVENTS]
+    states = list(ctx.states.values())
+    if not hang and not states:
+        return "The inputs hold no hang evidence (no watchdog timeout, desync report, Flight " \
+               "Recorder state or RAS mismatch): the logs do not say which rank stopped."
+    ranks = sorted({s.rank for s in states})
+    front = wavefront(states)
+    return (f"Only rank(s) {compact_ranges(ranks) if ranks else '?'} left hang evidence "
+            f"(waiting at sequence number {front}); without the other ranks' logs, dumps or RAS "
+            "output the logs cannot say which rank or link the job waits for.")

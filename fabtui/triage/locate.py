@@ -1,0 +1,153 @@
+"""Put suspects on the fabric: rank -> node, GPU, NIC, rail, leaf port, optic; peers by IP / GID.
+
+With a rank file (or a configured one) the topology's placement says where each rank ran.
+Without one, the host names and CUDA devices the logs print place a rank where that host is a
+node of the topology; a peer named by its IP (or an IPv4-mapped RoCE GID) is found among the
+topology's NIC addresses. Nothing is guessed: a rank the logs and the rank file do not place
+keeps `node` null.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from fabtui.model.triage import NextStep, Suspect, TriageReport
+from fabtui.topology.graph import FabricGraph, RankPlacement, UnknownRank
+from fabtui.topology.ranks import compact_ranges
+from fabtui.triage.ingest import Facts
+
+
+def locate(report: TriageReport, facts: Facts, graph: FabricGraph | None,
+           placement_known: bool) -> None:
+    """Fill node / GPU / NIC / rail / port / optic / peer fields of `report`'s suspects in place,
+    and the runbooks to run next."""
+    for suspect in report.suspects:
+        if suspect.kind == "stuck" and suspect.rank is None and suspect.ranks:
+            _place_group(suspect, facts, graph, placement_known)
+        else:
+            _place(suspect, facts, graph, placement_known)
+        _place_peer(suspect, facts, graph)
+    report.next = _next_steps(report)
+
+
+def _place(suspect: Suspect, facts: Facts, graph: FabricGraph | None,
+           placement_known: bool) -> None:
+    rank = suspect.rank
+    placement: RankPlacement | None = None
+    if rank is not None:
+        suspect.node = suspect.node or facts.hosts.get(rank)
+        if suspect.gpu is None:
+            suspect.gpu = facts.devices.get(rank)
+        if graph is not None and placement_known:
+            try:
+                placement = graph.placement(rank)
+            except UnknownRank:
+                placement = None
+    if placement is None and graph is not None and suspect.node in graph.nodes:
+        placement = _placement_on(graph, suspect.node, suspect.gpu)
+    if placement is not None:
+        suspect.node, suspect.gpu = placement.node, placement.gpu
+        nics = placement.nics
+        chosen = next((n for n in nics if suspect.nic in (n.nic, n.netdev)), None) \
+            or (nics[0] if nics and suspect.nic is None else None)
+        if chosen is not None:
+            suspect.nic, suspect.rail = chosen.nic, chosen.rail
+            suspect.port = f"{chosen.leaf}:{chosen.leaf_port}" if chosen.leaf else None
+            suspect.optic = chosen.optic
+    elif graph is not None and suspect.node and suspect.nic:
+        attachment = graph.attachments.get((suspect.node, suspect.nic))
+        if attachment is not None:
+            suspect.rail = attachment.nic.rail
+            suspect.port = f"{attachment.switch}:{attachment.port}"
+            suspect.optic = graph.topology.links[attachment.link_index].optic
+
+
+def _place_group(suspect: Suspect, facts: Facts, graph: FabricGraph | None,
+                 placement_known: bool) -> None:
+    """A suspect standing for several ranks: their nodes in the reason, and the node and NIC of
+    the first one (where a pairwise test of the paths between them can start)."""
+    first = Suspect(kind="stuck", rank=suspect.ranks[0], reason="")
+    _place(first, facts, graph, placement_known)
+    nodes: list[str] = []
+    for rank in suspect.ranks:
+        probe = Suspect(kind="stuck", rank=rank, reason="")
+        _place(probe, facts, graph, placement_known)
+        if probe.node and probe.node not in nodes:
+            nodes.append(probe.node)
+    if nodes:
+        suspect.node, suspect.nic, suspect.rail = first.node, first.nic, first.rail
+        shown = ", ".join(nodes[:8]) + (f" and {len(nodes) - 8} more" if len(nodes) > 8 else "")
+        suspect.reason += f" (on {shown})"
+
+
+def _placement_on(graph: FabricGraph, node: str, gpu: int | None) -> RankPlacement | None:
+    """The placement of whichever rank slot runs on `node`'s GPU `gpu` (same NICs, cables)."""
+    if gpu is None:
+        return None
+    for slot in graph.ranks_by_node.get(node, []):
+        if slot.gpu == gpu:
+            return graph.placement(slot.rank)
+    return None
+
+
+def peer_ip(peer: str | None) -> str | None:
+    """The IP a peer names: an address, or an IPv4-mapped GID (`::ffff:10.0.1.5`)."""
+    if not peer:
+        return None
+    text = peer.strip("[]")
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return text
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
+
+
+def _place_peer(suspect: Suspect, facts: Facts, graph: FabricGraph | None) -> None:
+    ip = peer_ip(suspect.peer)
+    if ip is None:
+        return
+    if graph is not None and ip in graph.nic_ips:
+        host, nic = graph.nic_ips[ip]
+        suspect.peer_node = host
+        attachment = graph.attachments.get((host, nic))
+        if attachment is not None:
+            suspect.peer_port = f"{attachment.switch}:{attachment.port}"
+        if suspect.kind == "peer":
+            suspect.node, suspect.nic = host, nic
+            if attachment is not None:
+                suspect.rail = attachment.nic.rail
+                suspect.port = suspect.peer_port
+                suspect.optic = graph.topology.links[attachment.link_index].optic
+    elif ip in facts.ip_hosts:
+        suspect.peer_node = facts.ip_hosts[ip]
+        if suspect.kind == "peer":
+            suspect.node = suspect.node or suspect.peer_node
+
+
+def _next_steps(report: TriageReport) -> list[NextStep]:
+    steps: list[NextStep] = []
+    first = report.suspects[0] if report.suspects else None
+    if report.verdict in ("culprit found", "network path") and first is not None \
+            and first.node and first.kind != "stuck":
+        inputs = {}
+        if first.node:
+            inputs["log_node"] = first.node
+        nodes = sorted({s.node for s in report.suspects if s.node})
+        why = f"follow suspect {first.nic or first.node} to its leaf port and optic"
+        steps.append(NextStep(runbook="nccl-hang-triage", inputs=inputs,
+                              why=why + (f" (nodes: {', '.join(nodes[:8])})" if nodes else "")))
+    if report.verdict == "network path" and first is not None and first.kind == "stuck":
+        steps.append(NextStep(runbook="rdma-baseline",
+                              inputs={"nic": f"{first.node}:{first.nic}"} if first.nic else {},
+                              why=f"measure the paths between ranks {compact_ranges(first.ranks)} "
+                                  "pairwise: the logs name no rank"))
+    if report.verdict == "culprit found" and first is not None and first.kind in (
+            "lagging", "dead", "missing log", "local rank"):
+        nodes = sorted({s.node for s in report.suspects if s.node})[:8]
+        steps.append(NextStep(runbook="slow-node",
+                              inputs={"job_nodes": ",".join(nodes)} if nodes else {},
+                              why="the culprit rank never arrived: check its host (process "
+                                  "state, stacks, Xid, ECC) first"))
+    return steps

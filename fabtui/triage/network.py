@@ -1,0 +1,183 @@
+"""Network failures in the logs: NCCL WARN events per rank with what their status means, the
+first signal of each failing path (flushes and cascades after it are teardown), and failed paths
+that meet at one NIC grouped into one fault."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from fabtui.model.triage import Suspect, WarnEvent
+from fabtui.triage import wc_status
+from fabtui.triage.findings import Context, Finding, rank_at
+from fabtui.triage.locate import peer_ip
+
+MAX_WARNINGS = 300
+_LOCAL_RANK = re.compile(r"[Cc]onnection closed by localRank (\d+)")
+_NETWORK_EVENTS = ("ib_completion_error", "ib_async_event", "connect_failed",
+                   "socket_connect_refused", "connect_timeout", "connection_closed")
+
+
+def warnings_of(ctx: Context) -> list[WarnEvent]:
+    out: list[WarnEvent] = []
+    signalled: set[tuple[int | None, str | None]] = set()
+    for item in ctx.facts.events:
+        event = item.event
+        # An NCCL error whose `Last error:` is a completion error (PyTorch prints it on the
+        # terminate line) is that completion error.
+        kind = "ib_completion_error" if event.status is not None and (
+            "Got completion from peer" in event.message or event.vendor_err is not None
+            or (event.status_name or "").startswith("IBV_WC_")) else event.type
+        if kind not in _NETWORK_EVENTS and kind not in ("nccl_warn", "bootstrap_error",
+                                                        "plugin_not_found", "net_plugin_error"):
+            continue
+        if len(out) >= MAX_WARNINGS:
+            break
+        role: wc_status.Role = "other"
+        meaning, name = event.status_meaning, event.status_name
+        if kind == "ib_completion_error":
+            known = wc_status.describe(event.status)
+            if known is not None:
+                meaning, role, name = known.meaning, known.role, name or known.name
+        elif event.type == "connection_closed":
+            key = (item.rank, item.host)
+            role = "teardown" if key in signalled else "signal"
+            signalled.add(key)
+        out.append(WarnEvent(rank=item.rank, node=item.host, type=kind,
+                             status=event.status, status_name=name,
+                             meaning=meaning, role=role,
+                             peer=event.peer, local_gid=event.local_gid,
+                             remote_gid=event.remote_gid, hca=event.hca,
+                             evidence=item.evidence))
+    return out
+
+
+def local_rank_findings(ctx: Context, warnings: list[WarnEvent]) -> list[Finding]:
+    """`Connection closed by localRank N`: the first names the process that went away."""
+    first: dict[str | None, tuple[int, WarnEvent]] = {}
+    cascade = 0
+    for warn in warnings:
+        found = _LOCAL_RANK.search(warn.evidence.text)
+        if not found:
+            continue
+        if warn.node in first:
+            cascade += 1
+            warn.role = "teardown"
+            continue
+        warn.role = "signal"
+        first[warn.node] = (int(found.group(1)), warn)
+    cascade += ctx.facts.dropped[("closed by localRank", None)]
+    out: list[Finding] = []
+    for node, (local, warn) in first.items():
+        rank = rank_at(ctx, node, local) if node else None
+        if cascade:
+            ctx.notes.append(f"{cascade} later `Connection closed by localRank` line(s) are the "
+                             "cascade of the first one")
+        out.append(Finding(
+            verdict="culprit found",
+            summary=f"Local rank {local} on {node or 'its node'} went away first (`Connection "
+                    "closed by localRank`); the other lines like it are the cascade.",
+            suspects=[Suspect(kind="local rank", rank=rank, node=node, gpu=local,
+                              reason=f"local rank {local}'s process closed its connections "
+                                     "first", evidence=[warn.evidence])]))
+    return out
+
+
+def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding]) -> list[Finding]:
+    """The first signal of each failing NIC: an IB error other than a flush, a refused or
+    timed-out connection; the flushes after it are teardown."""
+    known_nodes = {s.node for f in earlier for s in f.suspects if s.node}
+    known_ranks = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
+    firsts: dict[tuple[int | None, str | None, str | None], WarnEvent] = {}
+    paths: dict[tuple[int | None, str | None, str | None], frozenset[str]] = {}
+    flushed = 0
+    for warn in warnings:
+        if warn.type == "ib_completion_error" and warn.role == "teardown":
+            flushed += 1
+            continue
+        if warn.type not in ("ib_completion_error", "socket_connect_refused", "connect_failed",
+                             "connect_timeout"):
+            continue
+        ends = frozenset(filter(None, (peer_ip(warn.local_gid), peer_ip(warn.remote_gid)
+                                       or peer_ip(warn.peer))))
+        if any(ends and ends == other for other in paths.values()):
+            continue  # the far end reporting the same path
+        key = (warn.rank, warn.node, warn.hca)
+        if key not in firsts:
+            firsts[key] = warn
+            paths[key] = ends
+    flushed += ctx.facts.dropped[("ib_completion_error", 5)]
+    if flushed:
+        ctx.notes.append(f"{flushed} IB completion(s) with status 5 (work request flushed) are "
+                         "teardown after the first error, not separate faults")
+    out: list[Finding] = []
+    for group in _path_groups(list(firsts.values()), paths):
+        warn = group[0]
+        peer_host = ctx.facts.ip_hosts.get(warn.peer or "")
+        if peer_host in known_nodes or (warn.rank in known_ranks and warn.rank is not None):
+            continue  # the path to a rank already suspected: its symptom, not a new fault
+        status = f"status {warn.status} ({warn.status_name})" if warn.status is not None \
+            else warn.type.replace("_", " ")
+        who = f"rank {warn.rank}" if warn.rank is not None else "a rank"
+        suspects = [Suspect(kind="link", rank=warn.rank, node=warn.node, nic=warn.hca,
+                            peer=warn.remote_gid or warn.peer, peer_node=peer_host,
+                            reason=f"{status}: {warn.meaning or 'connection failed'}"
+                                   + (f"; {len(group) - 1} other rank(s) failed toward this "
+                                      "NIC" if len(group) > 1 else ""),
+                            evidence=[warn.evidence])]
+        for other in group[1:]:
+            suspects.append(Suspect(kind="link", rank=other.rank, node=other.node,
+                                    nic=other.hca, peer=other.remote_gid or other.peer,
+                                    reason=f"also failed ({other.status_name or other.type}), "
+                                           f"toward {who}'s NIC: a symptom of the same path",
+                                    evidence=[other.evidence]))
+        if warn.peer and len(group) == 1:
+            suspects.append(Suspect(kind="peer", rank=None, node=peer_host, peer=warn.peer,
+                                    reason=f"the far end of {who}'s failed path",
+                                    evidence=[warn.evidence]))
+        refused = warn.type != "ib_completion_error"
+        out.append(Finding(
+            verdict="cannot tell" if refused else "network path",
+            summary=((f"{who} was refused a connection by {warn.peer}: nothing listened there "
+                      "(the peer process died or had not started); the logs do not say why."
+                      if warn.type == "socket_connect_refused" else
+                      f"{who} could not connect to {warn.peer} ({warn.type.replace('_', ' ')}): "
+                      "a socket (bootstrap / rendezvous) failure; the peer may be down or not "
+                      "started yet, and the logs do not say which.")
+                     if refused else
+                     f"{who}{' on ' + warn.node if warn.node else ''} reported {status} "
+                     f"talking to "
+                     f"{warn.peer or '?'}"
+                     + (f", and {len(group) - 1} other rank(s) failed toward its NIC"
+                        if len(group) > 1 else "")
+                     + ": the network path of that NIC (its leaf port and optic, then the "
+                       "peer's) is the suspect."),
+            suspects=suspects))
+    out.sort(key=lambda f: f.verdict == "cannot tell")
+    return out
+
+
+def _path_groups(warns: list[WarnEvent],
+                 paths: dict[tuple[int | None, str | None, str | None], frozenset[str]]
+                 ) -> list[list[WarnEvent]]:
+    """Failed paths that share an endpoint, grouped; the first of a group is the report made
+    from that shared endpoint (the NIC every failure meets at), else the earliest."""
+    groups: list[tuple[set[str], list[WarnEvent]]] = []
+    for warn in warns:
+        ends = set(paths.get((warn.rank, warn.node, warn.hca), frozenset()))
+        for known, members in groups:
+            if ends & known:
+                known.update(ends)
+                members.append(warn)
+                break
+        else:
+            groups.append((ends, [warn]))
+    out: list[list[WarnEvent]] = []
+    for _, members in groups:
+        if len(members) > 1:
+            counts = Counter(ip for m in members
+                             for ip in paths.get((m.rank, m.node, m.hca), frozenset()))
+            shared = counts.most_common(1)[0][0]
+            members.sort(key=lambda m: peer_ip(m.local_gid) != shared)
+        out.append(members)
+    return out

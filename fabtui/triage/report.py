@@ -1,0 +1,126 @@
+"""A triage report as tables (the terminal renders them) and as markdown."""
+
+from __future__ import annotations
+
+from fabtui.model.table import Cell, Table, left, right
+from fabtui.model.triage import Suspect, TriageReport
+from fabtui.topology.ranks import compact_ranges
+
+_WARN_ROWS = 20
+
+
+def _where(suspect: Suspect) -> str:
+    if suspect.rank is not None:
+        return str(suspect.rank)
+    if suspect.ranks:
+        return compact_ranges(suspect.ranks)
+    if suspect.pg_rank is not None:
+        return f"pg rank {suspect.pg_rank}"
+    return "-"
+
+
+def _header(report: TriageReport) -> list[str]:
+    lines = [f"verdict: {report.verdict}", report.summary]
+    if report.collective is not None:
+        c = report.collective
+        lines.append(f"collective: {c.op or '?'} seq {c.seq if c.seq is not None else '?'}"
+                     f"{' in process group ' + c.pg if c.pg else ''}")
+    seen = compact_ranges(report.ranks_seen) if report.ranks_seen else "none"
+    lines.append(f"ranks with evidence: {seen}"
+                 f"{f' of {report.world_size}' if report.world_size else ''}")
+    return lines
+
+
+def tables(report: TriageReport) -> list[Table]:
+    """Header, suspects, rank states (the unusual ones), warnings, notes and next steps."""
+    out = [Table.build([], title=_header(report))]
+    if report.suspects:
+        rows: list[list[Cell]] = []
+        for s in report.suspects:
+            rows.append([s.fault, s.kind, _where(s), s.node, s.gpu, s.nic, s.port, s.optic,
+                         s.peer_node or s.peer, s.reason])
+        out.append(Table.build(
+            [right("fault"), left("kind"), left("rank"), left("node"), right("gpu"),
+             left("nic"), left("port"), left("optic"), left("peer"), left("reason")], rows,
+            title=["suspects (most likely first)"],
+            notes=_evidence_lines(report)))
+    unusual = [r for r in report.ranks
+               if r.state not in ("in wavefront", "completed", "stopped")]
+    stopped = [r.rank for r in report.ranks if r.state == "stopped"]
+    if stopped:
+        out.append(Table.build([], title=[
+            f"{len(stopped)} rank(s) stopped inside the collective (waiting): "
+            f"{compact_ranges(sorted(set(stopped)))}"]))
+    if unusual:
+        out.append(Table.build(
+            [left("pg"), right("rank"), left("state"), right("enqueued"), right("completed"),
+             right("timed out"), left("op"), right("numel")],
+            [[r.pg, r.rank, r.state, r.last_enqueued, r.last_completed, r.timed_out, r.op,
+              r.numel_in] for r in unusual[:64]],
+            title=["ranks (lagging, ahead, unknown)"]))
+    if report.warnings:
+        out.append(Table.build(
+            [left("where"), left("rank"), left("node"), left("type"), left("status"),
+             left("role"), left("peer"), left("meaning")],
+            [[f"{w.evidence.file}:{w.evidence.line}", w.rank, w.node, w.type,
+              w.status_name or w.status, w.role, w.peer, w.meaning]
+             for w in report.warnings[:_WARN_ROWS]],
+            title=[f"NCCL warnings ({len(report.warnings)})"]))
+    tail = [f"note: {n}" for n in report.notes]
+    tail += [f"next: fabtui runbook run {n.runbook}"
+             + "".join(f" --input {k}={v}" for k, v in n.inputs.items()) + f"   # {n.why}"
+             for n in report.next]
+    if tail:
+        out.append(Table.build([], title=tail))
+    return out
+
+
+def _evidence_lines(report: TriageReport) -> list[str]:
+    seen: set[str] = set()
+    lines = []
+    for s in report.suspects[:10]:
+        for e in s.evidence[:2]:
+            text = f"  {s.fault}/{_where(s)}: {e}"
+            if str(e) not in seen:
+                seen.add(str(e))
+                lines.append(text)
+    return lines
+
+
+def _md(value: object) -> str:
+    text = "-" if value is None else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(report: TriageReport) -> str:
+    """The report as a markdown document."""
+    lines = ["# NCCL hang triage", "", f"**Verdict: {report.verdict}.** {report.summary}", ""]
+    for line in _header(report)[2:]:
+        lines.append(f"- {line}")
+    if report.suspects:
+        lines += ["", "## Suspects (most likely first)", "",
+                  "| fault | kind | rank | node | gpu | nic | port | optic | peer | reason |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for s in report.suspects:
+            lines.append("| " + " | ".join(_md(v) for v in (
+                s.fault, s.kind, _where(s), s.node, s.gpu, s.nic, s.port, s.optic,
+                s.peer_node or s.peer, s.reason)) + " |")
+        lines += ["", "### Evidence", ""]
+        for s in report.suspects[:20]:
+            for e in s.evidence[:3]:
+                lines.append(f"- fault {s.fault}, rank {_where(s)}: `{e.file}:{e.line}` "
+                             f"`{e.text.replace('`', chr(39))}`")
+    if report.warnings:
+        lines += ["", f"## NCCL warnings ({len(report.warnings)})", ""]
+        for w in report.warnings[:_WARN_ROWS]:
+            lines.append(f"- `{w.evidence.file}:{w.evidence.line}` rank {_md(w.rank)} "
+                         f"{w.type} {_md(w.status_name or w.status)} ({w.role})"
+                         f"{': ' + w.meaning if w.meaning else ''}")
+    if report.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
+    if report.next:
+        lines += ["", "## Next", ""]
+        for n in report.next:
+            inputs = "".join(f" --input {k}={v}" for k, v in n.inputs.items())
+            lines.append(f"- `fabtui runbook run {n.runbook}{inputs}`: {n.why}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,24 @@
+"""The whole triage: read the inputs, analyze, place the suspects on the fabric."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from fabtui.model.triage import TriageReport
+from fabtui.topology.graph import FabricGraph
+from fabtui.triage.analyze import analyze
+from fabtui.triage.ingest import read_all
+from fabtui.triage.locate import locate
+
+
+def triage_paths(paths: Sequence[Path], graph: FabricGraph | None = None,
+                 placement_known: bool = False) -> TriageReport:
+    """Triage the logs, dumps and RAS outputs at `paths` (files or folders). `graph` places
+    suspects on the fabric; `placement_known` says its rank placement comes from a rank file
+    (otherwise only host names the logs print place ranks). Raises `InputError` for an input
+    that cannot be read (a missing path, an unsafe pickle)."""
+    facts = read_all(paths)
+    report = analyze(facts)
+    locate(report, facts, graph, placement_known)
+    return report

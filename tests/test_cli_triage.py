@@ -1,0 +1,69 @@
+"""`fabtui triage nccl` as users run it: the report forms, the exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import Result
+
+FIXTURES = Path(__file__).parent / "triage_fixtures"
+
+
+def test_text_report_names_the_culprit_and_exits_1(run: Callable[..., Result]) -> None:
+    result = run("triage", "nccl", str(FIXTURES / "victim-first"))
+    assert result.exit_code == 1
+    assert "verdict: culprit found" in result.output
+    assert "lagging" in result.output and "leaf-g00-r2:Ethernet0" in result.output
+    assert "next: fabtui runbook run nccl-hang-triage --input log_node=node001" in result.output
+
+
+def test_json_follows_the_documented_schema(run: Callable[..., Result]) -> None:
+    result = run("triage", "nccl", "--json", str(FIXTURES / "ib-flush"))
+    data = json.loads(result.output)
+    assert data["verdict"] == "network path"
+    first = data["suspects"][0]
+    assert {"rank", "node", "gpu", "nic", "port", "peer", "reason", "evidence"} <= set(first)
+    assert first["evidence"][0]["file"].endswith("job.log") and first["evidence"][0]["line"]
+    assert data["collective"]["seq"] == 2048 and data["collective"]["op"] == "ALLREDUCE"
+    assert data["similar_cases"] == []
+    assert data["next"][0]["runbook"] == "nccl-hang-triage"
+
+
+def test_markdown_to_a_file(run: Callable[..., Result], tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    result = run("triage", "nccl", "--format", "md", "-o", str(out),
+                 str(FIXTURES / "network-path"))
+    assert result.output == ""
+    text = out.read_text()
+    assert text.startswith("# NCCL hang triage") and "**Verdict: network path.**" in text
+
+
+def test_a_rank_file_places_ranks_where_the_logs_name_no_host(
+        run: Callable[..., Result], tmp_path: Path) -> None:
+    ranks = tmp_path / "ranks.txt"
+    ranks.write_text("".join(f"{r} node004 {r}\n" for r in range(8)))
+    result = run("triage", "nccl", "--json", "--ranks", str(ranks),
+                 str(FIXTURES / "missing-log"))
+    first = json.loads(result.output)["suspects"][0]
+    assert (first["rank"], first["node"], first["gpu"], first["nic"]) == \
+        (7, "node004", 7, "mlx5_7")
+    assert first["port"] == "leaf-g00-r7:Ethernet24"
+
+
+def test_a_missing_path_is_one_line_and_exit_2(run: Callable[..., Result]) -> None:
+    result = run("triage", "nccl", "no/such/log")
+    assert result.exit_code == 2
+    assert result.output.strip() == "no/such/log: no such file or folder"
+
+
+def test_an_unsafe_pickle_is_one_line_and_exit_2(run: Callable[..., Result],
+                                                 tmp_path: Path) -> None:
+    dump = tmp_path / "trace_0"
+    dump.write_bytes(pickle.dumps({"entries": [print]}))
+    result = run("triage", "nccl", str(dump))
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1
+    assert "refers to builtins.print" in result.output

@@ -9,12 +9,16 @@ from pathlib import Path
 
 import click
 
+from fabtui.cli import triage_stragglers
 from fabtui.cli.context import EXIT_FINDINGS, UserError, settings, workspace
 
 
 @click.group()
 def triage() -> None:
     """Hang triage: read a hung job's logs and say which rank, NIC or link it waits for."""
+
+
+triage_stragglers.register(triage)
 
 
 @triage.command("nccl")

@@ -7,10 +7,12 @@ component, verdict}], findings, parsed}`), so every function here takes and retu
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Callable
 from typing import Any
 
 from fabtui.model.topology import split_endpoint
+from fabtui.paths import shipped_dir
 from fabtui.probes.evaluators.optics import light_blame
 from fabtui.topology.expected import (
     Expected,
@@ -129,12 +131,31 @@ def optic_blame(near: Any, far: Any) -> dict[str, Any] | None:
     return light_blame(_metrics(near), _metrics(far))
 
 
+_TEMPLATE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
+def template(name: Any) -> dict[str, Any]:
+    """The data template `name` (`runbooks/templates/NAME.toml`: the fleet's expected
+    settings a runbook compares readings against), as plain data. Reads the file; a name that
+    is not one raises ValueError (the block cannot run)."""
+    text = str(name)
+    if not _TEMPLATE_NAME.fullmatch(text):
+        raise ValueError(f"template name {text!r}: lower-case letters, digits and '-' only")
+    path = shipped_dir("runbooks") / "templates" / f"{text}.toml"
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"no template {text!r} (looked for {path})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
     """Every function for expressions; the topology ones need the fabric graph."""
     functions: dict[str, Function] = {
         "metrics": metrics, "metric": metric, "value": value, "failing": failing,
         "flagged": flagged, "port_of": port_of, "regex": regex, "first": first, "join": join,
-        "ib_retry_window": ib_retry_window, "optic_blame": optic_blame,
+        "ib_retry_window": ib_retry_window, "optic_blame": optic_blame, "template": template,
     }
 
     def fabric() -> FabricGraph:

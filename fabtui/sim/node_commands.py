@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Nic, Node
+from fabtui.sim import misconfig
 from fabtui.sim.core import FRAME, PRIORITY, Sim
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.pairing import gpu_map
@@ -234,16 +235,22 @@ def _ibv_devinfo(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         raw = _guid(sim, node.hostname, nic.name)[2:]
         guid = ":".join(raw[i:i + 4] for i in range(0, 16, 4))
         lines += [f"hca_id:\t{nic.name}", "\ttransport:\t\t\tInfiniBand (0)",
-                  "\tfw_ver:\t\t\t\t28.39.1002", f"\tnode_guid:\t\t\t{guid}",
+                  f"\tfw_ver:\t\t\t\t{misconfig.firmware(sim, node, nic, t)}",
+                  f"\tnode_guid:\t\t\t{guid}",
                   f"\tsys_image_guid:\t\t\t{guid}", "\tvendor_id:\t\t\t0x02c9",
                   "\tvendor_part_id:\t\t\t4129", "\thw_ver:\t\t\t\t0x0",
                   "\tboard_id:\t\t\tMT_0000000838", "\tphys_port_cnt:\t\t\t1",
                   "\t\tport:\t1",
                   f"\t\t\tstate:\t\t\t{'PORT_ACTIVE (4)' if up else 'PORT_DOWN (1)'}",
-                  "\t\t\tmax_mtu:\t\t4096 (5)", "\t\t\tactive_mtu:\t\t4096 (5)",
+                  "\t\t\tmax_mtu:\t\t4096 (5)", _mtu_line(misconfig.active_mtu(sim, node, nic, t)),
                   "\t\t\tsm_lid:\t\t\t0", "\t\t\tport_lid:\t\t0", "\t\t\tport_lmc:\t\t0x00",
                   "\t\t\tlink_layer:\t\tEthernet", ""]
     return "\n".join(lines), "", 0
+
+
+def _mtu_line(mtu: int) -> str:
+    codes = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+    return f"\t\t\tactive_mtu:\t\t{mtu} ({codes.get(mtu, 5)})"
 
 
 def _show_gids(sim: Sim, node: Node, args: list[str], t: float) -> Result:
@@ -259,7 +266,11 @@ def _show_gids(sim: Sim, node: Node, args: list[str], t: float) -> Result:
             octets = [int(o) for o in nic.ip.split(".")]
             mapped = f"0000:0000:0000:0000:0000:ffff:{octets[0]:02x}{octets[1]:02x}:" \
                      f"{octets[2]:02x}{octets[3]:02x}"
-            entries += [(2, mapped, nic.ip, "v1"), (3, mapped, nic.ip, "v2")]
+            v2 = misconfig.gid_index(sim, node, nic, t)
+            # extra IPv6 GIDs before the IPv4 pair shift it (a second address on the netdev)
+            extra = [(i, link_local.replace("fe80", "fd00"), "", "v1" if i % 2 == 0 else "v2")
+                     for i in range(2, max(2, v2 - 1))]
+            entries += extra + [(v2 - 1, mapped, nic.ip, "v1"), (v2, mapped, nic.ip, "v2")]
         for index, gid, ip, version in entries:
             lines.append(f"{nic.name}\t1\t{index}\t{gid}\t{ip}  \t{version}\t{nic.netdev}")
             count += 1
@@ -344,6 +355,9 @@ def _nvidia_smi(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         return _smi_xml(sim, node, t), "", 0
     if not args:
         return _smi_table(sim, node, t), "", 0
+    extra = misconfig.nvidia_smi(sim, node, args, t)
+    if extra is not None:
+        return extra
     return "", "sim: `nvidia-smi`, `nvidia-smi topo -m` and `nvidia-smi -q -x` are simulated\n", 2
 
 
@@ -811,6 +825,9 @@ def _read_file(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         text = rank_log(sim, int(match.group(1)), node.hostname, t)
         if text is not None:
             return text, "", 0
+    config = misconfig.read_file(sim, node, path, t)
+    if config is not None:
+        return config, "", 0
     return "", f"cat: {path}: No such file or directory\n", 1
 
 
@@ -868,4 +885,5 @@ _COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
     "false": _simple("", 1), "echo": _echo, "sh": _sh, "pkill": _simple("", 1),
     "uptime": _simple(" 10:00:00 up 42 days,  3:12,  0 users,  load average: 12.1, 12.3, 12.2\n"),
     **{tool: _perftest(tool) for tool in _PERFTEST},
+    **misconfig.COMMANDS,
 }

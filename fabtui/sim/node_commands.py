@@ -270,7 +270,7 @@ def _show_gids(sim: Sim, node: Node, args: list[str], t: float) -> Result:
             # extra IPv6 GIDs before the IPv4 pair shift it (a second address on the netdev)
             extra = [(i, link_local.replace("fe80", "fd00"), "", "v1" if i % 2 == 0 else "v2")
                      for i in range(2, max(2, v2 - 1))]
-            entries += extra + [(v2 - 1, mapped, nic.ip, "v1"), (v2, mapped, nic.ip, "v2")]
+            entries += [*extra, (v2 - 1, mapped, nic.ip, "v1"), (v2, mapped, nic.ip, "v2")]
         for index, gid, ip, version in entries:
             lines.append(f"{nic.name}\t1\t{index}\t{gid}\t{ip}  \t{version}\t{nic.netdev}")
             count += 1

@@ -204,6 +204,12 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
                 return f"{slot.node}:{nic}"
         return None
 
+    def netdev(endpoint: str) -> str | None:
+        """The Linux interface of the NIC at `endpoint` (`node003:mlx5_3` -> its netdev)."""
+        device, port = split_endpoint(str(endpoint))
+        nic = fabric().find_nic(device, port)
+        return nic.netdev if nic is not None else None
+
     def leaf_of(endpoint: str) -> str | None:
         """The switch a NIC is cabled to (or the device of a `switch:port`)."""
         device, _ = split_endpoint(str(endpoint))
@@ -248,6 +254,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "expected_busbw": expected_busbw_of, "expected_rdma": expected_rdma,
         "far_end": far_end, "optic": optic, "node_of_rank": node_of_rank,
         "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
+        "netdev": netdev,
         "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,
         "nodes": lambda: sorted(fabric().nodes), "switches": lambda: sorted(fabric().switches),
     })

@@ -863,11 +863,12 @@ def _echo(sim: Sim, node: Node, args: list[str], t: float) -> Result:
 
 
 def _sh(sim: Sim, node: Node, args: list[str], t: float) -> Result:
-    """`sh -c 'a; b'`: the commands of a simple script, one after another (no pipes)."""
+    """`sh -c 'a; b'`: the commands of a simple script, one after another (no pipes; `;`,
+    `&&` and newlines separate commands)."""
     if len(args) < 2 or args[0] != "-c":
         return "", "sh: only `sh -c SCRIPT` is simulated\n", 2
     out, err, status = [], [], 0
-    for part in re.split(r"\s*(?:;|&&)\s*", args[1]):
+    for part in re.split(r"\s*(?:;|&&|\n)\s*", args[1]):
         if not part.strip():
             continue
         o, e, status = run(sim, node.hostname, shlex.split(part), t)

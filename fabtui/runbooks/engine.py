@@ -611,6 +611,7 @@ class Engine:
                 except ExprError as exc:
                     outcome.verdict, outcome.message = Verdict.ERROR, f"set {key.strip()}: {exc}"
                     result.update(verdict="error", message=outcome.message)
+                    break  # the first failing assignment is the one to fix; the rest follow
         self.values.update(variables)
         self.verdicts[block.id] = outcome.verdict
         self.messages[block.id] = outcome.message

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 
 from fabtui.model.topology import Nic
+from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind
 
@@ -255,7 +256,8 @@ def kernel_log(sim: Sim, host: str, t: float, *, human: bool = False) -> str:
     uptime0 = 3_624_000.0 + 1000 * sim.noise("boot", host)
     node = sim.graph.nodes[host]
     events: list[tuple[float, str]] = [
-        (-uptime0 + 12.1, f"mlx5_core {nic.pci}: firmware version: 28.39.1002")
+        (-uptime0 + 12.1, f"mlx5_core {nic.pci}: firmware version: "
+                          f"{misconfig.firmware(sim, node, nic, 0.0)}")
         for nic in node.nics]
     for nic in node.nics:
         attachment = sim.graph.attachments.get((host, nic.name))

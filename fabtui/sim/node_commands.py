@@ -213,7 +213,8 @@ def _ibstat(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         up = _port_state(sim, node, nic, t)
         guid = _guid(sim, node.hostname, nic.name)
         lines += [f"CA '{nic.name}'", "\tCA type: MT4129", "\tNumber of ports: 1",
-                  "\tFirmware version: 28.39.1002", "\tHardware version: 0",
+                  f"\tFirmware version: {misconfig.firmware(sim, node, nic, t)}",
+                  "\tHardware version: 0",
                   f"\tNode GUID: {guid}", f"\tSystem image GUID: {guid}", "\tPort 1:",
                   f"\t\tState: {'Active' if up else 'Down'}",
                   f"\t\tPhysical state: {'LinkUp' if up else 'Polling'}",
@@ -286,7 +287,8 @@ def _ibdev2netdev(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         if "-v" in args:
             lines.append(f"{nic.pci} {nic.name} (MT4129 - MCX75310AAS-NEAT) "
                          f"NVIDIA ConnectX-7 HHHL Adapter Card, 400GbE / NDR IB (default mode), "
-                         f"Single-port OSFP, PCIe 5.0 x16 fw 28.39.1002 port 1 "
+                         "Single-port OSFP, PCIe 5.0 x16 "
+                         f"fw {misconfig.firmware(sim, node, nic, t)} port 1 "
                          f"({'ACTIVE' if up else 'DOWN  '}) ==> {nic.netdev} ({state})")
         else:
             lines.append(f"{nic.name} port 1 ==> {nic.netdev} ({state})")
@@ -319,7 +321,7 @@ def _mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
              "Recommendation                     : "
              + ("No issue was observed" if up else "Check the cable and the remote side"), "",
              "Tool Information", "----------------",
-             "Firmware Version                   : 28.39.1002",
+             f"Firmware Version                   : {misconfig.firmware(sim, node, nic, t)}",
              "amBER Version                      : 4.8",
              "MFT Version                        : mft 4.28.0-92", ""]
     if "-c" in args and attachment is not None:

@@ -210,6 +210,12 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         nic = fabric().find_nic(device, port)
         return nic.netdev if nic is not None else None
 
+    def nic_speed(endpoint: str) -> int | None:
+        """The link speed (Gb/s) the topology gives the NIC at `endpoint`."""
+        device, port = split_endpoint(str(endpoint))
+        nic = fabric().find_nic(device, port)
+        return nic.speed if nic is not None else None
+
     def leaf_of(endpoint: str) -> str | None:
         """The switch a NIC is cabled to (or the device of a `switch:port`)."""
         device, _ = split_endpoint(str(endpoint))
@@ -254,7 +260,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "expected_busbw": expected_busbw_of, "expected_rdma": expected_rdma,
         "far_end": far_end, "optic": optic, "node_of_rank": node_of_rank,
         "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
-        "netdev": netdev,
+        "netdev": netdev, "nic_speed": nic_speed,
         "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,
         "nodes": lambda: sorted(fabric().nodes), "switches": lambda: sorted(fabric().switches),
     })

@@ -210,6 +210,17 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         nic = fabric().find_nic(device, port)
         return nic.netdev if nic is not None else None
 
+    def blast(component: str) -> dict[str, Any]:
+        """What fails with `component` (switch, node, NIC, port, optic, link): the plain form
+        of `fabtui topo blast` — `{component, kind, links_down, switches_down, nodes: [{node,
+        nics_down, injection_lost, cross_leaf_lost}], ranks: [...], rails: [...], notes}`."""
+        from fabtui.topology.blast import UnknownComponent, blast_radius
+
+        try:
+            return blast_radius(fabric(), str(component)).model_dump(mode="json")
+        except UnknownComponent as exc:
+            raise ValueError(str(exc)) from None
+
     def nic_speed(endpoint: str) -> int | None:
         """The link speed (Gb/s) the topology gives the NIC at `endpoint`."""
         device, port = split_endpoint(str(endpoint))
@@ -260,7 +271,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "expected_busbw": expected_busbw_of, "expected_rdma": expected_rdma,
         "far_end": far_end, "optic": optic, "node_of_rank": node_of_rank,
         "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
-        "netdev": netdev, "nic_speed": nic_speed,
+        "netdev": netdev, "nic_speed": nic_speed, "blast": blast,
         "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,
         "nodes": lambda: sorted(fabric().nodes), "switches": lambda: sorted(fabric().switches),
     })

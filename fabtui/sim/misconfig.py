@@ -7,7 +7,7 @@ from the setting (a NIC at MTU 1024 shows `active_mtu 1024` in `ibv_devinfo`; a 
 RoCE v2 IPv4 entry moved is what `show_gids` prints). The fleet's healthy configuration is the
 `HOST` / `SWITCH` defaults, the values of `runbooks/templates/roce-qos.toml` and `fleet.toml`.
 
-Commands added to the simulated node: `scontrol` (update, requeue, show node), `mlnx_qos -i NETDEV`,
+Commands added to the simulated node: `mlnx_qos -i NETDEV`,
 `cma_roce_mode -d DEV -p 1`, `cat` of the mlx5 DCQCN sysfs files
 (`/sys/class/net/NETDEV/ecn/roce_{np,rp}/enable/P`, `.../roce_np/cnp_dscp`,
 `.../roce_np/cnp_802p_prio`), of the CPU governor and of nvidia-peermem's module state, and
@@ -60,34 +60,6 @@ def setting(sim: Sim, where: str, name: str, t: float, *, nic: str | None = None
 
 def _nic(node: Node, name: str) -> Nic | None:
     return next((n for n in node.nics if name in (n.name, n.netdev)), None)
-
-
-def _scontrol(sim: Sim, node: Node, args: list[str], t: float) -> Result:
-    if args[:1] == ["update"]:
-        fields = dict(a.split("=", 1) for a in args[1:] if "=" in a)
-        names = {k.lower(): v for k, v in fields.items()}
-        target = names.get("nodename", "")
-        state = names.get("state", "").lower()
-        if target not in sim.graph.nodes:
-            return "", f"scontrol: error: Invalid node name specified: {target}\n", 1
-        if state not in ("drain", "resume", "down", "undrain"):
-            return "", f"scontrol: error: Invalid node state specified: {state}\n", 1
-        if state in ("drain", "down") and not names.get("reason"):
-            return "", "scontrol: error: You must specify a reason when DOWNING or " \
-                       "DRAINING a node. Request denied\n", 1
-        return "", "", 0
-    if args[:1] == ["requeue"] and len(args) > 1:
-        if not args[1].isdigit():
-            return "", f"scontrol: error: Invalid job id specified: {args[1]}\n", 1
-        return "", "", 0
-    if args[:2] == ["show", "node"] and len(args) > 2:
-        name = args[2]
-        if name not in sim.graph.nodes:
-            return "", f"Node {name} not found\n", 1
-        gpus = len(sim.graph.nodes[name].gpus)
-        return (f"NodeName={name} Arch=x86_64 CoresPerSocket=56\n"
-                f"   Gres=gpu:{gpus} State=ALLOCATED ThreadsPerCore=2\n"), "", 0
-    return "", "scontrol: sim: only `update`, `requeue` and `show node` are simulated\n", 2
 
 
 def _mlnx_qos(sim: Sim, node: Node, args: list[str], t: float) -> Result:
@@ -184,7 +156,7 @@ def gid_index(sim: Sim, node: Node, nic: Nic, t: float) -> int:
 
 
 COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
-    "scontrol": _scontrol, "mlnx_qos": _mlnx_qos, "cma_roce_mode": _cma_roce_mode,
+    "mlnx_qos": _mlnx_qos, "cma_roce_mode": _cma_roce_mode,
 }
 
 

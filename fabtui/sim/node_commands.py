@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Nic, Node
-from fabtui.sim import misconfig
+from fabtui.sim import misconfig, scheduler
 from fabtui.sim.core import FRAME, PRIORITY, Sim
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.pairing import gpu_map
@@ -889,4 +889,5 @@ _COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
     "uptime": _simple(" 10:00:00 up 42 days,  3:12,  0 users,  load average: 12.1, 12.3, 12.2\n"),
     **{tool: _perftest(tool) for tool in _PERFTEST},
     **misconfig.COMMANDS,
+    **scheduler.COMMANDS,
 }

@@ -75,7 +75,8 @@ FINDS_SOMETHING = {
     "fabtui topo check topology/examples/faulty.yaml",
     "fabtui --scenario nccl-hang probe run logs.nccl --target node001 "
     "--param path=/var/log/fabtui-sim/job.log",
-    "fabtui --scenario nccl-hang runbook run nccl-hang-triage",
+    "fabtui --scenario nccl-hang runbook run nccl-hang-triage --answer cordon=node003 "
+    "--answer restart=yes",
     "fabtui --scenario nccl-hang probe run nic.ibstat --target leaf:leaf-g00-r5",
 }
 """README lines that find a problem on purpose: exit 1, as the README says; the rest exit 0."""

@@ -128,3 +128,27 @@ def test_template_and_blast_functions() -> None:
     assert functions["nic_speed"]("node003:mlx5_0") == 400
     with pytest.raises(ValueError):
         functions["blast"]("leaf-x9")
+
+
+def test_a_nodes_nccl_conf_shows_in_the_job_log_and_halves_its_runs() -> None:
+    sim = _sim("nccl-env-misconfig")
+    log = node_commands.run(sim, "node001", ["cat", "/var/log/fabtui-sim/job.log"], 60.0)[0]
+    node4 = [line for line in log.splitlines() if "node004:" in line]
+    assert any("NCCL_IB_HCA set by environment to mlx5_0,mlx5_1,mlx5_2,mlx5_3." in line
+               for line in node4)
+    assert any("NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]mlx5_2:1/RoCE "
+               "[3]mlx5_3:1/RoCE [RO]" in line for line in node4)
+    assert not any("NCCL_IB_HCA" in line for line in log.splitlines() if "node005:" in line)
+
+    def busbw(*extra: str, hosts: str = "node004:8,node005:8") -> float:
+        argv = ["mpirun", "-np", "16", "-H", hosts, *extra,
+                "/opt/nccl-tests/build/all_reduce_perf", "-b", "16G", "-e", "16G"]
+        out = node_commands.run(sim, hosts.split(":")[0], argv, 60.0)[0]
+        row = next(line for line in out.splitlines()
+                   if line.split(":", 1)[-1].split()[:1] == ["17179869184"])
+        return float(row.split()[-2])
+
+    healthy_pair = busbw(hosts="node005:8,node006:8")
+    assert busbw() == pytest.approx(healthy_pair / 2, rel=0.02)
+    assert busbw("-x", "NCCL_IB_HCA=mlx5") == pytest.approx(healthy_pair, rel=0.02)
+    assert busbw("-x", "NCCL_IB_HCA=^mlx5_7") == pytest.approx(healthy_pair * 7 / 8, rel=0.02)

@@ -155,6 +155,44 @@ def gid_index(sim: Sim, node: Node, nic: Nic, t: float) -> int:
     return int(setting(sim, node.hostname, "gid_index", t, nic=nic.name))
 
 
+def nccl_conf(sim: Sim, host: str, t: float) -> dict[str, str]:
+    """The NCCL variables node `host` sets for every process (`/etc/nccl.conf`): the fleet's
+    own, and those of a `nccl_env` misconfig fault (`value: {NCCL_IB_HCA: ...}`)."""
+    value = setting(sim, host, "nccl_env", t)
+    extra = {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+    return {"NCCL_IB_GID_INDEX": str(HOST["gid_index"]), **extra}
+
+
+def usable_nics(node: Node, wanted: str | None) -> list[Nic]:
+    """The NICs NCCL uses under `NCCL_IB_HCA=wanted`: names matched as prefixes, `=` for
+    exact names, `^` to exclude (NCCL env docs); every NIC when unset."""
+    if not wanted:
+        return list(node.nics)
+    exclude = wanted.startswith("^")
+    rest = wanted.removeprefix("^")
+    exact = rest.startswith("=")
+    names = [w.split(":")[0] for w in rest.removeprefix("=").split(",") if w]
+
+    def named(nic: Nic) -> bool:
+        return any(nic.name == w if exact else nic.name.startswith(w) for w in names)
+
+    return [n for n in node.nics if named(n) != exclude]
+
+
+def hca_share(sim: Sim, nodes: list[str], argv: list[str], t: float) -> float:
+    """The least share, over `nodes`, of a node's NICs a multi-node NCCL run may use: an
+    `NCCL_IB_HCA=` on the command line (`mpirun -x`) wins over the node's nccl.conf, as the
+    environment does."""
+    cli = next((a.split("=", 1)[1] for a in argv if a.startswith("NCCL_IB_HCA=")), None)
+    shares = []
+    for host in nodes:
+        node = sim.graph.nodes[host]
+        wanted = cli if cli is not None else nccl_conf(sim, host, t).get("NCCL_IB_HCA")
+        if node.nics:
+            shares.append(len(usable_nics(node, wanted)) / len(node.nics))
+    return min(shares, default=1.0)
+
+
 COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
     "mlnx_qos": _mlnx_qos, "cma_roce_mode": _cma_roce_mode,
 }

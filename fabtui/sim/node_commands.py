@@ -619,6 +619,7 @@ def _nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
     launcher = argv[0].rsplit("/", 1)[-1]
     nodes = [node.hostname]
     prefix = ""
+    launch_argv = list(argv)
     if launcher in ("mpirun", "srun"):
         nodes = _launch_nodes(sim, argv) or [node.hostname]
         prefix = "[1,0]<stdout>:" if launcher == "mpirun" else "0: "
@@ -664,6 +665,8 @@ def _nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
         count = size // 4 if collective not in ("all_gather", "alltoall", "reduce_scatter") \
             else size // 4 // max(ranks, 1)
         busbw = sim.busbw(nodes, t, size, collective=collective)
+        if len(nodes) > 1:  # fewer NICs under NCCL_IB_HCA: the network part shrinks with them
+            busbw *= misconfig.hca_share(sim, nodes, launch_argv, t)
         algbw = busbw / factor if factor else busbw
         time_us = size / (algbw * 1e3) if algbw else 0.0
         redop = "sum" if collective in ("all_reduce", "reduce_scatter", "reduce") else "none"

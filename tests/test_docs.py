@@ -75,7 +75,8 @@ FINDS_SOMETHING = {
     "fabtui topo check topology/examples/faulty.yaml",
     "fabtui --scenario nccl-hang probe run logs.nccl --target node001 "
     "--param path=/var/log/fabtui-sim/job.log",
-    "fabtui --scenario nccl-hang runbook run nccl-hang-triage",
+    "fabtui --scenario nccl-hang runbook run nccl-hang-triage --answer cordon=node003 "
+    "--answer restart=yes",
     "fabtui --scenario optic-degrading runbook run customer-acceptance --answer idle=yes",
     "fabtui --scenario nccl-hang probe run nic.ibstat --target leaf:leaf-g00-r5",
     "fabtui triage nccl examples/hung-job/",

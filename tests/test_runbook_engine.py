@@ -595,3 +595,45 @@ echo "{{ token }} {{ pin }}" > /dev/null; rm -rf /nonexistent-fabtui-test-dir
     for secret in ("987654", "S3cr3tP@ss"):
         assert secret not in result.stdout and secret not in result.stderr
         assert secret.encode() not in stored
+
+
+def test_a_probe_interval_may_be_a_template(run: Callable[..., Result],
+                                            book: Callable[..., Path], data: Path) -> None:
+    """A soak length from an input or a variable: rendered when the block runs; what does not
+    render to a positive number stops the block with the reason."""
+    path = book("""
+## Soak
+
+```note {set="soak='30'; bad='a while'"}
+soak
+```
+
+```probe {id=good interval="{{ soak }}"}
+probe: switch.fec
+target: leaf-g00-r3
+```
+
+```probe {id=broken interval="{{ bad }}"}
+probe: switch.fec
+target: leaf-g00-r3
+```
+""")
+    result = run("runbook", "run", str(path))
+    assert "[ok] good: switch.fec" in result.stdout, result.output
+    assert "[error] broken: interval='{{ bad }}' is 'a while', not a number of seconds" \
+        in result.stdout, result.output
+
+
+def test_a_failing_set_names_its_first_failing_assignment(run: Callable[..., Result],
+                                                          book: Callable[..., Path],
+                                                          data: Path) -> None:
+    path = book("""
+## Set
+
+```note {id=first set="a=value.splitlines(); b=a"}
+go
+```
+""")
+    result = run("runbook", "run", str(path))
+    assert "set a: no method 'splitlines' on a str" in result.stdout, result.output
+    assert "set b:" not in result.stdout

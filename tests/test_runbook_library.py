@@ -22,7 +22,9 @@ CASES = [(book, case) for book in sorted(LIBRARY.runbooks.values(), key=lambda b
          for case in book.meta.tests]
 SHIPPED = {"nccl-hang-triage", "optic-replacement", "busbw-low", "pfc-storm", "link-flap",
            "slow-node", "rdma-baseline", "new-node-acceptance", "gdr-not-effective",
-           "rank-mapping-check", "multi-job-interference", "customer-acceptance"}
+           "rank-mapping-check", "multi-job-interference", "customer-acceptance",
+           "cluster-bringup-audit", "network-expansion", "rdma-error-triage", "major-incident",
+           "roce-qos-audit", "nccl-perf-tuning"}
 
 
 def test_the_library_is_complete_and_every_runbook_has_tests() -> None:
@@ -47,6 +49,18 @@ def test_runbook_case(book: Runbook, case: RunbookTest) -> None:
     ("光模块收光低", "optic-replacement"),
     ("pause frames storm on a port", "pfc-storm"),
     ("link goes down and up", "link-flap"),
+    ("扩容", "network-expansion"),
+    ("add nodes to the cluster", "network-expansion"),
+    ("重大故障", "major-incident"),
+    ("switch down", "major-incident"),
+    ("RoCE QoS 配置检查", "roce-qos-audit"),
+    ("PFC priority mismatch", "roce-qos-audit"),
+    ("GID index mismatch", "rdma-error-triage"),
+    ("RDMA 完成错误", "rdma-error-triage"),
+    ("NCCL 调优", "nccl-perf-tuning"),
+    ("tune NCCL environment variables", "nccl-perf-tuning"),
+    ("新集群上线", "cluster-bringup-audit"),
+    ("config audit", "cluster-bringup-audit"),
 ])
 def test_a_symptom_finds_its_runbook(text: str, expected: str) -> None:
     from fabtui.runbooks.library import match

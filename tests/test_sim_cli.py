@@ -29,7 +29,8 @@ def test_list_and_show(run: Callable[..., Result]) -> None:
     names = {row["name"] for row in json.loads(listed.stdout)}
     assert names == {"healthy", "optic-degrading", "link-flap", "pfc-storm", "slow-node",
                      "nccl-hang", "rank-mapping", "gdr-off", "multi-job-interference",
-                     "leaf-uplink-down"}
+                     "leaf-uplink-down", "mtu-mismatch", "rdma-gid-mismatch", "qos-misconfig",
+                     "new-node-bad-firmware", "nccl-env-misconfig"}
     shown = run("sim", "show", "nccl-hang")
     assert shown.exit_code == 0
     assert "at 5:00: nccl-hang on node003:gpu5" in shown.stdout

@@ -199,7 +199,9 @@ class BlockAttrs:
     on_error: str = "stop"
     on_no: str | None = None
     timeout: float | None = None
-    interval: float | None = None
+    interval: float | str | None = None
+    """Seconds between a counter probe's two readings (a soak); a template (`{{ soak_s }}`)
+    is rendered when the block runs."""
     on: str | None = None
     """`sh`: the node or switch (a template); None: this machine."""
     capture: str | None = None
@@ -241,7 +243,8 @@ def block_attrs(block: Block) -> BlockAttrs:
     return BlockAttrs(
         condition=raw.get("if") or None, assignments=raw.get("set") or None,
         on_fail=raw.get("on_fail"), on_error=raw.get("on_error", "stop"),
-        on_no=raw.get("on_no"), timeout=number("timeout"), interval=number("interval"),
+        on_no=raw.get("on_no"), timeout=number("timeout"),
+        interval=raw["interval"] if "{{" in raw.get("interval", "") else number("interval"),
         on=raw.get("on") or None, capture=raw.get("capture"), ok_status=ok_status,
         danger=raw.get("danger", "").lower() in _TRUE, confirm=raw.get("confirm"),
         type=raw.get("type"), name=raw.get("name"),

@@ -614,6 +614,7 @@ class Engine:
                 except ExprError as exc:
                     outcome.verdict, outcome.message = Verdict.ERROR, f"set {key.strip()}: {exc}"
                     result.update(verdict="error", message=outcome.message)
+                    break  # the first failing assignment is the one to fix; the rest follow
         self.values.update(variables)
         self.verdicts[block.id] = outcome.verdict
         self.messages[block.id] = outcome.message
@@ -742,7 +743,17 @@ class Engine:
         if attrs.timeout is not None:
             definition = definition.model_copy(update={"timeout": attrs.timeout})
         if attrs.interval is not None:
-            definition = definition.model_copy(update={"interval": attrs.interval})
+            interval = attrs.interval
+            if isinstance(interval, str):
+                rendered = self._render(interval, evaluator)
+                try:
+                    interval = float(rendered)
+                except ValueError:
+                    return _Outcome(Verdict.ERROR, f"interval={interval!r} is {rendered!r}, "
+                                                   "not a number of seconds")
+            if interval <= 0:
+                return _Outcome(Verdict.ERROR, f"interval must be positive, not {interval:g}")
+            definition = definition.model_copy(update={"interval": interval})
         described = f"{call.probe} on {target or 'this machine'}" + \
             (f" {params}" if params else "")
         self._record(BlockCommand(command=described), block.step, block.id)

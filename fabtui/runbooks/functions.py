@@ -7,10 +7,12 @@ component, verdict}], findings, parsed}`), so every function here takes and retu
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Callable
 from typing import Any
 
 from fabtui.model.topology import split_endpoint
+from fabtui.paths import shipped_dir
 from fabtui.probes.evaluators.optics import light_blame
 from fabtui.topology.expected import (
     Expected,
@@ -129,12 +131,31 @@ def optic_blame(near: Any, far: Any) -> dict[str, Any] | None:
     return light_blame(_metrics(near), _metrics(far))
 
 
+_TEMPLATE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
+def template(name: Any) -> dict[str, Any]:
+    """The data template `name` (`runbooks/templates/NAME.toml`: the fleet's expected
+    settings a runbook compares readings against), as plain data. Reads the file; a name that
+    is not one raises ValueError (the block cannot run)."""
+    text = str(name)
+    if not _TEMPLATE_NAME.fullmatch(text):
+        raise ValueError(f"template name {text!r}: lower-case letters, digits and '-' only")
+    path = shipped_dir("runbooks") / "templates" / f"{text}.toml"
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"no template {text!r} (looked for {path})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
     """Every function for expressions; the topology ones need the fabric graph."""
     functions: dict[str, Function] = {
         "metrics": metrics, "metric": metric, "value": value, "failing": failing,
         "flagged": flagged, "port_of": port_of, "regex": regex, "first": first, "join": join,
-        "ib_retry_window": ib_retry_window, "optic_blame": optic_blame,
+        "ib_retry_window": ib_retry_window, "optic_blame": optic_blame, "template": template,
     }
 
     def fabric() -> FabricGraph:
@@ -183,6 +204,29 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
                 return f"{slot.node}:{nic}"
         return None
 
+    def netdev(endpoint: str) -> str | None:
+        """The Linux interface of the NIC at `endpoint` (`node003:mlx5_3` -> its netdev)."""
+        device, port = split_endpoint(str(endpoint))
+        nic = fabric().find_nic(device, port)
+        return nic.netdev if nic is not None else None
+
+    def blast(component: str) -> dict[str, Any]:
+        """What fails with `component` (switch, node, NIC, port, optic, link): the plain form
+        of `fabtui topo blast` — `{component, kind, links_down, switches_down, nodes: [{node,
+        nics_down, injection_lost, cross_leaf_lost}], ranks: [...], rails: [...], notes}`."""
+        from fabtui.topology.blast import UnknownComponent, blast_radius
+
+        try:
+            return blast_radius(fabric(), str(component)).model_dump(mode="json")
+        except UnknownComponent as exc:
+            raise ValueError(str(exc)) from None
+
+    def nic_speed(endpoint: str) -> int | None:
+        """The link speed (Gb/s) the topology gives the NIC at `endpoint`."""
+        device, port = split_endpoint(str(endpoint))
+        nic = fabric().find_nic(device, port)
+        return nic.speed if nic is not None else None
+
     def leaf_of(endpoint: str) -> str | None:
         """The switch a NIC is cabled to (or the device of a `switch:port`)."""
         device, _ = split_endpoint(str(endpoint))
@@ -227,6 +271,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "expected_busbw": expected_busbw_of, "expected_rdma": expected_rdma,
         "far_end": far_end, "optic": optic, "node_of_rank": node_of_rank,
         "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
+        "netdev": netdev, "nic_speed": nic_speed, "blast": blast,
         "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,
         "nodes": lambda: sorted(fabric().nodes), "switches": lambda: sorted(fabric().switches),
     })

@@ -60,9 +60,22 @@ def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
         return Fault(spec, switch=text)
     if kind is FaultKind.NCCL_HANG:
         return _hang(graph, spec, text)
+    if kind is FaultKind.MISCONFIG:
+        return _misconfig(graph, spec, text)
     if kind in (FaultKind.PFC_STORM, FaultKind.RANK_MAPPING):
         return _nic_fault(graph, spec, text)
     return _link_fault(graph, spec, text)
+
+
+def _misconfig(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
+    if not spec.params.get("setting") or "value" not in spec.params:
+        raise FaultError("misconfig needs params.setting and params.value")
+    if text in graph.switches:
+        return Fault(spec, switch=text)
+    if text in graph.nodes:
+        return Fault(spec, host=text)
+    host, nic, link = _nic(graph, text, spec.fault)
+    return Fault(spec, link=link, host=host, nic=nic)
 
 
 def _nic(graph: FabricGraph, text: str, kind: FaultKind) -> tuple[str, str, int]:

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 
 from fabtui.model.topology import Nic
+from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind
 
@@ -81,14 +82,16 @@ def _init_lines(sim: Sim) -> list[_Line]:
         node = sim.graph.nodes[host]
         prefix = f"{host}:{_pid(rank)}:{_pid(rank)} [{gpu}] NCCL INFO "
         nic = sim.nic_of_gpu(host, gpu)
-        using = " ".join(f"[{i}]{n.name}:1/RoCE" for i, n in enumerate(node.nics))
+        conf = misconfig.nccl_conf(sim, host, 0.0)
+        nics = misconfig.usable_nics(node, conf.get("NCCL_IB_HCA"))
+        using = " ".join(f"[{i}]{n.name}:1/RoCE" for i, n in enumerate(nics))
         pointer = f"0x55d0c{rank:07x}"
         bus = node.gpus[gpu].pci.split(":", 1)[-1].replace(":", "").split(".")[0] + "0"
         text = []
         if rank == 0:
             text.append(f"NCCL version {NCCL_VERSION}+cuda12.4")
         text += [f"Bootstrap : Using bond0:{_mgmt_ip(sim, host)}<0>",
-                 "NCCL_IB_GID_INDEX set by environment to 3.",
+                 *[f"{k} set by environment to {v}." for k, v in conf.items()],
                  f"NET/IB : Using {using} [RO]; OOB bond0:{_mgmt_ip(sim, host)}<0>",
                  "Using network IB",
                  f"ncclCommInitRank comm {pointer} rank {rank} nranks {nranks} cudaDev {gpu} "
@@ -255,7 +258,8 @@ def kernel_log(sim: Sim, host: str, t: float, *, human: bool = False) -> str:
     uptime0 = 3_624_000.0 + 1000 * sim.noise("boot", host)
     node = sim.graph.nodes[host]
     events: list[tuple[float, str]] = [
-        (-uptime0 + 12.1, f"mlx5_core {nic.pci}: firmware version: 28.39.1002")
+        (-uptime0 + 12.1, f"mlx5_core {nic.pci}: firmware version: "
+                          f"{misconfig.firmware(sim, node, nic, 0.0)}")
         for nic in node.nics]
     for nic in node.nics:
         attachment = sim.graph.attachments.get((host, nic.name))

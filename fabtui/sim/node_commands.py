@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Nic, Node
+from fabtui.sim import misconfig, scheduler
 from fabtui.sim.core import FRAME, PRIORITY, Sim
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.pairing import gpu_map
@@ -212,7 +213,8 @@ def _ibstat(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         up = _port_state(sim, node, nic, t)
         guid = _guid(sim, node.hostname, nic.name)
         lines += [f"CA '{nic.name}'", "\tCA type: MT4129", "\tNumber of ports: 1",
-                  "\tFirmware version: 28.39.1002", "\tHardware version: 0",
+                  f"\tFirmware version: {misconfig.firmware(sim, node, nic, t)}",
+                  "\tHardware version: 0",
                   f"\tNode GUID: {guid}", f"\tSystem image GUID: {guid}", "\tPort 1:",
                   f"\t\tState: {'Active' if up else 'Down'}",
                   f"\t\tPhysical state: {'LinkUp' if up else 'Polling'}",
@@ -234,16 +236,22 @@ def _ibv_devinfo(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         raw = _guid(sim, node.hostname, nic.name)[2:]
         guid = ":".join(raw[i:i + 4] for i in range(0, 16, 4))
         lines += [f"hca_id:\t{nic.name}", "\ttransport:\t\t\tInfiniBand (0)",
-                  "\tfw_ver:\t\t\t\t28.39.1002", f"\tnode_guid:\t\t\t{guid}",
+                  f"\tfw_ver:\t\t\t\t{misconfig.firmware(sim, node, nic, t)}",
+                  f"\tnode_guid:\t\t\t{guid}",
                   f"\tsys_image_guid:\t\t\t{guid}", "\tvendor_id:\t\t\t0x02c9",
                   "\tvendor_part_id:\t\t\t4129", "\thw_ver:\t\t\t\t0x0",
                   "\tboard_id:\t\t\tMT_0000000838", "\tphys_port_cnt:\t\t\t1",
                   "\t\tport:\t1",
                   f"\t\t\tstate:\t\t\t{'PORT_ACTIVE (4)' if up else 'PORT_DOWN (1)'}",
-                  "\t\t\tmax_mtu:\t\t4096 (5)", "\t\t\tactive_mtu:\t\t4096 (5)",
+                  "\t\t\tmax_mtu:\t\t4096 (5)", _mtu_line(misconfig.active_mtu(sim, node, nic, t)),
                   "\t\t\tsm_lid:\t\t\t0", "\t\t\tport_lid:\t\t0", "\t\t\tport_lmc:\t\t0x00",
                   "\t\t\tlink_layer:\t\tEthernet", ""]
     return "\n".join(lines), "", 0
+
+
+def _mtu_line(mtu: int) -> str:
+    codes = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+    return f"\t\t\tactive_mtu:\t\t{mtu} ({codes.get(mtu, 5)})"
 
 
 def _show_gids(sim: Sim, node: Node, args: list[str], t: float) -> Result:
@@ -259,7 +267,11 @@ def _show_gids(sim: Sim, node: Node, args: list[str], t: float) -> Result:
             octets = [int(o) for o in nic.ip.split(".")]
             mapped = f"0000:0000:0000:0000:0000:ffff:{octets[0]:02x}{octets[1]:02x}:" \
                      f"{octets[2]:02x}{octets[3]:02x}"
-            entries += [(2, mapped, nic.ip, "v1"), (3, mapped, nic.ip, "v2")]
+            v2 = misconfig.gid_index(sim, node, nic, t)
+            # extra IPv6 GIDs before the IPv4 pair shift it (a second address on the netdev)
+            extra = [(i, link_local.replace("fe80", "fd00"), "", "v1" if i % 2 == 0 else "v2")
+                     for i in range(2, max(2, v2 - 1))]
+            entries += [*extra, (v2 - 1, mapped, nic.ip, "v1"), (v2, mapped, nic.ip, "v2")]
         for index, gid, ip, version in entries:
             lines.append(f"{nic.name}\t1\t{index}\t{gid}\t{ip}  \t{version}\t{nic.netdev}")
             count += 1
@@ -275,7 +287,8 @@ def _ibdev2netdev(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         if "-v" in args:
             lines.append(f"{nic.pci} {nic.name} (MT4129 - MCX75310AAS-NEAT) "
                          f"NVIDIA ConnectX-7 HHHL Adapter Card, 400GbE / NDR IB (default mode), "
-                         f"Single-port OSFP, PCIe 5.0 x16 fw 28.39.1002 port 1 "
+                         "Single-port OSFP, PCIe 5.0 x16 "
+                         f"fw {misconfig.firmware(sim, node, nic, t)} port 1 "
                          f"({'ACTIVE' if up else 'DOWN  '}) ==> {nic.netdev} ({state})")
         else:
             lines.append(f"{nic.name} port 1 ==> {nic.netdev} ({state})")
@@ -308,7 +321,7 @@ def _mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
              "Recommendation                     : "
              + ("No issue was observed" if up else "Check the cable and the remote side"), "",
              "Tool Information", "----------------",
-             "Firmware Version                   : 28.39.1002",
+             f"Firmware Version                   : {misconfig.firmware(sim, node, nic, t)}",
              "amBER Version                      : 4.8",
              "MFT Version                        : mft 4.28.0-92", ""]
     if "-c" in args and attachment is not None:
@@ -344,6 +357,9 @@ def _nvidia_smi(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         return _smi_xml(sim, node, t), "", 0
     if not args:
         return _smi_table(sim, node, t), "", 0
+    extra = misconfig.nvidia_smi(sim, node, args, t)
+    if extra is not None:
+        return extra
     return "", "sim: `nvidia-smi`, `nvidia-smi topo -m` and `nvidia-smi -q -x` are simulated\n", 2
 
 
@@ -603,6 +619,7 @@ def _nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
     launcher = argv[0].rsplit("/", 1)[-1]
     nodes = [node.hostname]
     prefix = ""
+    launch_argv = list(argv)
     if launcher in ("mpirun", "srun"):
         nodes = _launch_nodes(sim, argv) or [node.hostname]
         prefix = "[1,0]<stdout>:" if launcher == "mpirun" else "0: "
@@ -648,6 +665,8 @@ def _nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
         count = size // 4 if collective not in ("all_gather", "alltoall", "reduce_scatter") \
             else size // 4 // max(ranks, 1)
         busbw = sim.busbw(nodes, t, size, collective=collective)
+        if len(nodes) > 1:  # fewer NICs under NCCL_IB_HCA: the network part shrinks with them
+            busbw *= misconfig.hca_share(sim, nodes, launch_argv, t)
         algbw = busbw / factor if factor else busbw
         time_us = size / (algbw * 1e3) if algbw else 0.0
         redop = "sum" if collective in ("all_reduce", "reduce_scatter", "reduce") else "none"
@@ -811,6 +830,9 @@ def _read_file(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         text = rank_log(sim, int(match.group(1)), node.hostname, t)
         if text is not None:
             return text, "", 0
+    config = misconfig.read_file(sim, node, path, t)
+    if config is not None:
+        return config, "", 0
     return "", f"cat: {path}: No such file or directory\n", 1
 
 
@@ -846,11 +868,12 @@ def _echo(sim: Sim, node: Node, args: list[str], t: float) -> Result:
 
 
 def _sh(sim: Sim, node: Node, args: list[str], t: float) -> Result:
-    """`sh -c 'a; b'`: the commands of a simple script, one after another (no pipes)."""
+    """`sh -c 'a; b'`: the commands of a simple script, one after another (no pipes; `;`,
+    `&&` and newlines separate commands)."""
     if len(args) < 2 or args[0] != "-c":
         return "", "sh: only `sh -c SCRIPT` is simulated\n", 2
     out, err, status = [], [], 0
-    for part in re.split(r"\s*(?:;|&&)\s*", args[1]):
+    for part in re.split(r"\s*(?:;|&&|\n)\s*", args[1]):
         if not part.strip():
             continue
         o, e, status = run(sim, node.hostname, shlex.split(part), t)
@@ -868,4 +891,6 @@ _COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
     "false": _simple("", 1), "echo": _echo, "sh": _sh, "pkill": _simple("", 1),
     "uptime": _simple(" 10:00:00 up 42 days,  3:12,  0 users,  load average: 12.1, 12.3, 12.2\n"),
     **{tool: _perftest(tool) for tool in _PERFTEST},
+    **misconfig.COMMANDS,
+    **scheduler.COMMANDS,
 }

@@ -54,6 +54,9 @@ class FaultKind(StrEnum):
     """Another job shares a leaf's uplinks: ECN marks and CNPs on the nodes behind it."""
     UPLINK_DOWN = "uplink-down"
     """A leaf uplink (`leaf:port`) is down; traffic reroutes over the remaining uplinks."""
+    MISCONFIG = "misconfig"
+    """A setting differs from the fleet's (`node:mlx5_N`, `node` or a switch; params `setting`,
+    `value`): what configuration commands print (fabtui/sim/misconfig.py)."""
 
 
 class FaultSpec(BaseModel):

@@ -23,6 +23,7 @@ import shlex
 from collections.abc import Iterator
 
 from fabtui.model.topology import Switch, long_port_name
+from fabtui.sim import misconfig, switch_syslog
 from fabtui.sim.core import (
     BIAS_HIGH_ALARM,
     BIAS_HIGH_WARNING,
@@ -74,7 +75,10 @@ def reply(sim: Sim, switch: Switch, command: str, t: float) -> Reply:
     except ValueError:
         words = line.split()
     if flavor == "sonic":
-        return _sonic(sim, switch, words, t)
+        names = ports(sim, switch.name)
+        extra = misconfig.switch_reply(sim, switch, words, t, names) or \
+            switch_syslog.reply(sim, switch, words, t, names)
+        return extra if extra is not None else _sonic(sim, switch, words, t)
     if flavor == "nvue":
         return _nvue(sim, switch, words, t)
     if flavor == "eos":

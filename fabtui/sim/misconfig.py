@@ -1,0 +1,241 @@
+"""Configuration faults of the simulated fabric, and the configuration commands that show them.
+
+A `misconfig` fault changes one setting of a NIC (`node:mlx5_N`), of every NIC of a node
+(`node`), or of a switch (`leaf`): `params: {setting: NAME, value: V}`. Nothing breaks at once;
+what changes is what the configuration commands print, and the one or two readings that follow
+from the setting (a NIC at MTU 1024 shows `active_mtu 1024` in `ibv_devinfo`; a GID table whose
+RoCE v2 IPv4 entry moved is what `show_gids` prints). The fleet's healthy configuration is the
+`HOST` / `SWITCH` defaults, the values of `runbooks/templates/roce-qos.toml` and `fleet.toml`.
+
+Commands added to the simulated node: `mlnx_qos -i NETDEV`,
+`cma_roce_mode -d DEV -p 1`, `cat` of the mlx5 DCQCN sysfs files
+(`/sys/class/net/NETDEV/ecn/roce_{np,rp}/enable/P`, `.../roce_np/cnp_dscp`,
+`.../roce_np/cnp_802p_prio`), of the CPU governor and of nvidia-peermem's module state, and
+`nvidia-smi nvlink -e`. On a SONiC switch: `show pfc priority`, `show ecn`, `show qos
+dscp-to-tc` (a sim shorthand for `sonic-cfggen -d --var-json DSCP_TO_TC_MAP`, printed as
+`DSCP:TC` pairs) and `mmuconfig -l` (buffer profiles: headroom). Nothing else here changes
+the simulation's physics (no counter moves because of a setting).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from fabtui.model.topology import Nic, Node, Switch
+from fabtui.sim.core import Sim
+from fabtui.sim.scenario import FaultKind
+
+Result = tuple[str, str, int]
+
+HOST: dict[str, Any] = {
+    "trust": "dscp", "pfc": [3], "ecn_np": 1, "ecn_rp": 1, "cnp_dscp": 48, "cnp_prio": 6,
+    "roce_mode": "RoCE v2", "mtu": 4096, "firmware": "28.39.1002", "gid_index": 3,
+    "governor": "performance",
+}
+"""A healthy host NIC: the fleet's RoCE settings (NVIDIA RoCE configuration guides)."""
+SWITCH: dict[str, Any] = {
+    "pfc": [3, 4], "ecn_min_kb": 150, "ecn_max_kb": 1500, "ecn_probability": 5,
+    "dscp_rdma": 26, "dscp_cnp": 48, "headroom_kb": 160,
+}
+"""A healthy SONiC leaf: lossless priorities 3 and 4 (SONiC's default), WRED/ECN on them."""
+
+
+def setting(sim: Sim, where: str, name: str, t: float, *, nic: str | None = None) -> Any:
+    """The value of `name` on host or switch `where` (and `nic`) at `t`, faults applied."""
+    default = (SWITCH if where in sim.graph.switches else HOST).get(name)
+    for fault in sim.faults:
+        if fault.kind is not FaultKind.MISCONFIG or not fault.active(t):
+            continue
+        if fault.spec.params.get("setting") != name:
+            continue
+        on = fault.host or fault.switch
+        if on == where and (fault.nic is None or nic is None or fault.nic == nic):
+            return fault.spec.params.get("value")
+    return default
+
+
+# node ------------------------------------------------------------------------------------------
+
+def _nic(node: Node, name: str) -> Nic | None:
+    return next((n for n in node.nics if name in (n.name, n.netdev)), None)
+
+
+def _mlnx_qos(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+    if "-i" not in args or args.index("-i") + 1 >= len(args):
+        return "", "Usage: mlnx_qos -i <interface>\n", 2
+    nic = _nic(node, args[args.index("-i") + 1])
+    if nic is None:
+        return "", "Netlink error: No such device\n", 1
+    host = node.hostname
+    trust = setting(sim, host, "trust", t, nic=nic.name)
+    enabled = {int(p) for p in setting(sim, host, "pfc", t, nic=nic.name) or []}
+    lines = ["DCBX mode: OS controlled", f"Priority trust state: {trust}"]
+    if trust == "dscp":
+        lines.append("dscp2prio mapping:")
+        for prio in range(8):
+            dscps = ",".join(str(d) for d in range(prio * 8, prio * 8 + 8))
+            lines.append(f"\tprio:{prio} dscp:{dscps},")
+    lines += ["default priority:", "Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,",
+              "Cable len: 7", "PFC configuration:",
+              "\tpriority    0   1   2   3   4   5   6   7",
+              "\tenabled     " + "   ".join("1" if p in enabled else "0" for p in range(8)),
+              "\tbuffer      0   0   0   1   0   0   0   0"]
+    for tc in range(8):
+        lines += [f"tc: {tc} ratelimit: unlimited, tsa: vendor", f"\t priority:  {tc}"]
+    return "\n".join(lines) + "\n", "", 0
+
+
+def _cma_roce_mode(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+    device = args[args.index("-d") + 1] if "-d" in args and args.index("-d") + 1 < len(args) \
+        else ""
+    nic = _nic(node, device)
+    if nic is None:
+        return "", f"Failed to open device {device}\n", 1
+    return str(setting(sim, node.hostname, "roce_mode", t, nic=nic.name)) + "\n", "", 0
+
+
+_SYSFS_ECN = re.compile(r"/sys/class/net/(?P<netdev>[^/]+)/ecn/(?P<what>roce_np|roce_rp)/"
+                        r"(?P<file>enable/(?P<prio>[0-7])|cnp_dscp|cnp_802p_prio)")
+
+
+def read_file(sim: Sim, node: Node, path: str, t: float) -> str | None:
+    """The content of a configuration file of the node, or None when it is not one of them."""
+    match = _SYSFS_ECN.fullmatch(path)
+    if match:
+        nic = _nic(node, match.group("netdev"))
+        if nic is None:
+            return None
+        host, name = node.hostname, nic.name
+        file = match.group("file")
+        if file == "cnp_dscp":
+            return f"{setting(sim, host, 'cnp_dscp', t, nic=name)}\n"
+        if file == "cnp_802p_prio":
+            return f"{setting(sim, host, 'cnp_prio', t, nic=name)}\n"
+        key = "ecn_np" if match.group("what") == "roce_np" else "ecn_rp"
+        return f"{setting(sim, host, key, t, nic=name)}\n"
+    if re.fullmatch(r"/sys/devices/system/cpu/cpu\d+/cpufreq/scaling_governor", path):
+        return f"{setting(sim, node.hostname, 'governor', t)}\n"
+    if path == "/sys/module/nvidia_peermem/initstate":
+        gdr_off = any(f.host == node.hostname for f in sim.active(FaultKind.GDR_OFF, t))
+        return None if gdr_off else "live\n"
+    return None
+
+
+def _nvlink_errors(sim: Sim, node: Node, t: float) -> str:
+    lines = []
+    for gpu in node.gpus:
+        lines.append(f"GPU {gpu.index}: NVIDIA H100 80GB HBM3 (UUID: GPU-sim-{gpu.index})")
+        for link in range(18):
+            lines += [f"\t Link {link}: Replay Errors: 0", f"\t Link {link}: Recovery Errors: 0",
+                      f"\t Link {link}: CRC Errors: 0"]
+    return "\n".join(lines) + "\n"
+
+
+def nvidia_smi(sim: Sim, node: Node, args: list[str], t: float) -> Result | None:
+    """`nvidia-smi nvlink -e` (None for the other nvidia-smi commands)."""
+    if args[:1] == ["nvlink"] and ("-e" in args or "--errorcounters" in args):
+        return _nvlink_errors(sim, node, t), "", 0
+    return None
+
+
+def firmware(sim: Sim, node: Node, nic: Nic, t: float) -> str:
+    """The NIC's firmware version (`ibv_devinfo` fw_ver)."""
+    return str(setting(sim, node.hostname, "firmware", t, nic=nic.name))
+
+
+def active_mtu(sim: Sim, node: Node, nic: Nic, t: float) -> int:
+    """The NIC's RoCE active MTU (`ibv_devinfo` active_mtu)."""
+    return int(setting(sim, node.hostname, "mtu", t, nic=nic.name))
+
+
+def gid_index(sim: Sim, node: Node, nic: Nic, t: float) -> int:
+    """Where the RoCE v2 IPv4 GID sits in the NIC's GID table (3 on a healthy fleet node)."""
+    return int(setting(sim, node.hostname, "gid_index", t, nic=nic.name))
+
+
+def nccl_conf(sim: Sim, host: str, t: float) -> dict[str, str]:
+    """The NCCL variables node `host` sets for every process (`/etc/nccl.conf`): the fleet's
+    own, and those of a `nccl_env` misconfig fault (`value: {NCCL_IB_HCA: ...}`)."""
+    value = setting(sim, host, "nccl_env", t)
+    extra = {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+    return {"NCCL_IB_GID_INDEX": str(HOST["gid_index"]), **extra}
+
+
+def usable_nics(node: Node, wanted: str | None) -> list[Nic]:
+    """The NICs NCCL uses under `NCCL_IB_HCA=wanted`: names matched as prefixes, `=` for
+    exact names, `^` to exclude (NCCL env docs); every NIC when unset."""
+    if not wanted:
+        return list(node.nics)
+    exclude = wanted.startswith("^")
+    rest = wanted.removeprefix("^")
+    exact = rest.startswith("=")
+    names = [w.split(":")[0] for w in rest.removeprefix("=").split(",") if w]
+
+    def named(nic: Nic) -> bool:
+        return any(nic.name == w if exact else nic.name.startswith(w) for w in names)
+
+    return [n for n in node.nics if named(n) != exclude]
+
+
+def hca_share(sim: Sim, nodes: list[str], argv: list[str], t: float) -> float:
+    """The least share, over `nodes`, of a node's NICs a multi-node NCCL run may use: an
+    `NCCL_IB_HCA=` on the command line (`mpirun -x`) wins over the node's nccl.conf, as the
+    environment does."""
+    cli = next((a.split("=", 1)[1] for a in argv if a.startswith("NCCL_IB_HCA=")), None)
+    shares = []
+    for host in nodes:
+        node = sim.graph.nodes[host]
+        wanted = cli if cli is not None else nccl_conf(sim, host, t).get("NCCL_IB_HCA")
+        if node.nics:
+            shares.append(len(usable_nics(node, wanted)) / len(node.nics))
+    return min(shares, default=1.0)
+
+
+COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
+    "mlnx_qos": _mlnx_qos, "cma_roce_mode": _cma_roce_mode,
+}
+
+
+# switch ----------------------------------------------------------------------------------------
+
+def switch_reply(sim: Sim, switch: Switch, words: list[str], t: float,
+                 ports: list[str]) -> tuple[str, bool] | None:
+    """The SONiC QoS commands of `switch` (None: not one of them)."""
+    if words[:1] == ["sudo"]:
+        words = words[1:]
+    name = switch.name
+    if words == ["show", "pfc", "priority"]:
+        lossless = ",".join(str(p) for p in setting(sim, name, "pfc", t) or [])
+        rows = [f"{p:<12}{lossless}" for p in ports]
+        return "\n".join([f"{'Interface':<12}Lossless priorities", f"{'-' * 11} "
+                          f"{'-' * 20}", *rows]) + "\n", False
+    if words == ["show", "ecn"]:
+        low, high = setting(sim, name, "ecn_min_kb", t), setting(sim, name, "ecn_max_kb", t)
+        chance = setting(sim, name, "ecn_probability", t)
+        return ("Profile: AZURE_LOSSLESS\n"
+                "-----------------------  -------\n"
+                "red_max_threshold        2097152\n"
+                "ecn                      ecn_all\n"
+                f"green_min_threshold      {int(low) * 1024}\n"
+                "red_min_threshold        1048576\n"
+                "yellow_min_threshold     1048576\n"
+                f"green_max_threshold      {int(high) * 1024}\n"
+                f"green_drop_probability   {chance}\n"
+                "yellow_max_threshold     2097152\n"
+                "wred_green_enable        true\n"
+                "-----------------------  -------\n"), False
+    if words == ["show", "qos", "dscp-to-tc"]:
+        rdma, cnp = setting(sim, name, "dscp_rdma", t), setting(sim, name, "dscp_cnp", t)
+        pairs = [f"{d}:{3 if d == rdma else 6 if d == cnp else 0}" for d in range(64)]
+        return "DSCP_TO_TC_MAP AZURE\n" + " ".join(pairs) + "\n", False
+    if words[:1] == ["mmuconfig"] and "-l" in words:
+        headroom = int(setting(sim, name, "headroom_kb", t)) * 1024
+        return ("Pool: ingress_lossless_pool\n----  --------\nmode  dynamic\nsize  "
+                "47218432\ntype  ingress\n----  --------\n\n"
+                "Profile: pg_lossless_400000_5m_profile\n----------  -----------------------\n"
+                "dynamic_th  0\npool        ingress_lossless_pool\n"
+                f"size        {headroom}\nxoff        {headroom - 18432}\nxon         18432\n"
+                "----------  -----------------------\n"), False
+    return None

@@ -33,9 +33,14 @@ triage_stragglers.register(triage)
               show_default=True, help="Report format.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the report to FILE instead of standard output.")
+@click.option("--chain", is_flag=True,
+              help="Also probe the fabric along the first suspect's path: job, busbw, rail, "
+                   "PFC, FEC, optic, each confirmed, contradicted or unknown.")
+@click.option("--no-similar", is_flag=True, help="Do not look up similar past cases.")
 @click.pass_context
 def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
-         topology: Path | None, as_json: bool, fmt: str, output: Path | None) -> None:
+         topology: Path | None, as_json: bool, fmt: str, output: Path | None, chain: bool,
+         no_similar: bool) -> None:
     """Triage per-rank or combined NCCL / PyTorch logs, Flight Recorder dumps (pickle or JSON)
     or reports, and NCCL RAS output (files or folders). Exits 1 when it names suspects."""
     from fabtui.triage import triage_paths
@@ -44,6 +49,17 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
     graph = workspace(ctx).graph(topology, ranks)
     placement_known = ranks is not None or settings(ctx).ranks is not None
     report = triage_paths(list(paths), graph, placement_known)
+    ws = workspace(ctx)
+    if not no_similar and report.suspects:
+        from fabtui.workspace.triaging import similar_cases
+
+        report.similar_cases = similar_cases(ws, report)
+    if chain:
+        import asyncio
+
+        from fabtui.workspace.triaging import evidence_chain
+
+        report.chain = asyncio.run(evidence_chain(ws, report))
     if as_json:
         text = json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
     elif fmt == "md":

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fabtui.model.chain import EvidenceChain
+
 Verdict = Literal["culprit found", "network path", "application desync", "cannot tell"]
 SuspectKind = Literal["lagging", "dead", "missing log", "link", "peer", "desync",
                       "local rank", "stuck"]
@@ -209,6 +211,8 @@ class TriageReport(_Model):
     next: list[NextStep] = Field(default_factory=list)
     """Runbooks to run next."""
     similar_cases: list[str] = Field(default_factory=list)
-    """Past cases like this one (filled once the case library exists; empty for now)."""
+    """Ids of past cases like this hang, best first (from the case library)."""
+    chain: EvidenceChain | None = None
+    """With `--chain`: the evidence chain probed for the first located suspect."""
     sources: list[SourceFile] = Field(default_factory=list)
     """The inputs read."""

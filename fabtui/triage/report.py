@@ -70,8 +70,17 @@ def tables(report: TriageReport) -> list[Table]:
     tail += [f"next: fabtui runbook run {n.runbook}"
              + "".join(f" --input {k}={v}" for k, v in n.inputs.items()) + f"   # {n.why}"
              for n in report.next]
+    tail += [f"seen before: fabtui cases show {case}" for case in report.similar_cases]
     if tail:
         out.append(Table.build([], title=tail))
+    if report.chain is not None:
+        out.append(Table.build(
+            [left("layer"), left("status"), left("probe"), left("on"), left("why")],
+            [[link.layer, link.status, link.probe, link.target, link.reason]
+             for link in report.chain.links],
+            title=[f"evidence chain for {report.chain.node}"
+                   + (f" {report.chain.nic}" if report.chain.nic else "")
+                   + (f" -> {report.chain.port}" if report.chain.port else "")]))
     return out
 
 
@@ -123,4 +132,15 @@ def markdown(report: TriageReport) -> str:
         for n in report.next:
             inputs = "".join(f" --input {k}={v}" for k, v in n.inputs.items())
             lines.append(f"- `fabtui runbook run {n.runbook}{inputs}`: {n.why}")
+    if report.similar_cases:
+        lines += ["", "## Seen before", ""]
+        lines += [f"- `fabtui cases show {case}`" for case in report.similar_cases]
+    if report.chain is not None:
+        lines += ["", f"## Evidence chain ({report.chain.node}"
+                  + (f" {report.chain.nic}" if report.chain.nic else "")
+                  + (f" -> {report.chain.port}" if report.chain.port else "") + ")", "",
+                  "| layer | status | probe | on | why |", "|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(_md(v) for v in (link.layer, link.status, link.probe,
+                                                     link.target, link.reason)) + " |"
+                  for link in report.chain.links]
     return "\n".join(lines) + "\n"

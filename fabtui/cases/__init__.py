@@ -1,0 +1,1 @@
+"""The case library: past incidents as cases, their store, markdown files and search."""

@@ -126,7 +126,7 @@ def fold(text: str) -> str:
 def stem(word: str) -> str:
     """A light English stemmer: plural, -ing and -ed, then a final `e`, so `time`, `timed` and
     `timing` share `tim`. Deliberately conservative: it never merges unrelated words as
-    aggressively as Porter does, and it leaves words of four letters or fewer alone."""
+    aggressively as Porter does, and it leaves words of three letters or fewer alone."""
     if word in _IRREGULAR:
         return _IRREGULAR[word]
     if len(word) <= 3 or not word.isalpha():
@@ -145,7 +145,7 @@ def stem(word: str) -> str:
                 if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
                     word = word[:-1]
             break
-    if word.endswith("e") and len(word) > 4:
+    if word.endswith("e") and len(word) > 3:
         word = word[:-1]
     return word
 

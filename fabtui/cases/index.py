@@ -45,7 +45,7 @@ from fabtui.cases.snippets import TEXT_FIELDS, explain
 
 # Bump when the schema or the analyzer changes: every stored index then reads as stale.
 # The boosts are part of it because they are applied when a case is indexed.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 # BM25F field weights: the words of the title and of the symptom (what the reporter saw) say
 # most about a case; the identifiers (components, tags, error codes) are rare and exact.
@@ -554,7 +554,11 @@ class CaseIndex:
             raise CaseIndexError(f"{self.directory}: no case index (run `fabtui cases reindex`)")
         if self._searcher is not None and self._scorer is not None and name == self._name:
             if not self._searcher.up_to_date():
-                self._searcher = self._searcher.refresh()
+                # A fresh searcher, not refresh(): whoosh's refresh reuses the reader of a
+                # segment whose deletions changed, and would keep a replaced case visible.
+                # Unchanged segments cost little to reopen; their decoded postings are cached.
+                self._searcher.close()
+                self._searcher = self._ix.searcher()
                 self._scorer = _Scorer(self._searcher)
             return self._scorer
         self.close()
@@ -618,7 +622,7 @@ class CaseIndex:
                 continue
             if scorer.frequency(tok.text):
                 continue
-            maxdist = 2 if len(low) >= 7 else 1
+            maxdist = 1 if len(low) <= 4 else 2
             candidates = [c for c in reader.terms_within("text", tok.text, maxdist, prefix=1)
                           if c != tok.text and c.isalpha()]
             if candidates:

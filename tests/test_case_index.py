@@ -19,7 +19,8 @@ from fabtui.cases.index import CaseIndex, CaseIndexError
 REPO = Path(__file__).resolve().parent.parent
 
 CORPUS = [
-    IndexDoc("nccl-hang-optic", "NCCL all-reduce hangs at 512 ranks; retry exceeded on a rail-5 NIC",
+    IndexDoc("nccl-hang-optic",
+             "NCCL all-reduce hangs at 512 ranks; retry exceeded on a rail-5 NIC",
              "Training hung at step 1832; the watchdog fired on every rank after 600 s. "
              "NET/IB: Got completion with status=12 on node042 mlx5_5.",
              "The transceiver on leaf-g00-r5 Ethernet16 was failing: rx power -11 dBm.",

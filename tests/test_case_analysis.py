@@ -67,6 +67,7 @@ def test_traditional_and_simplified_forms_give_the_same_terms() -> None:
     assert fold("鏈路抖動 光模塊 誤碼 超時") == "链路抖动 光模块 误码 超时"
     assert terms("鏈路抖動") == terms("链路抖动")
     assert terms("誤碼") == terms("误码")
+    assert terms("光模組 頻寬") == terms("光模块 带宽")  # Taiwan words read the mainland way
 
 
 def test_offsets_point_into_the_original_text() -> None:

@@ -35,12 +35,12 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
              "卡住", "卡死", "超时", "挂起", "夯住", "无响应", "不动"),
     "busbw": ("busbw", "bus bandwidth", "algbw", "allreduce slow", "all-reduce slow",
               "slow allreduce", "bandwidth drop", "low bandwidth", "bandwidth low",
-              "带宽低", "带宽下降", "带宽掉", "频宽", "带宽不足"),
+              "带宽低", "带宽下降", "带宽掉", "带宽不足"),
     "allreduce": ("allreduce", "all-reduce", "all reduce", "all_reduce", "ring allreduce"),
     "flap": ("flap", "flapping", "bounce", "bouncing", "link down", "link flap",
              "port down", "link up down", "链路抖动", "抖动", "闪断", "链路中断", "端口震荡"),
     "optic": ("optic", "optics", "transceiver", "module", "xcvr", "qsfp", "osfp", "sfp",
-              "optical module", "光模块", "光模组", "光口", "模块"),
+              "optical module", "光模块", "光口", "模块"),
     "fec": ("fec", "ber", "symbol error", "symbol errors", "bit error", "pre-fec",
             "uncorrectable", "corrected codewords", "误码", "纠错"),
     "pfc": ("pfc", "pause", "pause frame", "pause frames", "flow control", "priority flow control",
@@ -118,9 +118,25 @@ class Token:
     span: int = 1
 
 
+# Taiwan and mainland engineers name some things with different words, not just different
+# characters; after character folding these read the mainland way. Only pairs of equal length,
+# so folding never moves an offset (checked below).
+_REGIONAL_WORDS = {
+    "光模组": "光模块", "模组": "模块", "频宽": "带宽", "网路": "网络", "韧体": "固件",
+    "伺服器": "服务器", "交换器": "交换机", "驱动程式": "驱动程序", "程式": "程序",
+    "资料": "数据", "讯息": "消息", "连线": "连接", "介面": "接口", "硬碟": "硬盘",
+}
+_REGIONAL_WORDS = {k.translate(_FOLD): v for k, v in _REGIONAL_WORDS.items()}
+assert all(len(k) == len(v) for k, v in _REGIONAL_WORDS.items())
+_REGIONAL = re.compile("|".join(sorted(_REGIONAL_WORDS, key=len, reverse=True)))
+
+
 def fold(text: str) -> str:
-    """Traditional -> Simplified, one character for one character."""
-    return text.translate(_FOLD)
+    """Traditional -> Simplified, one character for one character, then the regional words
+    of equal length (`光模組` -> `光模块`): offsets into the result are offsets into `text`."""
+    folded = text.translate(_FOLD)
+    return _REGIONAL.sub(lambda m: _REGIONAL_WORDS[m.group(0)], folded) \
+        if _REGIONAL.search(folded) else folded
 
 
 def stem(word: str) -> str:

@@ -45,7 +45,7 @@ from fabtui.cases.snippets import TEXT_FIELDS, explain
 
 # Bump when the schema or the analyzer changes: every stored index then reads as stale.
 # The boosts are part of it because they are applied when a case is indexed.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 # BM25F field weights: the words of the title and of the symptom (what the reporter saw) say
 # most about a case; the identifiers (components, tags, error codes) are rare and exact.

@@ -259,3 +259,26 @@ def test_concurrent_readers_and_writers_in_several_processes(tmp_path: Path) -> 
         assert proc.wait(timeout=120) == 0
     found = {h.id for h in CaseIndex(tmp_path).search("filed", limit=100).hits}
     assert found == {f"w{w}-{i}" for w in range(3) for i in range(6)}
+
+
+def test_decoded_postings_agree_with_whoosh_across_blocks(tmp_path: Path) -> None:
+    """The scorer decodes whoosh's posting blocks itself; a change in the block format of a
+    whoosh release (or fork) must fail here, not rank silently wrong."""
+    from fabtui.cases.index import _leaf_postings
+
+    docs = [IndexDoc(f"c{i}", f"case {i} nccl", "hang" * (1 + i % 3), tags=[f"t{i % 7}"])
+            for i in range(700)]  # > 128 postings a term: several blocks
+    ix = CaseIndex(tmp_path)
+    ix.ensure(lambda: docs, "g1")
+    reader = ix._open_scorer().searcher.reader()
+    for term in ("nccl", "~hang", "t3", "5"):
+        for leaf, _ in reader.leaf_readers():
+            ids, weights = _leaf_postings(leaf, "text", term)
+            matcher = leaf.postings("text", term)
+            expected = []
+            while matcher.is_active():
+                expected.append((matcher.id(), matcher.weight()))
+                matcher.next()
+            assert ids.tolist() == [d for d, _ in expected], term
+            assert weights.tolist() == pytest.approx([w for _, w in expected]), term
+    assert ix.search("case 5").hits[0].id == "c5"

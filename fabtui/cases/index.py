@@ -258,6 +258,9 @@ class _Scorer:
         self.n = sum(r.doc_count_all() for r, _ in self.leaves)
         self.lengths = (np.concatenate([_leaf_lengths(r) for r, _ in self.leaves])
                         if self.leaves else np.zeros(0, np.float32))
+        current = {r.segment().segment_id() for r, _ in self.leaves}
+        for segid in [s for s in _LENGTHS if s not in current]:
+            del _LENGTHS[segid]  # merged away (another open index only pays a re-read)
         self.alive = np.ones(self.n, dtype=bool)
         for reader, base in self.leaves:
             if reader.has_deletions():

@@ -23,6 +23,7 @@ import fcntl
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
 from collections import OrderedDict
@@ -183,6 +184,7 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
 
 _CACHE: OrderedDict[tuple[str, str, str], tuple[Any, Any]] = OrderedDict()
 _CACHE_SIZE = [0]
+_CACHE_LOCK = threading.Lock()  # the caches are shared by every CaseIndex of the process
 _LENGTHS: dict[str, Any] = {}
 
 
@@ -190,10 +192,11 @@ def _leaf_postings(reader: Any, field: str, term: str) -> tuple[Any, Any]:
     """(doc numbers, weights) of `term` in one segment, deleted documents included."""
     segid = reader.segment().segment_id()
     key = (segid, field, term)
-    cached = _CACHE.get(key)
-    if cached is not None:
-        _CACHE.move_to_end(key)
-        return cached
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            _CACHE.move_to_end(key)
+            return cached
     empty = (np.zeros(0, np.int64), np.zeros(0, np.float32))
     try:
         matcher = reader._terms.matcher(field, term.encode("utf-8"),
@@ -230,11 +233,13 @@ def _leaf_postings(reader: Any, field: str, term: str) -> tuple[Any, Any]:
         id_parts.append(np.asarray(ids, dtype=np.int64))
         weight_parts.append(np.asarray(weights, dtype=np.float32))
     result = (np.concatenate(id_parts), np.concatenate(weight_parts)) if id_parts else empty
-    _CACHE[key] = result
-    _CACHE_SIZE[0] += len(result[0])
-    while _CACHE_SIZE[0] > POSTINGS_CACHE and len(_CACHE) > 1:
-        _, (ids_old, _) = _CACHE.popitem(last=False)
-        _CACHE_SIZE[0] -= len(ids_old)
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = result
+            _CACHE_SIZE[0] += len(result[0])
+        while _CACHE_SIZE[0] > POSTINGS_CACHE and len(_CACHE) > 1:
+            _, (ids_old, _) = _CACHE.popitem(last=False)
+            _CACHE_SIZE[0] -= len(ids_old)
     return result
 
 

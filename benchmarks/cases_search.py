@@ -304,7 +304,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="10,000 cases, fewer queries (CI)")
     args = parser.parse_args()
-    print(f"{os.cpu_count()} CPUs; corpus from {len(TEMPLATES)} incident templates")
+    load = os.getloadavg()[0]
+    print(f"{os.cpu_count()} CPUs, load average {load:.1f} (figures scale with it; the ratio to "
+          f"FTS5 much less); corpus from {len(TEMPLATES)} incident templates")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         run(10_000, 2 if args.smoke else 10,

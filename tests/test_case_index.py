@@ -191,6 +191,24 @@ def test_stale_missing_and_corrupt_indexes_are_rebuilt(tmp_path: Path) -> None:
     assert len(list(tmp_path.glob("ix-*"))) == 1  # old builds are cleaned up
 
 
+def test_an_index_that_fails_to_read_is_rebuilt_by_the_next_ensure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fabtui.cases.index as module
+
+    ix = CaseIndex(tmp_path)
+    ix.ensure(_docs, "g1")
+
+    def unreadable(*args: object) -> None:  # damage deeper than opening the index shows
+        raise OSError("bad block")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(module._Scorer, "run", unreadable)
+        with pytest.raises(CaseIndexError, match="unreadable case index"):
+            ix.search("nccl hang")
+    assert ix.ensure(_docs, "g1") is True
+    assert ids(ix, "nccl hang")[0] == "nccl-hang-optic"
+
+
 KILLED_BUILD = textwrap.dedent("""
     import sys, time
     from pathlib import Path

@@ -461,6 +461,14 @@ class CaseIndex:
             return False
         return True
 
+    def _condemn(self) -> None:
+        """Mark the live index stale after it failed to read, so the next `ensure` rebuilds it
+        even where the damage is deeper than `_healthy` looks."""
+        name = self._current()
+        if name is not None:
+            with contextlib.suppress(OSError):
+                (self.directory / name / "GENERATION").unlink()
+
     def _write_generation(self, name: str, generation: str) -> None:
         target = self.directory / name / "GENERATION"
         tmp = target.with_suffix(".tmp")
@@ -599,6 +607,7 @@ class CaseIndex:
             except Exception as exc:  # a rebuild swapped the folder under us: reopen once
                 self.close()
                 if attempt == 2:
+                    self._condemn()
                     raise CaseIndexError(f"{self.directory}: unreadable case index ({exc})") \
                         from exc
         raise AssertionError("unreachable")

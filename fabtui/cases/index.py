@@ -42,7 +42,7 @@ from whoosh.analysis import Tokenizer
 from fabtui.cases.analysis import analyze, fold, stem
 from fabtui.cases.document import Hit, IndexDoc, SearchFilters, SearchResult
 from fabtui.cases.query import Plan, Unit, plan
-from fabtui.cases.snippets import TEXT_FIELDS, explain
+from fabtui.cases.snippets import TEXT_FIELDS, explain, needles_of
 
 # Bump when the schema or the analyzer changes: every stored index then reads as stale.
 # The boosts are part of it because they are applied when a case is indexed.
@@ -622,9 +622,10 @@ class CaseIndex:
             allowed = scorer.filter_mask(filters)
         top, total = scorer.run(wanted, allowed, limit)
         hits: list[Hit] = []
+        needles = needles_of(wanted)
         for docnum, score in top:
             stored = scorer.searcher.stored_fields(docnum)
-            snippet, spans, matched = explain(stored, wanted)
+            snippet, spans, matched = explain(stored, wanted, needles)
             hits.append(Hit(stored["id"], stored.get("title", ""), score, snippet, spans,
                             matched))
         return SearchResult(hits, total, self._suggest(scorer, text) if text.strip() else None)

@@ -1,13 +1,16 @@
 """Why a case matched and the part of it to show: snippets with highlights, field by field.
 
-Pure Python over the stored text of a hit (no search engine). Rather than analyze a whole case
-for each hit, it looks for cheap substrings ("needles") that any text producing a query term
+Pure Python over the stored text of a hit (no search engine). A field of ordinary length is
+analyzed whole and kept in a small cache (the same cases come back keystroke after keystroke);
+in a long one it looks for cheap substrings ("needles") that any text producing a query term
 must contain and analyzes only the windows around them.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,9 +49,39 @@ def _needles(terms: set[str], prefixes: Sequence[str]) -> set[str]:
     return {n for n in out if n}
 
 
+# The analyzed text of recently shown fields: the same cases come back keystroke after
+# keystroke (search-as-you-type) and query after query. Bounded; keyed by the text itself.
+_ANALYZED: OrderedDict[str, list[Token]] = OrderedDict()
+_ANALYZED_SIZE = 4096
+WHOLE_TEXT = 2500  # a field up to this long is analyzed whole (and cached), longer in windows
+_LOCK = threading.Lock()
+
+
+def _analyzed(text: str) -> list[Token]:
+    with _LOCK:
+        tokens = _ANALYZED.get(text)
+        if tokens is not None:
+            _ANALYZED.move_to_end(text)
+            return tokens
+    tokens = analyze(text)
+    with _LOCK:
+        _ANALYZED[text] = tokens
+        while len(_ANALYZED) > _ANALYZED_SIZE:
+            _ANALYZED.popitem(last=False)
+    return tokens
+
+
+def needles_of(plan: Plan) -> set[str]:
+    """What `explain` looks for in a long field, for one query."""
+    return _needles(plan.terms, plan.prefixes)
+
+
 def _matching_tokens(text: str, terms: set[str], prefixes: Sequence[str],
                      needles: set[str]) -> list[Token]:
     """The tokens of `text` that the query matches, with their spans in `text`."""
+    if len(text) <= WHOLE_TEXT:
+        return [t for t in _analyzed(text) if t.text in terms
+                or (prefixes and any(t.text.startswith(p) for p in prefixes))]
     low = fold(text).lower()
     windows: list[tuple[int, int]] = []
     if len(low) != len(text):
@@ -130,11 +163,13 @@ def _merged(tokens: list[Token]) -> list[tuple[int, int]]:
     return spans
 
 
-def explain(fields: Mapping[str, Any], plan: Plan) -> tuple[str, list[tuple[int, int]],
-                                                          dict[str, list[str]]]:
+def explain(fields: Mapping[str, Any], plan: Plan,
+            needles: set[str] | None = None) -> tuple[str, list[tuple[int, int]],
+                                                      dict[str, list[str]]]:
     """(snippet, highlight spans into it, field -> the case's words that matched) for the
-    stored `fields` of one hit."""
-    needles = _needles(plan.terms, plan.prefixes)
+    stored `fields` of one hit. `needles`: `needles_of(plan)`, computed once per query."""
+    if needles is None:
+        needles = needles_of(plan)
     matched: dict[str, list[str]] = {}
     per_field: dict[str, list[Token]] = {}
     for name in TEXT_FIELDS:
@@ -147,7 +182,7 @@ def explain(fields: Mapping[str, Any], plan: Plan) -> tuple[str, list[tuple[int,
     for name in LIST_FIELDS:
         hits = [v for v in fields.get(name) or []
                 if any(t.text in plan.terms or any(t.text.startswith(p) for p in plan.prefixes)
-                       for t in analyze(v))]
+                       for t in _analyzed(v))]
         if hits:
             matched[name] = hits
     source = max(SNIPPET_FIELDS, key=lambda n: (len({t.text for t in per_field[n]}),

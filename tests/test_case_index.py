@@ -1,0 +1,302 @@
+"""The case index: ranking in English and Chinese, filters, snippets, suggestions, and an index
+that is always derived (missing, stale, corrupt or half-built by a killed process -> rebuilt)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from fabtui.cases.document import IndexDoc, SearchFilters
+from fabtui.cases.index import CaseIndex, CaseIndexError
+
+REPO = Path(__file__).resolve().parent.parent
+
+CORPUS = [
+    IndexDoc("nccl-hang-optic",
+             "NCCL all-reduce hangs at 512 ranks; retry exceeded on a rail-5 NIC",
+             "Training hung at step 1832; the watchdog fired on every rank after 600 s. "
+             "NET/IB: Got completion with status=12 on node042 mlx5_5.",
+             "The transceiver on leaf-g00-r5 Ethernet16 was failing: rx power -11 dBm.",
+             "Replaced the optic and soaked all_reduce_perf for 30 minutes.", "",
+             ["node042", "node042:mlx5_5", "leaf-g00-r5:Ethernet16", "rail5"],
+             ["nccl-hang", "optic"], ["ib-status-12"], "nccl-hang", "sev2", "resolved", "en",
+             "2026-03-02", [5], ["node042"]),
+    IndexDoc("busbw-rail3", "all_reduce_perf bus bandwidth halves on rail 3",
+             "nccl-tests busbw fell from 390 to 182 GB/s; only rings through rail 3 were slow.",
+             "leaf-g01-r3 Ethernet40 negotiated 200G after a firmware upgrade.",
+             "Forced 400G on the port and reran nccl-tests.", "",
+             ["leaf-g01-r3", "leaf-g01-r3:Ethernet40", "rail3"], ["busbw-low"], [], "busbw-low",
+             "sev3", "resolved", "en", "2026-04-11", [3], ["node077"]),
+    IndexDoc("pfc-storm", "PFC pause storm from one host freezes a pod",
+             "Every job in pod 0 slowed down; leaf-g00-r1 counted rx pause frames by the million.",
+             "node013's NIC had a stuck receive queue and paused without end.",
+             "Enabled the PFC watchdog and replaced the NIC.", "",
+             ["node013", "leaf-g00-r1"], ["pfc-storm"], [], "pfc-storm", "sev1", "resolved",
+             "en", "2026-02-20", [1], ["node013"]),
+    IndexDoc("xid79", "GPU fell off the bus (Xid 79) on node101",
+             "The job crashed with CUDA error 999; dmesg: Xid 79, GPU has fallen off the bus.",
+             "GPU 6 failed in hardware after a thermal event.", "RMA of the GPU board.", "",
+             ["node101", "node101:gpu6"], ["gpu-xid"], ["xid-79"], "gpu-xid", "sev2",
+             "unresolved", "en", "2026-05-03", [], ["node101"]),
+    IndexDoc("optic-zh", "光模块老化导致误码上升与链路抖动",
+             "训练任务反复卡住，NCCL 超时；leaf-g02-r6 的 Ethernet8 端口一小时内闪断 12 次。",
+             "光模块 MT23001234 老化，收光功率 -12.5 dBm。", "更换光模块并清理光纤端面。", "",
+             ["leaf-g02-r6", "leaf-g02-r6:Ethernet8"], ["optic", "link-flap"], [],
+             "optic-failure", "sev2", "resolved", "zh", "2026-03-18", [6], []),
+    IndexDoc("slow-node-zh", "一台慢节点拖慢整个训练：风扇故障导致 GPU 降频",
+             "整个作业的 step 时间上升 35%，rank 700 总是最后到达。",
+             "node088 风扇故障，GPU 时钟被 HW Slowdown 限制。", "更换风扇模组。", "",
+             ["node088"], ["slow-node"], [], "slow-node", "sev3", "draft", "zh", None, [],
+             ["node088"]),
+]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> CaseIndex:
+    ix = CaseIndex(tmp_path_factory.mktemp("index"))
+    assert ix.ensure(lambda: CORPUS, "g1") is True
+    return ix
+
+
+def ids(index: CaseIndex, query: str, filters: SearchFilters | None = None) -> list[str]:
+    return [h.id for h in index.search(query, filters).hits]
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("allreduce slow rail 3", "busbw-rail3"),
+    ("training stuck, watchdog timeout", "nccl-hang-optic"),
+    ("completion error 12", "nccl-hang-optic"),
+    ("gpu missing xid 79", "xid79"),
+    ("pause frames flooding", "pfc-storm"),
+    ("flapping transceiver", "optic-zh"),
+])
+def test_english_queries_rank_the_matching_case_first(index: CaseIndex, query: str,
+                                                      expected: str) -> None:
+    assert ids(index, query)[0] == expected
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("光模块 误码", "optic-zh"),
+    ("鏈路抖動 光模組", "optic-zh"),  # Traditional forms
+    ("慢节点 降频", "slow-node-zh"),
+    ("gpu 掉卡", "xid79"),
+])
+def test_chinese_queries_rank_the_matching_case_first(index: CaseIndex, query: str,
+                                                      expected: str) -> None:
+    assert ids(index, query)[0] == expected
+
+
+def test_a_chinese_query_finds_the_english_case_through_synonyms(index: CaseIndex) -> None:
+    assert set(ids(index, "nccl 超时")[:2]) == {"nccl-hang-optic", "optic-zh"}
+
+
+def test_filters(index: CaseIndex) -> None:
+    assert ids(index, "", SearchFilters(rail=3)) == ["busbw-rail3"]
+    assert ids(index, "optic", SearchFilters(component="leaf-g02-r6")) == ["optic-zh"]
+    assert ids(index, "gpu", SearchFilters(node="node101")) == ["xid79"]
+    assert ids(index, "", SearchFilters(tag="PFC-storm")) == ["pfc-storm"]
+    assert set(ids(index, "", SearchFilters(severity="sev2"))) == {"nccl-hang-optic", "xid79",
+                                                                    "optic-zh"}
+    assert ids(index, "gpu", SearchFilters(status="unresolved")) == ["xid79"]
+    dated = ids(index, "", SearchFilters(since="2026-03-01", until="2026-04-11"))
+    assert set(dated) == {"nccl-hang-optic", "optic-zh", "busbw-rail3"}  # until is inclusive
+    assert ids(index, "nccl", SearchFilters(rail=3, status="draft")) == []
+
+
+def test_snippets_highlight_the_matching_words(index: CaseIndex) -> None:
+    hit = index.search("watchdog hung").hits[0]
+    marked = [hit.snippet[a:b].lower() for a, b in hit.highlights]
+    assert "watchdog" in marked and "hung" in marked
+    zh = index.search("闪断").hits[0]
+    assert [zh.snippet[a:b] for a, b in zh.highlights] == ["闪断"]
+
+
+def test_each_hit_says_which_fields_and_words_matched(index: CaseIndex) -> None:
+    hit = index.search("stuck xid 79").hits[0]
+    assert hit.id == "xid79"
+    assert hit.matched["error_codes"] == ["xid-79"]
+    assert "xid 79" in hit.matched["symptom"]
+    hang = index.search("training stuck").hits[0]  # the synonym is the reason
+    assert hang.id == "nccl-hang-optic"
+    assert "hung" in hang.matched["symptom"]
+
+
+def test_misspelled_words_get_a_suggestion(index: CaseIndex) -> None:
+    result = index.search("tranceiver failng")
+    assert result.suggestion in ("transceiver failing", "transceiver failed")
+    assert index.search("transceiver").suggestion is None
+
+
+@pytest.mark.parametrize("query", ['"unbalanced quote', "AND", "OR nccl", "nccl AND", "NOT",
+                                   "( rail 3", "***", '""', "- -", "\x00", "a" * 500])
+def test_broken_queries_are_searched_as_plain_text(index: CaseIndex, query: str) -> None:
+    index.search(query)  # never raises
+    assert ids(index, '"unbalanced nccl')[0] == "nccl-hang-optic"
+
+
+def test_and_or_not_phrase_and_prefix(index: CaseIndex) -> None:
+    assert ids(index, "gpu AND bus") == ["xid79"]
+    assert set(ids(index, "pfc OR xid")) == {"pfc-storm", "xid79"}
+    assert "optic-zh" not in ids(index, "optic -光模块")
+    assert ids(index, '"bus bandwidth halves"') == ["busbw-rail3"]
+    assert ids(index, '"halves bandwidth bus"') == []
+    assert ids(index, "firmw*")[0] == "busbw-rail3"
+
+
+def test_total_counts_every_match_and_limit_caps_hits(index: CaseIndex) -> None:
+    result = index.search("gpu", limit=1)
+    assert len(result.hits) == 1 and result.total == 2
+
+
+def _docs(*extra: IndexDoc) -> list[IndexDoc]:
+    return [*CORPUS, *extra]
+
+
+def test_upsert_and_delete_are_seen_by_an_open_searcher(tmp_path: Path) -> None:
+    reader = CaseIndex(tmp_path)
+    reader.ensure(_docs, "g1")
+    assert ids(reader, "mtu") == []
+    writer = CaseIndex(tmp_path)
+    writer.upsert([IndexDoc("mtu", "RoCE MTU mismatch", "active_mtu 1024")], "g2")
+    assert ids(reader, "mtu") == ["mtu"]
+    writer.upsert([IndexDoc("mtu", "RoCE GID index wrong", "show_gids")], "g3")
+    assert ids(reader, "mtu") == [] and ids(reader, "gid") == ["mtu"]
+    writer.delete(["mtu"], "g4")
+    assert ids(reader, "gid") == []
+    assert reader.ensure(_docs, "g4") is False  # the generation followed every change
+
+
+def test_stale_missing_and_corrupt_indexes_are_rebuilt(tmp_path: Path) -> None:
+    ix = CaseIndex(tmp_path)
+    with pytest.raises(CaseIndexError):
+        ix.search("nccl")
+    assert ix.ensure(_docs, "g1") is True
+    assert ix.ensure(_docs, "g1") is False
+    assert ix.ensure(_docs, "g2") is True  # stale: SQLite moved on
+    live = tmp_path / (tmp_path / "CURRENT").read_text()
+    for path in live.iterdir():
+        if path.suffix in (".seg", ".toc"):
+            path.write_bytes(b"garbage")
+    assert ix.ensure(_docs, "g2") is True
+    assert ids(ix, "xid 79") == ["xid79"]
+    (tmp_path / "CURRENT").unlink()
+    assert ix.ensure(_docs, "g2") is True
+    assert len(list(tmp_path.glob("ix-*"))) == 1  # old builds are cleaned up
+
+
+def test_an_index_that_fails_to_read_is_rebuilt_by_the_next_ensure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fabtui.cases.index as module
+
+    ix = CaseIndex(tmp_path)
+    ix.ensure(_docs, "g1")
+
+    def unreadable(*args: object) -> None:  # damage deeper than opening the index shows
+        raise OSError("bad block")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(module._Scorer, "run", unreadable)
+        with pytest.raises(CaseIndexError, match="unreadable case index"):
+            ix.search("nccl hang")
+    assert ix.ensure(_docs, "g1") is True
+    assert ids(ix, "nccl hang")[0] == "nccl-hang-optic"
+
+
+KILLED_BUILD = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from fabtui.cases.document import IndexDoc
+    from fabtui.cases.index import CaseIndex
+
+    def docs():
+        for i in range(100000):
+            if i == 50:
+                Path(sys.argv[2]).write_text("building")
+            if i >= 50:
+                time.sleep(0.01)
+            yield IndexDoc(f"case-{i}", f"case {i} nccl hang", "symptom")
+
+    CaseIndex(sys.argv[1]).ensure(docs, "g2")
+""")
+
+
+def test_kill_9_during_a_rebuild_leaves_an_index_that_ensure_rebuilds(tmp_path: Path) -> None:
+    ix = CaseIndex(tmp_path / "index")
+    ix.ensure(_docs, "g1")
+    marker = tmp_path / "marker"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen([sys.executable, "-c", KILLED_BUILD, str(tmp_path / "index"),
+                              str(marker)], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert child.poll() is None, "the rebuild ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    assert ids(ix, "xid 79") == ["xid79"]  # readers still see the last complete index
+    assert ix.ensure(_docs, "g2") is True
+    assert ids(ix, "xid 79") == ["xid79"]
+    assert len(list((tmp_path / "index").glob("ix-*"))) == 1
+
+
+CONCURRENT = textwrap.dedent("""
+    import sys
+    from fabtui.cases.document import IndexDoc
+    from fabtui.cases.index import CaseIndex
+
+    ix = CaseIndex(sys.argv[1])
+    role, n = sys.argv[2], int(sys.argv[3])
+    for i in range(n):
+        if role == "writer":
+            ix.upsert([IndexDoc(f"w{sys.argv[4]}-{i}", f"filed case {i}", "nccl hang")],
+                      f"g-{sys.argv[4]}-{i}")
+        else:
+            assert ix.search("nccl hang").hits
+""")
+
+
+def test_concurrent_readers_and_writers_in_several_processes(tmp_path: Path) -> None:
+    CaseIndex(tmp_path).ensure(_docs, "g1")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT, str(tmp_path), "writer", "6",
+                               str(w)], env=env) for w in range(3)]
+    procs += [subprocess.Popen([sys.executable, "-c", CONCURRENT, str(tmp_path), "reader", "30",
+                                "r"], env=env) for _ in range(2)]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0
+    found = {h.id for h in CaseIndex(tmp_path).search("filed", limit=100).hits}
+    assert found == {f"w{w}-{i}" for w in range(3) for i in range(6)}
+
+
+def test_decoded_postings_agree_with_whoosh_across_blocks(tmp_path: Path) -> None:
+    """The scorer decodes whoosh's posting blocks itself; a change in the block format of a
+    whoosh release (or fork) must fail here, not rank silently wrong."""
+    from fabtui.cases.index import _leaf_postings
+
+    docs = [IndexDoc(f"c{i}", f"case {i} nccl", "hang" * (1 + i % 3), tags=[f"t{i % 7}"])
+            for i in range(700)]  # > 128 postings a term: several blocks
+    ix = CaseIndex(tmp_path)
+    ix.ensure(lambda: docs, "g1")
+    reader = ix._open_scorer().searcher.reader()
+    for term in ("nccl", "~hang", "t3", "5"):
+        for leaf, _ in reader.leaf_readers():
+            ids, weights = _leaf_postings(leaf, "text", term)
+            matcher = leaf.postings("text", term)
+            expected = []
+            while matcher.is_active():
+                expected.append((matcher.id(), matcher.weight()))
+                matcher.next()
+            assert ids.tolist() == [d for d, _ in expected], term
+            assert weights.tolist() == pytest.approx([w for _, w in expected]), term
+    assert ix.search("case 5").hits[0].id == "c5"

@@ -301,10 +301,22 @@ class Workspace:
 
         return locate
 
+    def session_id(self, name: str) -> str:
+        """`name` as a session id: `last` is the newest session (`RequestError` when there is
+        none); anything else is returned as it is."""
+        if name != "last":
+            return name
+        newest = self.journal.sessions(1)
+        if not newest:
+            raise RequestError(f"no session recorded in {self.journal.path} yet")
+        return newest[0].id
+
     def session_record(self, session: str) -> SessionRecord:
-        """What filing reads about `session` (a `SessionRecord`). Raises `RequestError`."""
+        """What filing reads about `session` (a `SessionRecord`; `last`: the newest). Raises
+        `RequestError`."""
         from fabtui.cases.filing import SessionRecord
 
+        session = self.session_id(session)
         found = self.journal.session(session)
         if found is None:
             raise RequestError(f"no session {session!r} in {self.journal.path} "
@@ -325,6 +337,8 @@ class Workspace:
         """The case `name`, or the draft a session `name` would file as (not stored)."""
         from fabtui.cases.filing import draft_case
 
+        if name == "last":
+            name = self.session_id(name)
         if self.cases.store.get(name) is not None:
             return self.cases.get(name)
         if self.journal.session(name) is not None:

@@ -22,11 +22,7 @@ FORMATS = ("md", "html")
 
 def session_evidence(ws: Workspace, session: str) -> SessionEvidence:
     """One session's evidence; `last` is the newest session. Raises `RequestError`."""
-    if session == "last":
-        newest = ws.sessions(1)
-        if not newest:
-            raise RequestError(f"no session recorded in {ws.journal.path} yet")
-        session = newest[0].id
+    session = ws.session_id(session)
     found = ws.journal.session(session)
     if found is None:
         raise RequestError(f"no session {session!r} in {ws.journal.path} (fabtui runbook "

@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any
 
 from fabtui.model.topology import Nic, Role, Switch, Topology, split_endpoint
+from fabtui.sim import physics
 from fabtui.sim.faults import Fault, resolve_all
 from fabtui.sim.scenario import FaultKind, FaultSpec, Scenario
 from fabtui.topology.expected import expected_busbw, expected_rdma_gbps, node_shape
@@ -293,11 +294,12 @@ class Sim:
         return sum(1 for start, _ in self.down_windows(link) if start <= t)
 
     # integration -----------------------------------------------------------------------------
-    def integrate(self, rate: Callable[[float], float], t: float, link: int | None = None,
-                  ramps: Sequence[tuple[float, float]] = ()) -> float:
-        """∫₀ᵗ rate, exact for rates constant between breakpoints (ramps sampled)."""
+    def segments(self, t: float, link: int | None = None,
+                 ramps: Sequence[tuple[float, float]] = ()) -> list[tuple[float, float]]:
+        """(midpoint, width) of the pieces of [0, t] over which every rate is constant (ramps
+        sampled every `_RAMP_STEP` seconds)."""
         if t <= 0:
-            return 0.0
+            return []
         points = {0.0, t, *[p for p in self.breakpoints() if 0 < p < t]}
         if link is not None:
             for start, end in self.down_windows(link):
@@ -309,10 +311,12 @@ class Sim:
                     points.add(step)
                 step += _RAMP_STEP
         ordered = sorted(points)
-        total = 0.0
-        for left, right in itertools.pairwise(ordered):
-            total += rate((left + right) / 2) * (right - left)
-        return total
+        return [((left + right) / 2, right - left) for left, right in itertools.pairwise(ordered)]
+
+    def integrate(self, rate: Callable[[float], float], t: float, link: int | None = None,
+                  ramps: Sequence[tuple[float, float]] = ()) -> float:
+        """∫₀ᵗ rate, exact for rates constant between breakpoints (ramps sampled)."""
+        return sum(rate(mid) * width for mid, width in self.segments(t, link, ramps))
 
     # workload --------------------------------------------------------------------------------
     def job_factor(self, t: float) -> float:
@@ -383,70 +387,152 @@ class Sim:
         """Bytes the link carried in one direction over [0, t]."""
         return int(self.integrate(lambda x: self.rate(link, x), t, link))
 
-    # receivers: optics, FEC, errors ----------------------------------------------------------
-    def _degrading(self, link: int, switch: str, port: str) -> Fault | None:
+    # optics: both ends of every cable -------------------------------------------------------
+    def side(self, link: int, device: str) -> int:
+        """Which end of `link` `device` is: 0 for the topology's `a`, 1 for `b` (a switch
+        whose port a swapped cable lands in is the switch end)."""
+        ends = [split_endpoint(e)[0] for e in (self.topology.links[link].a,
+                                               self.topology.links[link].b)]
+        if device in ends:
+            return ends.index(device)
+        wanted = device in self.graph.switches
+        return next((i for i, e in enumerate(ends) if (e in self.graph.switches) == wanted), 0)
+
+    def _at_side(self, fault: Fault, link: int) -> int | None:
+        """The end of `link` a degrading optic or a dirty connector is at."""
+        named = split_endpoint(fault.spec.component)[0]
+        if named in self.graph.nodes or named in self.graph.switches:
+            return self.side(link, named)
+        return None if fault.switch is None else self.side(link, fault.switch)  # an optic id
+
+    def _degrading(self, link: int, side: int) -> Fault | None:
+        """The optic-degrading fault on the module at `side` of `link`."""
         for fault in self._by_link.get(link, []):
-            if fault.kind is FaultKind.OPTIC_DEGRADING and fault.switch == switch and \
-                    fault.port == port:
+            if fault.kind is FaultKind.OPTIC_DEGRADING and self._at_side(fault, link) == side:
                 return fault
         return None
 
-    def rx_power(self, link: int, device: str, port: str, lane: int, t: float) -> float | None:
-        """Received power (dBm) on one lane of the optic at `device:port`; None: no light."""
-        healthy = -1.0 - 1.5 * self.noise("rx", link, device, port, lane)
-        for fault in self._by_link.get(link, []):
-            if fault.kind is FaultKind.NCCL_HANG and fault.active(t):
-                return None  # the optic on this rank's link has died
-            if fault.kind is FaultKind.UPLINK_DOWN and fault.active(t):
-                return None
-        degrading = self._degrading(link, device, port)
-        if degrading is None or not degrading.active(t):
-            return round(healthy, 2)  # not yet degrading, or the optic has been replaced
-        fault = degrading
-        params = fault.spec.params
-        ramp = float(params.get("ramp_s", 1800))
-        end_dbm = float(params.get("end_dbm", -13.0))
-        progress = min(1.0, (t - fault.spec.at) / ramp)
-        worst = 1.0 if lane in (1, 2) else 0.35  # two lanes of the module go first
-        power = healthy + (end_dbm - healthy) * progress * worst
-        return round(power, 2)
-
-    def pre_fec_ber(self, link: int, device: str, port: str, t: float) -> float:
-        """Bit error ratio before FEC at the receiver of `device:port`."""
-        base = 2e-9 + 6e-9 * self.noise("ber", link, device, port)
-        powers = [self.rx_power(link, device, port, lane, t) for lane in (1, 2)]
-        if any(p is None for p in powers):
-            return 0.0
-        worst = min(p for p in powers if p is not None)
-        if worst < -4.0:
-            # Below about -4 dBm each lost dB multiplies errors (PAM4 margin gone by -10 dBm).
-            base *= 10 ** min(5.5, (-4.0 - worst) * 0.85)
-        return min(base, 2.4e-4)
-
-    def uncorrectable_rate(self, link: int, device: str, port: str, t: float) -> float:
-        """Codewords per second FEC could not correct (each is a lost frame)."""
-        fault = self._degrading(link, device, port)
-        if fault is None or not fault.active(t) or not self.link_up(link, t):
+    def _ageing(self, link: int, side: int, lane: int, t: float) -> float:
+        """0..1: how far the laser of the module at `side` has aged (0: healthy). Two lanes of
+        the module go first, the others follow at a third of the pace."""
+        fault = self._degrading(link, side)
+        if fault is None or not fault.active(t):
             return 0.0
         ramp = float(fault.spec.params.get("ramp_s", 1800))
-        start = fault.spec.at + float(fault.spec.params.get("uncorrectable_after_s", ramp * 0.6))
-        return 40.0 + 2.0 * (t - start) if t >= start else 0.0
+        progress = min(1.0, max(0.0, (t - fault.spec.at) / ramp))
+        return progress * (1.0 if lane in (1, 2) else 0.35)
+
+    def _dead(self, link: int, t: float) -> bool:
+        """No light at all on the cable (a dead optic behind a hang, a downed uplink)."""
+        return any(f.kind in (FaultKind.NCCL_HANG, FaultKind.UPLINK_DOWN) and f.active(t)
+                   for f in self._by_link.get(link, []))
+
+    def healthy_tx(self, link: int, side: int, lane: int) -> float:
+        """Launch power (dBm) of a healthy lane: 0.3 .. 1.7 dBm, per lane and module."""
+        return round(0.3 + 1.4 * self.noise("tx", link, side, lane), 2)
+
+    def channel_loss(self, link: int, side: int, lane: int) -> float:
+        """dB lost between the module at `side` and the far receiver on a clean fibre
+        (1.2 .. 2.6 dB: within the 3 dB DR4 channel budget, IEEE 802.3bs clause 124)."""
+        return 1.2 + 1.4 * self.noise("loss", link, side, lane)
+
+    def tx_power(self, link: int, side: int, lane: int, t: float) -> float | None:
+        """What the module at `side` launches on `lane` (None: dark). A degrading laser loses
+        up to ~11 dB over its ramp (the far receiver then sees about `end_dbm`)."""
+        if self._dead(link, t):
+            return None
+        healthy = self.healthy_tx(link, side, lane)
+        fault = self._degrading(link, side)
+        aged = self._ageing(link, side, lane, t)
+        if fault is None or not aged:
+            return healthy
+        end_dbm = float(fault.spec.params.get("end_dbm", -13.0))
+        far_healthy = healthy - self.channel_loss(link, side, lane)
+        return round(healthy - (far_healthy - end_dbm) * aged, 2)
+
+    def tx_bias(self, link: int, side: int, lane: int, t: float) -> float:
+        """Laser bias (mA): the module's power control raises it as an ageing laser loses
+        efficiency (the classic end-of-life signature: bias up, power down)."""
+        healthy = 6.2 + 1.6 * self.noise("bias", link, side, lane)
+        return round(healthy * (1 + 1.1 * self._ageing(link, side, lane, t)), 2)
+
+    def module_temperature(self, link: int, side: int, t: float) -> float:
+        """Case temperature (C) of the module at `side`; an ageing laser runs warmer."""
+        healthy = 41 + 8 * self.noise("otemp", link, side)
+        return round(healthy + 9 * self._ageing(link, side, 1, t), 1)
+
+    def _dirt_loss(self, link: int, side: int, lane: int, t: float) -> float:
+        """Extra dB lost on `lane` by a dirty connector at `side` on the light it sends."""
+        loss = 0.0
+        for fault in self._by_link.get(link, []):
+            if fault.kind is FaultKind.DIRTY_CONNECTOR and fault.active(t) and \
+                    self._at_side(fault, link) == side:
+                lanes = fault.spec.params.get("lanes", [2, 3])
+                if lane in [int(x) for x in lanes]:
+                    loss += float(fault.spec.params.get("loss_db", 6.0)) * \
+                        (0.85 + 0.3 * self.noise("dirt", link, lane))
+        return loss
+
+    def rx_power(self, link: int, device: str, port: str, lane: int, t: float) -> float | None:
+        """Received power (dBm) on one lane of the optic at `device:port`; None: no light.
+        It is the far module's launch power less the fibre's loss and any dirt on the far
+        connector: low light here with a healthy far transmitter is the fibre or a connector."""
+        side = self.side(link, device)
+        far = 1 - side
+        launched = self.tx_power(link, far, lane, t)
+        if launched is None:
+            return None
+        return round(launched - self.channel_loss(link, far, lane)
+                     - self._dirt_loss(link, far, lane, t), 2)
+
+    # receivers: BER and RS-FEC ---------------------------------------------------------------
+    def lane_ber(self, link: int, device: str, port: str, lane: int, t: float) -> float:
+        """Pre-FEC bit error ratio of one lane of the receiver at `device:port`."""
+        if not self.link_up(link, t):
+            return 0.0
+        floor = physics.HEALTHY_BER_FLOOR * (1 + 3 * self.noise("ber", link, device, lane))
+        return physics.lane_ber(self.rx_power(link, device, port, lane, t), floor)
+
+    def pre_fec_ber(self, link: int, device: str, port: str, t: float) -> float:
+        """Bit error ratio before FEC at the receiver of `device:port` (the lanes' mean: the
+        codewords are spread over every lane)."""
+        bers = [self.lane_ber(link, device, port, lane, t) for lane in range(1, LANES + 1)]
+        return sum(bers) / len(bers)
+
+    def fec_rates(self, link: int, device: str, port: str, t: float) -> physics.FecRates:
+        """What the RS(544,514) decoder at `device:port` does per second at `t`."""
+        if not self.link_up(link, t):
+            return physics.fec_rates(0.0, 0.0)
+        return physics.fec_rates(self.pre_fec_ber(link, device, port, t), self.link_speed(link))
+
+    def _optic_ramps(self, link: int) -> list[tuple[float, float]]:
+        return [(f.spec.at, f.spec.at + float(f.spec.params.get("ramp_s", 1800)))
+                for f in self._by_link.get(link, []) if f.kind is FaultKind.OPTIC_DEGRADING]
 
     def receiver(self, link: int, device: str, port: str, t: float) -> tuple[int, int, int]:
-        """(corrected bits, uncorrectable codewords, symbol errors) counted over [0, t]."""
-        ramps = []
-        fault = self._degrading(link, device, port)
-        if fault is not None:
-            ramps.append((fault.spec.at, fault.spec.at + float(fault.spec.params.get("ramp_s",
-                                                                                     1800))))
+        """(corrected bits, uncorrectable codewords, corrected symbols) counted over [0, t]."""
+        bits, lost, symbols, _ = self.receiver_counts(link, device, port, t)
+        return bits, lost, symbols
 
-        def bits_rate(x: float) -> float:
-            return self.rate(link, x) * 8 * self.pre_fec_ber(link, device, port, x)
+    def receiver_counts(self, link: int, device: str, port: str,
+                        t: float) -> tuple[int, int, int, tuple[int, ...]]:
+        """(corrected bits, uncorrectable codewords, corrected symbols, histogram BIN0..15)
+        counted over [0, t]; every layer's FEC counters are these integrals."""
+        totals = [0.0] * (3 + physics.RS_T + 1)
+        for mid, width in self.segments(t, link, self._optic_ramps(link)):
+            rates = self.fec_rates(link, device, port, mid)
+            totals[0] += rates.corrected_bits * width
+            totals[1] += rates.uncorrectable * width
+            totals[2] += rates.corrected_symbols * width
+            for k, value in enumerate(rates.bins):
+                totals[3 + k] += value * width
+        return (int(totals[0]), int(totals[1]), int(totals[2]),
+                tuple(int(v) for v in totals[3:]))
 
-        corrected = self.integrate(bits_rate, t, link, ramps)
-        lost = self.integrate(lambda x: self.uncorrectable_rate(link, device, port, x), t, link,
-                              ramps)
-        return int(corrected), int(lost), int(corrected / 1.3)
+    def bits_received(self, link: int, t: float) -> int:
+        """Bits the receiver decoded over [0, t] (line rate while the link is up)."""
+        speed = self.link_speed(link) * 1e9
+        return int(self.integrate(lambda x: speed if self.link_up(link, x) else 0.0, t, link))
 
     # pause, ECN, CNP -------------------------------------------------------------------------
     def pause_rates(self, device: str, port: str, link: int, t: float) -> tuple[float, float]:
@@ -591,49 +677,77 @@ class Sim:
         key = (link, device)
         rx_bytes = moved + (self.base("rxb", *key) if not since else 0)
         tx_bytes = moved + (self.base("txb", *key) if not since else 0)
-        corrected, lost, symbols = self.receiver(link, device, port, t)
+        corrected, lost, symbols, _ = self.receiver_counts(link, device, port, t)
         if since:
-            before = self.receiver(link, device, port, since)
+            before = self.receiver_counts(link, device, port, since)
             corrected, lost, symbols = (corrected - before[0], lost - before[1],
                                         symbols - before[2])
+        codewords = self.fec_codewords(link, device, port, t, since)
         rx_pause = self.integrate(lambda x: self.pause_rates(device, port, link, x)[0], t, link)
         tx_pause = self.integrate(lambda x: self.pause_rates(device, port, link, x)[1], t, link)
         rx_pfc = [0] * 8
         tx_pfc = [0] * 8
         rx_pfc[PRIORITY], tx_pfc[PRIORITY] = int(rx_pause), int(tx_pause)
         now = self.rate(link, t) * 8
+        rates = self.fec_rates(link, device, port, t)
         ber = self.pre_fec_ber(link, device, port, t) if up else 0.0
-        lost_rate = self.uncorrectable_rate(link, device, port, t)
-        post = lost_rate * 5440 / max(now, 1.0) if now else 0.0
+        line = self.link_speed(link) * 1e9
+        post = rates.uncorrectable * physics.RS_N * physics.SYMBOL_BITS / line if up else 0.0
         drops = int(self.noise("drp", *key) * 40)
         return PortCounters(
             up=up, rx_ok=rx_bytes // FRAME, tx_ok=tx_bytes // FRAME, rx_bytes=rx_bytes,
             tx_bytes=tx_bytes, rx_err=lost, tx_err=0, rx_drp=drops, tx_drp=0,
             rx_bps=now, tx_bps=now, speed_gbps=self.link_speed(link), rx_pfc=tuple(rx_pfc),
-            tx_pfc=tuple(tx_pfc), fec_corr=int(corrected / 2.1), fec_uncorr=lost,
+            tx_pfc=tuple(tx_pfc), fec_corr=codewords, fec_uncorr=lost,
             fec_symbol_err=symbols, pre_ber=ber, post_ber=post,
             link_down_events=self.down_events(link, t))
+
+    def fec_codewords(self, link: int, device: str, port: str, t: float,
+                      since: float = 0.0) -> int:
+        """Codewords the decoder at `device:port` corrected over [since, t] (BIN1..BIN15)."""
+        histogram = self.receiver_counts(link, device, port, t)[3]
+        total = sum(histogram[1:])
+        if since:
+            total -= sum(self.receiver_counts(link, device, port, since)[3][1:])
+        return total
 
     def dom(self, switch: str, port: str, t: float) -> Dom | None:
         """The optic in `switch:port`: per-lane power and bias, temperature, voltage."""
         link = self.real_link(switch, port, t)
         if link is None:
             return None
-        rx = tuple(self.rx_power(link, switch, port, lane, t) for lane in range(1, LANES + 1))
-        dead = all(p is None for p in rx) and any(
-            f.kind is FaultKind.NCCL_HANG and f.active(t) for f in self._by_link.get(link, []))
-        tx = tuple(None if dead else round(0.5 + self.noise("tx", link, switch, lane), 2)
-                   for lane in range(1, LANES + 1))
-        bias = tuple(round(6.5 + 1.5 * self.noise("bias", link, switch, lane), 2)
-                     for lane in range(1, LANES + 1))
-        temp = round(41 + 8 * self.noise("otemp", link, switch), 1)
+        return self.module_dom(link, switch, port, t)
+
+    def nic_dom(self, host: str, nic: str, t: float) -> Dom | None:
+        """The optic in a NIC's cage (what `mlxlink -m` reads), the same model as a switch's."""
+        attachment = self.graph.attachments.get((host, nic))
+        if attachment is None:
+            return None
+        dom = self.module_dom(attachment.link_index, host, nic, t)
+        serial = f"MT{2400 + attachment.link_index % 100:04d}FT" \
+                 f"{int(self.noise('nser', host, nic) * 1e5):05d}"
+        return dataclasses.replace(dom, serial=serial, vendor="NVIDIA",
+                                   part_number="MMA4Z00-NS400")
+
+    def module_dom(self, link: int, device: str, port: str, t: float) -> Dom:
+        """DOM of the module at `device`'s end of `link`: its own launch power, bias and
+        temperature, and the light the far module sends it."""
+        side = self.side(link, device)
+        lanes = range(1, LANES + 1)
+        rx = tuple(self.rx_power(link, device, port, lane, t) for lane in lanes)
+        tx = tuple(self.tx_power(link, side, lane, t) for lane in lanes)
+        bias = tuple(self.tx_bias(link, side, lane, t) for lane in lanes)
+        temp = self.module_temperature(link, side, t)
+        voltage = round(3.25 + 0.05 * self.noise("v", link, side), 3)
+        if device not in self.graph.switches:
+            return Dom(rx_power_dbm=rx, tx_power_dbm=tx, tx_bias_ma=bias, temperature_c=temp,
+                       voltage_v=voltage, serial="")
         link_optic = self.topology.links[link].optic or f"SIM{link:06d}"
         swaps = sum(1 for _, at in self._repairs.get(link, []) if at <= t)
         if swaps:  # a new module reports its own serial number
             link_optic = f"MT{int(self.noise('serial', link, swaps) * 1e8):08d}"
         return Dom(rx_power_dbm=rx, tx_power_dbm=tx, tx_bias_ma=bias, temperature_c=temp,
-                   voltage_v=round(3.25 + 0.05 * self.noise("v", link, switch), 3),
-                   serial=link_optic)
+                   voltage_v=voltage, serial=link_optic)
 
     def rank_of(self, host: str, gpu: int) -> int | None:
         """The rank a GPU runs in the default 8-per-node placement."""

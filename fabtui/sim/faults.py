@@ -106,14 +106,15 @@ def _hang(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
 
 
 def _link_fault(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
-    """optic-degrading, link-flap, uplink-down: a switch port, a NIC, or an optic id."""
+    """optic-degrading, link-flap, uplink-down, dirty-connector: a switch port, a NIC (flap,
+    connector), or an optic id."""
     kind = spec.fault
     if text in graph.optics:
         link = graph.optics[text]
         text = next(end for end in (graph.topology.links[link].a, graph.topology.links[link].b)
                     if split_endpoint(end)[0] in graph.switches)
     device, port = split_endpoint(text) if ":" in text else (text, "")
-    if device in graph.nodes and kind is FaultKind.LINK_FLAP:
+    if device in graph.nodes and kind in (FaultKind.LINK_FLAP, FaultKind.DIRTY_CONNECTOR):
         host, nic, link = _nic(graph, text, kind)
         far = graph.far_end(f"{host}:{nic}") or ""
         switch, switch_port = split_endpoint(far)

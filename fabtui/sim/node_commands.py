@@ -13,7 +13,18 @@ import time
 from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Nic, Node
-from fabtui.sim.core import FRAME, PRIORITY, Sim
+from fabtui.sim.core import (
+    BIAS_HIGH_ALARM,
+    BIAS_LOW_ALARM,
+    FRAME,
+    PRIORITY,
+    RX_HIGH_ALARM,
+    RX_LOW_ALARM,
+    TEMP_HIGH_ALARM,
+    TX_HIGH_ALARM,
+    TX_LOW_ALARM,
+    Sim,
+)
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.pairing import gpu_map
 
@@ -62,6 +73,7 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
     durations = (sim.integrate(lambda x: sim.pause_duration_rate(host, link, x)[0], t, link),
                  sim.integrate(lambda x: sim.pause_duration_rate(host, link, x)[1], t, link))
     corrected, lost, _symbols = sim.receiver(link, host, nic.name, t)
+    received_bits = sim.bits_received(link, t)
     storms = [f for f in sim.faults if f.kind is FaultKind.PFC_STORM and f.host == host
               and f.nic == nic.name and f.spec.at <= t]
     storm_time = sum(max(0.0, min(t, f.spec.until or t) - f.spec.at) for f in storms)
@@ -75,10 +87,12 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         "tx_packets_phy": counters.tx_bytes // FRAME + values["tx_packets"],
         "rx_bytes_phy": rdma_bytes + values["rx_bytes"],
         "tx_bytes_phy": counters.tx_bytes + values["tx_bytes"],
-        "rx_bits_phy": (rdma_bytes + values["rx_bytes"]) * 8,
+        # The PHY counts every bit it decodes (idles too): pre-FEC BER = corrected / bits.
+        "rx_bits_phy": received_bits + values["rx_bytes"] * 8,
         "rx_corrected_bits_phy": corrected,
+        # Each uncorrectable codeword is a frame with a bad FCS (mlx5 counters.rst).
         "rx_crc_errors_phy": lost,
-        "rx_symbol_err_phy": 0,
+        "rx_symbol_err_phy": lost,
         "rx_pcs_symbol_err_phy": lost,
         "rx_discards_phy": 0,
         "rx_out_of_buffer": 0,
@@ -311,19 +325,59 @@ def _mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
              "Firmware Version                   : 28.39.1002",
              "amBER Version                      : 4.8",
              "MFT Version                        : mft 4.28.0-92", ""]
+    if "-m" in args and attachment is not None:
+        lines += _mlxlink_module(sim, node, nic, t)
     if "-c" in args and attachment is not None:
         corrected, lost, _symbols = sim.receiver(link, node.hostname, nic.name, t)
-        bits = max(sim.bytes_moved(link, t) * 8, 1)
+        bits = max(sim.bits_received(link, t), 1)
+        # The lanes' shares of the corrected bits follow each lane's BER at this moment.
+        bers = [sim.lane_ber(link, node.hostname, nic.name, lane, t) for lane in range(1, 5)]
+        shares = [b / sum(bers) if sum(bers) else 0.25 for b in bers]
+        ber_now = sim.pre_fec_ber(link, node.hostname, nic.name, t)
         lines += ["Physical Counters and BER Info", "------------------------------",
                   f"Time Since Last Clear [Min]        : {t / 60:.1f}",
                   f"Effective Physical Errors          : {lost}",
                   f"Effective Physical BER             : {_ber(lost / bits)}",
                   "Raw Physical Errors Per Lane       : "
-                  + ",".join(str(corrected // 4) for _ in range(4)),
-                  f"Raw Physical BER                   : {_ber(corrected / bits)}",
+                  + ",".join(str(int(corrected * share)) for share in shares),
+                  f"Raw Physical BER                   : {_ber(ber_now if up else 0.0)}",
                   f"Link Down Counter                  : {sim.down_events(link, t)}",
                   "Link Error Recovery Counter        : 0", ""]
     return "\n".join(lines) + "\n", "", 0
+
+
+def _mlxlink_module(sim: Sim, node: Node, nic: Nic, t: float) -> list[str]:
+    """`mlxlink -m`: the NIC's own module, its launch power and bias and what it receives."""
+    dom = sim.nic_dom(node.hostname, nic.name, t)
+    if dom is None:
+        return []
+
+    def lanes(values: tuple[float | None, ...], digits: int = 3) -> str:
+        return ",".join("-inf" if v is None else f"{v:.{digits}f}" for v in values)
+
+    return ["Module Info", "-----------",
+            f"Temperature [C]                    : {dom.temperature_c:.0f} "
+            f"[-5..{TEMP_HIGH_ALARM:.0f}]",
+            f"Voltage [mV]                       : {dom.voltage_v * 1000:.1f} [3135..3465]",
+            f"Bias Current [mA]                  : {lanes(dom.tx_bias_ma)} "
+            f"[{BIAS_LOW_ALARM:g}..{BIAS_HIGH_ALARM:g}]",
+            f"Rx Power Current [dBm]             : {lanes(dom.rx_power_dbm)} "
+            f"[{RX_LOW_ALARM:g}..{RX_HIGH_ALARM:g}]",
+            f"Tx Power Current [dBm]             : {lanes(dom.tx_power_dbm)} "
+            f"[{TX_LOW_ALARM:g}..{TX_HIGH_ALARM:g}]",
+            "Identifier                         : OSFP",
+            "Compliance                         : 400GBASE-DR4",
+            "Cable Technology                   : 1310 nm, EML",
+            "Cable Type                         : Optical Module (separated)",
+            "OUI                                : Mellanox",
+            f"Vendor Name                        : {dom.vendor}",
+            f"Vendor Part Number                 : {dom.part_number}",
+            f"Vendor Serial Number               : {dom.serial}",
+            "Rev                                : A5",
+            "Wavelength [nm]                    : 1311",
+            "Transfer Distance [m]              : 500",
+            "Rx LOS [per lane]                  : "
+            + ",".join("1" if v is None else "0" for v in dom.rx_power_dbm), ""]
 
 
 def _ber(value: float) -> str:

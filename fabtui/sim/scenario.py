@@ -37,7 +37,9 @@ class FaultKind(StrEnum):
     """The faults the simulation knows how to play, and what each component is."""
 
     OPTIC_DEGRADING = "optic-degrading"
-    """A switch port's receive power falls; FEC corrects more, then cannot; then the link flaps."""
+    """The laser of the optic in a switch port ages: its launch power falls while its bias and
+    temperature climb, so the far end receives less light (its FEC corrects more, then cannot);
+    then the link flaps."""
     LINK_FLAP = "link-flap"
     """A link (NIC or switch port, or an optic id) goes down for a few seconds, repeatedly."""
     PFC_STORM = "pfc-storm"
@@ -54,6 +56,13 @@ class FaultKind(StrEnum):
     """Another job shares a leaf's uplinks: ECN marks and CNPs on the nodes behind it."""
     UPLINK_DOWN = "uplink-down"
     """A leaf uplink (`leaf:port`) is down; traffic reroutes over the remaining uplinks."""
+    DIRTY_CONNECTOR = "dirty-connector"
+    """The connector at one end of a cable (a switch port or `node:mlx5_N`) is dirty on some
+    fibres (`lanes`, `loss_db`): the far end receives less light there, while the module at
+    the dirty end launches normally."""
+    PFC_DEADLOCK = "pfc-deadlock"
+    """Pause circulates between switches with no host source: a cyclic buffer dependency over
+    `leaf` -> `via` spine -> `to` leaf (params) -> back, each paused by the next."""
 
 
 class FaultSpec(BaseModel):

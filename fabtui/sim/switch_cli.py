@@ -5,6 +5,7 @@ whether the CLI rejected it); `serve` wraps that in an interactive session with 
 prompt, echo and pager for `python -m fabtui.sim switch --name X`. Supported commands:
 
 - SONiC: `show interfaces counters [-i PORT]`, `show interfaces counters fec-stats`,
+  `show interfaces counters fec-histogram PORT`,
   `show pfc counters`, `show queue counters [PORT]`, `show interfaces transceiver eeprom --dom
   [PORT]`, `show lldp table`, `show interfaces status`;
 - Arista EOS: `show interfaces [PORT]`, `show interfaces counters errors`, `show interfaces
@@ -150,6 +151,14 @@ def _sonic(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
         rest = args[2:]
         if rest[:1] == ["fec-stats"]:
             return _sonic_fec(sim, switch, t), False
+        if rest[:1] == ["fec-histogram"]:
+            port = _port_arg(sim, switch, rest[1]) if len(rest) > 1 else None
+            if port is None:
+                return ("Usage: show interfaces counters fec-histogram [OPTIONS] INTERFACENAME"
+                        "\nTry \"show interfaces counters fec-histogram -h\" for help.\n\n"
+                        "Error: Missing argument \"INTERFACENAME\".\n"
+                        if len(rest) < 2 else f"Invalid interface name {rest[1]}\n"), True
+            return _sonic_fec_histogram(sim, switch, port, t), False
         if rest and rest[0] not in ("-i", "--interface", "-a", "--printall"):
             return _click_error("show interfaces counters", rest[0]), True
         only = rest[rest.index("-i") + 1] if "-i" in rest and rest.index("-i") + 1 < len(rest) \
@@ -223,6 +232,15 @@ def _sonic_fec(sim: Sim, switch: Switch, t: float) -> str:
                      _n(c.fec_symbol_err), f"{c.pre_ber:.2e}" if c.up else "N/A",
                      f"{c.post_ber:.2e}" if c.up else "N/A"])
     return _table(headers, rows)
+
+
+def _sonic_fec_histogram(sim: Sim, switch: Switch, port: str, t: float) -> str:
+    """Codewords by the number of symbol errors corrected (BIN0..BIN15), as portstat prints
+    them: the same integrals as fec-stats (FEC_CORR is BIN1..BIN15)."""
+    link = sim.real_link(switch.name, port, t)
+    bins = sim.receiver_counts(link, switch.name, port, t)[3] if link is not None else ()
+    rows = [[f"BIN{i}", str(value)] for i, value in enumerate(bins)]
+    return _table(["Symbol Errors Per Codeword", "Codewords"], rows)
 
 
 def _sonic_pfc(sim: Sim, switch: Switch, t: float) -> str:

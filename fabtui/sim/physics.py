@@ -11,7 +11,7 @@ counters) prints the same integrals, so the layers cannot disagree.
 - RS(544,514) over 10-bit symbols corrects up to 15 symbol errors per codeword (IEEE 802.3
   clause 119, "RS-FEC ... corrects up to 15 symbols"). With independent bit errors, the symbol
   errors in a codeword are Poisson with mean 544 x (1 - (1 - BER)^10): at BER 3e-5 the mean is
-  0.16 and a codeword with 16 errors is a 1e-25 event; only near 1e-3 (mean ~5) do
+  0.16 and a codeword with 16 errors is a 1e-26 event; only near 1e-3 (mean ~5) do
   uncorrectable codewords appear. The histogram bins (codewords by the number of symbol errors
   corrected, BIN0..BIN15, as SONiC `show interfaces counters fec-histogram` and mlxlink
   `--show_histogram` print them) are the same distribution.
@@ -46,8 +46,9 @@ def lane_ber(power_dbm: float | None, floor: float) -> float:
 
 
 def codewords_per_s(speed_gbps: float) -> float:
-    """RS(544,514) codewords a port decodes per second (the FEC runs on idles too)."""
-    return speed_gbps * 1e9 / (RS_K * SYMBOL_BITS)
+    """RS(544,514) codewords a port decodes per second (the FEC runs on idles too). The model
+    counts the line rate as the decoded bits, so corrected bits / decoded bits is the BER."""
+    return speed_gbps * 1e9 / (RS_N * SYMBOL_BITS)
 
 
 @dataclass(frozen=True)

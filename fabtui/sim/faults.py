@@ -58,6 +58,8 @@ def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
         if switch is None or switch.role is not Role.LEAF:
             raise FaultError(f"interference needs a leaf switch; {text!r} is not one")
         return Fault(spec, switch=text)
+    if kind is FaultKind.PFC_DEADLOCK:
+        return _deadlock(graph, spec, text)
     if kind is FaultKind.NCCL_HANG:
         return _hang(graph, spec, text)
     if kind in (FaultKind.PFC_STORM, FaultKind.RANK_MAPPING):
@@ -88,6 +90,21 @@ def _nic_fault(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
     if (host, partner.name) not in graph.attachments:
         raise FaultError(f"{host}:{partner.name} has no cable to a switch")
     return Fault(spec, link=link, host=host, nic=nic, partner=partner.name)
+
+
+def _deadlock(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
+    """A loop leaf -> via -> to -> back -> leaf of switches cabled to each other in turn."""
+    hops = [text, *(str(spec.params.get(key, "")) for key in ("via", "to", "back"))]
+    for hop in hops:
+        if hop not in graph.switches:
+            raise FaultError("pfc-deadlock needs a leaf and params via / to / back naming the "
+                             f"switches of the loop; {hop!r} is not a switch")
+    for one, other in zip(hops, [*hops[1:], hops[0]], strict=True):
+        cabled = {split_endpoint(e)[0] for index in graph.uplinks(one) + graph.downlinks(one)
+                  for e in (graph.topology.links[index].a, graph.topology.links[index].b)}
+        if other not in cabled:
+            raise FaultError(f"pfc-deadlock: {one} and {other} are not cabled to each other")
+    return Fault(spec, switch=text)
 
 
 def _hang(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:

@@ -12,7 +12,8 @@ scenario, in the wording NCCL 2.21 and PyTorch 2.5 use:
   retries) that rank and the rank sending to it over the rail report completion error 12 naming
   each other's addresses, and both abort; every other rank stalls in the all_reduce until the
   watchdog fires at T + timeout, and rank 0's desync report names the two ranks;
-- dmesg: `mlx5_core ... Link down` / `Link up` for every down window of the node's NIC links.
+- dmesg: `mlx5_core ... Link down` / `Link up` for every down window of the node's NIC links,
+  and the PFC stall-prevention event of a storming NIC when it stops pausing.
 """
 
 from __future__ import annotations
@@ -266,6 +267,19 @@ def kernel_log(sim: Sim, host: str, t: float, *, human: bool = False) -> str:
                 events.append((start, f"mlx5_core {nic.pci} {nic.netdev or nic.name}: Link down"))
             if end <= t:
                 events.append((end, f"mlx5_core {nic.pci} {nic.netdev or nic.name}: Link up"))
+    for fault in sim.faults:
+        nic_found = next((n for n in node.nics if n.name == fault.nic), None)
+        if fault.kind is not FaultKind.PFC_STORM or fault.host != host or nic_found is None:
+            continue
+        stall = sim.stall_timeout(fault)
+        end = fault.spec.until if fault.spec.until is not None else float("inf")
+        if stall > 0 and fault.spec.at + stall <= min(t, end):
+            # The wording is the simulator's; mlx5 counts the event as
+            # tx_pause_storm_error_events (ethtool -S).
+            events.append((fault.spec.at + stall,
+                           f"mlx5_core {nic_found.pci} {nic_found.netdev or nic_found.name}: "
+                           f"PFC stall prevention: receive stalled {stall * 1000:.0f} ms on "
+                           f"priority 3, stopped sending pause frames"))
     events.sort()
     out = []
     for at, message in events:

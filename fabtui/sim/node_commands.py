@@ -74,9 +74,7 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
                  sim.integrate(lambda x: sim.pause_duration_rate(host, link, x)[1], t, link))
     corrected, lost, _symbols = sim.receiver(link, host, nic.name, t)
     received_bits = sim.bits_received(link, t)
-    storms = [f for f in sim.faults if f.kind is FaultKind.PFC_STORM and f.host == host
-              and f.nic == nic.name and f.spec.at <= t]
-    storm_time = sum(max(0.0, min(t, f.spec.until or t) - f.spec.at) for f in storms)
+    warnings, errors = storm_events(sim, host, nic.name, t)
     rdma_bytes = counters.rx_bytes
     values |= {
         "rx_vport_rdma_unicast_packets": rdma_bytes // FRAME,
@@ -110,13 +108,30 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         f"rx_prio{PRIORITY}_cong_discard": 0,
         f"rx_prio{PRIORITY}_marked": int(sim.integrate(
             lambda x: sim.congestion(host, nic, x)[0], t, link)),
-        "tx_pause_storm_warning_events": int(storm_time // 10),
-        "tx_pause_storm_error_events": int(storm_time >= 60),
+        "tx_pause_storm_warning_events": warnings,
+        "tx_pause_storm_error_events": errors,
         "rx_pci_signal_integrity": 0, "tx_pci_signal_integrity": 0,
         "module_unplug": 0, "module_bus_stuck": 0, "module_high_temp": 0,
         "module_bad_shorted": 0,
     }
     return values
+
+
+def storm_events(sim: Sim, host: str, nic: str, t: float) -> tuple[int, int]:
+    """(warning, error) PFC stall-prevention events of a NIC by `t`: its receiver stalled for
+    85 % of the timeout (warning), then for all of it, when mlx5 stops pausing (error;
+    mlx5 counters.rst tx_pause_storm_*_events). None when prevention is off."""
+    warnings = errors = 0
+    for fault in sim.faults:
+        if fault.kind is not FaultKind.PFC_STORM or fault.host != host or fault.nic != nic:
+            continue
+        stall = sim.stall_timeout(fault)
+        end = fault.spec.until if fault.spec.until is not None else float("inf")
+        if stall <= 0:
+            continue
+        warnings += int(fault.spec.at + 0.85 * stall <= min(t, end))
+        errors += int(fault.spec.at + stall <= min(t, end))
+    return warnings, errors
 
 
 def rdma_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
@@ -225,12 +240,14 @@ def _ibstat(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     for nic in nics:
         up = _port_state(sim, node, nic, t)
         guid = _guid(sim, node.hostname, nic.name)
+        attachment = sim.graph.attachments.get((node.hostname, nic.name))
+        rate = sim.link_speed(attachment.link_index) if attachment else nic.speed
         lines += [f"CA '{nic.name}'", "\tCA type: MT4129", "\tNumber of ports: 1",
                   "\tFirmware version: 28.39.1002", "\tHardware version: 0",
                   f"\tNode GUID: {guid}", f"\tSystem image GUID: {guid}", "\tPort 1:",
                   f"\t\tState: {'Active' if up else 'Down'}",
                   f"\t\tPhysical state: {'LinkUp' if up else 'Polling'}",
-                  f"\t\tRate: {nic.speed if up else 10}", "\t\tBase lid: 0", "\t\tLMC: 0",
+                  f"\t\tRate: {rate if up else 10}", "\t\tBase lid: 0", "\t\tLMC: 0",
                   "\t\tSM lid: 0", "\t\tCapability mask: 0x00010000",
                   f"\t\tPort GUID: {guid}", "\t\tLink layer: Ethernet"]
     return "\n".join(lines) + "\n", "", 0
@@ -308,7 +325,8 @@ def _mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     lines = ["", "Operational Info", "----------------",
              f"State                              : {'Active' if up else 'Disable'}",
              f"Physical state                     : {'LinkUp' if up else 'Disabled'}",
-             f"Speed                              : {'400G' if up else 'N/A'}",
+             f"Speed                              : "
+             f"{str(sim.link_speed(link)) + 'G' if up else 'N/A'}",
              f"Width                              : {'4x' if up else 'N/A'}",
              "FEC                                : Standard_RS-FEC - (544,514)",
              "Loopback Mode                      : No Loopback",

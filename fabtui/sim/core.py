@@ -31,6 +31,7 @@ from fabtui.sim.scenario import FaultKind, FaultSpec, Scenario
 from fabtui.topology.expected import (
     expected_busbw,
     expected_rdma_gbps,
+    ib_retry_window_s,
     node_shape,
     pause_frame_hold_s,
 )
@@ -170,6 +171,7 @@ class Sim:
         edges = {f.spec.at for f in self.faults} | \
             {f.spec.until for f in self.faults if f.spec.until is not None}
         self._cycles: dict[int, list[tuple[str, str, int]]] = {}
+        self._failure: tuple[tuple[float, int] | None] | None = None
         edges |= {self.storm_pause_window(f)[1] for f in self.faults
                   if f.kind is FaultKind.PFC_STORM and self.storm_pause_window(f)[1] != INF}
         edges |= {edge for windows in self._shut.values() for window in windows
@@ -179,6 +181,9 @@ class Sim:
         self._host_link: dict[int, bool] = {}
         self._leaf: dict[int, str | None] = {}
         self._ports: dict[str, list[str]] | None = None
+        failure = self.job_failure()
+        if failure is not None:  # the job's traffic stops there
+            self._breakpoints = sorted({*self._breakpoints, failure[0]})
 
     def link_of(self, component: str) -> int | None:
         """The link of a switch port, a NIC (`node:mlx5_N`) or an optic id."""
@@ -338,9 +343,37 @@ class Sim:
         return sum(rate(mid) * width for mid, width in self.segments(t, link, ramps))
 
     # workload --------------------------------------------------------------------------------
+    def retry_window_s(self) -> float:
+        """Seconds a link of the job may be down before its IB QPs give up (completion
+        error 12): 4.096 us x 2^NCCL_IB_TIMEOUT x (NCCL_IB_RETRY_CNT + 1), from the job's
+        NCCL version and environment (fabtui.topology.expected.ib_retry_window_s)."""
+        workload = self.scenario.workload
+        return ib_retry_window_s(workload.nccl_version, workload.nccl_env)
+
+    def job_failure(self) -> tuple[float, int] | None:
+        """(when, link) the job dies of a flap longer than its retry window, or None: the
+        first down window of a host link that outlasts `retry_window_s`."""
+        if self._failure is None:
+            window = self.retry_window_s()
+            found: tuple[float, int] | None = None
+            for fault in self.faults:
+                if fault.kind is not FaultKind.LINK_FLAP or fault.link is None or \
+                        not self._is_host_link(fault.link):
+                    continue
+                for start, end in self.down_windows(fault.link):
+                    if end - start > window and (found is None or start + window < found[0]):
+                        found = (start + window, fault.link)
+                        break
+            self._failure = (found,)
+        return self._failure[0]
+
     def job_factor(self, t: float) -> float:
-        """How fast the job runs at `t` (0: stalled by a hang; < 1: a straggler holds it)."""
+        """How fast the job runs at `t` (0: stalled by a hang, or dead of a long flap; < 1: a
+        straggler holds it)."""
         if self.active(FaultKind.NCCL_HANG, t):
+            return 0.0
+        failure = self.job_failure()
+        if failure is not None and t >= failure[0]:
             return 0.0
         factor = 1.0
         for fault in self.active(FaultKind.SLOW_NODE, t):

@@ -8,10 +8,13 @@ scenario, in the wording NCCL 2.21 and PyTorch 2.5 use:
 - init: `NET/IB : Using` with the node's NICs, one network channel per rank over its rail NIC,
   `/GDRDMA` unless GPUDirect RDMA is off on the node (then `GPU Direct RDMA Disabled for HCA`);
 - steps: rank 0 logs each training step and its time (a slow node stretches it);
-- an NCCL hang on `node:gpuN` at T: the NIC of that rank lost its link, so about 30 s later (7
-  retries) that rank and the rank sending to it over the rail report completion error 12 naming
-  each other's addresses, and both abort; every other rank stalls in the all_reduce until the
+- an NCCL hang on `node:gpuN` at T: the NIC of that rank lost its link, so one retry window
+  later (`Sim.retry_window_s`: 8.6 s on NCCL 2.21 with the default NCCL_IB_TIMEOUT 18) that
+  rank and the rank sending to it over the rail report completion error 12 naming each
+  other's addresses, and both abort; every other rank stalls in the all_reduce until the
   watchdog fires at T + timeout, and rank 0's desync report names the two ranks;
+- a link flap longer than the retry window: the same completion error 12 on the rank of that
+  NIC and its rail sender, and the job ends; a shorter flap costs the job nothing;
 - dmesg: `mlx5_core ... Link down` / `Link up` for every down window of the node's NIC links,
   and the PFC stall-prevention event of a storming NIC when it stops pausing.
 """
@@ -25,11 +28,8 @@ from fabtui.model.topology import Nic
 from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind
 
-NCCL_VERSION = "2.21.5"
 _BASE_STEPS = 1200
 """Training steps the job had done when the scenario started."""
-_RETRY_S = 31.0
-"""Seconds from a dead link to the completion error: 7 retries of a 4.3 s ACK timeout."""
 _MAX_STEP_LINES = 600
 
 
@@ -87,9 +87,11 @@ def _init_lines(sim: Sim) -> list[_Line]:
         bus = node.gpus[gpu].pci.split(":", 1)[-1].replace(":", "").split(".")[0] + "0"
         text = []
         if rank == 0:
-            text.append(f"NCCL version {NCCL_VERSION}+cuda12.4")
+            text.append(f"NCCL version {sim.scenario.workload.nccl_version}+cuda12.4")
         text += [f"Bootstrap : Using bond0:{_mgmt_ip(sim, host)}<0>",
                  "NCCL_IB_GID_INDEX set by environment to 3.",
+                 *(f"{name} set by environment to {value}." for name, value in
+                   sorted(sim.scenario.workload.nccl_env.items())),
                  f"NET/IB : Using {using} [RO]; OOB bond0:{_mgmt_ip(sim, host)}<0>",
                  "Using network IB",
                  f"ncclCommInitRank comm {pointer} rank {rank} nranks {nranks} cudaDev {gpu} "
@@ -172,7 +174,7 @@ def _hang_lines(sim: Sim, t: float) -> list[_Line]:
         seq = steps_done(sim, start) + 1
         numel = 262_144_000
         own_nic = sim.nic_of_gpu(fault.host, fault.gpu)
-        at = start + _RETRY_S
+        at = start + sim.retry_window_s()
         if at <= t and receiver is not None and sender is not None:
             recv_nic = sim.nic_of_gpu(receiver[1], receiver[2])
             send_nic = sim.nic_of_gpu(sender[1], sender[2])
@@ -185,7 +187,7 @@ def _hang_lines(sim: Sim, t: float) -> list[_Line]:
                     sim, at + 1.2, rank, "ProcessGroupNCCL.cpp:1895",
                     f"[PG ID 0 PG GUID 0(default_pg) Rank {rank}] Process group watchdog thread "
                     f"terminated with exception: NCCL error: remote process exited or there was "
-                    f"a network error, NCCL version {NCCL_VERSION}")))
+                    f"a network error, NCCL version {sim.scenario.workload.nccl_version}")))
         fired = start + timeout_ms / 1000
         if fired > t:
             continue
@@ -218,6 +220,43 @@ def _hang_lines(sim: Sim, t: float) -> list[_Line]:
     return lines
 
 
+def _flap_lines(sim: Sim, t: float) -> list[_Line]:
+    """A link down longer than the job's retry window: the rank on that NIC and the rank
+    sending to it over the rail get completion error 12 and abort; srun ends the job."""
+    failure = sim.job_failure()
+    if failure is None or failure[0] > t:
+        return []
+    at, link = failure
+    owner = next(((host, nic) for (host, nic), a in sim.graph.attachments.items()
+                  if a.link_index == link), None)
+    if owner is None:
+        return []
+    host, nic_name = owner
+    node = sim.graph.nodes[host]
+    from fabtui.topology.pairing import gpu_map
+
+    lines: list[_Line] = []
+    version = sim.scenario.workload.nccl_version
+    own_nic = next((n for n in node.nics if n.name == nic_name), None)
+    for gpu in gpu_map(node).get(nic_name, [])[:1]:
+        rank = sim.rank_of(host, gpu)
+        sender = _rail_peer(sim, rank, -8) if rank is not None else None
+        receiver = _rail_peer(sim, rank, 8) if rank is not None else None
+        if rank is None or sender is None or receiver is None:
+            continue
+        lines += _completion_error(sim, at, rank, host, gpu, own_nic,
+                                   sim.nic_of_gpu(receiver[1], receiver[2]), "Send")
+        lines += _completion_error(sim, at + 0.4, sender[0], sender[1], sender[2],
+                                   sim.nic_of_gpu(sender[1], sender[2]), own_nic, "Send")
+        for each in (rank, sender[0]):
+            lines.append(_Line(at + 1.2, each, _c10(
+                sim, at + 1.2, each, "ProcessGroupNCCL.cpp:1895",
+                f"[PG ID 0 PG GUID 0(default_pg) Rank {each}] Process group watchdog thread "
+                f"terminated with exception: NCCL error: remote process exited or there was "
+                f"a network error, NCCL version {version}")))
+    return lines
+
+
 def _completion_error(sim: Sim, at: float, rank: int, host: str, gpu: int, nic: Nic | None,
                       peer: Nic | None, request: str) -> list[_Line]:
     pid = _pid(rank)
@@ -235,7 +274,8 @@ def _c10(sim: Sim, at: float, rank: int, where: str, message: str) -> str:
 
 
 def _job_lines(sim: Sim, t: float) -> list[_Line]:
-    return sorted([*_init_lines(sim), *_step_lines(sim, t), *_hang_lines(sim, t)])
+    return sorted([*_init_lines(sim), *_step_lines(sim, t), *_hang_lines(sim, t),
+                   *_flap_lines(sim, t)])
 
 
 def job_log(sim: Sim, t: float) -> str:

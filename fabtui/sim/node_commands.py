@@ -143,8 +143,10 @@ def rdma_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
     cnps = int(sim.integrate(lambda x: sim.congestion(host, nic, x)[1], t, link))
     hang = [f for f in sim.faults if f.kind is FaultKind.NCCL_HANG and f.host == host
             and f.nic == nic.name and f.spec.at <= t]
-    # A dead link: the QPs retransmit until the retry count runs out (NCCL_IB_RETRY_CNT=7).
-    timeouts = sum(min(7 * 64, int((t - f.spec.at) / 4.3) * 64) for f in hang)
+    # A dead link: the QPs retransmit once per ACK timeout until the retry count runs out.
+    retries = int(sim.scenario.workload.nccl_env.get("NCCL_IB_RETRY_CNT", 7))
+    per_try = sim.retry_window_s() / (retries + 1)
+    timeouts = sum(min(retries * 64, int((t - f.spec.at) / per_try) * 64) for f in hang)
     base = sim.base
     key = (host, nic.name)
     return {

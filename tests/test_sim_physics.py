@@ -110,3 +110,37 @@ def test_a_dirty_far_connector_is_blamed_on_the_fibre_not_the_leaf_optic(
     only(fec, "leaf-g00-r6:Ethernet8", Verdict.FAIL)
     assert values(fec, "delta.fec_uncorr")["leaf-g00-r6:Ethernet8"] == 0
     clean(fabric.probe("switch.dom", "leaf-g00-r6:Ethernet0"))
+
+
+def _utilization(result: ProbeResult) -> dict[str, float]:
+    assert result.parsed is not None
+    return {name: port["rx_util"] for name, port in result.parsed["interfaces"].items()
+            if port.get("rx_util") is not None}
+
+
+@scenario("healthy")
+def test_with_pxn_the_jobs_traffic_stays_on_its_rail(fabric: Fabric) -> None:
+    util = _utilization(fabric.probe("switch.counters", "leaf-g00-r3"))
+    hosts = [v for port, v in util.items() if int(port.removeprefix("Ethernet")) < 64]
+    uplinks = [v for port, v in util.items() if int(port.removeprefix("Ethernet")) >= 64]
+    assert len(hosts) == 8 and len(uplinks) == 8
+    assert min(hosts) > 50 and max(uplinks) < 3  # background only: the spines carry no rail
+    everyone = ",".join(f"node{i:03d}:8" for i in range(1, 9))
+    alltoall = fabric.probe("nccl.mpirun", "node001", collective="alltoall", hosts=everyone,
+                            ranks="64")
+    clean(alltoall)
+    busbw = values(alltoall, "alltoall_busbw_max") or values(alltoall, "busbw_max")
+    expected = values(alltoall, "busbw_expected")
+    assert busbw and expected
+    figure, limit = next(iter(busbw.values())), next(iter(expected.values()))
+    assert isinstance(figure, float) and isinstance(limit, float)
+    assert limit == pytest.approx(54.0) and figure == pytest.approx(limit, rel=0.01)
+
+
+@scenario("rank-mapping")
+def test_crossed_cables_put_their_rails_traffic_on_the_uplinks(fabric: Fabric) -> None:
+    util = _utilization(fabric.probe("switch.counters", "leaf-g00-r2"))
+    uplinks = [v for port, v in util.items() if int(port.removeprefix("Ethernet")) >= 64]
+    # node007's rail-6 NIC lands on rail 2's leaf and its rail-2 NIC elsewhere: both NICs'
+    # traffic goes up to the spines, spread over the eight uplinks (2 x 55 % / 8 + background).
+    assert all(13 < v < 18 for v in uplinks), uplinks

@@ -51,6 +51,8 @@ RX_HIGH_WARNING, RX_HIGH_ALARM = 4.0, 5.0
 TX_LOW_ALARM, TX_LOW_WARNING, TX_HIGH_WARNING, TX_HIGH_ALARM = -8.4, -6.4, 4.0, 5.0
 BIAS_LOW_ALARM, BIAS_LOW_WARNING, BIAS_HIGH_WARNING, BIAS_HIGH_ALARM = 2.0, 4.0, 13.0, 15.0
 TEMP_HIGH_ALARM, TEMP_HIGH_WARNING = 75.0, 70.0
+BACKGROUND_UPLINK_SHARE = 0.02
+"""Share of a leaf uplink's line rate that is not the job's (storage, checkpoints, control)."""
 STALL_PREVENTION_S = 8.0
 """mlx5 PFC stall prevention: a receiver stalled this long stops sending pause (the critical
 timeout's maximum and default, MLX5E_PFC_PREVEN_TOUT_MAX_MSEC 8000 in the kernel's
@@ -172,6 +174,7 @@ class Sim:
             {f.spec.until for f in self.faults if f.spec.until is not None}
         self._cycles: dict[int, list[tuple[str, str, int]]] = {}
         self._failure: tuple[tuple[float, int] | None] | None = None
+        self._crossing: dict[tuple[str, tuple[int, ...]], int] = {}
         edges |= {self.storm_pause_window(f)[1] for f in self.faults
                   if f.kind is FaultKind.PFC_STORM and self.storm_pause_window(f)[1] != INF}
         edges |= {edge for windows in self._shut.values() for window in windows
@@ -428,16 +431,46 @@ class Sim:
                 if fault.link == link:
                     share *= 0.05  # the storming NIC is paused itself: almost nothing moves
             return line * share
-        share = 0.08 * jitter * self.job_factor(t)
+        # With PXN (NCCL's default, NCCL_PXN_DISABLE=0) a GPU's traffic to another rail
+        # first crosses NVLink to the local GPU of that rail, so the job's collectives stay
+        # on their rail's leaf: uplinks carry background traffic (storage, checkpoints) and
+        # only the NICs whose cable lands on another rail's leaf (crossed cables).
+        share = BACKGROUND_UPLINK_SHARE * jitter
         leaf = self._leaf_of_link(link)
         if leaf is not None:
             ups = self.uplinks(leaf)
+            crossing = self._crossing_nics(leaf, t)
+            if ups and crossing:
+                share += crossing * self.scenario.workload.utilization * \
+                    self.job_factor(t) / len(ups)
             alive = len(ups) - sum(1 for u in ups if u in self._by_link and
                                    not self.link_up(u, t)) or 1
             share *= len(ups) / alive
             if any(f.switch == leaf for f in self.active(FaultKind.INTERFERENCE, t)):
                 share += 0.45 * jitter  # the other job's traffic shares these uplinks
         return line * min(share, 0.98)
+
+    def _crossing_nics(self, leaf: str, t: float) -> int:
+        """NICs cabled to `leaf` that belong to another rail (their rail-mates are on other
+        leaves, so their traffic goes up to the spines and back down), plus the NICs of that
+        rail cabled elsewhere."""
+        swaps = tuple(i for i, f in enumerate(self.faults)
+                      if f.kind is FaultKind.RANK_MAPPING and f.active(t))
+        cached = self._crossing.get((leaf, swaps))
+        if cached is not None:
+            return cached
+        rails = {nic.rail for node in self.graph.nodes.values() for nic in node.nics
+                 if self.graph.attachments.get((node.hostname, nic.name)) is not None and
+                 split_endpoint(self.graph.far_end(f"{node.hostname}:{nic.name}") or "")[0]
+                 == leaf}
+        count = 0
+        for node in self.graph.nodes.values():
+            for nic in node.nics:
+                landed = split_endpoint(self.actual_port(node.hostname, nic.name, t) or "")[0]
+                if (landed == leaf) != (nic.rail in rails):
+                    count += 1
+        self._crossing[(leaf, swaps)] = count
+        return count
 
     def bytes_moved(self, link: int, t: float) -> int:
         """Bytes the link carried in one direction over [0, t]."""
@@ -731,12 +764,13 @@ class Sim:
 
     # collective performance ------------------------------------------------------------------
     def busbw(self, nodes: Sequence[str], t: float, size: int, *,
-              collective: str = "all_reduce") -> float:
+              collective: str = "all_reduce", pxn: bool = True) -> float:
         """Bus bandwidth (GB/s) of `collective` over `nodes` at message `size`.
 
         A healthy fabric reaches what fabtui.topology.expected derives from the topology (the
-        figure the probes judge against); faults take their share from there. alltoall leaves
-        the rail, so it crosses the spines and each leaf's lost uplinks cut it in proportion."""
+        figure the probes judge against, PXN included); faults take their share from there.
+        With PXN (the default) alltoall stays on each rail's leaf; without it
+        (`NCCL_PXN_DISABLE=1`) it crosses the spines and each leaf's lost uplinks cut it."""
         slow = {f.host for f in self.active(FaultKind.SLOW_NODE, t)}
         gdr_off = {f.host for f in self.active(FaultKind.GDR_OFF, t)}
         interference = {f.switch for f in self.active(FaultKind.INTERFERENCE, t)}
@@ -756,7 +790,9 @@ class Sim:
                         if f.link is not None and self.link_up(f.link, t)}
             if storming and any(self._behind(n) & storming for n in nodes):
                 peak *= 0.25  # the paused leaf holds every rail flow through it
-            if collective == "alltoall":
+            if collective == "alltoall" and not pxn:
+                # Without PXN a GPU sends to every other rail through its own NIC: (G-1)/G of
+                # alltoall crosses the spines, so each leaf's lost uplinks cut it.
                 peak *= min((self._uplink_share(leaf, t) for n in nodes
                              for leaf in self._behind(n)), default=1.0)
         if slow & set(nodes):

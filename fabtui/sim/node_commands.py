@@ -677,6 +677,7 @@ def _nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
     launcher = argv[0].rsplit("/", 1)[-1]
     nodes = [node.hostname]
     prefix = ""
+    pxn = "NCCL_PXN_DISABLE=1" not in argv  # mpirun -x NCCL_PXN_DISABLE=1
     if launcher in ("mpirun", "srun"):
         nodes = _launch_nodes(sim, argv) or [node.hostname]
         prefix = "[1,0]<stdout>:" if launcher == "mpirun" else "0: "
@@ -721,7 +722,7 @@ def _nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
             break
         count = size // 4 if collective not in ("all_gather", "alltoall", "reduce_scatter") \
             else size // 4 // max(ranks, 1)
-        busbw = sim.busbw(nodes, t, size, collective=collective)
+        busbw = sim.busbw(nodes, t, size, collective=collective, pxn=pxn)
         algbw = busbw / factor if factor else busbw
         time_us = size / (algbw * 1e3) if algbw else 0.0
         redop = "sum" if collective in ("all_reduce", "reduce_scatter", "reduce") else "none"

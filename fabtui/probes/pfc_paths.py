@@ -46,7 +46,9 @@ def pause_origin(results: Iterable[Mapping[str, Any]],
     """`{kind: "pfc-storm", sources}` when host ports receive pause, `{kind: "pfc-deadlock",
     loop, ports}` when pause holds a loop of switches and no host is a source, None when
     neither (little pause, or switch-to-switch pause that forms no loop)."""
-    sources, waits, ports = [], {}, {}
+    sources: list[str] = []
+    waits: dict[str, set[str]] = {}
+    ports: dict[tuple[str, str], str] = {}
     for direction, component, share in _shares(results):
         far = graph.far_end(component)
         if far is None:

@@ -310,10 +310,14 @@ def _sonic_pfc_history(sim: Sim, switch: Switch, t: float) -> str:
         link = sim.real_link(switch.name, port, t)
         if link is None:
             continue
-        paused = sim.integrate(lambda x, lk=link: sim.pause_duration_rate(switch.name, lk, x)[0],
-                               t, link)
-        frames = sim.integrate(
-            lambda x, lk=link, p=port: sim.pause_rates(switch.name, p, lk, x)[0], t, link)
+        def held(x: float, lk: int = link) -> float:
+            return sim.pause_duration_rate(switch.name, lk, x)[0]
+
+        def frames_at(x: float, lk: int = link, p: str = port) -> float:
+            return sim.pause_rates(switch.name, p, lk, x)[0]
+
+        paused = sim.integrate(held, t, link)
+        frames = sim.integrate(frames_at, t, link)
         for priority in range(8):
             if priority == PRIORITY and paused:
                 stamp = time.strftime("%m/%d/%Y, %H:%M:%S", time.gmtime(sim.epoch + t))

@@ -174,7 +174,7 @@ class Sim:
             {f.spec.until for f in self.faults if f.spec.until is not None}
         self._cycles: dict[int, list[tuple[str, str, int]]] = {}
         self._failure: tuple[tuple[float, int] | None] | None = None
-        self._crossing: dict[tuple[str, tuple[int, ...]], int] = {}
+        self._steady: dict[tuple[int, str], tuple[float, physics.FecRates]] = {}
         edges |= {self.storm_pause_window(f)[1] for f in self.faults
                   if f.kind is FaultKind.PFC_STORM and self.storm_pause_window(f)[1] != INF}
         edges |= {edge for windows in self._shut.values() for window in windows
@@ -451,25 +451,19 @@ class Sim:
         return line * min(share, 0.98)
 
     def _crossing_nics(self, leaf: str, t: float) -> int:
-        """NICs cabled to `leaf` that belong to another rail (their rail-mates are on other
-        leaves, so their traffic goes up to the spines and back down), plus the NICs of that
-        rail cabled elsewhere."""
-        swaps = tuple(i for i, f in enumerate(self.faults)
-                      if f.kind is FaultKind.RANK_MAPPING and f.active(t))
-        cached = self._crossing.get((leaf, swaps))
-        if cached is not None:
-            return cached
-        rails = {nic.rail for node in self.graph.nodes.values() for nic in node.nics
-                 if self.graph.attachments.get((node.hostname, nic.name)) is not None and
-                 split_endpoint(self.graph.far_end(f"{node.hostname}:{nic.name}") or "")[0]
-                 == leaf}
+        """NICs whose traffic must cross the spines at `leaf`: the topology cables every NIC
+        to its rail's leaf, so only swapped cables (rank-mapping) put a NIC of another rail on
+        `leaf` or take one of its rail elsewhere."""
         count = 0
-        for node in self.graph.nodes.values():
-            for nic in node.nics:
-                landed = split_endpoint(self.actual_port(node.hostname, nic.name, t) or "")[0]
-                if (landed == leaf) != (nic.rail in rails):
+        for fault in self.faults:
+            if fault.kind is not FaultKind.RANK_MAPPING or not fault.active(t) or \
+                    fault.host is None:
+                continue
+            for nic in (fault.nic, fault.partner):
+                nominal = split_endpoint(self.graph.far_end(f"{fault.host}:{nic}") or "")[0]
+                landed = split_endpoint(self.actual_port(fault.host, nic or "", t) or "")[0]
+                if nominal != landed and leaf in (nominal, landed):
                     count += 1
-        self._crossing[(leaf, swaps)] = count
         return count
 
     def bytes_moved(self, link: int, t: float) -> int:
@@ -580,6 +574,10 @@ class Sim:
         if not self.link_up(link, t):
             return 0.0
         floor = physics.HEALTHY_BER_FLOOR * (1 + 3 * self.noise("ber", link, device, lane))
+        if link not in self._by_link:
+            # A cable no fault touches receives -2.3 .. +0.5 dBm (launch 0.3 .. 1.7 less loss
+            # 1.2 .. 2.6): above the sensitivity knee, so its BER is the lane's floor.
+            return floor
         return physics.lane_ber(self.rx_power(link, device, port, lane, t), floor)
 
     def pre_fec_ber(self, link: int, device: str, port: str, t: float) -> float:
@@ -593,6 +591,16 @@ class Sim:
         if not self.link_up(link, t):
             return physics.fec_rates(0.0, 0.0)
         return physics.fec_rates(self.pre_fec_ber(link, device, port, t), self.link_speed(link))
+
+    def _steady_of(self, link: int, device: str, port: str) -> tuple[float, physics.FecRates]:
+        """(pre-FEC BER, FEC rates) of the receiver at `device` on a cable no fault touches:
+        they never change, so they are worked out once."""
+        found = self._steady.get((link, device))
+        if found is None:
+            ber = self.pre_fec_ber(link, device, port, 0.0)
+            found = self._steady[(link, device)] = (
+                ber, physics.fec_rates(ber, self.link_speed(link)))
+        return found
 
     def _optic_ramps(self, link: int) -> list[tuple[float, float]]:
         return [(f.spec.at, f.spec.at + float(f.spec.params.get("ramp_s", 1800)))
@@ -608,8 +616,15 @@ class Sim:
         """(corrected bits, uncorrectable codewords, corrected symbols, histogram BIN0..15)
         counted over [0, t]; every layer's FEC counters are these integrals."""
         totals = [0.0] * (3 + physics.RS_T + 1)
-        for mid, width in self.segments(t, link, self._optic_ramps(link)):
-            rates = self.fec_rates(link, device, port, mid)
+        if link not in self._by_link:
+            # No fault ever touches this cable: its light, BER and FEC rates never change.
+            steady = self._steady_of(link, device, port)[1]
+            pieces = [(0.0, max(t, 0.0))]
+        else:
+            steady = None
+            pieces = self.segments(t, link, self._optic_ramps(link))
+        for mid, width in pieces:
+            rates = steady if steady is not None else self.fec_rates(link, device, port, mid)
             totals[0] += rates.corrected_bits * width
             totals[1] += rates.uncorrectable * width
             totals[2] += rates.corrected_symbols * width
@@ -852,20 +867,24 @@ class Sim:
         key = (link, device)
         rx_bytes = moved + (self.base("rxb", *key) if not since else 0)
         tx_bytes = moved + (self.base("txb", *key) if not since else 0)
-        corrected, lost, symbols, _ = self.receiver_counts(link, device, port, t)
+        corrected, lost, symbols, bins = self.receiver_counts(link, device, port, t)
+        codewords = sum(bins[1:])
         if since:
             before = self.receiver_counts(link, device, port, since)
             corrected, lost, symbols = (corrected - before[0], lost - before[1],
                                         symbols - before[2])
-        codewords = self.fec_codewords(link, device, port, t, since)
+            codewords -= sum(before[3][1:])
         rx_pause = self.integrate(lambda x: self.pause_rates(device, port, link, x)[0], t, link)
         tx_pause = self.integrate(lambda x: self.pause_rates(device, port, link, x)[1], t, link)
         rx_pfc = [0] * 8
         tx_pfc = [0] * 8
         rx_pfc[PRIORITY], tx_pfc[PRIORITY] = int(rx_pause), int(tx_pause)
         now = self.rate(link, t) * 8
-        rates = self.fec_rates(link, device, port, t)
-        ber = self.pre_fec_ber(link, device, port, t) if up else 0.0
+        if link not in self._by_link:
+            ber, rates = self._steady_of(link, device, port)
+        else:
+            rates = self.fec_rates(link, device, port, t)
+            ber = self.pre_fec_ber(link, device, port, t) if up else 0.0
         line = self.link_speed(link) * 1e9
         post = rates.uncorrectable * physics.RS_N * physics.SYMBOL_BITS / line if up else 0.0
         drops = int(self.noise("drp", *key) * 40)

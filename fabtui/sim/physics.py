@@ -76,15 +76,18 @@ def fec_rates(ber: float, speed_gbps: float) -> FecRates:
                         corrected_symbols=0.0, corrected_bits=0.0)
     symbol_error = -math.expm1(SYMBOL_BITS * math.log1p(-ber))
     mean = RS_N * symbol_error
-    pmf = [math.exp(k * math.log(mean) - mean - math.lgamma(k + 1)) for k in range(RS_T + 1)]
+    pmf = [math.exp(-mean)]
+    for k in range(1, RS_T + 1):  # p(k) = p(k-1) x mean / k
+        pmf.append(pmf[-1] * mean / k)
     # The tail summed term by term: 1 - sum(pmf) would cancel to 0 long before it is 0.
     tail, k = 0.0, RS_T + 1
-    while k < RS_T + 200:
-        term = math.exp(k * math.log(mean) - mean - math.lgamma(k + 1))
+    term = math.exp(k * math.log(mean) - mean - math.lgamma(k + 1))
+    while term > 0.0 and k < RS_T + 200:
         tail += term
-        if term < tail * 1e-12 or term == 0.0:
-            break
         k += 1
+        term *= mean / k
+        if term < tail * 1e-12:
+            break
     bins = tuple(total * p for p in pmf)
     symbols = sum(k * rate for k, rate in enumerate(bins))
     bits_per_symbol_error = SYMBOL_BITS * ber / symbol_error

@@ -57,13 +57,15 @@ def test_a_storm_on_a_100g_port_is_found(fabric: Fabric) -> None:
     port = "leaf-g00-r1:Ethernet48"
     history = fabric.probe("switch.pfc_history", "leaf-g00-r1")
     assert flagged(history)[port] is Verdict.FAIL
-    assert values(history, "pause_time_share.rx.PFC3")[port] == pytest.approx(0.95, abs=0.02)
+    held = values(history, "pause_time_share.rx.PFC3")[port]
+    assert isinstance(held, float) and 0.85 < held <= 1.0  # held paused nearly all the time
     frames = fabric.probe("switch.pfc", "leaf-g00-r1")
     rate = values(frames, "rate.rx.PFC3")[port]
     assert isinstance(rate, float) and 2900 < rate < 3050  # a quarter of a 400G port's ~11.9k
     only(fabric.probe("switch.pfcwd", "leaf-g00-r1"), port, Verdict.FAIL)
     nic = fabric.probe("nic.ethtool", "node007:mlx5_1")
-    assert values(nic, "pause_ratio.tx_prio3")["node007:mlx5_1"] == pytest.approx(0.95, abs=0.02)
+    ratio = values(nic, "pause_ratio.tx_prio3")["node007:mlx5_1"]
+    assert isinstance(ratio, float) and 0.85 < ratio <= 1.0
     assert flagged(nic)["node007:mlx5_1"] is Verdict.FAIL
     only(fabric.probe("nic.ibstat", "node007:mlx5_1"), "node007:mlx5_1", Verdict.FAIL)  # 100 < 400
     clean(fabric.probe("switch.pfc_history", "leaf-g00-r0"))
@@ -81,8 +83,12 @@ def test_stall_prevention_stops_the_pause_after_8_s_and_says_so(fabric: Fabric) 
     # 60 s after the storm began the NIC stopped pausing 52 s ago: nothing to see now ...
     clean(fabric.probe("switch.pfc_history", "leaf-g00-r4"))
     clean(fabric.probe("switch.pfcwd", "leaf-g00-r4"))
-    clean(fabric.probe("nic.ethtool", "node006:mlx5_4"))
-    # ... but the NIC counted and logged the event, and the watchdog saw a storm come and go.
+    # ... except that the stalled host still cannot take what arrives: it drops it.
+    nic = fabric.probe("nic.ethtool", "node006:mlx5_4")
+    assert set(flagged(nic)) == {"node006:mlx5_4"}
+    assert {m.name for m in nic.metrics if m.verdict is not Verdict.OK} == \
+        {"delta.rx_prio3_buf_discard"}
+    # The NIC counted and logged the event, and the watchdog saw a storm come and go.
     sim = build_sim(fresh_state(demo_topology(), find_scenario("pfc-storm-stall-prevention"),
                                 [shipped_templates()]))
     out, _, _ = run(sim, "node006", ["ethtool", "-S", "enp153s0f0np0"], 120.0)

@@ -104,7 +104,7 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         f"rx_prio{PRIORITY}_pause_transition": pause_rx // 20,
         f"tx_prio{PRIORITY}_pause": pause_tx,
         f"tx_prio{PRIORITY}_pause_duration": int(durations[1]),
-        f"rx_prio{PRIORITY}_buf_discard": 0,
+        f"rx_prio{PRIORITY}_buf_discard": stalled_drops(sim, host, nic.name, link, t),
         f"rx_prio{PRIORITY}_cong_discard": 0,
         f"rx_prio{PRIORITY}_marked": int(sim.integrate(
             lambda x: sim.congestion(host, nic, x)[0], t, link)),
@@ -115,6 +115,22 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         "module_bad_shorted": 0,
     }
     return values
+
+
+def stalled_drops(sim: Sim, host: str, nic: str, link: int, t: float) -> int:
+    """Frames a stalled NIC dropped after its stall prevention stopped the pause: the fabric
+    is spared, but the host still cannot take what arrives (rx_prio3_buf_discard)."""
+    total = 0.0
+    for fault in sim.faults:
+        if fault.kind is FaultKind.PFC_STORM and fault.host == host and fault.nic == nic:
+            _, stopped = sim.storm_pause_window(fault)
+            end = min(t, fault.spec.until if fault.spec.until is not None else t)
+            if stopped < end:
+                total += sim.integrate(lambda x, s=stopped: sim.rate(link, x) / FRAME
+                                       if x >= s else 0.0, end, link) - \
+                    sim.integrate(lambda x, s=stopped: sim.rate(link, x) / FRAME
+                                  if x >= s else 0.0, stopped, link)
+    return int(total)
 
 
 def storm_events(sim: Sim, host: str, nic: str, t: float) -> tuple[int, int]:

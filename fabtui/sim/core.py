@@ -10,6 +10,12 @@ frames on the storming NIC *and* on its leaf port, spreading to the leaf's uplin
 Rates are piecewise constant between the scenario's breakpoints (fault starts and ends, link
 flap edges); ramps (a degrading optic) are sampled every `_RAMP_STEP` seconds. Integration is
 exact for that model, so a counter read twice gives the delta a real device would.
+
+Each end of a cable has its own module (launch power, bias, temperature per lane); what an end
+receives is the far module's light less the fibre's loss and dirt; BER follows the light and
+FEC follows the BER (physics.py). Pause follows link speed, mlx5 stall prevention and SONiC's
+watchdog; with PXN the job's traffic stays on its rails. docs/sim.md describes the model and
+docs/thresholds.md (section 6) gives the source of each rule.
 """
 
 from __future__ import annotations
@@ -895,15 +901,6 @@ class Sim:
             tx_pfc=tuple(tx_pfc), fec_corr=codewords, fec_uncorr=lost,
             fec_symbol_err=symbols, pre_ber=ber, post_ber=post,
             link_down_events=self.down_events(link, t))
-
-    def fec_codewords(self, link: int, device: str, port: str, t: float,
-                      since: float = 0.0) -> int:
-        """Codewords the decoder at `device:port` corrected over [since, t] (BIN1..BIN15)."""
-        histogram = self.receiver_counts(link, device, port, t)[3]
-        total = sum(histogram[1:])
-        if since:
-            total -= sum(self.receiver_counts(link, device, port, since)[3][1:])
-        return total
 
     def dom(self, switch: str, port: str, t: float) -> Dom | None:
         """The optic in `switch:port`: per-lane power and bias, temperature, voltage."""

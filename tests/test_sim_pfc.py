@@ -9,10 +9,11 @@ named a deadlock (fabtui.probes.pfc_paths).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from test_sim_scenarios import Fabric, clean, fabric, flagged, only, scenario
 
 from fabtui.model.probe import ProbeResult, Verdict
@@ -129,3 +130,17 @@ def test_a_storm_is_not_taken_for_a_deadlock(fabric: Fabric) -> None:
                                               [shipped_templates()])).topology)
     origin = pause_origin([leaf.model_dump(mode="json")], graph)
     assert origin == {"kind": "pfc-storm", "sources": ["node006:mlx5_4"]}
+
+
+def test_a_deadlock_loop_that_is_not_cabled_is_refused_with_its_line(
+        run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FABTUI_SIM_STATE", str(tmp_path / "sim" / "state.json"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ntimeline:\n  - at: 0\n    fault: pfc-deadlock\n"
+                   "    component: leaf-g00-r1\n"
+                   "    params: {via: spine-01, to: leaf-g00-r2, back: leaf-g00-r3}\n")
+    result = run("--scenario", str(bad), "sim", "status")
+    assert result.exit_code == 2
+    assert f"{bad}:5: timeline[0] (pfc-deadlock): pfc-deadlock: leaf-g00-r2 and leaf-g00-r3 " \
+           "are not cabled to each other" in result.stderr
+    assert "Traceback" not in result.stderr

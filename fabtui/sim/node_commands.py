@@ -126,10 +126,11 @@ def stalled_drops(sim: Sim, host: str, nic: str, link: int, t: float) -> int:
             _, stopped = sim.storm_pause_window(fault)
             end = min(t, fault.spec.until if fault.spec.until is not None else t)
             if stopped < end:
-                total += sim.integrate(lambda x, s=stopped: sim.rate(link, x) / FRAME
-                                       if x >= s else 0.0, end, link) - \
-                    sim.integrate(lambda x, s=stopped: sim.rate(link, x) / FRAME
-                                  if x >= s else 0.0, stopped, link)
+                def dropped(x: float, after: float = stopped) -> float:
+                    return sim.rate(link, x) / FRAME if x >= after else 0.0
+
+                total += sim.integrate(dropped, end, link) - \
+                    sim.integrate(dropped, stopped, link)
     return int(total)
 
 

@@ -114,6 +114,9 @@ def test_both_ends_and_every_layer_agree(name: str) -> None:
 
         # FEC: one receiver, several views
         assert counters["rx_crc_errors_phy"] == mlxlink.counters.effective_physical_errors
+        per_lane = [counters[f"rx_err_lane_{lane}_phy"] for lane in range(4)]
+        assert per_lane == mlxlink.counters.raw_physical_errors_per_lane, where
+        assert sum(per_lane) <= counters["rx_corrected_bits_phy"] < sum(per_lane) + 4, where
         switch_fec = fec.interfaces[port]
         bins = next(iter(histogram.interfaces.values())).histogram  # it does not print the port
         assert switch_fec.fec_corr == sum(v or 0 for b, v in bins.items() if b != "BIN0"), where

@@ -639,6 +639,16 @@ class Sim:
         return (int(totals[0]), int(totals[1]), int(totals[2]),
                 tuple(int(v) for v in totals[3:]))
 
+    def lane_corrected_bits(self, link: int, device: str, port: str, t: float) -> list[int]:
+        """Corrected bits per lane over [0, t] (mlx5 `rx_err_lane_N_phy`, mlxlink `Raw Physical
+        Errors Per Lane`): the total split by each lane's share of the BER at `t` (exact for a
+        steady cable, close for a ramp)."""
+        total = self.receiver_counts(link, device, port, t)[0]
+        bers = [self.lane_ber(link, device, port, lane, t) for lane in range(1, LANES + 1)]
+        if not sum(bers):
+            return [total // LANES] * LANES
+        return [int(total * b / sum(bers)) for b in bers]
+
     def bits_received(self, link: int, t: float) -> int:
         """Bits the receiver decoded over [0, t] (line rate while the link is up)."""
         speed = self.link_speed(link) * 1e9

@@ -88,6 +88,8 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         # The PHY counts every bit it decodes (idles too): pre-FEC BER = corrected / bits.
         "rx_bits_phy": received_bits + values["rx_bytes"] * 8,
         "rx_corrected_bits_phy": corrected,
+        **{f"rx_err_lane_{lane}_phy": bits for lane, bits in
+           enumerate(sim.lane_corrected_bits(link, host, nic.name, t))},
         # Each uncorrectable codeword is a frame with a bad FCS (mlx5 counters.rst).
         "rx_crc_errors_phy": lost,
         "rx_symbol_err_phy": lost,
@@ -365,18 +367,16 @@ def _mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     if "-m" in args and attachment is not None:
         lines += _mlxlink_module(sim, node, nic, t)
     if "-c" in args and attachment is not None:
-        corrected, lost, _symbols = sim.receiver(link, node.hostname, nic.name, t)
+        _corrected, lost, _symbols = sim.receiver(link, node.hostname, nic.name, t)
         bits = max(sim.bits_received(link, t), 1)
-        # The lanes' shares of the corrected bits follow each lane's BER at this moment.
-        bers = [sim.lane_ber(link, node.hostname, nic.name, lane, t) for lane in range(1, 5)]
-        shares = [b / sum(bers) if sum(bers) else 0.25 for b in bers]
         ber_now = sim.pre_fec_ber(link, node.hostname, nic.name, t)
         lines += ["Physical Counters and BER Info", "------------------------------",
                   f"Time Since Last Clear [Min]        : {t / 60:.1f}",
                   f"Effective Physical Errors          : {lost}",
                   f"Effective Physical BER             : {_ber(lost / bits)}",
                   "Raw Physical Errors Per Lane       : "
-                  + ",".join(str(int(corrected * share)) for share in shares),
+                  + ",".join(str(v) for v in sim.lane_corrected_bits(link, node.hostname,
+                                                                       nic.name, t)),
                   f"Raw Physical BER                   : {_ber(ber_now if up else 0.0)}",
                   f"Link Down Counter                  : {sim.down_events(link, t)}",
                   "Link Error Recovery Counter        : 0", ""]

@@ -13,7 +13,7 @@ import pytest
 from click.testing import Result
 
 from fabtui.paths import demo_topology, shipped_templates
-from fabtui.sim.scenario import find_scenario
+from fabtui.sim.scenario import find_scenario, shipped_scenarios
 from fabtui.sim.state import fresh_state, read_state, write_state
 
 
@@ -27,10 +27,13 @@ def state_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_list_and_show(run: Callable[..., Result]) -> None:
     listed = run("sim", "list", "--json")
     names = {row["name"] for row in json.loads(listed.stdout)}
-    assert names == {"healthy", "optic-degrading", "link-flap", "pfc-storm", "slow-node",
+    assert names >= {"healthy", "optic-degrading", "link-flap", "pfc-storm", "slow-node",
                      "nccl-hang", "rank-mapping", "gdr-off", "multi-job-interference",
                      "leaf-uplink-down", "mtu-mismatch", "rdma-gid-mismatch", "qos-misconfig",
-                     "new-node-bad-firmware", "nccl-env-misconfig"}
+                     "new-node-bad-firmware", "nccl-env-misconfig",
+                     "far-end-dirty-connector", "pfc-storm-100g", "pfc-deadlock",
+                     "link-flap-short", "link-flap-long", "pfc-storm-stall-prevention"}
+    assert names == {path.stem for path in shipped_scenarios().glob("*.yaml")}
     shown = run("sim", "show", "nccl-hang")
     assert shown.exit_code == 0
     assert "at 5:00: nccl-hang on node003:gpu5" in shown.stdout

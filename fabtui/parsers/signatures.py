@@ -168,6 +168,10 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("pfc-counters", "pfc_counters",
          "SONiC `show pfc counters [--history]` (pfcstat): PFC0-7 frames per port, Rx/Tx",
          r"Port (?:Rx|Tx)\s+PFC0\s+PFC1|Port\s+Priority\s+RX Pause Transitions"),
+    _sig("pfcwd", "pfcwd",
+         "SONiC `show pfcwd stats` / `show pfcwd config`: PFC watchdog storms per queue",
+         r"QUEUE\s+STATUS\s+STORM DETECTED/RESTORED|PORT\s+ACTION\s+DETECTION TIME\s+"
+         r"RESTORATION TIME"),
     _sig("queue-counters", "queue_counters",
          "SONiC `show queue counters` (queuestat): packets/bytes/drops per port and queue",
          r"Port\s+(?:TxQ|Voq)\s+Counter/pkts\s+Counter/bytes|\"totalpacket\"\s*:"),

@@ -240,6 +240,15 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         found = fabric().nic_ips.get(str(address))
         return f"{found[0]}:{found[1]}" if found else None
 
+    def pfc_origin(*results: Any) -> dict[str, Any] | None:
+        """Where the pause in these `switch.pfc` / `switch.pfc_history` results comes from:
+        a storm's host sources, or a deadlock's loop of switches (fabtui.probes.pfc_paths)."""
+        from fabtui.probes.pfc_paths import pause_origin
+
+        flat = [r for item in results for r in (item if isinstance(item, list) else [item])
+                if isinstance(r, dict)]
+        return pause_origin(flat, fabric())
+
     def nodes_behind(leaf: str) -> list[str]:
         """Nodes with a NIC cabled to `leaf`."""
         return sorted({a.node.hostname for a in fabric().hosts_behind(str(leaf))})
@@ -273,6 +282,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
         "netdev": netdev, "nic_speed": nic_speed, "blast": blast,
         "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,
+        "pfc_origin": pfc_origin,
         "nodes": lambda: sorted(fabric().nodes), "switches": lambda: sorted(fabric().switches),
     })
     return functions

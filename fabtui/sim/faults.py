@@ -58,6 +58,8 @@ def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
         if switch is None or switch.role is not Role.LEAF:
             raise FaultError(f"interference needs a leaf switch; {text!r} is not one")
         return Fault(spec, switch=text)
+    if kind is FaultKind.PFC_DEADLOCK:
+        return _deadlock(graph, spec, text)
     if kind is FaultKind.NCCL_HANG:
         return _hang(graph, spec, text)
     if kind is FaultKind.MISCONFIG:
@@ -103,6 +105,21 @@ def _nic_fault(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
     return Fault(spec, link=link, host=host, nic=nic, partner=partner.name)
 
 
+def _deadlock(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
+    """A loop leaf -> via -> to -> back -> leaf of switches cabled to each other in turn."""
+    hops = [text, *(str(spec.params.get(key, "")) for key in ("via", "to", "back"))]
+    for hop in hops:
+        if hop not in graph.switches:
+            raise FaultError("pfc-deadlock needs a leaf and params via / to / back naming the "
+                             f"switches of the loop; {hop!r} is not a switch")
+    for one, other in zip(hops, [*hops[1:], hops[0]], strict=True):
+        cabled = {split_endpoint(e)[0] for index in graph.uplinks(one) + graph.downlinks(one)
+                  for e in (graph.topology.links[index].a, graph.topology.links[index].b)}
+        if other not in cabled:
+            raise FaultError(f"pfc-deadlock: {one} and {other} are not cabled to each other")
+    return Fault(spec, switch=text)
+
+
 def _hang(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
     device, _, gpu_text = text.partition(":")
     node = graph.nodes.get(device)
@@ -119,14 +136,15 @@ def _hang(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
 
 
 def _link_fault(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
-    """optic-degrading, link-flap, uplink-down: a switch port, a NIC, or an optic id."""
+    """optic-degrading, link-flap, uplink-down, dirty-connector: a switch port, a NIC (flap,
+    connector), or an optic id."""
     kind = spec.fault
     if text in graph.optics:
         link = graph.optics[text]
         text = next(end for end in (graph.topology.links[link].a, graph.topology.links[link].b)
                     if split_endpoint(end)[0] in graph.switches)
     device, port = split_endpoint(text) if ":" in text else (text, "")
-    if device in graph.nodes and kind is FaultKind.LINK_FLAP:
+    if device in graph.nodes and kind in (FaultKind.LINK_FLAP, FaultKind.DIRTY_CONNECTOR):
         host, nic, link = _nic(graph, text, kind)
         far = graph.far_end(f"{host}:{nic}") or ""
         switch, switch_port = split_endpoint(far)

@@ -8,11 +8,15 @@ scenario, in the wording NCCL 2.21 and PyTorch 2.5 use:
 - init: `NET/IB : Using` with the node's NICs, one network channel per rank over its rail NIC,
   `/GDRDMA` unless GPUDirect RDMA is off on the node (then `GPU Direct RDMA Disabled for HCA`);
 - steps: rank 0 logs each training step and its time (a slow node stretches it);
-- an NCCL hang on `node:gpuN` at T: the NIC of that rank lost its link, so about 30 s later (7
-  retries) that rank and the rank sending to it over the rail report completion error 12 naming
-  each other's addresses, and both abort; every other rank stalls in the all_reduce until the
+- an NCCL hang on `node:gpuN` at T: the NIC of that rank lost its link, so one retry window
+  later (`Sim.retry_window_s`: 8.6 s on NCCL 2.21 with the default NCCL_IB_TIMEOUT 18) that
+  rank and the rank sending to it over the rail report completion error 12 naming each
+  other's addresses, and both abort; every other rank stalls in the all_reduce until the
   watchdog fires at T + timeout, and rank 0's desync report names the two ranks;
-- dmesg: `mlx5_core ... Link down` / `Link up` for every down window of the node's NIC links.
+- a link flap longer than the retry window: the same completion error 12 on the rank of that
+  NIC and its rail sender, and the job ends; a shorter flap costs the job nothing;
+- dmesg: `mlx5_core ... Link down` / `Link up` for every down window of the node's NIC links,
+  and the PFC stall-prevention event of a storming NIC when it stops pausing.
 """
 
 from __future__ import annotations
@@ -25,11 +29,8 @@ from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind
 
-NCCL_VERSION = "2.21.5"
 _BASE_STEPS = 1200
 """Training steps the job had done when the scenario started."""
-_RETRY_S = 31.0
-"""Seconds from a dead link to the completion error: 7 retries of a 4.3 s ACK timeout."""
 _MAX_STEP_LINES = 600
 
 
@@ -89,9 +90,10 @@ def _init_lines(sim: Sim) -> list[_Line]:
         bus = node.gpus[gpu].pci.split(":", 1)[-1].replace(":", "").split(".")[0] + "0"
         text = []
         if rank == 0:
-            text.append(f"NCCL version {NCCL_VERSION}+cuda12.4")
+            text.append(f"NCCL version {sim.scenario.workload.nccl_version}+cuda12.4")
         text += [f"Bootstrap : Using bond0:{_mgmt_ip(sim, host)}<0>",
-                 *[f"{k} set by environment to {v}." for k, v in conf.items()],
+                 *[f"{k} set by environment to {v}." for k, v in
+                   {**conf, **sim.scenario.workload.nccl_env}.items()],
                  f"NET/IB : Using {using} [RO]; OOB bond0:{_mgmt_ip(sim, host)}<0>",
                  "Using network IB",
                  f"ncclCommInitRank comm {pointer} rank {rank} nranks {nranks} cudaDev {gpu} "
@@ -174,7 +176,7 @@ def _hang_lines(sim: Sim, t: float) -> list[_Line]:
         seq = steps_done(sim, start) + 1
         numel = 262_144_000
         own_nic = sim.nic_of_gpu(fault.host, fault.gpu)
-        at = start + _RETRY_S
+        at = start + sim.retry_window_s()
         if at <= t and receiver is not None and sender is not None:
             recv_nic = sim.nic_of_gpu(receiver[1], receiver[2])
             send_nic = sim.nic_of_gpu(sender[1], sender[2])
@@ -187,7 +189,7 @@ def _hang_lines(sim: Sim, t: float) -> list[_Line]:
                     sim, at + 1.2, rank, "ProcessGroupNCCL.cpp:1895",
                     f"[PG ID 0 PG GUID 0(default_pg) Rank {rank}] Process group watchdog thread "
                     f"terminated with exception: NCCL error: remote process exited or there was "
-                    f"a network error, NCCL version {NCCL_VERSION}")))
+                    f"a network error, NCCL version {sim.scenario.workload.nccl_version}")))
         fired = start + timeout_ms / 1000
         if fired > t:
             continue
@@ -220,6 +222,43 @@ def _hang_lines(sim: Sim, t: float) -> list[_Line]:
     return lines
 
 
+def _flap_lines(sim: Sim, t: float) -> list[_Line]:
+    """A link down longer than the job's retry window: the rank on that NIC and the rank
+    sending to it over the rail get completion error 12 and abort; srun ends the job."""
+    failure = sim.job_failure()
+    if failure is None or failure[0] > t:
+        return []
+    at, link = failure
+    owner = next(((host, nic) for (host, nic), a in sim.graph.attachments.items()
+                  if a.link_index == link), None)
+    if owner is None:
+        return []
+    host, nic_name = owner
+    node = sim.graph.nodes[host]
+    from fabtui.topology.pairing import gpu_map
+
+    lines: list[_Line] = []
+    version = sim.scenario.workload.nccl_version
+    own_nic = next((n for n in node.nics if n.name == nic_name), None)
+    for gpu in gpu_map(node).get(nic_name, [])[:1]:
+        rank = sim.rank_of(host, gpu)
+        sender = _rail_peer(sim, rank, -8) if rank is not None else None
+        receiver = _rail_peer(sim, rank, 8) if rank is not None else None
+        if rank is None or sender is None or receiver is None:
+            continue
+        lines += _completion_error(sim, at, rank, host, gpu, own_nic,
+                                   sim.nic_of_gpu(receiver[1], receiver[2]), "Send")
+        lines += _completion_error(sim, at + 0.4, sender[0], sender[1], sender[2],
+                                   sim.nic_of_gpu(sender[1], sender[2]), own_nic, "Send")
+        for each in (rank, sender[0]):
+            lines.append(_Line(at + 1.2, each, _c10(
+                sim, at + 1.2, each, "ProcessGroupNCCL.cpp:1895",
+                f"[PG ID 0 PG GUID 0(default_pg) Rank {each}] Process group watchdog thread "
+                f"terminated with exception: NCCL error: remote process exited or there was "
+                f"a network error, NCCL version {version}")))
+    return lines
+
+
 def _completion_error(sim: Sim, at: float, rank: int, host: str, gpu: int, nic: Nic | None,
                       peer: Nic | None, request: str) -> list[_Line]:
     pid = _pid(rank)
@@ -237,7 +276,8 @@ def _c10(sim: Sim, at: float, rank: int, where: str, message: str) -> str:
 
 
 def _job_lines(sim: Sim, t: float) -> list[_Line]:
-    return sorted([*_init_lines(sim), *_step_lines(sim, t), *_hang_lines(sim, t)])
+    return sorted([*_init_lines(sim), *_step_lines(sim, t), *_hang_lines(sim, t),
+                   *_flap_lines(sim, t)])
 
 
 def job_log(sim: Sim, t: float) -> str:
@@ -270,6 +310,19 @@ def kernel_log(sim: Sim, host: str, t: float, *, human: bool = False) -> str:
                 events.append((start, f"mlx5_core {nic.pci} {nic.netdev or nic.name}: Link down"))
             if end <= t:
                 events.append((end, f"mlx5_core {nic.pci} {nic.netdev or nic.name}: Link up"))
+    for fault in sim.faults:
+        nic_found = next((n for n in node.nics if n.name == fault.nic), None)
+        if fault.kind is not FaultKind.PFC_STORM or fault.host != host or nic_found is None:
+            continue
+        stall = sim.stall_timeout(fault)
+        end = fault.spec.until if fault.spec.until is not None else float("inf")
+        if stall > 0 and fault.spec.at + stall <= min(t, end):
+            # The wording is the simulator's; mlx5 counts the event as
+            # tx_pause_storm_error_events (ethtool -S).
+            events.append((fault.spec.at + stall,
+                           f"mlx5_core {nic_found.pci} {nic_found.netdev or nic_found.name}: "
+                           f"PFC stall prevention: receive stalled {stall * 1000:.0f} ms on "
+                           f"priority 3, stopped sending pause frames"))
     events.sort()
     out = []
     for at, message in events:

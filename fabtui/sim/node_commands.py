@@ -14,7 +14,18 @@ from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Nic, Node
 from fabtui.sim import misconfig, scheduler
-from fabtui.sim.core import FRAME, PRIORITY, Sim
+from fabtui.sim.core import (
+    BIAS_HIGH_ALARM,
+    BIAS_LOW_ALARM,
+    FRAME,
+    PRIORITY,
+    RX_HIGH_ALARM,
+    RX_LOW_ALARM,
+    TEMP_HIGH_ALARM,
+    TX_HIGH_ALARM,
+    TX_LOW_ALARM,
+    Sim,
+)
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.pairing import gpu_map
 
@@ -63,9 +74,8 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
     durations = (sim.integrate(lambda x: sim.pause_duration_rate(host, link, x)[0], t, link),
                  sim.integrate(lambda x: sim.pause_duration_rate(host, link, x)[1], t, link))
     corrected, lost, _symbols = sim.receiver(link, host, nic.name, t)
-    storms = [f for f in sim.faults if f.kind is FaultKind.PFC_STORM and f.host == host
-              and f.nic == nic.name and f.spec.at <= t]
-    storm_time = sum(max(0.0, min(t, f.spec.until or t) - f.spec.at) for f in storms)
+    received_bits = sim.bits_received(link, t)
+    warnings, errors = storm_events(sim, host, nic.name, t)
     rdma_bytes = counters.rx_bytes
     values |= {
         "rx_vport_rdma_unicast_packets": rdma_bytes // FRAME,
@@ -76,10 +86,14 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         "tx_packets_phy": counters.tx_bytes // FRAME + values["tx_packets"],
         "rx_bytes_phy": rdma_bytes + values["rx_bytes"],
         "tx_bytes_phy": counters.tx_bytes + values["tx_bytes"],
-        "rx_bits_phy": (rdma_bytes + values["rx_bytes"]) * 8,
+        # The PHY counts every bit it decodes (idles too): pre-FEC BER = corrected / bits.
+        "rx_bits_phy": received_bits + values["rx_bytes"] * 8,
         "rx_corrected_bits_phy": corrected,
+        **{f"rx_err_lane_{lane}_phy": bits for lane, bits in
+           enumerate(sim.lane_corrected_bits(link, host, nic.name, t))},
+        # Each uncorrectable codeword is a frame with a bad FCS (mlx5 counters.rst).
         "rx_crc_errors_phy": lost,
-        "rx_symbol_err_phy": 0,
+        "rx_symbol_err_phy": lost,
         "rx_pcs_symbol_err_phy": lost,
         "rx_discards_phy": 0,
         "rx_out_of_buffer": 0,
@@ -93,17 +107,51 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         f"rx_prio{PRIORITY}_pause_transition": pause_rx // 20,
         f"tx_prio{PRIORITY}_pause": pause_tx,
         f"tx_prio{PRIORITY}_pause_duration": int(durations[1]),
-        f"rx_prio{PRIORITY}_buf_discard": 0,
+        f"rx_prio{PRIORITY}_buf_discard": stalled_drops(sim, host, nic.name, link, t),
         f"rx_prio{PRIORITY}_cong_discard": 0,
         f"rx_prio{PRIORITY}_marked": int(sim.integrate(
             lambda x: sim.congestion(host, nic, x)[0], t, link)),
-        "tx_pause_storm_warning_events": int(storm_time // 10),
-        "tx_pause_storm_error_events": int(storm_time >= 60),
+        "tx_pause_storm_warning_events": warnings,
+        "tx_pause_storm_error_events": errors,
         "rx_pci_signal_integrity": 0, "tx_pci_signal_integrity": 0,
         "module_unplug": 0, "module_bus_stuck": 0, "module_high_temp": 0,
         "module_bad_shorted": 0,
     }
     return values
+
+
+def stalled_drops(sim: Sim, host: str, nic: str, link: int, t: float) -> int:
+    """Frames a stalled NIC dropped after its stall prevention stopped the pause: the fabric
+    is spared, but the host still cannot take what arrives (rx_prio3_buf_discard)."""
+    total = 0.0
+    for fault in sim.faults:
+        if fault.kind is FaultKind.PFC_STORM and fault.host == host and fault.nic == nic:
+            _, stopped = sim.storm_pause_window(fault)
+            end = min(t, fault.spec.until if fault.spec.until is not None else t)
+            if stopped < end:
+                def dropped(x: float, after: float = stopped) -> float:
+                    return sim.rate(link, x) / FRAME if x >= after else 0.0
+
+                total += sim.integrate(dropped, end, link) - \
+                    sim.integrate(dropped, stopped, link)
+    return int(total)
+
+
+def storm_events(sim: Sim, host: str, nic: str, t: float) -> tuple[int, int]:
+    """(warning, error) PFC stall-prevention events of a NIC by `t`: its receiver stalled for
+    85 % of the timeout (warning), then for all of it, when mlx5 stops pausing (error;
+    mlx5 counters.rst tx_pause_storm_*_events). None when prevention is off."""
+    warnings = errors = 0
+    for fault in sim.faults:
+        if fault.kind is not FaultKind.PFC_STORM or fault.host != host or fault.nic != nic:
+            continue
+        stall = sim.stall_timeout(fault)
+        end = fault.spec.until if fault.spec.until is not None else float("inf")
+        if stall <= 0:
+            continue
+        warnings += int(fault.spec.at + 0.85 * stall <= min(t, end))
+        errors += int(fault.spec.at + stall <= min(t, end))
+    return warnings, errors
 
 
 def rdma_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
@@ -115,8 +163,10 @@ def rdma_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
     cnps = int(sim.integrate(lambda x: sim.congestion(host, nic, x)[1], t, link))
     hang = [f for f in sim.faults if f.kind is FaultKind.NCCL_HANG and f.host == host
             and f.nic == nic.name and f.spec.at <= t]
-    # A dead link: the QPs retransmit until the retry count runs out (NCCL_IB_RETRY_CNT=7).
-    timeouts = sum(min(7 * 64, int((t - f.spec.at) / 4.3) * 64) for f in hang)
+    # A dead link: the QPs retransmit once per ACK timeout until the retry count runs out.
+    retries = int(sim.scenario.workload.nccl_env.get("NCCL_IB_RETRY_CNT", 7))
+    per_try = sim.retry_window_s() / (retries + 1)
+    timeouts = sum(min(retries * 64, int((t - f.spec.at) / per_try) * 64) for f in hang)
     base = sim.base
     key = (host, nic.name)
     return {
@@ -212,13 +262,15 @@ def _ibstat(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     for nic in nics:
         up = _port_state(sim, node, nic, t)
         guid = _guid(sim, node.hostname, nic.name)
+        attachment = sim.graph.attachments.get((node.hostname, nic.name))
+        rate = sim.link_speed(attachment.link_index) if attachment else nic.speed
         lines += [f"CA '{nic.name}'", "\tCA type: MT4129", "\tNumber of ports: 1",
                   f"\tFirmware version: {misconfig.firmware(sim, node, nic, t)}",
                   "\tHardware version: 0",
                   f"\tNode GUID: {guid}", f"\tSystem image GUID: {guid}", "\tPort 1:",
                   f"\t\tState: {'Active' if up else 'Down'}",
                   f"\t\tPhysical state: {'LinkUp' if up else 'Polling'}",
-                  f"\t\tRate: {nic.speed if up else 10}", "\t\tBase lid: 0", "\t\tLMC: 0",
+                  f"\t\tRate: {rate if up else 10}", "\t\tBase lid: 0", "\t\tLMC: 0",
                   "\t\tSM lid: 0", "\t\tCapability mask: 0x00010000",
                   f"\t\tPort GUID: {guid}", "\t\tLink layer: Ethernet"]
     return "\n".join(lines) + "\n", "", 0
@@ -307,7 +359,8 @@ def _mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     lines = ["", "Operational Info", "----------------",
              f"State                              : {'Active' if up else 'Disable'}",
              f"Physical state                     : {'LinkUp' if up else 'Disabled'}",
-             f"Speed                              : {'400G' if up else 'N/A'}",
+             f"Speed                              : "
+             f"{str(sim.link_speed(link)) + 'G' if up else 'N/A'}",
              f"Width                              : {'4x' if up else 'N/A'}",
              "FEC                                : Standard_RS-FEC - (544,514)",
              "Loopback Mode                      : No Loopback",
@@ -324,19 +377,57 @@ def _mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
              f"Firmware Version                   : {misconfig.firmware(sim, node, nic, t)}",
              "amBER Version                      : 4.8",
              "MFT Version                        : mft 4.28.0-92", ""]
+    if "-m" in args and attachment is not None:
+        lines += _mlxlink_module(sim, node, nic, t)
     if "-c" in args and attachment is not None:
-        corrected, lost, _symbols = sim.receiver(link, node.hostname, nic.name, t)
-        bits = max(sim.bytes_moved(link, t) * 8, 1)
+        _corrected, lost, _symbols = sim.receiver(link, node.hostname, nic.name, t)
+        bits = max(sim.bits_received(link, t), 1)
+        ber_now = sim.pre_fec_ber(link, node.hostname, nic.name, t)
         lines += ["Physical Counters and BER Info", "------------------------------",
                   f"Time Since Last Clear [Min]        : {t / 60:.1f}",
                   f"Effective Physical Errors          : {lost}",
                   f"Effective Physical BER             : {_ber(lost / bits)}",
                   "Raw Physical Errors Per Lane       : "
-                  + ",".join(str(corrected // 4) for _ in range(4)),
-                  f"Raw Physical BER                   : {_ber(corrected / bits)}",
+                  + ",".join(str(v) for v in sim.lane_corrected_bits(link, node.hostname,
+                                                                       nic.name, t)),
+                  f"Raw Physical BER                   : {_ber(ber_now if up else 0.0)}",
                   f"Link Down Counter                  : {sim.down_events(link, t)}",
                   "Link Error Recovery Counter        : 0", ""]
     return "\n".join(lines) + "\n", "", 0
+
+
+def _mlxlink_module(sim: Sim, node: Node, nic: Nic, t: float) -> list[str]:
+    """`mlxlink -m`: the NIC's own module, its launch power and bias and what it receives."""
+    dom = sim.nic_dom(node.hostname, nic.name, t)
+    if dom is None:
+        return []
+
+    def lanes(values: tuple[float | None, ...], digits: int = 3) -> str:
+        return ",".join("-inf" if v is None else f"{v:.{digits}f}" for v in values)
+
+    return ["Module Info", "-----------",
+            f"Temperature [C]                    : {dom.temperature_c:.0f} "
+            f"[-5..{TEMP_HIGH_ALARM:.0f}]",
+            f"Voltage [mV]                       : {dom.voltage_v * 1000:.1f} [3135..3465]",
+            f"Bias Current [mA]                  : {lanes(dom.tx_bias_ma)} "
+            f"[{BIAS_LOW_ALARM:g}..{BIAS_HIGH_ALARM:g}]",
+            f"Rx Power Current [dBm]             : {lanes(dom.rx_power_dbm)} "
+            f"[{RX_LOW_ALARM:g}..{RX_HIGH_ALARM:g}]",
+            f"Tx Power Current [dBm]             : {lanes(dom.tx_power_dbm)} "
+            f"[{TX_LOW_ALARM:g}..{TX_HIGH_ALARM:g}]",
+            "Identifier                         : OSFP",
+            "Compliance                         : 400GBASE-DR4",
+            "Cable Technology                   : 1310 nm, EML",
+            "Cable Type                         : Optical Module (separated)",
+            "OUI                                : Mellanox",
+            f"Vendor Name                        : {dom.vendor}",
+            f"Vendor Part Number                 : {dom.part_number}",
+            f"Vendor Serial Number               : {dom.serial}",
+            "Rev                                : A5",
+            "Wavelength [nm]                    : 1311",
+            "Transfer Distance [m]              : 500",
+            "Rx LOS [per lane]                  : "
+            + ",".join("1" if v is None else "0" for v in dom.rx_power_dbm), ""]
 
 
 def _ber(value: float) -> str:
@@ -620,6 +711,7 @@ def _nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
     nodes = [node.hostname]
     prefix = ""
     launch_argv = list(argv)
+    pxn = "NCCL_PXN_DISABLE=1" not in argv  # mpirun -x NCCL_PXN_DISABLE=1
     if launcher in ("mpirun", "srun"):
         nodes = _launch_nodes(sim, argv) or [node.hostname]
         prefix = "[1,0]<stdout>:" if launcher == "mpirun" else "0: "
@@ -664,7 +756,7 @@ def _nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
             break
         count = size // 4 if collective not in ("all_gather", "alltoall", "reduce_scatter") \
             else size // 4 // max(ranks, 1)
-        busbw = sim.busbw(nodes, t, size, collective=collective)
+        busbw = sim.busbw(nodes, t, size, collective=collective, pxn=pxn)
         if len(nodes) > 1:  # fewer NICs under NCCL_IB_HCA: the network part shrinks with them
             busbw *= misconfig.hca_share(sim, nodes, launch_argv, t)
         algbw = busbw / factor if factor else busbw

@@ -37,7 +37,9 @@ class FaultKind(StrEnum):
     """The faults the simulation knows how to play, and what each component is."""
 
     OPTIC_DEGRADING = "optic-degrading"
-    """A switch port's receive power falls; FEC corrects more, then cannot; then the link flaps."""
+    """The laser of the optic in a switch port ages: its launch power falls while its bias and
+    temperature climb, so the far end receives less light (its FEC corrects more, then cannot);
+    then the link flaps."""
     LINK_FLAP = "link-flap"
     """A link (NIC or switch port, or an optic id) goes down for a few seconds, repeatedly."""
     PFC_STORM = "pfc-storm"
@@ -57,6 +59,13 @@ class FaultKind(StrEnum):
     MISCONFIG = "misconfig"
     """A setting differs from the fleet's (`node:mlx5_N`, `node` or a switch; params `setting`,
     `value`): what configuration commands print (fabtui/sim/misconfig.py)."""
+    DIRTY_CONNECTOR = "dirty-connector"
+    """The connector at one end of a cable (a switch port or `node:mlx5_N`) is dirty on some
+    fibres (`lanes`, `loss_db`): the far end receives less light there, while the module at
+    the dirty end launches normally."""
+    PFC_DEADLOCK = "pfc-deadlock"
+    """Pause circulates between switches with no host source: a cyclic buffer dependency over
+    `leaf` -> `via` spine -> `to` leaf (params) -> back, each paused by the next."""
 
 
 class FaultSpec(BaseModel):
@@ -89,6 +98,11 @@ class Workload(BaseModel):
     """Seconds per training step (each step ends in an all_reduce)."""
     timeout_ms: int = Field(600_000, gt=0)
     """ProcessGroupNCCL watchdog timeout."""
+    nccl_version: str = "2.21.5"
+    """The job's NCCL: it sets the default NCCL_IB_TIMEOUT (18 before 2.23, 20 from it)."""
+    nccl_env: dict[str, str] = Field(default_factory=dict)
+    """NCCL_* variables the job sets (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT, ...): its log says
+    so, and they decide how long a link may be down before the job fails."""
 
 
 class Scenario(BaseModel):

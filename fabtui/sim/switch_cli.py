@@ -5,8 +5,10 @@ whether the CLI rejected it); `serve` wraps that in an interactive session with 
 prompt, echo and pager for `python -m fabtui.sim switch --name X`. Supported commands:
 
 - SONiC: `show interfaces counters [-i PORT]`, `show interfaces counters fec-stats`,
-  `show pfc counters`, `show queue counters [PORT]`, `show interfaces transceiver eeprom --dom
-  [PORT]`, `show lldp table`, `show interfaces status`;
+  `show interfaces counters fec-histogram PORT`,
+  `show pfc counters [--history]`, `show pfcwd stats|config`, `show queue counters [PORT]`,
+  `show interfaces transceiver eeprom --dom [PORT]`, `show lldp table`,
+  `show interfaces status`;
 - Arista EOS: `show interfaces [PORT]`, `show interfaces counters errors`, `show interfaces
   transceiver`, `show interfaces PORT transceiver detail`, `show lldp neighbors`,
   `terminal length|width N`;
@@ -20,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+import time
 from collections.abc import Iterator
 
 from fabtui.model.topology import Switch, long_port_name
@@ -30,6 +33,9 @@ from fabtui.sim.core import (
     BIAS_LOW_ALARM,
     BIAS_LOW_WARNING,
     FRAME,
+    PFCWD_DETECTION_S,
+    PFCWD_RESTORATION_S,
+    PRIORITY,
     RX_HIGH_ALARM,
     RX_HIGH_WARNING,
     RX_LOW_ALARM,
@@ -43,7 +49,6 @@ from fabtui.sim.core import (
     PortCounters,
     Sim,
 )
-from fabtui.sim.scenario import FaultKind
 
 Reply = tuple[str, bool]
 """(text, rejected): what the CLI printed and whether it refused the command."""
@@ -154,6 +159,14 @@ def _sonic(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
         rest = args[2:]
         if rest[:1] == ["fec-stats"]:
             return _sonic_fec(sim, switch, t), False
+        if rest[:1] == ["fec-histogram"]:
+            port = _port_arg(sim, switch, rest[1]) if len(rest) > 1 else None
+            if port is None:
+                return ("Usage: show interfaces counters fec-histogram [OPTIONS] INTERFACENAME"
+                        "\nTry \"show interfaces counters fec-histogram -h\" for help.\n\n"
+                        "Error: Missing argument \"INTERFACENAME\".\n"
+                        if len(rest) < 2 else f"Invalid interface name {rest[1]}\n"), True
+            return _sonic_fec_histogram(sim, switch, port, t), False
         if rest and rest[0] not in ("-i", "--interface", "-a", "--printall"):
             return _click_error("show interfaces counters", rest[0]), True
         only = rest[rest.index("-i") + 1] if "-i" in rest and rest.index("-i") + 1 < len(rest) \
@@ -162,7 +175,13 @@ def _sonic(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
             return f"Invalid interface name {only}\n", True
         return _sonic_counters(sim, switch, t, only), False
     if args[:2] == ["pfc", "counters"]:
+        if "--history" in args[2:]:
+            return _sonic_pfc_history(sim, switch, t), False
         return _sonic_pfc(sim, switch, t), False
+    if args[:2] == ["pfcwd", "stats"]:
+        return _sonic_pfcwd_stats(sim, switch, t), False
+    if args[:2] == ["pfcwd", "config"]:
+        return _sonic_pfcwd_config(sim, switch, t), False
     if args[:2] == ["queue", "counters"]:
         only = args[2] if len(args) > 2 else None
         if only is not None and _port_arg(sim, switch, only) is None:
@@ -178,7 +197,7 @@ def _sonic(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
         return _sonic_lldp(sim, switch, t), False
     if args[:2] == ["interfaces", "status"]:
         return _sonic_status(sim, switch, t), False
-    if len(args) >= 2 and args[0] in ("interfaces", "pfc", "queue", "lldp"):
+    if len(args) >= 2 and args[0] in ("interfaces", "pfc", "pfcwd", "queue", "lldp"):
         return _click_error(f"show {args[0]}", args[1]), True
     return _click_error("show", args[0] if args else ""), True
 
@@ -229,6 +248,15 @@ def _sonic_fec(sim: Sim, switch: Switch, t: float) -> str:
     return _table(headers, rows)
 
 
+def _sonic_fec_histogram(sim: Sim, switch: Switch, port: str, t: float) -> str:
+    """Codewords by the number of symbol errors corrected (BIN0..BIN15), as portstat prints
+    them: the same integrals as fec-stats (FEC_CORR is BIN1..BIN15)."""
+    link = sim.real_link(switch.name, port, t)
+    bins = sim.receiver_counts(link, switch.name, port, t)[3] if link is not None else ()
+    rows = [[f"BIN{i}", str(value)] for i, value in enumerate(bins)]
+    return _table(["Symbol Errors Per Codeword", "Codewords"], rows)
+
+
 def _sonic_pfc(sim: Sim, switch: Switch, t: float) -> str:
     out = []
     for direction, title in (("rx", "Port Rx"), ("tx", "Port Tx")):
@@ -240,16 +268,69 @@ def _sonic_pfc(sim: Sim, switch: Switch, t: float) -> str:
     return "\n".join(out)
 
 
+PFCWD_DROP_PPS = 5000.0
+"""Packets/s a stormed lossless queue drops (pfcwd action drop) in each direction."""
+
+
+def _stormed_time(windows: list[tuple[float, float | None]], t: float) -> float:
+    return sum(max(0.0, (t if end is None else min(end, t)) - start) for start, end in windows)
+
+
 def queue_drops(sim: Sim, switch: str, port: str, t: float) -> int:
-    """Packets PFC watchdog dropped on the lossless queue of a port facing a storming NIC."""
-    link = sim.real_link(switch, port, t)
-    total = 0.0
-    for fault in sim.faults:
-        if fault.kind is FaultKind.PFC_STORM and fault.link == link and fault.spec.at < t:
-            detected = fault.spec.at + 0.2  # pfcwd detection time 200 ms
-            end = min(t, fault.spec.until if fault.spec.until is not None else t)
-            total += max(0.0, end - detected) * 5000.0
-    return int(total)
+    """Packets PFC watchdog dropped on the lossless queue of a port while it was stormed."""
+    return int(_stormed_time(sim.pfcwd_windows(switch, port, t), t) * PFCWD_DROP_PPS)
+
+
+def _sonic_pfcwd_stats(sim: Sim, switch: Switch, t: float) -> str:
+    """`show pfcwd stats`: the watchdog's lossless queue on every cabled port."""
+    headers = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP",
+               "TX LAST OK/DROP", "RX LAST OK/DROP"]
+    rows = []
+    for port, c in _counters(sim, switch, t):
+        windows = sim.pfcwd_windows(switch.name, port, t)
+        stormed = any(end is None for _, end in windows)
+        restored = sum(1 for _, end in windows if end is not None)
+        drops = queue_drops(sim, switch.name, port, t)
+        last = int(_stormed_time(windows[-1:], t) * PFCWD_DROP_PPS) if windows else 0
+        rows.append([f"{port}:{PRIORITY}", "stormed" if stormed else "operational",
+                     f"{len(windows)}/{restored}", f"{c.tx_ok}/{drops}", f"{c.rx_ok}/{drops}",
+                     f"0/{last}", f"0/{last}"])
+    return _table(headers, rows)
+
+
+def _sonic_pfcwd_config(sim: Sim, switch: Switch, t: float) -> str:
+    """`show pfcwd config`: the defaults (drop, 200 ms detection and restoration)."""
+    rows = [[port, "drop", f"{PFCWD_DETECTION_S * 1000:.0f}",
+             f"{PFCWD_RESTORATION_S * 1000:.0f}", "disable"] for port in ports(sim, switch.name)]
+    return "Changed polling interval to 200ms\n" + _table(
+        ["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME", "HISTORY"], rows)
+
+
+def _sonic_pfc_history(sim: Sim, switch: Switch, t: float) -> str:
+    """`show pfc counters --history`: pause transitions and the time each priority was held
+    paused (us), measured, not inferred from frame counts."""
+    rows = []
+    for port in ports(sim, switch.name):
+        link = sim.real_link(switch.name, port, t)
+        if link is None:
+            continue
+        def held(x: float, lk: int = link) -> float:
+            return sim.pause_duration_rate(switch.name, lk, x)[0]
+
+        def frames_at(x: float, lk: int = link, p: str = port) -> float:
+            return sim.pause_rates(switch.name, p, lk, x)[0]
+
+        paused = sim.integrate(held, t, link)
+        frames = sim.integrate(frames_at, t, link)
+        for priority in range(8):
+            if priority == PRIORITY and paused:
+                stamp = time.strftime("%m/%d/%Y, %H:%M:%S", time.gmtime(sim.epoch + t))
+                rows.append([port, f"PFC{priority}", _n(int(frames // 20)), _n(int(paused)),
+                             _n(int(min(paused, 1e6))), stamp])
+            else:
+                rows.append([port, f"PFC{priority}", "0", "0", "0", "N/A"])
+    return _table(["Port", "Priority", "RX Pause Transitions", "Total RX Pause Time US",
+                   "Recent RX Pause Time US", "Recent RX Pause Timestamp"], rows)
 
 
 def _sonic_queues(sim: Sim, switch: Switch, t: float, only: str | None) -> str:

@@ -117,9 +117,17 @@ def mlxlink(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                 metrics.append(Metric(name=name, value=value, component=where))
     module = after.module
     thresholds: dict[str, float | None] = {}
-    if module is not None and module.rx_power_thresholds_dbm:
-        lows = [t for t in module.rx_power_thresholds_dbm if t is not None]
-        thresholds["rx_power_low_alarm_dbm"] = min(lows) if lows else None
+    if module is not None:
+        # mlxlink prints each measurement's [low..high] alarm range after its lanes.
+        for ranged, name in ((module.rx_power_thresholds_dbm, "rx_power"),
+                             (module.tx_power_thresholds_dbm, "tx_power"),
+                             (module.bias_current_thresholds_ma, "tx_bias"),
+                             (module.temperature_thresholds_c, "temperature")):
+            if ranged and len(ranged) == 2:
+                unit = {"tx_bias": "ma", "temperature": "c"}.get(name, "dbm")
+                if name != "temperature":
+                    thresholds[f"{name}_low_alarm_{unit}"] = ranged[0]
+                thresholds[f"{name}_high_alarm_{unit}"] = ranged[1]
     spec = optic_type(module.compliance, module.vendor_part_number, module.cable_type) \
         if module is not None else None
     lanes = {str(lane.lane): lane for lane in after.lanes}
@@ -128,6 +136,7 @@ def mlxlink(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
             lambda lane: where if lane is None else f"{where}/lane{lane}", spec, thresholds,
             rx={k: v.rx_power_dbm for k, v in lanes.items()},
             tx={k: v.tx_power_dbm for k, v in lanes.items()},
-            bias={k: v.bias_current_ma for k, v in lanes.items()}, dark=set(),
-            temperature=None)
+            bias={k: v.bias_current_ma for k, v in lanes.items()},
+            dark={k for k, v in lanes.items() if "rx_los" in v.flags},
+            temperature=module.temperature_c if module is not None else None)
     return metrics

@@ -58,7 +58,7 @@ def pfc(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     share of time they hold the priority paused at that port's speed (`pause_share.rx.PFC3`):
     a frame count alone misses a storm on a slower port (a fully paused 400G port receives
     ~11.9k frames/s, a 100G one ~3k)."""
-    metrics = []
+    metrics = _pause_time(before, after, ctx)
     for direction in ("rx", "tx"):
         table = getattr(after, direction)
         for name in _ports(ctx, table):
@@ -79,6 +79,55 @@ def pfc(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                         value=round(pause_share(float(metric.value), speed), 4),
                         component=where,
                         source=f"frames/s x 65535 quanta x 512 bit times at {speed} Gb/s"))
+    return metrics
+
+
+def _pause_time(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
+    """From `show pfc counters --history`: the share of the window each port and priority
+    was held paused (`pause_time_share.rx.PFC3`), measured by the switch itself, so it
+    needs no assumption about the port's speed (a 100G port fully paused is 1.0 too)."""
+    if before is None or not after.history:
+        return []
+    metrics = []
+    window_us = ctx.interval * 1e6
+    for name in _ports(ctx, after.history):
+        old = before.history.get(name)
+        if old is None:
+            continue
+        for priority, now in after.history[name].items():
+            then = old.get(priority)
+            if then is None or now.total_rx_pause_time_us is None or \
+                    then.total_rx_pause_time_us is None or window_us <= 0:
+                continue
+            paused = now.total_rx_pause_time_us - then.total_rx_pause_time_us
+            if paused < 0:  # cleared in between: nothing to say about this window
+                continue
+            metrics.append(Metric(name=f"pause_time_share.rx.{priority}",
+                                  value=round(min(paused / window_us, 1.0), 4),
+                                  component=_where(ctx, name),
+                                  source="Total RX Pause Time US over the window"))
+    return metrics
+
+
+@evaluator("pfcwd")
+def pfcwd(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
+    """SONiC's PFC watchdog per queue: a queue `stormed` now (its PFC is being ignored and
+    its traffic dropped), storms detected and not yet restored, and its drops."""
+    metrics = []
+    for name, queue in after.queues.items():
+        port, _, index = name.rpartition(":")
+        if not port or _ports(ctx, [port]) == []:
+            continue
+        where = _where(ctx, f"{port}/q{index}")
+        if queue.status is not None:
+            metrics.append(Metric(name="stormed", value=int(queue.status == "stormed"),
+                                  component=where))
+        if queue.storms_detected is not None:
+            metrics.append(Metric(name="storms_detected", value=queue.storms_detected,
+                                  component=where))
+        if queue.tx_drop is not None or queue.rx_drop is not None:
+            metrics.append(Metric(name="drops", value=(queue.tx_drop or 0) +
+                                  (queue.rx_drop or 0), component=where))
     return metrics
 
 

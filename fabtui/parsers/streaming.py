@@ -103,25 +103,35 @@ class Streamed(Generic[Model]):
 
 
 def write_json(streamed: Streamed[BaseModel], out: IO[str]) -> None:
-    """Write the result as indented JSON (and a final newline), one lazy item at a time."""
-    data = streamed.head.model_dump(mode="json")
+    """Write the result as indented JSON (and a final newline), one list item at a time.
+
+    Lists of models (lazy or not) are dumped and written one item at a time, so the output
+    never costs a second copy of the result, only the item being written.
+    """
+    head = streamed.head
+    rows = {key: value for key, value in head.__dict__.items()
+            if key not in streamed.lazy and type(value) is list and value
+            and all(isinstance(item, BaseModel) for item in value)}
+    data = head.model_dump(mode="json", exclude=set(rows) if rows else None)
+    keys = [key for key in type(head).model_fields if key in data or key in rows]
     out.write("{")
-    for index, (key, value) in enumerate(data.items()):
+    for index, key in enumerate(keys):
         out.write(("," if index else "") + "\n  " + json.dumps(key, ensure_ascii=False) + ": ")
         produce = streamed.lazy.get(key)
-        if produce is None:
-            out.write(_indented(value, "  "))
+        if produce is None and key not in rows:
+            out.write(_indented(data[key], "  "))
             continue
         dumped = streamed.dumped.get(key)
-        items = dumped() if dumped is not None else \
-            (item.model_dump(mode="json") for item in produce())
+        models = rows[key] if produce is None else produce()
+        items = dumped() if dumped is not None and produce is not None else \
+            (item.model_dump(mode="json") for item in models)
         empty = True
         for item in items:
             out.write(("[" if empty else ",") + "\n    ")
             out.write(_indented(item, "    "))
             empty = False
         out.write("[]" if empty else "\n  ]")
-    out.write("\n}\n" if data else "}\n")
+    out.write("\n}\n" if keys else "}\n")
 
 
 def _indented(value: object, indent: str) -> str:

@@ -146,6 +146,7 @@ def _indented(value: object, indent: str) -> str:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_EMPTY_ALIKE = frozenset({list, dict})  # empty, `[]` and `{}` whatever the indentation
 
 
 @lru_cache(maxsize=64)
@@ -173,7 +174,8 @@ def _encode(value: object, indent: str, out: list[str]) -> None:
             out.append("{}")
             return
         inner = indent + "  "
-        if all(type(item) in _SCALARS for item in value.values()):
+        if all(type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item)
+               for item in value.values()):
             # A flat mapping (most rows are): the C encoder with the indentation as its item
             # separator writes the same text several times faster than walking it here.
             body = _flat_encoder(inner)(value)
@@ -190,7 +192,8 @@ def _encode(value: object, indent: str, out: list[str]) -> None:
             out.append("[]")
             return
         inner = indent + "  "
-        if all(type(item) in _SCALARS for item in value):
+        if all(type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item)
+               for item in value):
             body = _flat_encoder(inner)(value)
             out.append("[\n" + inner + body[1:-1] + "\n" + indent + "]")
             return

@@ -83,7 +83,8 @@ _SLAVE = re.compile(r"^\(slave (?P<slave>[^)]+)\):\s*(?P<rest>.*)$")
 _SLAVE_IN_TEXT = re.compile(r"(?:for interface|Enslaving|Releasing (?:backup |active )?"
                             r"interface|making interface|slave) (?P<slave>[\w.@-]+)", re.I)
 _LINK = re.compile(r"^(?:(?!NIC\b)(?P<ifname>[\w.@-]+):? )?Link (?:is )?(?P<st>down|up)\b", re.I)
-_NIC_LINK = re.compile(r"(?:(?<![\w.@-])(?P<ifname>[\w.@-]+):?\s+)?NIC Link is (?P<st>down|up)\b", re.I)
+_NIC_LINK = re.compile(r"(?:(?<![\w.@-])(?P<ifname>[\w.@-]+):?\s+)?NIC Link is (?P<st>down|up)\b",
+                       re.I)
 _CARRIER = re.compile(r"^(?P<what>Lost|Gained) carrier\b", re.I)
 _MODULE = re.compile(r"Port module event(?P<err>\[error\])?:\s*module (?P<module>\d+),\s*"
                      r"(?P<what>.*)$", re.I)

@@ -181,11 +181,24 @@ def _encode(value: object, indent: str, out: list[str]) -> None:
             body = _flat_encoder(inner)(value)
             out.append("{\n" + inner + body[1:-1] + "\n" + indent + "}")
             return
+        # Runs of flat items between the nested ones go to the C encoder too (an entry with
+        # twenty fields and one list of frames is one C call, the list and a second call).
+        encode = _flat_encoder(inner)
         separator = "{\n" + inner
+        run: dict[str, object] = {}
         for key, item in value.items():
+            if type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item):
+                run[key] = item
+                continue
+            if run:
+                out.append(separator + encode(run)[1:-1])
+                separator = ",\n" + inner
+                run = {}
             out.append(separator + encode_basestring(key) + ": ")
             _encode(item, inner, out)
             separator = ",\n" + inner
+        if run:
+            out.append(separator + encode(run)[1:-1])
         out.append("\n" + indent + "}")
     elif type(value) is list:
         if not value:

@@ -33,7 +33,7 @@ from fabtui.model.parsed.flight_recorder import (
 )
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import Streamed
+from fabtui.parsers.streaming import Streamed, row_defaults
 from fabtui.parsers.text import (
     clean_line_list,
     clean_line_stream,
@@ -390,8 +390,7 @@ def _parse_dump(lines: list[str]) -> FlightRecorder:
 
 # --- per-entry state listing ----------------------------------------------------------------
 
-_ENTRY_DEFAULTS: dict[str, object] = {name: info.default for name, info in
-                                      FrEntry.model_fields.items()}
+_ENTRY_DEFAULTS = row_defaults(FrEntry)
 
 
 def _listing(lines: Iterable[str], warnings: list[str] | None) -> Iterator[dict[str, object]]:

@@ -17,7 +17,6 @@ AER reports span several lines: the follow-up lines land in the first line's `de
 from __future__ import annotations
 
 import re
-from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from dataclasses import dataclass, field
 from fabtui.model.parsed.kernel_log import KernelLog, KernelLogEvent
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import Streamed
+from fabtui.parsers.streaming import KeptLines, Streamed, row_defaults
 from fabtui.parsers.text import split_lines, strip_launcher_prefix
 
 KIND = "kernel-log"
@@ -162,7 +161,7 @@ def parse_lines(lines: Iterable[str]) -> Streamed[KernelLog]:
     lines that made an event (or continued one) are kept, to be read into events again when
     they are written. A log of millions of lines costs those lines' text, not a model each.
     """
-    kept = _Kept()
+    kept = KeptLines()
     tally = _Tally()
     events = _events(enumerate(lines, start=1), kept, tally)
     for _ in events:
@@ -175,27 +174,12 @@ def parse_lines(lines: Iterable[str]) -> Streamed[KernelLog]:
                      port_downs=dict(tally.port_downs), line_count=tally.line_count)
 
     def dumped() -> Iterator[dict[str, object]]:
-        return _events(kept.lines(), None, None)
+        return _events(kept, None, None)
 
     def models() -> Iterator[KernelLogEvent]:
         return (KernelLogEvent.model_validate(values) for values in dumped())
 
     return Streamed(head, {"events": models}, {"events": dumped})
-
-
-class _Kept:
-    """The numbered lines that made or continued an event, as compact as lists allow."""
-
-    def __init__(self) -> None:
-        self.numbers = array("Q")
-        self.texts: list[str] = []
-
-    def add(self, number: int, raw: str) -> None:
-        self.numbers.append(number)
-        self.texts.append(raw)
-
-    def lines(self) -> Iterator[tuple[int, str]]:
-        return zip(self.numbers, self.texts, strict=True)
 
 
 @dataclass
@@ -220,7 +204,7 @@ class _Tally:
             self.port_downs[f"{event['device']}/{event['port']}"] += 1
 
 
-def _events(numbered: Iterable[tuple[int, str]], kept: _Kept | None,
+def _events(numbered: Iterable[tuple[int, str]], kept: KeptLines | None,
             tally: _Tally | None) -> Iterator[dict[str, object]]:
     """The events of numbered lines, each as `model_dump(mode="json")` gives it, yielded once
     its continuation lines are in; lines that count are kept and tallied when asked to."""
@@ -373,8 +357,7 @@ def _classify(line: _Line, number: int) -> dict[str, object] | None:
     return None
 
 
-_DEFAULTS: dict[str, object] = {name: info.default for name, info in
-                                KernelLogEvent.model_fields.items()}
+_DEFAULTS = row_defaults(KernelLogEvent)
 
 
 def _event(line: _Line, number: int, subject: _Subject,

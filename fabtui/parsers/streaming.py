@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -74,6 +75,32 @@ class FileLines:
     def _batches(self) -> Iterator[list[str]]:
         with open(self.path, "rb") as handle:
             yield from _line_batches(handle, _CHUNK)
+
+
+class KeptLines:
+    """Numbered lines kept to be read again (rows re-read into JSON when written): a long
+    capture's row lines cost their text and 8 bytes each, not a model per row."""
+
+    def __init__(self) -> None:
+        self.numbers = array("Q")
+        self.texts: list[str] = []
+
+    def add(self, number: int, text: str) -> None:
+        """Keep line `number`."""
+        self.numbers.append(number)
+        self.texts.append(text)
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        return zip(self.numbers, self.texts, strict=True)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+def row_defaults(model: type[BaseModel]) -> dict[str, object]:
+    """A row model's fields with their defaults, in the order `model_dump` writes them: the
+    start of a row built as plain JSON (fields without a default must be filled in)."""
+    return {name: info.default for name, info in model.model_fields.items()}
 
 
 def _normalize_body(text: str) -> str:

@@ -97,6 +97,17 @@ class KeptLines:
         return len(self.texts)
 
 
+def with_rows(head: Model, name: str, row_model: type[BaseModel],
+              rows: Callable[[], Iterable[dict[str, object]]]) -> Streamed[Model]:
+    """`head` whose list field `name` is produced on demand by `rows`, each row a plain
+    `model_dump(mode="json")` of `row_model` (validated into one only when assembled)."""
+
+    def models() -> Iterator[BaseModel]:
+        return (row_model.model_validate(row) for row in rows())
+
+    return Streamed(head, {name: models}, {name: rows})
+
+
 def row_defaults(model: type[BaseModel]) -> dict[str, object]:
     """A row model's fields with their defaults, in the order `model_dump` writes them: the
     start of a row built as plain JSON (fields without a default must be filled in)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from fabtui.model.parsed.kernel_log import KernelLog, KernelLogEvent
@@ -163,8 +163,7 @@ def parse_lines(lines: Iterable[str]) -> Streamed[KernelLog]:
     """
     kept = KeptLines()
     tally = _Tally()
-    events = _events(enumerate(lines, start=1), kept, tally)
-    for _ in events:
+    for _ in _events(enumerate(lines, start=1), kept, tally):
         pass
     if tally.line_count == 0:
         raise ParseError(KIND, None, "no kernel log line found (no dmesg/journal timestamp and "
@@ -174,7 +173,7 @@ def parse_lines(lines: Iterable[str]) -> Streamed[KernelLog]:
                      port_downs=dict(tally.port_downs), line_count=tally.line_count)
 
     def dumped() -> Iterator[dict[str, object]]:
-        return _events(kept, None, None)
+        return _events(kept, None, tally)
 
     def models() -> Iterator[KernelLogEvent]:
         return (KernelLogEvent.model_validate(values) for values in dumped())
@@ -182,15 +181,21 @@ def parse_lines(lines: Iterable[str]) -> Streamed[KernelLog]:
     return Streamed(head, {"events": models}, {"events": dumped})
 
 
+_CONTINUES = 255
+"""In `_Tally.readers`: the kept line continued the event above it."""
+
+
 @dataclass
 class _Tally:
-    """The summaries of `KernelLog`, counted as events are found."""
+    """The summaries of `KernelLog`, counted as events are found, and which reader read
+    each kept line (so reading them again tries that reader only)."""
 
     xids: Counter[int] = field(default_factory=Counter)
     sxids: Counter[int] = field(default_factory=Counter)
     flaps: Counter[str] = field(default_factory=Counter)
     port_downs: Counter[str] = field(default_factory=Counter)
     line_count: int = 0
+    readers: bytearray = field(default_factory=bytearray)
 
     def add(self, event: dict[str, object]) -> None:
         kind, code = event["type"], event["code"]
@@ -205,30 +210,43 @@ class _Tally:
 
 
 def _events(numbered: Iterable[tuple[int, str]], kept: KeptLines | None,
-            tally: _Tally | None) -> Iterator[dict[str, object]]:
+            tally: _Tally) -> Iterator[dict[str, object]]:
     """The events of numbered lines, each as `model_dump(mode="json")` gives it, yielded once
-    its continuation lines are in; lines that count are kept and tallied when asked to."""
+    its continuation lines are in.
+
+    With `kept` (the first reading) the lines that count are kept and tallied; without it,
+    `numbered` are those kept lines, read again with the reader that read each.
+    """
     last: dict[str, object] | None = None
-    for number, raw in numbered:
+    for index, (number, raw) in enumerate(numbered):
         pdsh_host, cleaned = _strip_prefixes(raw)
         if not cleaned.strip():
             continue
         line = _split(cleaned)
         line.host = line.host or pdsh_host
-        if last is not None and _is_continuation(line, last):
-            if kept is not None and tally is not None:
-                kept.add(number, raw)
-                tally.line_count += 1
+        replay = None if kept is not None else tally.readers[index]
+        if replay == _CONTINUES:
+            assert last is not None
+            _is_continuation(line, last)  # joins the details, as on the first reading
             continue
-        event = _classify(line, number)
+        if replay is None and last is not None and _is_continuation(line, last):
+            assert kept is not None
+            kept.add(number, raw)
+            tally.readers.append(_CONTINUES)
+            tally.line_count += 1
+            continue
+        found = _classify(line, number, _READERS, 0) if replay is None else \
+            _classify(line, number, _READERS[replay:replay + 1], replay)
+        event = found[1] if found is not None else None
         if event is not None:
             if last is not None:
                 yield last
             last = event
-        if kept is not None and tally is not None:
-            if event is not None:
+        if kept is not None:
+            if found is not None:
                 kept.add(number, raw)
-                tally.add(event)
+                tally.readers.append(found[0])
+                tally.add(found[1])
             if line.prefixed or event is not None:
                 tally.line_count += 1
     if last is not None:
@@ -345,15 +363,15 @@ def _is_continuation(line: _Line, last: dict[str, object]) -> bool:
     return False
 
 
-def _classify(line: _Line, number: int) -> dict[str, object] | None:
-    """The event a log line reports (as its JSON fields), or None when it is not
-    triage-relevant."""
+def _classify(line: _Line, number: int, readers: tuple[_Reader, ...],
+              first: int) -> tuple[int, dict[str, object]] | None:
+    """(which reader, the event) a log line reports, the event as its JSON fields; None when
+    it is not triage-relevant. `readers` are `_READERS` from position `first` on."""
     subject = _subject(line.message)
-    for reader in (_sxid, _xid, _fallen, _fabricmanager, _downtrained, _aer, _hotplug,
-                   _port_state, _bond, _link, _module, _ecc, _nvlink, _mlx5_error, _gpu_error):
+    for position, reader in enumerate(readers, start=first):
         fields = reader(line, subject)
         if fields is not None:
-            return _event(line, number, subject, fields)
+            return position, _event(line, number, subject, fields)
     return None
 
 
@@ -378,6 +396,7 @@ def _event(line: _Line, number: int, subject: _Subject,
 
 
 _Fields = dict[str, object] | None
+_Reader = Callable[[_Line, _Subject], _Fields]
 
 
 def _sxid(line: _Line, subject: _Subject) -> _Fields:
@@ -581,6 +600,12 @@ def _gpu_error(line: _Line, subject: _Subject) -> _Fields:
     pci = _PCI_ANY.search(subject.msg)
     return {"type": "gpu_error", "source": "NVRM", "pci": pci.group("pci") if pci else None,
             "device": pci.group("pci") if pci else None}
+
+
+_READERS: tuple[_Reader, ...] = (
+    _sxid, _xid, _fallen, _fabricmanager, _downtrained, _aer, _hotplug, _port_state, _bond,
+    _link, _module, _ecc, _nvlink, _mlx5_error, _gpu_error)
+"""What a line may report, tried in this order (the first that reads it wins)."""
 
 
 def tables(result: KernelLog) -> list[Table]:

@@ -5,6 +5,11 @@ without ever holding the file. `Streamed` is a parse result whose biggest lists 
 on demand (each item built, dumped and dropped); `write_json` writes it as exactly the text of
 `json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False)` of the full result.
 Parsers that offer `parse_lines(lines) -> Streamed` are read this way by `fabtui parse`.
+
+A parser of a long list of rows keeps the rows' lines (`KeptLines`) instead of a model per row
+and reads them again, as plain JSON dicts (`row_defaults`), when the result is written
+(`with_rows`): memory is the rows' text, not 15-75x it. `write_json` also writes lists of
+models item by item, so a whole-text result is never held a second time as dicts or text.
 """
 
 from __future__ import annotations

@@ -140,3 +140,17 @@ def test_nccl_log_memory_does_not_grow_with_the_log(monkeypatch: pytest.MonkeyPa
     small = _peak(lambda: write_json(module.parse_lines(_repeated(sample, 4)), _Null()))
     large = _peak(lambda: write_json(module.parse_lines(_repeated(sample, 40)), _Null()))
     assert large < small * 1.2
+
+
+@pytest.mark.parametrize("kind", ["kernel-log", "flight-recorder", "ibdev2netdev", "show-gids",
+                                  "perfquery", "rdma-statistic"])
+def test_large_captures_cost_less_than_their_text(kind: str) -> None:
+    # The capture is its first sample repeated to ~200 KB (the same line objects, so what is
+    # measured is what the parser builds). A model per row cost 15-75x the text.
+    sample = sorted((FIXTURES / kind).glob("*.txt"))[0]
+    lines = split_lines(normalize(sample.read_text(errors="replace")))
+    times = 200_000 // sum(len(line) + 1 for line in lines) + 1
+    many = lines * times
+    module = registry.get(kind).module
+    peak = _peak(lambda: write_json(module.parse_lines(many), _Null()))
+    assert peak < 2 * times * sum(len(line) + 1 for line in lines)

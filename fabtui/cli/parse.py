@@ -124,6 +124,7 @@ def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_tab
             name, streamed = _parse_streamed(file, kind)
         else:
             streamed = Streamed(registry.parse(text, kind))
+            text = ""  # the result is what is written: the capture's text need not stay
     except ParseError as exc:
         where = f"{name}:{exc.line}" if exc.line is not None else name
         looked = f" (input looked like {exc.kind})" if exc.kind else ""

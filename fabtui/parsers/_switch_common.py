@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,7 +185,12 @@ def find_tables(lines: list[str], header_lines: int = 1) -> list[Table]:
     the columns, or the header of the next table). Blank lines inside a table (pfcstat puts
     one between ports) do not end it.
     """
-    tables: list[Table] = []
+    return list(iter_tables(lines, header_lines))
+
+
+def iter_tables(lines: list[str], header_lines: int = 1) -> Iterator[Table]:
+    """`find_tables`, one table at a time: a capture of many tables never holds the cells of
+    more than one."""
     index = 0
     while index < len(lines):
         spans = rule_spans(lines[index]) if index >= 1 else None
@@ -196,8 +202,7 @@ def find_tables(lines: list[str], header_lines: int = 1) -> list[Table]:
         context = [line.strip() for line in lines[max(0, first - 2):first] if line.strip()]
         table = Table(header=header, header_line=first + 1, context=context)
         index = _read_rows(lines, index + 1, spans, table)
-        tables.append(table)
-    return tables
+        yield table
 
 
 def _filled(cells: list[str]) -> bool:

@@ -23,8 +23,8 @@ from fabtui.parsers._switch_common import (
     Table,
     clean_lines,
     command_of,
-    find_tables,
     head,
+    iter_tables,
     load_json,
     normalize_state,
     parse_float,
@@ -75,7 +75,7 @@ def parse(text: str) -> FecStats:
     interfaces: dict[str, PortFec] = {}
     warnings: list[str] = []
     view: str | None = None
-    for table in find_tables(lines):
+    for table in iter_tables(lines):
         key = table.key()
         if key and key[0] in ("IFACE", "PORT", "GB IFACE") and "FEC_CORR" in key:
             view = view or "fec-stats"

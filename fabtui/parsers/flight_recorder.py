@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fabtui.model.parsed.flight_recorder import (
@@ -32,7 +33,13 @@ from fabtui.model.parsed.flight_recorder import (
 )
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines, strip_launcher_prefix
+from fabtui.parsers.streaming import Streamed, row_defaults
+from fabtui.parsers.text import (
+    clean_line_list,
+    clean_line_stream,
+    split_lines,
+    strip_launcher_prefix,
+)
 
 KIND = "flight-recorder"
 MODEL = FlightRecorder
@@ -383,38 +390,103 @@ def _parse_dump(lines: list[str]) -> FlightRecorder:
 
 # --- per-entry state listing ----------------------------------------------------------------
 
-def _parse_listing(lines: list[str]) -> FlightRecorder:
-    entries: list[FrEntry] = []
-    warnings: list[str] = []
+_ENTRY_DEFAULTS = row_defaults(FrEntry)
+
+
+def _listing(lines: Iterable[str], warnings: list[str] | None) -> Iterator[dict[str, object]]:
+    """The entries of a state listing, each as `model_dump(mode="json")` gives it (a listing
+    can be millions of lines: no model per entry and frame); unread lines go to `warnings`."""
+    entry: dict[str, object] | None = None
+    frames: list[dict[str, object]] = []
     rank: int | None = None
     for number, line in enumerate(lines, start=1):
         state = _STATE_LINE.match(line)
-        frame = _FRAME_LINE.match(line)
-        rank_line = _RANK_LINE.match(line)
         if state:
+            if entry is not None:
+                yield entry
             name = re.sub(r"\s+", " ", state.group(2))
-            entries.append(FrEntry(rank=rank, state=state.group(1), profiling_name=name,
-                                   op=_op(name)))
-        elif frame and entries:
-            entries[-1].frames.append(FrFrame(name=frame.group(1), filename=frame.group(2),
-                                              line=int(frame.group(3))))
+            frames = []
+            entry = dict(_ENTRY_DEFAULTS)
+            entry.update(rank=rank, profiling_name=name, op=_op(name), state=state.group(1),
+                         frames=frames)
+            continue
+        frame = _FRAME_LINE.match(line)
+        rank_line = None if frame and entry is not None else _RANK_LINE.match(line)
+        if frame and entry is not None:
+            frames.append({"name": frame.group(1), "filename": frame.group(2),
+                           "line": int(frame.group(3))})
         elif rank_line:
             rank = int(rank_line.group(1))
-        elif line.strip():
+        elif line.strip() and warnings is not None:
             warnings.append(f"line {number}: not an entry or frame: {line.strip()[:60]}")
-    return FlightRecorder(format="state_listing", entries=entries, warnings=warnings)
+    if entry is not None:
+        yield entry
+
+
+def _parse_listing(lines: list[str]) -> Streamed[FlightRecorder]:
+    """A state listing whose entries are read from `lines` again when they are written."""
+    warnings: list[str] = []
+    for _ in _listing(lines, warnings):
+        pass
+
+    def dumped() -> Iterator[dict[str, object]]:
+        return _listing(lines, None)
+
+    def models() -> Iterator[FrEntry]:
+        return (FrEntry.model_validate(entry) for entry in dumped())
+
+    return Streamed(FlightRecorder(format="state_listing", entries=[], warnings=warnings),
+                    {"entries": models}, {"entries": dumped})
+
+
+# --- which form ---------------------------------------------------------------------------
+
+_ANY_HEADER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in _HEADERS))
+_DUMP_MARKER_AT_END = re.compile(r"""["'](?:pg_config|pg_status|entries|profiling_name)["']"""
+                                 r"\s*\Z")
+
+
+def _chunks(lines: list[str], size: int = 4096) -> Iterator[str]:
+    """The lines joined a few thousand at a time: searched like the whole text, not copied
+    whole (no form's marker spans lines but the dump marker's blank before its colon)."""
+    for start in range(0, len(lines), size):
+        yield "\n".join(lines[start:start + size])
+
+
+def _has_header(lines: list[str]) -> bool:
+    return any(_ANY_HEADER.search(chunk) for chunk in _chunks(lines))
+
+
+def _has_dump_marker(lines: list[str]) -> bool:
+    """`_DUMP_MARKERS.search` of the joined lines (its `\\s*` may run across chunks)."""
+    waiting = False  # the previous chunk ended in a marker's name, its colon still to come
+    for chunk in _chunks(lines):
+        if waiting and chunk.lstrip().startswith(":"):
+            return True
+        if waiting and not chunk.strip():
+            continue
+        if _DUMP_MARKERS.search(chunk):
+            return True
+        waiting = _DUMP_MARKER_AT_END.search(chunk) is not None
+    return False
 
 
 def parse(text: str) -> FlightRecorder:
     """Parse whichever Flight Recorder form `text` holds; `ParseError` if none."""
-    lines = clean_lines(text)
-    joined = "\n".join(lines)
-    if any(pattern.search(joined) for pattern, _ in _HEADERS):
-        return _parse_report(lines)
-    if _DUMP_MARKERS.search(joined):
-        return _parse_dump(lines)
-    if any(_STATE_LINE.match(line) for line in lines):
-        return _parse_listing(lines)
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[FlightRecorder]:
+    """Parse normalised lines (`fabtui parse` reads files this way). The cleaned lines are
+    held once, never the text or a joined copy; a state listing's entries come on demand."""
+    cleaned = clean_line_list(lines) if isinstance(lines, list) \
+        else list(clean_line_stream(lines))
+    if _has_header(cleaned):
+        return Streamed(_parse_report(cleaned))
+    if _has_dump_marker(cleaned):
+        return Streamed(_parse_dump(cleaned))
+    if any(_STATE_LINE.match(line) for line in cleaned):
+        return _parse_listing(cleaned)
     raise ParseError(KIND, None, "no Flight Recorder analyzer report, dump or state listing found")
 
 

@@ -12,11 +12,13 @@ text after the final `(Up)` is ignored.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from fabtui.model.parsed.ibdev2netdev import Ibdev2netdevEntry, Ibdev2netdevOutput
 from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines, is_missing
+from fabtui.parsers.streaming import KeptLines, Streamed, row_defaults
+from fabtui.parsers.text import clean_line_stream, clean_lines, is_missing, split_lines
 
 KIND = "ibdev2netdev"
 MODEL = Ibdev2netdevOutput
@@ -37,42 +39,72 @@ def detect(text: str) -> float:
     return 0.0 if not hits else 0.95 if hits >= 2 else 0.8
 
 
-def _entry(match: re.Match[str], verbose: bool) -> Ibdev2netdevEntry:
-    """One line as an entry."""
+_ENTRY = row_defaults(Ibdev2netdevEntry)
+
+
+def _entry(match: re.Match[str], verbose: bool) -> dict[str, object]:
+    """One line as an entry, as `model_dump(mode="json")` gives it (no model per line)."""
     netdev = match.group("netdev")
-    entry = Ibdev2netdevEntry(device=match.group("dev"), port=int(match.group("port")),
-                              netdev=None if is_missing(netdev) else netdev,
-                              state=match.group("state").strip() or None,
-                              port_state=(match.group("pstate") or "").strip() or None)
+    entry = dict(_ENTRY)
+    entry.update(device=match.group("dev"), port=int(match.group("port")),
+                 netdev=None if is_missing(netdev) else netdev,
+                 state=match.group("state").strip() or None,
+                 port_state=(match.group("pstate") or "").strip() or None)
     if verbose:
         part, _, board = match.group("part").partition(" - ")
-        entry.pci_address = match.group("pci")
-        entry.part_id = part.strip() or None
-        entry.board_id = None if is_missing(board) or board.strip() == "NA" else board.strip()
-        entry.description = match.group("desc").strip() or None
-        entry.fw_version = match.group("fw")
+        entry.update(pci_address=match.group("pci"), part_id=part.strip() or None,
+                     board_id=None if is_missing(board) or board.strip() == "NA"
+                     else board.strip(),
+                     description=match.group("desc").strip() or None,
+                     fw_version=match.group("fw"))
     return entry
+
+
+def _entries(numbered: Iterable[tuple[int, str]], kept: KeptLines | None,
+             warnings: list[str] | None) -> Iterator[dict[str, object]]:
+    """The entries of numbered lines; their lines kept and unread `==>` lines warned about
+    when asked to."""
+    for number, line in numbered:
+        verbose = _VERBOSE.match(line)
+        match = verbose or _PLAIN.match(line)
+        if match:
+            if kept is not None:
+                kept.add(number, line)
+            yield _entry(match, verbose is not None)
+        elif "==>" in line and warnings is not None:
+            warnings.append(f"line {number}: unrecognised line: {line.strip()[:80]}")
 
 
 def parse(text: str) -> Ibdev2netdevOutput:
     """Parse ibdev2netdev output; raises `ParseError` when no `dev port N ==> netdev` line."""
-    entries: list[Ibdev2netdevEntry] = []
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[Ibdev2netdevOutput]:
+    """Parse normalised lines (`fabtui parse` reads files this way); the entries on demand,
+    read again from their kept lines (a long capture costs its lines, not a model each)."""
+    kept = KeptLines()
     warnings: list[str] = []
-    for number, line in enumerate(clean_lines(text), start=1):
-        verbose = _VERBOSE.match(line)
-        match = verbose or _PLAIN.match(line)
-        if match:
-            entries.append(_entry(match, verbose is not None))
-        elif "==>" in line:
-            warnings.append(f"line {number}: unrecognised line: {line.strip()[:80]}")
-    if not entries:
+    devices: dict[str, tuple[int, dict[str, object]]] = {}  # the lowest port's entry
+    for entry in _entries(enumerate(clean_line_stream(lines), start=1), kept, warnings):
+        device, port = entry["device"], entry["port"]
+        assert isinstance(device, str) and isinstance(port, int)
+        known = devices.get(device)
+        if known is None or port < known[0]:
+            devices[device] = (port, entry)
+    if not kept:
         raise ParseError(KIND, None, "no `<dev> port <n> ==> <netdev> (<state>)` line found")
-    devices: dict[str, Ibdev2netdevEntry] = {}
-    for entry in entries:
-        known = devices.get(entry.device)
-        if known is None or entry.port < known.port:
-            devices[entry.device] = entry
-    return Ibdev2netdevOutput(devices=devices, entries=entries, warnings=warnings)
+
+    def dumped() -> Iterator[dict[str, object]]:
+        return _entries(kept, None, None)
+
+    def models() -> Iterator[Ibdev2netdevEntry]:
+        return (Ibdev2netdevEntry.model_validate(entry) for entry in dumped())
+
+    head = Ibdev2netdevOutput(
+        devices={name: Ibdev2netdevEntry.model_validate(entry)
+                 for name, (_, entry) in devices.items()}, entries=[], warnings=warnings)
+    return Streamed(head, {"entries": models}, {"entries": dumped})
 
 
 def tables(result: Ibdev2netdevOutput) -> list[Table]:

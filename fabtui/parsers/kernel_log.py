@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from fabtui.model.parsed.kernel_log import KernelLog, KernelLogEvent
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
+from fabtui.parsers.streaming import KeptLines, Streamed, row_defaults
 from fabtui.parsers.text import split_lines, strip_launcher_prefix
 
 KIND = "kernel-log"
@@ -71,14 +73,17 @@ _AER_SEVERITY = re.compile(r"severity=(?P<sev>[^,]+)|AER: (?:Multiple )?(?P<sev2
 _AER_SOURCE = re.compile(rf"(?:received|from):? (?P<pci>{_PCI})")
 _HOTPLUG = re.compile(r"pciehp.*?(?P<slot>Slot\([^)]*\)):?\s*(?P<what>Link Down|Link Up|"
                       r"Card not present|Card present)", re.I)
-_PORT_STATE = re.compile(r"(?:(?P<dev>[\w.-]+): )?\bPort:? (?P<port>\d+) Link "
+# The look-behinds start an optional name only where a name starts: the same leftmost match,
+# without retrying the name from every character of every word (quadratic in the line).
+_PORT_STATE = re.compile(r"(?:(?<![\w.-])(?P<dev>[\w.-]+): )?\bPort:? (?P<port>\d+) Link "
                          r"(?P<state>[A-Za-z_]+)")
 _BOND_NAME = re.compile(r"^bond[\w.-]*$")
 _SLAVE = re.compile(r"^\(slave (?P<slave>[^)]+)\):\s*(?P<rest>.*)$")
 _SLAVE_IN_TEXT = re.compile(r"(?:for interface|Enslaving|Releasing (?:backup |active )?"
                             r"interface|making interface|slave) (?P<slave>[\w.@-]+)", re.I)
 _LINK = re.compile(r"^(?:(?!NIC\b)(?P<ifname>[\w.@-]+):? )?Link (?:is )?(?P<st>down|up)\b", re.I)
-_NIC_LINK = re.compile(r"(?:(?P<ifname>[\w.@-]+):?\s+)?NIC Link is (?P<st>down|up)\b", re.I)
+_NIC_LINK = re.compile(r"(?:(?<![\w.@-])(?P<ifname>[\w.@-]+):?\s+)?NIC Link is (?P<st>down|up)\b",
+                       re.I)
 _CARRIER = re.compile(r"^(?P<what>Lost|Gained) carrier\b", re.I)
 _MODULE = re.compile(r"Port module event(?P<err>\[error\])?:\s*module (?P<module>\d+),\s*"
                      r"(?P<what>.*)$", re.I)
@@ -146,26 +151,106 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> KernelLog:
     """Parse kernel log text; raises `ParseError` when no line reads as a kernel log line."""
-    events: list[KernelLogEvent] = []
-    line_count = 0
-    for number, raw in enumerate(split_lines(text), start=1):
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[KernelLog]:
+    """Parse normalised lines (`fabtui parse` reads files this way); the events on demand.
+
+    The lines are read once: the summaries are tallied as events are found, and only the
+    lines that made an event (or continued one) are kept, to be read into events again when
+    they are written. A log of millions of lines costs those lines' text, not a model each.
+    """
+    kept = KeptLines()
+    tally = _Tally()
+    for _ in _events(enumerate(lines, start=1), kept, tally):
+        pass
+    if tally.line_count == 0:
+        raise ParseError(KIND, None, "no kernel log line found (no dmesg/journal timestamp and "
+                                     "no known driver message)")
+    head = KernelLog(events=[], xids=dict(sorted(tally.xids.items())),
+                     sxids=dict(sorted(tally.sxids.items())), link_flaps=dict(tally.flaps),
+                     port_downs=dict(tally.port_downs), line_count=tally.line_count)
+
+    def dumped() -> Iterator[dict[str, object]]:
+        return _events(kept, None, tally)
+
+    def models() -> Iterator[KernelLogEvent]:
+        return (KernelLogEvent.model_validate(values) for values in dumped())
+
+    return Streamed(head, {"events": models}, {"events": dumped})
+
+
+_CONTINUES = 255
+"""In `_Tally.readers`: the kept line continued the event above it."""
+
+
+@dataclass
+class _Tally:
+    """The summaries of `KernelLog`, counted as events are found, and which reader read
+    each kept line (so reading them again tries that reader only)."""
+
+    xids: Counter[int] = field(default_factory=Counter)
+    sxids: Counter[int] = field(default_factory=Counter)
+    flaps: Counter[str] = field(default_factory=Counter)
+    port_downs: Counter[str] = field(default_factory=Counter)
+    line_count: int = 0
+    readers: bytearray = field(default_factory=bytearray)
+
+    def add(self, event: dict[str, object]) -> None:
+        kind, code = event["type"], event["code"]
+        if isinstance(code, int) and kind in ("xid", "gpu_fallen_off_bus"):
+            self.xids[code] += 1
+        if isinstance(code, int) and kind == "sxid":
+            self.sxids[code] += 1
+        if kind == "link_down" and event["interface"]:
+            self.flaps[str(event["interface"])] += 1
+        if kind == "port_state" and event["state"] == "DOWN":
+            self.port_downs[f"{event['device']}/{event['port']}"] += 1
+
+
+def _events(numbered: Iterable[tuple[int, str]], kept: KeptLines | None,
+            tally: _Tally) -> Iterator[dict[str, object]]:
+    """The events of numbered lines, each as `model_dump(mode="json")` gives it, yielded once
+    its continuation lines are in.
+
+    With `kept` (the first reading) the lines that count are kept and tallied; without it,
+    `numbered` are those kept lines, read again with the reader that read each.
+    """
+    last: dict[str, object] | None = None
+    for index, (number, raw) in enumerate(numbered):
         pdsh_host, cleaned = _strip_prefixes(raw)
         if not cleaned.strip():
             continue
         line = _split(cleaned)
         line.host = line.host or pdsh_host
-        if _is_continuation(line, events):
-            line_count += 1
+        replay = None if kept is not None else tally.readers[index]
+        if replay == _CONTINUES:
+            assert last is not None
+            _is_continuation(line, last)  # joins the details, as on the first reading
             continue
-        event = _classify(line, number)
+        if replay is None and last is not None and _is_continuation(line, last):
+            assert kept is not None
+            kept.add(number, raw)
+            tally.readers.append(_CONTINUES)
+            tally.line_count += 1
+            continue
+        found = _classify(line, number, _READERS, 0) if replay is None else \
+            _classify(line, number, _READERS[replay:replay + 1], replay)
+        event = found[1] if found is not None else None
         if event is not None:
-            events.append(event)
-        if line.prefixed or event is not None:
-            line_count += 1
-    if line_count == 0:
-        raise ParseError(KIND, None, "no kernel log line found (no dmesg/journal timestamp and "
-                                     "no known driver message)")
-    return _result(events, line_count)
+            if last is not None:
+                yield last
+            last = event
+        if kept is not None:
+            if found is not None:
+                kept.add(number, raw)
+                tally.readers.append(found[0])
+                tally.add(found[1])
+            if line.prefixed or event is not None:
+                tally.line_count += 1
+    if last is not None:
+        yield last
 
 
 def _strip_prefixes(raw: str) -> tuple[str | None, str]:
@@ -258,51 +343,60 @@ def _subject(message: str) -> _Subject:
     return _Subject(None, None, None, message)
 
 
-def _is_continuation(line: _Line, events: list[KernelLogEvent]) -> bool:
-    """SXid `Severity`/`Data` lines and AER register dumps belong to the report above them."""
-    if not events:
-        return False
-    last = events[-1]
+def _is_continuation(line: _Line, last: dict[str, object]) -> bool:
+    """SXid `Severity`/`Data` lines and AER register dumps belong to the report above them
+    (`last`, whose `details` they join)."""
+    details = last["details"]
+    assert isinstance(details, list)
     sxid = _SXID.search(line.message)
-    if sxid and last.type == "sxid" and last.code == int(sxid.group("code")) and \
-            last.pci == sxid.group("pci") and re.match(r"(?:Severity|Data)\b", sxid.group("rest")):
-        last.details.append(sxid.group("rest"))
+    if sxid and last["type"] == "sxid" and last["code"] == int(sxid.group("code")) and \
+            last["pci"] == sxid.group("pci") and re.match(r"(?:Severity|Data)\b",
+                                                           sxid.group("rest")):
+        details.append(sxid.group("rest"))
         return True
-    if last.type == "pcie_aer":
+    if last["type"] == "pcie_aer":
         subject = _subject(line.message)
         detail = re.sub(r"^AER:\s*", "", subject.msg.strip())
-        if subject.pci == last.pci and _AER_DETAIL.match(detail):
-            last.details.append(detail)
+        if subject.pci == last["pci"] and _AER_DETAIL.match(detail):
+            details.append(detail)
             return True
     return False
 
 
-def _classify(line: _Line, number: int) -> KernelLogEvent | None:
-    """The event a log line reports, or None when it is not triage-relevant."""
+def _classify(line: _Line, number: int, readers: tuple[_Reader, ...],
+              first: int) -> tuple[int, dict[str, object]] | None:
+    """(which reader, the event) a log line reports, the event as its JSON fields; None when
+    it is not triage-relevant. `readers` are `_READERS` from position `first` on."""
     subject = _subject(line.message)
-    for reader in (_sxid, _xid, _fallen, _fabricmanager, _downtrained, _aer, _hotplug,
-                   _port_state, _bond, _link, _module, _ecc, _nvlink, _mlx5_error, _gpu_error):
+    for position, reader in enumerate(readers, start=first):
         fields = reader(line, subject)
         if fields is not None:
-            return _event(line, number, subject, fields)
+            return position, _event(line, number, subject, fields)
     return None
 
 
+_DEFAULTS = row_defaults(KernelLogEvent)
+
+
 def _event(line: _Line, number: int, subject: _Subject,
-           fields: dict[str, object]) -> KernelLogEvent:
-    """An event from a reader's fields plus what every line carries."""
-    values: dict[str, object] = {
+           fields: dict[str, object]) -> dict[str, object]:
+    """An event's JSON fields (in the model's order) from a reader's fields plus what every
+    line carries. Every value already has its JSON type: tests compare it with the model's
+    dump, and building a model per event is what made large logs cost gigabytes."""
+    values = dict(_DEFAULTS)
+    values.update({
         "timestamp": line.uptime if line.uptime is not None else line.wallclock,
         "uptime_s": line.uptime, "wallclock": line.wallclock, "host": line.host,
         "source": subject.driver or line.tag, "pci": subject.pci,
         "device": subject.name or subject.pci, "message": subject.msg.strip(),
-        "text": line.message, "line": number,
-    }
+        "text": line.message, "line": number, "details": [],
+    })
     values.update(fields)
-    return KernelLogEvent.model_validate(values)
+    return values
 
 
 _Fields = dict[str, object] | None
+_Reader = Callable[[_Line, _Subject], _Fields]
 
 
 def _sxid(line: _Line, subject: _Subject) -> _Fields:
@@ -508,17 +602,10 @@ def _gpu_error(line: _Line, subject: _Subject) -> _Fields:
             "device": pci.group("pci") if pci else None}
 
 
-def _result(events: list[KernelLogEvent], line_count: int) -> KernelLog:
-    """The model with its summaries."""
-    xids = Counter(e.code for e in events
-                   if e.code is not None and e.type in ("xid", "gpu_fallen_off_bus"))
-    sxids = Counter(e.code for e in events if e.code is not None and e.type == "sxid")
-    flaps = Counter(e.interface for e in events if e.type == "link_down" and e.interface)
-    port_downs = Counter(f"{e.device}/{e.port}" for e in events
-                         if e.type == "port_state" and e.state == "DOWN")
-    return KernelLog(events=events, xids=dict(sorted(xids.items())),
-                     sxids=dict(sorted(sxids.items())), link_flaps=dict(flaps),
-                     port_downs=dict(port_downs), line_count=line_count)
+_READERS: tuple[_Reader, ...] = (
+    _sxid, _xid, _fallen, _fabricmanager, _downtrained, _aer, _hotplug, _port_state, _bond,
+    _link, _module, _ecc, _nvlink, _mlx5_error, _gpu_error)
+"""What a line may report, tried in this order (the first that reads it wins)."""
 
 
 def tables(result: KernelLog) -> list[Table]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from fabtui.model.parsed.mlxlink import (
@@ -34,9 +35,12 @@ from fabtui.model.parsed.mlxlink import (
 )
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
+from fabtui.parsers.streaming import Streamed
 from fabtui.parsers.text import (
+    clean_line_list,
     clean_lines,
     is_missing,
+    split_lines,
     to_float,
 )
 
@@ -407,24 +411,37 @@ def _build(report: _Report) -> MlxlinkPort:
 
 def parse(text: str) -> MlxlinkOutput:
     """Parse mlxlink output; raises `ParseError` when no mlxlink report is in it."""
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[MlxlinkOutput]:
+    """Parse normalised lines (`fabtui parse` reads files this way). The lines are held only
+    while reading (rows look one line ahead); the ports after the first are built one at a
+    time when written."""
+    lines = lines if isinstance(lines, list) else list(lines)
     warnings: list[str] = []
-    reports = _read_json(text, warnings) if text.lstrip().startswith(("{", "[")) else None
+    opening = next((line.lstrip()[:1] for line in lines if line.strip()), "")
+    reports = _read_json("\n".join(lines), warnings) if opening in ("{", "[") else None
+    cleaned: list[str] | None = None
     if reports is None:
-        reports = _read_text(clean_lines(text), warnings)
+        cleaned = clean_line_list(lines)
+        reports = _read_text(cleaned, warnings)
     reports = [r for r in reports if any(rows for rows in r.sections.values())]
     known = set(_TOP_TEXT) | set(_MODULE_TEXT) | {k for ks in _COUNTER_KEYS.values() for k in ks}
     reports = [r for r in reports if known & set(_flat(r))]
     if not reports:
         errors = [w.split("-E- ", 1)[1] for w in warnings if "-E- " in w]
         detail = f": {errors[0]}" if errors else ""
-        title = next((n for n, line in enumerate(clean_lines(text), start=1)
+        title = next((n for n, line in enumerate(cleaned or clean_line_list(lines), start=1)
                       if line.strip() == "Operational Info"), None)
         if title is not None:
             raise ParseError(KIND, title,
                              f"`Operational Info` without its rows (truncated?){detail}")
         raise ParseError(KIND, None, f"no mlxlink report (`Operational Info` ...) found{detail}")
-    first, *rest = (_build(report) for report in reports)
-    return MlxlinkOutput(**first.model_dump(), more_ports=rest, warnings=warnings)
+    del lines, cleaned
+    first, rest = _build(reports[0]), reports[1:]
+    head = MlxlinkOutput(**first.model_dump(), more_ports=[], warnings=warnings)
+    return Streamed(head, {"more_ports": lambda: (_build(report) for report in rest)})
 
 
 def tables(result: MlxlinkOutput) -> list[Table]:

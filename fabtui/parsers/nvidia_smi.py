@@ -15,11 +15,13 @@ MIG devices table, when printed, is skipped.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from fabtui.model.parsed.nvidia_smi import NvidiaSmiTable, NvsmiTableGpu, NvsmiTableProcess
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines
+from fabtui.parsers.streaming import Streamed
+from fabtui.parsers.text import clean_line_stream, split_lines
 
 KIND = "nvidia-smi"
 MODEL = NvidiaSmiTable
@@ -205,9 +207,13 @@ class _State:
 
 def parse(text: str) -> NvidiaSmiTable:
     """Parse the default `nvidia-smi` table; raises `ParseError` without a GPU block."""
+    return parse_lines(split_lines(text)).head
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[NvidiaSmiTable]:
+    """Parse normalised lines (`fabtui parse` reads files this way, never holding them)."""
     state = _State()
-    lines = clean_lines(text)
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(clean_line_stream(lines), start=1):
         if "NVIDIA-SMI has failed" in line or "No devices were found" in line \
                 or "Failed to initialize NVML" in line:
             raise ParseError(KIND, number, line.strip()[:200])
@@ -217,12 +223,12 @@ def parse(text: str) -> NvidiaSmiTable:
         state.line(number, line)
     if not state.gpus:
         raise ParseError(KIND, None, "no GPU block (`| 0  <name>  On | <bus id> ... |`) found")
-    return NvidiaSmiTable(timestamp=state.result["timestamp"],
-                          nvidia_smi_version=state.result["nvidia_smi_version"],
-                          driver_version=state.result["driver_version"],
-                          cuda_version=state.result["cuda_version"],
-                          gpus=[g.build() for g in state.gpus], processes=state.processes,
-                          warnings=state.warnings)
+    return Streamed(NvidiaSmiTable(timestamp=state.result["timestamp"],
+                                   nvidia_smi_version=state.result["nvidia_smi_version"],
+                                   driver_version=state.result["driver_version"],
+                                   cuda_version=state.result["cuda_version"],
+                                   gpus=[g.build() for g in state.gpus],
+                                   processes=state.processes, warnings=state.warnings))
 
 
 def tables(result: NvidiaSmiTable) -> list[Table]:

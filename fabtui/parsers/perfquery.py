@@ -15,11 +15,14 @@ other lines are skipped; rows printed before any header go into a block with nul
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 from fabtui.model.parsed.perfquery import PerfqueryOutput, PerfqueryPort
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines, normalize
+from fabtui.parsers.streaming import KeptLines, Streamed, row_defaults, with_rows
+from fabtui.parsers.text import clean_line_stream, clean_lines, split_lines
 
 KIND = "perfquery"
 MODEL = PerfqueryOutput
@@ -69,58 +72,117 @@ def _value(text: str) -> int | None:
     return None
 
 
-def _block(match: re.Match[str]) -> PerfqueryPort:
-    """A new block from its header line."""
+_PORT = row_defaults(PerfqueryPort)
+
+
+def _block(match: re.Match[str] | None, counters: dict[str, int]) -> dict[str, object]:
+    """A new block from its header line (None: counters before any header), as
+    `model_dump(mode="json")` gives it once `counters` are in."""
+    block = dict(_PORT)
+    if match is None:
+        block.update(lid=None, port=None, counter_set="unknown", counters=counters)
+        return block
     port = match.group("port")
     rest = match.group("rest") or ""
     cap = _CAPMASK.search(rest)
     cap2 = _CAPMASK2.search(rest)
     lid = re.match(r"Lid\s+(\d+)", match.group("where"), re.I)
-    return PerfqueryPort(lid=int(lid.group(1)) if lid else None,
-                         port=int(port) if port else None,
-                         counter_set=_counter_set(match.group("name")),
-                         header=match.group(0).strip().lstrip("#").strip(),
-                         cap_mask=cap.group(1) if cap else None,
-                         cap_mask2=cap2.group(1) if cap2 else None, counters={})
+    block.update(lid=int(lid.group(1)) if lid else None, port=int(port) if port else None,
+                 counter_set=_counter_set(match.group("name")),
+                 header=match.group(0).strip().lstrip("#").strip(),
+                 cap_mask=cap.group(1) if cap else None,
+                 cap_mask2=cap2.group(1) if cap2 else None, counters=counters)
+    return block
 
 
-def parse(text: str) -> PerfqueryOutput:
-    """Parse perfquery output; raises `ParseError` when no counter row is found."""
-    ports: list[PerfqueryPort] = []
-    current: PerfqueryPort | None = None
-    warnings: list[str] = []
-    headers: list[tuple[PerfqueryPort, int]] = []
-    for number, line in enumerate(clean_lines(text), start=1):
+@dataclass
+class _Seen:
+    """What the first reading finds besides the ports: kept lines, warnings, empty headers."""
+
+    kept: KeptLines = field(default_factory=KeptLines)
+    warnings: list[str] = field(default_factory=list)
+    empty: list[int] = field(default_factory=list)
+    """Line numbers of headers without any counter row."""
+
+
+def _ports(numbered: Iterable[tuple[int, str]],
+           seen: _Seen | None) -> Iterator[dict[str, object]]:
+    """The blocks with counters, in order; the lines that make them are kept in `seen` (and
+    what is wrong noted there) on the first reading."""
+    current: dict[str, object] | None = None
+    counters: dict[str, int] = {}
+    header_line: int | None = None
+    for number, line in numbered:
         header = _HEADER.match(line)
         if header:
-            current = _block(header)
-            ports.append(current)
-            headers.append((current, number))
+            if counters:
+                assert current is not None
+                yield current
+            elif header_line is not None and seen is not None:
+                seen.empty.append(header_line)
+            counters = {}
+            current, header_line = _block(header, counters), number
+            if seen is not None:
+                seen.kept.add(number, line)
             continue
         row = _ROW.match(line)
         if not row or ":." not in line.replace(" ", ""):
             continue
         value = _value(row.group("value"))
         if value is None:
-            warnings.append(f"line {number}: not an integer: {line.strip()[:80]}")
+            if seen is not None:
+                seen.warnings.append(f"line {number}: not an integer: {line.strip()[:80]}")
             continue
         if current is None:
-            current = PerfqueryPort(lid=None, port=None, counter_set="unknown", counters={})
-            ports.append(current)
-            warnings.append(f"line {number}: counters before any `# ... counters: Lid` header")
-        current.counters[row.group("name")] = value
-    empty = [line for port, line in headers if not port.counters]
-    ports = [p for p in ports if p.counters]
-    if not ports and empty:
+            counters = {}
+            current, header_line = _block(None, counters), None
+            if seen is not None:
+                seen.warnings.append(f"line {number}: counters before any "
+                                     "`# ... counters: Lid` header")
+        if seen is not None:
+            seen.kept.add(number, line)
+        counters[row.group("name")] = value
+    if counters:
+        assert current is not None
+        yield current
+    elif header_line is not None and seen is not None:
+        seen.empty.append(header_line)
+
+
+def parse(text: str) -> PerfqueryOutput:
+    """Parse perfquery output; raises `ParseError` when no counter row is found."""
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[PerfqueryOutput]:
+    """Parse normalised lines (`fabtui parse` reads files this way); the port blocks are
+    kept as their lines and read again when written (no model per block)."""
+    if iter(lines) is lines:  # read twice: the rows, and an error's cause when none is found
+        lines = list(lines)
+    seen = _Seen()
+    found = sum(1 for _ in _ports(enumerate(clean_line_stream(lines), start=1), seen))
+    warnings, empty = seen.warnings, seen.empty
+    if not found and empty:
         raise ParseError(KIND, empty[0], "counter header without any counter row (truncated?)")
     if empty:
         warnings.append(f"line {empty[0]}: counter header without any counter row")
-    if not ports:
-        failure = (re.search(r"(?m)^.*\b(?:iberror|ibpanic)\b.*$", normalize(text))
-                   or re.search(r"(?m)^.*\bibwarn\b.*$", normalize(text)))
-        detail = f" ({failure.group(0).strip()[:120]})" if failure else ""
+    if not found:
+        failure = _failure(lines)
+        detail = f" ({failure.strip()[:120]})" if failure else ""
         raise ParseError(KIND, None, f"no `Name:.....value` counter row found{detail}")
-    return PerfqueryOutput(ports=ports, warnings=warnings)
+    return with_rows(PerfqueryOutput(ports=[], warnings=warnings), "ports", PerfqueryPort,
+                     lambda: _ports(seen.kept, None))
+
+
+def _failure(lines: Iterable[str]) -> str | None:
+    """The first iberror/ibpanic line, else the first ibwarn line, of output without counters."""
+    warn = None
+    for line in lines:
+        if re.search(r"\b(?:iberror|ibpanic)\b", line):
+            return line
+        if warn is None and re.search(r"\bibwarn\b", line):
+            warn = line
+    return warn
 
 
 def tables(result: PerfqueryOutput) -> list[Table]:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from fabtui.model.parsed.perftest import (
     Perftest,
@@ -209,10 +210,14 @@ class _State:
     last_row_block: _Block | None = None
     interleaved: bool = False
     elided: bool = False
+    live: list[_Block] = field(default_factory=list)
+    """The blocks not yet seen closed: a block never reopens, so `open_blocks` filters this
+    short list instead of every block of a long capture (which made parsing quadratic)."""
 
     def open_blocks(self) -> list[_Block]:
         """Blocks still taking header, address, table or row lines, oldest first."""
-        return [b for b in self.blocks if not b.closed]
+        self.live = [b for b in self.live if not b.closed]
+        return list(self.live)
 
     def new_block(self) -> _Block:
         """A block that takes over what was printed before its banner."""
@@ -222,9 +227,11 @@ class _State:
                        gpu_name=pending.gpu_name)
         self.pending = _Pending()
         self.blocks.append(block)
+        self.live.append(block)
         return block
 
 
+@lru_cache(maxsize=4096)  # a few dozen header names, asked about on every header line
 def _key(name: str) -> str:
     return re.sub(r"\s+", " ", name.strip().lower())
 

@@ -19,8 +19,8 @@ from fabtui.model.table import left, right
 from fabtui.parsers._switch_common import (
     Table,
     clean_lines,
-    find_tables,
     head,
+    iter_tables,
     parse_int,
 )
 from fabtui.parsers.errors import ParseError
@@ -58,7 +58,7 @@ def parse(text: str) -> PfcCounters:
     lines = clean_lines(text)
     result = PfcCounters()
     found = False
-    for table in find_tables(lines):
+    for table in iter_tables(lines):
         key = table.key()
         if key and key[0] in ("PORT RX", "PORT TX") and "PFC0" in key:
             found = True

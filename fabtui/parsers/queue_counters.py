@@ -24,8 +24,8 @@ from fabtui.model.table import left, right
 from fabtui.parsers._switch_common import (
     Table,
     clean_lines,
-    find_tables,
     head,
+    iter_tables,
     load_json,
     parse_int,
     snake,
@@ -63,20 +63,23 @@ def detect(text: str) -> float:
 def parse(text: str) -> QueueCounters:
     """Parse queuestat output; raises `ParseError` when no queue table is found."""
     lines = clean_lines(text)
-    tables = [t for t in find_tables(lines)
-              if t.key()[:2] in (["PORT", "TXQ"], ["PORT", "VOQ"])]
-    if not tables:
+    result = QueueCounters(ports={}, voq=False)
+    first: int | None = None  # the first queue table's header line
+    for table in iter_tables(lines):  # one at a time: a long capture never holds every row
+        if table.key()[:2] not in (["PORT", "TXQ"], ["PORT", "VOQ"]):
+            continue
+        first = table.header_line if first is None else first
+        result.voq = result.voq or table.key()[1] == "VOQ"
+        _rows(table, result)
+    if first is None:
         data = load_json(text)
         if isinstance(data, dict):
-            result = _from_json(data)
-            if result is not None:
-                return result
+            from_json = _from_json(data)
+            if from_json is not None:
+                return from_json
         raise ParseError(KIND, None, "no `Port TxQ Counter/pkts ...` queue table found")
-    result = QueueCounters(ports={}, voq=any(t.key()[1] == "VOQ" for t in tables))
-    for table in tables:
-        _rows(table, result)
     if not result.ports:
-        raise ParseError(KIND, tables[0].header_line, "queue table without rows (truncated?)")
+        raise ParseError(KIND, first, "queue table without rows (truncated?)")
     for line in lines:
         namespace = _NAMESPACE.match(line.strip())
         if namespace and namespace.group(1) and namespace.group(1) not in result.namespaces:

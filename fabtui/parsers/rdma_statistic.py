@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fabtui.model.parsed.rdma_statistic import RdmaStatisticOutput
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines
+from fabtui.parsers.streaming import Streamed
+from fabtui.parsers.text import clean_line_stream, clean_lines, split_lines
 
 KIND = "rdma-statistic"
 MODEL = RdmaStatisticOutput
@@ -56,20 +58,22 @@ def _is_tokens(line: str) -> bool:
     return bool(tokens) and all(_NAME.match(t) or _VALUE.match(t) for t in tokens)
 
 
-def _streams(lines: list[str]) -> list[tuple[str, int, list[str]]]:
-    """(link, line number, tokens) for every `link` record."""
-    records: list[tuple[str, int, list[str]]] = []
-    current: list[str] | None = None
+def _streams(lines: Iterable[str]) -> Iterator[tuple[str, int, list[str]]]:
+    """(link, line number, tokens) for every `link` record, each once it is complete."""
+    record: tuple[str, int, list[str]] | None = None
     for number, line in enumerate(lines, start=1):
         match = _LINK.match(line)
         if match:
-            current = match.group(2).split()
-            records.append((match.group(1), number, current))
-        elif current is not None and _is_tokens(line):
-            current.extend(line.split())
-        else:
-            current = None
-    return records
+            if record is not None:
+                yield record
+            record = (match.group(1), number, match.group(2).split())
+        elif record is not None and _is_tokens(line):
+            record[2].extend(line.split())
+        elif record is not None:
+            yield record
+            record = None
+    if record is not None:
+        yield record
 
 
 def _pairs(link: str, number: int, tokens: list[str],
@@ -128,12 +132,20 @@ def _from_json(text: str, warnings: list[str]) -> dict[str, dict[str, int]] | No
 
 def parse(text: str) -> RdmaStatisticOutput:
     """Parse `rdma statistic show` output; raises `ParseError` when no link has counters."""
+    return parse_lines(split_lines(text)).head
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[RdmaStatisticOutput]:
+    """Parse normalised lines (`fabtui parse` reads files this way), one record at a time."""
+    if iter(lines) is lines:  # read twice: is it JSON, then its records
+        lines = list(lines)
     warnings: list[str] = []
-    links = _from_json(text, warnings) if text.lstrip().startswith(("[", "{")) else None
+    opening = next((line.lstrip()[:1] for line in lines if line.strip()), "")
+    links = _from_json("\n".join(lines), warnings) if opening in ("[", "{") else None
     first: int | None = None
     if links is None:
         links = {}
-        for link, number, tokens in _streams(clean_lines(text)):
+        for link, number, tokens in _streams(clean_line_stream(lines)):
             first = first or number
             _merge(links, link, _pairs(link, number, tokens, warnings), warnings)
     if not any(links.values()) and first is not None:
@@ -143,7 +155,8 @@ def parse(text: str) -> RdmaStatisticOutput:
     empty = [link for link, counters in links.items() if not counters]
     if empty:
         warnings.append(f"links without counters: {', '.join(empty)}")
-    return RdmaStatisticOutput(links={k: v for k, v in links.items() if v}, warnings=warnings)
+    return Streamed(RdmaStatisticOutput(links={k: v for k, v in links.items() if v},
+                                        warnings=warnings))
 
 
 def tables(result: RdmaStatisticOutput) -> list[Table]:

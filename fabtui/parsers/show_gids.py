@@ -13,11 +13,13 @@ port; no type on old kernels), so the cells after the GID are told apart by thei
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from fabtui.model.parsed.show_gids import GidEntry, ShowGidsOutput
 from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines
+from fabtui.parsers.streaming import KeptLines, Streamed, row_defaults, with_rows
+from fabtui.parsers.text import clean_line_stream, clean_lines, split_lines
 
 KIND = "show-gids"
 MODEL = ShowGidsOutput
@@ -46,8 +48,12 @@ def detect(text: str) -> float:
     return 0.0
 
 
-def _row(match: re.Match[str]) -> GidEntry:
-    """One table row; the trailing cells are IPv4, version and netdev, each optional."""
+_GID = row_defaults(GidEntry)
+
+
+def _row(match: re.Match[str]) -> dict[str, object]:
+    """One table row as `model_dump(mode="json")` gives it; the trailing cells are IPv4,
+    version and netdev, each optional."""
     ipv4 = version = netdev = None
     rest: list[str] = []
     for cell in (match.group(5) or "").split():
@@ -58,16 +64,24 @@ def _row(match: re.Match[str]) -> GidEntry:
         else:
             rest.append(cell)
     netdev = " ".join(rest) or None
-    return GidEntry(dev=match.group(1), port=int(match.group(2)), index=int(match.group(3)),
-                    gid=match.group(4), ipv4=ipv4, version=version, netdev=netdev)
+    row = dict(_GID)
+    row.update(dev=match.group(1), port=int(match.group(2)), index=int(match.group(3)),
+               gid=match.group(4), ipv4=ipv4, version=version, netdev=netdev)
+    return row
 
 
 def parse(text: str) -> ShowGidsOutput:
     """Parse show_gids output; raises `ParseError` when there is neither a row nor a header."""
-    gids: list[GidEntry] = []
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[ShowGidsOutput]:
+    """Parse normalised lines (`fabtui parse` reads files this way); the rows are kept as
+    their lines and read again when written (no model per GID)."""
+    kept = KeptLines()
     total: int | None = None
     header: int | None = None
-    for number, line in enumerate(clean_lines(text), start=1):
+    for number, line in enumerate(clean_line_stream(lines), start=1):
         if _HEADER.match(line):
             header = header or number
             continue
@@ -75,17 +89,24 @@ def parse(text: str) -> ShowGidsOutput:
         if found:
             total = int(found.group(1))
             continue
-        match = _ROW.match(line)
-        if match:
-            gids.append(_row(match))
-    if not gids and total is None:
+        if _ROW.match(line):
+            kept.add(number, line)
+    if not kept and total is None:
         if header:
             raise ParseError(KIND, header, "GID table header without any row (truncated?)")
         raise ParseError(KIND, None, "no `DEV PORT INDEX GID ...` row and no n_gids_found line")
     warnings = []
-    if total is not None and total != len(gids):
-        warnings.append(f"n_gids_found={total} but {len(gids)} rows were read")
-    return ShowGidsOutput(gids=gids, n_gids_found=total, warnings=warnings)
+    if total is not None and total != len(kept):
+        warnings.append(f"n_gids_found={total} but {len(kept)} rows were read")
+
+    def rows() -> Iterator[dict[str, object]]:
+        for _, line in kept:
+            match = _ROW.match(line)
+            assert match is not None  # it matched when kept
+            yield _row(match)
+
+    return with_rows(ShowGidsOutput(gids=[], n_gids_found=total, warnings=warnings),
+                     "gids", GidEntry, rows)
 
 
 def tables(result: ShowGidsOutput) -> list[Table]:

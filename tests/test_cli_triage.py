@@ -28,7 +28,8 @@ def test_json_follows_the_documented_schema(run: Callable[..., Result]) -> None:
     assert {"rank", "node", "gpu", "nic", "port", "peer", "reason", "evidence"} <= set(first)
     assert first["evidence"][0]["file"].endswith("job.log") and first["evidence"][0]["line"]
     assert data["collective"]["seq"] == 2048 and data["collective"]["op"] == "ALLREDUCE"
-    assert data["similar_cases"] == []
+    assert data["similar_cases"][0] == "nccl-hang-optic-rail5-node003"  # an IB error-12 hang
+    assert data["chain"] is None  # probing the fabric is asked for (--chain)
     assert data["next"][0]["runbook"] == "nccl-hang-triage"
 
 

@@ -94,7 +94,8 @@ def fab(run: Callable[..., Result], workdir: Path,
 
 
 def _demo_session(fab: Callable[..., Result]) -> str:
-    result = fab("--scenario", "nccl-hang", "runbook", "run", "nccl-hang-triage", "--json")
+    result = fab("--scenario", "nccl-hang", "runbook", "run", "nccl-hang-triage", "--json",
+                 "--answer", "cordon=node003", "--answer", "restart=yes")
     assert result.exit_code == 1, result.output  # the run ends on the failed optic check
     session = json.loads(result.stdout)["session"]
     assert isinstance(session, str)

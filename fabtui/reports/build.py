@@ -222,8 +222,10 @@ def _failures(session: SessionEvidence) -> Iterable[Failure]:
 def _criteria(session: SessionEvidence,
               thresholds: Mapping[str, Sequence[Threshold]]) -> Iterable[Criterion]:
     """One criterion per probe threshold the session's probes were judged against: the worst
-    value measured on any target, and the worst verdict."""
+    value measured on any target, and the worst verdict; and one per metric an evaluator
+    judged out of range without a catalog threshold (module alarm limits, for one)."""
     seen: dict[tuple[str, str], list[tuple[dict[str, Any], BlockRecord]]] = {}
+    judged: dict[tuple[str, str], list[tuple[dict[str, Any], BlockRecord]]] = {}
     for block in session.blocks:
         probe = block.probe
         if not probe or probe not in thresholds:
@@ -234,6 +236,21 @@ def _criteria(session: SessionEvidence,
                 if fnmatch.fnmatchcase(name, rule.metric):
                     seen.setdefault((probe, rule.metric), []).append((metric, block))
                     break
+            else:
+                if _verdict(metric.get("verdict")) in _BAD:  # judged by the evaluator itself
+                    judged.setdefault((probe, name), []).append((metric, block))
+    for (probe, name), readings in judged.items():
+        metric, block = readings[0]
+        limit = metric.get("limit")
+        unit = f" {metric.get('unit') or ''}".rstrip()
+        yield Criterion(
+            name=f"{probe} {name}",
+            requirement=f"within the limit for this hardware ({_fmt(limit)}{unit})"
+            if isinstance(limit, (int, float)) else "within the module's own alarm limits",
+            measured=f"{_fmt(metric.get('value'))}{unit} on {metric.get('component')}"
+                     + (f" ({len(readings)} readings out of range)" if len(readings) > 1 else ""),
+            verdict=worst(_verdict(m.get("verdict")) for m, _ in readings),
+            source=block.source(session.id), reference="the probe's evaluator")
     for (probe, pattern), readings in seen.items():
         rule = next(r for r in thresholds[probe] if r.metric == pattern)
         numeric = [(m, b) for m, b in readings if isinstance(m.get("value"), (int, float))

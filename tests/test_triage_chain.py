@@ -65,8 +65,8 @@ def test_optic_degrading_confirms_fec_and_dom_only(tmp_path: Path, graph: Fabric
     chain = _chain(tmp_path, "optic-degrading", suspect)
     assert chain.confirmed == ["fec", "optic"] and chain.deepest == "optic"
     assert _status(chain)["pfc"] == "contradicted"
-    fec = chain.links[4]
-    assert fec.probe == "switch.fec" and fec.values
+    fec = chain.links[4]  # the leaf's laser ages: the NIC end receives the errors
+    assert fec.probe == "nic.mlxlink" and fec.values and "NIC end" in fec.reason
 
 
 def test_pfc_storm_confirms_the_pause(tmp_path: Path, graph: FabricGraph) -> None:

@@ -11,7 +11,8 @@ does not answer within `timeout` is an `unknown` link with that reason, never a 
 Probes (probes/*.toml): `logs.nccl` on the suspect node's job log; `nccl.mpirun` (ring
 all_reduce) on the suspect node beside a reference node; `switch.counters` on the leaf of every
 rail of the suspect node (the suspect port's traffic against its siblings'); `switch.pfc` and
-`switch.fec` on the suspect leaf; `switch.dom` on the suspect port.
+`switch.fec` on the suspect leaf (and `nic.mlxlink` at the NIC end when the leaf receives
+clean); `switch.dom` on the suspect port.
 """
 
 from __future__ import annotations
@@ -260,6 +261,28 @@ async def _port_probe(layer: Layer, question: str, probe: str, target: str, port
                      target=target, values=_values(mine), reason=healthy)
 
 
+_NIC_FEC_METRICS = ("raw_ber", "effective_ber", "fec", "symbol", "uncorr", "corrected")
+
+
+async def _nic_fec(s: SuspectLocation, runner: ProbeRunning, timeout: float) -> ChainLink | None:
+    """The FEC / BER the suspect NIC reads on its receive side (`nic.mlxlink`): a confirming
+    link when it is out of range, else None (the leaf's reading stands)."""
+    probe, target = "nic.mlxlink", f"{s.node}:{s.nic}"
+    got = await _run(runner, probe, target, {}, timeout)
+    if isinstance(got, str):
+        return None
+    bad = [m for m in got.metrics if m.verdict in _BAD
+           and any(key in m.name for key in _NIC_FEC_METRICS)]
+    if not bad:
+        return None
+    first = bad[0]
+    return ChainLink(layer="fec", question="does either end of the suspect link see FEC errors "
+                     "or a high pre-FEC BER?", status="confirmed", probe=probe, target=target,
+                     values=_values(bad, bad_only=True),
+                     reason=f"{first.name} = {first.value} on {first.component} (the NIC end; "
+                            "the leaf end receives clean)")
+
+
 async def build_chain(suspect: SuspectLocation, graph: FabricGraph, runner: ProbeRunning, *,
                       timeout: float = 120.0) -> EvidenceChain:
     """Run every link's probe at once and judge each (see the module docstring)."""
@@ -287,6 +310,12 @@ async def build_chain(suspect: SuspectLocation, graph: FabricGraph, runner: Prob
                  lambda: absent("optic", dom_q)]
     (job, busbw, pfc, fec, optic), (rail, down) = await asyncio.gather(
         asyncio.gather(*(j() for j in jobs)), _rail(suspect, graph, runner, timeout))
+    if fec.status == "contradicted" and suspect.nic:
+        # The leaf receives clean: the NIC end of the same cable may not (a failing leaf
+        # transmitter, a dirty connector at the leaf): errors show where light is received.
+        nic_fec = await _nic_fec(suspect, runner, timeout)
+        if nic_fec is not None:
+            fec = nic_fec
     if down and fec.status == "contradicted":
         fec = fec.model_copy(update={"status": "unknown", "reason": f"{port} is down: FEC "
                                      "counts nothing on a dark link"})

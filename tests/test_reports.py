@@ -180,3 +180,55 @@ def test_incident_review_from_a_shipped_case(fabric: dict[str, object]) -> None:
     assert code == 2 and "no case 'no-such-case'" in err
     code, _, err = _cli(config, "report")
     assert code == 2 and "give a SESSION" in err
+
+
+SECRET_BOOK = """---
+id: token-check
+title: Token check
+version: 1
+inputs:
+  - name: token
+    secret: true
+tests:
+  - name: nothing
+    expect: {outcome: ok}
+---
+
+# Token check
+
+## Log in
+
+```sh {id=use on=node001}
+echo "login with {{ token }}"
+```
+
+```note
+used the token {{ token }}
+```
+"""
+
+
+def test_a_secret_given_to_a_session_never_reaches_its_report(tmp_path: Path) -> None:
+    (tmp_path / "books").mkdir()
+    (tmp_path / "books" / "token-check.md").write_text(SECRET_BOOK)
+    config = tmp_path / "fabtui.toml"
+    config.write_text('data_dir = "data"\nrunbook_dirs = ["books"]\n')
+    secret = "s3cr3t-Zq9xK2"
+    _cli(config, "runbook", "run", "token-check", "--input", f"token={secret}")
+    for fmt in ("md", "html"):
+        code, out, _ = _cli(config, "report", "last", "--format", fmt)
+        assert code == 0 and "Token check" in out
+        assert secret not in out
+    code, out, _ = _cli(config, "report", "last", "--json")
+    assert secret not in out and "***" in out
+
+
+def test_a_counter_read_in_two_sessions_is_drawn_over_time(fabric: dict[str, object]) -> None:
+    """The faulty port read by two acceptance runs: its failing counters as timelines."""
+    config = Path(str(fabric["config"]))
+    code, out, _ = _cli(config, "report", str(fabric["optic"]), str(fabric["optic"]), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["series"]
+    series = data["series"][0]
+    assert series["component"].startswith("leaf-g00-r3:Ethernet16")
+    assert len(series["points"]) == 2

@@ -141,6 +141,23 @@ class InjectedFault(_Model):
     source: Source
 
 
+class SeriesPoint(_Model):
+    at: str
+    """ISO time of the reading."""
+    value: float
+    source: Source
+
+
+class Series(_Model):
+    """One counter of one component read more than once across the sessions (before / after a
+    repair, a soak): its values over time."""
+
+    metric: str
+    component: str
+    unit: str = ""
+    points: list[SeriesPoint]
+
+
 class TimelineEntry(_Model):
     at: str
     what: str
@@ -177,6 +194,7 @@ class Report(_Model):
     checks: list[Check] = Field(default_factory=list)
     curves: list[Curve] = Field(default_factory=list)
     pairs: list[PairResult] = Field(default_factory=list)
+    series: list[Series] = Field(default_factory=list)
     failures: list[Failure] = Field(default_factory=list)
     faults: list[InjectedFault] = Field(default_factory=list)
     timeline: list[TimelineEntry] = Field(default_factory=list)

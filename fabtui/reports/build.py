@@ -23,6 +23,8 @@ from fabtui.model.report import (
     PairResult,
     Report,
     ReportKind,
+    Series,
+    SeriesPoint,
     Source,
     TimelineEntry,
 )
@@ -126,7 +128,8 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
     return Report(
         kind=kind, title=_title(kind, given, title_subject, inventory), generated=now,
         sessions=[s.ref() for s in sessions], inventory=inventory, software=software,
-        criteria=criteria, checks=checks, curves=curves, pairs=pairs, failures=failures,
+        criteria=criteria, checks=checks, curves=curves, pairs=pairs,
+        series=_series(sessions, failures), failures=failures,
         faults=faults, timeline=sorted(timeline, key=lambda t: t.at), sections=sections,
         action_items=action_items, risks=_risks(sessions, checks, criteria),
         recommendations=_recommendations(sessions, failures), missing=missing,
@@ -282,6 +285,33 @@ def _requirement(rule: Threshold, unit: str) -> str:
                      else f"warn below {_fmt(rule.warn)}{unit}")
     window = f" over {rule.window}" if rule.window else ""
     return "; ".join(parts) + window if parts else "recorded"
+
+
+SERIES_MAX = 12
+"""Counter timelines kept (the failing components' metrics read most often)."""
+
+
+def _series(sessions: Sequence[SessionEvidence], failures: Sequence[Failure]) -> list[Series]:
+    """The failing components' metrics that were read at least twice, over time."""
+    wanted = {_port(f.component) for f in failures if f.component}
+    found: dict[tuple[str, str], list[SeriesPoint]] = {}
+    units: dict[tuple[str, str], str] = {}
+    for session in sessions:
+        for block in session.blocks:
+            for metric in block.metrics():
+                component = str(metric.get("component", ""))
+                value = metric.get("value")
+                if _port(component) not in wanted or isinstance(value, bool) or \
+                        not isinstance(value, (int, float)):
+                    continue
+                key = (str(metric.get("name")), component)
+                found.setdefault(key, []).append(SeriesPoint(
+                    at=iso(block.at), value=float(value), source=block.source(session.id)))
+                units[key] = str(metric.get("unit") or "")
+    kept = sorted(((k, v) for k, v in found.items() if len(v) >= 2),
+                  key=lambda kv: (-len(kv[1]), kv[0]))[:SERIES_MAX]
+    return [Series(metric=name, component=component, unit=units[(name, component)],
+                   points=points) for (name, component), points in kept]
 
 
 def _software(sessions: Sequence[SessionEvidence]) -> dict[str, list[str]]:

@@ -9,7 +9,7 @@ import html
 import re
 from collections import defaultdict
 
-from fabtui.model.report import Curve, Report
+from fabtui.model.report import Curve, Report, Series
 from fabtui.model.verdict import Verdict
 from fabtui.reports.markdown import Images, headline, render_markdown
 
@@ -67,7 +67,7 @@ def render_html(report: Report, *, plots: bool = True) -> str:
 
 
 def _images(report: Report) -> Images:
-    from fabtui.reports.plots import busbw_plot, pair_heatmap
+    from fabtui.reports.plots import busbw_plot, pair_heatmap, series_plot
 
     images: Images = {}
     by_collective: dict[str, list[Curve]] = defaultdict(list)
@@ -79,6 +79,11 @@ def _images(report: Report) -> Images:
             (f"{collective} busbw by message size", _data_url(busbw_plot(collective, curves))))
     if len(report.pairs) > 1:
         images["rdma"] = [("RDMA bandwidth per pair", _data_url(pair_heatmap(report.pairs)))]
+    by_metric: dict[str, list[Series]] = defaultdict(list)
+    for series in report.series:
+        by_metric[series.metric].append(series)
+    images["series"] = [(f"{metric} over time", _data_url(series_plot(metric, group)))
+                        for metric, group in list(by_metric.items())[:4]]
     return images
 
 

@@ -93,6 +93,9 @@ def _all_sources(report: Report) -> Iterable[Source]:
                   report.faults):
         for item in group:
             yield item.source
+    for series in report.series:
+        for point in series.points:
+            yield point.source
     for entry in report.timeline:
         if entry.source is not None:
             yield entry.source
@@ -179,6 +182,14 @@ def _results(report: Report, images: Images) -> list[str]:
                       [[p.client, p.server, _num(p.bandwidth_gbps), _num(p.peak_gbps),
                         str(p.message_bytes or "-"), BADGE[p.verdict], _ref(p.source)]
                        for p in report.pairs])
+    if report.series:
+        out += ["## Counters over time", ""]
+        out += [f"![{alt}]({url})\n" for alt, url in images.get("series", [])]
+        for series in report.series:
+            out += [f"### {_cell(series.metric)} on {_cell(series.component)}", ""]
+            out += _table(["time", f"value{' (' + series.unit + ')' if series.unit else ''}",
+                           "recorded in"],
+                          [[p.at, f"{p.value:g}", _ref(p.source)] for p in series.points])
     if report.failures:
         out += ["## Failures and warnings", ""]
         out += _table(["what", "component", "result", "recorded in"],

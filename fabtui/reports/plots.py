@@ -8,7 +8,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from fabtui.model.report import Curve, PairResult
+from fabtui.model.report import Curve, PairResult, Series
 
 
 def _figure(width: float, height: float) -> Any:
@@ -64,6 +64,25 @@ def pair_heatmap(pairs: Sequence[PairResult]) -> bytes:
                           fontsize=7, color="white")
     figure.colorbar(image, ax=axes, label="Gb/s")
     axes.set_title("RDMA write bandwidth per pair (Gb/s)")
+    return _png(figure)
+
+
+def series_plot(metric: str, series: Sequence[Series]) -> bytes:
+    """One counter over time, a line per component (before / after a repair, a soak)."""
+    from datetime import datetime
+
+    figure = _figure(7.5, 3.0)
+    axes = figure.add_subplot()
+    for line in series:
+        times = [datetime.fromisoformat(p.at.replace("Z", "+00:00")) for p in line.points]
+        axes.plot(times, [p.value for p in line.points], marker="o", linewidth=1.2,
+                  label=line.component)
+    unit = series[0].unit if series else ""
+    axes.set_ylabel(f"{metric}" + (f" ({unit})" if unit else ""))
+    axes.set_title(f"{metric} over time")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=7)
+    figure.autofmt_xdate()
     return _png(figure)
 
 

@@ -37,6 +37,8 @@ HISTORY = 60
 HISTORY_METRICS = ("rate.", "pause_ratio.", "pause_share.", "fec_pre_ber", "pre_fec_ber",
                    "rx_power_dbm", "temperature_c")
 """Metric name prefixes worth a sparkline (counters per second, BER, optic power)."""
+KEY_COUNTERS = ("rate.", "rx_power_dbm", "fec_pre_ber", "pre_fec_ber")
+"""What a detail panel lists first after problems: pause/s, FEC/s, BER, rx power."""
 OPTIC_METRICS = ("rx_power", "tx_power", "tx_bias", "temperature_c", "optic_")
 """Metrics a port's DOM reading reports about the optic in it."""
 
@@ -324,11 +326,20 @@ class ProbeSource:
     notes: list[str] = field(default_factory=list)
     """Plan items that cannot run (an unknown probe, a set that matches nothing)."""
 
+    last_round_s: float | None = None
+    """How long the last whole poll took (None before the first ended)."""
+
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         from fabtui.errors import RequestError
 
         self.notes.clear()
-        stale_after = 2 * self.interval
+        started = time.monotonic()
+        # A reading is renewed one poll period later: the interval plus the time a poll takes.
+        # Stale means two periods went by without it (before the first poll ended, the probe's
+        # timeout stands in for the poll's length).
+        period = self.interval + (self.last_round_s if self.last_round_s is not None
+                                  else self.target_timeout or 60.0)
+        stale_after = 2 * period
         for item in self.plan:
             try:
                 definition = self.workspace.probe(item.probe)
@@ -349,6 +360,7 @@ class ProbeSource:
                     item.probe, targets, {}, target_timeout=timeout)) as stream:
                 async for result in stream:
                     yield result, stale_after
+        self.last_round_s = time.monotonic() - started
 
 
 class Poller:

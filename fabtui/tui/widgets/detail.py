@@ -16,7 +16,7 @@ from textual.widgets import Static
 from fabtui.topology.graph import FabricGraph
 from fabtui.tui.glyphs import glyph, health_style, short_number, sparkline
 from fabtui.workspace.fabricmap import FabricMap, identity, selection_elements
-from fabtui.workspace.live import HISTORY_METRICS, FabricSnapshot
+from fabtui.workspace.live import KEY_COUNTERS, FabricSnapshot
 
 SPARK = 16
 """Samples drawn per sparkline."""
@@ -94,8 +94,8 @@ class DetailPanel(VerticalScroll):
 
         assert isinstance(state, ElementState)
         ranked = sorted(state.values.items(), key=lambda item: (
-            -item[1].verdict.rank, item[0] not in state.history,
-            not item[0].startswith(HISTORY_METRICS), item[0]))
+            -item[1].verdict.rank, not item[0].startswith(KEY_COUNTERS),
+            item[1].value in (0, 0.0, None), item[0] not in state.history, item[0]))
         avail = max(30, self.content_size.width or 44)
         spark = SPARK if avail >= 56 else 8
         width = max(10, avail - 2 - 8 - 3 - 1 - spark)

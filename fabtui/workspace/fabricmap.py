@@ -291,16 +291,21 @@ def visible_nodes(fabric: FabricMap, view: ViewFilter) -> Iterable[str]:
     return (n for n in fabric.nodes if view.shows_node(n))
 
 
-def selection_elements(fabric: FabricMap, key: str) -> list[str]:
-    """The elements a selection stands for, the selected one first: a host cell
-    (`node@rail`) is its NIC, GPU(s), cable, leaf port and optic; `uplinks:LEAF` is the leaf's
-    spine links; anything else is itself."""
+def selection_elements(fabric: FabricMap, key: str, focus: str | None = None) -> list[str]:
+    """The elements a selection stands for: a host cell (`node@rail`) is its cable, NIC,
+    GPU(s), leaf port and optic; `uplinks:LEAF` is the leaf's spine links; anything else is
+    itself. `focus` (an element found by name) comes first."""
     if key.startswith("uplinks:"):
-        return list(fabric.leaf_uplinks.get(key.removeprefix("uplinks:"), ()))
-    node, sep, rail = key.rpartition("@")
-    if sep and rail.isdigit() and (cell := fabric.cells.get((node, int(rail)))):
-        return [k for k in (cell.link, cell.nic, *cell.gpus, cell.port, cell.optic) if k]
-    return [key]
+        found = list(fabric.leaf_uplinks.get(key.removeprefix("uplinks:"), ()))
+    else:
+        node, sep, rail = key.rpartition("@")
+        cell = fabric.cells.get((node, int(rail))) if sep and rail.isdigit() else None
+        found = [k for k in (cell.link, cell.nic, *cell.gpus, cell.port, cell.optic) if k] \
+            if cell else [key]
+    if focus in found:
+        found.remove(focus)
+        found.insert(0, focus)
+    return found
 
 
 def identity(fabric: FabricMap, graph: FabricGraph, key: str) -> list[tuple[str, str]]:

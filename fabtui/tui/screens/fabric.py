@@ -52,6 +52,8 @@ class FabricScreen(Screen[None]):
         self.held: FabricSnapshot | None = None
         self.held_count = 0
         self.selected: str | None = None
+        self.found: str | None = None
+        """The element found by name inside the selected cell (shown first)."""
 
     @property
     def fab(self) -> FabtuiApp:
@@ -106,7 +108,7 @@ class FabricScreen(Screen[None]):
     def _paint(self) -> None:
         self._paint_header()
         self.query_one(LayerCounts).show(self.snapshot)
-        self.query_one(DetailPanel).show(self.selected, self.snapshot)
+        self.query_one(DetailPanel).show(self.selected, self.snapshot, self.found)
 
     def _paint_header(self) -> None:
         app = self.fab
@@ -122,7 +124,8 @@ class FabricScreen(Screen[None]):
     @on(FabricMatrix.Selected)
     def _selected(self, message: FabricMatrix.Selected) -> None:
         self.selected = message.key
-        self.query_one(DetailPanel).show(message.key, self.snapshot)
+        self.found = message.focus
+        self.query_one(DetailPanel).show(message.key, self.snapshot, message.focus)
 
     # actions ------------------------------------------------------------------------------------
     def action_pause(self) -> None:
@@ -169,7 +172,6 @@ class FabricScreen(Screen[None]):
         matrix = self.query_one(FabricMatrix)
         for key in self.fab.fabric.find(text):
             if matrix.select_key(key) or (matrix.view.text and self._unfilter(key)):
-                self.selected = key if not matrix.selected_key else matrix.selected_key
                 return
         self.notify(f"nothing called {text!r} here", title="find", severity="warning")
 
@@ -178,6 +180,14 @@ class FabricScreen(Screen[None]):
         matrix.set_view(ViewFilter())
         self._paint_header()
         return matrix.select_key(key)
+
+    def _element(self, key: str) -> str:
+        """The element a selection acts on: the one found by name, else the first that is not
+        a cable (a host cell's NIC)."""
+        elements = selection_elements(self.fab.fabric, key, self.found)
+        if self.found in elements:
+            return elements[0]
+        return next((e for e in elements if not e.startswith("link:")), elements[0])
 
     def action_show_error(self) -> None:
         key = self.selected
@@ -202,10 +212,7 @@ class FabricScreen(Screen[None]):
         key = self.query_one(FabricMatrix).selected_key
         if key is None:
             return
-        element = selection_elements(self.fab.fabric, key)[0]
-        if self.fab.fabric.kinds.get(element) and self.fab.fabric.kinds[element].value == \
-                "host link":
-            element = selection_elements(self.fab.fabric, key)[1]
+        element = self._element(key)
         request = on_demand(self.fab.fabric, element)
         if request is None:
             self.notify(f"no probe for {element}", severity="warning")
@@ -243,9 +250,7 @@ class FabricScreen(Screen[None]):
             return
         from fabtui.workspace import simfabric
 
-        component = selection_elements(app.fabric, self.selected)[0] if self.selected else ""
-        if component.startswith("link:"):
-            component = selection_elements(app.fabric, self.selected or "")[1]
+        component = self._element(self.selected) if self.selected else ""
         self.app.push_screen(DemoScreen(simfabric.scenario_list(), simfabric.fault_kinds(),
                                         app.scenario(), component), self._demo)
 

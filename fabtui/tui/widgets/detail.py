@@ -39,29 +39,37 @@ class DetailPanel(VerticalScroll):
         self.ascii_only = ascii_only
         self.key: str | None = None
         self._shown: object = None
+        self._last: tuple[str | None, FabricSnapshot, str | None] | None = None
         self.clock = time.time
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(id="detail-body")
 
-    def show(self, key: str | None, snapshot: FabricSnapshot) -> None:
+    def show(self, key: str | None, snapshot: FabricSnapshot, focus: str | None = None) -> None:
         """Show `key` as `snapshot` has it (a no-op when nothing it shows changed)."""
-        elements = selection_elements(self.fabric, key) if key else []
-        signature = (key, tuple((snapshot.of(e), id(snapshot.states.get(e))) for e in elements),
-                     self.app.theme)
+        elements = selection_elements(self.fabric, key, focus) if key else []
+        signature = (key, tuple((e, snapshot.of(e), id(snapshot.states.get(e)))
+                                for e in elements), self.app.theme, self.content_size.width)
+        self._last = (key, snapshot, focus)
         if signature == self._shown:
             return
         self._shown = signature
         self.key = key
-        self.query_one("#detail-body", Static).update(self.render_text(key, snapshot))
+        self.query_one("#detail-body", Static).update(self.render_text(key, snapshot, focus))
 
-    def render_text(self, key: str | None, snapshot: FabricSnapshot) -> Text:
+    def on_resize(self) -> None:
+        if self._last is not None:
+            self.show(*self._last)
+
+    def render_text(self, key: str | None, snapshot: FabricSnapshot,
+                    focus: str | None = None) -> Text:
         """The panel's text for `key` (pure given the snapshot; tested without an app)."""
         theme = self.app.current_theme
         text = Text()
         if key is None:
             return Text("Select an element (arrows, / to find).", style="dim")
-        for number, element in enumerate(selection_elements(self.fabric, key)):
+        elements = selection_elements(self.fabric, key, focus)
+        for number, element in enumerate(elements):
             health = snapshot.of(element)
             if number:
                 text.append("\n")
@@ -69,7 +77,7 @@ class DetailPanel(VerticalScroll):
                         health_style(health, theme))
             text.append(self.fabric.label(element), "bold")
             text.append("\n")
-            if number == 0 or len(selection_elements(self.fabric, key)) <= 3:
+            if number == 0 or len(elements) <= 3:
                 for name, value in identity(self.fabric, self.graph, element)[1:]:
                     text.append(f"  {name:<10}", "dim")
                     text.append(f"{value}\n")

@@ -65,7 +65,8 @@ def build_rows(fabric: FabricMap, view: ViewFilter) -> list[Row]:
             Cell("", ()) for _, leaf in leaves)))
         rows.append(Row(f"{label} leaf", tuple(
             Cell(leaf, (leaf,)) if leaf else Cell("", ()) for _, leaf in leaves)))
-        rows.append(Row("", heading="node " + "".join(f"r{r:<{CELL - 1}}" for r in rails)))
+        rows.append(Row("", heading=("node " + "".join(f"r{r:<{CELL - 1}}"
+                                                       for r in rails)).rstrip()))
         for node in nodes:
             cells = [Cell(node, (node,))]
             for rail in rails:
@@ -102,9 +103,11 @@ class FabricMatrix(ScrollView, can_focus=True):
     class Selected(Message):
         """The cursor moved onto an element."""
 
-        def __init__(self, key: str) -> None:
+        def __init__(self, key: str, focus: str | None = None) -> None:
             super().__init__()
             self.key = key
+            self.focus = focus
+            """The element found inside the cell (a leaf port in a host cell), if any."""
 
     def __init__(self, fabric: FabricMap, *, ascii_only: bool = False,
                  id: str | None = None) -> None:
@@ -179,7 +182,7 @@ class FabricMatrix(ScrollView, can_focus=True):
         for index, row in enumerate(self.rows):
             for col, each in enumerate(row.cells):
                 if each.key == wanted:
-                    self._move_to(index, col)
+                    self._move_to(index, col, focus=key if key != wanted else None)
                     return True
         return False
 
@@ -197,7 +200,7 @@ class FabricMatrix(ScrollView, can_focus=True):
             col = max(0, min(len(self.rows[row].cells) - 1, col + cols))
         self._move_to(row, col)
 
-    def _move_to(self, row: int, col: int) -> None:
+    def _move_to(self, row: int, col: int, focus: str | None = None) -> None:
         old = self.cursor[0]
         if self.rows and self.rows[row].cells:
             col = min(col, len(self.rows[row].cells) - 1)
@@ -205,12 +208,12 @@ class FabricMatrix(ScrollView, can_focus=True):
         self.refresh_line(old)
         self.refresh_line(row)
         self.scroll_to_region(Region(0, row, 1, 1), animate=False, immediate=True)
-        self._announce()
+        self._announce(focus)
 
-    def _announce(self) -> None:
+    def _announce(self, focus: str | None = None) -> None:
         key = self.selected_key
         if key is not None:
-            self.post_message(self.Selected(key))
+            self.post_message(self.Selected(key, focus))
 
     def _first_selectable(self, start: int) -> int:
         for index in range(start, len(self.rows)):
@@ -219,7 +222,9 @@ class FabricMatrix(ScrollView, can_focus=True):
         return 0
 
     def on_mount(self) -> None:
-        self.cursor = (self._first_selectable(0), 0)
+        nodes = set(self.fabric.nodes)
+        first_node = next((i for i, r in enumerate(self.rows) if r.label in nodes), None)
+        self.cursor = (first_node if first_node is not None else self._first_selectable(0), 0)
         self._announce()
 
     def on_click(self, event: events.Click) -> None:

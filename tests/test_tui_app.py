@@ -246,3 +246,21 @@ async def test_ascii_glyphs() -> None:
                          if line.startswith("node006"))
         assert node_line.split()[:2] == ["node006", "X"]
         assert node_line.split()[2] == "?"
+
+
+def test_fabtui_tui_without_a_terminal_says_so(run) -> None:  # type: ignore[no-untyped-def]
+    """`fabtui tui` piped refuses in one line (exit 2); bare `fabtui` piped prints the summary
+    and never imports Textual."""
+    result = run("tui")
+    assert result.exit_code == 2
+    assert "needs a terminal" in result.stderr and "Traceback" not in result.stderr
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom fabtui.cli import main\nsys.argv = ['fabtui']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "assert 'textual' not in sys.modules, 'textual imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert "demo - fabtui demo fabric" in done.stdout

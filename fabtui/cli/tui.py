@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from fabtui.cli.context import workspace
+from fabtui.cli.context import UserError, workspace
 
 
 @click.command("tui")
@@ -13,6 +13,11 @@ from fabtui.cli.context import workspace
 @click.pass_context
 def tui(ctx: click.Context, ascii_only: bool) -> None:
     """Open the live fabric view (the configured fabric; the demo fabric by default)."""
+    import sys
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UserError("the app needs a terminal (standard input and output); without one, "
+                        "`fabtui` prints the fabric's summary")
     open_app(ctx, ascii_only=ascii_only)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import BindingType
@@ -65,6 +65,7 @@ class FabtuiApp(App[None]):
             plan = self.workspace.settings.poll or DEFAULT_PLAN
             source = ProbeSource(self.workspace, [PlanItem.parse(p) for p in plan],
                                  self.interval)
+        self.stop_poller()  # one poller at a time: a second screen replaces the first's
         self.poller = Poller(source, self.status, self.interval, emit)
         return self.poller
 
@@ -96,6 +97,11 @@ class FabtuiApp(App[None]):
 
     def on_unmount(self) -> None:
         self.stop_poller()
+
+    def exit(self, *args: Any, **kwargs: Any) -> None:
+        """Quit: the poller's thread is told first (the interpreter waits for it to end)."""
+        self.stop_poller()
+        super().exit(*args, **kwargs)
 
     def action_help(self) -> None:
         keys = dict(self.workspace.settings.keymap)

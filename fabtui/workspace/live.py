@@ -255,28 +255,32 @@ class FabricStatus:
             last = self._last_data
         health = {key: state.health(now) for key, state in states.items()}
         fabric = self.fabric
-        for key, kind in fabric.kinds.items():  # roll-ups, bottom up: links and switches first
-            if kind in (Kind.HOST_LINK, Kind.SPINE_LINK, Kind.LEAF, Kind.SPINE):
-                _roll_up(health, key, fabric.members.get(key, ()))
-        for key in fabric.nodes:
-            _roll_up(health, key, fabric.members.get(key, ()))
+        get = health.get
+        for key, members in _rollups(fabric):
+            parts = [h for m in members if (h := get(m)) is not None]
+            if parts:
+                own = get(key)
+                if own is not None:
+                    parts.append(own)
+                health[key] = max(parts, key=_RANK.__getitem__)
         counts = {}
         for layer, keys in _layers(fabric).items():
-            tally = {h: 0 for h in Health}
-            for key in keys:
-                tally[health.get(key, Health.UNKNOWN)] += 1
-            counts[layer] = LayerCount(len(keys), tally[Health.WARN], tally[Health.FAIL],
-                                       tally[Health.STALE], tally[Health.UNREACHABLE])
+            found = [h for k in keys if (h := get(k)) is not None and h.problem]
+            counts[layer] = LayerCount(len(keys), found.count(Health.WARN),
+                                       found.count(Health.FAIL), found.count(Health.STALE),
+                                       found.count(Health.UNREACHABLE))
         return FabricSnapshot(now, round_no, poll, health, states, counts, last, round_s, note)
 
 
-def _roll_up(health: dict[str, Health], key: str, members: Sequence[str]) -> None:
-    own = health.get(key)
-    parts = [health[m] for m in members if m in health]
-    if own is not None:
-        parts.append(own)
-    if parts:
-        health[key] = worst_health(parts)
+def _rollups(fabric: FabricMap) -> list[tuple[str, tuple[str, ...]]]:
+    """(element, members) in roll-up order: cables and switches, then nodes (cached)."""
+    cached: list[tuple[str, tuple[str, ...]]] | None = getattr(fabric, "_rollup_cache", None)
+    if cached is None:
+        first = [(k, fabric.members.get(k, ())) for k, kind in fabric.kinds.items()
+                 if kind in (Kind.HOST_LINK, Kind.SPINE_LINK, Kind.LEAF, Kind.SPINE)]
+        cached = first + [(k, fabric.members.get(k, ())) for k in fabric.nodes]
+        fabric._rollup_cache = cached  # type: ignore[attr-defined]
+    return cached
 
 
 def _layers(fabric: FabricMap) -> dict[Layer, list[str]]:
@@ -417,6 +421,8 @@ class Poller:
             note = "; ".join(notes) if notes else None
             self.emit(self.status.snapshot(self.rounds, PollState.WAITING, round_s, note))
             self._wake.clear()
+            if self._stop.is_set():  # cancelled while the round ended: the wake was cleared
+                break
             self._wake.wait(self.interval)  # this loop runs nothing else meanwhile
         self.emit(self.status.snapshot(self.rounds, PollState.STOPPED, round_s, note))
 

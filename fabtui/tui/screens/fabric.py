@@ -75,18 +75,17 @@ class FabricScreen(Screen[None]):
         self.query_one(FabricMatrix).focus()
         self._paint()
         if self.fab.live:
-            self.run_worker(self._poll, thread=True, group="poll", exclusive=True,
+            # Made here, on the app's thread, so that quitting at once still finds it to stop.
+            poller = self.fab.make_poller(self._emit)
+            self.run_worker(poller.run, thread=True, group="poll", exclusive=True,
                             exit_on_error=False, description="live poller")
 
     def on_unmount(self) -> None:
         self.fab.stop_poller()
 
-    def _poll(self) -> None:
-        """Thread worker: the poller's loop (it stops when `stop_poller` cancels it)."""
-        def emit(snapshot: FabricSnapshot) -> None:
-            self.post_message(SnapshotArrived(snapshot))
-
-        self.fab.make_poller(emit).run()
+    def _emit(self, snapshot: FabricSnapshot) -> None:
+        """Called on the poller's thread: hand the snapshot over as a message."""
+        self.post_message(SnapshotArrived(snapshot))
 
     # live data ----------------------------------------------------------------------------------
     @on(SnapshotArrived)

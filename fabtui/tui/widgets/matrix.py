@@ -141,11 +141,14 @@ class FabricMatrix(ScrollView, can_focus=True):
         """Take a new snapshot; repaint only the lines whose cells changed. Returns how many."""
         self.snapshot = snapshot
         changed = 0
+        top = self.scroll_offset.y
+        bottom = top + self.size.height
         for index, row in enumerate(self.rows):
             healths = self._row_healths(row)
             if healths != self._healths[index]:
                 self._healths[index] = healths
-                self.refresh_line(index)
+                if top <= index < bottom:  # off screen: drawn anew when scrolled to
+                    self.refresh_line(index)
                 changed += 1
         return changed
 
@@ -161,8 +164,11 @@ class FabricMatrix(ScrollView, can_focus=True):
         return sum(CELL + (len(c.caption) + 1 if c.caption else 0) for c in row.cells)
 
     def _row_healths(self, row: Row) -> tuple[Health, ...]:
-        of = self.snapshot.of
-        return tuple(worst_health(of(k) for k in c.health_keys) for c in row.cells)
+        get = self.snapshot.health.get
+        unknown = Health.UNKNOWN
+        return tuple(get(c.health_keys[0], unknown) if len(c.health_keys) == 1 else
+                     worst_health(get(k, unknown) for k in c.health_keys)
+                     for c in row.cells)
 
     # selection ----------------------------------------------------------------------------------
     @property

@@ -39,6 +39,7 @@ class DetailPanel(VerticalScroll):
         self.ascii_only = ascii_only
         self.key: str | None = None
         self._shown: object = None
+        self._shape: tuple[int, int] | None = None
         self._last: tuple[str | None, FabricSnapshot, str | None] | None = None
         self.clock = time.time
 
@@ -55,7 +56,17 @@ class DetailPanel(VerticalScroll):
             return
         self._shown = signature
         self.key = key
-        self.query_one("#detail-body", Static).update(self.render_text(key, snapshot, focus))
+        text = self.render_text(key, snapshot, focus)
+        # A re-layout costs more than the rest of a key press on a big fabric: skip it when
+        # the text keeps its height (as many lines, none wrapping).
+        width = self.content_size.width
+        lines = text.plain.count("\n")
+        if lines < self.content_size.height:  # padded to the panel: most texts keep its height
+            text.append("\n" * (self.content_size.height - 1 - lines))
+        shape = (text.plain.count("\n"), width)
+        same = shape == self._shape and all(len(line) < width for line in text.plain.split("\n"))
+        self._shape = shape
+        self.query_one("#detail-body", Static).update(text, layout=not same)
 
     def on_resize(self) -> None:
         if self._last is not None:

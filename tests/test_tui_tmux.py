@@ -25,7 +25,9 @@ def tmux(tmp_path: Path) -> Iterator[Callable[..., str]]:
     """Run tmux on a socket of this test's own; the server is killed afterwards."""
     socket = f"fabtui-test-{os.getpid()}-{tmp_path.name}"
     # The server's locale decides how wide it takes each character to be: UTF-8, as a user's.
-    env = {**os.environ, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    # COLUMNS / LINES (set by some test runners) would override the pane's size in the app.
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env.update(LANG="C.UTF-8", LC_ALL="C.UTF-8")
 
     def run(*args: str) -> str:
         return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True,
@@ -55,7 +57,8 @@ def test_fabtui_on_a_terminal_opens_the_app_and_shows_the_storm(
     env = {"PYTHONPATH": str(REPO), "FABTUI_CONFIG": str(config), "HOME": str(tmp_path),
            "XDG_DATA_HOME": str(tmp_path / "data"), "TERM": "xterm-256color",
            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PATH": os.environ.get("PATH", "")}
-    command = " ".join(["env", *(shlex.quote(f"{k}={v}") for k, v in env.items()),
+    settings = [shlex.quote(f"{k}={v}") for k, v in env.items()]
+    command = " ".join(["env", "-u", "COLUMNS", "-u", "LINES", *settings,
                         shlex.quote(sys.executable), "-m", "fabtui", "--scenario", "pfc-storm"])
     tmux("new-session", "-d", "-s", "e2e", "-x", "100", "-y", "40", command)
 

@@ -21,6 +21,9 @@ runbook_dirs = ["~/team-runbooks"]    # searched before the shipped runbooks
 case_dirs = []
 probe_dirs = []
 template_dirs = []
+poll = ["nic.ethtool@node*:*", "switch.pfc@*"]  # what the app polls: probe@targets
+poll_interval = "10s"                 # seconds between the end of a poll and the next
+keymap = { "fabric.pause" = "p" }     # the app's keys, by binding id (`?` lists them)
 ```
 """
 
@@ -33,10 +36,12 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from fabtui import paths
+from fabtui.durations import parse_duration
 from fabtui.errors import InputError, Problem
 from fabtui.redact_check import redact_problem
 
@@ -66,6 +71,13 @@ class Config(BaseModel):
     case_dirs: list[Path] = Field(default_factory=list)
     probe_dirs: list[Path] = Field(default_factory=list)
     template_dirs: list[Path] = Field(default_factory=list)
+    poll: list[Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*@\S+$")]] | None = None
+    """What the live fabric view polls, each `probe@target set` (`nic.ethtool@node*:*`).
+    Default: NIC counters, switch PFC, FEC and optics, GPU health."""
+    poll_interval: float | str = 10.0
+    """Seconds (or a duration such as `30s`) from the end of one poll to the next."""
+    keymap: dict[str, str] = Field(default_factory=dict)
+    """The app's keys by binding id (`fabric.pause = "p"`; several keys comma-separated)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,11 @@ class Settings:
     case_dirs: tuple[Path, ...]
     probe_dirs: tuple[Path, ...]
     template_dirs: tuple[Path, ...]
+    poll: tuple[str, ...] = ()
+    """What the live view polls (`probe@targets`); empty: the default plan."""
+    poll_interval: float = 10.0
+    keymap: tuple[tuple[str, str], ...] = ()
+    """Binding id -> keys, for the app's remappable keys."""
 
     def find_template(self, name: str) -> Path | None:
         """The template file called `name` (without `.yaml`) in the template folders, if any."""
@@ -183,12 +200,24 @@ def _check(config: Config, settings: Settings, label: str, text: str) -> list[Pr
         reason = _scenario_problem(settings.scenario)
         if reason is not None:
             problems.append(Problem(label, _line_of(text, "scenario"), f"scenario: {reason}"))
+    if _interval(config.poll_interval) != _interval_strict(config.poll_interval):
+        problems.append(Problem(label, _line_of(text, "poll_interval"),
+                                f"poll_interval: {config.poll_interval!r}: expected seconds "
+                                "above 0 or a duration such as 30s"))
     for pattern in config.redact:
         reason = redact_problem(pattern)
         if reason is not None:
             problems.append(Problem(label, _line_of(text, "redact", pattern),
                                     f"redact: {pattern!r} {reason}"))
     return problems
+
+
+def _interval_strict(value: float | str) -> float | None:
+    try:
+        seconds = float(parse_duration(value)) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds > 0 else None
 
 
 def _scenario_problem(scenario: str) -> str | None:
@@ -246,7 +275,19 @@ def _resolve(config: Config, source: Path | None) -> Settings:
         case_dirs=folders(config.case_dirs, paths.shipped_dir("cases")),
         probe_dirs=folders(config.probe_dirs, paths.shipped_dir("probes")),
         template_dirs=folders(config.template_dirs, paths.shipped_templates()),
+        poll=tuple(config.poll or ()),
+        poll_interval=_interval(config.poll_interval),
+        keymap=tuple(sorted(config.keymap.items())),
     )
+
+
+def _interval(value: float | str) -> float:
+    """`poll_interval` in seconds (checked in `_check`; a bad one falls back to the default)."""
+    try:
+        seconds = float(parse_duration(value)) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        return 10.0
+    return seconds if seconds > 0 else 10.0
 
 
 def _scenario(name: str | None, fix: Callable[[Path], Path]) -> str:

@@ -61,6 +61,9 @@ SUBCOMMANDS = {
     "triage": Subcommand("fabtui.cli.triage:triage",
                          "Hang triage: read a hung job's logs and say which rank, NIC or link "
                          "it waits for."),
+    "tui": Subcommand("fabtui.cli.tui:tui",
+                      "Open the live fabric view (the configured fabric; the demo fabric by "
+                      "default)."),
 }
 """Subcommand name -> where it lives and its short help."""
 
@@ -139,10 +142,16 @@ class FabtuiGroup(click.Group):
 def cli(ctx: click.Context, config_path: Path | None, scenario: str | None) -> None:
     """fabtui: topology, probes, runbooks and a case library for AI fabrics.
 
-    With no command, prints a summary of the configured fabric (the built-in demo fabric when
-    nothing is configured).
+    With no command, opens the live fabric view on a terminal (`fabtui tui`), and prints a
+    summary of the configured fabric when standard output is not one (the built-in demo fabric
+    when nothing is configured).
     """
     if ctx.invoked_subcommand is None:
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            from fabtui.cli.tui import open_app
+
+            open_app(ctx)
+            return
         from fabtui.cli.topo import print_overview
 
         print_overview(ctx)

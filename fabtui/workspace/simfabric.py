@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fabtui.config import Settings
+from fabtui.errors import InputError
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import SimState, build_sim, ensure_state, read_state, state_file
 
@@ -40,3 +41,78 @@ def sim_state(s: Settings, *, restart: bool = False) -> tuple[Path, SimState]:
     state = ensure_state(path, s.topology, scenario, list(s.template_dirs), restart=restart)
     build_sim(state)  # a scenario that does not fit the topology fails here, with file:line
     return path, state
+
+
+# what the app's demo screen does (the same as `fabtui sim start` and `fabtui sim inject`) ------
+def playing(s: Settings) -> str | None:
+    """The name of the scenario the running demo fabric plays (None: not simulated or not
+    started yet). Reads the state file only."""
+    if not s.simulated:
+        return None
+    running = read_state(state_file(s.data_dir))
+    return running.scenario.stem if running is not None else None
+
+
+def scenario_list() -> list[tuple[str, str]]:
+    """(name, description) of every shipped scenario, by name."""
+    from fabtui.sim.scenario import load_scenario, scenario_files, shipped_scenarios
+
+    return [(name, load_scenario(path).scenario.description)
+            for name, path in sorted(scenario_files([shipped_scenarios()]).items())]
+
+
+def fault_kinds() -> list[str]:
+    """The faults `inject` can add."""
+    from fabtui.sim.scenario import FaultKind
+
+    return [kind.value for kind in FaultKind]
+
+
+def play(s: Settings, name: str) -> Settings:
+    """Restart the demo fabric on scenario `name` (clock restarts, injected faults go), as
+    `fabtui --scenario NAME sim start` does; the settings to use from now on (they keep what
+    plays rather than restarting the old scenario). Raises `InputError` for an unknown one.
+
+    Note: writes the state file.
+    """
+    import dataclasses
+
+    from fabtui.sim.state import fresh_state, write_state
+
+    scenario = find_scenario(name)
+    state = fresh_state(s.topology, scenario, list(s.template_dirs))
+    build_sim(state)
+    write_state(state_file(s.data_dir), state)
+    return dataclasses.replace(s, scenario=name, scenario_chosen=False)
+
+
+def inject(s: Settings, fault: str, component: str, *, delay_s: float = 0.0,
+           length_s: float | None = None, params: dict[str, object] | None = None) -> str:
+    """Add a fault to the running demo fabric, as `fabtui sim inject` does; what was done, in
+    one line. Raises `RequestError` when the fault does not fit the component.
+
+    Note: writes the state file.
+    """
+    from fabtui.errors import RequestError
+    from fabtui.sim.scenario import FaultKind, FaultSpec
+
+    try:
+        kind = FaultKind(fault)
+    except ValueError:
+        raise RequestError(f"no fault {fault!r} (faults: {', '.join(fault_kinds())})") from None
+    path, state = sim_state(s)
+    now = state.now()
+    begin = now + delay_s
+    end = begin + length_s if length_s is not None else None
+    spec = FaultSpec(fault=kind, component=component, at=begin, until=end,
+                     params=dict(params or {}))
+    trial = state.model_copy(update={"injected": [*state.injected, spec]})
+    try:
+        build_sim(trial)
+    except InputError as exc:
+        reason = exc.problems[-1].message.split(": ", 1)[-1]
+        raise RequestError(f"cannot inject {fault} on {component}: {reason}") from None
+    from fabtui.sim.state import write_state
+
+    write_state(path, trial)
+    return f"injected {fault} on {component} {'now' if begin <= now else f'in {delay_s:g}s'}"

@@ -1,0 +1,116 @@
+"""`FabtuiApp`: the Textual app on one workspace — bindings, screens and the live poller's
+lifecycle only; what the fabric looks like comes from `fabtui.workspace.live`.
+
+Tests and benchmarks build it with `live=False` (no poller) and post snapshots themselves, or
+hand it any `StatusSource`; `clock` is injectable so ages and staleness are deterministic.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App
+from textual.binding import BindingType
+from textual.command import Provider
+
+from fabtui.tui.commands import APP_COMMANDS, FABRIC_COMMANDS, FabtuiCommands, bindings, help_text
+from fabtui.tui.screens.dialogs import TextPage
+from fabtui.tui.screens.fabric import FabricScreen
+from fabtui.workspace import Workspace
+from fabtui.workspace.fabricmap import FabricMap
+from fabtui.workspace.live import (
+    DEFAULT_PLAN,
+    FabricSnapshot,
+    FabricStatus,
+    PlanItem,
+    Poller,
+    ProbeSource,
+    StatusSource,
+)
+
+
+class FabtuiApp(App[None]):
+    """See the module docstring."""
+
+    TITLE = "fabtui"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FabtuiCommands}
+    BINDINGS: ClassVar[list[BindingType]] = bindings(APP_COMMANDS)
+
+    def __init__(self, workspace: Workspace, *, live: bool = True, ascii_only: bool = False,
+                 source: StatusSource | None = None, interval: float | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.live = live
+        self.ascii_only = ascii_only
+        self.clock = clock
+        self.interval = interval or workspace.settings.poll_interval
+        self.graph = workspace.graph()
+        self.fabric = FabricMap.build(self.graph)
+        self.status = FabricStatus(self.fabric, clock)
+        self.source = source
+        self.poller: Poller | None = None
+        self._scenario: tuple[float, str | None] = (-1e9, None)
+
+    # the poller (run by the fabric screen's worker) ---------------------------------------------
+    def make_poller(self, emit: Callable[[FabricSnapshot], None]) -> Poller:
+        """A poller over the configured plan (or the source given), emitting to `emit`."""
+        source = self.source
+        if source is None:
+            _ = self.workspace.catalog  # built here, once, not raced by two threads
+            plan = self.workspace.settings.poll or DEFAULT_PLAN
+            source = ProbeSource(self.workspace, [PlanItem.parse(p) for p in plan],
+                                 self.interval)
+        self.stop_poller()  # one poller at a time: a second screen replaces the first's
+        self.poller = Poller(source, self.status, self.interval, emit)
+        return self.poller
+
+    def stop_poller(self) -> None:
+        if self.poller is not None:
+            self.poller.cancel()
+
+    def poll_now(self) -> None:
+        if self.poller is not None:
+            self.poller.poll_now()
+
+    def scenario(self) -> str | None:
+        """The scenario the demo fabric plays (read from its state file at most every 2 s)."""
+        at, name = self._scenario
+        now = time.monotonic()
+        if now - at > 2:
+            from fabtui.workspace.simfabric import playing
+
+            name = playing(self.workspace.settings)
+            self._scenario = (now, name)
+        return name
+
+    # app ----------------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        keymap = dict(self.workspace.settings.keymap)
+        if keymap:
+            self.set_keymap(keymap)
+        self.push_screen(FabricScreen())
+
+    def on_unmount(self) -> None:
+        self.stop_poller()
+
+    def exit(self, *args: Any, **kwargs: Any) -> None:
+        """Quit: the poller's thread is told first (the interpreter waits for it to end)."""
+        self.stop_poller()
+        super().exit(*args, **kwargs)
+
+    def action_help(self) -> None:
+        keys = dict(self.workspace.settings.keymap)
+        self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS), keys)))
+
+    def action_toggle_dark(self) -> None:
+        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
+
+
+def run_app(workspace: Workspace, *, ascii_only: bool = False) -> None:
+    """Open the app on `workspace` in this terminal until the user quits."""
+    FabtuiApp(workspace, ascii_only=ascii_only).run()

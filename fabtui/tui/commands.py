@@ -1,0 +1,99 @@
+"""Every action of the app, once: its key (remappable by id), footer label and help text.
+
+The same table gives the key bindings, the footer, the `?` help page and the command palette
+(`ctrl+p`) entries, so none of them can forget an action (after hike's commands registry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import partial
+
+from textual.binding import Binding, BindingType
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+@dataclass(frozen=True)
+class Command:
+    """One action."""
+
+    id: str
+    """Binding id: the name a keymap in the config file uses (`fabric.pause = "p"`)."""
+    keys: str
+    action: str
+    label: str
+    """Footer and palette text."""
+    help: str
+    show: bool = True
+    """Shown in the footer."""
+
+    def binding(self) -> Binding:
+        return Binding(self.keys, self.action, self.label, show=self.show, id=self.id,
+                       tooltip=self.help)
+
+
+APP_COMMANDS = (
+    Command("app.help", "question_mark", "help", "Help", "Show the keys and what they do."),
+    Command("app.theme", "T", "toggle_dark", "Theme", "Switch between the light and dark "
+            "themes.", show=False),
+    Command("app.quit", "q,ctrl+q", "quit", "Quit", "Leave fabtui."),
+)
+FABRIC_COMMANDS = (
+    Command("fabric.pause", "space", "pause", "Pause", "Freeze the view; data keeps arriving "
+            "and shows when you resume."),
+    Command("fabric.probe", "r", "probe_now", "Probe", "Run a probe on the selected element "
+            "now."),
+    Command("fabric.poll", "p", "poll_now", "Poll", "Start the next poll now.", show=False),
+    Command("fabric.filter", "f", "filter", "Filter", "Show one rail (rail:N), one leaf "
+            "(leaf:NAME), a node range (node[001-004]) or the job's nodes (job)."),
+    Command("fabric.find", "slash", "find", "Find", "Find an element by name and select it."),
+    Command("fabric.error", "e", "show_error", "Error", "Why the selected element is "
+            "unreachable or failing: its errors and findings."),
+    Command("fabric.demo", "d", "demo", "Demo", "Play a fault scenario or inject a fault "
+            "(demo fabric)."),
+    Command("fabric.back", "escape", "back", "Back", "Clear the filter.", show=False),
+)
+
+
+def bindings(commands: Iterable[Command]) -> list[BindingType]:
+    return [c.binding() for c in commands]
+
+
+def help_text(commands: Iterable[Command], keys: dict[str, str]) -> str:
+    """The help page: every command's current key and what it does."""
+    lines = ["Keys (remap them in the config file: keymap = { \"fabric.pause\" = \"p\" })", ""]
+    for command in commands:
+        shown = keys.get(command.id, command.keys).replace("question_mark", "?") \
+            .replace("slash", "/")
+        lines.append(f"  {shown:<14} {command.label:<8} {command.help}  [{command.id}]")
+    lines += ["", "  arrows/hjkl    move       g/G top/bottom, pgup/pgdn by ten",
+              "  ctrl+p         palette    every action by name",
+              "", "Glyphs: ✓ ok   ! warn   ✗ fail   ? unknown   ~ stale   ⊘ unreachable",
+              "(--ascii: + ok  ! warn  X fail  ? unknown  ~ stale  # unreachable)"]
+    return "\n".join(lines)
+
+
+class FabtuiCommands(Provider):
+    """The palette's entries: every app command and every command of the current screen."""
+
+    def _commands(self) -> list[tuple[Command, bool]]:
+        screen_commands = getattr(self.screen, "COMMANDS_TABLE", ())
+        return [(c, False) for c in APP_COMMANDS] + [(c, True) for c in screen_commands]
+
+    def _run(self, command: Command, on_screen: bool) -> None:
+        target = self.screen if on_screen else self.app
+        self.app.call_later(self.app.run_action, command.action, target)
+
+    async def discover(self) -> Hits:
+        for command, on_screen in self._commands():
+            yield DiscoveryHit(command.label, partial(self._run, command, on_screen),
+                               help=command.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for command, on_screen in self._commands():
+            score = max(matcher.match(command.label), matcher.match(command.help) * 0.5)
+            if score > 0:
+                yield Hit(score, matcher.highlight(command.label),
+                          partial(self._run, command, on_screen), help=command.help)

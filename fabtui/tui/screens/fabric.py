@@ -1,0 +1,282 @@
+"""The fabric screen: the live picture, the matrix, the detail panel, and the live poller.
+
+The poller runs in a thread worker owned by this screen (cancelled when the screen goes); it
+posts `SnapshotArrived`, and the screen applies each snapshot in one batch: the header, the
+counts, the changed matrix lines, the detail panel. `space` pauses the view while snapshots
+keep arriving (the latest is held and shown on resume).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from fabtui.errors import InputError, RequestError
+from fabtui.tui.commands import FABRIC_COMMANDS, bindings
+from fabtui.tui.messages import ProbeFinished, SnapshotArrived
+from fabtui.tui.screens.demo import DemoRequest, DemoScreen
+from fabtui.tui.screens.dialogs import Prompt, TextPage
+from fabtui.tui.widgets.detail import DetailPanel
+from fabtui.tui.widgets.header import LayerCounts, StatusHeader, header_text
+from fabtui.tui.widgets.matrix import FabricMatrix
+from fabtui.workspace.fabricmap import FilterError, ViewFilter, parse_filter, selection_elements
+from fabtui.workspace.live import EMPTY, FabricSnapshot, on_demand
+
+if TYPE_CHECKING:
+    from fabtui.tui.app import FabtuiApp
+
+
+class FabricScreen(Screen[None]):
+    """See the module docstring."""
+
+    COMMANDS_TABLE = FABRIC_COMMANDS
+    BINDINGS: ClassVar[list[BindingType]] = bindings(FABRIC_COMMANDS)
+    DEFAULT_CSS = """
+    FabricScreen #body { height: 1fr; }
+    FabricScreen FabricMatrix { width: 1fr; min-width: 30; }
+    FabricScreen DetailPanel { width: 46%; max-width: 72; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.snapshot: FabricSnapshot = EMPTY
+        self.paused = False
+        self.held: FabricSnapshot | None = None
+        self.held_count = 0
+        self.selected: str | None = None
+        self.found: str | None = None
+        """The element found by name inside the selected cell (shown first)."""
+
+    @property
+    def fab(self) -> FabtuiApp:
+        from fabtui.tui.app import FabtuiApp
+
+        assert isinstance(self.app, FabtuiApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        app = self.fab
+        yield StatusHeader(id="header")
+        yield LayerCounts(ascii_only=app.ascii_only, id="counts")
+        with Horizontal(id="body"):
+            yield FabricMatrix(app.fabric, ascii_only=app.ascii_only, id="matrix")
+            yield DetailPanel(app.fabric, app.graph, ascii_only=app.ascii_only, id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(FabricMatrix).focus()
+        self._paint()
+        if self.fab.live:
+            # Made here, on the app's thread, so that quitting at once still finds it to stop.
+            poller = self.fab.make_poller(self._emit)
+            self.run_worker(poller.run, thread=True, group="poll", exclusive=True,
+                            exit_on_error=False, description="live poller")
+
+    def on_unmount(self) -> None:
+        self.fab.stop_poller()
+
+    def _emit(self, snapshot: FabricSnapshot) -> None:
+        """Called on the poller's thread: hand the snapshot over as a message."""
+        self.post_message(SnapshotArrived(snapshot))
+
+    # live data ----------------------------------------------------------------------------------
+    @on(SnapshotArrived)
+    def _arrived(self, message: SnapshotArrived) -> None:
+        if self.paused:
+            self.held = message.snapshot
+            self.held_count += 1
+            self._paint_header()
+            return
+        self.apply(message.snapshot)
+
+    def apply(self, snapshot: FabricSnapshot) -> None:
+        """Show `snapshot`: every part of the screen in one batch."""
+        self.snapshot = snapshot
+        with self.app.batch_update():
+            self.query_one(FabricMatrix).set_snapshot(snapshot)
+            self._paint()
+
+    def _paint(self) -> None:
+        self._paint_header()
+        self.query_one(LayerCounts).show(self.snapshot)
+        self.query_one(DetailPanel).show(self.selected, self.snapshot, self.found)
+
+    def _paint_header(self) -> None:
+        app = self.fab
+        text = header_text(app.fabric.name, app.scenario(), self.snapshot, paused=self.paused,
+                           held=self.held_count, now=app.clock())
+        view = self.query_one(FabricMatrix).view
+        if view.text:
+            text += f" · filter {view.text}"
+        if self.snapshot.note:
+            text += f" · {self.snapshot.note}"
+        self.query_one(StatusHeader).update(text)
+
+    @on(FabricMatrix.Selected)
+    def _selected(self, message: FabricMatrix.Selected) -> None:
+        self.selected = message.key
+        self.found = message.focus
+        self.query_one(DetailPanel).show(message.key, self.snapshot, message.focus)
+
+    # actions ------------------------------------------------------------------------------------
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        if not self.paused:
+            held, self.held, self.held_count = self.held, None, 0
+            if held is not None:
+                self.apply(held)
+                return
+        self._paint_header()
+
+    def action_poll_now(self) -> None:
+        self.fab.poll_now()
+
+    def action_back(self) -> None:
+        matrix = self.query_one(FabricMatrix)
+        if matrix.view.text:
+            matrix.set_view(ViewFilter())
+            self._paint_header()
+
+    def action_filter(self) -> None:
+        current = self.query_one(FabricMatrix).view.text
+        self.app.push_screen(Prompt("filter", "rail:N · leaf:NAME · node[001-004] · node00* · "
+                                    "job · empty: everything", current), self._set_filter)
+
+    def _set_filter(self, text: str | None) -> None:
+        if text is None:
+            return
+        try:
+            view = parse_filter(self.fab.fabric, self.fab.graph, text)
+        except FilterError as exc:
+            self.notify(str(exc), title="filter", severity="error")
+            return
+        self.query_one(FabricMatrix).set_view(view)
+        self._paint_header()
+
+    def action_find(self) -> None:
+        self.app.push_screen(Prompt("find", "a node, NIC, GPU, switch, port, optic or link"),
+                             self._find)
+
+    def _find(self, text: str | None) -> None:
+        if not text:
+            return
+        matrix = self.query_one(FabricMatrix)
+        for key in self.fab.fabric.find(text):
+            if matrix.select_key(key) or (matrix.view.text and self._unfilter(key)):
+                return
+        self.notify(f"nothing called {text!r} here", title="find", severity="warning")
+
+    def _unfilter(self, key: str) -> bool:
+        matrix = self.query_one(FabricMatrix)
+        matrix.set_view(ViewFilter())
+        self._paint_header()
+        return matrix.select_key(key)
+
+    def _element(self, key: str) -> str:
+        """The element a selection acts on: the one found by name, else the first that is not
+        a cable (a host cell's NIC)."""
+        elements = selection_elements(self.fab.fabric, key, self.found)
+        if self.found in elements:
+            return elements[0]
+        return next((e for e in elements if not e.startswith("link:")), elements[0])
+
+    def action_show_error(self) -> None:
+        key = self.selected
+        if key is None:
+            return
+        text = Text()
+        for element in selection_elements(self.fab.fabric, key):
+            state = self.snapshot.states.get(element)
+            if state is None:
+                continue
+            for reading in state.readings.values():
+                if reading.error:
+                    text.append(f"{element}: {reading.probe}: ", "bold")
+                    text.append(f"{reading.error}\n")
+            for finding in state.findings:
+                probe, _, message = finding.partition(" ")
+                text.append(f"{element}: {probe.lstrip('@')}: {message}\n")
+        self.app.push_screen(TextPage(f"errors · {self.fab.fabric.label(key)}",
+                                      text if text else "no errors and no findings"))
+
+    def action_probe_now(self) -> None:
+        key = self.query_one(FabricMatrix).selected_key
+        if key is None:
+            return
+        element = self._element(key)
+        request = on_demand(self.fab.fabric, element)
+        if request is None:
+            self.notify(f"no probe for {element}", severity="warning")
+            return
+        self.notify(f"{request[0]} on {request[1]} …", title="probe")
+        self._probe(element, *request)
+
+    @work(thread=True, group="probe", exclusive=True, exit_on_error=False,
+          description="probe on demand")
+    def _probe(self, key: str, probe: str, target: str) -> None:
+        try:
+            result = asyncio.run(self.fab.workspace.run_probe(probe, target, {}))
+        except (RequestError, InputError) as exc:
+            self.post_message(ProbeFinished(key, None, str(exc)))
+            return
+        self.fab.status.apply(result, 2 * self.fab.interval)
+        self.post_message(ProbeFinished(key, result, None))
+
+    @on(ProbeFinished)
+    def _probed(self, message: ProbeFinished) -> None:
+        if message.result is None:
+            self.notify(message.error or "failed", title="probe", severity="error")
+            return
+        result = message.result
+        self.notify(f"{result.probe} on {result.target}: {result.verdict.value}"
+                    f"{' - ' + result.error if result.error else ''}", title="probe")
+        self.apply(self.fab.status.snapshot(self.snapshot.round, self.snapshot.poll,
+                                            self.snapshot.round_s, self.snapshot.note))
+
+    def action_demo(self) -> None:
+        app = self.fab
+        if not app.workspace.simulated():
+            self.notify("this is a real fabric: the demo screen drives the simulated one",
+                        severity="warning")
+            return
+        from fabtui.workspace import simfabric
+
+        component = self._element(self.selected) if self.selected else ""
+        self.app.push_screen(DemoScreen(simfabric.scenario_list(), simfabric.fault_kinds(),
+                                        app.scenario(), component), self._demo)
+
+    def _demo(self, request: DemoRequest | None) -> None:
+        if request is not None:
+            self._demo_do(request)
+
+    @work(thread=True, group="demo", exclusive=True, exit_on_error=False,
+          description="demo fabric change")
+    def _demo_do(self, request: DemoRequest) -> None:
+        from fabtui.durations import parse_duration
+        from fabtui.workspace import simfabric
+
+        app = self.fab
+        try:
+            if request.play:
+                app.workspace.settings = simfabric.play(app.workspace.settings, request.play)
+                said = f"playing {request.play}"
+            elif request.fault and request.component:
+                length = float(parse_duration(request.length)) if request.length else None
+                said = simfabric.inject(app.workspace.settings, request.fault,
+                                        request.component.strip(), length_s=length)
+            else:
+                said = "nothing to do: choose a fault and a component"
+        except (RequestError, InputError, ValueError) as exc:
+            self.app.call_from_thread(self.notify, str(exc).splitlines()[0], title="demo",
+                                      severity="error")
+            return
+        self.app.call_from_thread(self.notify, said, title="demo")
+        app.poll_now()

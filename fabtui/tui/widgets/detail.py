@@ -1,0 +1,129 @@
+"""`DetailPanel`: everything known about the selected element.
+
+Identity in the topology, health, latest values, sparklines of its counters (pause/s, FEC/s,
+rx power) and the findings that touch it. It redraws only when the selection or the states of
+the elements it shows changed, so a flood of snapshots costs nothing while nothing moves.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from fabtui.topology.graph import FabricGraph
+from fabtui.tui.glyphs import glyph, health_style, short_number, sparkline
+from fabtui.workspace.fabricmap import FabricMap, identity, selection_elements
+from fabtui.workspace.live import KEY_COUNTERS, FabricSnapshot
+
+SPARK = 16
+"""Samples drawn per sparkline."""
+VALUES = 8
+"""Latest values listed per element (problems first, then counters with a history)."""
+
+
+class DetailPanel(VerticalScroll):
+    """See the module docstring."""
+
+    DEFAULT_CSS = """
+    DetailPanel { border-left: vkey $foreground 20%; padding: 0 1; }
+    """
+
+    def __init__(self, fabric: FabricMap, graph: FabricGraph, *, ascii_only: bool = False,
+                 id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.fabric = fabric
+        self.graph = graph
+        self.ascii_only = ascii_only
+        self.key: str | None = None
+        self._shown: object = None
+        self._shape: tuple[int, int] | None = None
+        self._last: tuple[str | None, FabricSnapshot, str | None] | None = None
+        self.clock = time.time
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(id="detail-body")
+
+    def show(self, key: str | None, snapshot: FabricSnapshot, focus: str | None = None) -> None:
+        """Show `key` as `snapshot` has it (a no-op when nothing it shows changed)."""
+        elements = selection_elements(self.fabric, key, focus) if key else []
+        signature = (key, tuple((e, snapshot.of(e), id(snapshot.states.get(e)))
+                                for e in elements), self.app.theme, self.content_size.width)
+        self._last = (key, snapshot, focus)
+        if signature == self._shown:
+            return
+        self._shown = signature
+        self.key = key
+        text = self.render_text(key, snapshot, focus)
+        # A re-layout costs more than the rest of a key press on a big fabric: skip it when
+        # the text keeps its height (as many lines, none wrapping).
+        width = self.content_size.width
+        lines = text.plain.count("\n")
+        if lines < self.content_size.height:  # padded to the panel: most texts keep its height
+            text.append("\n" * (self.content_size.height - 1 - lines))
+        shape = (text.plain.count("\n"), width)
+        same = shape == self._shape and all(len(line) < width for line in text.plain.split("\n"))
+        self._shape = shape
+        self.query_one("#detail-body", Static).update(text, layout=not same)
+
+    def on_resize(self) -> None:
+        if self._last is not None:
+            self.show(*self._last)
+
+    def render_text(self, key: str | None, snapshot: FabricSnapshot,
+                    focus: str | None = None) -> Text:
+        """The panel's text for `key` (pure given the snapshot; tested without an app)."""
+        theme = self.app.current_theme
+        text = Text()
+        if key is None:
+            return Text("Select an element (arrows, / to find).", style="dim")
+        elements = selection_elements(self.fabric, key, focus)
+        for number, element in enumerate(elements):
+            health = snapshot.of(element)
+            if number:
+                text.append("\n")
+            text.append(f"{glyph(health, self.ascii_only)} {health.value:<11}",
+                        health_style(health, theme))
+            text.append(self.fabric.label(element), "bold")
+            text.append("\n")
+            if number == 0 or len(elements) <= 3:
+                for name, value in identity(self.fabric, self.graph, element)[1:]:
+                    text.append(f"  {name:<10}", "dim")
+                    text.append(f"{value}\n")
+            state = snapshot.states.get(element)
+            if state is None:
+                if health.value == "unknown":
+                    text.append("  no data yet\n", "dim")
+                continue
+            if state.error:
+                text.append(f"  unreachable: {state.error}\n", health_style(health, theme))
+            age = max(0.0, snapshot.taken_at - state.updated)
+            text.append(f"  updated {age:.0f}s ago by {', '.join(sorted(state.readings))}\n",
+                        "dim")
+            self._values(text, state, theme)
+            for finding in state.findings[:4]:
+                message = finding.split(" ", 1)[1]
+                text.append(f"  {message}\n", "bold" if message.startswith("error") else "")
+        return text
+
+    def _values(self, text: Text, state: object, theme: object) -> None:
+        from fabtui.workspace.live import ElementState
+
+        assert isinstance(state, ElementState)
+        ranked = sorted(state.values.items(), key=lambda item: (
+            -item[1].verdict.rank, not item[0].startswith(KEY_COUNTERS),
+            item[1].value in (0, 0.0, None), item[0] not in state.history, item[0]))
+        avail = max(30, self.content_size.width or 44)
+        spark = SPARK if avail >= 56 else 8
+        width = max(10, avail - 2 - 8 - 3 - 1 - spark)
+        for name, value in ranked[:VALUES]:
+            label = name if len(name) <= width else name[:width - 1] + "…"
+            line = f"  {label:<{width}}{short_number(value.value):>8}{value.unit[:3]:<3}"
+            style = "bold" if value.verdict.rank > 0 else ""
+            text.append(line, style)
+            history = state.history.get(name)
+            if history and len(history) > 1:
+                text.append(" " + sparkline(history, spark, self.ascii_only), "cyan")
+            text.append("\n")

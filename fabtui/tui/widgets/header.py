@@ -1,0 +1,77 @@
+"""The app's header line and the per-layer problem counts under it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.text import Text
+from textual.widgets import Static
+
+from fabtui.tui.glyphs import glyph, health_style
+from fabtui.workspace.fabricmap import Layer
+from fabtui.workspace.live import FabricSnapshot, Health, PollState
+
+
+def header_text(fabric: str, scenario: str | None, snapshot: FabricSnapshot, *, paused: bool,
+                held: int, now: float) -> str:
+    """`fabric · scenario · poll state · last data` (pure: tested without an app)."""
+    parts = [fabric]
+    if scenario:
+        parts.append(f"scenario {scenario}")
+    if paused:
+        parts.append(f"PAUSED ({held} new)" if held else "PAUSED")
+    else:
+        state = snapshot.poll.value
+        if snapshot.poll is PollState.WAITING and snapshot.round_s is not None:
+            state = f"poll {snapshot.round} done in {snapshot.round_s:.1f}s"
+        elif snapshot.poll is PollState.POLLING:
+            state = f"polling #{snapshot.round + 1}"
+        parts.append(state)
+    if snapshot.last_data:
+        stamp = datetime.fromtimestamp(snapshot.last_data).strftime("%H:%M:%S")
+        parts.append(f"data {stamp} ({max(0, now - snapshot.last_data):.0f}s ago)")
+    else:
+        parts.append("no data yet")
+    return " · ".join(parts)
+
+
+class StatusHeader(Static):
+    """One line: what fabric, what the demo plays, what the poller does, how old the data is."""
+
+    DEFAULT_CSS = """
+    StatusHeader { height: 1; background: $primary; color: $text; padding: 0 1; }
+    """
+
+
+class LayerCounts(Static):
+    """Problem counts per layer: `NICs ✗1/64` (glyph and colour from the worst problem)."""
+
+    DEFAULT_CSS = """
+    LayerCounts { height: 1; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(self, *, ascii_only: bool = False, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.ascii_only = ascii_only
+        self._shown: object = None
+
+    def show(self, snapshot: FabricSnapshot) -> None:
+        signature = (tuple(snapshot.counts.items()), self.app.theme)
+        if signature == self._shown:
+            return
+        self._shown = signature
+        theme = self.app.current_theme
+        text = Text()
+        for layer in Layer:
+            count = snapshot.counts.get(layer)
+            if count is None or count.total == 0:
+                continue
+            worst = Health.UNREACHABLE if count.unreachable else Health.FAIL if count.fail \
+                else Health.WARN if count.warn else Health.STALE if count.stale else Health.OK
+            text.append(f"{layer.value} ")
+            text.append(f"{glyph(worst, self.ascii_only)}{count.problems}",
+                        health_style(worst, theme))
+            text.append(f"/{count.total}  ")
+        self.update(text)
+
+

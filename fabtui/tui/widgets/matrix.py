@@ -1,0 +1,288 @@
+"""`FabricMatrix`: the spine–leaf–rail picture and the node x rail matrix, in one Line-API view.
+
+One line per row (spines, each group's uplinks and leaves, then one line per node), one cell per
+element; only visible lines are rendered, each rendered line is cached by what it shows (the
+health of its cells, the cursor, the theme), and a new snapshot repaints only the lines whose
+cells changed. A 1,024-node fabric is a thousand lines, not thousands of widgets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from fabtui.tui.glyphs import glyph, health_style
+from fabtui.workspace.fabricmap import FabricMap, ViewFilter
+from fabtui.workspace.live import EMPTY, FabricSnapshot, Health, worst_health
+
+CELL = 4
+"""Columns per rail cell: a space, the glyph, two spaces."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One selectable cell: the element it selects and those whose health colours it."""
+
+    key: str
+    health_keys: tuple[str, ...]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line: a label and its cells, or a heading (not selectable)."""
+
+    label: str
+    cells: tuple[Cell, ...] = ()
+    heading: str | None = None
+
+
+def build_rows(fabric: FabricMap, view: ViewFilter) -> list[Row]:
+    """The lines the matrix shows under `view`."""
+    rails = [r for r in fabric.rails if view.shows_rail(r)]
+    rows: list[Row] = []
+    spines = fabric.spines
+    for start in range(0, len(spines), 6):
+        chunk = spines[start:start + 6]
+        rows.append(Row("spines" if start == 0 else "",
+                        tuple(Cell(s, (s,), s) for s in chunk)))
+    for label, by_rail in fabric.groups:
+        nodes = [n for n in fabric.group_nodes.get(label, []) if view.shows_node(n)]
+        if view.nodes is not None and not nodes:
+            continue
+        leaves = [(r, by_rail.get(r)) for r in rails]
+        rows.append(Row(f"{label} up", tuple(
+            Cell(f"uplinks:{leaf}", fabric.leaf_uplinks.get(leaf, ())) if leaf else
+            Cell("", ()) for _, leaf in leaves)))
+        rows.append(Row(f"{label} leaf", tuple(
+            Cell(leaf, (leaf,)) if leaf else Cell("", ()) for _, leaf in leaves)))
+        rows.append(Row("", heading=("node " + "".join(f"r{r:<{CELL - 1}}"
+                                                       for r in rails)).rstrip()))
+        for node in nodes:
+            cells = [Cell(node, (node,))]
+            for rail in rails:
+                cell = fabric.cells.get((node, rail))
+                key = f"{node}@{rail}"
+                cells.append(Cell(key, (cell.link or cell.nic,)) if cell else Cell("", ()))
+            rows.append(Row(node, tuple(cells)))
+    unplaced = [n for n in fabric.group_nodes.get("", []) if view.shows_node(n)]
+    if unplaced:
+        rows.append(Row("", heading="unattached"))
+        rows += [Row(n, (Cell(n, (n,)),)) for n in unplaced]
+    return rows
+
+
+class FabricMatrix(ScrollView, can_focus=True):
+    """The fabric's elements as a grid of health glyphs; see the module docstring."""
+
+    DEFAULT_CSS = """
+    FabricMatrix { background: $surface; }
+    FabricMatrix:focus { background-tint: $foreground 3%; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "move(-1, 0)", "Up", show=False),
+        Binding("down,j", "move(1, 0)", "Down", show=False),
+        Binding("left,h", "move(0, -1)", "Left", show=False),
+        Binding("right,l", "move(0, 1)", "Right", show=False),
+        Binding("pageup", "move(-10, 0)", show=False),
+        Binding("pagedown", "move(10, 0)", show=False),
+        Binding("home,g", "move(-100000, 0)", show=False),
+        Binding("end,G", "move(100000, 0)", show=False),
+    ]
+
+    class Selected(Message):
+        """The cursor moved onto an element."""
+
+        def __init__(self, key: str, focus: str | None = None) -> None:
+            super().__init__()
+            self.key = key
+            self.focus = focus
+            """The element found inside the cell (a leaf port in a host cell), if any."""
+
+    def __init__(self, fabric: FabricMap, *, ascii_only: bool = False,
+                 id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.fabric = fabric
+        self.ascii_only = ascii_only
+        self.view = ViewFilter()
+        self.snapshot: FabricSnapshot = EMPTY
+        self.rows: list[Row] = []
+        self._healths: list[tuple[Health, ...]] = []
+        self._cache: dict[int, tuple[object, Strip]] = {}
+        self.cursor = (0, 0)
+        self.label_width = max([len(n) for n in fabric.nodes] + [9]) + 1
+        self.repainted = 0
+        """Lines rendered anew (not from the cache) since mount: what a benchmark reads."""
+        self._set_rows(build_rows(fabric, self.view))
+
+    # data in ------------------------------------------------------------------------------------
+    def set_view(self, view: ViewFilter) -> None:
+        """Show what `view` lets through; the cursor stays on its element when still shown."""
+        key = self.selected_key
+        self.view = view
+        self._set_rows(build_rows(self.fabric, view))
+        self._cache.clear()
+        if key is None or not self.select_key(key):
+            self.cursor = (self._first_selectable(0), 0)
+            self._announce()
+        self.refresh()
+
+    def set_snapshot(self, snapshot: FabricSnapshot) -> int:
+        """Take a new snapshot; repaint only the lines whose cells changed. Returns how many."""
+        self.snapshot = snapshot
+        changed = 0
+        top = self.scroll_offset.y
+        bottom = top + self.size.height
+        for index, row in enumerate(self.rows):
+            healths = self._row_healths(row)
+            if healths != self._healths[index]:
+                self._healths[index] = healths
+                if top <= index < bottom:  # off screen: drawn anew when scrolled to
+                    self.refresh_line(index)
+                changed += 1
+        return changed
+
+    def _set_rows(self, rows: list[Row]) -> None:
+        self.rows = rows
+        self._healths = [self._row_healths(r) for r in rows]
+        width = self.label_width + max((self._row_width(r) for r in rows), default=0)
+        self.virtual_size = Size(width, len(rows))
+
+    def _row_width(self, row: Row) -> int:
+        if row.heading is not None:
+            return len(row.heading)
+        return sum(CELL + (len(c.caption) + 1 if c.caption else 0) for c in row.cells)
+
+    def _row_healths(self, row: Row) -> tuple[Health, ...]:
+        get = self.snapshot.health.get
+        unknown = Health.UNKNOWN
+        return tuple(get(c.health_keys[0], unknown) if len(c.health_keys) == 1 else
+                     worst_health(get(k, unknown) for k in c.health_keys)
+                     for c in row.cells)
+
+    # selection ----------------------------------------------------------------------------------
+    @property
+    def selected_key(self) -> str | None:
+        row, col = self.cursor
+        if not 0 <= row < len(self.rows) or not self.rows[row].cells:
+            return None
+        cells = self.rows[row].cells
+        key = cells[min(col, len(cells) - 1)].key
+        return key or None
+
+    def select_key(self, key: str) -> bool:
+        """Put the cursor on the cell of `key` (a NIC, port, GPU or optic selects its host
+        cell). False when the view does not show it."""
+        cell = self.fabric.cell_of(key)
+        wanted = f"{cell.node}@{cell.rail}" if cell is not None else key
+        for index, row in enumerate(self.rows):
+            for col, each in enumerate(row.cells):
+                if each.key == wanted:
+                    self._move_to(index, col, focus=key if key != wanted else None)
+                    return True
+        return False
+
+    def action_move(self, rows: int, cols: int) -> None:
+        row, col = self.cursor
+        if rows:
+            step = 1 if rows > 0 else -1
+            target = max(0, min(len(self.rows) - 1, row + rows))
+            while 0 <= target < len(self.rows) and self.rows[target].heading is not None:
+                target += step
+            if not 0 <= target < len(self.rows):
+                target = row
+            row = target
+        if cols and self.rows:
+            col = max(0, min(len(self.rows[row].cells) - 1, col + cols))
+        self._move_to(row, col)
+
+    def _move_to(self, row: int, col: int, focus: str | None = None) -> None:
+        old = self.cursor[0]
+        if self.rows and self.rows[row].cells:
+            col = min(col, len(self.rows[row].cells) - 1)
+        self.cursor = (row, col)
+        self.refresh_line(old)
+        self.refresh_line(row)
+        self.scroll_to_region(Region(0, row, 1, 1), animate=False, immediate=True)
+        self._announce(focus)
+
+    def _announce(self, focus: str | None = None) -> None:
+        key = self.selected_key
+        if key is not None:
+            self.post_message(self.Selected(key, focus))
+
+    def _first_selectable(self, start: int) -> int:
+        for index in range(start, len(self.rows)):
+            if self.rows[index].heading is None and self.rows[index].cells:
+                return index
+        return 0
+
+    def on_mount(self) -> None:
+        nodes = set(self.fabric.nodes)
+        first_node = next((i for i, r in enumerate(self.rows) if r.label in nodes), None)
+        self.cursor = (first_node if first_node is not None else self._first_selectable(0), 0)
+        self._announce()
+
+    def on_click(self, event: events.Click) -> None:
+        row = event.y + self.scroll_offset.y
+        if not 0 <= row < len(self.rows) or not self.rows[row].cells:
+            return
+        x = event.x + self.scroll_offset.x - self.label_width
+        for col, cell in enumerate(self.rows[row].cells):
+            x -= CELL + (len(cell.caption) + 1 if cell.caption else 0)
+            if x < 0:
+                self._move_to(row, col)
+                return
+
+    # drawing ------------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        index = y + self.scroll_offset.y
+        width = self.size.width
+        if not 0 <= index < len(self.rows):
+            return Strip.blank(width)
+        selected = self.cursor[1] if index == self.cursor[0] else -1
+        signature = (self._healths[index], selected, self.app.theme, self.ascii_only,
+                     self.has_focus)
+        cached = self._cache.get(index)
+        if cached is None or cached[0] != signature:
+            cached = (signature, self._render_row(index, selected))
+            self._cache[index] = cached
+            self.repainted += 1
+        return cached[1].crop_extend(self.scroll_offset.x, self.scroll_offset.x + width, None)
+
+    def _render_row(self, index: int, selected: int) -> Strip:
+        row = self.rows[index]
+        theme = self.app.current_theme
+        muted = Style(color=theme.foreground, dim=True)
+        if row.heading is not None:
+            return Strip([Segment(" " * self.label_width), Segment(row.heading, muted)])
+        segments = [Segment(row.label.ljust(self.label_width),
+                            Style(bold=selected >= 0, color=theme.foreground))]
+        for col, (cell, health) in enumerate(zip(row.cells, self._healths[index], strict=True)):
+            if not cell.key:
+                segments.append(Segment(" " * CELL))
+                continue
+            style = health_style(health, theme, selected=col == selected and self.has_focus)
+            caption = f" {cell.caption}" if cell.caption else ""
+            text = f" {glyph(health, self.ascii_only)}{caption} "
+            segments.append(Segment(text, style))
+            segments.append(Segment(" " * (CELL - 3)))
+        return Strip(segments)
+
+    def on_focus(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._cache.clear()
+        self.refresh()

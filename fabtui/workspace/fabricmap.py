@@ -1,0 +1,337 @@
+"""`FabricMap`: the fabric as the live view lays it out, keyed the way probe results name things.
+
+A live view asks the same few questions many times a second: which element a metric's component
+names (`node006:mlx5_4`, `leaf-g00-r4:Ethernet40/lane2`, `node001:GPU3`), which elements roll up
+into a node, a leaf or a host link, which layer an element counts in, and where an element is
+drawn. They are answered here once, from the `FabricGraph`, so no screen holds topology logic.
+
+Element keys are the topology's own names: a node (`node001`), a GPU (`node001:gpu3`), a NIC
+(`node001:mlx5_3`), a switch (`leaf-g00-r3`), a switch port (`leaf-g00-r3:Ethernet24`), an optic
+(its id in the topology), and a cable (`link:<index>`, shown as both ends: host links and spine
+links).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from fabtui.model.topology import Role
+from fabtui.topology.graph import FabricGraph
+from fabtui.topology.pairing import gpu_map
+
+_LANE = re.compile(r"/lane(\d+)$")
+_GPU = re.compile(r"^(?:gpu|GPU)(\d+)$")
+
+
+class Kind(StrEnum):
+    """What an element is."""
+
+    NODE = "node"
+    GPU = "gpu"
+    NIC = "nic"
+    HOST_LINK = "host link"
+    PORT = "leaf port"
+    OPTIC = "optic"
+    LEAF = "leaf"
+    SPINE_LINK = "spine link"
+    SPINE = "spine"
+
+
+class Layer(StrEnum):
+    """The layers problems are counted in, bottom up (the header's order)."""
+
+    GPUS = "GPUs"
+    NICS = "NICs"
+    HOST_LINKS = "host links"
+    LEAVES = "leaves"
+    SPINE_LINKS = "spine links"
+    SPINES = "spines"
+
+
+LAYER_OF = {Kind.GPU: Layer.GPUS, Kind.NIC: Layer.NICS, Kind.HOST_LINK: Layer.HOST_LINKS,
+            Kind.LEAF: Layer.LEAVES, Kind.SPINE_LINK: Layer.SPINE_LINKS, Kind.SPINE: Layer.SPINES}
+"""Kinds counted as a layer; nodes, ports and optics roll up into the layers above."""
+
+
+@dataclass(frozen=True)
+class HostCell:
+    """One node's attachment on one rail: the NIC, its GPU(s), its cable, leaf port and optic."""
+
+    node: str
+    rail: int
+    nic: str
+    gpus: tuple[str, ...]
+    link: str | None
+    port: str | None
+    leaf: str | None
+    optic: str | None
+
+
+@dataclass
+class FabricMap:
+    """The layout and indexes of one fabric (read-only once built; see the module docstring)."""
+
+    name: str
+    rails: list[int]
+    nodes: list[str]
+    spines: list[str]
+    groups: list[tuple[str, dict[int, str]]]
+    """(group label, rail -> leaf) in group order: one row of leaves per group."""
+    cells: dict[tuple[str, int], HostCell]
+    kinds: dict[str, Kind]
+    members: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Roll-up element -> the elements whose health it shows (a node: its NICs and GPUs; a host
+    link: its NIC, port and optic; a switch: its ports; a spine link: both ends' ports)."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """Element -> how it reads (a cable shows both ends)."""
+    group_nodes: dict[str, list[str]] = field(default_factory=dict)
+    leaf_uplinks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Leaf -> its spine links (`link:<i>`)."""
+    job_nodes: list[str] = field(default_factory=list)
+    """Nodes the job's ranks run on (the rank placement)."""
+    _optic_of_port: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, graph: FabricGraph) -> FabricMap:
+        """The map of `graph`'s fabric."""
+        topology = graph.topology
+        kinds: dict[str, Kind] = {}
+        members: dict[str, list[str]] = defaultdict(list)
+        labels: dict[str, str] = {}
+        optic_of_port: dict[str, str] = {}
+        rails = sorted({nic.rail for node in graph.nodes.values() for nic in node.nics})
+        cells: dict[tuple[str, int], HostCell] = {}
+        for hostname, node in graph.nodes.items():
+            kinds[hostname] = Kind.NODE
+            pairing = gpu_map(node)
+            for gpu in node.gpus:
+                key = f"{hostname}:gpu{gpu.index}"
+                kinds[key] = Kind.GPU
+                members[hostname].append(key)
+            for nic in node.nics:
+                nic_key = f"{hostname}:{nic.name}"
+                kinds[nic_key] = Kind.NIC
+                members[hostname].append(nic_key)
+                attachment = graph.attachments.get((hostname, nic.name))
+                link = port = leaf = optic = None
+                if attachment is not None:
+                    link = f"link:{attachment.link_index}"
+                    leaf, port = attachment.switch, f"{attachment.switch}:{attachment.port}"
+                    optic = topology.links[attachment.link_index].optic
+                    kinds[link], kinds[port] = Kind.HOST_LINK, Kind.PORT
+                    labels[link] = f"{nic_key} <-> {port}"
+                    members[link] += [nic_key, port]
+                    members[leaf].append(port)
+                    if optic:
+                        kinds[optic] = Kind.OPTIC
+                        members[link].append(optic)
+                        optic_of_port[port] = optic
+                gpus = tuple(f"{hostname}:gpu{i}" for i in pairing.get(nic.name, ()))
+                cells.setdefault((hostname, nic.rail),
+                                 HostCell(hostname, nic.rail, nic_key, gpus, link, port, leaf,
+                                          optic))
+        spines: list[str] = []
+        groups: dict[str, dict[int, str]] = {}
+        for name, switch in graph.switches.items():
+            if switch.role is Role.LEAF:
+                kinds[name] = Kind.LEAF
+                label = f"g{switch.group:02d}" if switch.group is not None else \
+                    (switch.plane or "leaves")
+                for rail in switch.rail or (0,):
+                    groups.setdefault(label, {}).setdefault(rail, name)
+            else:
+                kinds[name] = Kind.SPINE
+                spines.append(name)
+        leaf_uplinks: dict[str, list[str]] = defaultdict(list)
+        for a, b, index in graph.switch_edges:
+            link_key = f"link:{index}"
+            cable = topology.links[index]
+            kinds[link_key] = Kind.SPINE_LINK
+            labels[link_key] = f"{cable.a} <-> {cable.b}"
+            for switch_name, end in ((a, cable.a), (b, cable.b)):
+                kinds[end] = Kind.PORT
+                members[link_key].append(end)
+                members[switch_name].append(end)
+                if kinds.get(switch_name) is Kind.LEAF:
+                    leaf_uplinks[switch_name].append(link_key)
+            if cable.optic:
+                kinds[cable.optic] = Kind.OPTIC
+                members[link_key].append(cable.optic)
+                optic_of_port.setdefault(cable.a, cable.optic)
+                optic_of_port.setdefault(cable.b, cable.optic)
+        group_list = sorted(groups.items())
+        group_nodes: dict[str, list[str]] = defaultdict(list)
+        leaf_group = {leaf: label for label, by_rail in group_list for leaf in by_rail.values()}
+        for hostname in graph.nodes:
+            label = next((leaf_group[c.leaf] for r in rails
+                          if (c := cells.get((hostname, r))) and c.leaf in leaf_group), "")
+            group_nodes[label].append(hostname)
+        job = list(graph.ranks_by_node)
+        return cls(name=topology.cluster.name, rails=rails, nodes=list(graph.nodes),
+                   spines=spines, groups=group_list, cells=cells, kinds=kinds,
+                   members={k: tuple(v) for k, v in members.items()}, labels=labels,
+                   group_nodes=dict(group_nodes),
+                   leaf_uplinks={k: tuple(v) for k, v in leaf_uplinks.items()},
+                   job_nodes=job, _optic_of_port=optic_of_port)
+
+    # naming -------------------------------------------------------------------------------------
+    def element_of(self, component: str) -> tuple[str, str | None]:
+        """The element a metric's component names, and the lane it was read on (if any).
+
+        `leaf:Ethernet0/lane2` is port `leaf:Ethernet0`, lane 2; `node001:GPU3` is GPU
+        `node001:gpu3`; a component the map does not know is returned unchanged.
+        """
+        lane = None
+        match = _LANE.search(component)
+        if match:
+            lane, component = match.group(1), component[:match.start()]
+        device, sep, part = component.partition(":")
+        if sep and (gpu := _GPU.match(part)):
+            return f"{device}:gpu{gpu.group(1)}", lane
+        return component, lane
+
+    def optic_of(self, port: str) -> str | None:
+        """The optic in the cable plugged into `port`, if the topology names one."""
+        return self._optic_of_port.get(port)
+
+    def label(self, key: str) -> str:
+        """How element `key` reads for a person."""
+        return self.labels.get(key, key)
+
+    def layer_members(self) -> dict[Layer, list[str]]:
+        """Layer -> its elements, for problem counts."""
+        result: dict[Layer, list[str]] = {layer: [] for layer in Layer}
+        for key, kind in self.kinds.items():
+            layer = LAYER_OF.get(kind)
+            if layer is not None:
+                result[layer].append(key)
+        return result
+
+    def find(self, text: str) -> list[str]:
+        """Elements whose key or label contain `text` (exact matches first), for `/`."""
+        text = text.strip()
+        if not text:
+            return []
+        if text in self.kinds:
+            return [text]
+        lowered = text.lower()
+        return [k for k in self.kinds if lowered in k.lower() or lowered in self.label(k).lower()]
+
+    def cell_of(self, key: str) -> HostCell | None:
+        """The host cell an element is drawn in (its NIC, GPU, cable, port or optic's)."""
+        for cell in self._cells_by_element().get(key, ()):
+            return cell
+        return None
+
+    def _cells_by_element(self) -> dict[str, list[HostCell]]:
+        cached: dict[str, list[HostCell]] | None = getattr(self, "_by_element", None)
+        if cached is None:
+            cached = defaultdict(list)
+            for cell in self.cells.values():
+                for key in (cell.nic, *cell.gpus, cell.link, cell.port, cell.optic):
+                    if key is not None:
+                        cached[key].append(cell)
+            self._by_element = cached
+        return cached
+
+
+@dataclass(frozen=True)
+class ViewFilter:
+    """What the fabric screen shows: some nodes, some rails (None: all)."""
+
+    text: str = ""
+    nodes: frozenset[str] | None = None
+    rails: frozenset[int] | None = None
+
+    def shows_node(self, node: str) -> bool:
+        return self.nodes is None or node in self.nodes
+
+    def shows_rail(self, rail: int) -> bool:
+        return self.rails is None or rail in self.rails
+
+
+class FilterError(ValueError):
+    """A filter that names nothing in the fabric (the message says what would)."""
+
+
+def parse_filter(fabric: FabricMap, graph: FabricGraph, text: str) -> ViewFilter:
+    """A filter from what a user typed: `rail:N`, `leaf:NAME`, a node range or glob
+    (`node[001-004]`, `node00*`), `job` (the job's nodes), or empty (everything).
+
+    Raises `FilterError` when it matches nothing.
+    """
+    from fabtui.probes.targets import TargetError, resolve_set
+
+    text = text.strip()
+    if not text:
+        return ViewFilter()
+    if text in ("job", "job:"):
+        if not fabric.job_nodes:
+            raise FilterError("no job placement: the rank file places no ranks")
+        return ViewFilter(text, frozenset(fabric.job_nodes), None)
+    kind: Literal["nic", "node"] = "nic" if text.startswith(("rail:", "leaf:")) else "node"
+    try:
+        targets = resolve_set(graph, text, kind)
+    except TargetError as exc:
+        raise FilterError(str(exc)) from None
+    nodes = frozenset(t.node.hostname for t in targets if t.node is not None)
+    if kind == "node":
+        return ViewFilter(text, nodes, None)
+    rails = frozenset(t.nic.rail for t in targets if t.nic is not None)
+    return ViewFilter(text, nodes, rails)
+
+
+def visible_nodes(fabric: FabricMap, view: ViewFilter) -> Iterable[str]:
+    """The nodes a filter shows, in fabric order."""
+    return (n for n in fabric.nodes if view.shows_node(n))
+
+
+def selection_elements(fabric: FabricMap, key: str, focus: str | None = None) -> list[str]:
+    """The elements a selection stands for: a host cell (`node@rail`) is its cable, NIC,
+    GPU(s), leaf port and optic; `uplinks:LEAF` is the leaf's spine links; anything else is
+    itself. `focus` (an element found by name) comes first."""
+    if key.startswith("uplinks:"):
+        found = list(fabric.leaf_uplinks.get(key.removeprefix("uplinks:"), ()))
+    else:
+        node, sep, rail = key.rpartition("@")
+        cell = fabric.cells.get((node, int(rail))) if sep and rail.isdigit() else None
+        found = [k for k in (cell.link, cell.nic, *cell.gpus, cell.port, cell.optic) if k] \
+            if cell else [key]
+    if focus in found:
+        found.remove(focus)
+        found.insert(0, focus)
+    return found
+
+
+def identity(fabric: FabricMap, graph: FabricGraph, key: str) -> list[tuple[str, str]]:
+    """What element `key` is in the topology, as (field, value) lines for a detail panel."""
+    kind = fabric.kinds.get(key)
+    lines: list[tuple[str, str]] = [("element", fabric.label(key)),
+                                    ("kind", kind.value if kind else "?")]
+    device, _, part = key.partition(":")
+    if kind is Kind.NODE and (node := graph.nodes.get(key)):
+        lines += [("model", node.model or "-"), ("rack", node.rack or "-"),
+                  ("GPUs", str(len(node.gpus))), ("NICs", str(len(node.nics)))]
+    elif kind is Kind.NIC and (nic := graph.find_nic(device, part)):
+        attachment = graph.attachments.get((device, nic.name))
+        lines += [("netdev", nic.netdev or "-"), ("rail", str(nic.rail)),
+                  ("speed", f"{nic.speed}G"), ("pci", str(nic.pci))]
+        if attachment is not None:
+            lines.append(("leaf port", f"{attachment.switch}:{attachment.port}"))
+    elif kind in (Kind.LEAF, Kind.SPINE) and (switch := graph.switches.get(key)):
+        lines += [("role", switch.role.value), ("flavor", switch.flavor.value),
+                  ("rails", ",".join(map(str, switch.rail)) or "-"),
+                  ("ports", str(len(fabric.members.get(key, ()))))]
+    elif kind in (Kind.HOST_LINK, Kind.SPINE_LINK):
+        link = graph.link_ref(int(key.removeprefix("link:")))
+        lines += [("speed", f"{link.speed}G"), ("optic", link.optic or "-")]
+    elif kind is Kind.PORT:
+        lines.append(("far end", graph.far_end(key) or "-"))
+    elif kind is Kind.GPU:
+        lines.append(("node", device))
+    return lines

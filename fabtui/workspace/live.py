@@ -1,0 +1,454 @@
+"""The live status model: what every element of the fabric looked like at the latest poll.
+
+`FabricStatus` takes probe results (from any `StatusSource`: the probe poller here, a Prometheus
+reader later) and keeps, per element, the latest verdict of each probe that measured it, its
+values, short histories of its counters, and whether its device answered. `snapshot()` freezes it
+into a `FabricSnapshot` a face can read without locks: per-element health (staleness judged at the
+snapshot's time), roll-ups (a node shows its NICs and GPUs, a host link its NIC, port and optic)
+and problem counts per layer.
+
+`Poller` runs the configured probes on an interval through the workspace fan-out
+(`Workspace.sweep`), schedules the next poll after the last one ended (polls never pile up), and
+hands each snapshot to a callback. It runs on its own thread and event loop (so the face's loop
+never parses), and stops at once when cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
+
+from fabtui.model.probe import ProbeResult
+from fabtui.model.verdict import Verdict
+from fabtui.workspace.fabricmap import LAYER_OF, FabricMap, Kind, Layer
+
+if TYPE_CHECKING:
+    from fabtui.workspace.core import Workspace
+
+HISTORY = 60
+"""Samples kept per counter for sparklines."""
+HISTORY_METRICS = ("rate.", "pause_ratio.", "pause_share.", "fec_pre_ber", "pre_fec_ber",
+                   "rx_power_dbm", "temperature_c")
+"""Metric name prefixes worth a sparkline (counters per second, BER, optic power)."""
+KEY_COUNTERS = ("rate.", "rx_power_dbm", "fec_pre_ber", "pre_fec_ber")
+"""What a detail panel lists first after problems: pause/s, FEC/s, BER, rx power."""
+OPTIC_METRICS = ("rx_power", "tx_power", "tx_bias", "temperature_c", "optic_")
+"""Metrics a port's DOM reading reports about the optic in it."""
+
+DEFAULT_PLAN = ("nic.ethtool@node*:*", "switch.pfc@*", "switch.fec@*", "switch.dom_all@*",
+                "switch.counters@*", "gpu.smi@node*")
+"""What the live view polls when the config names nothing: `probe@target set`."""
+
+
+class Health(StrEnum):
+    """How an element looks now. Never shown by colour alone: `GLYPHS` gives each a sign."""
+
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+    UNKNOWN = "unknown"
+    STALE = "stale"
+    UNREACHABLE = "unreachable"
+
+    @property
+    def rank(self) -> int:
+        """Worse is higher, for roll-ups (unknown is below ok: nothing known is no problem)."""
+        return _RANK[self]
+
+    @property
+    def problem(self) -> bool:
+        return self in (Health.WARN, Health.FAIL, Health.STALE, Health.UNREACHABLE)
+
+
+_RANK = {Health.UNKNOWN: 0, Health.OK: 1, Health.STALE: 2, Health.WARN: 3, Health.FAIL: 4,
+         Health.UNREACHABLE: 5}
+GLYPHS = {Health.OK: "✓", Health.WARN: "!", Health.FAIL: "✗", Health.UNKNOWN: "?",
+          Health.STALE: "~", Health.UNREACHABLE: "⊘"}
+ASCII_GLYPHS = {Health.OK: "+", Health.WARN: "!", Health.FAIL: "X", Health.UNKNOWN: "?",
+                Health.STALE: "~", Health.UNREACHABLE: "#"}
+_OF_VERDICT = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: Health.WARN,
+               Verdict.FAIL: Health.FAIL}
+
+
+def worst_health(values: Iterable[Health]) -> Health:
+    """The worst of `values` (unknown when empty)."""
+    return max(values, key=lambda h: _RANK[h], default=Health.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Value:
+    """One latest value of an element."""
+
+    value: float | int | str | bool | None
+    unit: str
+    verdict: Verdict
+    probe: str
+    limit: float | None = None
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one probe last said about one element."""
+
+    probe: str
+    verdict: Verdict
+    at: float
+    """Epoch seconds the result ended."""
+    stale_after: float
+    """Seconds after which this reading is stale."""
+    error: str | None = None
+    """Why the device did not answer (the element is unreachable)."""
+
+
+@dataclass(frozen=True)
+class ElementState:
+    """Everything known about one measured element (frozen; replaced on each update)."""
+
+    readings: Mapping[str, Reading]
+    values: Mapping[str, Value]
+    findings: tuple[str, ...]
+    history: Mapping[str, tuple[float, ...]]
+
+    def health(self, now: float) -> Health:
+        """Unreachable if any probe's device did not answer, stale if every reading is older
+        than its interval allows, else the worst fresh verdict."""
+        fresh: list[Health] = []
+        for reading in self.readings.values():
+            if reading.error is not None:
+                return Health.UNREACHABLE
+            if now - reading.at <= reading.stale_after:
+                fresh.append(_OF_VERDICT.get(reading.verdict, Health.FAIL))
+        if not fresh:
+            return Health.STALE if self.readings else Health.UNKNOWN
+        return worst_health(fresh)
+
+    @property
+    def error(self) -> str | None:
+        return next((r.error for r in self.readings.values() if r.error), None)
+
+    @property
+    def updated(self) -> float:
+        return max((r.at for r in self.readings.values()), default=0.0)
+
+
+class PollState(StrEnum):
+    """What the poller is doing."""
+
+    STARTING = "starting"
+    POLLING = "polling"
+    WAITING = "waiting"
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True)
+class LayerCount:
+    """Problem counts of one layer."""
+
+    total: int
+    warn: int = 0
+    fail: int = 0
+    stale: int = 0
+    unreachable: int = 0
+
+    @property
+    def problems(self) -> int:
+        return self.warn + self.fail + self.stale + self.unreachable
+
+
+@dataclass(frozen=True)
+class FabricSnapshot:
+    """The fabric at one moment (frozen; a face reads it without locks)."""
+
+    taken_at: float
+    round: int
+    poll: PollState
+    health: Mapping[str, Health]
+    """Every element with a known health, roll-ups included; missing: unknown."""
+    states: Mapping[str, ElementState]
+    counts: Mapping[Layer, LayerCount]
+    last_data: float | None = None
+    """Epoch seconds of the newest result."""
+    round_s: float | None = None
+    """How long the last finished poll took."""
+    note: str | None = None
+    """A poll-wide problem (a probe the catalog lacks, a target set that matches nothing)."""
+
+    def of(self, key: str) -> Health:
+        return self.health.get(key, Health.UNKNOWN)
+
+
+EMPTY = FabricSnapshot(0.0, 0, PollState.STARTING, {}, {}, {})
+
+
+class FabricStatus:
+    """Per-element latest readings, values and histories (thread-safe; see module docstring)."""
+
+    def __init__(self, fabric: FabricMap, clock: Callable[[], float] = time.time) -> None:
+        self.fabric = fabric
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._states: dict[str, ElementState] = {}
+        self._history: dict[str, dict[str, deque[float]]] = {}
+        self._last_data: float | None = None
+
+    def apply(self, result: ProbeResult, stale_after: float) -> None:
+        """Take one probe result: its metrics land on the elements they name; a result that
+        measured nothing (the device did not answer) makes its target unreachable."""
+        at = result.ended_at.timestamp()
+        grouped: dict[str, list[tuple[str, Value]]] = {}
+        element_of = self.fabric.element_of
+        for metric in result.metrics:
+            key, lane = element_of(metric.component)
+            if metric.name.startswith(OPTIC_METRICS) and (optic := self.fabric.optic_of(key)):
+                key = optic
+            name = f"{metric.name} lane{lane}" if lane else metric.name
+            grouped.setdefault(key, []).append(
+                (name, Value(metric.value, metric.unit, metric.verdict, result.probe,
+                             metric.limit)))
+        findings: dict[str, list[str]] = {}
+        for finding in result.findings:
+            key, _ = element_of(finding.component)
+            findings.setdefault(key, []).append(f"{finding.severity.value}: {finding.message}")
+        error = result.error if result.verdict is Verdict.ERROR and not result.metrics else None
+        if error is not None:
+            grouped.setdefault(result.target, [])
+        with self._lock:
+            self._last_data = max(self._last_data or 0.0, at)
+            for key, values in grouped.items():
+                verdicts = [v.verdict for _, v in values] or [result.verdict]
+                verdict = max(verdicts, key=lambda v: v.rank)
+                reading = Reading(result.probe, verdict, at, stale_after, error)
+                self._update(key, reading, values, findings.get(key, ()))
+
+    def _update(self, key: str, reading: Reading, values: list[tuple[str, Value]],
+                findings: Iterable[str]) -> None:
+        old = self._states.get(key)
+        readings = dict(old.readings) if old else {}
+        readings[reading.probe] = reading
+        merged = {n: v for n, v in (old.values.items() if old else ()) if v.probe != reading.probe}
+        merged.update(values)
+        mine = f"@{reading.probe} "
+        kept = tuple(f for f in (old.findings if old else ()) if not f.startswith(mine))
+        tagged = tuple(f"@{reading.probe} {f}" for f in findings)
+        history = self._history.setdefault(key, {})
+        for name, value in values:
+            if name.startswith(HISTORY_METRICS) and isinstance(value.value, int | float) and \
+                    not isinstance(value.value, bool):
+                history.setdefault(name, deque(maxlen=HISTORY)).append(float(value.value))
+        frozen_history = {n: tuple(d) for n, d in history.items()} if values else \
+            (old.history if old else {})
+        self._states[key] = ElementState(readings, merged, kept + tagged, frozen_history)
+
+    def snapshot(self, round_no: int, poll: PollState, round_s: float | None = None,
+                 note: str | None = None) -> FabricSnapshot:
+        """The status now, frozen, with roll-ups and per-layer counts."""
+        now = self.clock()
+        with self._lock:
+            states = dict(self._states)
+            last = self._last_data
+        health = {key: state.health(now) for key, state in states.items()}
+        fabric = self.fabric
+        get = health.get
+        for key, members in _rollups(fabric):
+            parts = [h for m in members if (h := get(m)) is not None]
+            if parts:
+                own = get(key)
+                if own is not None:
+                    parts.append(own)
+                health[key] = max(parts, key=_RANK.__getitem__)
+        counts = {}
+        for layer, keys in _layers(fabric).items():
+            found = [h for k in keys if (h := get(k)) is not None and h.problem]
+            counts[layer] = LayerCount(len(keys), found.count(Health.WARN),
+                                       found.count(Health.FAIL), found.count(Health.STALE),
+                                       found.count(Health.UNREACHABLE))
+        return FabricSnapshot(now, round_no, poll, health, states, counts, last, round_s, note)
+
+
+def _rollups(fabric: FabricMap) -> list[tuple[str, tuple[str, ...]]]:
+    """(element, members) in roll-up order: cables and switches, then nodes (cached)."""
+    cached: list[tuple[str, tuple[str, ...]]] | None = getattr(fabric, "_rollup_cache", None)
+    if cached is None:
+        first = [(k, fabric.members.get(k, ())) for k, kind in fabric.kinds.items()
+                 if kind in (Kind.HOST_LINK, Kind.SPINE_LINK, Kind.LEAF, Kind.SPINE)]
+        cached = first + [(k, fabric.members.get(k, ())) for k in fabric.nodes]
+        fabric._rollup_cache = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _layers(fabric: FabricMap) -> dict[Layer, list[str]]:
+    cached: dict[Layer, list[str]] | None = getattr(fabric, "_layer_cache", None)
+    if cached is None:
+        cached = {layer: [] for layer in Layer}
+        for key, kind in fabric.kinds.items():
+            if (layer := LAYER_OF.get(kind)) is not None:
+                cached[layer].append(key)
+        fabric._layer_cache = cached  # type: ignore[attr-defined]
+    return cached
+
+
+# sources --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PlanItem:
+    """One probe over one target set, as the config names it (`probe@targets`)."""
+
+    probe: str
+    targets: str
+
+    @classmethod
+    def parse(cls, text: str) -> PlanItem:
+        probe, sep, targets = text.partition("@")
+        if not sep or not probe.strip() or not targets.strip():
+            raise ValueError(f"{text!r}: expected probe@targets, e.g. nic.ethtool@node*:*")
+        return cls(probe.strip(), targets.strip())
+
+
+class StatusSource(Protocol):
+    """Where live results come from: one poll yields each result as it arrives, with how long
+    it stays fresh. The probe poller below is one; a Prometheus reader is another."""
+
+    def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+        """One poll round's results, as they complete."""
+        ...
+
+
+@dataclass
+class ProbeSource:
+    """Runs the plan's probes through the workspace fan-out, one sweep per plan item."""
+
+    workspace: Workspace
+    plan: Sequence[PlanItem]
+    interval: float
+    target_timeout: float | None = None
+    notes: list[str] = field(default_factory=list)
+    """Plan items that cannot run (an unknown probe, a set that matches nothing)."""
+
+    last_round_s: float | None = None
+    """How long the last whole poll took (None before the first ended)."""
+
+    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+        from fabtui.errors import RequestError
+
+        self.notes.clear()
+        started = time.monotonic()
+        # A reading is renewed one poll period later: the interval plus the time a poll takes.
+        # Stale means two periods went by without it (before the first poll ended, the probe's
+        # timeout stands in for the poll's length).
+        period = self.interval + (self.last_round_s if self.last_round_s is not None
+                                  else self.target_timeout or 60.0)
+        stale_after = 2 * period
+        for item in self.plan:
+            try:
+                definition = self.workspace.probe(item.probe)
+                targets = self.workspace.sweep_targets(item.probe, item.targets)
+            except RequestError as exc:
+                self.notes.append(f"{item.probe}@{item.targets}: {exc}")
+                continue
+            if targets is None:
+                from fabtui.probes.targets import resolve
+
+                targets = [resolve(self.workspace.graph(), item.targets, definition.target)]
+            flavours = definition.command.cli
+            if flavours:  # switch probes: only the switches the probe has a command for
+                targets = [t for t in targets if t.switch is None or
+                           t.switch.flavor.value in flavours]
+            timeout = self.target_timeout or min(definition.timeout, 3 * self.interval + 10)
+            async with contextlib.aclosing(self.workspace.sweep(
+                    item.probe, targets, {}, target_timeout=timeout)) as stream:
+                async for result in stream:
+                    yield result, stale_after
+        self.last_round_s = time.monotonic() - started
+
+
+class Poller:
+    """Polls a `StatusSource` on an interval on its own thread; see the module docstring."""
+
+    def __init__(self, source: StatusSource, status: FabricStatus, interval: float,
+                 emit: Callable[[FabricSnapshot], None], *, batch_s: float = 0.5) -> None:
+        self.source = source
+        self.status = status
+        self.interval = interval
+        self.emit = emit
+        self.batch_s = batch_s
+        """During a round, a snapshot at most this often (then one when the round ends)."""
+        self.rounds = 0
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop after the result in hand (the sweep's targets still running are cancelled)."""
+        self._stop.set()
+        self._wake.set()
+
+    def poll_now(self) -> None:
+        """Start the next round at once instead of after the interval."""
+        self._wake.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self) -> None:
+        """Poll until cancelled (blocks: call it on a worker thread)."""
+        asyncio.run(self._loop())
+
+    async def _loop(self) -> None:
+        note: str | None = None
+        round_s: float | None = None
+        while not self._stop.is_set():
+            started = time.monotonic()
+            self.rounds += 1
+            self.emit(self.status.snapshot(self.rounds - 1, PollState.POLLING, round_s, note))
+            last_emit = time.monotonic()
+            async with contextlib.aclosing(self.source.poll()) as stream:
+                async for result, stale_after in stream:
+                    self.status.apply(result, stale_after)
+                    if self._stop.is_set():
+                        return
+                    if time.monotonic() - last_emit >= self.batch_s:
+                        self.emit(self.status.snapshot(self.rounds - 1, PollState.POLLING,
+                                                       round_s, note))
+                        last_emit = time.monotonic()
+            round_s = time.monotonic() - started
+            notes = getattr(self.source, "notes", None)
+            note = "; ".join(notes) if notes else None
+            self.emit(self.status.snapshot(self.rounds, PollState.WAITING, round_s, note))
+            self._wake.clear()
+            if self._stop.is_set():  # cancelled while the round ended: the wake was cleared
+                break
+            self._wake.wait(self.interval)  # this loop runs nothing else meanwhile
+        self.emit(self.status.snapshot(self.rounds, PollState.STOPPED, round_s, note))
+
+
+ON_DEMAND = {Kind.NIC: "nic.ethtool", Kind.HOST_LINK: "nic.ethtool", Kind.GPU: "gpu.smi",
+             Kind.NODE: "gpu.smi", Kind.PORT: "switch.port_counters", Kind.OPTIC: "switch.dom",
+             Kind.LEAF: "switch.pfc", Kind.SPINE: "switch.counters",
+             Kind.SPINE_LINK: "switch.port_counters"}
+"""The probe `r` runs on an element of each kind."""
+
+
+def on_demand(fabric: FabricMap, key: str) -> tuple[str, str] | None:
+    """(probe, target) to run now on element `key`, or None when there is none for it."""
+    kind = fabric.kinds.get(key)
+    if kind is None:
+        return None
+    probe = ON_DEMAND[kind]
+    members = fabric.members.get(key, ())
+    if kind is Kind.GPU:
+        return probe, key.partition(":")[0]
+    if kind is Kind.HOST_LINK:
+        nic = next((m for m in members if fabric.kinds.get(m) is Kind.NIC), None)
+        return (probe, nic) if nic else None
+    if kind in (Kind.OPTIC, Kind.SPINE_LINK):
+        port = next((p for p, o in fabric._optic_of_port.items() if o == key), None) \
+            if kind is Kind.OPTIC else next((m for m in members
+                                             if fabric.kinds.get(m) is Kind.PORT), None)
+        return (probe, port) if port else None
+    return probe, key

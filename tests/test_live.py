@@ -1,0 +1,169 @@
+"""The live status model (headless): health per element, roll-ups, staleness, unreachable
+devices, counts per layer, filters, and a poller that never piles polls up."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import AsyncGenerator
+
+import pytest
+
+from fabtui.model.probe import ProbeResult
+from fabtui.model.verdict import Verdict
+from fabtui.workspace.fabricmap import FabricMap, FilterError, Layer, parse_filter
+from fabtui.workspace.live import (
+    FabricSnapshot,
+    FabricStatus,
+    Health,
+    PlanItem,
+    Poller,
+    PollState,
+    on_demand,
+)
+from tests.tui_support import NOW, result, workspace
+
+
+@pytest.fixture(scope="module")
+def fabric_and_graph() -> tuple[FabricMap, object]:
+    graph = workspace().graph()
+    return FabricMap.build(graph), graph
+
+
+@pytest.fixture
+def fabric(fabric_and_graph: tuple[FabricMap, object]) -> FabricMap:
+    return fabric_and_graph[0]
+
+
+def test_metrics_land_on_the_elements_they_name_and_roll_up(fabric: FabricMap) -> None:
+    """A failing NIC fails its host link, its node and no other node; a lane reading lands on
+    its port's optic; problem counts count layers."""
+    status = FabricStatus(fabric, clock=lambda: NOW)
+    status.apply(result("nic.ethtool", "node006:mlx5_4", [
+        ("node006:mlx5_4", "pause_ratio.tx_prio3", 0.95, Verdict.FAIL)]), 20)
+    status.apply(result("switch.dom_all", "leaf-g00-r4", [
+        ("leaf-g00-r4:Ethernet40/lane2", "rx_power_dbm", -9.5, Verdict.WARN)]), 20)
+    snap = status.snapshot(1, PollState.WAITING)
+    cell = fabric.cells[("node006", 4)]
+    assert snap.of("node006:mlx5_4") is Health.FAIL
+    assert cell.link is not None and cell.optic is not None
+    assert snap.of(cell.link) is Health.FAIL and snap.of("node006") is Health.FAIL
+    assert snap.of("node005") is Health.UNKNOWN
+    assert snap.of(cell.optic) is Health.WARN
+    assert "rx_power_dbm lane2" in snap.states[cell.optic].values
+    assert snap.of("leaf-g00-r4") is Health.UNKNOWN  # optics are not the leaf's own ports
+    assert snap.counts[Layer.NICS].fail == 1 and snap.counts[Layer.NICS].total == 64
+    assert snap.counts[Layer.HOST_LINKS].fail == 1
+
+
+def test_a_reading_older_than_its_interval_is_stale(fabric: FabricMap) -> None:
+    now = [NOW]
+    status = FabricStatus(fabric, clock=lambda: now[0])
+    status.apply(result("nic.ethtool", "node001:mlx5_0", [
+        ("node001:mlx5_0", "rate.tx_prio3_pause", 0, Verdict.OK)]), 20)
+    assert status.snapshot(1, PollState.WAITING).of("node001:mlx5_0") is Health.OK
+    now[0] += 21
+    snap = status.snapshot(1, PollState.WAITING)
+    assert snap.of("node001:mlx5_0") is Health.STALE
+    assert snap.counts[Layer.NICS].stale == 1
+
+
+def test_a_device_that_did_not_answer_is_unreachable_with_its_error(fabric: FabricMap) -> None:
+    status = FabricStatus(fabric, clock=lambda: NOW)
+    status.apply(result("switch.pfc", "leaf-g00-r2", [], error="no result within 10s"), 20)
+    snap = status.snapshot(1, PollState.WAITING)
+    assert snap.of("leaf-g00-r2") is Health.UNREACHABLE
+    assert snap.states["leaf-g00-r2"].error == "no result within 10s"
+    assert snap.counts[Layer.LEAVES].unreachable == 1
+
+
+def test_histories_keep_counters_and_are_bounded(fabric: FabricMap) -> None:
+    status = FabricStatus(fabric, clock=lambda: NOW)
+    for n in range(100):
+        status.apply(result("nic.ethtool", "node001:mlx5_0", [
+            ("node001:mlx5_0", "rate.tx_prio3_pause", n, Verdict.OK),
+            ("node001:mlx5_0", "delta.module_unplug", 0, Verdict.OK)]), 20)
+    state = status.snapshot(1, PollState.WAITING).states["node001:mlx5_0"]
+    history = state.history["rate.tx_prio3_pause"]
+    assert len(history) == 60 and history[-1] == 99
+    assert "delta.module_unplug" not in state.history
+
+
+def test_filters(fabric_and_graph: tuple[FabricMap, object]) -> None:
+    fabric, graph = fabric_and_graph
+    rail = parse_filter(fabric, graph, "rail:4")  # type: ignore[arg-type]
+    assert rail.rails == frozenset({4}) and rail.nodes is not None and len(rail.nodes) == 8
+    nodes = parse_filter(fabric, graph, "node[001-003]")  # type: ignore[arg-type]
+    assert nodes.nodes == {"node001", "node002", "node003"} and nodes.rails is None
+    leaf = parse_filter(fabric, graph, "leaf:leaf-g00-r2")  # type: ignore[arg-type]
+    assert leaf.rails == frozenset({2})
+    assert parse_filter(fabric, graph, "job").nodes == set(fabric.nodes)  # type: ignore[arg-type]
+    with pytest.raises(FilterError, match="node9"):
+        parse_filter(fabric, graph, "node9*")  # type: ignore[arg-type]
+
+
+def test_find_and_on_demand_probes(fabric: FabricMap) -> None:
+    assert fabric.find("node006:mlx5_4") == ["node006:mlx5_4"]
+    assert "spine-01" in fabric.find("spine")
+    assert on_demand(fabric, "node006:mlx5_4") == ("nic.ethtool", "node006:mlx5_4")
+    assert on_demand(fabric, "node006:gpu4") == ("gpu.smi", "node006")
+    assert on_demand(fabric, "leaf-g00-r4:Ethernet40") == ("switch.port_counters",
+                                                           "leaf-g00-r4:Ethernet40")
+    optic = fabric.cells[("node006", 4)].optic
+    assert optic is not None
+    assert on_demand(fabric, optic) == ("switch.dom", "leaf-g00-r4:Ethernet40")
+
+
+def test_plan_items() -> None:
+    assert PlanItem.parse("nic.ethtool@node*:*") == PlanItem("nic.ethtool", "node*:*")
+    with pytest.raises(ValueError, match="probe@targets"):
+        PlanItem.parse("nic.ethtool")
+
+
+class SlowSource:
+    """A source whose polls take `duration` seconds and record when they ran."""
+
+    def __init__(self, duration: float) -> None:
+        self.duration = duration
+        self.spans: list[tuple[float, float]] = []
+        self.running = 0
+        self.overlapped = False
+
+    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+        import asyncio
+
+        self.running += 1
+        self.overlapped |= self.running > 1
+        start = time.monotonic()
+        await asyncio.sleep(self.duration)
+        yield result("nic.ethtool", "node001:mlx5_0", [
+            ("node001:mlx5_0", "rate.tx_prio3_pause", 0, Verdict.OK)], at=time.time()), 5.0
+        self.spans.append((start, time.monotonic()))
+        self.running -= 1
+
+
+def test_the_next_poll_starts_an_interval_after_the_last_one_ended(fabric: FabricMap) -> None:
+    """Polls that take longer than the interval never overlap: the next one is scheduled from
+    the end of the last; cancel stops the poller promptly."""
+    source = SlowSource(0.15)
+    snaps: list[FabricSnapshot] = []
+    got_three = threading.Event()
+
+    def emit(snapshot: FabricSnapshot) -> None:
+        snaps.append(snapshot)
+        if snapshot.round >= 3 and snapshot.poll is PollState.WAITING:
+            got_three.set()
+
+    poller = Poller(source, FabricStatus(fabric), 0.05, emit)
+    thread = threading.Thread(target=poller.run)
+    thread.start()
+    assert got_three.wait(10)
+    started = time.monotonic()
+    poller.cancel()
+    thread.join(5)
+    assert not thread.is_alive() and time.monotonic() - started < 1
+    assert not source.overlapped
+    for (_, ended), (next_start, _) in zip(source.spans, source.spans[1:], strict=False):
+        assert next_start - ended >= 0.04
+    assert snaps[-1].poll is PollState.STOPPED
+    assert snaps[-1].states["node001:mlx5_0"].readings["nic.ethtool"].verdict is Verdict.OK

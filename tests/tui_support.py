@@ -1,0 +1,114 @@
+"""What the app's tests share: a workspace on the demo fabric, fake probe results, a frozen
+clock, the screen as text, and the SVG snapshot check.
+
+Snapshots: pytest-textual-snapshot 1.1.0 pins syrupy 4.8.0, which does not install beside
+pytest 9, so `assert_snapshot` compares `App.export_screenshot()` with a file under
+tests/snapshots/ itself. The SVG's generated ids (`terminal-123456-r1`) differ on every run and
+are normalised first. `FABTUI_UPDATE_SNAPSHOTS=1 pytest ...` rewrites the files: review the
+diff before committing them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import os
+import re
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fabtui.config import load_settings
+from fabtui.model.findings import Finding, Severity
+from fabtui.model.probe import Metric, ProbeResult
+from fabtui.model.verdict import Verdict
+from fabtui.tui.app import FabtuiApp
+from fabtui.workspace import Workspace
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+NOW = 1_790_000_000.0
+"""The frozen clock every app test runs on."""
+
+
+def workspace(**changes: object) -> Workspace:
+    """A workspace on the demo fabric (the test's own data folder, from conftest)."""
+    return Workspace(dataclasses.replace(load_settings(), **changes))  # type: ignore[arg-type]
+
+
+def make_app(ws: Workspace | None = None, **kwargs: object) -> FabtuiApp:
+    """The app without a poller, on the frozen clock: tests post snapshots themselves."""
+    return FabtuiApp(ws or workspace(), live=False, clock=lambda: NOW, **kwargs)  # type: ignore[arg-type]
+
+
+def result(probe: str, target: str, metrics: list[tuple[str, str, float, Verdict]], *,
+           at: float = NOW, error: str | None = None) -> ProbeResult:
+    """A probe result as the runner would give it: (component, metric, value, verdict)."""
+    when = datetime.fromtimestamp(at, UTC)
+    verdicts = [v for *_, v in metrics]
+    verdict = Verdict.ERROR if error else max(verdicts, key=lambda v: v.rank,
+                                              default=Verdict.OK)
+    findings = [Finding(rule="threshold", severity=Severity.ERROR if v is Verdict.FAIL
+                        else Severity.WARNING, message=f"{c}: {n} = {x}", component=c)
+                for c, n, x, v in metrics if v in (Verdict.FAIL, Verdict.WARN)]
+    return ProbeResult(probe=probe, target=target, command="fake", started_at=when,
+                       ended_at=when, verdict=verdict, error=error, findings=findings,
+                       metrics=[Metric(name=n, value=x, unit="/s" if n.startswith("rate.")
+                                       else "", component=c, verdict=v)
+                                for c, n, x, v in metrics])
+
+
+def healthy_round(app: FabtuiApp, at: float = NOW) -> None:
+    """Every NIC and every leaf port reads ok at `at`."""
+    for cell in app.fabric.cells.values():
+        app.status.apply(result("nic.ethtool", cell.nic, [
+            (cell.nic, "rate.tx_prio3_pause", 0.0, Verdict.OK)], at=at), 20.0)
+        if cell.port:
+            app.status.apply(result("switch.pfc", cell.port.partition(":")[0], [
+                (cell.port, "rate.rx.PFC3", 0.0, Verdict.OK)], at=at), 20.0)
+
+
+def storm(app: FabtuiApp, pauses: float, at: float = NOW) -> None:
+    """node006:mlx5_4 storms: its NIC and its leaf port fail."""
+    app.status.apply(result("nic.ethtool", "node006:mlx5_4", [
+        ("node006:mlx5_4", "rate.tx_prio3_pause", pauses, Verdict.FAIL),
+        ("node006:mlx5_4", "pause_ratio.tx_prio3", 0.95, Verdict.FAIL)], at=at), 20.0)
+    app.status.apply(result("switch.pfc", "leaf-g00-r4", [
+        ("leaf-g00-r4:Ethernet40", "rate.rx.PFC3", pauses, Verdict.FAIL)], at=at), 20.0)
+
+
+def screen_text(app: FabtuiApp) -> str:
+    """The screen as plain text, one line per row."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def assert_snapshot(app: FabtuiApp, name: str) -> None:
+    """The app's screen equals tests/snapshots/NAME.svg (see the module docstring)."""
+    svg = _normalise(app.export_screenshot(title="fabtui"))
+    path = SNAPSHOTS / f"{name}.svg"
+    if os.environ.get("FABTUI_UPDATE_SNAPSHOTS") or not path.exists():
+        if not os.environ.get("FABTUI_UPDATE_SNAPSHOTS") and os.environ.get("CI"):
+            raise AssertionError(f"{path} is missing: run with FABTUI_UPDATE_SNAPSHOTS=1")
+        path.write_text(svg, encoding="utf-8")
+        return
+    expected = path.read_text(encoding="utf-8")
+    if svg != expected:
+        failed = path.with_suffix(".actual.svg")
+        failed.write_text(svg, encoding="utf-8")
+        raise AssertionError(f"screen differs from {path}; see {failed} "
+                             "(FABTUI_UPDATE_SNAPSHOTS=1 accepts it)")
+
+
+def _normalise(svg: str) -> str:
+    return re.sub(r"terminal-\d+", "terminal", svg)
+
+
+def asynctest(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async test on a fresh event loop (the project does without pytest-asyncio)."""
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return run

@@ -105,7 +105,6 @@ def test_help_imports_click_and_the_root_group_only() -> None:
 def test_help_lists_each_subcommand_with_its_own_short_help() -> None:
     """The root group's table of short helps says what each real command says, and `--help`
     drawn from the table reads exactly as it does with every subcommand loaded."""
-    from fabtui.cli.app import SUBCOMMANDS
 
     code = ("import click\n"
             "from click.testing import CliRunner\n"

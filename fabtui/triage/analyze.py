@@ -33,7 +33,7 @@ from fabtui.topology.ranks import compact_ranges
 from fabtui.triage.findings import Context, Finding, by_pg, max_of, rank_at, wavefront
 from fabtui.triage.ingest import DEFAULT_PG, Facts
 from fabtui.triage.network import link_findings, local_rank_findings, warnings_of
-from fabtui.triage.ras import RasComm
+from fabtui.triage.ras import RasComm, RasRank
 
 _C10_STAMP = re.compile(r"\[[EWIF](\d{3,4}) (\d\d:\d\d:\d\d(?:\.\d+)?)")
 _HANG_EVENTS = ("watchdog_timeout", "pg_status", "desync", "heartbeat_timeout")
@@ -58,7 +58,7 @@ def analyze(facts: Facts) -> TriageReport:
     findings += _inside(ctx, findings)
     if not findings:
         findings += _stuck(ctx)
-    findings = _merge(findings)
+    findings = _merge(_explained(ctx, findings))
     ranks = _rank_states(ctx)
     _victim_notes(ctx, findings)
     if not findings:
@@ -72,11 +72,14 @@ def analyze(facts: Facts) -> TriageReport:
             summary += f" A second, independent fault: {findings[1].summary}"
             ctx.notes.append(f"{len(findings)} independent faults: their suspects are listed "
                              "by fault (`fault` 1, 2, ...)")
-        suspects = []
+        leads: list[Suspect] = []
+        rest: list[Suspect] = []
         for number, finding in enumerate(findings, start=1):
-            for suspect in finding.suspects:
+            for index, suspect in enumerate(finding.suspects):
                 suspect.fault = number
-                suspects.append(suspect)
+                (leads if index == 0 else rest).append(suspect)
+        # Each fault's likeliest suspect before the others' peers and symptoms.
+        suspects = leads + rest
         collective = findings[0].collective or _common_collective(ctx)
     return TriageReport(verdict=verdict, summary=summary, suspects=suspects,
                         collective=collective, world_size=ctx.world,
@@ -239,7 +242,10 @@ def _desync(ctx: Context) -> list[Finding]:
         shapes = Counter(shape for _, shape, _ in items)
         if len(shapes) < 2:
             continue
-        common, _ = shapes.most_common(1)[0]
+        (common, most), (_, second) = shapes.most_common(2)
+        if most == second:
+            found.append(_split_desync(pg, seq, items, shapes))
+            continue
         odd = [(rank, shape, ev) for rank, shape, ev in items if shape != common]
         suspects = [Suspect(kind="desync", rank=rank,
                             reason=f"issued {_shape_text(shape)} at sequence number {seq} of "
@@ -255,6 +261,30 @@ def _desync(ctx: Context) -> list[Finding]:
                     "code path that issues collectives in a different order on some ranks.",
             suspects=suspects, collective=Collective(op=str(common[0]) or None, seq=seq, pg=pg)))
     return found
+
+
+def _split_desync(pg: str, seq: int,
+                  items: list[tuple[int, tuple[object, ...], Evidence | None]],
+                  shapes: Counter[tuple[object, ...]]) -> Finding:
+    """Ranks split evenly between collectives at one sequence number: no side is the odd one,
+    so no rank is named (`rank` null; `ranks` lists them all)."""
+    ranks = sorted(rank for rank, _, _ in items)
+    sides = "; ".join(f"{_shape_text(shape)}: rank(s) "
+                      f"{compact_ranges(sorted(r for r, s, _ in items if s == shape))}"
+                      for shape, _ in shapes.most_common())
+    evidence = [ev for shape in shapes for _, s, ev in items if s == shape and ev][:1] + \
+        [ev for shape in list(shapes)[1:] for _, s, ev in items if s == shape and ev][:1]
+    return Finding(
+        verdict="application desync",
+        summary=f"Application desync at sequence number {seq} of process group {pg}: the ranks "
+                f"issued different collectives, split evenly ({sides}), as when two threads "
+                "issue collectives on one communicator. No rank is the odd one out. Not a "
+                "network fault: fix the code path that issues collectives in a different "
+                "order.",
+        suspects=[Suspect(kind="desync", rank=None, ranks=ranks,
+                          reason=f"at sequence number {seq} of process group {pg}: {sides}",
+                          evidence=evidence)],
+        collective=Collective(op=None, seq=seq, pg=pg))
 
 
 def _shape_text(shape: tuple[object, ...]) -> str:
@@ -299,7 +329,12 @@ def _ras(ctx: Context) -> list[Finding]:
         problems = False
         for comm in report.comms:
             evidence = Evidence(file=label, line=comm.line, text=comm.text)
-            if comm.missing:
+            if comm.missing and not _world_comm(ctx, comm):
+                problems = True
+                ctx.notes.append(f"RAS has no data from rank(s) {compact_ranges(comm.missing)} "
+                                 f"of communicator {comm.ident} ({comm.size} ranks): ranks of "
+                                 "that communicator, not global ranks")
+            elif comm.missing:
                 problems = True
                 found.append(Finding(
                     verdict="culprit found",
@@ -311,39 +346,72 @@ def _ras(ctx: Context) -> list[Finding]:
                                       evidence=[evidence]) for r in comm.missing]))
             if len(comm.groups) >= 2:
                 problems = True
-                found.append(_ras_mismatch(ctx, comm, label))
+                mismatch = _ras_mismatch(ctx, comm, label)
+                found.extend([mismatch] if mismatch is not None else [])
         for dead in report.dead:
             problems = True
             ev = Evidence(file=label, line=dead.line,
                           text=f"Process {dead.pid} on node {dead.node} managing GPU {dead.gpu}")
-            rank = dead.rank if dead.rank >= 0 else rank_at(ctx, dead.node, dead.gpu)
+            host = ctx.host(dead.node)
+            rank = dead.rank if dead.rank >= 0 else rank_at(ctx, host, dead.gpu, infer=True)
             found.append(Finding(
                 verdict="culprit found",
-                summary=f"RAS considers process {dead.pid} on {dead.node} (GPU {dead.gpu}) dead.",
-                suspects=[Suspect(kind="dead", rank=rank, node=dead.node, gpu=dead.gpu,
-                                  reason="RAS: process unreachable for 60 s (considered dead)",
+                summary=f"RAS considers process {dead.pid} on {host or dead.node} (GPU "
+                        f"{dead.gpu}) dead.",
+                suspects=[Suspect(kind="dead", rank=rank, node=host, gpu=dead.gpu,
+                                  reason="RAS: process unreachable for 60 s (considered dead)"
+                                         + ("" if host else f" on host {dead.node}, an address "
+                                            "neither the logs nor the topology name"),
                                   evidence=[ev])]))
         if not problems and report.rows_ok:
             ctx.ras_healthy = True
     return found
 
 
-def _ras_mismatch(ctx: Context, comm: RasComm, label: str) -> Finding:
+def _world_comm(ctx: Context, comm: RasComm) -> bool:
+    """Whether `comm`'s ranks are global ranks: a communicator of the whole job."""
+    return comm.size is None or ctx.world is None or comm.size >= ctx.world
+
+
+def _ras_global(ctx: Context, comm: RasComm, rank: RasRank) -> tuple[int | None, str | None]:
+    """(global rank, host) of a rank RAS printed: RAS numbers ranks within the communicator,
+    so the host and GPU it printed say which process it is; the number itself is global only
+    in a communicator of the whole job."""
+    host = ctx.host(rank.node)
+    placed = rank_at(ctx, host, rank.gpu, infer=True)
+    if placed is not None:
+        return placed, host
+    return (rank.rank if _world_comm(ctx, comm) else None), host
+
+
+def _ras_mismatch(ctx: Context, comm: RasComm, label: str) -> Finding | None:
     groups = sorted(comm.groups, key=lambda g: g.count)
     low = groups[0]
     named = {r.rank for g in groups for r in g.named}
     evidence = [Evidence(file=label, line=g.line, text=g.text) for g in groups]
     if low.named:
-        suspects = [Suspect(kind="lagging", rank=r.rank, node=r.node, gpu=r.gpu,
-                            reason=f"RAS: launched up to operation {low.count} while "
-                                   f"{sum(g.size for g in groups[1:])} rank(s) launched "
-                                   f"{groups[-1].count}",
-                            evidence=[Evidence(file=label, line=r.line,
-                                               text=f"Rank {r.rank} -- GPU {r.gpu} managed by "
-                                                    f"process {r.pid} on node {r.node}"),
-                                      *evidence])
-                    for r in low.named]
-        ranks = [r.rank for r in low.named]
+        suspects = []
+        for r in low.named:
+            rank, host = _ras_global(ctx, comm, r)
+            suspects.append(Suspect(
+                kind="lagging", rank=rank, node=host, gpu=r.gpu,
+                pg_rank=r.rank if rank != r.rank else None,
+                reason=f"RAS: launched up to operation {low.count} while "
+                       f"{sum(g.size for g in groups[1:])} rank(s) launched {groups[-1].count}"
+                       + (f" (rank {r.rank} of communicator {comm.ident}, {comm.size} ranks)"
+                          if rank != r.rank else "")
+                       + ("" if host else f" on host {r.node}, an address neither the logs "
+                          "nor the topology name"),
+                evidence=[Evidence(file=label, line=r.line,
+                                   text=f"Rank {r.rank} -- GPU {r.gpu} managed by process "
+                                        f"{r.pid} on node {r.node}"), *evidence]))
+        ranks = [s.rank for s in suspects if s.rank is not None]
+    elif not _world_comm(ctx, comm):
+        # The unnamed side of a sub-communicator: its ranks are not global ranks, and RAS
+        # printed nothing that says which processes they are.
+        ctx.notes.append(f"RAS: {low.size} rank(s) of communicator {comm.ident} ({comm.size} "
+                         f"ranks) are behind at operation {low.count}; RAS did not name them")
+        return None
     else:
         size = comm.size or sum(g.size for g in groups)
         ranks = [r for r in range(size) if r not in named]
@@ -487,6 +555,27 @@ def _stuck(ctx: Context) -> list[Finding]:
                               evidence=[e for s in inside[:3] for e in s.evidence[:1]])],
             collective=Collective(op=ops.most_common(1)[0][0] if ops else None, seq=front,
                                   pg=pg)))
+    return out
+
+
+def _explained(ctx: Context, findings: list[Finding]) -> list[Finding]:
+    """Drop a culprit finding whose ranks are a narrower finding's ranks plus ranks that wait
+    inside a collective (their watchdog fired): those wait for the narrower culprit. RAS lists
+    every member of a stuck sub-group as behind in the world communicator, for one."""
+    waiting = {s.rank for s in ctx.states.values() if s.timed_out is not None}
+    culprits = [(f, {s.rank for s in f.suspects if s.rank is not None}) for f in findings
+                if f.verdict == "culprit found"]
+    out: list[Finding] = []
+    for finding in findings:
+        ranks = next((r for f, r in culprits if f is finding), set())
+        narrower = next((r for _, r in culprits if r and r < ranks and ranks - r <= waiting),
+                        None)
+        if narrower is None:
+            out.append(finding)
+            continue
+        ctx.notes.append(f"rank(s) {compact_ranges(sorted(ranks - narrower))} look behind "
+                         f"({finding.summary.rstrip('.')}) but wait inside a collective: they "
+                         f"wait for rank(s) {compact_ranges(sorted(narrower))}")
     return out
 
 

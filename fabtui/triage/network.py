@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from fabtui.model.triage import Suspect, WarnEvent
+from fabtui.model.triage import Suspect, Verdict, WarnEvent
 from fabtui.triage import wc_status
 from fabtui.triage.findings import Context, Finding, rank_at
 from fabtui.triage.locate import peer_ip
@@ -86,7 +86,15 @@ def local_rank_findings(ctx: Context, warnings: list[WarnEvent]) -> list[Finding
 def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding]) -> list[Finding]:
     """The first signal of each failing NIC: an IB error other than a flush, a refused or
     timed-out connection; the flushes after it are teardown."""
-    known_nodes = {s.node for f in earlier for s in f.suspects if s.node}
+    # A process that died (or left no log) takes its queue pairs with it: its peers' retries
+    # then run out, so their completion errors toward its host are its symptom. A rank that
+    # is merely behind still acknowledges at the transport level: no such symptom.
+    known_nodes: dict[str, Suspect] = {}
+    for suspect in (s for f in earlier for s in f.suspects
+                    if s.kind in ("dead", "missing log", "local rank")):
+        node = suspect.node or _node_of(ctx, suspect.rank)
+        if node:
+            known_nodes.setdefault(node, suspect)
     known_ranks = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
     firsts: dict[tuple[int | None, str | None, str | None], WarnEvent] = {}
     paths: dict[tuple[int | None, str | None, str | None], frozenset[str]] = {}
@@ -113,9 +121,13 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
     out: list[Finding] = []
     for group in _path_groups(list(firsts.values()), paths):
         warn = group[0]
-        peer_host = ctx.facts.ip_hosts.get(warn.peer or "")
-        if peer_host in known_nodes or (warn.rank in known_ranks and warn.rank is not None):
-            continue  # the path to a rank already suspected: its symptom, not a new fault
+        peer_host = ctx.host(peer_ip(warn.peer))
+        if peer_host in known_nodes:
+            # The path to a rank already suspected: its symptom, not a new fault.
+            known_nodes[peer_host].evidence.append(warn.evidence)
+            continue
+        if warn.rank in known_ranks and warn.rank is not None:
+            continue
         status = f"status {warn.status} ({warn.status_name})" if warn.status is not None \
             else warn.type.replace("_", " ")
         who = f"rank {warn.rank}" if warn.rank is not None else "a rank"
@@ -136,8 +148,13 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                                     reason=f"the far end of {who}'s failed path",
                                     evidence=[warn.evidence]))
         refused = warn.type != "ib_completion_error"
+        # The first signal names the rank whose NIC saw it: that NIC (and, on the topology, its
+        # leaf port and optic) is the culprit, the far end its peer. Without a rank the logs
+        # name only a path.
+        verdict: Verdict = "cannot tell" if refused else \
+            "culprit found" if warn.rank is not None else "network path"
         out.append(Finding(
-            verdict="cannot tell" if refused else "network path",
+            verdict=verdict,
             summary=((f"{who} was refused a connection by {warn.peer}: nothing listened there "
                       "(the peer process died or had not started); the logs do not say why."
                       if warn.type == "socket_connect_refused" else
@@ -155,6 +172,16 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
             suspects=suspects))
     out.sort(key=lambda f: f.verdict == "cannot tell")
     return out
+
+
+def _node_of(ctx: Context, rank: int | None) -> str | None:
+    """The host of `rank` as the logs say, else as their regular layout implies."""
+    if rank is None:
+        return None
+    if rank in ctx.facts.hosts:
+        return ctx.facts.hosts[rank]
+    placed = ctx.layout.place(rank) if ctx.layout is not None else None
+    return placed[0] if placed else None
 
 
 def _path_groups(warns: list[WarnEvent],

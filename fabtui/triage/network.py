@@ -31,8 +31,6 @@ def warnings_of(ctx: Context) -> list[WarnEvent]:
         if kind not in _NETWORK_EVENTS and kind not in ("nccl_warn", "bootstrap_error",
                                                         "plugin_not_found", "net_plugin_error"):
             continue
-        if len(out) >= MAX_WARNINGS:
-            break
         role: wc_status.Role = "other"
         meaning, name = event.status_meaning, event.status_name
         if kind == "ib_completion_error":
@@ -43,6 +41,11 @@ def warnings_of(ctx: Context) -> list[WarnEvent]:
             key = (item.rank, item.host)
             role = "teardown" if key in signalled else "signal"
             signalled.add(key)
+        if len(out) >= MAX_WARNINGS and (role == "teardown" or kind != "ib_completion_error"):
+            # Past the cap only signals are kept: a thousand ranks' flushes, read before the
+            # one status 12 in file order, must not hide it. The rest are counted.
+            ctx.facts.dropped[(kind, event.status)] += 1
+            continue
         out.append(WarnEvent(rank=item.rank, node=item.host, type=kind,
                              status=event.status, status_name=name,
                              meaning=meaning, role=role,

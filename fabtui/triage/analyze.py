@@ -440,7 +440,18 @@ def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
         front = wavefront(states)
         if front is None:
             continue
-        behind = [s for s in states if (s.arrived() or 0) < front and s.rank not in named]
+        below = [s for s in states if (s.arrived() or 0) < front and s.rank not in named]
+        # A rank whose watchdog fired waits inside a collective: it arrived. Below the others
+        # of the same group it can only be in another communicator (PyTorch 2.1 prints no
+        # process group), never one that did not arrive.
+        behind = [s for s in below if s.timed_out is None]
+        inside = {s.rank: s.timed_out for s in below if s.timed_out is not None}
+        if inside:
+            seqs = compact_ranges(sorted(set(inside.values())))
+            ctx.notes.append(f"rank(s) {compact_ranges(sorted(inside))} timed out inside "
+                             f"sequence number(s) {seqs}, below the wavefront {front} of "
+                             f"process group {pg}: waiting in another communicator, not "
+                             "lagging")
         if behind:
             ops = Counter(s.op for s in states if s.arrived() == front and s.op)
             op = ops.most_common(1)[0][0] if ops else None

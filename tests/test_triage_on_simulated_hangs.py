@@ -59,6 +59,9 @@ def _check(report: TriageReport, manifest: dict[str, Any], graph: FabricGraph) -
         lead = next(s for s in manifest["suspects"] if s["rank"] == planted)
         assert (first.rank, first.node, first.port) == \
             (planted, lead["node"], lead["leaf_port"])
+    if len(culprits) == 1:
+        # One planted fault is one fault: its cascades and symptoms are not faults of their own.
+        assert {s.fault for s in report.suspects} == {1}, report.summary
     if len(culprits) > 1 and manifest["case"] == "two-faults":
         # Both culprits ahead of their peers.
         assert {s.rank for s in report.suspects[:2]} == set(culprits)

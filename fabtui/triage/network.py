@@ -70,6 +70,15 @@ def local_rank_findings(ctx: Context, warnings: list[WarnEvent]) -> list[Finding
         warn.role = "signal"
         first[warn.node] = (int(found.group(1)), warn)
     cascade += ctx.facts.dropped[("closed by localRank", None)]
+    # Several nodes each saw a local process go: the agents stop every worker once one failed.
+    # The one torchrun reports failed on its own (not stopped with SIGTERM) is the signal.
+    crashed = {(e.event.host, e.event.local_rank) for e in ctx.facts.events
+               if e.event.type == "child_failed" and e.event.status not in (None, -15)}
+    if len(first) > 1 and (own := {n: v for n, v in first.items() if (n, v[0]) in crashed}):
+        for node in set(first) - set(own):
+            first[node][1].role = "teardown"
+            cascade += 1
+        first = own
     out: list[Finding] = []
     for node, (local, warn) in first.items():
         rank = rank_at(ctx, node, local) if node else None

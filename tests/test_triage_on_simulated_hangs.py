@@ -105,3 +105,39 @@ def test_triage_on_a_1024_rank_job(case: str, tmp_path: Path) -> None:
     manifest = generate(tmp_path / "job", JobSpec(case=case, ranks=1024, nccl="2.27",
                                                   flight_recorder=False, combined=False), big)
     _check(_triage(tmp_path / "job", big), manifest, big)
+
+
+def test_the_node_of_a_rank_without_a_log_is_inferred_and_says_so(tmp_path: Path,
+                                                                  graph: FabricGraph) -> None:
+    manifest = generate(tmp_path / "job", JobSpec(case="missing-log", ranks=64, nccl="2.24",
+                                                  flight_recorder=False), graph)
+    first = _triage(tmp_path / "job", graph).suspects[0]
+    assert (first.rank, first.node, first.gpu) == (manifest["culprits"][0], manifest["node"],
+                                                   manifest["gpu"])
+    assert "node inferred" in first.reason
+    assert any(e.file == "(inferred)" for e in first.evidence)
+
+
+def test_ras_ranks_of_a_sub_communicator_are_not_global_ranks(tmp_path: Path,
+                                                             graph: FabricGraph) -> None:
+    manifest = generate(tmp_path / "job", JobSpec(case="stale-pg-rank", ranks=64, nccl="2.24",
+                                                  flight_recorder=False, combined=False), graph)
+    report = _triage(tmp_path / "job", graph)
+    culprit, group_rank = manifest["culprits"][0], manifest["pg_rank_of_culprit"]
+    first = report.suspects[0]
+    # RAS names the culprit as rank `group_rank` of the 8-rank communicator, on an address.
+    assert (first.rank, first.pg_rank, first.node) == (culprit, group_rank, manifest["node"])
+    assert any("has launched up to operation" in e.text for e in first.evidence)
+    assert group_rank not in {s.rank for s in report.suspects}
+
+
+def test_only_a_regular_layout_places_a_rank_without_a_log() -> None:
+    from fabtui.triage.placement import host_of, regular_layout
+
+    hosts = {r: f"n{r // 4}" for r in range(8) if r != 6}
+    layout = regular_layout(hosts, {r: r % 4 for r in hosts})
+    assert layout is not None and layout.place(6) == ("n1", 2) and layout.rank_of("n1", 2) == 6
+    assert regular_layout({**hosts, 5: "n0"}, {}) is None  # a host holding two blocks' ranks
+    assert regular_layout(hosts, {0: 3}) is None  # rank 0 not on device 0
+    assert host_of("10.40.0.1", {"10.40.0.1": "node001"}) == "node001"
+    assert host_of("::ffff:10.40.0.2", {}) is None and host_of("node003", {}) == "node003"

@@ -53,9 +53,9 @@ def _check(report: TriageReport, manifest: dict[str, Any], graph: FabricGraph) -
     first = report.suspects[0]
     assert first.rank in culprits
     if manifest["node"] is not None:
-        # One culprit, or of two independent faults either (the logs of releases before 2.26
-        # have no time on their WARN lines, so which came first is not always known).
-        planted = culprits[0] if len(culprits) == 1 else first.rank
+        # One culprit, or of two independent faults the first (the combined log is in time
+        # order; NCCL 2.26+ stamps its WARN lines).
+        planted = culprits[0] if len(culprits) == 1 else manifest["first_fault_rank"]
         lead = next(s for s in manifest["suspects"] if s["rank"] == planted)
         assert (first.rank, first.node, first.port) == \
             (planted, lead["node"], lead["leaf_port"])

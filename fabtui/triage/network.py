@@ -14,6 +14,8 @@ from fabtui.triage.locate import peer_ip
 
 MAX_WARNINGS = 300
 _LOCAL_RANK = re.compile(r"[Cc]onnection closed by localRank (\d+)")
+_STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] [\w.\-]+:\d+:\d+ \[\d+\]")
+"""NCCL_DEBUG_TIMESTAMP_LEVELS' stamp before a WARN line (the default from NCCL 2.26)."""
 _NETWORK_EVENTS = ("ib_completion_error", "ib_async_event", "connect_failed",
                    "socket_connect_refused", "connect_timeout", "connection_closed")
 
@@ -182,6 +184,13 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                      + ": the network path of that NIC (its leaf port and optic, then the "
                        "peer's) is the suspect."),
             suspects=suspects))
+    # Independent faults in the order they happened where every lead line says when (NCCL 2.26+
+    # stamps its WARN lines), else in reading order (a combined log's is the time order).
+    stamps = [_STAMP.search(f.suspects[0].evidence[0].text) if f.suspects[0].evidence else None
+              for f in out]
+    if all(stamps):
+        order = {id(f): found.group(1) for f, found in zip(out, stamps, strict=True) if found}
+        out.sort(key=lambda f: order[id(f)])
     out.sort(key=lambda f: f.verdict == "cannot tell")
     return out
 

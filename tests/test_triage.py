@@ -470,3 +470,22 @@ def test_the_first_watchdog_is_told_by_its_time_stamp_not_the_file_order(tmp_pat
         (tmp_path / path.name).write_text(text)
     report = triage_paths([tmp_path])
     assert any(n.startswith("rank 3's watchdog fired first") for n in report.notes)
+
+
+def test_an_old_timeout_does_not_hide_a_rank_that_never_arrived(tmp_path: Path) -> None:
+    """A rank that timed out long ago, then went on, is judged by where it is now: behind."""
+    def watchdog(rank: int, seq: int) -> str:
+        return (f"[rank{rank}]:[E1003 18:37:01.832146912 ProcessGroupNCCL.cpp:607] [Rank {rank}] "
+                f"Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, "
+                "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800017 "
+                "milliseconds before timing out.\n")
+
+    for rank in range(3):
+        (tmp_path / f"rank{rank}.log").write_text(watchdog(rank, 10))
+    (tmp_path / "rank3.log").write_text(
+        watchdog(3, 5) + "[rank3]:[E1003 18:37:02.833575187 ProcessGroupNCCL.cpp:1394] [PG 0 "
+        "(default_pg) Rank 3] Received a dump signal due to a collective timeout from rank 0 and "
+        "we will try our best to dump the debug info. Last enqueued NCCL work: 9, last "
+        "completed NCCL work: 9.\n")
+    report = triage_paths([tmp_path])
+    assert [(s.kind, s.rank) for s in report.suspects] == [("lagging", 3)]

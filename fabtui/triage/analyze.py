@@ -444,8 +444,8 @@ def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
         # A rank whose watchdog fired waits inside a collective: it arrived. Below the others
         # of the same group it can only be in another communicator (PyTorch 2.1 prints no
         # process group), never one that did not arrive.
-        behind = [s for s in below if s.timed_out is None]
-        inside = {s.rank: s.timed_out for s in below if s.timed_out is not None}
+        behind = [s for s in below if not s.waiting()]
+        inside = {s.rank: s.timed_out for s in below if s.timed_out is not None and s.waiting()}
         if inside:
             seqs = compact_ranges(sorted(set(inside.values())))
             ctx.notes.append(f"rank(s) {compact_ranges(sorted(inside))} timed out inside "
@@ -573,7 +573,7 @@ def _explained(ctx: Context, findings: list[Finding]) -> list[Finding]:
     """Drop a culprit finding whose ranks are a narrower finding's ranks plus ranks that wait
     inside a collective (their watchdog fired): those wait for the narrower culprit. RAS lists
     every member of a stuck sub-group as behind in the world communicator, for one."""
-    waiting = {s.rank for s in ctx.states.values() if s.timed_out is not None}
+    waiting = {s.rank for s in ctx.states.values() if s.waiting()}
     culprits = [(f, {s.rank for s in f.suspects if s.rank is not None}) for f in findings
                 if f.verdict == "culprit found"]
     out: list[Finding] = []

@@ -42,6 +42,11 @@ class Progress:
         values = [v for v in (self.enqueued, self.timed_out) if v is not None]
         return max(values) if values else None
 
+    def waiting(self) -> bool:
+        """Whether the rank's watchdog fired on the last collective it arrived at: it waits
+        inside that collective (an older timeout, before later work, says nothing now)."""
+        return self.timed_out is not None and self.timed_out == self.arrived()
+
 
 @dataclass
 class Context:
@@ -92,8 +97,8 @@ def wavefront(states: list[Progress]) -> int | None:
     # Ranks that wait inside a collective define the front when every other rank completed
     # all it enqueued (it is idle in host code, behind): a few ranks ahead and waiting, the many
     # behind, is still a front the many never reached.
-    waiting = Counter(s.arrived() for s in states if s.timed_out is not None)
-    idle = all(s.timed_out is not None or (s.completed is not None and s.completed >= seq)
+    waiting = Counter(s.arrived() for s in states if s.waiting())
+    idle = all(s.waiting() or (s.completed is not None and s.completed >= seq)
                for s in states if (seq := s.arrived()) is not None)
     if waiting and idle:
         return max(waiting, key=lambda seq: (waiting[seq], seq))

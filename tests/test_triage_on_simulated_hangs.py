@@ -44,6 +44,9 @@ def _triage(folder: Path, graph: FabricGraph) -> TriageReport:
 
 def _check(report: TriageReport, manifest: dict[str, Any], graph: FabricGraph) -> None:
     assert report.verdict == manifest["verdict"], report.summary
+    if manifest["case"] != "connection-closed-cascade":  # a crash: no line names the seq
+        assert report.collective is not None
+        assert report.collective.seq == manifest["collective"]["seq"]
     culprits = manifest["culprits"]
     if culprits is None:
         # No culprit: no rank is invented.

@@ -80,7 +80,12 @@ def analyze(facts: Facts) -> TriageReport:
                 (leads if index == 0 else rest).append(suspect)
         # Each fault's likeliest suspect before the others' peers and symptoms.
         suspects = leads + rest
-        collective = findings[0].collective or _common_collective(ctx)
+        collective = findings[0].collective
+        if collective is None or collective.op is None:
+            # RAS counts operations per communicator: the process group the first suspect is
+            # behind in says which collective that is.
+            collective = _collective_of(ctx, suspects[0].rank) or collective \
+                or _common_collective(ctx)
     return TriageReport(verdict=verdict, summary=summary, suspects=suspects,
                         collective=collective, world_size=ctx.world,
                         ranks_seen=sorted(ctx.seen), ranks=ranks, warnings=warnings,
@@ -584,9 +589,11 @@ def _explained(ctx: Context, findings: list[Finding]) -> list[Finding]:
         if narrower is None:
             out.append(finding)
             continue
-        ctx.notes.append(f"rank(s) {compact_ranges(sorted(ranks - narrower))} look behind "
-                         f"({finding.summary.rstrip('.')}) but wait inside a collective: they "
-                         f"wait for rank(s) {compact_ranges(sorted(narrower))}")
+        note = (f"rank(s) {compact_ranges(sorted(ranks - narrower))} look behind "
+                f"({finding.summary.rstrip('.')}) but wait inside a collective: they wait for "
+                f"rank(s) {compact_ranges(sorted(narrower))}")
+        if note not in ctx.notes:
+            ctx.notes.append(note)
     return out
 
 
@@ -647,6 +654,21 @@ def _victim_notes(ctx: Context, findings: list[Finding]) -> None:
 def _stamp_key(found: re.Match[str]) -> tuple[str, str]:
     """A c10 log stamp (`E1003 18:37:01.83`, month unpadded: `E321`) as a sortable key."""
     return found.group(1).zfill(4), found.group(2)
+
+
+def _collective_of(ctx: Context, rank: int | None) -> Collective | None:
+    """The collective of the process group in which `rank` is below the wavefront."""
+    for pg, states in sorted(by_pg(ctx).items()):
+        front = wavefront(states)
+        mine = next((s for s in states if s.rank == rank), None)
+        if front is None or mine is None or (mine.arrived() or 0) >= front:
+            continue
+        ops = Counter(s.op for s in states if s.arrived() == front and s.op)
+        numel = next((s.numel_in for s in states
+                      if s.arrived() == front and s.numel_in is not None), None)
+        return Collective(op=ops.most_common(1)[0][0] if ops else None, seq=front, pg=pg,
+                          numel=numel)
+    return None
 
 
 def _common_collective(ctx: Context) -> Collective | None:

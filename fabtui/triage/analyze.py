@@ -8,8 +8,11 @@ Rules (docs/triage.md, fabric diagnostics reference section 7):
   rank waiting for a culprit times out. Ranks are never ranked by that.
 - RAS prints the outlier group, which can be the ranks ahead: the suspects are always the ranks
   with the lowest launch count, named or not.
-- An IB status 12 is the signal; the status 5 (flushed) lines after it are teardown. The first
-  `Connection closed by localRank N` names the process that went away; the rest are the cascade.
+- An IB status 12 is the signal; the status 5 (flushed) lines after it are teardown. When the
+  logs say whose NIC reported it, that rank is the culprit (its NIC, port and optic), the far
+  end its peer. The first `Connection closed by localRank N` names the process that went away;
+  the rest are the cascade.
+- A rank whose watchdog fired on the collective it is at waits inside it: never a laggard.
 - Different collectives, sizes or dtypes at one sequence number are an application desync.
 - Every rank launched, none completed, RAS healthy: the logs do not name a rank; the network
   between the ranks involved is the suspect.
@@ -277,8 +280,10 @@ def _split_desync(pg: str, seq: int,
     sides = "; ".join(f"{_shape_text(shape)}: rank(s) "
                       f"{compact_ranges(sorted(r for r, s, _ in items if s == shape))}"
                       for shape, _ in shapes.most_common())
-    evidence = [ev for shape in shapes for _, s, ev in items if s == shape and ev][:1] + \
-        [ev for shape in list(shapes)[1:] for _, s, ev in items if s == shape and ev][:1]
+    evidence = []  # one line from each side
+    for shape in list(shapes)[:2]:
+        line = next((ev for _, s, ev in items if s == shape and ev is not None), None)
+        evidence += [line] if line is not None else []
     return Finding(
         verdict="application desync",
         summary=f"Application desync at sequence number {seq} of process group {pg}: the ranks "

@@ -23,7 +23,7 @@ def test_text_report_names_the_culprit_and_exits_1(run: Callable[..., Result]) -
 def test_json_follows_the_documented_schema(run: Callable[..., Result]) -> None:
     result = run("triage", "nccl", "--json", str(FIXTURES / "ib-flush"))
     data = json.loads(result.output)
-    assert data["verdict"] == "network path"
+    assert data["verdict"] == "culprit found"
     first = data["suspects"][0]
     assert {"rank", "node", "gpu", "nic", "port", "peer", "reason", "evidence"} <= set(first)
     assert first["evidence"][0]["file"].endswith("job.log") and first["evidence"][0]["line"]

@@ -51,10 +51,12 @@ class Suspect(_Model):
     rank: int | None
     """Global rank, or null where the logs do not name one."""
     ranks: list[int] = Field(default_factory=list)
-    """For a suspect standing for several ranks (`stuck`, the unnamed side of a RAS report):
-    their global ranks."""
+    """For a suspect standing for several ranks (`stuck`, the unnamed side of a RAS report, an
+    even `desync` split): their global ranks."""
     node: str | None = None
-    """Host name: from the topology's rank placement, else from the log's line prefix."""
+    """Host name: from the topology's rank placement, else from the log's line prefix, else
+    (a rank with no log, in a regular layout) inferred from the ranks beside it, which `reason`
+    says. Never an address: one neither the logs nor the topology name leaves it null."""
     gpu: int | None = None
     """GPU index on the node."""
     nic: str | None = None
@@ -73,7 +75,8 @@ class Suspect(_Model):
     """Leaf port of the peer's NIC, from the topology."""
     pg_rank: int | None = None
     """Process-group rank a message printed for this suspect, where it differs from a global rank
-    (kept apart: PyTorch's `Rank M` is the rank in the process group and can be stale)."""
+    (kept apart: PyTorch's `Rank M` is the rank in the process group and can be stale; RAS's
+    `Rank M` of a sub-communicator is the rank in that communicator)."""
     fault: int = 1
     """Which independent fault this suspect belongs to (1, 2, ...): two faults at once are listed
     as two groups of suspects."""
@@ -186,11 +189,12 @@ class TriageReport(_Model):
     """The whole answer."""
 
     verdict: Verdict
-    """`culprit found` (a rank that never arrived, died or left no log while the rest wait),
-    `network path` (all ranks arrived and none completed, or an IB path failed: the network
-    between the ranks named), `application desync` (ranks issued different collectives, sizes or
-    dtypes at one sequence number, or two threads used one communicator: not a network fault),
-    `cannot tell` (the logs do not say)."""
+    """`culprit found` (a rank that never arrived, died or left no log while the rest wait, or
+    the rank whose NIC reported the first IB failure), `network path` (the logs name no rank:
+    all ranks arrived and none completed, or an IB failure from a rank no log names; the network
+    between the ranks involved), `application desync` (ranks issued different collectives, sizes
+    or dtypes at one sequence number, or two threads used one communicator: not a network
+    fault), `cannot tell` (the logs do not say)."""
     summary: str
     """The verdict in one or two sentences."""
     suspects: list[Suspect] = Field(default_factory=list)

@@ -231,11 +231,14 @@ def _suspect(job: _Job, rank: int, **extra: Any) -> dict[str, Any]:
             "leaf_port": r.leaf_port, "optic": r.optic, **extra}
 
 
-def _truth(job: _Job, verdict: str, culprits: list[int] | None, **extra: Any) -> None:
+def _truth(job: _Job, verdict: str, culprits: list[int] | None, lead: int | None = None,
+           **extra: Any) -> None:
+    """The manifest's answer; `lead`: of several culprits, the one whose fault came first (the
+    top-level node, GPU, NIC, port and optic are its)."""
     suspects = [_suspect(job, c) for c in culprits or []] if culprits and len(culprits) <= 8 \
         else []
-    first = suspects[0] if len(suspects) == 1 or (suspects and job.spec.case == "two-faults") \
-        else None
+    first = suspects[0] if len(suspects) == 1 else \
+        next((s for s in suspects if s["rank"] == lead), None)
     job.truth = {
         "verdict": verdict, "culprits": culprits,
         "node": first["node"] if first else None, "gpu": first["gpu"] if first else None,
@@ -626,7 +629,7 @@ def _case_two_faults(job: _Job, rng: random.Random, graph: FabricGraph) -> None:
     peers = [_link_dies(job, rng, first, 0.0), _link_dies(job, rng, second, 7.0)]
     _time_out_stuck(job, rng, skip=(first, second, *peers))
     _flushes(job, rng, (r for r in job.ranks if r.rank not in (first, second, *peers)), 1)
-    _truth(job, "culprit found", sorted([first, second]),
+    _truth(job, "culprit found", sorted([first, second]), lead=first, first_fault_rank=first,
            peers=[_suspect(job, p) for p in peers])
 
 

@@ -8,8 +8,11 @@ Rules (docs/triage.md, fabric diagnostics reference section 7):
   rank waiting for a culprit times out. Ranks are never ranked by that.
 - RAS prints the outlier group, which can be the ranks ahead: the suspects are always the ranks
   with the lowest launch count, named or not.
-- An IB status 12 is the signal; the status 5 (flushed) lines after it are teardown. The first
-  `Connection closed by localRank N` names the process that went away; the rest are the cascade.
+- An IB status 12 is the signal; the status 5 (flushed) lines after it are teardown. When the
+  logs say whose NIC reported it, that rank is the culprit (its NIC, port and optic), the far
+  end its peer. The first `Connection closed by localRank N` names the process that went away;
+  the rest are the cascade.
+- A rank whose watchdog fired on the collective it is at waits inside it: never a laggard.
 - Different collectives, sizes or dtypes at one sequence number are an application desync.
 - Every rank launched, none completed, RAS healthy: the logs do not name a rank; the network
   between the ranks involved is the suspect.
@@ -33,7 +36,7 @@ from fabtui.topology.ranks import compact_ranges
 from fabtui.triage.findings import Context, Finding, by_pg, max_of, rank_at, wavefront
 from fabtui.triage.ingest import DEFAULT_PG, Facts
 from fabtui.triage.network import link_findings, local_rank_findings, warnings_of
-from fabtui.triage.ras import RasComm
+from fabtui.triage.ras import RasComm, RasRank
 
 _C10_STAMP = re.compile(r"\[[EWIF](\d{3,4}) (\d\d:\d\d:\d\d(?:\.\d+)?)")
 _HANG_EVENTS = ("watchdog_timeout", "pg_status", "desync", "heartbeat_timeout")
@@ -58,7 +61,7 @@ def analyze(facts: Facts) -> TriageReport:
     findings += _inside(ctx, findings)
     if not findings:
         findings += _stuck(ctx)
-    findings = _merge(findings)
+    findings = _merge(_explained(ctx, findings))
     ranks = _rank_states(ctx)
     _victim_notes(ctx, findings)
     if not findings:
@@ -72,12 +75,20 @@ def analyze(facts: Facts) -> TriageReport:
             summary += f" A second, independent fault: {findings[1].summary}"
             ctx.notes.append(f"{len(findings)} independent faults: their suspects are listed "
                              "by fault (`fault` 1, 2, ...)")
-        suspects = []
+        leads: list[Suspect] = []
+        rest: list[Suspect] = []
         for number, finding in enumerate(findings, start=1):
-            for suspect in finding.suspects:
+            for index, suspect in enumerate(finding.suspects):
                 suspect.fault = number
-                suspects.append(suspect)
-        collective = findings[0].collective or _common_collective(ctx)
+                (leads if index == 0 else rest).append(suspect)
+        # Each fault's likeliest suspect before the others' peers and symptoms.
+        suspects = leads + rest
+        collective = findings[0].collective
+        if collective is None or collective.op is None:
+            # RAS counts operations per communicator: the process group the first suspect is
+            # behind in says which collective that is.
+            collective = _collective_of(ctx, suspects[0].rank) or collective \
+                or _common_collective(ctx)
     return TriageReport(verdict=verdict, summary=summary, suspects=suspects,
                         collective=collective, world_size=ctx.world,
                         ranks_seen=sorted(ctx.seen), ranks=ranks, warnings=warnings,
@@ -239,7 +250,10 @@ def _desync(ctx: Context) -> list[Finding]:
         shapes = Counter(shape for _, shape, _ in items)
         if len(shapes) < 2:
             continue
-        common, _ = shapes.most_common(1)[0]
+        (common, most), (_, second) = shapes.most_common(2)
+        if most == second:
+            found.append(_split_desync(pg, seq, items, shapes))
+            continue
         odd = [(rank, shape, ev) for rank, shape, ev in items if shape != common]
         suspects = [Suspect(kind="desync", rank=rank,
                             reason=f"issued {_shape_text(shape)} at sequence number {seq} of "
@@ -255,6 +269,32 @@ def _desync(ctx: Context) -> list[Finding]:
                     "code path that issues collectives in a different order on some ranks.",
             suspects=suspects, collective=Collective(op=str(common[0]) or None, seq=seq, pg=pg)))
     return found
+
+
+def _split_desync(pg: str, seq: int,
+                  items: list[tuple[int, tuple[object, ...], Evidence | None]],
+                  shapes: Counter[tuple[object, ...]]) -> Finding:
+    """Ranks split evenly between collectives at one sequence number: no side is the odd one,
+    so no rank is named (`rank` null; `ranks` lists them all)."""
+    ranks = sorted(rank for rank, _, _ in items)
+    sides = "; ".join(f"{_shape_text(shape)}: rank(s) "
+                      f"{compact_ranges(sorted(r for r, s, _ in items if s == shape))}"
+                      for shape, _ in shapes.most_common())
+    evidence = []  # one line from each side
+    for shape in list(shapes)[:2]:
+        line = next((ev for _, s, ev in items if s == shape and ev is not None), None)
+        evidence += [line] if line is not None else []
+    return Finding(
+        verdict="application desync",
+        summary=f"Application desync at sequence number {seq} of process group {pg}: the ranks "
+                f"issued different collectives, split evenly ({sides}), as when two threads "
+                "issue collectives on one communicator. No rank is the odd one out. Not a "
+                "network fault: fix the code path that issues collectives in a different "
+                "order.",
+        suspects=[Suspect(kind="desync", rank=None, ranks=ranks,
+                          reason=f"at sequence number {seq} of process group {pg}: {sides}",
+                          evidence=evidence)],
+        collective=Collective(op=None, seq=seq, pg=pg))
 
 
 def _shape_text(shape: tuple[object, ...]) -> str:
@@ -299,7 +339,12 @@ def _ras(ctx: Context) -> list[Finding]:
         problems = False
         for comm in report.comms:
             evidence = Evidence(file=label, line=comm.line, text=comm.text)
-            if comm.missing:
+            if comm.missing and not _world_comm(ctx, comm):
+                problems = True
+                ctx.notes.append(f"RAS has no data from rank(s) {compact_ranges(comm.missing)} "
+                                 f"of communicator {comm.ident} ({comm.size} ranks): ranks of "
+                                 "that communicator, not global ranks")
+            elif comm.missing:
                 problems = True
                 found.append(Finding(
                     verdict="culprit found",
@@ -311,39 +356,72 @@ def _ras(ctx: Context) -> list[Finding]:
                                       evidence=[evidence]) for r in comm.missing]))
             if len(comm.groups) >= 2:
                 problems = True
-                found.append(_ras_mismatch(ctx, comm, label))
+                mismatch = _ras_mismatch(ctx, comm, label)
+                found.extend([mismatch] if mismatch is not None else [])
         for dead in report.dead:
             problems = True
             ev = Evidence(file=label, line=dead.line,
                           text=f"Process {dead.pid} on node {dead.node} managing GPU {dead.gpu}")
-            rank = dead.rank if dead.rank >= 0 else rank_at(ctx, dead.node, dead.gpu)
+            host = ctx.host(dead.node)
+            rank = dead.rank if dead.rank >= 0 else rank_at(ctx, host, dead.gpu, infer=True)
             found.append(Finding(
                 verdict="culprit found",
-                summary=f"RAS considers process {dead.pid} on {dead.node} (GPU {dead.gpu}) dead.",
-                suspects=[Suspect(kind="dead", rank=rank, node=dead.node, gpu=dead.gpu,
-                                  reason="RAS: process unreachable for 60 s (considered dead)",
+                summary=f"RAS considers process {dead.pid} on {host or dead.node} (GPU "
+                        f"{dead.gpu}) dead.",
+                suspects=[Suspect(kind="dead", rank=rank, node=host, gpu=dead.gpu,
+                                  reason="RAS: process unreachable for 60 s (considered dead)"
+                                         + ("" if host else f" on host {dead.node}, an address "
+                                            "neither the logs nor the topology name"),
                                   evidence=[ev])]))
         if not problems and report.rows_ok:
             ctx.ras_healthy = True
     return found
 
 
-def _ras_mismatch(ctx: Context, comm: RasComm, label: str) -> Finding:
+def _world_comm(ctx: Context, comm: RasComm) -> bool:
+    """Whether `comm`'s ranks are global ranks: a communicator of the whole job."""
+    return comm.size is None or ctx.world is None or comm.size >= ctx.world
+
+
+def _ras_global(ctx: Context, comm: RasComm, rank: RasRank) -> tuple[int | None, str | None]:
+    """(global rank, host) of a rank RAS printed: RAS numbers ranks within the communicator,
+    so the host and GPU it printed say which process it is; the number itself is global only
+    in a communicator of the whole job."""
+    host = ctx.host(rank.node)
+    placed = rank_at(ctx, host, rank.gpu, infer=True)
+    if placed is not None:
+        return placed, host
+    return (rank.rank if _world_comm(ctx, comm) else None), host
+
+
+def _ras_mismatch(ctx: Context, comm: RasComm, label: str) -> Finding | None:
     groups = sorted(comm.groups, key=lambda g: g.count)
     low = groups[0]
     named = {r.rank for g in groups for r in g.named}
     evidence = [Evidence(file=label, line=g.line, text=g.text) for g in groups]
     if low.named:
-        suspects = [Suspect(kind="lagging", rank=r.rank, node=r.node, gpu=r.gpu,
-                            reason=f"RAS: launched up to operation {low.count} while "
-                                   f"{sum(g.size for g in groups[1:])} rank(s) launched "
-                                   f"{groups[-1].count}",
-                            evidence=[Evidence(file=label, line=r.line,
-                                               text=f"Rank {r.rank} -- GPU {r.gpu} managed by "
-                                                    f"process {r.pid} on node {r.node}"),
-                                      *evidence])
-                    for r in low.named]
-        ranks = [r.rank for r in low.named]
+        suspects = []
+        for r in low.named:
+            rank, host = _ras_global(ctx, comm, r)
+            suspects.append(Suspect(
+                kind="lagging", rank=rank, node=host, gpu=r.gpu,
+                pg_rank=r.rank if rank != r.rank else None,
+                reason=f"RAS: launched up to operation {low.count} while "
+                       f"{sum(g.size for g in groups[1:])} rank(s) launched {groups[-1].count}"
+                       + (f" (rank {r.rank} of communicator {comm.ident}, {comm.size} ranks)"
+                          if rank != r.rank else "")
+                       + ("" if host else f" on host {r.node}, an address neither the logs "
+                          "nor the topology name"),
+                evidence=[Evidence(file=label, line=r.line,
+                                   text=f"Rank {r.rank} -- GPU {r.gpu} managed by process "
+                                        f"{r.pid} on node {r.node}"), *evidence]))
+        ranks = [s.rank for s in suspects if s.rank is not None]
+    elif not _world_comm(ctx, comm):
+        # The unnamed side of a sub-communicator: its ranks are not global ranks, and RAS
+        # printed nothing that says which processes they are.
+        ctx.notes.append(f"RAS: {low.size} rank(s) of communicator {comm.ident} ({comm.size} "
+                         f"ranks) are behind at operation {low.count}; RAS did not name them")
+        return None
     else:
         size = comm.size or sum(g.size for g in groups)
         ranks = [r for r in range(size) if r not in named]
@@ -372,7 +450,18 @@ def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
         front = wavefront(states)
         if front is None:
             continue
-        behind = [s for s in states if (s.arrived() or 0) < front and s.rank not in named]
+        below = [s for s in states if (s.arrived() or 0) < front and s.rank not in named]
+        # A rank whose watchdog fired waits inside a collective: it arrived. Below the others
+        # of the same group it can only be in another communicator (PyTorch 2.1 prints no
+        # process group), never one that did not arrive.
+        behind = [s for s in below if not s.waiting()]
+        inside = {s.rank: s.timed_out for s in below if s.timed_out is not None and s.waiting()}
+        if inside:
+            seqs = compact_ranges(sorted(set(inside.values())))
+            ctx.notes.append(f"rank(s) {compact_ranges(sorted(inside))} timed out inside "
+                             f"sequence number(s) {seqs}, below the wavefront {front} of "
+                             f"process group {pg}: waiting in another communicator, not "
+                             "lagging")
         if behind:
             ops = Counter(s.op for s in states if s.arrived() == front and s.op)
             op = ops.most_common(1)[0][0] if ops else None
@@ -490,6 +579,29 @@ def _stuck(ctx: Context) -> list[Finding]:
     return out
 
 
+def _explained(ctx: Context, findings: list[Finding]) -> list[Finding]:
+    """Drop a culprit finding whose ranks are a narrower finding's ranks plus ranks that wait
+    inside a collective (their watchdog fired): those wait for the narrower culprit. RAS lists
+    every member of a stuck sub-group as behind in the world communicator, for one."""
+    waiting = {s.rank for s in ctx.states.values() if s.waiting()}
+    culprits = [(f, {s.rank for s in f.suspects if s.rank is not None}) for f in findings
+                if f.verdict == "culprit found"]
+    out: list[Finding] = []
+    for finding in findings:
+        ranks = next((r for f, r in culprits if f is finding), set())
+        narrower = next((r for _, r in culprits if r and r < ranks and ranks - r <= waiting),
+                        None)
+        if narrower is None:
+            out.append(finding)
+            continue
+        note = (f"rank(s) {compact_ranges(sorted(ranks - narrower))} look behind "
+                f"({finding.summary.rstrip('.')}) but wait inside a collective: they wait for "
+                f"rank(s) {compact_ranges(sorted(narrower))}")
+        if note not in ctx.notes:
+            ctx.notes.append(note)
+    return out
+
+
 def _merge(findings: list[Finding]) -> list[Finding]:
     """Culprits first, then desyncs, then network paths; one finding per distinct rank set."""
     order = {"culprit found": 0, "application desync": 1, "network path": 2, "cannot tell": 3}
@@ -547,6 +659,21 @@ def _victim_notes(ctx: Context, findings: list[Finding]) -> None:
 def _stamp_key(found: re.Match[str]) -> tuple[str, str]:
     """A c10 log stamp (`E1003 18:37:01.83`, month unpadded: `E321`) as a sortable key."""
     return found.group(1).zfill(4), found.group(2)
+
+
+def _collective_of(ctx: Context, rank: int | None) -> Collective | None:
+    """The collective of the process group in which `rank` is below the wavefront."""
+    for pg, states in sorted(by_pg(ctx).items()):
+        front = wavefront(states)
+        mine = next((s for s in states if s.rank == rank), None)
+        if front is None or mine is None or (mine.arrived() or 0) >= front:
+            continue
+        ops = Counter(s.op for s in states if s.arrived() == front and s.op)
+        numel = next((s.numel_in for s in states
+                      if s.arrived() == front and s.numel_in is not None), None)
+        return Collective(op=ops.most_common(1)[0][0] if ops else None, seq=front, pg=pg,
+                          numel=numel)
+    return None
 
 
 def _common_collective(ctx: Context) -> Collective | None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from fabtui.model.parsed.flight_recorder import FrEntry
 from fabtui.model.triage import Collective, Evidence, Suspect, Verdict
 from fabtui.triage.ingest import Facts
+from fabtui.triage.placement import Layout, host_of, regular_layout
 
 
 @dataclass
@@ -41,6 +42,11 @@ class Progress:
         values = [v for v in (self.enqueued, self.timed_out) if v is not None]
         return max(values) if values else None
 
+    def waiting(self) -> bool:
+        """Whether the rank's watchdog fired on the last collective it arrived at: it waits
+        inside that collective (an older timeout, before later work, says nothing now)."""
+        return self.timed_out is not None and self.timed_out == self.arrived()
+
 
 @dataclass
 class Context:
@@ -58,6 +64,18 @@ class Context:
     """(rank, pg, seq) where one rank recorded two collectives with one sequence number."""
     inside: dict[int, Evidence] = field(default_factory=dict)
     """Ranks a desync report says joined but did not finish the collective."""
+    _layout: Layout | bool | None = False
+
+    @property
+    def layout(self) -> Layout | None:
+        """The regular layout the logged ranks follow (see `placement`), or None."""
+        if self._layout is False:
+            self._layout = regular_layout(self.facts.hosts, self.facts.devices)
+        return self._layout if isinstance(self._layout, Layout) else None
+
+    def host(self, name: str | None) -> str | None:
+        """A host name or an address as a host name (None for an address nothing names)."""
+        return host_of(name, self.facts.ip_hosts, self.facts.addresses)
 
     def state(self, pg: str, rank: int) -> Progress:
         key = (pg, rank)
@@ -76,6 +94,14 @@ def wavefront(states: list[Progress]) -> int | None:
     arrived = [s.arrived() for s in states if s.arrived() is not None]
     if not arrived:
         return None
+    # Ranks that wait inside a collective define the front when every other rank completed
+    # all it enqueued (it is idle in host code, behind): a few ranks ahead and waiting, the many
+    # behind, is still a front the many never reached.
+    waiting = Counter(s.arrived() for s in states if s.waiting())
+    idle = all(s.waiting() or (s.completed is not None and s.completed >= seq)
+               for s in states if (seq := s.arrived()) is not None)
+    if waiting and idle:
+        return max(waiting, key=lambda seq: (waiting[seq], seq))
     counts = Counter(arrived)
     return max(counts, key=lambda seq: (counts[seq], seq))
 
@@ -88,9 +114,17 @@ def by_pg(ctx: Context) -> dict[str, list[Progress]]:
     return groups
 
 
-def rank_at(ctx: Context, node: str | None, gpu: int | None) -> int | None:
-    """The global rank NCCL init placed on `node`'s GPU `gpu`, if the logs say."""
+def rank_at(ctx: Context, node: str | None, gpu: int | None,
+            infer: bool = False) -> int | None:
+    """The global rank NCCL init placed on `node`'s GPU `gpu`, if the logs say; with `infer`,
+    else the rank the logged ranks' regular layout puts there (see `placement`)."""
     for init in ctx.facts.inits:
         if init.host == node and init.device == gpu and init.nranks == ctx.world:
             return init.rank
+    layout = ctx.layout
+    if infer and layout is not None and node is not None and gpu is not None:
+        rank = layout.rank_of(node, gpu)
+        if rank is not None and rank not in ctx.facts.hosts \
+                and (ctx.world is None or rank < ctx.world):
+            return rank
     return None

@@ -80,6 +80,9 @@ class LineEvent:
     """Process group (`default` when not printed)."""
     host: str | None
     evidence: Evidence
+    rank_from_message: bool = False
+    """`rank` is the `[Rank M]` a PyTorch message printed in a stream no prefix or file names:
+    a process-group rank taken as global for want of anything better (see `Facts.named_ranks`)."""
 
 
 @dataclass
@@ -109,8 +112,13 @@ class Facts:
     devices: dict[int, int] = field(default_factory=dict)
     """Global rank -> CUDA device, where a log line tells."""
     files_by_rank: dict[int, str] = field(default_factory=dict)
+    named_ranks: set[int] = field(default_factory=set)
+    """Ranks a file name or a `[rankN]:` prefix names: a message's `[Rank M]` is not taken as
+    one of these global ranks."""
     ip_hosts: dict[str, str] = field(default_factory=dict)
     """IP -> host, from NCCL's OOB / bootstrap interface lines."""
+    addresses: dict[str, str] = field(default_factory=dict)
+    """IP -> host from the topology (NIC and management addresses), set by the caller."""
     dropped: Counter[tuple[str, int | None]] = field(default_factory=Counter)
     """(event type, status) -> events past the per-file cap, and repeated identical lines."""
 
@@ -130,6 +138,7 @@ class Facts:
             self.files_by_rank.setdefault(rank, label)
         for ip, host in other.ip_hosts.items():
             self.ip_hosts.setdefault(ip, host)
+        self.named_ranks |= other.named_ranks
         self.dropped.update(other.dropped)
 
 
@@ -167,6 +176,11 @@ def read_all(paths: Iterable[Path], workers: int | None = None) -> Facts:
     else:
         for path, label in files:
             read_file(path, label, facts)
+    for item in facts.events:
+        # PyTorch 2.1 prints `[Rank M]` without the process group: in a combined log it may be
+        # a sub-group's rank. Where a file or prefix speaks for global rank M, it is not M.
+        if item.rank_from_message and item.rank in facts.named_ranks:
+            item.rank, item.pg_rank = None, item.rank
     return facts
 
 
@@ -393,6 +407,8 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
     if rank is not None:
         ranks.add(rank)
         facts.files_by_rank.setdefault(rank, label)
+        facts.named_ranks.add(rank)
+    facts.named_ranks.update(s.rank for s in streams.values() if s.rank is not None)
     for one in ranks:
         facts.files_by_rank.setdefault(one, label)
     facts.sources.append(SourceFile(file=label, kind="log", ranks=sorted(ranks),
@@ -456,6 +472,8 @@ def _scan_stream(stream: _Stream, label: str, facts: Facts, ranks: set[int],
                     facts.dropped[("closed by localRank", None)] += 1 + again
                 continue
         global_rank, pg_rank = _global_rank(stream, event)
+        guessed = stream.rank is None and event.rank_source == "pytorch" \
+            and global_rank is not None
         if global_rank is not None:
             ranks.add(global_rank)
             if event.host:
@@ -464,7 +482,7 @@ def _scan_stream(stream: _Stream, label: str, facts: Facts, ranks: set[int],
                 facts.devices.setdefault(global_rank, event.device)
         facts.events.append(LineEvent(event=event, rank=global_rank, pg_rank=pg_rank,
                                       pg=_pg_name(event.pg), host=event.host,
-                                      evidence=evidence))
+                                      evidence=evidence, rank_from_message=guessed))
     if stream.rank is not None:
         ranks.add(stream.rank)
 

@@ -4,30 +4,58 @@ With a rank file (or a configured one) the topology's placement says where each 
 Without one, the host names and CUDA devices the logs print place a rank where that host is a
 node of the topology; a peer named by its IP (or an IPv4-mapped RoCE GID) is found among the
 topology's NIC addresses. Nothing is guessed: a rank the logs and the rank file do not place
-keeps `node` null.
+keeps `node` null, except a rank that left no log in a job whose logged ranks follow a regular
+layout (8 per node in rank order): it is placed where that layout puts it, and its reason and
+evidence say the node is inferred. A node is always a host name (an address the topology and the
+logs do not name is no node).
 """
 
 from __future__ import annotations
 
 import ipaddress
 
-from fabtui.model.triage import NextStep, Suspect, TriageReport
+from fabtui.model.triage import Evidence, NextStep, Suspect, TriageReport
 from fabtui.topology.graph import FabricGraph, RankPlacement, UnknownRank
 from fabtui.topology.ranks import compact_ranges
 from fabtui.triage.ingest import Facts
+from fabtui.triage.placement import Layout, host_of, regular_layout
 
 
 def locate(report: TriageReport, facts: Facts, graph: FabricGraph | None,
            placement_known: bool) -> None:
     """Fill node / GPU / NIC / rail / port / optic / peer fields of `report`'s suspects in place,
     and the runbooks to run next."""
+    layout = None if placement_known else regular_layout(facts.hosts, facts.devices)
     for suspect in report.suspects:
+        if layout is not None and suspect.rank is not None and suspect.node is None \
+                and suspect.rank not in facts.hosts:
+            _infer(suspect, layout)
         if suspect.kind == "stuck" and suspect.rank is None and suspect.ranks:
             _place_group(suspect, facts, graph, placement_known)
         else:
             _place(suspect, facts, graph, placement_known)
+        if graph is not None and suspect.node is not None and suspect.node not in graph.nodes:
+            # A node is a node of the topology: a host name the logs print that the topology
+            # lacks is kept, an address is not a host name.
+            suspect.node = host_of(suspect.node, facts.ip_hosts, facts.addresses)
         _place_peer(suspect, facts, graph)
     report.next = _next_steps(report)
+
+
+def _infer(suspect: Suspect, layout: Layout) -> None:
+    """Place a rank no log places where the other ranks' regular layout puts it, saying so."""
+    assert suspect.rank is not None
+    placed = layout.place(suspect.rank)
+    if placed is None:
+        return
+    suspect.node, gpu = placed
+    suspect.gpu = gpu if suspect.gpu is None else suspect.gpu
+    block = suspect.rank // layout.per_node * layout.per_node
+    why = (f"node inferred: no log places rank {suspect.rank}; the logged ranks run "
+           f"{layout.per_node} per node in rank order, ranks {block}-"
+           f"{block + layout.per_node - 1} on {suspect.node}")
+    suspect.reason += f" ({why})"
+    suspect.evidence.append(Evidence(file="(inferred)", line=None, text=why))
 
 
 def _place(suspect: Suspect, facts: Facts, graph: FabricGraph | None,

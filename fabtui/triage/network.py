@@ -7,13 +7,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from fabtui.model.triage import Suspect, WarnEvent
+from fabtui.model.triage import Suspect, Verdict, WarnEvent
 from fabtui.triage import wc_status
 from fabtui.triage.findings import Context, Finding, rank_at
 from fabtui.triage.locate import peer_ip
 
 MAX_WARNINGS = 300
 _LOCAL_RANK = re.compile(r"[Cc]onnection closed by localRank (\d+)")
+_STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] [\w.\-]+:\d+:\d+ \[\d+\]")
+"""NCCL_DEBUG_TIMESTAMP_LEVELS' stamp before a WARN line (the default from NCCL 2.26)."""
 _NETWORK_EVENTS = ("ib_completion_error", "ib_async_event", "connect_failed",
                    "socket_connect_refused", "connect_timeout", "connection_closed")
 
@@ -31,8 +33,6 @@ def warnings_of(ctx: Context) -> list[WarnEvent]:
         if kind not in _NETWORK_EVENTS and kind not in ("nccl_warn", "bootstrap_error",
                                                         "plugin_not_found", "net_plugin_error"):
             continue
-        if len(out) >= MAX_WARNINGS:
-            break
         role: wc_status.Role = "other"
         meaning, name = event.status_meaning, event.status_name
         if kind == "ib_completion_error":
@@ -43,6 +43,11 @@ def warnings_of(ctx: Context) -> list[WarnEvent]:
             key = (item.rank, item.host)
             role = "teardown" if key in signalled else "signal"
             signalled.add(key)
+        if len(out) >= MAX_WARNINGS and (role == "teardown" or kind != "ib_completion_error"):
+            # Past the cap only signals are kept: a thousand ranks' flushes, read before the
+            # one status 12 in file order, must not hide it. The rest are counted.
+            ctx.facts.dropped[(kind, event.status)] += 1
+            continue
         out.append(WarnEvent(rank=item.rank, node=item.host, type=kind,
                              status=event.status, status_name=name,
                              meaning=meaning, role=role,
@@ -67,6 +72,15 @@ def local_rank_findings(ctx: Context, warnings: list[WarnEvent]) -> list[Finding
         warn.role = "signal"
         first[warn.node] = (int(found.group(1)), warn)
     cascade += ctx.facts.dropped[("closed by localRank", None)]
+    # Several nodes each saw a local process go: the agents stop every worker once one failed.
+    # The one torchrun reports failed on its own (not stopped with SIGTERM) is the signal.
+    crashed = {(e.event.host, e.event.local_rank) for e in ctx.facts.events
+               if e.event.type == "child_failed" and e.event.status not in (None, -15)}
+    if len(first) > 1 and (own := {n: v for n, v in first.items() if (n, v[0]) in crashed}):
+        for node in set(first) - set(own):
+            first[node][1].role = "teardown"
+            cascade += 1
+        first = own
     out: list[Finding] = []
     for node, (local, warn) in first.items():
         rank = rank_at(ctx, node, local) if node else None
@@ -86,7 +100,15 @@ def local_rank_findings(ctx: Context, warnings: list[WarnEvent]) -> list[Finding
 def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding]) -> list[Finding]:
     """The first signal of each failing NIC: an IB error other than a flush, a refused or
     timed-out connection; the flushes after it are teardown."""
-    known_nodes = {s.node for f in earlier for s in f.suspects if s.node}
+    # A process that died (or left no log) takes its queue pairs with it: its peers' retries
+    # then run out, so their completion errors toward its host are its symptom. A rank that
+    # is merely behind still acknowledges at the transport level: no such symptom.
+    known_nodes: dict[str, Suspect] = {}
+    for suspect in (s for f in earlier for s in f.suspects
+                    if s.kind in ("dead", "missing log", "local rank")):
+        node = suspect.node or _node_of(ctx, suspect.rank)
+        if node:
+            known_nodes.setdefault(node, suspect)
     known_ranks = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
     firsts: dict[tuple[int | None, str | None, str | None], WarnEvent] = {}
     paths: dict[tuple[int | None, str | None, str | None], frozenset[str]] = {}
@@ -113,9 +135,13 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
     out: list[Finding] = []
     for group in _path_groups(list(firsts.values()), paths):
         warn = group[0]
-        peer_host = ctx.facts.ip_hosts.get(warn.peer or "")
-        if peer_host in known_nodes or (warn.rank in known_ranks and warn.rank is not None):
-            continue  # the path to a rank already suspected: its symptom, not a new fault
+        peer_host = ctx.host(peer_ip(warn.peer))
+        if peer_host in known_nodes:
+            # The path to a rank already suspected: its symptom, not a new fault.
+            known_nodes[peer_host].evidence.append(warn.evidence)
+            continue
+        if warn.rank in known_ranks and warn.rank is not None:
+            continue
         status = f"status {warn.status} ({warn.status_name})" if warn.status is not None \
             else warn.type.replace("_", " ")
         who = f"rank {warn.rank}" if warn.rank is not None else "a rank"
@@ -136,8 +162,13 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                                     reason=f"the far end of {who}'s failed path",
                                     evidence=[warn.evidence]))
         refused = warn.type != "ib_completion_error"
+        # The first signal names the rank whose NIC saw it: that NIC (and, on the topology, its
+        # leaf port and optic) is the culprit, the far end its peer. Without a rank the logs
+        # name only a path.
+        verdict: Verdict = "cannot tell" if refused else \
+            "culprit found" if warn.rank is not None else "network path"
         out.append(Finding(
-            verdict="cannot tell" if refused else "network path",
+            verdict=verdict,
             summary=((f"{who} was refused a connection by {warn.peer}: nothing listened there "
                       "(the peer process died or had not started); the logs do not say why."
                       if warn.type == "socket_connect_refused" else
@@ -153,8 +184,25 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                      + ": the network path of that NIC (its leaf port and optic, then the "
                        "peer's) is the suspect."),
             suspects=suspects))
+    # Independent faults in the order they happened where every lead line says when (NCCL 2.26+
+    # stamps its WARN lines), else in reading order (a combined log's is the time order).
+    stamps = [_STAMP.search(f.suspects[0].evidence[0].text) if f.suspects[0].evidence else None
+              for f in out]
+    if all(stamps):
+        order = {id(f): found.group(1) for f, found in zip(out, stamps, strict=True) if found}
+        out.sort(key=lambda f: order[id(f)])
     out.sort(key=lambda f: f.verdict == "cannot tell")
     return out
+
+
+def _node_of(ctx: Context, rank: int | None) -> str | None:
+    """The host of `rank` as the logs say, else as their regular layout implies."""
+    if rank is None:
+        return None
+    if rank in ctx.facts.hosts:
+        return ctx.facts.hosts[rank]
+    placed = ctx.layout.place(rank) if ctx.layout is not None else None
+    return placed[0] if placed else None
 
 
 def _path_groups(warns: list[WarnEvent],

@@ -18,6 +18,9 @@ _COMM = re.compile(r"^\s*#(\d+-\d+)\s+\((\w+)\)\s+(MISMATCH|INCOMPLETE|DEAD|\w+)
 _COUNT = re.compile(r"^\s*(\d+) ranks? ha(?:ve|s) launched up to operation (\d+)")
 _STATUS_GROUP = re.compile(r"^\s*(\d+) ranks? ha(?:ve|s) status (\w+)")
 _RANK = re.compile(r"^\s*Rank (\d+) -- GPU (\d+) managed by process (\d+) on node (\S+)")
+_RANK_ALONE = re.compile(r"^\s*Rank (\d+) has (?:launched up to operation (\d+)|not launched "
+                         r"any operations) -- GPU (\d+) managed by process (\d+) on node (\S+)")
+"""A group of one rank, printed on one line (`src/ras/client_support.cc`)."""
 _MISSING = re.compile(r"^\s*The missing ranks?: ([\d,\s\-]+)")
 _PROCESS = re.compile(r"^\s*Process (\d+) on node (\S+) managing GPU (\d+)")
 _ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d\-]+)\s+(\d+)\s+(\d+)\s+(\w+)\s+(\w+)\s*$")
@@ -87,11 +90,14 @@ def parse(lines: Iterable[str]) -> RasReport:
     report = RasReport()
     comm: RasComm | None = None
     group: RasGroup | None = None
+    sizes: dict[str, int] = {}
+    """Summary row (group #) -> ranks per communicator of that group."""
     for number, line in enumerate(kept, start=1):
         if (row := _ROW.match(line)) is not None:
             ok = row.group(8) == "OK"
             report.rows_ok = ok if report.rows_ok is None else report.rows_ok and ok
             report.ranks_per_comm = max(report.ranks_per_comm or 0, int(row.group(5)))
+            sizes[row.group(1)] = int(row.group(5))
             report.evidence.append((number, line))
         elif (found := _COMM.match(line)) is not None:
             comm = RasComm(ident=found.group(1), hash=found.group(2), state=found.group(3),
@@ -104,6 +110,12 @@ def parse(lines: Iterable[str]) -> RasReport:
             comm.groups.append(group)
         elif comm is not None and _STATUS_GROUP.match(line):
             group = None  # a status split (init / finalize), not a launch-count split
+        elif comm is not None and (alone := _RANK_ALONE.match(line)) is not None:
+            group = None
+            comm.groups.append(RasGroup(
+                size=1, count=int(alone.group(2) or 0), line=number, text=line.strip(),
+                named=[RasRank(int(alone.group(1)), int(alone.group(3)), int(alone.group(4)),
+                               alone.group(5), number)]))
         elif (rank := _RANK.match(line)) is not None and group is not None:
             group.named.append(RasRank(int(rank.group(1)), int(rank.group(2)),
                                        int(rank.group(3)), rank.group(4), number))
@@ -113,7 +125,8 @@ def parse(lines: Iterable[str]) -> RasReport:
             report.dead.append(RasRank(-1, int(process.group(3)), int(process.group(1)),
                                        process.group(2), number))
     for comm in report.comms:
-        comm.size = report.ranks_per_comm
+        # `#G-C` is communicator C of summary row G: its size is that row's, not the job's.
+        comm.size = sizes.get(comm.ident.split("-", 1)[0], report.ranks_per_comm)
     return report
 
 

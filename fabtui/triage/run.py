@@ -19,6 +19,10 @@ def triage_paths(paths: Sequence[Path], graph: FabricGraph | None = None,
     (otherwise only host names the logs print place ranks). Raises `InputError` for an input
     that cannot be read (a missing path, an unsafe pickle)."""
     facts = read_all(paths)
+    if graph is not None:
+        facts.addresses = {ip: host for ip, (host, _) in graph.nic_ips.items()}
+        facts.addresses.update({node.mgmt: name for name, node in graph.nodes.items()
+                                if node.mgmt})
     report = analyze(facts)
     locate(report, facts, graph, placement_known)
     return report

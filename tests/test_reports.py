@@ -163,7 +163,9 @@ def test_json_is_the_report_as_data(fabric: dict[str, object]) -> None:
     data = json.loads(out)
     assert code == 0 and data["kind"] == "acceptance" and data["verdict"] == "fail"
     failing = {f["component"].split("/")[0] for f in data["failures"] if f["component"]}
-    assert failing == {"leaf-g00-r3:Ethernet16"}
+    # Both ends of the one planted cable: the leaf optic, and the NIC that receives its weak
+    # light (acceptance reads the NIC's mlxlink to say which part of the light path to repair).
+    assert failing == {"leaf-g00-r3:Ethernet16", "node003:mlx5_3"}
     assert all(f["source"]["session"] == fabric["optic"] for f in data["failures"])
 
 

@@ -16,7 +16,14 @@ from textual.app import App
 from textual.binding import BindingType
 from textual.command import Provider
 
-from fabtui.tui.commands import APP_COMMANDS, FABRIC_COMMANDS, FabtuiCommands, bindings, help_text
+from fabtui.tui.commands import (
+    APP_COMMANDS,
+    CONSOLE_COMMANDS,
+    FABRIC_COMMANDS,
+    FabtuiCommands,
+    bindings,
+    help_text,
+)
 from fabtui.tui.screens.dialogs import TextPage
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.workspace import Workspace
@@ -105,7 +112,8 @@ class FabtuiApp(App[None]):
 
     def action_help(self) -> None:
         keys = dict(self.workspace.settings.keymap)
-        self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS), keys)))
+        self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS,
+                                                         *CONSOLE_COMMANDS), keys)))
 
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"

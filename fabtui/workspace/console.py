@@ -1,0 +1,78 @@
+"""What the probe console shows of a result, headless: its tables, its verdict counts, and the
+busbw-vs-size series of an nccl-tests run with the expected figure for the hardware.
+
+The tables are the parser's own (`tables(result)`, the columns `fabtui parse --table` prints)
+followed by the metrics table (component, metric, value, unit, verdict), so a probe whose parser
+describes no table still reads as one. Pure functions over a `ProbeResult`; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from fabtui.model.probe import ProbeDef, ProbeResult
+from fabtui.model.table import Table, left, right
+from fabtui.model.verdict import Verdict
+
+METRICS_COLUMNS = (left("component"), left("metric"), right("value"), left("unit"),
+                   left("verdict"))
+
+
+def result_tables(result: ProbeResult, definition: ProbeDef | None) -> list[Table]:
+    """The parser's tables of `result` (none when it has no parse or describes none), then the
+    metrics table. A parse the model no longer reads gives a note instead of a crash."""
+    tables: list[Table] = []
+    if result.parsed is not None and definition is not None and definition.parser:
+        from fabtui.parsers import registry
+
+        try:
+            parser = registry.get(definition.parser)
+            own = parser.tables(parser.model.model_validate(result.parsed))
+        except (KeyError, ValidationError) as exc:
+            own = [Table.build((), title=[f"cannot tabulate the parse: {exc}".splitlines()[0]])]
+        tables += own or []
+    tables.append(Table.build(METRICS_COLUMNS, [
+        (m.component, m.name, m.value if not isinstance(m.value, bool) else str(m.value),
+         m.unit, m.verdict.value) for m in result.metrics], title=["metrics"]))
+    return tables
+
+
+def verdict_counts(results: list[ProbeResult]) -> dict[Verdict, int]:
+    """How many results of each verdict, worst first (for the badges line)."""
+    counts = Counter(r.verdict for r in results)
+    return {v: counts[v] for v in sorted(counts, key=lambda v: -v.rank)}
+
+
+@dataclass(frozen=True)
+class BusbwSeries:
+    """busbw (GB/s, out of place) per message size (bytes) of one nccl-tests run."""
+
+    collective: str
+    points: tuple[tuple[int, float], ...]
+    """(size in bytes, busbw in GB/s), sizes ascending."""
+    expected: float | None
+    """The healthy figure for this hardware (metric `busbw_expected`), None when unknown."""
+    basis: str = ""
+
+
+def busbw_series(result: ProbeResult) -> BusbwSeries | None:
+    """The series of an nccl-tests result; None for any other result or an empty run."""
+    parsed = result.parsed or {}
+    if parsed.get("kind") != "nccl-tests":
+        return None
+    points = []
+    for row in parsed.get("rows") or ():
+        busbw = (row.get("out_of_place") or {}).get("busbw")
+        size = row.get("size_bytes")
+        if isinstance(busbw, int | float) and isinstance(size, int) and size > 0:
+            points.append((size, float(busbw)))
+    if not points:
+        return None
+    expected = next((m for m in result.metrics if m.name == "busbw_expected"), None)
+    value = expected.value if expected is not None else None
+    return BusbwSeries(str(parsed.get("collective") or "?"), tuple(sorted(points)),
+                       float(value) if isinstance(value, int | float) else None,
+                       expected.source or "" if expected is not None else "")

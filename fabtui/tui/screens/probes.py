@@ -101,6 +101,10 @@ class ProbeConsole(Screen[None]):
         self.status_text = "pick a probe and a target, then enter (or r)"
         self._flight: tuple[asyncio.AbstractEventLoop, asyncio.Task[None]] | None = None
         self._flight_lock = threading.Lock()
+        self._cancelled_run = 0
+        """Runs up to this number are cancelled (even one whose task does not exist yet)."""
+        self.outcome: str | None = None
+        """How the last run ended: `done`, `cancelled` or its error (set on its thread)."""
 
     @property
     def fab(self) -> FabtuiApp:
@@ -163,6 +167,8 @@ class ProbeConsole(Screen[None]):
         task = loop.create_task(self._drive(run, probe, target))
         with self._flight_lock:
             self._flight = (loop, task)
+            if self._cancelled_run >= run:
+                task.cancel()
         error: str | None = None
         try:
             loop.run_until_complete(task)
@@ -174,6 +180,7 @@ class ProbeConsole(Screen[None]):
             with self._flight_lock:
                 self._flight = None
             loop.close()
+        self.outcome = error or "done"
         self.post_message(ConsoleRunEnded(run, error, time.monotonic() - started))
 
     async def _drive(self, run: int, probe: str, target: str) -> None:
@@ -189,6 +196,7 @@ class ProbeConsole(Screen[None]):
     def _cancel(self) -> None:
         """Cancel the run in flight, if any (its targets still running are cancelled)."""
         with self._flight_lock:
+            self._cancelled_run = self.run_no
             if self._flight is not None:
                 loop, task = self._flight
                 loop.call_soon_threadsafe(task.cancel)

@@ -100,8 +100,8 @@ def plot_rows(series: BusbwSeries, width: int, height: int,
     rows.append((" " * 5 + corner + line * plot_w, TEXT * 5 + AXIS * (plot_w + 1)))
     ticks = [" "] * width
     for log_size in range(math.ceil(low), int(high) + 1, 10 if high - low > 20 else 5):
-        col = LABEL_WIDTH + int(x_of(log_size) / 2)
         tick = size_label(2 ** log_size)
+        col = min(LABEL_WIDTH + int(x_of(log_size) / 2), width - len(tick))
         free = all(t == " " for t in ticks[max(0, col - 1):col + len(tick)])
         if col + len(tick) <= width and free:
             ticks[col:col + len(tick)] = tick

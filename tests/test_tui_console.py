@@ -61,8 +61,28 @@ async def test_a_healthy_sweep_shows_ok_badges(size: tuple[int, int]) -> None:
         text = screen_text(app)
         assert "✓ ok 8" in text
         assert all(r.verdict is Verdict.OK for r in console.results)
-        assert "✓ ok  nic.ethtool on node001:mlx5_" in text
+        assert f"✓ ok  nic.ethtool on {console.results[0].target}" in text
         assert "✗" not in text
+        console.query_one("#console-results").focus()
+        await pilot.press("down")
+        await pilot.pause()
+        assert console.shown is console.results[1]
+        assert f"✓ ok  nic.ethtool on {console.results[1].target}" in screen_text(app)
+
+
+@asynctest
+async def test_the_palette_has_the_console_s_actions() -> None:
+    """ctrl+p on the console finds its actions by name: `raw` shows the raw output."""
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = await open_console(app, pilot, "nic.ethtool", "node001:mlx5_0")
+        await run_and_wait(pilot, console)
+        await pilot.press("ctrl+p", *"raw")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert console.has_class("raw")
+        assert "$ ethtool -S" in screen_text(app)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -185,10 +205,10 @@ def test_result_tables_are_the_parsers_then_the_metrics() -> None:
     tables = result_tables(pfc, ws.probe("switch.pfc"))
     assert own and tables[:len(own)] == own
     metrics = tables[-1]
-    assert [c.name for c in metrics.columns] == ["component", "metric", "value", "unit",
-                                                  "verdict"]
+    assert [c.name for c in metrics.columns] == ["verdict", "component", "metric", "value",
+                                                  "unit"]
     assert ("leaf-g00-r4:Ethernet40", "pause_share.rx.PFC3") in \
-        {(r[0], r[1]) for r in metrics.rows if r[4] == "fail"}
+        {(r[1], r[2]) for r in metrics.rows if r[0] == "fail"}
     ethtool = asyncio.run(ws.run_probe("nic.ethtool", "node001:mlx5_0", {}))
     assert [t.title for t in result_tables(ethtool, ws.probe("nic.ethtool"))] == [("metrics",)]
 

@@ -2,7 +2,7 @@
 busbw-vs-size series of an nccl-tests run with the expected figure for the hardware.
 
 The tables are the parser's own (`tables(result)`, the columns `fabtui parse --table` prints)
-followed by the metrics table (component, metric, value, unit, verdict), so a probe whose parser
+followed by the metrics table (verdict, component, metric, value, unit), so a probe whose parser
 describes no table still reads as one. Pure functions over a `ProbeResult`; no I/O.
 """
 
@@ -17,8 +17,9 @@ from fabtui.model.probe import ProbeDef, ProbeResult
 from fabtui.model.table import Table, left, right
 from fabtui.model.verdict import Verdict
 
-METRICS_COLUMNS = (left("component"), left("metric"), right("value"), left("unit"),
-                   left("verdict"))
+METRICS_COLUMNS = (left("verdict"), left("component"), left("metric"), right("value"),
+                   left("unit"))
+"""The verdict first: on a narrow terminal it stays in view."""
 
 
 def result_tables(result: ProbeResult, definition: ProbeDef | None) -> list[Table]:
@@ -35,8 +36,9 @@ def result_tables(result: ProbeResult, definition: ProbeDef | None) -> list[Tabl
             own = [Table.build((), title=[f"cannot tabulate the parse: {exc}".splitlines()[0]])]
         tables += own or []
     tables.append(Table.build(METRICS_COLUMNS, [
-        (m.component, m.name, m.value if not isinstance(m.value, bool) else str(m.value),
-         m.unit, m.verdict.value) for m in result.metrics], title=["metrics"]))
+        (m.verdict.value, m.component, m.name,
+         m.value if not isinstance(m.value, bool) else str(m.value), m.unit)
+        for m in result.metrics], title=["metrics"]))
     return tables
 
 

@@ -12,6 +12,7 @@ import pytest
 from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.parsers import registry
+from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
 from fabtui.tui.widgets.busbw_plot import EXPECTED, SERIES, plot_rows
@@ -235,3 +236,41 @@ def test_the_plot_in_ascii_and_without_an_expected_figure() -> None:
     assert all(t.isascii() for t, _ in rows)
     assert not any(EXPECTED in k for _, k in rows) and "expected" not in rows[0][0]
     assert rows[-1][0].split() == ["1K", "32K", "1M", "32M", "1G"]
+
+
+DANGER = '''
+[[probe]]
+name = "nic.danger_test"
+description = "a probe that changes state (for the test: ethtool -S)"
+target = "nic"
+transport = "ssh"
+parser = "ethtool-stats"
+danger = true
+command.argv = ["ethtool", "-S", "{netdev}"]
+params.netdev = { from = "nic.netdev", required = true, pattern = "[A-Za-z0-9_.:-]+" }
+'''
+
+
+@asynctest
+async def test_a_dangerous_probe_runs_only_once_its_target_is_typed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """As `fabtui probe run`: a `danger` probe asks for its target typed; anything else does
+    not run it."""
+    (tmp_path / "danger.toml").write_text(DANGER, encoding="utf-8")
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True, probe_dirs=(tmp_path,)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = await open_console(app, pilot, "nic.danger_test", "node001:mlx5_0")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, Prompt)
+        await pilot.press(*"node001", "enter")
+        await pilot.pause(0.3)
+        assert console.run_no == 0 and console.outcome is None
+        assert app.screen is console
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press(*"node001:mlx5_0", "enter")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if console.outcome is not None:
+                break
+        assert console.outcome == "done" and console.results[0].probe == "nic.danger_test"

@@ -6,6 +6,7 @@ the screen (or starting another run) cancels the run's task on that loop, which 
 targets still running. A result shows as its verdict badges (glyph and colour), the parser's
 tables (the columns of `fabtui parse --table`) and its metrics; an nccl-tests result also as
 busbw against message size with the expected line for the hardware; `o` shows the raw output.
+A probe the catalog marks `danger` runs only once its target is typed, as on the command line.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from fabtui.model.verdict import Verdict
 from fabtui.render.table import cell_text
 from fabtui.tui.commands import CONSOLE_COMMANDS, bindings
 from fabtui.tui.glyphs import glyph, health_style, short_number
+from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.busbw_plot import BusbwPlot
 from fabtui.workspace.console import busbw_series, result_tables, verdict_counts
 from fabtui.workspace.live import Health
@@ -150,6 +152,25 @@ class ProbeConsole(Screen[None]):
         if not isinstance(probe, str):
             self.notify("pick a probe first", title="console", severity="warning")
             return
+        definition = self.fab.workspace.catalog.get(probe)
+        if definition is not None and definition.danger:
+            # As `fabtui probe run`: the operator types the target (the probe's name without).
+            phrase = target or probe
+            self.app.push_screen(
+                Prompt(f"{probe} changes state on {phrase}",
+                       f"{definition.description} · type {phrase} to run it"),
+                lambda typed: self._confirmed(probe, target, phrase, typed))
+            return
+        self._start(probe, target)
+
+    def _confirmed(self, probe: str, target: str, phrase: str, typed: str | None) -> None:
+        if typed is not None and typed.strip() == phrase:
+            self._start(probe, target)
+        else:
+            self.notify(f"not run: {probe} needs {phrase!r} typed to confirm", title="console",
+                        severity="warning")
+
+    def _start(self, probe: str, target: str) -> None:
         self._cancel()
         self.run_no += 1
         self.probe, self.target = probe, target

@@ -16,7 +16,7 @@ from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
 from fabtui.tui.widgets.busbw_plot import EXPECTED, SERIES, plot_rows
-from fabtui.workspace.console import BusbwSeries, busbw_series, result_tables
+from fabtui.workspace.console import BusbwSeries, busbw_series, parse_request, result_tables
 from tests.tui_support import assert_snapshot, asynctest, make_app, screen_text, workspace
 
 SIZES = [(80, 24), (160, 50)]
@@ -125,7 +125,7 @@ async def test_all_reduce_shows_the_plot_the_raw_output_and_goes_back(
         expected_line = next(line for line in text.splitlines() if "╌╌╌" in line)
         assert expected_line.lstrip().startswith("476")
         assert any("\u2801" <= ch <= "\u28ff" for ch in text)  # the braille series
-        assert "8G" in text and "8B" in text
+        assert "16G" in text and "8B" in text  # the largest message is named
         await pilot.press("o")
         await pilot.pause()
         raw = screen_text(app)
@@ -274,3 +274,28 @@ async def test_a_dangerous_probe_runs_only_once_its_target_is_typed(tmp_path) ->
             if console.outcome is not None:
                 break
         assert console.outcome == "done" and console.results[0].probe == "nic.danger_test"
+
+
+@asynctest
+async def test_parameters_follow_the_target() -> None:
+    """`node001 max_bytes=1G`: the run's command and its plot end at 1 GiB."""
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    async with app.run_test(size=(160, 50)) as pilot:
+        console = await open_console(app, pilot, "nccl.all_reduce", "node001 max_bytes=1G")
+        await run_and_wait(pilot, console)
+        assert " -e 1G " in console.results[0].command
+        series = busbw_series(console.results[0])
+        assert series is not None and series.points[-1][0] == 1 << 30
+        assert "1G" in screen_text(app).split("└")[1]
+
+
+def test_parse_request() -> None:
+    assert parse_request("  node[001-004] ") == ("node[001-004]", {})
+    assert parse_request("node001 path='/var/log/my job.log' n=2") == \
+        ("node001", {"path": "/var/log/my job.log", "n": "2"})
+    assert parse_request("") == ("", {})
+    for bad, why in (("node001 node002", "a list is written node001,node002"),
+                     ("node001 =3", "a parameter is name=value"),
+                     ("node001 path='open", "cannot read")):
+        with pytest.raises(ValueError, match=why):
+            parse_request(bad)

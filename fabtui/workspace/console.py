@@ -8,6 +8,7 @@ describes no table still reads as one. Pure functions over a `ProbeResult`; no I
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from dataclasses import dataclass
 
@@ -20,6 +21,28 @@ from fabtui.model.verdict import Verdict
 METRICS_COLUMNS = (left("verdict"), left("component"), left("metric"), right("value"),
                    left("unit"))
 """The verdict first: on a narrow terminal it stays in view."""
+
+
+def parse_request(text: str) -> tuple[str, dict[str, str]]:
+    """What the console's target field says: a target (or target set) and `name=value`
+    parameters, shell-quoted when a value has spaces (`node001 path='/var/log/my job.log'`).
+    Raises ValueError with a one-line reason (two targets, unbalanced quotes, `=value`)."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise ValueError(f"cannot read {text!r}: {exc}") from None
+    targets = [w for w in words if "=" not in w]
+    if len(targets) > 1:
+        raise ValueError(f"one target or target set, not {len(targets)} ({' '.join(targets)}): "
+                         "a list is written node001,node002")
+    params: dict[str, str] = {}
+    for word in words:
+        if "=" in word:
+            name, _, value = word.partition("=")
+            if not name:
+                raise ValueError(f"{word!r}: a parameter is name=value")
+            params[name] = value
+    return (targets[0] if targets else ""), params
 
 
 def result_tables(result: ProbeResult, definition: ProbeDef | None) -> list[Table]:

@@ -34,7 +34,12 @@ from fabtui.tui.commands import CONSOLE_COMMANDS, bindings
 from fabtui.tui.glyphs import glyph, health_style, short_number
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.busbw_plot import BusbwPlot
-from fabtui.workspace.console import busbw_series, result_tables, verdict_counts
+from fabtui.workspace.console import (
+    busbw_series,
+    parse_request,
+    result_tables,
+    verdict_counts,
+)
 from fabtui.workspace.live import Health
 
 if TYPE_CHECKING:
@@ -122,7 +127,7 @@ class ProbeConsole(Screen[None]):
             yield Select(options, value=self.probe if self.probe in catalog else Select.BLANK,
                          prompt="probe", id="probe-select")
             yield Input(self.target, placeholder="target: node001 · node00* · leaf-g00-r4 · "
-                        "rail:3", id="probe-target")
+                        "rail:3 · then name=value parameters", id="probe-target")
         yield Static(id="console-status")
         yield DataTable(id="console-results", cursor_type="row", zebra_stripes=False)
         yield VerticalScroll(id="console-body")
@@ -148,9 +153,13 @@ class ProbeConsole(Screen[None]):
 
     def action_run(self) -> None:
         probe = self.query_one("#probe-select", Select).value
-        target = self.query_one("#probe-target", Input).value.strip()
         if not isinstance(probe, str):
             self.notify("pick a probe first", title="console", severity="warning")
+            return
+        try:
+            target, params = parse_request(self.query_one("#probe-target", Input).value)
+        except ValueError as exc:
+            self.notify(str(exc), title="console", severity="error")
             return
         definition = self.fab.workspace.catalog.get(probe)
         if definition is not None and definition.danger:
@@ -159,18 +168,19 @@ class ProbeConsole(Screen[None]):
             self.app.push_screen(
                 Prompt(f"{probe} changes state on {phrase}",
                        f"{definition.description} · type {phrase} to run it"),
-                lambda typed: self._confirmed(probe, target, phrase, typed))
+                lambda typed: self._confirmed(probe, target, params, phrase, typed))
             return
-        self._start(probe, target)
+        self._start(probe, target, params)
 
-    def _confirmed(self, probe: str, target: str, phrase: str, typed: str | None) -> None:
+    def _confirmed(self, probe: str, target: str, params: dict[str, str], phrase: str,
+                   typed: str | None) -> None:
         if typed is not None and typed.strip() == phrase:
-            self._start(probe, target)
+            self._start(probe, target, params)
         else:
             self.notify(f"not run: {probe} needs {phrase!r} typed to confirm", title="console",
                         severity="warning")
 
-    def _start(self, probe: str, target: str) -> None:
+    def _start(self, probe: str, target: str, params: dict[str, str]) -> None:
         self._cancel()
         self.run_no += 1
         self.probe, self.target = probe, target
@@ -178,14 +188,14 @@ class ProbeConsole(Screen[None]):
         self.query_one("#console-results", DataTable).clear()
         self.status_text = f"running {probe} on {target or 'this machine'} …"
         self._show(None)
-        self._run(self.run_no, probe, target)
+        self._run(self.run_no, probe, target, params)
 
     @work(thread=True, group="console", exclusive=True, exit_on_error=False,
           description="probe console run")
-    def _run(self, run: int, probe: str, target: str) -> None:
+    def _run(self, run: int, probe: str, target: str, params: dict[str, str]) -> None:
         loop = asyncio.new_event_loop()
         started = time.monotonic()
-        task = loop.create_task(self._drive(run, probe, target))
+        task = loop.create_task(self._drive(run, probe, target, params))
         with self._flight_lock:
             self._flight = (loop, task)
             if self._cancelled_run >= run:
@@ -204,14 +214,14 @@ class ProbeConsole(Screen[None]):
         self.outcome = error or "done"
         self.post_message(ConsoleRunEnded(run, error, time.monotonic() - started))
 
-    async def _drive(self, run: int, probe: str, target: str) -> None:
+    async def _drive(self, run: int, probe: str, target: str, params: dict[str, str]) -> None:
         workspace = self.fab.workspace
         targets = workspace.sweep_targets(probe, target or None)
         if targets is None:
-            result = await workspace.run_probe(probe, target or None, {})
+            result = await workspace.run_probe(probe, target or None, params)
             self.post_message(ConsoleResult(run, result))
             return
-        async for result in workspace.sweep(probe, targets, {}):
+        async for result in workspace.sweep(probe, targets, params):
             self.post_message(ConsoleResult(run, result))
 
     def _cancel(self) -> None:

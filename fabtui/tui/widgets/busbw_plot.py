@@ -99,7 +99,10 @@ def plot_rows(series: BusbwSeries, width: int, height: int,
     corner, line = ("+", "-") if ascii_only else ("└", "─")
     rows.append((" " * 5 + corner + line * plot_w, TEXT * 5 + AXIS * (plot_w + 1)))
     ticks = [" "] * width
-    for log_size in range(math.ceil(low), int(high) + 1, 10 if high - low > 20 else 5):
+    step = 10 if high - low > 20 else 5
+    marks = list(range(math.ceil(low), int(high) + 1, step))
+    # The largest message is the one busbw is judged at: named too, at the right end.
+    for log_size in [high, *(m for m in marks if m != high)]:
         tick = size_label(2 ** log_size)
         col = min(LABEL_WIDTH + int(x_of(log_size) / 2), width - len(tick))
         free = all(t == " " for t in ticks[max(0, col - 1):col + len(tick)])

@@ -85,10 +85,12 @@ class FabtuiApp(App[None]):
             self.poller.poll_now()
 
     def scenario(self) -> str | None:
-        """The scenario the demo fabric plays (read from its state file at most every 2 s)."""
+        """The scenario the demo fabric plays (read from its state file at most every 2 s once
+        known; until then on every call, as the first poll starts the fabric after the first
+        frame and a cached "none" would hide the scenario from the header for 2 s)."""
         at, name = self._scenario
         now = time.monotonic()
-        if now - at > 2:
+        if name is None or now - at > 2:
             from fabtui.workspace.simfabric import playing
 
             name = playing(self.workspace.settings)

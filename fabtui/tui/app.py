@@ -16,7 +16,14 @@ from textual.app import App
 from textual.binding import BindingType
 from textual.command import Provider
 
-from fabtui.tui.commands import APP_COMMANDS, FABRIC_COMMANDS, FabtuiCommands, bindings, help_text
+from fabtui.tui.commands import (
+    APP_COMMANDS,
+    CONSOLE_COMMANDS,
+    FABRIC_COMMANDS,
+    FabtuiCommands,
+    bindings,
+    help_text,
+)
 from fabtui.tui.screens.dialogs import TextPage
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.workspace import Workspace
@@ -78,10 +85,12 @@ class FabtuiApp(App[None]):
             self.poller.poll_now()
 
     def scenario(self) -> str | None:
-        """The scenario the demo fabric plays (read from its state file at most every 2 s)."""
+        """The scenario the demo fabric plays (read from its state file at most every 2 s once
+        known; until then on every call, as the first poll starts the fabric after the first
+        frame and a cached "none" would hide the scenario from the header for 2 s)."""
         at, name = self._scenario
         now = time.monotonic()
-        if now - at > 2:
+        if name is None or now - at > 2:
             from fabtui.workspace.simfabric import playing
 
             name = playing(self.workspace.settings)
@@ -105,7 +114,8 @@ class FabtuiApp(App[None]):
 
     def action_help(self) -> None:
         keys = dict(self.workspace.settings.keymap)
-        self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS), keys)))
+        self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS,
+                                                         *CONSOLE_COMMANDS), keys)))
 
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"

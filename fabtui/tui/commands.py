@@ -52,7 +52,18 @@ FABRIC_COMMANDS = (
             "unreachable or failing: its errors and findings."),
     Command("fabric.demo", "d", "demo", "Demo", "Play a fault scenario or inject a fault "
             "(demo fabric)."),
+    Command("fabric.console", "c", "console", "Console", "Open the probe console on the "
+            "selected element (its probe and target filled in)."),
     Command("fabric.back", "escape", "back", "Back", "Clear the filter.", show=False),
+)
+CONSOLE_COMMANDS = (
+    Command("console.run", "r", "run", "Run", "Run the probe on the target (or target set); "
+            "enter in the target field does too."),
+    Command("console.raw", "o", "raw", "Raw", "Show or hide the raw output of the result."),
+    Command("console.target", "t", "focus_target", "Target", "Type a target: a name, a glob "
+            "(node00*), a range (node[001-004]), rail:N, leaf:NAME."),
+    Command("console.back", "escape", "back", "Back", "Hide the raw output; else back to the "
+            "fabric (a run still going is cancelled)."),
 )
 
 

@@ -241,6 +241,14 @@ class FabricScreen(Screen[None]):
         self.apply(self.fab.status.snapshot(self.snapshot.round, self.snapshot.poll,
                                             self.snapshot.round_s, self.snapshot.note))
 
+    def action_console(self) -> None:
+        """The probe console, on the selected element's probe and target when it has one."""
+        from fabtui.tui.screens.probes import ProbeConsole
+
+        key = self.query_one(FabricMatrix).selected_key
+        request = on_demand(self.fab.fabric, self._element(key)) if key else None
+        self.app.push_screen(ProbeConsole(*request) if request else ProbeConsole())
+
     def action_demo(self) -> None:
         app = self.fab
         if not app.workspace.simulated():

@@ -1,0 +1,368 @@
+"""The probe console: pick a probe and a target (or a target set), run it, read the result.
+
+The run goes through the workspace (`run_probe` for one target, `sweep` for a set) on a thread
+of its own with its own event loop; each result arrives as a `ConsoleResult` message. Leaving
+the screen (or starting another run) cancels the run's task on that loop, which cancels the
+targets still running. A result shows as its verdict badges (glyph and colour), the parser's
+tables (the columns of `fabtui parse --table`) and its metrics; an nccl-tests result also as
+busbw against message size with the expected line for the hardware; `o` shows the raw output.
+A probe the catalog marks `danger` runs only once its target is typed, as on the command line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Label, Select, Static
+
+from fabtui.errors import InputError, RequestError
+from fabtui.model.probe import ProbeResult
+from fabtui.model.table import Table
+from fabtui.model.verdict import Verdict
+from fabtui.render.table import cell_text
+from fabtui.tui.commands import CONSOLE_COMMANDS, bindings
+from fabtui.tui.glyphs import glyph, health_style, short_number
+from fabtui.tui.screens.dialogs import Prompt
+from fabtui.tui.widgets.busbw_plot import BusbwPlot
+from fabtui.workspace.console import (
+    busbw_series,
+    parse_request,
+    result_tables,
+    verdict_counts,
+)
+from fabtui.workspace.live import Health
+
+if TYPE_CHECKING:
+    from fabtui.tui.app import FabtuiApp
+
+_HEALTH = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: Health.WARN,
+           Verdict.FAIL: Health.FAIL, Verdict.ERROR: Health.UNREACHABLE,
+           Verdict.ABORTED: Health.UNREACHABLE, Verdict.CANCELLED: Health.UNREACHABLE}
+
+PROBLEMS_SHOWN = 3
+"""Metrics out of range named under the result's badge (the rest: the metrics table)."""
+
+
+def health_of(verdict: Verdict) -> Health:
+    """How a verdict reads as a badge (an error: the target could not be measured)."""
+    return _HEALTH.get(verdict, Health.UNKNOWN)
+
+
+class ConsoleResult(Message):
+    """One target's result of the console's run came back."""
+
+    def __init__(self, run: int, result: ProbeResult) -> None:
+        super().__init__()
+        self.run = run
+        self.result = result
+
+
+class ConsoleRunEnded(Message):
+    """The console's run ended: every target answered, or `error` says why it could not run."""
+
+    def __init__(self, run: int, error: str | None, seconds: float) -> None:
+        super().__init__()
+        self.run = run
+        self.error = error
+        self.seconds = seconds
+
+
+class ProbeConsole(Screen[None]):
+    """See the module docstring."""
+
+    COMMANDS_TABLE = CONSOLE_COMMANDS
+    BINDINGS: ClassVar[list[BindingType]] = bindings(CONSOLE_COMMANDS)
+    DEFAULT_CSS = """
+    ProbeConsole #pick { height: 3; }
+    ProbeConsole #probe-select { width: 30; }
+    ProbeConsole #probe-target { width: 1fr; }
+    ProbeConsole #console-status { height: auto; max-height: 3; padding: 0 1; }
+    ProbeConsole #console-results { height: auto; max-height: 8; }
+    ProbeConsole #console-body { height: 1fr; }
+    ProbeConsole #console-body DataTable { height: auto; max-height: 24; }
+    ProbeConsole #console-body Label { color: $text-muted; padding: 0 1; }
+    ProbeConsole BusbwPlot { height: 14; }
+    ProbeConsole #console-raw { height: 1fr; display: none; }
+    ProbeConsole.raw #console-raw { display: block; }
+    ProbeConsole.raw #console-body { display: none; }
+    """
+
+    def __init__(self, probe: str | None = None, target: str = "") -> None:
+        super().__init__()
+        self.probe = probe
+        self.target = target
+        self.results: list[ProbeResult] = []
+        self.shown: ProbeResult | None = None
+        self.run_no = 0
+        self.running = False
+        self.status_text = "pick a probe and a target, then enter (or r)"
+        self._flight: tuple[asyncio.AbstractEventLoop, asyncio.Task[None]] | None = None
+        self._flight_lock = threading.Lock()
+        self._cancelled_run = 0
+        """Runs up to this number are cancelled (even one whose task does not exist yet)."""
+        self.outcome: str | None = None
+        """How the last run ended: `done`, `cancelled` or its error (set on its thread)."""
+
+    @property
+    def fab(self) -> FabtuiApp:
+        from fabtui.tui.app import FabtuiApp
+
+        assert isinstance(self.app, FabtuiApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        catalog = self.fab.workspace.catalog
+        options = [(name, name) for name in sorted(catalog)]
+        with Horizontal(id="pick"):
+            yield Select(options, value=self.probe if self.probe in catalog else Select.BLANK,
+                         prompt="probe", id="probe-select")
+            yield Input(self.target, placeholder="target: node001 · node00* · leaf-g00-r4 · "
+                        "rail:3 · then name=value parameters", id="probe-target")
+        yield Static(id="console-status")
+        yield DataTable(id="console-results", cursor_type="row", zebra_stripes=False)
+        yield VerticalScroll(id="console-body")
+        with VerticalScroll(id="console-raw"):
+            yield Static(id="raw-text", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        results = self.query_one("#console-results", DataTable)
+        results.add_columns("target", "verdict", "why")
+        results.display = False
+        self.query_one("#probe-target" if self.probe else "#probe-select").focus()
+        self._paint_status()
+
+    def on_unmount(self) -> None:
+        self._cancel()
+
+    # running ------------------------------------------------------------------------------------
+    @on(Input.Submitted, "#probe-target")
+    def _submitted(self) -> None:
+        self.action_run()
+        self.query_one("#console-body").focus()  # so that the console's keys answer
+
+    def action_run(self) -> None:
+        probe = self.query_one("#probe-select", Select).value
+        if not isinstance(probe, str):
+            self.notify("pick a probe first", title="console", severity="warning")
+            return
+        try:
+            target, params = parse_request(self.query_one("#probe-target", Input).value)
+        except ValueError as exc:
+            self.notify(str(exc), title="console", severity="error")
+            return
+        definition = self.fab.workspace.catalog.get(probe)
+        if definition is not None and definition.danger:
+            # As `fabtui probe run`: the operator types the target (the probe's name without).
+            phrase = target or probe
+            self.app.push_screen(
+                Prompt(f"{probe} changes state on {phrase}",
+                       f"{definition.description} · type {phrase} to run it"),
+                lambda typed: self._confirmed(probe, target, params, phrase, typed))
+            return
+        self._start(probe, target, params)
+
+    def _confirmed(self, probe: str, target: str, params: dict[str, str], phrase: str,
+                   typed: str | None) -> None:
+        if typed is not None and typed.strip() == phrase:
+            self._start(probe, target, params)
+        else:
+            self.notify(f"not run: {probe} needs {phrase!r} typed to confirm", title="console",
+                        severity="warning")
+
+    def _start(self, probe: str, target: str, params: dict[str, str]) -> None:
+        self._cancel()
+        self.run_no += 1
+        self.probe, self.target = probe, target
+        self.results, self.shown, self.running = [], None, True
+        self.query_one("#console-results", DataTable).clear()
+        self.status_text = f"running {probe} on {target or 'this machine'} …"
+        self._show(None)
+        self._run(self.run_no, probe, target, params)
+
+    @work(thread=True, group="console", exclusive=True, exit_on_error=False,
+          description="probe console run")
+    def _run(self, run: int, probe: str, target: str, params: dict[str, str]) -> None:
+        loop = asyncio.new_event_loop()
+        started = time.monotonic()
+        task = loop.create_task(self._drive(run, probe, target, params))
+        with self._flight_lock:
+            self._flight = (loop, task)
+            if self._cancelled_run >= run:
+                task.cancel()
+        error: str | None = None
+        try:
+            loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            error = "cancelled"
+        except (RequestError, InputError) as exc:
+            error = str(exc).splitlines()[0]
+        finally:
+            with self._flight_lock:
+                self._flight = None
+            loop.close()
+        self.outcome = error or "done"
+        self.post_message(ConsoleRunEnded(run, error, time.monotonic() - started))
+
+    async def _drive(self, run: int, probe: str, target: str, params: dict[str, str]) -> None:
+        workspace = self.fab.workspace
+        targets = workspace.sweep_targets(probe, target or None)
+        if targets is None:
+            result = await workspace.run_probe(probe, target or None, params)
+            self.post_message(ConsoleResult(run, result))
+            return
+        async for result in workspace.sweep(probe, targets, params):
+            self.post_message(ConsoleResult(run, result))
+
+    def _cancel(self) -> None:
+        """Cancel the run in flight, if any (its targets still running are cancelled)."""
+        with self._flight_lock:
+            self._cancelled_run = self.run_no
+            if self._flight is not None:
+                loop, task = self._flight
+                loop.call_soon_threadsafe(task.cancel)
+
+    @on(ConsoleResult)
+    def _arrived(self, message: ConsoleResult) -> None:
+        if message.run != self.run_no:
+            return
+        result = message.result
+        self.results.append(result)
+        table = self.query_one("#console-results", DataTable)
+        why = result.error or next((f.message for f in result.findings), "")
+        table.add_row(result.target, self._badge(result.verdict), why.splitlines()[0][:80]
+                      if why else "", key=str(len(self.results) - 1))
+        table.display = len(self.results) > 1
+        if self.shown is None:
+            self._show(result)
+        self._paint_status()
+
+    @on(ConsoleRunEnded)
+    def _ended(self, message: ConsoleRunEnded) -> None:
+        if message.run != self.run_no:
+            return
+        self.running = False
+        if message.error:
+            self.status_text = f"{self.probe} on {self.target or 'this machine'}: " \
+                               f"{message.error}"
+            if message.error != "cancelled":
+                self.notify(message.error, title="console", severity="error")
+        else:
+            count = len(self.results)
+            self.status_text = f"{self.probe} on {self.target or 'this machine'}: " \
+                               f"{count} result{'s' if count != 1 else ''} in " \
+                               f"{message.seconds:.1f}s"
+        self._paint_status()
+
+    @on(DataTable.RowHighlighted, "#console-results")
+    def _pick_result(self, message: DataTable.RowHighlighted) -> None:
+        index = int(message.row_key.value or 0)
+        if 0 <= index < len(self.results) and self.results[index] is not self.shown:
+            self._show(self.results[index])
+
+    # drawing ------------------------------------------------------------------------------------
+    def _badge(self, verdict: Verdict) -> Text:
+        health = health_of(verdict)
+        return Text(f"{glyph(health, self.fab.ascii_only)} {verdict.value}",
+                    health_style(health, self.app.current_theme))
+
+    def _paint_status(self) -> None:
+        text = Text(self.status_text)
+        counts = verdict_counts(self.results)
+        if counts:
+            text.append("  ")
+            for verdict, count in counts.items():
+                text.append_text(self._badge(verdict))
+                text.append(f" {count}  " if len(self.results) > 1 else "  ")
+        self.query_one("#console-status", Static).update(text)
+
+    def _show(self, result: ProbeResult | None) -> None:
+        """Draw `result` (None: nothing yet) in the body and the raw page."""
+        self.shown = result
+        body = self.query_one("#console-body", VerticalScroll)
+        raw = self.query_one("#raw-text", Static)
+        with self.app.batch_update():
+            body.remove_children()
+            if result is None:
+                raw.update("no output yet")
+                return
+            widgets: list[Label | DataTable[Text | str] | BusbwPlot | Static] = []
+            headline = Text()
+            headline.append_text(self._badge(result.verdict))
+            headline.append(f"  {result.probe} on {result.target}")
+            if result.error:
+                headline.append(f"  {result.error.splitlines()[0]}")
+            bad = sorted((m for m in result.metrics if m.verdict.rank > Verdict.OK.rank),
+                         key=lambda m: -m.verdict.rank)
+            for metric in bad[:PROBLEMS_SHOWN]:
+                headline.append("\n")
+                headline.append_text(self._badge(metric.verdict))
+                headline.append(f"  {metric.component}  {metric.name} = "
+                                f"{short_number(metric.value)}{metric.unit}")
+            if len(bad) > PROBLEMS_SHOWN:
+                headline.append(f"\n  … {len(bad) - PROBLEMS_SHOWN} more in the metrics table")
+            widgets.append(Static(headline, classes="headline"))
+            series = busbw_series(result)
+            if series is not None:
+                plot = BusbwPlot(ascii_only=self.fab.ascii_only, id="busbw-plot")
+                plot.set_series(series)
+                widgets.append(plot)
+            definition = self.fab.workspace.catalog.get(result.probe)
+            for table in result_tables(result, definition):
+                widgets += self._table_widgets(table)
+            body.mount_all(widgets)
+            raw.update(self._raw_text(result))
+
+    def _table_widgets(self, table: Table) -> list[Label | DataTable[Text | str]]:
+        out: list[Label | DataTable[Text | str]] = [Label(line) for line in table.title]
+        if table.columns:
+            grid: DataTable[Text | str] = DataTable(cursor_type="row", zebra_stripes=True)
+            grid.add_columns(*(c.heading for c in table.columns))
+            for row in table.rows:
+                cells: list[Text | str] = []
+                for column, value in zip(table.columns, row, strict=True):
+                    if column.name == "verdict" and isinstance(value, str) and \
+                            value in Verdict._value2member_map_:
+                        cells.append(self._badge(Verdict(value)))
+                    else:
+                        cells.append(Text(cell_text(value), justify=column.align))
+                grid.add_row(*cells)
+            out.append(grid)
+        out += [Label(line) for line in table.notes]
+        return out
+
+    @staticmethod
+    def _raw_text(result: ProbeResult) -> str:
+        parts = [f"$ {result.command}"]
+        for number, raw in enumerate(result.raw, 1):
+            if len(result.raw) > 1:
+                parts.append(f"--- sample {number} ---")
+            parts.append(raw.output)
+            if raw.stderr:
+                parts.append(f"--- stderr ---\n{raw.stderr}")
+        if result.error:
+            parts.append(f"error: {result.error}")
+        return "\n".join(parts)
+
+    # actions ------------------------------------------------------------------------------------
+    def action_raw(self) -> None:
+        self.toggle_class("raw")
+
+    def action_focus_target(self) -> None:
+        self.query_one("#probe-target", Input).focus()
+
+    def action_back(self) -> None:
+        if self.has_class("raw"):
+            self.remove_class("raw")
+            return
+        self.dismiss(None)

@@ -117,6 +117,21 @@ class FabtuiApp(App[None]):
         self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS,
                                                          *CONSOLE_COMMANDS), keys)))
 
+    def action_report(self) -> None:
+        """Build the newest session's report in a worker and say where it was written."""
+        self.run_worker(self._write_report, thread=True, exclusive=True, group="report")
+
+    def _write_report(self) -> None:
+        from fabtui.errors import RequestError
+        from fabtui.workspace import reporting
+
+        try:
+            path = reporting.write_newest(self.workspace)
+        except RequestError as exc:
+            self.call_from_thread(self.notify, str(exc), title="report", severity="error")
+            return
+        self.call_from_thread(self.notify, f"wrote {path}", title="report")
+
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 

@@ -37,6 +37,9 @@ APP_COMMANDS = (
     Command("app.help", "question_mark", "help", "Help", "Show the keys and what they do."),
     Command("app.theme", "T", "toggle_dark", "Theme", "Switch between the light and dark "
             "themes.", show=False),
+    Command("app.report", "R", "report", "Report", "Write the newest session's report as one "
+            "HTML file in the data folder (what `fabtui report last -o FILE` writes).",
+            show=False),
     Command("app.quit", "q,ctrl+q", "quit", "Quit", "Leave fabtui."),
 )
 FABRIC_COMMANDS = (

@@ -97,6 +97,18 @@ def write(report: Report, fmt: str, path: Path) -> None:
     partial.replace(path)
 
 
+def write_newest(ws: Workspace) -> Path:
+    """The newest session's report as HTML in `<data dir>/reports/<session>.html` (created);
+    returns its path. Raises `RequestError` when no session is recorded."""
+    session = ws.session_id("last")
+    built = build(ws, [session])
+    folder = ws.settings.data_dir / "reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{session}.html"
+    write(built, "html", path)
+    return path
+
+
 def _planted(sessions: Sequence[SessionEvidence]) -> dict[str, list[str]]:
     """Scenario name -> `fault on component` for the scenarios these sessions ran on."""
     from fabtui.errors import InputError

@@ -154,3 +154,24 @@ def test_large_captures_cost_less_than_their_text(kind: str) -> None:
     module = registry.get(kind).module
     peak = _peak(lambda: write_json(module.parse_lines(many), _Null()))
     assert peak < 2 * times * sum(len(line) + 1 for line in lines)
+
+
+def test_perftest_rows_of_a_long_sweep_cost_their_text() -> None:
+    # One run whose table is the sample's rows printed again and again (a long `-a` sweep or
+    # a `--duration` loop): a validated row per line cost ~6x its text.
+    sample = sorted((FIXTURES / "perftest").glob("*.txt"))[0]
+    lines = split_lines(normalize(sample.read_text(errors="replace")))
+    first = next(i for i, line in enumerate(lines) if line.lstrip().startswith("#bytes")) + 1
+    end = next(i for i in range(first, len(lines)) if not line_is_row(lines[i]))
+    rows = lines[first:end] * 2000
+    module = registry.get("perftest").module
+    result = module.parse("\n".join(lines[:first] + rows + lines[end:]))
+    assert len(result.rows) == len(rows)
+    peak = _peak(lambda: write_json(module.parse_lines(lines[:first] + rows + lines[end:]),
+                                    _Null()))
+    assert peak < 2 * sum(len(line) + 1 for line in rows)
+
+
+def line_is_row(line: str) -> bool:
+    """A perftest result row: numbers only."""
+    return bool(line.split()) and all(v.replace(".", "", 1).isdigit() for v in line.split())

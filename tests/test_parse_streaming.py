@@ -175,3 +175,17 @@ def test_perftest_rows_of_a_long_sweep_cost_their_text() -> None:
 def line_is_row(line: str) -> bool:
     """A perftest result row: numbers only."""
     return bool(line.split()) and all(v.replace(".", "", 1).isdigit() for v in line.split())
+
+
+def test_lldp_table_costs_its_cleaned_lines_not_a_model_per_neighbor() -> None:
+    # The readers work on the cleaned lines (tabs expanded, trailing blanks cut: a copy of
+    # the text); the EOS table's rows are those lines read again, not a neighbor each (a
+    # model per row took ~7x the text, a tuple with its cut strings ~5x).
+    sample = sorted((FIXTURES / "lldp-neighbors").glob("*.txt"))[0]
+    lines = split_lines(normalize(sample.read_text(errors="replace")))
+    head = next(i for i, line in enumerate(lines) if line.lstrip().startswith("Port"))
+    rows = [line for line in lines[head + 2:] if line.split()[-1:] == ["120"]] * 400
+    module = registry.get("lldp-neighbors").module
+    assert len(module.parse("\n".join(lines[:head + 2] + rows)).neighbors) == len(rows)
+    peak = _peak(lambda: write_json(module.parse_lines(lines[:head + 2] + rows), _Null()))
+    assert peak < 2.5 * sum(len(line) + 1 for line in rows)

@@ -29,6 +29,7 @@ are refused.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
@@ -141,6 +142,12 @@ class _Result:
     neighbors: list[_Neighbor] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     total: int | None = None
+    rows: _EosRows | None = None
+    """The neighbors instead of `neighbors`, where a reader keeps them as their lines."""
+
+    def all(self) -> list[_Neighbor] | _EosRows:
+        """Every neighbor read."""
+        return self.rows if self.rows is not None else self.neighbors
 
 
 # Small value helpers ----------------------------------------------------------------------------
@@ -250,12 +257,12 @@ def parse_lines(normalised: Iterable[str]) -> Streamed[LldpNeighbors]:
         raise ParseError(KIND, None, "the input is empty")
     reader = _choose(lines)
     result = reader(lines)
-    if result.total is not None and result.total != len(result.neighbors):
-        result.warnings.append(f"footer says {result.total} entries but {len(result.neighbors)} "
+    neighbors = result.all()
+    if result.total is not None and result.total != len(neighbors):
+        result.warnings.append(f"footer says {result.total} entries but {len(neighbors)} "
                                "neighbors were read")
     head = LldpNeighbors(flavor=result.flavor, view=result.view, neighbors=[],
                          total_entries=result.total, warnings=result.warnings)
-    neighbors = result.neighbors
     return with_rows(head, "neighbors", LldpNeighbor,
                      lambda: (neighbor._asdict() for neighbor in neighbors))
 
@@ -533,7 +540,7 @@ def _parse_eos_table(lines: list[str]) -> _Result:
     header = _header_index(lines, _EOS_HEADER)
     candidates = [lines[header].find("Neighbor Port ID")]
     warnings: list[str] = []
-    neighbors: list[_Neighbor] = []
+    neighbors = _EosRows(candidates)
     for number, kind, line in _table_rows(lines, header):
         if kind == "underline":
             segments = [m.start() for m in re.finditer(r"-+", line)]
@@ -545,12 +552,35 @@ def _parse_eos_table(lines: list[str]) -> _Result:
             continue
         if kind != "row":
             continue
-        neighbor = _eos_row(line, candidates)
-        if neighbor is None:
+        if _eos_row(line, candidates) is None:
             warnings.append(f"line {number}: unrecognised row skipped: {line.strip()[:80]}")
         else:
-            neighbors.append(neighbor)
-    return _Result("eos", "table", neighbors, warnings)
+            neighbors.add(line)
+    return _Result("eos", "table", [], warnings, rows=neighbors)
+
+
+class _EosRows:
+    """The rows of an EOS table, kept as their lines and read again when iterated: a row's
+    line is already held, a neighbor tuple with its cut strings cost ~5x it again."""
+
+    def __init__(self, candidates: list[int]) -> None:
+        self.candidates = candidates  # grows as dash lines are read: each row keeps its count
+        self.lines: list[str] = []
+        self.known = array("H")
+
+    def add(self, line: str) -> None:
+        """Keep a row read with the port id starts known so far."""
+        self.lines.append(line)
+        self.known.append(len(self.candidates))
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __iter__(self) -> Iterator[_Neighbor]:
+        for line, known in zip(self.lines, self.known, strict=True):
+            neighbor = _eos_row(line, self.candidates[:known])
+            assert neighbor is not None  # it was read from this very line
+            yield neighbor
 
 
 def _tokens(line: str) -> list[re.Match[str]]:

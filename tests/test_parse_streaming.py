@@ -143,7 +143,8 @@ def test_nccl_log_memory_does_not_grow_with_the_log(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize("kind", ["kernel-log", "flight-recorder", "ibdev2netdev", "show-gids",
-                                  "perfquery", "rdma-statistic", "ibnetdiscover"])
+                                  "perfquery", "rdma-statistic", "ibnetdiscover",
+                                  "nvidia-smi-q"])
 def test_large_captures_cost_less_than_their_text(kind: str) -> None:
     # The capture is its first sample repeated to ~200 KB (the same line objects, so what is
     # measured is what the parser builds). A model per row cost 15-75x the text.

@@ -143,7 +143,8 @@ def test_nccl_log_memory_does_not_grow_with_the_log(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize("kind", ["kernel-log", "flight-recorder", "ibdev2netdev", "show-gids",
-                                  "perfquery", "rdma-statistic"])
+                                  "perfquery", "rdma-statistic", "ibnetdiscover",
+                                  "nvidia-smi-q"])
 def test_large_captures_cost_less_than_their_text(kind: str) -> None:
     # The capture is its first sample repeated to ~200 KB (the same line objects, so what is
     # measured is what the parser builds). A model per row cost 15-75x the text.
@@ -154,3 +155,38 @@ def test_large_captures_cost_less_than_their_text(kind: str) -> None:
     module = registry.get(kind).module
     peak = _peak(lambda: write_json(module.parse_lines(many), _Null()))
     assert peak < 2 * times * sum(len(line) + 1 for line in lines)
+
+
+def test_perftest_rows_of_a_long_sweep_cost_their_text() -> None:
+    # One run whose table is the sample's rows printed again and again (a long `-a` sweep or
+    # a `--duration` loop): a validated row per line cost ~6x its text.
+    sample = sorted((FIXTURES / "perftest").glob("*.txt"))[0]
+    lines = split_lines(normalize(sample.read_text(errors="replace")))
+    first = next(i for i, line in enumerate(lines) if line.lstrip().startswith("#bytes")) + 1
+    end = next(i for i in range(first, len(lines)) if not line_is_row(lines[i]))
+    rows = lines[first:end] * 2000
+    module = registry.get("perftest").module
+    result = module.parse("\n".join(lines[:first] + rows + lines[end:]))
+    assert len(result.rows) == len(rows)
+    peak = _peak(lambda: write_json(module.parse_lines(lines[:first] + rows + lines[end:]),
+                                    _Null()))
+    assert peak < 2 * sum(len(line) + 1 for line in rows)
+
+
+def line_is_row(line: str) -> bool:
+    """A perftest result row: numbers only."""
+    return bool(line.split()) and all(v.replace(".", "", 1).isdigit() for v in line.split())
+
+
+def test_lldp_table_costs_its_cleaned_lines_not_a_model_per_neighbor() -> None:
+    # The readers work on the cleaned lines (tabs expanded, trailing blanks cut: a copy of
+    # the text); the EOS table's rows are those lines read again, not a neighbor each (a
+    # model per row took ~7x the text, a tuple with its cut strings ~5x).
+    sample = sorted((FIXTURES / "lldp-neighbors").glob("*.txt"))[0]
+    lines = split_lines(normalize(sample.read_text(errors="replace")))
+    head = next(i for i, line in enumerate(lines) if line.lstrip().startswith("Port"))
+    rows = [line for line in lines[head + 2:] if line.split()[-1:] == ["120"]] * 400
+    module = registry.get("lldp-neighbors").module
+    assert len(module.parse("\n".join(lines[:head + 2] + rows)).neighbors) == len(rows)
+    peak = _peak(lambda: write_json(module.parse_lines(lines[:head + 2] + rows), _Null()))
+    assert peak < 2.5 * sum(len(line) + 1 for line in rows)

@@ -21,12 +21,15 @@ the capture's most common one (speed `???` counts as unknown, i.e. degraded).
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
+from collections.abc import Iterable, Iterator
 
 from fabtui.model.parsed.ibnetdiscover import IbLink, IbLinkEnd, IbnetdiscoverOutput, IbNode
 from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines
+from fabtui.parsers.streaming import KeptLines, Streamed, row_defaults, with_rows
+from fabtui.parsers.text import clean_line_stream, clean_lines, split_lines
 
 KIND = "ibnetdiscover"
 MODEL = IbnetdiscoverOutput
@@ -65,60 +68,124 @@ def detect(text: str) -> float:
     return 0.0
 
 
+_END_FIELDS = ("type", "lid", "port", "guid", "name", "node_id")
+_LINK = row_defaults(IbLink)
+_Block = tuple[str, int | None, str | None, str | None, str | None]
+"""A node block as its links see it: type, LID, GUID, name, node id."""
+
+
+def _end(type_: str | None, lid: int | None, port: int | None, guid: str | None,
+         name: str | None, node_id: str | None = None) -> dict[str, object]:
+    """A link end as `IbLinkEnd.model_dump(mode="json")` writes it."""
+    return {"type": type_, "lid": lid, "port": port, "guid": guid, "name": name,
+            "node_id": node_id}
+
+
+def _link(local: dict[str, object], remote: dict[str, object] | None, width: str | None,
+          speed: str | None, number: int) -> dict[str, object]:
+    """A link as `IbLink.model_dump(mode="json")` writes it, not yet flagged or paired."""
+    return {**_LINK, "local": local, "remote": remote, "width": width, "speed": speed,
+            "line": number}
+
+
+def _ports_link(line: str, number: int) -> dict[str, object] | None:
+    """The link of a `-p` line, or None when it is not one."""
+    match = _P_LINK.match(line)
+    if match:
+        g = match.groups()
+        return _link(_end(g[0], int(g[1]), int(g[2]), g[3], g[10]),
+                     _end(g[6], int(g[7]), int(g[8]), g[9], g[11]), g[4], g[5], number)
+    match = _P_PORT.match(line)
+    if match:
+        g = match.groups()
+        return _link(_end(g[0], int(g[1]), int(g[2]), g[3], g[6]), None, g[4], g[5], number)
+    return None
+
+
+def _topology_link(line: str, number: int, block: _Block) -> dict[str, object] | None:
+    """The link of a `[port](guid) "peer-id"[port](guid) # ... lid N 4xEDR` line of `block`."""
+    match = _T_LINK.match(line)
+    if not match:
+        return None
+    kind, block_lid, guid, name, node_id = block
+    comment = _T_COMMENT.match((match.group(6) or "").strip())
+    local_lid = int(comment.group(1)) if comment and comment.group(1) else block_lid
+    local = _end(kind, local_lid, int(match.group(1)), match.group(2) or guid, name, node_id)
+    peer_id = match.group(3)
+    remote = _end(_TYPES.get(peer_id[:1].lower()), int(comment.group(3)) if comment else None,
+                  int(match.group(4)), match.group(5) or peer_id[2:],
+                  comment.group(2) if comment else None, peer_id)
+    return _link(local, remote, comment.group(4) if comment else None,
+                 comment.group(5) if comment else None, number)
+
+
+def _end_key(end: dict[str, object]) -> tuple[str, object]:
+    """What pairs an end with its mirror: LID (or name) and port."""
+    lid, name = end["lid"], end["name"]
+    return (str(lid) if lid is not None else name or "", end["port"])  # type: ignore[return-value]
+
+
 class _Reader:
-    """State while reading: the current node block, links and nodes so far."""
+    """State while reading: the current node block, nodes so far, and of the links only their
+    lines (re-read when written) and what flagging and pairing need.
+
+    A big fabric prints hundreds of thousands of links: a model per link cost ~25x its text.
+    """
 
     def __init__(self) -> None:
-        self.links: list[IbLink] = []
+        self.kept = KeptLines()
+        self.blocks: list[_Block] = []
+        self.block_of = array("q")  # per kept line: its node block's index; -1 for a `-p` line
+        self.reverse_of = array("q")  # per kept line: the index of its mirror; -1 for none
+        self.seen: dict[tuple[tuple[str, object], tuple[str, object]], int] = {}
+        self.pairs: Counter[tuple[str | None, str | None]] = Counter()  # (width, speed)
+        self.connected: Counter[tuple[str | None, str | None]] = Counter()
         self.nodes: dict[tuple[str, str], IbNode] = {}
         self.block: IbNode | None = None
         self.block_lid: int | None = None
         self.attrs: dict[str, str] = {}
         self.format: str | None = None
 
-    def node(self, end: IbLinkEnd) -> IbNode:
+    def node(self, end: dict[str, object]) -> IbNode:
         """The node an end belongs to (created on first sight)."""
-        kind = end.type or "CA"
-        key = (kind, end.name or end.node_id or end.guid or f"lid {end.lid}")
-        found = self.nodes.get(key)
+        kind = end["type"] or "CA"
+        key = (kind, end["name"] or end["node_id"] or end["guid"] or f"lid {end['lid']}")
+        found = self.nodes.get(key)  # type: ignore[arg-type]
         if found is None:
-            found = IbNode(type=kind, name=end.name, guid=end.guid, lid=end.lid,
-                           node_id=end.node_id)
-            self.nodes[key] = found
+            found = IbNode.model_validate({"type": kind, **{name: end[name] for name in
+                                                            ("name", "guid", "lid", "node_id")}})
+            self.nodes[key] = found  # type: ignore[index]
         return found
 
-    def add(self, link: IbLink) -> None:
-        """Record a link and the nodes at its ends."""
-        self.links.append(link)
-        self.node(link.local)
-        if link.remote is not None:
-            self.node(link.remote)
-
-    def ports_line(self, line: str, number: int) -> bool:
-        """A `-p` line."""
-        match = _P_LINK.match(line)
-        if match:
-            g = match.groups()
-            local = IbLinkEnd(type=g[0], lid=int(g[1]), port=int(g[2]), guid=g[3], name=g[10])
-            remote = IbLinkEnd(type=g[6], lid=int(g[7]), port=int(g[8]), guid=g[9], name=g[11])
-            self.add(IbLink(local=local, remote=remote, width=g[4], speed=g[5], line=number))
-            return True
-        match = _P_PORT.match(line)
-        if match:
-            g = match.groups()
-            local = IbLinkEnd(type=g[0], lid=int(g[1]), port=int(g[2]), guid=g[3], name=g[6])
-            self.add(IbLink(local=local, remote=None, width=g[4], speed=g[5], line=number))
-            return True
-        return False
+    def add(self, link: dict[str, object], line: str, block: int) -> None:
+        """Record a link (its line, block, mirror, width and speed) and the nodes at its ends."""
+        index = len(self.kept)
+        self.kept.add(link["line"], line)  # type: ignore[arg-type]
+        self.block_of.append(block)
+        local, remote = link["local"], link["remote"]
+        pair = (link["width"], link["speed"])
+        self.pairs[pair] += 1  # type: ignore[index]
+        self.node(local)  # type: ignore[arg-type]
+        mirror = -1
+        if remote is not None:
+            self.node(remote)  # type: ignore[arg-type]
+            if pair[0]:
+                self.connected[pair] += 1  # type: ignore[index]
+            there, here = _end_key(remote), _end_key(local)  # type: ignore[arg-type]
+            found = self.seen.get((there, here))
+            if found is not None:
+                mirror = found
+            else:
+                self.seen.setdefault((here, there), index)
+        self.reverse_of.append(mirror)
 
     def node_line(self, line: str) -> bool:
         """A topology node line (`Switch 36 "S-..." # "desc" ... lid 1`) or a `-l` line."""
         match = _NODE.match(line)
         listed = None if match else _LIST.match(line)
         if listed:
-            end = IbLinkEnd(type=_TYPES[listed.group(1).lower()], guid=listed.group(2),
-                            name=listed.group(6))
-            node = self.node(end)
+            node = self.node(_end(_TYPES[listed.group(1).lower()], None, None, listed.group(2),
+                                  listed.group(6)))
             node.ports, node.devid, node.vendid = (int(listed.group(3)), listed.group(4),
                                                    listed.group(5))
             return True
@@ -128,8 +195,8 @@ class _Reader:
         declared = (self.attrs.get("switchguid") or self.attrs.get("caguid")
                     or self.attrs.get("rtguid"))
         guid = declared or match.group(3)[2:]
-        end = IbLinkEnd(type=_TYPES[match.group(1).lower()], name=match.group(4), guid=guid,
-                        lid=int(lid.group(1)) if lid else None, node_id=match.group(3))
+        end = _end(_TYPES[match.group(1).lower()], int(lid.group(1)) if lid else None, None,
+                   guid, match.group(4), match.group(3))
         node = self.node(end)
         if declared:
             # The node may have been created earlier from a peer's link line (port GUID or id
@@ -140,27 +207,9 @@ class _Reader:
         node.devid = self.attrs.get("devid")
         node.sysimgguid = self.attrs.get("sysimgguid")
         if node.lid is None:
-            node.lid = end.lid
-        self.block, self.block_lid, self.attrs = node, end.lid, {}
-        return True
-
-    def topology_link(self, line: str, number: int) -> bool:
-        """A `[port](guid) "peer-id"[port](guid) # ... lid N 4xEDR` line of a node block."""
-        match = _T_LINK.match(line)
-        if not match or self.block is None:
-            return False
-        comment = _T_COMMENT.match((match.group(6) or "").strip())
-        local_lid = int(comment.group(1)) if comment and comment.group(1) else self.block_lid
-        local = IbLinkEnd(type=self.block.type, lid=local_lid, port=int(match.group(1)),
-                          guid=match.group(2) or self.block.guid, name=self.block.name,
-                          node_id=self.block.node_id)
-        peer_id = match.group(3)
-        remote = IbLinkEnd(type=_TYPES.get(peer_id[:1].lower()), port=int(match.group(4)),
-                           guid=match.group(5) or peer_id[2:], node_id=peer_id,
-                           name=comment.group(2) if comment else None,
-                           lid=int(comment.group(3)) if comment else None)
-        self.add(IbLink(local=local, remote=remote, width=comment.group(4) if comment else None,
-                        speed=comment.group(5) if comment else None, line=number))
+            node.lid = end["lid"]  # type: ignore[assignment]
+        self.block, self.block_lid, self.attrs = node, end["lid"], {}  # type: ignore[assignment]
+        self.blocks.append((node.type, self.block_lid, node.guid, node.name, node.node_id))
         return True
 
     def line(self, line: str, number: int) -> None:
@@ -168,12 +217,33 @@ class _Reader:
         attr = _ATTR.match(line)
         if attr:
             self.attrs[attr.group(1)] = attr.group(2)
-        elif self.ports_line(line, number):
+            return
+        link = _ports_link(line, number)
+        if link is not None:
+            self.add(link, line, -1)
             self.format = self.format or "ports"
         elif self.node_line(line):
             self.format = self.format or ("list" if _LIST.match(line) else "topology")
-        elif self.topology_link(line, number):
-            self.format = "topology"
+        elif self.block is not None:
+            link = _topology_link(line, number, self.blocks[-1])
+            if link is not None:
+                self.add(link, line, len(self.blocks) - 1)
+                self.format = "topology"
+
+    def links(self, width: str | None, speed: str | None) -> Iterator[dict[str, object]]:
+        """Every link, re-read from its line, flagged against `width`/`speed` and paired."""
+        for index, (number, line) in enumerate(self.kept):
+            block = self.block_of[index]
+            link = _ports_link(line, number) if block < 0 else \
+                _topology_link(line, number, self.blocks[block])
+            assert link is not None  # it was read from this very line
+            reason = _reason(link["width"], link["speed"], width, speed)  # type: ignore[arg-type]
+            if reason:
+                link["degraded"], link["degraded_reason"] = True, reason
+            mirror = self.reverse_of[index]
+            if mirror >= 0:
+                link["reverse_of"] = mirror
+            yield link
 
 
 def _rank(speed: str | None) -> int:
@@ -188,58 +258,55 @@ def _lanes(width: str | None) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _flag(links: list[IbLink]) -> tuple[str | None, str | None]:
-    """Mark links below the most common width/speed; returns that reference pair."""
-    connected = [(k.width, k.speed) for k in links if k.remote is not None and k.width]
-    pool = connected or [(k.width, k.speed) for k in links if k.width]
+def _reason(link_width: str | None, link_speed: str | None, width: str | None,
+            speed: str | None) -> str | None:
+    """Why a link of `link_width`/`link_speed` is below the capture's `width`/`speed`, if it is."""
+    if width is None and speed is None:  # nothing to compare with: no link has a width
+        return None
+    reasons = []
+    if link_width is not None and _lanes(link_width) < _lanes(width):
+        reasons.append(f"width {link_width} below {width}")
+    if link_speed is not None and _rank(link_speed) < 0:
+        reasons.append(f"speed {link_speed} unknown")
+    elif link_speed is not None and _rank(link_speed) < _rank(speed):
+        reasons.append(f"speed {link_speed} below {speed}")
+    return "; ".join(reasons) or None
+
+
+def _reference(reader: _Reader) -> tuple[str | None, str | None]:
+    """The most common width/speed of connected links (of all links with a width if none is
+    connected): the reference links are flagged against."""
+    pool = reader.connected or Counter({pair: count for pair, count in reader.pairs.items()
+                                        if pair[0]})
     if not pool:
         return None, None
-    width, speed = Counter(pool).most_common(1)[0][0]
-    for link in links:
-        reasons = []
-        if link.width is not None and _lanes(link.width) < _lanes(width):
-            reasons.append(f"width {link.width} below {width}")
-        if link.speed is not None and _rank(link.speed) < 0:
-            reasons.append(f"speed {link.speed} unknown")
-        elif link.speed is not None and _rank(link.speed) < _rank(speed):
-            reasons.append(f"speed {link.speed} below {speed}")
-        if reasons:
-            link.degraded, link.degraded_reason = True, "; ".join(reasons)
-    return width, speed
-
-
-def _pair(links: list[IbLink]) -> None:
-    """Point each link at its earlier mirror (same two ends, swapped)."""
-    def key(end: IbLinkEnd) -> tuple[str, int | None]:
-        return (str(end.lid) if end.lid is not None else end.name or "", end.port)
-
-    seen: dict[tuple[tuple[str, int | None], tuple[str, int | None]], int] = {}
-    for index, link in enumerate(links):
-        if link.remote is None:
-            continue
-        mirror = seen.get((key(link.remote), key(link.local)))
-        if mirror is not None:
-            link.reverse_of = mirror
-        else:
-            seen.setdefault((key(link.local), key(link.remote)), index)
+    return pool.most_common(1)[0][0]
 
 
 def parse(text: str) -> IbnetdiscoverOutput:
     """Parse ibnetdiscover output; raises `ParseError` when neither a link nor a node is found."""
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[IbnetdiscoverOutput]:
+    """Parse normalised lines (`fabtui parse` reads files this way, never holding them); the
+    links are re-read from their kept lines when written."""
     reader = _Reader()
-    for number, line in enumerate(clean_lines(text), start=1):
+    for number, line in enumerate(clean_line_stream(lines), start=1):
         if line.strip() and not line.lstrip().startswith("#"):
             reader.line(line, number)
-    if not reader.links and not reader.nodes:
+    if not len(reader.kept) and not reader.nodes:
         raise ParseError(KIND, None, "no ibnetdiscover port line, node line or link found")
-    width, speed = _flag(reader.links)
-    _pair(reader.links)
+    width, speed = _reference(reader)
+    degraded = sum(count for (link_width, link_speed), count in reader.pairs.items()
+                   if _reason(link_width, link_speed, width, speed))
     nodes = list(reader.nodes.values())
-    return IbnetdiscoverOutput(
-        format=reader.format or "topology", links=reader.links,
+    head = IbnetdiscoverOutput(
+        format=reader.format or "topology", links=[],
         switches=[n for n in nodes if n.type == "SW"], cas=[n for n in nodes if n.type == "CA"],
         routers=[n for n in nodes if n.type == "RT"], expected_width=width,
-        expected_speed=speed, degraded_links=sum(1 for link in reader.links if link.degraded))
+        expected_speed=speed, degraded_links=degraded)
+    return with_rows(head, "links", IbLink, lambda: reader.links(width, speed))
 
 
 def tables(result: IbnetdiscoverOutput) -> list[Table]:

@@ -29,14 +29,16 @@ are refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from fabtui.model.parsed.lldp import LldpNeighbor, LldpNeighbors
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines, is_missing
+from fabtui.parsers.streaming import Streamed, with_rows
+from fabtui.parsers.text import clean_line_stream, clean_lines, is_missing, split_lines
 
 KIND = "lldp-neighbors"
 MODEL = LldpNeighbors
@@ -82,6 +84,22 @@ _CAPABILITY_CODES = re.compile(r"^[BRTCWPSO](?:,?[BRTCWPSO])*,?$")
 Flavor = Literal["sonic", "eos", "nxos", "lldpd", "nvue"]
 
 
+class _Neighbor(NamedTuple):
+    """A neighbor as read: `LldpNeighbor`'s fields, in its order, as a tuple (a big switch's
+    table has thousands of rows; a model each cost ~7x its text)."""
+
+    local_port: str
+    device: str | None
+    port_id: str | None
+    port_id_subtype: str | None = None
+    port_description: str | None = None
+    chassis_id: str | None = None
+    capabilities: str | None = None
+    ttl: int | None = None
+    management_address: str | None = None
+    protocol: str | None = None
+
+
 @dataclass
 class _Draft:
     """A neighbor being read; becomes an `LldpNeighbor` once its block or row ends."""
@@ -103,12 +121,12 @@ class _Draft:
         """True when nothing but the local port was read (a block cut off by truncation)."""
         return self.device is None and self.port_id is None and self.chassis_id is None
 
-    def build(self) -> LldpNeighbor:
+    def build(self) -> _Neighbor:
         """The finished neighbor."""
         caps = self.capabilities_text
         if caps is None and self.capabilities:
             caps = ", ".join(self.capabilities)
-        return LldpNeighbor(local_port=self.local_port, device=self.device, port_id=self.port_id,
+        return _Neighbor(local_port=self.local_port, device=self.device, port_id=self.port_id,
                             port_id_subtype=self.port_id_subtype,
                             port_description=self.port_description, chassis_id=self.chassis_id,
                             capabilities=caps, ttl=self.ttl,
@@ -121,9 +139,15 @@ class _Result:
 
     flavor: Flavor
     view: str
-    neighbors: list[LldpNeighbor] = field(default_factory=list)
+    neighbors: list[_Neighbor] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     total: int | None = None
+    rows: _EosRows | None = None
+    """The neighbors instead of `neighbors`, where a reader keeps them as their lines."""
+
+    def all(self) -> list[_Neighbor] | _EosRows:
+        """Every neighbor read."""
+        return self.rows if self.rows is not None else self.neighbors
 
 
 # Small value helpers ----------------------------------------------------------------------------
@@ -222,17 +246,25 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> LldpNeighbors:
     """Parse any supported LLDP neighbor listing; raises `ParseError` when there is none."""
-    lines = _lines(text)
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(normalised: Iterable[str]) -> Streamed[LldpNeighbors]:
+    """Parse normalised lines (`fabtui parse` reads files this way, never holding the text);
+    the neighbors are written from their tuples, never a model each."""
+    lines = [line.expandtabs(8).rstrip() for line in clean_line_stream(normalised)]
     if not any(line.strip() for line in lines):
         raise ParseError(KIND, None, "the input is empty")
     reader = _choose(lines)
     result = reader(lines)
-    if result.total is not None and result.total != len(result.neighbors):
-        result.warnings.append(f"footer says {result.total} entries but {len(result.neighbors)} "
+    neighbors = result.all()
+    if result.total is not None and result.total != len(neighbors):
+        result.warnings.append(f"footer says {result.total} entries but {len(neighbors)} "
                                "neighbors were read")
-    return LldpNeighbors(flavor=result.flavor, view=result.view,
-                         neighbors=result.neighbors, total_entries=result.total,
-                         warnings=result.warnings)
+    head = LldpNeighbors(flavor=result.flavor, view=result.view, neighbors=[],
+                         total_entries=result.total, warnings=result.warnings)
+    return with_rows(head, "neighbors", LldpNeighbor,
+                     lambda: (neighbor._asdict() for neighbor in neighbors))
 
 
 def _first(lines: list[str], pattern: re.Pattern[str]) -> int | None:
@@ -476,7 +508,7 @@ def _parse_nvue_interface(lines: list[str]) -> _Result:
     local, neighbor_id = _nv_command(lines, "`nv show interface <port> lldp`")
     brief = [(i, m.group(1)) for i, line in enumerate(lines) if (m := _NV_BRIEF.match(line))]
     if brief:
-        neighbors = [LldpNeighbor(local_port=local, device=_value(name), port_id=None)
+        neighbors = [_Neighbor(local_port=local, device=_value(name), port_id=None)
                      for _, name in brief]
         return _Result("nvue", "table", neighbors)
     values: dict[str, str | None] = {}
@@ -508,7 +540,7 @@ def _parse_eos_table(lines: list[str]) -> _Result:
     header = _header_index(lines, _EOS_HEADER)
     candidates = [lines[header].find("Neighbor Port ID")]
     warnings: list[str] = []
-    neighbors: list[LldpNeighbor] = []
+    neighbors = _EosRows(candidates)
     for number, kind, line in _table_rows(lines, header):
         if kind == "underline":
             segments = [m.start() for m in re.finditer(r"-+", line)]
@@ -520,19 +552,42 @@ def _parse_eos_table(lines: list[str]) -> _Result:
             continue
         if kind != "row":
             continue
-        neighbor = _eos_row(line, candidates)
-        if neighbor is None:
+        if _eos_row(line, candidates) is None:
             warnings.append(f"line {number}: unrecognised row skipped: {line.strip()[:80]}")
         else:
-            neighbors.append(neighbor)
-    return _Result("eos", "table", neighbors, warnings)
+            neighbors.add(line)
+    return _Result("eos", "table", [], warnings, rows=neighbors)
+
+
+class _EosRows:
+    """The rows of an EOS table, kept as their lines and read again when iterated: a row's
+    line is already held, a neighbor tuple with its cut strings cost ~5x it again."""
+
+    def __init__(self, candidates: list[int]) -> None:
+        self.candidates = candidates  # grows as dash lines are read: each row keeps its count
+        self.lines: list[str] = []
+        self.known = array("H")
+
+    def add(self, line: str) -> None:
+        """Keep a row read with the port id starts known so far."""
+        self.lines.append(line)
+        self.known.append(len(self.candidates))
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __iter__(self) -> Iterator[_Neighbor]:
+        for line, known in zip(self.lines, self.known, strict=True):
+            neighbor = _eos_row(line, self.candidates[:known])
+            assert neighbor is not None  # it was read from this very line
+            yield neighbor
 
 
 def _tokens(line: str) -> list[re.Match[str]]:
     return list(re.finditer(r"\S+", line))
 
 
-def _eos_row(line: str, port_id_starts: list[int]) -> LldpNeighbor | None:
+def _eos_row(line: str, port_id_starts: list[int]) -> _Neighbor | None:
     """One EOS row; the split between device id and port id is the token nearest to where the
     header (or its dashes) puts the port id column, when either holds spaces."""
     tokens = _tokens(line)
@@ -545,7 +600,7 @@ def _eos_row(line: str, port_id_starts: list[int]) -> LldpNeighbor | None:
                     key=lambda i: min(abs(middle[i].start() - c) for c in port_id_starts))
     device = line[middle[0].start():middle[split - 1].end()]
     port_id = line[middle[split].start():middle[-1].end()]
-    return LldpNeighbor(local_port=tokens[0].group(), device=_value(device),
+    return _Neighbor(local_port=tokens[0].group(), device=_value(device),
                         port_id=_value(port_id), ttl=int(tokens[-1].group()))
 
 
@@ -563,7 +618,7 @@ def _parse_nxos_table(lines: list[str]) -> _Result:
     """NX-OS / IOS `show lldp neighbors`, with device ids wrapped onto their own line."""
     header = _header_index(lines, _NXOS_HEADER)
     layout = _NxosLayout(lines[header].find("Hold-time"), lines[header].find("Port ID"))
-    neighbors: list[LldpNeighbor] = []
+    neighbors: list[_Neighbor] = []
     warnings: list[str] = []
     total = None
     pending: str | None = None
@@ -692,7 +747,7 @@ def _finish_block(draft: _Draft | None, result: _Result) -> None:
     result.neighbors.append(draft.build())
 
 
-def _block_flavor(lines: list[str], neighbors: list[LldpNeighbor]) -> Flavor:
+def _block_flavor(lines: list[str], neighbors: list[_Neighbor]) -> Flavor:
     """SONiC prints lldpctl blocks for `show lldp neighbors`; NVUE's lldp-detail drops `via:` and
     puts a dash line under each `Interface:` line."""
     head = "\n".join(lines[:40])
@@ -851,7 +906,7 @@ def _parse_nxos_detail(lines: list[str]) -> _Result:
             continue
         management = _value(fields.get("management address")) or \
             _value(fields.get("management address ipv6"))
-        result.neighbors.append(LldpNeighbor(
+        result.neighbors.append(_Neighbor(
             local_port=local, device=_value(fields.get("system name")),
             port_id=_value(fields.get("port id")),
             port_description=_value(fields.get("port description")),

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import chain, islice
 
 from fabtui.model.parsed.nvidia_smi_q import NvidiaSmiQuery, NvsmiQueryGpu
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines
+from fabtui.parsers.streaming import Streamed
+from fabtui.parsers.text import clean_line_stream, split_lines
 
 KIND = "nvidia-smi-q"
 MODEL = NvidiaSmiQuery
@@ -276,8 +279,10 @@ def _parse_xml(lines: list[str]) -> _Node:
     return _xml_tree(root)
 
 
-def _text_tree(lines: list[str]) -> _Node:
-    """Indented `Key : Value` lines and section headers as a tree."""
+def _text_tree(lines: Iterable[str], finished: Callable[[_Node], bool]) -> _Node:
+    """Indented `Key : Value` lines and section headers as a tree; each top-level section is
+    given to `finished` once read, and dropped from the tree when it returns True (a GPU block
+    read into its model: a capture of many GPUs never holds a node per line)."""
     root = _Node("")
     stack: list[tuple[int, _Node]] = [(-1, root)]
     for raw in lines:
@@ -296,30 +301,55 @@ def _text_tree(lines: list[str]) -> _Node:
             node = _Node(_norm(stripped))
         while stack[-1][0] >= indent:
             stack.pop()
-        stack[-1][1].children.append(node)
+        parent = stack[-1][1]
+        if parent is root and root.children and finished(root.children[-1]):
+            root.children.pop()
+        parent.children.append(node)
         stack.append((indent, node))
+    if root.children and finished(root.children[-1]):
+        root.children.pop()
     return root
 
 
 def parse(text: str) -> NvidiaSmiQuery:
     """Parse `nvidia-smi -q` text or XML; raises `ParseError` when neither is there."""
-    lines = clean_lines(text)
-    is_xml = any("<nvidia_smi_log" in line for line in lines[:200])
-    root = _parse_xml(lines) if is_xml else _text_tree(lines)
-    if is_xml and root.name != "nvidia_smi_log":
-        raise ParseError(KIND, None, "the XML document is not an <nvidia_smi_log>")
-    gpus = [c for c in root.children if c.name == "gpu"]
+    return parse_lines(split_lines(text)).head
+
+
+def parse_lines(normalised: Iterable[str]) -> Streamed[NvidiaSmiQuery]:
+    """Parse normalised lines (`fabtui parse` reads files this way): text is read GPU block by
+    GPU block, XML (one document) is read whole."""
+    cleaned = clean_line_stream(normalised)
+    first = list(islice(cleaned, 200))
+    is_xml = any("<nvidia_smi_log" in line for line in first)
+    gpus: list[NvsmiQueryGpu] = []
+    gpu_warnings: list[str] = []  # after the header's, as when the header is read first
+
+    def finished(node: _Node) -> bool:
+        if node.name != "gpu":
+            return False
+        gpus.append(_gpu(node, gpu_warnings))
+        return True
+
+    if is_xml:
+        root = _parse_xml([*first, *cleaned])
+        if root.name != "nvidia_smi_log":
+            raise ParseError(KIND, None, "the XML document is not an <nvidia_smi_log>")
+        root.children = [c for c in root.children if not finished(c)]
+    else:
+        root = _text_tree(chain(first, cleaned), finished)
     driver_node = root.child("driver_version")
     driver = _clean(driver_node.value) if driver_node is not None else None
     if not gpus and driver is None:
         raise ParseError(KIND, None, "no `Driver Version` and no GPU block: not nvidia-smi -q")
     warnings: list[str] = []
     top = _Reader(root, "header", warnings)
-    return NvidiaSmiQuery(
+    head = NvidiaSmiQuery(
         format="xml" if is_xml else "text", timestamp=top.text("timestamp"),
         driver_version=driver, cuda_version=top.text("cuda_version"),
-        attached_gpus=top.integer("attached_gpus"),
-        gpus=[_gpu(g, warnings) for g in gpus], warnings=warnings)
+        attached_gpus=top.integer("attached_gpus"), gpus=gpus, warnings=warnings)
+    warnings.extend(gpu_warnings)
+    return Streamed(head)
 
 
 def tables(result: NvidiaSmiQuery) -> list[Table]:

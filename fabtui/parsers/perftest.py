@@ -36,8 +36,10 @@ when it was needed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 
 from fabtui.model.parsed.perftest import (
     Perftest,
@@ -47,7 +49,8 @@ from fabtui.model.parsed.perftest import (
 )
 from fabtui.model.table import Cell, Table, right
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.text import clean_lines, to_float, to_int
+from fabtui.parsers.streaming import LazyList, Streamed, row_defaults
+from fabtui.parsers.text import clean_line_stream, split_lines, to_float, to_int
 
 KIND = "perftest"
 MODEL = Perftest
@@ -119,6 +122,7 @@ _COLUMNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"tps\s+average", re.I), "tps_avg"),
 ]
 _COLUMN_ANY = re.compile("|".join(f"(?:{p.pattern})" for p, _ in _COLUMNS), re.I)
+_ROW = row_defaults(PerftestRow)
 _INT_COLUMNS = frozenset({"bytes", "iterations", "sl"})
 
 # Header names (lower case, single spaces) -> (field, conversion).
@@ -180,7 +184,15 @@ class _Block:
     remote: list[PerftestAddress] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     unit: str | None = None
-    rows: list[PerftestRow] = field(default_factory=list)
+    rows: list[str] = field(default_factory=list)
+    """Each row's line, read again into a row when the result is written: a long sweep's
+    rows cost their text, not a model each."""
+    row_columns: list[tuple[int, list[str]]] = field(default_factory=list)
+    """(index of the first row, columns) of each run of rows read under the same columns."""
+    last_bytes: int = -1
+    """Message size of the last row (-1 before the first)."""
+    peak_zero: bool = False
+    """Whether a row printed BW peak 0.00."""
     header_done: bool = False
     table_ended: bool = False
     closed: bool = False
@@ -241,11 +253,6 @@ def _safe_int(value: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _lines(text: str) -> list[str]:
-    """Cleaned lines (`text.clean_lines`), stripped of surrounding blanks."""
-    return [line.strip() for line in clean_lines(text)]
-
-
 def detect(text: str) -> float:
     """How sure we are that `text` is perftest output (0..1)."""
     head = text[:40000]
@@ -272,9 +279,15 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> Perftest:
     """Parse perftest output; raises `ParseError` when no perftest block is in it."""
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[Perftest]:
+    """Parse normalised lines (`fabtui parse` reads files this way, never holding them); each
+    block's result is built when it is written."""
     state = _State()
-    for number, line in enumerate(_lines(text), start=1):
-        _read_line(state, number, line)
+    for number, line in enumerate(clean_line_stream(lines), start=1):
+        _read_line(state, number, line.strip())
     if not state.blocks:
         if state.pending.server or (state.pending.tool and state.errors):
             state.new_block()
@@ -426,7 +439,7 @@ def _read_row(state: _State, number: int, line: str) -> bool:
     if block is None:
         state.warnings.append(f"line {number}: result row without a column header skipped")
         return True
-    row = _row(block.columns, values)
+    row = _row_data(block.columns, values)
     if row is None:
         state.warnings.append(f"line {number}: incomplete result row skipped "
                               f"({len(values)} of {len(block.columns)} columns)")
@@ -434,7 +447,11 @@ def _read_row(state: _State, number: int, line: str) -> bool:
     if len(values) > len(block.columns):
         state.warnings.append(f"line {number}: {len(values) - len(block.columns)} value(s) "
                               "beyond the printed columns ignored")
-    block.rows.append(row)
+    if not block.row_columns or block.row_columns[-1][1] is not block.columns:
+        block.row_columns.append((len(block.rows), block.columns))
+    block.rows.append(line)
+    block.last_bytes = row["bytes"]  # type: ignore[assignment]  # an int: checked by _row_data
+    block.peak_zero = block.peak_zero or row.get("bw_peak") == 0.0
     state.last_row_block = block
     return True
 
@@ -446,13 +463,13 @@ def _row_block(state: _State, size: int) -> _Block | None:
         return None
     candidates.sort(key=lambda b: b.server)
     for block in candidates:
-        if not block.rows or block.rows[-1].bytes < size:
+        if not block.rows or block.last_bytes < size:
             return block
     return candidates[0]
 
 
-def _row(columns: list[str], values: list[str]) -> PerftestRow | None:
-    """A row from its values; None when fewer values than columns (a cut line)."""
+def _row_data(columns: list[str], values: list[str]) -> dict[str, int | float | None] | None:
+    """A row's fields from its values; None when fewer values than columns (a cut line)."""
     if len(values) < len(columns):
         return None
     data: dict[str, int | float | None] = {}
@@ -463,7 +480,30 @@ def _row(columns: list[str], values: list[str]) -> PerftestRow | None:
         return None
     if data.get("bytes") is None:
         return None
-    return PerftestRow.model_validate(data)
+    return data
+
+
+def _row_dicts(block: _Block) -> Iterator[dict[str, object]]:
+    """The block's rows, read again from their lines, as `model_dump(mode="json")` gives
+    them (each column's value is already of its field's type)."""
+    runs = [*block.row_columns, (len(block.rows), [])]
+    for (start, columns), (end, _) in pairwise(runs):
+        for line in block.rows[start:end]:
+            data = _row_data(columns, line.split())
+            assert data is not None  # it was read from this very line
+            yield {**_ROW, **data}
+
+
+def _rows(block: _Block) -> Iterator[PerftestRow]:
+    """The block's rows as models."""
+    return (PerftestRow.model_validate(row) for row in _row_dicts(block))
+
+
+def _dumped_result(block: _Block) -> dict[str, object]:
+    """`_block_result(block).model_dump(mode="json")`, its rows written as they are read."""
+    data = _block_result(block, with_rows=False).model_dump(mode="json")
+    data["rows"] = LazyList(lambda: _row_dicts(block))
+    return data
 
 
 def _read_message(state: _State, number: int, line: str) -> bool:
@@ -582,48 +622,57 @@ def _pairs(line: str) -> list[tuple[str, str]]:
     return [(n, v) for n, v in pairs if n and v]
 
 
-def _result(state: _State) -> Perftest:
-    """The model: every block, and the main one repeated at the top level."""
+def _result(state: _State) -> Streamed[Perftest]:
+    """The model: every block (each built when written), and the main one repeated at the
+    top level."""
     warnings = list(state.warnings)
-    results = [_block_result(block) for block in state.blocks]
+    blocks = state.blocks
     if state.interleaved:
         warnings.append("server and client output are interleaved in one stream; header lines, "
                         "addresses and rows were given to the sides by order of appearance")
     if state.elided:
         warnings.append("rows elided with `...` in the capture")
-    for index, result in enumerate(results):
-        if result.side == "server" and any(r.bw_peak == 0.0 for r in result.rows):
+    for index, block in enumerate(blocks):
+        if block.peak_zero and _side(block) == "server":
             warnings.append(f"results[{index}]: the server side prints BW peak 0.00 (the "
                             "receiver cannot measure the peak); use bw_avg")
     if any("peak won't be measured" in n for n in state.notices):
         warnings.append("the tool did not measure BW peak in this run (-F/-N/duration); "
                         "its 0.00 is not a measurement")
-    main = _main_index(results)
-    top = results[main].model_dump() if main is not None else {}
-    return Perftest(**top, results=results, main_index=main, errors=state.errors,
+    main = _main_index(blocks)
+    top = _block_result(blocks[main], with_rows=False).model_dump() if main is not None else {}
+    head = Perftest(**top, results=[], main_index=main, errors=state.errors,
                     notices=state.notices, warnings=warnings)
+    # The main block's rows (at the top level) and every block are written as they are
+    # read again: a long sweep holds its rows' lines, never a model or a dict per row.
+    return Streamed(
+        head,
+        {"rows": lambda: _rows(blocks[main]) if main is not None else iter(()),
+         "results": lambda: (_block_result(block) for block in blocks)},
+        {"rows": lambda: _row_dicts(blocks[main]) if main is not None else iter(()),
+         "results": lambda: (_dumped_result(block) for block in blocks)})
 
 
-def _main_index(results: list[PerftestResult]) -> int | None:
+def _main_index(blocks: list[_Block]) -> int | None:
     """The first client block with rows, else the first block with rows, else the first."""
-    with_rows = [i for i, r in enumerate(results) if r.rows]
-    clients = [i for i in with_rows if results[i].side == "client"]
+    with_rows = [i for i, block in enumerate(blocks) if block.rows]
+    clients = [i for i in with_rows if _side(blocks[i]) == "client"]
     if clients:
         return clients[0]
     if with_rows:
         return with_rows[0]
-    return 0 if results else None
+    return 0 if blocks else None
 
 
-def _block_result(block: _Block) -> PerftestResult:
-    """A finished block as a result model."""
+def _block_result(block: _Block, with_rows: bool = True) -> PerftestResult:
+    """A finished block as a result model (its rows left empty unless `with_rows`)."""
     values: dict[str, object] = {
         "test": block.test, "test_type": block.test_type, "tool": block.tool,
         "command": block.command, "side": _side(block), "bidirectional": block.bidirectional,
         "atomic_type": block.atomic_type, "unit": block.unit, "header": block.header,
         "local_addresses": block.local, "remote_addresses": block.remote,
         "gpudirect": block.gpudirect, "gpu_api": block.gpu_api, "gpu_name": block.gpu_name,
-        "rows": block.rows,
+        "rows": list(_rows(block)) if with_rows else [],
     }
     for name, value in block.header.items():
         target = _HEADER_FIELDS.get(_key(name))

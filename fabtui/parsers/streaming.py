@@ -113,6 +113,26 @@ def with_rows(head: Model, name: str, row_model: type[BaseModel],
     return Streamed(head, {name: models}, {name: rows})
 
 
+class LazyList:
+    """A list inside a dumped item (`Streamed.dumped`) that `write_json` writes item by item:
+    a block with a long table of rows never holds them all as dicts or as text."""
+
+    def __init__(self, produce: Callable[[], Iterable[object]]) -> None:
+        self.produce = produce
+
+    def __iter__(self) -> Iterator[object]:
+        return iter(self.produce())
+
+
+class _Sink:
+    """What `_encode` appends its pieces to when they go straight to a stream."""
+
+    __slots__ = ("append",)
+
+    def __init__(self, write: Callable[[str], object]) -> None:
+        self.append = write
+
+
 def row_defaults(model: type[BaseModel]) -> dict[str, object]:
     """A row model's fields with their defaults, in the order `model_dump` writes them: the
     start of a row built as plain JSON (fields without a default must be filled in)."""
@@ -169,9 +189,13 @@ def write_json(streamed: Streamed[BaseModel], out: IO[str]) -> None:
         items = dumped() if dumped is not None and produce is not None else \
             (item.model_dump(mode="json") for item in models)
         empty = True
+        sink = _Sink(out.write) if dumped is not None and produce is not None else None
         for item in items:
             out.write(("[" if empty else ",") + "\n    ")
-            out.write(_indented(item, "    "))
+            if sink is not None:  # may hold a `LazyList`: written as it is encoded
+                _encode(item, "    ", sink)  # type: ignore[arg-type]
+            else:
+                out.write(_indented(item, "    "))
             empty = False
         out.write("[]" if empty else "\n  ]")
     out.write("\n}\n" if keys else "}\n")
@@ -259,5 +283,12 @@ def _encode(value: object, indent: str, out: list[str]) -> None:
             _encode(item, inner, out)
             separator = ",\n" + inner
         out.append("\n" + indent + "]")
+    elif type(value) is LazyList:
+        separator = "[\n" + indent + "  "
+        for item in value:
+            out.append(separator)
+            _encode(item, indent + "  ", out)
+            separator = ",\n" + indent + "  "
+        out.append("[]" if separator[0] == "[" else "\n" + indent + "]")
     else:  # anything unusual: the standard encoder (json escapes newlines inside strings)
         out.append(json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent))

@@ -56,6 +56,8 @@ def test_old_error_n_wording_and_the_local_rank_that_closed_first() -> None:
     first = report.suspects[0]
     assert (first.kind, first.rank, first.node) == ("local rank", None, "kolyoz2")
     assert "local rank 0" in first.reason
+    # The error 4 is made by kolyoz2 itself: no far end is suspected.
+    assert not any(s.kind == "peer" for s in report.suspects)
 
 
 def test_a_desync_report_that_names_the_lagging_rank() -> None:
@@ -114,8 +116,22 @@ def test_net_ib_colon_wording_names_the_hca_of_the_failing_nic() -> None:
     assert report.verdict == "network path"
     assert report.ranks_seen == []
     first = report.warnings[0]
-    assert (first.status, first.role, first.evidence.line, first.hca) == (12, "signal", 1, "mlx5_10")
+    assert (first.status, first.role, first.evidence.line) == (12, "signal", 1)
+    assert first.hca == "mlx5_10"
     assert first.local_gid == "::ffff:192.168.6.3" and first.peer == "192.168.3.5"
     link = report.suspects[0]
     assert (link.kind, link.rank, link.node, link.nic) == ("link", None, "mycl-g2", "mlx5_10")
     assert any(s.peer == "192.168.3.5" for s in report.suspects)
+
+
+def test_a_host_side_completion_error_with_no_rank_is_not_a_network_path(tmp_path: Path) -> None:
+    # The status 4 line of NVIDIA/nccl-tests#252 alone: a local protection error is made by the
+    # host (memory registration, GPUDirect RDMA), so the network path is not the suspect.
+    lines = (REAL / "nccl-tests-252-error4-localrank" / "job.log").read_text().splitlines()
+    (tmp_path / "job.log").write_text("\n".join(line for line in lines
+                                                if "Got completion" in line) + "\n")
+    report = triage_paths([tmp_path])
+    assert report.verdict == "cannot tell"
+    assert "not on the network path" in report.summary
+    assert [(s.kind, s.node, s.peer) for s in report.suspects] == [
+        ("link", "kolyoz2", "10.0.35.1")]

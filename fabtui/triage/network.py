@@ -142,6 +142,8 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
             continue
         if warn.rank in known_ranks and warn.rank is not None:
             continue
+        known = wc_status.describe(warn.status) if warn.type == "ib_completion_error" else None
+        host_side = known is not None and known.host_side
         status = f"status {warn.status} ({warn.status_name})" if warn.status is not None \
             else warn.type.replace("_", " ")
         who = f"rank {warn.rank}" if warn.rank is not None else "a rank"
@@ -157,16 +159,17 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                                     reason=f"also failed ({other.status_name or other.type}), "
                                            f"toward {who}'s NIC: a symptom of the same path",
                                     evidence=[other.evidence]))
-        if warn.peer and len(group) == 1:
+        if warn.peer and len(group) == 1 and not host_side:
             suspects.append(Suspect(kind="peer", rank=None, node=peer_host, peer=warn.peer,
                                     reason=f"the far end of {who}'s failed path",
                                     evidence=[warn.evidence]))
         refused = warn.type != "ib_completion_error"
         # The first signal names the rank whose NIC saw it: that NIC (and, on the topology, its
         # leaf port and optic) is the culprit, the far end its peer. Without a rank the logs
-        # name only a path.
+        # name only a path; a host-side error (status 1, 2, 4) names no path at all.
         verdict: Verdict = "cannot tell" if refused else \
-            "culprit found" if warn.rank is not None else "network path"
+            "culprit found" if warn.rank is not None else \
+            "cannot tell" if host_side else "network path"
         out.append(Finding(
             verdict=verdict,
             summary=((f"{who} was refused a connection by {warn.peer}: nothing listened there "
@@ -181,8 +184,10 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                      f"{warn.peer or '?'}"
                      + (f", and {len(group) - 1} other rank(s) failed toward its NIC"
                         if len(group) > 1 else "")
-                     + ": the network path of that NIC (its leaf port and optic, then the "
-                       "peer's) is the suspect."),
+                     + (": an error made on that host (memory registration, GPUDirect RDMA, "
+                        "driver), not on the network path." if host_side else
+                        ": the network path of that NIC (its leaf port and optic, then the "
+                        "peer's) is the suspect.")),
             suspects=suspects))
     # Independent faults in the order they happened where every lead line says when (NCCL 2.26+
     # stamps its WARN lines), else in reading order (a combined log's is the time order).

@@ -18,15 +18,19 @@ class WcStatus(NamedTuple):
     name: str
     meaning: str
     role: Role
+    host_side: bool = False
+    """The error is made on the reporting host (buffers, memory registration, driver), not on
+    the wire: the network path is not the suspect."""
 
 
 STATUSES: dict[int, WcStatus] = {
     1: WcStatus("IBV_WC_LOC_LEN_ERR", "local length error: a posted buffer is too small "
-                "(software / driver side)", "signal"),
+                "(software / driver side)", "signal", True),
     2: WcStatus("IBV_WC_LOC_QP_OP_ERR", "local QP operation error (software / driver side)",
-                "signal"),
+                "signal", True),
     4: WcStatus("IBV_WC_LOC_PROT_ERR", "local protection error: buffer or memory registration "
-                "not valid for the operation (software / driver side, not the network)", "signal"),
+                "not valid for the operation (software / driver side, not the network)", "signal",
+                True),
     5: WcStatus("IBV_WC_WR_FLUSH_ERR", "work request flushed: the QP was already in error; a "
                 "consequence of an earlier failure (teardown), not the cause", "teardown"),
     9: WcStatus("IBV_WC_REM_INV_REQ_ERR", "remote invalid request: the peer rejected the "

@@ -94,6 +94,9 @@ def test_a_numeric_prefix_before_rank_prefix_and_three_ranks_all_timed_out_canno
     for rank in (0, 3):
         pg1 = [r for r in report.ranks if r.rank == rank and r.pg == "1"]
         assert [(r.last_enqueued, r.last_completed) for r in pg1] == [(1582, 1579)]
+    # The hang is in the collective the watchdogs caught, not the last one enqueued ahead of it.
+    assert report.collective is not None and report.collective.seq == 1580
+    assert "sequence number 1580" in report.summary
 
 
 def test_pg_id_guid_wording_and_three_ranks_all_timed_out_cannot_tell() -> None:
@@ -108,6 +111,7 @@ def test_pg_id_guid_wording_and_three_ranks_all_timed_out_cannot_tell() -> None:
             811, 807)
     assert report.collective is not None and report.collective.op == "ALLREDUCE"
     assert report.collective.numel == 9801523
+    assert report.collective.seq == 808 and "sequence number 808" in report.summary
 
 
 def test_net_ib_colon_wording_names_the_hca_of_the_failing_nic() -> None:

@@ -33,7 +33,7 @@ from fabtui.model.triage import (
     Verdict,
 )
 from fabtui.topology.ranks import compact_ranges
-from fabtui.triage.findings import Context, Finding, by_pg, max_of, rank_at, wavefront
+from fabtui.triage.findings import Context, Finding, Progress, by_pg, max_of, rank_at, wavefront
 from fabtui.triage.ingest import DEFAULT_PG, Facts
 from fabtui.triage.network import link_findings, local_rank_findings, warnings_of
 from fabtui.triage.ras import RasComm, RasRank
@@ -676,11 +676,19 @@ def _collective_of(ctx: Context, rank: int | None) -> Collective | None:
     return None
 
 
+def _hung_at(states: list[Progress]) -> int | None:
+    """The sequence number the ranks hang in: the one their watchdogs timed out on (work is
+    enqueued ahead of it, so the last enqueued is later), else the wavefront."""
+    timed = Counter(s.timed_out for s in states if s.timed_out is not None)
+    return timed.most_common(1)[0][0] if timed else wavefront(states)
+
+
 def _common_collective(ctx: Context) -> Collective | None:
     for pg, states in sorted(by_pg(ctx).items()):
-        front = wavefront(states)
+        front = _hung_at(states)
         if front is not None:
-            ops = Counter(s.op for s in states if s.arrived() == front and s.op)
+            ops = Counter(s.op for s in states if s.op and
+                          (s.timed_out == front or s.arrived() == front))
             numel = next((s.numel_in for s in states if s.numel_in is not None), None)
             return Collective(op=ops.most_common(1)[0][0] if ops else None, seq=front, pg=pg,
                               numel=numel)
@@ -694,7 +702,7 @@ def _cannot_tell(ctx: Context) -> str:
         return "The inputs hold no hang evidence (no watchdog timeout, desync report, Flight " \
                "Recorder state or RAS mismatch): the logs do not say which rank stopped."
     ranks = sorted({s.rank for s in states})
-    front = wavefront(states)
+    front = _hung_at(states)
     return (f"Only rank(s) {compact_ranges(ranks) if ranks else '?'} left hang evidence "
-            f"(waiting at sequence number {front}); without the other ranks' logs, dumps or RAS "
+            f"(waiting in sequence number {front}); without the other ranks' logs, dumps or RAS "
             "output the logs cannot say which rank or link the job waits for.")

@@ -15,7 +15,10 @@ def _figure(width: float, height: float) -> Any:
     """A bare Figure (no pyplot: no GUI backend, no global figure list, half the import)."""
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+    figure = Figure(figsize=(width, height), dpi=90)
+    # Fixed margins: the constrained layout engine costs more than the drawing itself.
+    figure.subplots_adjust(left=0.1, right=0.97, bottom=0.2, top=0.88)
+    return figure
 
 
 def busbw_plot(collective: str, curves: Sequence[Curve]) -> bytes:
@@ -40,7 +43,7 @@ def busbw_plot(collective: str, curves: Sequence[Curve]) -> bytes:
     axes.set_title(f"{collective}: bus bandwidth by message size")
     axes.grid(True, alpha=0.3)
     if len(curves) <= 12:
-        axes.legend(fontsize=7, loc="upper left")
+        axes.legend(fontsize=7, loc="lower right")
     return _png(figure)
 
 

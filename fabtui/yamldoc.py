@@ -147,17 +147,22 @@ def load_yaml(path: Path, label: str | None = None) -> YamlDoc:
     Note: reads the file; nothing else is touched.
     """
     source = label or str(path)
+    return parse_yaml(read_text(path, source, "a YAML file"), source)
+
+
+def read_text(path: Path, source: str, expected: str) -> str:
+    """The UTF-8 text of `path`, or `InputError` saying in one line why not (`expected` names
+    what was wanted where a folder was found). Note: reads the file; nothing else is touched."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError.single(source, None, "no such file") from None
     except IsADirectoryError:
-        raise InputError.single(source, None, "is a directory, expected a YAML file") from None
+        raise InputError.single(source, None, f"is a folder, expected {expected}") from None
     except UnicodeDecodeError as exc:
         raise InputError.single(source, None, f"not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise InputError.single(source, None, f"cannot read: {exc.strerror}") from None
-    return parse_yaml(text, source)
 
 
 def parse_yaml(text: str, source: str) -> YamlDoc:

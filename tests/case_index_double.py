@@ -1,9 +1,10 @@
-"""A small stand-in for fabtui.cases.index (the whoosh index another branch builds), with the
-same API, so the case library's tests run before both are merged.
+"""A small stand-in for fabtui.cases.index with the same API (and the real documents), so the
+case library's own rules (when it builds, updates and rebuilds its index) are tested apart from
+whoosh.
 
 It keeps its documents and generation in one JSON file, so it is missing / stale / corrupt the
 way a real index on disk can be, and scores word overlap per field (no stemming, no analyzer).
-Once fabtui/cases/index.py exists, `engine()` returns the real one and this file is unused.
+`engine()` returns the real index: the double serves tests that count builds.
 """
 
 from __future__ import annotations
@@ -12,60 +13,11 @@ import importlib.util
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
+from fabtui.cases.document import Hit, IndexDoc, SearchFilters, SearchResult
 from fabtui.cases.library import IndexEngine, default_engine
-
-
-@dataclass
-class IndexDoc:
-    id: str
-    title: str
-    symptom: str
-    root_cause: str
-    resolution: str
-    body: str
-    components: list[str]
-    tags: list[str]
-    error_codes: list[str]
-    symptom_class: str
-    severity: str | None
-    status: str
-    lang: str
-    opened: str | None
-    rails: list[int]
-    nodes: list[str]
-
-
-@dataclass
-class SearchFilters:
-    component: str | None = None
-    rail: int | None = None
-    node: str | None = None
-    tag: str | None = None
-    severity: str | None = None
-    status: str | None = None
-    since: str | None = None
-    until: str | None = None
-
-
-@dataclass
-class Hit:
-    id: str
-    title: str
-    score: float
-    snippet: str
-    highlights: list[tuple[int, int]] = field(default_factory=list)
-    matched: dict[str, list[str]] = field(default_factory=dict)
-
-
-@dataclass
-class SearchResult:
-    hits: list[Hit]
-    total: int
-    suggestion: str | None = None
-
 
 _WEIGHTS = {"title": 3.0, "symptom": 2.0, "root_cause": 2.0, "components": 2.0, "tags": 2.0,
             "error_codes": 3.0, "resolution": 1.0, "body": 0.5}

@@ -88,7 +88,7 @@ def test_several_documents_in_one_file_are_refused() -> None:
 def test_unreadable_files_are_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"missing\.yaml: no such file"):
         load_yaml(tmp_path / "missing.yaml", "missing.yaml")
-    with pytest.raises(InputError, match="is a directory"):
+    with pytest.raises(InputError, match="is a folder, expected a YAML file"):
         load_yaml(tmp_path)
     binary = tmp_path / "bin.yaml"
     binary.write_bytes(b"\xff\xfe\x00garbage")

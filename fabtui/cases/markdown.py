@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from fabtui.errors import InputError, Problem
 from fabtui.model.case import Case, CaseStatus, Environment
 from fabtui.schema_errors import describe
-from fabtui.yamldoc import YamlDoc, parse_yaml
+from fabtui.yamldoc import YamlDoc, parse_yaml, read_text
 
 
 @dataclass(frozen=True)
@@ -87,16 +87,7 @@ def read_case(path: Path, label: str | None = None) -> tuple[Case, str]:
     Note: reads the file; nothing else is touched.
     """
     source = label or str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError.single(source, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError.single(source, None, "is a folder, expected a case file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError.single(source, None, f"not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise InputError.single(source, None, f"cannot read: {exc.strerror}") from None
+    text = read_text(path, source, "a case file")
     return parse_case(text, source), text
 
 

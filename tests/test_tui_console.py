@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Iterator
 
@@ -12,6 +13,7 @@ import pytest
 from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.parsers import registry
+from fabtui.sim.latency import LATENCY_VAR
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
@@ -146,15 +148,24 @@ async def test_all_reduce_shows_the_plot_the_raw_output_and_goes_back(
 async def test_closing_the_console_cancels_its_run() -> None:
     """A run still going when the console closes is cancelled, not left running."""
     app = make_app(workspace(scenario="healthy", scenario_chosen=True))
-    async with app.run_test(size=(80, 24)) as pilot:
-        console = await open_console(app, pilot, "nic.ethtool", "node*:*")
-        await pilot.press("enter", "escape")
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if console.outcome is not None:
-                break
-        assert console.outcome == "cancelled"
-        assert isinstance(app.screen, FabricScreen)
+    # A simulated device answers in milliseconds: made slow (as a slow management network is),
+    # the sweep is surely still running when the console closes, however loaded the machine.
+    saved = os.environ.get(LATENCY_VAR)
+    os.environ[LATENCY_VAR] = "30"
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            console = await open_console(app, pilot, "nic.ethtool", "node*:*")
+            await pilot.press("enter", "escape")
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if console.outcome is not None:
+                    break
+            assert console.outcome == "cancelled"
+            assert isinstance(app.screen, FabricScreen)
+    finally:
+        os.environ.pop(LATENCY_VAR)
+        if saved is not None:
+            os.environ[LATENCY_VAR] = saved
 
 
 @asynctest

@@ -535,24 +535,17 @@ class CaseIndex:
     def upsert(self, docs: Iterable[IndexDoc], generation: str) -> None:
         """Add or replace cases in a new small segment and record `generation`. On a missing
         or unreadable index it does nothing: the next `ensure` rebuilds from the store."""
-        with self._write_lock():
-            opened = self._writable()
-            if opened is None:
-                return
-            ix, name = opened
-            writer = ix.writer()
-            try:
-                for doc in docs:
-                    writer.update_document(**_fields(doc))
-            except BaseException:
-                writer.cancel()
-                raise
-            writer.commit()
-            ix.close()
-            self._write_generation(name, generation)
+        self._change(lambda writer: [writer.update_document(**_fields(doc)) for doc in docs],
+                     generation)
 
     def delete(self, ids: Iterable[str], generation: str) -> None:
         """Remove cases by id and record `generation` (no-op on a missing index)."""
+        self._change(lambda writer: [writer.delete_by_term("id", case_id) for case_id in ids],
+                     generation)
+
+    def _change(self, apply: Callable[[Any], object], generation: str) -> None:
+        """Apply one change to the current index in a new segment, commit it and record
+        `generation`; nothing (and no error) on a missing or unreadable index."""
         with self._write_lock():
             opened = self._writable()
             if opened is None:
@@ -560,8 +553,7 @@ class CaseIndex:
             ix, name = opened
             writer = ix.writer()
             try:
-                for case_id in ids:
-                    writer.delete_by_term("id", case_id)
+                apply(writer)
             except BaseException:
                 writer.cancel()
                 raise

@@ -41,10 +41,17 @@ def build(kind: str, size: int, path: Path) -> None:
 
 
 def measure(argv: list[str]) -> tuple[float, float, int]:
-    """(seconds, peak RSS in MB, exit status) of running `argv` to its end.
+    """(seconds, peak RSS in MB, exit status) of running `argv` to its end (see `run`)."""
+    seconds, rss, status, _, _ = run(argv)
+    return seconds, rss, status
+
+
+def run(argv: list[str]) -> tuple[float, float, int, bytes, float]:
+    """(seconds, peak RSS in MB, exit status, output, CPU seconds) of running `argv` to its end.
 
     Output goes to a scratch file, not /dev/null: GNU grep stops at its first match when it
-    sees its output is /dev/null, which made the reference read ~0 s.
+    sees its output is /dev/null, which made the reference read ~0 s. On a shared machine the
+    CPU seconds are the steadier figure.
     """
     started = time.perf_counter()
     with tempfile.TemporaryFile() as sink:
@@ -54,8 +61,11 @@ def measure(argv: list[str]) -> tuple[float, float, int]:
             os.dup2(sink.fileno(), 2)
             os.execvp(argv[0], argv)
         _, status, usage = os.wait4(pid, 0)
-    seconds = time.perf_counter() - started
-    return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)  # KiB on Linux
+        seconds = time.perf_counter() - started
+        sink.seek(0)
+        output = sink.read()
+    cpu = usage.ru_utime + usage.ru_stime
+    return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), output, cpu
 
 
 def _row(label: str, seconds: float, rss: float, ref_label: str, reference: float,

@@ -23,8 +23,9 @@ import os
 import re
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from parse_scale import run  # the same measured child process as every parse figure
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "nccl-log"
 MB = 1024 * 1024
@@ -74,23 +75,6 @@ def rank_text(lines: list[str], rank: int, ranks: int, size: int) -> str:
     return body + tail
 
 
-def measure(argv: list[str]) -> tuple[float, float, int, bytes, float]:
-    """(seconds, peak RSS in MB, exit status, output, CPU seconds of it and its children) of
-    running `argv` to its end. On a shared machine the CPU seconds are the steadier figure."""
-    started = time.perf_counter()
-    with tempfile.TemporaryFile() as sink:
-        pid = os.fork()
-        if pid == 0:  # the child's own peak RSS, not ours
-            os.dup2(sink.fileno(), 1)
-            os.dup2(sink.fileno(), 2)
-            os.execvp(argv[0], argv)
-        _, status, usage = os.wait4(pid, 0)
-        seconds = time.perf_counter() - started
-        sink.seek(0)
-        output = sink.read()
-    cpu = usage.ru_utime + usage.ru_stime
-    return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), output, cpu
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -113,10 +97,10 @@ def main() -> None:
 
         grep = ["grep", "-r", "-c", "-F", *[a for key in KEY_PATTERNS for a in ("-e", key)],
                 str(logs)]
-        grep_s, _, _, grep_out, _ = measure(grep)
+        grep_s, _, _, grep_out, _ = run(grep)
         hits = sum(int(line.rsplit(b":", 1)[1]) for line in grep_out.splitlines())
         argv = [sys.executable, "-m", "fabtui", "triage", "nccl", "--json", str(logs)]
-        seconds, rss, status, output, cpu = measure(argv)
+        seconds, rss, status, output, cpu = run(argv)
         try:
             report = json.loads(output)
             named = [s["rank"] for s in report["suspects"]]

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from textual.app import App
 from textual.binding import BindingType
 from textual.command import Provider
+from textual.screen import Screen
 
 from fabtui.tui.commands import (
     APP_COMMANDS,
@@ -46,6 +47,9 @@ class FabtuiApp(App[None]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FabtuiCommands}
     BINDINGS: ClassVar[list[BindingType]] = bindings(APP_COMMANDS)
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {"fabric": FabricScreen}
+    """One screen stack per top-level view; `1`.. switch between them (each keeps its state)."""
+    DEFAULT_MODE = "fabric"
 
     def __init__(self, workspace: Workspace, *, live: bool = True, ascii_only: bool = False,
                  source: StatusSource | None = None, interval: float | None = None,
@@ -102,7 +106,6 @@ class FabtuiApp(App[None]):
         keymap = dict(self.workspace.settings.keymap)
         if keymap:
             self.set_keymap(keymap)
-        self.push_screen(FabricScreen())
 
     def on_unmount(self) -> None:
         self.stop_poller()

@@ -34,6 +34,8 @@ class Command:
 
 
 APP_COMMANDS = (
+    Command("app.fabric", "1", "switch_mode('fabric')", "Fabric", "The live fabric: topology, "
+            "health and counters."),
     Command("app.help", "question_mark", "help", "Help", "Show the keys and what they do."),
     Command("app.theme", "T", "toggle_dark", "Theme", "Switch between the light and dark "
             "themes.", show=False),

@@ -99,6 +99,32 @@ def test_component_ids_and_error_codes() -> None:
     assert normalise_code("XID 79") == normalise_code("xid79") == "xid-79"
 
 
+def _acceptance_failing(*metrics: str) -> Case:
+    rows = [{"name": name, "value": 1.0, "component": "leaf-g00-r3:Ethernet16",
+             "verdict": "fail"} for name in metrics]
+    events = [
+        Event(session="s2", seq=1, at=1_767_000_000.0, kind="session_started",
+              data={"runbook": "customer-acceptance"}),
+        Event(session="s2", seq=2, at=1_767_000_001.0, kind="block_finished", step="checks",
+              block="checks", data={"verdict": "fail", "message": "hand-over FAILS",
+                                    "result": {"probe": "switch.dom_all", "metrics": rows}}),
+    ]
+    return draft_case(SessionRecord(id="s2", runbook="customer-acceptance",
+                                    title="Customer acceptance", status="fail",
+                                    started_at=1_767_000_000.0, events=events,
+                                    tags=["acceptance"]))
+
+
+def test_a_general_runbook_session_is_classed_by_what_failed_in_it() -> None:
+    # An optic that fails DOM also raises BER and drops: the optic is the class, not its effects.
+    assert _acceptance_failing("raw_ber", "tx_power_dbm", "rx_discards").symptom_class \
+        is SymptomClass.OPTIC_FAILURE
+    assert _acceptance_failing("rx_pause_rate").symptom_class is SymptomClass.PFC_STORM
+    assert _acceptance_failing("raw_ber").symptom_class is SymptomClass.FEC_ERRORS
+    assert _acceptance_failing("active_mtu").symptom_class is SymptomClass.ROCE_CONFIG_MISMATCH
+    assert _acceptance_failing("temperature_hours").symptom_class is SymptomClass.OTHER
+
+
 def test_an_abandoned_session_files_with_what_it_had(tmp_path: Path) -> None:
     events = [
         Event(session="s1", seq=1, at=1_767_000_000.0, kind="session_started",

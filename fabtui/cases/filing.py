@@ -42,6 +42,20 @@ _CLASS_BY_RUNBOOK = {
     "optic-replacement": SymptomClass.OPTIC_FAILURE,
 }
 _CLASS_BY_CODE = (("xid-", SymptomClass.GPU_XID), ("ib-status-", SymptomClass.IB_COMPLETION_ERROR))
+_CLASS_BY_METRIC = (
+    # Most specific first: a failing optic also shows FEC errors and drops, so the DOM reading
+    # names the class before the symptoms it causes do.
+    (re.compile(r"rx_power|tx_power|tx_bias|optic|dom_|laser"), SymptomClass.OPTIC_FAILURE),
+    (re.compile(r"xid|sxid|row_remap|ecc_"), SymptomClass.GPU_XID),
+    (re.compile(r"pause|pfc"), SymptomClass.PFC_STORM),
+    (re.compile(r"flap|link_down|carrier|link_downed"), SymptomClass.LINK_FLAP),
+    (re.compile(r"fec|_ber\b|ber$|symbol_err"), SymptomClass.FEC_ERRORS),
+    (re.compile(r"mtu|gid|trust|firmware|qos|dscp|ecn_enabled"),
+     SymptomClass.ROCE_CONFIG_MISMATCH),
+    (re.compile(r"discard|drop"), SymptomClass.PORT_DROPS),
+    (re.compile(r"busbw|algbw"), SymptomClass.BUSBW_LOW),
+)
+"""A session of a general runbook (acceptance, bring-up) is classed by what failed in it."""
 _COMPONENT_VARS = ("suspect", "port", "nic", "node", "leaf", "switch", "target")
 _PROBLEMS = (Verdict.FAIL, Verdict.WARN, Verdict.ERROR)
 
@@ -108,7 +122,7 @@ def draft_case(record: SessionRecord) -> Case:
     draft = _Draft(runbooks=[record.runbook])
     for event in record.events:
         _read(event, draft)
-    symptom_class = _symptom_class(record, draft.codes)
+    symptom_class = _symptom_class(record, draft.codes, draft.evidence)
     findings = "\n".join(f"- {f}" for f in draft.failed)
     symptom = "\n\n".join(p for p in (
         "Symptoms this runbook is for: " + "; ".join(record.symptoms) + "."
@@ -215,12 +229,19 @@ def _finished(event: Event, data: BlockFinished, draft: _Draft) -> None:
         draft.component(result.get("target"))
 
 
-def _symptom_class(record: SessionRecord, codes: list[str]) -> SymptomClass:
+def _symptom_class(record: SessionRecord, codes: list[str],
+                   evidence: Sequence[EvidenceRow]) -> SymptomClass:
+    """The runbook's own class; else the error codes seen; else what the failing metrics
+    measured; else a class named in the runbook's name or tags; else other."""
     known = _CLASS_BY_RUNBOOK.get(record.runbook)
     if known is not None:
         return known
     for prefix, symptom_class in _CLASS_BY_CODE:
         if any(c.startswith(prefix) for c in codes):
+            return symptom_class
+    metrics = [row.metric.lower() for row in evidence]
+    for pattern, symptom_class in _CLASS_BY_METRIC:
+        if any(pattern.search(metric) for metric in metrics):
             return symptom_class
     words = " ".join([record.runbook, *record.tags]).lower()
     for symptom_class in SymptomClass:

@@ -256,31 +256,19 @@ async def test_a_log_folder_that_does_not_exist_says_so_in_one_line() -> None:
         assert app.requests == []
 
 
-@pytest.fixture(scope="module")
-def triaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workspace, TriageReport]:
-    """The report of the optic case with its chain, made once for the snapshots."""
-    import os
-
-    here = Path.cwd()
-    folder = tmp_path_factory.mktemp("snap")
-    os.chdir(folder)
-    os.environ["FABTUI_SIM_TIME"] = SIM_TIME
-    try:
-        ws = hang_workspace()
-        report = triage_logs(ws, [hang_logs(ws)])
-        report.chain = asyncio.run(evidence_chain(ws, report))
-    finally:
-        os.chdir(here)
-        del os.environ["FABTUI_SIM_TIME"]
+def triaged() -> tuple[Workspace, TriageReport]:
+    """The report of the optic case with its chain, as `fabtui triage nccl logs --chain`."""
+    ws = hang_workspace()
+    report = triage_logs(ws, [hang_logs(ws)])
+    report.chain = asyncio.run(evidence_chain(ws, report))
     return ws, report
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)])
 @asynctest
-async def test_the_triage_screen_snapshot(size: tuple[int, int],
-                                          triaged: tuple[Workspace, TriageReport]) -> None:
-    """The Triage screen of the optic case (`fabtui triage nccl logs --open`)."""
-    ws, report = triaged
+async def test_the_triage_screen_snapshot(size: tuple[int, int]) -> None:
+    """The Triage screen of the optic case (`fabtui triage nccl logs --chain --open`)."""
+    ws, report = await asyncio.to_thread(triaged)
     app = Recorder(ws, triage=((Path("logs"),), report))
     async with app.run_test(size=size) as pilot:
         await pilot.pause()

@@ -34,6 +34,7 @@ from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
 from fabtui.tui.widgets.triage_view import (
     SUSPECT_COLUMNS,
     chain_legend,
+    chain_strip,
     chain_text,
     notes_text,
     suspect_row,
@@ -47,23 +48,24 @@ if TYPE_CHECKING:
 
 
 class TriageFinished(Message):
-    """A triage of `paths` came back: its report, or why there is none."""
+    """Triage number `run` of `paths` came back: its report, or why there is none."""
 
-    def __init__(self, paths: tuple[Path, ...], report: TriageReport | None,
+    def __init__(self, run: int, paths: tuple[Path, ...], report: TriageReport | None,
                  error: str | None) -> None:
         super().__init__()
+        self.run = run
         self.paths = paths
         self.report = report
         self.error = error
 
 
 class ChainFinished(Message):
-    """The evidence chain for suspect number `index` came back (None: no suspect is placed
-    on the fabric), or why it could not be built."""
+    """Probe run number `run`'s evidence chain came back (None: the suspect is placed on no
+    node), or why it could not be built."""
 
-    def __init__(self, index: int, chain: EvidenceChain | None, error: str | None) -> None:
+    def __init__(self, run: int, chain: EvidenceChain | None, error: str | None) -> None:
         super().__init__()
-        self.index = index
+        self.run = run
         self.chain = chain
         self.error = error
 
@@ -98,6 +100,9 @@ class TriageScreen(Screen[None]):
         self.chain: EvidenceChain | None = None
         self.chain_state = "not probed"
         self.state = "type the hung job's log folder and press enter"
+        self.runs = {"triage": 0, "chain": 0}
+        """Triages and chains started: a thread worker cannot be stopped, so the answer of one
+        that was replaced is recognised (its number is not the latest) and dropped."""
 
     @property
     def fab(self) -> FabtuiApp:
@@ -141,37 +146,44 @@ class TriageScreen(Screen[None]):
     def start(self, paths: tuple[Path, ...]) -> None:
         """Triage `paths` in a worker (a newer triage replaces one still running)."""
         self.paths = paths
+        self.runs["triage"] += 1
+        self.runs["chain"] += 1  # the chain of the report before is no longer wanted
         self.state = f"reading {' '.join(map(str, paths))} …"
         self._paint()
-        self._triage(paths)
+        self._triage(self.runs["triage"], paths)
 
     @work(thread=True, group="triage", exclusive=True, exit_on_error=False,
           description="triage")
-    def _triage(self, paths: tuple[Path, ...]) -> None:
+    def _triage(self, run: int, paths: tuple[Path, ...]) -> None:
         from fabtui.workspace.triaging import triage_logs
 
         try:
             report = triage_logs(self.fab.workspace, list(paths))
         except (InputError, RequestError) as exc:
-            self.post_message(TriageFinished(paths, None, str(exc).splitlines()[0]))
+            self.post_message(TriageFinished(run, paths, None, str(exc).splitlines()[0]))
             return
-        self.post_message(TriageFinished(paths, report, None))
+        self.post_message(TriageFinished(run, paths, report, None))
+
+    def _probe_chain(self, report: TriageReport, index: int) -> None:
+        self.runs["chain"] += 1
+        self._chain(self.runs["chain"], report, report.suspects[index])
 
     @work(thread=True, group="chain", exclusive=True, exit_on_error=False,
           description="evidence chain")
-    def _chain(self, report: TriageReport, index: int) -> None:
+    def _chain(self, run: int, report: TriageReport, suspect: Suspect) -> None:
         from fabtui.workspace.triaging import evidence_chain
 
-        suspect = report.suspects[index] if index < len(report.suspects) else None
         try:
             chain = asyncio.run(evidence_chain(self.fab.workspace, report, suspect=suspect))
         except (InputError, RequestError) as exc:
-            self.post_message(ChainFinished(index, None, str(exc).splitlines()[0]))
+            self.post_message(ChainFinished(run, None, str(exc).splitlines()[0]))
             return
-        self.post_message(ChainFinished(index, chain, None))
+        self.post_message(ChainFinished(run, chain, None))
 
     @on(TriageFinished)
     def _finished(self, message: TriageFinished) -> None:
+        if message.run != self.runs["triage"]:
+            return  # a newer triage was started since
         if message.report is None:
             self.state = f"cannot triage: {message.error}"
             self.notify(message.error or "failed", title="triage", severity="error")
@@ -198,7 +210,7 @@ class TriageScreen(Screen[None]):
         first = next((i for i, s in enumerate(report.suspects) if s.node), None)
         if self.chain is None and first is not None:
             self.chain_state = "probing the fabric …"
-            self._chain(report, first)
+            self._probe_chain(report, first)
         else:
             self.chain_state = "no suspect is placed on the fabric" if first is None else ""
         keys = report_keys(self.fab.fabric, report)
@@ -208,6 +220,8 @@ class TriageScreen(Screen[None]):
 
     @on(ChainFinished)
     def _chained(self, message: ChainFinished) -> None:
+        if message.run != self.runs["chain"]:
+            return
         self.chain = message.chain
         if message.error is not None:
             self.chain_state = f"cannot probe: {message.error}"
@@ -225,7 +239,8 @@ class TriageScreen(Screen[None]):
             verdict.update(Text(self.state, "dim"))
             self.query_one("#triage-detail-body", Static).update("")
             return
-        head = verdict_text(report)
+        head = verdict_text(report, chain_strip(self.chain, self.chain_state,
+                                                self.fab.ascii_only))
         head.append(f"\n{self.state}", "dim")
         verdict.update(head)
         body = suspect_text(report, self.selected_suspect)
@@ -320,4 +335,4 @@ class TriageScreen(Screen[None]):
         self.chain = None
         self.chain_state = f"probing the fabric along {suspect.node} …"
         self._paint()
-        self._chain(self.report, index)
+        self._probe_chain(self.report, index)

@@ -42,8 +42,9 @@ def suspect_row(suspect: Suspect) -> tuple[str, ...]:
 SUSPECT_COLUMNS = ("fault", "kind", "rank", "node", "gpu", "nic", "leaf port", "optic")
 
 
-def verdict_text(report: TriageReport) -> Text:
-    """The verdict, the summary and the collective, for the top of the screen."""
+def verdict_text(report: TriageReport, chain: Text | None = None) -> Text:
+    """The verdict, the culprit, the collective, then `chain` (a `chain_strip`) and the
+    summary, for the top of the screen."""
     text = Text()
     text.append(f"verdict: {report.verdict}", "bold")
     culprit = report.suspects[0] if report.suspects else None
@@ -55,6 +56,9 @@ def verdict_text(report: TriageReport) -> Text:
     if report.collective is not None and report.collective.op:
         c = report.collective
         text.append(f" · {c.op} seq {c.seq if c.seq is not None else '?'}", "dim")
+    if chain is not None:
+        text.append("\n")
+        text.append_text(chain)
     text.append(f"\n{report.summary}")
     return text
 
@@ -112,6 +116,21 @@ def chain_text(chain: EvidenceChain | None, state: str, ascii_only: bool = False
             text.append(f"  [{link.probe} {link.target}]", "dim")
         text.append("\n")
     text.append(f" => {chain.summary}\n")
+    return text
+
+
+def chain_strip(chain: EvidenceChain | None, state: str, ascii_only: bool = False) -> Text:
+    """The chain in one line, top layer to bottom (`chain: ? job ● busbw ... ● optic`), for
+    the top of the screen where the whole chain does not fit."""
+    text = Text("chain: ", "dim")
+    if chain is None:
+        text.append(state, "dim")
+        return text
+    glyphs = ASCII_CHAIN_GLYPHS if ascii_only else CHAIN_GLYPHS
+    for link in chain.links:
+        text.append(f"{glyphs[link.status]} {link.layer}  ", _CHAIN_STYLE[link.status])
+    if chain.deepest:
+        text.append(f"deepest confirmed: {chain.deepest}", "bold")
     return text
 
 

@@ -12,8 +12,13 @@ the Runbooks and Cases screens' job.
 from __future__ import annotations
 
 import asyncio
+import os
+import shlex
+import shutil
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +46,8 @@ from fabtui.workspace.crosslinks import (
 from fabtui.workspace.fabricmap import FabricMap
 from fabtui.workspace.live import PollState
 from fabtui.workspace.triaging import evidence_chain, triage_logs
+from tests.conftest import REPO
+from tests.test_tui_tmux import tmux, wait_for  # noqa: F401 (tmux: the fixture, shared)
 from tests.tui_support import NOW, assert_snapshot, asynctest, healthy_round, screen_text, workspace
 
 SIM_TIME = "960"
@@ -348,3 +355,42 @@ def test_the_command_line_opens_the_app_on_a_triage_only_in_a_terminal(run) -> N
     assert result.exit_code == 2 and "--open shows the report in the app" in result.stderr
     result = run("triage", "nccl", "logs", "--open")
     assert result.exit_code == 2 and "needs a terminal" in result.stderr
+
+
+# --- end to end: the real `fabtui` in tmux -------------------------------------------------
+@pytest.mark.skipif(shutil.which("tmux") is None,
+                    reason="tmux is not installed (apt-get install tmux)")
+def test_journey_1_first_half_in_tmux(tmux: Callable[..., str],  # noqa: F811 (the fixture)
+                                      tmp_path: Path) -> None:
+    """`fabtui sim hang-logs`, then `fabtui triage nccl logs --open` in a real terminal: the
+    culprit and its chain on the Triage screen, `s`: the suspect marked on the Fabric screen."""
+    config = tmp_path / "config.toml"
+    config.write_text('poll = ["switch.dom@leaf-g00-r5:Ethernet16"]\npoll_interval = 5\n',
+                      encoding="utf-8")
+    env = {"PYTHONPATH": str(REPO), "FABTUI_CONFIG": str(config), "HOME": str(tmp_path),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "TERM": "xterm-256color",
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PATH": os.environ.get("PATH", ""),
+           "FABTUI_SIM_TIME": SIM_TIME}
+    fabtui = [sys.executable, "-m", "fabtui", "--scenario", "nccl-hang"]
+    made = subprocess.run([*fabtui, "sim", "hang-logs", "logs", "--case", "optic", "--ranks",
+                           "64"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          check=False)
+    assert made.returncode == 0, made.stderr
+    settings = [shlex.quote(f"{k}={v}") for k, v in env.items()]
+    command = " ".join(["cd", shlex.quote(str(tmp_path)), "&&", "env", "-u", "COLUMNS", "-u",
+                        "LINES", *settings, *map(shlex.quote, fabtui), "triage", "nccl", "logs",
+                        "--open"])
+    tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", command)
+
+    def screen() -> str:
+        return tmux("capture-pane", "-p", "-t", "e2e")
+
+    text = wait_for(screen, "deepest confirmed: optic", 90)
+    assert "culprit rank 21 node003 mlx5_5 leaf-g00-r5:Ethernet16 optic MT24000043" in text
+    print(text)  # what the closing note quotes
+    tmux("send-keys", "-t", "e2e", "s")
+    text = wait_for(screen, "marked by triage")
+    node003 = next(line for line in text.splitlines() if line.startswith("node003"))
+    assert node003.split()[1].startswith("◆") and node003.split()[7].startswith("◆")
+    print(text)
+    tmux("send-keys", "-t", "e2e", "q")

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from textual.message import Message
 
+from fabtui.model.chain import ChainLink, EvidenceChain
 from fabtui.model.triage import Suspect, TriageReport
 from fabtui.sim.hangjob import JobSpec, generate
 from fabtui.tui.app import FabtuiApp
@@ -34,6 +35,7 @@ from fabtui.tui.screens.runbook_choice import RunbookChoiceScreen
 from fabtui.tui.screens.triage import TriageScreen
 from fabtui.tui.widgets.detail import DetailPanel
 from fabtui.tui.widgets.matrix import FabricMatrix
+from fabtui.tui.widgets.triage_view import chain_strip, chain_text
 from fabtui.workspace import Workspace
 from fabtui.workspace.crosslinks import (
     Highlights,
@@ -337,11 +339,38 @@ def test_highlights_per_origin_replace_and_clear() -> None:
     marks.set("session", ["node003:mlx5_5"], "optic-replacement")
     assert [m.origin for m in marks.elements()["node003:mlx5_5"]] == ["triage", "session"]
     assert marks.cells(fabric) == {"node003@5": "node003:mlx5_5", "node003": "node003"}
+    marks.set("case", ["not-in-this-fabric"], "")  # another fabric's: marks no cell
+    assert "not-in-this-fabric" not in marks.cells(fabric)
     marks.set("triage", [], "")
+    marks.set("case", [], "")
     assert list(marks.elements()) == ["node003:mlx5_5"]
     version = marks.version
     marks.clear()
     assert marks.elements() == {} and marks.version == version + 1
+
+
+def test_the_chain_reads_by_glyph_and_word_in_ascii_too() -> None:
+    chain = EvidenceChain(node="node003", nic="mlx5_5", port="leaf-g00-r5:Ethernet16", optic=None,
+                          links=[ChainLink(layer="pfc", question="q", status="contradicted",
+                                           reason="clean"),
+                                 ChainLink(layer="optic", question="q", status="confirmed",
+                                           reason="dark", probe="switch.dom", target="p")],
+                          confirmed=["optic"], deepest="optic", summary="s")
+    lines = chain_text(chain, "", ascii_only=True).plain.splitlines()
+    assert lines[1].split()[:3] == ["o", "contradicted", "pfc"]
+    assert lines[2].split()[:3] == ["*", "confirmed", "optic"] and "[switch.dom p]" in lines[2]
+    assert chain_strip(chain, "").plain == "chain: ○ pfc  ● optic  deepest confirmed: optic"
+    assert chain_strip(None, "probing the fabric …").plain == "chain: probing the fabric …"
+
+
+@asynctest
+async def test_marks_in_ascii() -> None:
+    app = Recorder(workspace(), ascii_only=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.post_message(Highlight("triage", frozenset({"node003:mlx5_5"}), "hang"))
+        await pilot.pause()
+        line = next(r for r in screen_text(app).splitlines() if r.startswith("node003"))
+        assert line.split()[7] == "*?"
 
 
 # --- the command line ----------------------------------------------------------------------

@@ -190,8 +190,10 @@ class FabricScreen(Screen[None]):
         choices = element_runbooks(self.fab.workspace.library, self.fab.fabric, element,
                                    findings)
         if not choices:
-            self.notify(f"{self.fab.fabric.label(element)}: no findings, so no runbook for "
-                        "them", title="runbooks", severity="warning")
+            said = "no runbook's symptoms match its findings" if findings else \
+                "no findings, so no runbook for them"
+            self.notify(f"{self.fab.fabric.label(element)}: {said}", title="runbooks",
+                        severity="warning")
             return
         self.app.push_screen(RunbookChoiceScreen(self.fab.fabric.label(element), choices),
                              self._open_runbook)

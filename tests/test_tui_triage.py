@@ -167,11 +167,10 @@ async def test_journey_1_first_half_by_keyboard() -> None:
 
 @asynctest
 async def test_the_other_suspect_gets_its_own_runbook_inputs() -> None:
-    """The rail peer (rank 13 on node002), selected, is the one the runbook is asked for."""
+    """Opened on the logs (`fabtui tui --triage logs`): the rail peer (rank 13 on node002),
+    selected, is the one the runbook is asked for."""
     ws = hang_workspace()
-    report = triage_logs(ws, [hang_logs(ws)], similar=False)
-    report.chain = None
-    app = Recorder(ws, triage=((Path("logs"),), report))
+    app = Recorder(ws, triage=((hang_logs(ws),), None))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, chained(app))
         await pilot.press("down", "o")

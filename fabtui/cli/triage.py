@@ -37,15 +37,25 @@ triage_stragglers.register(triage)
               help="Also probe the fabric along the first suspect's path: job, busbw, rail, "
                    "PFC, FEC, optic, each confirmed, contradicted or unknown.")
 @click.option("--no-similar", is_flag=True, help="Do not look up similar past cases.")
+@click.option("--open", "open_app", is_flag=True,
+              help="Show the result in the app's Triage screen (suspects, evidence chain, keys "
+                   "to run the runbook on a suspect and to see it on the Fabric screen).")
 @click.pass_context
 def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
          topology: Path | None, as_json: bool, fmt: str, output: Path | None, chain: bool,
-         no_similar: bool) -> None:
+         no_similar: bool, open_app: bool) -> None:
     """Triage per-rank or combined NCCL / PyTorch logs, Flight Recorder dumps (pickle or JSON)
     or reports, and NCCL RAS output (files or folders). Exits 1 when it names suspects."""
     from fabtui.triage import triage_paths
     from fabtui.triage.report import markdown, tables
 
+    if open_app:
+        from fabtui.cli.tui import need_terminal
+
+        if as_json or output is not None or fmt != "text":
+            raise UserError("--open shows the report in the app: it takes no --json, "
+                            "--format or --output")
+        need_terminal()
     graph = workspace(ctx).graph(topology, ranks)
     placement_known = ranks is not None or settings(ctx).ranks is not None
     report = triage_paths(list(paths), graph, placement_known)
@@ -60,6 +70,11 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
         from fabtui.workspace.triaging import evidence_chain
 
         report.chain = asyncio.run(evidence_chain(ws, report))
+    if open_app:
+        from fabtui.cli.tui import open_app as run_app
+
+        run_app(ctx, triage=(paths, report))
+        return
     if as_json:
         text = json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
     elif fmt == "md":

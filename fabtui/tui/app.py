@@ -17,17 +17,22 @@ from textual.binding import BindingType
 from textual.command import Provider
 from textual.screen import Screen
 
+from fabtui.model.triage import TriageReport
 from fabtui.tui.commands import (
     APP_COMMANDS,
     CONSOLE_COMMANDS,
     FABRIC_COMMANDS,
+    TRIAGE_COMMANDS,
     FabtuiCommands,
     bindings,
     help_text,
 )
+from fabtui.tui.messages import Highlight
 from fabtui.tui.screens.dialogs import TextPage
 from fabtui.tui.screens.fabric import FabricScreen
+from fabtui.tui.screens.triage import TriageScreen
 from fabtui.workspace import Workspace
+from fabtui.workspace.crosslinks import Highlights
 from fabtui.workspace.fabricmap import FabricMap
 from fabtui.workspace.live import (
     DEFAULT_PLAN,
@@ -47,13 +52,15 @@ class FabtuiApp(App[None]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FabtuiCommands}
     BINDINGS: ClassVar[list[BindingType]] = bindings(APP_COMMANDS)
-    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {"fabric": FabricScreen}
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {"fabric": FabricScreen,
+                                                                   "triage": TriageScreen}
     """One screen stack per top-level view; `1`.. switch between them (each keeps its state)."""
     DEFAULT_MODE = "fabric"
 
     def __init__(self, workspace: Workspace, *, live: bool = True, ascii_only: bool = False,
                  source: StatusSource | None = None, interval: float | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 triage: tuple[tuple[Path, ...], TriageReport | None] | None = None) -> None:
         super().__init__()
         self.workspace = workspace
         self.live = live
@@ -66,6 +73,10 @@ class FabtuiApp(App[None]):
         self.source = source
         self.poller: Poller | None = None
         self._scenario: tuple[float, str | None] = (-1e9, None)
+        self.highlights = Highlights()
+        """What other views marked on the Fabric screen (`Highlight` messages)."""
+        self.triage_start = triage
+        """Logs to open the Triage screen on (and their report, when already triaged)."""
 
     # the poller (run by the fabric screen's worker) ---------------------------------------------
     def make_poller(self, emit: Callable[[FabricSnapshot], None]) -> Poller:
@@ -106,6 +117,24 @@ class FabtuiApp(App[None]):
         keymap = dict(self.workspace.settings.keymap)
         if keymap:
             self.set_keymap(keymap)
+        if self.triage_start is not None:
+            self.switch_mode("triage")
+
+    # links between the views --------------------------------------------------------------------
+    def on_highlight(self, message: Highlight) -> None:
+        """Keep what a view marked; the Fabric screen shows it now or when next shown."""
+        self.highlights.set(message.origin, sorted(message.keys), message.why)
+        if isinstance(self.screen, FabricScreen):
+            self.screen.show_marks()
+
+    def show_on_fabric(self, key: str) -> None:
+        """Switch to the Fabric screen with element `key` selected."""
+        self.switch_mode("fabric")
+        self.call_after_refresh(self._select_on_fabric, key)
+
+    def _select_on_fabric(self, key: str) -> None:
+        if isinstance(self.screen, FabricScreen):
+            self.screen.select_element(key)
 
     def on_unmount(self) -> None:
         self.stop_poller()
@@ -118,7 +147,8 @@ class FabtuiApp(App[None]):
     def action_help(self) -> None:
         keys = dict(self.workspace.settings.keymap)
         self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS,
-                                                         *CONSOLE_COMMANDS), keys)))
+                                                         *TRIAGE_COMMANDS, *CONSOLE_COMMANDS),
+                                                        keys)))
 
     def action_report(self) -> None:
         """Build the newest session's report in a worker and say where it was written."""
@@ -139,6 +169,8 @@ class FabtuiApp(App[None]):
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
 
-def run_app(workspace: Workspace, *, ascii_only: bool = False) -> None:
-    """Open the app on `workspace` in this terminal until the user quits."""
-    FabtuiApp(workspace, ascii_only=ascii_only).run()
+def run_app(workspace: Workspace, *, ascii_only: bool = False,
+            triage: tuple[tuple[Path, ...], TriageReport | None] | None = None) -> None:
+    """Open the app on `workspace` in this terminal until the user quits (on the Triage screen
+    of `triage`'s logs when given, showing its report when one is given)."""
+    FabtuiApp(workspace, ascii_only=ascii_only, triage=triage).run()

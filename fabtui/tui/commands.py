@@ -36,6 +36,8 @@ class Command:
 APP_COMMANDS = (
     Command("app.fabric", "1", "switch_mode('fabric')", "Fabric", "The live fabric: topology, "
             "health and counters."),
+    Command("app.triage", "4", "switch_mode('triage')", "Triage", "NCCL hang triage: a hung "
+            "job's logs -> the culprit rank, its NIC, leaf port and optic, and what to run."),
     Command("app.help", "question_mark", "help", "Help", "Show the keys and what they do."),
     Command("app.theme", "T", "toggle_dark", "Theme", "Switch between the light and dark "
             "themes.", show=False),
@@ -59,7 +61,29 @@ FABRIC_COMMANDS = (
             "(demo fabric)."),
     Command("fabric.console", "c", "console", "Console", "Open the probe console on the "
             "selected element (its probe and target filled in)."),
-    Command("fabric.back", "escape", "back", "Back", "Clear the filter.", show=False),
+    Command("fabric.runbooks", "b", "runbooks", "Runbooks", "The runbooks for the selected "
+            "element's findings; choosing one opens it with the element filled in."),
+    Command("fabric.next_mark", "n", "next_mark", "Next mark", "Jump to the next element a "
+            "triage, a session or a case marked (◆)."),
+    Command("fabric.prev_mark", "N", "next_mark(-1)", "Prev mark", "Jump to the previous "
+            "marked element.", show=False),
+    Command("fabric.back", "escape", "back", "Back", "Clear the filter; else clear the marks.",
+            show=False),
+)
+TRIAGE_COMMANDS = (
+    Command("triage.logs", "l", "focus_logs", "Logs", "Type the hung job's log folder (or "
+            "files); enter runs the triage."),
+    Command("triage.runbook", "o", "open_runbook", "Runbook", "Run the suggested runbook on "
+            "the selected suspect (its node, NIC and port filled in)."),
+    Command("triage.fabric", "s", "show_fabric", "On fabric", "Show the selected suspect on "
+            "the Fabric screen (its elements marked)."),
+    Command("triage.case", "c", "open_case", "Case", "Open the selected similar case (the "
+            "first if none is selected)."),
+    Command("triage.chain", "x", "chain", "Chain", "Probe the fabric along the selected "
+            "suspect's path: job, busbw, rail, PFC, FEC, optic."),
+    Command("triage.rerun", "r", "rerun", "Re-run", "Triage the same logs again."),
+    Command("triage.back", "escape", "back", "Back", "Leave the log field for the suspects.",
+            show=False),
 )
 CONSOLE_COMMANDS = (
     Command("console.run", "r", "run", "Run", "Run the probe on the target (or target set); "

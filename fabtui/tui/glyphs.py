@@ -17,6 +17,14 @@ _BARS = "▁▂▃▄▅▆▇█"
 _ASCII_BARS = "_.-=+*#@"
 
 
+MARK, ASCII_MARK = "◆", "*"
+"""What marks an element another view pointed at (`Highlight`) on the Fabric screen."""
+
+
+def mark(ascii_only: bool = False) -> str:
+    return ASCII_MARK if ascii_only else MARK
+
+
 def glyph(health: Health, ascii_only: bool = False) -> str:
     return (ASCII_GLYPHS if ascii_only else GLYPHS)[health]
 

@@ -3,10 +3,11 @@ library), and the evidence chain for the first located suspect (probes through t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabtui.model.case import Case, CaseStatus, SymptomClass
-from fabtui.model.triage import TriageReport
+from fabtui.model.triage import Suspect, TriageReport
 
 if TYPE_CHECKING:
     from fabtui.model.chain import EvidenceChain
@@ -52,15 +53,29 @@ def similar_cases(ws: Workspace, report: TriageReport, limit: int = 3) -> list[s
     return [hit.id for hit in found.cases]
 
 
-async def evidence_chain(ws: Workspace, report: TriageReport,
-                         timeout: float = 120.0) -> EvidenceChain | None:
-    """The cross-layer chain (job -> busbw -> rail -> PFC -> FEC -> optic) for the first
-    suspect placed on a node; None when no suspect is. Runs probes on the fabric."""
+async def evidence_chain(ws: Workspace, report: TriageReport, timeout: float = 120.0, *,
+                         suspect: Suspect | None = None) -> EvidenceChain | None:
+    """The cross-layer chain (job -> busbw -> rail -> PFC -> FEC -> optic) for `suspect`
+    (default: the first suspect placed on a node); None when it is on no node. Runs probes on
+    the fabric."""
     from fabtui.triage.chain import SuspectLocation, build_chain
 
-    first = next((s for s in report.suspects if s.node), None)
+    first = suspect if suspect is not None else next((s for s in report.suspects if s.node),
+                                                     None)
     if first is None or first.node is None:
         return None
     location = SuspectLocation(node=first.node, nic=first.nic, leaf_port=first.port,
                                optic=first.optic, rank=first.rank)
     return await build_chain(location, ws.graph(), ws, timeout=timeout)
+
+
+def triage_logs(ws: Workspace, paths: list[Path], *, similar: bool = True) -> TriageReport:
+    """`fabtui triage nccl PATHS` on this workspace's fabric: the report, its suspects placed
+    by the configured topology and rank file, and (`similar`) the past cases like it. Raises
+    `InputError` for an input that cannot be read. Reads the inputs; opens the case library."""
+    from fabtui.triage import triage_paths
+
+    report = triage_paths(paths, ws.graph(), ws.settings.ranks is not None)
+    if similar and report.suspects:
+        report.similar_cases = similar_cases(ws, report)
+    return report

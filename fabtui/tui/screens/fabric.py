@@ -21,7 +21,8 @@ from textual.widgets import Footer
 
 from fabtui.errors import InputError, RequestError
 from fabtui.tui.commands import FABRIC_COMMANDS, bindings
-from fabtui.tui.messages import ProbeFinished, SnapshotArrived
+from fabtui.tui.glyphs import mark
+from fabtui.tui.messages import OpenRunbook, ProbeFinished, SnapshotArrived
 from fabtui.tui.screens.demo import DemoRequest, DemoScreen
 from fabtui.tui.screens.dialogs import Prompt, TextPage
 from fabtui.tui.widgets.detail import DetailPanel
@@ -32,6 +33,7 @@ from fabtui.workspace.live import EMPTY, FabricSnapshot, on_demand
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
+    from fabtui.workspace.crosslinks import RunbookChoice
 
 
 class FabricScreen(Screen[None]):
@@ -73,6 +75,7 @@ class FabricScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one(FabricMatrix).focus()
+        self.show_marks()
         self._paint()
         if self.fab.live:
             # Made here, on the app's thread, so that quitting at once still finds it to stop.
@@ -118,6 +121,8 @@ class FabricScreen(Screen[None]):
             text += f" · filter {view.text}"
         if self.snapshot.note:
             text += f" · {self.snapshot.note}"
+        if app.highlights.by_origin:
+            text += f" · {mark(app.ascii_only)} {', '.join(app.highlights.by_origin)} (n: next)"
         self.query_one(StatusHeader).update(text)
 
     @on(FabricMatrix.Selected)
@@ -144,6 +149,58 @@ class FabricScreen(Screen[None]):
         if matrix.view.text:
             matrix.set_view(ViewFilter())
             self._paint_header()
+        elif self.fab.highlights.by_origin:
+            self.fab.highlights.clear()
+            self.show_marks()
+
+    # what other views marked (Highlight) ---------------------------------------------------------
+    def show_marks(self) -> None:
+        """Draw the app's highlights in the matrix, the detail panel and the header."""
+        highlights = self.fab.highlights
+        self.query_one(FabricMatrix).set_marks(highlights.cells(self.fab.fabric))
+        self.query_one(DetailPanel).set_marks(highlights.elements(), highlights.version)
+        self._paint_header()
+
+    def on_screen_resume(self) -> None:
+        self.show_marks()
+
+    def select_element(self, key: str) -> bool:
+        """Select element `key` (clearing a filter that hides it), as `/` does."""
+        matrix = self.query_one(FabricMatrix)
+        return matrix.select_key(key) or bool(matrix.view.text and self._unfilter(key))
+
+    def action_next_mark(self, step: int = 1) -> None:
+        if self.query_one(FabricMatrix).jump_mark(step) is None:
+            self.notify("nothing marked here (a triage or a session marks its elements)",
+                        title="marks", severity="warning")
+
+    def action_runbooks(self) -> None:
+        """The runbooks for the selected element's findings; the one chosen is opened with the
+        element filled in (`OpenRunbook`)."""
+        from fabtui.tui.screens.runbook_choice import RunbookChoiceScreen
+        from fabtui.workspace.crosslinks import element_runbooks, findings_of
+
+        key = self.selected
+        if key is None:
+            return
+        elements = selection_elements(self.fab.fabric, key, self.found)
+        findings = findings_of(self.snapshot.states, elements)
+        element = next((e for e in elements if findings_of(self.snapshot.states, [e])),
+                       self._element(key))
+        choices = element_runbooks(self.fab.workspace.library, self.fab.fabric, element,
+                                   findings)
+        if not choices:
+            said = "no runbook's symptoms match its findings" if findings else \
+                "no findings, so no runbook for them"
+            self.notify(f"{self.fab.fabric.label(element)}: {said}", title="runbooks",
+                        severity="warning")
+            return
+        self.app.push_screen(RunbookChoiceScreen(self.fab.fabric.label(element), choices),
+                             self._open_runbook)
+
+    def _open_runbook(self, choice: RunbookChoice | None) -> None:
+        if choice is not None:
+            self.post_message(OpenRunbook(choice.runbook, choice.inputs, choice.why))
 
     def action_filter(self) -> None:
         current = self.query_one(FabricMatrix).view.text

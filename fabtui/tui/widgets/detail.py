@@ -14,7 +14,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from fabtui.topology.graph import FabricGraph
-from fabtui.tui.glyphs import glyph, health_style, short_number, sparkline
+from fabtui.tui.glyphs import glyph, health_style, mark, short_number, sparkline
+from fabtui.workspace.crosslinks import Mark
 from fabtui.workspace.fabricmap import FabricMap, identity, selection_elements
 from fabtui.workspace.live import KEY_COUNTERS, FabricSnapshot
 
@@ -42,6 +43,9 @@ class DetailPanel(VerticalScroll):
         self._shape: tuple[int, int] | None = None
         self._last: tuple[str | None, FabricSnapshot, str | None] | None = None
         self.clock = time.time
+        self.marks: dict[str, list[Mark]] = {}
+        """Element -> what other views marked it for (`Highlight`), shown under its name."""
+        self._marks_version = 0
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(id="detail-body")
@@ -50,7 +54,8 @@ class DetailPanel(VerticalScroll):
         """Show `key` as `snapshot` has it (a no-op when nothing it shows changed)."""
         elements = selection_elements(self.fabric, key, focus) if key else []
         signature = (key, tuple((e, snapshot.of(e), id(snapshot.states.get(e)))
-                                for e in elements), self.app.theme, self.content_size.width)
+                                for e in elements), self.app.theme, self.content_size.width,
+                     self._marks_version)
         self._last = (key, snapshot, focus)
         if signature == self._shown:
             return
@@ -67,6 +72,13 @@ class DetailPanel(VerticalScroll):
         same = shape == self._shape and all(len(line) < width for line in text.plain.split("\n"))
         self._shape = shape
         self.query_one("#detail-body", Static).update(text, layout=not same)
+
+    def set_marks(self, marks: dict[str, list[Mark]], version: int) -> None:
+        """Show these marks (redraws when `version` changed)."""
+        if version != self._marks_version:
+            self.marks, self._marks_version = marks, version
+            if self._last is not None:
+                self.show(*self._last)
 
     def on_resize(self) -> None:
         if self._last is not None:
@@ -88,6 +100,9 @@ class DetailPanel(VerticalScroll):
                         health_style(health, theme))
             text.append(self.fabric.label(element), "bold")
             text.append("\n")
+            for marked in self.marks.get(element, ()):
+                text.append(f"  {mark(self.ascii_only)} marked by {marked.origin}"
+                            f"{': ' + marked.why if marked.why else ''}\n", "bold")
             if number == 0 or len(elements) <= 3:
                 for name, value in identity(self.fabric, self.graph, element)[1:]:
                     text.append(f"  {name:<10}", "dim")

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from fabtui.tui.glyphs import glyph, health_style
+from fabtui.tui.glyphs import glyph, health_style, mark
 from fabtui.workspace.fabricmap import FabricMap, ViewFilter
 from fabtui.workspace.live import EMPTY, FabricSnapshot, Health, worst_health
 
@@ -123,6 +123,8 @@ class FabricMatrix(ScrollView, can_focus=True):
         self.label_width = max([len(n) for n in fabric.nodes] + [9]) + 1
         self.repainted = 0
         """Lines rendered anew (not from the cache) since mount: what a benchmark reads."""
+        self.marks: dict[str, str] = {}
+        """Marked cell key -> the marked element it shows (kept across snapshots and views)."""
         self._set_rows(build_rows(fabric, self.view))
 
     # data in ------------------------------------------------------------------------------------
@@ -169,6 +171,28 @@ class FabricMatrix(ScrollView, can_focus=True):
         return tuple(get(c.health_keys[0], unknown) if len(c.health_keys) == 1 else
                      worst_health(get(k, unknown) for k in c.health_keys)
                      for c in row.cells)
+
+    def set_marks(self, marks: dict[str, str]) -> None:
+        """Mark these cells (cell key -> the marked element in it); redraws every line."""
+        if marks != self.marks:
+            self.marks = dict(marks)
+            self._cache.clear()
+            self.refresh()
+
+    def jump_mark(self, step: int = 1) -> str | None:
+        """Move to the next (`step` 1) or previous (-1) marked cell the view shows, after the
+        cursor, wrapping; the marked element it shows, or None when none is shown."""
+        spots = [(r, c) for r, row in enumerate(self.rows) for c, cell in enumerate(row.cells)
+                 if cell.key in self.marks]
+        if not spots:
+            return None
+        after = [s for s in spots if (s > self.cursor if step > 0 else s < self.cursor)]
+        row, col = (after[0] if after else spots[0]) if step > 0 else \
+            (after[-1] if after else spots[-1])
+        element = self.marks[self.rows[row].cells[col].key]
+        self._move_to(row, col, focus=element if element != self.rows[row].cells[col].key
+                      else None)
+        return element
 
     # selection ----------------------------------------------------------------------------------
     @property
@@ -275,6 +299,10 @@ class FabricMatrix(ScrollView, can_focus=True):
             style = health_style(health, theme, selected=col == selected and self.has_focus)
             caption = f" {cell.caption}" if cell.caption else ""
             text = f" {glyph(health, self.ascii_only)}{caption} "
+            if cell.key in self.marks:  # the mark takes the cell's leading space
+                segments.append(Segment(mark(self.ascii_only),
+                                        Style(color=theme.accent, bold=True)))
+                text = text[1:]
             segments.append(Segment(text, style))
             segments.append(Segment(" " * (CELL - 3)))
         return Strip(segments)

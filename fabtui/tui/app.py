@@ -19,12 +19,17 @@ from textual.screen import Screen
 
 from fabtui.tui.commands import (
     APP_COMMANDS,
+    CASE_EDIT_COMMANDS,
+    CASE_VIEW_COMMANDS,
+    CASES_COMMANDS,
     CONSOLE_COMMANDS,
     FABRIC_COMMANDS,
     FabtuiCommands,
     bindings,
     help_text,
 )
+from fabtui.tui.messages import OpenCase
+from fabtui.tui.screens.cases import CasesScreen
 from fabtui.tui.screens.dialogs import TextPage
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.workspace import Workspace
@@ -47,7 +52,8 @@ class FabtuiApp(App[None]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FabtuiCommands}
     BINDINGS: ClassVar[list[BindingType]] = bindings(APP_COMMANDS)
-    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {"fabric": FabricScreen}
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
+        "fabric": FabricScreen, "cases": CasesScreen}
     """One screen stack per top-level view; `1`.. switch between them (each keeps its state)."""
     DEFAULT_MODE = "fabric"
 
@@ -118,7 +124,16 @@ class FabtuiApp(App[None]):
     def action_help(self) -> None:
         keys = dict(self.workspace.settings.keymap)
         self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS,
-                                                         *CONSOLE_COMMANDS), keys)))
+                                                         *CONSOLE_COMMANDS, *CASES_COMMANDS,
+                                                         *CASE_VIEW_COMMANDS,
+                                                         *CASE_EDIT_COMMANDS), keys)))
+
+    async def on_open_case(self, message: OpenCase) -> None:
+        """Show the case on the Cases screen (its editor when `edit`), from any screen."""
+        await self.switch_mode("cases")
+        cases = self.screen_stack[0]
+        assert isinstance(cases, CasesScreen)
+        cases.open_case(message.case_id, edit=message.edit)
 
     def action_report(self) -> None:
         """Build the newest session's report in a worker and say where it was written."""

@@ -64,7 +64,7 @@ class CaseEditor(ModalScreen[Case | None]):
             yield Input(case.title, id="edit-title")
             with Horizontal(id="edit-picks"):
                 yield Select([(s.value, s.value) for s in Severity], prompt="severity",
-                             value=case.severity.value if case.severity else Select.BLANK,
+                             value=case.severity.value if case.severity else Select.NULL,
                              id="edit-severity")
                 yield Select([(s.value, s.value) for s in CaseStatus], allow_blank=False,
                              value=case.status.value, id="edit-status")

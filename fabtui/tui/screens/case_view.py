@@ -9,6 +9,7 @@ on one opens it. `e` edits, `x` exports.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -21,10 +22,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
+from fabtui.cases.markdown import SECTIONS
 from fabtui.cases.present import runbook_inputs, sections, why
 from fabtui.cases.similar import Similar
 from fabtui.errors import InputError, RequestError
 from fabtui.model.case import Case
+from fabtui.paths import display_path
 from fabtui.tui.commands import CASE_VIEW_COMMANDS, bindings
 from fabtui.tui.messages import OpenRunbook, OpenSession
 from fabtui.tui.screens.cases import LIBRARY_LOCK, export_case
@@ -65,7 +68,7 @@ def facts(case: Case) -> Text:
         text.append("\nenvironment: ", "dim")
         text.append(environment)
     if case.source:
-        text.append(f"\nfrom {case.source}", "dim")
+        text.append(f"\nfrom {display_path(Path(case.source))}", "dim")
     return text
 
 
@@ -117,24 +120,23 @@ class CaseView(Screen[None]):
             yield OptionList(id="case-links")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.show(self.case)
+    async def on_mount(self) -> None:
+        await self.show(self.case)
         self.query_one("#case-body").focus()
 
-    def show(self, case: Case) -> None:
+    async def show(self, case: Case) -> None:
         """Draw `case` (again, after an edit) and look for its similar cases."""
         self.case = case
         body = self.query_one("#case-body", VerticalScroll)
         with self.app.batch_update():
-            body.remove_children()
+            await body.remove_children()
             widgets: list[Static | Label | Markdown | DataTable[str]] = [
                 Static(facts(case), id="case-facts")]
             tables = case_tables(case)
             prose = dict(sections(case))
-            order = [h for h, _ in sections(case)]
-            for heading in ("Evidence", "Timeline", "Tuning", "Action items"):
-                if tables[heading][1] and heading not in order:
-                    order.append(heading)
+            named = [section.heading for section in SECTIONS]
+            order = [h for h in named if h in prose or (h in tables and tables[h][1])]
+            order += [h for h in prose if h not in named]
             for heading in order:
                 widgets.append(Label(heading, classes="heading"))
                 if heading in tables and tables[heading][1]:
@@ -146,7 +148,7 @@ class CaseView(Screen[None]):
                     widgets.append(grid)
                 if heading in prose:
                     widgets.append(Markdown(prose[heading]))
-            body.mount_all(widgets)
+            await body.mount_all(widgets)
             self._paint_links()
         self._find_similar(case)
 
@@ -219,7 +221,8 @@ class CaseView(Screen[None]):
 
     def _open_other(self, case_id: str) -> None:
         try:
-            case = self.fab.workspace.cases.get(case_id)
+            with LIBRARY_LOCK:
+                case = self.fab.workspace.cases.get(case_id)
         except RequestError as exc:
             self.notify(str(exc), title="case", severity="error")
             return
@@ -257,7 +260,7 @@ class CaseView(Screen[None]):
 
     def _edited(self, case: Case | None) -> None:
         if case is not None:
-            self.show(case)
+            self.call_later(self.show, case)
             self.notify(f"{case.id}: saved ({case.status.value})", title="case")
 
     def action_export(self) -> None:

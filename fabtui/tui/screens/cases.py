@@ -66,8 +66,9 @@ def export_case(app: FabtuiApp, case_id: str) -> None:
         if not folder or not folder.strip():
             return
         try:
-            paths, written = app.workspace.cases.export(Path(folder.strip()).expanduser(),
-                                                        [case_id])
+            with LIBRARY_LOCK:
+                paths, written = app.workspace.cases.export(
+                    Path(folder.strip()).expanduser(), [case_id])
         except (RequestError, OSError) as exc:
             app.notify(str(exc), title="export", severity="error")
             return
@@ -225,7 +226,8 @@ class CasesScreen(Screen[None]):
         from fabtui.tui.screens.case_view import CaseView
 
         try:
-            case = self.fab.workspace.cases.get(case_id)
+            with LIBRARY_LOCK:  # the first search may be opening (syncing) the library
+                case = self.fab.workspace.cases.get(case_id)
         except RequestError as exc:
             self.notify(str(exc), title="cases", severity="error")
             return

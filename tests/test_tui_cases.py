@@ -130,6 +130,25 @@ async def test_filters_typed_beside_the_words_narrow_the_results_and_a_bad_one_i
         assert "rail:x: expected a rail number 0-255" in screen_text(app)
 
 
+def test_moving_to_the_end_of_the_best_results_asks_for_more(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fabtui.tui.screens.cases.LIMIT", 3)
+
+    @asynctest
+    async def check() -> None:
+        app = Recording(workspace())
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await cases_mode(app, pilot)
+            listing = screen.query_one(CaseList)
+            first = [e.id for e in await search(pilot, screen, "pause")]
+            assert len(first) == 3 and screen.total > 3
+            await pilot.press("tab", "down")  # the cursor on the second of three: near the end
+            await until(pilot, lambda: len(listing.entries) == min(6, screen.total), "more")
+            assert [e.id for e in listing.entries][:3] == first and listing.cursor == 1
+
+    check()
+
+
 def draft(ws: Workspace) -> Case:
     return ws.cases.put(Case(
         id=DRAFT, title="all_reduce hangs, rail 5 NIC retry exceeded", status=CaseStatus.DRAFT,
@@ -175,15 +194,15 @@ async def test_a_slow_search_is_superseded_by_the_next_keystroke() -> None:
         screen = await cases_mode(app, pilot)
         real_query, real_show = screen.run_query, screen.show
 
-        def slow_query(line: str) -> Found:
+        def slow_query(line: str, limit: int) -> Found:
             if line == "optic":
                 started.set()
                 release.wait(10)
-            return real_query(line)
+            return real_query(line, limit)
 
-        def record(found: Found, query: str | None) -> None:
+        def record(found: Found, query: str | None, **more: bool) -> None:
             shown.append(query)
-            real_show(found, query)
+            real_show(found, query, **more)
 
         screen.run_query = slow_query  # type: ignore[method-assign]
         screen.show = record  # type: ignore[method-assign]

@@ -99,6 +99,21 @@ def split_filters(line: str) -> TypedQuery:
     return TypedQuery(" ".join(kept), filters, error)
 
 
+_PREFIXABLE = re.compile(r"[A-Za-z0-9_.-]{2,}")
+
+
+def as_you_type(text: str) -> str:
+    """`text` as searched while it is being typed: the last word, when it is still being
+    typed (no space after it) and is two or more Latin letters or digits, also matches as a
+    prefix (`pfc sto` finds storm). Chinese is matched by character pairs and needs none."""
+    if not text or text[-1].isspace():
+        return text
+    head, _, last = text.rpartition(" ")
+    if last in ("AND", "OR", "NOT") or not _PREFIXABLE.fullmatch(last.lstrip("-+")):
+        return text
+    return f"{head} {last}*" if head else f"{last}*"
+
+
 def sections(case: Case) -> list[tuple[str, str]]:
     """The case's prose sections that hold text, (heading, text), in the order an export
     writes them, then the sections the format does not name. Tables (evidence, timeline,

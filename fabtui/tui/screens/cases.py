@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
-from fabtui.cases.present import split_filters, why
+from fabtui.cases.present import as_you_type, split_filters, why
 from fabtui.errors import InputError, RequestError
 from fabtui.tui.commands import CASES_COMMANDS, bindings
 from fabtui.tui.screens.dialogs import Prompt
@@ -32,8 +32,9 @@ from fabtui.tui.widgets.case_list import CaseList, Entry
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
 
-LIMIT = 200
-"""Search results shown (the library listing shows every case)."""
+LIMIT = 40
+"""Search results asked for at first: a snippet costs ~1 ms a hit, so a keystroke asks for two
+screens' worth; moving to the end of the list asks for more (the listing shows every case)."""
 LIBRARY_LOCK = threading.Lock()
 """Held by whoever uses the case library off the app's thread, and by writes: its search index
 is one object that two threads must not read at once (`CaseIndex`: one per thread)."""
@@ -43,20 +44,24 @@ EXPORT_DIR = "cases-export"
 
 @dataclass(frozen=True)
 class Found:
-    """What one search gave: the entries and the status line above them."""
+    """What one search gave: the entries and the status line above them; `total` matching
+    cases (more than the entries when only the best were asked for)."""
 
     entries: list[Entry]
     status: str
+    total: int = 0
 
 
 class CasesFound(Message):
-    """Search number `search` finished (a newer search makes it stale)."""
+    """Search number `search` finished (a newer search makes it stale); `more`: it asked for
+    more of the query on screen (the cursor stays where it is)."""
 
-    def __init__(self, search: int, query: str, found: Found) -> None:
+    def __init__(self, search: int, query: str, found: Found, more: bool = False) -> None:
         super().__init__()
         self.search = search
         self.query = query
         self.found = found
+        self.more = more
 
 
 def export_case(app: FabtuiApp, case_id: str) -> None:
@@ -96,6 +101,10 @@ class CasesScreen(Screen[None]):
         self.shown_query: str | None = None
         """The query whose results are on screen (None: none yet)."""
         self.shown_search = 0
+        self.typed = ""
+        """The query line as typed last."""
+        self.limit = self.first_limit = LIMIT
+        self.total = 0
 
     @property
     def fab(self) -> FabtuiApp:
@@ -119,43 +128,58 @@ class CasesScreen(Screen[None]):
     # searching ----------------------------------------------------------------------------------
     @on(Input.Changed, "#case-query")
     def _typed(self, message: Input.Changed) -> None:
+        self.typed = message.value
+        self.first_limit = LIMIT
         self.search(message.value)
 
     @on(Input.Submitted, "#case-query")
     def _submitted(self) -> None:
         self.query_one(CaseList).focus()
 
-    def search(self, line: str) -> None:
-        """Search for `line` in a worker; the results replace the list when they are the
-        newest."""
+    def search(self, line: str, limit: int | None = None) -> None:
+        """Search for `line` in a worker (the best `limit`, default `LIMIT`); the results
+        replace the list when they are the newest."""
         self.search_no += 1
-        self._search(self.search_no, line)
+        self.limit = limit = limit or LIMIT
+        self._search(self.search_no, line, limit)
 
     @work(thread=True, exclusive=True, group="case-search", exit_on_error=False,
           description="case search")
-    def _search(self, number: int, line: str) -> None:
+    def _search(self, number: int, line: str, limit: int) -> None:
         worker = get_current_worker()
         with LIBRARY_LOCK:
             if worker.is_cancelled:
                 return  # a newer keystroke came while the older search ran: skip this one
-            found = self.run_query(line)
+            found = self.run_query(line, limit)
         if not worker.is_cancelled:
-            self.post_message(CasesFound(number, line, found))
+            self.post_message(CasesFound(number, line, found, more=limit > self.first_limit))
 
-    def run_query(self, line: str) -> Found:
+    @on(CaseList.NearEnd)
+    def _more(self) -> None:
+        """Near the end of the best results: ask for twice as many (the cursor stays)."""
+        if self.shown_query is not None and self.shown_query == self.typed \
+                and self.total > len(self.query_one(CaseList).entries):
+            self.search(self.typed, self.limit * 2)
+
+    def run_query(self, line: str, limit: int) -> Found:
         """What `line` finds (on the worker's thread; also what a slow-search test wraps)."""
         typed = split_filters(line)
         library = self.fab.workspace.cases
         problem = f" · {typed.error}" if typed.error else ""
         try:
+            if len(typed.text.strip()) == 1 and typed.text.strip().isascii():
+                return Found([], "keep typing: one letter matches too much" + problem)
             if not typed.text.strip():
                 if typed.filters:
                     return Found([], "type a symptom to search with the filters" + problem)
                 rows = library.list()
                 return Found([Entry(r.id, r.title, " ".join(filter(None, (r.status, r.severity))),
                                     f"{r.symptom_class} · opened {r.opened or '?'}")
-                              for r in rows], f"{len(rows)} cases in the library" + problem)
-            result = library.search(typed.text, limit=LIMIT, **typed.filters)
+                              for r in rows], f"{len(rows)} cases in the library" + problem,
+                             len(rows))
+            typing = line.rstrip() == line and line.split()[-1] == typed.text.split()[-1]
+            result = library.search(as_you_type(typed.text) if typing else typed.text,
+                                    limit=limit, **typed.filters)
         except (RequestError, InputError) as exc:
             return Found([], str(exc).splitlines()[0])
         entries = [Entry(h.id, h.title, f"{h.score:.1f}", h.snippet, tuple(h.highlights),
@@ -165,20 +189,22 @@ class CasesScreen(Screen[None]):
             status += f" (best {len(entries)} shown)"
         if result.suggestion:
             status += f" · did you mean: {result.suggestion}"
-        return Found(entries, status + problem)
+        return Found(entries, status + problem, result.total)
 
     @on(CasesFound)
     def _found(self, message: CasesFound) -> None:
         if message.search != self.search_no:
             return  # a newer search was started: its results are the ones to show
-        self.show(message.found, message.query)
+        self.show(message.found, message.query, more=message.more)
         self.shown_search = message.search
 
-    def show(self, found: Found, query: str | None) -> None:
+    def show(self, found: Found, query: str | None, *, more: bool = False) -> None:
+        listing = self.query_one(CaseList)
         with self.app.batch_update():
-            self.query_one(CaseList).set_entries(found.entries)
+            listing.set_entries(found.entries, listing.cursor if more else 0)
             self.query_one("#case-status", Static).update(found.status)
         self.shown_query = query
+        self.total = found.total
 
     # similar cases for the newest session -------------------------------------------------------
     def action_similar_session(self, session: str = "last") -> None:

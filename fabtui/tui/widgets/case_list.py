@@ -8,6 +8,7 @@ one in one call (search-as-you-type sets a list per keystroke).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -55,6 +56,9 @@ class CaseList(ScrollView, can_focus=True):
         Binding("enter", "choose", "Open", show=False),
     ]
 
+    class NearEnd(Message):
+        """The cursor came to the last few cases: the screen may have more to show."""
+
     class Chosen(Message):
         """`enter` (or a click) on a case."""
 
@@ -69,15 +73,24 @@ class CaseList(ScrollView, can_focus=True):
         self._cache: dict[int, tuple[object, Strip]] = {}
         self.painted = 0
         """Lines rendered anew since mount: what tests and benchmarks read."""
+        self.set_at = 0.0
+        self.drawn_at = 0.0
+        """`perf_counter()` when the entries were last set, and when a line was last rendered:
+        a benchmark reads the time from a key to its results on screen from these."""
 
     # data in ------------------------------------------------------------------------------------
-    def set_entries(self, entries: list[Entry]) -> None:
-        """Show `entries` from the top, the cursor on the first."""
+    def set_entries(self, entries: list[Entry], cursor: int = 0) -> None:
+        """Show `entries`, the cursor on the first (or on `cursor`, for more of the same)."""
+        self.set_at = time.perf_counter()
         self.entries = entries
-        self.cursor = 0
+        self.cursor = max(0, min(cursor, len(entries) - 1))
         self._cache.clear()
         self.virtual_size = Size(self.size.width, len(entries) * LINES)
-        self.scroll_to(0, 0, animate=False, immediate=True)
+        if cursor:
+            self.scroll_to_region(Region(0, self.cursor * LINES, 1, LINES), animate=False,
+                                  immediate=True)
+        else:
+            self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
 
     @property
@@ -95,6 +108,8 @@ class CaseList(ScrollView, can_focus=True):
                 self.refresh_line(index * LINES + line)
         self.scroll_to_region(Region(0, self.cursor * LINES, 1, LINES), animate=False,
                               immediate=True)
+        if step > 0 and self.cursor >= len(self.entries) - 3:
+            self.post_message(self.NearEnd())
 
     def action_choose(self) -> None:
         if self.selected is not None:
@@ -120,6 +135,7 @@ class CaseList(ScrollView, can_focus=True):
 
     # drawing ------------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
+        self.drawn_at = time.perf_counter()
         line = y + self.scroll_offset.y
         width = self.size.width
         index, part = divmod(line, LINES)

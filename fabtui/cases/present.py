@@ -99,13 +99,14 @@ def split_filters(line: str) -> TypedQuery:
     return TypedQuery(" ".join(kept), filters, error)
 
 
-_PREFIXABLE = re.compile(r"[A-Za-z0-9_.-]{2,}")
+_PREFIXABLE = re.compile(r"[A-Za-z0-9_.-]{3,}")
 
 
 def as_you_type(text: str) -> str:
     """`text` as searched while it is being typed: the last word, when it is still being
-    typed (no space after it) and is two or more Latin letters or digits, also matches as a
-    prefix (`pfc sto` finds storm). Chinese is matched by character pairs and needs none."""
+    typed (no space after it) and is three or more Latin letters or digits, also matches as a
+    prefix (`pfc sto` finds storm; two letters would expand to too many words to answer a
+    keystroke in time). Chinese is matched by character pairs and needs none."""
     if not text or text[-1].isspace():
         return text
     head, _, last = text.rpartition(" ")

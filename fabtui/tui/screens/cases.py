@@ -32,8 +32,8 @@ from fabtui.tui.widgets.case_list import CaseList, Entry
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
 
-LIMIT = 40
-"""Search results asked for at first: a snippet costs ~1 ms a hit, so a keystroke asks for two
+LIMIT = 30
+"""Search results asked for at first: snippets cost ~0.4 ms a hit, so a keystroke asks for two
 screens' worth; moving to the end of the list asks for more (the listing shows every case)."""
 LIBRARY_LOCK = threading.Lock()
 """Held by whoever uses the case library off the app's thread, and by writes: its search index

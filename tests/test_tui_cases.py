@@ -237,6 +237,20 @@ def test_similar_cases_for_the_newest_session(run: Callable[..., Result]) -> Non
             expected = app.workspace.cases.similar(app.workspace.case_or_session(session),
                                                    limit=20)
             assert [e.id for e in entries] == [c.id for c in expected.cases]
+            # From a live session (OpenCase with its id): its draft, not filed, and its
+            # similar cases beside it.
+            app.post_message(OpenCase(session))
+            await until(pilot, lambda: isinstance(app.screen, CaseView), "the session's draft")
+            view = app.screen
+            assert isinstance(view, CaseView) and not view.stored
+            assert view.case.sessions == [session]
+            await until(pilot, lambda: view.similar is not None, "its similar cases")
+            assert view.similar is not None
+            assert [c.id for c in view.similar.cases] == [c.id for c in expected.cases][:8]
+            assert "not filed yet" in screen_text(app)
+            await pilot.press("e")
+            await pilot.pause()
+            assert app.screen is view  # no editor for a draft not filed
 
     check()
 

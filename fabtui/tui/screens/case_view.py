@@ -46,7 +46,7 @@ class SimilarFound(Message):
         self.error = error
 
 
-def facts(case: Case) -> Text:
+def facts(case: Case, stored: bool = True) -> Text:
     """The header: title, status, severity, class, dates, components, codes, environment."""
     text = Text()
     text.append(case.title, "bold")
@@ -69,6 +69,8 @@ def facts(case: Case) -> Text:
         text.append(environment)
     if case.source:
         text.append(f"\nfrom {display_path(Path(case.source))}", "dim")
+    if not stored:
+        text.append("\nnot filed yet: the draft this session would file", "italic")
     return text
 
 
@@ -100,9 +102,11 @@ class CaseView(Screen[None]):
     CaseView DataTable { height: auto; max-height: 16; }
     """
 
-    def __init__(self, case: Case) -> None:
+    def __init__(self, case: Case, *, stored: bool = True) -> None:
         super().__init__()
         self.case = case
+        self.stored = stored
+        """False for a session's draft not filed yet (shown, not editable)."""
         self.similar: Similar | None = None
         self.links: list[tuple[str, str]] = []
         """(kind, target) of each line of the links list: runbook, session or case."""
@@ -131,7 +135,7 @@ class CaseView(Screen[None]):
         with self.app.batch_update():
             await body.remove_children()
             widgets: list[Static | Label | Markdown | DataTable[str]] = [
-                Static(facts(case), id="case-facts")]
+                Static(facts(case, self.stored), id="case-facts")]
             tables = case_tables(case)
             prose = dict(sections(case))
             named = [section.heading for section in SECTIONS]
@@ -253,9 +257,18 @@ class CaseView(Screen[None]):
         self._paint_links()
 
     # edit, export, back -------------------------------------------------------------------------
+    def _refuse_unfiled(self) -> bool:
+        if not self.stored:
+            session = self.case.sessions[0] if self.case.sessions else self.case.id
+            self.notify(f"not filed yet: file the session first (fabtui cases file {session})",
+                        title="case", severity="warning")
+        return not self.stored
+
     def action_edit(self) -> None:
         from fabtui.tui.screens.case_edit import CaseEditor
 
+        if self._refuse_unfiled():
+            return
         self.app.push_screen(CaseEditor(self.case), self._edited)
 
     def _edited(self, case: Case | None) -> None:
@@ -264,7 +277,8 @@ class CaseView(Screen[None]):
             self.notify(f"{case.id}: saved ({case.status.value})", title="case")
 
     def action_export(self) -> None:
-        export_case(self.fab, self.case.id)
+        if not self._refuse_unfiled():
+            export_case(self.fab, self.case.id)
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -5,7 +5,8 @@ older one) and numbers it; only the newest search's results are shown, whatever 
 threads finish in. The query line takes the CLI's filters beside the words (`rail:3
 status:resolved since:2026-03-02`, see `fabtui.cases.present.split_filters`); an empty query
 lists the whole library. `S` lists the cases similar to the newest session's draft. Opening a
-case pushes the case view onto this mode's stack; `OpenCase` from anywhere lands here.
+case pushes the case view onto this mode's stack; `OpenCase` from anywhere lands here (with a
+session id: the draft that session would file, and its similar cases).
 """
 
 from __future__ import annotations
@@ -248,18 +249,22 @@ class CasesScreen(Screen[None]):
             self.open_case(case_id)
 
     def open_case(self, case_id: str, *, edit: bool = False) -> None:
-        """Show `case_id` on top of this screen (its editor too when `edit`)."""
+        """Show `case_id` on top of this screen (its editor too when `edit`). A session id
+        (or `last`) shows the draft that session would file, with its similar cases: "have
+        we seen this before?" from a live session."""
         from fabtui.tui.screens.case_view import CaseView
 
+        workspace = self.fab.workspace
         try:
             with LIBRARY_LOCK:  # the first search may be opening (syncing) the library
-                case = self.fab.workspace.cases.get(case_id)
-        except RequestError as exc:
-            self.notify(str(exc), title="cases", severity="error")
+                case = workspace.case_or_session(case_id)
+                stored = workspace.cases.store.exists(case.id)
+        except (RequestError, InputError) as exc:
+            self.notify(str(exc).splitlines()[0], title="cases", severity="error")
             return
         while len(self.app.screen_stack) > 1 and self.app.screen_stack[0] is self:
             self.app.pop_screen()
-        view = CaseView(case)
+        view = CaseView(case, stored=stored)
         self.app.push_screen(view)
         if edit:
             view.action_edit()

@@ -101,7 +101,6 @@ class CasesScreen(Screen[None]):
         self.search_no = 0
         self.shown_query: str | None = None
         """The query whose results are on screen (None: none yet)."""
-        self.shown_search = 0
         self.typed = ""
         """The query line as typed last."""
         self.limit = self.first_limit = LIMIT
@@ -197,7 +196,6 @@ class CasesScreen(Screen[None]):
         if message.search != self.search_no:
             return  # a newer search was started: its results are the ones to show
         self.show(message.found, message.query, more=message.more)
-        self.shown_search = message.search
 
     def show(self, found: Found, query: str | None, *, more: bool = False) -> None:
         listing = self.query_one(CaseList)

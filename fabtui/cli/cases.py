@@ -6,16 +6,15 @@ workspace); bad input is one line and exit 2.
 from __future__ import annotations
 
 import json
-import re
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import click
 
+from fabtui.cases.present import iso_date, summary, why
 from fabtui.cli.context import EXIT_FINDINGS, UserError, workspace
 from fabtui.errors import InputError
-from fabtui.model.case import Case, CaseStatus, Severity
+from fabtui.model.case import CaseStatus, Severity
 
 
 @click.group("cases")
@@ -28,11 +27,9 @@ def _date(value: str | None, option: str) -> str | None:
     if value is None:
         return None
     try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-            return date.fromisoformat(value).isoformat()
-    except ValueError:
-        pass
-    raise UserError(f"{option} {value!r}: expected a date like 2026-03-02")
+        return iso_date(value)
+    except ValueError as exc:
+        raise UserError(f"{option} {exc}") from None
 
 
 def _echo_json(data: Any) -> None:
@@ -73,12 +70,12 @@ def search(ctx: click.Context, query: tuple[str, ...], component: str | None, ra
         click.echo("no case matches")
         ctx.exit(EXIT_FINDINGS)
     for hit in result.hits:
-        why = "; ".join(f"{field}: {', '.join(terms)}" for field, terms in hit.matched.items())
+        matched = why(hit.matched)
         click.echo(f"{hit.id:<36}{hit.score:7.2f}  {hit.title}")
         if hit.snippet:
             click.echo(f"    {hit.snippet}")
-        if why:
-            click.echo(f"    matched {why}")
+        if matched:
+            click.echo(f"    matched {matched}")
 
 
 @cases.command("list")
@@ -117,13 +114,6 @@ def show(ctx: click.Context, case_id: str, as_json: bool, as_markdown: bool) -> 
         click.echo(f"\n(from {case.source})", err=True)
 
 
-def _summary(case: Case) -> str:
-    return (f"{case.id} ({case.status.value}, {case.symptom_class.value}): {case.title}\n"
-            f"  components: {', '.join(case.components) or '-'}\n"
-            f"  error codes: {', '.join(case.error_codes) or '-'}\n"
-            f"  evidence rows: {len(case.evidence)}, timeline entries: {len(case.timeline)}")
-
-
 @cases.command("file")
 @click.argument("session")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -134,7 +124,7 @@ def file_command(ctx: click.Context, session: str, as_json: bool) -> None:
     if as_json:
         _echo_json(case.model_dump(mode="json"))
         return
-    click.echo(_summary(case))
+    click.echo(summary(case))
     click.echo(f"next: fabtui cases complete {case.id} --root-cause '...' --resolution '...'"
                f"\n  or: fabtui cases export -o DIR --id {case.id}, edit, fabtui cases import")
 
@@ -188,9 +178,8 @@ def similar(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
         click.echo("no similar case")
         ctx.exit(EXIT_FINDINGS)
     for case in found.cases:
-        why = "; ".join(f"{k}: {', '.join(v)}" for k, v in case.matched.items())
         click.echo(f"{case.id:<36}{case.score:6.2f}  [{case.status}] {case.title}")
-        click.echo(f"    matched {why}")
+        click.echo(f"    matched {why(case.matched)}")
 
 
 @cases.command("import")

@@ -20,6 +20,9 @@ from textual.screen import Screen
 from fabtui.model.triage import TriageReport
 from fabtui.tui.commands import (
     APP_COMMANDS,
+    CASE_EDIT_COMMANDS,
+    CASE_VIEW_COMMANDS,
+    CASES_COMMANDS,
     CONSOLE_COMMANDS,
     FABRIC_COMMANDS,
     TRIAGE_COMMANDS,
@@ -27,7 +30,8 @@ from fabtui.tui.commands import (
     bindings,
     help_text,
 )
-from fabtui.tui.messages import Highlight
+from fabtui.tui.messages import Highlight, OpenCase
+from fabtui.tui.screens.cases import CasesScreen
 from fabtui.tui.screens.dialogs import TextPage
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.triage import TriageScreen
@@ -52,8 +56,8 @@ class FabtuiApp(App[None]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FabtuiCommands}
     BINDINGS: ClassVar[list[BindingType]] = bindings(APP_COMMANDS)
-    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {"fabric": FabricScreen,
-                                                                   "triage": TriageScreen}
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
+        "fabric": FabricScreen, "cases": CasesScreen, "triage": TriageScreen}
     """One screen stack per top-level view; `1`.. switch between them (each keeps its state)."""
     DEFAULT_MODE = "fabric"
 
@@ -147,8 +151,16 @@ class FabtuiApp(App[None]):
     def action_help(self) -> None:
         keys = dict(self.workspace.settings.keymap)
         self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS,
-                                                         *TRIAGE_COMMANDS, *CONSOLE_COMMANDS),
-                                                        keys)))
+                                                         *TRIAGE_COMMANDS, *CONSOLE_COMMANDS,
+                                                         *CASES_COMMANDS, *CASE_VIEW_COMMANDS,
+                                                         *CASE_EDIT_COMMANDS), keys)))
+
+    async def on_open_case(self, message: OpenCase) -> None:
+        """Show the case on the Cases screen (its editor when `edit`), from any screen."""
+        await self.switch_mode("cases")
+        cases = self.screen_stack[0]
+        assert isinstance(cases, CasesScreen)
+        cases.open_case(message.case_id, edit=message.edit)
 
     def action_report(self) -> None:
         """Build the newest session's report in a worker and say where it was written."""

@@ -36,6 +36,8 @@ class Command:
 APP_COMMANDS = (
     Command("app.fabric", "1", "switch_mode('fabric')", "Fabric", "The live fabric: topology, "
             "health and counters."),
+    Command("app.cases", "3", "switch_mode('cases')", "Cases", "The case library: have we "
+            "seen this before? Search past incidents by symptom, in English or Chinese."),
     Command("app.triage", "4", "switch_mode('triage')", "Triage", "NCCL hang triage: a hung "
             "job's logs -> the culprit rank, its NIC, leaf port and optic, and what to run."),
     Command("app.help", "question_mark", "help", "Help", "Show the keys and what they do."),
@@ -93,6 +95,34 @@ CONSOLE_COMMANDS = (
             "(node00*), a range (node[001-004]), rail:N, leaf:NAME."),
     Command("console.back", "escape", "back", "Back", "Hide the raw output; else back to the "
             "fabric (a run still going is cancelled)."),
+)
+
+CASES_COMMANDS = (
+    Command("cases.search", "slash", "focus_search", "Search", "Type a symptom (English or "
+            "中文); filters beside it: component: rail: node: tag: severity: status: since: "
+            "until: (since:2026-03-02)."),
+    Command("cases.open", "enter", "open", "Open", "Open the selected case.", show=False),
+    Command("cases.similar", "S", "similar_session", "Similar", "Past cases like the newest "
+            "session (the draft case it would file)."),
+    Command("cases.edit", "e", "edit", "Edit", "Edit the selected case: root cause, "
+            "resolution, title, severity, status."),
+    Command("cases.export", "x", "export", "Export", "Write the selected case as a markdown "
+            "file (what `fabtui cases export --id` writes)."),
+    Command("cases.back", "escape", "back", "Back", "Back to the search field.", show=False),
+)
+CASE_VIEW_COMMANDS = (
+    Command("case.runbook", "b", "runbook", "Runbook", "Open the runbook the case references "
+            "(the selected one in the links), its inputs pre-filled from the case."),
+    Command("case.session", "s", "session", "Session", "Show the session the case references "
+            "(the selected one in the links)."),
+    Command("case.edit", "e", "edit", "Edit", "Edit the case: root cause, resolution, title, "
+            "severity, status."),
+    Command("case.export", "x", "export", "Export", "Write the case as a markdown file."),
+    Command("case.back", "escape", "back", "Back", "Back to the search results."),
+)
+CASE_EDIT_COMMANDS = (
+    Command("edit.save", "ctrl+s", "save", "Save", "Write the changes into the case library."),
+    Command("edit.cancel", "escape", "cancel", "Cancel", "Leave without saving."),
 )
 
 

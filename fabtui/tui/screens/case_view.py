@@ -1,0 +1,284 @@
+"""One case on screen: its facts, every section, the evidence, timeline, tuning and action items
+as tables; beside it the links: the runbooks and sessions it references, and similar cases.
+
+`b` on a runbook posts `OpenRunbook` (its inputs pre-filled from the case's components, see
+`fabtui.cases.present.runbook_inputs`), `s` on a session posts `OpenSession`: the Runbooks screen
+answers them. Similar cases are found in a worker (the search index may be rebuilt first); enter
+on one opens it. `e` edits, `x` exports.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Label, Markdown, OptionList, Static
+from textual.widgets.option_list import Option
+
+from fabtui.cases.markdown import SECTIONS
+from fabtui.cases.present import runbook_inputs, sections, why
+from fabtui.cases.similar import Similar
+from fabtui.errors import InputError, RequestError
+from fabtui.model.case import Case
+from fabtui.paths import display_path
+from fabtui.tui.commands import CASE_VIEW_COMMANDS, bindings
+from fabtui.tui.messages import OpenRunbook, OpenSession
+from fabtui.tui.screens.cases import LIBRARY_LOCK, export_case
+
+if TYPE_CHECKING:
+    from fabtui.tui.app import FabtuiApp
+
+
+class SimilarFound(Message):
+    """The similar cases of the case shown came back (or `error` says why not)."""
+
+    def __init__(self, case_id: str, similar: Similar | None, error: str | None) -> None:
+        super().__init__()
+        self.case_id = case_id
+        self.similar = similar
+        self.error = error
+
+
+def facts(case: Case, stored: bool = True) -> Text:
+    """The header: title, status, severity, class, dates, components, codes, environment."""
+    text = Text()
+    text.append(case.title, "bold")
+    text.append(f"\n{case.id} · {case.status.value}")
+    for value in (case.severity, case.symptom_class.value, case.lang):
+        if value:
+            text.append(f" · {value}")
+    if case.opened:
+        text.append(f" · opened {case.opened}" + (f", closed {case.closed}" if case.closed
+                                                  else ""))
+    for label, values in (("components", case.components), ("error codes", case.error_codes),
+                          ("tags", case.tags), ("authors", case.authors),
+                          ("references", case.references)):
+        if values:
+            text.append(f"\n{label}: ", "dim")
+            text.append(", ".join(values))
+    environment = ", ".join(f"{k} {v}" for k, v in case.environment.model_dump().items() if v)
+    if environment:
+        text.append("\nenvironment: ", "dim")
+        text.append(environment)
+    if case.source:
+        text.append(f"\nfrom {display_path(Path(case.source))}", "dim")
+    if not stored:
+        text.append("\nnot filed yet: the draft this session would file", "italic")
+    return text
+
+
+Rows = list[tuple[str, ...]]
+
+
+def case_tables(case: Case) -> dict[str, tuple[tuple[str, ...], Rows]]:
+    """The case's tables by section heading: (columns, rows)."""
+    return {"Evidence": (("component", "metric", "value", "source"),
+                         [(r.component, r.metric, r.value, r.source) for r in case.evidence]),
+            "Timeline": (("at", "what"), [(t.at, t.text) for t in case.timeline]),
+            "Tuning": (("change", "metric", "before", "after"),
+                       [(t.change, t.metric, t.before, t.after) for t in case.tuning]),
+            "Action items": (("done", "item", "owner"),
+                             [("x" if a.done else " ", a.text, a.owner or "")
+                              for a in case.action_items])}
+
+
+class CaseView(Screen[None]):
+    """See the module docstring."""
+
+    COMMANDS_TABLE = CASE_VIEW_COMMANDS
+    BINDINGS: ClassVar[list[BindingType]] = bindings(CASE_VIEW_COMMANDS)
+    DEFAULT_CSS = """
+    CaseView #case-body { width: 1fr; padding: 0 1; }
+    CaseView #case-links { width: 34%; max-width: 56; min-width: 24; }
+    CaseView #case-facts { margin-bottom: 1; }
+    CaseView .heading { text-style: bold; color: $accent; margin-top: 1; }
+    CaseView DataTable { height: auto; max-height: 16; }
+    """
+
+    def __init__(self, case: Case, *, stored: bool = True) -> None:
+        super().__init__()
+        self.case = case
+        self.stored = stored
+        """False for a session's draft not filed yet (shown, not editable)."""
+        self.similar: Similar | None = None
+        self.links: list[tuple[str, str]] = []
+        """(kind, target) of each line of the links list: runbook, session or case."""
+
+    @property
+    def fab(self) -> FabtuiApp:
+        from fabtui.tui.app import FabtuiApp
+
+        assert isinstance(self.app, FabtuiApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield VerticalScroll(id="case-body")
+            yield OptionList(id="case-links")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        await self.show(self.case)
+        self.query_one("#case-body").focus()
+
+    async def show(self, case: Case) -> None:
+        """Draw `case` (again, after an edit) and look for its similar cases."""
+        self.case = case
+        body = self.query_one("#case-body", VerticalScroll)
+        with self.app.batch_update():
+            await body.remove_children()
+            widgets: list[Static | Label | Markdown | DataTable[str]] = [
+                Static(facts(case, self.stored), id="case-facts")]
+            tables = case_tables(case)
+            prose = dict(sections(case))
+            named = [section.heading for section in SECTIONS]
+            order = [h for h in named if h in prose or (h in tables and tables[h][1])]
+            order += [h for h in prose if h not in named]
+            for heading in order:
+                widgets.append(Label(heading, classes="heading"))
+                if heading in tables and tables[heading][1]:
+                    columns, rows = tables[heading]
+                    grid: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
+                                                     classes=heading.lower().replace(" ", "-"))
+                    grid.add_columns(*columns)
+                    grid.add_rows(rows)
+                    widgets.append(grid)
+                if heading in prose:
+                    widgets.append(Markdown(prose[heading]))
+            await body.mount_all(widgets)
+            self._paint_links()
+        self._find_similar(case)
+
+    # links --------------------------------------------------------------------------------------
+    def _paint_links(self) -> None:
+        case = self.case
+        links = self.query_one("#case-links", OptionList)
+        self.links = []
+        options: list[Option] = []
+        for kind, values in (("runbook", case.runbooks), ("session", case.sessions)):
+            for value in values:
+                self.links.append((kind, value))
+                options.append(Option(f"{kind}: {value}"))
+        if not self.links:
+            options.append(Option("no runbook or session referenced", disabled=True))
+            self.links.append(("", ""))
+        if self.similar is None:
+            options.append(Option("similar cases: looking …", disabled=True))
+            self.links.append(("", ""))
+        else:
+            options.append(Option(f"similar: {self.similar.symptom_class} is "
+                                  f"{self.similar.commonness} ({self.similar.seen} past)",
+                                  disabled=True))
+            self.links.append(("", ""))
+            for found in self.similar.cases:
+                label = Text(f"{found.id} [{found.status}] {found.score:.1f}\n")
+                label.append(found.title[:120] + "\n")
+                label.append(f"matched {why(found.matched)}", "dim")
+                options.append(Option(label))
+                self.links.append(("case", found.id))
+        links.clear_options()
+        links.add_options(options)
+        links.border_title = "links · similar"
+
+    def _link(self, kind: str) -> str | None:
+        """The link of `kind` under the cursor of the links list, else the first of it."""
+        index = self.query_one("#case-links", OptionList).highlighted
+        if index is not None and 0 <= index < len(self.links) and self.links[index][0] == kind:
+            return self.links[index][1]
+        return next((target for each, target in self.links if each == kind), None)
+
+    @on(OptionList.OptionSelected, "#case-links")
+    def _picked(self, message: OptionList.OptionSelected) -> None:
+        kind, target = self.links[message.option_index]
+        if kind == "runbook":
+            self._open_runbook(target)
+        elif kind == "session":
+            self.post_message(OpenSession(target))
+        elif kind == "case":
+            self._open_other(target)
+
+    def action_runbook(self) -> None:
+        name = self._link("runbook")
+        if name is None:
+            self.notify("this case references no runbook", title="case", severity="warning")
+            return
+        self._open_runbook(name)
+
+    def _open_runbook(self, name: str) -> None:
+        book = self.fab.workspace.library.runbooks.get(name)
+        inputs = runbook_inputs(self.case, book) if book is not None else {}
+        self.post_message(OpenRunbook(name, inputs, why=f"referenced by case {self.case.id}"))
+
+    def action_session(self) -> None:
+        session = self._link("session")
+        if session is None:
+            self.notify("this case references no session", title="case", severity="warning")
+            return
+        self.post_message(OpenSession(session))
+
+    def _open_other(self, case_id: str) -> None:
+        try:
+            with LIBRARY_LOCK:
+                case = self.fab.workspace.cases.get(case_id)
+        except RequestError as exc:
+            self.notify(str(exc), title="case", severity="error")
+            return
+        self.app.push_screen(CaseView(case))
+
+    # similar cases ------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="case-similar", exit_on_error=False,
+          description="similar cases")
+    def _find_similar(self, case: Case) -> None:
+        try:
+            with LIBRARY_LOCK:
+                similar = self.fab.workspace.cases.similar(case, limit=8)
+        except (RequestError, InputError) as exc:
+            self.post_message(SimilarFound(case.id, None, str(exc).splitlines()[0]))
+            return
+        found = Similar([c for c in similar.cases if c.id != case.id], similar.symptom_class,
+                        similar.seen)
+        self.post_message(SimilarFound(case.id, found, None))
+
+    @on(SimilarFound)
+    def _similar_found(self, message: SimilarFound) -> None:
+        if message.case_id != self.case.id:
+            return
+        if message.error:
+            self.notify(message.error, title="similar cases", severity="warning")
+            return
+        self.similar = message.similar
+        self._paint_links()
+
+    # edit, export, back -------------------------------------------------------------------------
+    def _refuse_unfiled(self) -> bool:
+        if not self.stored:
+            session = self.case.sessions[0] if self.case.sessions else self.case.id
+            self.notify(f"not filed yet: file the session first (fabtui cases file {session})",
+                        title="case", severity="warning")
+        return not self.stored
+
+    def action_edit(self) -> None:
+        from fabtui.tui.screens.case_edit import CaseEditor
+
+        if self._refuse_unfiled():
+            return
+        self.app.push_screen(CaseEditor(self.case), self._edited)
+
+    def _edited(self, case: Case | None) -> None:
+        if case is not None:
+            self.call_later(self.show, case)
+            self.notify(f"{case.id}: saved ({case.status.value})", title="case")
+
+    def action_export(self) -> None:
+        if not self._refuse_unfiled():
+            export_case(self.fab, self.case.id)
+
+    def action_back(self) -> None:
+        self.dismiss(None)

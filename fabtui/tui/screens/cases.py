@@ -1,0 +1,284 @@
+"""The Cases screen ("have we seen this before?"): search the case library as you type.
+
+Each keystroke starts a search in an exclusive thread worker (a newer keystroke cancels the
+older one) and numbers it; only the newest search's results are shown, whatever order the
+threads finish in. The query line takes the CLI's filters beside the words (`rail:3
+status:resolved since:2026-03-02`, see `fabtui.cases.present.split_filters`); an empty query
+lists the whole library. `S` lists the cases similar to the newest session's draft. Opening a
+case pushes the case view onto this mode's stack; `OpenCase` from anywhere lands here (with a
+session id: the draft that session would file, and its similar cases).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
+
+from fabtui.cases.present import as_you_type, split_filters, why
+from fabtui.errors import InputError, RequestError
+from fabtui.tui.commands import CASES_COMMANDS, bindings
+from fabtui.tui.screens.dialogs import Prompt
+from fabtui.tui.widgets.case_list import CaseList, Entry
+
+if TYPE_CHECKING:
+    from fabtui.tui.app import FabtuiApp
+
+LIMIT = 30
+"""Search results asked for at first: snippets cost ~0.4 ms a hit, so a keystroke asks for two
+screens' worth; moving to the end of the list asks for more (the listing shows every case)."""
+LIBRARY_LOCK = threading.Lock()
+"""Held by whoever uses the case library off the app's thread, and by writes: its search index
+is one object that two threads must not read at once (`CaseIndex`: one per thread)."""
+EXPORT_DIR = "cases-export"
+"""Where export writes unless told otherwise (as `fabtui cases export`)."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """What one search gave: the entries and the status line above them; `total` matching
+    cases (more than the entries when only the best were asked for)."""
+
+    entries: list[Entry]
+    status: str
+    total: int = 0
+
+
+class CasesFound(Message):
+    """Search number `search` finished (a newer search makes it stale); `more`: it asked for
+    more of the query on screen (the cursor stays where it is)."""
+
+    def __init__(self, search: int, query: str, found: Found, more: bool = False) -> None:
+        super().__init__()
+        self.search = search
+        self.query = query
+        self.found = found
+        self.more = more
+
+
+def export_case(app: FabtuiApp, case_id: str) -> None:
+    """Ask where, then write `case_id` as a markdown file there (as `fabtui cases export`)."""
+
+    def write(folder: str | None) -> None:
+        if not folder or not folder.strip():
+            return
+        try:
+            with LIBRARY_LOCK:
+                paths, written = app.workspace.cases.export(
+                    Path(folder.strip()).expanduser(), [case_id])
+        except (RequestError, OSError) as exc:
+            app.notify(str(exc), title="export", severity="error")
+            return
+        state = "written" if written else "already up to date"
+        app.notify(f"{paths[0]} ({state})", title="export")
+
+    app.push_screen(Prompt(f"export {case_id}", "folder to write the case file into "
+                           "(enter: write, esc: cancel)", EXPORT_DIR), write)
+
+
+class CasesScreen(Screen[None]):
+    """See the module docstring."""
+
+    COMMANDS_TABLE = CASES_COMMANDS
+    BINDINGS: ClassVar[list[BindingType]] = bindings(CASES_COMMANDS)
+    DEFAULT_CSS = """
+    CasesScreen #case-query { margin: 0 0; }
+    CasesScreen #case-status { height: 1; padding: 0 1; color: $text-muted; }
+    CasesScreen CaseList { height: 1fr; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.search_no = 0
+        self.shown_query: str | None = None
+        """The query whose results are on screen (None: none yet)."""
+        self.typed = ""
+        """The query line as typed last."""
+        self.limit = self.first_limit = LIMIT
+        self.total = 0
+
+    @property
+    def fab(self) -> FabtuiApp:
+        from fabtui.tui.app import FabtuiApp
+
+        assert isinstance(self.app, FabtuiApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="symptom · 现象 (pfc storm pause · 光模块 误码) · filters: "
+                    "rail:3 tag:optic status:resolved since:2026-03-02", id="case-query",
+                    select_on_focus=False)
+        yield Static("", id="case-status", markup=False)
+        yield CaseList(id="case-list")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#case-query", Input).focus()
+        self.search("")
+
+    # searching ----------------------------------------------------------------------------------
+    @on(Input.Changed, "#case-query")
+    def _typed(self, message: Input.Changed) -> None:
+        self.typed = message.value
+        self.first_limit = LIMIT
+        self.search(message.value)
+
+    @on(Input.Submitted, "#case-query")
+    def _submitted(self) -> None:
+        self.query_one(CaseList).focus()
+
+    def search(self, line: str, limit: int | None = None) -> None:
+        """Search for `line` in a worker (the best `limit`, default `LIMIT`); the results
+        replace the list when they are the newest."""
+        self.search_no += 1
+        self.limit = limit = limit or LIMIT
+        self._search(self.search_no, line, limit)
+
+    @work(thread=True, exclusive=True, group="case-search", exit_on_error=False,
+          description="case search")
+    def _search(self, number: int, line: str, limit: int) -> None:
+        worker = get_current_worker()
+        with LIBRARY_LOCK:
+            if worker.is_cancelled:
+                return  # a newer keystroke came while the older search ran: skip this one
+            found = self.run_query(line, limit)
+        if not worker.is_cancelled:
+            self.post_message(CasesFound(number, line, found, more=limit > self.first_limit))
+
+    @on(CaseList.NearEnd)
+    def _more(self) -> None:
+        """Near the end of the best results: ask for twice as many (the cursor stays)."""
+        if self.shown_query is not None and self.shown_query == self.typed \
+                and self.total > len(self.query_one(CaseList).entries):
+            self.search(self.typed, self.limit * 2)
+
+    def run_query(self, line: str, limit: int) -> Found:
+        """What `line` finds (on the worker's thread; also what a slow-search test wraps)."""
+        typed = split_filters(line)
+        library = self.fab.workspace.cases
+        problem = f" · {typed.error}" if typed.error else ""
+        try:
+            if len(typed.text.strip()) == 1 and typed.text.strip().isascii():
+                return Found([], "keep typing: one letter matches too much" + problem)
+            if not typed.text.strip():
+                if typed.filters:
+                    return Found([], "type a symptom to search with the filters" + problem)
+                rows = library.list()
+                return Found([Entry(r.id, r.title, " ".join(filter(None, (r.status, r.severity))),
+                                    f"{r.symptom_class} · opened {r.opened or '?'}")
+                              for r in rows], f"{len(rows)} cases in the library" + problem,
+                             len(rows))
+            typing = line.rstrip() == line and line.split()[-1] == typed.text.split()[-1]
+            result = library.search(as_you_type(typed.text) if typing else typed.text,
+                                    limit=limit, **typed.filters)
+        except (RequestError, InputError) as exc:
+            return Found([], str(exc).splitlines()[0])
+        entries = [Entry(h.id, h.title, f"{h.score:.1f}", h.snippet, tuple(h.highlights),
+                         why(h.matched)) for h in result.hits]
+        status = f"{result.total} case{'s' if result.total != 1 else ''} match"
+        if result.total > len(entries):
+            status += f" (best {len(entries)} shown)"
+        if result.suggestion:
+            status += f" · did you mean: {result.suggestion}"
+        return Found(entries, status + problem, result.total)
+
+    @on(CasesFound)
+    def _found(self, message: CasesFound) -> None:
+        if message.search != self.search_no:
+            return  # a newer search was started: its results are the ones to show
+        self.show(message.found, message.query, more=message.more)
+
+    def show(self, found: Found, query: str | None, *, more: bool = False) -> None:
+        listing = self.query_one(CaseList)
+        with self.app.batch_update():
+            listing.set_entries(found.entries, listing.cursor if more else 0)
+            self.query_one("#case-status", Static).update(found.status)
+        self.shown_query = query
+        self.total = found.total
+
+    # similar cases for the newest session -------------------------------------------------------
+    def action_similar_session(self, session: str = "last") -> None:
+        """List the cases similar to what `session` (default: the newest) would file."""
+        self.search_no += 1  # a search still running must not replace this list
+        self._similar(self.search_no, session)
+
+    @work(thread=True, exclusive=True, group="case-search", exit_on_error=False,
+          description="similar cases")
+    def _similar(self, number: int, session: str) -> None:
+        workspace = self.fab.workspace
+        try:
+            with LIBRARY_LOCK:
+                draft = workspace.case_or_session(session)
+                similar = workspace.cases.similar(draft, limit=20)
+        except (RequestError, InputError) as exc:
+            found = Found([], f"similar cases: {str(exc).splitlines()[0]}")
+        else:
+            entries = [Entry(c.id, c.title, f"[{c.status}] {c.score:.1f}", "",
+                             why=why(c.matched)) for c in similar.cases]
+            found = Found(entries, f"like {draft.sessions[0] if draft.sessions else draft.id}"
+                          f" · {similar.symptom_class}: {similar.commonness} ({similar.seen} "
+                          f"past) · {len(entries)} similar")
+        if not get_current_worker().is_cancelled:
+            self.post_message(CasesFound(number, f"similar:{session}", found))
+
+    # actions ------------------------------------------------------------------------------------
+    def _selected(self) -> str | None:
+        entry = self.query_one(CaseList).selected
+        if entry is None:
+            self.notify("no case selected", title="cases", severity="warning")
+        return entry.id if entry else None
+
+    @on(CaseList.Chosen)
+    def _chosen(self, message: CaseList.Chosen) -> None:
+        self.open_case(message.case_id)
+
+    def action_open(self) -> None:
+        case_id = self._selected()
+        if case_id:
+            self.open_case(case_id)
+
+    def open_case(self, case_id: str, *, edit: bool = False) -> None:
+        """Show `case_id` on top of this screen (its editor too when `edit`). A session id
+        (or `last`) shows the draft that session would file, with its similar cases: "have
+        we seen this before?" from a live session."""
+        from fabtui.tui.screens.case_view import CaseView
+
+        workspace = self.fab.workspace
+        try:
+            with LIBRARY_LOCK:  # the first search may be opening (syncing) the library
+                case = workspace.case_or_session(case_id)
+                stored = workspace.cases.store.exists(case.id)
+        except (RequestError, InputError) as exc:
+            self.notify(str(exc).splitlines()[0], title="cases", severity="error")
+            return
+        while len(self.app.screen_stack) > 1 and self.app.screen_stack[0] is self:
+            self.app.pop_screen()
+        view = CaseView(case, stored=stored)
+        self.app.push_screen(view)
+        if edit:
+            view.action_edit()
+
+    def action_edit(self) -> None:
+        case_id = self._selected()
+        if case_id:
+            self.open_case(case_id, edit=True)
+
+    def action_export(self) -> None:
+        case_id = self._selected()
+        if case_id:
+            export_case(self.fab, case_id)
+
+    def action_focus_search(self) -> None:
+        self.query_one("#case-query", Input).focus()
+
+    def action_back(self) -> None:
+        self.action_focus_search()

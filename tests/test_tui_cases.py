@@ -1,0 +1,286 @@
+"""The Cases screen: journey 3 ("have we seen this before?") by keyboard on the shipped case
+library: a symptom typed in English or Chinese, the matching cases with why they matched, a
+case, the runbook and session it references; a draft edited and stored; a slow search
+superseded by a newer keystroke; similar cases for the newest session; snapshots."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from click.testing import Result
+from textual.pilot import Pilot
+
+from fabtui.cases.library import CaseLibrary
+from fabtui.model.case import Case, CaseStatus
+from fabtui.tui.app import FabtuiApp
+from fabtui.tui.messages import OpenCase, OpenRunbook, OpenSession
+from fabtui.tui.screens.case_edit import CaseEditor
+from fabtui.tui.screens.case_view import CaseView
+from fabtui.tui.screens.cases import CasesScreen, Found
+from fabtui.tui.widgets.case_list import CaseList
+from fabtui.workspace import Workspace
+from tests.tui_support import NOW, assert_snapshot, asynctest, screen_text, workspace
+
+PFC_CASE = "pfc-storm-node006-nic-stall-prevention"
+OPTIC_ZH_CASE = "optic-fec-ber-fr4-spine-zh"
+DRAFT = "session-20260301-120000-abc123"
+
+
+class Recording(FabtuiApp):
+    """The app, keeping the cross-screen messages the Runbooks screen would answer."""
+
+    def __init__(self, ws: Workspace) -> None:
+        super().__init__(ws, live=False, clock=lambda: NOW)
+        self.posted: list[tuple[str, str, dict[str, str]]] = []
+
+    def on_open_runbook(self, message: OpenRunbook) -> None:
+        self.posted.append(("runbook", message.runbook, message.inputs))
+
+    def on_open_session(self, message: OpenSession) -> None:
+        self.posted.append(("session", message.session, {}))
+
+
+async def until(pilot: Pilot[None], check: Callable[[], bool], what: str,
+                timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+async def cases_mode(app: FabtuiApp, pilot: Pilot[None]) -> CasesScreen:
+    await pilot.press("3")
+    screen = app.screen
+    assert isinstance(screen, CasesScreen)
+    await until(pilot, lambda: screen.shown_query == "", "the library listing")
+    return screen
+
+
+async def search(pilot: Pilot[None], screen: CasesScreen, text: str) -> list[Any]:
+    await pilot.press(*text)
+    await until(pilot, lambda: screen.shown_query == text, f"results for {text!r}")
+    await pilot.pause()
+    return screen.query_one(CaseList).entries
+
+
+def frozen_similarity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Similar cases weigh recency: on the frozen clock their scores do not drift."""
+    monkeypatch.setattr("fabtui.cases.similar.time", types.SimpleNamespace(time=lambda: NOW))
+
+
+@asynctest
+async def test_journey_3_an_english_symptom_finds_the_case_and_its_runbook() -> None:
+    app = Recording(workspace())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await cases_mode(app, pilot)
+        entries = await search(pilot, screen, "pfc storm pause")
+        assert entries[0].id == PFC_CASE
+        assert "pfc" in entries[0].why and "pause" in entries[0].why
+        marked = [entries[0].snippet[a:b].lower() for a, b in entries[0].spans]
+        assert marked and all(w.startswith(("pfc", "paus", "storm")) for w in marked)
+        assert f"matched {entries[0].why}"[:60] in screen_text(app)
+        await pilot.press("enter", "enter")  # to the results, then open the first
+        await until(pilot, lambda: isinstance(app.screen, CaseView), "the case view")
+        view = app.screen
+        assert isinstance(view, CaseView) and view.case.id == PFC_CASE
+        text = screen_text(app)
+        assert "runbook: pfc-storm" in text and "Symptom" in text
+        await pilot.press("b")
+        await pilot.pause()
+        # The case names leaf-g00-r4, and the runbook's `leaf` input is a switch.
+        assert app.posted == [("runbook", "pfc-storm", {"leaf": "leaf-g00-r4"})]
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+@asynctest
+async def test_journey_3_a_chinese_symptom_matches_the_chinese_case() -> None:
+    app = Recording(workspace())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await cases_mode(app, pilot)
+        entries = await search(pilot, screen, "光模块 误码")
+        ids = [e.id for e in entries]
+        assert OPTIC_ZH_CASE in ids[:3]
+        entry = entries[ids.index(OPTIC_ZH_CASE)]
+        assert "光模块" in entry.why or "误码" in entry.why
+        assert {entry.snippet[a:b] for a, b in entry.spans} & {"光模块", "误码", "光模块误码"}
+
+
+@asynctest
+async def test_filters_typed_beside_the_words_narrow_the_results_and_a_bad_one_is_named() -> None:
+    app = Recording(workspace())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await cases_mode(app, pilot)
+        everything = await search(pilot, screen, "pause")
+        await pilot.press(*" severity:sev1")
+        await until(pilot, lambda: screen.shown_query == "pause severity:sev1", "filtered")
+        filtered = screen.query_one(CaseList).entries
+        library = app.workspace.cases
+        assert 0 < len(filtered) < len(everything)
+        assert all(library.get(e.id).severity == "sev1" for e in filtered)
+        await pilot.press(*" rail:x")
+        await until(pilot, lambda: screen.shown_query == "pause severity:sev1 rail:x", "bad")
+        assert "rail:x: expected a rail number 0-255" in screen_text(app)
+
+
+def test_moving_to_the_end_of_the_best_results_asks_for_more(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fabtui.tui.screens.cases.LIMIT", 3)
+
+    @asynctest
+    async def check() -> None:
+        app = Recording(workspace())
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await cases_mode(app, pilot)
+            listing = screen.query_one(CaseList)
+            first = [e.id for e in await search(pilot, screen, "pause")]
+            assert len(first) == 3 and screen.total > 3
+            await pilot.press("tab", "down")  # the cursor on the second of three: near the end
+            await until(pilot, lambda: len(listing.entries) == min(6, screen.total), "more")
+            assert [e.id for e in listing.entries][:3] == first and listing.cursor == 1
+
+    check()
+
+
+def draft(ws: Workspace) -> Case:
+    return ws.cases.put(Case(
+        id=DRAFT, title="all_reduce hangs, rail 5 NIC retry exceeded", status=CaseStatus.DRAFT,
+        symptom="The job hung; IBV_WC_RETRY_EXC_ERR on node003 mlx5_5.",
+        components=["node003:mlx5_5", "leaf-g00-r5:Ethernet16"], tags=["nccl-hang"],
+        sessions=["20260301-120000-abc123"], runbooks=["optic-replacement"]))
+
+
+@asynctest
+async def test_open_case_edits_a_draft_refuses_what_is_invalid_and_stores_the_rest() -> None:
+    ws = workspace()
+    draft(ws)
+    app = Recording(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.post_message(OpenCase(DRAFT, edit=True))
+        await until(pilot, lambda: isinstance(app.screen, CaseEditor), "the editor")
+        assert app.current_mode == "cases"
+        editor = app.screen
+        assert isinstance(editor, CaseEditor)
+        # Resolved without a root cause: refused, with the library's reason; nothing stored.
+        await pilot.press("shift+tab", "enter", "down", "enter", "ctrl+s")
+        await pilot.pause()
+        assert editor.error is not None and "root cause is empty" in editor.error
+        assert "not saved: " in screen_text(app)
+        assert ws.cases.get(DRAFT).status is CaseStatus.DRAFT
+        await pilot.press("tab", *"dirty optic, rx power -14 dBm", "ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, CaseView), "back to the case")
+        assert app.screen.case.root_cause == "dirty optic, rx power -14 dBm"  # type: ignore[attr-defined]
+        await pilot.press("s")
+        await pilot.pause()
+        assert app.posted == [("session", "20260301-120000-abc123", {})]
+    reread = CaseLibrary(ws.settings.data_dir, engine=None).get(DRAFT)
+    assert reread.root_cause == "dirty optic, rx power -14 dBm"
+    assert reread.status is CaseStatus.RESOLVED
+
+
+@asynctest
+async def test_a_slow_search_is_superseded_by_the_next_keystroke() -> None:
+    app = Recording(workspace())
+    started, release = threading.Event(), threading.Event()
+    shown: list[str | None] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await cases_mode(app, pilot)
+        real_query, real_show = screen.run_query, screen.show
+
+        def slow_query(line: str, limit: int) -> Found:
+            if line == "optic":
+                started.set()
+                release.wait(10)
+            return real_query(line, limit)
+
+        def record(found: Found, query: str | None, **more: bool) -> None:
+            shown.append(query)
+            real_show(found, query, **more)
+
+        screen.run_query = slow_query  # type: ignore[method-assign]
+        screen.show = record  # type: ignore[method-assign]
+        await pilot.press(*"optic")
+        await until(pilot, started.is_set, "the slow search to start")
+        await pilot.press("s")
+        release.set()
+        await until(pilot, lambda: screen.shown_query == "optics", "the newest results")
+        await pilot.pause(0.3)
+        assert "optic" not in shown and shown[-1] == "optics"
+        assert screen.query_one(CaseList).entries  # the newest search's results are shown
+
+
+def test_similar_cases_for_the_newest_session(run: Callable[..., Result]) -> None:
+    result = run("--scenario", "nccl-hang", "runbook", "run", "nccl-hang-triage", "--json",
+                 "--answer", "cordon=node003", "--answer", "restart=yes")
+    session = json.loads(result.stdout)["session"]
+
+    @asynctest
+    async def check() -> None:
+        app = Recording(workspace())
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await cases_mode(app, pilot)
+            await pilot.press("tab", "S")
+            await until(pilot, lambda: screen.shown_query == "similar:last", "similar cases")
+            entries = screen.query_one(CaseList).entries
+            text = screen_text(app)
+            assert f"like {session}" in text and "nccl-hang" in text
+            assert entries and any(e.id.startswith("nccl-hang-optic") for e in entries)
+            assert all(e.why for e in entries)  # each says what it matched on
+            # The same cases, in the same order, as `fabtui cases similar last`.
+            expected = app.workspace.cases.similar(app.workspace.case_or_session(session),
+                                                   limit=20)
+            assert [e.id for e in entries] == [c.id for c in expected.cases]
+            # From a live session (OpenCase with its id): its draft, not filed, and its
+            # similar cases beside it.
+            app.post_message(OpenCase(session))
+            await until(pilot, lambda: isinstance(app.screen, CaseView), "the session's draft")
+            view = app.screen
+            assert isinstance(view, CaseView) and not view.stored
+            assert view.case.sessions == [session]
+            await until(pilot, lambda: view.similar is not None, "its similar cases")
+            assert view.similar is not None
+            assert [c.id for c in view.similar.cases] == [c.id for c in expected.cases][:8]
+            assert "not filed yet" in screen_text(app)
+            await pilot.press("e")
+            await pilot.pause()
+            assert app.screen is view  # no editor for a draft not filed
+
+    check()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+@asynctest
+async def test_snapshot_of_the_results(size: tuple[int, int]) -> None:
+    app = Recording(workspace())
+    async with app.run_test(size=size) as pilot:
+        screen = await cases_mode(app, pilot)
+        await search(pilot, screen, "pfc storm pause")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert_snapshot(app, f"cases-results-{size[0]}x{size[1]}")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_snapshot_of_a_case(size: tuple[int, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen_similarity(monkeypatch)
+
+    @asynctest
+    async def check() -> None:
+        app = Recording(workspace())
+        async with app.run_test(size=size) as pilot:
+            app.post_message(OpenCase(PFC_CASE))
+            await until(pilot, lambda: isinstance(app.screen, CaseView), "the case view")
+            view = app.screen
+            assert isinstance(view, CaseView)
+            await until(pilot, lambda: view.similar is not None, "similar cases")
+            await pilot.pause()
+            assert_snapshot(app, f"case-view-{size[0]}x{size[1]}")
+
+    check()

@@ -21,12 +21,16 @@ from fabtui.tui.commands import (
     APP_COMMANDS,
     CONSOLE_COMMANDS,
     FABRIC_COMMANDS,
+    RUNBOOKS_COMMANDS,
+    SESSION_COMMANDS,
     FabtuiCommands,
     bindings,
     help_text,
 )
+from fabtui.tui.messages import OpenRunbook, OpenSession
 from fabtui.tui.screens.dialogs import TextPage
 from fabtui.tui.screens.fabric import FabricScreen
+from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.workspace import Workspace
 from fabtui.workspace.fabricmap import FabricMap
 from fabtui.workspace.live import (
@@ -47,7 +51,8 @@ class FabtuiApp(App[None]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FabtuiCommands}
     BINDINGS: ClassVar[list[BindingType]] = bindings(APP_COMMANDS)
-    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {"fabric": FabricScreen}
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
+        "fabric": FabricScreen, "runbooks": RunbooksScreen}
     """One screen stack per top-level view; `1`.. switch between them (each keeps its state)."""
     DEFAULT_MODE = "fabric"
 
@@ -118,7 +123,25 @@ class FabtuiApp(App[None]):
     def action_help(self) -> None:
         keys = dict(self.workspace.settings.keymap)
         self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS,
-                                                         *CONSOLE_COMMANDS), keys)))
+                                                         *CONSOLE_COMMANDS,
+                                                         *RUNBOOKS_COMMANDS,
+                                                         *SESSION_COMMANDS), keys)))
+
+    async def _runbooks_screen(self) -> RunbooksScreen:
+        """The Runbooks mode shown, and its library screen (the bottom of its stack)."""
+        await self.switch_mode("runbooks")
+        screen = self.screen_stack[0]
+        assert isinstance(screen, RunbooksScreen)
+        return screen
+
+    async def on_open_runbook(self, message: OpenRunbook) -> None:
+        """Open the runbook's guided session, inputs pre-filled, in the Runbooks mode."""
+        (await self._runbooks_screen()).open_runbook(message.runbook, message.inputs,
+                                                      message.why)
+
+    async def on_open_session(self, message: OpenSession) -> None:
+        """Show a recorded session in the Runbooks mode."""
+        (await self._runbooks_screen()).show_session(message.session)
 
     def action_report(self) -> None:
         """Build the newest session's report in a worker and say where it was written."""

@@ -36,6 +36,8 @@ class Command:
 APP_COMMANDS = (
     Command("app.fabric", "1", "switch_mode('fabric')", "Fabric", "The live fabric: topology, "
             "health and counters."),
+    Command("app.runbooks", "2", "switch_mode('runbooks')", "Runbooks", "The runbook library "
+            "by symptom, recorded sessions, and guided sessions."),
     Command("app.help", "question_mark", "help", "Help", "Show the keys and what they do."),
     Command("app.theme", "T", "toggle_dark", "Theme", "Switch between the light and dark "
             "themes.", show=False),
@@ -69,6 +71,36 @@ CONSOLE_COMMANDS = (
             "(node00*), a range (node[001-004]), rail:N, leaf:NAME."),
     Command("console.back", "escape", "back", "Back", "Hide the raw output; else back to the "
             "fabric (a run still going is cancelled)."),
+)
+
+RUNBOOKS_COMMANDS = (
+    Command("runbooks.find", "slash", "find", "Find", "Search the library by symptom, in "
+            "English or Chinese (the matching of `fabtui runbook find`)."),
+    Command("runbooks.open", "o", "open", "Open", "Open the highlighted runbook as a guided "
+            "session (its inputs asked first); enter does too."),
+    Command("runbooks.resume", "u", "resume", "Resume", "Resume the interrupted session named "
+            "in the banner (or the highlighted session)."),
+    Command("runbooks.show", "v", "show_session", "View", "Show the highlighted recorded "
+            "session."),
+    Command("runbooks.sessions", "t", "focus_sessions", "Sessions", "Move to the sessions "
+            "list (t again: back to the library).", show=False),
+)
+SESSION_COMMANDS = (
+    Command("session.next", "n", "run_next", "Next", "Run the next block."),
+    Command("session.gate", "g", "run_to_gate", "To gate", "Run blocks up to and including "
+            "the next gate (a question, an input, a dangerous command)."),
+    Command("session.skip", "s", "skip", "Skip", "Skip the next block, with a reason "
+            "(recorded)."),
+    Command("session.jump", "j", "jump", "Jump", "Continue at another step (its number or id)."),
+    Command("session.rerun", "r", "rerun", "Re-run", "Run a block again (its new result "
+            "replaces the old one)."),
+    Command("session.note", "a", "note", "Note", "Add a note to the session's journal."),
+    Command("session.abort", "x", "abort", "Abort", "End the session as aborted, with a "
+            "reason (a running block is stopped)."),
+    Command("session.file", "f", "file_case", "File case", "File the session as a draft case "
+            "and open it to complete the root cause and resolution."),
+    Command("session.back", "escape", "back", "Back", "Back to the library (a running block "
+            "is cancelled; the session can be resumed)."),
 )
 
 

@@ -124,6 +124,7 @@ class SessionScreen(Screen[None]):
         self._shown_result: tuple[str, ...] | None = None
         self.session: str | None = recorded[0].session if recorded else None
         self.filed: str | None = None
+        self.closing = False
 
     @property
     def fab(self) -> FabtuiApp:
@@ -168,6 +169,7 @@ class SessionScreen(Screen[None]):
                         self.stream.add(line)
         self.query_one("#output", Log).focus()
         self._paint()
+        self._paint_prose()
 
     def _make_engine(self) -> None:
         ws = self.fab.workspace
@@ -253,7 +255,7 @@ class SessionScreen(Screen[None]):
         self.view.apply(event)
         if event.kind is EventKind.BLOCK_STARTED and event.block:
             self.stream.add(f"── {event.block} ──")
-        if event.kind is EventKind.BLOCK_FINISHED:
+        if event.kind is EventKind.BLOCK_FINISHED and not self.closing:
             self._post_highlight()
         self._paint()
 
@@ -327,8 +329,11 @@ class SessionScreen(Screen[None]):
         return str(values[spec.name]) or None
 
     # drawing ------------------------------------------------------------------------------------
+    def on_unmount(self) -> None:
+        self.closing = True  # the worker's last events come after: nothing is drawn then
+
     def _paint(self) -> None:
-        if not self.is_mounted:
+        if self.closing:
             return
         theme, ascii_only = self.app.current_theme, self.fab.ascii_only
         view = self.view
@@ -415,12 +420,14 @@ class SessionScreen(Screen[None]):
         table.clear(columns=True)
         theme, ascii_only = self.app.current_theme, self.fab.ascii_only
         if pairs:
-            table.add_columns("after", "component", "metric", "before", "after", "verdict")
+            table.add_columns("after (before)", "component", "metric", "before", "after",
+                              "verdict")
             for pair in pairs:
                 for component, metric, before, after, verdict in pair.rows:
-                    table.add_row(f"{pair.after} / {pair.before}", component, metric,
-                                  cell_text(before), cell_text(after),
-                                  badge(verdict, theme, ascii_only))
+                    if before != after or verdict != "ok":  # what the repair changed
+                        table.add_row(f"{pair.after} ({pair.before})", component, metric,
+                                      cell_text(before), cell_text(after),
+                                      badge(verdict, theme, ascii_only))
         else:
             table.add_columns("block", "component", "metric", "value", "unit", "verdict")
             for m in view.results[view.block or ""]["metrics"]:

@@ -19,13 +19,14 @@ import asyncio
 import getpass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.markdown import Markdown
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Log, Markdown, Static
+from textual.widgets import DataTable, Footer, Log, Static
 
 from fabtui.errors import InputError, RequestError
 from fabtui.model.events import Event
@@ -98,7 +99,7 @@ class SessionScreen(Screen[None]):
     SessionScreen #session-body { height: 1fr; }
     SessionScreen #outline { width: 42; max-width: 45%; border-right: vkey $panel; }
     SessionScreen #prose { height: auto; max-height: 40%; }
-    SessionScreen #prose Markdown { margin: 0 1; }
+    SessionScreen #prose-text { padding: 0 1; }
     SessionScreen #block-head { height: auto; max-height: 5; padding: 0 1; }
     SessionScreen #output { height: 1fr; min-height: 3; border-top: hkey $panel; }
     SessionScreen #result { height: auto; max-height: 14; }
@@ -145,7 +146,7 @@ class SessionScreen(Screen[None]):
                 yield Static(id="outline-text")
             with Vertical(id="session-main"):
                 with VerticalScroll(id="prose"):
-                    yield Markdown(id="prose-text")
+                    yield Static(id="prose-text")
                 yield Static(id="block-head")
                 yield Log(id="output", max_lines=LOG_LINES, auto_scroll=True)
                 yield DataTable(id="result", cursor_type="row", zebra_stripes=True)
@@ -373,7 +374,9 @@ class SessionScreen(Screen[None]):
         else:
             prose = guided.render_prose(step.prose, self.engine) if self.engine else step.prose
             text = f"## {step.title}\n\n{prose}"
-        self.query_one("#prose-text", Markdown).update(text)
+        # rich's Markdown in one Static: Textual's Markdown widget builds a widget per
+        # paragraph, which made opening a runbook cost a second of styling and layout
+        self.query_one("#prose-text", Static).update(Markdown(text))
 
     def _paint_block(self) -> None:
         view = self.view

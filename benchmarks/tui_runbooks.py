@@ -59,19 +59,22 @@ async def measure(seconds: float, opens: int) -> dict[str, list[float]]:
         await pilot.press("2")
         await pilot.pause()
         book = app.workspace.runbook("optic-replacement")
+        async def first_frame(screen: Screen[None]) -> float:
+            """Seconds from pushing `screen` to its first frame drawn (not Pilot's idle)."""
+            drawn = asyncio.Event()
+            start = time.perf_counter()
+            await app.push_screen(screen)
+            screen.call_after_refresh(drawn.set)
+            await drawn.wait()
+            seconds = time.perf_counter() - start
+            app.pop_screen()
+            await pilot.pause()
+            return seconds
+
         for _ in range(opens):
-            start = time.perf_counter()
-            await app.push_screen(SessionScreen(book, inputs={"port": "leaf-g00-r3:Ethernet16"}))
-            await pilot.pause()
-            figures["open"].append(time.perf_counter() - start)
-            app.pop_screen()
-            await pilot.pause()
-            start = time.perf_counter()
-            await app.push_screen(Bare())
-            await pilot.pause()
-            figures["bare"].append(time.perf_counter() - start)
-            app.pop_screen()
-            await pilot.pause()
+            figures["open"].append(await first_frame(
+                SessionScreen(book, inputs={"port": "leaf-g00-r3:Ethernet16"})))
+            figures["bare"].append(await first_frame(Bare()))
         session = SessionScreen(book, inputs={"port": "leaf-g00-r3:Ethernet16"})
         await app.push_screen(session)
         await pilot.pause()

@@ -98,11 +98,12 @@ class SessionScreen(Screen[None]):
                                   background: $boost; }
     SessionScreen #session-body { height: 1fr; }
     SessionScreen #outline { width: 42; max-width: 45%; border-right: vkey $panel; }
-    SessionScreen #prose { height: auto; max-height: 40%; }
+    SessionScreen #outline-text { text-wrap: nowrap; text-overflow: ellipsis; }
+    SessionScreen #prose { height: auto; max-height: 30%; }
     SessionScreen #prose-text { padding: 0 1; }
-    SessionScreen #block-head { height: auto; max-height: 5; padding: 0 1; }
+    SessionScreen #block-head { height: auto; max-height: 4; padding: 0 1; }
     SessionScreen #output { height: 1fr; min-height: 3; border-top: hkey $panel; }
-    SessionScreen #result { height: auto; max-height: 14; }
+    SessionScreen #result { height: auto; max-height: 30%; }
     """
 
     def __init__(self, book: Runbook, *, inputs: dict[str, Any] | None = None,
@@ -359,7 +360,11 @@ class SessionScreen(Screen[None]):
         elif not self.live:
             head.append("\nrecorded session (read only)")
         self.query_one("#session-head", Static).update(head)
-        self.query_one("#outline-text", Static).update(outline(view, theme, ascii_only))
+        lines, marked = outline(view, theme, ascii_only)
+        self.query_one("#outline-text", Static).update(lines)
+        box = self.query_one("#outline", VerticalScroll)
+        if marked and not box.has_focus:  # follow the run unless the operator scrolls
+            box.scroll_to(y=max(0, marked - box.size.height // 2), animate=False)
         self._paint_prose()
         self._paint_block()
 

@@ -32,17 +32,23 @@ def badge(state: str, theme: Theme, ascii_only: bool = False) -> Text:
                 health_style(_HEALTH.get(state, Health.UNKNOWN), theme))
 
 
-def outline(view: SessionView, theme: Theme, ascii_only: bool = False) -> Text:
+def outline(view: SessionView, theme: Theme, ascii_only: bool = False) -> tuple[Text, int]:
     """Every step with its blocks: the block's badge and id; the block running or last run is
-    marked, a decide block names the branch it took."""
-    text = Text()
+    marked, a decide block names the branch it took. Also the line of the marked block (0:
+    none), for scrolling it into view. One line per block, cut with an ellipsis, never wrapped."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    line = marked = 0
     for number, step in enumerate(view.book.steps, 1):
         here = step.id == view.step
         text.append(f"{'>' if here else ' '}{number:>2}. {step.title[:40]}\n",
                     "bold" if here else "")
+        line += 1
         for block in step.blocks:
             state = view.states.get(block.id, "pending")
             marker = ">" if block.id == view.block else " "
+            if block.id == view.block:
+                marked = line
+            line += 1
             text.append(f"   {marker} ")
             text.append_text(badge(state, theme, ascii_only))
             shown = "" if block.id.startswith(f"{step.id}-") else f" {block.id}"
@@ -52,7 +58,7 @@ def outline(view: SessionView, theme: Theme, ascii_only: bool = False) -> Text:
                 target = taken.removeprefix("branch taken: ").split(" (", 1)[0]
                 text.append(f" {'->' if ascii_only else '→'} {target}")
             text.append("\n")
-    return text
+    return text, marked
 
 
 class OutputStream:

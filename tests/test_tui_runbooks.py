@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from textual.message import Message
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Log
 
 from fabtui.cases.markdown import write_case
 from fabtui.model.verdict import Verdict
@@ -415,3 +415,84 @@ def test_session_rows_read_the_status_as_state_and_outcome() -> None:
         ("finished", "aborted")]
     assert [r.id for r in guided.interrupted(rows, live=["c"])] == ["b", "d"]
     assert guided.find_session(rows, "e") is rows[4]
+
+
+KEYS_BOOK = """---
+id: keys-test
+title: Every operator key
+summary: three steps of local commands
+symptoms: [keys test]
+---
+
+# Keys
+
+## One
+
+```sh {id=count}
+seq 1 3000
+```
+
+```sh {id=hello}
+echo hello
+```
+
+## Two
+
+```sh {id=two}
+echo two
+```
+
+## Three
+
+```sh {id=three}
+echo three
+```
+"""
+
+
+@asynctest
+async def test_skip_jump_rerun_and_note_by_keyboard_are_journaled(tmp_path: Path) -> None:
+    """The output of a block streams into one Log (3,000 lines, batched); skip asks a reason,
+    jump takes a step's number, re-run a block id, note a text: each is in the journal."""
+    (tmp_path / "keys-test.md").write_text(KEYS_BOOK, encoding="utf-8")
+    ws = workspace(scenario="healthy", scenario_chosen=True,
+                   runbook_dirs=(tmp_path, *workspace().settings.runbook_dirs))
+    app = make_app(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        app.screen_stack[0].open_runbook("keys-test")  # type: ignore[attr-defined]
+        await pilot.pause()
+        session = app.screen
+        assert isinstance(session, SessionScreen)
+        await pilot.press("n")
+        await settle(pilot, session)
+        await pilot.pause(0.2)
+        log = session.query_one("#output", Log)
+        assert session.stream.written >= 3001 and log.line_count >= 3001
+        assert log.lines[-1] == "3000"
+        await pilot.press("r", "ctrl+u", *"count", "enter")  # the field holds the last block
+        await settle(pilot, session)
+        assert log.line_count >= 6002
+        await pilot.press("s", *"not needed today", "enter")
+        await pilot.pause()
+        assert session.view.states["hello"] == "skipped"
+        await pilot.press("j", "3", "enter")
+        await pilot.pause()
+        await pilot.press("n")
+        await settle(pilot, session)
+        assert session.view.states["two"] == "pending"
+        assert session.view.states["three"] == "ok"
+        assert session.view.state == "finished"
+        await pilot.press("a", *"checked with the vendor", "enter")
+        await pilot.pause()
+        session_id = session.session
+    from fabtui.model.events import Decision, Note
+
+    events = ws.events(session_id or "")
+    decisions = [e.data for e in events if isinstance(e.data, Decision)]
+    assert any(d.skip == "not needed today" for d in decisions)
+    assert any(d.jump == "three" for d in decisions)
+    assert any(d.rerun for d in decisions)
+    assert any(isinstance(e.data, Note) and e.data.text == "checked with the vendor"
+               for e in events)

@@ -496,3 +496,80 @@ async def test_skip_jump_rerun_and_note_by_keyboard_are_journaled(tmp_path: Path
     assert any(d.rerun for d in decisions)
     assert any(isinstance(e.data, Note) and e.data.text == "checked with the vendor"
                for e in events)
+
+
+GATED_BOOK = """---
+id: gated-test
+title: A gate between two commands, with a secret input
+summary: stops at a gate
+symptoms: [gated test]
+inputs:
+  - name: password
+    type: string
+    required: true
+    secret: true
+---
+
+# Gated
+
+## Before
+
+```sh {id=before}
+echo "before {{ password }}"
+```
+
+```confirm {id=go}
+Go on?
+```
+
+## After
+
+```sh {id=after}
+echo "after {{ password }}"
+```
+"""
+
+
+@asynctest
+async def test_esc_at_a_gate_interrupts_and_resume_asks_the_secret_again(
+        tmp_path: Path) -> None:
+    """esc at a gate leaves the session interrupted (journaled, resumable); resuming from the
+    banner asks the secret input again (never stored) and runs on from the gate."""
+    (tmp_path / "gated-test.md").write_text(GATED_BOOK, encoding="utf-8")
+    ws = workspace(scenario="healthy", scenario_chosen=True,
+                   runbook_dirs=(tmp_path, *workspace().settings.runbook_dirs))
+    app = make_app(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        app.screen_stack[0].open_runbook("gated-test")  # type: ignore[attr-defined]
+        await pilot.pause()
+        await pilot.press(*SECRET, "enter")
+        await pilot.pause()
+        session = app.screen
+        assert isinstance(session, SessionScreen)
+        await to_gate(pilot, session)
+        await pilot.press("escape")
+        await settle(pilot, session)
+        session_id = session.session or ""
+        assert session.view.state == "interrupted"
+        assert ws.journal.session(session_id)[0].status == "cancelled"  # type: ignore[index]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert f"gated-test session {session_id}" in screen_text(app)
+        await pilot.press("u")
+        await pilot.pause()
+        assert isinstance(app.screen, Form) and "never stored" in screen_text(app)
+        await pilot.press(*SECRET, "enter")
+        await pilot.pause(0.3)
+        resumed = app.screen
+        assert isinstance(resumed, SessionScreen) and resumed.session == session_id
+        await to_gate(pilot, resumed)
+        await pilot.press("y")
+        await settle(pilot, resumed)
+        await pilot.press("g")
+        await settle(pilot, resumed)
+        assert resumed.view.state == "finished" and resumed.view.outcome == "ok"
+        assert "after ***" in screen_text(app)
+    stored = b"".join(p.read_bytes() for p in ws.settings.data_dir.glob("journal.sqlite*"))
+    assert SECRET.encode() not in stored

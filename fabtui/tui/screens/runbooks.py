@@ -236,7 +236,20 @@ class RunbooksScreen(Screen[None]):
         except InputError as exc:
             self.notify(str(exc).splitlines()[0], title="resume", severity="error")
             return
-        self.app.push_screen(SessionScreen(book, resume=row.id))
+        secrets = [spec for spec in book.meta.inputs if spec.secret]
+        if not secrets:
+            self.app.push_screen(SessionScreen(book, resume=row.id))
+            return
+        # never stored: asked again (an optional one left empty resumes with its default)
+        self.app.push_screen(
+            Form(f"resume {row.id}: secrets", [Field(s.name, s.name, "", True) for s in secrets],
+                 self._checker(book), "secret inputs are never stored: type them again"),
+            lambda values: self._resume(book, row.id, values))
+
+    def _resume(self, book: Runbook, session: str, secrets: dict[str, str] | None) -> None:
+        if secrets is not None:
+            self.app.push_screen(SessionScreen(book, resume=session,
+                                               inputs={k: v for k, v in secrets.items() if v}))
 
     def action_show_session(self) -> None:
         row = self._session_under_cursor()

@@ -44,15 +44,14 @@ async def measure(seconds: float, opens: int) -> dict[str, list[float]]:
     from textual.screen import Screen
     from textual.widgets import Footer, Static
 
-    from fabtui.tui.commands import SESSION_COMMANDS, bindings
-
     from fabtui.tui.app import FabtuiApp
+    from fabtui.tui.commands import SESSION_COMMANDS, bindings
     from fabtui.tui.screens.session import SessionScreen
 
     settings = dataclasses.replace(load_settings(), scenario="healthy", scenario_chosen=True)
     app = FabtuiApp(Workspace(settings), live=False)
-    figures: dict[str, list[float]] = {"open": [], "bare": [], "footed": [], "key": [], "idle_key": [],
-                                       "lines": []}
+    figures: dict[str, list[float]] = {"open": [], "bare": [], "footed": [], "key": [],
+                                       "idle_key": [], "lines": []}
 
     class Bare(Screen[None]):
         def compose(self):  # type: ignore[no-untyped-def]

@@ -277,8 +277,10 @@ async def test_an_input_the_fabric_does_not_have_is_refused_with_the_reason() ->
 @asynctest
 async def test_open_runbook_from_another_mode_prefills_and_open_session_shows_it() -> None:
     """OpenRunbook from the Fabric mode switches to Runbooks with the inputs pre-filled and why
-    shown; OpenSession shows a recorded session read only, by a prefix of its id."""
+    shown; OpenSession shows a recorded session read only, by a prefix of its id, and marks
+    what it touched on the Fabric screen."""
     app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    seen = recording(app)
     async with app.run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         app.post_message(OpenRunbook("optic-replacement", {"port": PORT, "soak_s": "60"},
@@ -310,6 +312,9 @@ async def test_open_runbook_from_another_mode_prefills_and_open_session_shows_it
         text = screen_text(app)
         assert "recorded session (read only)" in text or "aborted by the operator" in text
         assert "✓ ok check where" in text
+        marks = [m for m in seen if isinstance(m, Highlight)]
+        assert marks and {PORT, "node003:mlx5_3"} <= marks[-1].keys
+        assert session_id in marks[-1].why
         library = app.screen_stack[0]
         assert isinstance(library, RunbooksScreen)
         row = next(r for r in library.rows if r.id == session_id)

@@ -11,11 +11,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from fabtui.model.events import (
+    BlockCommand,
+    BlockFinished,
+    BlockOutput,
+    Decision,
+    Event,
+    EventKind,
+    Note,
+    SessionCancelled,
+    SessionFinished,
+    SessionStarted,
+)
 from fabtui.model.runbook import Block, BlockKind, InputType, Runbook
 from fabtui.runbooks import blocks as block_text
+from fabtui.runbooks.engine import var_name
 from fabtui.runbooks.expr import Evaluator, ExprError
 from fabtui.runbooks.library import Library, match
 
@@ -140,12 +153,13 @@ def _evaluate(evaluator: Evaluator, expression: str) -> Any:
     return result
 
 
-def touched(fabric: FabricMap, engine: Engine) -> frozenset[str]:
-    """Fabric-map keys of what the session is about: every input, variable and probe target
-    that names an element (a port brings its optic and cable along)."""
+def touched(fabric: FabricMap, scope: Mapping[str, Any]) -> frozenset[str]:
+    """Fabric-map keys of what a session is about, from its scope (`Engine.scope()` live,
+    `SessionView.scope` recorded): every input, variable and probe target that names an
+    element (a port brings its optic and cable along)."""
     found: set[str] = set()
     strings: list[str] = []
-    for value in engine.scope().values():
+    for value in scope.values():
         if isinstance(value, str):
             strings.append(value)
         elif isinstance(value, dict) and isinstance(value.get("target"), str):
@@ -190,8 +204,6 @@ def comparison(book: Runbook, values: Mapping[str, Any], block_id: str,
     """`block_id`'s result beside the first earlier probe block with the same probe and target
     (None: it is the first, or either has no metrics); `about(component)` keeps only the rows
     of the components the session is about (a leaf's FEC table has every port)."""
-    from fabtui.runbooks.engine import var_name
-
     after = values.get(var_name(block_id))
     if not isinstance(after, dict) or not after.get("metrics"):
         return None
@@ -235,28 +247,22 @@ class SessionView:
     outcome: str = ""
     reason: str = ""
     path: tuple[str, ...] = ()
+    scope: dict[str, Any] = field(default_factory=dict)
+    """What the session's expressions saw, as far as the journal tells: inputs (secrets as
+    ***), block results by expression name, variables set."""
 
     @classmethod
-    def of(cls, book: Runbook, events: Iterable[Any] = ()) -> SessionView:
+    def of(cls, book: Runbook, events: Iterable[Event] = ()) -> SessionView:
         view = cls(book, {b.id: "pending" for b in book.blocks()}, {}, {}, {}, {}, {}, [])
         for event in events:
             view.apply(event)
         return view
 
-    def apply(self, event: Any) -> None:
-        """Take one journaled event (`fabtui.model.events.Event`) into the view."""
-        from fabtui.model.events import (
-            BlockCommand,
-            BlockFinished,
-            BlockOutput,
-            Decision,
-            EventKind,
-            Note,
-            SessionCancelled,
-            SessionFinished,
-        )
-
+    def apply(self, event: Event) -> None:
+        """Take one journaled event into the view."""
         data, block, kind = event.data, event.block, event.kind
+        if isinstance(data, SessionStarted):
+            self.scope.update(data.inputs)
         if kind in (EventKind.SESSION_STARTED, EventKind.SESSION_RESUMED):
             self.state = "running"
         elif kind is EventKind.STEP_STARTED:
@@ -273,6 +279,8 @@ class SessionView:
             self.states[block] = data.verdict.value
             self.messages[block] = data.message
             self.results[block] = data.result
+            self.scope[var_name(block)] = data.result
+            self.scope.update(data.vars)
         elif isinstance(data, Decision):
             self._decision(block, data)
         elif isinstance(data, Note) and data.by == "operator":
@@ -282,7 +290,7 @@ class SessionView:
         elif isinstance(data, SessionCancelled):
             self.state, self.reason = "interrupted", data.reason
 
-    def _decision(self, block: str | None, data: Any) -> None:
+    def _decision(self, block: str | None, data: Decision) -> None:
         if data.by == "runbook" and block:
             why = "no other branch applied" if data.condition == "default" else data.condition
             self.decisions[block] = f"branch taken: {data.target} (because {why})"

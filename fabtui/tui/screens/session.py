@@ -164,6 +164,7 @@ class SessionScreen(Screen[None]):
             else:
                 self._drive()
         else:
+            self._post_highlight()
             for block in self.book.blocks():
                 if block.id in self.view.outputs:
                     self.stream.add(f"── {block.id} ──")
@@ -262,9 +263,8 @@ class SessionScreen(Screen[None]):
         self._paint()
 
     def _post_highlight(self) -> None:
-        if self.engine is None:
-            return
-        keys = guided.touched(self.fab.fabric, self.engine)
+        scope = self.engine.scope() if self.engine is not None else self.view.scope
+        keys = guided.touched(self.fab.fabric, scope)
         if keys != self._highlighted:
             self._highlighted = keys
             self.app.post_message(Highlight("session", keys, f"runbook {self.book.meta.id} "

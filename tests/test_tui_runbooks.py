@@ -592,3 +592,20 @@ async def test_esc_at_a_gate_interrupts_and_resume_asks_the_secret_again(
         assert "after ***" in screen_text(app)
     stored = b"".join(p.read_bytes() for p in ws.settings.data_dir.glob("journal.sqlite*"))
     assert SECRET.encode() not in stored
+
+
+def test_prose_fills_in_what_the_session_knows_and_masks_secrets(tmp_path: Path) -> None:
+    from fabtui.runbooks.engine import ScriptedOperator
+
+    (tmp_path / "gated-test.md").write_text(GATED_BOOK, encoding="utf-8")
+    ws = workspace(scenario="healthy", scenario_chosen=True,
+                   runbook_dirs=(tmp_path, *workspace().settings.runbook_dirs))
+    engine = ws.open_run("gated-test", inputs={"password": SECRET},
+                         operator=ScriptedOperator())
+    assert guided.render_prose("use {{ password }} on {{ nic }} ({{ 1 + 2 }})", engine) == \
+        "use *** on {{ nic }} (3)"
+    fabric = make_app(ws).fabric
+    keys = guided.touched(fabric, {"port": PORT, "other": "not-an-element"})
+    cell = fabric.cell_of(PORT)
+    assert cell is not None and keys == {PORT, cell.link, fabric.optic_of(PORT)}
+    assert guided.repair_component(ws.runbook("optic-replacement"), {"port": PORT}) == PORT

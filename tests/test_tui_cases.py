@@ -41,9 +41,11 @@ class Recording(FabtuiApp):
 
     def on_open_runbook(self, message: OpenRunbook) -> None:
         self.posted.append(("runbook", message.runbook, message.inputs))
+        message.prevent_default()  # (the app's own handler would switch to the Runbooks view)
 
     def on_open_session(self, message: OpenSession) -> None:
         self.posted.append(("session", message.session, {}))
+        message.prevent_default()
 
 
 async def until(pilot: Pilot[None], check: Callable[[], bool], what: str,

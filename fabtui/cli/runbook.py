@@ -33,6 +33,7 @@ from fabtui.runbooks.engine import Engine, Observer, RunSummary, ScriptedOperato
 from fabtui.runbooks.library import match
 from fabtui.runbooks.redact import MASK
 from fabtui.transports.cli_line import visible
+from fabtui.workspace.guided import session_rows
 
 EXIT_STOPPED = 4
 EXIT_INTERRUPTED = 130
@@ -349,9 +350,10 @@ def sessions(ctx: click.Context, limit: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([r.model_dump() for r in rows], indent=2))
         return
-    for row in rows:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.started_at))
-        click.echo(f"{row.id}  {when}  {row.status:<8} {row.runbook}")
+    for line in session_rows(rows):  # as the app's sessions list reads them
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(line.started_at))
+        click.echo(f"{line.id}  {when}  {line.state:<11} {line.outcome or '-':<8} "
+                   f"{line.runbook:<24} {line.operator or '-'}")
 
 
 @runbook.command("journal")

@@ -27,7 +27,6 @@ from fabtui.sim.state import (
     build_sim,
     fresh_state,
     read_state,
-    repair,
     state_file,
     write_state,
 )
@@ -203,15 +202,7 @@ def inject(ctx: click.Context, fault: str, component: str, delay: str, length: s
 @click.pass_context
 def repair_command(ctx: click.Context, component: str, as_json: bool) -> None:
     """Record that COMPONENT was fixed now (an optic swapped, a cable replaced): its faults end."""
-    s = _simulated(ctx)
-    path, state = sim_state(s)
-    simulation = build_sim(state)
-    link = simulation.link_of(component)
-    hit = [f for f in simulation.faults if f.active(state.now()) and (
-        f.spec.component == component or f.host == component or
-        (link is not None and f.link == link))]
-    repair(path, component)
-    ended = [f.kind.value for f in hit]
+    ended = simfabric.repair(_simulated(ctx), component)
     _say(as_json, f"repaired {component}: ended {', '.join(ended)}" if ended else
          f"repaired {component} (no fault was active on it)",
          {"component": component, "ended": ended})

@@ -25,15 +25,18 @@ from fabtui.tui.commands import (
     CASES_COMMANDS,
     CONSOLE_COMMANDS,
     FABRIC_COMMANDS,
+    RUNBOOKS_COMMANDS,
+    SESSION_COMMANDS,
     TRIAGE_COMMANDS,
     FabtuiCommands,
     bindings,
     help_text,
 )
-from fabtui.tui.messages import Highlight, OpenCase
+from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook, OpenSession
 from fabtui.tui.screens.cases import CasesScreen
 from fabtui.tui.screens.dialogs import TextPage
 from fabtui.tui.screens.fabric import FabricScreen
+from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.triage import TriageScreen
 from fabtui.workspace import Workspace
 from fabtui.workspace.crosslinks import Highlights
@@ -57,7 +60,8 @@ class FabtuiApp(App[None]):
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FabtuiCommands}
     BINDINGS: ClassVar[list[BindingType]] = bindings(APP_COMMANDS)
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
-        "fabric": FabricScreen, "cases": CasesScreen, "triage": TriageScreen}
+        "fabric": FabricScreen, "runbooks": RunbooksScreen, "cases": CasesScreen,
+        "triage": TriageScreen}
     """One screen stack per top-level view; `1`.. switch between them (each keeps its state)."""
     DEFAULT_MODE = "fabric"
 
@@ -153,7 +157,8 @@ class FabtuiApp(App[None]):
         self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS,
                                                          *TRIAGE_COMMANDS, *CONSOLE_COMMANDS,
                                                          *CASES_COMMANDS, *CASE_VIEW_COMMANDS,
-                                                         *CASE_EDIT_COMMANDS), keys)))
+                                                         *CASE_EDIT_COMMANDS, *RUNBOOKS_COMMANDS,
+                                                         *SESSION_COMMANDS), keys)))
 
     async def on_open_case(self, message: OpenCase) -> None:
         """Show the case on the Cases screen (its editor when `edit`), from any screen."""
@@ -161,6 +166,22 @@ class FabtuiApp(App[None]):
         cases = self.screen_stack[0]
         assert isinstance(cases, CasesScreen)
         cases.open_case(message.case_id, edit=message.edit)
+
+    async def _runbooks_screen(self) -> RunbooksScreen:
+        """The Runbooks mode shown, and its library screen (the bottom of its stack)."""
+        await self.switch_mode("runbooks")
+        screen = self.screen_stack[0]
+        assert isinstance(screen, RunbooksScreen)
+        return screen
+
+    async def on_open_runbook(self, message: OpenRunbook) -> None:
+        """Open the runbook's guided session, inputs pre-filled, in the Runbooks mode."""
+        (await self._runbooks_screen()).open_runbook(message.runbook, message.inputs,
+                                                      message.why)
+
+    async def on_open_session(self, message: OpenSession) -> None:
+        """Show a recorded session in the Runbooks mode."""
+        (await self._runbooks_screen()).show_session(message.session)
 
     def action_report(self) -> None:
         """Build the newest session's report in a worker and say where it was written."""

@@ -36,6 +36,8 @@ class Command:
 APP_COMMANDS = (
     Command("app.fabric", "1", "switch_mode('fabric')", "Fabric", "The live fabric: topology, "
             "health and counters."),
+    Command("app.runbooks", "2", "switch_mode('runbooks')", "Runbooks", "The runbook library "
+            "by symptom, recorded sessions, and guided sessions."),
     Command("app.cases", "3", "switch_mode('cases')", "Cases", "The case library: have we "
             "seen this before? Search past incidents by symptom, in English or Chinese."),
     Command("app.triage", "4", "switch_mode('triage')", "Triage", "NCCL hang triage: a hung "
@@ -97,6 +99,35 @@ CONSOLE_COMMANDS = (
             "fabric (a run still going is cancelled)."),
 )
 
+RUNBOOKS_COMMANDS = (
+    Command("runbooks.find", "slash", "find", "Find", "Search the library by symptom, in "
+            "English or Chinese (the matching of `fabtui runbook find`)."),
+    Command("runbooks.open", "o", "open", "Open", "Open the highlighted runbook as a guided "
+            "session (its inputs asked first); enter does too."),
+    Command("runbooks.resume", "u", "resume", "Resume", "Resume the interrupted session named "
+            "in the banner (or the highlighted session)."),
+    Command("runbooks.show", "v", "show_session", "View", "Show the highlighted recorded "
+            "session."),
+    Command("runbooks.sessions", "t", "focus_sessions", "Sessions", "Move to the sessions "
+            "list (t again: back to the library).", show=False),
+)
+SESSION_COMMANDS = (
+    Command("session.next", "n", "run_next", "Next", "Run the next block."),
+    Command("session.gate", "g", "run_to_gate", "To gate", "Run blocks up to and including "
+            "the next gate (a question, an input, a dangerous command)."),
+    Command("session.skip", "s", "skip", "Skip", "Skip the next block, with a reason "
+            "(recorded)."),
+    Command("session.jump", "j", "jump", "Jump", "Continue at another step (its number or id)."),
+    Command("session.rerun", "r", "rerun", "Re-run", "Run a block again (its new result "
+            "replaces the old one)."),
+    Command("session.note", "a", "note", "Note", "Add a note to the session's journal."),
+    Command("session.abort", "x", "abort", "Abort", "End the session as aborted, with a "
+            "reason (a running block is stopped)."),
+    Command("session.file", "f", "file_case", "File case", "File the session as a draft case "
+            "and open it to complete the root cause and resolution."),
+    Command("session.back", "escape", "back", "Back", "Back to the library (a running block "
+            "is cancelled; the session can be resumed)."),
+)
 CASES_COMMANDS = (
     Command("cases.search", "slash", "focus_search", "Search", "Type a symptom (English or "
             "中文); filters beside it: component: rail: node: tag: severity: status: since: "

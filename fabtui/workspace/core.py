@@ -351,8 +351,10 @@ class Workspace:
     # runs -------------------------------------------------------------------------------------
     def open_run(self, name: str, *, inputs: Mapping[str, Any], operator: Operator,
                  observers: Sequence[Observer] = (), skips: Mapping[str, str] | None = None,
-                 start_at: str | None = None, dry_run: bool = False) -> Engine:
-        """An engine ready to run runbook `name` (nothing journaled until it runs).
+                 start_at: str | None = None, dry_run: bool = False,
+                 operator_name: str | None = None) -> Engine:
+        """An engine ready to run runbook `name` (nothing journaled until it runs);
+        `operator_name` is who runs it, as the sessions list shows.
 
         Raises `InputError` (unknown runbook, lint errors, bad inputs) or `RequestError` (a
         skip or start step the runbook does not have).
@@ -362,7 +364,7 @@ class Workspace:
         book = self.runbook(name)
         self.refuse_if_broken(book)
         values = resolve_inputs(book, dict(inputs), self.graph())
-        engine = self._engine(book, values, operator, observers, dry_run)
+        engine = self._engine(book, values, operator, observers, dry_run, operator_name)
         engine.planned_skips = dict(skips or {})
         unknown = set(engine.planned_skips) - {b.id for b in book.blocks()}
         if unknown:
@@ -376,7 +378,8 @@ class Workspace:
         return engine
 
     def resume(self, session: str, *, inputs: Mapping[str, Any], operator: Operator,
-               observers: Sequence[Observer] = ()) -> Resumed:
+               observers: Sequence[Observer] = (),
+               operator_name: str | None = None) -> Resumed:
         """An engine that continues `session` after its last finished block, every resume rule
         applied. Raises `RequestError` (no such session, finished, a secret not given again)."""
         from fabtui.model.events import EventKind, SessionStarted
@@ -414,19 +417,21 @@ class Workspace:
                   f"--input {name}=... if the run had another value)" for name in defaulted]
         values = resolve_inputs(book, given, self.graph())
         engine = self._engine(book, values, operator, observers,
-                              started.dry_run if started is not None else False)
+                              started.dry_run if started is not None else False,
+                              operator_name)
         engine.restore(session, events)
         return Resumed(engine, notes)
 
     def _engine(self, book: Runbook, values: dict[str, Any], operator: Operator,
-                observers: Sequence[Observer], dry_run: bool) -> Engine:
+                observers: Sequence[Observer], dry_run: bool,
+                operator_name: str | None = None) -> Engine:
         from fabtui.runbooks.engine import Engine
         from fabtui.runbooks.redact import Redactor
 
         return Engine(book, inputs=values, runner=self.runner(), catalog=self.catalog,
                       journal=self.journal, operator=operator, dry_run=dry_run,
                       redactor=Redactor(extra=self.settings.redact), observers=observers,
-                      fabric=self.fabric_facts())
+                      fabric=self.fabric_facts(), operator_name=operator_name)
 
     def fabric_facts(self) -> dict[str, Any]:
         """What a session records about where it ran: the cluster and, on the demo fabric, the

@@ -116,3 +116,21 @@ def inject(s: Settings, fault: str, component: str, *, delay_s: float = 0.0,
 
     write_state(path, trial)
     return f"injected {fault} on {component} {'now' if begin <= now else f'in {delay_s:g}s'}"
+
+
+def repair(s: Settings, component: str) -> list[str]:
+    """Record that `component` was fixed now (an optic swapped, a cable replaced), as `fabtui
+    sim repair` does: the kinds of the faults active on it that end (empty: none was).
+
+    Note: writes the state file.
+    """
+    from fabtui.sim.state import repair as record_repair
+
+    path, state = sim_state(s)
+    simulation = build_sim(state)
+    link = simulation.link_of(component)
+    hit = [f for f in simulation.faults if f.active(state.now()) and (
+        f.spec.component == component or f.host == component or
+        (link is not None and f.link == link))]
+    record_repair(path, component)
+    return [f.kind.value for f in hit]

@@ -1,7 +1,11 @@
-"""Small modal screens: a one-line prompt (filter, find) and a page of text (help, errors)."""
+"""Small modal screens: a one-line prompt (filter, find), a page of text (help, errors), a form
+of checked values (runbook inputs, secrets masked as typed) and a gate (yes / no, or a phrase
+typed for danger)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
@@ -63,3 +67,144 @@ class TextPage(ModalScreen[None]):
             scroll.border_title = self.title_text
             scroll.border_subtitle = "esc: back"
             yield Static(self.body, id="page-body")
+
+
+Check = Callable[[str, str], str | None]
+"""(name, value typed) -> why the value is refused, or None when it is acceptable."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """One value a form asks for."""
+
+    name: str
+    label: str
+    value: str = ""
+    secret: bool = False
+    """Masked as typed (Input(password=True)); never pre-filled on screen."""
+
+
+class Form(ModalScreen[dict[str, str] | None]):
+    """Ask for several values (a runbook's inputs, one `input` block's value); each is checked
+    by `check` when submitted and the form stays open with the reason until all pass.
+    `enter` on the last field submits, `esc` returns None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Back", id="form.back"),
+    ]
+    DEFAULT_CSS = """
+    Form { align: center middle; }
+    Form > VerticalScroll { width: 80; max-width: 95%; height: auto; max-height: 90%;
+                            border: round $accent; background: $surface; padding: 0 1; }
+    Form Label.hint { color: $text-muted; }
+    Form Label.error { color: $error; }
+    Form Input { margin: 0; }
+    """
+
+    def __init__(self, title: str, fields: list[Field], check: Check, hint: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.fields = fields
+        self.check = check
+        self.hint = hint
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as box:
+            box.border_title = self.title_text
+            box.border_subtitle = "enter: next / submit · esc: back"
+            if self.hint:
+                yield Label(self.hint, classes="hint")
+            for number, field in enumerate(self.fields):
+                yield Label(field.label + ("  (secret: masked, never stored)" if field.secret
+                                           else ""))
+                yield Input(field.value, password=field.secret, id=f"field-{number}",
+                            select_on_focus=False)
+            yield Label("", id="form-error", classes="error")
+
+    def on_mount(self) -> None:
+        if self.fields:
+            self.query_one("#field-0", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        number = int((event.input.id or "field-0").split("-")[1])
+        if number + 1 < len(self.fields):
+            self.query_one(f"#field-{number + 1}", Input).focus()
+            return
+        values = {f.name: self.query_one(f"#field-{i}", Input).value
+                  for i, f in enumerate(self.fields)}
+        for index, field in enumerate(self.fields):
+            why = self.check(field.name, values[field.name])
+            if why is not None:
+                self.query_one("#form-error", Label).update(f"{field.name}: {why}")
+                self.query_one(f"#field-{index}", Input).focus()
+                return
+        self.dismiss(values)
+
+
+class Gate(ModalScreen[str | None]):
+    """A gate: `y` / `n` for a question, or a phrase typed exactly for a dangerous action
+    (anything else typed declines it). `esc` answers nothing: the session is interrupted
+    there (resumable). `repair`, on the demo fabric: `ctrl+r` makes the repair the question
+    is about happen on the simulated fabric (a swapped optic), before it is answered."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Not now", id="gate.back"),
+        Binding("y", "answer('yes')", "Yes", id="gate.yes"),
+        Binding("n", "answer('no')", "No", id="gate.no"),
+        Binding("ctrl+r", "repair", "Demo repair", id="gate.repair"),
+    ]
+    DEFAULT_CSS = """
+    Gate { align: center middle; }
+    Gate > Vertical { width: 84; max-width: 95%; height: auto; max-height: 90%;
+                      border: thick $warning; background: $surface; padding: 0 1; }
+    Gate Label.hint { color: $text-muted; }
+    Gate #gate-repaired { color: $success; }
+    """
+
+    def __init__(self, prompt: str, phrase: str | None, *, danger: bool = False,
+                 repair: tuple[str, Callable[[], str]] | None = None) -> None:
+        super().__init__()
+        self.prompt = prompt
+        self.phrase = phrase
+        self.danger = danger
+        self.repair = repair
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "DANGER: typed confirmation" if self.danger or self.phrase \
+                else "confirm"
+            yield Static(Text(self.prompt), id="gate-prompt")
+            if self.phrase is not None:
+                yield Label(f"type {self.phrase} and enter to go on (anything else: no)",
+                            classes="hint")
+                yield Input("", id="gate-input", select_on_focus=False)
+            else:
+                yield Label("y: yes · n: no", classes="hint")
+            if self.repair is not None:
+                yield Label(f"demo fabric: ctrl+r does the repair ({self.repair[0]}) on the "
+                            "simulated fabric first", classes="hint")
+            yield Label("", id="gate-repaired")
+            yield Label("esc: not now (the session stops here and can be resumed)",
+                        classes="hint")
+
+    def on_mount(self) -> None:
+        if self.phrase is not None:
+            self.query_one("#gate-input", Input).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer":
+            return self.phrase is None  # with a phrase, y and n are letters typed
+        if action == "repair":
+            return self.repair is not None
+        return True
+
+    def action_answer(self, answer: str) -> None:
+        self.dismiss(answer)
+
+    def action_repair(self) -> None:
+        if self.repair is not None:
+            said = self.repair[1]()
+            self.query_one("#gate-repaired", Label).update(said)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)

@@ -1,0 +1,271 @@
+"""The Runbooks screen (mode `2`): the library searched by symptom, the highlighted runbook's
+summary and inputs, the recorded sessions, and a banner offering to resume an interrupted one.
+
+Opening a runbook asks its inputs in a form (pre-filled from `OpenRunbook`, checked as the
+engine checks them, secrets masked as typed), then pushes its guided session. Searching is the
+matching of `fabtui runbook find` (`guided.find_runbooks`); what a session row says is
+`guided.session_rows`. The session list is read again whenever the screen shows.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Label, Static
+
+from fabtui.errors import InputError, RequestError
+from fabtui.model.runbook import Runbook
+from fabtui.tui.commands import RUNBOOKS_COMMANDS, bindings
+from fabtui.tui.screens.dialogs import Field, Form
+from fabtui.tui.screens.session import SessionScreen
+from fabtui.tui.widgets.session_parts import badge
+from fabtui.workspace import guided
+
+if TYPE_CHECKING:
+    from fabtui.tui.app import FabtuiApp
+
+SESSIONS_SHOWN = 50
+
+
+class RunbooksScreen(Screen[None]):
+    """See the module docstring."""
+
+    COMMANDS_TABLE = RUNBOOKS_COMMANDS
+    BINDINGS: ClassVar[list[BindingType]] = bindings(RUNBOOKS_COMMANDS)
+    DEFAULT_CSS = """
+    RunbooksScreen #rb-search { margin: 0 0; }
+    RunbooksScreen #resume-banner { height: auto; padding: 0 1; background: $warning 30%;
+                                    display: none; }
+    RunbooksScreen #resume-banner.shown { display: block; }
+    RunbooksScreen #rb-body { height: 1fr; }
+    RunbooksScreen #rb-list { width: 1fr; }
+    RunbooksScreen #rb-detail { width: 50%; max-width: 80; padding: 0 1;
+                                border-left: vkey $panel; }
+    RunbooksScreen #rb-sessions-title { color: $text-muted; padding: 0 1; }
+    RunbooksScreen #rb-sessions { height: 9; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown: list[Runbook] = []
+        self.rows: list[guided.SessionRow] = []
+        self.banner: list[guided.SessionRow] = []
+
+    @property
+    def fab(self) -> FabtuiApp:
+        from fabtui.tui.app import FabtuiApp
+
+        assert isinstance(self.app, FabtuiApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="symptom: low rx power · NCCL timeout · 光模块收光低 · "
+                    "empty: every runbook", id="rb-search")
+        yield Static(id="resume-banner")
+        with Horizontal(id="rb-body"):
+            yield DataTable(id="rb-list", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="rb-detail"):
+                yield Static(id="rb-detail-text")
+        yield Label("sessions (newest first)", id="rb-sessions-title")
+        yield DataTable(id="rb-sessions", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#rb-list", DataTable).add_columns("runbook", "title")
+        self.query_one("#rb-sessions", DataTable).add_columns(
+            "status", "runbook", "operator", "outcome", "started", "session")
+        self._search("")
+        self.query_one("#rb-list", DataTable).focus()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_sessions()
+
+    # the library --------------------------------------------------------------------------------
+    @on(Input.Changed, "#rb-search")
+    def _typed(self, event: Input.Changed) -> None:
+        self._search(event.value)
+
+    @on(Input.Submitted, "#rb-search")
+    def _searched(self) -> None:
+        self.query_one("#rb-list", DataTable).focus()
+
+    def _search(self, text: str) -> None:
+        self.shown = guided.find_runbooks(self.fab.workspace.library, text)
+        table = self.query_one("#rb-list", DataTable)
+        table.clear()
+        for book in self.shown:
+            table.add_row(book.meta.id, book.title, key=book.meta.id)
+        self._detail(self.shown[0] if self.shown else None)
+
+    @on(DataTable.RowHighlighted, "#rb-list")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        book = self.fab.workspace.library.get(str(event.row_key.value))
+        self._detail(book)
+
+    def _detail(self, book: Runbook | None) -> None:
+        text = Text()
+        if book is None:
+            text.append("no runbook matches: another word, or empty for every runbook")
+        else:
+            text.append(f"{book.meta.id} (v{book.meta.version})\n", "bold")
+            text.append(f"{book.title}\n\n")
+            if book.meta.summary:
+                text.append(f"{book.meta.summary.strip()}\n\n")
+            if book.meta.symptoms:
+                text.append("symptoms: ", "bold")
+                text.append("; ".join(book.meta.symptoms) + "\n\n")
+            text.append("inputs:\n", "bold")
+            for line in guided.input_summary(book) or ["none"]:
+                text.append(f"  {line}\n")
+            text.append(f"\n{len(book.steps)} steps, {len(book.blocks())} blocks · "
+                        "enter or o: open", "dim")
+        self.query_one("#rb-detail-text", Static).update(text)
+
+    @on(DataTable.RowSelected, "#rb-list")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self.open_runbook(str(event.row_key.value))
+
+    def action_open(self) -> None:
+        table = self.query_one("#rb-list", DataTable)
+        if self.shown and table.cursor_row < len(self.shown):
+            self.open_runbook(self.shown[table.cursor_row].meta.id)
+
+    def action_find(self) -> None:
+        self.query_one("#rb-search", Input).focus()
+
+    def action_focus_sessions(self) -> None:
+        sessions = self.query_one("#rb-sessions", DataTable)
+        (self.query_one("#rb-list", DataTable) if sessions.has_focus else sessions).focus()
+
+    def open_runbook(self, name: str, inputs: dict[str, str] | None = None,
+                     why: str = "") -> None:
+        """Ask `name`'s inputs (pre-filled with `inputs`), then open its guided session."""
+        try:
+            book = self.fab.workspace.runbook(name)
+        except InputError as exc:
+            self.notify(str(exc).splitlines()[0], title="runbook", severity="error")
+            return
+        given = dict(inputs or {})
+        if not book.meta.inputs:
+            self._start(book, {}, why)
+            return
+        fields = [Field(spec.name, f"{spec.name} ({spec.type.value}"
+                        f"{', required' if spec.required else ''})"
+                        f"{': ' + spec.description if spec.description else ''}",
+                        "" if spec.secret and spec.name not in given else
+                        str(given.get(spec.name, "" if spec.default is None else spec.default)),
+                        spec.secret)
+                  for spec in book.meta.inputs]
+        self.app.push_screen(Form(f"{book.meta.id}: inputs", fields, self._checker(book),
+                                  why or book.title),
+                             lambda values: self._start(book, values, why)
+                             if values is not None else None)
+
+    def _checker(self, book: Runbook) -> Any:
+        from fabtui.runbooks.inputs import convert
+        from fabtui.runbooks.redact import Redactor
+
+        specs = {spec.name: spec for spec in book.meta.inputs}
+        graph = self.fab.graph
+
+        def check(name: str, value: str) -> str | None:
+            spec = specs[name]
+            if not value:
+                return "required" if spec.required and spec.default is None else None
+            try:
+                convert(spec, value, graph)
+            except ValueError as exc:
+                return Redactor(value).text(str(exc)) if spec.secret else str(exc)
+            return None
+
+        return check
+
+    def _start(self, book: Runbook, values: dict[str, str], why: str) -> None:
+        inputs = {k: v for k, v in values.items() if v != ""}
+        self.app.push_screen(SessionScreen(book, inputs=inputs, why=why))
+
+    # sessions -----------------------------------------------------------------------------------
+    def refresh_sessions(self) -> None:
+        """Read the sessions again; the banner names those that can be resumed."""
+        live = [s.session for s in self.app.screen_stack
+                if isinstance(s, SessionScreen) and s.session and s.live]
+        self.rows = guided.session_rows(self.fab.workspace.sessions(SESSIONS_SHOWN))
+        self.banner = guided.interrupted(self.rows, live)
+        table = self.query_one("#rb-sessions", DataTable)
+        table.clear()
+        theme, ascii_only = self.app.current_theme, self.fab.ascii_only
+        for row in self.rows:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.started_at))
+            table.add_row(row.state, row.runbook, row.operator or "-",
+                          badge(row.outcome, theme, ascii_only) if row.outcome else "-",
+                          when, row.id, key=row.id)
+        banner = self.query_one("#resume-banner", Static)
+        if self.banner:
+            first = self.banner[0]
+            more = len(self.banner) - 1
+            banner.update(f"{'!' if ascii_only else '⚠'} interrupted: {first.runbook} session "
+                          f"{first.id} ({first.state}, started "
+                          f"{time.strftime('%H:%M', time.localtime(first.started_at))})"
+                          f"{f' and {more} more' if more else ''} · u: resume it")
+        banner.set_class(bool(self.banner), "shown")
+
+    def _session_under_cursor(self) -> guided.SessionRow | None:
+        table = self.query_one("#rb-sessions", DataTable)
+        if table.has_focus and self.rows and table.cursor_row < len(self.rows):
+            return self.rows[table.cursor_row]
+        return None
+
+    def action_resume(self) -> None:
+        row = self._session_under_cursor() or (self.banner[0] if self.banner else None)
+        if row is None:
+            self.notify("no interrupted session to resume", title="resume")
+            return
+        if not row.resumable:
+            self.notify(f"session {row.id} has finished ({row.outcome}): v shows it",
+                        title="resume", severity="warning")
+            return
+        try:
+            book = self.fab.workspace.runbook(row.runbook)
+        except InputError as exc:
+            self.notify(str(exc).splitlines()[0], title="resume", severity="error")
+            return
+        secrets = [spec for spec in book.meta.inputs if spec.secret]
+        if not secrets:
+            self.app.push_screen(SessionScreen(book, resume=row.id))
+            return
+        # never stored: asked again (an optional one left empty resumes with its default)
+        self.app.push_screen(
+            Form(f"resume {row.id}: secrets", [Field(s.name, s.name, "", True) for s in secrets],
+                 self._checker(book), "secret inputs are never stored: type them again"),
+            lambda values: self._resume(book, row.id, values))
+
+    def _resume(self, book: Runbook, session: str, secrets: dict[str, str] | None) -> None:
+        if secrets is not None:
+            self.app.push_screen(SessionScreen(book, resume=session,
+                                               inputs={k: v for k, v in secrets.items() if v}))
+
+    def action_show_session(self) -> None:
+        row = self._session_under_cursor()
+        if row is not None:
+            self.show_session(row.id)
+
+    def show_session(self, name: str) -> None:
+        """Show the recorded session `name` (an id or a unique prefix), read only."""
+        ws = self.fab.workspace
+        row = guided.find_session(self.rows or guided.session_rows(ws.sessions(500)), name)
+        session = row.id if row is not None else name
+        try:
+            events = ws.events(session)
+            info = ws.journal.session(session)
+            book = ws.runbook(info[0].runbook if info else "")
+        except (RequestError, InputError) as exc:
+            self.notify(str(exc).splitlines()[0], title="session", severity="error")
+            return
+        self.app.push_screen(SessionScreen(book, recorded=events))

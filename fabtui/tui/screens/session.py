@@ -1,0 +1,561 @@
+"""A guided runbook session: the current step's prose, every block with its state, the output
+as it streams, the last result as a table (an "after" reading beside its "before"), and the
+operator's keys (next, to the next gate, skip, jump, re-run, note, abort, file as case).
+
+The engine runs in one async worker on the app's loop, for the screen's lifetime: keys queue
+commands to it, so one block runs at a time. The screen is the engine's `Operator`: a gate or an
+input pushes a dialog and the engine awaits a future the dialog resolves; `esc` in a gate
+interrupts the session there (journaled `cancelled`, resumable: the next key resumes it through
+`Workspace.resume`). Closing the screen cancels the worker: a running block is journaled
+`cancelled` (resumable, per the engine), an idle session is marked interrupted.
+
+A recorded session (`OpenSession`, the sessions list) opens read-only from its journal events,
+drawn by the same `SessionView` the live one is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.markdown import Markdown
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Log, Static
+
+from fabtui.errors import InputError, RequestError
+from fabtui.model.events import Event
+from fabtui.model.runbook import Block, InputSpec, Runbook
+from fabtui.render.table import cell_text
+from fabtui.runbooks.engine import Engine, Observer, var_name
+from fabtui.tui.commands import SESSION_COMMANDS, bindings
+from fabtui.tui.messages import Highlight, OpenCase
+from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
+from fabtui.tui.widgets.session_parts import OutputStream, badge, outline
+from fabtui.workspace import guided
+
+if TYPE_CHECKING:
+    from fabtui.tui.app import FabtuiApp
+
+FLUSH_S = 0.05
+"""Streamed output is written into the log at most this often (one batch per flush)."""
+LOG_LINES = 20_000
+"""Lines the output log keeps (older ones scroll away)."""
+
+
+def operator_name() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "operator"
+
+
+class _Interrupted(Exception):
+    """The operator answered a gate with `esc`: stop the session there (resumable)."""
+
+
+class _Watch(Observer):
+    """The engine's observer: events into the screen's view, output into the stream."""
+
+    def __init__(self, screen: SessionScreen) -> None:
+        self.screen = screen
+
+    def event(self, event: Event) -> None:
+        self.screen.engine_event(event)
+
+    def output_chunk(self, block: Block, text: str) -> None:
+        self.screen.stream.add(text)
+
+    def needs_answer(self, block: Block, prompt: str) -> None:
+        self.screen.asked = True
+
+
+class _Operator:
+    """The screen answers the engine's gates and inputs through dialogs (`Operator`)."""
+
+    def __init__(self, screen: SessionScreen) -> None:
+        self.screen = screen
+
+    async def confirm(self, block: Block, prompt: str, phrase: str | None) -> str | None:
+        return await self.screen.ask_gate(block, prompt, phrase)
+
+    async def ask(self, block: Block, prompt: str, spec: InputSpec) -> str | None:
+        return await self.screen.ask_input(block, prompt, spec)
+
+
+class SessionScreen(Screen[None]):
+    """See the module docstring."""
+
+    COMMANDS_TABLE = SESSION_COMMANDS
+    BINDINGS: ClassVar[list[BindingType]] = bindings(SESSION_COMMANDS)
+    DEFAULT_CSS = """
+    SessionScreen #session-head { height: auto; max-height: 3; padding: 0 1;
+                                  background: $boost; }
+    SessionScreen #session-body { height: 1fr; }
+    SessionScreen #outline { width: 42; max-width: 45%; border-right: vkey $panel; }
+    SessionScreen #outline-text { text-wrap: nowrap; text-overflow: ellipsis; }
+    SessionScreen #prose { height: auto; max-height: 30%; }
+    SessionScreen #prose-text { padding: 0 1; }
+    SessionScreen #block-head { height: auto; max-height: 4; padding: 0 1; }
+    SessionScreen #output { height: 1fr; min-height: 3; border-top: hkey $panel; }
+    SessionScreen #result { height: auto; max-height: 30%; }
+    """
+
+    def __init__(self, book: Runbook, *, inputs: dict[str, Any] | None = None,
+                 why: str = "", resume: str | None = None,
+                 recorded: list[Event] | None = None) -> None:
+        super().__init__()
+        self.book = book
+        self.inputs = dict(inputs or {})
+        self.why = why
+        self.resume_id = resume
+        self.recorded = recorded
+        self.view = guided.SessionView.of(book, recorded or ())
+        self.engine: Engine | None = None
+        self.stream = OutputStream(lambda: self.query_one("#output", Log))
+        self.busy = False
+        self.asked = False
+        self._queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        self._highlighted: frozenset[str] = frozenset()
+        self._shown_step: str | None = "?"
+        self._shown_result: tuple[str, ...] | None = None
+        self.session: str | None = recorded[0].session if recorded else None
+        self.filed: str | None = None
+        self.closing = False
+
+    @property
+    def fab(self) -> FabtuiApp:
+        from fabtui.tui.app import FabtuiApp
+
+        assert isinstance(self.app, FabtuiApp)
+        return self.app
+
+    @property
+    def live(self) -> bool:
+        return self.recorded is None
+
+    # building -----------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static(id="session-head")
+        with Horizontal(id="session-body"):
+            with VerticalScroll(id="outline"):
+                yield Static(id="outline-text")
+            with Vertical(id="session-main"):
+                with VerticalScroll(id="prose"):
+                    yield Static(id="prose-text")
+                yield Static(id="block-head")
+                yield Log(id="output", max_lines=LOG_LINES, auto_scroll=True)
+                yield DataTable(id="result", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#result", DataTable).display = False
+        self.set_interval(FLUSH_S, self.stream.flush)
+        if self.live:
+            try:
+                self._make_engine()
+            except (InputError, RequestError) as exc:
+                self.notify(str(exc).splitlines()[0], title="runbook", severity="error")
+            else:
+                self._drive()
+        else:
+            self._post_highlight()
+            for block in self.book.blocks():
+                if block.id in self.view.outputs:
+                    self.stream.add(f"── {block.id} ──")
+                    for line in self.view.outputs[block.id].splitlines():
+                        self.stream.add(line)
+        self.query_one("#output", Log).focus()
+        self._paint()
+        self._paint_prose()
+
+    def _make_engine(self) -> None:
+        ws = self.fab.workspace
+        observers = [_Watch(self)]
+        if self.resume_id is not None:
+            resumed = ws.resume(self.resume_id, inputs=self.inputs, operator=_Operator(self),
+                                observers=observers, operator_name=operator_name())
+            self.engine = resumed.engine
+            self.session = self.engine.session
+            self.view = guided.SessionView.of(self.book, ws.events(self.resume_id))
+            for note in resumed.notes:
+                self.notify(note, title="resume")
+        else:
+            self.engine = ws.open_run(self.book.meta.id, inputs=self.inputs,
+                                      operator=_Operator(self), observers=observers,
+                                      operator_name=operator_name())
+        self.inputs = dict(self.engine.inputs)
+
+    # the engine's worker ------------------------------------------------------------------------
+    @work(exclusive=True, group="session", exit_on_error=False, description="runbook session")
+    async def _drive(self) -> None:
+        """Run what the keys ask, one command at a time, until the screen closes."""
+        try:
+            while True:
+                command, argument = await self._queue.get()
+                self.busy = True
+                self._paint()
+                try:
+                    await self._do(command, argument)
+                except _Interrupted:
+                    assert self.engine is not None
+                    self.engine.mark_cancelled(None, "the operator stopped at a gate")
+                    self.notify("stopped at the gate: the session can be resumed (n, g)",
+                                title="session")
+                except (InputError, RequestError, ValueError) as exc:
+                    self.notify(str(exc).splitlines()[0], title="session", severity="error")
+                finally:
+                    self.busy = False
+                self._paint()
+        finally:
+            engine = self.engine
+            if engine is not None:
+                engine.mark_cancelled(None, "the session screen was closed")
+                await engine.runner.close()
+
+    async def _do(self, command: str, argument: str) -> None:
+        engine = await self._live_engine()
+        if engine.finished:
+            self.notify("the session has ended: f files it as a case", title="session")
+            return
+        if command == "next":
+            await engine.run_next()
+        elif command == "gate":
+            self.asked = False
+            for _ in range(10 * len(self.book.blocks()) + 10):
+                await engine.run_next()
+                self.stream.flush()
+                if engine.finished or self.asked:
+                    break
+        elif command == "rerun":
+            await engine.rerun(argument)
+
+    async def _live_engine(self) -> Engine:
+        """The engine, resumed first when the session was interrupted at a gate."""
+        engine = self.engine
+        assert engine is not None
+        if engine.cancelled and engine.session is not None:
+            await engine.runner.close()
+            self.resume_id = engine.session
+            secrets = {s.name: engine.inputs[s.name] for s in self.book.meta.inputs
+                       if s.secret and engine.inputs.get(s.name) is not None}
+            self.inputs = secrets
+            self._make_engine()
+            assert self.engine is not None
+            engine = self.engine
+        return engine
+
+    def engine_event(self, event: Event) -> None:
+        """An event the engine journaled (on the app's loop): into the view, then drawn."""
+        from fabtui.model.events import EventKind
+
+        self.session = event.session
+        self.view.apply(event)
+        if event.kind is EventKind.BLOCK_STARTED and event.block:
+            self.stream.add(f"── {event.block} ──")
+        if event.kind is EventKind.BLOCK_FINISHED and not self.closing:
+            self._post_highlight()
+        self._paint()
+
+    def _post_highlight(self) -> None:
+        scope = self.engine.scope() if self.engine is not None else self.view.scope
+        keys = guided.touched(self.fab.fabric, scope)
+        if keys != self._highlighted:
+            self._highlighted = keys
+            self.app.post_message(Highlight("session", keys, f"runbook {self.book.meta.id} "
+                                            f"(session {self.session})"))
+
+    # the operator -------------------------------------------------------------------------------
+    async def _answer(self, dialog: Gate | Form) -> Any:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def done(value: Any) -> None:
+            if not future.done():
+                future.set_result(value)
+
+        self.stream.flush()
+        self.app.push_screen(dialog, done)
+        try:
+            return await future
+        finally:
+            if dialog.is_attached and dialog in self.app.screen_stack:
+                dialog.dismiss(None)
+
+    async def ask_gate(self, block: Block, prompt: str, phrase: str | None) -> str:
+        danger = phrase is not None
+        repair = None
+        component = guided.repair_component(self.book, self.inputs)
+        if not danger and component and self.fab.workspace.simulated():
+            repair = (f"repair {component}", lambda: self._demo_repair(component))
+        answer = await self._answer(Gate(prompt, phrase, danger=danger, repair=repair))
+        if answer is None:
+            raise _Interrupted
+        return str(answer)
+
+    def _demo_repair(self, component: str) -> str:
+        from fabtui.workspace import simfabric
+
+        ended = simfabric.repair(self.fab.workspace.settings, component)
+        said = f"repaired {component} on the demo fabric" + \
+            (f": ended {', '.join(ended)}" if ended else " (no fault was active on it)")
+        if self.engine is not None:
+            self.engine.note(said)
+        return said
+
+    async def ask_input(self, block: Block, prompt: str, spec: InputSpec) -> str | None:
+        from fabtui.runbooks.inputs import convert
+        from fabtui.runbooks.redact import Redactor
+
+        graph = self.fab.graph
+
+        def check(name: str, value: str) -> str | None:
+            if not value and spec.default is None:
+                return "a value is needed"
+            try:
+                convert(spec, value or spec.default, graph)
+            except ValueError as exc:
+                return Redactor(value).text(str(exc)) if spec.secret else str(exc)
+            return None
+
+        shown = "" if spec.secret or spec.default is None else str(spec.default)
+        kind = spec.type.value + (f": one of {', '.join(spec.choices)}" if spec.choices else "")
+        values = await self._answer(Form(f"input {spec.name}", [
+            Field(spec.name, f"{spec.name} ({kind})", shown, spec.secret)], check, prompt))
+        if values is None:
+            raise _Interrupted
+        return str(values[spec.name]) or None
+
+    # drawing ------------------------------------------------------------------------------------
+    def on_unmount(self) -> None:
+        self.closing = True  # the worker's last events come after: nothing is drawn then
+
+    def _paint(self) -> None:
+        if self.closing:
+            return
+        theme, ascii_only = self.app.current_theme, self.fab.ascii_only
+        view = self.view
+        head = Text()
+        head.append(f"{self.book.meta.id}", "bold")
+        head.append(f" · {self.book.title[:60]}\n")
+        head.append(f"session {self.session or '(not started)'} · ")
+        state = view.state if not self.busy else "running"
+        if view.state == "finished":
+            head.append("finished ")
+            head.append_text(badge(view.outcome, theme, ascii_only))
+        else:
+            head.append(state)
+        counts = view.counts()
+        head.append(" · " + " ".join(f"{counts[s]} {s}" for s in
+                                     ("ok", "warn", "fail", "error", "skipped", "pending")
+                                     if counts.get(s)))
+        if self.why:
+            head.append(f"\nwhy: {self.why}")
+        elif view.reason:
+            head.append(f"\n{view.reason}")
+        elif not self.live:
+            head.append("\nrecorded session (read only)")
+        self.query_one("#session-head", Static).update(head)
+        lines, marked = outline(view, theme, ascii_only)
+        self.query_one("#outline-text", Static).update(lines)
+        box = self.query_one("#outline", VerticalScroll)
+        if marked and not box.has_focus:  # follow the run unless the operator scrolls
+            box.scroll_to(y=max(0, marked - box.size.height // 2), animate=False)
+        self._paint_prose()
+        self._paint_block()
+
+    def _paint_prose(self) -> None:
+        step_id = self.view.step or (self.book.steps[0].id if self.book.steps else None)
+        if step_id == self._shown_step:
+            return
+        self._shown_step = step_id
+        step = self.book.step(step_id) if step_id else None
+        if step is None:
+            text = self.book.intro
+        else:
+            prose = guided.render_prose(step.prose, self.engine) if self.engine else step.prose
+            text = f"## {step.title}\n\n{prose}"
+        # rich's Markdown in one Static: Textual's Markdown widget builds a widget per
+        # paragraph, which made opening a runbook cost a second of styling and layout
+        self.query_one("#prose-text", Static).update(Markdown(text))
+
+    def _paint_block(self) -> None:
+        view = self.view
+        block = view.block
+        text = Text()
+        upcoming = self.engine.next_block() if self.engine and not self.busy else None
+        if block is not None:
+            text.append_text(badge(view.states.get(block, "pending"), self.app.current_theme,
+                                   self.fab.ascii_only))
+            text.append(f"  {block}  {view.messages.get(block, '')[:200]}")
+            if block in view.commands:
+                text.append(f"\n$ {view.commands[block][:200]}", "dim")
+            if block in view.decisions:
+                text.append(f"\n{view.decisions[block]}", "italic")
+        if upcoming is not None and self.live and view.state != "finished":
+            text.append(f"\nnext: {upcoming.kind.value} {upcoming.id}"
+                        f"{' (a gate)' if guided.is_gate(upcoming) else ''}", "bold")
+        self.query_one("#block-head", Static).update(text)
+        self._paint_result()
+
+    def _paint_result(self) -> None:
+        """The current step's "after" readings beside their "before" when it has any, else the
+        last block's metrics; the table stays as it is while neither changes."""
+        view = self.view
+        values = {var_name(k): v for k, v in view.results.items()}
+        step = self.book.step(view.step) if view.step else None
+        pairs = []
+        if step is not None:
+            fabric = self.fab.fabric
+            about = self._highlighted
+
+            def ours(component: str) -> bool:
+                return not about or fabric.element_of(component)[0] in about
+
+            pairs = [p for b in step.blocks if view.states.get(b.id) not in ("pending", None)
+                     and (p := guided.comparison(self.book, values, b.id, ours)) and p.rows]
+        key = ("pairs", *(p.after for p in pairs)) if pairs else \
+            ("block", view.block or "") if view.results.get(view.block or "", {}).get("metrics") \
+            else None
+        if key is None or key == self._shown_result:
+            return
+        self._shown_result = key
+        table = self.query_one("#result", DataTable)
+        table.clear(columns=True)
+        theme, ascii_only = self.app.current_theme, self.fab.ascii_only
+        if pairs:
+            table.add_columns("after (before)", "component", "metric", "before", "after",
+                              "verdict")
+            for pair in pairs:
+                for component, metric, before, after, verdict in pair.rows:
+                    if before != after or verdict != "ok":  # what the repair changed
+                        table.add_row(f"{pair.after} ({pair.before})", component, metric,
+                                      cell_text(before), cell_text(after),
+                                      badge(verdict, theme, ascii_only))
+        else:
+            table.add_columns("block", "component", "metric", "value", "unit", "verdict")
+            for m in view.results[view.block or ""]["metrics"]:
+                table.add_row(view.block or "", m["component"], m["name"],
+                              cell_text(m["value"]), m["unit"],
+                              badge(m["verdict"], theme, ascii_only))
+        table.display = True
+
+    # actions ------------------------------------------------------------------------------------
+    def _idle_engine(self) -> Engine | None:
+        if not self.live or self.engine is None:
+            self.notify("a recorded session: nothing runs here", title="session",
+                        severity="warning")
+            return None
+        if self.busy:
+            self.notify("a block is running: wait, or x aborts", title="session",
+                        severity="warning")
+            return None
+        return self.engine
+
+    def action_run_next(self) -> None:
+        if self._idle_engine() is not None:
+            self._queue.put_nowait(("next", ""))
+
+    def action_run_to_gate(self) -> None:
+        if self._idle_engine() is not None:
+            self._queue.put_nowait(("gate", ""))
+
+    def action_skip(self) -> None:
+        engine = self._idle_engine()
+        if engine is None:
+            return
+        block = engine.next_block()
+        if block is None or engine.finished:
+            self.notify("no block left to skip", title="session")
+            return
+        self.app.push_screen(Prompt(f"skip {block.id}", "why (recorded in the journal)"),
+                             lambda reason: self._skip(block.id, reason))
+
+    def _skip(self, block_id: str, reason: str | None) -> None:
+        if reason and self.engine is not None:
+            try:
+                self.engine.skip(block_id, reason)
+            except ValueError as exc:
+                self.notify(str(exc), title="skip", severity="error")
+            self._paint()
+
+    def action_jump(self) -> None:
+        if self._idle_engine() is None:
+            return
+        steps = " · ".join(f"{i}. {s.id}" for i, s in enumerate(self.book.steps, 1))
+        self.app.push_screen(Prompt("jump to step", steps[:300]), self._jump)
+
+    def _jump(self, text: str | None) -> None:
+        if not text or self.engine is None:
+            return
+        text = text.strip()
+        steps = self.book.steps
+        step = steps[int(text) - 1].id if text.isdigit() and 0 < int(text) <= len(steps) \
+            else text
+        try:
+            self.engine.jump(step, "the operator's choice")
+        except ValueError as exc:
+            self.notify(str(exc), title="jump", severity="error")
+        self._paint()
+
+    def action_rerun(self) -> None:
+        if self._idle_engine() is None:
+            return
+        self.app.push_screen(Prompt("re-run a block", "its id", self.view.block or ""),
+                             self._rerun)
+
+    def _rerun(self, block_id: str | None) -> None:
+        if block_id:
+            self._queue.put_nowait(("rerun", block_id.strip()))
+
+    def action_note(self) -> None:
+        if self.live and self.engine is not None:
+            self.app.push_screen(Prompt("note", "recorded in the session's journal"),
+                                 self._note)
+
+    def _note(self, text: str | None) -> None:
+        if text and self.engine is not None:
+            self.engine.note(text)
+            self.notify("noted", title="session")
+
+    def action_abort(self) -> None:
+        if not self.live or self.engine is None or self.engine.finished:
+            return
+        self.app.push_screen(Prompt("abort the session", "why (recorded)"), self._abort)
+
+    def _abort(self, reason: str | None) -> None:
+        if reason and self.engine is not None:
+            self.engine.abort(reason)
+            self._paint()
+
+    def action_file_case(self) -> None:
+        if self.session is None:
+            self.notify("nothing recorded yet: run a block first", title="file case",
+                        severity="warning")
+            return
+        if self.busy:
+            self.notify("a block is running: file the session when it has stopped",
+                        title="file case", severity="warning")
+            return
+        self._file(self.session)
+
+    @work(thread=True, exclusive=True, group="file-case", exit_on_error=False,
+          description="file the session as a case")
+    def _file(self, session: str) -> None:
+        try:
+            case = self.fab.workspace.file_case(session)
+        except (RequestError, InputError) as exc:
+            self.app.call_from_thread(self.notify, str(exc).splitlines()[0], title="file case",
+                                      severity="error")
+            return
+        self.filed = case.id
+        self.app.call_from_thread(self.notify, f"filed {case.id}: {case.title}",
+                                  title="file case")
+        self.app.post_message(OpenCase(case.id, edit=True))
+
+    def action_back(self) -> None:
+        self.dismiss(None)

@@ -15,11 +15,12 @@ events.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, pairwise
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from fabtui.model.parsed.nccl_log import (
     EventType,
@@ -32,7 +33,7 @@ from fabtui.model.parsed.nccl_log import (
 )
 from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import Streamed
+from fabtui.parsers.streaming import Streamed, line_batches
 from fabtui.parsers.text import normalize, strip_launcher_prefix
 
 KIND = "nccl-log"
@@ -156,9 +157,32 @@ _OTHER_KEYS = re.compile(r"atchdog|ollective|NCCL|DistBackend|erminat|what\(\):|
                          r"gloo|c10d|nccl[A-Z]")
 _CACHE_MAX = 200000
 _INERT_MAX = 50000
+_REPLAY_MAX = 200000
+_REPLAY_LINE_MAX = 2000
+"""Lines longer than this are never remembered: memory stays a few tens of MB at most."""
 
 
 _ChannelFacts = tuple[str | None, tuple[str, int, bool] | None, int | None]
+
+
+class _Replay(NamedTuple):
+    """What reading a line again does: counters to add (each times the line's count)."""
+
+    info: int = 0
+    warn: int = 0
+    dropped: int = 0
+    init: int = 0
+    gdr: int = 0
+    call: str | None = None
+    channel: tuple[str, int, bool] | None = None
+    owner: int | None = None
+
+
+_PLAIN = _Replay()
+_INFO = _Replay(info=1)
+_INIT_DROPPED = _Replay(info=1, init=1, dropped=1)
+_DROPPED_INFO = _Replay(info=1, dropped=1)
+_GDR_ENABLED = _Replay(info=1, gdr=1)
 
 
 @dataclass
@@ -229,6 +253,12 @@ class _State:
     local_ranks: int | None = None
     cuda_driver: int | None = None
     evidence: bool = False
+    replay: dict[str, _Replay] = field(default_factory=dict)
+    """Lines read before, by what reading each again does (see `scan_batches`)."""
+    replay_broken: bool = False
+    """Set by a reading that overwrote a value a replayed line had set (a communicator's
+    topology, a desync's op, a rank entry taken over): replays could then undo it, so the
+    remembered replays are dropped and the batch's rest is read line by line."""
 
 
 def detect(text: str) -> float:
@@ -276,63 +306,263 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
     """The NCCL log read from normalised `lines` (line numbers are their 1-based positions), or
     None when they hold no NCCL, PyTorch distributed or torchrun content. Other parsers whose
     output interleaves NCCL lines (nccl-tests) read them through this, blanking the rest."""
+    return scan_batches(line_batches(lines))
+
+
+def scan_batches(batches: Iterable[list[str]]) -> NcclLog | None:
+    """`scan` of the lines of `batches` (lists of consecutive lines, a file's chunks say).
+
+    Most lines of a big log repeat a line read before (every rank prints the same INFO lines,
+    a restarted job prints its log again), and reading such a line again only bumps counters.
+    So each batch is counted (`Counter`, in C), each distinct line is looked up once in the
+    `_Replay` tallies of lines already read, and only the other lines are read in order, one by
+    one (`_read_line`, exactly as `scan_each_line` reads every line); the counted lines' tallies
+    are then added times their counts. While a torchrun report or an NCCL error's follow-up
+    lines are open, every line goes through `_read_line`, which may consume it.
+    """
     state = _State()
-    info_lines = 0  # tallied here, not on `state`: most lines are INFO lines
-    other_keys = _OTHER_KEYS.search
-    channel_cache = state.channel_cache
-    inert, plain = state.inert, state.plain
+    base = 0
+    pending: list[str] | None = None
+    for batch in batches:
+        if not batch:
+            continue
+        if pending is not None:
+            _scan_batch(state, pending, base, batch[0])
+            base += len(pending)
+        pending = batch
+    if pending is not None:
+        _scan_batch(state, pending, base, "")
+    return _result(state) if state.evidence else None
+
+
+def scan_each_line(lines: Iterable[str]) -> NcclLog | None:
+    """`scan` reading every line with `_read_line`, in order: the reference the counted path of
+    `scan_batches` must agree with (tests compare the two)."""
+    state = _State()
     # Each line with the one after it ("" after the last): a WARN may wrap onto the next.
     for number, (line, following) in enumerate(pairwise(chain(lines, ("",))), start=1):
-        if state.block is not None and _child_block_line(state, state.block, number, line):
-            continue
-        if state.pending_nccl is not None and _nccl_followup(state, number, line):
-            continue
-        pos = line.find("NCCL INFO")
-        if pos >= 0:
-            info_lines += 1
-            msg = line[pos + 10:].strip()
-            if msg.startswith(("Channel ", "Ring ")):
-                cached = channel_cache.get(msg)
-                # Only a NET connection (a tally key) counts each time; a P2P/SHM line
-                # noted its transport when first read.
-                if cached is None or cached[1] is not None:
-                    _channel_line(state, msg, cached)
-            else:
-                notes_host = inert.get(msg)
-                if notes_host is None:
-                    _info_line(state, number, line, pos, msg)
-                elif notes_host:
-                    _note_host(state, line, pos)
-        elif "NCCL WARN" in line:
-            _warn_line(state, number, line, following)
-        elif line in plain:
-            continue
-        elif other_keys(line):
-            _other_line(state, number, line)
-        elif len(plain) < _INERT_MAX:
-            plain.add(line)
-    if info_lines:
-        state.info_lines += info_lines
-        state.evidence = True
+        _read_line(state, number, line, following)
     return _result(state) if state.evidence else None
+
+
+def _scan_batch(state: _State, lines: list[str], base: int, after: str) -> None:
+    """Read `lines` (numbered from `base` + 1; `after` is the line that follows the last)."""
+    counts = Counter(lines)
+    replay = state.replay
+    slow: set[str] = set()
+    counted: list[tuple[str, _Replay]] = []
+    for line in counts:
+        known = replay.get(line)
+        if known is None:
+            known = _replay_before_reading(state, line)
+            if known is None:
+                slow.add(line)
+                continue
+            if len(replay) < _REPLAY_MAX and len(line) <= _REPLAY_LINE_MAX:
+                replay[line] = known
+        counted.append((line, known))
+    if slow or state.block is not None or state.pending_nccl is not None:
+        _read_in_order(state, lines, base, after, slow, counts)
+    _add_replays(state, counts, counted)
+
+
+def _read_in_order(state: _State, lines: list[str], base: int, after: str, slow: set[str],
+                   counts: Counter[str]) -> None:
+    """Read the `slow` lines of a batch in order; lines met while a report or an NCCL error's
+    follow-up is open are offered to it first. A counted line that is consumed so is taken off
+    `counts`, and from a line whose reading would make a replay wrong on, the rest of the batch
+    is read line by line (and taken off `counts`)."""
+    positions = [index for index, line in enumerate(lines) if line in slow] if slow else []
+    replay = state.replay
+    at, count, end = 0, 0, len(lines)
+    while at < end:
+        if state.block is None and state.pending_nccl is None:
+            while count < len(positions) and positions[count] < at:
+                count += 1
+            if count == len(positions):
+                return
+            at = positions[count]
+        line = lines[at]
+        number = base + at + 1
+        following = lines[at + 1] if at + 1 < end else after
+        if line not in slow:
+            # A counted line while a report / an NCCL error is open: only that may read it.
+            if _offer(state, number, line):
+                counts[line] -= 1
+            at += 1
+            continue
+        opened = state.block is not None or state.pending_nccl is not None
+        known = None if opened else replay.get(line)
+        if known is not None:  # read earlier in this batch: its tally now suffices
+            _add_replay(state, known, 1)
+        else:
+            known = _read_line(state, number, line, following)
+            if state.replay_broken:
+                _read_rest(state, lines, base, after, at + 1, slow, counts)
+                return
+            if known is not None and not opened and state.block is None \
+                    and state.pending_nccl is None and len(replay) < _REPLAY_MAX \
+                    and len(line) <= _REPLAY_LINE_MAX:
+                replay[line] = known
+        at += 1
+
+
+def _read_rest(state: _State, lines: list[str], base: int, after: str, start: int,
+               slow: set[str], counts: Counter[str]) -> None:
+    """After a reading that replays could undo (a value overwritten): forget every replay and
+    read the rest of the batch line by line."""
+    state.replay.clear()
+    state.replay_broken = False
+    rest = lines[start:]
+    counts.subtract(line for line in rest if line not in slow)
+    for offset, line in enumerate(rest):
+        index = start + offset
+        following = lines[index + 1] if index + 1 < len(lines) else after
+        _read_line(state, base + index + 1, line, following)
+    state.replay.clear()
+    state.replay_broken = False
+
+
+def _add_replays(state: _State, counts: Counter[str], counted: list[tuple[str, _Replay]]) \
+        -> None:
+    """Add the tallies of the `counted` lines of a batch, each times its count."""
+    info = 0
+    for line, known in counted:
+        count = counts[line]
+        if count <= 0:
+            continue
+        if known is _INFO:
+            info += count
+        elif known is not _PLAIN:
+            _add_replay(state, known, count)
+    if info:
+        state.info_lines += info
+        state.evidence = True
+
+
+def _add_replay(state: _State, known: _Replay, count: int) -> None:
+    """What reading a line `count` more times does, as its `_Replay` says."""
+    if known.info:
+        state.info_lines += count
+        state.evidence = True
+    if known.warn:
+        state.warn_lines += count
+    if known.dropped:
+        state.dropped += count * known.dropped
+        state.evidence = True
+    if known.init:
+        state.init_events += count
+    if known.gdr:
+        state.gdr_enabled += count
+    if known.call is not None:
+        state.calls[known.call] = state.calls.get(known.call, 0) + count
+    if known.channel is not None:
+        use = state.channel_use.get(known.channel)
+        if use is None:
+            use = state.channel_use[known.channel] = [0, set()]
+        use[0] += count
+        if known.owner is not None:
+            use[1].add(known.owner)
+
+
+def _replay_before_reading(state: _State, line: str) -> _Replay | None:
+    """The tally of reading `line` (not read before) now, when the caches on messages tell it:
+    an INFO message remembered as inert or a channel line already read, or a line that is
+    neither INFO, WARN nor a candidate for anything else; None when it must be read."""
+    pos = line.find("NCCL INFO")
+    if pos >= 0:
+        msg = line[pos + 10:].strip()
+        if msg.startswith(("Channel ", "Ring ")):
+            cached = state.channel_cache.get(msg)
+            if cached is None:
+                return None
+            name, key, owner = cached
+            return _INFO if name is None or key is None else _Replay(info=1, channel=key,
+                                                                      owner=owner)
+        notes_host = state.inert.get(msg)
+        if notes_host is None:
+            return None
+        if notes_host:
+            host = _plain_prefix(line[:pos]).host
+            if host and host not in state.hosts:
+                return None
+        return _INFO
+    if "NCCL WARN" in line:
+        return None
+    if line in state.plain or not _OTHER_KEYS.search(line):
+        return _PLAIN
+    return None
+
+
+def _offer(state: _State, number: int, line: str) -> bool:
+    """An open torchrun report or NCCL error reads `line` first; True if it consumed it."""
+    if state.block is not None and _child_block_line(state, state.block, number, line):
+        return True
+    return state.pending_nccl is not None and _nccl_followup(state, number, line)
+
+
+def _read_line(state: _State, number: int, line: str, following: str) -> _Replay | None:
+    """Read one line (`following`: the next, "" after the last); returns what reading the same
+    line again would do (`_Replay`), or None when it must be read again."""
+    if _offer(state, number, line):
+        return None
+    pos = line.find("NCCL INFO")
+    if pos >= 0:
+        state.info_lines += 1
+        state.evidence = True
+        msg = line[pos + 10:].strip()
+        if msg.startswith(("Channel ", "Ring ")):
+            cached = state.channel_cache.get(msg)
+            # Only a NET connection (a tally key) counts each time; a P2P/SHM line
+            # noted its transport when first read.
+            if cached is None or cached[1] is not None:
+                _channel_line(state, msg, cached)
+            return _replay_before_reading(state, line)
+        notes_host = state.inert.get(msg)
+        if notes_host is None:
+            return _info_line(state, number, line, pos, msg)
+        if notes_host:
+            _note_host(state, line, pos)
+        return _INFO
+    capped = len(state.events) >= MAX_EVENTS
+    dropped = state.dropped
+    if "NCCL WARN" in line:
+        _warn_line(state, number, line, following)
+        warn = 1
+    elif line in state.plain:
+        return _PLAIN
+    elif _OTHER_KEYS.search(line):
+        _other_line(state, number, line)
+        warn = 0
+    else:
+        if len(state.plain) < _INERT_MAX:
+            state.plain.add(line)
+        return _PLAIN
+    # Past the events cap, reading a WARN or PyTorch line again only counts it (and the event
+    # it would have been, if any); see `_State.replay_broken` for the values it may overwrite.
+    if capped and state.pending_terminate is None:
+        return _Replay(warn=warn, dropped=state.dropped - dropped)
+    return None
 
 
 # ---- NCCL INFO ------------------------------------------------------------------------------
 
-def _info_line(state: _State, number: int, line: str, pos: int, msg: str) -> None:
+def _info_line(state: _State, number: int, line: str, pos: int, msg: str) -> _Replay | None:
     """Dispatch an INFO line (`msg`: its message, not a channel line, counted by the caller) on
-    its message start; most lines are only tallied."""
+    its message start; most lines are only tallied. Returns what reading the same line again
+    would do (None: it must be read again)."""
     if ": opCount " in msg:
         name = msg.split(":", 1)[0]
         state.calls[name] = state.calls.get(name, 0) + 1
-    elif "Init " in msg and ("Init COMPLETE" in msg or "Init START" in msg):
-        _init_line(state, number, line, pos, msg)
-    elif msg.startswith("NCCL version"):
+        return _Replay(info=1, call=name)
+    if "Init " in msg and ("Init COMPLETE" in msg or "Init START" in msg):
+        return _init_line(state, number, line, pos, msg)
+    if msg.startswith("NCCL version"):
         _version(state, msg)
         _note_host(state, line, pos)
         _inert(state, msg, notes_host=True)
     elif msg.startswith("NET/"):
-        _net_info(state, number, line, pos, msg)
+        return _net_info(state, number, line, pos, msg)
     elif msg.startswith("Bootstrap"):
         _bootstrap_info(state, line, pos, msg)
     elif msg.startswith("NCCL_") and " set " in msg:
@@ -341,7 +571,8 @@ def _info_line(state: _State, number: int, line: str, pos: int, msg: str) -> Non
             state.env[env.group(1)] = env.group(2)
         _inert(state, msg)  # the first setting of a variable is the one kept
     else:
-        _misc_info(state, line, pos, msg)
+        return _misc_info(state, line, pos, msg)
+    return _INFO
 
 
 def _channel_line(state: _State, msg: str, cached: _ChannelFacts | None) -> None:
@@ -385,13 +616,13 @@ def _read_channel(state: _State, msg: str) -> _ChannelFacts:
     return name.strip(), (net, int(nic), "GDRDMA" in rest), owner
 
 
-def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> None:
+def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> _Replay | None:
     """Init START / COMPLETE: the rank map (rank -> host, pid, GPU) and init_complete events."""
     prefix = _prefix(line[:pos])
     _add_host(state, prefix.host)
     init = _INIT.search(msg)
     if init is None:
-        return
+        return _INFO
     rank, nranks = int(init.group(1)), int(init.group(2))
     device = _int_group(_CUDA_DEV.search(msg))
     bus = _bus_id(msg)
@@ -399,10 +630,11 @@ def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> Non
     comm = comm_match.group(1) if comm_match else None
     key = (prefix.host, prefix.pid, rank, nranks, comm)
     pointer = _COMM_PTR.search(msg)
-    if key not in state.ranks and pointer is not None:
-        # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
-        # (no Init START in the log): replace its entry, which only knew the comm pointer.
-        state.ranks.pop((prefix.host, prefix.pid, rank, nranks, pointer.group(1)), None)
+    # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
+    # (no Init START in the log): replace its entry, which only knew the comm pointer.
+    if key not in state.ranks and pointer is not None and state.ranks.pop(
+            (prefix.host, prefix.pid, rank, nranks, pointer.group(1)), None) is not None:
+        state.replay_broken = True
     if key not in state.ranks:
         state.ranks[key] = NcclLogRank.model_construct(
             rank=rank, nranks=nranks, host=prefix.host, pid=prefix.pid, device=device,
@@ -418,13 +650,15 @@ def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> Non
         state.init_events += 1
         if state.init_events > _INIT_EVENTS_MAX:
             state.dropped += 1
-            return
-        _add_event(state, NcclLogEvent.model_construct(
+            return _INIT_DROPPED
+        added = _add_event(state, NcclLogEvent.model_construct(
             type="init_complete", rank=rank, rank_source="init", host=prefix.host, seq=None,
             op=None, timeout_ms=None, peer=None, status=None, line=number,
             message=msg[:_MESSAGE_MAX], pid=prefix.pid,
             device=device if device is not None else prefix.device, nranks=nranks,
             bus_id=bus, comm_id=comm))
+        return None if added else _INIT_DROPPED
+    return _INFO
 
 
 def _bus_id(msg: str) -> str | None:
@@ -432,25 +666,26 @@ def _bus_id(msg: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None:
+def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> _Replay | None:
     if not msg.startswith("NET/Plugin: Failed to find"):
         _note_host(state, line, pos)
     using = _NET_USING.match(msg)
     if using:
         _net_using(state, line, pos, using.group(1), using.group(2))
-        return
+        return _INFO
     if msg.startswith("NET/Plugin"):
         lowered = msg.lower()
         if "could not find" in lowered or "no plugin found" in lowered \
                 or "plugin load returned" in lowered or "failed to load" in lowered \
                 or "dlopen" in lowered:
+            capped = len(state.events) >= MAX_EVENTS
             _event_from_prefix(state, number, line, pos, "plugin_not_found", msg)
-        else:
-            loaded = _LOADED_PLUGIN.search(msg)
-            if loaded:
-                state.plugins[loaded.group(1)] = None
-            _inert(state, msg, notes_host=not msg.startswith("NET/Plugin: Failed to find"))
-        return
+            return _DROPPED_INFO if capped else None
+        loaded = _LOADED_PLUGIN.search(msg)
+        if loaded:
+            state.plugins[loaded.group(1)] = None
+        _inert(state, msg, notes_host=not msg.startswith("NET/Plugin: Failed to find"))
+        return _INFO
     if msg.startswith("NET/OFI"):
         version = _OFI_VERSION.search(msg)
         if version:
@@ -459,11 +694,11 @@ def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None
         if provider and state.ofi_provider is None:
             state.ofi_provider = provider.group(1)
         _inert(state, msg, notes_host=True)  # the plugin and the first provider are kept
-        return
+        return _INFO
     if "GPU Direct RDMA" in msg:
-        _gdr_line(state, msg)  # counted on every line
-    else:
-        _inert(state, msg, notes_host=True)
+        return _gdr_line(state, msg)  # counted on every line
+    _inert(state, msg, notes_host=True)
+    return _INFO
 
 
 def _net_using(state: _State, line: str, pos: int, transport: str, rest: str) -> None:
@@ -524,12 +759,14 @@ def _bootstrap_info(state: _State, line: str, pos: int, msg: str) -> None:
         _add_interface(state.bootstrap, using.group(1), using.group(2), host)
 
 
-def _gdr_line(state: _State, msg: str) -> None:
+def _gdr_line(state: _State, msg: str) -> _Replay:
     if "Disabled" in msg:
         if len(state.gdr_disabled) < 50:
             state.gdr_disabled[msg] = None
     elif "Enabled" in msg:
         state.gdr_enabled += 1
+        return _GDR_ENABLED
+    return _INFO
 
 
 def _inert(state: _State, msg: str, *, notes_host: bool = False) -> None:
@@ -539,7 +776,7 @@ def _inert(state: _State, msg: str, *, notes_host: bool = False) -> None:
         state.inert[msg] = notes_host
 
 
-def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:
+def _misc_info(state: _State, line: str, pos: int, msg: str) -> _Replay:
     # Branches that note the line's host or count lines return; the others (maxima, sets,
     # first values) read the same message to the same effect, so it is remembered as inert.
     if "coll channels" in msg or "p2p channels" in msg:
@@ -549,26 +786,26 @@ def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:
                 state.channels[name] = int(value)
     elif msg.startswith("comm ") and "nRanks" in msg:
         _comm_topology(state, line, pos, msg)
-        return
+        return _INFO
     elif msg.startswith("Connected all rings") and "GDR" in msg:
         gdr = _RING_GDR.search(msg)
         if gdr:
             state.ring_gdr.add(int(gdr.group(1)))
     elif msg.startswith("GPU Direct RDMA"):
-        _gdr_line(state, msg)
-        return
+        return _gdr_line(state, msg)
     elif msg.startswith("Using network "):
         state.networks[msg[len("Using network "):].strip()] = None
     elif msg.startswith("cudaDriverVersion") and state.cuda_driver is None:
         _note_host(state, line, pos)
         value = msg.split()[-1]
         state.cuda_driver = int(value) if value.isdigit() else None
-        return
+        return _INFO
     elif msg.startswith("Successfully loaded external plugin"):
         state.plugins[msg.rsplit(" ", 1)[-1]] = None
     elif "NCCL version" in msg:
         _version(state, msg)
     _inert(state, msg)
+    return _INFO
 
 
 def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
@@ -578,8 +815,10 @@ def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
     pointer, rank, nranks, nodes, local_ranks, local_rank = topo.groups()
     prefix = _prefix(line[:pos])
     _add_host(state, prefix.host)
-    state.topo[(prefix.host, prefix.pid, pointer)] = (int(nodes), int(local_ranks),
-                                                     int(local_rank))
+    facts = (int(nodes), int(local_ranks), int(local_rank))
+    if state.topo.setdefault((prefix.host, prefix.pid, pointer), facts) != facts:
+        state.topo[(prefix.host, prefix.pid, pointer)] = facts
+        state.replay_broken = True
     state.n_nodes = max(state.n_nodes or 0, int(nodes))
     state.local_ranks = max(state.local_ranks or 0, int(local_ranks))
     state.nranks = max(state.nranks or 0, int(nranks))
@@ -809,7 +1048,10 @@ def _pytorch_rank(line: str) -> tuple[int | None, str | None, _RankSource]:
 def _desync_line(state: _State, number: int, line: str) -> None:
     timeout = _DESYNC_TIMEOUT.search(line)
     if timeout:
-        state.desync_ops[int(timeout.group(2))] = timeout.group(1)
+        if state.desync_ops.setdefault(int(timeout.group(2)), timeout.group(1)) \
+                != timeout.group(1):
+            state.desync_ops[int(timeout.group(2))] = timeout.group(1)
+            state.replay_broken = True
         state.evidence = True
         return
     match = _DESYNC.search(line)

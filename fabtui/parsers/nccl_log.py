@@ -176,6 +176,11 @@ class _Replay(NamedTuple):
     call: str | None = None
     channel: tuple[str, int, bool] | None = None
     owner: int | None = None
+    event: NcclLogEvent | None = None
+    """The event the line adds again (a copy with its own line number) while there is room:
+    such lines are read in order, not counted. Past the events cap it only counts as dropped."""
+    following: str | None = None
+    """For a WARN line's event: the next line it was read with (a WARN may wrap onto it)."""
 
 
 _PLAIN = _Replay()
@@ -353,6 +358,11 @@ def _scan_batch(state: _State, lines: list[str], base: int, after: str) -> None:
     counted: list[tuple[str, _Replay]] = []
     for line in counts:
         known = replay.get(line)
+        if known is not None and known.event is not None:
+            if len(state.events) < MAX_EVENTS:
+                slow.add(line)  # its event is added again, in order
+                continue
+            known = replay[line] = known._replace(dropped=1, event=None, following=None)
         if known is None:
             known = _replay_before_reading(state, line)
             if known is None:
@@ -393,8 +403,12 @@ def _read_in_order(state: _State, lines: list[str], base: int, after: str, slow:
             continue
         opened = state.block is not None or state.pending_nccl is not None
         known = None if opened else replay.get(line)
-        if known is not None:  # read earlier in this batch: its tally now suffices
+        if known is not None and known.following not in (None, following):
+            known = None  # a WARN line read with another line after it
+        if known is not None:  # read before: its tally (and event) now suffice
             _add_replay(state, known, 1)
+            if known.event is not None:
+                _add_copy(state, known.event, number)
         else:
             known = _read_line(state, number, line, following)
             if state.replay_broken:
@@ -465,6 +479,13 @@ def _add_replay(state: _State, known: _Replay, count: int) -> None:
             use[1].add(known.owner)
 
 
+def _add_copy(state: _State, event: NcclLogEvent, number: int) -> None:
+    """Add again the event a line read before added, now read at line `number`."""
+    if not _dropped(state):
+        state.evidence = True
+        state.events.append(event.model_copy(update={"line": number}))
+
+
 def _replay_before_reading(state: _State, line: str) -> _Replay | None:
     """The tally of reading `line` (not read before) now, when the caches on messages tell it:
     an INFO message remembered as inert or a channel line already read, or a line that is
@@ -527,12 +548,16 @@ def _read_line(state: _State, number: int, line: str, following: str) -> _Replay
     capped = len(state.events) >= MAX_EVENTS
     dropped = state.dropped
     if "NCCL WARN" in line:
-        _warn_line(state, number, line, following)
+        event = _warn_line(state, number, line, following)
+        if event is not None:
+            return _Replay(warn=1, event=event, following=following)
         warn = 1
     elif line in state.plain:
         return _PLAIN
     elif _OTHER_KEYS.search(line):
-        _other_line(state, number, line)
+        event = _other_line(state, number, line)
+        if event is not None:
+            return _Replay(event=event)
         warn = 0
     else:
         if len(state.plain) < _INERT_MAX:
@@ -679,8 +704,8 @@ def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> _Rep
                 or "plugin load returned" in lowered or "failed to load" in lowered \
                 or "dlopen" in lowered:
             capped = len(state.events) >= MAX_EVENTS
-            _event_from_prefix(state, number, line, pos, "plugin_not_found", msg)
-            return _DROPPED_INFO if capped else None
+            event = _event_from_prefix(state, number, line, pos, "plugin_not_found", msg)
+            return _DROPPED_INFO if capped else _Replay(info=1, event=event) if event else None
         loaded = _LOADED_PLUGIN.search(msg)
         if loaded:
             state.plugins[loaded.group(1)] = None
@@ -836,8 +861,9 @@ def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
 
 # ---- NCCL WARN ------------------------------------------------------------------------------
 
-def _warn_line(state: _State, number: int, line: str, following: str) -> None:
-    """Every WARN line is an event; a completion error wrapped onto the next line is joined."""
+def _warn_line(state: _State, number: int, line: str, following: str) -> NcclLogEvent | None:
+    """Every WARN line is an event (returned, None past the cap); a completion error wrapped
+    onto the next line is joined."""
     state.warn_lines += 1
     state.evidence = True
     pos = line.find("NCCL WARN")
@@ -847,7 +873,7 @@ def _warn_line(state: _State, number: int, line: str, following: str) -> None:
         if follow and "NCCL" not in follow:
             msg = f"{msg} {follow}"
     kind = _classify_warn(msg, line[:pos])
-    _event_from_prefix(state, number, line, pos, kind, msg, warn=True)
+    return _event_from_prefix(state, number, line, pos, kind, msg, warn=True)
 
 
 def _classify_warn(msg: str, head: str) -> EventType:
@@ -878,10 +904,11 @@ def _classify_warn(msg: str, head: str) -> EventType:
 
 
 def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: EventType,
-                       msg: str, *, warn: bool = False) -> None:
+                       msg: str, *, warn: bool = False) -> NcclLogEvent | None:
+    """The event of an NCCL line, built from the line alone; None past the cap."""
     if _dropped(state):  # past the cap only the host and the count matter
         _note_host(state, line, pos)
-        return
+        return None
     prefix = _prefix(line[:pos], source=warn)
     _add_host(state, prefix.host)
     # torchrun's `[rankN]:` line prefix states the rank; the bracketed `[N]` is only the device.
@@ -894,7 +921,7 @@ def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: Ev
                          source=prefix.source)
     event.peer_rank = _int_group(_FROM_RANK.search(msg))
     _fill_network_details(event, msg)
-    _add_event(state, event)
+    return event if _add_event(state, event) else None
 
 
 def _fill_network_details(event: NcclLogEvent, msg: str, kind: EventType | None = None) -> None:
@@ -941,17 +968,25 @@ def _fill_ib_completion(event: NcclLogEvent, msg: str) -> None:
 
 # ---- PyTorch, torchrun and other lines -------------------------------------------------------
 
-def _other_line(state: _State, number: int, raw: str) -> None:
-    """PyTorch, torchrun and plain-text lines that passed the keyword pre-filter."""
+def _other_line(state: _State, number: int, raw: str) -> NcclLogEvent | None:
+    """PyTorch, torchrun and plain-text lines that passed the keyword pre-filter. Returns the
+    event added when it was built from the line alone and reading the line did nothing else
+    that reading it again would not redo: the line then adds a copy of it."""
     _, line = strip_launcher_prefix(raw)
-    if "what():" in line and state.pending_terminate is not None \
-            and number - state.pending_line <= 3:
-        _what_line(state, line)
+    if "what():" in line:
+        if state.pending_terminate is not None and number - state.pending_line <= 3:
+            _what_line(state, line)
+        _other_event(state, number, line, raw)
+        return None
+    return _other_event(state, number, line, raw)
+
+
+def _other_event(state: _State, number: int, line: str, raw: str) -> NcclLogEvent | None:
     if "NCCL version" in line and "NCCL error in" not in line:
         _version(state, line)
         state.evidence = True
     if "eartbeat monitor timed out" in line or "watchdog got stuck" in line:
-        _add_simple(state, number, line, "heartbeat_timeout")
+        return _add_simple(state, number, line, "heartbeat_timeout")
     elif "atchdog" in line or "NCCL work" in line:
         _watchdog_line(state, number, line)
     elif "ollective" in line and ("didn't join" in line or "didn't finish" in line
@@ -966,17 +1001,22 @@ def _other_line(state: _State, number: int, raw: str) -> None:
     elif "erminat" in line:
         _terminate_line(state, number, line)
     elif "DistBackendError:" in line:
-        _add_simple(state, number, line, "dist_backend_error")
+        return _add_simple(state, number, line, "dist_backend_error")
     elif "ChildFailedError:" in line:
         # The exception line; `raise ChildFailedError(` of the traceback above it is code.
         _child_failed_start(state, number, line)
     elif "failed (exitcode:" in line:
-        _exitcode_line(state, number, line)
+        return _exitcode_line(state, number, line)
     elif "CUDA error:" in line or "CUDA out of memory" in line or "Cuda failure" in line:
-        _add_simple(state, number, line, "cuda_error")
-    elif not _network_line(state, number, line) and "what():" not in line \
-            and "NCCL version" not in line and len(state.plain) < _INERT_MAX:
-        state.plain.add(raw)  # a traceback line every rank prints, say
+        return _add_simple(state, number, line, "cuda_error")
+    else:
+        kind = _network_kind(line.lower())
+        if kind is not None:
+            return _network_line(state, number, line, kind)
+        if "what():" not in line and "NCCL version" not in line \
+                and len(state.plain) < _INERT_MAX:
+            state.plain.add(raw)  # a traceback line every rank prints, say
+    return None
 
 
 def _watchdog_line(state: _State, number: int, line: str) -> None:
@@ -1252,16 +1292,14 @@ def _network_kind(lowered: str) -> EventType | None:
     return None
 
 
-def _network_line(state: _State, number: int, line: str) -> bool:
+def _network_line(state: _State, number: int, line: str, kind: EventType) \
+        -> NcclLogEvent | None:
     """gloo `Connection closed by peer [addr]:port`, c10d `The client socket has failed to
-    connect to [host]:port (errno: 111 - Connection refused)`, TCPStore and socket failures;
-    False when the line is none of these."""
-    kind = _network_kind(line.lower())
-    if kind is None:
-        return False
+    connect to [host]:port (errno: 111 - Connection refused)`, TCPStore and socket failures
+    (`kind`, see `_network_kind`): the event added, None past the cap."""
     event = _add_simple(state, number, line, kind)
     if event is None:
-        return True
+        return None
     where = _SOURCE.search(line)
     event.source = where.group(1) if where else None
     text = event.message
@@ -1273,18 +1311,19 @@ def _network_line(state: _State, number: int, line: str) -> bool:
     errno = _SOCK_ERRNO.search(text)
     if errno:
         event.status, event.status_meaning = int(errno.group(1)), errno.group(2).strip()
-    return True
+    return event
 
 
-def _exitcode_line(state: _State, number: int, line: str) -> None:
+def _exitcode_line(state: _State, number: int, line: str) -> NcclLogEvent | None:
     match = _EXITCODE.search(line)
     if match is None:
-        return
+        return None
     event = _add_simple(state, number, line, "child_failed")
     if event is not None:
         event.status = int(match.group(1))
         event.local_rank = _int_group(match, 2)
         event.pid = _int_group(match, 3)
+    return event
 
 
 def _child_failed_start(state: _State, number: int, line: str) -> None:

@@ -344,15 +344,55 @@ def scan_each_line(lines: Iterable[str]) -> NcclLog | None:
     """`scan` reading every line with `_read_line`, in order: the reference the counted path of
     `scan_batches` must agree with (tests compare the two)."""
     state = _State()
-    # Each line with the one after it ("" after the last): a WARN may wrap onto the next.
-    for number, (line, following) in enumerate(pairwise(chain(lines, ("",))), start=1):
-        _read_line(state, number, line, following)
+    _read_lines(state, lines, 0, "")
     return _result(state) if state.evidence else None
+
+
+def _read_lines(state: _State, lines: Iterable[str], number: int, after: str) -> None:
+    """Read each of `lines` in order (numbered from `number` + 1; `after`: the line after the
+    last), as `_read_line` does, without working out what reading each again would do."""
+    info_lines = 0
+    other_keys = _OTHER_KEYS.search
+    channel_cache, inert, plain = state.channel_cache, state.inert, state.plain
+    # Each line with the one after it: a WARN may wrap onto the next.
+    for line, following in pairwise(chain(lines, (after,))):
+        number += 1
+        if (state.block is not None or state.pending_nccl is not None) \
+                and _offer(state, number, line):
+            continue
+        pos = line.find("NCCL INFO")
+        if pos >= 0:
+            info_lines += 1
+            msg = line[pos + 10:].strip()
+            if msg.startswith(("Channel ", "Ring ")):
+                cached = channel_cache.get(msg)
+                if cached is None or cached[1] is not None:
+                    _channel_line(state, msg, cached)
+            else:
+                notes_host = inert.get(msg)
+                if notes_host is None:
+                    _info_line(state, number, line, pos, msg)
+                elif notes_host:
+                    _note_host(state, line, pos)
+        elif "NCCL WARN" in line:
+            _warn_line(state, number, line, following)
+        elif line in plain:
+            continue
+        elif other_keys(line):
+            _other_line(state, number, line)
+        elif len(plain) < _INERT_MAX:
+            plain.add(line)
+    if info_lines:
+        state.info_lines += info_lines
+        state.evidence = True
 
 
 def _scan_batch(state: _State, lines: list[str], base: int, after: str) -> None:
     """Read `lines` (numbered from `base` + 1; `after` is the line that follows the last)."""
     counts = Counter(lines)
+    if len(counts) * 4 > len(lines) * 3:  # few lines repeat: counting would not pay
+        _read_lines(state, lines, base, after)
+        return
     replay = state.replay
     slow: set[str] = set()
     counted: list[tuple[str, _Replay]] = []
@@ -525,7 +565,8 @@ def _offer(state: _State, number: int, line: str) -> bool:
 def _read_line(state: _State, number: int, line: str, following: str) -> _Replay | None:
     """Read one line (`following`: the next, "" after the last); returns what reading the same
     line again would do (`_Replay`), or None when it must be read again."""
-    if _offer(state, number, line):
+    if (state.block is not None or state.pending_nccl is not None) \
+            and _offer(state, number, line):
         return None
     pos = line.find("NCCL INFO")
     if pos >= 0:
@@ -973,26 +1014,21 @@ def _other_line(state: _State, number: int, raw: str) -> NcclLogEvent | None:
     event added when it was built from the line alone and reading the line did nothing else
     that reading it again would not redo: the line then adds a copy of it."""
     _, line = strip_launcher_prefix(raw)
-    if "what():" in line:
-        if state.pending_terminate is not None and number - state.pending_line <= 3:
-            _what_line(state, line)
-        _other_event(state, number, line, raw)
-        return None
-    return _other_event(state, number, line, raw)
-
-
-def _other_event(state: _State, number: int, line: str, raw: str) -> NcclLogEvent | None:
+    what = "what():" in line
+    if what and state.pending_terminate is not None and number - state.pending_line <= 3:
+        _what_line(state, line)
     if "NCCL version" in line and "NCCL error in" not in line:
         _version(state, line)
         state.evidence = True
+    event = None
     if "eartbeat monitor timed out" in line or "watchdog got stuck" in line:
-        return _add_simple(state, number, line, "heartbeat_timeout")
+        event = _add_simple(state, number, line, "heartbeat_timeout")
     elif "atchdog" in line or "NCCL work" in line:
         _watchdog_line(state, number, line)
     elif "ollective" in line and ("didn't join" in line or "didn't finish" in line
                                   or "Timeout at collective" in line):
         _desync_line(state, number, line)
-    elif "NCCL error in:" in line or ("NCCL error:" in line and "what():" not in line):
+    elif "NCCL error in:" in line or ("NCCL error:" in line and not what):
         _nccl_error_line(state, number, line)
     elif "communicator was aborted on rank" in line:
         _aborted_line(state, number, line)
@@ -1001,22 +1037,21 @@ def _other_event(state: _State, number: int, line: str, raw: str) -> NcclLogEven
     elif "erminat" in line:
         _terminate_line(state, number, line)
     elif "DistBackendError:" in line:
-        return _add_simple(state, number, line, "dist_backend_error")
+        event = _add_simple(state, number, line, "dist_backend_error")
     elif "ChildFailedError:" in line:
         # The exception line; `raise ChildFailedError(` of the traceback above it is code.
         _child_failed_start(state, number, line)
     elif "failed (exitcode:" in line:
-        return _exitcode_line(state, number, line)
+        event = _exitcode_line(state, number, line)
     elif "CUDA error:" in line or "CUDA out of memory" in line or "Cuda failure" in line:
-        return _add_simple(state, number, line, "cuda_error")
+        event = _add_simple(state, number, line, "cuda_error")
     else:
         kind = _network_kind(line.lower())
         if kind is not None:
-            return _network_line(state, number, line, kind)
-        if "what():" not in line and "NCCL version" not in line \
-                and len(state.plain) < _INERT_MAX:
+            event = _network_line(state, number, line, kind)
+        elif not what and "NCCL version" not in line and len(state.plain) < _INERT_MAX:
             state.plain.add(raw)  # a traceback line every rank prints, say
-    return None
+    return None if what else event
 
 
 def _watchdog_line(state: _State, number: int, line: str) -> None:

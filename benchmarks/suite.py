@@ -40,7 +40,9 @@ def main() -> None:
     seconds, _, status, output, cpu = run(argv)
     text = output.decode(errors="replace")
     found = re.search(r"(\d+) (?:passed|tests? collected)", text)
-    tests = found.group(1) if found else "?"
+    # Quiet collection prints `file: N` per file instead of a total.
+    tests = found.group(1) if found else \
+        str(sum(int(n) for n in re.findall(r"^tests/\S+: (\d+)$", text, re.MULTILINE)))
     print(f"{os.cpu_count()} CPUs; {tests} tests; {'collect only' if args.smoke else argv[-2:]}")
     label = f"pytest {'--collect-only' if args.smoke else f'-n {args.workers}'}" + \
         ("" if status == 0 else f" (exit {status})")

@@ -14,6 +14,30 @@ from fabtui.paths import demo_topology, shipped_dir, shipped_templates
 
 REPO = Path(__file__).resolve().parent.parent
 
+SPREAD = frozenset({"test_runbook_library.py", "test_parse_streaming.py", "test_docs.py"})
+"""Files whose tests are long and independent (each its own scratch folders): pytest-xdist hands
+them out one test at a time. Every other file's tests stay together on one worker, as
+`--dist loadfile` keeps them, so a module-scoped fixture (an sshd, a built wheel, a simulated
+job) is built once. One file of long tests on one worker was the suite's tail: the runbook
+cases alone are a third of its time."""
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadfile`, except that the tests of the `SPREAD` files are handed out one by one.
+
+    (A scheduler of our own: pytest 9 ignores the test-id suffix `--dist loadgroup` relies on.)
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if Path(path).name in SPREAD else path
+
+    return _Scheduling(config, log)
+
 
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path_factory: pytest.TempPathFactory,

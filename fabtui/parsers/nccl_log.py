@@ -15,11 +15,12 @@ events.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, pairwise
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from fabtui.model.parsed.nccl_log import (
     EventType,
@@ -32,7 +33,7 @@ from fabtui.model.parsed.nccl_log import (
 )
 from fabtui.model.table import Table, left
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import Streamed
+from fabtui.parsers.streaming import Streamed, line_batches
 from fabtui.parsers.text import normalize, strip_launcher_prefix
 
 KIND = "nccl-log"
@@ -156,9 +157,37 @@ _OTHER_KEYS = re.compile(r"atchdog|ollective|NCCL|DistBackend|erminat|what\(\):|
                          r"gloo|c10d|nccl[A-Z]")
 _CACHE_MAX = 200000
 _INERT_MAX = 50000
+_REPLAY_MAX = 200000
+_REPLAY_LINE_MAX = 2000
+"""Lines longer than this are never remembered: memory stays a few tens of MB at most."""
 
 
 _ChannelFacts = tuple[str | None, tuple[str, int, bool] | None, int | None]
+
+
+class _Replay(NamedTuple):
+    """What reading a line again does: counters to add (each times the line's count)."""
+
+    info: int = 0
+    warn: int = 0
+    dropped: int = 0
+    init: int = 0
+    gdr: int = 0
+    call: str | None = None
+    channel: tuple[str, int, bool] | None = None
+    owner: int | None = None
+    event: NcclLogEvent | None = None
+    """The event the line adds again (a copy with its own line number) while there is room:
+    such lines are read in order, not counted. Past the events cap it only counts as dropped."""
+    following: str | None = None
+    """For a WARN line's event: the next line it was read with (a WARN may wrap onto it)."""
+
+
+_PLAIN = _Replay()
+_INFO = _Replay(info=1)
+_INIT_DROPPED = _Replay(info=1, init=1, dropped=1)
+_DROPPED_INFO = _Replay(info=1, dropped=1)
+_GDR_ENABLED = _Replay(info=1, gdr=1)
 
 
 @dataclass
@@ -229,6 +258,12 @@ class _State:
     local_ranks: int | None = None
     cuda_driver: int | None = None
     evidence: bool = False
+    replay: dict[str, _Replay] = field(default_factory=dict)
+    """Lines read before, by what reading each again does (see `scan_batches`)."""
+    replay_broken: bool = False
+    """Set by a reading that overwrote a value a replayed line had set (a communicator's
+    topology, a desync's op, a rank entry taken over): replays could then undo it, so the
+    remembered replays are dropped and the batch's rest is read line by line."""
 
 
 def detect(text: str) -> float:
@@ -276,16 +311,54 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
     """The NCCL log read from normalised `lines` (line numbers are their 1-based positions), or
     None when they hold no NCCL, PyTorch distributed or torchrun content. Other parsers whose
     output interleaves NCCL lines (nccl-tests) read them through this, blanking the rest."""
+    return scan_batches(line_batches(lines))
+
+
+def scan_batches(batches: Iterable[list[str]]) -> NcclLog | None:
+    """`scan` of the lines of `batches` (lists of consecutive lines, a file's chunks say).
+
+    Most lines of a big log repeat a line read before (every rank prints the same INFO lines,
+    a restarted job prints its log again), and reading such a line again only bumps counters.
+    So each batch is counted (`Counter`, in C), each distinct line is looked up once in the
+    `_Replay` tallies of lines already read, and only the other lines are read in order, one by
+    one (`_read_line`, exactly as `scan_each_line` reads every line); the counted lines' tallies
+    are then added times their counts. While a torchrun report or an NCCL error's follow-up
+    lines are open, every line goes through `_read_line`, which may consume it.
+    """
     state = _State()
-    info_lines = 0  # tallied here, not on `state`: most lines are INFO lines
-    other_keys = _OTHER_KEYS.search
-    channel_cache = state.channel_cache
-    inert, plain = state.inert, state.plain
-    # Each line with the one after it ("" after the last): a WARN may wrap onto the next.
-    for number, (line, following) in enumerate(pairwise(chain(lines, ("",))), start=1):
-        if state.block is not None and _child_block_line(state, state.block, number, line):
+    base = 0
+    pending: list[str] | None = None
+    for batch in batches:
+        if not batch:
             continue
-        if state.pending_nccl is not None and _nccl_followup(state, number, line):
+        if pending is not None:
+            _scan_batch(state, pending, base, batch[0])
+            base += len(pending)
+        pending = batch
+    if pending is not None:
+        _scan_batch(state, pending, base, "")
+    return _result(state) if state.evidence else None
+
+
+def scan_each_line(lines: Iterable[str]) -> NcclLog | None:
+    """`scan` reading every line with `_read_line`, in order: the reference the counted path of
+    `scan_batches` must agree with (tests compare the two)."""
+    state = _State()
+    _read_lines(state, lines, 0, "")
+    return _result(state) if state.evidence else None
+
+
+def _read_lines(state: _State, lines: Iterable[str], number: int, after: str) -> None:
+    """Read each of `lines` in order (numbered from `number` + 1; `after`: the line after the
+    last), as `_read_line` does, without working out what reading each again would do."""
+    info_lines = 0
+    other_keys = _OTHER_KEYS.search
+    channel_cache, inert, plain = state.channel_cache, state.inert, state.plain
+    # Each line with the one after it: a WARN may wrap onto the next.
+    for line, following in pairwise(chain(lines, (after,))):
+        number += 1
+        if (state.block is not None or state.pending_nccl is not None) \
+                and _offer(state, number, line):
             continue
         pos = line.find("NCCL INFO")
         if pos >= 0:
@@ -293,8 +366,6 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
             msg = line[pos + 10:].strip()
             if msg.startswith(("Channel ", "Ring ")):
                 cached = channel_cache.get(msg)
-                # Only a NET connection (a tally key) counts each time; a P2P/SHM line
-                # noted its transport when first read.
                 if cached is None or cached[1] is not None:
                     _channel_line(state, msg, cached)
             else:
@@ -314,25 +385,250 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
     if info_lines:
         state.info_lines += info_lines
         state.evidence = True
-    return _result(state) if state.evidence else None
+
+
+def _scan_batch(state: _State, lines: list[str], base: int, after: str) -> None:
+    """Read `lines` (numbered from `base` + 1; `after` is the line that follows the last)."""
+    counts = Counter(lines)
+    if len(counts) * 4 > len(lines) * 3:  # few lines repeat: counting would not pay
+        _read_lines(state, lines, base, after)
+        return
+    replay = state.replay
+    slow: set[str] = set()
+    counted: list[tuple[str, _Replay]] = []
+    for line in counts:
+        known = replay.get(line)
+        if known is not None and known.event is not None:
+            if len(state.events) < MAX_EVENTS:
+                slow.add(line)  # its event is added again, in order
+                continue
+            known = replay[line] = known._replace(dropped=1, event=None, following=None)
+        if known is None:
+            known = _replay_before_reading(state, line)
+            if known is None:
+                slow.add(line)
+                continue
+            if len(replay) < _REPLAY_MAX and len(line) <= _REPLAY_LINE_MAX:
+                replay[line] = known
+        counted.append((line, known))
+    if slow or state.block is not None or state.pending_nccl is not None:
+        _read_in_order(state, lines, base, after, slow, counts)
+    _add_replays(state, counts, counted)
+
+
+def _read_in_order(state: _State, lines: list[str], base: int, after: str, slow: set[str],
+                   counts: Counter[str]) -> None:
+    """Read the `slow` lines of a batch in order; lines met while a report or an NCCL error's
+    follow-up is open are offered to it first. A counted line that is consumed so is taken off
+    `counts`, and from a line whose reading would make a replay wrong on, the rest of the batch
+    is read line by line (and taken off `counts`)."""
+    positions = [index for index, line in enumerate(lines) if line in slow] if slow else []
+    replay = state.replay
+    at, count, end = 0, 0, len(lines)
+    while at < end:
+        if state.block is None and state.pending_nccl is None:
+            while count < len(positions) and positions[count] < at:
+                count += 1
+            if count == len(positions):
+                return
+            at = positions[count]
+        line = lines[at]
+        number = base + at + 1
+        following = lines[at + 1] if at + 1 < end else after
+        if line not in slow:
+            # A counted line while a report / an NCCL error is open: only that may read it.
+            if _offer(state, number, line):
+                counts[line] -= 1
+            at += 1
+            continue
+        opened = state.block is not None or state.pending_nccl is not None
+        known = None if opened else replay.get(line)
+        if known is not None and known.following not in (None, following):
+            known = None  # a WARN line read with another line after it
+        if known is not None:  # read before: its tally (and event) now suffice
+            _add_replay(state, known, 1)
+            if known.event is not None:
+                _add_copy(state, known.event, number)
+        else:
+            known = _read_line(state, number, line, following)
+            if state.replay_broken:
+                _read_rest(state, lines, base, after, at + 1, slow, counts)
+                return
+            if known is not None and not opened and state.block is None \
+                    and state.pending_nccl is None and len(replay) < _REPLAY_MAX \
+                    and len(line) <= _REPLAY_LINE_MAX:
+                replay[line] = known
+        at += 1
+
+
+def _read_rest(state: _State, lines: list[str], base: int, after: str, start: int,
+               slow: set[str], counts: Counter[str]) -> None:
+    """After a reading that replays could undo (a value overwritten): forget every replay and
+    read the rest of the batch line by line."""
+    state.replay.clear()
+    state.replay_broken = False
+    rest = lines[start:]
+    counts.subtract(line for line in rest if line not in slow)
+    for offset, line in enumerate(rest):
+        index = start + offset
+        following = lines[index + 1] if index + 1 < len(lines) else after
+        _read_line(state, base + index + 1, line, following)
+    state.replay.clear()
+    state.replay_broken = False
+
+
+def _add_replays(state: _State, counts: Counter[str], counted: list[tuple[str, _Replay]]) \
+        -> None:
+    """Add the tallies of the `counted` lines of a batch, each times its count."""
+    info = 0
+    for line, known in counted:
+        count = counts[line]
+        if count <= 0:
+            continue
+        if known is _INFO:
+            info += count
+        elif known is not _PLAIN:
+            _add_replay(state, known, count)
+    if info:
+        state.info_lines += info
+        state.evidence = True
+
+
+def _add_replay(state: _State, known: _Replay, count: int) -> None:
+    """What reading a line `count` more times does, as its `_Replay` says."""
+    if known.info:
+        state.info_lines += count
+        state.evidence = True
+    if known.warn:
+        state.warn_lines += count
+    if known.dropped:
+        state.dropped += count * known.dropped
+        state.evidence = True
+    if known.init:
+        state.init_events += count
+    if known.gdr:
+        state.gdr_enabled += count
+    if known.call is not None:
+        state.calls[known.call] = state.calls.get(known.call, 0) + count
+    if known.channel is not None:
+        use = state.channel_use.get(known.channel)
+        if use is None:
+            use = state.channel_use[known.channel] = [0, set()]
+        use[0] += count
+        if known.owner is not None:
+            use[1].add(known.owner)
+
+
+def _add_copy(state: _State, event: NcclLogEvent, number: int) -> None:
+    """Add again the event a line read before added, now read at line `number`."""
+    if not _dropped(state):
+        state.evidence = True
+        state.events.append(event.model_copy(update={"line": number}))
+
+
+def _replay_before_reading(state: _State, line: str) -> _Replay | None:
+    """The tally of reading `line` (not read before) now, when the caches on messages tell it:
+    an INFO message remembered as inert or a channel line already read, or a line that is
+    neither INFO, WARN nor a candidate for anything else; None when it must be read."""
+    pos = line.find("NCCL INFO")
+    if pos >= 0:
+        msg = line[pos + 10:].strip()
+        if msg.startswith(("Channel ", "Ring ")):
+            cached = state.channel_cache.get(msg)
+            if cached is None:
+                return None
+            name, key, owner = cached
+            return _INFO if name is None or key is None else _Replay(info=1, channel=key,
+                                                                      owner=owner)
+        notes_host = state.inert.get(msg)
+        if notes_host is None:
+            return None
+        if notes_host:
+            host = _plain_prefix(line[:pos]).host
+            if host and host not in state.hosts:
+                return None
+        return _INFO
+    if "NCCL WARN" in line:
+        return None
+    if line in state.plain or not _OTHER_KEYS.search(line):
+        return _PLAIN
+    return None
+
+
+def _offer(state: _State, number: int, line: str) -> bool:
+    """An open torchrun report or NCCL error reads `line` first; True if it consumed it."""
+    if state.block is not None and _child_block_line(state, state.block, number, line):
+        return True
+    return state.pending_nccl is not None and _nccl_followup(state, number, line)
+
+
+def _read_line(state: _State, number: int, line: str, following: str) -> _Replay | None:
+    """Read one line (`following`: the next, "" after the last); returns what reading the same
+    line again would do (`_Replay`), or None when it must be read again."""
+    if (state.block is not None or state.pending_nccl is not None) \
+            and _offer(state, number, line):
+        return None
+    pos = line.find("NCCL INFO")
+    if pos >= 0:
+        state.info_lines += 1
+        state.evidence = True
+        msg = line[pos + 10:].strip()
+        if msg.startswith(("Channel ", "Ring ")):
+            cached = state.channel_cache.get(msg)
+            # Only a NET connection (a tally key) counts each time; a P2P/SHM line
+            # noted its transport when first read.
+            if cached is None or cached[1] is not None:
+                _channel_line(state, msg, cached)
+            return _replay_before_reading(state, line)
+        notes_host = state.inert.get(msg)
+        if notes_host is None:
+            return _info_line(state, number, line, pos, msg)
+        if notes_host:
+            _note_host(state, line, pos)
+        return _INFO
+    capped = len(state.events) >= MAX_EVENTS
+    dropped = state.dropped
+    if "NCCL WARN" in line:
+        event = _warn_line(state, number, line, following)
+        if event is not None:
+            return _Replay(warn=1, event=event, following=following)
+        warn = 1
+    elif line in state.plain:
+        return _PLAIN
+    elif _OTHER_KEYS.search(line):
+        event = _other_line(state, number, line)
+        if event is not None:
+            return _Replay(event=event)
+        warn = 0
+    else:
+        if len(state.plain) < _INERT_MAX:
+            state.plain.add(line)
+        return _PLAIN
+    # Past the events cap, reading a WARN or PyTorch line again only counts it (and the event
+    # it would have been, if any); see `_State.replay_broken` for the values it may overwrite.
+    if capped and state.pending_terminate is None:
+        return _Replay(warn=warn, dropped=state.dropped - dropped)
+    return None
 
 
 # ---- NCCL INFO ------------------------------------------------------------------------------
 
-def _info_line(state: _State, number: int, line: str, pos: int, msg: str) -> None:
+def _info_line(state: _State, number: int, line: str, pos: int, msg: str) -> _Replay | None:
     """Dispatch an INFO line (`msg`: its message, not a channel line, counted by the caller) on
-    its message start; most lines are only tallied."""
+    its message start; most lines are only tallied. Returns what reading the same line again
+    would do (None: it must be read again)."""
     if ": opCount " in msg:
         name = msg.split(":", 1)[0]
         state.calls[name] = state.calls.get(name, 0) + 1
-    elif "Init " in msg and ("Init COMPLETE" in msg or "Init START" in msg):
-        _init_line(state, number, line, pos, msg)
-    elif msg.startswith("NCCL version"):
+        return _Replay(info=1, call=name)
+    if "Init " in msg and ("Init COMPLETE" in msg or "Init START" in msg):
+        return _init_line(state, number, line, pos, msg)
+    if msg.startswith("NCCL version"):
         _version(state, msg)
         _note_host(state, line, pos)
         _inert(state, msg, notes_host=True)
     elif msg.startswith("NET/"):
-        _net_info(state, number, line, pos, msg)
+        return _net_info(state, number, line, pos, msg)
     elif msg.startswith("Bootstrap"):
         _bootstrap_info(state, line, pos, msg)
     elif msg.startswith("NCCL_") and " set " in msg:
@@ -341,7 +637,8 @@ def _info_line(state: _State, number: int, line: str, pos: int, msg: str) -> Non
             state.env[env.group(1)] = env.group(2)
         _inert(state, msg)  # the first setting of a variable is the one kept
     else:
-        _misc_info(state, line, pos, msg)
+        return _misc_info(state, line, pos, msg)
+    return _INFO
 
 
 def _channel_line(state: _State, msg: str, cached: _ChannelFacts | None) -> None:
@@ -385,13 +682,13 @@ def _read_channel(state: _State, msg: str) -> _ChannelFacts:
     return name.strip(), (net, int(nic), "GDRDMA" in rest), owner
 
 
-def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> None:
+def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> _Replay | None:
     """Init START / COMPLETE: the rank map (rank -> host, pid, GPU) and init_complete events."""
     prefix = _prefix(line[:pos])
     _add_host(state, prefix.host)
     init = _INIT.search(msg)
     if init is None:
-        return
+        return _INFO
     rank, nranks = int(init.group(1)), int(init.group(2))
     device = _int_group(_CUDA_DEV.search(msg))
     bus = _bus_id(msg)
@@ -399,10 +696,11 @@ def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> Non
     comm = comm_match.group(1) if comm_match else None
     key = (prefix.host, prefix.pid, rank, nranks, comm)
     pointer = _COMM_PTR.search(msg)
-    if key not in state.ranks and pointer is not None:
-        # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
-        # (no Init START in the log): replace its entry, which only knew the comm pointer.
-        state.ranks.pop((prefix.host, prefix.pid, rank, nranks, pointer.group(1)), None)
+    # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
+    # (no Init START in the log): replace its entry, which only knew the comm pointer.
+    if key not in state.ranks and pointer is not None and state.ranks.pop(
+            (prefix.host, prefix.pid, rank, nranks, pointer.group(1)), None) is not None:
+        state.replay_broken = True
     if key not in state.ranks:
         state.ranks[key] = NcclLogRank.model_construct(
             rank=rank, nranks=nranks, host=prefix.host, pid=prefix.pid, device=device,
@@ -418,13 +716,15 @@ def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> Non
         state.init_events += 1
         if state.init_events > _INIT_EVENTS_MAX:
             state.dropped += 1
-            return
-        _add_event(state, NcclLogEvent.model_construct(
+            return _INIT_DROPPED
+        added = _add_event(state, NcclLogEvent.model_construct(
             type="init_complete", rank=rank, rank_source="init", host=prefix.host, seq=None,
             op=None, timeout_ms=None, peer=None, status=None, line=number,
             message=msg[:_MESSAGE_MAX], pid=prefix.pid,
             device=device if device is not None else prefix.device, nranks=nranks,
             bus_id=bus, comm_id=comm))
+        return None if added else _INIT_DROPPED
+    return _INFO
 
 
 def _bus_id(msg: str) -> str | None:
@@ -432,25 +732,26 @@ def _bus_id(msg: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None:
+def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> _Replay | None:
     if not msg.startswith("NET/Plugin: Failed to find"):
         _note_host(state, line, pos)
     using = _NET_USING.match(msg)
     if using:
         _net_using(state, line, pos, using.group(1), using.group(2))
-        return
+        return _INFO
     if msg.startswith("NET/Plugin"):
         lowered = msg.lower()
         if "could not find" in lowered or "no plugin found" in lowered \
                 or "plugin load returned" in lowered or "failed to load" in lowered \
                 or "dlopen" in lowered:
-            _event_from_prefix(state, number, line, pos, "plugin_not_found", msg)
-        else:
-            loaded = _LOADED_PLUGIN.search(msg)
-            if loaded:
-                state.plugins[loaded.group(1)] = None
-            _inert(state, msg, notes_host=not msg.startswith("NET/Plugin: Failed to find"))
-        return
+            capped = len(state.events) >= MAX_EVENTS
+            event = _event_from_prefix(state, number, line, pos, "plugin_not_found", msg)
+            return _DROPPED_INFO if capped else _Replay(info=1, event=event) if event else None
+        loaded = _LOADED_PLUGIN.search(msg)
+        if loaded:
+            state.plugins[loaded.group(1)] = None
+        _inert(state, msg, notes_host=not msg.startswith("NET/Plugin: Failed to find"))
+        return _INFO
     if msg.startswith("NET/OFI"):
         version = _OFI_VERSION.search(msg)
         if version:
@@ -459,11 +760,11 @@ def _net_info(state: _State, number: int, line: str, pos: int, msg: str) -> None
         if provider and state.ofi_provider is None:
             state.ofi_provider = provider.group(1)
         _inert(state, msg, notes_host=True)  # the plugin and the first provider are kept
-        return
+        return _INFO
     if "GPU Direct RDMA" in msg:
-        _gdr_line(state, msg)  # counted on every line
-    else:
-        _inert(state, msg, notes_host=True)
+        return _gdr_line(state, msg)  # counted on every line
+    _inert(state, msg, notes_host=True)
+    return _INFO
 
 
 def _net_using(state: _State, line: str, pos: int, transport: str, rest: str) -> None:
@@ -524,12 +825,14 @@ def _bootstrap_info(state: _State, line: str, pos: int, msg: str) -> None:
         _add_interface(state.bootstrap, using.group(1), using.group(2), host)
 
 
-def _gdr_line(state: _State, msg: str) -> None:
+def _gdr_line(state: _State, msg: str) -> _Replay:
     if "Disabled" in msg:
         if len(state.gdr_disabled) < 50:
             state.gdr_disabled[msg] = None
     elif "Enabled" in msg:
         state.gdr_enabled += 1
+        return _GDR_ENABLED
+    return _INFO
 
 
 def _inert(state: _State, msg: str, *, notes_host: bool = False) -> None:
@@ -539,7 +842,7 @@ def _inert(state: _State, msg: str, *, notes_host: bool = False) -> None:
         state.inert[msg] = notes_host
 
 
-def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:
+def _misc_info(state: _State, line: str, pos: int, msg: str) -> _Replay:
     # Branches that note the line's host or count lines return; the others (maxima, sets,
     # first values) read the same message to the same effect, so it is remembered as inert.
     if "coll channels" in msg or "p2p channels" in msg:
@@ -549,26 +852,26 @@ def _misc_info(state: _State, line: str, pos: int, msg: str) -> None:
                 state.channels[name] = int(value)
     elif msg.startswith("comm ") and "nRanks" in msg:
         _comm_topology(state, line, pos, msg)
-        return
+        return _INFO
     elif msg.startswith("Connected all rings") and "GDR" in msg:
         gdr = _RING_GDR.search(msg)
         if gdr:
             state.ring_gdr.add(int(gdr.group(1)))
     elif msg.startswith("GPU Direct RDMA"):
-        _gdr_line(state, msg)
-        return
+        return _gdr_line(state, msg)
     elif msg.startswith("Using network "):
         state.networks[msg[len("Using network "):].strip()] = None
     elif msg.startswith("cudaDriverVersion") and state.cuda_driver is None:
         _note_host(state, line, pos)
         value = msg.split()[-1]
         state.cuda_driver = int(value) if value.isdigit() else None
-        return
+        return _INFO
     elif msg.startswith("Successfully loaded external plugin"):
         state.plugins[msg.rsplit(" ", 1)[-1]] = None
     elif "NCCL version" in msg:
         _version(state, msg)
     _inert(state, msg)
+    return _INFO
 
 
 def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
@@ -578,8 +881,10 @@ def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
     pointer, rank, nranks, nodes, local_ranks, local_rank = topo.groups()
     prefix = _prefix(line[:pos])
     _add_host(state, prefix.host)
-    state.topo[(prefix.host, prefix.pid, pointer)] = (int(nodes), int(local_ranks),
-                                                     int(local_rank))
+    facts = (int(nodes), int(local_ranks), int(local_rank))
+    if state.topo.setdefault((prefix.host, prefix.pid, pointer), facts) != facts:
+        state.topo[(prefix.host, prefix.pid, pointer)] = facts
+        state.replay_broken = True
     state.n_nodes = max(state.n_nodes or 0, int(nodes))
     state.local_ranks = max(state.local_ranks or 0, int(local_ranks))
     state.nranks = max(state.nranks or 0, int(nranks))
@@ -597,8 +902,9 @@ def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
 
 # ---- NCCL WARN ------------------------------------------------------------------------------
 
-def _warn_line(state: _State, number: int, line: str, following: str) -> None:
-    """Every WARN line is an event; a completion error wrapped onto the next line is joined."""
+def _warn_line(state: _State, number: int, line: str, following: str) -> NcclLogEvent | None:
+    """Every WARN line is an event (returned, None past the cap); a completion error wrapped
+    onto the next line is joined."""
     state.warn_lines += 1
     state.evidence = True
     pos = line.find("NCCL WARN")
@@ -608,7 +914,7 @@ def _warn_line(state: _State, number: int, line: str, following: str) -> None:
         if follow and "NCCL" not in follow:
             msg = f"{msg} {follow}"
     kind = _classify_warn(msg, line[:pos])
-    _event_from_prefix(state, number, line, pos, kind, msg, warn=True)
+    return _event_from_prefix(state, number, line, pos, kind, msg, warn=True)
 
 
 def _classify_warn(msg: str, head: str) -> EventType:
@@ -639,10 +945,11 @@ def _classify_warn(msg: str, head: str) -> EventType:
 
 
 def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: EventType,
-                       msg: str, *, warn: bool = False) -> None:
+                       msg: str, *, warn: bool = False) -> NcclLogEvent | None:
+    """The event of an NCCL line, built from the line alone; None past the cap."""
     if _dropped(state):  # past the cap only the host and the count matter
         _note_host(state, line, pos)
-        return
+        return None
     prefix = _prefix(line[:pos], source=warn)
     _add_host(state, prefix.host)
     # torchrun's `[rankN]:` line prefix states the rank; the bracketed `[N]` is only the device.
@@ -655,7 +962,7 @@ def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: Ev
                          source=prefix.source)
     event.peer_rank = _int_group(_FROM_RANK.search(msg))
     _fill_network_details(event, msg)
-    _add_event(state, event)
+    return event if _add_event(state, event) else None
 
 
 def _fill_network_details(event: NcclLogEvent, msg: str, kind: EventType | None = None) -> None:
@@ -702,23 +1009,26 @@ def _fill_ib_completion(event: NcclLogEvent, msg: str) -> None:
 
 # ---- PyTorch, torchrun and other lines -------------------------------------------------------
 
-def _other_line(state: _State, number: int, raw: str) -> None:
-    """PyTorch, torchrun and plain-text lines that passed the keyword pre-filter."""
+def _other_line(state: _State, number: int, raw: str) -> NcclLogEvent | None:
+    """PyTorch, torchrun and plain-text lines that passed the keyword pre-filter. Returns the
+    event added when it was built from the line alone and reading the line did nothing else
+    that reading it again would not redo: the line then adds a copy of it."""
     _, line = strip_launcher_prefix(raw)
-    if "what():" in line and state.pending_terminate is not None \
-            and number - state.pending_line <= 3:
+    what = "what():" in line
+    if what and state.pending_terminate is not None and number - state.pending_line <= 3:
         _what_line(state, line)
     if "NCCL version" in line and "NCCL error in" not in line:
         _version(state, line)
         state.evidence = True
+    event = None
     if "eartbeat monitor timed out" in line or "watchdog got stuck" in line:
-        _add_simple(state, number, line, "heartbeat_timeout")
+        event = _add_simple(state, number, line, "heartbeat_timeout")
     elif "atchdog" in line or "NCCL work" in line:
         _watchdog_line(state, number, line)
     elif "ollective" in line and ("didn't join" in line or "didn't finish" in line
                                   or "Timeout at collective" in line):
         _desync_line(state, number, line)
-    elif "NCCL error in:" in line or ("NCCL error:" in line and "what():" not in line):
+    elif "NCCL error in:" in line or ("NCCL error:" in line and not what):
         _nccl_error_line(state, number, line)
     elif "communicator was aborted on rank" in line:
         _aborted_line(state, number, line)
@@ -727,17 +1037,21 @@ def _other_line(state: _State, number: int, raw: str) -> None:
     elif "erminat" in line:
         _terminate_line(state, number, line)
     elif "DistBackendError:" in line:
-        _add_simple(state, number, line, "dist_backend_error")
+        event = _add_simple(state, number, line, "dist_backend_error")
     elif "ChildFailedError:" in line:
         # The exception line; `raise ChildFailedError(` of the traceback above it is code.
         _child_failed_start(state, number, line)
     elif "failed (exitcode:" in line:
-        _exitcode_line(state, number, line)
+        event = _exitcode_line(state, number, line)
     elif "CUDA error:" in line or "CUDA out of memory" in line or "Cuda failure" in line:
-        _add_simple(state, number, line, "cuda_error")
-    elif not _network_line(state, number, line) and "what():" not in line \
-            and "NCCL version" not in line and len(state.plain) < _INERT_MAX:
-        state.plain.add(raw)  # a traceback line every rank prints, say
+        event = _add_simple(state, number, line, "cuda_error")
+    else:
+        kind = _network_kind(line.lower())
+        if kind is not None:
+            event = _network_line(state, number, line, kind)
+        elif not what and "NCCL version" not in line and len(state.plain) < _INERT_MAX:
+            state.plain.add(raw)  # a traceback line every rank prints, say
+    return None if what else event
 
 
 def _watchdog_line(state: _State, number: int, line: str) -> None:
@@ -809,7 +1123,10 @@ def _pytorch_rank(line: str) -> tuple[int | None, str | None, _RankSource]:
 def _desync_line(state: _State, number: int, line: str) -> None:
     timeout = _DESYNC_TIMEOUT.search(line)
     if timeout:
-        state.desync_ops[int(timeout.group(2))] = timeout.group(1)
+        if state.desync_ops.setdefault(int(timeout.group(2)), timeout.group(1)) \
+                != timeout.group(1):
+            state.desync_ops[int(timeout.group(2))] = timeout.group(1)
+            state.replay_broken = True
         state.evidence = True
         return
     match = _DESYNC.search(line)
@@ -1010,16 +1327,14 @@ def _network_kind(lowered: str) -> EventType | None:
     return None
 
 
-def _network_line(state: _State, number: int, line: str) -> bool:
+def _network_line(state: _State, number: int, line: str, kind: EventType) \
+        -> NcclLogEvent | None:
     """gloo `Connection closed by peer [addr]:port`, c10d `The client socket has failed to
-    connect to [host]:port (errno: 111 - Connection refused)`, TCPStore and socket failures;
-    False when the line is none of these."""
-    kind = _network_kind(line.lower())
-    if kind is None:
-        return False
+    connect to [host]:port (errno: 111 - Connection refused)`, TCPStore and socket failures
+    (`kind`, see `_network_kind`): the event added, None past the cap."""
     event = _add_simple(state, number, line, kind)
     if event is None:
-        return True
+        return None
     where = _SOURCE.search(line)
     event.source = where.group(1) if where else None
     text = event.message
@@ -1031,18 +1346,19 @@ def _network_line(state: _State, number: int, line: str) -> bool:
     errno = _SOCK_ERRNO.search(text)
     if errno:
         event.status, event.status_meaning = int(errno.group(1)), errno.group(2).strip()
-    return True
+    return event
 
 
-def _exitcode_line(state: _State, number: int, line: str) -> None:
+def _exitcode_line(state: _State, number: int, line: str) -> NcclLogEvent | None:
     match = _EXITCODE.search(line)
     if match is None:
-        return
+        return None
     event = _add_simple(state, number, line, "child_failed")
     if event is not None:
         event.status = int(match.group(1))
         event.local_rank = _int_group(match, 2)
         event.pid = _int_group(match, 3)
+    return event
 
 
 def _child_failed_start(state: _State, number: int, line: str) -> None:

@@ -21,7 +21,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, islice
 from json.encoder import encode_basestring  # what json.dumps uses with ensure_ascii=False
 from typing import IO, Generic, TypeVar
 
@@ -59,27 +59,41 @@ def _line_batches(handle: IO[bytes], chunk: int) -> Iterator[list[str]]:
         if final:
             yield text.split("\n")
             return
-        cut = text.rfind("\n")
-        if cut < 0:
-            pending = text + held
-            continue
-        yield text[:cut].split("\n")
-        pending = text[cut + 1:] + held
+        lines = text.split("\n")
+        pending = lines.pop() + held  # the start of a line the next chunk ends
+        if lines:
+            yield lines
 
 
 class FileLines:
     """The lines of a regular file (as `read_lines` gives them), re-read on each iteration:
     parsers whose cleaning needs counts over the whole capture go over it more than once."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, chunk: int = _CHUNK) -> None:
         self.path = path
+        self.chunk = chunk
 
     def __iter__(self) -> Iterator[str]:
-        return chain.from_iterable(self._batches())
+        return chain.from_iterable(self.batches())
 
-    def _batches(self) -> Iterator[list[str]]:
+    def batches(self) -> Iterator[list[str]]:
+        """The same lines, one list per chunk of the file read."""
         with open(self.path, "rb") as handle:
-            yield from _line_batches(handle, _CHUNK)
+            yield from _line_batches(handle, self.chunk)
+
+
+_BATCH_LINES = 4096
+
+
+def line_batches(lines: Iterable[str]) -> Iterator[list[str]]:
+    """`lines` as lists of consecutive lines (a file's chunks when `lines` is `FileLines`), for
+    parsers that look at many lines at a time."""
+    if isinstance(lines, FileLines):
+        return lines.batches()
+    if isinstance(lines, list):
+        return (lines[start:start + _BATCH_LINES] for start in range(0, len(lines), _BATCH_LINES))
+    source = iter(lines)
+    return iter(lambda: list(islice(source, _BATCH_LINES)), [])
 
 
 class KeptLines:
@@ -142,7 +156,8 @@ def row_defaults(model: type[BaseModel]) -> dict[str, object]:
 def _normalize_body(text: str) -> str:
     # The CLI normalises the text once and most parsers split it with `split_lines`, which
     # normalises again: twice here too, where it can matter (escapes that hid escapes).
-    text = normalize(" " + text)[1:]  # a leading space keeps a BOM inside the file
+    # A leading space keeps a BOM that starts a later chunk (inside the file).
+    text = normalize(" " + text)[1:] if text.startswith("\ufeff") else normalize(text)
     return normalize(" " + text)[1:] if "\x1b" in text else text
 
 

@@ -1,0 +1,61 @@
+"""The test suite's wall time on 2 workers (`python -m pytest -n 2`), beside its CPU time.
+
+Row (issue "Speed"): the whole suite <= 150 s wall on a 2-core machine, no flaky test. Printed
+beside it, as the reference, half the CPU seconds the run used (children included): the wall
+time two fully busy workers would need, so the ratio tells how evenly the workers were loaded
+(1.0x: no idle worker; a long test left alone at the end shows as more). The slowest tests of
+the run are listed after the row. Prints figures; never fails on timing (a failing test does
+show as `(exit N)`).
+
+    python benchmarks/suite.py              # the whole suite, 2 workers
+    python benchmarks/suite.py --smoke      # only collects it (CI runs the suite anyway)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+from parse_scale import run  # the same measured child process as every parse figure
+
+REPO = Path(__file__).resolve().parent.parent
+GOAL_S = 150.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="collect only (CI)")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+              "--rootdir", str(REPO), str(REPO / "tests")]
+    if args.smoke:
+        argv = [*pytest, "-n", "0", "--collect-only"]
+    else:
+        argv = [*pytest, "-n", str(args.workers), "--durations=10"]
+    os.chdir(REPO)
+    seconds, _, status, output, cpu = run(argv)
+    text = output.decode(errors="replace")
+    found = re.search(r"(\d+) (?:passed|tests? collected)", text)
+    # Quiet collection prints `file: N` per file instead of a total.
+    tests = found.group(1) if found else \
+        str(sum(int(n) for n in re.findall(r"^tests/\S+: (\d+)$", text, re.MULTILINE)))
+    print(f"{os.cpu_count()} CPUs; {tests} tests; {'collect only' if args.smoke else argv[-2:]}")
+    label = f"pytest {'--collect-only' if args.smoke else f'-n {args.workers}'}" + \
+        ("" if status == 0 else f" (exit {status})")
+    workers = 1 if args.smoke else args.workers
+    reference = cpu / workers
+    verdict = "" if args.smoke else \
+        f"   goal <= {GOAL_S:.0f} s: " + ("ok" if seconds <= GOAL_S else "OVER TARGET")
+    print(f"{label:<28} {seconds:7.1f} s   CPU {cpu:7.1f} s   CPU/{workers} {reference:7.1f} s"
+          f"   ratio {seconds / max(reference, 1e-9):4.2f}x{verdict}")
+    if not args.smoke:
+        durations = text.split("slowest 10 durations", 1)[-1].splitlines()[1:11]
+        print("\n".join(line for line in durations if line.strip()))
+
+
+if __name__ == "__main__":
+    main()

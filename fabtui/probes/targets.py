@@ -17,7 +17,6 @@ any of these joined by commas. A set that matches nothing is an error that says 
 from __future__ import annotations
 
 import fnmatch
-import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -262,31 +261,18 @@ def _members(graph: FabricGraph, part: str, wanted: TargetKind) -> list[ProbeTar
 
 
 def _hostlist(text: str) -> list[str]:
-    """Expand hostlist ranges: `node[001-003]:mlx5_[0-1]` -> six names (zero padding kept)."""
-    pieces = _RANGE.split(text)
-    if len(pieces) == 1:
+    """Expand hostlist ranges: `node[001-003]:mlx5_[0-1]` -> six names (zero padding kept);
+    a glob (`node00*`) is left for `_glob` to match."""
+    from fabtui.hostlist import HostlistError, expand
+
+    if not _RANGE.search(text):
         return [text]
-    choices: list[list[str]] = []
-    for index, piece in enumerate(pieces):
-        if index % 2 == 0:
-            choices.append([piece])
-            continue
-        values: list[str] = []
-        for item in piece.split(","):
-            low, sep, high = item.partition("-")
-            if not low or (sep and not high):
-                raise TargetError(f"{text!r}: {item!r} is not a number or a range like 001-004")
-            if not sep:
-                values.append(low)
-                continue
-            if int(high) < int(low):
-                raise TargetError(f"{text!r}: the range {item} runs backwards")
-            if int(high) - int(low) >= 100_000:
-                raise TargetError(f"{text!r}: the range {item} is too large")
-            width = len(low) if low.startswith("0") else 0
-            values += [str(n).zfill(width) for n in range(int(low), int(high) + 1)]
-        choices.append(values)
-    return ["".join(combo) for combo in itertools.product(*choices)]
+    if _GLOB.search(text):
+        raise TargetError(f"{text!r}: use a range or a glob, not both")
+    try:
+        return expand(text)
+    except HostlistError as exc:
+        raise TargetError(str(exc)) from None
 
 
 def _names(graph: FabricGraph, kind: TargetKind) -> Iterable[str]:

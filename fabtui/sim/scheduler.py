@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fabtui.hostlist import fold
 from fabtui.model.topology import Node
 from fabtui.sim.core import Sim
 
@@ -50,27 +51,6 @@ def _scontrol(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     return "", "scontrol: sim: only `update`, `requeue` and `show node` are simulated\n", 2
 
 
-def _hostlist(names: list[str]) -> str:
-    """Slurm's compressed host list: node001,node002,node003 -> node[001-003]."""
-    if not names:
-        return ""
-    prefix = names[0].rstrip("0123456789")
-    numbers = [n[len(prefix):] for n in names]
-    if not all(n.isdigit() and len(n) == len(numbers[0]) for n in numbers) or \
-            any(not n.startswith(prefix) for n in names):
-        return ",".join(names)
-    values = sorted(int(n) for n in numbers)
-    width = len(numbers[0])
-    ranges, start = [], values[0]
-    for previous, current in zip(values, [*values[1:], None], strict=True):
-        if current != previous + 1:
-            ranges.append(f"{start:0{width}d}" if start == previous
-                          else f"{start:0{width}d}-{previous:0{width}d}")
-            if current is not None:
-                start = current
-    return f"{prefix}[{','.join(ranges)}]"
-
-
 def _squeue(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     wanted: set[str] | None = None
     if "-w" in args and args.index("-w") + 1 < len(args):
@@ -79,7 +59,7 @@ def _squeue(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     header = "-h" not in args
     lines = ["JOBID NAME USER NODELIST"] if header else []
     if job_nodes and (wanted is None or wanted & set(job_nodes)):
-        lines.append(f"{JOB_ID} {JOB_NAME} {JOB_USER} {_hostlist(job_nodes)}")
+        lines.append(f"{JOB_ID} {JOB_NAME} {JOB_USER} {fold(job_nodes)}")
     return "".join(line + "\n" for line in lines), "", 0
 
 

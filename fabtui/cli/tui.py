@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from fabtui.cli.context import UserError, workspace
@@ -10,19 +12,43 @@ from fabtui.cli.context import UserError, workspace
 @click.command("tui")
 @click.option("--ascii", "ascii_only", is_flag=True,
               help="ASCII glyphs only (+ ok, ! warn, X fail, ? unknown, ~ stale, # unreachable).")
+@click.option("--job", "job_id", metavar="JOBID",
+              help="Follow Slurm job JOBID: its rank placement, and the Fabric screen filtered "
+                   "to its nodes (asked on the configured [slurm] host).")
+@click.option("--job-file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="Read the job from a saved `scontrol show job -d`, `squeue --json` or "
+                   "`sacct -P` output instead of asking Slurm.")
 @click.pass_context
-def tui(ctx: click.Context, ascii_only: bool) -> None:
+def tui(ctx: click.Context, ascii_only: bool, job_id: str | None,
+        job_file: Path | None) -> None:
     """Open the live fabric view (the configured fabric; the demo fabric by default)."""
     import sys
 
+    if job_file is not None and job_id is None:
+        raise UserError("--job-file needs --job JOBID (which job of the file to follow)")
+    if job_id is not None:
+        follow(ctx, job_id, job_file)  # before the terminal check: a bad job id says so first
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UserError("the app needs a terminal (standard input and output); without one, "
                         "`fabtui` prints the fabric's summary")
-    open_app(ctx, ascii_only=ascii_only)
+    open_app(ctx, ascii_only=ascii_only, view="job" if job_id is not None else "")
 
 
-def open_app(ctx: click.Context, *, ascii_only: bool = False) -> None:
-    """Open the app on this invocation's workspace. Textual is imported only here."""
+def follow(ctx: click.Context, job_id: str, job_file: Path | None) -> None:
+    """Make Slurm job `job_id` this invocation's rank placement (UserError when it cannot)."""
+    from fabtui.errors import RequestError
+    from fabtui.workspace.slurm import follow_job, job_placement
+
+    try:
+        placement = job_placement(workspace(ctx), job_id, source=job_file)
+    except RequestError as exc:
+        raise UserError(str(exc)) from None
+    follow_job(workspace(ctx), placement)
+
+
+def open_app(ctx: click.Context, *, ascii_only: bool = False, view: str = "") -> None:
+    """Open the app on this invocation's workspace (`view`: the Fabric screen's first filter).
+    Textual is imported only here."""
     import sys
 
     from fabtui.tui.app import run_app
@@ -30,4 +56,4 @@ def open_app(ctx: click.Context, *, ascii_only: bool = False) -> None:
     ws = workspace(ctx)
     ws.notice = None  # the header says what the demo plays; nothing may print under the app
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower()
-    run_app(ws, ascii_only=ascii_only or "utf" not in encoding)
+    run_app(ws, ascii_only=ascii_only or "utf" not in encoding, view=view)

@@ -53,9 +53,11 @@ class FabtuiApp(App[None]):
 
     def __init__(self, workspace: Workspace, *, live: bool = True, ascii_only: bool = False,
                  source: StatusSource | None = None, interval: float | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, view: str = "") -> None:
         super().__init__()
         self.workspace = workspace
+        self.view = view
+        """The Fabric screen's first filter (`job` under `fabtui tui --job`)."""
         self.live = live
         self.ascii_only = ascii_only
         self.clock = clock
@@ -139,6 +141,7 @@ class FabtuiApp(App[None]):
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
 
-def run_app(workspace: Workspace, *, ascii_only: bool = False) -> None:
-    """Open the app on `workspace` in this terminal until the user quits."""
-    FabtuiApp(workspace, ascii_only=ascii_only).run()
+def run_app(workspace: Workspace, *, ascii_only: bool = False, view: str = "") -> None:
+    """Open the app on `workspace` in this terminal until the user quits (`view`: the Fabric
+    screen's first filter)."""
+    FabtuiApp(workspace, ascii_only=ascii_only, view=view).run()

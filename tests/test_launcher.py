@@ -88,3 +88,12 @@ def test_the_cli_shows_the_line_first_and_dry_run_runs_nothing(
     assert second.startswith("all_reduce: ok; busbw peak ") and second.endswith("64 ranks")
     bad = run("probe", "launch", "--nodes", "node001", "--dry-run")
     assert bad.exit_code == 2 and "at least two nodes" in bad.output
+
+
+def test_json_dry_run_gives_the_argv_for_scripts(run: Callable[..., Result]) -> None:
+    import json
+
+    out = json.loads(run("probe", "launch", "--nodes", "node[001-002]", "--dry-run",
+                         "--json").output)
+    assert out["argv"][0] == "mpirun" and out["command"] == shown(out["argv"])
+    assert (out["host"], out["ranks"]) == ("node001", 16)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import click
@@ -25,10 +26,12 @@ def register(group: click.Group) -> None:
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="collective, bindir, min_bytes, max_bytes, iters (repeatable).")
 @click.option("--dry-run", is_flag=True, help="Print the command line and run nothing.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: host, argv, command and (unless --dry-run) the nccl-tests parse.")
 @click.pass_context
 def launch_command(ctx: click.Context, nodes: str | None, job_id: str | None,
                    job_file: Path | None, launcher: str | None, params: tuple[str, ...],
-                   dry_run: bool) -> None:
+                   dry_run: bool, as_json: bool) -> None:
     """Run nccl-tests across nodes the site's way (srun or mpirun). The full command line is
     printed before anything runs. Exits 1 when the test fails or moves wrong data."""
     from fabtui.errors import RequestError
@@ -46,10 +49,22 @@ def launch_command(ctx: click.Context, nodes: str | None, job_id: str | None,
                            launcher=launcher, params=given)
     except RequestError as exc:
         raise UserError(str(exc)) from None
-    click.echo(f"command (on {plan.host}, {plan.ranks} ranks): {plan.shown}")
+    shown = {"host": plan.host, "ranks": plan.ranks, "argv": list(plan.argv),
+             "command": plan.shown}
+    if as_json and dry_run:
+        click.echo(json.dumps(shown, indent=2))
+        return
+    if not as_json:
+        click.echo(f"command (on {plan.host}, {plan.ranks} ranks): {plan.shown}")
     if dry_run:
         return
     result, parsed = asyncio.run(run_launch(ws, plan))
+    if as_json:
+        click.echo(json.dumps({**shown, "exit_status": result.exit_status,
+                               "error": result.error_message,
+                               "nccl_tests": parsed.model_dump(mode="json") if parsed else None},
+                              indent=2))
+        ctx.exit(0 if parsed is not None and parsed.status == "ok" else EXIT_FINDINGS)
     if parsed is None:
         reason = result.error_message or (result.stderr.strip().splitlines() or
                                           [f"exit status {result.exit_status}"])[-1]

@@ -222,6 +222,20 @@ def _line_of(text: str, key: str, value: str | None = None) -> int | None:
     return text.count("\n", 0, start) + 1
 
 
+def _table_line_of(text: str, table: str, key: str) -> int | None:
+    """The line of `key` inside TOML table `[table]` (or its inline `table = {...}`)."""
+    header = re.search(rf"(?m)^\s*\[{re.escape(table)}\]\s*$", text)
+    if header is not None:
+        rest = text[header.end():]
+        end = re.search(r"(?m)^\s*\[", rest)
+        body = rest[:end.start()] if end else rest
+        match = re.search(rf"(?m)^[ \t]*({re.escape(key)})\s*=", body)
+        if match is not None:
+            return text.count("\n", 0, header.end() + match.start(1)) + 1
+        return text.count("\n", 0, header.start()) + 1
+    return _line_of(text, table)
+
+
 def _check(config: Config, settings: Settings, label: str, text: str) -> list[Problem]:
     """What the file names that does not exist or cannot work, found now rather than when used."""
     problems: list[Problem] = []
@@ -272,6 +286,11 @@ def _problem(label: str, text: str, error: object) -> Problem:
     loc = error["loc"]
     key = str(loc[0]) if loc else ""
     line = _line_of(text, key)
+    if len(loc) > 1 and isinstance(loc[1], str):
+        line = _table_line_of(text, key, loc[1]) or line
+        if error["type"] == "extra_forbidden":
+            known = ", ".join(SlurmConfig.model_fields) if key == "slurm" else "see the docs"
+            return Problem(label, line, f"unknown setting {key}.{loc[1]} (known: {known})")
     if error["type"] == "bool_type":
         return Problem(label, line, f"{key}: expected true or false (without quotes), got "
                                     f"{error.get('input')!r}")

@@ -131,3 +131,20 @@ def test_the_app_opened_on_a_job_starts_with_the_fabric_filtered_to_it(tmp_path:
             assert "node003" in text and "node001" not in text
 
     asyncio.run(check())
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ('poll_interval = 5\n\n[slurm]\nlauncher = "srun"\nhost = "-oProxyCommand=x"\n', 5,
+     "slurm.host: String should match pattern"),
+    ('[slurm]\nhots = "login01"\n', 2, "unknown setting slurm.hots (known: host,"),
+    ('slurm = { launcher = "pbs" }\n', 1, "slurm.launcher: Input should be 'mpirun' or 'srun'"),
+])
+def test_bad_slurm_settings_name_their_line(tmp_path: Path, text: str, line: int,
+                                            message: str) -> None:
+    from fabtui.errors import InputError
+
+    config = tmp_path / "config.toml"
+    config.write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_settings(config)
+    assert f"config.toml:{line}: {message}" in str(caught.value)

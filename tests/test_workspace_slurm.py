@@ -148,3 +148,24 @@ def test_bad_slurm_settings_name_their_line(tmp_path: Path, text: str, line: int
     with pytest.raises(InputError) as caught:
         load_settings(config)
     assert f"config.toml:{line}: {message}" in str(caught.value)
+
+
+def test_a_saved_sacct_or_squeue_output_places_the_job_too(tmp_path: Path) -> None:
+    from fabtui.parsers.sacct import FIELDS
+
+    ws = _ws()
+    saved = tmp_path / "sacct.txt"
+    saved.write_text("|".join(FIELDS) + "\n"
+                     "6001|train|COMPLETED|node[005-006]|2||16|gpu|2026-11-30T01:00:00|"
+                     "2026-11-30T02:00:00\n6001.batch|batch|COMPLETED|node005|1|1|8|||\n")
+    placement = job_placement(ws, "6001", source=saved)
+    assert placement.nodes == ["node005", "node006"]
+    assert len(placement.slots) == 16 and placement.ranks_on("node006") == list(range(8, 16))
+    queued = tmp_path / "squeue.json"
+    queued.write_text('{"jobs": [{"job_id": 7, "job_state": ["RUNNING"], "nodes": "node007",'
+                      ' "tasks": {"set": true, "number": 8}}]}')
+    assert job_placement(ws, "7", source=queued).nodes == ["node007"]
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"jobs": [\n  {"job_id": 7,,}]}')
+    with pytest.raises(RequestError, match=r"broken\.json:2: not JSON"):
+        job_placement(ws, "7", source=broken)

@@ -49,3 +49,16 @@ def test_fold_refuses_names_that_are_not_host_names() -> None:
     for bad in ("node[1]", "node*", "a,b"):
         with pytest.raises(HostlistError, match="not a host name"):
             fold([bad])
+
+
+def test_probe_target_sets_mix_ranges_with_globs() -> None:
+    from fabtui.paths import demo_topology
+    from fabtui.probes.targets import resolve_set
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import load_topology
+
+    graph = FabricGraph(load_topology(demo_topology()).topology)
+    nics = [t.name for t in resolve_set(graph, "node[001,003]:mlx5_[0-1]", "nic")]
+    assert nics == ["node001:mlx5_0", "node001:mlx5_1", "node003:mlx5_0", "node003:mlx5_1"]
+    every = {t.name.split(":")[0] for t in resolve_set(graph, "node[001,003,006]:*", "nic")}
+    assert every == {"node001", "node003", "node006"}

@@ -262,17 +262,41 @@ def _members(graph: FabricGraph, part: str, wanted: TargetKind) -> list[ProbeTar
 
 def _hostlist(text: str) -> list[str]:
     """Expand hostlist ranges: `node[001-003]:mlx5_[0-1]` -> six names (zero padding kept);
-    a glob (`node00*`) is left for `_glob` to match."""
+    glob characters and classes around them (`node[001,003]:*`) are kept for `_glob`."""
     from fabtui.hostlist import HostlistError, expand
 
     if not _RANGE.search(text):
         return [text]
-    if _GLOB.search(text):
-        raise TargetError(f"{text!r}: use a range or a glob, not both")
+    # Only the digit ranges are a host list; the glob parts ride through NodeSet as
+    # private-use characters and come back unchanged.
+    kept: list[str] = []
+    masked, last = "", 0
+    for match in _RANGE.finditer(text):
+        masked += _mask(text[last:match.start()], kept) + match.group(0)
+        last = match.end()
+    masked += _mask(text[last:], kept)
     try:
-        return expand(text)
+        names = expand(masked)
     except HostlistError as exc:
-        raise TargetError(str(exc)) from None
+        raise TargetError(str(exc).replace(repr(masked), repr(text))) from None
+    return [_unmask(name, kept) for name in names]
+
+
+_MASK_BASE = 0xE000
+
+
+def _mask(literal: str, kept: list[str]) -> str:
+    """`literal` with each glob character or class replaced by one private-use character."""
+    def hide(match: re.Match[str]) -> str:
+        kept.append(match.group(0))
+        return chr(_MASK_BASE + len(kept) - 1)
+
+    return re.sub(r"\[[^\]]*\]|[*?,]", hide, literal)
+
+
+def _unmask(name: str, kept: list[str]) -> str:
+    return "".join(kept[ord(c) - _MASK_BASE] if _MASK_BASE <= ord(c) < _MASK_BASE + len(kept)
+                   else c for c in name)
 
 
 def _names(graph: FabricGraph, kind: TargetKind) -> Iterable[str]:

@@ -78,6 +78,9 @@ def test_squeue_23_11_state_list_keeps_flags_and_unset_numbers_are_null() -> Non
            "array_job_id": {"set": True, "number": 4}, "array_task_id": {"set": True, "number": 1}}
     parsed = squeue_json.parse(_squeue(job, {"slurm": {"release": "23.11.1"}})).jobs[0]
     assert (parsed.job_id, parsed.state, parsed.state_flags) == ("5", "RUNNING", ["COMPLETING"])
+    assert parsed.nodes == ["node001", "node002"]
+    as_object = squeue_json.parse(_squeue({**job, "nodes": {"list": "gpu[1-2]"}})).jobs[0]
+    assert as_object.nodes == ["gpu1", "gpu2"]
     assert parsed.num_tasks is None and (parsed.array_job_id, parsed.array_task_id) == ("4", "1")
 
 

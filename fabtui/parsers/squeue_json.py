@@ -112,7 +112,10 @@ def _job(entry: Any, index: int, warnings: list[str]) -> SlurmJob:
     state = entry.get("job_state")
     states = [s for s in state if isinstance(s, str)] if isinstance(state, list) else \
         ([state] if isinstance(state, str) else [])
-    nodelist, names = hosts(_text(entry.get("nodes")), warnings, where)
+    listed = entry.get("nodes")
+    if isinstance(listed, dict):  # the job_resources.nodes form, should a release print it here
+        listed = listed.get("list")
+    nodelist, names = hosts(_text(listed), warnings, where)
     array_job = _number(entry.get("array_job_id"))
     array_task = _number(entry.get("array_task_id"))
     per_node = _number(entry.get("tasks_per_node"))

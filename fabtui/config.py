@@ -24,6 +24,13 @@ template_dirs = []
 poll = ["nic.ethtool@node*:*", "switch.pfc@*"]  # what the app polls: probe@targets
 poll_interval = "10s"                 # seconds between the end of a poll and the next
 keymap = { "fabric.pause" = "p" }     # the app's keys, by binding id (`?` lists them)
+
+[slurm]                               # where jobs come from (`--job JOBID`)
+host = "login01"                      # runs scontrol / squeue over ssh; default: this machine
+distribution = "block"                # task layout when Slurm does not say: block | cyclic
+launcher = "srun"                     # multi-node probes: mpirun (default) | srun
+launcher_template = ["srun", "--mpi=pmix", "-N", "{nodes}", "--nodelist={nodelist}",
+                     "--ntasks-per-node={tasks_per_node}", "{program}"]
 ```
 """
 
@@ -36,7 +43,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
@@ -46,6 +53,29 @@ from fabtui.errors import InputError, Problem
 from fabtui.redact_check import redact_problem
 
 ENV_VAR = "FABTUI_CONFIG"
+
+
+HOST_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+"""A host name or ssh alias (never an option: it cannot start with `-`)."""
+
+
+class SlurmConfig(BaseModel):
+    """Where fabtui asks Slurm about jobs, and how it launches multi-node probes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    host: str | None = Field(None, pattern=HOST_NAME)
+    """Login or controller host that runs `scontrol` / `squeue` (over ssh). Default: this
+    machine; on the demo fabric, the simulated job's first node."""
+    distribution: Literal["block", "cyclic"] = "block"
+    """Task distribution to assume when the job's record does not name one (Slurm's default
+    is block)."""
+    launcher: Literal["mpirun", "srun"] = "mpirun"
+    """How multi-node probes (nccl-tests across nodes) are launched."""
+    launcher_template: tuple[str, ...] | None = None
+    """The launcher's argv, one element per item: `{nodes}`, `{nodelist}`, `{hosts}`,
+    `{ranks}`, `{tasks_per_node}` are substituted inside an element, `{program}` (an element of
+    its own) becomes the program's argv. Default: fabtui's own srun / mpirun line."""
 
 
 class Config(BaseModel):
@@ -78,6 +108,8 @@ class Config(BaseModel):
     """Seconds (or a duration such as `30s`) from the end of one poll to the next."""
     keymap: dict[str, str] = Field(default_factory=dict)
     """The app's keys by binding id (`fabric.pause = "p"`; several keys comma-separated)."""
+    slurm: SlurmConfig = Field(default_factory=SlurmConfig)
+    """`[slurm]`: where jobs come from and how multi-node probes launch."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +137,8 @@ class Settings:
     poll_interval: float = 10.0
     keymap: tuple[tuple[str, str], ...] = ()
     """Binding id -> keys, for the app's remappable keys."""
+    slurm: SlurmConfig = SlurmConfig()  # noqa: RUF009 (frozen: one shared default is safe)
+    """Where jobs come from (`[slurm]`)."""
 
     def find_template(self, name: str) -> Path | None:
         """The template file called `name` (without `.yaml`) in the template folders, if any."""
@@ -188,6 +222,20 @@ def _line_of(text: str, key: str, value: str | None = None) -> int | None:
     return text.count("\n", 0, start) + 1
 
 
+def _table_line_of(text: str, table: str, key: str) -> int | None:
+    """The line of `key` inside TOML table `[table]` (or its inline `table = {...}`)."""
+    header = re.search(rf"(?m)^\s*\[{re.escape(table)}\]\s*$", text)
+    if header is not None:
+        rest = text[header.end():]
+        end = re.search(r"(?m)^\s*\[", rest)
+        body = rest[:end.start()] if end else rest
+        match = re.search(rf"(?m)^[ \t]*({re.escape(key)})\s*=", body)
+        if match is not None:
+            return text.count("\n", 0, header.end() + match.start(1)) + 1
+        return text.count("\n", 0, header.start()) + 1
+    return _line_of(text, table)
+
+
 def _check(config: Config, settings: Settings, label: str, text: str) -> list[Problem]:
     """What the file names that does not exist or cannot work, found now rather than when used."""
     problems: list[Problem] = []
@@ -238,6 +286,11 @@ def _problem(label: str, text: str, error: object) -> Problem:
     loc = error["loc"]
     key = str(loc[0]) if loc else ""
     line = _line_of(text, key)
+    if len(loc) > 1 and isinstance(loc[1], str):
+        line = _table_line_of(text, key, loc[1]) or line
+        if error["type"] == "extra_forbidden":
+            known = ", ".join(SlurmConfig.model_fields) if key == "slurm" else "see the docs"
+            return Problem(label, line, f"unknown setting {key}.{loc[1]} (known: {known})")
     if error["type"] == "bool_type":
         return Problem(label, line, f"{key}: expected true or false (without quotes), got "
                                     f"{error.get('input')!r}")
@@ -278,6 +331,7 @@ def _resolve(config: Config, source: Path | None) -> Settings:
         poll=tuple(config.poll or ()),
         poll_interval=_interval(config.poll_interval),
         keymap=tuple(sorted(config.keymap.items())),
+        slurm=config.slurm,
     )
 
 

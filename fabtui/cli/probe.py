@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from fabtui.cli import render
+from fabtui.cli import probe_launch, render
 from fabtui.cli.context import EXIT_FINDINGS, UserError, workspace
 from fabtui.cli.danger import require_confirmation
 from fabtui.cli.sweep import run_sweep
@@ -29,6 +29,9 @@ _NOT_APPLICABLE = (ErrorKind.NO_DRIVER, ErrorKind.UNSUPPORTED)
 @click.group()
 def probe() -> None:
     """Probes: commands and API calls that measure the fabric and judge what they find."""
+
+
+probe_launch.register(probe)
 
 
 @probe.command("list")

@@ -26,6 +26,12 @@ triage_stragglers.register(triage)
 @click.option("--ranks", type=click.Path(path_type=Path, dir_okay=False),
               help="Rank file placing ranks on nodes and GPUs (default: the configured one; "
                    "without one, the host names in the logs place ranks).")
+@click.option("--job", "job_id", metavar="JOBID",
+              help="Place ranks as Slurm job JOBID ran them (scontrol / squeue / sacct on the "
+                   "configured [slurm] host), instead of a rank file.")
+@click.option("--job-file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="Read the job from a saved `scontrol show job -d`, `squeue --json` or "
+                   "`sacct -P` output instead of asking Slurm.")
 @click.option("-t", "--topology", type=click.Path(path_type=Path, dir_okay=False),
               help="Topology file (default: the configured one, else the demo fabric).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts (docs/triage.md).")
@@ -42,8 +48,8 @@ triage_stragglers.register(triage)
                    "to run the runbook on a suspect and to see it on the Fabric screen).")
 @click.pass_context
 def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
-         topology: Path | None, as_json: bool, fmt: str, output: Path | None, chain: bool,
-         no_similar: bool, open_app: bool) -> None:
+         job_id: str | None, job_file: Path | None, topology: Path | None, as_json: bool,
+         fmt: str, output: Path | None, chain: bool, no_similar: bool, open_app: bool) -> None:
     """Triage per-rank or combined NCCL / PyTorch logs, Flight Recorder dumps (pickle or JSON)
     or reports, and NCCL RAS output (files or folders). Exits 1 when it names suspects."""
     from fabtui.triage import triage_paths
@@ -56,8 +62,16 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
             raise UserError("--open shows the report in the app: it takes no --json, "
                             "--format or --output")
         need_terminal()
+    if job_id is not None and ranks is not None:
+        raise UserError("--job and --ranks both place ranks: give one")
+    if job_file is not None and job_id is None:
+        raise UserError("--job-file needs --job JOBID (which job of the file to use)")
+    if job_id is not None:
+        from fabtui.cli.tui import follow
+
+        follow(ctx, job_id, job_file)
     graph = workspace(ctx).graph(topology, ranks)
-    placement_known = ranks is not None or settings(ctx).ranks is not None
+    placement_known = ranks is not None or job_id is not None or settings(ctx).ranks is not None
     report = triage_paths(list(paths), graph, placement_known)
     ws = workspace(ctx)
     if not no_similar and report.suspects:

@@ -19,15 +19,27 @@ if TYPE_CHECKING:
 @click.option("--triage", "triage_paths", multiple=True, type=click.Path(path_type=Path),
               metavar="PATH", help="Open on the Triage screen, triaging a hung job's logs "
                                    "(a folder or files; repeat for several).")
+@click.option("--job", "job_id", metavar="JOBID",
+              help="Follow Slurm job JOBID: its rank placement, and the Fabric screen filtered "
+                   "to its nodes (asked on the configured [slurm] host).")
+@click.option("--job-file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="Read the job from a saved `scontrol show job -d`, `squeue --json` or "
+                   "`sacct -P` output instead of asking Slurm.")
 @click.pass_context
-def tui(ctx: click.Context, ascii_only: bool, triage_paths: tuple[Path, ...]) -> None:
+def tui(ctx: click.Context, ascii_only: bool, triage_paths: tuple[Path, ...],
+        job_id: str | None, job_file: Path | None) -> None:
     """Open the live fabric view (the configured fabric; the demo fabric by default)."""
     for path in triage_paths:
         if not path.exists():
             raise UserError(f"{path}: no such file or folder (--triage takes the hung job's "
                             "logs)")
+    if job_file is not None and job_id is None:
+        raise UserError("--job-file needs --job JOBID (which job of the file to follow)")
+    if job_id is not None:
+        follow(ctx, job_id, job_file)  # before the terminal check: a bad job id says so first
     need_terminal()
-    open_app(ctx, ascii_only=ascii_only, triage=(triage_paths, None) if triage_paths else None)
+    open_app(ctx, ascii_only=ascii_only, triage=(triage_paths, None) if triage_paths else None,
+             view="job" if job_id is not None else "")
 
 
 def need_terminal() -> None:
@@ -39,10 +51,24 @@ def need_terminal() -> None:
                         "`fabtui` prints the fabric's summary")
 
 
+def follow(ctx: click.Context, job_id: str, job_file: Path | None) -> None:
+    """Make Slurm job `job_id` this invocation's rank placement (UserError when it cannot)."""
+    from fabtui.errors import RequestError
+    from fabtui.workspace.slurm import follow_job, job_placement
+
+    try:
+        placement = job_placement(workspace(ctx), job_id, source=job_file)
+    except RequestError as exc:
+        raise UserError(str(exc)) from None
+    follow_job(workspace(ctx), placement)
+
+
 def open_app(ctx: click.Context, *, ascii_only: bool = False,
-             triage: tuple[tuple[Path, ...], TriageReport | None] | None = None) -> None:
-    """Open the app on this invocation's workspace (on the Triage screen of `triage`'s logs,
-    with its report when already triaged). Textual is imported only here."""
+             triage: tuple[tuple[Path, ...], TriageReport | None] | None = None,
+             view: str = "") -> None:
+    """Open the app on this invocation's workspace: on the Triage screen of `triage`'s logs
+    (with its report when already triaged), `view` the Fabric screen's first filter. Textual
+    is imported only here."""
     import sys
 
     from fabtui.tui.app import run_app
@@ -50,4 +76,4 @@ def open_app(ctx: click.Context, *, ascii_only: bool = False,
     ws = workspace(ctx)
     ws.notice = None  # the header says what the demo plays; nothing may print under the app
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower()
-    run_app(ws, ascii_only=ascii_only or "utf" not in encoding, triage=triage)
+    run_app(ws, ascii_only=ascii_only or "utf" not in encoding, triage=triage, view=view)

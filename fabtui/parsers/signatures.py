@@ -185,9 +185,18 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("rdma-statistic", "rdma_statistic",
          "rdma statistic show (iproute2): RDMA hw counters per link, plain, -p or -j",
          r"link\s+\S+/\d|\"ifname\""),
+    _sig("sacct", "sacct", "sacct --parsable2 (-P): jobs and steps, their state and node list",
+         r"(?i:jobid)|COMPLETED|RUNNING|PENDING|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|PREEMPTED|"
+         r"OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|REQUEUED|RESIZING|REVOKED|SUSPENDED|COMPLETING"),
+    _sig("scontrol-job", "scontrol_job",
+         "scontrol show job [-d]: each job's state, nodes, tasks and per-node CPUs / GRES",
+         r"JobId=\d"),
     _sig("show-gids", "show_gids",
          "show_gids (mlnx-tools): RoCE/IB GID table, index, IPv4, RoCE version, netdev",
          r"(?i:DEV\s+PORT\s+INDEX\s+GID)|n_gids_found\s*=\s*\d"),
+    _sig("squeue-json", "squeue_json",
+         "squeue --json (Slurm 21.08-24.x): jobs, states, node lists, per-node allocation",
+         r'"jobs"'),
     _sig("switch-counters", "switch_counters",
          "switch interface counters: SONiC `show interfaces counters` (all forms), EOS `show "
          "interfaces [counters [errors|discards]]`, NX-OS `show interface [counters [errors]]`, "

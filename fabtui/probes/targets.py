@@ -17,7 +17,6 @@ any of these joined by commas. A set that matches nothing is an error that says 
 from __future__ import annotations
 
 import fnmatch
-import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -262,31 +261,42 @@ def _members(graph: FabricGraph, part: str, wanted: TargetKind) -> list[ProbeTar
 
 
 def _hostlist(text: str) -> list[str]:
-    """Expand hostlist ranges: `node[001-003]:mlx5_[0-1]` -> six names (zero padding kept)."""
-    pieces = _RANGE.split(text)
-    if len(pieces) == 1:
+    """Expand hostlist ranges: `node[001-003]:mlx5_[0-1]` -> six names (zero padding kept);
+    glob characters and classes around them (`node[001,003]:*`) are kept for `_glob`."""
+    from fabtui.hostlist import HostlistError, expand
+
+    if not _RANGE.search(text):
         return [text]
-    choices: list[list[str]] = []
-    for index, piece in enumerate(pieces):
-        if index % 2 == 0:
-            choices.append([piece])
-            continue
-        values: list[str] = []
-        for item in piece.split(","):
-            low, sep, high = item.partition("-")
-            if not low or (sep and not high):
-                raise TargetError(f"{text!r}: {item!r} is not a number or a range like 001-004")
-            if not sep:
-                values.append(low)
-                continue
-            if int(high) < int(low):
-                raise TargetError(f"{text!r}: the range {item} runs backwards")
-            if int(high) - int(low) >= 100_000:
-                raise TargetError(f"{text!r}: the range {item} is too large")
-            width = len(low) if low.startswith("0") else 0
-            values += [str(n).zfill(width) for n in range(int(low), int(high) + 1)]
-        choices.append(values)
-    return ["".join(combo) for combo in itertools.product(*choices)]
+    # Only the digit ranges are a host list; the glob parts ride through NodeSet as
+    # private-use characters and come back unchanged.
+    kept: list[str] = []
+    masked, last = "", 0
+    for match in _RANGE.finditer(text):
+        masked += _mask(text[last:match.start()], kept) + match.group(0)
+        last = match.end()
+    masked += _mask(text[last:], kept)
+    try:
+        names = expand(masked)
+    except HostlistError as exc:
+        raise TargetError(str(exc).replace(repr(masked), repr(text))) from None
+    return [_unmask(name, kept) for name in names]
+
+
+_MASK_BASE = 0xE000
+
+
+def _mask(literal: str, kept: list[str]) -> str:
+    """`literal` with each glob character or class replaced by one private-use character."""
+    def hide(match: re.Match[str]) -> str:
+        kept.append(match.group(0))
+        return chr(_MASK_BASE + len(kept) - 1)
+
+    return re.sub(r"\[[^\]]*\]|[*?,]", hide, literal)
+
+
+def _unmask(name: str, kept: list[str]) -> str:
+    return "".join(kept[ord(c) - _MASK_BASE] if _MASK_BASE <= ord(c) < _MASK_BASE + len(kept)
+                   else c for c in name)
 
 
 def _names(graph: FabricGraph, kind: TargetKind) -> Iterable[str]:

@@ -12,6 +12,7 @@ import shlex
 import time
 from collections.abc import Callable, Sequence
 
+from fabtui.hostlist import HostlistError, expand
 from fabtui.model.topology import Nic, Node
 from fabtui.sim import misconfig, scheduler
 from fabtui.sim.core import (
@@ -813,13 +814,12 @@ def _launch_nodes(sim: Sim, argv: list[str]) -> list[str]:
 
 
 def _expand_nodelist(text: str, sim: Sim) -> list[str]:
-    """`node[001-004]` or `node001,node002` (Slurm host lists)."""
-    match = re.fullmatch(r"(\w+?)\[(\d+)-(\d+)\]", text)
-    if match:
-        width = len(match.group(2))
-        return [f"{match.group(1)}{i:0{width}d}"
-                for i in range(int(match.group(2)), int(match.group(3)) + 1)]
-    return [h for h in text.split(",") if h in sim.graph.nodes]
+    """`node[001-004]` or `node001,node002` (Slurm host lists), only the fabric's nodes."""
+    try:
+        names = expand(text)
+    except HostlistError:
+        return []
+    return [h for h in names if h in sim.graph.nodes]
 
 
 # perftest ---------------------------------------------------------------------------------------

@@ -68,9 +68,12 @@ class FabtuiApp(App[None]):
     def __init__(self, workspace: Workspace, *, live: bool = True, ascii_only: bool = False,
                  source: StatusSource | None = None, interval: float | None = None,
                  clock: Callable[[], float] = time.time,
-                 triage: tuple[tuple[Path, ...], TriageReport | None] | None = None) -> None:
+                 triage: tuple[tuple[Path, ...], TriageReport | None] | None = None,
+                 view: str = "") -> None:
         super().__init__()
         self.workspace = workspace
+        self.view = view
+        """The Fabric screen's first filter (`job` under `fabtui tui --job`)."""
         self.live = live
         self.ascii_only = ascii_only
         self.clock = clock
@@ -203,7 +206,9 @@ class FabtuiApp(App[None]):
 
 
 def run_app(workspace: Workspace, *, ascii_only: bool = False,
-            triage: tuple[tuple[Path, ...], TriageReport | None] | None = None) -> None:
+            triage: tuple[tuple[Path, ...], TriageReport | None] | None = None,
+            view: str = "") -> None:
     """Open the app on `workspace` in this terminal until the user quits (on the Triage screen
-    of `triage`'s logs when given, showing its report when one is given)."""
-    FabtuiApp(workspace, ascii_only=ascii_only, triage=triage).run()
+    of `triage`'s logs when given, showing its report when one is given; `view`: the Fabric
+    screen's first filter)."""
+    FabtuiApp(workspace, ascii_only=ascii_only, triage=triage, view=view).run()

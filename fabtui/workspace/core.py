@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from fabtui.runbooks.lint import LintIssue
     from fabtui.topology.graph import FabricGraph
     from fabtui.topology.loader import LoadedTopology
+    from fabtui.topology.ranks import RankSlot
 
 
 @dataclass
@@ -70,6 +71,10 @@ class Workspace:
         """What importing the case folders did when the library was first used."""
         self._loaded: dict[Path, LoadedTopology] = {}
         self._graphs: dict[tuple[Path, Path | None], FabricGraph] = {}
+        self.job_slots: tuple[RankSlot, ...] | None = None
+        """The rank placement of the Slurm job this session follows (set by
+        `fabtui.workspace.slurm.follow_job`), if any."""
+        self._job_graphs: dict[tuple[Path, tuple[RankSlot, ...]], FabricGraph] = {}
 
     def __enter__(self) -> Workspace:
         return self
@@ -102,15 +107,21 @@ class Workspace:
     def graph(self, path: Path | None = None, ranks: Path | None = None) -> FabricGraph:
         """The fabric graph with the job's rank placement: the one placement function.
 
-        `ranks` (default: the configured rank file; none: 8 ranks per node in node order) places
-        ranks for topology queries, probe targets (`rank:N`) and runbook functions
-        (`node_of_rank`) alike.
+        `ranks` (default: the followed Slurm job's placement, see `use_job`, else the configured
+        rank file; none: 8 ranks per node in node order) places ranks for topology queries,
+        probe targets (`rank:N`) and runbook functions (`node_of_rank`) alike.
         """
         from fabtui.paths import display_path
         from fabtui.topology.graph import FabricGraph
         from fabtui.topology.ranks import parse_rankfile
 
         chosen = path or self.settings.topology
+        if ranks is None and self.job_slots is not None:
+            job_key = (chosen, self.job_slots)
+            if job_key not in self._job_graphs:
+                self._job_graphs[job_key] = FabricGraph(self.topology(chosen).topology,
+                                                        list(self.job_slots))
+            return self._job_graphs[job_key]
         rank_file = ranks or self.settings.ranks
         key = (chosen, rank_file)
         if key not in self._graphs:

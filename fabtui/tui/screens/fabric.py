@@ -76,6 +76,8 @@ class FabricScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one(FabricMatrix).focus()
         self.show_marks()
+        if self.fab.view:
+            self._set_filter(self.fab.view)
         self._paint()
         if self.fab.live:
             # Made here, on the app's thread, so that quitting at once still finds it to stop.

@@ -2,11 +2,12 @@
 
 The console is the real one (`ProbeConsole` on the demo workspace); the sweep's results are
 posted to it as `ConsoleResult` messages, as its run's thread does, so what is measured is the
-table, not the probes. Figures, beside a reference measured in the same run (a bare Textual
-app whose DataTable gets the same rows, as the console's table was before it moved to the Line
-API):
+table, not the probes. The table alone (`SweepTable` in a bare app) is measured beside the
+reference, a bare app whose DataTable gets the same rows (what the console had before the Line
+API), in the same run:
   - fill: every result arrived and the frame drawn;
-  - scroll: pagedown / pageup / end / home, each key answered with its frame drawn;
+  - scroll: pagedown / pageup / end / home, each key answered with its frame drawn (in the
+    console each cursor move also shows that result's panel);
   - sort (the console only): worst first and back, the cursor staying on its row.
 Prints figures; never fails on timing.
 
@@ -86,29 +87,37 @@ async def measure_console(results: list[ProbeResult]) -> dict[str, list[float]]:
                 "rendered": [float(table.rendered)]}
 
 
-async def measure_datatable(results: list[ProbeResult]) -> dict[str, list[float]]:
+async def measure_bare(results: list[ProbeResult], kind: str) -> dict[str, list[float]]:
+    """The table alone in a bare app: `datatable` (what the console had) or `sweep` (ours)."""
     from rich.text import Text
     from textual.app import App, ComposeResult
     from textual.widgets import DataTable
 
+    from fabtui.tui.widgets.results import SweepRow, SweepTable
+
     class Bare(App[None]):
         def compose(self) -> ComposeResult:
-            yield DataTable(cursor_type="row")
+            yield DataTable(cursor_type="row") if kind == "datatable" else SweepTable()
 
     app = Bare()
     async with app.run_test(size=SIZE) as pilot:
-        table: DataTable[Text | str] = app.query_one(DataTable)
-        table.add_columns("target", "verdict", "why")
+        widget = app.query_one(DataTable if kind == "datatable" else SweepTable)
+        if isinstance(widget, DataTable):
+            widget.add_columns("target", "verdict", "why")
         await pilot.pause()
         start = time.perf_counter()
-        for number, each in enumerate(results):  # one row per arriving message, as before
+        for number, each in enumerate(results):  # one row per arriving message
             why = next((f.message for f in each.findings), "")
-            table.add_row(each.target, Text(f"✓ {each.verdict.value}"), why, key=str(number))
+            if isinstance(widget, DataTable):
+                widget.add_row(each.target, Text(f"✓ {each.verdict.value}"), why,
+                               key=str(number))
+            else:
+                widget.add(SweepRow(each.target, each.verdict, why))
             if number % 64 == 0:
                 await pilot.pause(0)  # messages arrive spread out: the app draws meanwhile
         await pilot.pause()
         fill = time.perf_counter() - start
-        table.focus()
+        widget.focus()
         await pilot.pause()
         scroll = await keys(pilot, KEYS)
         return {"fill": [fill], "scroll": scroll}
@@ -130,15 +139,16 @@ def main() -> None:
         os.environ.pop("FABTUI_CONFIG", None)
         results = sweep(rows)
         console = asyncio.run(measure_console(results))
-        reference = asyncio.run(measure_datatable(results))
+        bare = asyncio.run(measure_bare(results, "sweep"))
+        reference = asyncio.run(measure_bare(results, "datatable"))
     print(f"{os.cpu_count()} CPUs; a sweep of {rows:,} targets; {SIZE[0]}x{SIZE[1]}")
     print(f"{'figure':<58}{'median ms':>10}{'max ms':>10}")
-    print(f"{'console (Line API): all rows arrived, frame drawn':<58}{ms(console['fill'])}")
-    print(f"{'reference: DataTable, the same rows added one by one':<58}"
-          f"{ms(reference['fill'])}")
-    print(f"{'console: scroll key answered (page/end/home), frame drawn':<58}"
-          f"{ms(console['scroll'])}")
-    print(f"{'reference: DataTable scroll key answered':<58}{ms(reference['scroll'])}")
+    print("fill: rows added one by one, then the frame; scroll: page/end/home answered")
+    for label, figures in (("SweepTable (Line API), bare app", bare),
+                           ("reference: DataTable, bare app", reference),
+                           ("the console (table and result panel)", console)):
+        print(f"{label + ': fill':<58}{ms(figures['fill'])}")
+        print(f"{label + ': scroll':<58}{ms(figures['scroll'])}")
     print(f"{'console: sort worst first / arrival order':<58}{ms(console['sort'])}")
     print(f"console lines rendered anew over the whole run: {console['rendered'][0]:.0f} "
           f"(of {rows:,} rows)")

@@ -90,10 +90,13 @@ class SyntheticSource:
         self.rng = random.Random(7)
         self.state: dict[str, tuple[Verdict, float]] = {}
         self.notes: list[str] = []
+        self.stopped = threading.Event()
 
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         if self.gate is not None:
             while not self.gate.acquire(timeout=0.05):
+                if self.stopped.is_set():  # the app is closing: its poller waits for this
+                    return
                 await asyncio.sleep(0)
         self.advance()
         for cell in self.rng.sample(self.cells, len(self.cells) // 20):
@@ -183,6 +186,7 @@ async def measure_app(topology: Path, cycles: int, checkpoints: list[int],
                 memory.take(n)
                 if top and first is None:  # the baseline: once every history is full
                     first = tracemalloc.take_snapshot()
+        source.stopped.set()
         if first is not None:
             gc.collect()
             for stat in tracemalloc.take_snapshot().compare_to(first, "lineno")[:top]:
@@ -260,7 +264,7 @@ async def real_time(topology: Path, minutes: float) -> None:
 def row(label: str, memory: Memory, field: str) -> str:
     values: list[float] = getattr(memory, field)
     cells = "".join(f"{v:>9.1f}" for v in values)
-    return f"{label:<34}{cells}{values[-1] - values[0]:>+10.1f}"
+    return f"{label:<44}{cells}{values[-1] - values[0]:>+10.1f}"
 
 
 def main() -> None:
@@ -293,7 +297,7 @@ def main() -> None:
         tracemalloc.stop()
     print(f"{os.cpu_count()} CPUs; 1,024 nodes x 8 rails; {cycles} poll cycles at 1 Hz of "
           f"simulated time through the poller; {SIZE[0]}x{SIZE[1]}; run {total:.1f} s")
-    print(f"{'after N cycles':<34}{''.join(f'{c:>9}' for c in memory.cycles)}"
+    print(f"{'after N cycles':<44}{''.join(f'{c:>9}' for c in memory.cycles)}"
           f"{'growth':>10}")
     for label, field in (("RSS MB", "rss"), ("allocated blocks (k)", "blocks"),
                          ("gc-tracked objects (k)", "objects"), ("traced heap MB", "heap")):

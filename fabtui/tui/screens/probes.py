@@ -24,6 +24,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
 from fabtui.errors import InputError, RequestError
@@ -104,6 +105,7 @@ class ProbeConsole(Screen[None]):
         self._flight_lock = threading.Lock()
         self._cancelled_run = 0
         """Runs up to this number are cancelled (even one whose task does not exist yet)."""
+        self._status_timer: Timer | None = None
         self.outcome: str | None = None
         """How the last run ended: `done`, `cancelled` or its error (set on its thread)."""
 
@@ -240,6 +242,12 @@ class ProbeConsole(Screen[None]):
             table.display = True
         if self.shown is None:
             self._show(result)
+            self._paint_status()
+        elif self._status_timer is None:  # a sweep of thousands: the counts at most 10 times/s
+            self._status_timer = self.set_timer(0.1, self._flush_status)
+
+    def _flush_status(self) -> None:
+        self._status_timer = None
         self._paint_status()
 
     @on(ConsoleRunEnded)

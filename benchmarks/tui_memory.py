@@ -40,6 +40,7 @@ import threading
 import time
 import tracemalloc
 from collections.abc import AsyncGenerator, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -91,6 +92,7 @@ class SyntheticSource:
         self.state: dict[str, tuple[Verdict, float]] = {}
         self.notes: list[str] = []
         self.stopped = threading.Event()
+        self.built: dict[str, tuple[tuple[tuple[Verdict, float], ...], ProbeResult]] = {}
 
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         if self.gate is not None:
@@ -103,15 +105,28 @@ class SyntheticSource:
             verdict = self.rng.choice((Verdict.OK, Verdict.OK, Verdict.WARN, Verdict.FAIL))
             self.state[cell.nic] = (verdict, self.rng.uniform(0, 5000))
         at = self.clock()
-        ok = (Verdict.OK, 0.0)
         for node, cells in self.by_node.items():
-            yield result("nic.ethtool", node, [
-                (c.nic, "rate.tx_prio3_pause", (s := self.state.get(c.nic, ok))[1], s[0])
-                for c in cells], at=at), 2.5
+            yield self._result("nic.ethtool", node, "rate.tx_prio3_pause",
+                               [(c.nic, c.nic) for c in cells], at), 2.5
         for leaf, cells in self.by_leaf.items():
-            yield result("switch.pfc", leaf, [
-                (str(c.port), "rate.rx.PFC3", (s := self.state.get(c.nic, ok))[1], s[0])
-                for c in cells], at=at), 2.5
+            yield self._result("switch.pfc", leaf, "rate.rx.PFC3",
+                               [(str(c.port), c.nic) for c in cells], at), 2.5
+
+    def _result(self, probe: str, target: str, metric: str, parts: list[tuple[str, str]],
+                at: float) -> ProbeResult:
+        """A new result each poll: built anew when a verdict in it changed, else a copy of the
+        last one with this poll's time (cheaper; the app gets a new object either way)."""
+        ok = (Verdict.OK, 0.0)
+        values = tuple(self.state.get(nic, ok) for _, nic in parts)
+        cached = self.built.get(target)
+        if cached is not None and cached[0] == values:
+            when = datetime.fromtimestamp(at, UTC)
+            return cached[1].model_copy(update={"started_at": when, "ended_at": when})
+        built = result(probe, target, [(component, metric, pauses, verdict)
+                                       for (component, _), (verdict, pauses)
+                                       in zip(parts, values, strict=True)], at=at)
+        self.built[target] = (values, built)
+        return built
 
 
 @dataclasses.dataclass

@@ -1,9 +1,11 @@
 """`FabricMatrix`: the spine–leaf–rail picture and the node x rail matrix, in one Line-API view.
 
-One line per row (spines, each group's uplinks and leaves, then one line per node), one cell per
-element; only visible lines are rendered, each rendered line is cached by what it shows (the
-health of its cells, the cursor, the theme), and a new snapshot repaints only the lines whose
-cells changed. A 1,024-node fabric is a thousand lines, not thousands of widgets.
+One line per row (the spine tiers and every rail's uplinks and leaves, laid out for the view's
+width and aggregated when a tier does not fit; each group's uplinks and leaves; then one line per
+node), one cell per element or per set of elements; only visible lines are rendered, each
+rendered line is cached by what it shows (the health of its cells, the cursor, the theme), and
+a new snapshot repaints only the lines whose cells changed. A 1,024-node fabric is a thousand
+lines, not thousands of widgets.
 """
 
 from __future__ import annotations
@@ -58,8 +60,7 @@ def build_rows(fabric: FabricMap, view: ViewFilter, width: int = PICTURE_WIDTH) 
     cells of several switches each), then each group's uplinks, leaves and nodes."""
     rails = [r for r in fabric.rails if view.shows_rail(r)]
     label_width = max([len(n) for n in fabric.nodes] + [9]) + 1
-    room = max(1, (width - label_width) // CELL)
-    """Cells of CELL columns a line holds."""
+    room = max(1, (width - label_width) // CELL)  # cells a line holds
     rows = _tier_rows("super-spines", fabric.super_spines, room) if fabric.super_spines else []
     rows += _tier_rows("spines", fabric.spines, room)
     if len(fabric.groups) > 1 and rails:  # every rail's leaves at a glance, above the groups

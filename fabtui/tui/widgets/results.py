@@ -3,7 +3,8 @@
 A sweep over a rail or a whole fabric is thousands of targets arriving one by one; a DataTable
 re-measures and re-renders as rows arrive. Here a row is three strings, only visible lines are
 rendered, each rendered line is cached by what it shows (its row, the cursor, the width, the
-theme, the focus), and a new row repaints only itself (when visible). `s` switches the order
+theme, the focus), and a new row repaints only itself (when visible). A line wider than the
+view is cut (the result panel below shows the whole of the highlighted one). `s` switches the order
 between arrival and worst first (then by target); the cursor stays on its row.
 """
 
@@ -51,7 +52,7 @@ class SweepTable(ScrollView, can_focus=True):
     """See the module docstring."""
 
     DEFAULT_CSS = """
-    SweepTable { background: $surface; }
+    SweepTable { background: $surface; overflow-x: hidden; }
     SweepTable:focus { background-tint: $foreground 3%; }
     """
 

@@ -264,16 +264,19 @@ async def real_time(topology: Path, minutes: float) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         await pilot.pause(2)
-        base = rss_mb()
-        print(f"{'minute':>6}{'polls':>7}{'RSS MB':>9}{'growth':>9}")
-        print(f"{0:>6}{screen.snapshot.round:>7}{base:>9.1f}{0:>+9.1f}")  # type: ignore[attr-defined]
+        gc.collect()
+        base, blocks = rss_mb(), sys.getallocatedblocks() / 1000
+        print(f"{'minute':>6}{'polls':>7}{'RSS MB':>9}{'growth':>9}{'blocks k':>10}{'growth':>9}")
+        print(f"{0:>6}{screen.snapshot.round:>7}{base:>9.1f}{0:>+9.1f}"  # type: ignore[attr-defined]
+              f"{blocks:>10.1f}{0:>+9.1f}")
         for minute in range(1, int(minutes) + 1):
             while time.monotonic() - started < 60 * minute:
                 await pilot.pause(0.5)
                 await pilot.press("down" if int(time.monotonic()) % 40 < 20 else "up")
             gc.collect()
-            now = rss_mb()
-            print(f"{minute:>6}{screen.snapshot.round:>7}{now:>9.1f}{now - base:>+9.1f}")  # type: ignore[attr-defined]
+            now, held = rss_mb(), sys.getallocatedblocks() / 1000
+            print(f"{minute:>6}{screen.snapshot.round:>7}{now:>9.1f}"  # type: ignore[attr-defined]
+                  f"{now - base:>+9.1f}{held:>10.1f}{held - blocks:>+9.1f}")
 
 
 def row(label: str, memory: Memory, field: str) -> str:

@@ -199,6 +199,8 @@ async def measure_app(topology: Path, cycles: int, checkpoints: list[int],
             keys.append(time.perf_counter() - start)
             if n in checkpoints:
                 memory.take(n)
+                print(f"  cycle {n}: RSS {memory.rss[-1]:.1f} MB, {memory.blocks[-1]:.1f}k "
+                      "blocks", file=sys.stderr, flush=True)  # a long run shows it is alive
                 if top and first is None:  # the baseline: once every history is full
                     first = tracemalloc.take_snapshot()
         source.stopped.set()

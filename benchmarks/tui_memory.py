@@ -93,6 +93,8 @@ class SyntheticSource:
         self.notes: list[str] = []
         self.stopped = threading.Event()
         self.built: dict[str, tuple[tuple[tuple[Verdict, float], ...], ProbeResult]] = {}
+        for cell in self.cells:  # stationary from the first poll: the storm has spread already
+            self._draw(cell)
 
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         if self.gate is not None:
@@ -102,8 +104,7 @@ class SyntheticSource:
                 await asyncio.sleep(0)
         self.advance()
         for cell in self.rng.sample(self.cells, len(self.cells) // 20):
-            verdict = self.rng.choice((Verdict.OK, Verdict.OK, Verdict.WARN, Verdict.FAIL))
-            self.state[cell.nic] = (verdict, self.rng.uniform(0, 5000))
+            self._draw(cell)
         at = self.clock()
         for node, cells in self.by_node.items():
             yield self._result("nic.ethtool", node, "rate.tx_prio3_pause",
@@ -111,6 +112,10 @@ class SyntheticSource:
         for leaf, cells in self.by_leaf.items():
             yield self._result("switch.pfc", leaf, "rate.rx.PFC3",
                                [(str(c.port), c.nic) for c in cells], at), 2.5
+
+    def _draw(self, cell: HostCell) -> None:
+        verdict = self.rng.choice((Verdict.OK, Verdict.OK, Verdict.WARN, Verdict.FAIL))
+        self.state[cell.nic] = (verdict, self.rng.uniform(0, 5000))
 
     def _result(self, probe: str, target: str, metric: str, parts: list[tuple[str, str]],
                 at: float) -> ProbeResult:

@@ -310,3 +310,42 @@ def test_parse_request() -> None:
                      ("node001 path='open", "cannot read")):
         with pytest.raises(ValueError, match=why):
             parse_request(bad)
+
+
+@asynctest
+async def test_a_big_sweep_draws_only_what_shows_and_sorts_worst_first() -> None:
+    """2,000 results: the table draws only the lines on screen; the cursor picks the result
+    shown; `s` puts the failures first with the cursor staying on its row, and back."""
+    from fabtui.tui.widgets.results import SweepTable
+    from tests.tui_support import result
+
+    results = [result("nic.ethtool", f"node{n // 8 + 1:03d}:mlx5_{n % 8}", [
+        (f"node{n // 8 + 1:03d}:mlx5_{n % 8}", "rate.tx_prio3_pause", 0.0,
+         Verdict.FAIL if n % 500 == 250 else Verdict.OK)]) for n in range(2000)]
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    async with app.run_test(size=(100, 30)) as pilot:
+        console = await open_console(app, pilot, "nic.ethtool", "node*:*")
+        console.run_no, console.running = 1, True
+        for each in results:
+            console.post_message(ConsoleResult(1, each))
+        console.post_message(ConsoleRunEnded(1, None, 3.0))
+        await pilot.pause()
+        table = console.query_one(SweepTable)
+        assert len(table.rows) == 2000 and table.rendered < 100
+        assert "✗ fail 4  ✓ ok 1996" in screen_text(app)
+        table.focus()
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert console.shown is results[2]
+        await pilot.press("s")
+        await pilot.pause()
+        assert table.selected == 2 and console.shown is results[2]
+        await pilot.press("home")
+        await pilot.pause()
+        assert console.shown is results[250]
+        assert [table.order[i] for i in range(5)] == [250, 750, 1250, 1750, 0]
+        text = screen_text(app)
+        assert "node032:mlx5_2  ✗ fail" in text
+        await pilot.press("s")
+        await pilot.pause()
+        assert table.order[:3] == [0, 1, 2] and table.selected == 250

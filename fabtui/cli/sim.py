@@ -13,10 +13,8 @@ import click
 from fabtui.cli.context import UserError, notice_once, settings
 from fabtui.config import Settings
 from fabtui.durations import parse_duration
-from fabtui.errors import InputError
 from fabtui.sim.scenario import (
     FaultKind,
-    FaultSpec,
     find_scenario,
     load_scenario,
     scenario_files,
@@ -170,30 +168,21 @@ def inject(ctx: click.Context, fault: str, component: str, delay: str, length: s
            params: tuple[str, ...], as_json: bool) -> None:
     """Add a fault to the running demo fabric now (game days). `fabtui sim clear` removes it."""
     s = _simulated(ctx)
-    path, state = sim_state(s)
-    now = state.now()
-    begin = now + _seconds(delay, "--in")
-    end = begin + _seconds(length, "--for") if length is not None else None
+    running = sim_state(s)
     values: dict[str, Any] = {}
     for item in params:
         key, sep, value = item.partition("=")
         if not sep:
             raise UserError(f"--param {item!r}: expected key=value")
         values[key.strip()] = _number(value)
-    spec = FaultSpec(fault=FaultKind(fault), component=component, at=begin, until=end,
-                     params=values)
-    trial = state.model_copy(update={"injected": [*state.injected, spec]})
-    try:
-        build_sim(trial)
-    except InputError as exc:
-        reason = exc.problems[-1].message.split(": ", 1)[-1]
-        raise UserError(f"cannot inject {fault} on {component}: {reason}") from None
-    write_state(path, trial)
-    when = "now" if begin <= now else f"at {_clock(begin)}"
+    done = simfabric.add_fault(s, fault, component, delay_s=_seconds(delay, "--in"),
+                               length_s=_seconds(length, "--for") if length is not None else None,
+                               params=values, running=running)
+    when = "now" if done.at <= done.now else f"at {_clock(done.at)}"
     _say(as_json, f"injected {fault} on {component} {when}"
-         f"{f' for {length}' if length else ''} (scenario clock {_clock(now)})",
-         {"fault": fault, "component": component, "at": begin, "until": end,
-          "params": values, "time_s": round(now, 1), "injected": len(trial.injected)})
+         f"{f' for {length}' if length else ''} (scenario clock {_clock(done.now)})",
+         {"fault": fault, "component": component, "at": done.at, "until": done.until,
+          "params": done.params, "time_s": round(done.now, 1), "injected": done.injected})
 
 
 @sim.command("repair")

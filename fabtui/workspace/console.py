@@ -67,7 +67,11 @@ def result_tables(result: ProbeResult, definition: ProbeDef | None) -> list[Tabl
 
 def verdict_counts(results: list[ProbeResult]) -> dict[Verdict, int]:
     """How many results of each verdict, worst first (for the badges line)."""
-    counts = Counter(r.verdict for r in results)
+    return worst_first(Counter(r.verdict for r in results))
+
+
+def worst_first(counts: Counter[Verdict]) -> dict[Verdict, int]:
+    """`counts` ordered worst verdict first (a sweep keeps its tally as results arrive)."""
     return {v: counts[v] for v in sorted(counts, key=lambda v: -v.rank)}
 
 

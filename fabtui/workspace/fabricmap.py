@@ -24,6 +24,8 @@ from fabtui.model.topology import Role
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.pairing import gpu_map
 
+SET = "set:"
+"""Prefix of a key that stands for many elements (see `FabricMap.set_members`)."""
 _LANE = re.compile(r"/lane(\d+)$")
 _GPU = re.compile(r"^(?:gpu|GPU)(\d+)$")
 
@@ -94,6 +96,8 @@ class FabricMap:
     """Leaf -> its spine links (`link:<i>`)."""
     job_nodes: list[str] = field(default_factory=list)
     """Nodes the job's ranks run on (the rank placement)."""
+    super_spines: list[str] = field(default_factory=list)
+    """The tier above the spines (multi-pod fabrics); `spines` holds the spines only."""
     _optic_of_port: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -136,6 +140,7 @@ class FabricMap:
                                  HostCell(hostname, nic.rail, nic_key, gpus, link, port, leaf,
                                           optic))
         spines: list[str] = []
+        super_spines: list[str] = []
         groups: dict[str, dict[int, str]] = {}
         for name, switch in graph.switches.items():
             if switch.role is Role.LEAF:
@@ -146,7 +151,7 @@ class FabricMap:
                     groups.setdefault(label, {}).setdefault(rail, name)
             else:
                 kinds[name] = Kind.SPINE
-                spines.append(name)
+                (super_spines if switch.role is Role.SUPER_SPINE else spines).append(name)
         leaf_uplinks: dict[str, list[str]] = defaultdict(list)
         for a, b, index in graph.switch_edges:
             link_key = f"link:{index}"
@@ -177,7 +182,7 @@ class FabricMap:
                    members={k: tuple(v) for k, v in members.items()}, labels=labels,
                    group_nodes=dict(group_nodes),
                    leaf_uplinks={k: tuple(v) for k, v in leaf_uplinks.items()},
-                   job_nodes=job, _optic_of_port=optic_of_port)
+                   job_nodes=job, super_spines=super_spines, _optic_of_port=optic_of_port)
 
     # naming -------------------------------------------------------------------------------------
     def element_of(self, component: str) -> tuple[str, str | None]:
@@ -201,7 +206,31 @@ class FabricMap:
 
     def label(self, key: str) -> str:
         """How element `key` reads for a person."""
+        if key.startswith(SET):
+            members = self.set_members(key)
+            return f"{key.removeprefix(SET)} ({len(members)})"
         return self.labels.get(key, key)
+
+    # sets: one picture cell standing for many elements (a fabric too big to draw one by one)
+    def set_members(self, key: str) -> tuple[str, ...]:
+        """The elements set `key` stands for (empty when it names none):
+        `set:spines:A-B` / `set:super-spines:A-B` (1-based, inclusive), `set:leaves:rN` (every
+        leaf of rail N), `set:uplinks:rN` (their spine links)."""
+        _, _, rest = key.partition(SET)
+        what, _, which = rest.partition(":")
+        if what in ("spines", "super-spines"):
+            first, _, last = which.partition("-")
+            if not (first.isdigit() and last.isdigit()):
+                return ()
+            tier = self.spines if what == "spines" else self.super_spines
+            return tuple(tier[int(first) - 1:int(last)])
+        if what in ("leaves", "uplinks") and which[1:].isdigit():
+            rail = int(which[1:])
+            leaves = [by_rail[rail] for _, by_rail in self.groups if rail in by_rail]
+            if what == "leaves":
+                return tuple(leaves)
+            return tuple(link for leaf in leaves for link in self.leaf_uplinks.get(leaf, ()))
+        return ()
 
     def layer_members(self) -> dict[Layer, list[str]]:
         """Layer -> its elements, for problem counts."""
@@ -293,10 +322,12 @@ def visible_nodes(fabric: FabricMap, view: ViewFilter) -> Iterable[str]:
 
 def selection_elements(fabric: FabricMap, key: str, focus: str | None = None) -> list[str]:
     """The elements a selection stands for: a host cell (`node@rail`) is its cable, NIC,
-    GPU(s), leaf port and optic; `uplinks:LEAF` is the leaf's spine links; anything else is
-    itself. `focus` (an element found by name) comes first."""
+    GPU(s), leaf port and optic; `uplinks:LEAF` is the leaf's spine links; a set (`set:...`)
+    its members; anything else is itself. `focus` (an element found by name) comes first."""
     if key.startswith("uplinks:"):
         found = list(fabric.leaf_uplinks.get(key.removeprefix("uplinks:"), ()))
+    elif key.startswith(SET):
+        found = list(fabric.set_members(key))
     else:
         node, sep, rail = key.rpartition("@")
         cell = fabric.cells.get((node, int(rail))) if sep and rail.isdigit() else None

@@ -7,6 +7,7 @@ that scenario starts (or keeps running, if it already is).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from fabtui.config import Settings
@@ -86,21 +87,46 @@ def play(s: Settings, name: str) -> Settings:
     return dataclasses.replace(s, scenario=name, scenario_chosen=False)
 
 
-def inject(s: Settings, fault: str, component: str, *, delay_s: float = 0.0,
-           length_s: float | None = None, params: dict[str, object] | None = None) -> str:
-    """Add a fault to the running demo fabric, as `fabtui sim inject` does; what was done, in
-    one line. Raises `RequestError` when the fault does not fit the component.
+@dataclass(frozen=True)
+class Injection:
+    """A fault added to the running demo fabric: what, where, and when on its clock."""
+
+    fault: str
+    component: str
+    at: float
+    """Scenario-clock seconds it starts."""
+    until: float | None
+    now: float
+    """Scenario-clock seconds when it was added."""
+    params: dict[str, object]
+    injected: int
+    """Faults injected into the running demo now, this one included."""
+
+    @property
+    def said(self) -> str:
+        """What was done, in one line."""
+        when = "now" if self.at <= self.now else f"in {self.at - self.now:g}s"
+        return f"injected {self.fault} on {self.component} {when}"
+
+
+def add_fault(s: Settings, fault: str, component: str, *, delay_s: float = 0.0,
+              length_s: float | None = None, params: dict[str, object] | None = None,
+              running: tuple[Path, SimState] | None = None) -> Injection:
+    """Add a fault to the running demo fabric (`running`: its state file and state, when the
+    caller already read them). The one implementation behind `fabtui sim inject` and the app's
+    demo screen. Raises `RequestError` when the fault is unknown or does not fit the component.
 
     Note: writes the state file.
     """
     from fabtui.errors import RequestError
     from fabtui.sim.scenario import FaultKind, FaultSpec
+    from fabtui.sim.state import write_state
 
     try:
         kind = FaultKind(fault)
     except ValueError:
         raise RequestError(f"no fault {fault!r} (faults: {', '.join(fault_kinds())})") from None
-    path, state = sim_state(s)
+    path, state = running or sim_state(s)
     now = state.now()
     begin = now + delay_s
     end = begin + length_s if length_s is not None else None
@@ -112,10 +138,15 @@ def inject(s: Settings, fault: str, component: str, *, delay_s: float = 0.0,
     except InputError as exc:
         reason = exc.problems[-1].message.split(": ", 1)[-1]
         raise RequestError(f"cannot inject {fault} on {component}: {reason}") from None
-    from fabtui.sim.state import write_state
-
     write_state(path, trial)
-    return f"injected {fault} on {component} {'now' if begin <= now else f'in {delay_s:g}s'}"
+    return Injection(fault, component, begin, end, now, dict(spec.params), len(trial.injected))
+
+
+def inject(s: Settings, fault: str, component: str, *, delay_s: float = 0.0,
+           length_s: float | None = None, params: dict[str, object] | None = None) -> str:
+    """`add_fault`, said in one line (what the app's demo screen notifies)."""
+    return add_fault(s, fault, component, delay_s=delay_s, length_s=length_s,
+                     params=params).said
 
 
 def repair(s: Settings, component: str) -> list[str]:

@@ -9,6 +9,7 @@ keep arriving (the latest is held and shown on resume).
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -56,6 +57,9 @@ class FabricScreen(Screen[None]):
         self.selected: str | None = None
         self.found: str | None = None
         """The element found by name inside the selected cell (shown first)."""
+        self._pending: FabricSnapshot | None = None
+        """The newest snapshot from the poller not yet taken (see `_emit`)."""
+        self._pending_lock = threading.Lock()
 
     @property
     def fab(self) -> FabtuiApp:
@@ -89,18 +93,26 @@ class FabricScreen(Screen[None]):
         self.fab.stop_poller()
 
     def _emit(self, snapshot: FabricSnapshot) -> None:
-        """Called on the poller's thread: hand the snapshot over as a message."""
-        self.post_message(SnapshotArrived(snapshot))
+        """Called on the poller's thread: hand the snapshot over as a message. At most one is
+        in the queue: a newer snapshot replaces the one not yet taken (so a slow frame never
+        lets snapshots pile up in memory, and the view never shows an old one)."""
+        with self._pending_lock:
+            queued = self._pending is not None
+            self._pending = snapshot
+        if not queued:
+            self.post_message(SnapshotArrived(snapshot))
 
     # live data ----------------------------------------------------------------------------------
     @on(SnapshotArrived)
     def _arrived(self, message: SnapshotArrived) -> None:
+        with self._pending_lock:
+            snapshot, self._pending = self._pending or message.snapshot, None
         if self.paused:
-            self.held = message.snapshot
+            self.held = snapshot
             self.held_count += 1
             self._paint_header()
             return
-        self.apply(message.snapshot)
+        self.apply(snapshot)
 
     def apply(self, snapshot: FabricSnapshot) -> None:
         """Show `snapshot`: every part of the screen in one batch."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -23,6 +24,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
 from fabtui.errors import InputError, RequestError
@@ -34,28 +36,19 @@ from fabtui.tui.commands import CONSOLE_COMMANDS, bindings
 from fabtui.tui.glyphs import glyph, health_style, short_number
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.busbw_plot import BusbwPlot
+from fabtui.tui.widgets.results import SweepRow, SweepTable, health_of
 from fabtui.workspace.console import (
     busbw_series,
     parse_request,
     result_tables,
-    verdict_counts,
+    worst_first,
 )
-from fabtui.workspace.live import Health
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
 
-_HEALTH = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: Health.WARN,
-           Verdict.FAIL: Health.FAIL, Verdict.ERROR: Health.UNREACHABLE,
-           Verdict.ABORTED: Health.UNREACHABLE, Verdict.CANCELLED: Health.UNREACHABLE}
-
 PROBLEMS_SHOWN = 3
 """Metrics out of range named under the result's badge (the rest: the metrics table)."""
-
-
-def health_of(verdict: Verdict) -> Health:
-    """How a verdict reads as a badge (an error: the target could not be measured)."""
-    return _HEALTH.get(verdict, Health.UNKNOWN)
 
 
 class ConsoleResult(Message):
@@ -102,6 +95,8 @@ class ProbeConsole(Screen[None]):
         self.probe = probe
         self.target = target
         self.results: list[ProbeResult] = []
+        self.tally: Counter[Verdict] = Counter()
+        """Results per verdict, kept as they arrive (a count per result would be quadratic)."""
         self.shown: ProbeResult | None = None
         self.run_no = 0
         self.running = False
@@ -110,6 +105,7 @@ class ProbeConsole(Screen[None]):
         self._flight_lock = threading.Lock()
         self._cancelled_run = 0
         """Runs up to this number are cancelled (even one whose task does not exist yet)."""
+        self._status_timer: Timer | None = None
         self.outcome: str | None = None
         """How the last run ended: `done`, `cancelled` or its error (set on its thread)."""
 
@@ -129,16 +125,14 @@ class ProbeConsole(Screen[None]):
             yield Input(self.target, placeholder="target: node001 · node00* · leaf-g00-r4 · "
                         "rail:3 · then name=value parameters", id="probe-target")
         yield Static(id="console-status")
-        yield DataTable(id="console-results", cursor_type="row", zebra_stripes=False)
+        yield SweepTable(ascii_only=self.fab.ascii_only, id="console-results")
         yield VerticalScroll(id="console-body")
         with VerticalScroll(id="console-raw"):
             yield Static(id="raw-text", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        results = self.query_one("#console-results", DataTable)
-        results.add_columns("target", "verdict", "why")
-        results.display = False
+        self.query_one("#console-results", SweepTable).display = False
         self.query_one("#probe-target" if self.probe else "#probe-select").focus()
         self._paint_status()
 
@@ -185,7 +179,8 @@ class ProbeConsole(Screen[None]):
         self.run_no += 1
         self.probe, self.target = probe, target
         self.results, self.shown, self.running = [], None, True
-        self.query_one("#console-results", DataTable).clear()
+        self.tally = Counter()
+        self.query_one("#console-results", SweepTable).clear()
         self.status_text = f"running {probe} on {target or 'this machine'} …"
         self._show(None)
         self._run(self.run_no, probe, target, params)
@@ -238,13 +233,21 @@ class ProbeConsole(Screen[None]):
             return
         result = message.result
         self.results.append(result)
-        table = self.query_one("#console-results", DataTable)
+        self.tally[result.verdict] += 1
+        table = self.query_one("#console-results", SweepTable)
         why = result.error or next((f.message for f in result.findings), "")
-        table.add_row(result.target, self._badge(result.verdict), why.splitlines()[0][:80]
-                      if why else "", key=str(len(self.results) - 1))
-        table.display = len(self.results) > 1
+        table.add(SweepRow(result.target, result.verdict,
+                           why.splitlines()[0][:80] if why else ""))
+        if len(self.results) == 2:
+            table.display = True
         if self.shown is None:
             self._show(result)
+            self._paint_status()
+        elif self._status_timer is None:  # a sweep of thousands: the counts at most 10 times/s
+            self._status_timer = self.set_timer(0.1, self._flush_status)
+
+    def _flush_status(self) -> None:
+        self._status_timer = None
         self._paint_status()
 
     @on(ConsoleRunEnded)
@@ -264,9 +267,9 @@ class ProbeConsole(Screen[None]):
                                f"{message.seconds:.1f}s"
         self._paint_status()
 
-    @on(DataTable.RowHighlighted, "#console-results")
-    def _pick_result(self, message: DataTable.RowHighlighted) -> None:
-        index = int(message.row_key.value or 0)
+    @on(SweepTable.Highlighted, "#console-results")
+    def _pick_result(self, message: SweepTable.Highlighted) -> None:
+        index = message.index
         if 0 <= index < len(self.results) and self.results[index] is not self.shown:
             self._show(self.results[index])
 
@@ -278,7 +281,7 @@ class ProbeConsole(Screen[None]):
 
     def _paint_status(self) -> None:
         text = Text(self.status_text)
-        counts = verdict_counts(self.results)
+        counts = worst_first(self.tally)
         if counts:
             text.append("  ")
             for verdict, count in counts.items():

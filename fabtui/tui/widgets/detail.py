@@ -8,6 +8,7 @@ the elements it shows changed, so a flood of snapshots costs nothing while nothi
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -16,7 +17,7 @@ from textual.widgets import Static
 from fabtui.topology.graph import FabricGraph
 from fabtui.tui.glyphs import glyph, health_style, mark, short_number, sparkline
 from fabtui.workspace.crosslinks import Mark
-from fabtui.workspace.fabricmap import FabricMap, identity, selection_elements
+from fabtui.workspace.fabricmap import SET, FabricMap, identity, selection_elements
 from fabtui.workspace.live import KEY_COUNTERS, FabricSnapshot
 
 SPARK = 16
@@ -92,6 +93,15 @@ class DetailPanel(VerticalScroll):
         if key is None:
             return Text("Select an element (arrows, / to find).", style="dim")
         elements = selection_elements(self.fabric, key, focus)
+        if key.startswith(SET):  # many switches or links in one cell: a tally, worst first
+            elements.sort(key=lambda e: -snapshot.of(e).rank)
+            text.append(f"{self.fabric.label(key)}\n", "bold")
+            tally = Counter(snapshot.of(e) for e in elements)
+            for health in sorted(tally, key=lambda h: -h.rank):
+                text.append(f"{glyph(health, self.ascii_only)} {tally[health]} {health.value}",
+                            health_style(health, theme))
+                text.append("  ")
+            text.append("\n\n")
         for number, element in enumerate(elements):
             health = snapshot.of(element)
             if number:

@@ -1,9 +1,11 @@
 """`FabricMatrix`: the spine–leaf–rail picture and the node x rail matrix, in one Line-API view.
 
-One line per row (spines, each group's uplinks and leaves, then one line per node), one cell per
-element; only visible lines are rendered, each rendered line is cached by what it shows (the
-health of its cells, the cursor, the theme), and a new snapshot repaints only the lines whose
-cells changed. A 1,024-node fabric is a thousand lines, not thousands of widgets.
+One line per row (the spine tiers and every rail's uplinks and leaves, laid out for the view's
+width and aggregated when a tier does not fit; each group's uplinks and leaves; then one line per
+node), one cell per element or per set of elements; only visible lines are rendered, each
+rendered line is cached by what it shows (the health of its cells, the cursor, the theme), and
+a new snapshot repaints only the lines whose cells changed. A 1,024-node fabric is a thousand
+lines, not thousands of widgets.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from fabtui.tui.glyphs import glyph, health_style, mark
-from fabtui.workspace.fabricmap import FabricMap, ViewFilter
+from fabtui.workspace.fabricmap import SET, FabricMap, ViewFilter
 from fabtui.workspace.live import EMPTY, FabricSnapshot, Health, worst_health
 
 CELL = 4
@@ -46,23 +48,36 @@ class Row:
     heading: str | None = None
 
 
-def build_rows(fabric: FabricMap, view: ViewFilter) -> list[Row]:
-    """The lines the matrix shows under `view`."""
+PICTURE_WIDTH = 80
+"""The width the picture is laid out for until the view knows its own."""
+TIER_LINES = 2
+"""Lines a tier of switches (spines, super-spines) may take before its cells are aggregated."""
+
+
+def build_rows(fabric: FabricMap, view: ViewFilter, width: int = PICTURE_WIDTH) -> list[Row]:
+    """The lines the matrix shows under `view`, laid out for `width` columns: the spine-leaf-rail
+    picture (every layer, however big the fabric: a tier too wide for the view is drawn as
+    cells of several switches each), then each group's uplinks, leaves and nodes."""
     rails = [r for r in fabric.rails if view.shows_rail(r)]
-    rows: list[Row] = []
-    spines = fabric.spines
-    for start in range(0, len(spines), 6):
-        chunk = spines[start:start + 6]
-        rows.append(Row("spines" if start == 0 else "",
-                        tuple(Cell(s, (s,), s) for s in chunk)))
+    label_width = max([len(n) for n in fabric.nodes] + [9]) + 1
+    room = max(1, (width - label_width) // CELL)  # cells a line holds
+    rows = _tier_rows("super-spines", fabric.super_spines, room) if fabric.super_spines else []
+    rows += _tier_rows("spines", fabric.spines, room)
+    if len(fabric.groups) > 1 and rails:  # every rail's leaves at a glance, above the groups
+        rows.append(Row("rails", heading="".join(f"r{r:<{CELL - 1}}" for r in rails)))
+        if fabric.leaf_uplinks:
+            rows.append(Row("uplinks", tuple(_set_cell(fabric, f"{SET}uplinks:r{r}")
+                                             for r in rails)))
+        rows.append(Row("leaves", tuple(_set_cell(fabric, f"{SET}leaves:r{r}") for r in rails)))
     for label, by_rail in fabric.groups:
         nodes = [n for n in fabric.group_nodes.get(label, []) if view.shows_node(n)]
         if view.nodes is not None and not nodes:
             continue
         leaves = [(r, by_rail.get(r)) for r in rails]
-        rows.append(Row(f"{label} up", tuple(
-            Cell(f"uplinks:{leaf}", fabric.leaf_uplinks.get(leaf, ())) if leaf else
-            Cell("", ()) for _, leaf in leaves)))
+        if fabric.leaf_uplinks:  # a fabric of leaves only has no uplinks to show
+            rows.append(Row(f"{label} up", tuple(
+                Cell(f"uplinks:{leaf}", fabric.leaf_uplinks.get(leaf, ())) if leaf else
+                Cell("", ()) for _, leaf in leaves)))
         rows.append(Row(f"{label} leaf", tuple(
             Cell(leaf, (leaf,)) if leaf else Cell("", ()) for _, leaf in leaves)))
         rows.append(Row("", heading=("node " + "".join(f"r{r:<{CELL - 1}}"
@@ -79,6 +94,39 @@ def build_rows(fabric: FabricMap, view: ViewFilter) -> list[Row]:
         rows.append(Row("", heading="unattached"))
         rows += [Row(n, (Cell(n, (n,)),)) for n in unplaced]
     return rows
+
+
+def _tier_rows(name: str, switches: list[str], room: int) -> list[Row]:
+    """One tier of switches in at most TIER_LINES lines of `room` cells: named cells when
+    they fit, bare glyphs when only those fit, else cells of several switches each (worst
+    health), with a line saying how many a cell holds. No switches: a line that says so."""
+    if not switches:
+        return [Row(name, heading="none in the topology")]
+    widest = max(len(s) for s in switches) + 1
+    named = max(1, room * CELL // (CELL + widest))
+    if len(switches) <= named * TIER_LINES:
+        cells = [Cell(s, (s,), s) for s in switches]
+        per_line = named
+    elif len(switches) <= room * TIER_LINES:
+        cells = [Cell(s, (s,)) for s in switches]
+        per_line = room
+    else:
+        size = -(-len(switches) // (room * TIER_LINES))
+        cells = [Cell(f"{SET}{name}:{start + 1}-{min(start + size, len(switches))}",
+                      tuple(switches[start:start + size]))
+                 for start in range(0, len(switches), size)]
+        per_line = room
+    rows = [Row(name if start == 0 else "", tuple(cells[start:start + per_line]))
+            for start in range(0, len(cells), per_line)]
+    if cells[0].key.startswith(SET):
+        size = len(cells[0].health_keys)
+        rows.append(Row("", heading=f"{len(switches)} {name}, {size} a cell"))
+    return rows
+
+
+def _set_cell(fabric: FabricMap, key: str) -> Cell:
+    members = fabric.set_members(key)
+    return Cell(key, members) if members else Cell("", ())
 
 
 class FabricMatrix(ScrollView, can_focus=True):
@@ -125,6 +173,8 @@ class FabricMatrix(ScrollView, can_focus=True):
         """Lines rendered anew (not from the cache) since mount: what a benchmark reads."""
         self.marks: dict[str, str] = {}
         """Marked cell key -> the marked element it shows (kept across snapshots and views)."""
+        self._room = 0
+        """Cells a line of the picture holds at the current width (0: not laid out yet)."""
         self._set_rows(build_rows(fabric, self.view))
 
     # data in ------------------------------------------------------------------------------------
@@ -132,12 +182,25 @@ class FabricMatrix(ScrollView, can_focus=True):
         """Show what `view` lets through; the cursor stays on its element when still shown."""
         key = self.selected_key
         self.view = view
-        self._set_rows(build_rows(self.fabric, view))
+        self._set_rows(build_rows(self.fabric, view, self._width()))
         self._cache.clear()
         if key is None or not self.select_key(key):
             self.cursor = (self._first_selectable(0), 0)
             self._announce()
         self.refresh()
+
+    def _width(self) -> int:
+        return self.size.width or PICTURE_WIDTH
+
+    def on_resize(self) -> None:
+        """Lay the picture out again when a line holds another number of cells."""
+        room = (self._width() - self.label_width) // CELL
+        if room != self._room:
+            first = self._room == 0
+            self._room = room
+            if first and build_rows(self.fabric, self.view, self._width()) == self.rows:
+                return
+            self.set_view(self.view)
 
     def set_snapshot(self, snapshot: FabricSnapshot) -> int:
         """Take a new snapshot; repaint only the lines whose cells changed. Returns how many."""
@@ -289,7 +352,8 @@ class FabricMatrix(ScrollView, can_focus=True):
         theme = self.app.current_theme
         muted = Style(color=theme.foreground, dim=True)
         if row.heading is not None:
-            return Strip([Segment(" " * self.label_width), Segment(row.heading, muted)])
+            return Strip([Segment(row.label.ljust(self.label_width), muted),
+                          Segment(row.heading, muted)])
         segments = [Segment(row.label.ljust(self.label_width),
                             Style(bold=selected >= 0, color=theme.foreground))]
         for col, (cell, health) in enumerate(zip(row.cells, self._healths[index], strict=True)):

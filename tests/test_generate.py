@@ -119,3 +119,18 @@ def test_generation_is_deterministic_and_round_trips_through_yaml(
         explicit = tmp_path / f"{path.stem}.yaml"
         explicit.write_text(dump_yaml(first, "header"))
         assert load_topology(explicit).topology == first, path.stem
+
+
+def test_a_multi_group_fabric_gets_its_spine_layer_unless_one_is_named() -> None:
+    """`topo generate rail-optimized --param nodes=1024` must not give 32 groups of leaves that
+    cannot reach each other: unnamed, the spine layer is non-blocking, one uplink per host port."""
+    from fabtui.topology.generate import check_params
+
+    params = RailOptimizedParams(nodes=1024)
+    assert (params.spines, params.uplinks_per_leaf) == (32, 32) and not check_params(params)
+    graph = FabricGraph(rail_optimized(params))
+    assert len([s for s in graph.switches if s.startswith("spine")]) == 32
+    assert RailOptimizedParams(nodes=32).spines == 0  # one group: nothing to join
+    named = RailOptimizedParams(nodes=1024, spines=8, uplinks_per_leaf=16)
+    assert (named.spines, named.uplinks_per_leaf) == (8, 16)
+    assert RailOptimizedParams(nodes=1024, spines=0, uplinks_per_leaf=0).spines == 0

@@ -25,7 +25,8 @@ from tests.tui_support import NOW, asynctest, result, screen_text
 
 SPINED = {"nodes": 1024, "spines": 32, "uplinks_per_leaf": 32}
 """1,024 nodes x 8 rails with a spine tier (32 groups, 256 leaves, 32 spines)."""
-PLAIN = {"nodes": 1024}
+PLAIN = {"nodes": 1024, "spines": 0, "uplinks_per_leaf": 0}
+"""Leaves only, named so (unnamed, a multi-group fabric gets its spine layer)."""
 """`fabtui topo generate rail-optimized --param nodes=1024`: leaves only (no spines)."""
 PODS = {"nodes": 256, "spines": 8, "uplinks_per_leaf": 8, "pods": 2, "super_spines": 4,
         "uplinks_per_spine": 4}

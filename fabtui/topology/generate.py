@@ -15,7 +15,7 @@ import ipaddress
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fabtui.model.topology import (
     Cluster,
@@ -82,6 +82,18 @@ class RailOptimizedParams(BaseModel):
     """Switch management addresses are handed out from this network in name order."""
     optics: bool = True
     """Give every link an optic id (for optic replacement and DOM tracking)."""
+
+    @model_validator(mode="after")
+    def _default_spine_layer(self) -> RailOptimizedParams:
+        """More than one group of leaves and no spine layer asked for: give the fabric the
+        non-blocking one a rail-optimized Clos has (one uplink per host port, one per spine),
+        instead of groups that cannot reach each other. Named values are never changed."""
+        named = self.model_fields_set & {"spines", "uplinks_per_leaf", "pods", "super_spines"}
+        if named or self.nodes <= self.nodes_per_leaf or not self.rails:
+            return self
+        self.uplinks_per_leaf = min(self.nodes_per_leaf * self.rails_per_leaf, 1024)
+        self.spines = self.uplinks_per_leaf
+        return self
 
 
 def check_params(params: RailOptimizedParams) -> list[tuple[str, str]]:

@@ -10,24 +10,38 @@ from fabtui.cli.context import UserError, workspace
 @click.command("tui")
 @click.option("--ascii", "ascii_only", is_flag=True,
               help="ASCII glyphs only (+ ok, ! warn, X fail, ? unknown, ~ stale, # unreachable).")
+@click.option("--source", type=click.Choice(["probes", "prometheus"]), default=None,
+              help="Where the live view reads: polling probes, or the configured "
+                   "[prometheus] (default: the config's `source`).")
 @click.pass_context
-def tui(ctx: click.Context, ascii_only: bool) -> None:
+def tui(ctx: click.Context, ascii_only: bool, source: str | None) -> None:
     """Open the live fabric view (the configured fabric; the demo fabric by default)."""
     import sys
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UserError("the app needs a terminal (standard input and output); without one, "
                         "`fabtui` prints the fabric's summary")
-    open_app(ctx, ascii_only=ascii_only)
+    open_app(ctx, ascii_only=ascii_only, source=source)
 
 
-def open_app(ctx: click.Context, *, ascii_only: bool = False) -> None:
+def open_app(ctx: click.Context, *, ascii_only: bool = False, source: str | None = None) -> None:
     """Open the app on this invocation's workspace. Textual is imported only here."""
+    import dataclasses
     import sys
+
+    from fabtui.errors import RequestError
+    from fabtui.workspace.promsource import live_source
+
+    ws = workspace(ctx)
+    if source is not None:
+        ws.settings = dataclasses.replace(ws.settings, live_source=source)
+    try:
+        status_source = live_source(ws)  # a bad auth reference fails here, not on screen
+    except RequestError as exc:
+        raise UserError(str(exc)) from None
 
     from fabtui.tui.app import run_app
 
-    ws = workspace(ctx)
     ws.notice = None  # the header says what the demo plays; nothing may print under the app
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower()
-    run_app(ws, ascii_only=ascii_only or "utf" not in encoding)
+    run_app(ws, ascii_only=ascii_only or "utf" not in encoding, source=status_source)

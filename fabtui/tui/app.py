@@ -72,6 +72,10 @@ class FabtuiApp(App[None]):
         """A poller over the configured plan (or the source given), emitting to `emit`."""
         source = self.source
         if source is None:
+            from fabtui.workspace.promsource import live_source
+
+            source = self.source = live_source(self.workspace)
+        if source is None:
             _ = self.workspace.catalog  # built here, once, not raced by two threads
             plan = self.workspace.settings.poll or DEFAULT_PLAN
             source = ProbeSource(self.workspace, [PlanItem.parse(p) for p in plan],
@@ -139,6 +143,8 @@ class FabtuiApp(App[None]):
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
 
-def run_app(workspace: Workspace, *, ascii_only: bool = False) -> None:
-    """Open the app on `workspace` in this terminal until the user quits."""
-    FabtuiApp(workspace, ascii_only=ascii_only).run()
+def run_app(workspace: Workspace, *, ascii_only: bool = False,
+            source: StatusSource | None = None) -> None:
+    """Open the app on `workspace` in this terminal until the user quits (the live view reads
+    `source`, by default what the settings choose)."""
+    FabtuiApp(workspace, ascii_only=ascii_only, source=source).run()

@@ -1,0 +1,243 @@
+"""`PrometheusSource`: the live view's status read from Prometheus instead of polling devices.
+
+One poll is a fixed set of instant queries, run concurrently: per mapped exporter metric
+(`fabtui.prom.catalog`) `sum by (<element labels>) (rate(metric[window]))` for counters and the
+latest value for gauges, plus `timestamp()` of one series per device (when its exporter was last
+scraped) and `up == 0` (scrapes failing). Results are the probes' own results
+(`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated by its
+device's newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale once
+`stale_after` has passed. Prometheus unreachable or too slow: every node and switch is reported
+unreachable with the reason (and the poll's note says it), never a hang (each query has the
+configured timeout). `check()` lists the topology elements no series names.
+
+Side effects: HTTP requests to the configured Prometheus; resolves the auth reference once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from fabtui.config import PrometheusSettings
+from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
+from fabtui.prom.catalog import MAPPED, Element, Mapped
+from fabtui.prom.client import PromClient, PromError, Sample, Series
+from fabtui.prom.labels import LabelMap, Resolver
+from fabtui.prom.results import Assembler, Readings
+from fabtui.topology.graph import FabricGraph
+from fabtui.transports.credentials import CredentialError, resolve
+
+if TYPE_CHECKING:
+    from fabtui.workspace.core import Workspace
+
+_CLOCK_PROBE: dict[Element, str] = {"gpu": "dcgm.temperature", "nic": "ethtool.rx_prio3_pause",
+                "ibport": "infiniband.state_id", "port": "sonic.oper_status"}
+"""Per element kind, the series whose `timestamp()` says when its device was last scraped."""
+
+
+def client_for(settings: PrometheusSettings) -> PromClient:
+    """A client with the configured auth resolved (raises `CredentialError` with the fix)."""
+    bearer = resolve(settings.bearer) if settings.bearer else None
+    password = resolve(settings.password) if settings.password else None
+    return PromClient.with_auth(settings.url, settings.timeout, bearer=bearer,
+                                username=settings.username, password=password)
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A topology element some mapped series should name but none does."""
+
+    element: str
+    exporter: str
+    metrics: tuple[str, ...]
+    """The metric names with no series for it (all of the exporter's: `everything`)."""
+
+
+@dataclass
+class PrometheusSource:
+    """See the module docstring. Implements `fabtui.workspace.live.StatusSource`."""
+
+    client: PromClient
+    graph: FabricGraph
+    catalog: Mapping[str, ProbeDef]
+    settings: PrometheusSettings
+    mapped: tuple[Mapped, ...] = MAPPED
+    notes: list[str] = field(default_factory=list)
+    last_round_s: float | None = None
+
+    def __post_init__(self) -> None:
+        self.labels = LabelMap(**dict(self.settings.labels))
+        self.resolver = Resolver(self.graph, self.labels)
+        self.names = {m.key: dict(self.settings.metrics).get(m.key, m.metric)
+                      for m in self.mapped}
+        self.assembler = Assembler(self.graph, self.catalog, self.mapped)
+        self.queries = {m.key: self.query_of(m) for m in self.mapped}
+
+    # PromQL ---------------------------------------------------------------------------------
+    def selector(self, mapped: Mapped) -> str:
+        return f"{self.names[mapped.key]}{{{mapped.matchers}}}"
+
+    def query_of(self, mapped: Mapped) -> str:
+        """The instant query a mapped metric is read with."""
+        by = ", ".join((*self.labels.grouping(mapped.element), *mapped.by))
+        if mapped.counter:
+            return f"sum by ({by}) (rate({self.selector(mapped)}[{self.settings.window}]))"
+        return f"max by ({by}) ({self.selector(mapped)})"
+
+    def _clock_queries(self) -> dict[Element, str]:
+        found: dict[Element, str] = {}
+        for element, key in _CLOCK_PROBE.items():
+            mapped = next((m for m in self.mapped if m.key == key), None)
+            if mapped is not None:
+                device = self.labels.gpu_node if element == "gpu" else \
+                    self.labels.switch if element == "port" else self.labels.node
+                found[element] = f"max by ({device}, {self.labels.node}) " \
+                                 f"(timestamp({self.selector(mapped)}))"
+        return found
+
+    # polling --------------------------------------------------------------------------------
+    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+        self.notes.clear()
+        started = time.monotonic()
+        clocks = self._clock_queries()
+        texts = [*self.queries.values(), *clocks.values(), "up == 0"]
+        try:
+            answers = await asyncio.gather(*(asyncio.to_thread(self.client.query, q)
+                                             for q in texts))
+        except PromError as exc:
+            self.notes.append(f"prometheus {exc.kind}: {exc}")
+            for result in self._unreachable(str(exc)):
+                yield result, self.settings.stale_after
+            self.last_round_s = time.monotonic() - started
+            return
+        readings = Readings()
+        by_key = dict(zip(self.queries, answers, strict=False))
+        for mapped in self.mapped:
+            for sample in by_key.get(mapped.key, []):
+                key = self.resolver.element(mapped.element, sample.labels)
+                if key is not None:
+                    extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
+                    readings.add(mapped, key, extra, sample.value)
+        for element, samples in zip(clocks, answers[len(self.queries):], strict=False):
+            for sample in samples:
+                device = self._device(element, sample.labels)
+                if device is not None:
+                    readings.sampled[device] = max(readings.sampled.get(device, 0.0),
+                                                   sample.value)
+        down = answers[-1]
+        if down:
+            jobs = sorted({f"{s.labels.get('job', '?')} {s.labels.get('instance', '?')}"
+                           for s in down})
+            self.notes.append(f"prometheus: {len(jobs)} scrape target(s) down: "
+                              f"{', '.join(jobs[:5])}{' ...' if len(jobs) > 5 else ''} "
+                              "(their devices go stale)")
+        self._note_gaps(readings)
+        for result in self.assembler.results(readings, self.queries):
+            yield result, self.settings.stale_after
+        self.last_round_s = time.monotonic() - started
+
+    def _device(self, element: Element, labels: dict[str, str]) -> str | None:
+        m = self.labels
+        value = labels.get(m.gpu_node) or labels.get(m.node) if element == "gpu" else \
+            labels.get(m.switch) if element == "port" else labels.get(m.node)
+        return self.resolver.host(value) if value else None
+
+    def _note_gaps(self, readings: Readings) -> None:
+        seen = {key for per_key in readings.values.values() for key in per_key}
+        nodes = [n for n in self.graph.nodes]
+        quiet = [n for n in nodes if n not in readings.sampled]
+        if quiet and len(quiet) < len(nodes):
+            self.notes.append(f"prometheus: no recent samples for {len(quiet)} node(s) "
+                              f"({', '.join(quiet[:3])}{' ...' if len(quiet) > 3 else ''}); "
+                              "`fabtui prom check` lists what has no series")
+        elif not seen:
+            self.notes.append("prometheus: no series matched the fabric; `fabtui prom check` "
+                              "says which names and labels it looked for")
+
+    def _unreachable(self, reason: str) -> Iterable[ProbeResult]:
+        now = datetime.now(UTC)
+        for device in (*self.graph.nodes, *self.graph.switches):
+            yield ProbeResult(probe="prometheus", target=device, command=self.client.url,
+                              started_at=now, ended_at=now, verdict=Verdict.ERROR,
+                              error=reason)
+
+    # history --------------------------------------------------------------------------------
+    def history(self, key: str, span_s: float, step_s: float,
+                end: float | None = None) -> dict[str, list[tuple[float, float]]]:
+        """A mapped metric's history per element key (a range query of the same PromQL the
+        poll uses), for sparklines: `{"leaf-g00-r4:Ethernet40": [(t, pause/s), ...]}`."""
+        mapped = next(m for m in self.mapped if m.key == key)
+        stop = time.time() if end is None else end
+        series: list[Series] = self.client.query_range(self.queries[key], stop - span_s, stop,
+                                                        step_s)
+        found: dict[str, list[tuple[float, float]]] = {}
+        for item in series:
+            element = self.resolver.element(mapped.element, item.labels)
+            if element is not None:
+                found.setdefault(element, []).extend(item.points)
+        return found
+
+    # check ----------------------------------------------------------------------------------
+    def check(self) -> list[Missing]:
+        """Every topology element that a mapped exporter should have series for and has none
+        (raises `PromError` when Prometheus does not answer)."""
+        expected = self._expected()
+        present: dict[str, set[str]] = {}
+        texts = {m.key: f"count by ({', '.join((*self.labels.grouping(m.element), *m.by))}) "
+                        f"({self.selector(m)})" for m in self.mapped}
+        for key, text in texts.items():
+            samples: list[Sample] = self.client.query(text)
+            mapped = next(m for m in self.mapped if m.key == key)
+            present[key] = {e for s in samples
+                            if (e := self.resolver.element(mapped.element, s.labels))}
+        missing: list[Missing] = []
+        by_exporter: dict[tuple[str, Element], list[Mapped]] = {}
+        for mapped in self.mapped:
+            by_exporter.setdefault((mapped.exporter, mapped.element), []).append(mapped)
+        for (exporter, element), members in by_exporter.items():
+            for key in expected[element]:
+                lacking = tuple(self.names[m.key] for m in members if key not in present[m.key])
+                if len(lacking) == len(members):
+                    missing.append(Missing(key, exporter, ("everything",)))
+                elif lacking:
+                    missing.append(Missing(key, exporter, lacking))
+        return missing
+
+    def _expected(self) -> dict[Element, list[str]]:
+        graph = self.graph
+        nics = [f"{h}:{nic.name}" for h, node in graph.nodes.items() for nic in node.nics]
+        return {"gpu": [f"{h}:gpu{g.index}" for h, node in graph.nodes.items()
+                        for g in node.gpus],
+                "nic": nics, "ibport": nics,
+                "port": [p for p in graph.port_links
+                         if p.partition(":")[0] in graph.switches]}
+
+
+def prometheus_source(settings: PrometheusSettings, graph: FabricGraph,
+                      catalog: Mapping[str, ProbeDef]) -> PrometheusSource:
+    """The source for these settings (raises `CredentialError` for an auth reference that
+    cannot be resolved)."""
+    return PrometheusSource(client_for(settings), graph, catalog, settings)
+
+
+
+
+def live_source(workspace: Workspace) -> PrometheusSource | None:
+    """The Prometheus source when the settings choose it (`source = "prometheus"`), else None
+    (the live view polls probes). Raises `RequestError` for auth that cannot be resolved."""
+    from fabtui.errors import RequestError
+
+    settings = workspace.settings
+    if settings.live_source != "prometheus":
+        return None
+    if settings.prometheus is None:
+        raise RequestError("source = \"prometheus\" needs a [prometheus] table with its url "
+                           "(docs/prometheus.md)")
+    try:
+        return prometheus_source(settings.prometheus, workspace.graph(), workspace.catalog)
+    except CredentialError as exc:
+        raise RequestError(f"prometheus credentials: {exc}") from None

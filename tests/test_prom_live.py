@@ -184,3 +184,43 @@ def test_a_stopped_scrape_goes_stale(fabric: Fabric) -> None:
     finally:
         fabric.exporter.pause(False)
         fabric.prometheus.wait_for("up == 1", 20, want=3)
+
+
+def test_sim_exporter_command_serves_the_playing_scenario(tmp_path: Path) -> None:
+    """`fabtui --scenario pfc-storm sim exporter --port 0` serves the storm as a pause counter
+    that grows on one switch port only (no Prometheus needed)."""
+    import os
+    import re
+    import subprocess
+    import sys
+    import urllib.request
+
+    repo = Path(__file__).resolve().parent.parent
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fabtui", "--scenario", "pfc-storm", "sim", "exporter",
+         "--port", "0"], cwd=repo, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(repo)})
+    try:
+        assert process.stderr is not None
+        line = ""
+        while "serving" not in line:
+            line = process.stderr.readline()
+            assert line, "the exporter exited"
+        port = re.search(r"127\.0\.0\.1:(\d+)", line)
+        assert port is not None
+        url = f"http://127.0.0.1:{port.group(1)}/metrics/switch"
+
+        def pause_counters() -> dict[str, float]:
+            text = urllib.request.urlopen(url, timeout=10).read().decode()
+            return {m.group(1): float(m.group(2)) for m in re.finditer(
+                r'^sonic_interface_receive_pfc_packets\{device="(\S+?)",instance="leaf-g00-r4"'
+                r',priority="3"\} (\S+)$', text, re.M)}
+
+        first = pause_counters()
+        time.sleep(1.5)
+        second = pause_counters()
+        grew = sorted(port for port in second if second[port] > first[port])
+        assert grew == ["Ethernet40"]
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -99,13 +99,11 @@ class PromClient:
             if exc.code in (401, 403):
                 raise PromError("auth", f"{self.url}: HTTP {exc.code}: check the Prometheus "
                                         "credentials reference") from None
-            reason = _api_error(body)
-            if exc.code in (400, 422) and reason:
-                if "timeout" in reason or "exceeded" in reason:
-                    raise PromError("timeout", f"{self.url}: {reason}") from None
-                raise PromError("bad-query", f"{params['query']}: {reason}") from None
-            if exc.code == 503 and reason and "timeout" in reason:
+            kind, reason = _api_error(body)
+            if kind == "timeout":  # Prometheus's own query timeout (errorType timeout)
                 raise PromError("timeout", f"{self.url}: {reason}") from None
+            if kind == "bad_data" or (exc.code in (400, 422) and reason):
+                raise PromError("bad-query", f"{params['query']}: {reason}") from None
             raise PromError("unreachable", f"{self.url}: HTTP {exc.code} "
                                            f"{reason or exc.reason}") from None
         except TimeoutError:
@@ -133,10 +131,13 @@ class PromClient:
         return data
 
 
-def _api_error(body: bytes) -> str | None:
+def _api_error(body: bytes) -> tuple[str | None, str | None]:
+    """(errorType, error) of an API error answer; (None, None) when it is not one."""
     try:
         document = json.loads(body)
     except ValueError:
-        return None
-    return str(document.get("error")) if isinstance(document, dict) and \
-        document.get("error") else None
+        return None, None
+    if not isinstance(document, dict) or not document.get("error"):
+        return None, None
+    kind = document.get("errorType")
+    return (str(kind) if kind else None), str(document["error"])

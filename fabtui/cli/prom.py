@@ -68,9 +68,13 @@ def check(ctx: click.Context, as_json: bool, limit: int) -> None:
 
 
 @prom.command("queries")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def queries(ctx: click.Context) -> None:
+def queries(ctx: click.Context, as_json: bool) -> None:
     """Print the PromQL each mapped metric is read with (paste into Prometheus's UI)."""
     source = _source(ctx)
+    if as_json:
+        click.echo(json.dumps(source.queries, indent=2))
+        return
     for key, text in source.queries.items():
         click.echo(f"{key}\t{text}")

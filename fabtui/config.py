@@ -32,6 +32,7 @@ bearer = "env:PROM_TOKEN"             # or username = "fabtui", password = "file
 timeout = "5s"                        # per query
 window = "1m"                         # rate() window: at least 4 scrape intervals
 stale_after = "2m"                    # a device whose newest sample is older is stale
+mode = "auto"                         # full, or sieve (read only what nears a limit); auto
 labels = { node = "instance", gpu_node = "Hostname", nic = "device", port = "device" }
 metrics = { "sonic.pfc_rx" = "my_pfc_rx_frames" }   # exporter names, by mapping key
 ```
@@ -80,6 +81,9 @@ class PrometheusConfig(BaseModel):
     """Which label names what: node, gpu_node, gpu, nic, switch, port, host_pattern."""
     metrics: dict[str, str] = Field(default_factory=dict)
     """Exporter metric names that differ from the defaults, by mapping key."""
+    mode: Literal["auto", "full", "sieve"] = "auto"
+    """`full`: read and judge every series each refresh; `sieve`: ask Prometheus which series
+    come near a limit and read only their devices in full; `auto`: sieve from 512 NICs up."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,7 @@ class PrometheusSettings:
     stale_after: float
     labels: tuple[tuple[str, str], ...]
     metrics: tuple[tuple[str, str], ...]
+    mode: str = "auto"
 
 
 class Config(BaseModel):
@@ -400,7 +405,7 @@ def _prometheus(prom: PrometheusConfig | None) -> PrometheusSettings | None:
         url=prom.url.rstrip("/"), bearer=prom.bearer, username=prom.username,
         password=prom.password, timeout=_interval(prom.timeout), window=prom.window,
         stale_after=_interval(prom.stale_after), labels=tuple(sorted(prom.labels.items())),
-        metrics=tuple(sorted(prom.metrics.items())))
+        metrics=tuple(sorted(prom.metrics.items())), mode=prom.mode)
 
 
 def _interval(value: float | str) -> float:

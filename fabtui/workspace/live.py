@@ -200,8 +200,22 @@ class FabricStatus:
 
     def apply(self, result: ProbeResult, stale_after: float) -> None:
         """Take one probe result: its metrics land on the elements they name; a result that
-        measured nothing (the device did not answer) makes its target unreachable."""
+        measured nothing (the device did not answer) makes its target unreachable. A result
+        whose `parsed` names `quiet` elements (a source that found them below every limit
+        without reading their values: Prometheus at scale) gives each an ok reading of each
+        of its `probes`, replacing what those probes said before (a port's optic too)."""
         at = result.ended_at.timestamp()
+        quiet = result.parsed.get("quiet") if result.parsed and not result.metrics else None
+        if quiet is not None:
+            probes = tuple(result.parsed.get("probes") or (result.probe,))  # type: ignore[union-attr]
+            with self._lock:
+                self._last_data = max(self._last_data or 0.0, at)
+                optic_of = self.fabric.optic_of
+                for key in quiet:
+                    self._quiet(key, probes, at, stale_after)
+                    if optic := optic_of(key):  # what the port's DOM reading would say
+                        self._quiet(optic, probes, at, stale_after)
+            return
         grouped: dict[str, list[tuple[str, Value]]] = {}
         element_of = self.fabric.element_of
         for metric in result.metrics:
@@ -226,6 +240,16 @@ class FabricStatus:
                 verdict = max(verdicts, key=lambda v: v.rank)
                 reading = Reading(result.probe, verdict, at, stale_after, error)
                 self._update(key, reading, values, findings.get(key, ()))
+
+    def _quiet(self, key: str, probes: tuple[str, ...], at: float, stale_after: float) -> None:
+        old = self._states.get(key)
+        readings = dict(old.readings) if old else {}
+        for probe in probes:
+            readings[probe] = Reading(probe, Verdict.OK, at, stale_after)
+        values = {n: v for n, v in old.values.items() if v.probe not in probes} if old else {}
+        findings = tuple(f for f in old.findings
+                         if not f.startswith(tuple(f"@{p} " for p in probes))) if old else ()
+        self._states[key] = ElementState(readings, values, findings, old.history if old else {})
 
     def _update(self, key: str, reading: Reading, values: list[tuple[str, Value]],
                 findings: Iterable[str]) -> None:

@@ -16,6 +16,7 @@ Side effects: HTTP requests to the configured Prometheus; resolves the auth refe
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
 from fabtui.prom.results import Assembler, Readings
+from fabtui.prom.sieve import sieves
 from fabtui.topology.graph import FabricGraph
 from fabtui.transports.credentials import CredentialError, resolve
 
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
 _CLOCK_PROBE: dict[Element, str] = {"gpu": "dcgm.temperature", "nic": "ethtool.rx_prio3_pause",
                 "ibport": "infiniband.state_id", "port": "sonic.oper_status"}
 """Per element kind, the series whose `timestamp()` says when its device was last scraped."""
+
+
+SIEVE_FROM_NICS = 512
+"""`mode = "auto"` sieves from this many NICs up (below it a full read is fast enough)."""
 
 
 def client_for(settings: PrometheusSettings) -> PromClient:
@@ -76,79 +82,149 @@ class PrometheusSource:
                       for m in self.mapped}
         self.assembler = Assembler(self.graph, self.catalog, self.mapped)
         self.queries = {m.key: self.query_of(m) for m in self.mapped}
+        speeds = [link.speed for link in self.graph.topology.links if link.speed] or [400]
+        self.sieves = sieves(self.mapped, self.queries, self.catalog, min(speeds))
 
     # PromQL ---------------------------------------------------------------------------------
-    def selector(self, mapped: Mapped) -> str:
-        return f"{self.names[mapped.key]}{{{mapped.matchers}}}"
+    def selector(self, mapped: Mapped, only: str = "") -> str:
+        """The metric's selector, with `only` (a `label=~"..."` matcher) added."""
+        matchers = ", ".join(m for m in (mapped.matchers, only) if m)
+        return f"{self.names[mapped.key]}{{{matchers}}}"
 
-    def query_of(self, mapped: Mapped) -> str:
+    def query_of(self, mapped: Mapped, only: str = "") -> str:
         """The instant query a mapped metric is read with."""
         by = ", ".join((*self.labels.grouping(mapped.element), *mapped.by))
         if mapped.counter:
-            return f"sum by ({by}) (rate({self.selector(mapped)}[{self.settings.window}]))"
-        return f"max by ({by}) ({self.selector(mapped)})"
+            return f"sum by ({by}) (rate({self.selector(mapped, only)}[{self.settings.window}]))"
+        return f"max by ({by}) ({self.selector(mapped, only)})"
 
     def _clock_queries(self) -> dict[Element, str]:
+        """Per element kind: when each element's series was last scraped (also: which
+        elements have series at all)."""
         found: dict[Element, str] = {}
         for element, key in _CLOCK_PROBE.items():
             mapped = next((m for m in self.mapped if m.key == key), None)
             if mapped is not None:
-                device = self.labels.gpu_node if element == "gpu" else \
-                    self.labels.switch if element == "port" else self.labels.node
-                found[element] = f"max by ({device}, {self.labels.node}) " \
-                                 f"(timestamp({self.selector(mapped)}))"
+                by = ", ".join(self.labels.grouping(element))
+                found[element] = f"max by ({by}) (timestamp({self.selector(mapped)}))"
         return found
 
+    def _device_label(self, element: Element) -> str:
+        return self.labels.gpu_node if element == "gpu" else \
+            self.labels.switch if element == "port" else self.labels.node
+
+    @property
+    def sieving(self) -> bool:
+        """Whether a refresh reads only what nears a limit (`fabtui.prom.sieve`)."""
+        mode = self.settings.mode
+        if mode != "auto":
+            return mode == "sieve"
+        return sum(len(n.nics) for n in self.graph.nodes.values()) >= SIEVE_FROM_NICS
+
     # polling --------------------------------------------------------------------------------
+    async def _ask(self, texts: list[str]) -> list[list[Sample]]:
+        return list(await asyncio.gather(*(asyncio.to_thread(self.client.query, q)
+                                           for q in texts)))
+
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         self.notes.clear()
         started = time.monotonic()
         clocks = self._clock_queries()
-        texts = [*self.queries.values(), *clocks.values(), "up == 0"]
+        sieving = self.sieving
+        first = self.sieves if sieving else self.queries
+        texts = [*first.values(), *clocks.values(), "up == 0"]
         try:
-            answers = await asyncio.gather(*(asyncio.to_thread(self.client.query, q)
-                                             for q in texts))
+            answers = await self._ask(texts)
+            readings = Readings()
+            seen = self._clocks(clocks, answers[len(first):-1], readings)
+            self._note_down(answers[-1])
+            quiet: dict[tuple[str, Element], list[str]] = {}
+            if sieving:
+                flagged = self._flagged(dict(zip(first, answers, strict=False)))
+                for element, keys in seen.items():
+                    for key in keys:
+                        device = key.partition(":")[0]
+                        if device not in flagged.get(element, {}):
+                            quiet.setdefault((device, element), []).append(key)
+                wanted = [(m, self.query_of(m, self._only(flagged.get(m.element, {}), m)))
+                          for m in self.mapped if flagged.get(m.element)]
+                full = await self._ask([q for _, q in wanted])
+                self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)})
+            else:
+                self._read(readings, dict(zip(first, answers, strict=False)))
         except PromError as exc:
             self.notes.append(f"prometheus {exc.kind}: {exc}")
             for result in self._unreachable(str(exc)):
                 yield result, self.settings.stale_after
             self.last_round_s = time.monotonic() - started
             return
-        readings = Readings()
-        by_key = dict(zip(self.queries, answers, strict=False))
+        self._note_gaps(readings, seen)
+        for result in self.assembler.results(readings, self.queries):
+            yield result, self.settings.stale_after
+        for (device, element), members in quiet.items():
+            at = readings.sampled.get(device)
+            if at is not None:
+                yield self._quiet(device, element, members, at), self.settings.stale_after
+        self.last_round_s = time.monotonic() - started
+
+    def _read(self, readings: Readings, answers: Mapping[str, list[Sample]]) -> None:
         for mapped in self.mapped:
-            for sample in by_key.get(mapped.key, []):
+            for sample in answers.get(mapped.key, []):
                 key = self.resolver.element(mapped.element, sample.labels)
                 if key is not None:
                     extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
                     readings.add(mapped, key, extra, sample.value)
-        for element, samples in zip(clocks, answers[len(self.queries):], strict=False):
+
+    def _clocks(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
+                readings: Readings) -> dict[Element, set[str]]:
+        """Per element kind, the elements with series; each device's newest sample time."""
+        seen: dict[Element, set[str]] = {}
+        for element, samples in zip(clocks, answers, strict=True):
+            keys = seen.setdefault(element, set())
             for sample in samples:
-                device = self._device(element, sample.labels)
-                if device is not None:
-                    readings.sampled[device] = max(readings.sampled.get(device, 0.0),
-                                                   sample.value)
-        down = answers[-1]
+                key = self.resolver.element(element, sample.labels)
+                if key is None:
+                    continue
+                keys.add(key)
+                device = key.partition(":")[0]
+                readings.sampled[device] = max(readings.sampled.get(device, 0.0), sample.value)
+        return seen
+
+    def _flagged(self, answers: Mapping[str, list[Sample]]) -> dict[Element, dict[str, str]]:
+        """Per element kind, device -> its raw label value, for every device the sieve named."""
+        flagged: dict[Element, dict[str, str]] = {}
+        for mapped in self.mapped:
+            label = self._device_label(mapped.element)
+            for sample in answers.get(mapped.key, []):
+                key = self.resolver.element(mapped.element, sample.labels)
+                raw = sample.labels.get(label) or sample.labels.get(self.labels.node)
+                if key is not None and raw:
+                    flagged.setdefault(mapped.element, {})[key.partition(":")[0]] = raw
+        return flagged
+
+    def _only(self, devices: Mapping[str, str], mapped: Mapped) -> str:
+        values = "|".join(re.escape(v) for v in sorted(set(devices.values())))
+        label = self._device_label(mapped.element)
+        return f'{label}=~"{values}"'.replace("\\", "\\\\")
+
+    def _quiet(self, device: str, element: Element, keys: list[str], at: float) -> ProbeResult:
+        ended = datetime.fromtimestamp(at, UTC)
+        probes = sorted({m.probe for m in self.mapped if m.element == element})
+        return ProbeResult(probe="prometheus", target=device, command="promql: sieve",
+                           started_at=ended, ended_at=ended, verdict=Verdict.OK,
+                           parsed={"quiet": sorted(keys), "probes": probes})
+
+    def _note_down(self, down: list[Sample]) -> None:
         if down:
             jobs = sorted({f"{s.labels.get('job', '?')} {s.labels.get('instance', '?')}"
                            for s in down})
             self.notes.append(f"prometheus: {len(jobs)} scrape target(s) down: "
                               f"{', '.join(jobs[:5])}{' ...' if len(jobs) > 5 else ''} "
                               "(their devices go stale)")
-        self._note_gaps(readings)
-        for result in self.assembler.results(readings, self.queries):
-            yield result, self.settings.stale_after
-        self.last_round_s = time.monotonic() - started
 
-    def _device(self, element: Element, labels: dict[str, str]) -> str | None:
-        m = self.labels
-        value = labels.get(m.gpu_node) or labels.get(m.node) if element == "gpu" else \
-            labels.get(m.switch) if element == "port" else labels.get(m.node)
-        return self.resolver.host(value) if value else None
-
-    def _note_gaps(self, readings: Readings) -> None:
-        seen = {key for per_key in readings.values.values() for key in per_key}
-        nodes = [n for n in self.graph.nodes]
+    def _note_gaps(self, readings: Readings, present: Mapping[Element, set[str]]) -> None:
+        seen = {key for keys in present.values() for key in keys}
+        nodes = list(self.graph.nodes)
         quiet = [n for n in nodes if n not in readings.sampled]
         if quiet and len(quiet) < len(nodes):
             self.notes.append(f"prometheus: no recent samples for {len(quiet)} node(s) "

@@ -118,6 +118,10 @@ def test_pfc_storm_port_fails_through_the_app(fabric: Fabric) -> None:
     assert any("pause_share.rx.PFC3" in f for f in state.findings)
     nic = snapshot.states[STORM_NIC].values["pause_ratio.tx_prio3"]
     assert nic.verdict is Verdict.FAIL and nic.limit == 0.5
+    # The sparkline starts with the past (a range query), then one sample per poll.
+    sparkline = state.history["rate.rx.PFC3"]
+    assert len(sparkline) > poller.rounds - 1 >= 1
+    assert min(sparkline) > 1000 and max(sparkline) > 9000  # a quiet port: 0
 
 
 def test_verdicts_match_the_direct_probe(fabric: Fabric) -> None:

@@ -278,11 +278,12 @@ class Exporter:
             self._thread.join(timeout=5)
 
 
-def scrape_config(job_prefix: str, target: str, interval: str = "1s") -> str:
-    """A Prometheus `scrape_configs` YAML fragment that scrapes the three families of one sim
-    exporter at `target` (`127.0.0.1:9464`), keeping the devices' own `instance` labels."""
+def scrape_config(job_prefix: str, target: str, interval: str = "1s",
+                  families: tuple[str, ...] = FAMILIES) -> str:
+    """A Prometheus `scrape_configs` YAML fragment that scrapes `families` of one sim exporter
+    at `target` (`127.0.0.1:9464`), keeping the devices' own `instance` labels."""
     lines = []
-    for family in FAMILIES:
+    for family in families:
         lines += [f"  - job_name: {job_prefix}-{family}", "    honor_labels: true",
                   f"    scrape_interval: {interval}", f"    scrape_timeout: {interval}",
                   f"    metrics_path: /metrics/{family}",

@@ -16,6 +16,7 @@ Side effects: HTTP requests to the configured Prometheus; resolves the auth refe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -41,8 +42,19 @@ _CLOCK_PROBE: dict[Element, str] = {"gpu": "dcgm.temperature", "nic": "ethtool.r
 """Per element kind, the series whose `timestamp()` says when its device was last scraped."""
 
 
+SPARKLINES = {"sonic.pfc_rx": "rate.rx.PFC3", "sonic.pfc_tx": "rate.tx.PFC3",
+              "ethtool.rx_prio3_pause": "rate.rx_prio3_pause",
+              "ethtool.tx_prio3_pause": "rate.tx_prio3_pause",
+              "sonic.fec_pre_ber": "fec_pre_ber"}
+"""Mapped metric -> the sparkline (`FabricStatus` history name) its range query fills."""
+
 SIEVE_FROM_NICS = 512
 """`mode = "auto"` sieves from this many NICs up (below it a full read is fast enough)."""
+
+
+def _seconds(duration: str) -> float:
+    """A PromQL duration (`1m`, `30s`, `2h`) in seconds."""
+    return float(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]
 
 
 def client_for(settings: PrometheusSettings) -> PromClient:
@@ -74,6 +86,10 @@ class PrometheusSource:
     mapped: tuple[Mapped, ...] = MAPPED
     notes: list[str] = field(default_factory=list)
     last_round_s: float | None = None
+    history_step: float | None = None
+    """Seconds between the past values the first poll reads for sparklines (range queries);
+    default a quarter of the rate window (its resolution)."""
+    _seeded: bool = False
 
     def __post_init__(self) -> None:
         self.labels = LabelMap(**dict(self.settings.labels))
@@ -165,7 +181,40 @@ class PrometheusSource:
             at = readings.sampled.get(device)
             if at is not None:
                 yield self._quiet(device, element, members, at), self.settings.stale_after
+        if not self._seeded:
+            self._seeded = True
+            devices = {key.partition(":")[0] for per_key in readings.values.values()
+                       for key in per_key}
+            with contextlib.suppress(PromError):  # sparklines then start empty, as for probes
+                past = await self._past(devices)
+                if past.parsed and past.parsed["history"]:
+                    yield past, self.settings.stale_after
         self.last_round_s = time.monotonic() - started
+
+    async def _past(self, devices: set[str]) -> ProbeResult:
+        """The sparklines' past from range queries: pause and FEC rates of the devices just
+        read in full (at scale: the ones near a limit), `HISTORY` steps back."""
+        from fabtui.workspace.live import HISTORY
+
+        now = time.time()
+        step = self.history_step or max(1.0, _seconds(self.settings.window) / 4)
+        span = step * (HISTORY - 1)
+        keys = [k for k in SPARKLINES if k in self.queries]
+        answers = await asyncio.gather(*(asyncio.to_thread(
+            self.client.query_range, self.queries[k], now - span, now - step, step)
+            for k in keys))
+        past: dict[str, dict[str, list[float]]] = {}
+        for key, series in zip(keys, answers, strict=True):
+            mapped = next(m for m in self.mapped if m.key == key)
+            for item in series:
+                element = self.resolver.element(mapped.element, item.labels)
+                if element is not None and element.partition(":")[0] in devices:
+                    past.setdefault(element, {})[SPARKLINES[key]] = [
+                        round(v, 3) for _, v in item.points]
+        stamp = datetime.now(UTC)
+        return ProbeResult(probe="prometheus", target="history", command="promql: range",
+                           started_at=stamp, ended_at=stamp, verdict=Verdict.OK,
+                           parsed={"history": past})
 
     def _read(self, readings: Readings, answers: Mapping[str, list[Sample]]) -> None:
         for mapped in self.mapped:

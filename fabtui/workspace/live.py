@@ -204,8 +204,9 @@ class FabricStatus:
     def apply(self, result: ProbeResult, stale_after: float) -> None:
         """Take one probe result: its metrics land on the elements they name; a result that
         measured nothing (the device did not answer) makes its target unreachable. A result
-        of the `SOURCE_MARKS` pseudo-probe whose `parsed` names `quiet` elements (a source that found them below every limit
-        without reading their values: Prometheus at scale) gives each an ok reading of each
+        of the `SOURCE_MARKS` pseudo-probe whose `parsed` names `quiet` elements (a source
+        that found them below every limit without reading their values: Prometheus at scale)
+        gives each an ok reading of each
         of its `probes`, replacing what those probes said before (a port's optic too). One whose
         `parsed` holds `history` (element -> metric -> older values, oldest first: a source that
         can read the past, as Prometheus's range queries do) puts them before the sparklines'

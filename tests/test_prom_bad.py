@@ -244,3 +244,19 @@ def test_config_errors_point_at_their_lines(tmp_path: Path, run: Any) -> None:
     assert f"{config}:4: prometheus.timeout: 'soon'" in result.output
     assert f"{config}:5: prometheus.metrics: unknown mapping key 'sonic.pfc_rxx' " \
            "(did you mean 'sonic.pfc_rx'?)" in result.output
+
+
+def test_tui_source_prometheus_without_a_table_is_exit_2(run: Any) -> None:
+    result = run("tui", "--source", "prometheus")
+    assert result.exit_code == 2
+    assert 'source = "prometheus" needs a [prometheus] table' in result.output
+
+
+def test_tui_with_unresolvable_credentials_is_exit_2(tmp_path: Path, run: Any) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('source = "prometheus"\n[prometheus]\nurl = "http://127.0.0.1:9"\n'
+                      'bearer = "env:FABTUI_TEST_UNSET_TOKEN"\n')
+    result = run("--config", str(config), "tui")
+    assert result.exit_code == 2
+    assert "prometheus credentials: environment variable FABTUI_TEST_UNSET_TOKEN is not set" \
+        in result.output

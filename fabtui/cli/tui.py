@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from fabtui.cli.context import UserError, workspace
+
+if TYPE_CHECKING:
+    from fabtui.workspace.live import StatusSource
 
 
 @click.command("tui")
@@ -18,16 +23,17 @@ def tui(ctx: click.Context, ascii_only: bool, source: str | None) -> None:
     """Open the live fabric view (the configured fabric; the demo fabric by default)."""
     import sys
 
+    status_source = _status_source(ctx, source)  # a bad source says so before anything else
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UserError("the app needs a terminal (standard input and output); without one, "
                         "`fabtui` prints the fabric's summary")
-    open_app(ctx, ascii_only=ascii_only, source=source)
+    open_app(ctx, ascii_only=ascii_only, status_source=status_source)
 
 
-def open_app(ctx: click.Context, *, ascii_only: bool = False, source: str | None = None) -> None:
-    """Open the app on this invocation's workspace. Textual is imported only here."""
+def _status_source(ctx: click.Context, source: str | None) -> StatusSource | None:
+    """The live view's source: `--source`, else the config's; None polls probes. A Prometheus
+    source whose auth reference cannot be resolved is a user error (exit 2), not a screen."""
     import dataclasses
-    import sys
 
     from fabtui.errors import RequestError
     from fabtui.workspace.promsource import live_source
@@ -36,9 +42,19 @@ def open_app(ctx: click.Context, *, ascii_only: bool = False, source: str | None
     if source is not None:
         ws.settings = dataclasses.replace(ws.settings, live_source=source)
     try:
-        status_source = live_source(ws)  # a bad auth reference fails here, not on screen
+        return live_source(ws)
     except RequestError as exc:
         raise UserError(str(exc)) from None
+
+
+def open_app(ctx: click.Context, *, ascii_only: bool = False,
+             status_source: StatusSource | None = None) -> None:
+    """Open the app on this invocation's workspace. Textual is imported only here."""
+    import sys
+
+    ws = workspace(ctx)
+    if status_source is None:
+        status_source = _status_source(ctx, None)
 
     from fabtui.tui.app import run_app
 

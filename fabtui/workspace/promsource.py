@@ -52,6 +52,11 @@ SIEVE_FROM_NICS = 512
 """`mode = "auto"` sieves from this many NICs up (below it a full read is fast enough)."""
 
 
+def _alternatives(values: set[str]) -> str:
+    """A PromQL regex matching exactly `values` (escaped for RE2 inside a string literal)."""
+    return "|".join(re.escape(v) for v in sorted(values)).replace("\\", "\\\\")
+
+
 def _seconds(duration: str) -> float:
     """A PromQL duration (`1m`, `30s`, `2h`) in seconds."""
     return float(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]
@@ -125,10 +130,6 @@ class PrometheusSource:
                 found[element] = f"max by ({by}) (timestamp({self.selector(mapped)}))"
         return found
 
-    def _device_label(self, element: Element) -> str:
-        return self.labels.gpu_node if element == "gpu" else \
-            self.labels.switch if element == "port" else self.labels.node
-
     @property
     def sieving(self) -> bool:
         """Whether a refresh reads only what nears a limit (`fabtui.prom.sieve`)."""
@@ -157,15 +158,14 @@ class PrometheusSource:
             quiet: dict[tuple[str, Element], list[str]] = {}
             if sieving:
                 flagged = self._flagged(dict(zip(first, answers, strict=False)))
-                for element, keys in seen.items():
-                    for key in keys:
-                        device = key.partition(":")[0]
-                        if device not in flagged.get(element, {}):
-                            quiet.setdefault((device, element), []).append(key)
-                wanted = [(m, self.query_of(m, self._only(flagged.get(m.element, {}), m)))
-                          for m in self.mapped if flagged.get(m.element)]
+                wanted = [(m, self.query_of(m, flagged[m.element])) for m in self.mapped
+                          if m.element in flagged]
                 full = await self._ask([q for _, q in wanted])
                 self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)})
+                read = {key for per_key in readings.values.values() for key in per_key}
+                for element, keys in seen.items():
+                    for key in keys - read:
+                        quiet.setdefault((key.partition(":")[0], element), []).append(key)
             else:
                 self._read(readings, dict(zip(first, answers, strict=False)))
         except PromError as exc:
@@ -239,22 +239,22 @@ class PrometheusSource:
                 readings.sampled[device] = max(readings.sampled.get(device, 0.0), sample.value)
         return seen
 
-    def _flagged(self, answers: Mapping[str, list[Sample]]) -> dict[Element, dict[str, str]]:
-        """Per element kind, device -> its raw label value, for every device the sieve named."""
-        flagged: dict[Element, dict[str, str]] = {}
+    def _flagged(self, answers: Mapping[str, list[Sample]]) -> dict[Element, str]:
+        """Per element kind, matchers (`instance=~"a|b", device=~"x|y"`) that select at least
+        every series of every element the sieve named (the cross product of their labels)."""
+        values: dict[Element, dict[str, set[str]]] = {}
         for mapped in self.mapped:
-            label = self._device_label(mapped.element)
+            grouping = self.labels.grouping(mapped.element)
             for sample in answers.get(mapped.key, []):
-                key = self.resolver.element(mapped.element, sample.labels)
-                raw = sample.labels.get(label) or sample.labels.get(self.labels.node)
-                if key is not None and raw:
-                    flagged.setdefault(mapped.element, {})[key.partition(":")[0]] = raw
-        return flagged
-
-    def _only(self, devices: Mapping[str, str], mapped: Mapped) -> str:
-        values = "|".join(re.escape(v) for v in sorted(set(devices.values())))
-        label = self._device_label(mapped.element)
-        return f'{label}=~"{values}"'.replace("\\", "\\\\")
+                if self.resolver.element(mapped.element, sample.labels) is None:
+                    continue
+                kept = values.setdefault(mapped.element, {})
+                for label in grouping:
+                    if label in sample.labels:
+                        kept.setdefault(label, set()).add(sample.labels[label])
+        return {element: ", ".join(
+            f'{label}=~"{_alternatives(found)}"' for label, found in sorted(labels.items()))
+            for element, labels in values.items() if labels}
 
     def _quiet(self, device: str, element: Element, keys: list[str], at: float) -> ProbeResult:
         ended = datetime.fromtimestamp(at, UTC)

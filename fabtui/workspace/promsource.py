@@ -91,6 +91,9 @@ class PrometheusSource:
     mapped: tuple[Mapped, ...] = MAPPED
     notes: list[str] = field(default_factory=list)
     last_round_s: float | None = None
+    at: float | None = None
+    """Evaluate every query at this moment (epoch seconds) instead of now: two reads of the
+    same moment see the same values (tests, replaying an incident)."""
     history_step: float | None = None
     """Seconds between the past values the first poll reads for sparklines (range queries);
     default a quarter of the rate window (its resolution)."""
@@ -140,7 +143,7 @@ class PrometheusSource:
 
     # polling --------------------------------------------------------------------------------
     async def _ask(self, texts: list[str]) -> list[list[Sample]]:
-        return list(await asyncio.gather(*(asyncio.to_thread(self.client.query, q)
+        return list(await asyncio.gather(*(asyncio.to_thread(self.client.query, q, self.at)
                                            for q in texts)))
 
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:

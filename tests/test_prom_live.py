@@ -55,7 +55,18 @@ class Fabric:
         path.write_text("\n".join(lines) + "\n")
         return path
 
+    def settle(self) -> float:
+        """Until every job's last scrape worked and the storm port has a sample (on a loaded
+        machine a 1 s scrape can time out, and its series are stale until the next); the
+        moment of that sample."""
+        self.prometheus.wait_for('min(up{job=~"sim-.*"}) == 1 and '
+                                 'count(up{job=~"sim-.*"}) == 3', 30)
+        self.prometheus.wait_for(
+            'sonic_interface_operational_status{device="Ethernet40",instance="leaf-g00-r4"}', 30)
+        return time.time()
+
     def source(self, **prometheus: str) -> tuple[Workspace, PrometheusSource]:
+        self.settle()
         ws = Workspace(load_settings(self.config(**prometheus)))
         found = live_source(ws)
         assert found is not None
@@ -93,6 +104,7 @@ def test_pfc_storm_port_fails_through_the_app(fabric: Fabric) -> None:
     port on another leaf stays ok, through the app's own status model and snapshot."""
     from fabtui.tui.app import FabtuiApp
 
+    fabric.settle()
     ws = Workspace(load_settings(fabric.config()))
     app = FabtuiApp(ws, live=False, interval=1.0)
     snapshots = []
@@ -140,7 +152,7 @@ def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
     in full: every element's health is the one a full read gives, the storm still fails, and
     quiet elements are ok without their values being read."""
     healths = {}
-    moment = time.time() - 1  # both read the same moment: the same values
+    moment = fabric.settle()  # both read the same moment: the same values
     for mode in ("full", "sieve"):
         ws, source = fabric.source(mode=mode)
         source.at = moment

@@ -24,6 +24,7 @@ template_dirs = []
 poll = ["nic.ethtool@node*:*", "switch.pfc@*"]  # what the app polls: probe@targets
 poll_interval = "10s"                 # seconds between the end of a poll and the next
 keymap = { "fabric.pause" = "p" }     # the app's keys, by binding id (`?` lists them)
+source = "probes"                     # where the live view reads: probes, or prometheus
 
 [slurm]                               # where jobs come from (`--job JOBID`)
 host = "login01"                      # runs scontrol / squeue over ssh; default: this machine
@@ -31,6 +32,16 @@ distribution = "block"                # task layout when Slurm does not say: blo
 launcher = "srun"                     # multi-node probes: mpirun (default) | srun
 launcher_template = ["srun", "--mpi=pmix", "-N", "{nodes}", "--nodelist={nodelist}",
                      "--ntasks-per-node={tasks_per_node}", "{program}"]
+
+[prometheus]                          # the Prometheus the live view reads (docs/prometheus.md)
+url = "http://prometheus:9090"
+bearer = "env:PROM_TOKEN"             # or username = "fabtui", password = "file:~/.prom-pass"
+timeout = "5s"                        # per query
+window = "1m"                         # rate() window: at least 4 scrape intervals
+stale_after = "2m"                    # a device whose newest sample is older is stale
+mode = "auto"                         # full, or sieve (read only what nears a limit); auto
+labels = { node = "instance", gpu_node = "Hostname", nic = "device", port = "device" }
+metrics = { "sonic.pfc_rx" = "my_pfc_rx_frames" }   # exporter names, by mapping key
 ```
 """
 
@@ -78,6 +89,49 @@ class SlurmConfig(BaseModel):
     its own) becomes the program's argv. Default: fabtui's own srun / mpirun line."""
 
 
+class PrometheusConfig(BaseModel):
+    """The `[prometheus]` table: where the fabric's metrics are read (docs/prometheus.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    url: str = Field(pattern=r"^https?://\S+$")
+    """Prometheus's base URL (`http://prometheus:9090`)."""
+    bearer: str | None = Field(None, min_length=1)
+    """A credentials reference (`env:VAR`, `file:PATH`, `keyring:NAME`, ...) to a bearer token."""
+    username: str | None = Field(None, min_length=1)
+    password: str | None = Field(None, min_length=1)
+    """A credentials reference to the basic-auth password (with `username`)."""
+    timeout: float | str = 10.0
+    """Seconds (or a duration) one query may take; Prometheus is told the same."""
+    window: str = Field("1m", pattern=r"^[0-9]+[smh]$")
+    """The `rate()` window (a PromQL duration): at least four scrape intervals."""
+    stale_after: float | str = 120.0
+    """A device whose newest sample is older than this (or whose series stopped) is stale."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Which label names what: node, gpu_node, gpu, nic, switch, port, host_pattern."""
+    metrics: dict[str, str] = Field(default_factory=dict)
+    """Exporter metric names that differ from the defaults, by mapping key."""
+    mode: Literal["auto", "full", "sieve"] = "auto"
+    """`full`: read and judge every series each refresh; `sieve`: ask Prometheus which series
+    come near a limit and read only their devices in full; `auto`: sieve from 512 NICs up."""
+
+
+@dataclass(frozen=True)
+class PrometheusSettings:
+    """`[prometheus]` resolved: durations in seconds, references not yet resolved."""
+
+    url: str
+    bearer: str | None
+    username: str | None
+    password: str | None
+    timeout: float
+    window: str
+    stale_after: float
+    labels: tuple[tuple[str, str], ...]
+    metrics: tuple[tuple[str, str], ...]
+    mode: str = "auto"
+
+
 class Config(BaseModel):
     """The settings a config file may hold."""
 
@@ -110,6 +164,9 @@ class Config(BaseModel):
     """The app's keys by binding id (`fabric.pause = "p"`; several keys comma-separated)."""
     slurm: SlurmConfig = Field(default_factory=SlurmConfig)
     """`[slurm]`: where jobs come from and how multi-node probes launch."""
+    source: Literal["probes", "prometheus"] = "probes"
+    """Where the live view's status comes from: polling probes, or the `[prometheus]` server."""
+    prometheus: PrometheusConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +196,9 @@ class Settings:
     """Binding id -> keys, for the app's remappable keys."""
     slurm: SlurmConfig = SlurmConfig()  # noqa: RUF009 (frozen: one shared default is safe)
     """Where jobs come from (`[slurm]`)."""
+    live_source: str = "probes"
+    """`probes` or `prometheus`: what the live view reads (the file's `source`)."""
+    prometheus: PrometheusSettings | None = None
 
     def find_template(self, name: str) -> Path | None:
         """The template file called `name` (without `.yaml`) in the template folders, if any."""
@@ -252,12 +312,64 @@ def _check(config: Config, settings: Settings, label: str, text: str) -> list[Pr
         problems.append(Problem(label, _line_of(text, "poll_interval"),
                                 f"poll_interval: {config.poll_interval!r}: expected seconds "
                                 "above 0 or a duration such as 30s"))
+    problems.extend(_prometheus_problems(config, label, text))
     for pattern in config.redact:
         reason = redact_problem(pattern)
         if reason is not None:
             problems.append(Problem(label, _line_of(text, "redact", pattern),
                                     f"redact: {pattern!r} {reason}"))
     return problems
+
+
+def _prometheus_problems(config: Config, label: str, text: str) -> list[Problem]:
+    """A Prometheus source that cannot work: none configured, a bad duration, an unknown label
+    role or mapping key, a password without a user."""
+    prom = config.prometheus
+    if prom is None:
+        if config.source == "prometheus":
+            return [Problem(label, _line_of(text, "source"), "source = \"prometheus\" needs a "
+                            "[prometheus] table with its url")]
+        return []
+    line = _table_line(text, "prometheus")
+    problems = []
+    for key in ("timeout", "stale_after"):
+        value = getattr(prom, key)
+        if _interval_strict(value) is None:
+            problems.append(Problem(label, _line_of(text, key) or line,
+                                    f"prometheus.{key}: {value!r}: expected seconds above 0 or "
+                                    "a duration such as 30s"))
+    roles = ("node", "gpu_node", "gpu", "nic", "switch", "port", "host_pattern")
+    for role in prom.labels:
+        if role not in roles:
+            problems.append(Problem(label, _line_of(text, "labels") or line,
+                                    f"prometheus.labels: unknown role {role!r}; roles: "
+                                    f"{', '.join(roles)}"))
+    pattern = prom.labels.get("host_pattern")
+    if pattern is not None:
+        try:
+            if re.compile(pattern).groups < 1:
+                raise re.error("needs a group")
+        except re.error as exc:
+            problems.append(Problem(label, _line_of(text, "labels") or line,
+                                    f"prometheus.labels.host_pattern: {pattern!r}: {exc} "
+                                    "(its first group is the topology name)"))
+    from fabtui.prom.catalog import BY_KEY
+
+    for key in prom.metrics:
+        if key not in BY_KEY:
+            close = difflib.get_close_matches(key, list(BY_KEY), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append(Problem(label, _line_of(text, "metrics") or line,
+                                    f"prometheus.metrics: unknown mapping key {key!r}{hint}"))
+    if prom.password is not None and prom.username is None:
+        problems.append(Problem(label, _line_of(text, "password") or line,
+                                "prometheus.password needs prometheus.username"))
+    return problems
+
+
+def _table_line(text: str, table: str) -> int | None:
+    match = re.search(rf"(?m)^\s*\[{re.escape(table)}\]", text)
+    return text.count("\n", 0, match.start()) + 1 if match else _line_of(text, table)
 
 
 def _interval_strict(value: float | str) -> float | None:
@@ -287,10 +399,15 @@ def _problem(label: str, text: str, error: object) -> Problem:
     key = str(loc[0]) if loc else ""
     line = _line_of(text, key)
     if len(loc) > 1 and isinstance(loc[1], str):
-        line = _table_line_of(text, key, loc[1]) or line
+        line = _table_line_of(text, key, loc[1]) or \
+            (_table_line(text, key) if key == "prometheus" else None) or line
         if error["type"] == "extra_forbidden":
-            known = ", ".join(SlurmConfig.model_fields) if key == "slurm" else "see the docs"
+            tables: dict[str, type[BaseModel]] = {"slurm": SlurmConfig,
+                                                   "prometheus": PrometheusConfig}
+            known = ", ".join(tables[key].model_fields) if key in tables else "see the docs"
             return Problem(label, line, f"unknown setting {key}.{loc[1]} (known: {known})")
+    elif key == "prometheus":  # the table's header
+        line = _table_line(text, key) or line
     if error["type"] == "bool_type":
         return Problem(label, line, f"{key}: expected true or false (without quotes), got "
                                     f"{error.get('input')!r}")
@@ -332,7 +449,19 @@ def _resolve(config: Config, source: Path | None) -> Settings:
         poll_interval=_interval(config.poll_interval),
         keymap=tuple(sorted(config.keymap.items())),
         slurm=config.slurm,
+        live_source=config.source,
+        prometheus=_prometheus(config.prometheus),
     )
+
+
+def _prometheus(prom: PrometheusConfig | None) -> PrometheusSettings | None:
+    if prom is None:
+        return None
+    return PrometheusSettings(
+        url=prom.url.rstrip("/"), bearer=prom.bearer, username=prom.username,
+        password=prom.password, timeout=_interval(prom.timeout), window=prom.window,
+        stale_after=_interval(prom.stale_after), labels=tuple(sorted(prom.labels.items())),
+        metrics=tuple(sorted(prom.metrics.items())), mode=prom.mode)
 
 
 def _interval(value: float | str) -> float:

@@ -61,6 +61,9 @@ SUBCOMMANDS = {
     "triage": Subcommand("fabtui.cli.triage:triage",
                          "Hang triage: read a hung job's logs and say which rank, NIC or link "
                          "it waits for."),
+    "prom": Subcommand("fabtui.cli.prom:prom",
+                       "Read the fabric from Prometheus: check the label mapping, show the "
+                       "PromQL."),
     "tui": Subcommand("fabtui.cli.tui:tui",
                       "Open the live fabric view (the configured fabric; the demo fabric by "
                       "default)."),

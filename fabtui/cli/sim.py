@@ -322,3 +322,41 @@ def hang_logs(ctx: click.Context, outdir: Path, case: str, ranks: int, nccl: str
         ", ".join(map(str, culprits[:8])) + (" ..." if len(culprits) > 8 else "")
     _say(as_json, f"{outdir}: {case}, {ranks} ranks, NCCL {manifest['nccl']}, PyTorch "
                   f"{manifest['torch']}: {manifest['verdict']} (culprits {named})", manifest)
+
+
+@sim.command("exporter")
+@click.option("--port", type=click.IntRange(0, 65535), default=9464, show_default=True,
+              help="TCP port to serve on (0: any free port, printed).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--print-scrape-config", "print_config", is_flag=True,
+              help="Print the Prometheus scrape_configs for this exporter and exit.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Say where it serves as one JSON line on standard output.")
+@click.pass_context
+def exporter(ctx: click.Context, port: int, host: str, print_config: bool,
+             as_json: bool) -> None:
+    """Serve the demo fabric as dcgm-exporter, node_exporter and SONiC exporter metrics."""
+    from fabtui.sim.exporter import Exporter, scrape_config
+
+    if print_config:
+        click.echo("scrape_configs:\n" + scrape_config("fabtui-sim", f"{host}:{port}"), nl=False)
+        return
+    path, _state = sim_state(_simulated(ctx))
+    try:
+        server = Exporter(path, port, host)
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    if as_json:
+        base = f"http://{host}:{server.port}"
+        click.echo(json.dumps({"url": base, "paths": ["/metrics/dcgm", "/metrics/node",
+                                                      "/metrics/switch", "/metrics"]}))
+        sys.stdout.flush()
+    click.echo(f"serving the demo fabric on http://{host}:{server.port}/metrics/{{dcgm,node,"
+               f"switch}} (Ctrl-C stops; `fabtui sim exporter --print-scrape-config` gives "
+               "Prometheus's scrape config)", err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server.server_close()

@@ -11,6 +11,7 @@ from fabtui.cli.context import UserError, workspace
 
 if TYPE_CHECKING:
     from fabtui.model.triage import TriageReport
+    from fabtui.workspace.live import StatusSource
 
 
 @click.command("tui")
@@ -25,9 +26,12 @@ if TYPE_CHECKING:
 @click.option("--job-file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="Read the job from a saved `scontrol show job -d`, `squeue --json` or "
                    "`sacct -P` output instead of asking Slurm.")
+@click.option("--source", type=click.Choice(["probes", "prometheus"]), default=None,
+              help="Where the live view reads: polling probes, or the configured "
+                   "[prometheus] (default: the config's `source`).")
 @click.pass_context
 def tui(ctx: click.Context, ascii_only: bool, triage_paths: tuple[Path, ...],
-        job_id: str | None, job_file: Path | None) -> None:
+        job_id: str | None, job_file: Path | None, source: str | None) -> None:
     """Open the live fabric view (the configured fabric; the demo fabric by default)."""
     for path in triage_paths:
         if not path.exists():
@@ -37,9 +41,10 @@ def tui(ctx: click.Context, ascii_only: bool, triage_paths: tuple[Path, ...],
         raise UserError("--job-file needs --job JOBID (which job of the file to follow)")
     if job_id is not None:
         follow(ctx, job_id, job_file)  # before the terminal check: a bad job id says so first
+    status_source = _status_source(ctx, source)  # a bad source says so before anything else
     need_terminal()
     open_app(ctx, ascii_only=ascii_only, triage=(triage_paths, None) if triage_paths else None,
-             view="job" if job_id is not None else "")
+             view="job" if job_id is not None else "", status_source=status_source)
 
 
 def need_terminal() -> None:
@@ -63,12 +68,30 @@ def follow(ctx: click.Context, job_id: str, job_file: Path | None) -> None:
     follow_job(workspace(ctx), placement)
 
 
+def _status_source(ctx: click.Context, source: str | None) -> StatusSource | None:
+    """The live view's source: `--source`, else the config's; None polls probes. A Prometheus
+    source whose auth reference cannot be resolved is a user error (exit 2), not a screen."""
+    import dataclasses
+
+    from fabtui.errors import RequestError
+    from fabtui.workspace.promsource import live_source
+
+    ws = workspace(ctx)
+    if source is not None:
+        ws.settings = dataclasses.replace(ws.settings, live_source=source)
+    try:
+        return live_source(ws)
+    except RequestError as exc:
+        raise UserError(str(exc)) from None
+
+
 def open_app(ctx: click.Context, *, ascii_only: bool = False,
              triage: tuple[tuple[Path, ...], TriageReport | None] | None = None,
-             view: str = "") -> None:
+             view: str = "", status_source: StatusSource | None = None) -> None:
     """Open the app on this invocation's workspace: on the Triage screen of `triage`'s logs
-    (with its report when already triaged), `view` the Fabric screen's first filter. Textual
-    is imported only here."""
+    (with its report when already triaged), `view` the Fabric screen's first filter, the live
+    view reading `status_source` (None: what the settings choose). Textual is imported only
+    here."""
     import sys
 
     from fabtui.tui.app import run_app
@@ -76,4 +99,5 @@ def open_app(ctx: click.Context, *, ascii_only: bool = False,
     ws = workspace(ctx)
     ws.notice = None  # the header says what the demo plays; nothing may print under the app
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower()
-    run_app(ws, ascii_only=ascii_only or "utf" not in encoding, triage=triage, view=view)
+    run_app(ws, ascii_only=ascii_only or "utf" not in encoding, triage=triage, view=view,
+            source=status_source)

@@ -94,6 +94,10 @@ class FabtuiApp(App[None]):
         """A poller over the configured plan (or the source given), emitting to `emit`."""
         source = self.source
         if source is None:
+            from fabtui.workspace.promsource import live_source
+
+            source = self.source = live_source(self.workspace)
+        if source is None:
             _ = self.workspace.catalog  # built here, once, not raced by two threads
             plan = self.workspace.settings.poll or DEFAULT_PLAN
             source = ProbeSource(self.workspace, [PlanItem.parse(p) for p in plan],
@@ -207,8 +211,8 @@ class FabtuiApp(App[None]):
 
 def run_app(workspace: Workspace, *, ascii_only: bool = False,
             triage: tuple[tuple[Path, ...], TriageReport | None] | None = None,
-            view: str = "") -> None:
+            view: str = "", source: StatusSource | None = None) -> None:
     """Open the app on `workspace` in this terminal until the user quits (on the Triage screen
     of `triage`'s logs when given, showing its report when one is given; `view`: the Fabric
-    screen's first filter)."""
-    FabtuiApp(workspace, ascii_only=ascii_only, triage=triage, view=view).run()
+    screen's first filter; the live view reads `source`, by default what the settings choose)."""
+    FabtuiApp(workspace, ascii_only=ascii_only, triage=triage, view=view, source=source).run()

@@ -39,6 +39,9 @@ HISTORY_METRICS = ("rate.", "pause_ratio.", "pause_share.", "fec_pre_ber", "pre_
 """Metric name prefixes worth a sparkline (counters per second, BER, optic power)."""
 KEY_COUNTERS = ("rate.", "rx_power_dbm", "fec_pre_ber", "pre_fec_ber")
 """What a detail panel lists first after problems: pause/s, FEC/s, BER, rx power."""
+SOURCE_MARKS = "prometheus"
+"""The pseudo-probe whose results carry a source's marks (`quiet` elements, `history`) rather
+than measurements (see `FabricStatus.apply`)."""
 OPTIC_METRICS = ("rx_power", "tx_power", "tx_bias", "temperature_c", "optic_")
 """Metrics a port's DOM reading reports about the optic in it."""
 
@@ -200,8 +203,33 @@ class FabricStatus:
 
     def apply(self, result: ProbeResult, stale_after: float) -> None:
         """Take one probe result: its metrics land on the elements they name; a result that
-        measured nothing (the device did not answer) makes its target unreachable."""
+        measured nothing (the device did not answer) makes its target unreachable. A result
+        of the `SOURCE_MARKS` pseudo-probe whose `parsed` names `quiet` elements (a source
+        that found them below every limit without reading their values: Prometheus at scale)
+        gives each an ok reading of each
+        of its `probes`, replacing what those probes said before (a port's optic too). One whose
+        `parsed` holds `history` (element -> metric -> older values, oldest first: a source that
+        can read the past, as Prometheus's range queries do) puts them before the sparklines'
+        own samples."""
         at = result.ended_at.timestamp()
+        marks = result.parsed if result.probe == SOURCE_MARKS and not result.metrics else None
+        past = marks.get("history") if marks else None
+        if past is not None:
+            with self._lock:
+                for key, metrics in past.items():
+                    self._seed(key, metrics)
+            return
+        quiet = marks.get("quiet") if marks else None
+        if quiet is not None:
+            probes = tuple(marks.get("probes") or (result.probe,))  # type: ignore[union-attr]
+            with self._lock:
+                self._last_data = max(self._last_data or 0.0, at)
+                optic_of = self.fabric.optic_of
+                for key in quiet:
+                    self._quiet(key, probes, at, stale_after)
+                    if optic := optic_of(key):  # what the port's DOM reading would say
+                        self._quiet(optic, probes, at, stale_after)
+            return
         grouped: dict[str, list[tuple[str, Value]]] = {}
         element_of = self.fabric.element_of
         for metric in result.metrics:
@@ -226,6 +254,26 @@ class FabricStatus:
                 verdict = max(verdicts, key=lambda v: v.rank)
                 reading = Reading(result.probe, verdict, at, stale_after, error)
                 self._update(key, reading, values, findings.get(key, ()))
+
+    def _seed(self, key: str, metrics: Mapping[str, Sequence[float]]) -> None:
+        history = self._history.setdefault(key, {})
+        for name, values in metrics.items():
+            own = history.get(name, ())
+            history[name] = deque([*map(float, values), *own], maxlen=HISTORY)
+        old = self._states.get(key)
+        if old is not None:
+            self._states[key] = ElementState(old.readings, old.values, old.findings,
+                                             {n: tuple(d) for n, d in history.items()})
+
+    def _quiet(self, key: str, probes: tuple[str, ...], at: float, stale_after: float) -> None:
+        old = self._states.get(key)
+        readings = dict(old.readings) if old else {}
+        for probe in probes:
+            readings[probe] = Reading(probe, Verdict.OK, at, stale_after)
+        values = {n: v for n, v in old.values.items() if v.probe not in probes} if old else {}
+        findings = tuple(f for f in old.findings
+                         if not f.startswith(tuple(f"@{p} " for p in probes))) if old else ()
+        self._states[key] = ElementState(readings, values, findings, old.history if old else {})
 
     def _update(self, key: str, reading: Reading, values: list[tuple[str, Value]],
                 findings: Iterable[str]) -> None:

@@ -1,0 +1,241 @@
+"""Reading a 1,024-node x 8-NIC fabric with 160 switches from a real Prometheus, at 1 Hz.
+
+The fabric is generated (rail-optimized, 64 nodes per leaf: 128 leaves and 32 spines), plays a
+PFC storm on node0517:mlx5_3, and is served by `fabtui sim exporter` (its own process) as
+dcgm-exporter, node_exporter and SONiC-exporter series; a real Prometheus (Debian's
+`/usr/bin/prometheus`, on loopback) scrapes it. Measured, each printed:
+  - one full refresh of the Fabric screen's data: every PromQL query of `PrometheusSource.poll`,
+    the probe results built and judged, applied to `FabricStatus` and frozen into a snapshot
+    (what the screen draws from); goal <= 2 s;
+  - the same repeated at 1 Hz: the slowest refresh and the memory (RSS) at the start and end;
+  - beside it, the direct-probe fan-out for the same fabric: `nic.ethtool` (the live view's
+    NIC probe) swept over a sample of NICs through the probe runner at the default concurrency,
+    every device answering after +0.5 s (as benchmarks/probe_fanout.py), and what that rate
+    means for all 8,192 NICs.
+Also checks the storming port reads as failing. Prints figures; never fails on timing.
+
+    python benchmarks/prom_refresh.py            # 1,024 nodes, 30 refreshes
+    python benchmarks/prom_refresh.py --smoke    # 16 nodes, 3 refreshes (CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from fabtui.config import load_settings  # noqa: E402
+from fabtui.probes.runner import DEFAULT_FANOUT, ProbeRunner, Transports  # noqa: E402
+from fabtui.probes.targets import resolve_set  # noqa: E402
+from fabtui.sim import latency  # noqa: E402
+from fabtui.sim.exporter import FAMILIES, scrape_config  # noqa: E402
+from fabtui.sim.state import build_sim, read_state, state_file  # noqa: E402
+from fabtui.topology.export import dump_yaml  # noqa: E402
+from fabtui.topology.generate import RailOptimizedParams, rail_optimized  # noqa: E402
+from fabtui.workspace import Workspace  # noqa: E402
+from fabtui.workspace.fabricmap import FabricMap  # noqa: E402
+from fabtui.workspace.live import FabricStatus, Health, PollState  # noqa: E402
+from fabtui.workspace.promsource import PrometheusSource, live_source  # noqa: E402
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from probe_fanout import LATENCY_S, InProcessNodes, sweep  # noqa: E402
+
+from tests.prom_server import PROMETHEUS, PrometheusServer, free_port  # noqa: E402
+
+GOAL_S = 2.0
+STORM = "node0517:mlx5_3"
+SCENARIO = """name: bench-storm
+description: node0517 mlx5_3 sends PFC pause without end
+duration: 1h
+start: 1m
+timeline:
+  - at: 0s
+    fault: pfc-storm
+    component: {nic}
+    params: {{stall_prevention_s: 0}}
+"""
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def build(folder: Path, nodes: int) -> tuple[Path, str]:
+    """The topology and scenario files, and the config that reads them from Prometheus."""
+    params = RailOptimizedParams(name=f"prom-{nodes}", nodes=nodes, gpus_per_node=8, rails=8,
+                                 nodes_per_leaf=min(64, nodes), spines=min(32, nodes),
+                                 uplinks_per_leaf=min(32, nodes))
+    topology = folder / "fabric.yaml"
+    topology.write_text(dump_yaml(rail_optimized(params)))
+    width = max(3, len(str(nodes)))
+    storm = STORM if nodes >= 517 else f"node{6:0{width}d}:mlx5_3"
+    scenario = folder / "storm.yaml"
+    scenario.write_text(SCENARIO.format(nic=storm))
+    return topology, storm
+
+
+def refresh(source: PrometheusSource, status: FabricStatus, round_no: int) -> float:
+    """One full refresh: poll, apply, snapshot; seconds taken (CPU seconds of this process
+    are added to `CPU`: on a shared machine the wall time includes others' work)."""
+    async def run() -> None:
+        async with contextlib.aclosing(source.poll()) as stream:
+            async for result, stale_after in stream:
+                status.apply(result, stale_after)
+
+    started, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(run())
+    status.snapshot(round_no, PollState.WAITING)
+    CPU.append(time.process_time() - cpu)
+    return time.perf_counter() - started
+
+
+CPU: list[float] = []
+
+
+def fanout(ws: Workspace, sample: str) -> tuple[int, float]:
+    """(NICs, seconds) for a `nic.ethtool` sweep of `sample` at the default concurrency."""
+    os.environ[latency.LATENCY_VAR] = str(LATENCY_S)
+    path = state_file(ws.settings.data_dir)
+    state = read_state(path)
+    assert state is not None
+    sim = build_sim(state)
+    probe = ws.catalog["nic.ethtool"]
+    targets = resolve_set(sim.graph, sample, probe.target)
+    runner = ProbeRunner(sim.graph, Transports(ssh=InProcessNodes(path, state, sim)))
+    seconds, _ok = asyncio.run(sweep(runner, probe, targets, DEFAULT_FANOUT))
+    return len(targets), seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="16 nodes, 3 refreshes (CI)")
+    parser.add_argument("--nodes", type=int, default=None,
+                        help="nodes of the generated fabric (default 1,024; smoke 16)")
+    args = parser.parse_args()
+    if not Path(PROMETHEUS).exists():
+        print(f"{PROMETHEUS} not installed (apt-get install prometheus): nothing measured")
+        return
+    nodes, rounds = (16, 3) if args.smoke else (1024, 30)
+    nodes = args.nodes or nodes
+    # A scrape of the big fabric's switches takes the simulator ~15 s (it computes every
+    # counter at the scrape's moment): Prometheus scrapes every `interval`.
+    interval, window = ("1s", "4s") if nodes <= 64 else ("60s", "3m")
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        topology, storm = build(folder, nodes)
+        config = folder / "config.toml"
+        config.write_text(f'topology = "{topology}"\nsimulate = true\nscenario = '
+                          f'"{folder / "storm.yaml"}"\ndata_dir = "{folder / "data"}"\n')
+        env = {**os.environ, "PYTHONPATH": str(REPO), "FABTUI_CONFIG": str(config)}
+        env.pop(latency.LATENCY_VAR, None)
+        exporters: list[subprocess.Popen[str]] = []
+        prometheus: PrometheusServer | None = None
+        try:
+            prometheus = start(exporters, env, interval, folder)
+            measure(prometheus, config, window, interval, storm, rounds)
+        finally:
+            if prometheus is not None:
+                prometheus.stop()
+            for exporter in exporters:
+                exporter.terminate()
+                exporter.wait(30)
+        ws = Workspace(load_settings(config))
+        nics = sum(len(n.nics) for n in ws.graph().nodes.values())
+        sample = "node000?:mlx5_*" if nodes >= 1000 else "node00[1-2]:mlx5_[0-3]"
+        count, seconds = fanout(ws, sample)
+        per_wave = seconds / max(1, -(-count // DEFAULT_FANOUT))
+        waves = -(-nics // DEFAULT_FANOUT)
+        print(f"{'direct probes: nic.ethtool on ' + str(count) + ' NICs (+0.5 s each)':<58}"
+              f"{seconds:7.2f} s at concurrency {DEFAULT_FANOUT}")
+        print(f"{f'direct probes: all {nics:,} NICs at that rate (estimate)':<58}"
+              f"{per_wave * waves:7.0f} s ({waves} waves of {DEFAULT_FANOUT})")
+
+
+def start(exporters: list[subprocess.Popen[str]], env: dict[str, str], interval: str,
+          folder: Path) -> PrometheusServer:
+    """One exporter process per family (each exporter is its own process on a real node),
+    and a Prometheus scraping them."""
+    scrape = ""
+    for family in FAMILIES:
+        port = free_port()
+        exporter = subprocess.Popen([sys.executable, "-m", "fabtui", "sim", "exporter",
+                                     "--port", str(port)], cwd=REPO, env=env,
+                                    stderr=subprocess.PIPE, text=True)
+        exporters.append(exporter)
+        assert exporter.stderr is not None
+        line = ""
+        while "serving" not in line:  # after the demo's notice of what it plays
+            line = exporter.stderr.readline()
+            assert line, "the exporter exited"
+        scrape += scrape_config("bench", f"127.0.0.1:{port}", interval, (family,))
+    return PrometheusServer(folder, scrape)
+
+
+def measure(prometheus: PrometheusServer, config: Path, window: str, interval: str,
+            storm: str, rounds: int) -> None:
+    """Wait for the first rates, then time the refreshes and print the figures."""
+    prometheus.wait_ready()
+    started = time.monotonic()
+    prometheus.wait_for(f"rate(sonic_interface_receive_pfc_packets[{window}]) > 0", 900)
+    waited = time.monotonic() - started
+    series = prometheus_series(prometheus)
+    config.write_text(config.read_text() + f'source = "prometheus"\n[prometheus]\n'
+                      f'url = "{prometheus.url}"\nwindow = "{window}"\n'
+                      f'stale_after = "10m"\ntimeout = "30s"\n')
+    ws = Workspace(load_settings(config))
+    source = live_source(ws)
+    assert source is not None
+    graph = ws.graph()
+    fabric = FabricMap.build(graph)
+    status = FabricStatus(fabric)
+    nics = sum(len(n.nics) for n in graph.nodes.values())
+    print(f"fabric: {len(graph.nodes)} nodes x 8 GPUs, {nics} NICs, {len(graph.switches)} "
+          f"switches; {series:,} series in Prometheus (scrape every {interval}, first rates "
+          f"after {waited:.0f} s); {os.cpu_count()} CPUs")
+    first = refresh(source, status, 1)
+    port_of = fabric.cells[(storm.partition(":")[0], 3)].port
+    assert port_of is not None
+    storming = status.snapshot(1, PollState.WAITING).of(port_of)
+    mode = "sieve" if source.sieving else "full read"
+    print(f"{f'first refresh, {mode} (poll + judge + apply + snapshot)':<58}{first:7.2f} s   "
+          f"goal {GOAL_S:g} s: {'ok' if first <= GOAL_S else 'OVER GOAL'}   "
+          f"({CPU[-1]:.2f} s CPU here)")
+    print(f"{'storming port ' + port_of:<58}{storming.value:>7}"
+          f"{'' if storming is Health.FAIL else '   (expected fail)'}")
+    start_rss = rss_mb()
+    times = []
+    for round_no in range(2, rounds + 2):
+        began = time.monotonic()
+        times.append(refresh(source, status, round_no))
+        time.sleep(max(0.0, 1.0 - (time.monotonic() - began)))
+    times.sort()
+    cpu = sorted(CPU[1:])
+    print(f"{f'{rounds} refreshes at 1 Hz: median / slowest':<58}"
+          f"{times[len(times) // 2]:7.2f} s / {times[-1]:.2f} s   (CPU here: median "
+          f"{cpu[len(cpu) // 2]:.2f} s)")
+    print(f"{'memory (RSS) before / after them':<58}{start_rss:7.0f} MB / {rss_mb():.0f} MB")
+
+
+def prometheus_series(server: PrometheusServer) -> int:
+    import json
+    import urllib.parse
+    import urllib.request
+
+    query = urllib.parse.urlencode({"query": "sum(scrape_samples_scraped)"})
+    with urllib.request.urlopen(f"{server.url}/api/v1/query?{query}", timeout=30) as answer:
+        result = json.load(answer)["data"]["result"]
+    return int(float(result[0]["value"][1])) if result else 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""`fabtui prom ...`: the Prometheus source — which topology elements have no series, and the
+PromQL it reads them with."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from fabtui.cli.context import EXIT_BAD_INPUT, EXIT_FINDINGS, UserError, workspace
+
+
+@click.group("prom")
+def prom() -> None:
+    """Read the fabric from Prometheus: check the label mapping, show the PromQL."""
+
+
+def _source(ctx: click.Context):  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from fabtui.errors import RequestError
+    from fabtui.workspace.promsource import live_source
+
+    ws = workspace(ctx)
+    if ws.settings.prometheus is None:
+        raise UserError("no [prometheus] table in the config (url = \"http://...\"); see "
+                        "docs/prometheus.md")
+    ws.settings = dataclasses.replace(ws.settings, live_source="prometheus")
+    try:
+        return live_source(ws)
+    except RequestError as exc:
+        raise UserError(str(exc)) from None
+
+
+@prom.command("check")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.option("--limit", type=click.IntRange(1), default=40, show_default=True,
+              help="Elements listed at most (the count is always complete).")
+@click.pass_context
+def check(ctx: click.Context, as_json: bool, limit: int) -> None:
+    """List the topology elements no Prometheus series names (exit 1 when there are some)."""
+    from fabtui.prom.client import PromError
+
+    source = _source(ctx)
+    try:
+        missing = source.check()
+    except PromError as exc:
+        click.echo(f"fabtui: prometheus {exc.kind}: {exc}", err=True)
+        ctx.exit(EXIT_BAD_INPUT)
+    if as_json:
+        click.echo(json.dumps([{"element": m.element, "exporter": m.exporter,
+                                "metrics": list(m.metrics)} for m in missing], indent=2))
+    elif not missing:
+        click.echo(f"every GPU, NIC and switch port of {source.graph.topology.cluster.name} "
+                   f"has series in {source.client.url}")
+    else:
+        for item in missing[:limit]:
+            what = f"no {item.exporter} series" if item.metrics == ("everything",) else \
+                f"no {', '.join(item.metrics)} ({item.exporter})"
+            click.echo(f"{item.element}: {what}")
+        if len(missing) > limit:
+            click.echo(f"... and {len(missing) - limit} more (--limit, --json)")
+        elements = len({m.element for m in missing})
+        click.echo(f"{elements} element(s) without some series; the label mapping is "
+                   "[prometheus.labels], the names [prometheus.metrics]", err=True)
+    if missing:
+        ctx.exit(EXIT_FINDINGS)
+
+
+@prom.command("queries")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def queries(ctx: click.Context, as_json: bool) -> None:
+    """Print the PromQL each mapped metric is read with (paste into Prometheus's UI)."""
+    source = _source(ctx)
+    if as_json:
+        click.echo(json.dumps(source.queries, indent=2))
+        return
+    for key, text in source.queries.items():
+        click.echo(f"{key}\t{text}")

@@ -1,0 +1,291 @@
+"""The demo fabric as Prometheus exporters: what dcgm-exporter, node_exporter (ethtool and
+infiniband collectors) and a SONiC exporter would serve for every simulated node and switch.
+
+One HTTP server stands for all the fabric's exporters: `/metrics/dcgm`, `/metrics/node` and
+`/metrics/switch` each serve every device's series with the `instance` label the device's own
+exporter would get from its scrape target (`node001:9400`, `node001:9100`, `leaf-g00-r3`), so a
+Prometheus job with `honor_labels: true` stores them as if it had scraped each device. Values are
+the simulation's own counters at the moment of the scrape (the same integrals `ethtool -S`,
+`show pfc counters` and `nvidia-smi` print), so a fault scenario shows in PromQL as it shows in
+probes: a PFC storm is a pause rate on one port. Names follow `fabtui.prom.catalog`'s exporters
+(written out here rather than imported: the exporter imitates the exporters, the reader maps
+them, and the test through a real Prometheus checks that the two agree).
+
+Side effects: `serve` listens on a TCP port until stopped; each scrape reads the state file.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from fabtui.sim.core import PRIORITY, Sim
+from fabtui.sim.node_commands import ethtool_counters, rdma_counters
+from fabtui.sim.state import FabricCache, SimState
+
+FAMILIES = ("dcgm", "node", "switch")
+_ETHTOOL = ("rx_prio3_pause", "tx_prio3_pause", "rx_prio3_pause_duration",
+            "tx_prio3_pause_duration", "rx_prio3_marked", "rx_crc_errors_phy",
+            "rx_symbol_err_phy", "rx_discards_phy", "rx_prio3_buf_discard",
+            "link_down_events_phy", "rx_out_of_buffer", "tx_pause_storm_warning_events",
+            "tx_pause_storm_error_events", "rx_bits_phy", "rx_corrected_bits_phy")
+_ETHTOOL_NAMES = {s: "node_ethtool_" + s.replace("rx_", "received_", 1).replace(
+    "tx_", "transmitted_", 1) if s.startswith(("rx_", "tx_")) else "node_ethtool_" + s
+    for s in _ETHTOOL}
+_RDMA = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "np_cnp_sent",
+         "rp_cnp_handled", "np_ecn_marked_roce_packets", "req_cqe_error", "resp_cqe_error")
+
+
+class Untyped(Metric):
+    """A family exposed without a type, under its exact name (as node_exporter's ethtool and
+    client_golang counters without `_total` are): prometheus-client's CounterMetricFamily
+    would append `_total`."""
+
+    def __init__(self, name: str, documentation: str, labels: list[str]) -> None:
+        super().__init__(name, documentation, "unknown")
+        self._labels = labels
+
+    def add_metric(self, values: list[str], value: float) -> None:
+        self.add_sample(self.name, dict(zip(self._labels, values, strict=True)), value)
+
+
+class FabricCollector(Collector):
+    """Collects one exporter family's series for every device of the running demo fabric."""
+
+    def __init__(self, state_file: Path, family: str) -> None:
+        self.state_file = str(state_file)
+        self.family = family
+        self.cache = FabricCache()
+        self.paused = threading.Event()
+        """Set: the exporter answers 503 (a target down, for stale-scrape tests)."""
+
+    def collect(self) -> Iterator[Metric]:
+        found = self.cache.get(self.state_file)
+        if found is None:
+            return
+        state, sim = found
+        yield from {"dcgm": _dcgm, "node": _node, "switch": _switch}[self.family](
+            state, sim, state.now())
+
+
+def _dcgm(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
+    labels = ["gpu", "UUID", "device", "modelName", "Hostname", "instance"]
+    names = {"temp": ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)."),
+             "power": ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."),
+             "xid": ("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered."),
+             "dbe": ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Total number of double-bit volatile "
+                                                     "ECC errors."),
+             "sbe": ("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "Total number of single-bit volatile "
+                                                     "ECC errors."),
+             "rows": ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "Number of remapped rows "
+                                                                "for uncorrectable errors"),
+             "pending": ("DCGM_FI_DEV_ROW_REMAP_PENDING", "Row remapping pending."),
+             "failure": ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "Whether remapping of rows has "
+                                                          "failed"),
+             "replay": ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "Total number of PCIe retries."),
+             "crc": ("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "Total number of NVLink "
+                                                                     "flow-control CRC errors."),
+             "nvreplay": ("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "Total number of "
+                                                                        "NVLink retries.")}
+    families: dict[str, Untyped | GaugeMetricFamily] = {
+        k: Untyped(n, d, labels) if k in ("replay", "crc", "nvreplay")
+        else GaugeMetricFamily(n, d, labels=labels) for k, (n, d) in names.items()}
+    for host, node in sim.graph.nodes.items():
+        for gpu in node.gpus:
+            state = sim.gpu(host, gpu.index, t)
+            values = [str(gpu.index), f"GPU-{abs(hash((host, gpu.index))) % 10**12:012d}",
+                      f"nvidia{gpu.index}", "NVIDIA " + state.model.replace("-", " "), host,
+                      f"{host}:9400"]
+            for key, value in (("temp", state.temperature_c), ("power", state.power_w),
+                               ("xid", 0), ("dbe", state.ecc_volatile_uncorrectable),
+                               ("sbe", state.ecc_volatile_correctable), ("rows", 0),
+                               ("pending", 0), ("failure", 0), ("replay", 0), ("crc", 0),
+                               ("nvreplay", 0)):
+                families[key].add_metric(values, float(value))
+    yield from families.values()
+
+
+def _node(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
+    ethtool = {s: Untyped(n, f"Network interface {s}", ["device", "instance"])
+               for s, n in _ETHTOOL_NAMES.items()}
+    ib_labels = ["device", "port", "instance"]
+    rdma: dict[str, CounterMetricFamily] = {
+        c: CounterMetricFamily(f"node_infiniband_{c}", f"Hardware counter {c}",
+                               labels=ib_labels) for c in _RDMA}
+    ib = {"symbol_error": "SymbolErrorCounter", "link_downed": "LinkDownedCounter",
+          "port_errors_received": "PortRcvErrors",
+          "port_discards_transmitted": "PortXmitDiscards",
+          "port_transmit_wait": "PortXmitWait"}
+    ib_families: dict[str, CounterMetricFamily] = {
+        n: CounterMetricFamily(f"node_infiniband_{n}", f"IB {c}", labels=ib_labels)
+        for n, c in ib.items()}
+    state_id = GaugeMetricFamily("node_infiniband_state_id", "State of the InfiniBand port "
+                                 "(0: no change, 1: down, 2: init, 3: armed, 4: active, "
+                                 "5: act defer)", labels=ib_labels)
+    for host, node in sim.graph.nodes.items():
+        instance = f"{host}:9100"
+        for nic in node.nics:
+            counters = ethtool_counters(sim, host, nic, t)
+            for stat, family in ethtool.items():
+                if stat in counters:
+                    family.add_metric([nic.netdev or nic.name, instance], float(counters[stat]))
+            hw = rdma_counters(sim, host, nic, t)
+            ib_values = [nic.name, "1", instance]
+            for name, hw_family in rdma.items():
+                hw_family.add_metric(ib_values, float(hw.get(name, 0)))
+            attachment = sim.graph.attachments.get((host, nic.name))
+            up = attachment is not None and sim.link_up(attachment.link_index, t)
+            links = sim.down_events(attachment.link_index, t) if attachment else 0
+            for name, ib_family in ib_families.items():
+                ib_family.add_metric(ib_values, float(links if name == "link_downed" else 0))
+            state_id.add_metric(ib_values, 4.0 if up else 1.0)
+    yield from ethtool.values()
+    yield from rdma.values()
+    yield from ib_families.values()
+    yield state_id
+
+
+def _switch(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
+    port_labels = ["device", "instance"]
+    receive = Untyped("sonic_interface_receive_errs", "Number of receive errs on an interface",
+                      ["device", "type", "instance"])
+    transmit = Untyped("sonic_interface_transmit_errs", "Number of transmit errs on an "
+                       "interface", ["device", "type", "instance"])
+    oper = GaugeMetricFamily("sonic_interface_operational_status", "Operational status "
+                             "(1 up, 0 down)", labels=port_labels)
+    speed = GaugeMetricFamily("sonic_interface_speed_bytes", "Network device property: "
+                              "speed_bytes", labels=port_labels)
+    pfc_labels = ["device", "priority", "instance"]
+    pfc_rx = Untyped("sonic_interface_receive_pfc_packets", "PFC frames received "
+                     "(SAI_PORT_STAT_PFC_n_RX_PKTS)", pfc_labels)
+    pfc_tx = Untyped("sonic_interface_transmit_pfc_packets", "PFC frames sent "
+                     "(SAI_PORT_STAT_PFC_n_TX_PKTS)", pfc_labels)
+    fec = {n: Untyped(f"sonic_interface_fec_{n}", f"FEC {n}", port_labels)
+           for n in ("correctable_frames", "uncorrectable_frames", "symbol_errors")}
+    ber = GaugeMetricFamily("sonic_interface_fec_pre_ber", "Pre-FEC bit error ratio",
+                            labels=port_labels)
+    lane_labels = ["device", "lane", "instance"]
+    dom = {n: GaugeMetricFamily(f"sonic_interface_transceiver_{n}", f"Transceiver {n}",
+                                labels=lane_labels) for n in ("rx_power_dbm", "tx_power_dbm",
+                                                              "tx_bias_ma")}
+    temperature = GaugeMetricFamily("sonic_interface_transceiver_temperature_celsius",
+                                    "Transceiver temperature", labels=port_labels)
+    for name, switch in sim.graph.switches.items():
+        for port in sim.switch_ports(name):
+            counters = sim.port_counters(switch, port, t)
+            if counters is None:
+                continue
+            values = [port, name]
+            for kind, value in (("error", counters.rx_err), ("drop", counters.rx_drp),
+                                ("pause", sum(counters.rx_pfc))):
+                receive.add_metric([port, kind, name], float(value))
+            for kind, value in (("error", counters.tx_err), ("discard", counters.tx_drp),
+                                ("pause", sum(counters.tx_pfc))):
+                transmit.add_metric([port, kind, name], float(value))
+            oper.add_metric(values, 1.0 if counters.up else 0.0)
+            speed.add_metric(values, counters.speed_gbps * 1e9 / 8)
+            pfc_rx.add_metric([port, str(PRIORITY), name], float(counters.rx_pfc[PRIORITY]))
+            pfc_tx.add_metric([port, str(PRIORITY), name], float(counters.tx_pfc[PRIORITY]))
+            fec["correctable_frames"].add_metric(values, float(counters.fec_corr))
+            fec["uncorrectable_frames"].add_metric(values, float(counters.fec_uncorr))
+            fec["symbol_errors"].add_metric(values, float(counters.fec_symbol_err))
+            ber.add_metric(values, counters.pre_ber)
+            module = sim.dom(name, port, t)
+            if module is None:
+                continue
+            for lane, (rx, tx, bias) in enumerate(zip(module.rx_power_dbm, module.tx_power_dbm,
+                                                      module.tx_bias_ma, strict=True), 1):
+                lane_values = [port, str(lane), name]
+                dom["rx_power_dbm"].add_metric(lane_values,
+                                               float("-inf") if rx is None else rx)
+                dom["tx_power_dbm"].add_metric(lane_values,
+                                               float("-inf") if tx is None else tx)
+                dom["tx_bias_ma"].add_metric(lane_values, bias)
+            temperature.add_metric(values, module.temperature_c)
+    yield from (receive, transmit, oper, speed, pfc_rx, pfc_tx, *fec.values(), ber,
+                *dom.values(), temperature)
+
+
+class Exporter:
+    """The HTTP server (see the module docstring); `start()` serves on a thread."""
+
+    def __init__(self, state_file: Path, port: int = 0, host: str = "127.0.0.1") -> None:
+        self.collectors = {f: FabricCollector(state_file, f) for f in FAMILIES}
+        registries: dict[str, CollectorRegistry] = {}
+        for family, collector in self.collectors.items():
+            registry = CollectorRegistry(auto_describe=False)
+            registry.register(collector)
+            registries[family] = registry
+        exporter = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                family = self.path.split("?")[0].rstrip("/").rpartition("/")[2]
+                chosen = list(registries) if family == "metrics" else [family]
+                if not all(f in registries for f in chosen):
+                    self.send_error(404, "paths: /metrics, /metrics/dcgm, /metrics/node, "
+                                         "/metrics/switch")
+                    return
+                if any(exporter.collectors[f].paused.is_set() for f in chosen):
+                    self.send_error(503, "exporter paused")
+                    return
+                body = b"".join(generate_latest(registries[f]) for f in chosen)
+                self.send_response(200)
+                self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Scrapes are not logged (one a second per job)."""
+
+        self.server = ThreadingHTTPServer((host, port), Handler)
+        self.server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def pause(self, paused: bool = True) -> None:
+        """Answer 503 (a target that is down) until unpaused."""
+        for collector in self.collectors.values():
+            if paused:
+                collector.paused.set()
+            else:
+                collector.paused.clear()
+
+    def start(self) -> Exporter:
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True,
+                                        name="sim-exporter")
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self.server.serve_forever()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+
+def scrape_config(job_prefix: str, target: str, interval: str = "1s",
+                  families: tuple[str, ...] = FAMILIES) -> str:
+    """A Prometheus `scrape_configs` YAML fragment that scrapes `families` of one sim exporter
+    at `target` (`127.0.0.1:9464`), keeping the devices' own `instance` labels."""
+    lines = []
+    for family in families:
+        lines += [f"  - job_name: {job_prefix}-{family}", "    honor_labels: true",
+                  f"    scrape_interval: {interval}", f"    scrape_timeout: {interval}",
+                  f"    metrics_path: /metrics/{family}",
+                  f"    static_configs: [{{targets: ['{target}']}}]"]
+    return "\n".join(lines) + "\n"

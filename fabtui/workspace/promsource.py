@@ -1,0 +1,371 @@
+"""`PrometheusSource`: the live view's status read from Prometheus instead of polling devices.
+
+One poll is a fixed set of instant queries, run concurrently: per mapped exporter metric
+(`fabtui.prom.catalog`) `sum by (<element labels>) (rate(metric[window]))` for counters and the
+latest value for gauges, plus `timestamp()` of one series per device (when its exporter was last
+scraped) and `up == 0` (scrapes failing). Results are the probes' own results
+(`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated by its
+device's newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale once
+`stale_after` has passed. Prometheus unreachable or too slow: every node and switch is reported
+unreachable with the reason (and the poll's note says it), never a hang (each query has the
+configured timeout). `check()` lists the topology elements no series names.
+
+Side effects: HTTP requests to the configured Prometheus; resolves the auth reference once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from fabtui.config import PrometheusSettings
+from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
+from fabtui.prom.catalog import MAPPED, Element, Mapped
+from fabtui.prom.client import PromClient, PromError, Sample, Series
+from fabtui.prom.labels import LabelMap, Resolver
+from fabtui.prom.results import Assembler, Readings
+from fabtui.prom.sieve import sieves
+from fabtui.topology.graph import FabricGraph
+from fabtui.transports.credentials import CredentialError, resolve
+
+if TYPE_CHECKING:
+    from fabtui.workspace.core import Workspace
+
+_CLOCK_PROBE: dict[Element, str] = {"gpu": "dcgm.temperature", "nic": "ethtool.rx_prio3_pause",
+                "ibport": "infiniband.state_id", "port": "sonic.oper_status"}
+"""Per element kind, the series whose `timestamp()` says when its device was last scraped."""
+
+
+SPARKLINES = {"sonic.pfc_rx": "rate.rx.PFC3", "sonic.pfc_tx": "rate.tx.PFC3",
+              "ethtool.rx_prio3_pause": "rate.rx_prio3_pause",
+              "ethtool.tx_prio3_pause": "rate.tx_prio3_pause",
+              "sonic.fec_pre_ber": "fec_pre_ber"}
+"""Mapped metric -> the sparkline (`FabricStatus` history name) its range query fills."""
+
+SIEVE_FROM_NICS = 512
+"""`mode = "auto"` sieves from this many NICs up (below it a full read is fast enough)."""
+
+
+def _alternatives(values: set[str]) -> str:
+    """A PromQL regex matching exactly `values` (escaped for RE2 inside a string literal)."""
+    return "|".join(re.escape(v) for v in sorted(values)).replace("\\", "\\\\")
+
+
+def _seconds(duration: str) -> float:
+    """A PromQL duration (`1m`, `30s`, `2h`) in seconds."""
+    return float(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]
+
+
+def client_for(settings: PrometheusSettings) -> PromClient:
+    """A client with the configured auth resolved (raises `CredentialError` with the fix)."""
+    bearer = resolve(settings.bearer) if settings.bearer else None
+    password = resolve(settings.password) if settings.password else None
+    return PromClient.with_auth(settings.url, settings.timeout, bearer=bearer,
+                                username=settings.username, password=password)
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A topology element some mapped series should name but none does."""
+
+    element: str
+    exporter: str
+    metrics: tuple[str, ...]
+    """The metric names with no series for it (all of the exporter's: `everything`)."""
+
+
+@dataclass
+class PrometheusSource:
+    """See the module docstring. Implements `fabtui.workspace.live.StatusSource`."""
+
+    client: PromClient
+    graph: FabricGraph
+    catalog: Mapping[str, ProbeDef]
+    settings: PrometheusSettings
+    mapped: tuple[Mapped, ...] = MAPPED
+    notes: list[str] = field(default_factory=list)
+    last_round_s: float | None = None
+    at: float | None = None
+    """Evaluate every query at this moment (epoch seconds) instead of now: two reads of the
+    same moment see the same values (tests, replaying an incident)."""
+    history_step: float | None = None
+    """Seconds between the past values the first poll reads for sparklines (range queries);
+    default a quarter of the rate window (its resolution)."""
+    _seeded: bool = False
+
+    def __post_init__(self) -> None:
+        self.labels = LabelMap(**dict(self.settings.labels))
+        self.resolver = Resolver(self.graph, self.labels)
+        self.names = {m.key: dict(self.settings.metrics).get(m.key, m.metric)
+                      for m in self.mapped}
+        self.assembler = Assembler(self.graph, self.catalog, self.mapped)
+        self.queries = {m.key: self.query_of(m) for m in self.mapped}
+        speeds = [link.speed for link in self.graph.topology.links if link.speed] or [400]
+        self.sieves = sieves(self.mapped, self.queries, self.catalog, min(speeds))
+
+    # PromQL ---------------------------------------------------------------------------------
+    def selector(self, mapped: Mapped, only: str = "") -> str:
+        """The metric's selector, with `only` (a `label=~"..."` matcher) added."""
+        matchers = ", ".join(m for m in (mapped.matchers, only) if m)
+        return f"{self.names[mapped.key]}{{{matchers}}}"
+
+    def query_of(self, mapped: Mapped, only: str = "") -> str:
+        """The instant query a mapped metric is read with."""
+        by = ", ".join((*self.labels.grouping(mapped.element), *mapped.by))
+        if mapped.counter:
+            return f"sum by ({by}) (rate({self.selector(mapped, only)}[{self.settings.window}]))"
+        return f"max by ({by}) ({self.selector(mapped, only)})"
+
+    def _clock_queries(self) -> dict[Element, str]:
+        """Per element kind: when each element's series was last scraped (also: which
+        elements have series at all)."""
+        found: dict[Element, str] = {}
+        for element, key in _CLOCK_PROBE.items():
+            mapped = next((m for m in self.mapped if m.key == key), None)
+            if mapped is not None:
+                by = ", ".join(self.labels.grouping(element))
+                found[element] = f"max by ({by}) (timestamp({self.selector(mapped)}))"
+        return found
+
+    @property
+    def sieving(self) -> bool:
+        """Whether a refresh reads only what nears a limit (`fabtui.prom.sieve`)."""
+        mode = self.settings.mode
+        if mode != "auto":
+            return mode == "sieve"
+        return sum(len(n.nics) for n in self.graph.nodes.values()) >= SIEVE_FROM_NICS
+
+    # polling --------------------------------------------------------------------------------
+    async def _ask(self, texts: list[str]) -> list[list[Sample]]:
+        return list(await asyncio.gather(*(asyncio.to_thread(self.client.query, q, self.at)
+                                           for q in texts)))
+
+    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+        self.notes.clear()
+        started = time.monotonic()
+        clocks = self._clock_queries()
+        sieving = self.sieving
+        first = self.sieves if sieving else self.queries
+        texts = [*first.values(), *clocks.values(), "up == 0"]
+        try:
+            answers = await self._ask(texts)
+            readings = Readings()
+            seen = self._clocks(clocks, answers[len(first):-1], readings)
+            self._note_down(answers[-1])
+            quiet: dict[tuple[str, Element], list[str]] = {}
+            if sieving:
+                flagged = self._flagged(dict(zip(first, answers, strict=False)))
+                wanted = [(m, self.query_of(m, flagged[m.element])) for m in self.mapped
+                          if m.element in flagged]
+                full = await self._ask([q for _, q in wanted])
+                self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)})
+                read = {key for per_key in readings.values.values() for key in per_key}
+                for element, keys in seen.items():
+                    for key in keys - read:
+                        quiet.setdefault((key.partition(":")[0], element), []).append(key)
+            else:
+                self._read(readings, dict(zip(first, answers, strict=False)))
+        except PromError as exc:
+            self.notes.append(f"prometheus {exc.kind}: {exc}")
+            for result in self._unreachable(str(exc)):
+                yield result, self.settings.stale_after
+            self.last_round_s = time.monotonic() - started
+            return
+        self._note_gaps(readings, seen)
+        for result in self.assembler.results(readings, self.queries):
+            yield result, self.settings.stale_after
+        for (device, element), members in quiet.items():
+            at = readings.sampled.get(device)
+            if at is not None:
+                yield self._quiet(device, element, members, at), self.settings.stale_after
+        if not self._seeded:
+            self._seeded = True
+            devices = {key.partition(":")[0] for per_key in readings.values.values()
+                       for key in per_key}
+            with contextlib.suppress(PromError):  # sparklines then start empty, as for probes
+                past = await self._past(devices)
+                if past.parsed and past.parsed["history"]:
+                    yield past, self.settings.stale_after
+        self.last_round_s = time.monotonic() - started
+
+    async def _past(self, devices: set[str]) -> ProbeResult:
+        """The sparklines' past from range queries: pause and FEC rates of the devices just
+        read in full (at scale: the ones near a limit), `HISTORY` steps back."""
+        from fabtui.workspace.live import HISTORY
+
+        now = time.time()
+        step = self.history_step or max(1.0, _seconds(self.settings.window) / 4)
+        span = step * (HISTORY - 1)
+        keys = [k for k in SPARKLINES if k in self.queries]
+        answers = await asyncio.gather(*(asyncio.to_thread(
+            self.client.query_range, self.queries[k], now - span, now - step, step)
+            for k in keys))
+        past: dict[str, dict[str, list[float]]] = {}
+        for key, series in zip(keys, answers, strict=True):
+            mapped = next(m for m in self.mapped if m.key == key)
+            for item in series:
+                element = self.resolver.element(mapped.element, item.labels)
+                if element is not None and element.partition(":")[0] in devices:
+                    past.setdefault(element, {})[SPARKLINES[key]] = [
+                        round(v, 3) for _, v in item.points]
+        stamp = datetime.now(UTC)
+        return ProbeResult(probe="prometheus", target="history", command="promql: range",
+                           started_at=stamp, ended_at=stamp, verdict=Verdict.OK,
+                           parsed={"history": past})
+
+    def _read(self, readings: Readings, answers: Mapping[str, list[Sample]]) -> None:
+        for mapped in self.mapped:
+            for sample in answers.get(mapped.key, []):
+                key = self.resolver.element(mapped.element, sample.labels)
+                if key is not None:
+                    extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
+                    readings.add(mapped, key, extra, sample.value)
+
+    def _clocks(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
+                readings: Readings) -> dict[Element, set[str]]:
+        """Per element kind, the elements with series; each device's newest sample time."""
+        seen: dict[Element, set[str]] = {}
+        for element, samples in zip(clocks, answers, strict=True):
+            keys = seen.setdefault(element, set())
+            for sample in samples:
+                key = self.resolver.element(element, sample.labels)
+                if key is None:
+                    continue
+                keys.add(key)
+                device = key.partition(":")[0]
+                readings.sampled[device] = max(readings.sampled.get(device, 0.0), sample.value)
+        return seen
+
+    def _flagged(self, answers: Mapping[str, list[Sample]]) -> dict[Element, str]:
+        """Per element kind, matchers (`instance=~"a|b", device=~"x|y"`) that select at least
+        every series of every element the sieve named (the cross product of their labels)."""
+        values: dict[Element, dict[str, set[str]]] = {}
+        for mapped in self.mapped:
+            grouping = self.labels.grouping(mapped.element)
+            for sample in answers.get(mapped.key, []):
+                if self.resolver.element(mapped.element, sample.labels) is None:
+                    continue
+                kept = values.setdefault(mapped.element, {})
+                for label in grouping:
+                    if label in sample.labels:
+                        kept.setdefault(label, set()).add(sample.labels[label])
+        return {element: ", ".join(
+            f'{label}=~"{_alternatives(found)}"' for label, found in sorted(labels.items()))
+            for element, labels in values.items() if labels}
+
+    def _quiet(self, device: str, element: Element, keys: list[str], at: float) -> ProbeResult:
+        ended = datetime.fromtimestamp(at, UTC)
+        probes = sorted({m.probe for m in self.mapped if m.element == element})
+        return ProbeResult(probe="prometheus", target=device, command="promql: sieve",
+                           started_at=ended, ended_at=ended, verdict=Verdict.OK,
+                           parsed={"quiet": sorted(keys), "probes": probes})
+
+    def _note_down(self, down: list[Sample]) -> None:
+        if down:
+            jobs = sorted({f"{s.labels.get('job', '?')} {s.labels.get('instance', '?')}"
+                           for s in down})
+            self.notes.append(f"prometheus: {len(jobs)} scrape target(s) down: "
+                              f"{', '.join(jobs[:5])}{' ...' if len(jobs) > 5 else ''} "
+                              "(their devices go stale)")
+
+    def _note_gaps(self, readings: Readings, present: Mapping[Element, set[str]]) -> None:
+        seen = {key for keys in present.values() for key in keys}
+        nodes = list(self.graph.nodes)
+        quiet = [n for n in nodes if n not in readings.sampled]
+        if quiet and len(quiet) < len(nodes):
+            self.notes.append(f"prometheus: no recent samples for {len(quiet)} node(s) "
+                              f"({', '.join(quiet[:3])}{' ...' if len(quiet) > 3 else ''}); "
+                              "`fabtui prom check` lists what has no series")
+        elif not seen:
+            self.notes.append("prometheus: no series matched the fabric; `fabtui prom check` "
+                              "says which names and labels it looked for")
+
+    def _unreachable(self, reason: str) -> Iterable[ProbeResult]:
+        now = datetime.now(UTC)
+        for device in (*self.graph.nodes, *self.graph.switches):
+            yield ProbeResult(probe="prometheus", target=device, command=self.client.url,
+                              started_at=now, ended_at=now, verdict=Verdict.ERROR,
+                              error=reason)
+
+    # history --------------------------------------------------------------------------------
+    def history(self, key: str, span_s: float, step_s: float,
+                end: float | None = None) -> dict[str, list[tuple[float, float]]]:
+        """A mapped metric's history per element key (a range query of the same PromQL the
+        poll uses), for sparklines: `{"leaf-g00-r4:Ethernet40": [(t, pause/s), ...]}`."""
+        mapped = next(m for m in self.mapped if m.key == key)
+        stop = time.time() if end is None else end
+        series: list[Series] = self.client.query_range(self.queries[key], stop - span_s, stop,
+                                                        step_s)
+        found: dict[str, list[tuple[float, float]]] = {}
+        for item in series:
+            element = self.resolver.element(mapped.element, item.labels)
+            if element is not None:
+                found.setdefault(element, []).extend(item.points)
+        return found
+
+    # check ----------------------------------------------------------------------------------
+    def check(self) -> list[Missing]:
+        """Every topology element that a mapped exporter should have series for and has none
+        (raises `PromError` when Prometheus does not answer)."""
+        expected = self._expected()
+        present: dict[str, set[str]] = {}
+        texts = {m.key: f"count by ({', '.join((*self.labels.grouping(m.element), *m.by))}) "
+                        f"({self.selector(m)})" for m in self.mapped}
+        for key, text in texts.items():
+            samples: list[Sample] = self.client.query(text)
+            mapped = next(m for m in self.mapped if m.key == key)
+            present[key] = {e for s in samples
+                            if (e := self.resolver.element(mapped.element, s.labels))}
+        missing: list[Missing] = []
+        by_exporter: dict[tuple[str, Element], list[Mapped]] = {}
+        for mapped in self.mapped:
+            by_exporter.setdefault((mapped.exporter, mapped.element), []).append(mapped)
+        for (exporter, element), members in by_exporter.items():
+            for key in expected[element]:
+                lacking = tuple(self.names[m.key] for m in members if key not in present[m.key])
+                if len(lacking) == len(members):
+                    missing.append(Missing(key, exporter, ("everything",)))
+                elif lacking:
+                    missing.append(Missing(key, exporter, lacking))
+        return missing
+
+    def _expected(self) -> dict[Element, list[str]]:
+        graph = self.graph
+        nics = [f"{h}:{nic.name}" for h, node in graph.nodes.items() for nic in node.nics]
+        return {"gpu": [f"{h}:gpu{g.index}" for h, node in graph.nodes.items()
+                        for g in node.gpus],
+                "nic": nics, "ibport": nics,
+                "port": [p for p in graph.port_links
+                         if p.partition(":")[0] in graph.switches]}
+
+
+def prometheus_source(settings: PrometheusSettings, graph: FabricGraph,
+                      catalog: Mapping[str, ProbeDef]) -> PrometheusSource:
+    """The source for these settings (raises `CredentialError` for an auth reference that
+    cannot be resolved)."""
+    return PrometheusSource(client_for(settings), graph, catalog, settings)
+
+
+
+
+def live_source(workspace: Workspace) -> PrometheusSource | None:
+    """The Prometheus source when the settings choose it (`source = "prometheus"`), else None
+    (the live view polls probes). Raises `RequestError` for auth that cannot be resolved."""
+    from fabtui.errors import RequestError
+
+    settings = workspace.settings
+    if settings.live_source != "prometheus":
+        return None
+    if settings.prometheus is None:
+        raise RequestError("source = \"prometheus\" needs a [prometheus] table with its url "
+                           "(docs/prometheus.md)")
+    try:
+        return prometheus_source(settings.prometheus, workspace.graph(), workspace.catalog)
+    except CredentialError as exc:
+        raise RequestError(f"prometheus credentials: {exc}") from None

@@ -1,0 +1,92 @@
+"""A real Prometheus on loopback (Debian's `prometheus` package), started by the tests.
+
+It runs from a temp folder on a free port with `scrape_interval` 1 s and a scrape config for a
+simulated-fabric exporter (`fabtui.sim.exporter`). When /usr/bin/prometheus is missing the tests
+that need it are skipped, unless FABTUI_REQUIRE_PROMETHEUS=1 (set by .ci/run): then they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+
+
+def require_prometheus() -> None:
+    """Skip (or, in CI, fail) when there is no Prometheus server to test against."""
+    if not Path(PROMETHEUS).exists():
+        if os.environ.get("FABTUI_REQUIRE_PROMETHEUS") == "1":
+            pytest.fail("prometheus is required (apt-get install prometheus)")
+        pytest.skip("/usr/bin/prometheus not installed (apt-get install prometheus)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class PrometheusServer:
+    """One prometheus process scraping `scrape` (YAML `scrape_configs` items); `stop()` ends it."""
+
+    def __init__(self, folder: Path, scrape: str, *, interval: str = "1s") -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = folder / "prometheus.yml"
+        config.write_text(f"global:\n  scrape_interval: {interval}\n"
+                          f"  evaluation_interval: {interval}\nscrape_configs:\n{scrape}")
+        self.log = (folder / "prometheus.log").open("wb")
+        self.process = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={folder / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn",
+             "--storage.tsdb.retention.time=1h"],
+            stdout=self.log, stderr=subprocess.STDOUT, cwd=folder)
+        self.folder = folder
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("prometheus exited: " +
+                                   (self.folder / "prometheus.log").read_text()[-2000:])
+            try:
+                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("prometheus did not become ready")
+
+    def wait_for(self, promql: str, timeout: float = 30.0, *, want: int = 1) -> None:
+        """Until `promql` returns at least `want` series (scrapes have happened)."""
+        deadline = time.monotonic() + timeout
+        query = urllib.parse.urlencode({"query": promql})
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/v1/query?{query}",
+                                            timeout=2) as answer:
+                    if len(json.load(answer)["data"]["result"]) >= want:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError(f"no series for {promql} after {timeout}s")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()

@@ -1,0 +1,262 @@
+"""Bad answers from Prometheus, each a clear state, never a hang: unreachable, a query timeout
+(ours and Prometheus's own), missing series, a stale scrape, a rejected query, credentials.
+
+A small fake Prometheus HTTP API answers here (the real server is in test_prom_live.py); it
+returns what a broken or empty Prometheus returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabtui.config import load_settings
+from fabtui.model.probe import ProbeResult
+from fabtui.prom.client import PromClient, PromError
+from fabtui.workspace import Workspace
+from fabtui.workspace.fabricmap import FabricMap
+from fabtui.workspace.live import FabricStatus, Health, PollState
+from fabtui.workspace.promsource import PrometheusSource, live_source
+from tests.prom_server import free_port
+
+Answer = tuple[int, dict[str, Any], float]
+"""HTTP status, JSON body, seconds to wait first."""
+
+
+def vector(result: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"status": "success", "data": {"resultType": "vector", "result": result}}
+
+
+class FakePrometheus:
+    """Answers `/api/v1/query` with `answer(query)`; remembers the requests' headers."""
+
+    def __init__(self, answer: Callable[[str], Answer]) -> None:
+        self.headers: list[dict[str, str]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+                fake.headers.append(dict(self.headers))
+                status, body, delay = answer(query.get("query", [""])[0])
+                time.sleep(delay)
+                data = json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # the client gave up (its timeout)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake() -> Iterator[Callable[[Callable[[str], Answer]], FakePrometheus]]:
+    started: list[FakePrometheus] = []
+
+    def start(answer: Callable[[str], Answer]) -> FakePrometheus:
+        started.append(FakePrometheus(answer))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def workspace(tmp_path: Path, url: str, **extra: str) -> Workspace:
+    table = {"url": url, "timeout": "1s", "stale_after": "30s", **extra}
+    config = tmp_path / "config.toml"
+    config.write_text('source = "prometheus"\n[prometheus]\n' +
+                      "".join(f'{k} = "{v}"\n' for k, v in table.items()))
+    return Workspace(load_settings(config))
+
+
+def poll(source: PrometheusSource) -> list[tuple[ProbeResult, float]]:
+    async def collect() -> list[tuple[ProbeResult, float]]:
+        async with contextlib.aclosing(source.poll()) as stream:
+            return [item async for item in stream]
+
+    return asyncio.run(collect())
+
+
+def snapshot_after(ws: Workspace, results: list[tuple[ProbeResult, float]]) -> Any:
+    status = FabricStatus(FabricMap.build(ws.graph()))
+    for result, stale_after in results:
+        status.apply(result, stale_after)
+    return status.snapshot(1, PollState.WAITING)
+
+
+def source_of(ws: Workspace) -> PrometheusSource:
+    found = live_source(ws)
+    assert found is not None
+    return found
+
+
+def test_unreachable_prometheus_makes_every_device_unreachable(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, f"http://127.0.0.1:{free_port()}")
+    source = source_of(ws)
+    started = time.monotonic()
+    results = poll(source)
+    assert time.monotonic() - started < 5
+    snapshot = snapshot_after(ws, results)
+    assert snapshot.of("node001") is Health.UNREACHABLE
+    assert snapshot.of("leaf-g00-r0") is Health.UNREACHABLE
+    assert "Connection refused" in (snapshot.states["node001"].error or "")
+    assert source.notes and source.notes[0].startswith("prometheus unreachable: ")
+
+
+def test_a_query_that_takes_too_long_times_out(tmp_path: Path, fake: Any) -> None:
+    server = fake(lambda q: (200, vector([]), 5.0))
+    ws = workspace(tmp_path, server.url)
+    source = source_of(ws)
+    started = time.monotonic()
+    results = poll(source)
+    assert time.monotonic() - started < 4  # 1 s timeout, queries run concurrently
+    assert snapshot_after(ws, results).of("node002") is Health.UNREACHABLE
+    assert source.notes[0].startswith("prometheus timeout: ")
+    assert "no answer within 1s" in source.notes[0]
+
+
+def test_prometheus_own_query_timeout_is_a_timeout(fake: Any) -> None:
+    server = fake(lambda q: (503, {"status": "error", "errorType": "timeout",
+                                   "error": "query timed out in expression evaluation"}, 0))
+    with pytest.raises(PromError) as caught:
+        PromClient(server.url, 2).query("up")
+    assert caught.value.kind == "timeout"
+    assert "query timed out" in str(caught.value)
+
+
+def test_a_rejected_query_says_why(fake: Any) -> None:
+    server = fake(lambda q: (400, {"status": "error", "errorType": "bad_data",
+                                   "error": "1:5: parse error: unexpected <by>"}, 0))
+    with pytest.raises(PromError) as caught:
+        PromClient(server.url, 2).query("sum by")
+    assert caught.value.kind == "bad-query"
+    assert "sum by: 1:5: parse error" in str(caught.value)
+
+
+def test_no_series_leaves_elements_unknown_and_says_so(tmp_path: Path, fake: Any) -> None:
+    server = fake(lambda q: (200, vector([]), 0))
+    ws = workspace(tmp_path, server.url)
+    source = source_of(ws)
+    results = poll(source)
+    assert results == []
+    snapshot = snapshot_after(ws, results)
+    assert snapshot.of("node001:mlx5_0") is Health.UNKNOWN
+    assert any("no series matched the fabric" in n for n in source.notes)
+    missing = source.check()
+    graph = ws.graph()
+    gpus = sum(len(n.gpus) for n in graph.nodes.values())
+    assert len([m for m in missing if m.exporter == "dcgm-exporter"]) == gpus
+
+
+def test_an_old_scrape_is_stale_at_once(tmp_path: Path, fake: Any) -> None:
+    """Series still answer, but their newest sample is 10 minutes old (an exporter that
+    serves cached data with its timestamps): the GPU is stale, not ok."""
+    old = time.time() - 600
+
+    def answer(query: str) -> Answer:
+        labels = {"Hostname": "node001", "instance": "node001:9400", "gpu": "0"}
+        if query.startswith("max by (Hostname, instance) (timestamp("):
+            return 200, vector([{"metric": labels, "value": [time.time(), str(old)]}]), 0
+        if "DCGM_FI_DEV_GPU_TEMP" in query:
+            return 200, vector([{"metric": labels, "value": [time.time(), "61"]}]), 0
+        return 200, vector([]), 0
+
+    server = fake(answer)
+    ws = workspace(tmp_path, server.url, stale_after="60s")
+    results = poll(source_of(ws))
+    assert [r.target for r, _ in results] == ["node001"]
+    snapshot = snapshot_after(ws, results)
+    assert snapshot.of("node001:gpu0") is Health.STALE
+    assert snapshot.of("node002:gpu0") is Health.UNKNOWN
+
+
+def test_bearer_token_is_sent_and_never_shown(tmp_path: Path, fake: Any,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FABTUI_TEST_PROM_TOKEN", "s3cr3t-token")
+    server = fake(lambda q: (401, {"status": "error", "error": "unauthorized"}, 0))
+    ws = workspace(tmp_path, server.url, bearer="env:FABTUI_TEST_PROM_TOKEN")
+    source = source_of(ws)
+    results = poll(source)
+    assert server.headers[0]["Authorization"] == "Bearer s3cr3t-token"
+    assert "check the Prometheus credentials reference" in source.notes[0]
+    assert all("s3cr3t" not in (r.error or "") for r, _ in results)
+    assert "s3cr3t" not in repr(source.client)
+
+
+def test_cli_check_unreachable_is_one_line_and_exit_2(tmp_path: Path, run: Any) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[prometheus]\nurl = "http://127.0.0.1:{free_port()}"\n'
+                      'timeout = "1s"\n')
+    result = run("--config", str(config), "prom", "check")
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("fabtui: prometheus unreachable: http://127.0.0.1:")
+    assert "Traceback" not in result.output
+
+
+def test_cli_check_timeout_is_one_line_and_exit_2(tmp_path: Path, run: Any, fake: Any) -> None:
+    server = fake(lambda q: (200, vector([]), 5.0))
+    config = tmp_path / "config.toml"
+    config.write_text(f'[prometheus]\nurl = "{server.url}"\ntimeout = "1s"\n')
+    started = time.monotonic()
+    result = run("--config", str(config), "prom", "check")
+    assert time.monotonic() - started < 4
+    assert result.exit_code == 2
+    assert "prometheus timeout:" in result.output and "no answer within 1s" in result.output
+
+
+def test_cli_check_without_prometheus_config(run: Any) -> None:
+    result = run("prom", "check")
+    assert result.exit_code == 2
+    assert "no [prometheus] table in the config" in result.output
+
+
+def test_config_errors_point_at_their_lines(tmp_path: Path, run: Any) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('source = "prometheus"\n[prometheus]\nurl = "http://x:9090"\n'
+                      'timeout = "soon"\nmetrics = { "sonic.pfc_rxx" = "a" }\n')
+    result = run("--config", str(config), "prom", "check")
+    assert result.exit_code == 2
+    assert f"{config}:4: prometheus.timeout: 'soon'" in result.output
+    assert f"{config}:5: prometheus.metrics: unknown mapping key 'sonic.pfc_rxx' " \
+           "(did you mean 'sonic.pfc_rx'?)" in result.output
+
+
+def test_tui_source_prometheus_without_a_table_is_exit_2(run: Any) -> None:
+    result = run("tui", "--source", "prometheus")
+    assert result.exit_code == 2
+    assert 'source = "prometheus" needs a [prometheus] table' in result.output
+
+
+def test_tui_with_unresolvable_credentials_is_exit_2(tmp_path: Path, run: Any) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('source = "prometheus"\n[prometheus]\nurl = "http://127.0.0.1:9"\n'
+                      'bearer = "env:FABTUI_TEST_UNSET_TOKEN"\n')
+    result = run("--config", str(config), "tui")
+    assert result.exit_code == 2
+    assert "prometheus credentials: environment variable FABTUI_TEST_UNSET_TOKEN is not set" \
+        in result.output

@@ -1,0 +1,274 @@
+"""The fabric read from a real Prometheus scraping the simulated fabric's exporter.
+
+One Prometheus per module (scrape_interval 1 s) scrapes `fabtui.sim.exporter` serving the demo
+fabric playing pfc-storm; the tests read through its HTTP API with the same `PrometheusSource`
+the app uses, and compare its verdicts with the direct probes'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fabtui.config import load_settings
+from fabtui.model.probe import ProbeResult, Verdict
+from fabtui.paths import demo_topology, shipped_templates
+from fabtui.sim.exporter import Exporter, scrape_config
+from fabtui.sim.scenario import find_scenario
+from fabtui.sim.state import fresh_state, state_file, write_state
+from fabtui.workspace import Workspace
+from fabtui.workspace.fabricmap import FabricMap
+from fabtui.workspace.live import FabricStatus, Health, PollState
+from fabtui.workspace.promsource import PrometheusSource, live_source
+from tests.prom_server import PrometheusServer, require_prometheus
+
+STORM_PORT = "leaf-g00-r4:Ethernet40"
+STORM_NIC = "node006:mlx5_4"
+
+
+class Fabric:
+    """The running pieces: the exporter, Prometheus, and a config that points at it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.data = folder / "data"
+        self.state = state_file(self.data)
+        write_state(self.state, fresh_state(demo_topology(), find_scenario("pfc-storm"),
+                                            [shipped_templates()]))
+        self.exporter = Exporter(self.state).start()
+        self.prometheus = PrometheusServer(
+            folder, scrape_config("sim", f"127.0.0.1:{self.exporter.port}"))
+
+    def config(self, **prometheus: str) -> Path:
+        """A config file choosing the Prometheus source (`prometheus` overrides its keys)."""
+        table = {"url": self.prometheus.url, "window": "8s", "stale_after": "15s",
+                 "timeout": "5s", **prometheus}
+        lines = [f'data_dir = "{self.data}"', 'scenario = "pfc-storm"', 'source = "prometheus"',
+                 "[prometheus]", *(f'{k} = "{v}"' for k, v in table.items())]
+        path = self.folder / f"config-{len(list(self.folder.glob('config-*')))}.toml"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    def settle(self) -> float:
+        """Until every job's last scrape worked and the storm port has a sample (on a loaded
+        machine a 1 s scrape can time out, and its series are stale until the next); the
+        moment of that sample."""
+        self.prometheus.wait_for('min(up{job=~"sim-.*"}) == 1 and '
+                                 'count(up{job=~"sim-.*"}) == 3', 30)
+        self.prometheus.wait_for(
+            'sonic_interface_operational_status{device="Ethernet40",instance="leaf-g00-r4"}', 30)
+        return time.time()
+
+    def source(self, **prometheus: str) -> tuple[Workspace, PrometheusSource]:
+        self.settle()
+        ws = Workspace(load_settings(self.config(**prometheus)))
+        found = live_source(ws)
+        assert found is not None
+        return ws, found
+
+
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
+    require_prometheus()
+    running = Fabric(tmp_path_factory.mktemp("prom"))
+    try:
+        running.prometheus.wait_ready()
+        # An 8 s rate() window full of scrapes: the storm's rate is steady (a window of a few
+        # samples taken on a loaded machine can be off by half, the limit is half the maximum).
+        running.prometheus.wait_for(
+            'rate(sonic_interface_receive_pfc_packets{device="Ethernet40"}[8s]) > 9000 and '
+            'count_over_time(sonic_interface_receive_pfc_packets{device="Ethernet40"}[8s]) > 5',
+            60)
+        yield running
+    finally:
+        running.prometheus.stop()
+        running.exporter.stop()
+
+
+def poll(source: PrometheusSource) -> list[tuple[ProbeResult, float]]:
+    async def collect() -> list[tuple[ProbeResult, float]]:
+        async with contextlib.aclosing(source.poll()) as stream:
+            return [item async for item in stream]
+
+    return asyncio.run(collect())
+
+
+def test_pfc_storm_port_fails_through_the_app(fabric: Fabric) -> None:
+    """`fabtui` with the Prometheus source on pfc-storm: the storming port and NIC fail, a
+    port on another leaf stays ok, through the app's own status model and snapshot."""
+    from fabtui.tui.app import FabtuiApp
+
+    fabric.settle()
+    ws = Workspace(load_settings(fabric.config()))
+    app = FabtuiApp(ws, live=False, interval=1.0)
+    snapshots = []
+    poller = app.make_poller(snapshots.append)
+    assert isinstance(poller.source, PrometheusSource)
+    worker = threading.Thread(target=poller.run)
+    worker.start()
+    deadline = time.monotonic() + 20
+    while poller.rounds < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    poller.cancel()
+    worker.join(10)
+    assert not worker.is_alive()
+    snapshot = app.status.snapshot(poller.rounds, snapshots[-1].poll)
+    assert snapshot.of(STORM_PORT) is Health.FAIL
+    assert snapshot.of(STORM_NIC) is Health.FAIL
+    assert snapshot.of("leaf-g00-r4") is Health.FAIL
+    assert snapshot.of("leaf-g00-r0:Ethernet0") is Health.OK
+    assert snapshot.of("node001:gpu0") is Health.OK
+    state = snapshot.states[STORM_PORT]
+    share = state.values["pause_share.rx.PFC3"]
+    assert share.verdict is Verdict.FAIL and share.limit == 0.5
+    assert any("pause_share.rx.PFC3" in f for f in state.findings)
+    nic = snapshot.states[STORM_NIC].values["pause_ratio.tx_prio3"]
+    assert nic.verdict is Verdict.FAIL and nic.limit == 0.5
+    # The sparkline starts with the past (a range query), then one sample per poll.
+    sparkline = state.history["rate.rx.PFC3"]
+    assert len(sparkline) > poller.rounds - 1 >= 1
+    assert min(sparkline) > 1000 and max(sparkline) > 9000  # a quiet port: 0
+
+
+def test_verdicts_match_the_direct_probe(fabric: Fabric) -> None:
+    """Every port's pause verdict from Prometheus is the one `switch.pfc` gives on the device."""
+    ws, source = fabric.source()
+    from_prom = {m.component: m.verdict for r, _ in poll(source) if r.probe == "switch.pfc"
+                 for m in r.metrics if m.name == "pause_share.rx.PFC3"}
+    probed = asyncio.run(ws.run_probe("switch.pfc", "leaf-g00-r4", {}))
+    direct = {m.component: m.verdict for m in probed.metrics if m.name == "pause_share.rx.PFC3"}
+    assert direct[STORM_PORT] is Verdict.FAIL
+    assert {k: from_prom[k] for k in direct} == direct
+
+
+def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
+    """At scale a refresh asks Prometheus only for series near a limit and reads those devices
+    in full: every element's health is the one a full read gives, the storm still fails, and
+    quiet elements are ok without their values being read."""
+    healths = {}
+    moment = fabric.settle()  # both read the same moment: the same values
+    for mode in ("full", "sieve"):
+        ws, source = fabric.source(mode=mode)
+        source.at = moment
+        assert source.sieving is (mode == "sieve")
+        status = FabricStatus(FabricMap.build(ws.graph()))
+        results = poll(source)
+        for result, stale_after in results:
+            status.apply(result, stale_after)
+        snapshot = status.snapshot(1, PollState.WAITING)
+        healths[mode] = dict(snapshot.health)
+        if mode == "sieve":
+            full_reads = {r.target for r, _ in results if r.probe != "prometheus"}
+            assert "leaf-g00-r4" in full_reads and STORM_NIC in full_reads
+            assert "leaf-g00-r0" not in full_reads and "node001" not in full_reads
+            assert snapshot.states["leaf-g00-r0:Ethernet0"].values == {}
+    assert healths["sieve"][STORM_PORT] is Health.FAIL
+    assert healths["sieve"]["leaf-g00-r0:Ethernet0"] is Health.OK
+    differ = {k: (healths["full"].get(k), v) for k, v in healths["sieve"].items()
+              if healths["full"].get(k) is not v}
+    assert differ == {}
+    assert set(healths["full"]) == set(healths["sieve"])
+
+
+def test_every_element_of_the_demo_has_series(fabric: Fabric) -> None:
+    _, source = fabric.source()
+    assert source.check() == []
+
+
+def test_check_names_elements_without_series(fabric: Fabric) -> None:
+    """A label mapping that names no node: every GPU is listed as having no DCGM series."""
+    _, source = fabric.source()
+    source.labels = type(source.labels)(gpu_node="nosuchlabel", node="nosuchlabel")
+    source.resolver = type(source.resolver)(source.graph, source.labels)
+    missing = source.check()
+    gpus = [m for m in missing if m.exporter == "dcgm-exporter"]
+    assert len(gpus) == sum(len(n.gpus) for n in source.graph.nodes.values())
+    assert gpus[0].metrics == ("everything",)
+
+
+def test_history_is_a_range_query_of_the_pause_rate(fabric: Fabric) -> None:
+    _, source = fabric.source()
+    history = source.history("sonic.pfc_rx", span_s=6, step_s=1)
+    points = history[STORM_PORT]
+    assert len(points) >= 3
+    assert all(v > 1000 for _, v in points[-2:])
+    assert all(v == 0 for _, v in history["leaf-g00-r0:Ethernet0"])
+
+
+def test_gpu_values_are_dcgm_exporter_values(fabric: Fabric) -> None:
+    _, source = fabric.source()
+    gpu = next(r for r, _ in poll(source) if r.probe == "gpu.nvml" and r.target == "node001")
+    temperatures = [m for m in gpu.metrics if m.name == "temperature_c"]
+    assert len(temperatures) == 8
+    assert all(40 <= float(m.value) <= 90 for m in temperatures)  # type: ignore[arg-type]
+    assert {m.limit for m in temperatures} == {90.0}  # gpu.nvml's catalog threshold
+
+
+def test_a_stopped_scrape_goes_stale(fabric: Fabric) -> None:
+    """The exporter answers 503: Prometheus marks its series stale, the poll says the targets
+    are down, and the devices' readings turn stale once stale_after has passed."""
+    ws, source = fabric.source(stale_after="3s")
+    status = FabricStatus(FabricMap.build(ws.graph()))
+    for result, stale_after in poll(source):
+        status.apply(result, stale_after)
+    assert status.snapshot(0, PollState.WAITING).of("node001:gpu0") is Health.OK
+    fabric.exporter.pause()
+    try:
+        fabric.prometheus.wait_for("up == 0", 20, want=3)
+        started = time.monotonic()
+        poll(source)
+        assert time.monotonic() - started < 5
+        assert any("scrape target(s) down" in n for n in source.notes)
+        time.sleep(3.2)
+        for result, stale_after in poll(source):  # what the poller goes on doing
+            status.apply(result, stale_after)
+        assert status.snapshot(1, PollState.WAITING).of("node001:gpu0") is Health.STALE
+    finally:
+        fabric.exporter.pause(False)
+        fabric.prometheus.wait_for("up == 1", 20, want=3)
+
+
+def test_sim_exporter_command_serves_the_playing_scenario(tmp_path: Path) -> None:
+    """`fabtui --scenario pfc-storm sim exporter --port 0` serves the storm as a pause counter
+    that grows on one switch port only (no Prometheus needed)."""
+    import os
+    import re
+    import subprocess
+    import sys
+    import urllib.request
+
+    repo = Path(__file__).resolve().parent.parent
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fabtui", "--scenario", "pfc-storm", "sim", "exporter",
+         "--port", "0"], cwd=repo, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(repo)})
+    try:
+        assert process.stderr is not None
+        line = ""
+        while "serving" not in line:
+            line = process.stderr.readline()
+            assert line, "the exporter exited"
+        port = re.search(r"127\.0\.0\.1:(\d+)", line)
+        assert port is not None
+        url = f"http://127.0.0.1:{port.group(1)}/metrics/switch"
+
+        def pause_counters() -> dict[str, float]:
+            text = urllib.request.urlopen(url, timeout=10).read().decode()
+            return {m.group(1): float(m.group(2)) for m in re.finditer(
+                r'^sonic_interface_receive_pfc_packets\{device="(\S+?)",instance="leaf-g00-r4"'
+                r',priority="3"\} (\S+)$', text, re.M)}
+
+        first = pause_counters()
+        time.sleep(1.5)
+        second = pause_counters()
+        grew = sorted(port for port in second if second[port] > first[port])
+        assert grew == ["Ethernet40"]
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -200,3 +200,49 @@ def test_journey_1_in_tmux_from_hang_logs_to_the_hand_over_and_the_filed_case(
     assert "optic-replacement" in shown.stdout  # the hand-over, among its runbooks
     keys("C-q")
     print(f"\njourney 1 in tmux: {time.monotonic() - began:.1f} s")
+
+
+def test_journey_3_in_tmux_a_symptom_in_english_then_chinese_a_case_and_its_runbook(
+        tmux: Callable[..., str], tmp_path: Path) -> None:
+    """Bare `fabtui`, `3`: "pfc storm pause" finds the PFC storm case with why it matched;
+    open it, `b`: its runbook pre-filled from the case; back, "光模块 误码" finds the Chinese
+    optic case; open it."""
+    began = time.monotonic()
+    env = fabtui_env(tmp_path, "switch.pfc@leaf-g00-r4")
+    screen = start(tmux, tmp_path, env)
+
+    def keys(*pressed: str, literal: bool = False) -> None:
+        for key in pressed:
+            tmux("send-keys", "-t", "e2e", *(["-l"] if literal else []), key)
+            time.sleep(0.15)
+
+    wait_for(screen, "^p palette")
+    time.sleep(0.4)
+    keys("3")
+    text = wait_for(screen, "cases in the library")
+    step("3: the case library", text, began)
+    keys("pfc storm pause", literal=True)
+    text = wait_for(screen, "pfc-storm-node006-nic-stall-prevention")
+    assert "matched" in text
+    step('"pfc storm pause": the matching cases, with why', text, began)
+    keys("Enter", "Enter")
+    text = wait_for(screen, "runbook: pfc-storm")
+    step("enter, enter: the case", text, began)
+    keys("b")
+    text = wait_for(screen, "pfc-storm: inputs")
+    assert "leaf-g00-r4" in text  # the case's leaf, carried into the runbook's input
+    step("b: its runbook, pre-filled from the case", text, began)
+    keys("Escape", "3")
+    wait_for(screen, "runbook: pfc-storm")
+    keys("Escape", "Escape", "C-u")  # back to the results, to the search field, cleared
+    wait_for(screen, "cases in the library")
+    keys("光模块 误码", literal=True)
+    text = wait_for(screen, "optic-fec-ber-fr4-spine-zh")
+    assert "matched" in text
+    step('"光模块 误码": the Chinese case', text, began)
+    keys("Enter", "Enter")
+    text = wait_for(screen, "optic-fec-ber-fr4-spine-zh · resolved")
+    assert "巡检发现" in text  # its symptom, as written
+    step("enter, enter: the Chinese case", text, began)
+    keys("C-q")
+    print(f"\njourney 3 in tmux: {time.monotonic() - began:.1f} s")

@@ -134,7 +134,7 @@ def test_journey_1_in_tmux_from_hang_logs_to_the_hand_over_and_the_filed_case(
     def keys(*pressed: str) -> None:
         for key in pressed:  # one at a time: a burst reads as one paste
             tmux("send-keys", "-t", "e2e", key)
-            time.sleep(0.15)
+            time.sleep(0.5 if key == "Escape" else 0.15)  # esc then a key reads as alt+key
 
     def shown(wanted: str) -> str:
         """The pane once `wanted` shows, and the screen a moment to focus its first field (a
@@ -189,7 +189,7 @@ def test_journey_1_in_tmux_from_hang_logs_to_the_hand_over_and_the_filed_case(
     while "edit session-" in (text := screen()):  # the editor closes on the saved case
         assert time.monotonic() < deadline, text
         time.sleep(0.1)
-    assert "links · similar" in text  # the case view, on the saved case
+    text = wait_for(screen, "links · similar")  # the case view, on the saved case
     step("ctrl+s: the case saved, shown from the library", text, began)
     case_id = re.search(r"edit (session-[0-9a-f-]+) \(draft\)", filed)
     assert case_id is not None, filed
@@ -214,7 +214,7 @@ def test_journey_3_in_tmux_a_symptom_in_english_then_chinese_a_case_and_its_runb
     def keys(*pressed: str, literal: bool = False) -> None:
         for key in pressed:
             tmux("send-keys", "-t", "e2e", *(["-l"] if literal else []), key)
-            time.sleep(0.15)
+            time.sleep(0.5 if key == "Escape" else 0.15)  # esc then a key reads as alt+key
 
     wait_for(screen, "^p palette")
     time.sleep(0.4)

@@ -123,6 +123,10 @@ SESSION_COMMANDS = (
     Command("session.note", "a", "note", "Note", "Add a note to the session's journal."),
     Command("session.abort", "x", "abort", "Abort", "End the session as aborted, with a "
             "reason (a running block is stopped)."),
+    Command("session.handover", "o", "handover", "Hand over", "Open the runbook the session "
+            "handed over to (next: runbook ...), its inputs carried from this session."),
+    Command("session.similar", "c", "similar", "Similar", "Past cases like this session (the "
+            "draft case it would file, beside its similar cases)."),
     Command("session.file", "f", "file_case", "File case", "File the session as a draft case "
             "and open it to complete the root cause and resolution."),
     Command("session.back", "escape", "back", "Back", "Back to the library (a running block "

@@ -177,6 +177,26 @@ def touched(fabric: FabricMap, scope: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(found)
 
 
+def handover_inputs(source: Runbook, target: Runbook,
+                    scope: Mapping[str, Any]) -> dict[str, str]:
+    """The inputs of `target` (the runbook `source`'s session hands over to) that the session
+    already knows: each input of `target` the session's scope holds under the same name as a
+    plain value (a port, an optic id, a node, a host), as text. A result table, a list, an empty
+    value, a value `target`'s pattern refuses, and anything secret in either runbook are left
+    out: the hand-over form asks those."""
+    secret = {spec.name for spec in (*source.meta.inputs, *target.meta.inputs) if spec.secret}
+    carried: dict[str, str] = {}
+    for spec in target.meta.inputs:
+        value = scope.get(spec.name)
+        if spec.name in secret or isinstance(value, dict | list | tuple) or value is None:
+            continue
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        if text and text != "***" and \
+                (spec.pattern is None or re.fullmatch(spec.pattern, text) is not None):
+            carried[spec.name] = text
+    return carried
+
+
 def repair_component(book: Runbook, inputs: Mapping[str, Any]) -> str | None:
     """What the demo fabric repairs when the operator confirms a physical repair in this
     session: its first port (else NIC) input, as `repairs:` in a runbook test names it."""
@@ -247,6 +267,8 @@ class SessionView:
     outcome: str = ""
     reason: str = ""
     path: tuple[str, ...] = ()
+    handover: str | None = None
+    """The runbook the session ended by handing over to (`next: runbook X`), once finished."""
     scope: dict[str, Any] = field(default_factory=dict)
     """What the session's expressions saw, as far as the journal tells: inputs (secrets as
     ***), block results by expression name, variables set."""
@@ -287,6 +309,7 @@ class SessionView:
             self.log.append(f"note: {data.text}")
         elif isinstance(data, SessionFinished):
             self.state, self.outcome, self.reason = "finished", data.outcome.value, data.reason
+            self.handover = data.handover
         elif isinstance(data, SessionCancelled):
             self.state, self.reason = "interrupted", data.reason
 

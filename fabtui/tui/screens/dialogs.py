@@ -135,8 +135,10 @@ class Form(ModalScreen[dict[str, str] | None]):
         for index, field in enumerate(self.fields):
             why = self.check(field.name, values[field.name])
             if why is not None:
-                self.query_one("#form-error", Label).update(f"{field.name}: {why}")
+                error = self.query_one("#form-error", Label)
+                error.update(f"{field.name}: {why}")
                 self.query_one(f"#field-{index}", Input).focus()
+                error.scroll_visible(animate=False)  # below the fold in a long form
                 return
         self.dismiss(values)
 

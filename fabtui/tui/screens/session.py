@@ -34,7 +34,7 @@ from fabtui.model.runbook import Block, InputSpec, Runbook
 from fabtui.render.table import cell_text
 from fabtui.runbooks.engine import Engine, Observer, var_name
 from fabtui.tui.commands import SESSION_COMMANDS, bindings
-from fabtui.tui.messages import Highlight, OpenCase
+from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
 from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
 from fabtui.tui.widgets.session_parts import OutputStream, badge, outline
 from fabtui.workspace import guided
@@ -396,6 +396,8 @@ class SessionScreen(Screen[None]):
                 text.append(f"\n$ {view.commands[block][:200]}", "dim")
             if block in view.decisions:
                 text.append(f"\n{view.decisions[block]}", "italic")
+        if view.handover:
+            text.append(f"\nnext: runbook {view.handover} (o opens it)", "bold")
         if upcoming is not None and self.live and view.state != "finished":
             text.append(f"\nnext: {upcoming.kind.value} {upcoming.id}"
                         f"{' (a gate)' if guided.is_gate(upcoming) else ''}", "bold")
@@ -531,6 +533,31 @@ class SessionScreen(Screen[None]):
         if reason and self.engine is not None:
             self.engine.abort(reason)
             self._paint()
+
+    def action_handover(self) -> None:
+        """Open the runbook this session handed over to, inputs carried from the session."""
+        name = self.view.handover
+        if name is None:
+            self.notify("no hand-over: the session has not ended on `next: runbook ...`",
+                        title="hand over", severity="warning")
+            return
+        try:
+            target = self.fab.workspace.runbook(name)
+        except InputError as exc:
+            self.notify(str(exc).splitlines()[0], title="hand over", severity="error")
+            return
+        scope = self.engine.scope() if self.engine is not None else self.view.scope
+        self.app.post_message(OpenRunbook(name, guided.handover_inputs(self.book, target, scope),
+                                          f"hand-over from {self.book.meta.id} "
+                                          f"(session {self.session})"))
+
+    def action_similar(self) -> None:
+        """The draft this session would file, beside the past cases like it (Cases view)."""
+        if self.session is None:
+            self.notify("nothing recorded yet: run a block first", title="similar",
+                        severity="warning")
+            return
+        self.app.post_message(OpenCase(self.session))
 
     def action_file_case(self) -> None:
         if self.session is None:

@@ -124,7 +124,7 @@ class ProbeConsole(Screen[None]):
         catalog = self.fab.workspace.catalog
         options = [(name, name) for name in sorted(catalog)]
         with Horizontal(id="pick"):
-            yield Select(options, value=self.probe if self.probe in catalog else Select.BLANK,
+            yield Select(options, value=self.probe if self.probe in catalog else Select.NULL,
                          prompt="probe", id="probe-select")
             yield Input(self.target, placeholder="target: node001 · node00* · leaf-g00-r4 · "
                         "rail:3 · then name=value parameters", id="probe-target")

@@ -178,6 +178,9 @@ def main() -> None:
             row(f"library search, no app {label}", figures(bare)[index], figures(ref)[index],
                 None)
         row("library listing shown", listing * 1000, listing_ref * 1000, None)
+        slowest = sorted(zip(keys, typed, bare, strict=True), reverse=True)[:4]
+        print("  slowest keystrokes (app, library alone): " + ", ".join(
+            f"{text!r} {key * 1000:.0f} / {alone * 1000:.0f} ms" for key, text, alone in slowest))
         db.close()
         ws.close()
 

@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from fabtui.cases.present import as_you_type, split_filters, why
@@ -29,6 +29,7 @@ from fabtui.errors import InputError, RequestError
 from fabtui.tui.commands import CASES_COMMANDS, bindings
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.case_list import CaseList, Entry
+from fabtui.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
@@ -119,7 +120,7 @@ class CasesScreen(Screen[None]):
                     select_on_focus=False)
         yield Static("", id="case-status", markup=False)
         yield CaseList(id="case-list")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#case-query", Input).focus()

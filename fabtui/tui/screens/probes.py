@@ -23,7 +23,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Label, Select, Static
+from textual.widgets import DataTable, Input, Label, Select, Static
 
 from fabtui.errors import InputError, RequestError
 from fabtui.model.probe import ProbeResult
@@ -34,6 +34,7 @@ from fabtui.tui.commands import CONSOLE_COMMANDS, bindings
 from fabtui.tui.glyphs import glyph, health_style, short_number
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.busbw_plot import BusbwPlot
+from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.workspace.console import (
     busbw_series,
     parse_request,
@@ -133,7 +134,7 @@ class ProbeConsole(Screen[None]):
         yield VerticalScroll(id="console-body")
         with VerticalScroll(id="console-raw"):
             yield Static(id="raw-text", markup=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         results = self.query_one("#console-results", DataTable)

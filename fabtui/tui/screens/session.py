@@ -26,7 +26,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Log, Static
+from textual.widgets import DataTable, Log, Static
 
 from fabtui.errors import InputError, RequestError
 from fabtui.model.events import Event
@@ -36,6 +36,7 @@ from fabtui.runbooks.engine import Engine, Observer, var_name
 from fabtui.tui.commands import SESSION_COMMANDS, bindings
 from fabtui.tui.messages import Highlight, OpenCase
 from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
+from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.session_parts import OutputStream, badge, outline
 from fabtui.workspace import guided
 
@@ -151,7 +152,7 @@ class SessionScreen(Screen[None]):
                 yield Static(id="block-head")
                 yield Log(id="output", max_lines=LOG_LINES, auto_scroll=True)
                 yield DataTable(id="result", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#result", DataTable).display = False

@@ -151,11 +151,10 @@ class SessionScreen(Screen[None]):
                     yield Static(id="prose-text")
                 yield Static(id="block-head")
                 yield Log(id="output", max_lines=LOG_LINES, auto_scroll=True)
-                yield DataTable(id="result", cursor_type="row", zebra_stripes=True)
+                # the result table is mounted with the first result (`_result_table`)
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#result", DataTable).display = False
         self.set_interval(FLUSH_S, self.stream.flush)
         if self.live:
             try:
@@ -425,7 +424,7 @@ class SessionScreen(Screen[None]):
         if key is None or key == self._shown_result:
             return
         self._shown_result = key
-        table = self.query_one("#result", DataTable)
+        table = self._result_table()
         table.clear(columns=True)
         theme, ascii_only = self.app.current_theme, self.fab.ascii_only
         if pairs:
@@ -444,6 +443,16 @@ class SessionScreen(Screen[None]):
                               cell_text(m["value"]), m["unit"],
                               badge(m["verdict"], theme, ascii_only))
         table.display = True
+
+    def _result_table(self) -> DataTable[Any]:
+        """The result table, mounted the first time there is a result: a DataTable (a dozen
+        styled parts) was a good share of opening a session that shows none yet."""
+        tables = self.query("#result").results(DataTable)
+        for table in tables:
+            return table
+        table = DataTable(id="result", cursor_type="row", zebra_stripes=True)
+        self.query_one("#session-main", Vertical).mount(table)
+        return table
 
     # actions ------------------------------------------------------------------------------------
     def _idle_engine(self) -> Engine | None:

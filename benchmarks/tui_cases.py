@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import gc
 import os
 import statistics
 import sys
@@ -79,6 +80,7 @@ async def type_queries(ws: Workspace, queries: list[str]) -> tuple[list[float], 
 
     app = FabtuiApp(ws, live=False)
     keys: list[float] = []
+    pauses.clear()
     async with app.run_test(size=SIZE) as pilot:
         start = time.perf_counter()
         await pilot.press("3")
@@ -108,6 +110,19 @@ async def type_queries(ws: Workspace, queries: list[str]) -> tuple[list[float], 
                 await asyncio.sleep(0.001)
             await pilot.pause()
     return keys, listing
+
+
+pauses: list[float] = []
+"""Full (generation 2) collections while the app ran, seconds each."""
+_began: list[float] = []
+
+
+def _gc_watch(phase: str, info: dict[str, int]) -> None:
+    if info["generation"] == 2:
+        if phase == "start":
+            _began[:] = [time.perf_counter()]
+        elif _began:
+            pauses.append(time.perf_counter() - _began[0])
 
 
 def timed_each(fn: object, items: list[str]) -> list[float]:
@@ -163,7 +178,9 @@ def main() -> None:
         db = fts_build(folder / "fts.db", docs)
         fts_search(db, "warm up")
 
+        gc.callbacks.append(_gc_watch)
         keys, listing = asyncio.run(type_queries(ws, queries))
+        gc.callbacks.remove(_gc_watch)
         typed = prefixes(queries)
         # FTS5 asked what the screen asks: the last word as a prefix while it is typed.
         ref = timed_each(lambda q: fts_search(db, as_you_type(q)), typed)
@@ -178,6 +195,11 @@ def main() -> None:
             row(f"library search, no app {label}", figures(bare)[index], figures(ref)[index],
                 None)
         row("library listing shown", listing * 1000, listing_ref * 1000, None)
+        slowest = sorted(zip(keys, typed, bare, strict=True), reverse=True)[:4]
+        print("  slowest keystrokes (app, library alone): " + ", ".join(
+            f"{text!r} {key * 1000:.0f} / {alone * 1000:.0f} ms" for key, text, alone in slowest))
+        print(f"  full garbage collections in the app: {len(pauses)}"
+              + (" (ms: " + " ".join(f"{p * 1000:.0f}" for p in pauses) + ")" if pauses else ""))
         db.close()
         ws.close()
 

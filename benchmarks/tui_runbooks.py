@@ -42,11 +42,12 @@ SIZE = (120, 30)
 
 async def measure(seconds: float, opens: int) -> dict[str, list[float]]:
     from textual.screen import Screen
-    from textual.widgets import Footer, Static
+    from textual.widgets import Static
 
     from fabtui.tui.app import FabtuiApp
     from fabtui.tui.commands import SESSION_COMMANDS, bindings
     from fabtui.tui.screens.session import SessionScreen
+    from fabtui.tui.widgets.footer import KeyFooter
 
     settings = dataclasses.replace(load_settings(), scenario="healthy", scenario_chosen=True)
     app = FabtuiApp(Workspace(settings), live=False)
@@ -64,7 +65,7 @@ async def measure(seconds: float, opens: int) -> dict[str, list[float]]:
 
         def compose(self):  # type: ignore[no-untyped-def]
             yield Static("bare")
-            yield Footer()
+            yield KeyFooter()
 
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")

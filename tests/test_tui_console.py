@@ -33,7 +33,7 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     time.tzset()
 
 
-async def open_console(app, pilot, probe: str, target: str) -> ProbeConsole:  # type: ignore[no-untyped-def]
+async def open_console(app, pilot, probe: str | None, target: str) -> ProbeConsole:  # type: ignore[no-untyped-def]
     console = ProbeConsole(probe, target)
     await app.push_screen(console)
     await pilot.pause()
@@ -349,3 +349,19 @@ async def test_a_big_sweep_draws_only_what_shows_and_sorts_worst_first() -> None
         await pilot.press("s")
         await pilot.pause()
         assert table.order[:3] == [0, 1, 2] and table.selected == 250
+
+
+@asynctest
+async def test_the_console_opened_without_a_probe_starts_with_none_picked() -> None:
+    """`c` with nothing selected opens the console with no probe picked (`Select.NULL`; Textual's
+    `Select.BLANK` is an unrelated widget flag and an illegal value): enter asks for a probe."""
+    from textual.widgets import Select
+
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = await open_console(app, pilot, None, "")
+        assert console.query_one("#probe-select", Select).value is Select.NULL
+        console.action_run()
+        await pilot.pause()
+        assert any("pick a probe first" in str(n.message) for n in app._notifications)
+        assert console.results == []

@@ -19,7 +19,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, Markdown, OptionList, Static
+from textual.widgets import DataTable, Label, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from fabtui.cases.markdown import SECTIONS
@@ -31,6 +31,7 @@ from fabtui.paths import display_path
 from fabtui.tui.commands import CASE_VIEW_COMMANDS, bindings
 from fabtui.tui.messages import OpenRunbook, OpenSession
 from fabtui.tui.screens.cases import LIBRARY_LOCK, export_case
+from fabtui.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
@@ -122,7 +123,7 @@ class CaseView(Screen[None]):
         with Horizontal():
             yield VerticalScroll(id="case-body")
             yield OptionList(id="case-links")
-        yield Footer()
+        yield KeyFooter()
 
     async def on_mount(self) -> None:
         await self.show(self.case)

@@ -62,7 +62,7 @@ class DemoScreen(ModalScreen[DemoRequest | None]):
             yield Label("inject a fault now (fault, component, for how long; empty: lasts):")
             with Horizontal():
                 yield Select([(f, f) for f in self.faults], prompt="fault", id="demo-fault",
-                             value=self.faults[0] if self.faults else Select.BLANK)
+                             value=self.faults[0] if self.faults else Select.NULL)
                 yield Input(self.component, placeholder="node001:mlx5_0", id="demo-component")
                 yield Input("", placeholder="5m", id="demo-length")
                 yield Button("inject", id="demo-inject", variant="warning")
@@ -79,6 +79,6 @@ class DemoScreen(ModalScreen[DemoRequest | None]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         fault = self.query_one("#demo-fault", Select).value
-        self.dismiss(DemoRequest(fault=str(fault) if fault is not Select.BLANK else None,
+        self.dismiss(DemoRequest(fault=str(fault) if fault is not Select.NULL else None,
                                  component=self.query_one("#demo-component", Input).value,
                                  length=self.query_one("#demo-length", Input).value))

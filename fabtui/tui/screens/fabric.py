@@ -18,7 +18,6 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from fabtui.errors import InputError, RequestError
 from fabtui.tui.commands import FABRIC_COMMANDS, bindings
@@ -27,6 +26,7 @@ from fabtui.tui.messages import OpenRunbook, ProbeFinished, SnapshotArrived
 from fabtui.tui.screens.demo import DemoRequest, DemoScreen
 from fabtui.tui.screens.dialogs import Prompt, TextPage
 from fabtui.tui.widgets.detail import DetailPanel
+from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.header import LayerCounts, StatusHeader, header_text
 from fabtui.tui.widgets.matrix import FabricMatrix
 from fabtui.workspace.fabricmap import FilterError, ViewFilter, parse_filter, selection_elements
@@ -75,7 +75,7 @@ class FabricScreen(Screen[None]):
         with Horizontal(id="body"):
             yield FabricMatrix(app.fabric, ascii_only=app.ascii_only, id="matrix")
             yield DetailPanel(app.fabric, app.graph, ascii_only=app.ascii_only, id="detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(FabricMatrix).focus()

@@ -25,7 +25,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Label, Select, Static
+from textual.widgets import DataTable, Input, Label, Select, Static
 
 from fabtui.errors import InputError, RequestError
 from fabtui.model.probe import ProbeResult
@@ -36,6 +36,7 @@ from fabtui.tui.commands import CONSOLE_COMMANDS, bindings
 from fabtui.tui.glyphs import glyph, health_style, short_number
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.busbw_plot import BusbwPlot
+from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.results import SweepRow, SweepTable, health_of
 from fabtui.workspace.console import (
     busbw_series,
@@ -120,7 +121,7 @@ class ProbeConsole(Screen[None]):
         catalog = self.fab.workspace.catalog
         options = [(name, name) for name in sorted(catalog)]
         with Horizontal(id="pick"):
-            yield Select(options, value=self.probe if self.probe in catalog else Select.BLANK,
+            yield Select(options, value=self.probe if self.probe in catalog else Select.NULL,
                          prompt="probe", id="probe-select")
             yield Input(self.target, placeholder="target: node001 · node00* · leaf-g00-r4 · "
                         "rail:3 · then name=value parameters", id="probe-target")
@@ -129,7 +130,7 @@ class ProbeConsole(Screen[None]):
         yield VerticalScroll(id="console-body")
         with VerticalScroll(id="console-raw"):
             yield Static(id="raw-text", markup=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#console-results", SweepTable).display = False

@@ -18,13 +18,14 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from fabtui.errors import InputError, RequestError
 from fabtui.model.runbook import Runbook
 from fabtui.tui.commands import RUNBOOKS_COMMANDS, bindings
 from fabtui.tui.screens.dialogs import Field, Form
 from fabtui.tui.screens.session import SessionScreen
+from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.session_parts import badge
 from fabtui.workspace import guided
 
@@ -75,7 +76,7 @@ class RunbooksScreen(Screen[None]):
                 yield Static(id="rb-detail-text")
         yield Label("sessions (newest first)", id="rb-sessions-title")
         yield DataTable(id="rb-sessions", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#rb-list", DataTable).add_columns("runbook", "title")

@@ -26,7 +26,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Log, Static
+from textual.widgets import DataTable, Log, Static
 
 from fabtui.errors import InputError, RequestError
 from fabtui.model.events import Event
@@ -36,6 +36,7 @@ from fabtui.runbooks.engine import Engine, Observer, var_name
 from fabtui.tui.commands import SESSION_COMMANDS, bindings
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
 from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
+from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.session_parts import OutputStream, badge, outline
 from fabtui.workspace import guided
 
@@ -150,11 +151,10 @@ class SessionScreen(Screen[None]):
                     yield Static(id="prose-text")
                 yield Static(id="block-head")
                 yield Log(id="output", max_lines=LOG_LINES, auto_scroll=True)
-                yield DataTable(id="result", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+                # the result table is mounted with the first result (`_result_table`)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#result", DataTable).display = False
         self.set_interval(FLUSH_S, self.stream.flush)
         if self.live:
             try:
@@ -426,7 +426,7 @@ class SessionScreen(Screen[None]):
         if key is None or key == self._shown_result:
             return
         self._shown_result = key
-        table = self.query_one("#result", DataTable)
+        table = self._result_table()
         table.clear(columns=True)
         theme, ascii_only = self.app.current_theme, self.fab.ascii_only
         if pairs:
@@ -445,6 +445,16 @@ class SessionScreen(Screen[None]):
                               cell_text(m["value"]), m["unit"],
                               badge(m["verdict"], theme, ascii_only))
         table.display = True
+
+    def _result_table(self) -> DataTable[Any]:
+        """The result table, mounted the first time there is a result: a DataTable (a dozen
+        styled parts) was a good share of opening a session that shows none yet."""
+        tables = self.query("#result").results(DataTable)
+        for table in tables:
+            return table
+        table = DataTable(id="result", cursor_type="row", zebra_stripes=True)
+        self.query_one("#session-main", Vertical).mount(table)
+        return table
 
     # actions ------------------------------------------------------------------------------------
     def _idle_engine(self) -> Engine | None:

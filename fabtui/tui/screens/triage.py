@@ -23,7 +23,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Label, OptionList, Static
+from textual.widgets import DataTable, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from fabtui.errors import InputError, RequestError
@@ -31,6 +31,7 @@ from fabtui.model.chain import EvidenceChain
 from fabtui.model.triage import Suspect, TriageReport
 from fabtui.tui.commands import TRIAGE_COMMANDS, bindings
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
+from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.triage_view import (
     SUSPECT_COLUMNS,
     chain_legend,
@@ -124,7 +125,7 @@ class TriageScreen(Screen[None]):
         yield OptionList(id="triage-cases")
         with VerticalScroll(id="triage-detail"):
             yield Static(id="triage-detail-body")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

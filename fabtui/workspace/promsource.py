@@ -30,6 +30,7 @@ from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
 from fabtui.prom.results import Assembler, Readings
+from fabtui.prom.rules import clock_name, every_sieve, rules_yaml, sieve_name
 from fabtui.prom.sieve import sieves
 from fabtui.topology.graph import FabricGraph
 from fabtui.transports.credentials import CredentialError, resolve
@@ -138,8 +139,38 @@ class PrometheusSource:
         """Whether a refresh reads only what nears a limit (`fabtui.prom.sieve`)."""
         mode = self.settings.mode
         if mode != "auto":
-            return mode == "sieve"
+            return mode in ("sieve", "recorded")
         return sum(len(n.nics) for n in self.graph.nodes.values()) >= SIEVE_FROM_NICS
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the sieve and the clocks are read from recording rules (`rules()`)."""
+        return self.settings.mode == "recorded"
+
+    def rules(self, interval: str | None = None) -> str:
+        """The recording rule file `mode = "recorded"` reads (`fabtui.prom.rules`)."""
+        return rules_yaml(self.sieves, self._clock_queries(), interval)
+
+    def _first_queries(self) -> tuple[list[str], dict[Element, str]]:
+        """A refresh's first round: the sieve's (or the full read's) queries, and the
+        clocks'. Recorded: one selector for every sieve's series, and the recorded clocks."""
+        clocks = self._clock_queries()
+        if self.recorded:
+            return [every_sieve()], {element: clock_name(element) for element in clocks}
+        return list((self.sieves if self.sieving else self.queries).values()), clocks
+
+    def _by_key(self, texts: list[str], answers: list[list[Sample]]) -> dict[str, list[Sample]]:
+        """The first round's answers by mapping key (recorded: split by the series' name)."""
+        if not self.recorded:
+            keys = self.sieves if self.sieving else self.queries
+            return dict(zip(keys, answers, strict=False))
+        names = {sieve_name(key): key for key in self.sieves}
+        found: dict[str, list[Sample]] = {}
+        for sample in answers[0] if texts else []:
+            key = names.get(sample.labels.get("__name__", ""))
+            if key is not None:
+                found.setdefault(key, []).append(sample)
+        return found
 
     # polling --------------------------------------------------------------------------------
     async def _ask(self, texts: list[str]) -> list[list[Sample]]:
@@ -149,18 +180,18 @@ class PrometheusSource:
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         self.notes.clear()
         started = time.monotonic()
-        clocks = self._clock_queries()
+        first, clocks = self._first_queries()
         sieving = self.sieving
-        first = self.sieves if sieving else self.queries
-        texts = [*first.values(), *clocks.values(), "up == 0"]
+        texts = [*first, *clocks.values(), "up == 0"]
         try:
             answers = await self._ask(texts)
             readings = Readings()
             seen = self._clocks(clocks, answers[len(first):-1], readings)
             self._note_down(answers[-1])
+            by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
             if sieving:
-                flagged = self._flagged(dict(zip(first, answers, strict=False)))
+                flagged = self._flagged(by_key)
                 wanted = [(m, self.query_of(m, flagged[m.element])) for m in self.mapped
                           if m.element in flagged]
                 full = await self._ask([q for _, q in wanted])
@@ -170,7 +201,7 @@ class PrometheusSource:
                     for key in keys - read:
                         quiet.setdefault((key.partition(":")[0], element), []).append(key)
             else:
-                self._read(readings, dict(zip(first, answers, strict=False)))
+                self._read(readings, by_key)
         except PromError as exc:
             self.notes.append(f"prometheus {exc.kind}: {exc}")
             for result in self._unreachable(str(exc)):
@@ -282,6 +313,9 @@ class PrometheusSource:
             self.notes.append(f"prometheus: no recent samples for {len(quiet)} node(s) "
                               f"({', '.join(quiet[:3])}{' ...' if len(quiet) > 3 else ''}); "
                               "`fabtui prom check` lists what has no series")
+        elif not seen and self.recorded:
+            self.notes.append("prometheus: no fabtui:clock:* series (mode = \"recorded\"): is "
+                              "the rule file of `fabtui prom rules` loaded?")
         elif not seen:
             self.notes.append("prometheus: no series matched the fabric; `fabtui prom check` "
                               "says which names and labels it looked for")

@@ -149,7 +149,8 @@ class PrometheusSource:
 
     def rules(self, interval: str | None = None) -> str:
         """The recording rule file `mode = "recorded"` reads (`fabtui.prom.rules`)."""
-        return rules_yaml(self.sieves, self._clock_queries(), interval)
+        clocks = {str(element): text for element, text in self._clock_queries().items()}
+        return rules_yaml(self.sieves, clocks, interval)
 
     def _first_queries(self) -> tuple[list[str], dict[Element, str]]:
         """A refresh's first round: the sieve's (or the full read's) queries, and the

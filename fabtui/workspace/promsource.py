@@ -192,11 +192,12 @@ class PrometheusSource:
             by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
             if sieving:
-                flagged = self._flagged(by_key)
+                flagged, named = self._flagged(by_key)
                 wanted = [(m, self.query_of(m, flagged[m.element])) for m in self.mapped
                           if m.element in flagged]
                 full = await self._ask([q for _, q in wanted])
-                self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)})
+                self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)},
+                           named)
                 read = {key for per_key in readings.values.values() for key in per_key}
                 for element, keys in seen.items():
                     for key in keys - read:
@@ -251,11 +252,14 @@ class PrometheusSource:
                            started_at=stamp, ended_at=stamp, verdict=Verdict.OK,
                            parsed={"history": past})
 
-    def _read(self, readings: Readings, answers: Mapping[str, list[Sample]]) -> None:
+    def _read(self, readings: Readings, answers: Mapping[str, list[Sample]],
+              only: set[str] | None = None) -> None:
+        """Every sample of `answers` onto its element (of `only`'s elements, when given: the
+        matchers of a sieve's full read select a cross product of labels, a superset)."""
         for mapped in self.mapped:
             for sample in answers.get(mapped.key, []):
                 key = self.resolver.element(mapped.element, sample.labels)
-                if key is not None:
+                if key is not None and (only is None or key in only):
                     extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
                     readings.add(mapped, key, extra, sample.value)
 
@@ -274,22 +278,27 @@ class PrometheusSource:
                 readings.sampled[device] = max(readings.sampled.get(device, 0.0), sample.value)
         return seen
 
-    def _flagged(self, answers: Mapping[str, list[Sample]]) -> dict[Element, str]:
+    def _flagged(self, answers: Mapping[str, list[Sample]]) -> tuple[dict[Element, str],
+                                                                     set[str]]:
         """Per element kind, matchers (`instance=~"a|b", device=~"x|y"`) that select at least
-        every series of every element the sieve named (the cross product of their labels)."""
+        every series of every element the sieve named (the cross product of their labels);
+        and the elements it named."""
         values: dict[Element, dict[str, set[str]]] = {}
+        named: set[str] = set()
         for mapped in self.mapped:
             grouping = self.labels.grouping(mapped.element)
             for sample in answers.get(mapped.key, []):
-                if self.resolver.element(mapped.element, sample.labels) is None:
+                element = self.resolver.element(mapped.element, sample.labels)
+                if element is None:
                     continue
+                named.add(element)
                 kept = values.setdefault(mapped.element, {})
                 for label in grouping:
                     if label in sample.labels:
                         kept.setdefault(label, set()).add(sample.labels[label])
         return {element: ", ".join(
             f'{label}=~"{_alternatives(found)}"' for label, found in sorted(labels.items()))
-            for element, labels in values.items() if labels}
+            for element, labels in values.items() if labels}, named
 
     def _quiet(self, device: str, element: Element, keys: list[str], at: float) -> ProbeResult:
         ended = datetime.fromtimestamp(at, UTC)

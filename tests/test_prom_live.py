@@ -174,6 +174,10 @@ def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
             assert "leaf-g00-r4" in full_reads and STORM_NIC in full_reads
             assert "leaf-g00-r0" not in full_reads and "node001" not in full_reads
             assert snapshot.states["leaf-g00-r0:Ethernet0"].values == {}
+            # the sparklines' past: range queries for the flagged devices only
+            past = next(r.parsed["history"] for r, _ in results if r.target == "history")
+            assert len(past[STORM_PORT]["rate.rx.PFC3"]) > 1
+            assert not any(k.startswith("leaf-g00-r0:") for k in past)
     assert healths["sieve"][STORM_PORT] is Health.FAIL
     assert healths["sieve"]["leaf-g00-r0:Ethernet0"] is Health.OK
     differ = {k: (healths["full"].get(k), v) for k, v in healths["sieve"].items()

@@ -191,6 +191,7 @@ class PrometheusSource:
             self._note_down(answers[-1])
             by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
+            flagged: dict[Element, str] | None = None
             if sieving:
                 flagged, named = self._flagged(by_key)
                 wanted = [(m, self.query_of(m, flagged[m.element])) for m in self.mapped
@@ -222,26 +223,32 @@ class PrometheusSource:
             devices = {key.partition(":")[0] for per_key in readings.values.values()
                        for key in per_key}
             with contextlib.suppress(PromError):  # sparklines then start empty, as for probes
-                past = await self._past(devices)
+                past = await self._past(devices, flagged)
                 if past.parsed and past.parsed["history"]:
                     yield past, self.settings.stale_after
         self.last_round_s = time.monotonic() - started
 
-    async def _past(self, devices: set[str]) -> ProbeResult:
+    async def _past(self, devices: set[str],
+                    flagged: Mapping[Element, str] | None) -> ProbeResult:
         """The sparklines' past from range queries: pause and FEC rates of the devices just
-        read in full (at scale: the ones near a limit), `HISTORY` steps back."""
+        read in full (at scale: the ones near a limit, and only theirs are asked for, by the
+        sieve's `flagged` matchers), `HISTORY` steps back."""
         from fabtui.workspace.live import HISTORY
 
         now = time.time()
         step = self.history_step or max(1.0, _seconds(self.settings.window) / 4)
         span = step * (HISTORY - 1)
+        kinds = {m.key: m.element for m in self.mapped}
         keys = [k for k in SPARKLINES if k in self.queries]
+        if flagged is not None:
+            keys = [k for k in keys if kinds[k] in flagged]
+        texts = [self.queries[k] if flagged is None else
+                 self.query_of(self._mapped_of(k), flagged[kinds[k]]) for k in keys]
         answers = await asyncio.gather(*(asyncio.to_thread(
-            self.client.query_range, self.queries[k], now - span, now - step, step)
-            for k in keys))
+            self.client.query_range, text, now - span, now - step, step) for text in texts))
         past: dict[str, dict[str, list[float]]] = {}
         for key, series in zip(keys, answers, strict=True):
-            mapped = next(m for m in self.mapped if m.key == key)
+            mapped = self._mapped_of(key)
             for item in series:
                 element = self.resolver.element(mapped.element, item.labels)
                 if element is not None and element.partition(":")[0] in devices:
@@ -251,6 +258,9 @@ class PrometheusSource:
         return ProbeResult(probe="prometheus", target="history", command="promql: range",
                            started_at=stamp, ended_at=stamp, verdict=Verdict.OK,
                            parsed={"history": past})
+
+    def _mapped_of(self, key: str) -> Mapped:
+        return next(m for m in self.mapped if m.key == key)
 
     def _read(self, readings: Readings, answers: Mapping[str, list[Sample]],
               only: set[str] | None = None) -> None:

@@ -293,6 +293,11 @@ def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path, run: Any) -
         checked = subprocess.run(["promtool", "check", "rules", str(rules)],
                                  capture_output=True, text=True, check=False)
         assert checked.returncode == 0, checked.stdout + checked.stderr
+    as_json = run("--config", str(config), "prom", "rules", "--json")
+    group = json.loads(as_json.output)["groups"][0]
+    assert group["name"] == "fabtui" and "interval" not in group
+    assert {"record": "fabtui:clock:nic", "expr": "max by (instance, device) "
+            "(timestamp(node_ethtool_received_prio3_pause{}))"} in group["rules"]
     bad = run("--config", str(config), "prom", "rules", "--interval", "soon")
     assert bad.exit_code == 2
     assert "--interval 'soon': a duration like 30s, 1m or 2h" in bad.output

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 PREFIX = "fabtui:"
 SIEVE = f"{PREFIX}sieve:"
@@ -38,15 +39,25 @@ def every_sieve() -> str:
     return f'{{__name__=~"{SIEVE}.+"}}'
 
 
-def rules_yaml(sieves: Mapping[str, str], clocks: Mapping[str, str], interval: str | None) -> str:
-    """The rule file: one group, a record per sieve and per clock. Expressions are written as
-    JSON strings (valid YAML double-quoted scalars), so any PromQL is quoted by construction."""
-    lines = ["groups:", f"  - name: {GROUP}"]
+def rules_document(sieves: Mapping[str, str], clocks: Mapping[str, str],
+                   interval: str | None) -> dict[str, Any]:
+    """The rule file as data: one group, a record per sieve and per clock."""
+    group: dict[str, Any] = {"name": GROUP}
     if interval:
-        lines.append(f"    interval: {interval}")
+        group["interval"] = interval
+    group["rules"] = [*({"record": sieve_name(k), "expr": q} for k, q in sieves.items()),
+                      *({"record": clock_name(e), "expr": q} for e, q in clocks.items())]
+    return {"groups": [group]}
+
+
+def rules_yaml(sieves: Mapping[str, str], clocks: Mapping[str, str], interval: str | None) -> str:
+    """The rule file in YAML. Expressions are written as JSON strings (valid YAML double-quoted
+    scalars), so any PromQL is quoted by construction."""
+    group = rules_document(sieves, clocks, interval)["groups"][0]
+    lines = ["groups:", f"  - name: {group['name']}"]
+    if "interval" in group:
+        lines.append(f"    interval: {group['interval']}")
     lines.append("    rules:")
-    records = [*((sieve_name(k), q) for k, q in sieves.items()),
-               *((clock_name(e), q) for e, q in clocks.items())]
-    for name, expr in records:
-        lines += [f"      - record: {name}", f"        expr: {json.dumps(expr)}"]
+    for rule in group["rules"]:
+        lines += [f"      - record: {rule['record']}", f"        expr: {json.dumps(rule['expr'])}"]
     return "\n".join(lines) + "\n"

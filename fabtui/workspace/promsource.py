@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import time
 from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -30,7 +31,7 @@ from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
 from fabtui.prom.results import Assembler, Readings
-from fabtui.prom.rules import clock_name, every_sieve, rules_yaml, sieve_name
+from fabtui.prom.rules import clock_name, every_sieve, rules_document, rules_yaml, sieve_name
 from fabtui.prom.sieve import sieves
 from fabtui.topology.graph import FabricGraph
 from fabtui.transports.credentials import CredentialError, resolve
@@ -147,9 +148,12 @@ class PrometheusSource:
         """Whether the sieve and the clocks are read from recording rules (`rules()`)."""
         return self.settings.mode == "recorded"
 
-    def rules(self, interval: str | None = None) -> str:
-        """The recording rule file `mode = "recorded"` reads (`fabtui.prom.rules`)."""
+    def rules(self, interval: str | None = None, *, as_json: bool = False) -> str:
+        """The recording rule file `mode = "recorded"` reads (`fabtui.prom.rules`): YAML, or
+        JSON (which Prometheus reads as YAML too)."""
         clocks = {str(element): text for element, text in self._clock_queries().items()}
+        if as_json:
+            return json.dumps(rules_document(self.sieves, clocks, interval), indent=2) + "\n"
         return rules_yaml(self.sieves, clocks, interval)
 
     def _first_queries(self) -> tuple[list[str], dict[Element, str]]:

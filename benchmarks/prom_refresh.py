@@ -3,18 +3,21 @@
 The fabric is generated (rail-optimized, 64 nodes per leaf: 128 leaves and 32 spines), plays a
 PFC storm on node0517:mlx5_3, and is served by `fabtui sim exporter` (its own process) as
 dcgm-exporter, node_exporter and SONiC-exporter series; a real Prometheus (Debian's
-`/usr/bin/prometheus`, on loopback) scrapes it. Measured, each printed:
+`/usr/bin/prometheus`, on loopback) scrapes it and evaluates the recording rules of
+`fabtui prom rules` (`mode = "recorded"`, the default here; `--mode sieve` or `full` reads without
+them) every scrape interval. Measured, each printed:
   - one full refresh of the Fabric screen's data: every PromQL query of `PrometheusSource.poll`,
     the probe results built and judged, applied to `FabricStatus` and frozen into a snapshot
     (what the screen draws from); goal <= 2 s;
-  - the same repeated at 1 Hz: the slowest refresh and the memory (RSS) at the start and end;
+  - the same repeated at 1 Hz (`--rounds`, 60): the median and slowest refresh, and the memory
+    (RSS) at the start and end;
   - beside it, the direct-probe fan-out for the same fabric: `nic.ethtool` (the live view's
     NIC probe) swept over a sample of NICs through the probe runner at the default concurrency,
     every device answering after +0.5 s (as benchmarks/probe_fanout.py), and what that rate
     means for all 8,192 NICs.
 Also checks the storming port reads as failing. Prints figures; never fails on timing.
 
-    python benchmarks/prom_refresh.py            # 1,024 nodes, 30 refreshes
+    python benchmarks/prom_refresh.py            # 1,024 nodes, 60 refreshes
     python benchmarks/prom_refresh.py --smoke    # 16 nodes, 3 refreshes (CI)
 """
 
@@ -121,12 +124,16 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="16 nodes, 3 refreshes (CI)")
     parser.add_argument("--nodes", type=int, default=None,
                         help="nodes of the generated fabric (default 1,024; smoke 16)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="refreshes at 1 Hz after the first (default 60; smoke 3)")
+    parser.add_argument("--mode", choices=("recorded", "sieve", "full"), default="recorded",
+                        help="how the source reads (default recorded: the rules loaded)")
     args = parser.parse_args()
     if not Path(PROMETHEUS).exists():
         print(f"{PROMETHEUS} not installed (apt-get install prometheus): nothing measured")
         return
-    nodes, rounds = (16, 3) if args.smoke else (1024, 30)
-    nodes = args.nodes or nodes
+    nodes, rounds = (16, 3) if args.smoke else (1024, 60)
+    nodes, rounds = args.nodes or nodes, args.rounds or rounds
     # A scrape of the big fabric's switches takes the simulator ~15 s (it computes every
     # counter at the scrape's moment): Prometheus scrapes every `interval`.
     interval, window = ("1s", "4s") if nodes <= 64 else ("60s", "3m")
@@ -142,7 +149,7 @@ def main() -> None:
         prometheus: PrometheusServer | None = None
         try:
             prometheus = start(exporters, env, interval, folder)
-            measure(prometheus, config, window, interval, storm, rounds)
+            measure(prometheus, config, window, interval, storm, rounds, args.mode)
         finally:
             if prometheus is not None:
                 prometheus.stop()
@@ -182,8 +189,9 @@ def start(exporters: list[subprocess.Popen[str]], env: dict[str, str], interval:
 
 
 def measure(prometheus: PrometheusServer, config: Path, window: str, interval: str,
-            storm: str, rounds: int) -> None:
-    """Wait for the first rates, then time the refreshes and print the figures."""
+            storm: str, rounds: int, mode: str) -> None:
+    """Wait for the first rates (and, recorded, the rules' first evaluation), then time the
+    refreshes and print the figures."""
     prometheus.wait_ready()
     started = time.monotonic()
     prometheus.wait_for(f"rate(sonic_interface_receive_pfc_packets[{window}]) > 0", 900)
@@ -191,22 +199,28 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     series = prometheus_series(prometheus)
     config.write_text(config.read_text() + f'source = "prometheus"\n[prometheus]\n'
                       f'url = "{prometheus.url}"\nwindow = "{window}"\n'
-                      f'stale_after = "10m"\ntimeout = "30s"\n')
+                      f'stale_after = "10m"\ntimeout = "30s"\nmode = "{mode}"\n')
     ws = Workspace(load_settings(config))
     source = live_source(ws)
     assert source is not None
+    ruled = ""
+    if source.recorded:
+        began = time.monotonic()
+        prometheus.load_rules(source.rules(interval), 600)
+        ruled = (f"; {len(source.sieves) + 4} recording rules, first evaluated after "
+                 f"{time.monotonic() - began:.0f} s")
     graph = ws.graph()
     fabric = FabricMap.build(graph)
     status = FabricStatus(fabric)
     nics = sum(len(n.nics) for n in graph.nodes.values())
     print(f"fabric: {len(graph.nodes)} nodes x 8 GPUs, {nics} NICs, {len(graph.switches)} "
           f"switches; {series:,} series in Prometheus (scrape every {interval}, first rates "
-          f"after {waited:.0f} s); {os.cpu_count()} CPUs")
+          f"after {waited:.0f} s{ruled}); {os.cpu_count()} CPUs")
     first = refresh(source, status, 1)
     port_of = fabric.cells[(storm.partition(":")[0], 3)].port
     assert port_of is not None
     storming = status.snapshot(1, PollState.WAITING).of(port_of)
-    mode = "sieve" if source.sieving else "full read"
+    mode = ("recorded sieve" if source.recorded else "sieve") if source.sieving else "full read"
     print(f"{f'first refresh, {mode} (poll + judge + apply + snapshot)':<58}{first:7.2f} s   "
           f"goal {GOAL_S:g} s: {'ok' if first <= GOAL_S else 'OVER GOAL'}   "
           f"({CPU[-1]:.2f} s CPU here)")

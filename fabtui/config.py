@@ -39,7 +39,8 @@ bearer = "env:PROM_TOKEN"             # or username = "fabtui", password = "file
 timeout = "5s"                        # per query
 window = "1m"                         # rate() window: at least 4 scrape intervals
 stale_after = "2m"                    # a device whose newest sample is older is stale
-mode = "auto"                         # full, or sieve (read only what nears a limit); auto
+mode = "auto"                         # full, sieve (read only what nears a limit), recorded
+                                      # (the sieve from `fabtui prom rules`' rules), or auto
 labels = { node = "instance", gpu_node = "Hostname", nic = "device", port = "device" }
 metrics = { "sonic.pfc_rx" = "my_pfc_rx_frames" }   # exporter names, by mapping key
 ```
@@ -111,9 +112,10 @@ class PrometheusConfig(BaseModel):
     """Which label names what: node, gpu_node, gpu, nic, switch, port, host_pattern."""
     metrics: dict[str, str] = Field(default_factory=dict)
     """Exporter metric names that differ from the defaults, by mapping key."""
-    mode: Literal["auto", "full", "sieve"] = "auto"
+    mode: Literal["auto", "full", "sieve", "recorded"] = "auto"
     """`full`: read and judge every series each refresh; `sieve`: ask Prometheus which series
-    come near a limit and read only their devices in full; `auto`: sieve from 512 NICs up."""
+    come near a limit and read only their devices in full; `recorded`: the sieve, read from the
+    recording rules `fabtui prom rules` prints; `auto`: sieve from 512 NICs up."""
 
 
 @dataclass(frozen=True)

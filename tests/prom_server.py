@@ -7,6 +7,7 @@ that need it are skipped, unless FABTUI_REQUIRE_PROMETHEUS=1 (set by .ci/run): t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -81,6 +82,29 @@ class PrometheusServer:
                 pass
             time.sleep(0.3)
         raise RuntimeError(f"no series for {promql} after {timeout}s")
+
+    def load_rules(self, rules: str, timeout: float = 60.0) -> None:
+        """Add the rule file `rules` to the config, reload (SIGHUP), and wait until every
+        group has been evaluated once."""
+        import signal
+
+        path = self.folder / "rules.yml"
+        path.write_text(rules)
+        config = self.folder / "prometheus.yml"
+        text = config.read_text()
+        if "rule_files:" not in text:
+            config.write_text(text.replace("scrape_configs:\n",
+                                           f"rule_files: ['{path}']\nscrape_configs:\n", 1))
+        self.process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, KeyError, ValueError):
+                with urllib.request.urlopen(f"{self.url}/api/v1/rules", timeout=5) as answer:
+                    groups = json.load(answer)["data"]["groups"]
+                if groups and all(g["lastEvaluation"] > "2000" for g in groups):
+                    return
+            time.sleep(0.5)
+        raise RuntimeError(f"the rules were not evaluated within {timeout}s")
 
     def stop(self) -> None:
         self.process.terminate()

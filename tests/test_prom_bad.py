@@ -260,3 +260,44 @@ def test_tui_with_unresolvable_credentials_is_exit_2(tmp_path: Path, run: Any) -
     assert result.exit_code == 2
     assert "prometheus credentials: environment variable FABTUI_TEST_UNSET_TOKEN is not set" \
         in result.output
+
+
+def test_recorded_mode_without_the_rules_says_to_load_them(tmp_path: Path, fake: Any) -> None:
+    """`mode = "recorded"` against a Prometheus without fabtui's rules: nothing is judged and
+    the note names the missing rule file, instead of a fabric that looks quiet."""
+    queries: list[str] = []
+    server = fake(lambda q: (queries.append(q), (200, vector([]), 0))[1])
+    ws = workspace(tmp_path, server.url, mode="recorded")
+    source = source_of(ws)
+    assert poll(source) == []
+    assert '{__name__=~"fabtui:sieve:.+"}' in queries and "fabtui:clock:port" in queries
+    assert not any(">=" in q for q in queries)  # no sieve comparison evaluated per refresh
+    assert any("fabtui prom rules" in n for n in source.notes)
+
+
+def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path, run: Any) -> None:
+    import shutil
+    import subprocess
+
+    config = tmp_path / "config.toml"
+    config.write_text('[prometheus]\nurl = "http://127.0.0.1:9"\nwindow = "2m"\n')
+    result = run("--config", str(config), "prom", "rules", "--interval", "30s")
+    assert result.exit_code == 0, result.output
+    assert "    interval: 30s\n" in result.output
+    assert "      - record: fabtui:sieve:sonic:pfc_rx\n" in result.output
+    assert "      - record: fabtui:clock:nic\n" in result.output
+    assert "[2m]" in result.output
+    if shutil.which("promtool"):
+        rules = tmp_path / "rules.yml"
+        rules.write_text(result.output)
+        checked = subprocess.run(["promtool", "check", "rules", str(rules)],
+                                 capture_output=True, text=True, check=False)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    as_json = run("--config", str(config), "prom", "rules", "--json")
+    group = json.loads(as_json.output)["groups"][0]
+    assert group["name"] == "fabtui" and "interval" not in group
+    assert {"record": "fabtui:clock:nic", "expr": "max by (instance, device) "
+            "(timestamp(node_ethtool_received_prio3_pause{}))"} in group["rules"]
+    bad = run("--config", str(config), "prom", "rules", "--interval", "soon")
+    assert bad.exit_code == 2
+    assert "--interval 'soon': a duration like 30s, 1m or 2h" in bad.output

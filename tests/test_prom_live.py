@@ -85,6 +85,8 @@ def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
             'rate(sonic_interface_receive_pfc_packets{device="Ethernet40"}[8s]) > 9000 and '
             'count_over_time(sonic_interface_receive_pfc_packets{device="Ethernet40"}[8s]) > 5',
             60)
+        _, source = running.source()
+        running.prometheus.load_rules(source.rules())
         yield running
     finally:
         running.prometheus.stop()
@@ -150,30 +152,39 @@ def test_verdicts_match_the_direct_probe(fabric: Fabric) -> None:
 def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
     """At scale a refresh asks Prometheus only for series near a limit and reads those devices
     in full: every element's health is the one a full read gives, the storm still fails, and
-    quiet elements are ok without their values being read."""
+    quiet elements are ok without their values being read. Recorded: the same sieve read from
+    the recording rules of `source.rules()` (evaluated by Prometheus every second) gives the
+    same healths too."""
     healths = {}
-    moment = fabric.settle()  # both read the same moment: the same values
-    for mode in ("full", "sieve"):
+    fabric.settle()
+    time.sleep(1.5)  # a rule evaluation after the settled scrapes
+    moment = time.time()  # every mode reads the same moment: the same values
+    for mode in ("full", "sieve", "recorded"):
         ws, source = fabric.source(mode=mode)
         source.at = moment
-        assert source.sieving is (mode == "sieve")
+        assert source.sieving is (mode != "full")
         status = FabricStatus(FabricMap.build(ws.graph()))
         results = poll(source)
         for result, stale_after in results:
             status.apply(result, stale_after)
         snapshot = status.snapshot(1, PollState.WAITING)
         healths[mode] = dict(snapshot.health)
-        if mode == "sieve":
+        if mode != "full":
             full_reads = {r.target for r, _ in results if r.probe != "prometheus"}
             assert "leaf-g00-r4" in full_reads and STORM_NIC in full_reads
             assert "leaf-g00-r0" not in full_reads and "node001" not in full_reads
             assert snapshot.states["leaf-g00-r0:Ethernet0"].values == {}
+            # the sparklines' past: range queries for the flagged devices only
+            past = next(r.parsed["history"] for r, _ in results if r.target == "history")
+            assert len(past[STORM_PORT]["rate.rx.PFC3"]) > 1
+            assert not any(k.startswith("leaf-g00-r0:") for k in past)
     assert healths["sieve"][STORM_PORT] is Health.FAIL
     assert healths["sieve"]["leaf-g00-r0:Ethernet0"] is Health.OK
     differ = {k: (healths["full"].get(k), v) for k, v in healths["sieve"].items()
               if healths["full"].get(k) is not v}
     assert differ == {}
     assert set(healths["full"]) == set(healths["sieve"])
+    assert healths["recorded"] == healths["sieve"]
 
 
 def test_every_element_of_the_demo_has_series(fabric: Fabric) -> None:

@@ -78,3 +78,21 @@ def queries(ctx: click.Context, as_json: bool) -> None:
         return
     for key, text in source.queries.items():
         click.echo(f"{key}\t{text}")
+
+
+@prom.command("rules")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the rule file as JSON (Prometheus reads it as YAML too).")
+@click.option("--interval", default=None, metavar="DURATION",
+              help="The rule group's evaluation interval (`1m`); default Prometheus's global "
+                   "evaluation_interval. Use the exporters' scrape interval.")
+@click.pass_context
+def rules(ctx: click.Context, as_json: bool, interval: str | None) -> None:
+    """Print the recording rules `mode = "recorded"` reads (a Prometheus rule file for
+    `rule_files`): the sieve and the per-element clocks, evaluated once per interval by
+    Prometheus instead of once per refresh. Re-generate it when thresholds or labels change."""
+    import re
+
+    if interval is not None and not re.fullmatch(r"[0-9]+[smh]", interval):
+        raise UserError(f"--interval {interval!r}: a duration like 30s, 1m or 2h")
+    click.echo(_source(ctx).rules(interval, as_json=as_json), nl=False)

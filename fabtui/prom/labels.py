@@ -55,6 +55,7 @@ class Resolver:
                     self._nic_of[(hostname, nic.netdev)] = nic.name
         self._cache: dict[tuple[str, ...], str | None] = {}
         self._port_cache: dict[tuple[str, str], str | None] = {}
+        self._gpu_cache: dict[tuple[str, str], str | None] = {}
 
     def host(self, value: str) -> str:
         match = self._host.match(value)
@@ -64,11 +65,13 @@ class Resolver:
         """The element key the labels name, or None when they name nothing in the topology."""
         m = self.labels
         if element == "gpu":
-            node = self.host(labels.get(m.gpu_node) or labels.get(m.node, ""))
-            index = labels.get(m.gpu, "")
-            if node in self._nodes and index.isdigit():
-                return f"{node}:gpu{int(index)}"
-            return None
+            gpu_key = (labels.get(m.gpu_node) or labels.get(m.node, ""), labels.get(m.gpu, ""))
+            found = self._gpu_cache.get(gpu_key, "")
+            if found == "":
+                node, index = self.host(gpu_key[0]), gpu_key[1]
+                found = self._gpu_cache[gpu_key] = f"{node}:gpu{int(index)}" \
+                    if node in self._nodes and index.isdigit() else None
+            return found
         if element in ("nic", "ibport"):
             key = (labels.get(m.node, ""), labels.get(m.nic, ""))
             found = self._cache.get(key, "")

@@ -225,10 +225,11 @@ class FabricStatus:
             with self._lock:
                 self._last_data = max(self._last_data or 0.0, at)
                 optic_of = self.fabric.optic_of
+                fresh = {probe: Reading(probe, Verdict.OK, at, stale_after) for probe in probes}
                 for key in quiet:
-                    self._quiet(key, probes, at, stale_after)
+                    self._quiet(key, probes, fresh)
                     if optic := optic_of(key):  # what the port's DOM reading would say
-                        self._quiet(optic, probes, at, stale_after)
+                        self._quiet(optic, probes, fresh)
             return
         grouped: dict[str, list[tuple[str, Value]]] = {}
         element_of = self.fabric.element_of
@@ -265,15 +266,19 @@ class FabricStatus:
             self._states[key] = ElementState(old.readings, old.values, old.findings,
                                              {n: tuple(d) for n, d in history.items()})
 
-    def _quiet(self, key: str, probes: tuple[str, ...], at: float, stale_after: float) -> None:
+    def _quiet(self, key: str, probes: tuple[str, ...], fresh: Mapping[str, Reading]) -> None:
         old = self._states.get(key)
-        readings = dict(old.readings) if old else {}
-        for probe in probes:
-            readings[probe] = Reading(probe, Verdict.OK, at, stale_after)
-        values = {n: v for n, v in old.values.items() if v.probe not in probes} if old else {}
+        if old is None:  # the common case at scale: one dict, no merging
+            self._states[key] = ElementState(dict(fresh), {}, (), {})
+            return
+        if not old.values and not old.findings:  # quiet before: only the readings change
+            self._states[key] = ElementState({**old.readings, **fresh}, {}, (), old.history)
+            return
+        readings = {**old.readings, **fresh}
+        values = {n: v for n, v in old.values.items() if v.probe not in probes}
         findings = tuple(f for f in old.findings
-                         if not f.startswith(tuple(f"@{p} " for p in probes))) if old else ()
-        self._states[key] = ElementState(readings, values, findings, old.history if old else {})
+                         if not f.startswith(tuple(f"@{p} " for p in probes)))
+        self._states[key] = ElementState(readings, values, findings, old.history)
 
     def _update(self, key: str, reading: Reading, values: list[tuple[str, Value]],
                 findings: Iterable[str]) -> None:

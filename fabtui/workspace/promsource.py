@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import time
 from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -30,6 +31,7 @@ from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
 from fabtui.prom.results import Assembler, Readings
+from fabtui.prom.rules import clock_name, every_sieve, rules_document, rules_yaml, sieve_name
 from fabtui.prom.sieve import sieves
 from fabtui.topology.graph import FabricGraph
 from fabtui.transports.credentials import CredentialError, resolve
@@ -138,8 +140,42 @@ class PrometheusSource:
         """Whether a refresh reads only what nears a limit (`fabtui.prom.sieve`)."""
         mode = self.settings.mode
         if mode != "auto":
-            return mode == "sieve"
+            return mode in ("sieve", "recorded")
         return sum(len(n.nics) for n in self.graph.nodes.values()) >= SIEVE_FROM_NICS
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the sieve and the clocks are read from recording rules (`rules()`)."""
+        return self.settings.mode == "recorded"
+
+    def rules(self, interval: str | None = None, *, as_json: bool = False) -> str:
+        """The recording rule file `mode = "recorded"` reads (`fabtui.prom.rules`): YAML, or
+        JSON (which Prometheus reads as YAML too)."""
+        clocks = {str(element): text for element, text in self._clock_queries().items()}
+        if as_json:
+            return json.dumps(rules_document(self.sieves, clocks, interval), indent=2) + "\n"
+        return rules_yaml(self.sieves, clocks, interval)
+
+    def _first_queries(self) -> tuple[list[str], dict[Element, str]]:
+        """A refresh's first round: the sieve's (or the full read's) queries, and the
+        clocks'. Recorded: one selector for every sieve's series, and the recorded clocks."""
+        clocks = self._clock_queries()
+        if self.recorded:
+            return [every_sieve()], {element: clock_name(element) for element in clocks}
+        return list((self.sieves if self.sieving else self.queries).values()), clocks
+
+    def _by_key(self, texts: list[str], answers: list[list[Sample]]) -> dict[str, list[Sample]]:
+        """The first round's answers by mapping key (recorded: split by the series' name)."""
+        if not self.recorded:
+            keys = self.sieves if self.sieving else self.queries
+            return dict(zip(keys, answers, strict=False))
+        names = {sieve_name(key): key for key in self.sieves}
+        found: dict[str, list[Sample]] = {}
+        for sample in answers[0] if texts else []:
+            key = names.get(sample.labels.get("__name__", ""))
+            if key is not None:
+                found.setdefault(key, []).append(sample)
+        return found
 
     # polling --------------------------------------------------------------------------------
     async def _ask(self, texts: list[str]) -> list[list[Sample]]:
@@ -149,28 +185,30 @@ class PrometheusSource:
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         self.notes.clear()
         started = time.monotonic()
-        clocks = self._clock_queries()
+        first, clocks = self._first_queries()
         sieving = self.sieving
-        first = self.sieves if sieving else self.queries
-        texts = [*first.values(), *clocks.values(), "up == 0"]
+        texts = [*first, *clocks.values(), "up == 0"]
         try:
             answers = await self._ask(texts)
             readings = Readings()
             seen = self._clocks(clocks, answers[len(first):-1], readings)
             self._note_down(answers[-1])
+            by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
+            flagged: dict[Element, str] | None = None
             if sieving:
-                flagged = self._flagged(dict(zip(first, answers, strict=False)))
+                flagged, named = self._flagged(by_key)
                 wanted = [(m, self.query_of(m, flagged[m.element])) for m in self.mapped
                           if m.element in flagged]
                 full = await self._ask([q for _, q in wanted])
-                self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)})
+                self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)},
+                           named)
                 read = {key for per_key in readings.values.values() for key in per_key}
                 for element, keys in seen.items():
                     for key in keys - read:
                         quiet.setdefault((key.partition(":")[0], element), []).append(key)
             else:
-                self._read(readings, dict(zip(first, answers, strict=False)))
+                self._read(readings, by_key)
         except PromError as exc:
             self.notes.append(f"prometheus {exc.kind}: {exc}")
             for result in self._unreachable(str(exc)):
@@ -189,26 +227,32 @@ class PrometheusSource:
             devices = {key.partition(":")[0] for per_key in readings.values.values()
                        for key in per_key}
             with contextlib.suppress(PromError):  # sparklines then start empty, as for probes
-                past = await self._past(devices)
+                past = await self._past(devices, flagged)
                 if past.parsed and past.parsed["history"]:
                     yield past, self.settings.stale_after
         self.last_round_s = time.monotonic() - started
 
-    async def _past(self, devices: set[str]) -> ProbeResult:
+    async def _past(self, devices: set[str],
+                    flagged: Mapping[Element, str] | None) -> ProbeResult:
         """The sparklines' past from range queries: pause and FEC rates of the devices just
-        read in full (at scale: the ones near a limit), `HISTORY` steps back."""
+        read in full (at scale: the ones near a limit, and only theirs are asked for, by the
+        sieve's `flagged` matchers), `HISTORY` steps back."""
         from fabtui.workspace.live import HISTORY
 
         now = time.time()
         step = self.history_step or max(1.0, _seconds(self.settings.window) / 4)
         span = step * (HISTORY - 1)
+        kinds = {m.key: m.element for m in self.mapped}
         keys = [k for k in SPARKLINES if k in self.queries]
+        if flagged is not None:
+            keys = [k for k in keys if kinds[k] in flagged]
+        texts = [self.queries[k] if flagged is None else
+                 self.query_of(self._mapped_of(k), flagged[kinds[k]]) for k in keys]
         answers = await asyncio.gather(*(asyncio.to_thread(
-            self.client.query_range, self.queries[k], now - span, now - step, step)
-            for k in keys))
+            self.client.query_range, text, now - span, now - step, step) for text in texts))
         past: dict[str, dict[str, list[float]]] = {}
         for key, series in zip(keys, answers, strict=True):
-            mapped = next(m for m in self.mapped if m.key == key)
+            mapped = self._mapped_of(key)
             for item in series:
                 element = self.resolver.element(mapped.element, item.labels)
                 if element is not None and element.partition(":")[0] in devices:
@@ -219,11 +263,17 @@ class PrometheusSource:
                            started_at=stamp, ended_at=stamp, verdict=Verdict.OK,
                            parsed={"history": past})
 
-    def _read(self, readings: Readings, answers: Mapping[str, list[Sample]]) -> None:
+    def _mapped_of(self, key: str) -> Mapped:
+        return next(m for m in self.mapped if m.key == key)
+
+    def _read(self, readings: Readings, answers: Mapping[str, list[Sample]],
+              only: set[str] | None = None) -> None:
+        """Every sample of `answers` onto its element (of `only`'s elements, when given: the
+        matchers of a sieve's full read select a cross product of labels, a superset)."""
         for mapped in self.mapped:
             for sample in answers.get(mapped.key, []):
                 key = self.resolver.element(mapped.element, sample.labels)
-                if key is not None:
+                if key is not None and (only is None or key in only):
                     extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
                     readings.add(mapped, key, extra, sample.value)
 
@@ -242,22 +292,27 @@ class PrometheusSource:
                 readings.sampled[device] = max(readings.sampled.get(device, 0.0), sample.value)
         return seen
 
-    def _flagged(self, answers: Mapping[str, list[Sample]]) -> dict[Element, str]:
+    def _flagged(self, answers: Mapping[str, list[Sample]]) -> tuple[dict[Element, str],
+                                                                     set[str]]:
         """Per element kind, matchers (`instance=~"a|b", device=~"x|y"`) that select at least
-        every series of every element the sieve named (the cross product of their labels)."""
+        every series of every element the sieve named (the cross product of their labels);
+        and the elements it named."""
         values: dict[Element, dict[str, set[str]]] = {}
+        named: set[str] = set()
         for mapped in self.mapped:
             grouping = self.labels.grouping(mapped.element)
             for sample in answers.get(mapped.key, []):
-                if self.resolver.element(mapped.element, sample.labels) is None:
+                element = self.resolver.element(mapped.element, sample.labels)
+                if element is None:
                     continue
+                named.add(element)
                 kept = values.setdefault(mapped.element, {})
                 for label in grouping:
                     if label in sample.labels:
                         kept.setdefault(label, set()).add(sample.labels[label])
         return {element: ", ".join(
             f'{label}=~"{_alternatives(found)}"' for label, found in sorted(labels.items()))
-            for element, labels in values.items() if labels}
+            for element, labels in values.items() if labels}, named
 
     def _quiet(self, device: str, element: Element, keys: list[str], at: float) -> ProbeResult:
         ended = datetime.fromtimestamp(at, UTC)
@@ -282,6 +337,9 @@ class PrometheusSource:
             self.notes.append(f"prometheus: no recent samples for {len(quiet)} node(s) "
                               f"({', '.join(quiet[:3])}{' ...' if len(quiet) > 3 else ''}); "
                               "`fabtui prom check` lists what has no series")
+        elif not seen and self.recorded:
+            self.notes.append("prometheus: no fabtui:clock:* series (mode = \"recorded\"): is "
+                              "the rule file of `fabtui prom rules` loaded?")
         elif not seen:
             self.notes.append("prometheus: no series matched the fabric; `fabtui prom check` "
                               "says which names and labels it looked for")

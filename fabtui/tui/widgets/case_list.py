@@ -21,6 +21,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from fabtui.tui.widgets.keys import list_cursor_bindings
+
 LINES = 3
 """Lines per case."""
 
@@ -47,12 +49,7 @@ class CaseList(ScrollView, can_focus=True):
     CaseList:focus { background-tint: $foreground 3%; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "move(-1)", "Up", show=False),
-        Binding("down,j", "move(1)", "Down", show=False),
-        Binding("pageup", "move(-5)", show=False),
-        Binding("pagedown", "move(5)", show=False),
-        Binding("home,g", "move(-1000000)", show=False),
-        Binding("end,G", "move(1000000)", show=False),
+        *list_cursor_bindings("move(-5)", "move(5)"),
         Binding("enter", "choose", "Open", show=False),
     ]
 

@@ -24,6 +24,7 @@ from textual.strip import Strip
 
 from fabtui.model.verdict import Verdict
 from fabtui.tui.glyphs import glyph, health_style
+from fabtui.tui.widgets.keys import list_cursor_bindings
 from fabtui.workspace.live import Health
 
 _HEALTH = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: Health.WARN,
@@ -57,12 +58,7 @@ class SweepTable(ScrollView, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "move(-1)", "Up", show=False),
-        Binding("down,j", "move(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", show=False),
-        Binding("pagedown", "page(1)", show=False),
-        Binding("home,g", "move(-1000000000)", show=False),
-        Binding("end,G", "move(1000000000)", show=False),
+        *list_cursor_bindings("page(-1)", "page(1)"),
         Binding("s", "sort", "Sort", tooltip="arrival order / worst first"),
     ]
 

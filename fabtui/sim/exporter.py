@@ -16,6 +16,7 @@ Side effects: `serve` listens on a TCP port until stopped; each scrape reads the
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -241,7 +242,9 @@ class Exporter:
                 self.send_header("Content-Type", CONTENT_TYPE_LATEST)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                # A scraper that gave up (its scrape timeout) has closed: the next scrape is new.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(body)
 
             def log_message(self, format: str, *args: Any) -> None:
                 """Scrapes are not logged (one a second per job)."""

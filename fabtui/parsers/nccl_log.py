@@ -304,7 +304,8 @@ def parse_lines(lines: Iterable[str]) -> Streamed[NcclLog]:
     if result is None:
         raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
                                      "found")
-    return Streamed(result)
+    # Events are capped and messages cut, so the result is bounded; it has no float field.
+    return Streamed(result, native_json=True)
 
 
 def scan(lines: Iterable[str]) -> NcclLog | None:

@@ -7,18 +7,21 @@ import json
 import os
 import shutil
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel
 
 from fabtui.cli.context import EXIT_BAD_INPUT
 from fabtui.cli.render import table as render_table
 from fabtui.errors import InputError
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import FileLines, Streamed, read_lines, write_json
+from fabtui.parsers.streaming import FileLines, Plain, Streamed, read_lines, write_json
 from fabtui.parsers.text import normalize
 from fabtui.render.table import render_tables
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 def _generic_table(data: dict[str, object], width: int | None) -> str:
@@ -56,7 +59,7 @@ def _read(file: str) -> tuple[str, str]:
         raise InputError.single(file, None, f"cannot read: {exc.strerror}") from None
 
 
-def _parse_streamed(file: str, kind: str) -> tuple[str, Streamed[BaseModel]]:
+def _parse_streamed(file: str, kind: str) -> tuple[str, Streamed[Any] | Plain[Any]]:
     """(name for messages, result) of FILE read line by line by the parser of `kind`.
 
     Neither the text nor the biggest lists of the result are ever held whole, so memory stays
@@ -73,7 +76,7 @@ def _parse_streamed(file: str, kind: str) -> tuple[str, Streamed[BaseModel]]:
         with handle as binary:
             lines = FileLines(file) if file != "-" and os.path.isfile(file) \
                 else read_lines(binary)
-            streamed: Streamed[BaseModel] = parse_lines(lines)
+            streamed: Streamed[BaseModel] | Plain[BaseModel] = parse_lines(lines)
     except ParseError:
         raise
     except OSError as exc:

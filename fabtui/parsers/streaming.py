@@ -23,14 +23,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, islice
 from json.encoder import encode_basestring  # what json.dumps uses with ensure_ascii=False
-from typing import IO, Generic, TypeVar
-
-from pydantic import BaseModel
+from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
 from fabtui.parsers.text import normalize
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 _CHUNK = 1 << 20
-Model = TypeVar("Model", bound=BaseModel)
+Model = TypeVar("Model", bound="BaseModel")
 
 
 def read_lines(handle: IO[bytes], chunk: int = _CHUNK) -> Iterator[str]:
@@ -184,12 +185,44 @@ class Streamed(Generic[Model]):
         return self.head
 
 
-def write_json(streamed: Streamed[BaseModel], out: IO[str]) -> None:
+class Plain(Generic[Model]):
+    """A result held as the plain JSON data its model would dump (`model_dump(mode="json")`),
+    built without pydantic: `write_json` writes the data as it is, and the model is validated
+    from it only when asked for (`assemble`, `head`). For parsers whose models cost more to
+    import and build than the parse itself (nccl-log)."""
+
+    native_json = False
+
+    def __init__(self, data: dict[str, object], build: Callable[[dict[str, object]], Model]) \
+            -> None:
+        self.data = data
+        self._build = build
+        self._model: Model | None = None
+
+    def assemble(self) -> Model:
+        """The result as its model (validated from the data once)."""
+        if self._model is None:
+            self._model = self._build(self.data)
+        return self._model
+
+    @property
+    def head(self) -> Model:
+        """The same as `assemble()` (what a `Streamed` result offers)."""
+        return self.assemble()
+
+
+def write_json(streamed: Streamed[Any] | Plain[Any], out: IO[str]) -> None:
     """Write the result as indented JSON (and a final newline), one list item at a time.
 
     Lists of models (lazy or not) are dumped and written one item at a time, so the output
     never costs a second copy of the result, only the item being written.
     """
+    if isinstance(streamed, Plain):
+        _encode(streamed.data, "", _Sink(out.write))  # type: ignore[arg-type]
+        out.write("\n")
+        return
+    from pydantic import BaseModel
+
     head = streamed.head
     if streamed.native_json and not streamed.lazy:
         out.write(head.model_dump_json(indent=2))
@@ -237,13 +270,26 @@ def _indented(value: object, indent: str) -> str:
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _EMPTY_ALIKE = frozenset({list, dict})  # empty, `[]` and `{}` whatever the indentation
+_STR = frozenset({str})
 
 
 @lru_cache(maxsize=64)
 def _flat_encoder(inner: str) -> Callable[[object], str]:
     """`encode` of a C-accelerated encoder writing the items of a flat container one per line
     at `inner` (the standard library uses its C encoder only when `indent` is None)."""
-    return json.JSONEncoder(ensure_ascii=False, separators=(",\n" + inner, ": ")).encode
+    standard = json.JSONEncoder(ensure_ascii=False, separators=(",\n" + inner, ": "))
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # not CPython
+        return standard.encode
+    # The one C encoder `standard.encode` would build on every call (with a closure and a
+    # dict of markers): made once, it halves the cost of a row. Plain data has no cycles.
+    encoder = c_make_encoder(None, standard.default, encode_basestring, None, ": ",
+                             ",\n" + inner, False, False, True)
+
+    def encode(value: object) -> str:
+        return "".join(encoder(value, 0))
+
+    return encode
 
 
 def _encode(value: object, indent: str, out: list[str]) -> None:
@@ -259,13 +305,15 @@ def _encode(value: object, indent: str, out: list[str]) -> None:
         out.append(int.__repr__(value))
     elif type(value) is float:
         out.append(float.__repr__(value) if math.isfinite(value) else json.dumps(value))
-    elif type(value) is dict and all(type(key) is str for key in value):
+    elif type(value) is dict and _STR.issuperset(map(type, value)):
         if not value:
             out.append("{}")
             return
         inner = indent + "  "
-        if all(type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item)
-               for item in value.values()):
+        # The set test runs in C: rows are thousands of dicts of tens of scalars each.
+        if _SCALARS.issuperset(map(type, value.values())) \
+                or all(type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item)
+                       for item in value.values()):
             # A flat mapping (most rows are): the C encoder with the indentation as its item
             # separator writes the same text several times faster than walking it here.
             body = _flat_encoder(inner)(value)
@@ -295,8 +343,9 @@ def _encode(value: object, indent: str, out: list[str]) -> None:
             out.append("[]")
             return
         inner = indent + "  "
-        if all(type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item)
-               for item in value):
+        if _SCALARS.issuperset(map(type, value)) \
+                or all(type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item)
+                       for item in value):
             body = _flat_encoder(inner)(value)
             out.append("[\n" + inner + body[1:-1] + "\n" + indent + "]")
             return

@@ -11,13 +11,10 @@ import json
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, get_args
 
 import pytest
 from fixture_inputs import FIXTURES, NOT_INPUT
-from pydantic import BaseModel
 
-from fabtui.model.parsed.nccl_log import NcclLog, NcclLogEvent
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import FileLines, Streamed, read_lines, write_json
@@ -79,48 +76,6 @@ def test_streamed_parse_matches_the_whole_text_parse(kind: str, path: Path) -> N
     write_json(streamed, out)
     assert json.loads(out.getvalue()) == expected.model_dump(mode="json")
     assert out.getvalue() == json.dumps(expected.model_dump(mode="json"), indent=2,
-                                        ensure_ascii=False) + "\n"
-
-
-def _float_free(annotation: object) -> bool:
-    """True when no value of `annotation` can hold a float (nor anything untyped)."""
-    if annotation in (float, Any, object):
-        return False
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        decorators = annotation.__pydantic_decorators__
-        return not decorators.field_serializers and not decorators.model_serializers \
-            and all(_float_free(info.annotation) for info in annotation.model_fields.values())
-    return all(_float_free(arg) for arg in get_args(annotation))
-
-
-@pytest.mark.parametrize("kind", STREAMING)
-def test_results_written_by_pydantic_hold_no_float(kind: str) -> None:
-    # pydantic's JSON writes some floats differently from json.dumps (`1e-5`, not `1e-05`):
-    # a parser may ask for it (`native_json`) only when its model cannot hold one.
-    sample = next(path for path in sorted((FIXTURES / kind).glob("*.txt")))
-    try:
-        streamed = registry.get(kind).module.parse_lines(split_lines(normalize(
-            sample.read_text(errors="replace"))))
-    except ParseError:
-        pytest.skip("first sample is not parsed")
-    if streamed.native_json:
-        assert _float_free(type(streamed.head))
-    assert _float_free(NcclLog)
-    assert not _float_free(dict[str, float | None])
-
-
-def test_pydantic_json_is_json_dumps_for_any_text_and_integer() -> None:
-    # What `native_json` relies on beyond floats: strings (escapes, control characters,
-    # non-ASCII, separators), huge integers, empty and nested containers come out the same.
-    tricky = "".join(map(chr, range(0x20))) + '"\\/ caf\u00e9 \u2028\u2029 \U0001f600 \x7f\ufffd'
-    event = NcclLogEvent(type="nccl_warn", rank=-1, host=tricky, seq=2**70, op=None,
-                         timeout_ms=0, peer="[::1]", status=None, line=1, message=tricky)
-    result = NcclLog(nccl_version=tricky, events=[event, event], env={tricky: tricky, "": ""},
-                     collective_calls={"AllReduce": 2**63}, relaxed_ordering=False,
-                     warnings=[tricky])
-    out = io.StringIO()
-    write_json(Streamed(result, native_json=True), out)
-    assert out.getvalue() == json.dumps(result.model_dump(mode="json"), indent=2,
                                         ensure_ascii=False) + "\n"
 
 

@@ -10,6 +10,8 @@ A parser of a long list of rows keeps the rows' lines (`KeptLines`) instead of a
 and reads them again, as plain JSON dicts (`row_defaults`), when the result is written
 (`with_rows`): memory is the rows' text, not 15-75x it. `write_json` also writes lists of
 models item by item, so a whole-text result is never held a second time as dicts or text.
+A parser whose models cost more than its parse returns `Plain`: the result as that plain JSON
+data from the start, written as it is and validated into its model only when asked.
 """
 
 from __future__ import annotations
@@ -171,10 +173,6 @@ class Streamed(Generic[Model]):
     dumped: dict[str, Callable[[], Iterable[dict[str, object]]]] = field(default_factory=dict)
     """For some lazy fields, their items as `model_dump(mode="json")` would give them, built
     without a model per item: what `write_json` writes when it is there."""
-    native_json: bool = False
-    """Set by a parser whose result is bounded in size and holds no float anywhere (floats are
-    the one value pydantic's JSON writes differently from `json.dumps`: `1e-05` is `1e-5`):
-    `write_json` then has pydantic write it whole, in Rust, several times faster."""
 
     def assemble(self) -> Model:
         """The whole result as one model (every lazy list materialised)."""
@@ -190,8 +188,6 @@ class Plain(Generic[Model]):
     built without pydantic: `write_json` writes the data as it is, and the model is validated
     from it only when asked for (`assemble`, `head`). For parsers whose models cost more to
     import and build than the parse itself (nccl-log)."""
-
-    native_json = False
 
     def __init__(self, data: dict[str, object], build: Callable[[dict[str, object]], Model]) \
             -> None:
@@ -224,10 +220,6 @@ def write_json(streamed: Streamed[Any] | Plain[Any], out: IO[str]) -> None:
     from pydantic import BaseModel
 
     head = streamed.head
-    if streamed.native_json and not streamed.lazy:
-        out.write(head.model_dump_json(indent=2))
-        out.write("\n")
-        return
     rows = {key: value for key, value in head.__dict__.items()
             if key not in streamed.lazy and type(value) is list and value
             and all(isinstance(item, BaseModel) for item in value)}
@@ -282,7 +274,8 @@ def _flat_encoder(inner: str) -> Callable[[object], str]:
     if c_make_encoder is None:  # not CPython
         return standard.encode
     # The one C encoder `standard.encode` would build on every call (with a closure and a
-    # dict of markers): made once, it halves the cost of a row. Plain data has no cycles.
+    # dict of markers): made once, it halves the cost of a row. A flat container holds no
+    # container, so there is no cycle for the markers to catch.
     encoder = c_make_encoder(None, standard.default, encode_basestring, None, ": ",
                              ",\n" + inner, False, False, True)
 

@@ -23,6 +23,7 @@ from itertools import chain, compress, pairwise
 from itertools import count as numbers
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from fabtui.gcpause import gc_paused
 from fabtui.model.table import Table, left
 from fabtui.parsers._nccl_log_records import Event, Interface, NetDevice, Rank, dump, moved
 from fabtui.parsers.errors import ParseError
@@ -307,7 +308,8 @@ def parse_lines(lines: Iterable[str]) -> Plain[NcclLog]:
     """Parse a log read line by line (`fabtui parse` streams files through this): memory stays
     bounded whatever its length, as events are capped and everything else is tallied. The
     result is plain data (`_result`), validated into `NcclLog` only when assembled."""
-    data = scan_batches_data(line_batches(lines))
+    with gc_paused():  # tens of thousands of tallies and events, none in a cycle
+        data = scan_batches_data(line_batches(lines))
     if data is None:
         raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
                                      "found")
@@ -1403,9 +1405,9 @@ def _child_block_line(state: _State, block: _ChildBlock, number: int, raw: str) 
         block.section, block.entry = "failures", None
     elif text.startswith("Root Cause"):
         block.section, block.entry = "root", None
-    elif _BLOCK_ENTRY.match(text):
+    elif text.startswith("[") and _BLOCK_ENTRY.match(text):
         block.entry = _block_entry(state, block, number)
-    elif (found := _BLOCK_FIELD.match(line)) and block.entry is not None:
+    elif block.entry is not None and ":" in line and (found := _BLOCK_FIELD.match(line)):
         _block_field(block.entry, found.group(1), found.group(2))
     elif not (text.startswith(("=", "-")) or text.endswith("FAILED") or not text
               or "<NO_OTHER_FAILURES>" in text):

@@ -88,9 +88,11 @@ def _row(label: str, seconds: float, rss: float, ref_label: str, reference: floa
 
 
 def _kinds() -> list[str]:
-    from fabtui.parsers.registry import discover
+    # The catalog, not `discover()`: importing every parser here made this process ~95 MB,
+    # and a forked child's peak RSS counts its parent's pages until it execs.
+    from fabtui.parsers.signatures import SIGNATURES
 
-    return list(discover())
+    return [signature.kind for signature in SIGNATURES]
 
 
 def _compiled(folder: Path) -> None:

@@ -5,20 +5,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from fabtui.cli.context import EXIT_BAD_INPUT
-from fabtui.cli.render import table as render_table
 from fabtui.errors import InputError
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import FileLines, Plain, Streamed, read_lines, write_json
 from fabtui.parsers.text import normalize
-from fabtui.render.table import render_tables
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -26,6 +23,7 @@ if TYPE_CHECKING:
 
 def _generic_table(data: dict[str, object], width: int | None) -> str:
     """A key/value listing of a result, for kinds without a table of their own."""
+    from fabtui.cli.render import table as render_table
     rows: list[tuple[str, str]] = []
 
     def walk(prefix: str, value: object) -> None:
@@ -44,6 +42,8 @@ def _generic_table(data: dict[str, object], width: int | None) -> str:
 
 def _terminal_width() -> int | None:
     """Columns of the terminal, or None when output goes to a pipe or file (nothing is cut)."""
+    import shutil
+
     return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
@@ -108,6 +108,8 @@ def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_tab
                                sorted(registry.parsers().items())], indent=2))
         return
     if list_kinds:
+        from fabtui.cli.render import table as render_table
+
         click.echo(render_table(("kind", "what"), [(k, p.description) for k, p in
                                                    sorted(registry.parsers().items())]))
         return
@@ -136,6 +138,9 @@ def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_tab
     if not as_table:
         write_json(streamed, sys.stdout)
         return
+    # The table writers load only here: a parse to JSON (a 100 MB log, say) never needs them.
+    from fabtui.render.table import render_tables
+
     result = streamed.assemble()
     data = result.model_dump(mode="json")
     width = _terminal_width()

@@ -24,7 +24,6 @@ from itertools import count as numbers
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from fabtui.gcpause import gc_paused
-from fabtui.model.table import Table, left
 from fabtui.parsers._nccl_log_records import Event, Interface, NetDevice, Rank, dump, moved
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import Plain, line_batches
@@ -32,6 +31,7 @@ from fabtui.parsers.text import normalize, strip_launcher_prefix
 
 if TYPE_CHECKING:
     from fabtui.model.parsed.nccl_log import EventType, NcclLog, NcclLogEvent
+    from fabtui.model.table import Table
 
 KIND = "nccl-log"
 DESCRIPTION = ("NCCL_DEBUG=INFO/WARN logs and PyTorch ProcessGroupNCCL watchdog, desync and "
@@ -1592,6 +1592,7 @@ def _resolve_ranks(state: _State) -> None:
 
 def tables(result: NcclLog) -> list[Table]:
     """A summary of the init facts, then one row per event."""
+    from fabtui.model.table import Table
     summary = [
         f"NCCL {result.nccl_version or '?'}   ranks: {result.nranks or '?'}   nodes: "
         f"{result.n_nodes or '?'}   hosts: {len(result.hosts)}   INFO/WARN lines: "
@@ -1610,6 +1611,7 @@ def tables(result: NcclLog) -> list[Table]:
 
 def events_table(events: list[NcclLogEvent]) -> Table:
     """One row per NCCL / PyTorch event; nccl-tests output shows its events the same way."""
+    from fabtui.model.table import Table, left
     columns = [left("line"), left("type"), left("rank"), left("device"), left("host"),
                left("seq"), left("op"), left("peer"), left("status"), left("message")]
     rows = [(e.line, e.type, e.rank, e.device, e.host, e.seq, e.op, e.peer,

@@ -141,6 +141,33 @@ class LazyList:
         return iter(self.produce())
 
 
+class _Buffered:
+    """What `_encode` appends its pieces to when they go to a stream a megabyte at a time:
+    a piece per write made a system call each where standard output is unbuffered
+    (PYTHONUNBUFFERED), ~20,000 for the 100 MB NCCL log's result."""
+
+    __slots__ = ("_pieces", "_size", "_write")
+
+    def __init__(self, write: Callable[[str], object]) -> None:
+        self._pieces: list[str] = []
+        self._size = 0
+        self._write = write
+
+    def append(self, text: str) -> None:
+        """Add a piece; write what is gathered once it reaches a megabyte."""
+        self._pieces.append(text)
+        self._size += len(text)
+        if self._size >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is gathered."""
+        if self._pieces:
+            self._write("".join(self._pieces))
+            self._pieces.clear()
+            self._size = 0
+
+
 class _Sink:
     """What `_encode` appends its pieces to when they go straight to a stream."""
 
@@ -214,8 +241,10 @@ def write_json(streamed: Streamed[Any] | Plain[Any], out: IO[str]) -> None:
     never costs a second copy of the result, only the item being written.
     """
     if isinstance(streamed, Plain):
-        _encode(streamed.data, "", _Sink(out.write))  # type: ignore[arg-type]
-        out.write("\n")
+        buffered = _Buffered(out.write)
+        _encode(streamed.data, "", buffered)  # type: ignore[arg-type]
+        buffered.append("\n")
+        buffered.flush()
         return
     from pydantic import BaseModel
 

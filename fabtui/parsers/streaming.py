@@ -27,6 +27,7 @@ from itertools import chain, islice
 from json.encoder import encode_basestring  # what json.dumps uses with ensure_ascii=False
 from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
+from fabtui.gcpause import gc_paused
 from fabtui.parsers.text import normalize
 
 if TYPE_CHECKING:
@@ -242,9 +243,10 @@ def write_json(streamed: Streamed[Any] | Plain[Any], out: IO[str]) -> None:
     """
     if isinstance(streamed, Plain):
         buffered = _Buffered(out.write)
-        _encode(streamed.data, "", buffered)  # type: ignore[arg-type]
-        buffered.append("\n")
-        buffered.flush()
+        with gc_paused():  # the data's many dicts would be rescanned for nothing
+            _encode(streamed.data, "", buffered)  # type: ignore[arg-type]
+            buffered.append("\n")
+            buffered.flush()
         return
     from pydantic import BaseModel
 

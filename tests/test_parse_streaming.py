@@ -17,7 +17,7 @@ from fixture_inputs import FIXTURES, NOT_INPUT
 
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import FileLines, Streamed, read_lines, write_json
+from fabtui.parsers.streaming import FileLines, Plain, Streamed, read_lines, write_json
 from fabtui.parsers.text import clean_line_stream, clean_lines, normalize, split_lines
 
 STREAMING = sorted(kind for kind, parser in registry.parsers().items()
@@ -77,6 +77,29 @@ def test_streamed_parse_matches_the_whole_text_parse(kind: str, path: Path) -> N
     assert json.loads(out.getvalue()) == expected.model_dump(mode="json")
     assert out.getvalue() == json.dumps(expected.model_dump(mode="json"), indent=2,
                                         ensure_ascii=False) + "\n"
+
+
+class _Counting(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def write(self, text: str) -> int:
+        self.calls += 1
+        return super().write(text)
+
+
+def test_plain_results_are_written_as_json_dumps_a_megabyte_at_a_time() -> None:
+    # An unbuffered standard output (PYTHONUNBUFFERED) made each piece a system call.
+    data: dict[str, object] = {"kind": "x", "rows": [{"text": "caf\u00e9 \x00" * 9, "n": i,
+                                                       "ok": i % 2 == 0, "none": None}
+                                                      for i in range(20000)],
+                               "empty": [], "nested": {"a": [1, {"b": []}]}}
+    out = _Counting()
+    write_json(Plain(data, lambda d: d), out)  # type: ignore[arg-type, return-value]
+    assert out.getvalue() == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    assert len(out.getvalue()) > 3 * 1024 * 1024
+    assert out.calls <= 5
 
 
 DECORATED = [

@@ -5,24 +5,25 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel
 
 from fabtui.cli.context import EXIT_BAD_INPUT
-from fabtui.cli.render import table as render_table
 from fabtui.errors import InputError
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import FileLines, Streamed, read_lines, write_json
+from fabtui.parsers.streaming import FileLines, Plain, Streamed, read_lines, write_json
 from fabtui.parsers.text import normalize
-from fabtui.render.table import render_tables
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 def _generic_table(data: dict[str, object], width: int | None) -> str:
     """A key/value listing of a result, for kinds without a table of their own."""
+    from fabtui.cli.render import table as render_table
     rows: list[tuple[str, str]] = []
 
     def walk(prefix: str, value: object) -> None:
@@ -41,6 +42,8 @@ def _generic_table(data: dict[str, object], width: int | None) -> str:
 
 def _terminal_width() -> int | None:
     """Columns of the terminal, or None when output goes to a pipe or file (nothing is cut)."""
+    import shutil
+
     return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
@@ -56,7 +59,7 @@ def _read(file: str) -> tuple[str, str]:
         raise InputError.single(file, None, f"cannot read: {exc.strerror}") from None
 
 
-def _parse_streamed(file: str, kind: str) -> tuple[str, Streamed[BaseModel]]:
+def _parse_streamed(file: str, kind: str) -> tuple[str, Streamed[Any] | Plain[Any]]:
     """(name for messages, result) of FILE read line by line by the parser of `kind`.
 
     Neither the text nor the biggest lists of the result are ever held whole, so memory stays
@@ -73,7 +76,7 @@ def _parse_streamed(file: str, kind: str) -> tuple[str, Streamed[BaseModel]]:
         with handle as binary:
             lines = FileLines(file) if file != "-" and os.path.isfile(file) \
                 else read_lines(binary)
-            streamed: Streamed[BaseModel] = parse_lines(lines)
+            streamed: Streamed[BaseModel] | Plain[BaseModel] = parse_lines(lines)
     except ParseError:
         raise
     except OSError as exc:
@@ -105,6 +108,8 @@ def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_tab
                                sorted(registry.parsers().items())], indent=2))
         return
     if list_kinds:
+        from fabtui.cli.render import table as render_table
+
         click.echo(render_table(("kind", "what"), [(k, p.description) for k, p in
                                                    sorted(registry.parsers().items())]))
         return
@@ -133,6 +138,9 @@ def parse_command(ctx: click.Context, file: str | None, kind: str | None, as_tab
     if not as_table:
         write_json(streamed, sys.stdout)
         return
+    # The table writers load only here: a parse to JSON (a 100 MB log, say) never needs them.
+    from fabtui.render.table import render_tables
+
     result = streamed.assemble()
     data = result.model_dump(mode="json")
     width = _terminal_width()

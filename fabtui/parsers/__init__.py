@@ -3,7 +3,8 @@
 Each module in this package that defines `KIND` is a parser. It provides:
 
 - `KIND`: the output kind, e.g. `"nccl-tests"` (the `kind` field of its results);
-- `MODEL`: the pydantic model of its results;
+- `MODEL`: the pydantic model of its results (nccl-log resolves it on first access: its
+  streamed path writes plain data and never imports pydantic);
 - `DESCRIPTION`: one line, shown by `fabtui parse --list`;
 - `detect(text) -> float`: how sure it is (0..1) that `text` is its kind; must be cheap (look at
   the head of the text) and must never raise;

@@ -19,29 +19,27 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, pairwise
-from typing import Any, Literal, NamedTuple
+from itertools import chain, compress, pairwise
+from itertools import count as numbers
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from fabtui.model.parsed.nccl_log import (
-    EventType,
-    NcclInterface,
-    NcclLog,
-    NcclLogEvent,
-    NcclLogRank,
-    NcclNetChannelUse,
-    NcclNetDevice,
-)
-from fabtui.model.table import Table, left
+from fabtui.gcpause import gc_paused
+from fabtui.parsers._nccl_log_records import Event, Interface, NetDevice, Rank, dump, moved
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import Streamed, line_batches
+from fabtui.parsers.streaming import Plain, line_batches
 from fabtui.parsers.text import normalize, strip_launcher_prefix
 
+if TYPE_CHECKING:
+    from fabtui.model.parsed.nccl_log import EventType, NcclLog, NcclLogEvent
+    from fabtui.model.table import Table
+
 KIND = "nccl-log"
-MODEL = NcclLog
 DESCRIPTION = ("NCCL_DEBUG=INFO/WARN logs and PyTorch ProcessGroupNCCL watchdog, desync and "
                "torchrun failure messages")
 
 MAX_EVENTS = 10000
+SCHEMA_VERSION = 1
+"""`fabtui.model.parsed.SCHEMA_VERSION` (not imported: it would import pydantic)."""
 _INIT_EVENTS_MAX = 256
 """init_complete events kept; `ranks` still records every rank's init."""
 _RankSource = Literal["pytorch", "desync", "torchrun", "init", "text"] | None
@@ -176,7 +174,7 @@ class _Replay(NamedTuple):
     call: str | None = None
     channel: tuple[str, int, bool] | None = None
     owner: int | None = None
-    event: NcclLogEvent | None = None
+    event: Event | None = None
     """The event the line adds again (a copy with its own line number) while there is room:
     such lines are read in order, not counted. Past the events cap it only counts as dropped."""
     following: str | None = None
@@ -202,27 +200,27 @@ class _Prefix:
 class _ChildBlock:
     """A torchrun ChildFailedError report being read."""
 
-    event: NcclLogEvent
+    event: Event
     section: str | None = None
-    entry: NcclLogEvent | None = None
+    entry: Event | None = None
     left: int = 80
 
 
 @dataclass(slots=True)
 class _State:
-    events: list[NcclLogEvent] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     dropped: int = 0
     versions: dict[str, None] = field(default_factory=dict)
     hosts: dict[str, None] = field(default_factory=dict)
-    ranks: dict[tuple[object, ...], NcclLogRank] = field(default_factory=dict)
+    ranks: dict[tuple[object, ...], Rank] = field(default_factory=dict)
     pid_rank: dict[tuple[str | None, int], tuple[int, int]] = field(default_factory=dict)
     topo: dict[tuple[str | None, int | None, str], tuple[int, int, int]] = \
         field(default_factory=dict)
-    watchdogs: dict[tuple[int | None, int | None], NcclLogEvent] = field(default_factory=dict)
+    watchdogs: dict[tuple[int | None, int | None], Event] = field(default_factory=dict)
     desync_ops: dict[int, str] = field(default_factory=dict)
-    net_devices: dict[tuple[object, ...], NcclNetDevice] = field(default_factory=dict)
-    oob: dict[tuple[str, str], NcclInterface] = field(default_factory=dict)
-    bootstrap: dict[tuple[str, str], NcclInterface] = field(default_factory=dict)
+    net_devices: dict[tuple[object, ...], NetDevice] = field(default_factory=dict)
+    oob: dict[tuple[str, str], Interface] = field(default_factory=dict)
+    bootstrap: dict[tuple[str, str], Interface] = field(default_factory=dict)
     relaxed_ordering: bool | None = None
     networks: dict[str, None] = field(default_factory=dict)
     plugins: dict[str, None] = field(default_factory=dict)
@@ -247,9 +245,9 @@ class _State:
     info_lines: int = 0
     warn_lines: int = 0
     block: _ChildBlock | None = None
-    pending_terminate: NcclLogEvent | None = None
+    pending_terminate: Event | None = None
     pending_line: int = 0
-    pending_nccl: NcclLogEvent | None = None
+    pending_nccl: Event | None = None
     """An NCCL error whose `ncclXxxError:` / `Last error:` lines may follow (PyTorch >= 2.0)."""
     pending_nccl_line: int = 0
     last_error_next: bool = False
@@ -264,6 +262,15 @@ class _State:
     """Set by a reading that overwrote a value a replayed line had set (a communicator's
     topology, a desync's op, a rank entry taken over): replays could then undo it, so the
     remembered replays are dropped and the batch's rest is read line by line."""
+
+
+def __getattr__(name: str) -> object:
+    # `MODEL` is imported when asked for: `fabtui parse` writes the plain result without it.
+    if name == "MODEL":
+        from fabtui.model.parsed.nccl_log import NcclLog
+
+        return NcclLog
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def detect(text: str) -> float:
@@ -294,17 +301,25 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> NcclLog:
     """Parse an NCCL / PyTorch distributed log; raises `ParseError` if it has no NCCL content."""
-    return parse_lines(normalize(text).split("\n")).head
+    return parse_lines(normalize(text).split("\n")).assemble()
 
 
-def parse_lines(lines: Iterable[str]) -> Streamed[NcclLog]:
+def parse_lines(lines: Iterable[str]) -> Plain[NcclLog]:
     """Parse a log read line by line (`fabtui parse` streams files through this): memory stays
-    bounded whatever its length, as events are capped and everything else is tallied."""
-    result = scan(lines)
-    if result is None:
+    bounded whatever its length, as events are capped and everything else is tallied. The
+    result is plain data (`_result`), validated into `NcclLog` only when assembled."""
+    with gc_paused():  # tens of thousands of tallies and events, none in a cycle
+        data = scan_batches_data(line_batches(lines))
+    if data is None:
         raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
                                      "found")
-    return Streamed(result)
+    return Plain(data, _model)
+
+
+def _model(data: dict[str, object]) -> NcclLog:
+    from fabtui.model.parsed.nccl_log import NcclLog
+
+    return NcclLog.model_validate(data)
 
 
 def scan(lines: Iterable[str]) -> NcclLog | None:
@@ -315,7 +330,13 @@ def scan(lines: Iterable[str]) -> NcclLog | None:
 
 
 def scan_batches(batches: Iterable[list[str]]) -> NcclLog | None:
-    """`scan` of the lines of `batches` (lists of consecutive lines, a file's chunks say).
+    """`scan` of the lines of `batches` (lists of consecutive lines, a file's chunks say)."""
+    data = scan_batches_data(batches)
+    return None if data is None else _model(data)
+
+
+def scan_batches_data(batches: Iterable[list[str]]) -> dict[str, object] | None:
+    """`scan_batches` as the plain JSON data of the `NcclLog` (no model built).
 
     Most lines of a big log repeat a line read before (every rank prints the same INFO lines,
     a restarted job prints its log again), and reading such a line again only bumps counters.
@@ -345,7 +366,7 @@ def scan_each_line(lines: Iterable[str]) -> NcclLog | None:
     `scan_batches` must agree with (tests compare the two)."""
     state = _State()
     _read_lines(state, lines, 0, "")
-    return _result(state) if state.evidence else None
+    return _model(_result(state)) if state.evidence else None
 
 
 def _read_lines(state: _State, lines: Iterable[str], number: int, after: str) -> None:
@@ -422,7 +443,8 @@ def _read_in_order(state: _State, lines: list[str], base: int, after: str, slow:
     follow-up is open are offered to it first. A counted line that is consumed so is taken off
     `counts`, and from a line whose reading would make a replay wrong on, the rest of the batch
     is read line by line (and taken off `counts`)."""
-    positions = [index for index, line in enumerate(lines) if line in slow] if slow else []
+    # The indexes of the slow lines, found in C (a batch is ~10,000 lines).
+    positions = list(compress(numbers(), map(slow.__contains__, lines))) if slow else []
     replay = state.replay
     at, count, end = 0, 0, len(lines)
     while at < end:
@@ -519,11 +541,11 @@ def _add_replay(state: _State, known: _Replay, count: int) -> None:
             use[1].add(known.owner)
 
 
-def _add_copy(state: _State, event: NcclLogEvent, number: int) -> None:
+def _add_copy(state: _State, event: Event, number: int) -> None:
     """Add again the event a line read before added, now read at line `number`."""
     if not _dropped(state):
         state.evidence = True
-        state.events.append(event.model_copy(update={"line": number}))
+        state.events.append(moved(event, number))
 
 
 def _replay_before_reading(state: _State, line: str) -> _Replay | None:
@@ -702,7 +724,7 @@ def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> _Re
             (prefix.host, prefix.pid, rank, nranks, pointer.group(1)), None) is not None:
         state.replay_broken = True
     if key not in state.ranks:
-        state.ranks[key] = NcclLogRank.model_construct(
+        state.ranks[key] = Rank(
             rank=rank, nranks=nranks, host=prefix.host, pid=prefix.pid, device=device,
             bus_id=bus, comm_id=comm)
     if prefix.pid is not None:
@@ -717,7 +739,7 @@ def _init_line(state: _State, number: int, line: str, pos: int, msg: str) -> _Re
         if state.init_events > _INIT_EVENTS_MAX:
             state.dropped += 1
             return _INIT_DROPPED
-        added = _add_event(state, NcclLogEvent.model_construct(
+        added = _add_event(state, Event(
             type="init_complete", rank=rank, rank_source="init", host=prefix.host, seq=None,
             op=None, timeout_ms=None, peer=None, status=None, line=number,
             message=msg[:_MESSAGE_MAX], pid=prefix.pid,
@@ -794,25 +816,25 @@ def _net_using(state: _State, line: str, pos: int, transport: str, rest: str) ->
         _add_interface(state.oob, interface, address, host)
 
 
-def _net_device(transport: str, index: int, entry: str) -> NcclNetDevice | None:
+def _net_device(transport: str, index: int, entry: str) -> NetDevice | None:
     if entry == "RO":
         return None
     ib = _IB_ENTRY.match(entry)
     if ib:
-        return NcclNetDevice(transport=transport, index=index, device=ib.group(1),
+        return NetDevice(transport=transport, index=index, device=ib.group(1),
                              port=int(ib.group(2)), link_layer=ib.group(3))
     sock = _SOCK_ENTRY.match(entry)
     if sock:
-        return NcclNetDevice(transport=transport, index=index, device=sock.group(1), port=None,
+        return NetDevice(transport=transport, index=index, device=sock.group(1), port=None,
                              link_layer=None, address=sock.group(2))
-    return NcclNetDevice(transport=transport, index=index, device=entry, port=None,
+    return NetDevice(transport=transport, index=index, device=entry, port=None,
                          link_layer=None)
 
 
-def _add_interface(target: dict[tuple[str, str], NcclInterface], interface: str, address: str,
+def _add_interface(target: dict[tuple[str, str], Interface], interface: str, address: str,
                    host: str | None) -> None:
     known = target.setdefault((interface, address),
-                              NcclInterface(interface=interface, address=address))
+                              Interface(interface=interface, address=address))
     if host and host not in known.hosts:
         known.hosts.append(host)
 
@@ -891,7 +913,7 @@ def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
     key = (prefix.host, prefix.pid, int(rank), int(nranks), pointer)
     if not any(r.rank == int(rank) and r.nranks == int(nranks) and r.host == prefix.host
                and r.pid == prefix.pid for r in state.ranks.values()):
-        state.ranks[key] = NcclLogRank(rank=int(rank), nranks=int(nranks), host=prefix.host,
+        state.ranks[key] = Rank(rank=int(rank), nranks=int(nranks), host=prefix.host,
                                        pid=prefix.pid, device=prefix.device, bus_id=None,
                                        comm_id=pointer)
     if prefix.pid is not None:
@@ -902,7 +924,7 @@ def _comm_topology(state: _State, line: str, pos: int, msg: str) -> None:
 
 # ---- NCCL WARN ------------------------------------------------------------------------------
 
-def _warn_line(state: _State, number: int, line: str, following: str) -> NcclLogEvent | None:
+def _warn_line(state: _State, number: int, line: str, following: str) -> Event | None:
     """Every WARN line is an event (returned, None past the cap); a completion error wrapped
     onto the next line is joined."""
     state.warn_lines += 1
@@ -945,7 +967,7 @@ def _classify_warn(msg: str, head: str) -> EventType:
 
 
 def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: EventType,
-                       msg: str, *, warn: bool = False) -> NcclLogEvent | None:
+                       msg: str, *, warn: bool = False) -> Event | None:
     """The event of an NCCL line, built from the line alone; None past the cap."""
     if _dropped(state):  # past the cap only the host and the count matter
         _note_host(state, line, pos)
@@ -955,7 +977,7 @@ def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: Ev
     # torchrun's `[rankN]:` line prefix states the rank; the bracketed `[N]` is only the device.
     tagged = _RANK_TAG.search(line[:pos]) or _PG_RANK.search(msg)
     rank = int(tagged.group(tagged.lastindex or 1)) if tagged else None
-    event = NcclLogEvent(type=kind, rank=rank,
+    event = Event(type=kind, rank=rank,
                          rank_source="pytorch" if tagged else None, host=prefix.host, seq=None,
                          op=None, timeout_ms=None, peer=None, status=None, line=number,
                          message=msg[:_MESSAGE_MAX], pid=prefix.pid, device=prefix.device,
@@ -965,7 +987,7 @@ def _event_from_prefix(state: _State, number: int, line: str, pos: int, kind: Ev
     return event if _add_event(state, event) else None
 
 
-def _fill_network_details(event: NcclLogEvent, msg: str, kind: EventType | None = None) -> None:
+def _fill_network_details(event: Event, msg: str, kind: EventType | None = None) -> None:
     """Peer, status and IB completion fields of a network failure message of type `kind`
     (default: the event's own type; another when the failure is an NCCL error's `Last error`)."""
     kind = kind or event.type
@@ -986,7 +1008,7 @@ def _fill_network_details(event: NcclLogEvent, msg: str, kind: EventType | None 
         _fill_ib_completion(event, msg)
 
 
-def _fill_ib_completion(event: NcclLogEvent, msg: str) -> None:
+def _fill_ib_completion(event: Event, msg: str) -> None:
     status = _IB_STATUS.search(msg)
     if status:
         event.status = int(status.group(1) or status.group(3))
@@ -1009,7 +1031,7 @@ def _fill_ib_completion(event: NcclLogEvent, msg: str) -> None:
 
 # ---- PyTorch, torchrun and other lines -------------------------------------------------------
 
-def _other_line(state: _State, number: int, raw: str) -> NcclLogEvent | None:
+def _other_line(state: _State, number: int, raw: str) -> Event | None:
     """PyTorch, torchrun and plain-text lines that passed the keyword pre-filter. Returns the
     event added when it was built from the line alone and reading the line did nothing else
     that reading it again would not redo: the line then adds a copy of it."""
@@ -1063,7 +1085,7 @@ def _watchdog_line(state: _State, number: int, line: str) -> None:
         elif "watchdog thread terminated with exception" in line:
             # PyTorch >= 2.2: an NCCL error (not a timeout) ended the rank's process group.
             rank, pg, source = _pytorch_rank(line)
-            _add_event(state, NcclLogEvent(
+            _add_event(state, Event(
                 type="nccl_error", rank=rank, rank_source=source, host=None, seq=None, op=None,
                 timeout_ms=None, peer=None, status=None, line=number, message=_message(line),
                 pg=pg))
@@ -1072,7 +1094,7 @@ def _watchdog_line(state: _State, number: int, line: str) -> None:
     key = (rank, int(seq.group(1)) if seq else None)
     event = state.watchdogs.get(key)
     if event is None:
-        event = NcclLogEvent(type="watchdog_timeout", rank=rank, rank_source=source, host=None,
+        event = Event(type="watchdog_timeout", rank=rank, rank_source=source, host=None,
                              seq=key[1], op=None, timeout_ms=None, peer=None, status=None,
                              line=number, message=_message(line), pg=pg)
         if not _add_event(state, event):
@@ -1092,7 +1114,7 @@ def _pg_status_line(state: _State, number: int, line: str) -> None:
         event.last_completed = _int_group(_COMPLETED.search(line))
 
 
-def _fill_watchdog(event: NcclLogEvent, line: str, pg: str | None) -> None:
+def _fill_watchdog(event: Event, line: str, pg: str | None) -> None:
     event.op = event.op or _group(_OPTYPE.search(line))
     event.timeout_ms = event.timeout_ms if event.timeout_ms is not None \
         else _int_group(_TIMEOUT.search(line))
@@ -1133,7 +1155,7 @@ def _desync_line(state: _State, number: int, line: str) -> None:
     if match is None:
         return
     rank, finished, _, seq = match.groups()
-    _add_event(state, NcclLogEvent(
+    _add_event(state, Event(
         type="desync", rank=int(rank), rank_source="desync", host=None, seq=int(seq), op=None,
         timeout_ms=None, peer=None, status=None, line=number, message=_message(line),
         last_completed=int(finished) if finished else None))
@@ -1154,7 +1176,7 @@ def _nccl_error_line(state: _State, number: int, line: str) -> None:
     if version:
         state.versions.setdefault(version, None)
     rank, pg, source = _pytorch_rank(line)
-    event = NcclLogEvent(
+    event = Event(
         type=kind, rank=rank, rank_source=source, host=None, seq=None, op=None,
         timeout_ms=None, peer=None, status=None, line=number, message=_message(line),
         source=f"{match.group(1)}:{match.group(2)}" if match else None, pg=pg,
@@ -1205,20 +1227,22 @@ def failure_event(text: str, line: int, host: str | None) -> NcclLogEvent | None
     kind = _classify_warn(text, "")
     if kind in ("nccl_warn", "plugin_not_found", "net_plugin_error"):
         return None
-    event = NcclLogEvent(type=kind, rank=None, host=host, seq=None, op=None, timeout_ms=None,
+    event = Event(type=kind, rank=None, host=host, seq=None, op=None, timeout_ms=None,
                          peer=None, status=None, line=line, message=text[:_MESSAGE_MAX])
     _fill_network_details(event, text)
-    return event
+    from fabtui.model.parsed.nccl_log import NcclLogEvent
+
+    return NcclLogEvent.model_validate(dump(event))
 
 
-def _nccl_details(event: NcclLogEvent, text: str) -> None:
+def _nccl_details(event: Event, text: str) -> None:
     """The NCCL result code of an error message, and the network failure of its `Last error:`."""
     event.nccl_result = event.nccl_result or nccl_result_of(text)
     if "Last error:" in text:
         _last_error(event, text.split("Last error:", 1)[1].strip())
 
 
-def _last_error(event: NcclLogEvent, text: str) -> None:
+def _last_error(event: Event, text: str) -> None:
     if not text:
         return
     if "Last error" not in event.message:
@@ -1291,11 +1315,11 @@ def _what_line(state: _State, line: str) -> None:
         _fill_watchdog(event, text, pg)
 
 
-def _add_simple(state: _State, number: int, line: str, kind: EventType) -> NcclLogEvent | None:
+def _add_simple(state: _State, number: int, line: str, kind: EventType) -> Event | None:
     if _dropped(state):
         return None
     rank, pg, source = _pytorch_rank(line)
-    event = NcclLogEvent(type=kind, rank=rank, rank_source=source, host=None,
+    event = Event(type=kind, rank=rank, rank_source=source, host=None,
                          seq=None, op=None, timeout_ms=None, peer=None, status=None,
                          line=number, message=_message(line), pg=pg,
                          exception=_exception(line))
@@ -1328,7 +1352,7 @@ def _network_kind(lowered: str) -> EventType | None:
 
 
 def _network_line(state: _State, number: int, line: str, kind: EventType) \
-        -> NcclLogEvent | None:
+        -> Event | None:
     """gloo `Connection closed by peer [addr]:port`, c10d `The client socket has failed to
     connect to [host]:port (errno: 111 - Connection refused)`, TCPStore and socket failures
     (`kind`, see `_network_kind`): the event added, None past the cap."""
@@ -1349,7 +1373,7 @@ def _network_line(state: _State, number: int, line: str, kind: EventType) \
     return event
 
 
-def _exitcode_line(state: _State, number: int, line: str) -> NcclLogEvent | None:
+def _exitcode_line(state: _State, number: int, line: str) -> Event | None:
     match = _EXITCODE.search(line)
     if match is None:
         return None
@@ -1381,9 +1405,9 @@ def _child_block_line(state: _State, block: _ChildBlock, number: int, raw: str) 
         block.section, block.entry = "failures", None
     elif text.startswith("Root Cause"):
         block.section, block.entry = "root", None
-    elif _BLOCK_ENTRY.match(text):
+    elif text.startswith("[") and _BLOCK_ENTRY.match(text):
         block.entry = _block_entry(state, block, number)
-    elif (found := _BLOCK_FIELD.match(line)) and block.entry is not None:
+    elif block.entry is not None and ":" in line and (found := _BLOCK_FIELD.match(line)):
         _block_field(block.entry, found.group(1), found.group(2))
     elif not (text.startswith(("=", "-")) or text.endswith("FAILED") or not text
               or "<NO_OTHER_FAILURES>" in text):
@@ -1391,18 +1415,18 @@ def _child_block_line(state: _State, block: _ChildBlock, number: int, raw: str) 
     return True
 
 
-def _block_entry(state: _State, block: _ChildBlock, number: int) -> NcclLogEvent | None:
+def _block_entry(state: _State, block: _ChildBlock, number: int) -> Event | None:
     if block.section == "root":
         return block.event
     if block.section != "failures":
         return None
-    event = NcclLogEvent(type="child_failed", rank=None, host=None, seq=None, op=None,
+    event = Event(type="child_failed", rank=None, host=None, seq=None, op=None,
                          timeout_ms=None, peer=None, status=None, line=number,
                          message=block.event.message, exception=block.event.exception)
     return event if _add_event(state, event) else None
 
 
-def _block_field(event: NcclLogEvent, name: str, value: str) -> None:
+def _block_field(event: Event, name: str, value: str) -> None:
     if name == "host":
         event.host = value or None
     elif name == "rank":
@@ -1486,7 +1510,7 @@ def _dropped(state: _State) -> bool:
     return True
 
 
-def _add_event(state: _State, event: NcclLogEvent) -> bool:
+def _add_event(state: _State, event: Event) -> bool:
     state.evidence = True
     if len(state.events) >= MAX_EVENTS:
         state.dropped += 1
@@ -1495,35 +1519,43 @@ def _add_event(state: _State, event: NcclLogEvent) -> bool:
     return True
 
 
-def _result(state: _State) -> NcclLog:
+def _result(state: _State) -> dict[str, object]:
+    """The `NcclLog` as `model_dump(mode="json")` would give it (its fields in their order)."""
     _resolve_ranks(state)
     versions = list(state.versions)
-    channel_use = [NcclNetChannelUse(net=net, nic_index=nic, gdrdma=gdr, connections=count,
-                                     ranks=sorted(ranks))
+    channel_use = [{"net": net, "nic_index": nic, "gdrdma": gdr, "connections": count,
+                    "ranks": sorted(ranks)}
                    for (net, nic, gdr), (count, ranks) in sorted(state.channel_use.items())]
-    connections = sum(use.connections for use in channel_use)
-    with_gdr = sum(use.connections for use in channel_use if use.gdrdma)
+    connections = sum(use[0] for use in state.channel_use.values())
+    with_gdr = sum(use[0] for (_, _, gdr), use in state.channel_use.items() if gdr)
     warnings = [f"{state.dropped} event(s) beyond the first {MAX_EVENTS} were not kept"] \
         if state.dropped else []
     channels = state.channels
-    return NcclLog(
-        nccl_version=versions[0] if versions else None, nccl_versions=versions,
-        events=state.events, events_dropped=state.dropped, hosts=list(state.hosts),
-        ranks=sorted(state.ranks.values(), key=lambda r: (-r.nranks, r.rank, r.host or "")),
-        nranks=state.nranks, n_nodes=state.n_nodes, local_ranks=state.local_ranks,
-        cuda_driver_version=state.cuda_driver, transports=list(state.net_devices.values()),
-        relaxed_ordering=state.relaxed_ordering, oob_interfaces=list(state.oob.values()),
-        bootstrap_interfaces=list(state.bootstrap.values()), networks=list(state.networks),
-        net_plugins=list(state.plugins), ofi_provider=state.ofi_provider,
-        channel_transports=sorted(state.channel_transports), net_connections=connections,
-        net_connections_gdrdma=with_gdr, gpudirect_rdma=_gdr_verdict(state, connections,
-                                                                       with_gdr),
-        gpudirect_rdma_disabled=list(state.gdr_disabled), net_channel_use=channel_use,
-        coll_channels=channels.get("coll", channels.get("ring")),
-        collnet_channels=channels.get("collnet"), nvls_channels=channels.get("nvls"),
-        p2p_channels=channels.get("p2p"), p2p_channels_per_peer=channels.get("p2p_per_peer"),
-        env=state.env, collective_calls=state.calls, info_lines=state.info_lines,
-        warn_lines=state.warn_lines, warnings=warnings)
+    ranks = sorted(state.ranks.values(), key=lambda r: (-r.nranks, r.rank, r.host or ""))
+    return {
+        "kind": KIND, "schema_version": SCHEMA_VERSION, "warnings": warnings,
+        "nccl_version": versions[0] if versions else None, "nccl_versions": versions,
+        "events": [dump(event) for event in state.events], "events_dropped": state.dropped,
+        "hosts": list(state.hosts), "ranks": [dump(rank) for rank in ranks],
+        "nranks": state.nranks, "n_nodes": state.n_nodes, "local_ranks": state.local_ranks,
+        "cuda_driver_version": state.cuda_driver,
+        "transports": [dump(device) for device in state.net_devices.values()],
+        "relaxed_ordering": state.relaxed_ordering,
+        "oob_interfaces": [dump(interface) for interface in state.oob.values()],
+        "bootstrap_interfaces": [dump(interface) for interface in state.bootstrap.values()],
+        "networks": list(state.networks), "net_plugins": list(state.plugins),
+        "ofi_provider": state.ofi_provider,
+        "channel_transports": sorted(state.channel_transports),
+        "net_connections": connections, "net_connections_gdrdma": with_gdr,
+        "gpudirect_rdma": _gdr_verdict(state, connections, with_gdr),
+        "gpudirect_rdma_disabled": list(state.gdr_disabled), "net_channel_use": channel_use,
+        "coll_channels": channels.get("coll", channels.get("ring")),
+        "collnet_channels": channels.get("collnet"), "nvls_channels": channels.get("nvls"),
+        "p2p_channels": channels.get("p2p"),
+        "p2p_channels_per_peer": channels.get("p2p_per_peer"),
+        "env": dict(state.env), "collective_calls": dict(state.calls),
+        "info_lines": state.info_lines, "warn_lines": state.warn_lines,
+    }
 
 
 def _gdr_verdict(state: _State, connections: int, with_gdr: int) -> bool | None:
@@ -1560,6 +1592,7 @@ def _resolve_ranks(state: _State) -> None:
 
 def tables(result: NcclLog) -> list[Table]:
     """A summary of the init facts, then one row per event."""
+    from fabtui.model.table import Table
     summary = [
         f"NCCL {result.nccl_version or '?'}   ranks: {result.nranks or '?'}   nodes: "
         f"{result.n_nodes or '?'}   hosts: {len(result.hosts)}   INFO/WARN lines: "
@@ -1578,6 +1611,7 @@ def tables(result: NcclLog) -> list[Table]:
 
 def events_table(events: list[NcclLogEvent]) -> Table:
     """One row per NCCL / PyTorch event; nccl-tests output shows its events the same way."""
+    from fabtui.model.table import Table, left
     columns = [left("line"), left("type"), left("rank"), left("device"), left("host"),
                left("seq"), left("op"), left("peer"), left("status"), left("message")]
     rows = [(e.line, e.type, e.rank, e.device, e.host, e.seq, e.op, e.peer,

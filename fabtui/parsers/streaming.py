@@ -10,6 +10,8 @@ A parser of a long list of rows keeps the rows' lines (`KeptLines`) instead of a
 and reads them again, as plain JSON dicts (`row_defaults`), when the result is written
 (`with_rows`): memory is the rows' text, not 15-75x it. `write_json` also writes lists of
 models item by item, so a whole-text result is never held a second time as dicts or text.
+A parser whose models cost more than its parse returns `Plain`: the result as that plain JSON
+data from the start, written as it is and validated into its model only when asked.
 """
 
 from __future__ import annotations
@@ -23,14 +25,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, islice
 from json.encoder import encode_basestring  # what json.dumps uses with ensure_ascii=False
-from typing import IO, Generic, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
-from pydantic import BaseModel
-
+from fabtui.gcpause import gc_paused
 from fabtui.parsers.text import normalize
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 _CHUNK = 1 << 20
-Model = TypeVar("Model", bound=BaseModel)
+Model = TypeVar("Model", bound="BaseModel")
 
 
 def read_lines(handle: IO[bytes], chunk: int = _CHUNK) -> Iterator[str]:
@@ -138,6 +142,33 @@ class LazyList:
         return iter(self.produce())
 
 
+class _Buffered:
+    """What `_encode` appends its pieces to when they go to a stream a megabyte at a time:
+    a piece per write made a system call each where standard output is unbuffered
+    (PYTHONUNBUFFERED), ~20,000 for the 100 MB NCCL log's result."""
+
+    __slots__ = ("_pieces", "_size", "_write")
+
+    def __init__(self, write: Callable[[str], object]) -> None:
+        self._pieces: list[str] = []
+        self._size = 0
+        self._write = write
+
+    def append(self, text: str) -> None:
+        """Add a piece; write what is gathered once it reaches a megabyte."""
+        self._pieces.append(text)
+        self._size += len(text)
+        if self._size >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is gathered."""
+        if self._pieces:
+            self._write("".join(self._pieces))
+            self._pieces.clear()
+            self._size = 0
+
+
 class _Sink:
     """What `_encode` appends its pieces to when they go straight to a stream."""
 
@@ -180,12 +211,45 @@ class Streamed(Generic[Model]):
         return self.head
 
 
-def write_json(streamed: Streamed[BaseModel], out: IO[str]) -> None:
+class Plain(Generic[Model]):
+    """A result held as the plain JSON data its model would dump (`model_dump(mode="json")`),
+    built without pydantic: `write_json` writes the data as it is, and the model is validated
+    from it only when asked for (`assemble`, `head`). For parsers whose models cost more to
+    import and build than the parse itself (nccl-log)."""
+
+    def __init__(self, data: dict[str, object], build: Callable[[dict[str, object]], Model]) \
+            -> None:
+        self.data = data
+        self._build = build
+        self._model: Model | None = None
+
+    def assemble(self) -> Model:
+        """The result as its model (validated from the data once)."""
+        if self._model is None:
+            self._model = self._build(self.data)
+        return self._model
+
+    @property
+    def head(self) -> Model:
+        """The same as `assemble()` (what a `Streamed` result offers)."""
+        return self.assemble()
+
+
+def write_json(streamed: Streamed[Any] | Plain[Any], out: IO[str]) -> None:
     """Write the result as indented JSON (and a final newline), one list item at a time.
 
     Lists of models (lazy or not) are dumped and written one item at a time, so the output
     never costs a second copy of the result, only the item being written.
     """
+    if isinstance(streamed, Plain):
+        buffered = _Buffered(out.write)
+        with gc_paused():  # the data's many dicts would be rescanned for nothing
+            _encode(streamed.data, "", buffered)  # type: ignore[arg-type]
+            buffered.append("\n")
+            buffered.flush()
+        return
+    from pydantic import BaseModel
+
     head = streamed.head
     rows = {key: value for key, value in head.__dict__.items()
             if key not in streamed.lazy and type(value) is list and value
@@ -229,13 +293,27 @@ def _indented(value: object, indent: str) -> str:
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _EMPTY_ALIKE = frozenset({list, dict})  # empty, `[]` and `{}` whatever the indentation
+_STR = frozenset({str})
 
 
 @lru_cache(maxsize=64)
 def _flat_encoder(inner: str) -> Callable[[object], str]:
     """`encode` of a C-accelerated encoder writing the items of a flat container one per line
     at `inner` (the standard library uses its C encoder only when `indent` is None)."""
-    return json.JSONEncoder(ensure_ascii=False, separators=(",\n" + inner, ": ")).encode
+    standard = json.JSONEncoder(ensure_ascii=False, separators=(",\n" + inner, ": "))
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # not CPython
+        return standard.encode
+    # The one C encoder `standard.encode` would build on every call (with a closure and a
+    # dict of markers): made once, it halves the cost of a row. A flat container holds no
+    # container, so there is no cycle for the markers to catch.
+    encoder = c_make_encoder(None, standard.default, encode_basestring, None, ": ",
+                             ",\n" + inner, False, False, True)
+
+    def encode(value: object) -> str:
+        return "".join(encoder(value, 0))
+
+    return encode
 
 
 def _encode(value: object, indent: str, out: list[str]) -> None:
@@ -251,13 +329,15 @@ def _encode(value: object, indent: str, out: list[str]) -> None:
         out.append(int.__repr__(value))
     elif type(value) is float:
         out.append(float.__repr__(value) if math.isfinite(value) else json.dumps(value))
-    elif type(value) is dict and all(type(key) is str for key in value):
+    elif type(value) is dict and _STR.issuperset(map(type, value)):
         if not value:
             out.append("{}")
             return
         inner = indent + "  "
-        if all(type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item)
-               for item in value.values()):
+        # The set test runs in C: rows are thousands of dicts of tens of scalars each.
+        if _SCALARS.issuperset(map(type, value.values())) \
+                or all(type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item)
+                       for item in value.values()):
             # A flat mapping (most rows are): the C encoder with the indentation as its item
             # separator writes the same text several times faster than walking it here.
             body = _flat_encoder(inner)(value)
@@ -287,8 +367,9 @@ def _encode(value: object, indent: str, out: list[str]) -> None:
             out.append("[]")
             return
         inner = indent + "  "
-        if all(type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item)
-               for item in value):
+        if _SCALARS.issuperset(map(type, value)) \
+                or all(type(item) in _SCALARS or (type(item) in _EMPTY_ALIKE and not item)
+                       for item in value):
             body = _flat_encoder(inner)(value)
             out.append("[\n" + inner + body[1:-1] + "\n" + indent + "]")
             return

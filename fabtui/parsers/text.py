@@ -47,10 +47,13 @@ def strip_launcher_prefix(line: str, *, allow_host: bool = False) -> tuple[str |
     Returns `(prefix, rest)`; `prefix` is None when the line has none. The pdsh form is opt-in
     because `key: value` outputs look the same.
     """
-    match = _MPIRUN.match(line)
+    # Most lines have no prefix: their first character rules both patterns out (the NCCL log
+    # parser asks this of tens of thousands of lines).
+    first = line[:1]
+    match = _MPIRUN.match(line) if first == "[" else None
     if match:
         return match.group(0).strip(), line[match.end():]
-    match = _SRUN.match(line)
+    match = _SRUN.match(line) if first.isdigit() or first.isspace() else None
     if match:
         return match.group(1), line[match.end():]
     if allow_host:

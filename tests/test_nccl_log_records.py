@@ -1,0 +1,60 @@
+"""The NCCL log parser's plain records are its models' fields: what `fabtui parse --as
+nccl-log` writes without pydantic is exactly the `NcclLog` contract."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from pydantic import BaseModel
+
+from fabtui.model.parsed import SCHEMA_VERSION
+from fabtui.model.parsed.nccl_log import (
+    NcclInterface,
+    NcclLog,
+    NcclLogEvent,
+    NcclLogRank,
+    NcclNetDevice,
+)
+from fabtui.parsers import _nccl_log_records as records
+from fabtui.parsers import nccl_log
+
+PAIRS = [(records.Event, NcclLogEvent), (records.Rank, NcclLogRank),
+         (records.NetDevice, NcclNetDevice), (records.Interface, NcclInterface)]
+
+
+@pytest.mark.parametrize("record, model", PAIRS, ids=[m.__name__ for _, m in PAIRS])
+def test_records_have_their_models_fields_in_order_with_the_same_defaults(
+        record: type[records.Record], model: type[BaseModel]) -> None:
+    fields = dataclasses.fields(record)
+    assert [f.name for f in fields] == list(model.model_fields)
+    for item in fields:
+        info = model.model_fields[item.name]
+        if item.default is not dataclasses.MISSING:
+            assert not info.is_required() and info.default == item.default, item.name
+        elif item.default_factory is not dataclasses.MISSING:
+            assert info.default_factory is item.default_factory, item.name
+        else:
+            assert info.is_required(), item.name
+
+
+def test_a_dumped_record_is_its_model_dump_and_a_moved_event_only_changes_its_line() -> None:
+    event = records.Event(type="nccl_warn", rank=3, host="h", seq=None, op=None,
+                          timeout_ms=None, peer=None, status=12, line=7, message="m", pid=9)
+    assert records.dump(event) == NcclLogEvent.model_validate(records.dump(event)).model_dump(
+        mode="json")
+    moved = records.moved(event, 70)
+    assert (moved.line, event.line) == (70, 7)
+    assert records.dump(moved) == {**records.dump(event), "line": 70}
+
+
+def test_the_plain_result_is_the_validated_models_dump() -> None:
+    text = "host:1:2 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n" \
+           "host:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n" \
+           "host:1:3 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer " \
+           "10.0.0.2<4242> with status=12 opcode=0 len=0 vendor err 129 (Send)\n"
+    plain = nccl_log.parse_lines(text.split("\n"))
+    assert plain.data["schema_version"] == SCHEMA_VERSION == nccl_log.SCHEMA_VERSION
+    assert isinstance(plain.assemble(), NcclLog)
+    assert plain.assemble().model_dump(mode="json") == plain.data
+    assert plain.data["transports"] and plain.data["events"]

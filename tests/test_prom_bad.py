@@ -190,6 +190,7 @@ def test_an_old_scrape_is_stale_at_once(tmp_path: Path, fake: Any) -> None:
     ws = workspace(tmp_path, server.url, stale_after="60s")
     results = poll(source_of(ws))
     assert [r.target for r, _ in results] == ["node001"]
+    assert results[0][0].ended_at.timestamp() == pytest.approx(old)  # dated by its scrape
     snapshot = snapshot_after(ws, results)
     assert snapshot.of("node001:gpu0") is Health.STALE
     assert snapshot.of("node002:gpu0") is Health.UNKNOWN

@@ -2,8 +2,11 @@
 
 One poll is a fixed set of instant queries, run concurrently: per mapped exporter metric
 (`fabtui.prom.catalog`) `sum by (<element labels>) (rate(metric[window]))` for counters and the
-latest value for gauges, plus `timestamp()` of one series per device (when its exporter was last
-scraped) and `up == 0` (scrapes failing). Results are the probes' own results
+latest value for gauges, plus per device the newest `timestamp()` of its series (when its
+exporter was last scraped: one sample per scrape target) and `up == 0` (scrapes failing). Which
+elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely: it
+is read on the first refresh, then every `presence_every` refreshes, and at once when the set of
+dated devices changes. Results are the probes' own results
 (`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated by its
 device's newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale once
 `stale_after` has passed. Prometheus unreachable or too slow: every node and switch is reported
@@ -49,6 +52,11 @@ SPARKLINES = {"sonic.pfc_rx": "rate.rx.PFC3", "sonic.pfc_tx": "rate.tx.PFC3",
               "ethtool.tx_prio3_pause": "rate.tx_prio3_pause",
               "sonic.fec_pre_ber": "fec_pre_ber"}
 """Mapped metric -> the sparkline (`FabricStatus` history name) its range query fills."""
+
+PRESENCE_EVERY = 60
+"""Refreshes between two reads of which elements have series at all (the per-element clocks,
+~41,000 samples at 1,024 nodes); each refresh reads one clock per device, and a change in the
+set of devices re-reads the presence at once."""
 
 SIEVE_FROM_NICS = 512
 """`mode = "auto"` sieves from this many NICs up (below it a full read is fast enough)."""
@@ -99,7 +107,11 @@ class PrometheusSource:
     history_step: float | None = None
     """Seconds between the past values the first poll reads for sparklines (range queries);
     default a quarter of the rate window (its resolution)."""
+    presence_every: int = PRESENCE_EVERY
     _seeded: bool = False
+    _presence: dict[Element, set[str]] | None = None
+    _since_presence: int = 0
+    _devices: dict[Element, frozenset[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.labels = LabelMap(**dict(self.settings.labels))
@@ -124,16 +136,33 @@ class PrometheusSource:
             return f"sum by ({by}) (rate({self.selector(mapped, only)}[{self.settings.window}]))"
         return f"max by ({by}) ({self.selector(mapped, only)})"
 
-    def _clock_queries(self) -> dict[Element, str]:
-        """Per element kind: when each element's series was last scraped (also: which
-        elements have series at all)."""
+    def _stamps(self) -> dict[Element, str]:
+        """Per element kind, `timestamp()` of the series that dates its devices' scrapes."""
         found: dict[Element, str] = {}
         for element, key in _CLOCK_PROBE.items():
             mapped = next((m for m in self.mapped if m.key == key), None)
             if mapped is not None:
-                by = ", ".join(self.labels.grouping(element))
-                found[element] = f"max by ({by}) (timestamp({self.selector(mapped)}))"
+                found[element] = f"timestamp({self.selector(mapped)})"
         return found
+
+    def _clock_queries(self) -> dict[Element, str]:
+        """Per element kind: when each element's series was last scraped, i.e. which elements
+        have series at all (the presence; recorded as `fabtui:clock:<kind>`)."""
+        return {element: f"max by ({', '.join(self.labels.grouping(element))}) ({stamp})"
+                for element, stamp in self._stamps().items()}
+
+    def _presence_queries(self) -> dict[Element, str]:
+        """What the presence is read with: the clocks, or (recorded) their recorded series."""
+        clocks = self._clock_queries()
+        return {e: clock_name(e) for e in clocks} if self.recorded else clocks
+
+    def _device_clock_queries(self) -> dict[Element, str]:
+        """Per element kind: each device's newest sample time, one sample per scrape target
+        (~3,000 at 1,024 nodes where the per-element clocks are ~41,000). Recorded: the
+        maximum of the recorded per-element clock, cheap for Prometheus to evaluate."""
+        inner = {e: clock_name(e) for e in self._stamps()} if self.recorded else self._stamps()
+        return {element: f"max by ({', '.join(self.labels.device_grouping(element))}) ({text})"
+                for element, text in inner.items()}
 
     @property
     def sieving(self) -> bool:
@@ -156,13 +185,12 @@ class PrometheusSource:
             return json.dumps(rules_document(self.sieves, clocks, interval), indent=2) + "\n"
         return rules_yaml(self.sieves, clocks, interval)
 
-    def _first_queries(self) -> tuple[list[str], dict[Element, str]]:
-        """A refresh's first round: the sieve's (or the full read's) queries, and the
-        clocks'. Recorded: one selector for every sieve's series, and the recorded clocks."""
-        clocks = self._clock_queries()
+    def _first_queries(self) -> list[str]:
+        """A refresh's first round: the sieve's (or the full read's) queries. Recorded: one
+        selector for every sieve's series."""
         if self.recorded:
-            return [every_sieve()], {element: clock_name(element) for element in clocks}
-        return list((self.sieves if self.sieving else self.queries).values()), clocks
+            return [every_sieve()]
+        return list((self.sieves if self.sieving else self.queries).values())
 
     def _by_key(self, texts: list[str], answers: list[list[Sample]]) -> dict[str, list[Sample]]:
         """The first round's answers by mapping key (recorded: split by the series' name)."""
@@ -185,13 +213,23 @@ class PrometheusSource:
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         self.notes.clear()
         started = time.monotonic()
-        first, clocks = self._first_queries()
+        first = self._first_queries()
         sieving = self.sieving
-        texts = [*first, *clocks.values(), "up == 0"]
+        clocks = self._device_clock_queries()
+        presence = self._presence_queries() if self._presence_due() else {}
+        texts = [*first, *clocks.values(), *presence.values(), "up == 0"]
         try:
             answers = await self._ask(texts)
             readings = Readings()
-            seen = self._clocks(clocks, answers[len(first):-1], readings)
+            ends = len(first) + len(clocks)
+            devices = self._date(clocks, answers[len(first):ends], readings)
+            if presence:
+                self._present(presence, answers[ends:-1])
+            elif devices != self._devices:  # a target came or went: which elements have
+                presence = self._presence_queries()  # series may have changed with it
+                self._present(presence, await self._ask(list(presence.values())))
+            self._devices = devices
+            seen = self._presence or {}
             self._note_down(answers[-1])
             by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
@@ -277,20 +315,39 @@ class PrometheusSource:
                     extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
                     readings.add(mapped, key, extra, sample.value)
 
-    def _clocks(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
-                readings: Readings) -> dict[Element, set[str]]:
-        """Per element kind, the elements with series; each device's newest sample time."""
+    def _presence_due(self) -> bool:
+        """Whether this refresh reads which elements have series: the first, then every
+        `presence_every` refreshes (and, besides, whenever the set of devices changes)."""
+        self._since_presence += 1
+        return self._presence is None or self._since_presence >= self.presence_every
+
+    def _present(self, queries: Mapping[Element, str], answers: list[list[Sample]]) -> None:
+        """Per element kind, the elements with series (kept until the next presence read)."""
         seen: dict[Element, set[str]] = {}
-        for element, samples in zip(clocks, answers, strict=True):
+        for element, samples in zip(queries, answers, strict=True):
             keys = seen.setdefault(element, set())
             for sample in samples:
                 key = self.resolver.element(element, sample.labels)
-                if key is None:
-                    continue
-                keys.add(key)
-                device = key.partition(":")[0]
-                readings.sampled[device] = max(readings.sampled.get(device, 0.0), sample.value)
-        return seen
+                if key is not None:
+                    keys.add(key)
+        self._presence = seen
+        self._since_presence = 0
+
+    def _date(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
+              readings: Readings) -> dict[Element, frozenset[str]]:
+        """Each device's newest sample time onto `readings`; per element kind, the devices
+        that have one."""
+        dated: dict[Element, frozenset[str]] = {}
+        sampled = readings.sampled
+        for element, samples in zip(clocks, answers, strict=True):
+            devices = set()
+            for sample in samples:
+                device = self.resolver.device(element, sample.labels)
+                if device is not None:
+                    devices.add(device)
+                    sampled[device] = max(sampled.get(device, 0.0), sample.value)
+            dated[element] = frozenset(devices)
+        return dated
 
     def _flagged(self, answers: Mapping[str, list[Sample]]) -> tuple[dict[Element, str],
                                                                      set[str]]:

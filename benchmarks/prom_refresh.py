@@ -200,14 +200,35 @@ class Probes:
         self.profiler = cProfile.Profile() if profile else None
         self.snapshots = snapshots
         self.taken: list[object] = []
+        self.threads: list[object] = []
 
-    def begin(self) -> None:
+    def begin(self, source: PrometheusSource) -> None:
         if self.snapshots:
             import tracemalloc
 
             tracemalloc.start(8)
         if self.profiler:
             self.profiler.enable()
+            self._in_threads(source)
+
+    def _in_threads(self, source: PrometheusSource) -> None:
+        """Profile the client's calls too: they run on worker threads (`asyncio.to_thread`),
+        which the main thread's profiler does not see."""
+        import cProfile
+        from typing import Any
+
+        client = source.client
+        for name in ("query", "query_range"):
+            method = getattr(client, name)
+
+            def profiled(*args: Any, _method: Any = method) -> Any:
+                profiler = cProfile.Profile()
+                try:
+                    return profiler.runcall(_method, *args)
+                finally:
+                    self.threads.append(profiler)
+
+            setattr(client, name, profiled)
 
     def after(self, round_no: int) -> None:
         if self.snapshots and round_no in self.snapshots:
@@ -224,6 +245,10 @@ class Probes:
             stats = pstats.Stats(str(self.profile))
             stats.sort_stats("tottime").print_stats(20)
             stats.sort_stats("cumulative").print_stats(30)
+            if self.threads:
+                print("the client's calls (worker threads):")
+                threads = pstats.Stats(*self.threads)  # type: ignore[arg-type]
+                threads.sort_stats("tottime").print_stats(15)
         if len(self.taken) == 2:
             import tracemalloc
 
@@ -301,7 +326,7 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     times = []
     marks = {1, 10, 30, *(60 * 2**k for k in range(12)), rounds + 1}
     rss = [f"1: {start_rss:.0f}"]
-    probes.begin()
+    probes.begin(source)
     for round_no in range(2, rounds + 2):
         began = time.monotonic()
         times.append(refresh(source, status, round_no))

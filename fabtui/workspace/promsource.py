@@ -112,6 +112,8 @@ class PrometheusSource:
     _presence: dict[Element, set[str]] | None = None
     _since_presence: int = 0
     _devices: dict[Element, frozenset[str]] = field(default_factory=dict)
+    _present_by_device: dict[tuple[str, Element], list[str]] = field(default_factory=dict)
+    """The presence per (device, element kind): the elements' keys, sorted."""
 
     def __post_init__(self) -> None:
         self.labels = LabelMap(**dict(self.settings.labels))
@@ -122,6 +124,8 @@ class PrometheusSource:
         self.queries = {m.key: self.query_of(m) for m in self.mapped}
         speeds = [link.speed for link in self.graph.topology.links if link.speed] or [400]
         self.sieves = sieves(self.mapped, self.queries, self.catalog, min(speeds))
+        self._probes_of = {element: sorted({m.probe for m in self.mapped if m.element == element})
+                           for element in _CLOCK_PROBE}
 
     # PromQL ---------------------------------------------------------------------------------
     def selector(self, mapped: Mapped, only: str = "") -> str:
@@ -222,13 +226,13 @@ class PrometheusSource:
             answers = await self._ask(texts)
             readings = Readings()
             ends = len(first) + len(clocks)
-            devices = self._date(clocks, answers[len(first):ends], readings)
+            dated = self._date(clocks, answers[len(first):ends], readings)
             if presence:
                 self._present(presence, answers[ends:-1])
-            elif devices != self._devices:  # a target came or went: which elements have
+            elif dated != self._devices:  # a target came or went: which elements have
                 presence = self._presence_queries()  # series may have changed with it
                 self._present(presence, await self._ask(list(presence.values())))
-            self._devices = devices
+            self._devices = dated
             seen = self._presence or {}
             self._note_down(answers[-1])
             by_key = self._by_key(first, answers[:len(first)])
@@ -242,9 +246,12 @@ class PrometheusSource:
                 self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)},
                            named)
                 read = {key for per_key in readings.values.values() for key in per_key}
-                for element, keys in seen.items():
-                    for key in keys - read:
-                        quiet.setdefault((key.partition(":")[0], element), []).append(key)
+                read_devices = {key.partition(":")[0] for key in read}
+                for (device, element), members in self._present_by_device.items():
+                    if device in read_devices:
+                        members = [key for key in members if key not in read]
+                    if members:
+                        quiet[(device, element)] = members
             else:
                 self._read(readings, by_key)
         except PromError as exc:
@@ -332,6 +339,11 @@ class PrometheusSource:
                     keys.add(key)
         self._presence = seen
         self._since_presence = 0
+        by_device: dict[tuple[str, Element], list[str]] = {}
+        for element, keys in seen.items():
+            for key in sorted(keys):
+                by_device.setdefault((key.partition(":")[0], element), []).append(key)
+        self._present_by_device = by_device
 
     def _date(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
               readings: Readings) -> dict[Element, frozenset[str]]:
@@ -372,11 +384,12 @@ class PrometheusSource:
             for element, labels in values.items() if labels}, named
 
     def _quiet(self, device: str, element: Element, keys: list[str], at: float) -> ProbeResult:
+        """The sieve's ok mark for a device's elements of one kind (`keys`, sorted)."""
         ended = datetime.fromtimestamp(at, UTC)
-        probes = sorted({m.probe for m in self.mapped if m.element == element})
+        probes = self._probes_of[element]
         return ProbeResult(probe="prometheus", target=device, command="promql: sieve",
                            started_at=ended, ended_at=ended, verdict=Verdict.OK,
-                           parsed={"quiet": sorted(keys), "probes": probes})
+                           parsed={"quiet": keys, "probes": probes})
 
     def _note_down(self, down: list[Sample]) -> None:
         if down:

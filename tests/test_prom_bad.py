@@ -302,3 +302,44 @@ def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path, run: Any) -
     bad = run("--config", str(config), "prom", "rules", "--interval", "soon")
     assert bad.exit_code == 2
     assert "--interval 'soon': a duration like 30s, 1m or 2h" in bad.output
+
+
+def test_presence_is_read_once_then_when_the_targets_change(tmp_path: Path, fake: Any) -> None:
+    """Devices are dated each refresh by one sample per scrape target; which elements have
+    series (per element, ~41,000 samples at 1,024 nodes) is read on the first refresh, then
+    only every `presence_every` refreshes or when the dated devices change. Between reads the
+    sieve's ok marks still come each refresh, dated by the device's newest sample."""
+    clock = "max by (instance) (timestamp(node_ethtool_received_prio3_pause{}))"
+    presence = "max by (instance, device) (timestamp(node_ethtool_received_prio3_pause{}))"
+    targets = ["node001:9100"]
+    asked: list[str] = []
+
+    def answer(query: str) -> Answer:
+        asked.append(query)
+        now = time.time()
+        if query == clock:
+            return 200, vector([{"metric": {"instance": t}, "value": [now, str(now - 1)]}
+                                for t in targets]), 0
+        if query == presence:
+            return 200, vector([{"metric": {"instance": t, "device": "mlx5_0"},
+                                 "value": [now, str(now - 1)]} for t in targets]), 0
+        return 200, vector([]), 0
+
+    server = fake(answer)
+    source = source_of(workspace(tmp_path, server.url, mode="sieve"))
+    source.presence_every = 4
+    marks = []
+    for _ in range(3):
+        marks.append([r.parsed for r, _ in poll(source) if r.target == "node001"])
+    assert asked.count(presence) == 1 and asked.count(clock) == 3
+    assert all(m == [{"quiet": ["node001:mlx5_0"], "probes": ["nic.ethtool"]}] for m in marks)
+    targets.append("node002:9100")  # a new scrape target: its elements are read at once
+    results = poll(source)
+    assert asked.count(presence) == 2
+    assert {r.target for r, _ in results} == {"node001", "node002"}
+    poll(source)
+    poll(source)
+    poll(source)
+    assert asked.count(presence) == 2
+    poll(source)  # the 4th refresh since the last read
+    assert asked.count(presence) == 3

@@ -206,7 +206,7 @@ class Probes:
         if self.snapshots:
             import tracemalloc
 
-            tracemalloc.start(4)
+            tracemalloc.start(3)
         if self.profiler:
             self.profiler.enable()
             self._in_threads(source)

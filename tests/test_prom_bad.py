@@ -343,3 +343,26 @@ def test_presence_is_read_once_then_when_the_targets_change(tmp_path: Path, fake
     assert asked.count(presence) == 2
     poll(source)  # the 4th refresh since the last read
     assert asked.count(presence) == 3
+
+
+def test_the_full_read_asks_for_the_named_ports_not_their_cross_product(tmp_path: Path) -> None:
+    """The sieve names Ethernet0 on one leaf and Ethernet4 on two others: the full read's
+    matchers select those ports (one term per set of port names), not every named port name
+    on every named switch."""
+    from fabtui.prom.catalog import BY_KEY
+    from fabtui.prom.client import Sample
+
+    source = source_of(workspace(tmp_path, "http://127.0.0.1:9", mode="sieve"))
+    sieved = [Sample({"instance": switch, "device": port}, 1.0, 0.0) for switch, port in
+              (("leaf-g00-r0", "Ethernet0"), ("leaf-g00-r1", "Ethernet4"),
+               ("leaf-g00-r2", "Ethernet4"))]
+    flagged, named = source._flagged({"sonic.pfc_rx": sieved})
+    assert named == {"leaf-g00-r0:Ethernet0", "leaf-g00-r1:Ethernet4", "leaf-g00-r2:Ethernet4"}
+    # the values are escaped for RE2 inside a PromQL string (`-` as `\\-`)
+    one, two = (r'instance=~"leaf\\-g00\\-r0", device=~"Ethernet0"',
+                r'instance=~"leaf\\-g00\\-r1|leaf\\-g00\\-r2", device=~"Ethernet4"')
+    assert flagged == {"port": [one, two]}
+    query = source.query_of(BY_KEY["sonic.fec_pre_ber"], flagged["port"])
+    assert query == (f"max by (instance, device) (sonic_interface_fec_pre_ber{{{one}}} or "
+                     f"sonic_interface_fec_pre_ber{{{two}}})")
+    assert source.query_of(BY_KEY["sonic.pfc_rx"], flagged["port"]).count("rate(") == 2

@@ -23,7 +23,7 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -133,12 +133,17 @@ class PrometheusSource:
         matchers = ", ".join(m for m in (mapped.matchers, only) if m)
         return f"{self.names[mapped.key]}{{{matchers}}}"
 
-    def query_of(self, mapped: Mapped, only: str = "") -> str:
-        """The instant query a mapped metric is read with."""
+    def query_of(self, mapped: Mapped, only: str | Sequence[str] = "") -> str:
+        """The instant query a mapped metric is read with; with `only`, of the series those
+        matchers select (several terms: the union of their selections)."""
         by = ", ".join((*self.labels.grouping(mapped.element), *mapped.by))
+        terms = [only] if isinstance(only, str) else list(only) or [""]
         if mapped.counter:
-            return f"sum by ({by}) (rate({self.selector(mapped, only)}[{self.settings.window}]))"
-        return f"max by ({by}) ({self.selector(mapped, only)})"
+            window = self.settings.window
+            read = " or ".join(f"rate({self.selector(mapped, t)}[{window}])" for t in terms)
+        else:
+            read = " or ".join(self.selector(mapped, t) for t in terms)
+        return f"sum by ({by}) ({read})" if mapped.counter else f"max by ({by}) ({read})"
 
     def _stamps(self) -> dict[Element, str]:
         """Per element kind, `timestamp()` of the series that dates its devices' scrapes."""
@@ -237,7 +242,7 @@ class PrometheusSource:
             self._note_down(answers[-1])
             by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
-            flagged: dict[Element, str] | None = None
+            flagged: dict[Element, list[str]] | None = None
             if sieving:
                 flagged, named = self._flagged(by_key)
                 wanted = [(m, self.query_of(m, flagged[m.element])) for m in self.mapped
@@ -278,7 +283,7 @@ class PrometheusSource:
         self.last_round_s = time.monotonic() - started
 
     async def _past(self, devices: set[str],
-                    flagged: Mapping[Element, str] | None) -> ProbeResult:
+                    flagged: Mapping[Element, list[str]] | None) -> ProbeResult:
         """The sparklines' past from range queries: pause and FEC rates of the devices just
         read in full (at scale: the ones near a limit, and only theirs are asked for, by the
         sieve's `flagged` matchers), `HISTORY` steps back."""
@@ -361,27 +366,44 @@ class PrometheusSource:
             dated[element] = frozenset(devices)
         return dated
 
-    def _flagged(self, answers: Mapping[str, list[Sample]]) -> tuple[dict[Element, str],
+    def _flagged(self, answers: Mapping[str, list[Sample]]) -> tuple[dict[Element, list[str]],
                                                                      set[str]]:
-        """Per element kind, matchers (`instance=~"a|b", device=~"x|y"`) that select at least
-        every series of every element the sieve named (the cross product of their labels);
-        and the elements it named."""
-        values: dict[Element, dict[str, set[str]]] = {}
+        """Per element kind, matcher terms (`instance=~"a|b", device=~"x|y"`, one per set of
+        devices whose named elements have the same names) that together select every series
+        of every element the sieve named, and little else: one term for all of them would
+        select the cross product of devices and element names (33 storm-paused ports on 33
+        switches: 1,089 ports, each with its DOM lanes); and the elements it named."""
+        tails: dict[Element, dict[tuple[tuple[str, str], ...], set[str]]] = {}
         named: set[str] = set()
         for mapped in self.mapped:
-            grouping = self.labels.grouping(mapped.element)
+            *leading, tail = self.labels.grouping(mapped.element)
             for sample in answers.get(mapped.key, []):
                 element = self.resolver.element(mapped.element, sample.labels)
                 if element is None:
                     continue
                 named.add(element)
-                kept = values.setdefault(mapped.element, {})
-                for label in grouping:
-                    if label in sample.labels:
-                        kept.setdefault(label, set()).add(sample.labels[label])
-        return {element: ", ".join(
-            f'{label}=~"{_alternatives(found)}"' for label, found in sorted(labels.items()))
-            for element, labels in values.items() if labels}, named
+                labels = sample.labels
+                where = tuple((label, labels[label]) for label in leading if label in labels)
+                found = tails.setdefault(mapped.element, {}).setdefault(where, set())
+                if tail in labels:
+                    found.add(labels[tail])
+        flagged: dict[Element, list[str]] = {}
+        for element, groups in tails.items():
+            tail = self.labels.grouping(element)[-1]
+            merged: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, set[str]]] = {}
+            for where, names in groups.items():
+                values = merged.setdefault((tuple(label for label, _ in where),
+                                            frozenset(names)), {})
+                for label, value in where:
+                    values.setdefault(label, set()).add(value)
+            terms = []
+            for (_, tails_of), values in merged.items():
+                parts = [f'{label}=~"{_alternatives(found)}"' for label, found in values.items()]
+                if tails_of:
+                    parts.append(f'{tail}=~"{_alternatives(set(tails_of))}"')
+                terms.append(", ".join(parts))
+            flagged[element] = sorted(terms)
+        return flagged, named
 
     def _quiet(self, device: str, element: Element, keys: list[str], at: float) -> ProbeResult:
         """The sieve's ok mark for a device's elements of one kind (`keys`, sorted)."""

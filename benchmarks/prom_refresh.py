@@ -17,8 +17,14 @@ them) every scrape interval. Measured, each printed:
     means for all 8,192 NICs.
 Also checks the storming port reads as failing. Prints figures; never fails on timing.
 
+The RSS is printed after refresh 1, 10, 30, 60, 120, 240, ... and the last, to show whether it
+levels off. `--profile FILE` runs the 1 Hz refreshes under cProfile (stats to FILE, the top
+functions printed); `--tracemalloc A,B` prints what was allocated between refresh A and B and
+is still held (both to find a refresh's cost and what grows; they slow the refreshes down).
+
     python benchmarks/prom_refresh.py            # 1,024 nodes, 60 refreshes
     python benchmarks/prom_refresh.py --smoke    # 16 nodes, 3 refreshes (CI)
+    python benchmarks/prom_refresh.py --nodes 256 --interval 15s --rounds 120
 """
 
 from __future__ import annotations
@@ -128,6 +134,13 @@ def main() -> None:
                         help="refreshes at 1 Hz after the first (default 60; smoke 3)")
     parser.add_argument("--mode", choices=("recorded", "sieve", "full"), default="recorded",
                         help="how the source reads (default recorded: the rules loaded)")
+    parser.add_argument("--interval", default=None,
+                        help="Prometheus's scrape and rule interval (default 1s up to 64 "
+                             "nodes, else 60s: the big fabric's switch scrape takes ~15 s)")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="cProfile the 1 Hz refreshes into this file; print the top")
+    parser.add_argument("--tracemalloc", default=None, metavar="A,B",
+                        help="print the allocations made between refresh A and B still held")
     args = parser.parse_args()
     if not Path(PROMETHEUS).exists():
         print(f"{PROMETHEUS} not installed (apt-get install prometheus): nothing measured")
@@ -137,6 +150,11 @@ def main() -> None:
     # A scrape of the big fabric's switches takes the simulator ~15 s (it computes every
     # counter at the scrape's moment): Prometheus scrapes every `interval`.
     interval, window = ("1s", "4s") if nodes <= 64 else ("60s", "3m")
+    if args.interval:
+        interval = args.interval
+        window = f"{max(4, 3 * int(_seconds(interval)))}s"
+    probes = Probes(args.profile, tuple(int(n) for n in args.tracemalloc.split(","))
+                    if args.tracemalloc else None)
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         topology, storm = build(folder, nodes)
@@ -149,7 +167,7 @@ def main() -> None:
         prometheus: PrometheusServer | None = None
         try:
             prometheus = start(exporters, env, interval, folder)
-            measure(prometheus, config, window, interval, storm, rounds, args.mode)
+            measure(prometheus, config, window, interval, storm, rounds, args.mode, probes)
         finally:
             if prometheus is not None:
                 prometheus.stop()
@@ -166,6 +184,84 @@ def main() -> None:
               f"{seconds:7.2f} s at concurrency {DEFAULT_FANOUT}")
         print(f"{f'direct probes: all {nics:,} NICs at that rate (estimate)':<58}"
               f"{per_wave * waves:7.0f} s ({waves} waves of {DEFAULT_FANOUT})")
+
+
+def _seconds(duration: str) -> float:
+    return float(duration[:-1]) * {"s": 1, "m": 60}[duration[-1]]
+
+
+class Probes:
+    """The optional profiler and tracemalloc snapshots around the 1 Hz refreshes."""
+
+    def __init__(self, profile: Path | None, snapshots: tuple[int, ...] | None) -> None:
+        import cProfile
+
+        self.profile = profile
+        self.profiler = cProfile.Profile() if profile else None
+        self.snapshots = snapshots
+        self.taken: list[object] = []
+        self.threads: list[object] = []
+
+    def begin(self, source: PrometheusSource) -> None:
+        if self.snapshots:
+            import tracemalloc
+
+            tracemalloc.start(3)
+        if self.profiler:
+            self.profiler.enable()
+            self._in_threads(source)
+
+    def _in_threads(self, source: PrometheusSource) -> None:
+        """Profile the client's calls too: they run on worker threads (`asyncio.to_thread`),
+        which the main thread's profiler does not see."""
+        import cProfile
+        from typing import Any
+
+        client = source.client
+        for name in ("query", "query_range"):
+            method = getattr(client, name)
+
+            def profiled(*args: Any, _method: Any = method) -> Any:
+                profiler = cProfile.Profile()
+                try:
+                    return profiler.runcall(_method, *args)
+                finally:
+                    self.threads.append(profiler)
+
+            setattr(client, name, profiled)
+
+    def after(self, round_no: int) -> None:
+        if self.snapshots and round_no in self.snapshots:
+            import tracemalloc
+
+            self.taken.append(tracemalloc.take_snapshot())
+
+    def report(self) -> None:
+        if self.profiler and self.profile:
+            import pstats
+
+            self.profiler.disable()
+            self.profiler.dump_stats(self.profile)
+            stats = pstats.Stats(str(self.profile))
+            stats.sort_stats("tottime").print_stats(20)
+            stats.sort_stats("cumulative").print_stats(30)
+            if self.threads:
+                print("the client's calls (worker threads):")
+                threads = pstats.Stats(*self.threads)  # type: ignore[arg-type]
+                threads.sort_stats("tottime").print_stats(15)
+        if len(self.taken) == 2:
+            import tracemalloc
+
+            first, last = self.taken
+            assert isinstance(first, tracemalloc.Snapshot)
+            assert isinstance(last, tracemalloc.Snapshot)
+            diff = last.compare_to(first, "traceback")
+            print(f"still held, allocated between refresh {self.snapshots}: "
+                  f"{sum(d.size_diff for d in diff) / 2**20:+.2f} MB")
+            for stat in diff[:12]:
+                print(f"  {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks")
+                for line in stat.traceback.format()[-6:]:
+                    print("     ", line)
 
 
 def start(exporters: list[subprocess.Popen[str]], env: dict[str, str], interval: str,
@@ -189,7 +285,7 @@ def start(exporters: list[subprocess.Popen[str]], env: dict[str, str], interval:
 
 
 def measure(prometheus: PrometheusServer, config: Path, window: str, interval: str,
-            storm: str, rounds: int, mode: str) -> None:
+            storm: str, rounds: int, mode: str, probes: Probes) -> None:
     """Wait for the first rates (and, recorded, the rules' first evaluation), then time the
     refreshes and print the figures."""
     prometheus.wait_ready()
@@ -228,16 +324,24 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
           f"{'' if storming is Health.FAIL else '   (expected fail)'}")
     start_rss = rss_mb()
     times = []
+    marks = {1, 10, 30, *(60 * 2**k for k in range(12)), rounds + 1}
+    rss = [f"1: {start_rss:.0f}"]
+    probes.begin(source)
     for round_no in range(2, rounds + 2):
         began = time.monotonic()
         times.append(refresh(source, status, round_no))
+        probes.after(round_no)
+        if round_no in marks:
+            rss.append(f"{round_no}: {rss_mb():.0f}")
         time.sleep(max(0.0, 1.0 - (time.monotonic() - began)))
+    probes.report()
     times.sort()
     cpu = sorted(CPU[1:])
     print(f"{f'{rounds} refreshes at 1 Hz: median / slowest':<58}"
           f"{times[len(times) // 2]:7.2f} s / {times[-1]:.2f} s   (CPU here: median "
           f"{cpu[len(cpu) // 2]:.2f} s)")
     print(f"{'memory (RSS) before / after them':<58}{start_rss:7.0f} MB / {rss_mb():.0f} MB")
+    print(f"{'memory (RSS) after refresh N, MB':<58}{', '.join(rss)}")
 
 
 def prometheus_series(server: PrometheusServer) -> int:

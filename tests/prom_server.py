@@ -40,12 +40,18 @@ def free_port() -> int:
 class PrometheusServer:
     """One prometheus process scraping `scrape` (YAML `scrape_configs` items); `stop()` ends it."""
 
-    def __init__(self, folder: Path, scrape: str, *, interval: str = "1s") -> None:
+    def __init__(self, folder: Path, scrape: str, *, interval: str = "1s",
+                 rules: str | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = folder / "prometheus.yml"
+        loaded = ""
+        if rules is not None:  # evaluated from the start: no reload to wait for
+            (folder / "rules.yml").write_text(rules)
+            loaded = f"rule_files: ['{folder / 'rules.yml'}']\n"
         config.write_text(f"global:\n  scrape_interval: {interval}\n"
-                          f"  evaluation_interval: {interval}\nscrape_configs:\n{scrape}")
+                          f"  evaluation_interval: {interval}\n{loaded}"
+                          f"scrape_configs:\n{scrape}")
         self.log = (folder / "prometheus.log").open("wb")
         self.process = subprocess.Popen(
             [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={folder / 'data'}",
@@ -104,6 +110,21 @@ class PrometheusServer:
                 if groups and all(g["lastEvaluation"] > "2000" for g in groups):
                     return
             time.sleep(0.5)
+        raise RuntimeError(f"the rules were not evaluated within {timeout}s")
+
+    def wait_evaluated(self, after: float, timeout: float = 30.0) -> None:
+        """Until every rule group has been evaluated after the epoch moment `after`."""
+        from datetime import datetime
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, KeyError, ValueError):
+                with urllib.request.urlopen(f"{self.url}/api/v1/rules", timeout=5) as answer:
+                    groups = json.load(answer)["data"]["groups"]
+                if groups and all(datetime.fromisoformat(g["lastEvaluation"]).timestamp()
+                                  > after for g in groups):
+                    return
+            time.sleep(0.1)
         raise RuntimeError(f"the rules were not evaluated within {timeout}s")
 
     def stop(self) -> None:

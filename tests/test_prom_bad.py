@@ -190,6 +190,7 @@ def test_an_old_scrape_is_stale_at_once(tmp_path: Path, fake: Any) -> None:
     ws = workspace(tmp_path, server.url, stale_after="60s")
     results = poll(source_of(ws))
     assert [r.target for r, _ in results] == ["node001"]
+    assert results[0][0].ended_at.timestamp() == pytest.approx(old)  # dated by its scrape
     snapshot = snapshot_after(ws, results)
     assert snapshot.of("node001:gpu0") is Health.STALE
     assert snapshot.of("node002:gpu0") is Health.UNKNOWN
@@ -301,3 +302,67 @@ def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path, run: Any) -
     bad = run("--config", str(config), "prom", "rules", "--interval", "soon")
     assert bad.exit_code == 2
     assert "--interval 'soon': a duration like 30s, 1m or 2h" in bad.output
+
+
+def test_presence_is_read_once_then_when_the_targets_change(tmp_path: Path, fake: Any) -> None:
+    """Devices are dated each refresh by one sample per scrape target; which elements have
+    series (per element, ~41,000 samples at 1,024 nodes) is read on the first refresh, then
+    only every `presence_every` refreshes or when the dated devices change. Between reads the
+    sieve's ok marks still come each refresh, dated by the device's newest sample."""
+    clock = "max by (instance) (timestamp(node_ethtool_received_prio3_pause{}))"
+    presence = "max by (instance, device) (timestamp(node_ethtool_received_prio3_pause{}))"
+    targets = ["node001:9100"]
+    asked: list[str] = []
+
+    def answer(query: str) -> Answer:
+        asked.append(query)
+        now = time.time()
+        if query == clock:
+            return 200, vector([{"metric": {"instance": t}, "value": [now, str(now - 1)]}
+                                for t in targets]), 0
+        if query == presence:
+            return 200, vector([{"metric": {"instance": t, "device": "mlx5_0"},
+                                 "value": [now, str(now - 1)]} for t in targets]), 0
+        return 200, vector([]), 0
+
+    server = fake(answer)
+    source = source_of(workspace(tmp_path, server.url, mode="sieve"))
+    source.presence_every = 4
+    marks = []
+    for _ in range(3):
+        marks.append([r.parsed for r, _ in poll(source) if r.target == "node001"])
+    assert asked.count(presence) == 1 and asked.count(clock) == 3
+    assert all(m == [{"quiet": ["node001:mlx5_0"], "probes": ["nic.ethtool"]}] for m in marks)
+    targets.append("node002:9100")  # a new scrape target: its elements are read at once
+    results = poll(source)
+    assert asked.count(presence) == 2
+    assert {r.target for r, _ in results} == {"node001", "node002"}
+    poll(source)
+    poll(source)
+    poll(source)
+    assert asked.count(presence) == 2
+    poll(source)  # the 4th refresh since the last read
+    assert asked.count(presence) == 3
+
+
+def test_the_full_read_asks_for_the_named_ports_not_their_cross_product(tmp_path: Path) -> None:
+    """The sieve names Ethernet0 on one leaf and Ethernet4 on two others: the full read's
+    matchers select those ports (one term per set of port names), not every named port name
+    on every named switch."""
+    from fabtui.prom.catalog import BY_KEY
+    from fabtui.prom.client import Sample
+
+    source = source_of(workspace(tmp_path, "http://127.0.0.1:9", mode="sieve"))
+    sieved = [Sample({"instance": switch, "device": port}, 1.0, 0.0) for switch, port in
+              (("leaf-g00-r0", "Ethernet0"), ("leaf-g00-r1", "Ethernet4"),
+               ("leaf-g00-r2", "Ethernet4"))]
+    flagged, named = source._flagged({"sonic.pfc_rx": sieved})
+    assert named == {"leaf-g00-r0:Ethernet0", "leaf-g00-r1:Ethernet4", "leaf-g00-r2:Ethernet4"}
+    # the values are escaped for RE2 inside a PromQL string (`-` as `\\-`)
+    one, two = (r'instance=~"leaf\\-g00\\-r0", device=~"Ethernet0"',
+                r'instance=~"leaf\\-g00\\-r1|leaf\\-g00\\-r2", device=~"Ethernet4"')
+    assert flagged == {"port": [one, two]}
+    query = source.query_of(BY_KEY["sonic.fec_pre_ber"], flagged["port"])
+    assert query == (f"max by (instance, device) (sonic_interface_fec_pre_ber{{{one}}} or "
+                     f"sonic_interface_fec_pre_ber{{{two}}})")
+    assert source.query_of(BY_KEY["sonic.pfc_rx"], flagged["port"]).count("rate(") == 2

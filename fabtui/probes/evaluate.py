@@ -82,12 +82,16 @@ def _threshold_for(metric: str, thresholds: Iterable[Threshold],
                    hardware: frozenset[str]) -> Threshold | None:
     """The most specific threshold for `metric`: a hardware match beats `*`."""
     best: Threshold | None = None
+    upper: set[str] | None = None
     for threshold in thresholds:
         if not fnmatch.fnmatchcase(metric, threshold.metric):
             continue
         if threshold.hardware == "*":
             best = best or threshold
-        elif threshold.hardware.upper() in {h.upper() for h in hardware}:
+            continue
+        if upper is None:
+            upper = {h.upper() for h in hardware}
+        if threshold.hardware.upper() in upper:
             return threshold
     return best
 
@@ -96,8 +100,12 @@ def judge(metrics: list[Metric], thresholds: list[Threshold],
           hardware: frozenset[str]) -> list[Metric]:
     """Apply thresholds; a verdict set by the evaluator is only ever made worse."""
     judged = []
+    found: dict[str, Threshold | None] = {}  # many ports / lanes share a metric name
     for metric in metrics:
-        threshold = _threshold_for(metric.name, thresholds, hardware)
+        if metric.name in found:
+            threshold = found[metric.name]
+        else:
+            threshold = found[metric.name] = _threshold_for(metric.name, thresholds, hardware)
         value = metric.value
         if threshold is None or not isinstance(value, int | float):
             judged.append(metric)

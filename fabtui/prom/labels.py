@@ -38,6 +38,15 @@ class LabelMap:
             return tuple(dict.fromkeys((self.node, self.nic)))
         return tuple(dict.fromkeys((self.switch, self.port)))
 
+    def device_grouping(self, element: Element) -> tuple[str, ...]:
+        """The labels that name only the device (node or switch) of series about `element`:
+        one sample per scrape target dates all of its elements."""
+        if element == "gpu":
+            return tuple(dict.fromkeys((self.gpu_node, self.node)))
+        if element in ("nic", "ibport"):
+            return (self.node,)
+        return (self.switch,)
+
 
 class Resolver:
     """Element keys (`fabtui.workspace.fabricmap` names) for series labels, on one fabric."""
@@ -60,6 +69,16 @@ class Resolver:
     def host(self, value: str) -> str:
         match = self._host.match(value)
         return match.group(1) if match and match.groups() else value
+
+    def device(self, element: Element, labels: dict[str, str]) -> str | None:
+        """The node or switch the labels of a `device_grouping` series name, or None."""
+        m = self.labels
+        if element == "port":
+            switch = self.host(labels.get(m.switch, ""))
+            return switch if switch in self._switches else None
+        value = (labels.get(m.gpu_node) if element == "gpu" else None) or labels.get(m.node, "")
+        node = self.host(value)
+        return node if node in self._nodes else None
 
     def element(self, element: Element, labels: dict[str, str]) -> str | None:
         """The element key the labels name, or None when they name nothing in the topology."""

@@ -122,15 +122,18 @@ class ElementState:
     def health(self, now: float) -> Health:
         """Unreachable if any probe's device did not answer, stale if every reading is older
         than its interval allows, else the worst fresh verdict."""
-        fresh: list[Health] = []
-        for reading in self.readings.values():
+        worst: Health | None = None
+        rank = -1
+        for reading in self.readings.values():  # inline worst_health: per element, per snapshot
             if reading.error is not None:
                 return Health.UNREACHABLE
             if now - reading.at <= reading.stale_after:
-                fresh.append(_OF_VERDICT.get(reading.verdict, Health.FAIL))
-        if not fresh:
+                health = _OF_VERDICT.get(reading.verdict, Health.FAIL)
+                if _RANK[health] > rank:
+                    worst, rank = health, _RANK[health]
+        if worst is None:
             return Health.STALE if self.readings else Health.UNKNOWN
-        return worst_health(fresh)
+        return worst
 
     @property
     def error(self) -> str | None:
@@ -268,11 +271,14 @@ class FabricStatus:
 
     def _quiet(self, key: str, probes: tuple[str, ...], fresh: Mapping[str, Reading]) -> None:
         old = self._states.get(key)
-        if old is None:  # the common case at scale: one dict, no merging
-            self._states[key] = ElementState(dict(fresh), {}, (), {})
+        # `fresh` is shared by every element of one mark (never mutated: updates copy it).
+        if old is None:  # the common case at scale: no merging
+            self._states[key] = ElementState(fresh, {}, (), {})
             return
         if not old.values and not old.findings:  # quiet before: only the readings change
-            self._states[key] = ElementState({**old.readings, **fresh}, {}, (), old.history)
+            readings = fresh if old.readings.keys() <= fresh.keys() else \
+                {**old.readings, **fresh}
+            self._states[key] = ElementState(readings, {}, (), old.history)
             return
         readings = {**old.readings, **fresh}
         values = {n: v for n, v in old.values.items() if v.probe not in probes}

@@ -2,8 +2,11 @@
 
 One poll is a fixed set of instant queries, run concurrently: per mapped exporter metric
 (`fabtui.prom.catalog`) `sum by (<element labels>) (rate(metric[window]))` for counters and the
-latest value for gauges, plus `timestamp()` of one series per device (when its exporter was last
-scraped) and `up == 0` (scrapes failing). Results are the probes' own results
+latest value for gauges, plus per device the newest `timestamp()` of its series (when its
+exporter was last scraped: one sample per scrape target) and `up == 0` (scrapes failing). Which
+elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely: it
+is read on the first refresh, then every `presence_every` refreshes, and at once when the set of
+dated devices changes. Results are the probes' own results
 (`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated by its
 device's newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale once
 `stale_after` has passed. Prometheus unreachable or too slow: every node and switch is reported
@@ -20,7 +23,7 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -49,6 +52,11 @@ SPARKLINES = {"sonic.pfc_rx": "rate.rx.PFC3", "sonic.pfc_tx": "rate.tx.PFC3",
               "ethtool.tx_prio3_pause": "rate.tx_prio3_pause",
               "sonic.fec_pre_ber": "fec_pre_ber"}
 """Mapped metric -> the sparkline (`FabricStatus` history name) its range query fills."""
+
+PRESENCE_EVERY = 60
+"""Refreshes between two reads of which elements have series at all (the per-element clocks,
+~41,000 samples at 1,024 nodes); each refresh reads one clock per device, and a change in the
+set of devices re-reads the presence at once."""
 
 SIEVE_FROM_NICS = 512
 """`mode = "auto"` sieves from this many NICs up (below it a full read is fast enough)."""
@@ -99,7 +107,13 @@ class PrometheusSource:
     history_step: float | None = None
     """Seconds between the past values the first poll reads for sparklines (range queries);
     default a quarter of the rate window (its resolution)."""
+    presence_every: int = PRESENCE_EVERY
     _seeded: bool = False
+    _presence: dict[Element, set[str]] | None = None
+    _since_presence: int = 0
+    _devices: dict[Element, frozenset[str]] = field(default_factory=dict)
+    _present_by_device: dict[tuple[str, Element], list[str]] = field(default_factory=dict)
+    """The presence per (device, element kind): the elements' keys, sorted."""
 
     def __post_init__(self) -> None:
         self.labels = LabelMap(**dict(self.settings.labels))
@@ -110,6 +124,8 @@ class PrometheusSource:
         self.queries = {m.key: self.query_of(m) for m in self.mapped}
         speeds = [link.speed for link in self.graph.topology.links if link.speed] or [400]
         self.sieves = sieves(self.mapped, self.queries, self.catalog, min(speeds))
+        self._probes_of = {element: sorted({m.probe for m in self.mapped if m.element == element})
+                           for element in _CLOCK_PROBE}
 
     # PromQL ---------------------------------------------------------------------------------
     def selector(self, mapped: Mapped, only: str = "") -> str:
@@ -117,23 +133,45 @@ class PrometheusSource:
         matchers = ", ".join(m for m in (mapped.matchers, only) if m)
         return f"{self.names[mapped.key]}{{{matchers}}}"
 
-    def query_of(self, mapped: Mapped, only: str = "") -> str:
-        """The instant query a mapped metric is read with."""
+    def query_of(self, mapped: Mapped, only: str | Sequence[str] = "") -> str:
+        """The instant query a mapped metric is read with; with `only`, of the series those
+        matchers select (several terms: the union of their selections)."""
         by = ", ".join((*self.labels.grouping(mapped.element), *mapped.by))
+        terms = [only] if isinstance(only, str) else list(only) or [""]
         if mapped.counter:
-            return f"sum by ({by}) (rate({self.selector(mapped, only)}[{self.settings.window}]))"
-        return f"max by ({by}) ({self.selector(mapped, only)})"
+            window = self.settings.window
+            read = " or ".join(f"rate({self.selector(mapped, t)}[{window}])" for t in terms)
+        else:
+            read = " or ".join(self.selector(mapped, t) for t in terms)
+        return f"sum by ({by}) ({read})" if mapped.counter else f"max by ({by}) ({read})"
 
-    def _clock_queries(self) -> dict[Element, str]:
-        """Per element kind: when each element's series was last scraped (also: which
-        elements have series at all)."""
+    def _stamps(self) -> dict[Element, str]:
+        """Per element kind, `timestamp()` of the series that dates its devices' scrapes."""
         found: dict[Element, str] = {}
         for element, key in _CLOCK_PROBE.items():
             mapped = next((m for m in self.mapped if m.key == key), None)
             if mapped is not None:
-                by = ", ".join(self.labels.grouping(element))
-                found[element] = f"max by ({by}) (timestamp({self.selector(mapped)}))"
+                found[element] = f"timestamp({self.selector(mapped)})"
         return found
+
+    def _clock_queries(self) -> dict[Element, str]:
+        """Per element kind: when each element's series was last scraped, i.e. which elements
+        have series at all (the presence; recorded as `fabtui:clock:<kind>`)."""
+        return {element: f"max by ({', '.join(self.labels.grouping(element))}) ({stamp})"
+                for element, stamp in self._stamps().items()}
+
+    def _presence_queries(self) -> dict[Element, str]:
+        """What the presence is read with: the clocks, or (recorded) their recorded series."""
+        clocks = self._clock_queries()
+        return {e: clock_name(e) for e in clocks} if self.recorded else clocks
+
+    def _device_clock_queries(self) -> dict[Element, str]:
+        """Per element kind: each device's newest sample time, one sample per scrape target
+        (~3,000 at 1,024 nodes where the per-element clocks are ~41,000). Recorded: the
+        maximum of the recorded per-element clock, cheap for Prometheus to evaluate."""
+        inner = {e: clock_name(e) for e in self._stamps()} if self.recorded else self._stamps()
+        return {element: f"max by ({', '.join(self.labels.device_grouping(element))}) ({text})"
+                for element, text in inner.items()}
 
     @property
     def sieving(self) -> bool:
@@ -156,13 +194,12 @@ class PrometheusSource:
             return json.dumps(rules_document(self.sieves, clocks, interval), indent=2) + "\n"
         return rules_yaml(self.sieves, clocks, interval)
 
-    def _first_queries(self) -> tuple[list[str], dict[Element, str]]:
-        """A refresh's first round: the sieve's (or the full read's) queries, and the
-        clocks'. Recorded: one selector for every sieve's series, and the recorded clocks."""
-        clocks = self._clock_queries()
+    def _first_queries(self) -> list[str]:
+        """A refresh's first round: the sieve's (or the full read's) queries. Recorded: one
+        selector for every sieve's series."""
         if self.recorded:
-            return [every_sieve()], {element: clock_name(element) for element in clocks}
-        return list((self.sieves if self.sieving else self.queries).values()), clocks
+            return [every_sieve()]
+        return list((self.sieves if self.sieving else self.queries).values())
 
     def _by_key(self, texts: list[str], answers: list[list[Sample]]) -> dict[str, list[Sample]]:
         """The first round's answers by mapping key (recorded: split by the series' name)."""
@@ -185,17 +222,27 @@ class PrometheusSource:
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         self.notes.clear()
         started = time.monotonic()
-        first, clocks = self._first_queries()
+        first = self._first_queries()
         sieving = self.sieving
-        texts = [*first, *clocks.values(), "up == 0"]
+        clocks = self._device_clock_queries()
+        presence = self._presence_queries() if self._presence_due() else {}
+        texts = [*first, *clocks.values(), *presence.values(), "up == 0"]
         try:
             answers = await self._ask(texts)
             readings = Readings()
-            seen = self._clocks(clocks, answers[len(first):-1], readings)
+            ends = len(first) + len(clocks)
+            dated = self._date(clocks, answers[len(first):ends], readings)
+            if presence:
+                self._present(presence, answers[ends:-1])
+            elif dated != self._devices:  # a target came or went: which elements have
+                presence = self._presence_queries()  # series may have changed with it
+                self._present(presence, await self._ask(list(presence.values())))
+            self._devices = dated
+            seen = self._presence or {}
             self._note_down(answers[-1])
             by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
-            flagged: dict[Element, str] | None = None
+            flagged: dict[Element, list[str]] | None = None
             if sieving:
                 flagged, named = self._flagged(by_key)
                 wanted = [(m, self.query_of(m, flagged[m.element])) for m in self.mapped
@@ -204,9 +251,12 @@ class PrometheusSource:
                 self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)},
                            named)
                 read = {key for per_key in readings.values.values() for key in per_key}
-                for element, keys in seen.items():
-                    for key in keys - read:
-                        quiet.setdefault((key.partition(":")[0], element), []).append(key)
+                read_devices = {key.partition(":")[0] for key in read}
+                for (device, element), members in self._present_by_device.items():
+                    if device in read_devices:
+                        members = [key for key in members if key not in read]
+                    if members:
+                        quiet[(device, element)] = members
             else:
                 self._read(readings, by_key)
         except PromError as exc:
@@ -233,7 +283,7 @@ class PrometheusSource:
         self.last_round_s = time.monotonic() - started
 
     async def _past(self, devices: set[str],
-                    flagged: Mapping[Element, str] | None) -> ProbeResult:
+                    flagged: Mapping[Element, list[str]] | None) -> ProbeResult:
         """The sparklines' past from range queries: pause and FEC rates of the devices just
         read in full (at scale: the ones near a limit, and only theirs are asked for, by the
         sieve's `flagged` matchers), `HISTORY` steps back."""
@@ -277,49 +327,91 @@ class PrometheusSource:
                     extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
                     readings.add(mapped, key, extra, sample.value)
 
-    def _clocks(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
-                readings: Readings) -> dict[Element, set[str]]:
-        """Per element kind, the elements with series; each device's newest sample time."""
+    def _presence_due(self) -> bool:
+        """Whether this refresh reads which elements have series: the first, then every
+        `presence_every` refreshes (and, besides, whenever the set of devices changes)."""
+        self._since_presence += 1
+        return self._presence is None or self._since_presence >= self.presence_every
+
+    def _present(self, queries: Mapping[Element, str], answers: list[list[Sample]]) -> None:
+        """Per element kind, the elements with series (kept until the next presence read)."""
         seen: dict[Element, set[str]] = {}
-        for element, samples in zip(clocks, answers, strict=True):
+        for element, samples in zip(queries, answers, strict=True):
             keys = seen.setdefault(element, set())
             for sample in samples:
                 key = self.resolver.element(element, sample.labels)
-                if key is None:
-                    continue
-                keys.add(key)
-                device = key.partition(":")[0]
-                readings.sampled[device] = max(readings.sampled.get(device, 0.0), sample.value)
-        return seen
+                if key is not None:
+                    keys.add(key)
+        self._presence = seen
+        self._since_presence = 0
+        by_device: dict[tuple[str, Element], list[str]] = {}
+        for element, keys in seen.items():
+            for key in sorted(keys):
+                by_device.setdefault((key.partition(":")[0], element), []).append(key)
+        self._present_by_device = by_device
 
-    def _flagged(self, answers: Mapping[str, list[Sample]]) -> tuple[dict[Element, str],
+    def _date(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
+              readings: Readings) -> dict[Element, frozenset[str]]:
+        """Each device's newest sample time onto `readings`; per element kind, the devices
+        that have one."""
+        dated: dict[Element, frozenset[str]] = {}
+        sampled = readings.sampled
+        for element, samples in zip(clocks, answers, strict=True):
+            devices = set()
+            for sample in samples:
+                device = self.resolver.device(element, sample.labels)
+                if device is not None:
+                    devices.add(device)
+                    sampled[device] = max(sampled.get(device, 0.0), sample.value)
+            dated[element] = frozenset(devices)
+        return dated
+
+    def _flagged(self, answers: Mapping[str, list[Sample]]) -> tuple[dict[Element, list[str]],
                                                                      set[str]]:
-        """Per element kind, matchers (`instance=~"a|b", device=~"x|y"`) that select at least
-        every series of every element the sieve named (the cross product of their labels);
-        and the elements it named."""
-        values: dict[Element, dict[str, set[str]]] = {}
+        """Per element kind, matcher terms (`instance=~"a|b", device=~"x|y"`, one per set of
+        devices whose named elements have the same names) that together select every series
+        of every element the sieve named, and little else: one term for all of them would
+        select the cross product of devices and element names (33 storm-paused ports on 33
+        switches: 1,089 ports, each with its DOM lanes); and the elements it named."""
+        tails: dict[Element, dict[tuple[tuple[str, str], ...], set[str]]] = {}
         named: set[str] = set()
         for mapped in self.mapped:
-            grouping = self.labels.grouping(mapped.element)
+            *leading, tail = self.labels.grouping(mapped.element)
             for sample in answers.get(mapped.key, []):
                 element = self.resolver.element(mapped.element, sample.labels)
                 if element is None:
                     continue
                 named.add(element)
-                kept = values.setdefault(mapped.element, {})
-                for label in grouping:
-                    if label in sample.labels:
-                        kept.setdefault(label, set()).add(sample.labels[label])
-        return {element: ", ".join(
-            f'{label}=~"{_alternatives(found)}"' for label, found in sorted(labels.items()))
-            for element, labels in values.items() if labels}, named
+                labels = sample.labels
+                where = tuple((label, labels[label]) for label in leading if label in labels)
+                found = tails.setdefault(mapped.element, {}).setdefault(where, set())
+                if tail in labels:
+                    found.add(labels[tail])
+        flagged: dict[Element, list[str]] = {}
+        for element, groups in tails.items():
+            tail = self.labels.grouping(element)[-1]
+            merged: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, set[str]]] = {}
+            for where, names in groups.items():
+                values = merged.setdefault((tuple(label for label, _ in where),
+                                            frozenset(names)), {})
+                for label, value in where:
+                    values.setdefault(label, set()).add(value)
+            terms = []
+            for (_, tails_of), values in merged.items():
+                parts = [f'{label}=~"{_alternatives(found)}"' for label, found in values.items()]
+                if tails_of:
+                    parts.append(f'{tail}=~"{_alternatives(set(tails_of))}"')
+                terms.append(", ".join(parts))
+            flagged[element] = sorted(terms)
+        return flagged, named
 
     def _quiet(self, device: str, element: Element, keys: list[str], at: float) -> ProbeResult:
+        """The sieve's ok mark for a device's elements of one kind (`keys`, sorted)."""
         ended = datetime.fromtimestamp(at, UTC)
-        probes = sorted({m.probe for m in self.mapped if m.element == element})
+        probes = self._probes_of[element]
         return ProbeResult(probe="prometheus", target=device, command="promql: sieve",
                            started_at=ended, ended_at=ended, verdict=Verdict.OK,
-                           parsed={"quiet": sorted(keys), "probes": probes})
+                           parsed={"quiet": keys, "probes": probes})
 
     def _note_down(self, down: list[Sample]) -> None:
         if down:

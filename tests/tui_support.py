@@ -20,12 +20,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import textual._wait
+
 from fabtui.config import load_settings
 from fabtui.model.findings import Finding, Severity
 from fabtui.model.probe import Metric, ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.tui.app import FabtuiApp
 from fabtui.workspace import Workspace
+
+textual._wait.SLEEP_GRANULARITY = 0.005
+textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
+"""The pilot waits for the app to go idle after every key it presses, twice (`wait_for_idle`):
+rounds of a 1/50 s sleep until one round costs under 1/20 of it in CPU. At that grain typing a
+22-character port name waited 1-2 s, and the app tests were wall-bound by it. Textual's own rule
+is kept (a round idle when it used under 5 % CPU), only at a finer grain of 5 ms: the app state
+the tests read is the same, reached sooner. Every app test imports this module, so every one
+runs at this grain."""
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 NOW = 1_790_000_000.0

@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import os
 import re
+import time
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,6 +93,28 @@ def storm(app: FabtuiApp, pauses: float, at: float = NOW) -> None:
 def screen_text(app: FabtuiApp) -> str:
     """The screen as plain text, one line per row."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def until(pilot: Any, check: Callable[[], object], what: str, seconds: float = 60.0, *,
+                then_idle: bool = True) -> None:
+    """Pump the app until `check()` holds, then (`then_idle`) let it go idle; fail after
+    `seconds`, naming `what` and showing the screen. What the app does in a worker or on its
+    next refresh is waited for this way, not by idleness alone: a process starved of CPU
+    (a loaded machine) reads as idle."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}:\n" \
+            f"{screen_text(pilot.app)}"
+        await pilot.pause(0.05)
+    if then_idle:
+        await pilot.pause()
+
+
+async def shows(pilot: Any, *wanted: str, seconds: float = 60.0) -> str:
+    """The screen's text once every one of `wanted` is on it (see `until`)."""
+    await until(pilot, lambda: all(w in screen_text(pilot.app) for w in wanted),
+                " and ".join(map(repr, wanted)), seconds)
+    return screen_text(pilot.app)
 
 
 def assert_snapshot(app: FabtuiApp, name: str) -> None:

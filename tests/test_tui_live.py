@@ -58,7 +58,8 @@ async def test_the_demo_screen_injects_a_fault_the_poller_then_sees() -> None:
 
         demo.query_one("#demo-fault", Select).value = "pfc-storm"
         await pilot.click("#demo-inject")
+        # the poller may read the fault before the injecting worker's notice is shown
         await until(pilot, lambda: screen.snapshot.of("node003:mlx5_1") is Health.FAIL,
                     "the injected fault")
-        assert any("injected pfc-storm on node003:mlx5_1" in str(n.message)
-                   for n in app._notifications)
+        await until(pilot, lambda: any("injected pfc-storm on node003:mlx5_1" in str(n.message)
+                                       for n in app._notifications), "the demo's notice")

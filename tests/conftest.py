@@ -14,16 +14,34 @@ from fabtui.paths import demo_topology, shipped_dir, shipped_templates
 
 REPO = Path(__file__).resolve().parent.parent
 
-SPREAD = frozenset({"test_runbook_library.py", "test_parse_streaming.py", "test_docs.py"})
-"""Files whose tests are long and independent (each its own scratch folders): pytest-xdist hands
-them out one test at a time. Every other file's tests stay together on one worker, as
-`--dist loadfile` keeps them, so a module-scoped fixture (an sshd, a built wheel, a simulated
-job) is built once. One file of long tests on one worker was the suite's tail: the runbook
-cases alone are a third of its time."""
+SPREAD = frozenset({
+    "test_runbook_library.py", "test_parse_streaming.py", "test_docs.py", "test_hostile_input.py",
+    "test_tui_runbooks.py", "test_tui_journeys.py", "test_tui_cases.py", "test_tui_console.py",
+    "test_tui_triage.py", "test_tui_tmux.py", "test_tui_app.py", "test_tui_live.py",
+    "test_tui_report.py",
+})
+"""Files whose tests are long and independent (each its own scratch folders, no module-scoped
+fixture): pytest-xdist hands them out one test at a time. Every other file's tests stay
+together on one worker, as `--dist loadfile` keeps them, so a module-scoped fixture (an sshd,
+a built wheel, a simulated job) is built once. One file of long tests on one worker was the
+suite's tail: the runbook cases alone are a third of its time."""
+
+FIRST = (
+    "test_tui_journeys.py", "test_docs.py", "test_prom_live.py", "test_reports.py",
+    "test_tui_tmux.py", "test_runbook_library.py", "test_tui_runbooks.py", "test_tui_triage.py",
+    "test_tui_cases.py", "test_tui_console.py", "test_hostile_input.py", "test_tui_live.py",
+    "test_transport_cli.py", "test_tui_report.py", "test_triage_on_simulated_hangs.py",
+    "test_import_hygiene.py",
+)
+"""The files whose work units take longest (single tests of 10-25 s, or a module fixture and
+its tests), longest first: they are handed out before the rest, so the suite ends on short
+units and not with one worker alone on a long one. A scheduling hint only, from the
+`--durations` of a full run: a file missing here runs all the same, after these."""
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """`--dist loadfile`, except that the tests of the `SPREAD` files are handed out one by one.
+    """`--dist loadfile`, except that the tests of the `SPREAD` files are handed out one by one,
+    and the units of the `FIRST` files before all others.
 
     (A scheduler of our own: pytest 9 ignores the test-id suffix `--dist loadgroup` relies on.)
     """
@@ -31,10 +49,20 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    rank = {name: i for i, name in enumerate(FIRST)}
+
     class _Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
             return nodeid if Path(path).name in SPREAD else path
+
+        def _assign_work_unit(self, node: object) -> None:
+            # xdist takes the queue's first unit; the earliest-ranked one is moved there
+            # (ties keep xdist's own order: most tests first).
+            first = min(self.workqueue, key=lambda scope: rank.get(
+                Path(scope.split("::", 1)[0]).name, len(FIRST)))
+            self.workqueue.move_to_end(first, last=False)
+            super()._assign_work_unit(node)  # type: ignore[arg-type]
 
     return _Scheduling(config, log)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +24,7 @@ from fabtui.tui.screens.case_view import CaseView
 from fabtui.tui.screens.cases import CasesScreen, Found
 from fabtui.tui.widgets.case_list import CaseList
 from fabtui.workspace import Workspace
-from tests.tui_support import NOW, assert_snapshot, asynctest, screen_text, workspace
+from tests.tui_support import NOW, assert_snapshot, asynctest, screen_text, until, workspace
 
 PFC_CASE = "pfc-storm-node006-nic-stall-prevention"
 OPTIC_ZH_CASE = "optic-fec-ber-fr4-spine-zh"
@@ -46,15 +45,6 @@ class Recording(FabtuiApp):
     def on_open_session(self, message: OpenSession) -> None:
         self.posted.append(("session", message.session, {}))
         message.prevent_default()
-
-
-async def until(pilot: Pilot[None], check: Callable[[], bool], what: str,
-                timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
 
 
 async def cases_mode(app: FabtuiApp, pilot: Pilot[None]) -> CasesScreen:

@@ -31,7 +31,7 @@ from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.screens.triage import TriageScreen
 from fabtui.workspace import Workspace, guided
-from tests.tui_support import NOW, asynctest, screen_text, workspace
+from tests.tui_support import NOW, asynctest, screen_text, until, workspace
 
 SIM_TIME = "960"
 """16 minutes into the nccl-hang scenario: the optic behind rank 21 is dead."""
@@ -56,15 +56,6 @@ def hang_app() -> tuple[FabtuiApp, Workspace, Path]:
     logs = Path("logs")
     generate(logs, JobSpec(case="optic", ranks=64), ws.graph())
     return FabtuiApp(ws, live=False, clock=lambda: NOW), ws, logs
-
-
-async def until(pilot: Any, check: Any, what: str, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}:\n" \
-            f"{screen_text(pilot.app)}"
-        await pilot.pause(0.05)
-    await pilot.pause()
 
 
 async def settle(pilot: Any, screen: SessionScreen) -> None:

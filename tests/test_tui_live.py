@@ -3,24 +3,14 @@ and the demo screen's fault injection."""
 
 from __future__ import annotations
 
-import time
-
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.screens.demo import DemoScreen
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.workspace.live import Health
-from tests.tui_support import asynctest, screen_text, workspace
+from tests.tui_support import asynctest, screen_text, until, workspace
 
 PLAN = ("nic.ethtool@node[001,003,006]:*", "switch.pfc@leaf-g00-r4")
 """A few nodes and the storm's leaf: enough to tell the storm from its neighbours, quickly."""
-
-
-async def until(pilot, check, seconds: float = 30) -> None:  # type: ignore[no-untyped-def]
-    """Wait (pumping the app) until `check()` holds; fail after `seconds`."""
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.05)
 
 
 @asynctest
@@ -33,9 +23,10 @@ async def test_pfc_storm_fails_the_nic_and_its_leaf_port_within_two_polls() -> N
         screen = app.screen
         assert isinstance(screen, FabricScreen)
         await until(pilot, lambda: screen.snapshot.round >= 1 and
-                    screen.snapshot.poll.value == "waiting")
+                    screen.snapshot.poll.value == "waiting", "the first poll")
         await until(pilot, lambda: screen.snapshot.of("node006:mlx5_4") is Health.FAIL and
-                    screen.snapshot.of("leaf-g00-r4:Ethernet40") is Health.FAIL)
+                    screen.snapshot.of("leaf-g00-r4:Ethernet40") is Health.FAIL,
+                    "the storm", then_idle=False)
         assert screen.snapshot.round <= 2
         assert screen.snapshot.of("node001:mlx5_4") is Health.OK
         await pilot.press("slash", *"node006:mlx5_4", "enter")
@@ -45,7 +36,7 @@ async def test_pfc_storm_fails_the_nic_and_its_leaf_port_within_two_polls() -> N
         assert "pause_ratio.tx_prio3" in text and "rate.rx.PFC3" in text
         await pilot.press("r")
         await until(pilot, lambda: any("nic.ethtool on node006:mlx5_4: fail" in str(n.message)
-                                       for n in app._notifications))
+                                       for n in app._notifications), "the probe-now notice")
     assert app.poller is not None and app.poller.cancelled
 
 
@@ -56,10 +47,10 @@ async def test_the_demo_screen_injects_a_fault_the_poller_then_sees() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, FabricScreen)
-        await until(pilot, lambda: screen.snapshot.round >= 1)
+        await until(pilot, lambda: screen.snapshot.round >= 1, "the first poll")
         assert screen.snapshot.of("node003:mlx5_1") is Health.OK
         await pilot.press("slash", *"node003:mlx5_1", "enter", "d")
-        await until(pilot, lambda: isinstance(app.screen, DemoScreen))
+        await until(pilot, lambda: isinstance(app.screen, DemoScreen), "the demo screen")
         demo = app.screen
         assert isinstance(demo, DemoScreen)
         assert demo.component == "node003:mlx5_1"
@@ -67,6 +58,8 @@ async def test_the_demo_screen_injects_a_fault_the_poller_then_sees() -> None:
 
         demo.query_one("#demo-fault", Select).value = "pfc-storm"
         await pilot.click("#demo-inject")
-        await until(pilot, lambda: screen.snapshot.of("node003:mlx5_1") is Health.FAIL)
-        assert any("injected pfc-storm on node003:mlx5_1" in str(n.message)
-                   for n in app._notifications)
+        # the poller may read the fault before the injecting worker's notice is shown
+        await until(pilot, lambda: screen.snapshot.of("node003:mlx5_1") is Health.FAIL,
+                    "the injected fault")
+        await until(pilot, lambda: any("injected pfc-storm on node003:mlx5_1" in str(n.message)
+                                       for n in app._notifications), "the demo's notice")

@@ -25,7 +25,14 @@ from fabtui.tui.screens.dialogs import Form, Gate
 from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.workspace import guided
-from tests.tui_support import assert_snapshot, asynctest, make_app, screen_text, workspace
+from tests.tui_support import (
+    assert_snapshot,
+    asynctest,
+    make_app,
+    screen_text,
+    shows,
+    workspace,
+)
 
 SIZES = [(80, 24), (160, 50)]
 PORT = "leaf-g00-r3:Ethernet16"
@@ -149,10 +156,9 @@ async def test_journey_2_guided_optic_replacement_by_keyboard() -> None:
         summary = session.engine.summary
         assert summary.outcome is Verdict.OK
         assert summary.path[-3:] == ["soak-and-verify", "return-the-node", "record-the-repair"]
-        text = screen_text(app)
-        assert "finished ✓ ok" in text
-        # the after-evidence beside the before, on the repaired port only
-        assert "after (before)" in text and "fec-after (fec-before)" in text
+        # the after-evidence beside the before, on the repaired port only (the table is
+        # drawn on the screen's next refresh)
+        await shows(pilot, "finished ✓ ok", "after (before)", "fec-after (fec-before)")
         table = session.query_one("#result", DataTable)
         rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
         serial = next(r for r in rows if r[0] == "dom-after (dom-before)" and

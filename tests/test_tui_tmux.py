@@ -153,6 +153,7 @@ def test_journey_1_in_tmux_from_hang_logs_to_the_hand_over_and_the_filed_case(
     wait_for(screen, "deepest confirmed: optic")
     keys("o")
     text = shown("nccl-hang-triage: inputs")
+    text = wait_for(screen, "enter: next / submit")  # the form has the focus: keys go in
     assert "node003:mlx5_5" in text
     step("o: the runbook's inputs, pre-filled from the suspect", text, began)
     keys(*["Enter"] * 6)
@@ -173,6 +174,7 @@ def test_journey_1_in_tmux_from_hang_logs_to_the_hand_over_and_the_filed_case(
     step("g: the session ends on the hand-over", text, began)
     keys("o")
     text = shown("optic-replacement: inputs")
+    text = wait_for(screen, "enter: next / submit")
     assert "leaf-g00-r5:Ethernet16" in text
     step("o: optic-replacement's inputs, carried from the session", text, began)
     keys("Enter", "Enter", "Enter")

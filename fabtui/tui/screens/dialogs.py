@@ -111,7 +111,6 @@ class Form(ModalScreen[dict[str, str] | None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
             box.border_title = self.title_text
-            box.border_subtitle = "enter: next / submit · esc: back"
             if self.hint:
                 yield Label(self.hint, classes="hint")
             for number, field in enumerate(self.fields):
@@ -124,6 +123,12 @@ class Form(ModalScreen[dict[str, str] | None]):
     def on_mount(self) -> None:
         if self.fields:
             self.query_one("#field-0", Input).focus()
+        self.call_after_refresh(self._ready)
+
+    def _ready(self) -> None:
+        """The keys' hint shows once the first field has the focus (`focus()` lands on a
+        later turn): what is typed from then on goes into the form, not the screen below."""
+        self.query_one(VerticalScroll).border_subtitle = "enter: next / submit · esc: back"
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         number = int((event.input.id or "field-0").split("-")[1])

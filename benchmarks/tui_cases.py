@@ -17,6 +17,7 @@ Prints figures; never fails on time.
 
     python benchmarks/tui_cases.py            # 10,000 cases, eight queries
     python benchmarks/tui_cases.py --smoke    # 10,000 cases, three queries (CI)
+    python benchmarks/tui_cases.py --verbose  # also each keystroke: the text typed, ms
 """
 
 from __future__ import annotations
@@ -152,6 +153,8 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="three queries (CI)")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the cases and the "
                         "index in DIR and reuse them on the next run (no rebuild)")
+    parser.add_argument("--verbose", action="store_true", help="print every keystroke: "
+                        "the text typed so far, ms in the app and through the library alone")
     args = parser.parse_args()
     queries = QUERIES[:3] if args.smoke else QUERIES
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; {CASES:,} cases, "
@@ -195,6 +198,9 @@ def main() -> None:
             row(f"library search, no app {label}", figures(bare)[index], figures(ref)[index],
                 None)
         row("library listing shown", listing * 1000, listing_ref * 1000, None)
+        if args.verbose:
+            for key, text, alone in zip(keys, typed, bare, strict=True):
+                print(f"    {text!r:<24} app {key * 1000:6.1f} ms  library {alone * 1000:6.1f} ms")
         slowest = sorted(zip(keys, typed, bare, strict=True), reverse=True)[:4]
         print("  slowest keystrokes (app, library alone): " + ", ".join(
             f"{text!r} {key * 1000:.0f} / {alone * 1000:.0f} ms" for key, text, alone in slowest))

@@ -84,7 +84,7 @@ STOP_WORDS = frozenset((
     "why", "how", "all", "any", "some", "each", "per", "via",
 ))
 
-_IRREGULAR = {"hung": "hang", "fell": "fall", "fallen": "fall", "ran": "run", "went": "go",
+IRREGULAR = {"hung": "hang", "fell": "fall", "fallen": "fall", "ran": "run", "went": "go",
               "lost": "lose", "froze": "freeze", "frozen": "freeze", "brought": "bring",
               "seen": "see", "saw": "see", "kept": "keep", "rebooted": "reboot"}
 
@@ -143,8 +143,8 @@ def stem(word: str) -> str:
     """A light English stemmer: plural, -ing and -ed, then a final `e`, so `time`, `timed` and
     `timing` share `tim`. Deliberately conservative: it never merges unrelated words as
     aggressively as Porter does, and it leaves words of three letters or fewer alone."""
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
+    if word in IRREGULAR:
+        return IRREGULAR[word]
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:

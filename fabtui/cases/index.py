@@ -449,6 +449,11 @@ class CaseIndex:
         name = self._current()
         if name is None or self._stored_generation(name) != generation:
             return False
+        if self._ix is not None and name == self._name:
+            # This instance already opened and read that folder: checking it again would cost
+            # a whoosh open per search (15-30 ms, most of an as-you-type keystroke). A failure
+            # to read it later still condemns it (`search`).
+            return True
         try:
             ix = windex.open_dir(str(self.directory / name))
             with ix.searcher() as searcher:
@@ -582,6 +587,13 @@ class CaseIndex:
         self._searcher = self._ix.searcher()
         self._scorer = _Scorer(self._searcher)
         return self._scorer
+
+    def warm(self) -> None:
+        """Pay what the first search would: open the searcher, read the lengths and deletions,
+        run the analyzer once (a screen does this before the first keystroke). Raises
+        CaseIndexError when there is no index."""
+        self._open_scorer()
+        analyze("warm up 预热")
 
     def search(self, query: str, filters: SearchFilters | None = None,
                limit: int = 10) -> SearchResult:

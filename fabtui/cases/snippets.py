@@ -8,13 +8,14 @@ must contain and analyzes only the windows around them.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fabtui.cases.analysis import SYNONYMS, Token, analyze, fold, stem
+from fabtui.cases.analysis import IRREGULAR, SYNONYMS, Token, analyze, fold, stem
 from fabtui.cases.query import Plan
 
 TEXT_FIELDS = ("title", "symptom", "root_cause", "resolution", "body")
@@ -24,8 +25,7 @@ SNIPPET_CHARS = 200
 
 _ID_DIGITS = re.compile(r"^(?:s?xid|rail|ib-status|cuda-error)-(\d+)$")
 _REVERSE_IRREGULAR: dict[str, list[str]] = {}
-for _surface, _root in {"hung": "hang", "fell": "fall", "froze": "freeze", "lost": "lose",
-                        "ran": "run", "saw": "see", "kept": "keep"}.items():
+for _surface, _root in IRREGULAR.items():
     _REVERSE_IRREGULAR.setdefault(_root, []).append(_surface)
 
 
@@ -71,14 +71,62 @@ def _analyzed(text: str) -> list[Token]:
     return tokens
 
 
+def _head(word: str) -> str:
+    """What every spelling of the stemmed Latin `word` holds: a stem keeps all of its word
+    but the last letter (`studies` -> `study`, `stopped` -> `stop`); irregular forms aside."""
+    if word.isascii() and word.isalpha():
+        return word[:max(1, min(len(word) - 1, 4))]
+    return word
+
+
+@functools.lru_cache(maxsize=256)
+def _sure_needles(terms: frozenset[str], prefixes: tuple[str, ...]) -> frozenset[str] | None:
+    """Substrings of which a field's folded lowercase text holds at least one whenever the
+    analyzer makes a term or prefix of the query from it; None when no such set is known
+    (a prefix of an identifier). A field holding none is not analyzed: most fields of a hit
+    match nothing, and analyzing them cost most of a keystroke on cases not seen before."""
+    out: set[str] = set()
+
+    def spellings_of(stemmed: str) -> None:
+        out.add(_head(stemmed))
+        out.update(_REVERSE_IRREGULAR.get(stemmed, ()))
+
+    for term in terms:
+        if term.startswith("~"):
+            for spelling in SYNONYMS.get(term[1:], ()):
+                first = re.split(r"[\s\-_]+", fold(spelling.lower()))[0]
+                if not first:
+                    return None
+                spellings_of(stem(first) if first.isalpha() else first)
+            continue
+        m = _ID_DIGITS.match(term)
+        if m:
+            out.add(m.group(1))
+        else:
+            spellings_of(term)
+    for prefix in prefixes:
+        if not (prefix.isascii() and prefix.isalpha()):
+            return None
+        out.add(_head(prefix))
+        for root, surfaces in _REVERSE_IRREGULAR.items():
+            if root.startswith(prefix):
+                out.update(surfaces)
+    return frozenset(n for n in out if n)
+
+
 def needles_of(plan: Plan) -> set[str]:
     """What `explain` looks for in a long field, for one query."""
     return _needles(plan.terms, plan.prefixes)
 
 
 def _matching_tokens(text: str, terms: set[str], prefixes: Sequence[str],
-                     needles: set[str]) -> list[Token]:
-    """The tokens of `text` that the query matches, with their spans in `text`."""
+                     needles: set[str], sure: frozenset[str] | None = None) -> list[Token]:
+    """The tokens of `text` that the query matches, with their spans in `text`; `sure`: see
+    `_sure_needles` (none of them in `text`: nothing matches)."""
+    if sure is not None:
+        folded = fold(text).lower()
+        if not any(needle in folded for needle in sure):
+            return []
     if len(text) <= WHOLE_TEXT:
         return [t for t in _analyzed(text) if t.text in terms
                 or (prefixes and any(t.text.startswith(p) for p in prefixes))]
@@ -172,9 +220,11 @@ def explain(fields: Mapping[str, Any], plan: Plan,
         needles = needles_of(plan)
     matched: dict[str, list[str]] = {}
     per_field: dict[str, list[Token]] = {}
+    sure = _sure_needles(frozenset(plan.terms), tuple(plan.prefixes))
     for name in TEXT_FIELDS:
         text = fields.get(name) or ""
-        tokens = _matching_tokens(text, plan.terms, plan.prefixes, needles) if text else []
+        tokens = _matching_tokens(text, plan.terms, plan.prefixes, needles, sure) \
+            if text else []
         per_field[name] = tokens
         words = list(dict.fromkeys(fold(text[a:b]).lower() for a, b in _merged(tokens)))
         if words:

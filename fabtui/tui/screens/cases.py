@@ -11,6 +11,7 @@ session id: the draft that session would file, and its similar cases).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from textual.binding import BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from fabtui.cases.present import as_you_type, split_filters, why
 from fabtui.errors import InputError, RequestError
@@ -121,6 +122,7 @@ class CasesScreen(Screen[None]):
         """The query line as typed last."""
         self.limit = self.first_limit = LIMIT
         self.total = 0
+        self._warmed = threading.Event()
 
     @property
     def fab(self) -> FabtuiApp:
@@ -170,6 +172,19 @@ class CasesScreen(Screen[None]):
         _freeze_heap()
         if not worker.is_cancelled:
             self.post_message(CasesFound(number, line, found, more=limit > self.first_limit))
+        if not self._warmed.is_set():
+            self._warm(worker)
+
+    def _warm(self, worker: Worker[None]) -> None:
+        """Once, after the first list is shown: open the search index (bringing it up to the
+        store) so that the first keystroke pays a search, not the opening. A keystroke that
+        comes meanwhile waits for the lock (opening is the first search's cost anyway)."""
+        self._warmed.set()
+        with LIBRARY_LOCK:
+            if worker.is_cancelled:
+                return
+            with contextlib.suppress(Exception):  # best effort: the next search says what
+                self.fab.workspace.cases.warm()    # is wrong, in the status line
 
     @on(CaseList.NearEnd)
     def _more(self) -> None:

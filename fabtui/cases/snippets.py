@@ -51,19 +51,22 @@ def _needles(terms: set[str], prefixes: Sequence[str]) -> set[str]:
 
 # The analyzed text of recently shown fields: the same cases come back keystroke after
 # keystroke (search-as-you-type) and query after query. Bounded; keyed by the text itself.
-_ANALYZED: OrderedDict[str, list[Token]] = OrderedDict()
+# Kept as plain tuples (text, pos, start, end, span), which the collector stops tracking: as
+# Token objects, every full collection walked hundreds of thousands of them.
+_Plain = tuple[str, int, int, int, int]
+_ANALYZED: OrderedDict[str, tuple[_Plain, ...]] = OrderedDict()
 _ANALYZED_SIZE = 4096
 WHOLE_TEXT = 2500  # a field up to this long is analyzed whole (and cached), longer in windows
 _LOCK = threading.Lock()
 
 
-def _analyzed(text: str) -> list[Token]:
+def _analyzed(text: str) -> tuple[_Plain, ...]:
     with _LOCK:
         tokens = _ANALYZED.get(text)
         if tokens is not None:
             _ANALYZED.move_to_end(text)
             return tokens
-    tokens = analyze(text)
+    tokens = tuple((t.text, t.pos, t.start, t.end, t.span) for t in analyze(text))
     with _LOCK:
         _ANALYZED[text] = tokens
         while len(_ANALYZED) > _ANALYZED_SIZE:
@@ -128,8 +131,8 @@ def _matching_tokens(text: str, terms: set[str], prefixes: Sequence[str],
         if not any(needle in folded for needle in sure):
             return []
     if len(text) <= WHOLE_TEXT:
-        return [t for t in _analyzed(text) if t.text in terms
-                or (prefixes and any(t.text.startswith(p) for p in prefixes))]
+        return [Token(*t) for t in _analyzed(text) if t[0] in terms
+                or (prefixes and any(t[0].startswith(p) for p in prefixes))]
     low = fold(text).lower()
     windows: list[tuple[int, int]] = []
     if len(low) != len(text):
@@ -231,7 +234,7 @@ def explain(fields: Mapping[str, Any], plan: Plan,
             matched[name] = words
     for name in LIST_FIELDS:
         hits = [v for v in fields.get(name) or []
-                if any(t.text in plan.terms or any(t.text.startswith(p) for p in plan.prefixes)
+                if any(t[0] in plan.terms or any(t[0].startswith(p) for p in plan.prefixes)
                        for t in _analyzed(v))]
         if hits:
             matched[name] = hits

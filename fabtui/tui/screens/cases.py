@@ -36,9 +36,10 @@ from fabtui.tui.widgets.footer import KeyFooter
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
 
-LIMIT = 30
-"""Search results asked for at first: snippets cost ~0.4 ms a hit, so a keystroke asks for two
-screens' worth; moving to the end of the list asks for more (the listing shows every case)."""
+LIMIT = 16
+"""Search results asked for at first: a snippet costs up to 1.5 ms a hit the first time its case
+comes back, so a keystroke asks for what one screen shows (15 cases at 160x50) and one more;
+moving to the end of the list asks for twice as many (the listing shows every case)."""
 LIBRARY_LOCK = threading.Lock()
 """Held by whoever uses the case library off the app's thread, and by writes: its search index
 is one object that two threads must not read at once (`CaseIndex`: one per thread)."""
@@ -123,6 +124,8 @@ class CasesScreen(Screen[None]):
         self.limit = self.first_limit = LIMIT
         self.total = 0
         self._warmed = threading.Event()
+        self._listed: tuple[str, list[Entry]] | None = None
+        """The listing and the store generation it was made at."""
 
     @property
     def fab(self) -> FabtuiApp:
@@ -204,11 +207,7 @@ class CasesScreen(Screen[None]):
             if not typed.text.strip():
                 if typed.filters:
                     return Found([], "type a symptom to search with the filters" + problem)
-                rows = library.list()
-                return Found([Entry(r.id, r.title, " ".join(filter(None, (r.status, r.severity))),
-                                    f"{r.symptom_class} · opened {r.opened or '?'}")
-                              for r in rows], f"{len(rows)} cases in the library" + problem,
-                             len(rows))
+                return self._listing(problem)
             typing = line.rstrip() == line and line.split()[-1] == typed.text.split()[-1]
             result = library.search(as_you_type(typed.text) if typing else typed.text,
                                     limit=limit, **typed.filters)
@@ -223,6 +222,19 @@ class CasesScreen(Screen[None]):
             status += f" · did you mean: {result.suggestion}"
         return Found(entries, status + problem, result.total)
 
+    def _listing(self, problem: str) -> Found:
+        """Every case, most recently changed first: built once per state of the store (the
+        query line is cleared often, and 10,000 new entries a time fed the collector)."""
+        library = self.fab.workspace.cases
+        generation = library.store.generation()
+        if self._listed is None or self._listed[0] != generation:
+            rows = library.list()
+            self._listed = generation, [
+                Entry(r.id, r.title, " ".join(filter(None, (r.status, r.severity))),
+                      f"{r.symptom_class} · opened {r.opened or '?'}") for r in rows]
+        entries = self._listed[1]
+        return Found(entries, f"{len(entries)} cases in the library" + problem, len(entries))
+
     @on(CasesFound)
     def _found(self, message: CasesFound) -> None:
         if message.search != self.search_no:
@@ -233,7 +245,8 @@ class CasesScreen(Screen[None]):
         listing = self.query_one(CaseList)
         with self.app.batch_update():
             listing.set_entries(found.entries, listing.cursor if more else 0)
-            self.query_one("#case-status", Static).update(found.status)
+            # one line high whatever it says: no layout pass (each was a full reflow)
+            self.query_one("#case-status", Static).update(found.status, layout=False)
         self.shown_query = query
         self.total = found.total
 

@@ -220,6 +220,25 @@ def test_an_open_index_is_not_opened_again_for_each_search(
     assert ix.ensure(_docs, "g2") is True  # the store moved on: still rebuilt
 
 
+def test_warming_opens_the_index_then_decodes_the_frequent_postings_step_by_step(
+        tmp_path: Path) -> None:
+    import fabtui.cases.index as module
+
+    ix = CaseIndex(tmp_path)
+    ix.ensure(_docs, "g1")
+    with module._CACHE_LOCK:
+        module._CACHE.clear()
+        module._CACHE_SIZE[0] = 0
+    steps = ix.warm()
+    next(steps)  # opened (the first keystroke's cost): nothing decoded yet
+    assert ix._scorer is not None and not module._CACHE
+    for _ in steps:
+        pass
+    warmed = {term for _, field, term in module._CACHE if field == "text"}
+    assert {"nccl", "hang", "optic"} <= warmed
+    assert ids(ix, "nccl hang")[0] == "nccl-hang-optic"
+
+
 def test_an_index_that_fails_to_read_is_rebuilt_by_the_next_ensure(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import fabtui.cases.index as module

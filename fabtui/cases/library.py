@@ -283,14 +283,18 @@ class CaseLibrary:
         given = {k: v for k, v in filters.items() if v is not None}
         return index.search(query, self._engine.filters(**given) if given else None, limit)
 
-    def warm(self) -> None:
-        """Bring the index up to the store and open it (what the first search would pay),
-        so that a search typed next answers in a search's time. Nothing without an index."""
+    def warm(self) -> Iterator[None]:
+        """Step by step, what the first searches would pay: bring the index up to the store,
+        open it, and whatever else the index warms (`CaseIndex.warm`), so that a search typed
+        next answers in a search's time. The caller may stop between steps; nothing without
+        an index."""
         if self._engine is None:
             return
-        warm = getattr(self._fresh_index(), "warm", None)
-        if warm is not None:
-            warm()
+        index = self._fresh_index()
+        yield
+        steps = getattr(index, "warm", None)
+        if steps is not None:
+            yield from steps()
 
     def reindex(self) -> int:
         """Rebuild the index from the store, whatever state it is in; returns the cases."""

@@ -11,7 +11,6 @@ session id: the draft that session would file, and its similar cases).
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import threading
 from dataclasses import dataclass
@@ -180,14 +179,21 @@ class CasesScreen(Screen[None]):
 
     def _warm(self, worker: Worker[None]) -> None:
         """Once, after the first list is shown: open the search index (bringing it up to the
-        store) so that the first keystroke pays a search, not the opening. A keystroke that
-        comes meanwhile waits for the lock (opening is the first search's cost anyway)."""
+        store) and decode its most used postings (`CaseLibrary.warm`), so that the first
+        keystrokes pay a search, not the opening. Step by step under the lock: a keystroke
+        meanwhile waits for one step at most, and cancels the rest (an exclusive worker)."""
         self._warmed.set()
-        with LIBRARY_LOCK:
-            if worker.is_cancelled:
-                return
-            with contextlib.suppress(Exception):  # best effort: the next search says what
-                self.fab.workspace.cases.warm()    # is wrong, in the status line
+        steps = self.fab.workspace.cases.warm()
+        while not worker.is_cancelled:
+            with LIBRARY_LOCK:
+                if worker.is_cancelled:
+                    return
+                try:
+                    next(steps)
+                except StopIteration:
+                    return
+                except Exception:  # best effort: the next search says what is wrong
+                    return
 
     @on(CaseList.NearEnd)
     def _more(self) -> None:

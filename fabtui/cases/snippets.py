@@ -60,12 +60,18 @@ WHOLE_TEXT = 2500  # a field up to this long is analyzed whole (and cached), lon
 _LOCK = threading.Lock()
 
 
-def _analyzed(text: str) -> tuple[_Plain, ...]:
+def _cached(text: str) -> tuple[_Plain, ...] | None:
     with _LOCK:
         tokens = _ANALYZED.get(text)
         if tokens is not None:
             _ANALYZED.move_to_end(text)
-            return tokens
+        return tokens
+
+
+def _analyzed(text: str) -> tuple[_Plain, ...]:
+    tokens = _cached(text)
+    if tokens is not None:
+        return tokens
     tokens = tuple((t.text, t.pos, t.start, t.end, t.span) for t in analyze(text))
     with _LOCK:
         _ANALYZED[text] = tokens
@@ -117,6 +123,12 @@ def _sure_needles(terms: frozenset[str], prefixes: tuple[str, ...]) -> frozenset
     return frozenset(n for n in out if n)
 
 
+def _holds(text: str, needles: frozenset[str]) -> bool:
+    """Whether the folded lowercase `text` holds one of `needles`."""
+    low = text.lower() if text.isascii() else fold(text).lower()
+    return any(needle in low for needle in needles)
+
+
 def needles_of(plan: Plan) -> set[str]:
     """What `explain` looks for in a long field, for one query."""
     return _needles(plan.terms, plan.prefixes)
@@ -125,14 +137,18 @@ def needles_of(plan: Plan) -> set[str]:
 def _matching_tokens(text: str, terms: set[str], prefixes: Sequence[str],
                      needles: set[str], sure: frozenset[str] | None = None) -> list[Token]:
     """The tokens of `text` that the query matches, with their spans in `text`; `sure`: see
-    `_sure_needles` (none of them in `text`: nothing matches)."""
-    if sure is not None:
-        folded = fold(text).lower()
-        if not any(needle in folded for needle in sure):
-            return []
+    `_sure_needles` (none of them in `text`: nothing matches, and a field not analyzed yet is
+    not analyzed)."""
     if len(text) <= WHOLE_TEXT:
-        return [Token(*t) for t in _analyzed(text) if t[0] in terms
+        tokens = _cached(text)
+        if tokens is None:
+            if sure is not None and not _holds(text, sure):
+                return []
+            tokens = _analyzed(text)
+        return [Token(*t) for t in tokens if t[0] in terms
                 or (prefixes and any(t[0].startswith(p) for p in prefixes))]
+    if sure is not None and not _holds(text, sure):
+        return []
     low = fold(text).lower()
     windows: list[tuple[int, int]] = []
     if len(low) != len(text):

@@ -118,6 +118,17 @@ def test_snippets_highlight_the_matching_words(index: CaseIndex) -> None:
     assert [zh.snippet[a:b] for a, b in zh.highlights] == ["闪断"]
 
 
+def test_a_word_typed_half_way_matches_its_irregular_and_stemmed_forms(index: CaseIndex) -> None:
+    # A field is only analyzed when it holds a substring its matches must contain: `fall*`
+    # must still find the `fell` and `fallen` of the Xid 79 case, `hang*` its `hung`.
+    fell = index.search("fall*").hits[0]
+    assert fell.id == "xid79"
+    assert fell.matched["title"] == ["fell"] and "fallen" in fell.matched["symptom"]
+    hung = {h.id: h for h in index.search("hang*").hits}["nccl-hang-optic"]
+    assert "hung" in hung.matched["symptom"]
+    assert "root_cause" not in hung.matched  # a field without the word matches nothing
+
+
 def test_each_hit_says_which_fields_and_words_matched(index: CaseIndex) -> None:
     hit = index.search("stuck xid 79").hits[0]
     assert hit.id == "xid79"
@@ -189,6 +200,43 @@ def test_stale_missing_and_corrupt_indexes_are_rebuilt(tmp_path: Path) -> None:
     (tmp_path / "CURRENT").unlink()
     assert ix.ensure(_docs, "g2") is True
     assert len(list(tmp_path.glob("ix-*"))) == 1  # old builds are cleaned up
+
+
+def test_an_open_index_is_not_opened_again_for_each_search(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fabtui.cases.index as module
+
+    ix = CaseIndex(tmp_path)
+    ix.ensure(_docs, "g1")
+    assert ids(ix, "nccl hang")[0] == "nccl-hang-optic"
+    opened: list[str] = []
+    real = module.windex.open_dir
+    monkeypatch.setattr(module.windex, "open_dir", lambda *a, **k: opened.append(a[0]) or
+                        real(*a, **k))
+    for _ in range(3):  # search-as-you-type: ensure, then search, per keystroke
+        assert ix.ensure(_docs, "g1") is False
+        assert ids(ix, "nccl hang")[0] == "nccl-hang-optic"
+    assert opened == []
+    assert ix.ensure(_docs, "g2") is True  # the store moved on: still rebuilt
+
+
+def test_warming_opens_the_index_then_decodes_the_frequent_postings_step_by_step(
+        tmp_path: Path) -> None:
+    import fabtui.cases.index as module
+
+    ix = CaseIndex(tmp_path)
+    ix.ensure(_docs, "g1")
+    with module._CACHE_LOCK:
+        module._CACHE.clear()
+        module._CACHE_SIZE[0] = 0
+    steps = ix.warm()
+    next(steps)  # opened (the first keystroke's cost): nothing decoded yet
+    assert ix._scorer is not None and not module._CACHE
+    for _ in steps:
+        pass
+    warmed = {term for _, field, term in module._CACHE if field == "text"}
+    assert {"nccl", "hang", "optic"} <= warmed
+    assert ids(ix, "nccl hang")[0] == "nccl-hang-optic"
 
 
 def test_an_index_that_fails_to_read_is_rebuilt_by_the_next_ensure(

@@ -190,6 +190,34 @@ async def test_old_data_shows_as_stale() -> None:
         assert node_line.split()[1:3] == ["~", "~"]
 
 
+def test_a_narrow_footer_keeps_the_screens_keys_in_order_and_help_last() -> None:
+    from fabtui.tui.widgets.footer import Row, fit
+
+    def row(key: str, label: str, id: str = "") -> Row:
+        return Row(key, key, label, key, True, "", id)
+
+    own = [row("n", "Next", "session.next"), row("g", "To gate", "session.gate"),
+           row("f", "File case", "session.file")]
+    others = [row("1", "Fabric"), row("^q", "Quit")]
+    help_row = row("?", "Help", "app.help")
+    wide = fit(own, others, help_row, 160, True)
+    assert wide[1:] == (False, True) and [r.label for r in wide[0]][-1] == "Help"
+
+    def labels(width: int, palette: bool = False) -> str:
+        rows, narrow, docked = fit(own, others, help_row, width, palette)
+        assert narrow
+        return " ".join(f"{r.display} {r.label}" for r in rows) + (" | ^p" if docked else "")
+
+    assert labels(56) == "n Next g To gate f File case 1 Fabric ^q Quit ? Help"
+    assert labels(45) == "n Next g To gate f File case 1 Fabric ? more"
+    assert labels(40) == "n Next g To gate f File case ? more"
+    assert labels(30) == "n Next g Gate f File ? more"  # short labels: all of the screen's own
+    assert labels(13) == "n Next ? more"
+    assert labels(56, palette=True) == "n Next g To gate f File case 1 Fabric ? more | ^p"
+    assert labels(40, palette=True) == "n Next g Gate f File ? more | ^p"
+    assert labels(30, palette=True) == "n Next g Gate f File ? more"  # no room for it
+
+
 @asynctest
 async def test_help_palette_and_quit() -> None:
     """`?` lists every action with its binding id, ctrl+p offers them by name, q quits."""

@@ -418,6 +418,32 @@ async def test_session_snapshot(size: tuple[int, int]) -> None:
         assert_snapshot(app, f"runbooks-session-{size[0]}x{size[1]}")
 
 
+SESSION_FOOTER_80 = "n Next g Gate s Skip j Jump r Rerun a Note x Abort o Hand c Past f File ? more"
+
+
+@asynctest
+async def test_at_80_columns_the_session_footer_shows_every_session_key_and_help() -> None:
+    """Cut off after `o Han` before: every key of a session now shows (short labels), and `?`
+    (more) opens the help page on the session's keys, with their full labels."""
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        library = app.screen
+        assert isinstance(library, RunbooksScreen)
+        library._start(app.workspace.runbook("optic-replacement"), {"port": PORT}, "")
+        await pilot.pause(0.3)
+        await steady(pilot, app)
+        assert screen_text(app).splitlines()[-1].rstrip() == SESSION_FOOTER_80
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        rows = [line.split("│")[1] for line in text.splitlines() if line.count("│") == 2]
+        keys = [row.split()[:2] for row in rows if not row[:4].isspace()
+                and row.startswith("   ")]  # a key's line, not its wrapped help
+        assert keys[:3] == [["n", "Next"], ["g", "To"], ["s", "Skip"]]  # the session's first
+
+
 # headless parts ---------------------------------------------------------------------------------
 def test_the_library_search_is_runbook_find_s() -> None:
     library = workspace().library

@@ -84,7 +84,7 @@ STOP_WORDS = frozenset((
     "why", "how", "all", "any", "some", "each", "per", "via",
 ))
 
-_IRREGULAR = {"hung": "hang", "fell": "fall", "fallen": "fall", "ran": "run", "went": "go",
+IRREGULAR = {"hung": "hang", "fell": "fall", "fallen": "fall", "ran": "run", "went": "go",
               "lost": "lose", "froze": "freeze", "frozen": "freeze", "brought": "bring",
               "seen": "see", "saw": "see", "kept": "keep", "rebooted": "reboot"}
 
@@ -143,8 +143,8 @@ def stem(word: str) -> str:
     """A light English stemmer: plural, -ing and -ed, then a final `e`, so `time`, `timed` and
     `timing` share `tim`. Deliberately conservative: it never merges unrelated words as
     aggressively as Porter does, and it leaves words of three letters or fewer alone."""
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
+    if word in IRREGULAR:
+        return IRREGULAR[word]
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
@@ -194,8 +194,9 @@ def _base_tokens(text: str) -> list[tuple[str, int, int, str]]:
             raw = m.group(0)
             cached = _WORD_CACHE.get(raw)
             if cached is None:
-                cached = []
-                _word_tokens(raw, 0, cached)
+                made: list[tuple[str, int, int, str]] = []
+                _word_tokens(raw, 0, made)
+                cached = tuple(made)  # not a list: tuples of plain values leave the collector
                 if len(_WORD_CACHE) > 100_000:  # bounded: a huge import must not hoard memory
                     _WORD_CACHE.clear()
                 _WORD_CACHE[raw] = cached
@@ -210,7 +211,7 @@ def _base_tokens(text: str) -> list[tuple[str, int, int, str]]:
 
 
 # The terms of a word depend on the word alone, and case text repeats its vocabulary.
-_WORD_CACHE: dict[str, list[tuple[str, int, int, str]]] = {}
+_WORD_CACHE: dict[str, tuple[tuple[str, int, int, str], ...]] = {}
 _DIGIT = re.compile(r"\d")
 
 

@@ -8,13 +8,14 @@ must contain and analyzes only the windows around them.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fabtui.cases.analysis import SYNONYMS, Token, analyze, fold, stem
+from fabtui.cases.analysis import IRREGULAR, SYNONYMS, Token, analyze, fold, stem
 from fabtui.cases.query import Plan
 
 TEXT_FIELDS = ("title", "symptom", "root_cause", "resolution", "body")
@@ -24,8 +25,7 @@ SNIPPET_CHARS = 200
 
 _ID_DIGITS = re.compile(r"^(?:s?xid|rail|ib-status|cuda-error)-(\d+)$")
 _REVERSE_IRREGULAR: dict[str, list[str]] = {}
-for _surface, _root in {"hung": "hang", "fell": "fall", "froze": "freeze", "lost": "lose",
-                        "ran": "run", "saw": "see", "kept": "keep"}.items():
+for _surface, _root in IRREGULAR.items():
     _REVERSE_IRREGULAR.setdefault(_root, []).append(_surface)
 
 
@@ -51,24 +51,82 @@ def _needles(terms: set[str], prefixes: Sequence[str]) -> set[str]:
 
 # The analyzed text of recently shown fields: the same cases come back keystroke after
 # keystroke (search-as-you-type) and query after query. Bounded; keyed by the text itself.
-_ANALYZED: OrderedDict[str, list[Token]] = OrderedDict()
+# Kept as plain tuples (text, pos, start, end, span), which the collector stops tracking: as
+# Token objects, every full collection walked hundreds of thousands of them.
+_Plain = tuple[str, int, int, int, int]
+_ANALYZED: OrderedDict[str, tuple[_Plain, ...]] = OrderedDict()
 _ANALYZED_SIZE = 4096
 WHOLE_TEXT = 2500  # a field up to this long is analyzed whole (and cached), longer in windows
 _LOCK = threading.Lock()
 
 
-def _analyzed(text: str) -> list[Token]:
+def _cached(text: str) -> tuple[_Plain, ...] | None:
     with _LOCK:
         tokens = _ANALYZED.get(text)
         if tokens is not None:
             _ANALYZED.move_to_end(text)
-            return tokens
-    tokens = analyze(text)
+        return tokens
+
+
+def _analyzed(text: str) -> tuple[_Plain, ...]:
+    tokens = _cached(text)
+    if tokens is not None:
+        return tokens
+    tokens = tuple((t.text, t.pos, t.start, t.end, t.span) for t in analyze(text))
     with _LOCK:
         _ANALYZED[text] = tokens
         while len(_ANALYZED) > _ANALYZED_SIZE:
             _ANALYZED.popitem(last=False)
     return tokens
+
+
+def _head(word: str) -> str:
+    """What every spelling of the stemmed Latin `word` holds: a stem keeps all of its word
+    but the last letter (`studies` -> `study`, `stopped` -> `stop`); irregular forms aside."""
+    if word.isascii() and word.isalpha():
+        return word[:max(1, min(len(word) - 1, 4))]
+    return word
+
+
+@functools.lru_cache(maxsize=256)
+def _sure_needles(terms: frozenset[str], prefixes: tuple[str, ...]) -> frozenset[str] | None:
+    """Substrings of which a field's folded lowercase text holds at least one whenever the
+    analyzer makes a term or prefix of the query from it; None when no such set is known
+    (a prefix of an identifier). A field holding none is not analyzed: most fields of a hit
+    match nothing, and analyzing them cost most of a keystroke on cases not seen before."""
+    out: set[str] = set()
+
+    def spellings_of(stemmed: str) -> None:
+        out.add(_head(stemmed))
+        out.update(_REVERSE_IRREGULAR.get(stemmed, ()))
+
+    for term in terms:
+        if term.startswith("~"):
+            for spelling in SYNONYMS.get(term[1:], ()):
+                first = re.split(r"[\s\-_]+", fold(spelling.lower()))[0]
+                if not first:
+                    return None
+                spellings_of(stem(first) if first.isalpha() else first)
+            continue
+        m = _ID_DIGITS.match(term)
+        if m:
+            out.add(m.group(1))
+        else:
+            spellings_of(term)
+    for prefix in prefixes:
+        if not (prefix.isascii() and prefix.isalpha()):
+            return None
+        out.add(_head(prefix))
+        for root, surfaces in _REVERSE_IRREGULAR.items():
+            if root.startswith(prefix):
+                out.update(surfaces)
+    return frozenset(n for n in out if n)
+
+
+def _holds(text: str, needles: frozenset[str]) -> bool:
+    """Whether the folded lowercase `text` holds one of `needles`."""
+    low = text.lower() if text.isascii() else fold(text).lower()
+    return any(needle in low for needle in needles)
 
 
 def needles_of(plan: Plan) -> set[str]:
@@ -77,11 +135,20 @@ def needles_of(plan: Plan) -> set[str]:
 
 
 def _matching_tokens(text: str, terms: set[str], prefixes: Sequence[str],
-                     needles: set[str]) -> list[Token]:
-    """The tokens of `text` that the query matches, with their spans in `text`."""
+                     needles: set[str], sure: frozenset[str] | None = None) -> list[Token]:
+    """The tokens of `text` that the query matches, with their spans in `text`; `sure`: see
+    `_sure_needles` (none of them in `text`: nothing matches, and a field not analyzed yet is
+    not analyzed)."""
     if len(text) <= WHOLE_TEXT:
-        return [t for t in _analyzed(text) if t.text in terms
-                or (prefixes and any(t.text.startswith(p) for p in prefixes))]
+        tokens = _cached(text)
+        if tokens is None:
+            if sure is not None and not _holds(text, sure):
+                return []
+            tokens = _analyzed(text)
+        return [Token(*t) for t in tokens if t[0] in terms
+                or (prefixes and any(t[0].startswith(p) for p in prefixes))]
+    if sure is not None and not _holds(text, sure):
+        return []
     low = fold(text).lower()
     windows: list[tuple[int, int]] = []
     if len(low) != len(text):
@@ -172,16 +239,18 @@ def explain(fields: Mapping[str, Any], plan: Plan,
         needles = needles_of(plan)
     matched: dict[str, list[str]] = {}
     per_field: dict[str, list[Token]] = {}
+    sure = _sure_needles(frozenset(plan.terms), tuple(plan.prefixes))
     for name in TEXT_FIELDS:
         text = fields.get(name) or ""
-        tokens = _matching_tokens(text, plan.terms, plan.prefixes, needles) if text else []
+        tokens = _matching_tokens(text, plan.terms, plan.prefixes, needles, sure) \
+            if text else []
         per_field[name] = tokens
         words = list(dict.fromkeys(fold(text[a:b]).lower() for a, b in _merged(tokens)))
         if words:
             matched[name] = words
     for name in LIST_FIELDS:
         hits = [v for v in fields.get(name) or []
-                if any(t.text in plan.terms or any(t.text.startswith(p) for p in plan.prefixes)
+                if any(t[0] in plan.terms or any(t[0].startswith(p) for p in plan.prefixes)
                        for t in _analyzed(v))]
         if hits:
             matched[name] = hits

@@ -19,15 +19,8 @@ from textual.screen import Screen
 
 from fabtui.model.triage import TriageReport
 from fabtui.tui.commands import (
+    ALL_COMMANDS,
     APP_COMMANDS,
-    CASE_EDIT_COMMANDS,
-    CASE_VIEW_COMMANDS,
-    CASES_COMMANDS,
-    CONSOLE_COMMANDS,
-    FABRIC_COMMANDS,
-    RUNBOOKS_COMMANDS,
-    SESSION_COMMANDS,
-    TRIAGE_COMMANDS,
     FabtuiCommands,
     bindings,
     help_text,
@@ -160,12 +153,11 @@ class FabtuiApp(App[None]):
         super().exit(*args, **kwargs)
 
     def action_help(self) -> None:
+        """Every key; the current screen's first (a narrow footer's `? more` lands there)."""
         keys = dict(self.workspace.settings.keymap)
-        self.push_screen(TextPage("help", help_text((*APP_COMMANDS, *FABRIC_COMMANDS,
-                                                         *TRIAGE_COMMANDS, *CONSOLE_COMMANDS,
-                                                         *CASES_COMMANDS, *CASE_VIEW_COMMANDS,
-                                                         *CASE_EDIT_COMMANDS, *RUNBOOKS_COMMANDS,
-                                                         *SESSION_COMMANDS), keys)))
+        here = tuple(getattr(self.screen, "COMMANDS_TABLE", ()))
+        ordered = (*here, *(c for c in ALL_COMMANDS if c not in here))
+        self.push_screen(TextPage("help", help_text(ordered, keys)))
 
     async def on_open_case(self, message: OpenCase) -> None:
         """Show the case on the Cases screen (its editor when `edit`), from any screen."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -27,6 +27,8 @@ class Command:
     help: str
     show: bool = True
     """Shown in the footer."""
+    short: str = ""
+    """The footer's text where it is too narrow for every key (default: `label`)."""
 
     def binding(self) -> Binding:
         return Binding(self.keys, self.action, self.label, show=self.show, id=self.id,
@@ -114,21 +116,22 @@ RUNBOOKS_COMMANDS = (
 SESSION_COMMANDS = (
     Command("session.next", "n", "run_next", "Next", "Run the next block."),
     Command("session.gate", "g", "run_to_gate", "To gate", "Run blocks up to and including "
-            "the next gate (a question, an input, a dangerous command)."),
+            "the next gate (a question, an input, a dangerous command).", short="Gate"),
     Command("session.skip", "s", "skip", "Skip", "Skip the next block, with a reason "
             "(recorded)."),
     Command("session.jump", "j", "jump", "Jump", "Continue at another step (its number or id)."),
     Command("session.rerun", "r", "rerun", "Re-run", "Run a block again (its new result "
-            "replaces the old one)."),
+            "replaces the old one).", short="Rerun"),
     Command("session.note", "a", "note", "Note", "Add a note to the session's journal."),
     Command("session.abort", "x", "abort", "Abort", "End the session as aborted, with a "
             "reason (a running block is stopped)."),
     Command("session.handover", "o", "handover", "Hand over", "Open the runbook the session "
-            "handed over to (next: runbook ...), its inputs carried from this session."),
+            "handed over to (next: runbook ...), its inputs carried from this session.",
+            short="Hand"),
     Command("session.similar", "c", "similar", "Similar", "Past cases like this session (the "
-            "draft case it would file, beside its similar cases)."),
+            "draft case it would file, beside its similar cases).", short="Past"),
     Command("session.file", "f", "file_case", "File case", "File the session as a draft case "
-            "and open it to complete the root cause and resolution."),
+            "and open it to complete the root cause and resolution.", short="File"),
     Command("session.back", "escape", "back", "Back", "Back to the library (a running block "
             "is cancelled; the session can be resumed)."),
 )
@@ -159,6 +162,18 @@ CASE_EDIT_COMMANDS = (
     Command("edit.save", "ctrl+s", "save", "Save", "Write the changes into the case library."),
     Command("edit.cancel", "escape", "cancel", "Cancel", "Leave without saving."),
 )
+
+
+ALL_COMMANDS = (*APP_COMMANDS, *FABRIC_COMMANDS, *TRIAGE_COMMANDS, *CONSOLE_COMMANDS,
+                *CASES_COMMANDS, *CASE_VIEW_COMMANDS, *CASE_EDIT_COMMANDS, *RUNBOOKS_COMMANDS,
+                *SESSION_COMMANDS)
+"""Every command, in the help page's order."""
+
+
+@cache
+def short_labels() -> dict[str, str]:
+    """Command id -> the footer's short text, for the commands that have one."""
+    return {c.id: c.short for c in ALL_COMMANDS if c.short}
 
 
 def bindings(commands: Iterable[Command]) -> list[BindingType]:

@@ -23,7 +23,7 @@ from textual.binding import BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from fabtui.cases.present import as_you_type, split_filters, why
 from fabtui.errors import InputError, RequestError
@@ -35,9 +35,10 @@ from fabtui.tui.widgets.footer import KeyFooter
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
 
-LIMIT = 30
-"""Search results asked for at first: snippets cost ~0.4 ms a hit, so a keystroke asks for two
-screens' worth; moving to the end of the list asks for more (the listing shows every case)."""
+LIMIT = 16
+"""Search results asked for at first: a snippet costs up to 1.5 ms a hit the first time its case
+comes back, so a keystroke asks for what one screen shows (15 cases at 160x50) and one more;
+moving to the end of the list asks for twice as many (the listing shows every case)."""
 LIBRARY_LOCK = threading.Lock()
 """Held by whoever uses the case library off the app's thread, and by writes: its search index
 is one object that two threads must not read at once (`CaseIndex`: one per thread)."""
@@ -121,6 +122,9 @@ class CasesScreen(Screen[None]):
         """The query line as typed last."""
         self.limit = self.first_limit = LIMIT
         self.total = 0
+        self._warmed = threading.Event()
+        self._listed: tuple[str, list[Entry]] | None = None
+        """The listing and the store generation it was made at."""
 
     @property
     def fab(self) -> FabtuiApp:
@@ -170,6 +174,26 @@ class CasesScreen(Screen[None]):
         _freeze_heap()
         if not worker.is_cancelled:
             self.post_message(CasesFound(number, line, found, more=limit > self.first_limit))
+        if not self._warmed.is_set():
+            self._warm(worker)
+
+    def _warm(self, worker: Worker[None]) -> None:
+        """Once, after the first list is shown: open the search index (bringing it up to the
+        store) and decode its most used postings (`CaseLibrary.warm`), so that the first
+        keystrokes pay a search, not the opening. Step by step under the lock: a keystroke
+        meanwhile waits for one step at most, and cancels the rest (an exclusive worker)."""
+        self._warmed.set()
+        steps = self.fab.workspace.cases.warm()
+        while not worker.is_cancelled:
+            with LIBRARY_LOCK:
+                if worker.is_cancelled:
+                    return
+                try:
+                    next(steps)
+                except StopIteration:
+                    return
+                except Exception:  # best effort: the next search says what is wrong
+                    return
 
     @on(CaseList.NearEnd)
     def _more(self) -> None:
@@ -189,11 +213,7 @@ class CasesScreen(Screen[None]):
             if not typed.text.strip():
                 if typed.filters:
                     return Found([], "type a symptom to search with the filters" + problem)
-                rows = library.list()
-                return Found([Entry(r.id, r.title, " ".join(filter(None, (r.status, r.severity))),
-                                    f"{r.symptom_class} · opened {r.opened or '?'}")
-                              for r in rows], f"{len(rows)} cases in the library" + problem,
-                             len(rows))
+                return self._listing(problem)
             typing = line.rstrip() == line and line.split()[-1] == typed.text.split()[-1]
             result = library.search(as_you_type(typed.text) if typing else typed.text,
                                     limit=limit, **typed.filters)
@@ -208,6 +228,19 @@ class CasesScreen(Screen[None]):
             status += f" · did you mean: {result.suggestion}"
         return Found(entries, status + problem, result.total)
 
+    def _listing(self, problem: str) -> Found:
+        """Every case, most recently changed first: built once per state of the store (the
+        query line is cleared often, and 10,000 new entries a time fed the collector)."""
+        library = self.fab.workspace.cases
+        generation = library.store.generation()
+        if self._listed is None or self._listed[0] != generation:
+            rows = library.list()
+            self._listed = generation, [
+                Entry(r.id, r.title, " ".join(filter(None, (r.status, r.severity))),
+                      f"{r.symptom_class} · opened {r.opened or '?'}") for r in rows]
+        entries = self._listed[1]
+        return Found(entries, f"{len(entries)} cases in the library" + problem, len(entries))
+
     @on(CasesFound)
     def _found(self, message: CasesFound) -> None:
         if message.search != self.search_no:
@@ -218,7 +251,8 @@ class CasesScreen(Screen[None]):
         listing = self.query_one(CaseList)
         with self.app.batch_update():
             listing.set_entries(found.entries, listing.cursor if more else 0)
-            self.query_one("#case-status", Static).update(found.status)
+            # one line high whatever it says: no layout pass (each was a full reflow)
+            self.query_one("#case-status", Static).update(found.status, layout=False)
         self.shown_query = query
         self.total = found.total
 

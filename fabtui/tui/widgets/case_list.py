@@ -27,9 +27,10 @@ LINES = 3
 """Lines per case."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
-    """One case as the list shows it."""
+    """One case as the list shows it (slots: the listing holds one per case, and the
+    collector walks each object it tracks)."""
 
     id: str
     title: str
@@ -45,7 +46,7 @@ class CaseList(ScrollView, can_focus=True):
     """See the module docstring."""
 
     DEFAULT_CSS = """
-    CaseList { background: $surface; }
+    CaseList { background: $surface; overflow-x: hidden; }
     CaseList:focus { background-tint: $foreground 3%; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -161,10 +161,10 @@ async def test_journey_2_guided_optic_replacement_by_keyboard() -> None:
         await shows(pilot, "finished ✓ ok", "after (before)", "fec-after (fec-before)")
         table = session.query_one("#result", DataTable)
         rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
-        serial = next(r for r in rows if r[0] == "dom-after (dom-before)" and
-                      r[2] == "optic_serial")
-        assert serial[1] == PORT and serial[3] == "MT24000027" and serial[4] != serial[3]
-        assert {r[1].split("/")[0] for r in rows} <= {PORT, "node003:mlx5_3"}
+        serial = next(r for r in rows if r[5] == "dom-after (dom-before)" and
+                      r[1] == "optic_serial")
+        assert serial[0] == PORT and serial[2] == "MT24000027" and serial[3] != serial[2]
+        assert {r[0].split("/")[0] for r in rows} <= {PORT, "node003:mlx5_3"}
         highlights = [m for m in seen if isinstance(m, Highlight)]
         assert highlights and {PORT, "node003:mlx5_3", "leaf-g00-r3"} <= highlights[-1].keys
         await pilot.press("f")

@@ -430,19 +430,20 @@ class SessionScreen(Screen[None]):
         table.clear(columns=True)
         theme, ascii_only = self.app.current_theme, self.fab.ascii_only
         if pairs:
-            table.add_columns("after (before)", "component", "metric", "before", "after",
-                              "verdict")
+            # The readings first: at 80-120 columns the steps' names would push them out.
+            table.add_columns("component", "metric", "before", "after", "verdict",
+                              "after (before)")
             for pair in pairs:
                 for component, metric, before, after, verdict in pair.rows:
                     if before != after or verdict != "ok":  # what the repair changed
-                        table.add_row(f"{pair.after} ({pair.before})", component, metric,
-                                      cell_text(before), cell_text(after),
-                                      badge(verdict, theme, ascii_only))
+                        table.add_row(component, metric, _reading(before), _reading(after),
+                                      badge(verdict, theme, ascii_only),
+                                      f"{pair.after} ({pair.before})")
         else:
             table.add_columns("block", "component", "metric", "value", "unit", "verdict")
             for m in view.results[view.block or ""]["metrics"]:
                 table.add_row(view.block or "", m["component"], m["name"],
-                              cell_text(m["value"]), m["unit"],
+                              _reading(m["value"]), m["unit"],
                               badge(m["verdict"], theme, ascii_only))
         table.display = True
 
@@ -596,3 +597,12 @@ class SessionScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def _reading(value: Any) -> str:
+    """A reading as the session's tables show it: floats to 4 significant digits (a BER of
+    0.0005877774854678517 pushed the after column out of a 120-column screen); the
+    journal and the case keep every digit."""
+    if isinstance(value, float) and not isinstance(value, bool):
+        return f"{value:.4g}"
+    return cell_text(value)

@@ -60,5 +60,7 @@ def test_a_secret_holding_a_shorter_one_is_masked_whole_whenever_it_was_added() 
     redactor.add("xxabcxx")
     assert redactor.text("a xxabcxx b abc") == "a *** b ***"
     assert redactor.scrub({"k": ["xxabcxx", 17], "n": 1234}) == {"k": ["***", 17], "n": 1234}
-    redactor.add("1234")
+    assert redactor.text("pin 1234") == "pin 1234"
+    redactor.add("1234")  # what was let through before is masked from now on
     assert redactor.scrub({"n": 1234}) == {"n": "***"}
+    assert redactor.text("pin 1234") == "pin ***"

@@ -400,6 +400,17 @@ def _compile_call(node: ast.Call) -> Compiled:
     kwargs = [(k.arg, _compile(k.value)) for k in node.keywords if k.arg]
     if isinstance(node.func, ast.Name):
         called = node.func.id
+        if len(args) == 1 and not kwargs:
+            only = args[0]
+
+            def call_one(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+                value = only(ev, scope)
+                function = ev.functions.get(called)
+                if function is None:
+                    raise ExprError(f"no function {called!r}")
+                return function(value)
+
+            return call_one
 
         def call(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
             values = [a(ev, scope) for a in args]

@@ -16,6 +16,7 @@ PATTERNS = (
 )
 """Text that looks like a credential wherever it appears (the key word is kept)."""
 _TRIGGER_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "bearer", "akia", "-----begin")
+"""The literals `may_look_secret` looks for (with the GitHub token prefixes)."""
 _GITHUB_PREFIX = re.compile(r"gh[pousr]_")
 
 
@@ -26,8 +27,14 @@ def may_look_secret(value: str) -> bool:
     text is let through after these substring searches instead of one regex pass per pattern.
     Masking only puts `***` between pieces of the text, so it never makes a new literal."""
     folded = value.casefold()
-    return any(word in folded for word in _TRIGGER_WORDS) or \
-        _GITHUB_PREFIX.search(folded) is not None
+    # Spelled out, not any() over _TRIGGER_WORDS: this runs on every string a session stores.
+    return ("pass" in folded or "pwd" in folded or "secret" in folded or "token" in folded or
+            "key" in folded or "auth" in folded or "bearer" in folded or "akia" in folded or
+            "-----begin" in folded or _GITHUB_PREFIX.search(folded) is not None)
+
+
+_MEMO_LENGTH = 256
+_MEMO_SIZE = 16384
 
 
 class Redactor:
@@ -37,6 +44,9 @@ class Redactor:
                  extra: tuple[str, ...] = ()) -> None:
         self._values: set[str] = set()
         self._longest_first: list[str] = []
+        self._memo: dict[str, str] = {}
+        """Short texts already masked (the same port names, verdicts and keys recur in every
+        record of a session), forgotten when a secret is added."""
         self.patterns = patterns + tuple(re.compile(p) for p in extra)
         """Built-in patterns, then the configured ones (`redact` in the config file)."""
         self._filtered = len(patterns) if patterns is PATTERNS else 0
@@ -48,11 +58,22 @@ class Redactor:
         new = {v for v in values if v and len(v) >= 3} - self._values
         if new:
             self._values |= new
+            self._memo.clear()
             # A longer secret first: one that holds a shorter one is masked whole.
             self._longest_first = sorted(self._values, key=len, reverse=True)
 
     def text(self, value: str) -> str:
         """`value` with every secret masked."""
+        if len(value) <= _MEMO_LENGTH:
+            known = self._memo.get(value)
+            if known is None:
+                if len(self._memo) >= _MEMO_SIZE:
+                    self._memo.clear()
+                known = self._memo[value] = self._masked(value)
+            return known
+        return self._masked(value)
+
+    def _masked(self, value: str) -> str:
         for secret in self._longest_first:
             if secret in value:
                 value = value.replace(secret, MASK)

@@ -3,9 +3,10 @@
 Expressions use Python's syntax for what a runbook needs and nothing more: literals, names,
 `a.b` / `a["b"]` / `a[0]` lookups, arithmetic, comparisons, `and`/`or`/`not`, `x if c else y`,
 list comprehensions, and calls of the functions the engine provides (plus a few harmless string
-and dict methods). The text is parsed with `ast` and walked by this module; it is never given to
-`eval`, attributes never reach Python objects (`a.b` is a key lookup), and the work an expression
-may do is bounded.
+and dict methods). The text is parsed with `ast` and compiled by this module, once per text,
+into closures that do what each node of the tree says; it is never given to `eval` or `compile`,
+attributes never reach Python objects (`a.b` is a key lookup), and the work an expression may do
+is bounded.
 
 Templates substitute `{{ expr }}`. In a shell block every substitution is quoted for where it
 stands (outside quotes: `shlex.quote`; inside double quotes: backslash-escaped), so a value such

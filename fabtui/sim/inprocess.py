@@ -26,7 +26,7 @@ from pathlib import Path
 
 from fabtui.errors import InputError
 from fabtui.model.transport import TransportResult
-from fabtui.sim import latency
+from fabtui.sim import latency, node_commands
 from fabtui.sim.state import TIME_VAR, FabricCache, SimState
 from fabtui.transports import clock
 from fabtui.transports.local import result_from
@@ -93,9 +93,7 @@ class InProcessSimSshTransport(SimSshTransport):
             await asyncio.sleep(delay)
         try:
             state, sim = self._fabrics.get(path) or fabric
-            from fabtui.sim.node_commands import run
-
-            stdout, stderr, status = run(sim, name, argv, _now(state, skew))
+            stdout, stderr, status = node_commands.run(sim, name, argv, _now(state, skew))
         except Exception:  # a bug in the simulator: on the device's stderr, as the server says
             err.feed(traceback.format_exc().encode())
             return 1

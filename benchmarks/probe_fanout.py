@@ -10,8 +10,8 @@ Measured two ways, printed separately, each sequential (limit 1) vs concurrent (
      server (before it, a `python -m fabtui.sim node` process per command: 0.3-0.8 s of CPU
      each, 15.6 s for 64 concurrent commands on 2 cores);
   2. the same runner, probe, parser and simulated devices, with the node answering in this
-     process after the same 0.5 s (no process per command: what the fan-out itself achieves;
-     making the simulator's commands cheap is the speed issue's job).
+     process after the same 0.5 s (`InProcessSimSshTransport`, as `fabtui runbook test` uses:
+     no process per command, what the fan-out itself achieves).
 Prints figures and ratios; never fails on timing.
 
     python benchmarks/probe_fanout.py            # 64 NICs
@@ -23,51 +23,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import shlex
 import tempfile
 import time
-from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from fabtui.model.probe import ProbeDef, Verdict
-from fabtui.model.transport import TransportResult
 from fabtui.paths import demo_topology, shipped_dir, shipped_templates
 from fabtui.probes.catalog import load_catalog
 from fabtui.probes.runner import DEFAULT_FANOUT, ProbeRunner, Transports
 from fabtui.probes.targets import ProbeTarget, resolve_set
 from fabtui.sim import latency
-from fabtui.sim.core import Sim
-from fabtui.sim.node_commands import run as node_run
+from fabtui.sim.inprocess import InProcessSimSshTransport
 from fabtui.sim.scenario import find_scenario
-from fabtui.sim.state import SimState, build_sim, fresh_state, write_state
-from fabtui.transports.local import result_from
-from fabtui.transports.output import LineCallback
-from fabtui.transports.process import ProcessOutcome
+from fabtui.sim.state import build_sim, fresh_state, write_state
 from fabtui.transports.sim import SimSshTransport
-from fabtui.transports.ssh import SshTarget
 
 LATENCY_S = 0.5
-
-
-class InProcessNodes(SimSshTransport):
-    """Simulated nodes answering in this process, after the device's configured latency."""
-
-    def __init__(self, state_file: Path, state: SimState, sim: Sim) -> None:
-        super().__init__(state_file)
-        self.state, self.sim = state, sim
-        self.latency = latency.from_env()
-
-    async def run(self, target: SshTarget, argv: Sequence[str], *, timeout: float = 60.0,
-                  on_line: LineCallback | None = None, retry_on_drop: bool = True,
-                  stdin: bytes | None = None) -> TransportResult:
-        started = datetime.now(UTC)
-        await asyncio.sleep(self.latency.of(target.name))
-        out, err, status = node_run(self.sim, target.name, list(argv), self.state.now())
-        outcome = ProcessOutcome(out, err, status, False, False, len(out), started,
-                                 datetime.now(UTC))
-        return result_from(outcome, target=target.name, transport="sim", command=shlex.join(argv),
-                           timeout=timeout)
 
 
 async def sweep(runner: ProbeRunner, probe: ProbeDef, targets: list[ProbeTarget],
@@ -96,7 +67,7 @@ def main() -> None:
         print(f"nic.ibstat on {len(targets)} NICs ({pattern}), every device answering after "
               f"+{LATENCY_S:g} s; {os.cpu_count()} CPUs; concurrency {DEFAULT_FANOUT}")
         ways = {"sim transports (client per command)": SimSshTransport(state_file),
-                "in-process devices (same latency)": InProcessNodes(state_file, state, sim)}
+                "in-process devices (same latency)": InProcessSimSshTransport(state_file)}
         for label, transport in ways.items():
             runner = ProbeRunner(sim.graph, Transports(ssh=transport))
             one_by_one, ok_seq = asyncio.run(sweep(runner, probe, targets, 1))

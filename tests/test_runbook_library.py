@@ -1,7 +1,7 @@
 """Every shipped runbook passes its own declared tests on the simulated fabric.
 
 The cases (scenario, inputs, answers, expected path and outcome) live in each runbook's front
-matter; this runs each one headless through the real sim transports, as `fabtui runbook test`
+matter; this runs each one headless on the simulated fabric, as `fabtui runbook test`
 does in CI.
 """
 

@@ -115,6 +115,7 @@ class Journal:
         """Open (creating, or migrating, as needed). Raises `InputError` for a newer journal."""
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not path.exists() or path.stat().st_size == 0
         self._local = threading.local()
         self._connections: dict[int, sqlite3.Connection] = {}
         self._registry = threading.Lock()
@@ -122,6 +123,11 @@ class Journal:
         self._lock = threading.Lock()
         self._next: dict[str, int] = {}
         try:
+            if fresh:
+                # WAL before the first tables: each migration step then commits without
+                # syncing a rollback journal (~45 ms a new journal). Only for a new file:
+                # a journal this fabtui refuses must be left exactly as it was.
+                self._conn().execute("PRAGMA journal_mode=WAL")
             self.migrated_from = migrate(self._conn(), path)
             """The schema version the file had when opened (0: written before versions)."""
         except BaseException:

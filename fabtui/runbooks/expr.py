@@ -3,9 +3,10 @@
 Expressions use Python's syntax for what a runbook needs and nothing more: literals, names,
 `a.b` / `a["b"]` / `a[0]` lookups, arithmetic, comparisons, `and`/`or`/`not`, `x if c else y`,
 list comprehensions, and calls of the functions the engine provides (plus a few harmless string
-and dict methods). The text is parsed with `ast` and walked by this module; it is never given to
-`eval`, attributes never reach Python objects (`a.b` is a key lookup), and the work an expression
-may do is bounded.
+and dict methods). The text is parsed with `ast` and compiled by this module, once per text,
+into closures that do what each node of the tree says; it is never given to `eval` or `compile`,
+attributes never reach Python objects (`a.b` is a key lookup), and the work an expression may do
+is bounded.
 
 Templates substitute `{{ expr }}`. In a shell block every substitution is quoted for where it
 stands (outside quotes: `shlex.quote`; inside double quotes: backslash-escaped), so a value such
@@ -22,9 +23,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import operator
 import re
 import shlex
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +35,7 @@ from fabtui.transports import cli_line
 MAX_LENGTH = 4000
 MAX_STEPS = 200_000
 _TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
-_METHODS = {
+_METHODS: dict[type, set[str]] = {
     str: {"lower", "upper", "strip", "startswith", "endswith", "split", "replace", "join",
           "count", "removeprefix", "removesuffix", "partition", "rpartition", "isdigit"},
     dict: {"get", "keys", "values", "items"},
@@ -149,7 +151,12 @@ def _names_and_functions(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 class Evaluator:
-    """Evaluates parsed expressions over a scope of plain values and provided functions."""
+    """Evaluates parsed expressions over a scope of plain values and provided functions.
+
+    Each expression is compiled once (by its text) into nested Python closures, one per node of
+    its tree, so evaluating it costs no walk of the tree or dispatch on node types. The work is
+    bounded by `MAX_STEPS`: each item a comprehension takes costs the nodes evaluated for it.
+    """
 
     def __init__(self, scope: Mapping[str, Any],
                  functions: Mapping[str, Callable[..., Any]] | None = None) -> None:
@@ -159,172 +166,370 @@ class Evaluator:
 
     def evaluate(self, text: str) -> Any:
         """The value of expression `text`. Raises `ExprError`."""
-        tree = parse(text)
+        parse(text)
         self.steps = 0
         try:
-            return self._eval(tree.body, self.scope)
+            return _compiled(text)(self, self.scope)
         except ExprError:
             raise
         except (TypeError, ValueError, ZeroDivisionError, KeyError, IndexError,
                 AttributeError, RecursionError) as exc:
             raise ExprError(f"{text.strip()!r}: {type(exc).__name__}: {exc}") from None
 
-    def _tick(self) -> None:
-        self.steps += 1
+    def tick(self, steps: int) -> None:
+        """Count `steps` of work; raises `ExprError` past `MAX_STEPS`."""
+        self.steps += steps
         if self.steps > MAX_STEPS:
             raise ExprError("expression does too much work")
 
-    def _eval(self, node: ast.AST, scope: Mapping[str, Any]) -> Any:
-        self._tick()
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id in scope:
-                if isinstance(scope[node.id], Unknown):
-                    raise UnknownValue(scope[node.id])
-                return scope[node.id]
-            lowered = node.id.lower()
-            if lowered in ("true", "false"):
-                return lowered == "true"
-            if lowered in ("null", "none"):
-                return None
-            raise ExprError(f"{node.id!r} is not defined")
-        if isinstance(node, ast.BoolOp):
+
+Compiled = Callable[[Evaluator, Mapping[str, Any]], Any]
+"""A compiled expression node: its value for (the evaluator, the scope)."""
+_MISSING = object()
+
+
+@functools.lru_cache(maxsize=8192)
+def _compiled(text: str) -> Compiled:
+    """`text`'s checked tree (`parse` raised for a bad one) compiled into closures."""
+    return _compile(_parsed(text)[0].body)
+
+
+def _size(node: ast.AST) -> int:
+    """How many nodes evaluating `node` once evaluates (at most): its expressions but a called
+    function's name or method and a slice, which are not values."""
+    nodes = _walk(node)
+    return sum(isinstance(n, ast.expr) and not isinstance(n, ast.Slice) for n in nodes) - \
+        sum(isinstance(n, ast.Call) for n in nodes)
+
+
+def _compile(node: ast.AST) -> Compiled:
+    """The closure computing `node`. Never raises: what the language refuses at run time
+    (an unknown name, a node it cannot evaluate) is refused when that node is evaluated."""
+    if isinstance(node, ast.Constant):
+        constant = node.value
+        return lambda ev, scope: constant
+    if isinstance(node, ast.Name):
+        return _compile_name(node.id)
+    if isinstance(node, ast.BoolOp):
+        return _compile_boolean(node)
+    if isinstance(node, ast.UnaryOp):
+        operand = _compile(node.operand)
+        if isinstance(node.op, ast.Not):
+            return lambda ev, scope: not operand(ev, scope)
+        if isinstance(node.op, ast.USub):
+            return lambda ev, scope: -operand(ev, scope)
+        return lambda ev, scope: +operand(ev, scope)
+    if isinstance(node, ast.BinOp):
+        return _compile_binary(node)
+    if isinstance(node, ast.Compare):
+        return _compile_compare(node)
+    if isinstance(node, ast.IfExp):
+        test, body, orelse = _compile(node.test), _compile(node.body), _compile(node.orelse)
+        return lambda ev, scope: body(ev, scope) if test(ev, scope) else orelse(ev, scope)
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [_compile(item) for item in node.elts]
+        return lambda ev, scope: [item(ev, scope) for item in items]
+    if isinstance(node, ast.Dict):
+        pairs = [(_compile(k) if k is not None else None, _compile(v))
+                 for k, v in zip(node.keys, node.values, strict=True)]
+        return lambda ev, scope: {k(ev, scope) if k is not None else None: v(ev, scope)
+                                  for k, v in pairs}
+    if isinstance(node, ast.Subscript):
+        return _compile_subscript(node)
+    if isinstance(node, ast.Attribute):
+        return _compile_attribute(node)
+    if isinstance(node, ast.Call):
+        return _compile_call(node)
+    if isinstance(node, ast.ListComp | ast.GeneratorExp):
+        return _compile_comprehension(node)
+    if isinstance(node, ast.JoinedStr):
+        parts = [_compile(v) for v in node.values]
+        return lambda ev, scope: "".join(str(part(ev, scope)) for part in parts)
+    if isinstance(node, ast.FormattedValue):
+        return _compile(node.value)
+    refused = f"{type(node).__name__} is not allowed"
+
+    def refuse(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+        raise ExprError(refused)
+
+    return refuse
+
+
+def _compile_name(ident: str) -> Compiled:
+    lowered = ident.lower()
+    known = lowered in ("true", "false", "null", "none")
+    fallback = lowered == "true" if lowered in ("true", "false") else None
+
+    def name(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+        value = scope.get(ident, _MISSING)
+        if value is _MISSING:
+            if known:
+                return fallback
+            raise ExprError(f"{ident!r} is not defined")
+        if isinstance(value, Unknown):
+            raise UnknownValue(value)
+        return value
+
+    return name
+
+
+def _compile_boolean(node: ast.BoolOp) -> Compiled:
+    values = [_compile(item) for item in node.values]
+    if isinstance(node.op, ast.And):
+        def conjunction(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
             value: Any = None
-            for item in node.values:
-                value = self._eval(item, scope)
-                if isinstance(node.op, ast.And) and not value:
-                    return value
-                if isinstance(node.op, ast.Or) and value:
+            for item in values:
+                value = item(ev, scope)
+                if not value:
                     return value
             return value
-        if isinstance(node, ast.UnaryOp):
-            operand = self._eval(node.operand, scope)
-            if isinstance(node.op, ast.Not):
-                return not operand
-            return -operand if isinstance(node.op, ast.USub) else +operand
-        if isinstance(node, ast.BinOp):
-            return self._binary(node, scope)
-        if isinstance(node, ast.Compare):
-            left = self._eval(node.left, scope)
-            for op, right_node in zip(node.ops, node.comparators, strict=True):
-                right = self._eval(right_node, scope)
-                if not _compare(op, left, right):
-                    return False
-                left = right
-            return True
-        if isinstance(node, ast.IfExp):
-            chosen = node.body if self._eval(node.test, scope) else node.orelse
-            return self._eval(chosen, scope)
-        if isinstance(node, ast.List | ast.Tuple):
-            return [self._eval(item, scope) for item in node.elts]
-        if isinstance(node, ast.Dict):
-            return {self._eval(k, scope) if k is not None else None: self._eval(v, scope)
-                    for k, v in zip(node.keys, node.values, strict=True)}
-        if isinstance(node, ast.Subscript):
-            container = self._eval(node.value, scope)
-            if isinstance(node.slice, ast.Slice):
-                parts = [self._eval(p, scope) if p is not None else None
-                         for p in (node.slice.lower, node.slice.upper, node.slice.step)]
-                return container[slice(*parts)]
-            key = self._eval(node.slice, scope)
-            if isinstance(container, Mapping):
-                return container.get(key)
-            return container[key]
-        if isinstance(node, ast.Attribute):
-            container = self._eval(node.value, scope)
-            if isinstance(container, Mapping):
-                return container.get(node.attr)
-            if container is None:
-                return None
-            raise ExprError(f"no field {node.attr!r} on a {type(container).__name__}")
-        if isinstance(node, ast.Call):
-            return self._call(node, scope)
-        if isinstance(node, ast.ListComp | ast.GeneratorExp):
-            return list(self._comprehension(node, scope))
-        if isinstance(node, ast.JoinedStr):
-            return "".join(str(self._eval(v, scope)) for v in node.values)
-        if isinstance(node, ast.FormattedValue):
-            return self._eval(node.value, scope)
-        raise ExprError(f"{type(node).__name__} is not allowed")
 
-    def _binary(self, node: ast.BinOp, scope: Mapping[str, Any]) -> Any:
-        left, right = self._eval(node.left, scope), self._eval(node.right, scope)
-        if isinstance(node.op, ast.Mult) and (isinstance(left, str | list) or
-                                              isinstance(right, str | list)):
-            count = right if isinstance(left, str | list) else left
+        return conjunction
+
+    def disjunction(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+        value: Any = None
+        for item in values:
+            value = item(ev, scope)
+            if value:
+                return value
+        return value
+
+    return disjunction
+
+
+_ARITHMETIC: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.Mod: operator.mod, ast.FloorDiv: operator.floordiv}
+
+
+def _compile_binary(node: ast.BinOp) -> Compiled:
+    left, right = _compile(node.left), _compile(node.right)
+    operation = _ARITHMETIC[type(node.op)]
+    if not isinstance(node.op, ast.Mult):
+        return lambda ev, scope: operation(left(ev, scope), right(ev, scope))
+
+    def multiply(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+        a, b = left(ev, scope), right(ev, scope)
+        if isinstance(a, str | list) or isinstance(b, str | list):
+            count = b if isinstance(a, str | list) else a
             if not isinstance(count, int) or count > 10_000:
                 raise ExprError("repetition too large")
-        operations: dict[type, Callable[[Any, Any], Any]] = {
-            ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-            ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
-            ast.Mod: lambda a, b: a % b, ast.FloorDiv: lambda a, b: a // b}
-        return operations[type(node.op)](left, right)
+        return a * b
 
-    def _call(self, node: ast.Call, scope: Mapping[str, Any]) -> Any:
-        args = [self._eval(a, scope) for a in node.args]
-        kwargs = {k.arg: self._eval(k.value, scope) for k in node.keywords if k.arg}
-        if isinstance(node.func, ast.Name):
-            function = self.functions.get(node.func.id)
+    return multiply
+
+
+def _compile_compare(node: ast.Compare) -> Compiled:
+    left = _compile(node.left)
+    steps = [(_COMPARISONS[type(op)], _compile(right))
+             for op, right in zip(node.ops, node.comparators, strict=True)]
+    if len(steps) == 1:
+        compare, right = steps[0]
+        return lambda ev, scope: compare(left(ev, scope), right(ev, scope))
+
+    def chain(ev: Evaluator, scope: Mapping[str, Any]) -> bool:
+        a = left(ev, scope)
+        for compare, right_node in steps:
+            b = right_node(ev, scope)
+            if not compare(a, b):
+                return False
+            a = b
+        return True
+
+    return chain
+
+
+def _ordered(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """`compare`, false when either side is absent: neither above nor below a limit."""
+    return lambda a, b: False if a is None or b is None else compare(a, b)
+
+
+_COMPARISONS: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Eq: lambda a, b: bool(a == b), ast.NotEq: lambda a, b: bool(a != b),
+    ast.In: lambda a, b: a in (b or ()), ast.NotIn: lambda a, b: a not in (b or ()),
+    ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.Lt: _ordered(operator.lt), ast.LtE: _ordered(operator.le),
+    ast.Gt: _ordered(operator.gt), ast.GtE: _ordered(operator.ge)}
+
+
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _compile_subscript(node: ast.Subscript) -> Compiled:
+    container = _compile(node.value)
+    if isinstance(node.slice, ast.Slice):
+        parts = [_compile(p) if p is not None else None
+                 for p in (node.slice.lower, node.slice.upper, node.slice.step)]
+
+        def sliced(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+            value = container(ev, scope)
+            return value[slice(*[p(ev, scope) if p is not None else None for p in parts])]
+
+        return sliced
+    key = _compile(node.slice)
+
+    def item(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+        value = container(ev, scope)
+        index = key(ev, scope)
+        if _is_mapping(value):
+            return value.get(index)
+        return value[index]
+
+    return item
+
+
+def _compile_attribute(node: ast.Attribute) -> Compiled:
+    container, field = _compile(node.value), node.attr
+
+    def attribute(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+        value = container(ev, scope)
+        if _is_mapping(value):
+            return value.get(field)
+        if value is None:
+            return None
+        raise ExprError(f"no field {field!r} on a {type(value).__name__}")
+
+    return attribute
+
+
+_VIEWS: tuple[type[Iterable[Any]], ...] = (type({}.keys()), type({}.values()), type({}.items()))
+
+
+def _compile_call(node: ast.Call) -> Compiled:
+    args = [_compile(a) for a in node.args]
+    kwargs = [(k.arg, _compile(k.value)) for k in node.keywords if k.arg]
+    if isinstance(node.func, ast.Name):
+        called = node.func.id
+        if len(args) == 1 and not kwargs:
+            only = args[0]
+
+            def call_one(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+                value = only(ev, scope)
+                function = ev.functions.get(called)
+                if function is None:
+                    raise ExprError(f"no function {called!r}")
+                return function(value)
+
+            return call_one
+
+        def call(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+            values = [a(ev, scope) for a in args]
+            named = {k: v(ev, scope) for k, v in kwargs}
+            function = ev.functions.get(called)
             if function is None:
-                raise ExprError(f"no function {node.func.id!r}")
-            return function(*args, **kwargs)
-        if isinstance(node.func, ast.Attribute):
-            target = self._eval(node.func.value, scope)
-            allowed = next((m for t, m in _METHODS.items() if isinstance(target, t)), set())
-            if node.func.attr not in allowed:
-                raise ExprError(f"no method {node.func.attr!r} on a {type(target).__name__}")
-            result = getattr(target, node.func.attr)(*args, **kwargs)
-            return list(result) if isinstance(result, type({}.keys()) | type({}.values()) |
-                                              type({}.items())) else result
+                raise ExprError(f"no function {called!r}")
+            return function(*values, **named)
+
+        return call
+    if isinstance(node.func, ast.Attribute):
+        target_of, method = _compile(node.func.value), node.func.attr
+
+        def call_method(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+            values = [a(ev, scope) for a in args]
+            named = {k: v(ev, scope) for k, v in kwargs}
+            target = target_of(ev, scope)
+            allowed = _METHODS.get(type(target))
+            if allowed is None:  # a subclass (of str, of dict)
+                allowed = next((m for t, m in _METHODS.items() if isinstance(target, t)), set())
+            if method not in allowed:
+                raise ExprError(f"no method {method!r} on a {type(target).__name__}")
+            result: Any = getattr(target, method)(*values, **named)
+            return list(result) if isinstance(result, _VIEWS) else result
+
+        return call_method
+
+    def refuse(ev: Evaluator, scope: Mapping[str, Any]) -> Any:
+        [a(ev, scope) for a in args]
+        {k: v(ev, scope) for k, v in kwargs}
         raise ExprError("only named functions can be called")
 
-    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp,
-                       scope: Mapping[str, Any]) -> Iterator[Any]:
-        def walk(generators: list[ast.comprehension], inner: dict[str, Any]) -> Iterator[Any]:
-            if not generators:
-                yield self._eval(node.elt, inner)
+    return refuse
+
+
+def _compile_comprehension(node: ast.ListComp | ast.GeneratorExp) -> Compiled:
+    """A comprehension's closure. Each item of a generator costs the nodes its conditions may
+    evaluate, and one that passes them the nodes of the next generator's iterable (or of the
+    element).
+
+    The names bound are kept in one new scope per evaluation, rebound item by item, unless a
+    generator's iterable or conditions read a name bound at its own level or deeper: then,
+    as Python does, each item gets a fresh copy (an earlier item's bindings stay unseen).
+    """
+    element = _compile(node.elt)
+    generators = list(node.generators)
+    levels = []
+    for index, generator in enumerate(generators):
+        following = generators[index + 1].iter if index + 1 < len(generators) else node.elt
+        conditions = [_compile(c) for c in generator.ifs]
+        weight = 1 + sum(_size(c) for c in generator.ifs)
+        levels.append((_compile(generator.iter), _binder(generator.target), conditions,
+                       weight, _size(following)))
+    copying = any(_reads(generator.iter, _bound(generators[index:])) or
+                  any(_reads(c, _bound(generators[index + 1:])) for c in generator.ifs)
+                  for index, generator in enumerate(generators))
+    depth = len(levels)
+
+    def comprehension(ev: Evaluator, scope: Mapping[str, Any]) -> list[Any]:
+        out: list[Any] = []
+
+        def walk(level: int, inner: dict[str, Any]) -> None:
+            if level == depth:
+                out.append(element(ev, inner))
                 return
-            first, rest = generators[0], generators[1:]
-            for item in self._eval(first.iter, inner) or []:
-                self._tick()
-                bound = dict(inner)
-                _bind(first.target, item, bound)
-                if all(self._eval(condition, bound) for condition in first.ifs):
-                    yield from walk(rest, bound)
+            iterable, bind, conditions, weight, then = levels[level]
+            if not conditions:
+                weight += then
+            only = conditions[0] if len(conditions) == 1 else None
+            for item in iterable(ev, inner) or []:
+                ev.tick(weight)
+                bound = dict(inner) if copying else inner
+                bind(item, bound)
+                if conditions:
+                    if only is not None:
+                        if not only(ev, bound):
+                            continue
+                    elif not all(condition(ev, bound) for condition in conditions):
+                        continue
+                    ev.tick(then)
+                walk(level + 1, bound)
 
-        yield from walk(list(node.generators), dict(scope))
+        walk(0, dict(scope))
+        return out
+
+    return comprehension
 
 
-def _bind(target: ast.AST, value: Any, scope: dict[str, Any]) -> None:
+def _bound(generators: list[ast.comprehension]) -> set[str]:
+    return {n.id for g in generators for n in _walk(g.target) if isinstance(n, ast.Name)}
+
+
+def _reads(node: ast.AST, bound: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in bound for n in _walk(node))
+
+
+def _binder(target: ast.AST) -> Callable[[Any, dict[str, Any]], None]:
+    """What binds one item to `target` in a scope (names, or tuples and lists of them)."""
     if isinstance(target, ast.Name):
-        scope[target.id] = value
-    elif isinstance(target, ast.Tuple | ast.List):
-        for part, item in zip(target.elts, value, strict=True):
-            _bind(part, item, scope)
-    else:
+        ident = target.id
+
+        def bind_name(value: Any, scope: dict[str, Any]) -> None:
+            scope[ident] = value
+
+        return bind_name
+    if isinstance(target, ast.Tuple | ast.List):
+        parts = [_binder(part) for part in target.elts]
+
+        def bind_parts(value: Any, scope: dict[str, Any]) -> None:
+            for part, item in zip(parts, value, strict=True):
+                part(item, scope)
+
+        return bind_parts
+
+    def refuse(value: Any, scope: dict[str, Any]) -> None:
         raise ExprError("a comprehension binds names only")
 
-
-def _compare(op: ast.cmpop, left: Any, right: Any) -> bool:
-    if isinstance(op, ast.Eq):
-        return bool(left == right)
-    if isinstance(op, ast.NotEq):
-        return bool(left != right)
-    if isinstance(op, ast.In):
-        return left in (right or ())
-    if isinstance(op, ast.NotIn):
-        return left not in (right or ())
-    if isinstance(op, ast.Is):
-        return left is right
-    if isinstance(op, ast.IsNot):
-        return left is not right
-    if left is None or right is None:
-        return False  # an absent value is neither above nor below a limit
-    comparisons: dict[type, Callable[[Any, Any], bool]] = {
-        ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
-        ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
-    return comparisons[type(op)](left, right)
+    return refuse
 
 
 # templates ----------------------------------------------------------------------------------

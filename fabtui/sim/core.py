@@ -20,6 +20,7 @@ docs/thresholds.md (section 6) gives the source of each rule.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import hashlib
 import itertools
@@ -174,6 +175,7 @@ class Sim:
         for link in self._shut:
             self._by_link.setdefault(link, [])
         self._windows: dict[int, list[tuple[float, float]]] = {}
+        self._window_indexes: dict[int, tuple[list[float], list[float]]] = {}
         self._cablings: dict[tuple[int, ...], tuple[dict[tuple[str, str], str],
                                                      dict[str, tuple[str, str]]]] = {}
         edges = {f.spec.at for f in self.faults} | \
@@ -320,11 +322,24 @@ class Sim:
         """Both ends agree: a port down on the leaf is link down on the NIC."""
         if link not in self._by_link:
             return True  # no fault ever touches it
-        return not any(start <= t < end for start, end in self.down_windows(link))
+        starts, reach = self._window_index(link)
+        begun = bisect.bisect_right(starts, t)
+        return not (begun and reach[begun - 1] > t)
 
     def down_events(self, link: int, t: float) -> int:
         """Link-down transitions up to `t`."""
-        return sum(1 for start, _ in self.down_windows(link) if start <= t)
+        return bisect.bisect_right(self._window_index(link)[0], t)
+
+    def _window_index(self, link: int) -> tuple[list[float], list[float]]:
+        """`down_windows(link)`'s starts, and the latest end of the windows up to each: a
+        flapping link has a window a minute for a day, scanned on every reading otherwise."""
+        index = self._window_indexes.get(link)
+        if index is None:
+            windows = self.down_windows(link)
+            index = ([start for start, _ in windows],
+                     list(itertools.accumulate((end for _, end in windows), max)))
+            self._window_indexes[link] = index
+        return index
 
     # integration -----------------------------------------------------------------------------
     def segments(self, t: float, link: int | None = None,

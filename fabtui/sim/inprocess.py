@@ -1,0 +1,112 @@
+"""Simulated node commands answered in this process: `SimSshTransport` without a child process.
+
+For runs that are not about the transport (`fabtui runbook test`, benchmarks of what sits above
+it): a node command costs the simulator's answer (< 1 ms) instead of a Python start-up and a
+round trip to the sim server. Everything the caller sees is what the client-and-server path
+gives: the same `TransportResult` (built by `result_from` from a `ProcessOutcome`), the same
+simulated clock (the server's `Request.now`: pinned by `FABTUI_SIM_TIME`, moved on by the task's
+skew), the device's latency from `FABTUI_SIM_LATENCY` (slept with asyncio, within the command's
+timeout), the output cap, line callbacks, and the exit statuses and messages of a bad state
+file, a bad latency setting or a simulator bug. The fabric is rebuilt when its state file
+changes (a repair, an injected fault), as the server's is.
+
+Switch CLI sessions keep the real pexpect transport (`SimCliTransport`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import time
+import traceback
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from fabtui.errors import InputError
+from fabtui.model.transport import TransportResult
+from fabtui.sim import latency, node_commands
+from fabtui.sim.state import TIME_VAR, FabricCache, SimState
+from fabtui.transports import clock
+from fabtui.transports.local import result_from
+from fabtui.transports.output import LineCallback, OutputCollector
+from fabtui.transports.process import STDERR_CAP, ProcessOutcome
+from fabtui.transports.sim import SimSshTransport
+from fabtui.transports.ssh import SSH_FAILED, SshOptions, SshTarget, classify
+
+Answer = tuple[str, str, int]
+"""(stdout, stderr, exit status) of one node command."""
+
+
+class InProcessSimSshTransport(SimSshTransport):
+    """`ssh node cmd` answered by the simulated node in this process (see the module's doc)."""
+
+    def __init__(self, state: Path, options: SshOptions | None = None) -> None:
+        super().__init__(state, options)
+        self._fabrics = FabricCache()
+
+    async def run(self, target: SshTarget, argv: Sequence[str], *, timeout: float = 60.0,
+                  on_line: LineCallback | None = None, retry_on_drop: bool = True,
+                  stdin: bytes | None = None) -> TransportResult:
+        """Run `argv` on the simulated node `target.name` (stdin is not read, as the node
+        program does not read it)."""
+        started = datetime.now(UTC)
+        out = OutputCollector(self.options.cap, on_line)
+        err = OutputCollector(STDERR_CAP)
+        try:
+            status: int | None = await asyncio.wait_for(
+                self._answer(target.name, list(argv), out, err), timeout)
+            timed_out = False
+        except TimeoutError:
+            status, timed_out = None, True
+        out.finish()
+        outcome = ProcessOutcome(stdout=out.text(), stderr=err.text(), exit_status=status,
+                                 timed_out=timed_out, truncated=out.truncated,
+                                 output_bytes=out.total, started_at=started,
+                                 ended_at=datetime.now(UTC))
+        verdict = classify(outcome, target) if outcome.exit_status == SSH_FAILED else None
+        return result_from(outcome, target=target.name, transport=self.name,
+                           command=shlex.join(argv), timeout=timeout,
+                           error=verdict.error if verdict else None,
+                           error_message=verdict.message if verdict else None)
+
+    async def _answer(self, name: str, argv: list[str], out: OutputCollector,
+                      err: OutputCollector) -> int:
+        """The node's answer fed to `out` and `err`; its exit status (the server's steps)."""
+        skew = clock.SKEW.get()
+        path = os.path.abspath(self.state)
+        try:
+            delay = latency.from_env().of(name)
+            fabric = self._fabrics.get(path)
+        except InputError as exc:
+            err.feed("".join(f"{p}\n" for p in exc.problems).encode())
+            return 2
+        except Exception:  # a bug in the simulator: on the device's stderr, as the server says
+            err.feed(traceback.format_exc().encode())
+            return 1
+        if fabric is None:
+            err.feed(f"{path}: no simulated fabric state here; run `fabtui sim start` (or "
+                     "any fabtui command on the demo fabric) first\n".encode())
+            return 2
+        if delay > 0:
+            await asyncio.sleep(delay)
+        try:
+            state, sim = self._fabrics.get(path) or fabric
+            stdout, stderr, status = node_commands.run(sim, name, argv, _now(state, skew))
+        except Exception:  # a bug in the simulator: on the device's stderr, as the server says
+            err.feed(traceback.format_exc().encode())
+            return 1
+        if stdout:
+            out.feed(stdout.encode())
+        if stderr:
+            err.feed(stderr.encode())
+        return status
+
+
+def _now(state: SimState, skew: float) -> float:
+    """Simulation time for a command (the sim server's `Request.now`)."""
+    pinned = os.environ.get(TIME_VAR)
+    if pinned:
+        return float(pinned) + skew
+    return (time.time() - state.epoch) * state.speed + skew

@@ -107,3 +107,35 @@ def test_a_server_left_idle_stops_by_itself(state_file: Path, tmp_path: Path) ->
     finally:
         if path.exists():
             path.unlink()  # a server whose socket is gone stops too
+
+
+def test_a_port_shut_in_a_session_is_dated_by_that_sessions_clock(state_file: Path,
+                                                                    tmp_path: Path) -> None:
+    """One server serves every client, and it was started by one of them: a shut typed in a
+    session is dated by that session's clock (here pinned at 100 s), not by the environment
+    the server inherited from its starter (pinned at 5000 s, as a tmux test pins its demo).
+    Dated by the server's, the port stayed up until 5000 s for the session's readings."""
+    from fabtui.sim.state import read_state
+
+    path = Path(f"/tmp/fabtui-test-{os.getpid()}-{tmp_path.name[-20:]}.sock")
+    env = {**os.environ, "FABTUI_SIM_SERVER_IDLE": "2", TIME_VAR: "5000",
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    started = subprocess.run([sys.executable, "-m", "fabtui.sim.server", "--socket", str(path)],
+                             env=env, timeout=60, check=False)
+    assert started.returncode == 0
+    forwarded = ["100" if name == TIME_VAR else "" for name in FORWARDED]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(str(path))
+            sock.sendall(encode_request("switch", "leaf-g00-r4", str(state_file), forwarded,
+                                        "0", []))
+            sock.sendall(b"sudo config interface shutdown Ethernet40\rexit\r")
+            received = b""
+            while chunk := sock.recv(65536):
+                received += chunk
+        state = read_state(state_file)
+        assert state is not None
+        assert [(s.endpoint, s.at) for s in state.shut] == [("leaf-g00-r4:Ethernet40", 100.0)]
+    finally:
+        if path.exists():
+            path.unlink()

@@ -151,7 +151,8 @@ class Handler(socketserver.StreamRequestHandler):
         term = SocketTerminal(self)
         status = serve(Path(request.state), term, request.name, delay,
                        fabric=lambda: _fabric(request.state),
-                       now=lambda state: request.now(state) + term.skew, lock=_LOCK)
+                       now=lambda state: request.now(state) + term.skew, lock=_LOCK,
+                       shut_clock=request.now)
         self.send(b"x", str(status).encode())
 
 

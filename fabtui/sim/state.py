@@ -203,14 +203,17 @@ def repair(path: Path, component: str) -> SimState | None:
         "repairs": [*s.repairs, Repair(component=component, at=s.now())]}))
 
 
-def set_port_admin(path: Path, endpoint: str, up: bool) -> SimState | None:
-    """Shut (`up=False`) or start up a switch port now."""
+def set_port_admin(path: Path, endpoint: str, up: bool,
+                   now: Callable[[SimState], float] | None = None) -> SimState | None:
+    """Shut (`up=False`) or start up a switch port now: at `now(state)`, the clock of the
+    session that typed the command (the sim server's own environment is whichever client
+    started it: its `FABTUI_SIM_TIME` is not this session's), else `state.now()`."""
     def change(state: SimState) -> SimState:
-        now = state.now()
-        shut = [s.model_copy(update={"until": now}) if s.endpoint == endpoint and
+        at = (now or SimState.now)(state)
+        shut = [s.model_copy(update={"until": at}) if s.endpoint == endpoint and
                 s.until is None and up else s for s in state.shut]
         if not up and not any(s.endpoint == endpoint and s.until is None for s in shut):
-            shut.append(Shutdown(endpoint=endpoint, at=now))
+            shut.append(Shutdown(endpoint=endpoint, at=at))
         return state.model_copy(update={"shut": shut})
 
     return update_state(path, change)

@@ -83,13 +83,16 @@ Fabric = Callable[[], "tuple[SimState, Sim] | None"]
 
 
 def serve(path: Path, term: Terminal, name: str, delay: float = 0.0, *, fabric: Fabric,
-          now: Callable[[SimState], float], lock: AbstractContextManager[Any]) -> int:
+          now: Callable[[SimState], float], lock: AbstractContextManager[Any],
+          shut_clock: Callable[[SimState], float] | None = None) -> int:
     """Run the session for switch `name` on `term` until the user leaves; the exit status.
 
     `fabric()` gives the state and simulation as they are now (a game-day `inject` or a port
     shut from another session shows at the next command); `now(state)` the simulation time of
     a command; `lock` is held while a reply is computed. Every reply comes `delay` seconds
-    after its command (a slow management network). A port shut here is written to `path`.
+    after its command (a slow management network). A port shut here is written to `path`, at
+    `shut_clock(state)`: the client's clock without a probe's skew (a reading skewed ahead
+    must not put the shut ahead of other tasks' readings), `state.now()` when not given.
     """
     current = fabric()
     switch = current[1].graph.switches.get(name) if current else None
@@ -134,7 +137,7 @@ def serve(path: Path, term: Terminal, name: str, delay: float = 0.0, *, fabric: 
             switch = sim.graph.switches.get(name) or switch
             change = admin_command(sim, switch, command)
             if change is not None:
-                set_port_admin(path, f"{name}:{change[0]}", change[1])
+                set_port_admin(path, f"{name}:{change[0]}", change[1], shut_clock)
                 text = None
             else:
                 text, _rejected = reply(sim, switch, command, now(state))

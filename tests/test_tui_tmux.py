@@ -183,7 +183,8 @@ def test_journey_1_in_tmux_from_hang_logs_to_the_hand_over_and_the_filed_case(
     keys("Escape")
     wait_for(screen, "next: runbook optic-replacement (o opens it)")
     keys("f")
-    filed = text = shown("root cause")
+    shown("root cause")
+    filed = text = wait_for(screen, "(draft) ─")  # drawn whole: its title names the case
     step("f: the case editor on the filed draft", text, began)
     tmux("send-keys", "-t", "e2e", "-l", "optic MT24000043 dead on leaf-g00-r5:Ethernet16")
     keys("C-s")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +38,30 @@ FIRST = (
 its tests), longest first: they are handed out before the rest, so the suite ends on short
 units and not with one worker alone on a long one. A scheduling hint only, from the
 `--durations` of a full run: a file missing here runs all the same, after these."""
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the machine has cores.
+
+    A third of the suite's test time is waiting, not computing (tmux panes drawn, Prometheus
+    scraping, servers starting, pipes to child processes): with one worker per core that time
+    left a core idle (2 cores: 226 s with 2 workers, 199 s with 3, the same tests).
+    """
+    return (os.cpu_count() or 1) + 1
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile fabtui's modules once, before any worker or child process imports them.
+
+    With `PYTHONDONTWRITEBYTECODE` set (as on CI's machine) no bytecode is ever written, so
+    each of the hundreds of `fabtui` processes the tests start compiled every module it
+    imports again: 0.46 s for a one-probe command, 0.35 s with the bytecode there.
+    `compileall` writes it regardless, into the ignored `__pycache__` folders.
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        import compileall
+
+        compileall.compile_dir(REPO / "fabtui", quiet=2, workers=1)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:

@@ -68,7 +68,7 @@ async def test_the_fabric_screen_shows_the_storm_and_its_counters(size: tuple[in
         assert node_line.split()[:7] == ["node006", "✗", "✓", "✓", "✓", "✓", "✗"]
         assert "rate.tx_prio3_pause" in text and "9000/s" in text
         assert "▁█" in text  # 100 then 9000 pauses/s
-        assert_snapshot(app, f"fabric-storm-{size[0]}x{size[1]}")
+        await assert_snapshot(pilot, f"fabric-storm-{size[0]}x{size[1]}")
 
 
 @asynctest
@@ -260,7 +260,7 @@ async def test_the_light_theme() -> None:
         await pilot.press("T")
         await pilot.pause()
         assert app.theme == "textual-light"
-        assert_snapshot(app, "fabric-light-80x24")
+        await assert_snapshot(pilot, "fabric-light-80x24")
 
 
 @asynctest

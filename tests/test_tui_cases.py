@@ -256,7 +256,7 @@ async def test_snapshot_of_the_results(size: tuple[int, int]) -> None:
         await search(pilot, screen, "pfc storm pause")
         await pilot.press("enter")
         await pilot.pause()
-        assert_snapshot(app, f"cases-results-{size[0]}x{size[1]}")
+        await assert_snapshot(pilot, f"cases-results-{size[0]}x{size[1]}")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)])
@@ -273,6 +273,6 @@ def test_snapshot_of_a_case(size: tuple[int, int], monkeypatch: pytest.MonkeyPat
             assert isinstance(view, CaseView)
             await until(pilot, lambda: view.similar is not None, "similar cases")
             await pilot.pause()
-            assert_snapshot(app, f"case-view-{size[0]}x{size[1]}")
+            await assert_snapshot(pilot, f"case-view-{size[0]}x{size[1]}")
 
     check()

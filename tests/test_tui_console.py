@@ -203,7 +203,7 @@ async def test_console_snapshot(size: tuple[int, int]) -> None:
         console.query_one("#console-body").focus()
         await pilot.pause()
         assert "1 result in 2.5s" in screen_text(app)
-        assert_snapshot(app, f"console-all-reduce-{size[0]}x{size[1]}")
+        await assert_snapshot(pilot, f"console-all-reduce-{size[0]}x{size[1]}")
 
 
 # headless parts -------------------------------------------------------------------------------

@@ -399,7 +399,7 @@ async def test_library_snapshot(size: tuple[int, int]) -> None:
         await pilot.pause()
         assert "optic-replacement" in screen_text(app)
         await steady(pilot, app)
-        assert_snapshot(app, f"runbooks-library-{size[0]}x{size[1]}")
+        await assert_snapshot(pilot, f"runbooks-library-{size[0]}x{size[1]}")
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -415,7 +415,7 @@ async def test_session_snapshot(size: tuple[int, int]) -> None:
         await pilot.pause(0.3)
         assert "session (not started)" in screen_text(app)
         await steady(pilot, app)
-        assert_snapshot(app, f"runbooks-session-{size[0]}x{size[1]}")
+        await assert_snapshot(pilot, f"runbooks-session-{size[0]}x{size[1]}")
 
 
 SESSION_FOOTER_80 = "n Next g Gate s Skip j Jump r Rerun a Note x Abort o Hand c Past f File ? more"

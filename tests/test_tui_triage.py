@@ -283,7 +283,7 @@ async def test_the_triage_screen_snapshot(size: tuple[int, int]) -> None:
         await pilot.pause()
         text = screen_text(app)
         assert "culprit rank 21" in text and "MT24000043" in text
-        assert_snapshot(app, f"triage-optic-{size[0]}x{size[1]}")
+        await assert_snapshot(pilot, f"triage-optic-{size[0]}x{size[1]}")
 
 
 # --- the non-visual links (workspace.crosslinks) -------------------------------------------

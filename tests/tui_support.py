@@ -117,8 +117,15 @@ async def shows(pilot: Any, *wanted: str, seconds: float = 60.0) -> str:
     return screen_text(pilot.app)
 
 
-def assert_snapshot(app: FabtuiApp, name: str) -> None:
-    """The app's screen equals tests/snapshots/NAME.svg (see the module docstring)."""
+async def assert_snapshot(pilot: Any, name: str) -> None:
+    """The app's screen equals tests/snapshots/NAME.svg (see the module docstring).
+
+    A few frames are let by first: at the pilot's 5 ms idle grain the app reads idle before
+    its next 60 Hz frame has laid out what the last message changed (a scrollbar that the
+    new content needs showed in one run and not the next)."""
+    await pilot.pause(0.05)
+    await pilot.pause()
+    app = pilot.app
     svg = _normalise(app.export_screenshot(title="fabtui"))
     path = SNAPSHOTS / f"{name}.svg"
     if os.environ.get("FABTUI_UPDATE_SNAPSHOTS") or not path.exists():

@@ -47,6 +47,7 @@ from fabtui.probes.runner import DEFAULT_FANOUT, ProbeRunner, Transports  # noqa
 from fabtui.probes.targets import resolve_set  # noqa: E402
 from fabtui.sim import latency  # noqa: E402
 from fabtui.sim.exporter import FAMILIES, scrape_config  # noqa: E402
+from fabtui.sim.inprocess import InProcessSimSshTransport  # noqa: E402
 from fabtui.sim.state import build_sim, read_state, state_file  # noqa: E402
 from fabtui.topology.export import dump_yaml  # noqa: E402
 from fabtui.topology.generate import RailOptimizedParams, rail_optimized  # noqa: E402
@@ -56,7 +57,7 @@ from fabtui.workspace.live import FabricStatus, Health, PollState  # noqa: E402
 from fabtui.workspace.promsource import PrometheusSource, live_source  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-from probe_fanout import LATENCY_S, InProcessNodes, sweep  # noqa: E402
+from probe_fanout import LATENCY_S, sweep  # noqa: E402
 
 from tests.prom_server import PROMETHEUS, PrometheusServer, free_port  # noqa: E402
 
@@ -120,7 +121,7 @@ def fanout(ws: Workspace, sample: str) -> tuple[int, float]:
     sim = build_sim(state)
     probe = ws.catalog["nic.ethtool"]
     targets = resolve_set(sim.graph, sample, probe.target)
-    runner = ProbeRunner(sim.graph, Transports(ssh=InProcessNodes(path, state, sim)))
+    runner = ProbeRunner(sim.graph, Transports(ssh=InProcessSimSshTransport(path)))
     seconds, _ok = asyncio.run(sweep(runner, probe, targets, DEFAULT_FANOUT))
     return len(targets), seconds
 

@@ -1,14 +1,15 @@
-"""The test suite's wall time on 2 workers (`python -m pytest -n 2`), beside its CPU time.
+"""The test suite's wall time as the README runs it (`python -m pytest`), beside its CPU time.
 
-Row (issue "Speed"): the whole suite <= 150 s wall on a 2-core machine, no flaky test. Printed
-beside it, as the reference, half the CPU seconds the run used (children included): the wall
-time two fully busy workers would need, so the ratio tells how evenly the workers were loaded
-(1.0x: no idle worker; a long test left alone at the end shows as more). The slowest tests of
-the run are listed after the row. Prints figures; never fails on timing (a failing test does
-show as `(exit N)`).
+Row (issue "Speed"): the whole suite <= 150 s wall on a 2-core machine, no flaky test. `-n
+auto` is one worker more than cores (tests/conftest.py). Printed beside it, as the reference,
+the CPU seconds the run used (children included) over the cores: the wall time fully busy
+cores would need, so the ratio tells how much of the run no core worked (1.0x: none). The
+slowest tests of the run are listed after the row. Prints figures; never fails on timing (a
+failing test does show as `(exit N)`).
 
-    python benchmarks/suite.py              # the whole suite, 2 workers
-    python benchmarks/suite.py --smoke      # only collects it (CI runs the suite anyway)
+    python benchmarks/suite.py              # the whole suite, -n auto
+    python benchmarks/suite.py --workers 2  # two workers
+    python benchmarks/suite.py --smoke      # only collects it (CI)
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ GOAL_S = 150.0
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="collect only (CI)")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", default="auto", help="-n for pytest-xdist (default auto)")
     args = parser.parse_args()
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
               "--rootdir", str(REPO), str(REPO / "tests")]
@@ -46,7 +47,7 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs; {tests} tests; {'collect only' if args.smoke else argv[-2:]}")
     label = f"pytest {'--collect-only' if args.smoke else f'-n {args.workers}'}" + \
         ("" if status == 0 else f" (exit {status})")
-    workers = 1 if args.smoke else args.workers
+    workers = 1 if args.smoke else (os.cpu_count() or 1)
     reference = cpu / workers
     verdict = "" if args.smoke else \
         f"   goal <= {GOAL_S:.0f} s: " + ("ok" if seconds <= GOAL_S else "OVER TARGET")

@@ -641,3 +641,33 @@ def test_prose_fills_in_what_the_session_knows_and_masks_secrets(tmp_path: Path)
     cell = fabric.cell_of(PORT)
     assert cell is not None and keys == {PORT, cell.link, fabric.optic_of(PORT)}
     assert guided.repair_component(ws.runbook("optic-replacement"), {"port": PORT}) == PORT
+
+
+@asynctest
+async def test_enters_typed_ahead_of_the_focus_each_move_one_field() -> None:
+    """On a slow link or a loaded host the next `enter` can reach the form before the focus
+    has moved: it is delivered to the field it left, and still moves one field on, so six
+    enters typed at once through six fields submit the form (none is lost)."""
+    from textual.widgets import Input
+
+    from fabtui.tui.screens.dialogs import Field
+
+    app = make_app()
+    answers: list[dict[str, str] | None] = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        fields = [Field(f"f{i}", f"field {i}", value=str(i)) for i in range(4)]
+        app.push_screen(Form("typed ahead", fields, lambda name, value: None), answers.append)
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, Form)
+        first = form.query_one("#field-0", Input)
+        for _ in range(2):  # both from the first field: the focus has not moved yet
+            form.post_message(Input.Submitted(first, first.value))
+        await pilot.pause()
+        assert app.focused is form.query_one("#field-2", Input)
+        await pilot.press("tab")  # the operator moves on by hand: enter goes on from there
+        await pilot.pause()
+        assert app.focused is form.query_one("#field-3", Input)
+        await pilot.press("enter")
+        await pilot.pause()
+    assert answers == [{"f0": "0", "f1": "1", "f2": "2", "f3": "3"}]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -107,6 +108,10 @@ class Form(ModalScreen[dict[str, str] | None]):
         self.fields = fields
         self.check = check
         self.hint = hint
+        self._at = 0
+        """The field the last `enter` moved to (its focus may not have landed yet)."""
+        self._moving: list[int] = []
+        """Fields `enter` moved to whose focus has not landed yet."""
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
@@ -130,10 +135,24 @@ class Form(ModalScreen[dict[str, str] | None]):
         later turn): what is typed from then on goes into the form, not the screen below."""
         self.query_one(VerticalScroll).border_subtitle = "enter: next / submit · esc: back"
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Follow the focus the operator moves (tab, a click); ours landing changes nothing."""
+        number = _field_number(event.widget)
+        if number is None:
+            return
+        if number in self._moving:
+            del self._moving[:self._moving.index(number) + 1]
+        else:
+            self._at, self._moving = number, []
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        number = int((event.input.id or "field-0").split("-")[1])
+        # An `enter` typed ahead of the focus (a slow link, a loaded host) is delivered to
+        # the field it left: it still moves one field on from where the last one went.
+        number = max(_field_number(event.input) or 0, self._at)
         if number + 1 < len(self.fields):
-            self.query_one(f"#field-{number + 1}", Input).focus()
+            self._at = number + 1
+            self._moving.append(self._at)
+            self.query_one(f"#field-{self._at}", Input).focus()
             return
         values = {f.name: self.query_one(f"#field-{i}", Input).value
                   for i, f in enumerate(self.fields)}
@@ -142,10 +161,17 @@ class Form(ModalScreen[dict[str, str] | None]):
             if why is not None:
                 error = self.query_one("#form-error", Label)
                 error.update(f"{field.name}: {why}")
+                self._at, self._moving = index, [index]
                 self.query_one(f"#field-{index}", Input).focus()
                 error.scroll_visible(animate=False)  # below the fold in a long form
                 return
         self.dismiss(values)
+
+
+def _field_number(widget: object) -> int | None:
+    """The index of a form field (`field-N`), None for anything else."""
+    name = getattr(widget, "id", None) or ""
+    return int(name[6:]) if name.startswith("field-") and name[6:].isdigit() else None
 
 
 class Gate(ModalScreen[str | None]):

@@ -88,6 +88,19 @@ def _row(label: str, seconds: float, rss: float, ref_label: str, reference: floa
           f"{f' (limit {time_limit:g}x)' if time_limit else ''}   {verdict}")
 
 
+def _one_json_document(kind: str) -> bool:
+    """Whether `kind`'s sample is one JSON document (repeated, it is no longer one)."""
+    import json
+
+    sample = next(p for p in sorted((FIXTURES / kind).glob("*.txt"))
+                  if not p.with_suffix(".error").exists())
+    try:
+        json.loads(sample.read_bytes())
+    except ValueError:
+        return False
+    return True
+
+
 def _kinds() -> list[str]:
     # The catalog, not `discover()`: importing every parser here made this process ~95 MB,
     # and a forked child's peak RSS counts its parent's pages until it execs.
@@ -148,7 +161,7 @@ def main() -> None:
         for kind, size in sizes.items():
             path = Path(folder) / f"{kind}.txt"
             build(kind, size, path)
-            if path.open("rb").read(1) in (b"{", b"["):
+            if kind != "nccl-log" and _one_json_document(kind):
                 print(f"{kind:<34} not built: one JSON document does not repeat")
                 path.unlink()
                 continue

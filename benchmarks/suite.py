@@ -40,9 +40,13 @@ def main() -> None:
     os.chdir(REPO)
     seconds, _, status, output, cpu = run(argv)
     text = output.decode(errors="replace")
-    found = re.search(r"(\d+) (?:passed|tests? collected)", text)
-    # Quiet collection prints `file: N` per file instead of a total.
-    tests = found.group(1) if found else \
+    # The summary line (`1 failed, 2519 passed in 210.9s`), the last of its kind: a failing
+    # test's captured output may hold such words too. Quiet collection prints `file: N` per
+    # file instead of a total.
+    summaries = re.findall(r"^.*\d+ (?:passed|failed|tests? collected).*$", text, re.MULTILINE)
+    counted = re.findall(r"(\d+) (?:passed|failed|skipped|errors?|tests? collected)",
+                         summaries[-1]) if summaries else []
+    tests = str(sum(map(int, counted))) if counted else \
         str(sum(int(n) for n in re.findall(r"^tests/\S+: (\d+)$", text, re.MULTILINE)))
     print(f"{os.cpu_count()} CPUs; {tests} tests; {'collect only' if args.smoke else argv[-2:]}")
     label = f"pytest {'--collect-only' if args.smoke else f'-n {args.workers}'}" + \

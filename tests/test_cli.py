@@ -197,3 +197,17 @@ def test_an_internal_error_masks_the_secrets_it_quotes(run: Callable[..., Result
     result = run("--config", str(config), "topo", "show")
     assert result.exit_code == 3 and "internal error: RuntimeError: ssh failed" in result.stderr
     assert "S3cr3tP@ss" not in result.stderr and "corp-AAAA" not in result.stderr
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (("probe", "run", "nic.ibstat", "--param", "count"), "--param 'count': expected key=value"),
+    (("probe", "run", "nic.ibstat", "--param", "=3"), "--param '=3': expected key=value"),
+    (("sim", "inject", "pfc-storm", "node001:mlx5_0", "--param", "rate"),
+     "--param 'rate': expected key=value"),
+    (("runbook", "run", "pfc-storm", "--input", "leaf"), "--input 'leaf': expected name=value"),
+])
+def test_a_malformed_key_value_option_is_one_line_naming_it(
+        run: Callable[..., Result], argv: tuple[str, ...], message: str) -> None:
+    result = run(*argv)
+    assert result.exit_code == 2 and message in result.stderr and "Traceback" not in \
+        result.stderr

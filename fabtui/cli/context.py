@@ -64,3 +64,15 @@ def workspace(ctx: click.Context) -> Workspace:
         root.call_on_close(cached.close)
     assert isinstance(cached, Workspace)
     return cached
+
+
+def key_values(items: tuple[str, ...], option: str, word: str = "key") -> dict[str, str]:
+    """`KEY=VALUE` options (`--param`, `--input` ...) as a dict; a `UserError` naming the
+    option for an item without `=` or without a key."""
+    found = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"{option} {item!r}: expected {word}=value")
+        found[key.strip()] = value
+    return found

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from fabtui.cli import probe_launch, render
-from fabtui.cli.context import EXIT_FINDINGS, UserError, workspace
+from fabtui.cli.context import EXIT_FINDINGS, key_values, workspace
 from fabtui.cli.danger import require_confirmation
 from fabtui.cli.sweep import run_sweep
 from fabtui.model.probe import ProbeResult, Verdict
@@ -73,12 +73,7 @@ def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tu
               path: Path | None, show_all: bool, as_json: bool, fanout: int,
               target_timeout: float | None, confirmation: str | None) -> None:
     """Run probe NAME against a target and print what it measured and concluded."""
-    given = {}
-    for item in params:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--param {item!r}: expected key=value")
-        given[key.strip()] = value
+    given = key_values(params, "--param")
     ws = workspace(ctx)
     definition = ws.probe(name)
     targets = ws.sweep_targets(name, target_text, path)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from fabtui.cli.context import EXIT_FINDINGS, UserError, workspace
+from fabtui.cli.context import EXIT_FINDINGS, UserError, key_values, workspace
 
 
 def register(group: click.Group) -> None:
@@ -37,12 +37,7 @@ def launch_command(ctx: click.Context, nodes: str | None, job_id: str | None,
     from fabtui.errors import RequestError
     from fabtui.workspace.launching import plan_launch, run_launch
 
-    given: dict[str, str] = {}
-    for item in params:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--param {item!r}: expected key=value")
-        given[key.strip()] = value
+    given = key_values(params, "--param")
     ws = workspace(ctx)
     try:
         plan = plan_launch(ws, nodes=nodes, job_id=job_id, job_file=job_file,

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from fabtui.cli.context import EXIT_FINDINGS, UserError, workspace
+from fabtui.cli.context import EXIT_FINDINGS, key_values, workspace
 from fabtui.model.events import (
     BlockCommand,
     BlockFinished,
@@ -46,13 +46,7 @@ def runbook() -> None:
 
 
 def _pairs(items: tuple[str, ...], option: str) -> dict[str, str]:
-    found = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UserError(f"{option} {item!r}: expected name=value")
-        found[key.strip()] = value
-    return found
+    return key_values(items, option, "name")
 
 
 @runbook.command("list")

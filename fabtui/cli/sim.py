@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from fabtui.cli.context import UserError, notice_once, settings
+from fabtui.cli.context import UserError, key_values, notice_once, settings
 from fabtui.config import Settings
 from fabtui.durations import parse_duration
 from fabtui.sim.scenario import (
@@ -169,12 +169,7 @@ def inject(ctx: click.Context, fault: str, component: str, delay: str, length: s
     """Add a fault to the running demo fabric now (game days). `fabtui sim clear` removes it."""
     s = _simulated(ctx)
     running = sim_state(s)
-    values: dict[str, Any] = {}
-    for item in params:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--param {item!r}: expected key=value")
-        values[key.strip()] = _number(value)
+    values: dict[str, Any] = {k: _number(v) for k, v in key_values(params, "--param").items()}
     done = simfabric.add_fault(s, fault, component, delay_s=_seconds(delay, "--in"),
                                length_s=_seconds(length, "--for") if length is not None else None,
                                params=values, running=running)

@@ -124,11 +124,9 @@ class CaseList(ScrollView, can_focus=True):
         self._cache.clear()
 
     def on_focus(self) -> None:
-        self._cache.clear()
-        self.refresh()
+        self.refresh()  # the cursor row's look: the cache's signature holds `has_focus`
 
     def on_blur(self) -> None:
-        self._cache.clear()
         self.refresh()
 
     # drawing ------------------------------------------------------------------------------------

@@ -204,9 +204,7 @@ class SweepTable(ScrollView, can_focus=True):
         ])
 
     def on_focus(self) -> None:
-        self._cache.clear()
-        self.refresh()
+        self.refresh()  # the cursor row's look: the cache's signature holds `has_focus`
 
     def on_blur(self) -> None:
-        self._cache.clear()
         self.refresh()

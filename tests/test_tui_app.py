@@ -3,7 +3,6 @@ model and posted as snapshots, on a frozen clock, with no poller running."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -22,6 +21,7 @@ from tests.tui_support import (
     result,
     screen_text,
     storm,
+    utc,
     workspace,
 )
 
@@ -29,11 +29,7 @@ from tests.tui_support import (
 @pytest.fixture(autouse=True)
 def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The header prints local time: pin it so screens read the same everywhere."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    yield from utc(monkeypatch)
 
 
 def post(app, round_no: int = 1) -> None:  # type: ignore[no-untyped-def]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -19,18 +18,14 @@ from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
 from fabtui.tui.widgets.busbw_plot import EXPECTED, SERIES, plot_rows
 from fabtui.workspace.console import BusbwSeries, busbw_series, parse_request, result_tables
-from tests.tui_support import assert_snapshot, asynctest, make_app, screen_text, workspace
+from tests.tui_support import assert_snapshot, asynctest, make_app, screen_text, utc, workspace
 
 SIZES = [(80, 24), (160, 50)]
 
 
 @pytest.fixture(autouse=True)
 def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    yield from utc(monkeypatch)
 
 
 async def open_console(app, pilot, probe: str | None, target: str) -> ProbeConsole:  # type: ignore[no-untyped-def]

@@ -31,7 +31,7 @@ from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.screens.triage import TriageScreen
 from fabtui.workspace import Workspace, guided
-from tests.tui_support import NOW, asynctest, screen_text, until, workspace
+from tests.tui_support import NOW, asynctest, screen_text, until, utc, workspace
 
 SIM_TIME = "960"
 """16 minutes into the nccl-hang scenario: the optic behind rank 21 is dead."""
@@ -42,13 +42,9 @@ SHIPPED_CASE = "nccl-hang-optic-rail5-node003"
 @pytest.fixture(autouse=True)
 def _pinned(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """Local time and the demo fabric's clock pinned, the logs written under tmp_path."""
-    monkeypatch.setenv("TZ", "UTC")
     monkeypatch.setenv("FABTUI_SIM_TIME", SIM_TIME)
     monkeypatch.chdir(tmp_path)
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    yield from utc(monkeypatch)
 
 
 def hang_app() -> tuple[FabtuiApp, Workspace, Path]:

@@ -6,7 +6,6 @@ and 160x50 (the library, and a session before its first block)."""
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from tests.tui_support import (
     make_app,
     screen_text,
     shows,
+    utc,
     workspace,
 )
 
@@ -40,11 +40,7 @@ PORT = "leaf-g00-r3:Ethernet16"
 
 @pytest.fixture(autouse=True)
 def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    yield from utc(monkeypatch)
 
 
 def recording(app: FabtuiApp) -> list[Message]:

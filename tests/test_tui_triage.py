@@ -50,7 +50,15 @@ from fabtui.workspace.live import PollState
 from fabtui.workspace.triaging import evidence_chain, triage_logs
 from tests.conftest import REPO
 from tests.test_tui_tmux import tmux, wait_for  # noqa: F401 (tmux: the fixture, shared)
-from tests.tui_support import NOW, assert_snapshot, asynctest, healthy_round, screen_text, workspace
+from tests.tui_support import (
+    NOW,
+    assert_snapshot,
+    asynctest,
+    healthy_round,
+    screen_text,
+    utc,
+    workspace,
+)
 
 SIM_TIME = "960"
 """16 minutes into the nccl-hang scenario: the optic behind rank 21 is dead."""
@@ -62,13 +70,9 @@ CULPRIT = {"node": "node003", "nic": "node003:mlx5_5", "port": "leaf-g00-r5:Ethe
 def _pinned(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """Local time and the demo fabric's clock pinned; the logs are named relative to tmp_path
     (the evidence lines print the path as given, and a snapshot must not hold a temp name)."""
-    monkeypatch.setenv("TZ", "UTC")
     monkeypatch.setenv("FABTUI_SIM_TIME", SIM_TIME)
     monkeypatch.chdir(tmp_path)
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    yield from utc(monkeypatch)
 
 
 class Recorder(FabtuiApp):

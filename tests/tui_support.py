@@ -16,7 +16,7 @@ import functools
 import os
 import re
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -153,3 +153,14 @@ def asynctest(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., N
         asyncio.run(test(*args, **kwargs))
 
     return run
+
+
+def utc(monkeypatch: Any) -> Iterator[None]:
+    """For an autouse fixture (`yield from utc(monkeypatch)`): local time is UTC for the
+    test, so the header's clock reads the same everywhere; everything `monkeypatch` set is
+    undone, and the zone restored, after it."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

@@ -8,6 +8,7 @@ them lazily by name without an import cycle.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -76,3 +77,10 @@ def key_values(items: tuple[str, ...], option: str, word: str = "key") -> dict[s
             raise UserError(f"{option} {item!r}: expected {word}=value")
         found[key.strip()] = value
     return found
+
+
+job_file_option = click.option(
+    "--job-file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Read the job from a saved `scontrol show job -d`, `squeue --json` or `sacct -P` "
+         "output instead of asking Slurm.")
+"""`--job-file`, the same for every command that follows a Slurm job."""

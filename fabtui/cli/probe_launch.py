@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from fabtui.cli.context import EXIT_FINDINGS, UserError, key_values, workspace
+from fabtui.cli.context import EXIT_FINDINGS, UserError, job_file_option, key_values, workspace
 
 
 def register(group: click.Group) -> None:
@@ -19,8 +19,7 @@ def register(group: click.Group) -> None:
 @click.command("launch")
 @click.option("--nodes", metavar="SET", help="Nodes to run on: node[001-004], a,b,c, rail:N.")
 @click.option("--job", "job_id", metavar="JOBID", help="Run on Slurm job JOBID's nodes.")
-@click.option("--job-file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
-              help="Read the job from a saved scontrol / squeue --json / sacct -P output.")
+@job_file_option
 @click.option("--launcher", type=click.Choice(["srun", "mpirun"]),
               help="Launcher (default: the config's [slurm] launcher, else mpirun).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",

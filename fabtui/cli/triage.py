@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from fabtui.cli import triage_stragglers
-from fabtui.cli.context import EXIT_FINDINGS, UserError, settings, workspace
+from fabtui.cli.context import EXIT_FINDINGS, UserError, job_file_option, settings, workspace
 
 
 @click.group()
@@ -29,9 +29,7 @@ triage_stragglers.register(triage)
 @click.option("--job", "job_id", metavar="JOBID",
               help="Place ranks as Slurm job JOBID ran them (scontrol / squeue / sacct on the "
                    "configured [slurm] host), instead of a rank file.")
-@click.option("--job-file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
-              help="Read the job from a saved `scontrol show job -d`, `squeue --json` or "
-                   "`sacct -P` output instead of asking Slurm.")
+@job_file_option
 @click.option("-t", "--topology", type=click.Path(path_type=Path, dir_okay=False),
               help="Topology file (default: the configured one, else the demo fabric).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts (docs/triage.md).")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fabtui.cli.context import UserError, workspace
+from fabtui.cli.context import UserError, job_file_option, workspace
 
 if TYPE_CHECKING:
     from fabtui.model.triage import TriageReport
@@ -23,9 +23,7 @@ if TYPE_CHECKING:
 @click.option("--job", "job_id", metavar="JOBID",
               help="Follow Slurm job JOBID: its rank placement, and the Fabric screen filtered "
                    "to its nodes (asked on the configured [slurm] host).")
-@click.option("--job-file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
-              help="Read the job from a saved `scontrol show job -d`, `squeue --json` or "
-                   "`sacct -P` output instead of asking Slurm.")
+@job_file_option
 @click.option("--source", type=click.Choice(["probes", "prometheus"]), default=None,
               help="Where the live view reads: polling probes, or the configured "
                    "[prometheus] (default: the config's `source`).")

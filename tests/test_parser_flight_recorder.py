@@ -75,10 +75,13 @@ def test_json_and_python_repr_dumps() -> None:
                                                             "ranks": "[0, 1, 2, 3]"}},
             "entries": [{"record_id": 7, "process_group": ["0", "default_pg"],
                          "collective_seq_id": 4, "p2p_seq_id": 2, "profiling_name":
-                         "nccl:send 3->0", "state": "started", "is_p2p": True}]}
+                         "nccl:send 3->0", "state": "started", "is_p2p": True,
+                         "time_created_ns": float("nan"), "timeout_ms": float("inf")}]}
+    # JSON is read as it is (NaN and infinities as none); a repr token by token: the same dump
     from_json = fr.parse(json.dumps(dump))
     from_repr = fr.parse(repr(dump).replace("['0', 'default_pg']", "('0', 'default_pg')"))
     assert from_json == from_repr
+    assert from_json.entries[0].time_created_ns is None and from_json.entries[0].timeout_ms is None
     (entry,) = from_json.entries
     assert (entry.rank, entry.op, entry.is_p2p, entry.state) == (3, "send", True, "started")
 

@@ -222,6 +222,26 @@ def test_flight_recorder_dumps_find_the_rank_that_never_joined(tmp_path: Path, f
     assert report.world_size == 4
 
 
+def test_a_pickled_dump_reads_as_its_json_and_a_pickle_of_no_dump_is_refused(
+        tmp_path: Path) -> None:
+    from fabtui.parsers import flight_recorder
+    from fabtui.parsers.errors import ParseError
+    from fabtui.triage.frpickle import read_dump
+
+    dump = _dump(2, 5, lagging=False)
+    dump["entries"][0]["input_sizes"] = ((2, 3),)  # as PyTorch pickles them: tuples
+    dump["entries"][0]["time_created_ns"] = float("nan")
+    read = read_dump(pickle.dumps(dump))
+    assert read == flight_recorder.parse(json.dumps(dump).replace("NaN", "null"))
+    assert read.entries[0].input_sizes == [[2, 3]] and read.entries[0].time_created_ns is None
+    with pytest.raises(ParseError, match="no Flight Recorder dump keys"):
+        read_dump(pickle.dumps({"version": "2.5", "rank": 0}))
+    other = tmp_path / "nccl_trace_rank_0"
+    other.write_bytes(pickle.dumps({"weights": [1, 2]}))
+    with pytest.raises(InputError, match="no Flight Recorder dump keys"):
+        triage_paths([other])
+
+
 def test_a_pickle_that_would_run_code_is_refused_and_runs_nothing(tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
 

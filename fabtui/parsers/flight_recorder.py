@@ -370,14 +370,38 @@ def _parse_dump(lines: list[str]) -> FlightRecorder:
     start = next((i for i, line in enumerate(lines) if line.strip().startswith("{")), None)
     if start is None:
         raise ParseError(KIND, None, "no `{` opening a Flight Recorder dump")
-    text, elided = _to_json("\n".join(lines[start:]), start + 1)
-    end = text.rfind("}")
+    data, elided = _decode("\n".join(lines[start:]), start)
+    return from_dump(data, start + 1, elided)
+
+
+def _decode(body: str, start: int) -> tuple[Any, int]:
+    """The data of a dump whose first line is line `start + 1`, and its `...` elisions.
+
+    A dump in JSON (what PyTorch's JSON dump and a pickle's plain data give) is read as it
+    is, with NaN and infinities as null; only a Python repr or an elided dump goes through
+    `_to_json`, a token at a time (ten times slower on a large dump).
+    """
     try:
-        data = json.loads(text[:end + 1])
+        return json.loads(body[:body.rfind("}") + 1], parse_constant=_no_number), 0
+    except json.JSONDecodeError:
+        pass
+    text, elided = _to_json(body, start + 1)
+    try:
+        return json.loads(text[:text.rfind("}") + 1]), elided
     except json.JSONDecodeError as exc:
         raise ParseError(KIND, start + exc.lineno, f"dump is not readable: {exc.msg}") from None
+
+
+def _no_number(_constant: str) -> None:
+    """NaN, Infinity and -Infinity in a dump: no value, as `_to_json` reads them."""
+    return None
+
+
+def from_dump(data: Any, line: int | None = None, elided: int = 0) -> FlightRecorder:
+    """A Flight Recorder dump from its decoded data (`line`: where it starts, for errors;
+    `elided`: how many `...` were removed from its text)."""
     if not isinstance(data, dict) or not isinstance(data.get("entries", []), list):
-        raise ParseError(KIND, start + 1, "the dump is not a dict with an `entries` list")
+        raise ParseError(KIND, line, "the dump is not a dict with an `entries` list")
     rank = _int(data.get("rank"))
     entries = [_entry(e, rank) for e in data.get("entries", []) if isinstance(e, dict)]
     warnings = [f"{elided} `...` elision(s) in the dump: entries or fields were left out"] \

@@ -74,7 +74,7 @@ HOST_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 class SlurmConfig(BaseModel):
     """Where fabtui asks Slurm about jobs, and how it launches multi-node probes."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     host: str | None = Field(None, pattern=HOST_NAME)
     """Login or controller host that runs `scontrol` / `squeue` (over ssh). Default: this
@@ -93,7 +93,7 @@ class SlurmConfig(BaseModel):
 class PrometheusConfig(BaseModel):
     """The `[prometheus]` table: where the fabric's metrics are read (docs/prometheus.md)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     url: str = Field(pattern=r"^https?://\S+$")
     """Prometheus's base URL (`http://prometheus:9090`)."""
@@ -137,7 +137,7 @@ class PrometheusSettings:
 class Config(BaseModel):
     """The settings a config file may hold."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     topology: Path | None = None
     """Topology file (explicit or template). Default: the shipped demo fabric."""

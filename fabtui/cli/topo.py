@@ -14,6 +14,7 @@ from fabtui import __version__
 from fabtui.cli import render
 from fabtui.cli.context import EXIT_FINDINGS, UserError, settings, workspace
 from fabtui.errors import InputError, Problem
+from fabtui.model.fielddocs import field_docs
 from fabtui.model.findings import Severity
 from fabtui.topology.export import dump_yaml, port_rows, ports_csv, ports_markdown, summarize
 from fabtui.topology.generate import GENERATORS, RailOptimizedParams
@@ -288,9 +289,10 @@ def templates(ctx: click.Context, as_json: bool) -> None:
         except (InputError, OSError):
             description = "(unreadable)"
         found.append({"name": file.stem, "file": str(file), "description": description})
+    docs = field_docs(RailOptimizedParams)
     parameters = {
         name: {"default": None if field.is_required() else field.default,
-               "description": field.description or ""}
+               "description": field.description or docs.get(name, "")}
         for name, field in RailOptimizedParams.model_fields.items()
     }
     if as_json:

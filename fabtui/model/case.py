@@ -58,7 +58,7 @@ class SymptomClass(StrEnum):
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Environment(_Part):
@@ -135,7 +135,7 @@ def _iso(value: str) -> str:
 class Case(BaseModel):
     """One incident of the case library (see the module docstring and docs/case-format.md)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=CASE_ID, max_length=200)
     title: str = Field(min_length=1)

@@ -15,7 +15,7 @@ Status = Literal["confirmed", "contradicted", "unknown"]
 class ChainLink(BaseModel):
     """One layer's question, answered by one probe (or not answered, and why)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     layer: Layer
     question: str
@@ -34,7 +34,7 @@ class ChainLink(BaseModel):
 class EvidenceChain(BaseModel):
     """job step time -> NCCL busbw -> rail imbalance -> leaf PFC -> port FEC / BER -> optic DOM."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     node: str
     nic: str | None

@@ -41,7 +41,7 @@ class EventKind(StrEnum):
 class Payload(BaseModel):
     """What an event says, beyond where it happened."""
 
-    model_config = ConfigDict(frozen=True, extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="allow")
 
     def record(self) -> dict[str, Any]:
         """The JSON object the journal stores (fields left unset by a decision are omitted)."""
@@ -176,7 +176,7 @@ def kind_of(payload: Payload) -> EventKind:
 class Event(BaseModel):
     """One journal entry of a session (append-only): where, when, what kind, and its payload."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     session: str
     seq: int

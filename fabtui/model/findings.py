@@ -23,7 +23,7 @@ class Severity(StrEnum):
 class Finding(BaseModel):
     """One conclusion of a validation rule (and later of a probe)."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     rule: str
     """Stable rule id, e.g. `rail-symmetry`, so scripts and runbooks can match on it."""

@@ -22,7 +22,7 @@ ParamType = Literal["string", "int", "float", "bool", "choice", "size"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class ParamDef(_Strict):
@@ -100,7 +100,7 @@ class ProbeDef(_Strict):
 class Metric(BaseModel):
     """One measured value, judged."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     name: str
     value: float | int | str | bool | None
@@ -117,7 +117,7 @@ class Metric(BaseModel):
 class ProbeResult(BaseModel):
     """What running a probe produced: raw transport results, the parse, metrics, verdict."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     probe: str
     target: str

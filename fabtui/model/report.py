@@ -22,7 +22,7 @@ class ReportKind(StrEnum):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
 
 class Source(_Model):

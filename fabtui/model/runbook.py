@@ -37,7 +37,7 @@ class InputType(StrEnum):
 class InputSpec(BaseModel):
     """One runbook input (front matter `inputs:`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     type: InputType = InputType.STRING
@@ -66,7 +66,7 @@ class InputSpec(BaseModel):
 class TestExpect(BaseModel):
     """What a runbook test expects of a headless run."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     path: list[str] | None = None
     """The step ids visited, in order (exactly)."""
@@ -85,7 +85,7 @@ class TestExpect(BaseModel):
 class RunbookTest(BaseModel):
     """A test case: run headless on the demo fabric playing `scenario`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     scenario: str = "healthy"
@@ -103,7 +103,7 @@ class RunbookTest(BaseModel):
 class FrontMatter(BaseModel):
     """The YAML at the top of a runbook."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     title: str = Field(min_length=1)
@@ -134,7 +134,7 @@ class BlockKind(StrEnum):
 class Block(BaseModel):
     """One executable fenced block."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     kind: BlockKind
     id: str
@@ -148,7 +148,7 @@ class Block(BaseModel):
 class Step(BaseModel):
     """A `##` heading: its prose and blocks."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     id: str
     title: str
@@ -160,7 +160,7 @@ class Step(BaseModel):
 class Runbook(BaseModel):
     """A parsed runbook file."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     meta: FrontMatter
     title: str
@@ -186,7 +186,7 @@ class Runbook(BaseModel):
 class SessionInfo(BaseModel):
     """A recorded session, as listed."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     id: str
     runbook: str

@@ -12,7 +12,7 @@ STRAGGLER_BELOW = 0.75
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
 
 class Score(_Strict):

@@ -37,7 +37,7 @@ class ErrorKind(StrEnum):
 class TransportResult(BaseModel):
     """One command (or API call) against one target."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     target: str
     """The host, switch or GPU addressed, as the topology names it."""

@@ -19,7 +19,7 @@ SuspectKind = Literal["lagging", "dead", "missing log", "link", "peer", "desync"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
 
 class Evidence(_Model):

@@ -12,6 +12,7 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from fabtui.model.fielddocs import field_docs
 from fabtui.model.parsed import SCHEMA_VERSION
 from fabtui.parsers.registry import parsers
 
@@ -62,10 +63,12 @@ def _model_section(model: type[BaseModel], seen: set[type[BaseModel]]) -> list[s
     lines = [f"`{model.__name__}`: {(model.__doc__ or '').strip().splitlines()[0]}", "",
              "| field | type | meaning |", "|---|---|---|"]
     nested: list[type[BaseModel]] = []
+    docs = field_docs(model)
     for name, field in model.model_fields.items():
         if name in ("schema_version", "warnings"):
             continue
-        meaning = (field.description or "").replace("\n", " ").replace("|", "\\|")
+        meaning = (field.description or docs.get(name, "")).replace("\n", " ") \
+            .replace("|", "\\|")
         lines.append(f"| `{name}` | `{_type_name(field.annotation)}` | {meaning} |")
         for sub in _nested_models(field.annotation):
             if sub not in seen:

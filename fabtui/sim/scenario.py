@@ -71,7 +71,7 @@ class FaultKind(StrEnum):
 class FaultSpec(BaseModel):
     """One fault on the timeline."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     fault: FaultKind
     component: str = Field(min_length=1)
@@ -89,7 +89,7 @@ class FaultSpec(BaseModel):
 class Workload(BaseModel):
     """The training job the fabric carries while the scenario plays."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     job: str = "llama3-70b-pretrain"
     utilization: float = Field(0.55, gt=0, le=1)
@@ -108,7 +108,7 @@ class Workload(BaseModel):
 class Scenario(BaseModel):
     """A named timeline of faults on a fabric."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     description: str = ""

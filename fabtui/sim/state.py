@@ -51,7 +51,7 @@ class Shutdown(BaseModel):
 class SimState(BaseModel):
     """What the demo fabric is playing."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     topology: Path
     scenario: Path

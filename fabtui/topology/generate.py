@@ -42,7 +42,7 @@ MAX_GPUS = 262_144
 class RailOptimizedParams(BaseModel):
     """Parameters of the rail-optimized generator. Every one has a range; see docs/topology.md."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     name: Name = "fabric"
     description: str = ""

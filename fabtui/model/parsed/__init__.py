@@ -15,7 +15,7 @@ SCHEMA_VERSION = 1
 class ParsedOutput(BaseModel):
     """Fields every parse result carries."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     kind: str
     """Which tool output this is, e.g. `nccl-tests`; fixed per model."""

@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class PortFec(BaseModel):
     """One port's FEC statistics; every value is null where the tool printed N/A."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     state: str | None = None
     """Oper state: `up`/`down` (SONiC `U`/`D`; `X` = admin down, so down), null for N/A."""

@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class FrFrame(BaseModel):
     """One Python stack frame of an entry."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     name: str | None = None
     """Function name, e.g. `all_reduce` or `<module>`."""
@@ -25,7 +25,7 @@ class FrFrame(BaseModel):
 class FrEntry(BaseModel):
     """One Flight Recorder ring-buffer entry (a collective or P2P operation on one rank)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     rank: int | None = None
     """Rank whose buffer holds the entry, when the capture says so."""
@@ -77,7 +77,7 @@ class FrEntry(BaseModel):
 class FrPgConfig(BaseModel):
     """One process group of `pg_config`."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     name: str | None = None
     """Process group name."""
@@ -90,7 +90,7 @@ class FrPgConfig(BaseModel):
 class FrPgStatus(BaseModel):
     """One process group of `pg_status`: how far the rank got (-1: none yet)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     last_enqueued_collective: int | None = None
     """Sequence id of the last collective enqueued."""
@@ -105,7 +105,7 @@ class FrPgStatus(BaseModel):
 class FrCulprit(BaseModel):
     """One `Culprit rank R; Error type: T, detail` item of an analyzer error message."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     rank: int | None
     """The rank the analyzer blames."""
@@ -120,7 +120,7 @@ class FrCulprit(BaseModel):
 class FrMismatch(BaseModel):
     """One problem the analyzer (`torchfrtrace` / `fr_trace`) reports."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     error: Literal["not_all_ranks_joining", "size_mismatch", "collective_errors",
                    "cannot_decide", "too_many_mismatches"]

@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class Ibdev2netdevEntry(BaseModel):
     """One line: `mlx5_0 port 1 ==> ib0 (Up)`."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     device: str
     """RDMA device, e.g. `mlx5_0`."""

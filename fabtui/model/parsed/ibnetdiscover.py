@@ -13,7 +13,7 @@ from fabtui.model.parsed import ParsedOutput
 class IbLinkEnd(BaseModel):
     """One end of a link."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     type: str | None
     """Node type as `-p` prints it: `CA`, `SW` or `RT` (topology `Ca`/`Switch`/`Rt` and ids
@@ -34,7 +34,7 @@ class IbLinkEnd(BaseModel):
 class IbLink(BaseModel):
     """One printed port line: this end, the peer, width and speed."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     local: IbLinkEnd
     """The end the line belongs to (the node block or the first columns of `-p`)."""
@@ -59,7 +59,7 @@ class IbLink(BaseModel):
 class IbNode(BaseModel):
     """A switch, CA or router seen in the capture (as a node block or as a link end)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     type: str
     """`CA`, `SW` or `RT`."""

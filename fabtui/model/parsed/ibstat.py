@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class IbstatPort(BaseModel):
     """One port of a CA, as `ibstat` (`Port 1:`) or `ibstatus` (`... port 1 status:`) prints it."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     state: str | None = None
     """Logical port state as a word: `Active`, `Down`, `Initializing`, `Armed` (ibstatus
@@ -48,7 +48,7 @@ class IbstatPort(BaseModel):
 class IbstatCa(BaseModel):
     """One channel adapter (or switch) and its ports."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     node_type: str | None = None
     """`CA` or `Switch` as ibstat prints the header; null for ibstatus."""

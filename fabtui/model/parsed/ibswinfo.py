@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class SwitchPsu(BaseModel):
     """One power supply, as ibswinfo reports it."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     status: str | None = None
     """Presence status as printed (`OK` / `ERROR`)."""

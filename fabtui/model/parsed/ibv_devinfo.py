@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class IbvGid(BaseModel):
     """One GID table entry (`ibv_devinfo -v`: `GID[  0]: fe80:..., RoCE v2`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     index: int
     """GID index."""
@@ -25,7 +25,7 @@ class IbvGid(BaseModel):
 class IbvPort(BaseModel):
     """One port block (`port: 1`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     state: str | None = None
     """Port state as printed, e.g. `PORT_ACTIVE`, `PORT_DOWN`."""
@@ -70,7 +70,7 @@ class IbvPort(BaseModel):
 class IbvDevice(BaseModel):
     """One device block (`hca_id: mlx5_0`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     transport: str | None = None
     """Transport, e.g. `InfiniBand` (RoCE devices also say InfiniBand)."""

@@ -22,7 +22,7 @@ EventType = Literal[
 class KernelLogEvent(BaseModel):
     """One triage-relevant log line (continuation lines of the same report are in `details`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     type: EventType
     """What happened: `xid` (GPU Xid, any code but 79), `sxid` (NVSwitch SXid),

@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class LldpNeighbor(BaseModel):
     """One neighbor heard on one local port (a port hearing several neighbors has several)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     local_port: str
     """This device's port, as printed: `Ethernet0` (SONiC), `Et1` (EOS table), `Ethernet1` (EOS

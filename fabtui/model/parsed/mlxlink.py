@@ -13,7 +13,7 @@ from fabtui.model.parsed import ParsedOutput
 class MlxlinkLane(BaseModel):
     """Per-lane values gathered from every per-lane row (comma-separated lists), lane 0 first."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     lane: int
     """Lane index, 0-based, in the order mlxlink lists the values."""
@@ -52,7 +52,7 @@ class MlxlinkLane(BaseModel):
 class MlxlinkCounters(BaseModel):
     """`Physical Counters and BER Info` (`-c` / `--show_counters`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     time_since_last_clear_min: float | None = None
     """Minutes since the counters were last cleared."""
@@ -89,7 +89,7 @@ class MlxlinkCounters(BaseModel):
 class MlxlinkModule(BaseModel):
     """`Module Info` (`-m` / `--show_module`): the cable or transceiver and its DOM."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     identifier: str | None = None
     """Form factor, e.g. `QSFP28`, `OSFP`."""
@@ -136,7 +136,7 @@ class MlxlinkModule(BaseModel):
 class MlxlinkPort(BaseModel):
     """One mlxlink report (one device/port)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     device: str | None = None
     """The `-d` device from the command line when captured, e.g. `mlx5_0`, `/dev/mst/...`."""

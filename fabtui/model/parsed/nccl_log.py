@@ -21,7 +21,7 @@ EventType = Literal[
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
 
 class NcclLogEvent(_Strict):

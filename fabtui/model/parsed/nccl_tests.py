@@ -11,7 +11,7 @@ from fabtui.model.parsed.nccl_log import NcclLogEvent
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
 
 class NcclTestsMeasurement(_Strict):

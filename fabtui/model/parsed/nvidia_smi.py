@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class NvsmiTableGpu(BaseModel):
     """One GPU's cell block (2 lines on old drivers, 3 with the MIG line)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     index: int
     """GPU index as printed (the `GPU` column)."""
@@ -51,7 +51,7 @@ class NvsmiTableGpu(BaseModel):
 class NvsmiTableProcess(BaseModel):
     """One row of the Processes table."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     gpu: int
     """GPU index."""

@@ -14,7 +14,7 @@ class NvsmiQueryGpu(BaseModel):
 
     A field whose section is absent (another driver generation, a `-d` filter) is null too."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     pci_bus_id: str | None = None
     """PCI bus id as printed, e.g. `00000000:01:00.0` (the `GPU ...` block header / `gpu id`)."""

@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class TopoGpuNicAffinity(BaseModel):
     """For one GPU: the NIC(s) it reaches over the closest PCIe path, and that path's code."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     nics: list[str]
     """The closest NIC(s), named as the matrix names them (`NIC0`, or `mlx5_0` on old drivers)."""

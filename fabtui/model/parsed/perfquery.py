@@ -13,7 +13,7 @@ from fabtui.model.parsed import ParsedOutput
 class PerfqueryPort(BaseModel):
     """One `# ... counters: Lid N port M` block."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     lid: int | None
     """LID of the queried node (a switch's LID for switch ports); null when the header gives a

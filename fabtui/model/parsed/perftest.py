@@ -19,7 +19,7 @@ from fabtui.model.parsed import ParsedOutput
 class PerftestAddress(BaseModel):
     """One `local address:` / `remote address:` line (one per QP), identifiers as printed."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     lid: str | None = None
     """LID as printed, e.g. `0x6e` (`0000` on RoCE, where LIDs are unused)."""
@@ -43,7 +43,7 @@ class PerftestRow(BaseModel):
     A column the tool version did not print is null.
     """
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     bytes: int
     """Message size in bytes (`#bytes`)."""
@@ -89,7 +89,7 @@ class PerftestRow(BaseModel):
 class PerftestFields(BaseModel):
     """The fields of one perftest result block (shared by the top level and `results[]`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     test: str | None = None
     """The verb from the banner (`RDMA_Write BW Test` -> `RDMA_Write`): `Send`, `RDMA_Write`,

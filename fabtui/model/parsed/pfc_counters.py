@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class PfcHistory(BaseModel):
     """Pause history of one port and priority (`show pfc counters --history`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     rx_pause_transitions: int | None = None
     """How many times the priority went from unpaused to paused (RX Pause Transitions)."""

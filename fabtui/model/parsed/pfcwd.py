@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class PfcwdQueue(BaseModel):
     """One lossless queue the watchdog watches (`show pfcwd stats`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     status: str | None = None
     """`operational`, `stormed` (a storm is in progress: the queue's PFC is ignored and its
@@ -33,7 +33,7 @@ class PfcwdQueue(BaseModel):
 class PfcwdPort(BaseModel):
     """The watchdog's settings on one port (`show pfcwd config`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     action: str | None = None
     """`drop`, `forward` or `alert`: what a stormed queue does."""

@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class QueueStats(BaseModel):
     """One queue's counters; null where the tool printed N/A (not supported)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     packets: int | None = None
     """Packets sent from the queue (Counter/pkts)."""

@@ -13,7 +13,7 @@ from fabtui.model.parsed import ParsedOutput
 class RdmaCounterDevice(BaseModel):
     """The counters of one RDMA device, by port."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     ports: dict[str, dict[str, int]]
     """Port number (string key, e.g. `"1"`) -> counter name -> value (hw_counters, and the IB

@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class GidEntry(BaseModel):
     """One row of the GID table."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     dev: str
     """RDMA device, e.g. `mlx5_0`, `mlx5_bond_0`."""

@@ -14,7 +14,7 @@ class SlurmNodeAlloc(BaseModel):
     (`Nodes=gpu[01-02] CPU_IDs=0-47 Mem=0 GRES=gpu:8(IDX:0-7)`) or one allocated node of
     `squeue --json`."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     nodes: str
     """The host list as printed (one name or a range such as `gpu[01-02]`)."""
@@ -36,7 +36,7 @@ class SlurmNodeAlloc(BaseModel):
 class SlurmJob(BaseModel):
     """One job as Slurm describes it."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     job_id: str
     """The job id (`JobId=`, `job_id`)."""
@@ -102,7 +102,7 @@ class SqueueJsonOutput(ParsedOutput):
 class SacctRow(BaseModel):
     """One `sacct` row: a job or one of its steps (`123.batch`, `123.0`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     job_id: str
     """`JobID` as printed, step suffix included (`278952.batch`)."""

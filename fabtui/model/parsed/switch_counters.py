@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class InterfaceCounters(BaseModel):
     """One interface's state and counters, each NOS's names mapped onto common ones."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     state: str | None = None
     """Link/oper state: `up` or `down` where clear (SONiC `U`/`D`/`X` or `UP`/`DOWN`, EOS line

@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class L1Port(BaseModel):
     """One port as `l1-show` reports it; every value as printed unless said otherwise."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     vendor: str | None = None
     """Module vendor (`Vendor Name`)."""

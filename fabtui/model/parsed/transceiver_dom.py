@@ -12,7 +12,7 @@ from fabtui.model.parsed import ParsedOutput
 class DomAlarm(BaseModel):
     """One alarm/warning flag printed next to a DOM value (NX-OS `++`, `+`, `-`, `--`)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     measurement: Literal["temperature_c", "voltage_v", "tx_bias_ma", "tx_power_dbm",
                          "rx_power_dbm"]
@@ -26,7 +26,7 @@ class DomAlarm(BaseModel):
 class TransceiverDom(BaseModel):
     """One port's module: identity and the live optical readings with their thresholds."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     present: bool | None = None
     """Whether a module is plugged in, where the tool says (`transceiver is present`, `SFP

@@ -71,22 +71,29 @@ class _SwitchTerminal(StreamTerminal):
         """One byte typed (b'' once the session has hung up)."""
         return self._keys.read(1)
 
+    def close(self) -> None:
+        """End the session: the other end reads its end at once."""
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+        self._keys.close()  # the socket's descriptor is released with its last file
+        self.connection.close()
+
 
 def _switch(connection: socket.socket, hung_up: threading.Event, state: str, name: str,
-            pinned: str | None, ready: tuple[float, object] | Unavailable) -> None:
+            pinned: str | None, delay: float | Unavailable) -> None:
     """The simulated switch's session on `connection` (a thread's body), as the sim server
-    serves a device client's: `ready` is the device's latency, or why it cannot answer."""
+    serves a device client's: `delay` is the device's latency, or why it cannot answer."""
     term = _SwitchTerminal(connection, hung_up)
     try:
-        if isinstance(ready, Unavailable):
-            term.error(ready.stderr)
+        if isinstance(delay, Unavailable):
+            term.error(delay.stderr)
             return
 
         def clock(now: SimState) -> float:
             """The session's clock without a probe's skew (the server's `Request.now`)."""
             return sim_time(now, pinned, 0.0)
 
-        serve(Path(state), term, name, ready[0], fabric=lambda: sim_fabric(state),
+        serve(Path(state), term, name, delay, fabric=lambda: sim_fabric(state),
               now=lambda now: clock(now) + term.skew, lock=LOCK, shut_clock=clock)
     except OSError:
         pass  # hung up on mid-reply (a cancelled command): nobody reads the rest
@@ -94,7 +101,7 @@ def _switch(connection: socket.socket, hung_up: threading.Event, state: str, nam
         with contextlib.suppress(OSError):
             term.error(traceback.format_exc())
     finally:
-        connection.close()
+        term.close()
 
 
 class _SwitchLine(_Spawn):
@@ -150,16 +157,16 @@ class InProcessSimCliSession(SimCliSession):
         command line, is not run)."""
         assert isinstance(self.ssh, SimSshTransport)
         state, name = os.path.abspath(self.ssh.state), self.target.name
-        ready: tuple[float, object] | Unavailable
+        delay: float | Unavailable
         try:
-            ready = device(state, name)
+            delay = device(state, name)[0]
         except Unavailable as exc:
-            ready = exc
+            delay = exc
         here, there = socket.socketpair()
         hung_up = threading.Event()
         thread = threading.Thread(target=_switch, name=f"fabtui-sim-switch-{name}", daemon=True,
                                   args=(there, hung_up, state, name, os.environ.get(TIME_VAR),
-                                        ready))
+                                        delay))
         thread.start()
         return _SwitchLine(here.detach(), thread, hung_up)
 

@@ -4,9 +4,10 @@ A case names a scenario (and where on its timeline to start), the inputs, the an
 runbook's gates, what the operator repairs when answering a gate (the simulated fabric drops
 those faults, as a swapped optic would), and what must come out: the path of steps, the outcome,
 variables, and texts of the summary. Everything above the transports is the code an on-call
-engineer runs; node commands are answered by the simulated nodes in this process
-(`InProcessSimSshTransport`: same results, clock and latency as the client-and-server path, a
-run is not about that path), switch CLI sessions go through the real pexpect transport.
+engineer runs; the simulated devices answer in this process, as a run is not about the
+client-and-server path: node commands (`InProcessSimSshTransport`) and switch CLI sessions
+(`InProcessSimCliTransport`: the real pexpect session code, over a socket pair to the simulated
+switch in a thread), with the same results, clock and latency as that path.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from fabtui.probes.runner import ProbeRunner, Transports
 from fabtui.runbooks.engine import Engine, Observer, RunSummary, ScriptedOperator
 from fabtui.runbooks.inputs import resolve_inputs
 from fabtui.sim.inprocess import InProcessSimSshTransport
+from fabtui.sim.inprocess_cli import InProcessSimCliTransport
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import build_sim, fresh_state, repair, write_state
-from fabtui.transports.sim import SimCliTransport
 
 FAST_INTERVAL = 1.0
 """Seconds between a counter probe's two samples in tests (on the simulated clock: the runner
@@ -77,7 +78,7 @@ async def _run(runbook: Runbook, test: RunbookTest, topology: Path, template_dir
     write_state(state_path, state)
     graph = build_sim(state).graph
     runner = ProbeRunner(graph, Transports(ssh=InProcessSimSshTransport(state_path),
-                                           cli=SimCliTransport(state_path)))
+                                           cli=InProcessSimCliTransport(state_path)))
     runner.server_start_s = 0.3  # a simulated perftest server is ready at once
     fast = {name: probe.model_copy(update={"interval": min(probe.interval, FAST_INTERVAL)})
             for name, probe in catalog.items()}

@@ -10,7 +10,8 @@ timeout), the output cap, line callbacks, and the exit statuses and messages of 
 file, a bad latency setting or a simulator bug. The fabric is rebuilt when its state file
 changes (a repair, an injected fault), as the server's is.
 
-Switch CLI sessions keep the real pexpect transport (`SimCliTransport`).
+Switch CLI sessions are answered in this process by `fabtui.sim.inprocess_cli`, under the same
+lock (`LOCK`) and from the same fabrics (`sim_fabric`).
 """
 
 from __future__ import annotations
@@ -18,22 +19,22 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-import time
+import threading
 import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
 from fabtui.errors import InputError
 from fabtui.model.transport import TransportResult
 from fabtui.sim import latency, node_commands
-from fabtui.sim.state import TIME_VAR, FabricCache, SimState
+from fabtui.sim.core import Sim
+from fabtui.sim.state import TIME_VAR, FabricCache, SimState, sim_time
 from fabtui.transports import clock
 from fabtui.transports.local import result_from
 from fabtui.transports.output import LineCallback, OutputCollector
 from fabtui.transports.process import STDERR_CAP, ProcessOutcome
 from fabtui.transports.sim import SimSshTransport
-from fabtui.transports.ssh import SSH_FAILED, SshOptions, SshTarget, classify
+from fabtui.transports.ssh import SSH_FAILED, SshTarget, classify
 
 Answer = tuple[str, str, int]
 """(stdout, stderr, exit status) of one node command."""
@@ -41,10 +42,6 @@ Answer = tuple[str, str, int]
 
 class InProcessSimSshTransport(SimSshTransport):
     """`ssh node cmd` answered by the simulated node in this process (see the module's doc)."""
-
-    def __init__(self, state: Path, options: SshOptions | None = None) -> None:
-        super().__init__(state, options)
-        self._fabrics = FabricCache()
 
     async def run(self, target: SshTarget, argv: Sequence[str], *, timeout: float = 60.0,
                   on_line: LineCallback | None = None, retry_on_drop: bool = True,
@@ -77,23 +74,17 @@ class InProcessSimSshTransport(SimSshTransport):
         skew = clock.SKEW.get()
         path = os.path.abspath(self.state)
         try:
-            delay = latency.from_env().of(name)
-            fabric = self._fabrics.get(path)
-        except InputError as exc:
-            err.feed("".join(f"{p}\n" for p in exc.problems).encode())
-            return 2
-        except Exception:  # a bug in the simulator: on the device's stderr, as the server says
-            err.feed(traceback.format_exc().encode())
-            return 1
-        if fabric is None:
-            err.feed(f"{path}: no simulated fabric state here; run `fabtui sim start` (or "
-                     "any fabtui command on the demo fabric) first\n".encode())
-            return 2
+            delay, fabric = device(path, name)
+        except Unavailable as exc:
+            err.feed(exc.stderr.encode())
+            return exc.status
         if delay > 0:
             await asyncio.sleep(delay)
         try:
-            state, sim = self._fabrics.get(path) or fabric
-            stdout, stderr, status = node_commands.run(sim, name, argv, _now(state, skew))
+            with LOCK:
+                state, sim = sim_fabric(path) or fabric  # changed meanwhile: as it is now
+                stdout, stderr, status = node_commands.run(
+                    sim, name, argv, sim_time(state, os.environ.get(TIME_VAR), skew))
         except Exception:  # a bug in the simulator: on the device's stderr, as the server says
             err.feed(traceback.format_exc().encode())
             return 1
@@ -104,9 +95,39 @@ class InProcessSimSshTransport(SimSshTransport):
         return status
 
 
-def _now(state: SimState, skew: float) -> float:
-    """Simulation time for a command (the sim server's `Request.now`)."""
-    pinned = os.environ.get(TIME_VAR)
-    if pinned:
-        return float(pinned) + skew
-    return (time.time() - state.epoch) * state.speed + skew
+LOCK = threading.RLock()
+"""The simulator's code is not written for threads (as the sim server's lock): building a
+fabric and computing any reply, a node's (event-loop thread) or a switch's (its session's
+thread), holds this lock."""
+_FABRICS = FabricCache()
+
+
+def sim_fabric(path: str) -> tuple[SimState, Sim] | None:
+    """The fabric in the state file `path` as it is now (built once per change of the file)."""
+    with LOCK:
+        return _FABRICS.get(path)
+
+
+class Unavailable(Exception):
+    """A device that cannot answer: what it says on stderr and its exit status."""
+
+    def __init__(self, stderr: str, status: int) -> None:
+        super().__init__(stderr)
+        self.stderr, self.status = stderr, status
+
+
+def device(path: str, name: str) -> tuple[float, tuple[SimState, Sim]]:
+    """The latency of device `name` (`FABTUI_SIM_LATENCY`) and the fabric of `path`, as the sim
+    server finds them before answering. Raises `Unavailable` as the server answers a bad
+    setting or state (status 2) or a bug of the simulator (1, its traceback)."""
+    try:
+        delay = latency.from_env().of(name)
+        fabric = sim_fabric(path)
+    except InputError as exc:
+        raise Unavailable("".join(f"{p}\n" for p in exc.problems), 2) from None
+    except Exception:  # a bug in the simulator: on the device's stderr, as the server says
+        raise Unavailable(traceback.format_exc(), 1) from None
+    if fabric is None:
+        raise Unavailable(f"{path}: no simulated fabric state here; run `fabtui sim start` (or "
+                          "any fabtui command on the demo fabric) first\n", 2)
+    return delay, fabric

@@ -28,10 +28,10 @@ from pathlib import Path
 
 from fabtui.errors import InputError
 from fabtui.sim import latency
-from fabtui.sim.client import SKEW_ESCAPE, decode_request
+from fabtui.sim.client import decode_request
 from fabtui.sim.core import Sim
-from fabtui.sim.state import FabricCache, SimState
-from fabtui.sim.switch_session import Terminal
+from fabtui.sim.state import TIME_VAR, FabricCache, SimState, sim_time
+from fabtui.sim.switch_session import StreamTerminal
 
 IDLE_S = float(os.environ.get("FABTUI_SIM_SERVER_IDLE", "20"))
 """Seconds without an open connection after which the server exits."""
@@ -62,10 +62,7 @@ class Request:
     def now(self, state: SimState) -> float:
         """Simulation time for this request (pinned by the client's `FABTUI_SIM_TIME`), moved on
         by the skew its probe skipped."""
-        pinned = self.env.get("FABTUI_SIM_TIME")
-        if pinned:
-            return float(pinned) + self.skew
-        return (time.time() - state.epoch) * state.speed + self.skew
+        return sim_time(state, self.env.get(TIME_VAR), self.skew)
 
 
 class Handler(socketserver.StreamRequestHandler):
@@ -161,17 +158,12 @@ def _fabric(path: str) -> tuple[SimState, Sim] | None:
         return FABRICS.get(path)
 
 
-class SocketTerminal(Terminal):
-    """A switch session's terminal: the client's keys and frames over its connection.
-
-    It takes the client's clock escape (`SKEW_ESCAPE`) silently: the commands after it run
-    that many seconds ahead on the simulated clock.
-    """
+class SocketTerminal(StreamTerminal):
+    """A switch session's terminal: the client's keys and frames over its connection."""
 
     def __init__(self, handler: Handler) -> None:
+        super().__init__()
         self.handler = handler
-        self.skew = 0.0
-        self._back = b""
 
     def write(self, text: str) -> None:
         """Frames of stdout to the client."""
@@ -185,32 +177,9 @@ class SocketTerminal(Terminal):
         """The device's latency; False when the client has gone meanwhile."""
         return self.handler.pause(seconds)
 
-    def key(self) -> str:
-        """The next key typed; clock escapes are taken, not returned."""
-        while True:
-            data = self._read()
-            if data != b"\x1b":
-                return data.decode(errors="replace") if data else ""
-            follow = self._read()
-            if follow != b"]":
-                self._back = follow
-                return "\x1b"
-            sequence = b""
-            while (byte := self._read()) not in (b"\x07", b"") and len(sequence) < 80:
-                sequence += byte
-            name, _, value = sequence.decode(errors="replace").partition(";")
-            if name == _SKEW_NAME:
-                with contextlib.suppress(ValueError):
-                    self.skew = float(value)
-
-    def _read(self) -> bytes:
-        if self._back:
-            data, self._back = self._back, b""
-            return data
+    def read(self) -> bytes:
+        """One byte the client typed (b'' at its end)."""
         return self.handler.rfile.read(1)
-
-
-_SKEW_NAME = SKEW_ESCAPE.split("]", 1)[1].split(";", 1)[0]
 
 
 class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

@@ -85,10 +85,15 @@ class SimState(BaseModel):
 
     def now(self) -> float:
         """Simulation time now (pinned by `FABTUI_SIM_TIME` when set)."""
-        pinned = os.environ.get(TIME_VAR)
-        if pinned:
-            return float(pinned)
-        return (time.time() - self.epoch) * self.speed
+        return sim_time(self, os.environ.get(TIME_VAR), 0.0)
+
+
+def sim_time(state: SimState, pinned: str | None, skew: float) -> float:
+    """Simulation time for a command: `pinned` (a `FABTUI_SIM_TIME` value) or the state's clock
+    now, moved on by the `skew` its probe skipped."""
+    if pinned:
+        return float(pinned) + skew
+    return (time.time() - state.epoch) * state.speed + skew
 
 
 def state_file(data_dir: Path) -> Path:

@@ -9,6 +9,7 @@ A state file that changes (a game-day `inject`) is picked up before the next com
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from fabtui.sim.client import SKEW_ESCAPE
 from fabtui.sim.core import Sim
 from fabtui.sim.state import SimState, set_port_admin
 from fabtui.sim.switch_cli import admin_command, prompt, reply
@@ -43,6 +45,50 @@ class Terminal:
         """The next key typed ('' at end of input)."""
         data = os.read(0, 1)
         return data.decode(errors="replace") if data else ""
+
+
+class StreamTerminal(Terminal):
+    """A terminal whose keys arrive one byte at a time from another program (`read`).
+
+    It takes the clock escape (`SKEW_ESCAPE`, typed by `SimCliSession` before a command when
+    its probe's skew changed) silently: the commands after it run `skew` seconds ahead on the
+    simulated clock.
+    """
+
+    def __init__(self) -> None:
+        self.skew = 0.0
+        self._back = b""
+
+    def read(self) -> bytes:
+        """The next byte from the other end (b'' at its end)."""
+        raise NotImplementedError
+
+    def key(self) -> str:
+        """The next key typed; clock escapes are taken, not returned."""
+        while True:
+            data = self._next()
+            if data != b"\x1b":
+                return data.decode(errors="replace") if data else ""
+            follow = self._next()
+            if follow != b"]":
+                self._back = follow
+                return "\x1b"
+            sequence = b""
+            while (byte := self._next()) not in (b"\x07", b"") and len(sequence) < 80:
+                sequence += byte
+            name, _, value = sequence.decode(errors="replace").partition(";")
+            if name == _SKEW_NAME:
+                with contextlib.suppress(ValueError):
+                    self.skew = float(value)
+
+    def _next(self) -> bytes:
+        if self._back:
+            data, self._back = self._back, b""
+            return data
+        return self.read()
+
+
+_SKEW_NAME = SKEW_ESCAPE.split("]", 1)[1].split(";", 1)[0]
 
 
 def _banner(flavor: str, name: str) -> str:

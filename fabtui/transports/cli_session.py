@@ -34,7 +34,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import pexpect
 
@@ -80,6 +80,29 @@ class CliTarget:
         return self.ssh.name
 
 
+class Child(Protocol):
+    """What a session drives: a `pexpect.spawn` of ssh, or what talks as one (the in-process
+    simulated switch's end of a socket pair)."""
+
+    @property
+    def before(self) -> bytes | None: ...
+    @property
+    def after(self) -> object: ...
+    @property
+    def child_fd(self) -> int: ...
+    @property
+    def linesep(self) -> bytes: ...
+    @property
+    def delaybeforesend(self) -> float | None: ...
+    def expect(self, pattern: Any, timeout: float | None = -1) -> int: ...
+    def read_nonblocking(self, size: int = 1, timeout: float | None = -1) -> bytes: ...
+    def send(self, s: str | bytes) -> int: ...
+    def sendline(self, s: str | bytes) -> int: ...
+    def sendcontrol(self, char: str) -> int: ...
+    def isalive(self) -> bool: ...
+    def close(self, force: bool = True) -> None: ...
+
+
 class _Failure(Exception):
     """A session-level failure, already classified."""
 
@@ -116,7 +139,7 @@ class CliSession:
         self.ssh = ssh
         self.login_timeout = login_timeout
         self.cap = cap
-        self.child: pexpect.spawn[bytes] | None = None
+        self.child: Child | None = None
         self.redact = credentials.Redactor()
         self.prompt = ""
         """The prompt as the switch printed it after login."""
@@ -137,9 +160,7 @@ class CliSession:
         argv = self.ssh.base_argv(self.target.ssh, batch=not password, tty=True)
         if self.target.cli_command:
             argv.append(self.target.cli_command)
-        child = without_pauses(pexpect.spawn(argv[0], argv[1:], echo=False,
-                                             dimensions=(200, 250)))
-        self.child = child
+        child = self.child = self._spawn(argv)
         deadline = time.monotonic() + self.login_timeout
         answered = False
         seen = bytearray()
@@ -182,6 +203,11 @@ class CliSession:
                                  f"{self.login_timeout:g}s (is the flavor right?)")
         for command in self.flavor.paging_off:
             self._exchange(command, time.monotonic() + 10, cancel)
+
+    def _spawn(self, argv: list[str]) -> Child:
+        """The session's process: `argv` (ssh) on a terminal of its own."""
+        return without_pauses(pexpect.spawn(argv[0], argv[1:], echo=False,
+                                            dimensions=(200, 250)))
 
     def _fail_login(self, kind: ErrorKind, message: str) -> NoReturn:
         self.close()
@@ -279,7 +305,7 @@ class CliSession:
         return collector, self._error_line(reply)
 
     @staticmethod
-    def _type(child: pexpect.spawn[bytes], command: str, pending: bytearray,
+    def _type(child: Child, command: str, pending: bytearray,
               deadline: float, cancel: threading.Event | None = None) -> bool:
         """Type `command` and Enter, reading what the switch sends meanwhile into `pending`.
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pexpect
 
@@ -369,7 +369,13 @@ def without_pauses(child: pexpect.spawn[bytes]) -> pexpect.spawn[bytes]:
     return child
 
 
-def send_secret(child: pexpect.spawn[bytes], secret: str) -> None:
+class _Typed(Protocol):
+    """Where a secret is typed: a pexpect session (or what talks as one)."""
+
+    def sendline(self, s: str | bytes) -> int: ...
+
+
+def send_secret(child: _Typed, secret: str) -> None:
     """Answer a password prompt, after the pause that lets the program turn echo off."""
     time.sleep(_SECRET_PAUSE_S)
     child.sendline(secret)

@@ -49,7 +49,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -147,6 +147,12 @@ class _Zygote:
                 except _Unavailable:
                     self._stop()
                     continue
+                except subprocess.TimeoutExpired:
+                    raise  # killed and reaped: the zygote takes the next command
+                except BaseException:
+                    # (a ^C, a lost zygote) the conversation is out of step: start afresh
+                    self._stop()
+                    raise
                 break
             else:
                 self._broken = True  # twice gone: every later command starts a real process
@@ -314,8 +320,7 @@ def _serve(fd: int) -> None:
         pid = os.fork()
         if pid == 0:
             sock.close()
-            _child(json.loads(data), fds)  # returns only into the interpreter's exit
-            return
+            _child(json.loads(data), fds)  # never returns
         for received in fds:
             os.close(received)
         _watch(sock, pid)
@@ -352,8 +357,8 @@ def _watch(sock: socket.socket, pid: int) -> None:
     sock.send(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode())
 
 
-def _child(request: dict[str, Any], fds: list[int]) -> None:
-    """Become the request's `fabtui` process and run the CLI; its exit is the interpreter's."""
+def _child(request: dict[str, Any], fds: list[int]) -> NoReturn:
+    """Become the request's `fabtui` process, run the CLI and exit."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
@@ -367,9 +372,44 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
     sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     sys.argv = list(request["argv"])
     _stdio()
-    from fabtui.cli import main
+    os._exit(_exit_status())
 
-    main()
+
+def _exit_status() -> int:
+    """Run the CLI, then end as the interpreter ends a process, in the steps a command can see
+    (CPython's Py_FinalizeEx): the exit status of `SystemExit`, or the traceback of any other
+    exception and status 1; non-daemon threads joined; atexit handlers run; stdout and stderr
+    flushed (status 120 when stdout cannot be). What comes after, the teardown of every module,
+    is skipped: it rewrites the reference count of every object the zygote preloaded, copying
+    its whole heap into the fork, and was nine tenths of a short command's time here."""
+    try:
+        from fabtui.cli import main
+
+        main()
+        status = 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            status = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            status = 1
+    except BaseException as exc:  # as the interpreter reports one
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+        status = -signal.SIGINT if isinstance(exc, KeyboardInterrupt) else 1
+    getattr(threading, "_shutdown")()  # noqa: B009 - private, what the interpreter calls
+    getattr(atexit, "_run_exitfuncs")()  # noqa: B009
+    try:
+        sys.stdout.flush()
+    except Exception as exc:  # the interpreter's "Exception ignored"
+        print(f"Exception ignored in: {sys.stdout!r}\n{type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        status = 120
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    if status == -signal.SIGINT:  # an uncaught ^C ends the process by the signal itself
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    return status
 
 
 def _stdio() -> None:

@@ -125,3 +125,18 @@ def test_a_dead_zygote_is_replaced_and_close_stops_it(tmp_path: Path) -> None:
     while second in descendants() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert second not in descendants()
+
+
+def test_without_a_zygote_commands_run_as_new_processes(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A zygote that cannot start (here: its script is missing; in life, fabtui failing to
+    import) leaves each command to a new `python -m fabtui` process, which says what is wrong."""
+    monkeypatch.setattr(fabtui_fork, "__file__", str(tmp_path / "missing.py"))
+    zygote = fabtui_fork._Zygote()
+    request = {"argv": ["fabtui", "topo", "check", "missing.yaml"], "env": _env(tmp_path),
+               "cwd": str(tmp_path)}
+    done = zygote.run(request, None, 120, False)
+    assert (done.returncode, done.stderr) == (2, "missing.yaml: no such file\n")
+    assert done.args == ["fabtui", "topo", "check", "missing.yaml"]
+    assert zygote._broken  # and the next command does not try again
+    zygote.close()

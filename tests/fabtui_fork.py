@@ -7,9 +7,10 @@ environment, folder and standard streams) do not need to pay that again each tim
 helper process per pytest worker (the "zygote", started on first use) that has imported fabtui's
 CLI and the modules its commands load once, and it forks a child per command. The child
 replaces its environment wholly, changes folder, takes the request's stdin/stdout/stderr as fds
-0-2, and runs `fabtui.cli.main` as the console script does; it exits through the interpreter's
-own shutdown, so its exit status, an uncaught exception's traceback on stderr, atexit handlers
-and the flushing of its output are a real process's.
+0-2, and runs `fabtui.cli.main` as the console script does, then ends as the interpreter ends
+a process: its exit status, an uncaught exception's traceback on stderr, threads joined, atexit
+handlers and the flushing of its output are a real process's (`_exit_status`; only the module
+teardown is skipped, and with it what a `__del__` might print then).
 
 Where start-up is what a test is about, it must start a real new process instead: the import
 hygiene tests (what a command imports), packaging (the installed script and wheel), the tmux
@@ -295,6 +296,7 @@ atexit.register(close)
 
 def _serve(fd: int) -> None:
     """Preload, report ready, then fork a child for each request until the socket closes."""
+    atexit.unregister(close)  # the parent's handler: the forks run only their command's
     sock = socket.socket(fileno=fd)
     here = str(Path(__file__).resolve().parent)
     sys.path[:] = [str(REPO), *(p for p in sys.path if p not in (here, str(REPO)))]

@@ -133,6 +133,16 @@ def _rewrite(rewrite: Any, state: Any, config: pytest.Config, files: list[Path])
         rewrite._write_pyc(state, code, source_hash, _rewritten_pyc(rewrite, fn))
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the tests' fork server (tests/fabtui_fork.py) if this process started one: no
+    process outlives the session. (It would exit anyway once this process is gone.)"""
+    import sys
+
+    fork = sys.modules.get("fabtui_fork")
+    if fork is not None:
+        fork.close()
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """`--dist loadfile`, except that the tests of the `SPREAD` files are handed out one by one,
     and the units of the `FIRST` files before all others.

@@ -1,4 +1,9 @@
-"""The `fabtui` command as users run it: the real console script and in-process runs."""
+"""The `fabtui` command as users run it: the real console script and in-process runs.
+
+`real` runs a command as a process of its own, forked from the tests' fork server
+(tests/fabtui_fork.py) unless `binary=True` asks for a new process of the installed console
+script: test_real_binary_check_exit_codes keeps one such test of the script itself (the
+packaging and import-hygiene tests cover start-up and imports)."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import fabtui_fork
 import pytest
 from click.testing import Result
 
@@ -26,8 +32,15 @@ def fabtui_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "fabtui"]
 
 
-def real(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def real(*args: str, cwd: Path | None = None,
+         binary: bool = False) -> subprocess.CompletedProcess[str]:
+    """`fabtui ARGS` as a process of its own, in this environment without FABTUI_CONFIG and
+    FABTUI_DEBUG: forked from the tests' fork server (tests/fabtui_fork.py: the command, its
+    output and exit status, without the interpreter's start-up), or with `binary` a new
+    process of the installed console script (start-up and packaging included)."""
     env = {k: v for k, v in os.environ.items() if k not in ("FABTUI_CONFIG", "FABTUI_DEBUG")}
+    if not binary:
+        return fabtui_fork.run(["fabtui", *args], cwd=cwd, env=env, timeout=120)
     return subprocess.run([*fabtui_command(), *args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=120, check=False)
 
@@ -43,12 +56,13 @@ def test_bare_fabtui_summarises_the_demo_fabric(tmp_path: Path) -> None:
 
 
 def test_real_binary_check_exit_codes(faulty: Path, demo: Path, tmp_path: Path) -> None:
-    assert real("topo", "check", str(demo)).returncode == 0
-    bad = real("topo", "check", str(faulty))
+    """The installed console script itself, a new process each time: exit 0, 1 and 2."""
+    assert real("topo", "check", str(demo), binary=True).returncode == 0
+    bad = real("topo", "check", str(faulty), binary=True)
     assert bad.returncode == 1 and "[rail-symmetry] node003:mlx5_2" in bad.stdout
     broken = tmp_path / "broken.yaml"
     broken.write_text("cluster: {name: x}\nnodes: [\n")
-    unreadable = real("topo", "check", str(broken))
+    unreadable = real("topo", "check", str(broken), binary=True)
     assert unreadable.returncode == 2
     assert unreadable.stderr.startswith(f"{broken}:")
     assert "Traceback" not in unreadable.stderr

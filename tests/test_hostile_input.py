@@ -1,5 +1,8 @@
 """Hostile and broken input through the real `fabtui` command: refused as `file:line`, exit 2.
 
+Each command is a `fabtui` process of its own (test_cli's `real`, forked from the tests' fork
+server: the command's own reading of the input is the test, not the interpreter's start-up).
+
 Every YAML the tool reads goes through one reader (fabtui.yamldoc), so an alias bomb is refused the
 same way in a topology, a scenario and a runbook's front matter; the config file and the runbook
 library report what is wrong with them when they are read, not when a value is first used.

@@ -386,3 +386,43 @@ def test_the_full_read_asks_for_the_named_ports_not_their_cross_product(tmp_path
     assert query == (f"max by (instance, device) (sonic_interface_fec_pre_ber{{{one}}} or "
                      f"sonic_interface_fec_pre_ber{{{two}}})")
     assert source.query_of(BY_KEY["sonic.pfc_rx"], flagged["port"]).count("rate(") == 2
+
+
+def test_a_steady_sieve_is_read_in_one_round_trip(tmp_path: Path, fake: Any) -> None:
+    """The sieve names a NIC; its full read needs the sieve's answer on the first refresh. The
+    next refresh asks the same full read together with the sieve (the storm goes on): it does
+    not wait for the sieve's answer first, and reads the same values."""
+    from fabtui.prom.rules import every_sieve, sieve_name
+
+    sieve_answered: list[float] = []
+    full_asked: list[float] = []
+
+    def answer(query: str) -> Answer:
+        now = time.time()
+        if query == every_sieve():
+            sieve_answered.append(now + 0.3)  # answered after its delay
+            named = {"__name__": sieve_name("ethtool.tx_prio3_pause_duration"),
+                     "instance": "node001:9100", "device": "mlx5_0"}
+            return 200, vector([{"metric": named, "value": [now, "5000"]}]), 0.3
+        if 'instance=~"node001:9100"' in query and "rate(" in query:
+            if "prio3_pause{" not in query:  # not also a sparkline's (range) query
+                full_asked.append(now)
+            return 200, vector([{"metric": {"instance": "node001:9100", "device": "mlx5_0"},
+                                 "value": [now, "5000"]}]), 0
+        if query == "max by (instance) (fabtui:clock:nic)":
+            return 200, vector([{"metric": {"instance": "node001:9100"},
+                                 "value": [now, str(now - 1)]}]), 0
+        return 200, vector([]), 0
+
+    server = fake(answer)
+    source = source_of(workspace(tmp_path, server.url, mode="recorded"))
+    values = []
+    for _ in range(2):
+        nic = next(r for r, _ in poll(source) if r.probe == "nic.ethtool")
+        values.append({(m.component, m.name): m.value for m in nic.metrics})
+    asked = len(full_asked) // 2  # each refresh asks the NIC's metrics once
+    assert len(full_asked) == 2 * asked and asked >= 1
+    first, second = full_asked[:asked], full_asked[asked:]
+    assert min(first) >= sieve_answered[0] - 0.05  # after the sieve's answer came
+    assert max(second) < sieve_answered[1] - 0.1  # beside the sieve, not after it
+    assert values[0] == values[1] and values[0]

@@ -320,6 +320,7 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
     clock = "max by (instance) (timestamp(node_ethtool_received_prio3_pause{}))"
     stamp = "max by (instance, device) (timestamp(node_ethtool_received_prio3_pause{"
     targets = {f"node00{n}:9100": ["mlx5_0", "mlx5_1"] for n in range(1, 7)}
+    targets["node003:9101"] = ["mlx5_2"]  # a second scrape target on one node
     asked: list[set[str]] = []  # per presence query, the targets it selects
 
     def answer(query: str) -> Answer:
@@ -355,6 +356,8 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
     assert all(m["node001"] == ["node001:mlx5_0", "node001:mlx5_1"] for m in seen[:turn])
     assert all(m["node001"] == ["node001:mlx5_0"] for m in seen[turn:])
     assert all(m["node002"] == ["node002:mlx5_0", "node002:mlx5_1"] for m in seen)
+    assert all(m["node003"] == ["node003:mlx5_0", "node003:mlx5_1", "node003:mlx5_2"]
+               for m in seen)
     asked.clear()
     targets["node007:9100"] = ["mlx5_3"]  # a new scrape target: its elements are read at once
     assert marks()["node007"] == ["node007:mlx5_3"]

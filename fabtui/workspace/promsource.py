@@ -125,9 +125,10 @@ class PrometheusSource:
     _round: int = 0
     _full_texts: list[str] = field(default_factory=list)
     """The last refresh's full-read queries (of the elements its sieve named)."""
-    _devices: dict[Element, dict[str, dict[str, str]]] | None = None
+    _devices: dict[Element, dict[str, list[dict[str, str]]]] | None = None
     """Per element kind, the devices the last refresh dated, with the labels of their
-    device-clock sample (what a query selects one device's series by); None before the first."""
+    device-clock samples (one per scrape target of the device: what a query selects its series
+    by); None before the first refresh."""
     _present_by_device: dict[tuple[str, Element], list[str]] = field(default_factory=dict)
     """The presence per (device, element kind): the elements' keys, sorted."""
 
@@ -206,10 +207,11 @@ class PrometheusSource:
         known = (self._devices or {}).get(element, {})
         values: dict[tuple[str, ...], dict[str, set[str]]] = {}
         for device in devices:
-            labels = {k: v for k, v in known[device].items() if k != "__name__"}
-            found = values.setdefault(tuple(sorted(labels)), {})
-            for label, value in labels.items():
-                found.setdefault(label, set()).add(value)
+            for target in known[device]:
+                labels = {k: v for k, v in target.items() if k != "__name__"}
+                found = values.setdefault(tuple(sorted(labels)), {})
+                for label, value in labels.items():
+                    found.setdefault(label, set()).add(value)
         return sorted(", ".join(f'{label}=~"{_alternatives(v)}"' for label, v in sorted(by.items()))
                       for by in values.values())
 
@@ -424,17 +426,18 @@ class PrometheusSource:
             self._present(dict(fresh), await self._ask(list(queries.values())))
 
     def _date(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
-              readings: Readings) -> dict[Element, dict[str, dict[str, str]]]:
+              readings: Readings) -> dict[Element, dict[str, list[dict[str, str]]]]:
         """Each device's newest sample time onto `readings`; per element kind, the devices
-        that have one, with their sample's labels."""
-        dated: dict[Element, dict[str, dict[str, str]]] = {}
+        that have one, with their samples' labels."""
+        dated: dict[Element, dict[str, list[dict[str, str]]]] = {}
         sampled = readings.sampled
         for element, samples in zip(clocks, answers, strict=True):
-            devices = dated[element] = {}
+            devices: dict[str, list[dict[str, str]]] = {}
+            dated[element] = devices
             for sample in samples:
                 device = self.resolver.device(element, sample.labels)
                 if device is not None:
-                    devices[device] = sample.labels
+                    devices.setdefault(device, []).append(sample.labels)
                     sampled[device] = max(sampled.get(device, 0.0), sample.value)
         return dated
 

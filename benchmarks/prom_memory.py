@@ -9,10 +9,12 @@ generated fabric: the recorded clocks (`fabtui:clock:*`, one series per GPU, NIC
 switch port: ~41,000) with any `label=~"..."` matchers applied, their per-device maxima, a
 recorded sieve naming the storming NIC, and nothing for the rest (its full read, `up == 0`,
 the sparklines' range queries). The refreshes are back to back (`--rate 1` for 1 Hz).
+`--delay S` makes every answer wait S seconds first, as a Prometheus busy evaluating its rules
+does: then the refresh's wall time is its round trips (how many queries wait on which).
 
 Printed after refresh 1, 10, 30, 60, 61, 120, 121 and every 120 after: RSS, glibc's heap (in use,
 and free but kept: fragmentation) and pymalloc's arenas (current and high-water), then the
-median CPU seconds of a refresh and the growth from refresh 60 on.
+median CPU seconds and wall time of a refresh and the growth from refresh 60 on.
 
     python benchmarks/prom_memory.py                    # 480 refreshes
     python benchmarks/prom_memory.py --rounds 130 --presence-every 5
@@ -72,7 +74,7 @@ def series_of(config: Path) -> dict[str, list[dict[str, str]]]:
     return kinds
 
 
-def serve(port: int, config: Path, storm: str) -> None:
+def serve(port: int, config: Path, storm: str, delay: float) -> None:
     """The synthetic Prometheus (see the module docstring) on 127.0.0.1:`port`, forever."""
     kinds = series_of(config)
     host, _, nic_name = storm.partition(":")
@@ -104,6 +106,7 @@ def serve(port: int, config: Path, storm: str) -> None:
         def do_GET(self) -> None:
             url = urllib.parse.urlparse(self.path)
             query = urllib.parse.parse_qs(url.query).get("query", [""])[0]
+            time.sleep(delay)
             now = time.time()
             ranged = url.path.endswith("query_range")
             result = [] if ranged else [{"metric": m, "value": [now, str(now - 1)]}
@@ -164,11 +167,13 @@ def main() -> None:
                         help="the source's presence_every (default its PRESENCE_EVERY)")
     parser.add_argument("--rate", type=float, default=0.0,
                         help="refreshes a second (default 0: back to back)")
+    parser.add_argument("--delay", type=float, default=0.0,
+                        help="seconds every answer waits first (default 0)")
     parser.add_argument("--serve", nargs=3, metavar=("PORT", "CONFIG", "STORM"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(int(args.serve[0]), Path(args.serve[1]), args.serve[2])
+        serve(int(args.serve[0]), Path(args.serve[1]), args.serve[2], args.delay)
         return
     nodes, rounds = (16, 5) if args.smoke else (1024, 480)
     nodes, rounds = args.nodes or nodes, args.rounds or rounds
@@ -182,7 +187,8 @@ def main() -> None:
                           f'\nwindow = "3m"\nstale_after = "10m"\ntimeout = "30s"\n'
                           f'mode = "recorded"\n')
         server = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(config),
-                                   storm], stdout=subprocess.PIPE, text=True)
+                                   storm, "--delay", str(args.delay)],
+                                  stdout=subprocess.PIPE, text=True)
         try:
             assert server.stdout is not None and "serving" in server.stdout.readline()
             measure(config, rounds, args.presence_every, args.rate)
@@ -211,20 +217,23 @@ def measure(config: Path, rounds: int, presence_every: int | None, rate: float) 
     print(f"{len(ws.graph().nodes)} nodes, presence re-read every {source.presence_every} "
           f"refreshes (a slice each refresh); load average {os.getloadavg()[0]:.1f}")
     cpu: list[float] = []
+    wall: list[float] = []
     at: dict[int, float] = {}
     for round_no in range(1, rounds + 1):
         began, used = time.monotonic(), time.process_time()
         asyncio.run(refresh(round_no))  # as prom_refresh.py: a loop per refresh
         cpu.append(time.process_time() - used)
+        wall.append(time.monotonic() - began)
         if round_no in marks:
             at[round_no] = rss_mb()
             print(f"after refresh {round_no:4d}: RSS {at[round_no]:6.1f} MB; {heap()}",
                   flush=True)
         if rate:
             time.sleep(max(0.0, 1 / rate - (time.monotonic() - began)))
-    later = sorted(cpu[1:]) or cpu
-    print(f"CPU a refresh: first {cpu[0]:.2f} s, median after {later[len(later) // 2]:.2f} s; "
-          f"load average {os.getloadavg()[0]:.1f}")
+    later, waited = sorted(cpu[1:]) or cpu, sorted(wall[1:]) or wall
+    print(f"a refresh: first {cpu[0]:.2f} s CPU, {wall[0]:.2f} s wall; after it median "
+          f"{later[len(later) // 2]:.2f} s CPU, {waited[len(waited) // 2]:.2f} s wall "
+          f"(slowest {waited[-1]:.2f} s); load average {os.getloadavg()[0]:.1f}")
     if 60 in at:
         print(f"RSS from refresh 60 to {rounds}: {at[rounds] - at[60]:+.1f} MB")
 

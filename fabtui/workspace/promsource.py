@@ -65,11 +65,12 @@ PRESENCE_EVERY = 60
 clocks; ~41,000 samples for the whole fabric at 1,024 nodes, read in full only on the first
 refresh): each refresh re-reads a 1/PRESENCE_EVERY slice of the devices."""
 
-ASKERS = 16
-"""Queries in flight at once, on the source's own threads: a refresh's first round is 10-30
-queries, which the event loop's default executor (CPUs + 4 threads: 6 on two cores) ran in
-waves; and its threads are the loop's, new for each `asyncio.run`, each with its own malloc
-arena to fill again."""
+ASKERS = 32
+"""Queries in flight at once, on the source's own threads: a refresh's first round is 10-40
+queries (with the last refresh's full read: 15 per element kind the sieve named), which the
+event loop's default executor (CPUs + 4 threads: 6 on two cores) ran in waves, each as slow as
+its slowest query; and its threads are the loop's, new for each `asyncio.run`. Prometheus
+queues what exceeds its own `--query.max-concurrency` (20)."""
 
 SIEVE_FROM_NICS = 512
 """`mode = "auto"` sieves from this many NICs up (below it a full read is fast enough)."""

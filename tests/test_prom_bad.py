@@ -322,6 +322,7 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
     targets = {f"node00{n}:9100": ["mlx5_0", "mlx5_1"] for n in range(1, 7)}
     targets["node003:9101"] = ["mlx5_2"]  # a second scrape target on one node
     asked: list[set[str]] = []  # per presence query, the targets it selects
+    broken: set[str] = set()  # targets whose elements' query fails
 
     def answer(query: str) -> Answer:
         now = time.time()
@@ -333,6 +334,8 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
             patterns = [re.compile(w.replace("\\\\", "\\")) for w in wanted]
             chosen = {t for t in targets if not patterns or any(p.fullmatch(t) for p in patterns)}
             asked.append(chosen)
+            if chosen & broken:
+                return 503, {"status": "error", "error": "overloaded"}, 0
             return 200, vector([{"metric": {"instance": t, "device": d},
                                  "value": [now, str(now - 1)]}
                                 for t in sorted(chosen) for d in targets[t]]), 0
@@ -366,6 +369,11 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
     asked.clear()
     assert "node002" not in marks()
     assert all("node002:9100" not in s for s in asked)
+    targets["node008:9100"] = ["mlx5_5"]  # new, and reading its elements fails: read again
+    broken.add("node008:9100")
+    assert "node008" not in marks() and source.notes[0].startswith("prometheus unreachable")
+    broken.clear()
+    assert marks()["node008"] == ["node008:mlx5_5"]
 
 
 def test_the_full_read_asks_for_the_named_ports_not_their_cross_product(tmp_path: Path) -> None:

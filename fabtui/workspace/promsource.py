@@ -424,7 +424,14 @@ class PrometheusSource:
                 self._present_by_device.pop((gone, element), None)
         if fresh:
             queries = self._presence_queries(dict(fresh))
-            self._present(dict(fresh), await self._ask(list(queries.values())))
+            try:
+                answers = await self._ask(list(queries.values()))
+            except PromError:  # not dated yet, then: the next refresh reads them again
+                for element, unread in fresh.items():
+                    for device in unread:
+                        now[element].pop(device, None)
+                raise
+            self._present(dict(fresh), answers)
 
     def _date(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
               readings: Readings) -> dict[Element, dict[str, list[dict[str, str]]]]:

@@ -213,7 +213,7 @@ class Probes:
             self._in_threads(source)
 
     def _in_threads(self, source: PrometheusSource) -> None:
-        """Profile the client's calls too: they run on worker threads (`asyncio.to_thread`),
+        """Profile the client's calls too: they run on the source's own threads,
         which the main thread's profiler does not see."""
         import cProfile
         from typing import Any

@@ -63,7 +63,11 @@ class FakePrometheus:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # Prometheus's (Go's) listen backlog is the system's,
+            # not socketserver's 5: a refresh's concurrent queries are not dropped connects
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -304,45 +308,72 @@ def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path, run: Any) -
     assert "--interval 'soon': a duration like 30s, 1m or 2h" in bad.output
 
 
-def test_presence_is_read_once_then_when_the_targets_change(tmp_path: Path, fake: Any) -> None:
+def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
+        tmp_path: Path, fake: Any) -> None:
     """Devices are dated each refresh by one sample per scrape target; which elements have
-    series (per element, ~41,000 samples at 1,024 nodes) is read on the first refresh, then
-    only every `presence_every` refreshes or when the dated devices change. Between reads the
-    sieve's ok marks still come each refresh, dated by the device's newest sample."""
+    series (per element, ~41,000 samples at 1,024 nodes) is read in full on the first refresh
+    only. Then each refresh re-reads the elements of a slice of the devices, each device once
+    every `presence_every` refreshes (an element whose series went away loses its ok mark at
+    its device's turn); a new target's elements are read at once, a gone target's dropped."""
+    import re
+
     clock = "max by (instance) (timestamp(node_ethtool_received_prio3_pause{}))"
-    presence = "max by (instance, device) (timestamp(node_ethtool_received_prio3_pause{}))"
-    targets = ["node001:9100"]
-    asked: list[str] = []
+    stamp = "max by (instance, device) (timestamp(node_ethtool_received_prio3_pause{"
+    targets = {f"node00{n}:9100": ["mlx5_0", "mlx5_1"] for n in range(1, 7)}
+    targets["node003:9101"] = ["mlx5_2"]  # a second scrape target on one node
+    asked: list[set[str]] = []  # per presence query, the targets it selects
+    broken: set[str] = set()  # targets whose elements' query fails
 
     def answer(query: str) -> Answer:
-        asked.append(query)
         now = time.time()
         if query == clock:
             return 200, vector([{"metric": {"instance": t}, "value": [now, str(now - 1)]}
                                 for t in targets]), 0
-        if query == presence:
-            return 200, vector([{"metric": {"instance": t, "device": "mlx5_0"},
-                                 "value": [now, str(now - 1)]} for t in targets]), 0
+        if query.startswith(stamp):
+            wanted = re.findall(r'instance=~"((?:[^"\\]|\\.)*)"', query)
+            patterns = [re.compile(w.replace("\\\\", "\\")) for w in wanted]
+            chosen = {t for t in targets if not patterns or any(p.fullmatch(t) for p in patterns)}
+            asked.append(chosen)
+            if chosen & broken:
+                return 503, {"status": "error", "error": "overloaded"}, 0
+            return 200, vector([{"metric": {"instance": t, "device": d},
+                                 "value": [now, str(now - 1)]}
+                                for t in sorted(chosen) for d in targets[t]]), 0
         return 200, vector([]), 0
+
+    def marks() -> dict[str, list[str]]:
+        return {r.target: r.parsed["quiet"] for r, _ in poll(source)
+                if r.parsed and "quiet" in r.parsed}
 
     server = fake(answer)
     source = source_of(workspace(tmp_path, server.url, mode="sieve"))
     source.presence_every = 4
-    marks = []
-    for _ in range(3):
-        marks.append([r.parsed for r, _ in poll(source) if r.target == "node001"])
-    assert asked.count(presence) == 1 and asked.count(clock) == 3
-    assert all(m == [{"quiet": ["node001:mlx5_0"], "probes": ["nic.ethtool"]}] for m in marks)
-    targets.append("node002:9100")  # a new scrape target: its elements are read at once
-    results = poll(source)
-    assert asked.count(presence) == 2
-    assert {r.target for r, _ in results} == {"node001", "node002"}
-    poll(source)
-    poll(source)
-    poll(source)
-    assert asked.count(presence) == 2
-    poll(source)  # the 4th refresh since the last read
-    assert asked.count(presence) == 3
+    assert marks()["node001"] == ["node001:mlx5_0", "node001:mlx5_1"]
+    assert asked == [set(targets)]  # the first refresh: every device's elements
+    targets["node001:9100"] = ["mlx5_0"]  # one NIC's series are gone, its node still answers
+    seen = [marks() for _ in range(4)]
+    slices = asked[1:]
+    assert all(len(s) < len(targets) for s in slices)
+    assert sorted(t for s in slices for t in s) == sorted(targets)  # each once in 4 refreshes
+    turn = next(i for i, s in enumerate(slices) if "node001:9100" in s)
+    assert all(m["node001"] == ["node001:mlx5_0", "node001:mlx5_1"] for m in seen[:turn])
+    assert all(m["node001"] == ["node001:mlx5_0"] for m in seen[turn:])
+    assert all(m["node002"] == ["node002:mlx5_0", "node002:mlx5_1"] for m in seen)
+    assert all(m["node003"] == ["node003:mlx5_0", "node003:mlx5_1", "node003:mlx5_2"]
+               for m in seen)
+    asked.clear()
+    targets["node007:9100"] = ["mlx5_3"]  # a new scrape target: its elements are read at once
+    assert marks()["node007"] == ["node007:mlx5_3"]
+    assert {"node007:9100"} in asked and set(targets) not in asked
+    del targets["node002:9100"]  # a target gone: its elements go with it, no query needed
+    asked.clear()
+    assert "node002" not in marks()
+    assert all("node002:9100" not in s for s in asked)
+    targets["node008:9100"] = ["mlx5_5"]  # new, and reading its elements fails: read again
+    broken.add("node008:9100")
+    assert "node008" not in marks() and source.notes[0].startswith("prometheus unreachable")
+    broken.clear()
+    assert marks()["node008"] == ["node008:mlx5_5"]
 
 
 def test_the_full_read_asks_for_the_named_ports_not_their_cross_product(tmp_path: Path) -> None:
@@ -366,3 +397,43 @@ def test_the_full_read_asks_for_the_named_ports_not_their_cross_product(tmp_path
     assert query == (f"max by (instance, device) (sonic_interface_fec_pre_ber{{{one}}} or "
                      f"sonic_interface_fec_pre_ber{{{two}}})")
     assert source.query_of(BY_KEY["sonic.pfc_rx"], flagged["port"]).count("rate(") == 2
+
+
+def test_a_steady_sieve_is_read_in_one_round_trip(tmp_path: Path, fake: Any) -> None:
+    """The sieve names a NIC; its full read needs the sieve's answer on the first refresh. The
+    next refresh asks the same full read together with the sieve (the storm goes on): it does
+    not wait for the sieve's answer first, and reads the same values."""
+    from fabtui.prom.rules import every_sieve, sieve_name
+
+    sieve_answered: list[float] = []
+    full_asked: list[float] = []
+
+    def answer(query: str) -> Answer:
+        now = time.time()
+        if query == every_sieve():
+            sieve_answered.append(now + 0.3)  # answered after its delay
+            named = {"__name__": sieve_name("ethtool.tx_prio3_pause_duration"),
+                     "instance": "node001:9100", "device": "mlx5_0"}
+            return 200, vector([{"metric": named, "value": [now, "5000"]}]), 0.3
+        if 'instance=~"node001:9100"' in query and "rate(" in query:
+            if "prio3_pause{" not in query:  # not also a sparkline's (range) query
+                full_asked.append(now)
+            return 200, vector([{"metric": {"instance": "node001:9100", "device": "mlx5_0"},
+                                 "value": [now, "5000"]}]), 0
+        if query == "max by (instance) (fabtui:clock:nic)":
+            return 200, vector([{"metric": {"instance": "node001:9100"},
+                                 "value": [now, str(now - 1)]}]), 0
+        return 200, vector([]), 0
+
+    server = fake(answer)
+    source = source_of(workspace(tmp_path, server.url, mode="recorded"))
+    values = []
+    for _ in range(2):
+        nic = next(r for r, _ in poll(source) if r.probe == "nic.ethtool")
+        values.append({(m.component, m.name): m.value for m in nic.metrics})
+    asked = len(full_asked) // 2  # each refresh asks the NIC's metrics once
+    assert len(full_asked) == 2 * asked and asked >= 1
+    first, second = full_asked[:asked], full_asked[asked:]
+    assert min(first) >= sieve_answered[0] - 0.05  # after the sieve's answer came
+    assert max(second) < sieve_answered[1] - 0.1  # beside the sieve, not after it
+    assert values[0] == values[1] and values[0]

@@ -191,6 +191,38 @@ def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
     assert healths["recorded"] == healths["sieve"]
 
 
+def test_presence_slices_add_up_to_the_full_read(fabric: Fabric) -> None:
+    """After the first refresh each refresh re-reads the elements of a slice of the devices
+    only, selected by their scrape targets' labels (RE2-escaped, `leaf\\-g00\\-r0`): from the
+    real Prometheus each slice's answer names its devices' elements and no others, and the
+    presence stays the full read's, per clock series (sieve) and per recorded clock. Every
+    read is of one moment: a 1 s scrape missed on a loaded machine must not move a device."""
+    settled = fabric.settle()
+    fabric.prometheus.wait_evaluated(settled)
+    moment = time.time()
+    for mode in ("sieve", "recorded"):
+        _, source = fabric.source(mode=mode)
+        source.presence_every = 3
+        source.at = moment
+        poll(source)
+        full = dict(source._present_by_device)
+        assert {element for _, element in full} == {"gpu", "nic", "ibport", "port"}
+        asked: set[str] = set()
+        for _ in range(3):
+            due = source._presence_due()
+            source._round -= 1  # the poll below takes this turn
+            answers = source._ask(list(source._presence_queries(due).values()))
+            for (element, devices), samples in zip(due.items(), asyncio.run(answers),
+                                                   strict=True):
+                assert devices is not None and samples
+                named = {source.resolver.element(element, s.labels) for s in samples}
+                assert {key.partition(":")[0] for key in named if key} == devices
+                asked |= devices
+            poll(source)
+            assert source._present_by_device == full
+        assert asked == {device for device, _ in full}
+
+
 def test_every_element_of_the_demo_has_series(fabric: Fabric) -> None:
     _, source = fabric.source()
     assert source.check() == []

@@ -83,6 +83,9 @@ class PromClient:
         """The series `promql` evaluates to from `start` to `end` every `step` seconds."""
         data = self._get("/api/v1/query_range", {"query": promql, "start": f"{start:.3f}",
                                                  "end": f"{end:.3f}", "step": f"{step:g}"})
+        if data.get("resultType") != "matrix":
+            raise PromError("bad-query", f"{promql}: expected a range vector, got "
+                                         f"{data.get('resultType')}")
         return [Series(item["metric"], tuple((float(t), float(v)) for t, v in item["values"]))
                 for item in data["result"]]
 

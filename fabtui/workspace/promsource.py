@@ -5,8 +5,11 @@ One poll is a fixed set of instant queries, run concurrently: per mapped exporte
 latest value for gauges, plus per device the newest `timestamp()` of its series (when its
 exporter was last scraped: one sample per scrape target) and `up == 0` (scrapes failing). Which
 elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely: it
-is read on the first refresh, then every `presence_every` refreshes, and at once when the set of
-dated devices changes. Results are the probes' own results
+is read in full on the first refresh only; after that each refresh re-reads the elements of a
+fixed slice of the devices (each device every `presence_every` refreshes, by a hash of its name),
+a device that starts being dated has its elements read at once, and one that stops has them
+dropped. So no refresh decodes the whole presence again (a ~5 MB answer each minute left the
+heap fragmented: RSS grew at every re-read). Results are the probes' own results
 (`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated by its
 device's newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale once
 `stale_after` has passed. Prometheus unreachable or too slow: every node and switch is reported
@@ -23,10 +26,12 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+import zlib
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from fabtui.config import PrometheusSettings
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
@@ -42,6 +47,8 @@ from fabtui.transports.credentials import CredentialError, resolve
 if TYPE_CHECKING:
     from fabtui.workspace.core import Workspace
 
+T = TypeVar("T")
+
 _CLOCK_PROBE: dict[Element, str] = {"gpu": "dcgm.temperature", "nic": "ethtool.rx_prio3_pause",
                 "ibport": "infiniband.state_id", "port": "sonic.oper_status"}
 """Per element kind, the series whose `timestamp()` says when its device was last scraped."""
@@ -54,9 +61,16 @@ SPARKLINES = {"sonic.pfc_rx": "rate.rx.PFC3", "sonic.pfc_tx": "rate.tx.PFC3",
 """Mapped metric -> the sparkline (`FabricStatus` history name) its range query fills."""
 
 PRESENCE_EVERY = 60
-"""Refreshes between two reads of which elements have series at all (the per-element clocks,
-~41,000 samples at 1,024 nodes); each refresh reads one clock per device, and a change in the
-set of devices re-reads the presence at once."""
+"""Refreshes between two reads of a device's elements that have series at all (its per-element
+clocks; ~41,000 samples for the whole fabric at 1,024 nodes, read in full only on the first
+refresh): each refresh re-reads a 1/PRESENCE_EVERY slice of the devices."""
+
+ASKERS = 32
+"""Queries in flight at once, on the source's own threads: a refresh's first round is 10-40
+queries (with the last refresh's full read: 15 per element kind the sieve named), which the
+event loop's default executor (CPUs + 4 threads: 6 on two cores) ran in waves, each as slow as
+its slowest query; and its threads are the loop's, new for each `asyncio.run`. Prometheus
+queues what exceeds its own `--query.max-concurrency` (20)."""
 
 SIEVE_FROM_NICS = 512
 """`mode = "auto"` sieves from this many NICs up (below it a full read is fast enough)."""
@@ -109,13 +123,18 @@ class PrometheusSource:
     default a quarter of the rate window (its resolution)."""
     presence_every: int = PRESENCE_EVERY
     _seeded: bool = False
-    _presence: dict[Element, set[str]] | None = None
-    _since_presence: int = 0
-    _devices: dict[Element, frozenset[str]] = field(default_factory=dict)
+    _round: int = 0
+    _full_texts: list[str] = field(default_factory=list)
+    """The last refresh's full-read queries (of the elements its sieve named)."""
+    _devices: dict[Element, dict[str, list[dict[str, str]]]] | None = None
+    """Per element kind, the devices the last refresh dated, with the labels of their
+    device-clock samples (one per scrape target of the device: what a query selects its series
+    by); None before the first refresh."""
     _present_by_device: dict[tuple[str, Element], list[str]] = field(default_factory=dict)
     """The presence per (device, element kind): the elements' keys, sorted."""
 
     def __post_init__(self) -> None:
+        self._pool = ThreadPoolExecutor(ASKERS, thread_name_prefix="prometheus")
         self.labels = LabelMap(**dict(self.settings.labels))
         self.resolver = Resolver(self.graph, self.labels)
         self.names = {m.key: dict(self.settings.metrics).get(m.key, m.metric)
@@ -160,10 +179,47 @@ class PrometheusSource:
         return {element: f"max by ({', '.join(self.labels.grouping(element))}) ({stamp})"
                 for element, stamp in self._stamps().items()}
 
-    def _presence_queries(self) -> dict[Element, str]:
-        """What the presence is read with: the clocks, or (recorded) their recorded series."""
-        clocks = self._clock_queries()
-        return {e: clock_name(e) for e in clocks} if self.recorded else clocks
+    def _presence_query(self, element: Element, terms: Sequence[str] = ("",)) -> str:
+        """What the presence of an element kind is read with: its clocks, or (recorded) their
+        recorded series; with `terms` (matchers), of the series they select (their union)."""
+        if self.recorded:
+            return " or ".join(f"{clock_name(element)}{{{t}}}" if t else clock_name(element)
+                               for t in terms)
+        mapped = next(m for m in self.mapped if m.key == _CLOCK_PROBE[element])
+        stamps = " or ".join(f"timestamp({self.selector(mapped, t)})" for t in terms)
+        return f"max by ({', '.join(self.labels.grouping(element))}) ({stamps})"
+
+    def _presence_due(self) -> dict[Element, set[str] | None]:
+        """Per element kind, the devices whose elements this refresh re-reads: every device
+        (None) on the first refresh, then the slice of this refresh (each device once every
+        `presence_every` refreshes; a stable hash, so a device keeps its turn whichever others
+        come and go)."""
+        self._round += 1
+        if self._devices is None:
+            return dict.fromkeys(self._stamps())
+        turn = self._round % self.presence_every
+        return {element: due for element, devices in self._devices.items()
+                if (due := {d for d in devices
+                            if zlib.crc32(d.encode()) % self.presence_every == turn})}
+
+    def _device_terms(self, element: Element, devices: Iterable[str]) -> list[str]:
+        """Matcher terms that select (at least) every series of `devices`, from the labels of
+        their device-clock samples: one term per set of label names, `label=~"a|b"` each."""
+        known = (self._devices or {}).get(element, {})
+        values: dict[tuple[str, ...], dict[str, set[str]]] = {}
+        for device in devices:
+            for target in known[device]:
+                labels = {k: v for k, v in target.items() if k != "__name__"}
+                found = values.setdefault(tuple(sorted(labels)), {})
+                for label, value in labels.items():
+                    found.setdefault(label, set()).add(value)
+        return sorted(", ".join(f'{label}=~"{_alternatives(v)}"' for label, v in sorted(by.items()))
+                      for by in values.values())
+
+    def _presence_queries(self, due: Mapping[Element, set[str] | None]) -> dict[Element, str]:
+        return {element: self._presence_query(element) if devices is None else
+                self._presence_query(element, self._device_terms(element, devices))
+                for element, devices in due.items()}
 
     def _device_clock_queries(self) -> dict[Element, str]:
         """Per element kind: each device's newest sample time, one sample per scrape target
@@ -216,8 +272,13 @@ class PrometheusSource:
 
     # polling --------------------------------------------------------------------------------
     async def _ask(self, texts: list[str]) -> list[list[Sample]]:
-        return list(await asyncio.gather(*(asyncio.to_thread(self.client.query, q, self.at)
-                                           for q in texts)))
+        return await self._all(self.client.query, [(q, self.at) for q in texts])
+
+    async def _all(self, call: Callable[..., T], calls: list[tuple[object, ...]]) -> list[T]:
+        """`call(*args)` for every `args` of `calls`, concurrently on the source's threads."""
+        loop = asyncio.get_running_loop()
+        return list(await asyncio.gather(*(loop.run_in_executor(self._pool, call, *args)
+                                           for args in calls)))
 
     async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         self.notes.clear()
@@ -225,20 +286,24 @@ class PrometheusSource:
         first = self._first_queries()
         sieving = self.sieving
         clocks = self._device_clock_queries()
-        presence = self._presence_queries() if self._presence_due() else {}
+        due = self._presence_due()
+        presence = self._presence_queries(due)
+        # The last refresh's full read, asked with the first round: when the sieve names the
+        # same elements again (a storm lasts minutes) the refresh needs no second round trip,
+        # which is what a loaded Prometheus (its rule evaluation) makes slow.
+        guess = self._full_texts if sieving else []
         texts = [*first, *clocks.values(), *presence.values(), "up == 0"]
         try:
-            answers = await self._ask(texts)
+            answers = await self._ask([*texts, *guess])
+            guessed = answers[len(texts):]
+            del answers[len(texts):]
             readings = Readings()
             ends = len(first) + len(clocks)
-            dated = self._date(clocks, answers[len(first):ends], readings)
-            if presence:
-                self._present(presence, answers[ends:-1])
-            elif dated != self._devices:  # a target came or went: which elements have
-                presence = self._presence_queries()  # series may have changed with it
-                self._present(presence, await self._ask(list(presence.values())))
-            self._devices = dated
-            seen = self._presence or {}
+            before = self._devices
+            self._devices = self._date(clocks, answers[len(first):ends], readings)
+            self._present(due, answers[ends:-1])
+            if before is not None:  # a target came or went: read its elements, drop theirs
+                await self._changed(before)
             self._note_down(answers[-1])
             by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
@@ -247,7 +312,9 @@ class PrometheusSource:
                 flagged, named = self._flagged(by_key)
                 wanted = [(m, self.query_of(m, flagged[m.element])) for m in self.mapped
                           if m.element in flagged]
-                full = await self._ask([q for _, q in wanted])
+                asked = [q for _, q in wanted]
+                full = guessed if asked == guess else await self._ask(asked)
+                self._full_texts = asked
                 self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)},
                            named)
                 read = {key for per_key in readings.values.values() for key in per_key}
@@ -265,7 +332,7 @@ class PrometheusSource:
                 yield result, self.settings.stale_after
             self.last_round_s = time.monotonic() - started
             return
-        self._note_gaps(readings, seen)
+        self._note_gaps(readings, bool(self._present_by_device))
         for result in self.assembler.results(readings, self.queries):
             yield result, self.settings.stale_after
         for (device, element), members in quiet.items():
@@ -298,8 +365,8 @@ class PrometheusSource:
             keys = [k for k in keys if kinds[k] in flagged]
         texts = [self.queries[k] if flagged is None else
                  self.query_of(self._mapped_of(k), flagged[kinds[k]]) for k in keys]
-        answers = await asyncio.gather(*(asyncio.to_thread(
-            self.client.query_range, text, now - span, now - step, step) for text in texts))
+        answers = await self._all(self.client.query_range,
+                                  [(text, now - span, now - step, step) for text in texts])
         past: dict[str, dict[str, list[float]]] = {}
         for key, series in zip(keys, answers, strict=True):
             mapped = self._mapped_of(key)
@@ -327,43 +394,59 @@ class PrometheusSource:
                     extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
                     readings.add(mapped, key, extra, sample.value)
 
-    def _presence_due(self) -> bool:
-        """Whether this refresh reads which elements have series: the first, then every
-        `presence_every` refreshes (and, besides, whenever the set of devices changes)."""
-        self._since_presence += 1
-        return self._presence is None or self._since_presence >= self.presence_every
-
-    def _present(self, queries: Mapping[Element, str], answers: list[list[Sample]]) -> None:
-        """Per element kind, the elements with series (kept until the next presence read)."""
-        seen: dict[Element, set[str]] = {}
-        for element, samples in zip(queries, answers, strict=True):
-            keys = seen.setdefault(element, set())
+    def _present(self, due: Mapping[Element, set[str] | None],
+                 answers: list[list[Sample]]) -> None:
+        """The presence of the `due` devices' elements (None: every device's) from their
+        presence queries' answers, in place of what was known of them."""
+        present = self._present_by_device
+        for (element, devices), samples in zip(due.items(), answers, strict=True):
+            for stale in [k for k in present if k[1] == element] if devices is None else \
+                    [(device, element) for device in devices]:
+                present.pop(stale, None)
+            keys: dict[str, set[str]] = {}
             for sample in samples:
                 key = self.resolver.element(element, sample.labels)
                 if key is not None:
-                    keys.add(key)
-        self._presence = seen
-        self._since_presence = 0
-        by_device: dict[tuple[str, Element], list[str]] = {}
-        for element, keys in seen.items():
-            for key in sorted(keys):
-                by_device.setdefault((key.partition(":")[0], element), []).append(key)
-        self._present_by_device = by_device
+                    device = key.partition(":")[0]
+                    if devices is None or device in devices:
+                        keys.setdefault(device, set()).add(key)
+            for device, found in keys.items():
+                present[(device, element)] = sorted(found)
+
+    async def _changed(self, before: Mapping[Element, Mapping[str, object]]) -> None:
+        """Devices dated now and not at the last refresh: their elements read at once; devices
+        no longer dated (no series left): their elements dropped."""
+        now = self._devices or {}
+        fresh = {element: new for element, devices in now.items()
+                 if (new := set(devices) - set(before.get(element, {})))}
+        for element, devices in before.items():
+            for gone in set(devices) - set(now.get(element, {})):
+                self._present_by_device.pop((gone, element), None)
+        if fresh:
+            queries = self._presence_queries(dict(fresh))
+            try:
+                answers = await self._ask(list(queries.values()))
+            except PromError:  # not dated yet, then: the next refresh reads them again
+                for element, unread in fresh.items():
+                    for device in unread:
+                        now[element].pop(device, None)
+                raise
+            self._present(dict(fresh), answers)
 
     def _date(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
-              readings: Readings) -> dict[Element, frozenset[str]]:
+              readings: Readings) -> dict[Element, dict[str, list[dict[str, str]]]]:
         """Each device's newest sample time onto `readings`; per element kind, the devices
-        that have one."""
-        dated: dict[Element, frozenset[str]] = {}
+        that have one, with their samples' labels."""
+        dated: dict[Element, dict[str, list[dict[str, str]]]] = {}
         sampled = readings.sampled
         for element, samples in zip(clocks, answers, strict=True):
-            devices = set()
+            devices: dict[str, list[dict[str, str]]] = {}
+            dated[element] = devices
             for sample in samples:
                 device = self.resolver.device(element, sample.labels)
                 if device is not None:
-                    devices.add(device)
+                    devices.setdefault(device, []).append(sample.labels)
                     sampled[device] = max(sampled.get(device, 0.0), sample.value)
-            dated[element] = frozenset(devices)
         return dated
 
     def _flagged(self, answers: Mapping[str, list[Sample]]) -> tuple[dict[Element, list[str]],
@@ -421,8 +504,7 @@ class PrometheusSource:
                               f"{', '.join(jobs[:5])}{' ...' if len(jobs) > 5 else ''} "
                               "(their devices go stale)")
 
-    def _note_gaps(self, readings: Readings, present: Mapping[Element, set[str]]) -> None:
-        seen = {key for keys in present.values() for key in keys}
+    def _note_gaps(self, readings: Readings, seen: bool) -> None:
         nodes = list(self.graph.nodes)
         quiet = [n for n in nodes if n not in readings.sampled]
         if quiet and len(quiet) < len(nodes):

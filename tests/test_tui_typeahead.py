@@ -76,3 +76,26 @@ async def test_enter_enter_in_the_case_search_opens_the_first_result() -> None:
         view = app.screen
         assert isinstance(view, CaseView)
         assert view.case.id == "pfc-storm-node006-nic-stall-prevention"
+
+
+@asynctest
+async def test_file_pressed_while_a_block_runs_files_the_session_when_it_stops(
+        slow_leaves: None) -> None:
+    """`f` while the leaf's DOM probe runs: the session is filed once the probe has ended, and
+    the draft opens to edit (it was refused before)."""
+    from fabtui.tui.screens.case_edit import CaseEditor
+
+    app = make_app(workspace(scenario="optic-degrading", scenario_chosen=True))
+    async with app.run_test(size=(160, 50)) as pilot:
+        session = await open_optic_replacement(pilot, app)
+        await pilot.press("n")
+        await settle(pilot, session)
+        await pilot.press("n")
+        await until(pilot, lambda: session.view.states["dom-before"] == "running",
+                    "the DOM probe running")
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, CaseEditor), "the filed draft",
+                    seconds=60)
+        assert session.view.states["dom-before"] not in ("pending", "running")
+        editor = app.screen
+        assert isinstance(editor, CaseEditor) and session.session in editor.case.sessions

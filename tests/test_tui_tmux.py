@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.sim.latency import LATENCY_VAR
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
@@ -38,8 +39,10 @@ def tmux(tmp_path: Path) -> Iterator[Callable[..., str]]:
     run("kill-server")
 
 
-def wait_for(screen: Callable[[], str], wanted: str, seconds: float = 40) -> str:
-    """The pane's text once it shows `wanted` (polled; fails after `seconds`)."""
+def wait_for(screen: Callable[[], str], wanted: str, seconds: float = 40, *,
+             step: str = "") -> str:
+    """The pane's text once it shows `wanted` (polled; fails after `seconds`, naming `step`,
+    what it waited for, and the pane as last seen)."""
     deadline = time.monotonic() + seconds
     text = ""
     while time.monotonic() < deadline:
@@ -47,7 +50,70 @@ def wait_for(screen: Callable[[], str], wanted: str, seconds: float = 40) -> str
         if wanted in text:
             return text
         time.sleep(0.1)
-    raise AssertionError(f"{wanted!r} never showed; the pane:\n{text}")
+    raise AssertionError(f"{f'step {step!r}: ' if step else ''}{wanted!r} never showed in "
+                         f"{seconds:g} s; the pane:\n{text}")
+
+
+class Pane:
+    """The pane `target` of a tmux server, driven as a user at a terminal would: keys sent one
+    at a time, the screen read back. Everything done is recorded with its time, so that a wait
+    that runs out says which step it was on, what it waited for, what was typed before, the
+    pane as last seen, and, when the process is gone, its last words (see `start`)."""
+
+    def __init__(self, tmux: Callable[..., str], target: str = "e2e") -> None:
+        self.tmux = tmux
+        self.target = target
+        self.began = time.monotonic()
+        self.done: list[str] = []
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self.target)
+
+    def _note(self, what: str) -> None:
+        self.done.append(f"+{time.monotonic() - self.began:6.1f} s  {what}")
+
+    def keys(self, *pressed: str, literal: bool = False) -> None:
+        """Each key in turn (`literal`: each string typed as text). One at a time: a burst
+        reads as one paste; and esc then a key within a moment reads as alt+key."""
+        for key in pressed:
+            self.tmux("send-keys", "-t", self.target, *(["-l"] if literal else []), key)
+            self._note(f"sent {key!r}")
+            time.sleep(0.5 if key == "Escape" else 0.15)
+
+    def wait(self, wanted: str, step: str, seconds: float = 40) -> str:
+        """The pane's text once it shows `wanted`; fails after `seconds` with `diagnosis`."""
+        return self._until(lambda text: wanted in text, f"{wanted!r} to show", step, seconds)
+
+    def wait_gone(self, unwanted: str, step: str, seconds: float = 40) -> str:
+        """The pane's text once `unwanted` is no longer on it."""
+        return self._until(lambda text: unwanted not in text, f"{unwanted!r} to go", step,
+                           seconds)
+
+    def _until(self, done: Callable[[str], bool], what: str, step: str,
+               seconds: float) -> str:
+        started = time.monotonic()
+        text = ""
+        while time.monotonic() - started < seconds:
+            text = self.screen()
+            if done(text):
+                self._note(f"{step}: {what} ({time.monotonic() - started:.1f} s)")
+                return text
+            time.sleep(0.1)
+        raise AssertionError(self.diagnosis(f"step {step!r}: waited {seconds:g} s for {what}",
+                                            text))
+
+    def diagnosis(self, failed: str, text: str) -> str:
+        """What failed, the steps before it, the pane, and the process's end if it ended."""
+        state = self.tmux("display-message", "-p", "-t", self.target,
+                          "#{pane_dead} #{pane_dead_status}").split()
+        ended = ""
+        if state and state[0] == "1":
+            last = self.tmux("capture-pane", "-p", "-S", "-200", "-t", self.target)
+            ended = (f"\n--- the process ended (exit status "
+                     f"{state[1] if len(state) > 1 else '?'}); its last output:\n"
+                     f"{last.rstrip()}")
+        return (f"{failed}\n--- what was done, in order:\n" + "\n".join(self.done)
+                + f"\n--- the pane as last seen:\n{text.rstrip()}{ended}")
 
 
 def test_fabtui_on_a_terminal_opens_the_app_and_shows_the_storm(
@@ -66,16 +132,19 @@ def test_fabtui_on_a_terminal_opens_the_app_and_shows_the_storm(
     def screen() -> str:
         return tmux("capture-pane", "-p", "-t", "e2e")
 
-    wait_for(screen, "NICs ✗1/64")
-    text = wait_for(screen, "leaves ✗1/8")  # the NICs are swept first, then the leaves
+    wait_for(screen, "NICs ✗1/64", step="the NICs swept")
+    # the NICs are swept first, then the leaves
+    text = wait_for(screen, "leaves ✗1/8", step="the leaves swept")
     assert "scenario pfc-storm" in text
     node = next(line for line in text.splitlines() if line.startswith("node006"))
     assert node.split()[:7] == ["node006", "✗", "✓", "✓", "✓", "✓", "✗"]
     tmux("send-keys", "-t", "e2e", "/")
-    wait_for(screen, "find")
+    # the prompt's own hint: "find" is on the Fabric screen already ("/ to find")
+    wait_for(screen, "a node, NIC, GPU, switch, port, optic or link",
+             step="/: the find prompt")
     tmux("send-keys", "-t", "e2e", "-l", "leaf-g00-r4:Ethernet40")
     tmux("send-keys", "-t", "e2e", "Enter")
-    text = wait_for(screen, "rate.rx.PFC3")
+    text = wait_for(screen, "rate.rx.PFC3", step="enter: the port found")
     assert "leaf-g00-r4:Ethernet40" in text
     print(text)  # what the closing note quotes
     tmux("send-keys", "-t", "e2e", "q")
@@ -100,15 +169,17 @@ def fabtui_env(tmp_path: Path, poll: str) -> dict[str, str]:
             "FABTUI_SIM_TIME": SIM_TIME, "TZ": "UTC"}
 
 
-def start(tmux: Callable[..., str], tmp_path: Path, env: dict[str, str],
-          *args: str) -> Callable[[], str]:
-    """`fabtui ARGS` in a 120x40 tmux pane in tmp_path; returns the pane's capture."""
+def start(tmux: Callable[..., str], tmp_path: Path, env: dict[str, str], *args: str) -> Pane:
+    """`fabtui ARGS` in a 120x40 tmux pane in tmp_path. The pane stays when the process ends
+    (remain-on-exit, set in the same tmux command, before it could end): a crash's
+    traceback is still there to read."""
     settings = [shlex.quote(f"{k}={v}") for k, v in env.items()]
     command = " ".join(["cd", shlex.quote(str(tmp_path)), "&&", "env", "-u", "COLUMNS", "-u",
                         "LINES", *settings, shlex.quote(sys.executable), "-m", "fabtui",
                         *map(shlex.quote, args)])
-    tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", command)
-    return lambda: tmux("capture-pane", "-p", "-t", "e2e")
+    tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", command, ";",
+         "set-option", "-t", "e2e", "remain-on-exit", "on")
+    return Pane(tmux)
 
 
 def step(what: str, text: str, began: float) -> None:
@@ -124,75 +195,68 @@ def test_journey_1_in_tmux_from_hang_logs_to_the_hand_over_and_the_filed_case(
     triage session filed (`f`), its root cause typed, saved."""
     began = time.monotonic()
     env = fabtui_env(tmp_path, "switch.dom@leaf-g00-r5:Ethernet16")
+    # Slurm's host answers after 2 s, as a loaded machine made it by chance: the `g` typed as
+    # the cordon gate is accepted reaches the session while the cordon's command still runs.
+    env[LATENCY_VAR] = "0,node001=2"
     made = subprocess.run([sys.executable, "-m", "fabtui", "--scenario", "nccl-hang", "sim",
                            "hang-logs", "logs", "--case", "optic", "--ranks", "64"], env=env,
                           cwd=tmp_path, capture_output=True, text=True, check=False)
     assert made.returncode == 0, made.stderr
-    screen = start(tmux, tmp_path, env, "--scenario", "nccl-hang", "triage", "nccl", "logs",
-                   "--open")
+    pane = start(tmux, tmp_path, env, "--scenario", "nccl-hang", "triage", "nccl", "logs",
+                 "--open")
+    keys, wait = pane.keys, pane.wait
 
-    def keys(*pressed: str) -> None:
-        for key in pressed:  # one at a time: a burst reads as one paste
-            tmux("send-keys", "-t", "e2e", key)
-            time.sleep(0.5 if key == "Escape" else 0.15)  # esc then a key reads as alt+key
-
-    def shown(wanted: str) -> str:
-        """The pane once `wanted` shows, and the screen a moment to focus its first field (a
-        key typed before that goes to the screen below)."""
-        text = wait_for(screen, wanted)
-        time.sleep(0.4)
-        return text
-
-    text = wait_for(screen, "deepest confirmed: optic")
+    text = wait("deepest confirmed: optic", "triage")
     assert "culprit rank 21 node003 mlx5_5 leaf-g00-r5:Ethernet16 optic MT24000043" in text
     step("triage: the culprit", text, began)
     keys("s")
-    text = wait_for(screen, "marked by triage")
+    text = wait("marked by triage", "s: the Fabric screen")
     step("s: the suspect marked on the Fabric screen", text, began)
     keys("4")
-    wait_for(screen, "deepest confirmed: optic")
+    pane.wait_gone("marked by triage", "4: the Fabric screen left")
+    wait("deepest confirmed: optic", "4: back to the Triage screen")
     keys("o")
-    text = shown("nccl-hang-triage: inputs")
-    text = wait_for(screen, "enter: next / submit")  # the form has the focus: keys go in
+    text = wait("nccl-hang-triage: inputs", "o: the runbook's inputs")
+    text = wait("enter: next / submit", "o: the inputs' first field focused")
     assert "node003:mlx5_5" in text
     step("o: the runbook's inputs, pre-filled from the suspect", text, began)
     keys(*["Enter"] * 6)
-    wait_for(screen, "session (not started)")
+    wait("session (not started)", "enter x6: the session screen")
     keys("g")
-    text = shown("Type node003 to run it.")
+    # the gate's own hint: its prompt is in the session's output before the gate is up
+    text = wait("type node003 and enter to go on", "g: the cordon gate")
+    assert "Type node003 to run it." in text
     step("g: the cordon gate (typed confirmation)", text, began)
-    tmux("send-keys", "-t", "e2e", "-l", "node003")
+    keys("node003", literal=True)
     keys("Enter")
-    wait_for(screen, "cordon: accepted")
-    keys("g")
-    text = shown("restarted")
+    wait("cordon: accepted", "node003, enter: the cordon accepted")
+    keys("g")  # typed ahead: the cordon's command may still be running; g waits for it
+    text = wait("y: yes · n: no", "g: the restart gate")
+    assert "Is the job restarted" in text
     step("g: restarted?", text, began)
     keys("y")
-    wait_for(screen, "restart: accepted")
+    wait("restart: accepted", "y: the restart accepted")
     keys("g")  # the rest: the decision, the hand-over step
-    text = wait_for(screen, "next: runbook optic-replacement (o opens it)")
+    text = wait("next: runbook optic-replacement (o opens it)", "g: the hand-over step")
     step("g: the session ends on the hand-over", text, began)
     keys("o")
-    text = shown("optic-replacement: inputs")
-    text = wait_for(screen, "enter: next / submit")
+    text = wait("optic-replacement: inputs", "o: optic-replacement's inputs")
+    text = wait("enter: next / submit", "o: optic-replacement's first field focused")
     assert "leaf-g00-r5:Ethernet16" in text
     step("o: optic-replacement's inputs, carried from the session", text, began)
     keys("Enter", "Enter", "Enter")
-    text = wait_for(screen, "optic-replacement ·")
+    text = wait("optic-replacement ·", "enter x3: the optic-replacement session")
     step("the optic replacement session, pre-filled", text, began)
     keys("Escape")
-    wait_for(screen, "next: runbook optic-replacement (o opens it)")
+    wait("next: runbook optic-replacement (o opens it)", "esc: back to the triage session")
     keys("f")
-    shown("root cause")
-    filed = text = wait_for(screen, "(draft) ─")  # drawn whole: its title names the case
+    wait("root cause", "f: the case editor")
+    filed = text = wait("(draft) ─", "f: the case editor drawn whole")  # its title names it
     step("f: the case editor on the filed draft", text, began)
-    tmux("send-keys", "-t", "e2e", "-l", "optic MT24000043 dead on leaf-g00-r5:Ethernet16")
+    keys("optic MT24000043 dead on leaf-g00-r5:Ethernet16", literal=True)
     keys("C-s")
-    deadline = time.monotonic() + 20
-    while "edit session-" in (text := screen()):  # the editor closes on the saved case
-        assert time.monotonic() < deadline, text
-        time.sleep(0.1)
-    text = wait_for(screen, "links · similar")  # the case view, on the saved case
+    pane.wait_gone("edit session-", "ctrl+s: the editor closes on the saved case")
+    text = wait("links · similar", "ctrl+s: the case view on the saved case")
     step("ctrl+s: the case saved, shown from the library", text, began)
     case_id = re.search(r"edit (session-[0-9a-f-]+) \(draft\)", filed)
     assert case_id is not None, filed
@@ -212,39 +276,38 @@ def test_journey_3_in_tmux_a_symptom_in_english_then_chinese_a_case_and_its_runb
     optic case; open it."""
     began = time.monotonic()
     env = fabtui_env(tmp_path, "switch.pfc@leaf-g00-r4")
-    screen = start(tmux, tmp_path, env)
+    pane = start(tmux, tmp_path, env)
+    keys, wait = pane.keys, pane.wait
 
-    def keys(*pressed: str, literal: bool = False) -> None:
-        for key in pressed:
-            tmux("send-keys", "-t", "e2e", *(["-l"] if literal else []), key)
-            time.sleep(0.5 if key == "Escape" else 0.15)  # esc then a key reads as alt+key
-
-    wait_for(screen, "^p palette")
-    time.sleep(0.4)
+    wait("^p palette", "the app")
     keys("3")
-    text = wait_for(screen, "cases in the library")
+    text = wait("cases in the library", "3: the case library")
     step("3: the case library", text, began)
     keys("pfc storm pause", literal=True)
-    text = wait_for(screen, "pfc-storm-node006-nic-stall-prevention")
+    text = wait("pfc-storm-node006-nic-stall-prevention", "the search's results")
     assert "matched" in text
     step('"pfc storm pause": the matching cases, with why', text, began)
     keys("Enter", "Enter")
-    text = wait_for(screen, "runbook: pfc-storm")
+    text = wait("runbook: pfc-storm", "enter, enter: the case")
     step("enter, enter: the case", text, began)
     keys("b")
-    text = wait_for(screen, "pfc-storm: inputs")
+    text = wait("pfc-storm: inputs", "b: its runbook's inputs")
     assert "leaf-g00-r4" in text  # the case's leaf, carried into the runbook's input
     step("b: its runbook, pre-filled from the case", text, began)
-    keys("Escape", "3")
-    wait_for(screen, "runbook: pfc-storm")
-    keys("Escape", "Escape", "C-u")  # back to the results, to the search field, cleared
-    wait_for(screen, "cases in the library")
+    keys("Escape")
+    pane.wait_gone("pfc-storm: inputs", "esc: the inputs closed")
+    keys("3")
+    wait("runbook: pfc-storm", "3: the case again")
+    keys("Escape")
+    pane.wait_gone("runbook: pfc-storm", "esc: back to the results")
+    keys("Escape", "C-u")  # to the search field, cleared: its placeholder shows again
+    wait("symptom · 现象", "esc, ctrl+u: the search field cleared")
     keys("光模块 误码", literal=True)
-    text = wait_for(screen, "optic-fec-ber-fr4-spine-zh")
+    text = wait("optic-fec-ber-fr4-spine-zh", "the Chinese search's results")
     assert "matched" in text
     step('"光模块 误码": the Chinese case', text, began)
     keys("Enter", "Enter")
-    text = wait_for(screen, "optic-fec-ber-fr4-spine-zh · resolved")
+    text = wait("optic-fec-ber-fr4-spine-zh · resolved", "enter, enter: the Chinese case")
     assert "巡检发现" in text  # its symptom, as written
     step("enter, enter: the Chinese case", text, began)
     keys("C-q")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.message import Message
@@ -125,6 +125,8 @@ class CasesScreen(Screen[None]):
         self._warmed = threading.Event()
         self._listed: tuple[str, list[Entry]] | None = None
         """The listing and the store generation it was made at."""
+        self._to_list = False
+        """`enter` in the query moved the focus to the list and it has not landed yet."""
 
     @property
     def fab(self) -> FabtuiApp:
@@ -154,7 +156,17 @@ class CasesScreen(Screen[None]):
 
     @on(Input.Submitted, "#case-query")
     def _submitted(self) -> None:
-        self.query_one(CaseList).focus()
+        listing = self.query_one(CaseList)
+        if self._to_list:
+            # `enter`, `enter` typed at once (a loaded host, a slow link): the second reached
+            # the query field before the focus had moved; it was meant for the list
+            listing.action_choose()
+            return
+        self._to_list = True
+        listing.focus()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._to_list = False  # the focus landed (the list's, or where the operator moved it)
 
     def search(self, line: str, limit: int | None = None) -> None:
         """Search for `line` in a worker (the best `limit`, default `LIMIT`); the results

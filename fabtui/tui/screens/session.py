@@ -219,6 +219,10 @@ class SessionScreen(Screen[None]):
                 await engine.runner.close()
 
     async def _do(self, command: str, argument: str) -> None:
+        if command == "file":
+            if self.session is not None:
+                self._file(self.session)
+            return
         engine = await self._live_engine()
         if engine.finished:
             self.notify("the session has ended: f files it as a case", title="session")
@@ -344,6 +348,8 @@ class SessionScreen(Screen[None]):
         head.append(f" · {self.book.title[:60]}\n")
         head.append(f"session {self.session or '(not started)'} · ")
         state = view.state if not self.busy else "running"
+        if self._queue.qsize():
+            state += f" ({self._queue.qsize()} typed ahead)"
         if view.state == "finished":
             head.append("finished ")
             head.append_text(badge(view.outcome, theme, ascii_only))
@@ -459,9 +465,7 @@ class SessionScreen(Screen[None]):
 
     # actions ------------------------------------------------------------------------------------
     def _idle_engine(self) -> Engine | None:
-        if not self.live or self.engine is None:
-            self.notify("a recorded session: nothing runs here", title="session",
-                        severity="warning")
+        if not self._live_session():
             return None
         if self.busy:
             self.notify("a block is running: wait, or x aborts", title="session",
@@ -469,13 +473,27 @@ class SessionScreen(Screen[None]):
             return None
         return self.engine
 
+    def _live_session(self) -> bool:
+        if not self.live or self.engine is None:
+            self.notify("a recorded session: nothing runs here", title="session",
+                        severity="warning")
+            return False
+        return True
+
+    def _type_ahead(self, command: str) -> None:
+        """Queue `command` for the engine's worker, a block running or not: an operator who
+        presses `g` as a gate is answered types ahead of the block that gate guards, and the
+        key is done when that block ends (it was refused, and lost, before)."""
+        self._queue.put_nowait((command, ""))
+        self._paint()
+
     def action_run_next(self) -> None:
-        if self._idle_engine() is not None:
-            self._queue.put_nowait(("next", ""))
+        if self._live_session():
+            self._type_ahead("next")
 
     def action_run_to_gate(self) -> None:
-        if self._idle_engine() is not None:
-            self._queue.put_nowait(("gate", ""))
+        if self._live_session():
+            self._type_ahead("gate")
 
     def action_skip(self) -> None:
         engine = self._idle_engine()
@@ -575,9 +593,10 @@ class SessionScreen(Screen[None]):
             self.notify("nothing recorded yet: run a block first", title="file case",
                         severity="warning")
             return
-        if self.busy:
-            self.notify("a block is running: file the session when it has stopped",
-                        title="file case", severity="warning")
+        if self.busy and self.live:
+            self.notify("a block is running: the session is filed when it has stopped",
+                        title="file case")
+            self._type_ahead("file")
             return
         self._file(self.session)
 

@@ -19,6 +19,7 @@ import asyncio
 import getpass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.cells import cell_len
 from rich.markdown import Markdown
 from rich.text import Text
 from textual import work
@@ -432,25 +433,28 @@ class SessionScreen(Screen[None]):
         if key is None or key == self._shown_result:
             return
         self._shown_result = key
-        table = self._result_table()
-        table.clear(columns=True)
         theme, ascii_only = self.app.current_theme, self.fab.ascii_only
+        rows: list[tuple[object, ...]]
         if pairs:
             # The readings first: at 80-120 columns the steps' names would push them out.
-            table.add_columns("component", "metric", "before", "after", "verdict",
-                              "after (before)")
-            for pair in pairs:
-                for component, metric, before, after, verdict in pair.rows:
-                    if before != after or verdict != "ok":  # what the repair changed
-                        table.add_row(component, metric, _reading(before), _reading(after),
-                                      badge(verdict, theme, ascii_only),
-                                      f"{pair.after} ({pair.before})")
+            labels = ("component", "metric", "before", "after", "verdict", "after (before)")
+            rows = [(component, metric, _reading(before), _reading(after),
+                     badge(verdict, theme, ascii_only), f"{pair.after} ({pair.before})")
+                    for pair in pairs
+                    for component, metric, before, after, verdict in pair.rows
+                    if before != after or verdict != "ok"]  # what the repair changed
         else:
-            table.add_columns("block", "component", "metric", "value", "unit", "verdict")
-            for m in view.results[view.block or ""]["metrics"]:
-                table.add_row(view.block or "", m["component"], m["name"],
-                              _reading(m["value"]), m["unit"],
-                              badge(m["verdict"], theme, ascii_only))
+            labels = ("block", "component", "metric", "value", "unit", "verdict")
+            rows = [(view.block or "", m["component"], m["name"], _reading(m["value"]),
+                     m["unit"], badge(m["verdict"], theme, ascii_only))
+                    for m in view.results[view.block or ""]["metrics"]]
+        table = self._result_table()
+        table.clear(columns=True)
+        # Widths from the cells themselves: DataTable measures its rows only when it is next
+        # idle, and a table filled as it was mounted could keep its labels' widths.
+        for column, label in enumerate(labels):
+            table.add_column(label, width=max([len(label), *(_width(r[column]) for r in rows)]))
+        table.add_rows(rows)
         table.display = True
 
     def _result_table(self) -> DataTable[Any]:
@@ -616,6 +620,11 @@ class SessionScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def _width(cell: object) -> int:
+    """The cells a result table's cell takes on screen."""
+    return cell.cell_len if isinstance(cell, Text) else cell_len(str(cell))
 
 
 def _reading(value: Any) -> str:

@@ -29,14 +29,20 @@ SAME = ("target", "transport", "command", "output", "stderr", "exit_status", "er
 """Every field but the wall-clock times."""
 
 
-@pytest.fixture
-def state_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(TIME_VAR, "120")  # both answer at the same simulated moment
+def pinned_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str) -> Path:
+    """A demo fabric's state file playing `scenario`, its clock pinned (both transports then
+    answer at the same simulated moment) and no latency configured."""
+    monkeypatch.setenv(TIME_VAR, "120")
     monkeypatch.delenv(LATENCY_VAR, raising=False)
     path = tmp_path / "state.json"
-    write_state(path, fresh_state(demo_topology(), find_scenario("healthy"),
+    write_state(path, fresh_state(demo_topology(), find_scenario(scenario),
                                   [shipped_templates()]))
     return path
+
+
+@pytest.fixture
+def state_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return pinned_state(tmp_path, monkeypatch, "healthy")
 
 
 def _run(transport: SshTransport, argv: list[str], target: SshTarget = NODE, *,

@@ -19,15 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_sim_inprocess import pinned_state
 
 from fabtui.model.transport import ErrorKind, TransportResult
-from fabtui.paths import demo_topology, shipped_templates
 from fabtui.sim import node_commands, switch_session
 from fabtui.sim.inprocess import InProcessSimSshTransport
 from fabtui.sim.inprocess_cli import InProcessSimCliTransport
 from fabtui.sim.latency import LATENCY_VAR
-from fabtui.sim.scenario import find_scenario
-from fabtui.sim.state import TIME_VAR, fresh_state, read_state, write_state
+from fabtui.sim.state import read_state
 from fabtui.transports.cli_session import CliTarget, CliTransport
 from fabtui.transports.sim import SimCliTransport
 from fabtui.transports.ssh import SshTarget
@@ -46,12 +45,7 @@ def _target(name: str = LEAF, flavor: str = "sonic") -> CliTarget:
 
 @pytest.fixture
 def state_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(TIME_VAR, "120")  # both answer at the same simulated moment
-    monkeypatch.delenv(LATENCY_VAR, raising=False)
-    path = tmp_path / "state.json"
-    write_state(path, fresh_state(demo_topology(), find_scenario("pfc-storm"),
-                                  [shipped_templates()]))
-    return path
+    return pinned_state(tmp_path, monkeypatch, "pfc-storm")
 
 
 def _session(transport: CliTransport, steps: Sequence[Step], target: CliTarget, *,

@@ -300,7 +300,14 @@ touch {marker}; sleep {{{{ delay }}}}
 """)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     command = [sys.executable, "-m", "fabtui", "--config", str(config)]
-    proc = subprocess.Popen([*command, "runbook", "run", "interrupt-me", "--input", "delay=30"],
+    # As from a terminal: Ctrl-C at its default action, even where this test runs with it
+    # ignored (a background job of a non-interactive shell ignores SIGINT, and so does every
+    # process it starts, unless it resets it first).
+    terminal = [sys.executable, "-c", "import os, signal, sys; "
+                "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])",
+                sys.executable]
+    proc = subprocess.Popen([*terminal, *command[1:], "runbook", "run", "interrupt-me",
+                             "--input", "delay=30"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     deadline = time.monotonic() + 60

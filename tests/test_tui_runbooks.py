@@ -398,17 +398,22 @@ async def test_library_snapshot(size: tuple[int, int]) -> None:
         await assert_snapshot(pilot, f"runbooks-library-{size[0]}x{size[1]}")
 
 
+async def open_unstarted_session(pilot: Any, app: FabtuiApp) -> None:
+    """2, then optic-replacement opened on the port, not started yet."""
+    await pilot.press("2")
+    await pilot.pause()
+    library = app.screen
+    assert isinstance(library, RunbooksScreen)
+    library._start(app.workspace.runbook("optic-replacement"), {"port": PORT}, "")
+    await pilot.pause(0.3)
+
+
 @pytest.mark.parametrize("size", SIZES)
 @asynctest
 async def test_session_snapshot(size: tuple[int, int]) -> None:
     app = make_app(workspace(scenario="healthy", scenario_chosen=True))
     async with app.run_test(size=size) as pilot:
-        await pilot.press("2")
-        await pilot.pause()
-        library = app.screen
-        assert isinstance(library, RunbooksScreen)
-        library._start(app.workspace.runbook("optic-replacement"), {"port": PORT}, "")
-        await pilot.pause(0.3)
+        await open_unstarted_session(pilot, app)
         assert "session (not started)" in screen_text(app)
         await steady(pilot, app)
         await assert_snapshot(pilot, f"runbooks-session-{size[0]}x{size[1]}")
@@ -423,12 +428,7 @@ async def test_at_80_columns_the_session_footer_shows_every_session_key_and_help
     (more) opens the help page on the session's keys, with their full labels."""
     app = make_app(workspace(scenario="healthy", scenario_chosen=True))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
-        await pilot.pause()
-        library = app.screen
-        assert isinstance(library, RunbooksScreen)
-        library._start(app.workspace.runbook("optic-replacement"), {"port": PORT}, "")
-        await pilot.pause(0.3)
+        await open_unstarted_session(pilot, app)
         await steady(pilot, app)
         assert screen_text(app).splitlines()[-1].rstrip() == SESSION_FOOTER_80
         await pilot.press("question_mark")

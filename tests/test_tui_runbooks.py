@@ -600,6 +600,9 @@ async def test_esc_at_a_gate_interrupts_and_resume_asks_the_secret_again(
         await settle(pilot, session)
         session_id = session.session or ""
         assert session.view.state == "interrupted"
+        gate_block = session.view.block or ""
+        assert session.view.states[gate_block] == "pending"  # asked again on resume, not running
+        assert "▶ running" not in screen_text(app)
         assert ws.journal.session(session_id)[0].status == "cancelled"  # type: ignore[index]
         await pilot.press("escape")
         await pilot.pause()

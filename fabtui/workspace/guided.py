@@ -312,6 +312,8 @@ class SessionView:
             self.handover = data.handover
         elif isinstance(data, SessionCancelled):
             self.state, self.reason = "interrupted", data.reason
+            # a gate left unanswered never finished: a resume asks it again
+            self.states.update({b: "pending" for b, s in self.states.items() if s == "running"})
 
     def _decision(self, block: str | None, data: Decision) -> None:
         if data.by == "runbook" and block:

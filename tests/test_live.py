@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import AsyncGenerator
+from datetime import UTC, datetime
 
 import pytest
 
@@ -66,6 +67,43 @@ def test_a_reading_older_than_its_interval_is_stale(fabric: FabricMap) -> None:
     snap = status.snapshot(1, PollState.WAITING)
     assert snap.of("node001:mlx5_0") is Health.STALE
     assert snap.counts[Layer.NICS].stale == 1
+
+
+def quiet_mark(keys: list[str], at: float) -> ProbeResult:
+    """A source's mark: `keys` below every limit of nic.ethtool at `at` (Prometheus's sieve)."""
+    when = datetime.fromtimestamp(at, UTC)
+    return ProbeResult(probe="prometheus", target=keys[0].partition(":")[0],
+                       command="promql: sieve", started_at=when, ended_at=when,
+                       verdict=Verdict.OK, parsed={"quiet": keys, "probes": ["nic.ethtool"]})
+
+
+def test_a_repeated_quiet_mark_keeps_elements_ok_until_stale_and_still_clears_a_failure(
+        fabric: FabricMap) -> None:
+    """The same mark again (a device not scraped since) leaves its elements ok, goes stale
+    when its time runs out without a newer one, and still clears a failure that a probe
+    reported in between; a newer mark makes a stale element fresh again."""
+    now = [NOW]
+    status = FabricStatus(fabric, clock=lambda: now[0])
+    nics = ["node002:mlx5_0", "node002:mlx5_1"]
+    status.apply(quiet_mark(nics, NOW), 20)
+    assert status.snapshot(1, PollState.WAITING).of(nics[0]) is Health.OK
+    status.apply(quiet_mark(nics, NOW), 20)
+    now[0] += 10
+    assert status.snapshot(2, PollState.WAITING).of(nics[1]) is Health.OK
+    status.apply(result("nic.ethtool", nics[0], [
+        (nics[0], "pause_ratio.tx_prio3", 0.95, Verdict.FAIL)]), 20)
+    assert status.snapshot(3, PollState.WAITING).of(nics[0]) is Health.FAIL
+    status.apply(quiet_mark(nics, NOW), 20)
+    snap = status.snapshot(4, PollState.WAITING)
+    assert snap.of(nics[0]) is Health.OK and not snap.states[nics[0]].values
+    now[0] += 11
+    status.apply(quiet_mark(nics, NOW), 20)
+    assert status.snapshot(5, PollState.WAITING).of(nics[1]) is Health.STALE
+    now[0] -= 11  # a clock set back: judged again, not taken from the last snapshot
+    assert status.snapshot(6, PollState.WAITING).of(nics[1]) is Health.OK
+    now[0] += 11
+    status.apply(quiet_mark(nics, NOW + 20), 20)
+    assert status.snapshot(7, PollState.WAITING).of(nics[1]) is Health.OK
 
 
 def test_a_device_that_did_not_answer_is_unreachable_with_its_error(fabric: FabricMap) -> None:

@@ -67,9 +67,10 @@ class Health(StrEnum):
 
     @property
     def problem(self) -> bool:
-        return self in (Health.WARN, Health.FAIL, Health.STALE, Health.UNREACHABLE)
+        return self in _PROBLEMS
 
 
+_PROBLEMS = frozenset((Health.WARN, Health.FAIL, Health.STALE, Health.UNREACHABLE))
 _RANK = {Health.UNKNOWN: 0, Health.OK: 1, Health.STALE: 2, Health.WARN: 3, Health.FAIL: 4,
          Health.UNREACHABLE: 5}
 GLYPHS = {Health.OK: "✓", Health.WARN: "!", Health.FAIL: "✗", Health.UNKNOWN: "?",
@@ -78,6 +79,9 @@ ASCII_GLYPHS = {Health.OK: "+", Health.WARN: "!", Health.FAIL: "X", Health.UNKNO
                 Health.STALE: "~", Health.UNREACHABLE: "#"}
 _OF_VERDICT = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: Health.WARN,
                Verdict.FAIL: Health.FAIL}
+
+
+_NEVER = float("inf")
 
 
 def worst_health(values: Iterable[Health]) -> Health:
@@ -122,18 +126,25 @@ class ElementState:
     def health(self, now: float) -> Health:
         """Unreachable if any probe's device did not answer, stale if every reading is older
         than its interval allows, else the worst fresh verdict."""
+        return self.health_until(now)[0]
+
+    def health_until(self, now: float) -> tuple[Health, float]:
+        """`health(now)`, and until when it holds at the latest: the moment its first fresh
+        reading goes stale (infinity when none can change it: unreachable, or all stale)."""
         worst: Health | None = None
         rank = -1
+        until = _NEVER
         for reading in self.readings.values():  # inline worst_health: per element, per snapshot
             if reading.error is not None:
-                return Health.UNREACHABLE
+                return Health.UNREACHABLE, _NEVER
             if now - reading.at <= reading.stale_after:
+                until = min(until, reading.at + reading.stale_after)
                 health = _OF_VERDICT.get(reading.verdict, Health.FAIL)
                 if _RANK[health] > rank:
                     worst, rank = health, _RANK[health]
         if worst is None:
-            return Health.STALE if self.readings else Health.UNKNOWN
-        return worst
+            return (Health.STALE if self.readings else Health.UNKNOWN), _NEVER
+        return worst, until
 
     @property
     def error(self) -> str | None:
@@ -203,6 +214,15 @@ class FabricStatus:
         self._states: dict[str, ElementState] = {}
         self._history: dict[str, dict[str, deque[float]]] = {}
         self._last_data: float | None = None
+        self._marks: dict[tuple[tuple[str, ...], float, float], Mapping[str, Reading]] = {}
+        self._marks_before: dict[tuple[tuple[str, ...], float, float], Mapping[str, Reading]] = {}
+        """The readings of the quiet marks since the last snapshot (and of those before it),
+        by (probes, at, stale_after): a mark that repeats (at scale a device's marks repeat
+        until its next scrape, a minute later) gets the same dict, so `_quiet` sees its
+        elements unchanged and leaves them as they are."""
+        self._healths: dict[str, tuple[ElementState, Health, float, float]] = {}
+        """Per element, the health `snapshot` last judged: (state, health, judged at, holds
+        until), reused while the state is the same object and the clock is in between."""
 
     def apply(self, result: ProbeResult, stale_after: float) -> None:
         """Take one probe result: its metrics land on the elements they name; a result that
@@ -228,7 +248,7 @@ class FabricStatus:
             with self._lock:
                 self._last_data = max(self._last_data or 0.0, at)
                 optic_of = self.fabric.optic_of
-                fresh = {probe: Reading(probe, Verdict.OK, at, stale_after) for probe in probes}
+                fresh = self._fresh(probes, at, stale_after)
                 for key in quiet:
                     self._quiet(key, probes, fresh)
                     if optic := optic_of(key):  # what the port's DOM reading would say
@@ -269,10 +289,31 @@ class FabricStatus:
             self._states[key] = ElementState(old.readings, old.values, old.findings,
                                              {n: tuple(d) for n, d in history.items()})
 
+    def _fresh(self, probes: tuple[str, ...], at: float,
+               stale_after: float) -> Mapping[str, Reading]:
+        """The ok readings of a quiet mark: the same dict as a recent mark's with the same
+        probes, time and freshness (see `_marks`)."""
+        key = (probes, at, stale_after)
+        found = self._marks.get(key) or self._marks_before.get(key)
+        if found is None:
+            found = {probe: Reading(probe, Verdict.OK, at, stale_after) for probe in probes}
+        self._marks[key] = found
+        return found
+
     def _quiet(self, key: str, probes: tuple[str, ...], fresh: Mapping[str, Reading]) -> None:
         old = self._states.get(key)
         # `fresh` is shared by every element of one mark (never mutated: updates copy it).
-        if old is None:  # the common case at scale: no merging
+        if old is not None:
+            # The same mark as last time (its readings are only ever stored by this method,
+            # which dropped those probes' values then): nothing changed. The common case at
+            # scale, also where two marks (a NIC's ethtool and its IB port) share an element.
+            readings = old.readings
+            for probe, reading in fresh.items():
+                if readings.get(probe) is not reading:
+                    break
+            else:
+                return
+        if old is None:  # no merging
             self._states[key] = ElementState(fresh, {}, (), {})
             return
         if not old.values and not old.findings:  # quiet before: only the readings change
@@ -312,7 +353,8 @@ class FabricStatus:
         with self._lock:
             states = dict(self._states)
             last = self._last_data
-        health = {key: state.health(now) for key, state in states.items()}
+            self._marks_before, self._marks = self._marks, {}
+        health = self._judge(states, now)
         fabric = self.fabric
         get = health.get
         for key, members in _rollups(fabric):
@@ -324,11 +366,28 @@ class FabricStatus:
                 health[key] = max(parts, key=_RANK.__getitem__)
         counts = {}
         for layer, keys in _layers(fabric).items():
-            found = [h for k in keys if (h := get(k)) is not None and h.problem]
+            found = [h for k in keys if (h := get(k)) in _PROBLEMS]
             counts[layer] = LayerCount(len(keys), found.count(Health.WARN),
                                        found.count(Health.FAIL), found.count(Health.STALE),
                                        found.count(Health.UNREACHABLE))
         return FabricSnapshot(now, round_no, poll, health, states, counts, last, round_s, note)
+
+
+    def _judge(self, states: Mapping[str, ElementState], now: float) -> dict[str, Health]:
+        """Every element's health at `now`; an element whose state is the one judged last
+        time, at a moment its health still holds for, is not judged again (at scale most are
+        unchanged from one snapshot to the next)."""
+        cache = self._healths
+        health: dict[str, Health] = {}
+        for key, state in states.items():
+            seen = cache.get(key)
+            if seen is not None and seen[0] is state and seen[2] <= now < seen[3]:
+                health[key] = seen[1]
+                continue
+            judged, until = state.health_until(now)
+            cache[key] = (state, judged, now, until)
+            health[key] = judged
+        return health
 
 
 def _rollups(fabric: FabricMap) -> list[tuple[str, tuple[str, ...]]]:

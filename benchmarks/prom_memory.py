@@ -6,7 +6,8 @@ go. Memory does not depend on Prometheus, only on what fabtui is sent and decode
 serves it from a synthetic Prometheus (its own process, the `--serve` mode of this file) that
 answers the queries `mode = "recorded"` asks with the label sets a real one returns for the
 generated fabric: the recorded clocks (`fabtui:clock:*`, one series per GPU, NIC, IB port and
-switch port: ~41,000) with any `label=~"..."` matchers applied, their per-device maxima, a
+switch port: ~41,000) with any `label=~"..."` matchers applied, their per-device maxima (the
+recorded device clocks `fabtui:device_clock:*`, and the aggregation of an older rule file), a
 recorded sieve naming the storming NIC, and nothing for the rest (its full read, `up == 0`,
 the sparklines' range queries). The refreshes are back to back (`--rate 1` for 1 Hz).
 `--delay S` makes every answer wait S seconds first, as a Prometheus busy evaluating its rules
@@ -46,7 +47,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from prom_refresh import build, rss_mb  # noqa: E402
 
 from fabtui.config import load_settings  # noqa: E402
-from fabtui.prom.rules import CLOCK, every_sieve, sieve_name  # noqa: E402
+from fabtui.prom.rules import CLOCK, DEVICE_CLOCK, every_sieve, sieve_name  # noqa: E402
 from fabtui.workspace import Workspace  # noqa: E402
 from fabtui.workspace.fabricmap import FabricMap  # noqa: E402
 from fabtui.workspace.live import FabricStatus, PollState  # noqa: E402
@@ -82,13 +83,18 @@ def serve(port: int, config: Path, storm: str, delay: float) -> None:
                   and s["device"] == nic_name)
     sieve = [{"__name__": sieve_name("ethtool.tx_prio3_pause_duration"), **stormy}]
 
+    def devices(kind: str) -> list[dict[str, str]]:
+        by = ("Hostname", "instance") if kind == "gpu" else ("instance",)
+        return [dict(d) for d in sorted({tuple((k, s[k]) for k in by) for s in kinds[kind]})]
+
     def answer(query: str) -> list[dict[str, str]]:
+        if query.startswith(DEVICE_CLOCK):
+            kind = query.removeprefix(DEVICE_CLOCK)
+            return [{"__name__": query, **d} for d in devices(kind)]
         if query.startswith("max by (") and CLOCK in query:
             found = TERM.search(query)
             assert found is not None
-            by = ("Hostname", "instance") if found.group(1) == "gpu" else ("instance",)
-            return [dict(d) for d in sorted({tuple((k, s[k]) for k in by)
-                                             for s in kinds[found.group(1)]})]
+            return devices(found.group(1))
         if query.startswith(CLOCK):
             chosen = []
             for term in query.split(" or "):

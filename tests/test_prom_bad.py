@@ -280,6 +280,41 @@ def test_recorded_mode_without_the_rules_says_to_load_them(tmp_path: Path, fake:
     assert any("fabtui prom rules" in n for n in source.notes)
 
 
+@pytest.mark.parametrize("rule_file", ["current", "older"])
+def test_recorded_devices_are_dated_by_the_recorded_device_clocks(
+        tmp_path: Path, fake: Any, rule_file: str) -> None:
+    """Recorded: devices are dated by `fabtui:device_clock:*`, a plain selector each. A rule
+    file from before those series (per-element clocks only) still dates them, from the
+    per-element clocks, and the note says to re-generate it."""
+    queries: list[str] = []
+    nics = ["mlx5_0", "mlx5_1"]
+
+    def answer(query: str) -> Answer:
+        queries.append(query)
+        now = time.time()
+        dated = "fabtui:device_clock:nic" if rule_file == "current" else \
+            "max by (instance) (fabtui:clock:nic)"
+        if query == dated:
+            return 200, vector([{"metric": {"instance": "node001:9100"},
+                                 "value": [now, str(now - 1)]}]), 0
+        if query == "fabtui:clock:nic":
+            return 200, vector([{"metric": {"instance": "node001:9100", "device": d},
+                                 "value": [now, str(now - 1)]} for d in nics]), 0
+        return 200, vector([]), 0
+
+    server = fake(answer)
+    source = source_of(workspace(tmp_path, server.url, mode="recorded"))
+    marks = {r.target: r.parsed["quiet"] for r, _ in poll(source)
+             if r.parsed and "quiet" in r.parsed}
+    assert marks["node001"] == ["node001:mlx5_0", "node001:mlx5_1"]
+    assert "fabtui:device_clock:nic" in queries
+    regenerate = [n for n in source.notes if "fabtui:device_clock:*" in n]
+    if rule_file == "current":
+        assert "max by (instance) (fabtui:clock:nic)" not in queries and not regenerate
+    else:
+        assert regenerate and "re-generate it with `fabtui prom rules`" in regenerate[0]
+
+
 def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path, run: Any) -> None:
     import shutil
     import subprocess
@@ -291,6 +326,10 @@ def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path, run: Any) -
     assert "    interval: 30s\n" in result.output
     assert "      - record: fabtui:sieve:sonic:pfc_rx\n" in result.output
     assert "      - record: fabtui:clock:nic\n" in result.output
+    # after the clocks it aggregates: a group's rules are evaluated in order
+    assert result.output.index("record: fabtui:device_clock:nic\n") > \
+        result.output.index("record: fabtui:clock:nic\n")
+    assert '        expr: "max by (instance) (fabtui:clock:nic)"\n' in result.output
     assert "[2m]" in result.output
     if shutil.which("promtool"):
         rules = tmp_path / "rules.yml"

@@ -39,7 +39,14 @@ from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
 from fabtui.prom.results import Assembler, Readings
-from fabtui.prom.rules import clock_name, every_sieve, rules_document, rules_yaml, sieve_name
+from fabtui.prom.rules import (
+    clock_name,
+    device_clock_name,
+    every_sieve,
+    rules_document,
+    rules_yaml,
+    sieve_name,
+)
 from fabtui.prom.sieve import sieves
 from fabtui.topology.graph import FabricGraph
 from fabtui.transports.credentials import CredentialError, resolve
@@ -224,10 +231,32 @@ class PrometheusSource:
     def _device_clock_queries(self) -> dict[Element, str]:
         """Per element kind: each device's newest sample time, one sample per scrape target
         (~3,000 at 1,024 nodes where the per-element clocks are ~41,000). Recorded: the
-        maximum of the recorded per-element clock, cheap for Prometheus to evaluate."""
-        inner = {e: clock_name(e) for e in self._stamps()} if self.recorded else self._stamps()
+        recorded device clocks, a plain selector each."""
+        if self.recorded:
+            return {element: device_clock_name(element) for element in self._stamps()}
+        return self._device_clocks_of(self._stamps())
+
+    def _device_clocks_of(self, inner: Mapping[Element, str]) -> dict[Element, str]:
+        """The device clocks aggregated from per-kind `inner` clock expressions."""
         return {element: f"max by ({', '.join(self.labels.device_grouping(element))}) ({text})"
                 for element, text in inner.items()}
+
+    async def _older_rules(self, clocks: Mapping[Element, str],
+                           answers: list[list[Sample]]) -> None:
+        """Recorded, an element kind with no device clocks but per-element ones (a rule file
+        from before `fabtui:device_clock:*`): its devices dated from those instead, in place in
+        `answers`, and a note to re-generate the file."""
+        empty = [(i, element) for i, element in enumerate(clocks) if not answers[i]]
+        if not empty:
+            return
+        inner = self._device_clocks_of({e: clock_name(e) for _, e in empty})
+        found = await self._ask(list(inner.values()))
+        for (i, _), samples in zip(empty, found, strict=True):
+            answers[i] = samples
+        if any(found):
+            self.notes.append("prometheus: the rule file has no fabtui:device_clock:* series "
+                              "(it predates them); re-generate it with `fabtui prom rules`: "
+                              "each refresh is slower without them")
 
     @property
     def sieving(self) -> bool:
@@ -246,9 +275,12 @@ class PrometheusSource:
         """The recording rule file `mode = "recorded"` reads (`fabtui.prom.rules`): YAML, or
         JSON (which Prometheus reads as YAML too)."""
         clocks = {str(element): text for element, text in self._clock_queries().items()}
+        devices = {str(element): text for element, text in
+                   self._device_clocks_of({e: clock_name(e) for e in self._stamps()}).items()}
         if as_json:
-            return json.dumps(rules_document(self.sieves, clocks, interval), indent=2) + "\n"
-        return rules_yaml(self.sieves, clocks, interval)
+            return json.dumps(rules_document(self.sieves, clocks, interval, devices),
+                              indent=2) + "\n"
+        return rules_yaml(self.sieves, clocks, interval, devices)
 
     def _first_queries(self) -> list[str]:
         """A refresh's first round: the sieve's (or the full read's) queries. Recorded: one
@@ -299,6 +331,10 @@ class PrometheusSource:
             del answers[len(texts):]
             readings = Readings()
             ends = len(first) + len(clocks)
+            if self.recorded:
+                dated = answers[len(first):ends]
+                await self._older_rules(clocks, dated)
+                answers[len(first):ends] = dated
             before = self._devices
             self._devices = self._date(clocks, answers[len(first):ends], readings)
             self._present(due, answers[ends:-1])

@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -112,6 +113,58 @@ def refresh(source: PrometheusSource, status: FabricStatus, round_no: int) -> fl
 CPU: list[float] = []
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` has used so far; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Breakdown:
+    """Where each 1 Hz refresh's wall time went: its slowest query, and the CPU Prometheus and
+    the exporters (the simulated nodes' and switches' own processes) used meanwhile, which on
+    this one machine compete with the refresh for its cores."""
+
+    def __init__(self, source: PrometheusSource, others: dict[str, list[int]]) -> None:
+        self.others = others
+        self.queries: list[tuple[float, str]] = []
+        self.rows: list[tuple[float, float, float, str, dict[str, float]]] = []
+        client = source.client
+        for name in ("query", "query_range"):
+            method = getattr(client, name)
+
+            def timed(*args: object, _method: object = method) -> object:
+                began = time.perf_counter()
+                try:
+                    return _method(*args)  # type: ignore[operator]
+                finally:
+                    self.queries.append((time.perf_counter() - began, str(args[0])))
+
+            setattr(client, name, timed)
+
+    def _cpu(self) -> dict[str, float]:
+        return {name: sum(process_cpu(pid) for pid in pids) for name, pids in self.others.items()}
+
+    def around(self, wall_of: Callable[[], float]) -> float:
+        self.queries.clear()
+        before = self._cpu()
+        wall = wall_of()
+        after = self._cpu()
+        slowest = max(self.queries, default=(0.0, ""))
+        self.rows.append((wall, CPU[-1], slowest[0], slowest[1][:70],
+                          {k: after[k] - before[k] for k in after}))
+        return wall
+
+    def report(self, count: int = 5) -> None:
+        print("slowest refreshes: wall, CPU here, slowest query (s, text), others' CPU meanwhile")
+        for wall, cpu, query_s, text, others in sorted(self.rows, reverse=True)[:count]:
+            spent = ", ".join(f"{k} {v:.2f}" for k, v in others.items())
+            print(f"  {wall:5.2f} s  CPU {cpu:4.2f}  query {query_s:4.2f} {text!r}  {spent}")
+
+
 def fanout(ws: Workspace, sample: str) -> tuple[int, float]:
     """(NICs, seconds) for a `nic.ethtool` sweep of `sample` at the default concurrency."""
     os.environ[latency.LATENCY_VAR] = str(LATENCY_S)
@@ -168,7 +221,10 @@ def main() -> None:
         prometheus: PrometheusServer | None = None
         try:
             prometheus = start(exporters, env, interval, folder)
-            measure(prometheus, config, window, interval, storm, rounds, args.mode, probes)
+            others = {"prometheus": [prometheus.process.pid],
+                      "exporters": [e.pid for e in exporters]}
+            measure(prometheus, config, window, interval, storm, rounds, args.mode, probes,
+                    others)
         finally:
             if prometheus is not None:
                 prometheus.stop()
@@ -286,7 +342,8 @@ def start(exporters: list[subprocess.Popen[str]], env: dict[str, str], interval:
 
 
 def measure(prometheus: PrometheusServer, config: Path, window: str, interval: str,
-            storm: str, rounds: int, mode: str, probes: Probes) -> None:
+            storm: str, rounds: int, mode: str, probes: Probes,
+            others: dict[str, list[int]]) -> None:
     """Wait for the first rates (and, recorded, the rules' first evaluation), then time the
     refreshes and print the figures."""
     prometheus.wait_ready()
@@ -328,9 +385,10 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     marks = {1, 10, 30, *(60 * 2**k for k in range(12)), rounds + 1}
     rss = [f"1: {start_rss:.0f}"]
     probes.begin(source)
+    breakdown = Breakdown(source, others)
     for round_no in range(2, rounds + 2):
         began = time.monotonic()
-        times.append(refresh(source, status, round_no))
+        times.append(breakdown.around(lambda n=round_no: refresh(source, status, n)))
         probes.after(round_no)
         if round_no in marks:
             rss.append(f"{round_no}: {rss_mb():.0f}")
@@ -343,6 +401,7 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
           f"{cpu[len(cpu) // 2]:.2f} s)")
     print(f"{'memory (RSS) before / after them':<58}{start_rss:7.0f} MB / {rss_mb():.0f} MB")
     print(f"{'memory (RSS) after refresh N, MB':<58}{', '.join(rss)}")
+    breakdown.report()
 
 
 def prometheus_series(server: PrometheusServer) -> int:

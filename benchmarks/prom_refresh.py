@@ -360,8 +360,9 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     ruled = ""
     if source.recorded:
         began = time.monotonic()
-        prometheus.load_rules(source.rules(interval), 600)
-        ruled = (f"; {len(source.sieves) + 4} recording rules, first evaluated after "
+        rules = source.rules(interval)
+        prometheus.load_rules(rules, 600)
+        ruled = (f"; {rules.count('- record:')} recording rules, first evaluated after "
                  f"{time.monotonic() - began:.0f} s")
     graph = ws.graph()
     fabric = FabricMap.build(graph)

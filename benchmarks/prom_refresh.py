@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -39,6 +40,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -113,6 +115,15 @@ def refresh(source: PrometheusSource, status: FabricStatus, round_no: int) -> fl
 CPU: list[float] = []
 
 
+def wrap_queries(source: PrometheusSource,
+                 wrapper: Callable[[Callable[..., Any], tuple[Any, ...]], Any]) -> None:
+    """Route the source's client calls (`query`, `query_range`) through `wrapper(method, args)`."""
+    client = source.client
+    for name in ("query", "query_range"):
+        method = getattr(client, name)
+        setattr(client, name, lambda *args, _method=method: wrapper(_method, args))
+
+
 def process_cpu(pid: int) -> float:
     """CPU seconds (user + system) process `pid` has used so far; 0 once it is gone."""
     try:
@@ -132,18 +143,14 @@ class Breakdown:
         self.others = others
         self.queries: list[tuple[float, str]] = []
         self.rows: list[tuple[float, float, float, str, dict[str, float]]] = []
-        client = source.client
-        for name in ("query", "query_range"):
-            method = getattr(client, name)
+        wrap_queries(source, self._timed)
 
-            def timed(*args: object, _method: object = method) -> object:
-                began = time.perf_counter()
-                try:
-                    return _method(*args)  # type: ignore[operator]
-                finally:
-                    self.queries.append((time.perf_counter() - began, str(args[0])))
-
-            setattr(client, name, timed)
+    def _timed(self, method: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        began = time.perf_counter()
+        try:
+            return method(*args)
+        finally:
+            self.queries.append((time.perf_counter() - began, str(args[0])))
 
     def _cpu(self) -> dict[str, float]:
         return {name: sum(process_cpu(pid) for pid in pids) for name, pids in self.others.items()}
@@ -271,21 +278,16 @@ class Probes:
     def _in_threads(self, source: PrometheusSource) -> None:
         """Profile the client's calls too: they run on the source's own threads,
         which the main thread's profiler does not see."""
+        wrap_queries(source, self._profiled)
+
+    def _profiled(self, method: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         import cProfile
-        from typing import Any
 
-        client = source.client
-        for name in ("query", "query_range"):
-            method = getattr(client, name)
-
-            def profiled(*args: Any, _method: Any = method) -> Any:
-                profiler = cProfile.Profile()
-                try:
-                    return profiler.runcall(_method, *args)
-                finally:
-                    self.threads.append(profiler)
-
-            setattr(client, name, profiled)
+        profiler = cProfile.Profile()
+        try:
+            return profiler.runcall(method, *args)
+        finally:
+            self.threads.append(profiler)
 
     def after(self, round_no: int) -> None:
         if self.snapshots and round_no in self.snapshots:
@@ -389,7 +391,7 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     breakdown = Breakdown(source, others)
     for round_no in range(2, rounds + 2):
         began = time.monotonic()
-        times.append(breakdown.around(lambda n=round_no: refresh(source, status, n)))
+        times.append(breakdown.around(functools.partial(refresh, source, status, round_no)))
         probes.after(round_no)
         if round_no in marks:
             rss.append(f"{round_no}: {rss_mb():.0f}")

@@ -254,9 +254,9 @@ class PrometheusSource:
         for (i, _), samples in zip(empty, found, strict=True):
             answers[i] = samples
         if any(found):
-            self.notes.append("prometheus: the rule file has no fabtui:device_clock:* series "
-                              "(it predates them); re-generate it with `fabtui prom rules`: "
-                              "each refresh is slower without them")
+            # The action first: the Fabric screen's header shows as much as fits.
+            self.notes.append("prometheus: re-generate the rule file (`fabtui prom rules`): it "
+                              "has no fabtui:device_clock:* series, so each refresh is slower")
 
     @property
     def sieving(self) -> bool:

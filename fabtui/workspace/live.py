@@ -79,8 +79,6 @@ ASCII_GLYPHS = {Health.OK: "+", Health.WARN: "!", Health.FAIL: "X", Health.UNKNO
                 Health.STALE: "~", Health.UNREACHABLE: "#"}
 _OF_VERDICT = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: Health.WARN,
                Verdict.FAIL: Health.FAIL}
-
-
 _NEVER = float("inf")
 
 
@@ -294,7 +292,9 @@ class FabricStatus:
         """The ok readings of a quiet mark: the same dict as a recent mark's with the same
         probes, time and freshness (see `_marks`)."""
         key = (probes, at, stale_after)
-        found = self._marks.get(key) or self._marks_before.get(key)
+        found = self._marks.get(key)
+        if found is None:
+            found = self._marks_before.get(key)
         if found is None:
             found = {probe: Reading(probe, Verdict.OK, at, stale_after) for probe in probes}
         self._marks[key] = found
@@ -303,18 +303,17 @@ class FabricStatus:
     def _quiet(self, key: str, probes: tuple[str, ...], fresh: Mapping[str, Reading]) -> None:
         old = self._states.get(key)
         # `fresh` is shared by every element of one mark (never mutated: updates copy it).
-        if old is not None:
-            # The same mark as last time (its readings are only ever stored by this method,
-            # which dropped those probes' values then): nothing changed. The common case at
-            # scale, also where two marks (a NIC's ethtool and its IB port) share an element.
-            readings = old.readings
-            for probe, reading in fresh.items():
-                if readings.get(probe) is not reading:
-                    break
-            else:
-                return
         if old is None:  # no merging
             self._states[key] = ElementState(fresh, {}, (), {})
+            return
+        # The same mark as last time (its readings are only ever stored by this method, which
+        # dropped those probes' values then): nothing changed. The common case at scale, also
+        # where two marks (a NIC's ethtool and its IB port) share an element.
+        readings = old.readings
+        for probe, reading in fresh.items():
+            if readings.get(probe) is not reading:
+                break
+        else:
             return
         if not old.values and not old.findings:  # quiet before: only the readings change
             readings = fresh if old.readings.keys() <= fresh.keys() else \
@@ -371,7 +370,6 @@ class FabricStatus:
                                        found.count(Health.FAIL), found.count(Health.STALE),
                                        found.count(Health.UNREACHABLE))
         return FabricSnapshot(now, round_no, poll, health, states, counts, last, round_s, note)
-
 
     def _judge(self, states: Mapping[str, ElementState], now: float) -> dict[str, Health]:
         """Every element's health at `now`; an element whose state is the one judged last

@@ -241,22 +241,28 @@ class PrometheusSource:
         return {element: f"max by ({', '.join(self.labels.device_grouping(element))}) ({text})"
                 for element, text in inner.items()}
 
+    def _recorded_device_clocks(self, elements: Iterable[Element]) -> dict[Element, str]:
+        """The device clocks aggregated from the recorded per-element clocks: the rules of
+        `fabtui:device_clock:*`, and what a refresh asks when they are missing."""
+        return self._device_clocks_of({element: clock_name(element) for element in elements})
+
     async def _older_rules(self, clocks: Mapping[Element, str],
-                           answers: list[list[Sample]]) -> None:
-        """Recorded, an element kind with no device clocks but per-element ones (a rule file
-        from before `fabtui:device_clock:*`): its devices dated from those instead, in place in
-        `answers`, and a note to re-generate the file."""
+                           answers: list[list[Sample]]) -> list[list[Sample]]:
+        """The device clocks' `answers`, recorded; an element kind with none but per-element
+        clocks (a rule file from before `fabtui:device_clock:*`) dated from those instead, and
+        a note to re-generate the file."""
         empty = [(i, element) for i, element in enumerate(clocks) if not answers[i]]
         if not empty:
-            return
-        inner = self._device_clocks_of({e: clock_name(e) for _, e in empty})
-        found = await self._ask(list(inner.values()))
+            return answers
+        found = await self._ask(list(self._recorded_device_clocks(e for _, e in empty).values()))
+        answers = list(answers)
         for (i, _), samples in zip(empty, found, strict=True):
             answers[i] = samples
         if any(found):
             # The action first: the Fabric screen's header shows as much as fits.
             self.notes.append("prometheus: re-generate the rule file (`fabtui prom rules`): it "
                               "has no fabtui:device_clock:* series, so each refresh is slower")
+        return answers
 
     @property
     def sieving(self) -> bool:
@@ -276,7 +282,7 @@ class PrometheusSource:
         JSON (which Prometheus reads as YAML too)."""
         clocks = {str(element): text for element, text in self._clock_queries().items()}
         devices = {str(element): text for element, text in
-                   self._device_clocks_of({e: clock_name(e) for e in self._stamps()}).items()}
+                   self._recorded_device_clocks(self._stamps()).items()}
         if as_json:
             return json.dumps(rules_document(self.sieves, clocks, interval, devices),
                               indent=2) + "\n"
@@ -331,12 +337,11 @@ class PrometheusSource:
             del answers[len(texts):]
             readings = Readings()
             ends = len(first) + len(clocks)
+            dated = answers[len(first):ends]
             if self.recorded:
-                dated = answers[len(first):ends]
-                await self._older_rules(clocks, dated)
-                answers[len(first):ends] = dated
+                dated = await self._older_rules(clocks, dated)
             before = self._devices
-            self._devices = self._date(clocks, answers[len(first):ends], readings)
+            self._devices = self._date(clocks, dated, readings)
             self._present(due, answers[ends:-1])
             if before is not None:  # a target came or went: read its elements, drop theirs
                 await self._changed(before)

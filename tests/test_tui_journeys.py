@@ -47,8 +47,8 @@ def _pinned(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     yield from utc(monkeypatch)
 
 
-def hang_app() -> tuple[FabtuiApp, Workspace, Path]:
-    ws = workspace(scenario="nccl-hang", scenario_chosen=True)
+def hang_app(*, cold_cases: bool = False) -> tuple[FabtuiApp, Workspace, Path]:
+    ws = workspace(scenario="nccl-hang", scenario_chosen=True, cold_cases=cold_cases)
     logs = Path("logs")
     generate(logs, JobSpec(case="optic", ranks=64), ws.graph())
     return FabtuiApp(ws, live=False, clock=lambda: NOW), ws, logs
@@ -122,7 +122,7 @@ async def run_to_the_handover(pilot: Any, app: FabtuiApp, session: SessionScreen
 @asynctest
 async def test_journey_1_whole_from_the_hang_logs_to_the_filed_case() -> None:
     started = time.monotonic()
-    app, ws, logs = hang_app()
+    app, ws, logs = hang_app(cold_cases=True)  # a first start: the library is built here
     async with app.run_test(size=(160, 50)) as pilot:
         triage = await triage_to_session(pilot, app, logs)
         await run_to_the_handover(pilot, app, triage)

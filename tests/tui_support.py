@@ -29,6 +29,7 @@ from fabtui.model.probe import Metric, ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.tui.app import FabtuiApp
 from fabtui.workspace import Workspace
+from tests.case_seed import seed_case_library
 
 textual._wait.SLEEP_GRANULARITY = 0.005
 textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
@@ -44,9 +45,15 @@ NOW = 1_790_000_000.0
 """The frozen clock every app test runs on."""
 
 
-def workspace(**changes: object) -> Workspace:
-    """A workspace on the demo fabric (the test's own data folder, from conftest)."""
-    return Workspace(dataclasses.replace(load_settings(), **changes))  # type: ignore[arg-type]
+def workspace(*, cold_cases: bool = False, **changes: object) -> Workspace:
+    """A workspace on the demo fabric (the test's own data folder, from conftest), its case
+    library already holding the shipped cases and their index, as on any start after the
+    first (see `case_seed`); `cold_cases`: a data folder without one, as on the very
+    first start."""
+    settings = dataclasses.replace(load_settings(), **changes)  # type: ignore[arg-type]
+    if not cold_cases:
+        seed_case_library(settings)
+    return Workspace(settings)
 
 
 def make_app(ws: Workspace | None = None, **kwargs: object) -> FabtuiApp:

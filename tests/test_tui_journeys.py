@@ -6,8 +6,9 @@ at a pinned time) -> the Triage view names the culprit -> `s` marks it on the Fa
 ends on "next: runbook optic-replacement" -> `o` hands over: optic replacement opens with the
 port carried -> the first session filed as a case (`f`), its root cause completed in the
 editor, saved: the case is in the library. The components the session touched are marked on
-the Fabric screen. Journey 3 from a live session: `c` on the session screen shows the draft it
-would file beside the shipped case for that symptom.
+the Fabric screen. Journey 3 from a live session, in the same run once the session has run to
+its hand-over: `c` on the session screen shows the draft it would file beside the shipped case
+for that symptom (one run, not two: the first half alone cost a second test 7 s of CPU).
 
 Each journey prints how long it took (the closing note quotes it).
 """
@@ -121,6 +122,8 @@ async def run_to_the_handover(pilot: Any, app: FabtuiApp, session: SessionScreen
 
 @asynctest
 async def test_journey_1_whole_from_the_hang_logs_to_the_filed_case() -> None:
+    """Journeys 1 and 3 in one run, as an engineer lives them: the hang triaged to the
+    session, the past case found from the live session, the hand-over, the case filed."""
     started = time.monotonic()
     app, ws, logs = hang_app(cold_cases=True)  # a first start: the library is built here
     async with app.run_test(size=(160, 50)) as pilot:
@@ -128,6 +131,20 @@ async def test_journey_1_whole_from_the_hang_logs_to_the_filed_case() -> None:
         await run_to_the_handover(pilot, app, triage)
         first = triage.session
         assert first is not None
+
+        # Journey 3 from a live session: `c` opens the session's draft case (not stored),
+        # the past optic case first among its similar cases; `2` goes back to the session.
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, CaseView), "the session's draft")
+        view = app.screen
+        assert isinstance(view, CaseView) and not view.stored
+        assert view.case.sessions == [first]
+        await until(pilot, lambda: view.similar is not None, "its similar cases")
+        assert view.similar is not None
+        assert view.similar.cases[0].id == SHIPPED_CASE
+        assert SHIPPED_CASE in screen_text(app)
+        await pilot.press("2")
+        await until(pilot, lambda: app.screen is triage, "back to the session")
 
         # What the session touched is marked on the Fabric screen (origin "session").
         marked = app.highlights.by_origin["session"][0]
@@ -169,25 +186,6 @@ async def test_journey_1_whole_from_the_hang_logs_to_the_filed_case() -> None:
     assert stored.resolution == "optic swapped (optic-replacement)"
     assert "optic-replacement" in stored.runbooks
     print(f"journey 1 (pilot): {time.monotonic() - started:.1f} s")
-
-
-@asynctest
-async def test_journey_3_similar_cases_from_a_live_session() -> None:
-    started = time.monotonic()
-    app, _, logs = hang_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        session = await triage_to_session(pilot, app, logs)
-        await run_to_the_handover(pilot, app, session)
-        await pilot.press("c")
-        await until(pilot, lambda: isinstance(app.screen, CaseView), "the session's draft")
-        view = app.screen
-        assert isinstance(view, CaseView) and not view.stored
-        assert view.case.sessions == [session.session]
-        await until(pilot, lambda: view.similar is not None, "its similar cases")
-        assert view.similar is not None
-        assert view.similar.cases[0].id == SHIPPED_CASE
-        assert SHIPPED_CASE in screen_text(app)
-    print(f"journey 3 from a live session (pilot): {time.monotonic() - started:.1f} s")
 
 
 def test_the_hand_over_carries_same_named_plain_values_never_secrets() -> None:

@@ -82,6 +82,7 @@ _TABLE = re.compile(r"^#\s*bytes\b")
 _ELISION = re.compile(r"^(?:\.{2,}|…)\s*$")
 _QUOTE = re.compile(r"^(?:>[ \t]?)+")
 _NUMERIC = re.compile(r"[-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?")
+_DIGITS = re.compile(r"\d+")
 _HOST = re.compile(r"^([A-Za-z][\w.-]*): ")
 _FENCE = re.compile(r"^(?:```|~~~)")
 _GPU_FLAG = re.compile(r"--use_(cuda|rocm|neuron|hl|mlu|opencl|musa|supa)\b", re.I)
@@ -428,7 +429,7 @@ def _read_row(state: _State, number: int, line: str) -> bool:
     if _ELISION.match(line):
         state.elided = True
         return True
-    if not re.fullmatch(r"\d+", values[0]) or not all(_NUMERIC.fullmatch(v) for v in values):
+    if not _DIGITS.fullmatch(values[0]) or not all(_NUMERIC.fullmatch(v) for v in values):
         return False
     if len(values) < 3:
         if not any(b.columns and not b.table_ended for b in state.open_blocks()):

@@ -68,14 +68,20 @@ def is_missing(value: str) -> bool:
     return value.strip().lower() in NOT_AVAILABLE
 
 
+_INT = re.compile(r"[-+]?\d+")
+_INT_POINT_ZEROS = re.compile(r"[-+]?\d+\.0*")
+
+
 def to_int(value: str) -> int | None:
     """`"1,052,612,505"` -> 1052612505; `N/A` and friends -> None; not a number -> ValueError."""
+    if value.isascii() and value.isdigit():  # the common case, a plain count: what the rest
+        return int(value)                    # would conclude, without its copies and matches
     text = value.strip().replace(",", "").replace("_", "")
     if is_missing(text):
         return None
-    if re.fullmatch(r"[-+]?\d+", text):
+    if _INT.fullmatch(text):
         return int(text)
-    if re.fullmatch(r"[-+]?\d+\.0*", text):
+    if _INT_POINT_ZEROS.fullmatch(text):
         return int(float(text))
     raise ValueError(f"{value!r} is not an integer")
 

@@ -118,8 +118,12 @@ def test_pfc_storm_port_fails_through_the_app(fabric: Fabric) -> None:
     assert isinstance(poller.source, PrometheusSource)
     worker = threading.Thread(target=poller.run)
     worker.start()
-    deadline = time.monotonic() + 20
-    while poller.rounds < 2 and time.monotonic() < deadline:
+    # Two polls at least, and until one shows the storm (a poll whose queries timed out on a
+    # loaded machine reads unknown, as the app would show it, and the next one is waited for).
+    deadline = time.monotonic() + 60
+    while not (poller.rounds >= 2 and snapshots[-1].of(STORM_PORT) is Health.FAIL
+               and snapshots[-1].of(STORM_NIC) is Health.FAIL):
+        assert time.monotonic() < deadline, f"no poll saw the storm in 60 s ({poller.rounds})"
         time.sleep(0.1)
     poller.cancel()
     worker.join(10)
@@ -139,7 +143,9 @@ def test_pfc_storm_port_fails_through_the_app(fabric: Fabric) -> None:
     # The sparkline starts with the past (a range query), then one sample per poll.
     sparkline = state.history["rate.rx.PFC3"]
     assert len(sparkline) > poller.rounds - 1 >= 1
-    assert min(sparkline) > 1000 and max(sparkline) > 9000  # a quiet port: 0
+    # A quiet port reads 0; the storm ~10,000/s, which a rate() over scrapes delayed on a
+    # loaded machine can read down to half of (8,894 seen as the highest of a run).
+    assert min(sparkline) > 1000 and max(sparkline) > 5000
 
 
 def test_verdicts_match_the_direct_probe(fabric: Fabric) -> None:

@@ -31,10 +31,12 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="collect only (CI)")
     parser.add_argument("--workers", default="auto", help="-n for pytest-xdist (default auto)")
     args = parser.parse_args()
-    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    # pyproject's addopts already hold one -q: a second (-qq) drops the run's summary line,
+    # which the count of tests is read from; quiet collection prints `file: N` lines instead.
+    pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
               "--rootdir", str(REPO), str(REPO / "tests")]
     if args.smoke:
-        argv = [*pytest, "-n", "0", "--collect-only"]
+        argv = [*pytest, "-q", "-n", "0", "--collect-only"]
     else:
         argv = [*pytest, "-n", str(args.workers), "--durations=10"]
     os.chdir(REPO)

@@ -24,7 +24,15 @@ from fabtui.tui.screens.case_view import CaseView
 from fabtui.tui.screens.cases import CasesScreen, Found
 from fabtui.tui.widgets.case_list import CaseList
 from fabtui.workspace import Workspace
-from tests.tui_support import NOW, assert_snapshot, asynctest, screen_text, until, workspace
+from tests.tui_support import (
+    NOW,
+    assert_snapshot,
+    asynctest,
+    draft_with_similar,
+    screen_text,
+    until,
+    workspace,
+)
 
 PFC_CASE = "pfc-storm-node006-nic-stall-prevention"
 OPTIC_ZH_CASE = "optic-fec-ber-fr4-spine-zh"
@@ -232,11 +240,7 @@ def test_similar_cases_for_the_newest_session(run: Callable[..., Result]) -> Non
             # From a live session (OpenCase with its id): its draft, not filed, and its
             # similar cases beside it.
             app.post_message(OpenCase(session))
-            await until(pilot, lambda: isinstance(app.screen, CaseView), "the session's draft")
-            view = app.screen
-            assert isinstance(view, CaseView) and not view.stored
-            assert view.case.sessions == [session]
-            await until(pilot, lambda: view.similar is not None, "its similar cases")
+            view = await draft_with_similar(pilot, session)
             assert view.similar is not None
             assert [c.id for c in view.similar.cases] == [c.id for c in expected.cases][:8]
             assert "not filed yet" in screen_text(app)

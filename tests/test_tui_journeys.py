@@ -32,7 +32,15 @@ from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.screens.triage import TriageScreen
 from fabtui.workspace import Workspace, guided
-from tests.tui_support import NOW, asynctest, screen_text, until, utc, workspace
+from tests.tui_support import (
+    NOW,
+    asynctest,
+    draft_with_similar,
+    screen_text,
+    until,
+    utc,
+    workspace,
+)
 
 SIM_TIME = "960"
 """16 minutes into the nccl-hang scenario: the optic behind rank 21 is dead."""
@@ -135,11 +143,7 @@ async def test_journey_1_whole_from_the_hang_logs_to_the_filed_case() -> None:
         # Journey 3 from a live session: `c` opens the session's draft case (not stored),
         # the past optic case first among its similar cases; `2` goes back to the session.
         await pilot.press("c")
-        await until(pilot, lambda: isinstance(app.screen, CaseView), "the session's draft")
-        view = app.screen
-        assert isinstance(view, CaseView) and not view.stored
-        assert view.case.sessions == [first]
-        await until(pilot, lambda: view.similar is not None, "its similar cases")
+        view = await draft_with_similar(pilot, first)
         assert view.similar is not None
         assert view.similar.cases[0].id == SHIPPED_CASE
         assert SHIPPED_CASE in screen_text(app)

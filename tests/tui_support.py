@@ -28,6 +28,7 @@ from fabtui.model.findings import Finding, Severity
 from fabtui.model.probe import Metric, ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.tui.app import FabtuiApp
+from fabtui.tui.screens.case_view import CaseView
 from fabtui.workspace import Workspace
 from tests.case_seed import seed_case_library
 
@@ -115,6 +116,19 @@ async def until(pilot: Any, check: Callable[[], object], what: str, seconds: flo
         await pilot.pause(0.05)
     if then_idle:
         await pilot.pause()
+
+
+async def draft_with_similar(pilot: Any, session: str) -> CaseView:
+    """The case view of live session `session`'s draft (not stored), once its similar cases
+    are in (the view was just asked for)."""
+    app = pilot.app
+    await until(pilot, lambda: isinstance(app.screen, CaseView), "the session's draft")
+    view = app.screen
+    assert isinstance(view, CaseView) and not view.stored
+    assert view.case.sessions == [session]
+    await until(pilot, lambda: view.similar is not None, "its similar cases")
+    assert view.similar is not None
+    return view
 
 
 async def shows(pilot: Any, *wanted: str, seconds: float = 60.0) -> str:

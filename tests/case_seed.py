@@ -36,9 +36,8 @@ def seed_case_library(settings: Any) -> None:
         folder = tempfile.mkdtemp(prefix="fabtui-cases-")
         atexit.register(shutil.rmtree, folder, True)
         template = Path(folder) / "data"
-        library = Workspace(dataclasses.replace(settings, data_dir=template)).cases
-        library.search("warm")  # builds the index
-        library.close()
+        with Workspace(dataclasses.replace(settings, data_dir=template)) as built:
+            built.cases.search("warm")  # builds the index; closing closes the store
         _CASE_TEMPLATES[key] = template
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     for path in template.iterdir():  # the store (SQLite, closed) and the index

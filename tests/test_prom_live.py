@@ -163,6 +163,8 @@ def test_verdicts_match_the_direct_probe(fabric: Fabric) -> None:
         if set(direct) <= set(from_prom) or time.monotonic() > deadline:
             break
         fabric.settle()
+    missing = sorted(set(direct) - set(from_prom))
+    assert not missing, f"ports Prometheus still had no reading of after 30 s: {missing}"
     assert {k: from_prom[k] for k in direct} == direct
 
 

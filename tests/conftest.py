@@ -20,7 +20,7 @@ SPREAD = frozenset({
     "test_runbook_library.py", "test_parse_streaming.py", "test_docs.py", "test_hostile_input.py",
     "test_tui_runbooks.py", "test_tui_journeys.py", "test_tui_cases.py", "test_tui_console.py",
     "test_tui_triage.py", "test_tui_tmux.py", "test_tui_app.py", "test_tui_live.py",
-    "test_tui_report.py",
+    "test_tui_report.py", "test_tui_typeahead.py",
 })
 """Files whose tests are long and independent (each its own scratch folders, no module-scoped
 fixture): pytest-xdist hands them out one test at a time. Every other file's tests stay
@@ -29,11 +29,14 @@ a built wheel, a simulated job) is built once. One file of long tests on one wor
 suite's tail: the runbook cases alone are a third of its time."""
 
 FIRST = (
-    "test_tui_journeys.py", "test_docs.py", "test_prom_live.py", "test_reports.py",
+    "test_tui_journeys.py", "test_docs.py", "test_prom_live.py", "test_tui_typeahead.py",
+    "test_reports.py",
     "test_tui_tmux.py", "test_runbook_library.py", "test_tui_runbooks.py", "test_tui_triage.py",
     "test_tui_cases.py", "test_tui_console.py", "test_hostile_input.py", "test_tui_live.py",
     "test_transport_cli.py", "test_tui_report.py", "test_triage_on_simulated_hangs.py",
-    "test_import_hygiene.py",
+    "test_import_hygiene.py", "test_sim_inprocess_cli.py",
+    "test_probe_fanout.py", "test_parsers_fuzz.py", "test_parser_signatures.py",
+    "test_prom_bad.py", "test_tui_picture.py", "test_transport_ssh.py", "test_fabtui_fork.py",
 )
 """The files whose work units take longest (single tests of 10-25 s, or a module fixture and
 its tests), longest first: they are handed out before the rest, so the suite ends on short

@@ -70,7 +70,8 @@ class FakePrometheus:
         self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # polled every 50 ms for `stop`: socketserver's 0.5 s was each test's teardown
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -91,7 +92,9 @@ def fake() -> Iterator[Callable[[Callable[[str], Answer]], FakePrometheus]]:
 
 
 def workspace(tmp_path: Path, url: str, **extra: str) -> Workspace:
-    table = {"url": url, "timeout": "1s", "stale_after": "30s", **extra}
+    """A workspace reading Prometheus at `url`. Its query timeout is generous (a loaded
+    machine answers the fake late): a test of the timeout sets its own."""
+    table = {"url": url, "timeout": "20s", "stale_after": "30s", **extra}
     config = tmp_path / "config.toml"
     config.write_text('source = "prometheus"\n[prometheus]\n' +
                       "".join(f'{k} = "{v}"\n' for k, v in table.items()))
@@ -134,7 +137,7 @@ def test_unreachable_prometheus_makes_every_device_unreachable(tmp_path: Path) -
 
 def test_a_query_that_takes_too_long_times_out(tmp_path: Path, fake: Any) -> None:
     server = fake(lambda q: (200, vector([]), 5.0))
-    ws = workspace(tmp_path, server.url)
+    ws = workspace(tmp_path, server.url, timeout="1s")
     source = source_of(ws)
     started = time.monotonic()
     results = poll(source)

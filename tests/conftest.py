@@ -45,13 +45,15 @@ units and not with one worker alone on a long one. A scheduling hint only, from 
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: one worker more than the machine has cores.
+    """`-n auto`: two workers more than the machine has cores.
 
-    A third of the suite's test time is waiting, not computing (tmux panes drawn, Prometheus
-    scraping, servers starting, pipes to child processes): with one worker per core that time
-    left a core idle (2 cores: 226 s with 2 workers, 199 s with 3, the same tests).
+    A part of the suite's test time is waiting, not computing (tmux panes drawn, Prometheus
+    scraping, servers starting, pipes to child processes, latencies of the simulated fabric):
+    with one worker per core that time left a core idle (2 cores: 226 s with 2 workers,
+    199 s with 3). With 3 workers the cores still idled 35 core-s a run; with 4, 10 (the same
+    tests, busy time the same within the machine's noise).
     """
-    return (os.cpu_count() or 1) + 1
+    return (os.cpu_count() or 1) + 2
 
 
 def pytest_configure(config: pytest.Config) -> None:

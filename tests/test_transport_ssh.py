@@ -13,7 +13,7 @@ import pytest
 from sshd_server import SshServer, require_sshd
 
 from fabtui.model.transport import ErrorKind
-from fabtui.transports.ssh import SshTransport
+from fabtui.transports.ssh import SshTarget, SshTransport
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,7 @@ def test_connection_reuse_and_per_host_limit(server: SshServer) -> None:
 
 
 def test_hosts_that_look_like_options_are_refused() -> None:
-    from fabtui.transports.ssh import SshTarget
+
 
     with pytest.raises(ValueError, match="ssh can be given safely"):
         SshTarget(name="x", host="-oProxyCommand=touch /tmp/pwned")
@@ -186,6 +186,50 @@ def test_a_configured_password_answers_the_prompt_and_never_leaks(
     assert result.error is ErrorKind.AUTH
     assert result.error_message == "testhost (127.0.0.1): password refused"
     assert secret not in result.model_dump_json()
+
+
+class _ScriptedSsh(SshTransport):
+    """`ssh` replaced by a shell script playing a password login: how the output comes
+    apart (the newline ssh echoes for the password, then the rest) is the script's."""
+
+    def __init__(self, script: str) -> None:
+        super().__init__()
+        self.script = script
+
+    def base_argv(self, target: SshTarget, *, batch: bool, tty: bool = False,
+                  master: bool = False) -> list[str]:
+        return ["sh", "-c", self.script]  # the remote command arrives as $0, unused
+
+
+_PROMPT = "printf \"admin@leaf's password: \"; read -r answer; printf '\\r\\n'; "
+
+
+def test_a_refusal_that_comes_after_the_passwords_newline_is_a_refusal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded machine: the newline after the password arrives alone, the refusal and the
+    next prompt later. Not taken for a login (it was, then the run ended as 'ssh failed')."""
+    monkeypatch.setenv("FABTUI_TEST_PASSWORD", "s3cret")
+    transport = _ScriptedSsh(_PROMPT + "sleep 0.3; "
+                             "printf 'Permission denied, please try again.\\r\\n"
+                             "admin@leaf\\047s password: '; read -r again")
+    target = SshTarget(name="leaf", host="leaf", credentials="env:FABTUI_TEST_PASSWORD")
+    result = run(transport.run(target, ["show", "version"], timeout=10))
+    assert result.error is ErrorKind.AUTH
+    assert result.error_message == "leaf (leaf): password refused"
+
+
+def test_output_right_after_a_password_login_is_kept_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What arrived with the first line after the login is output too (it was dropped: the
+    reads after the login skipped what pexpect had buffered)."""
+    monkeypatch.setenv("FABTUI_TEST_PASSWORD", "s3cret")
+    transport = _ScriptedSsh(_PROMPT + "printf '  hi\\r\\nsecond\\r\\nthird'; sleep 0.3; "
+                                       "printf ' and the rest\\r\\n'")
+    target = SshTarget(name="leaf", host="leaf", credentials="env:FABTUI_TEST_PASSWORD")
+    result = run(transport.run(target, ["cat", "motd"], timeout=10))
+    assert result.ok, result.describe()
+    assert result.output.split() == ["hi", "second", "third", "and", "the", "rest"]
+    assert "s3cret" not in result.model_dump_json()
 
 
 def test_an_unset_credential_is_named(password_server: SshServer,

@@ -395,10 +395,12 @@ def _login(child: pexpect.spawn[bytes], secret: str, target: SshTarget,
     where = f"{target.name} ({target.host})"
     answered = False
     while True:
-        # Before the password: wait for a prompt. After it: the first output byte means we are in.
+        # Before the password: wait for a prompt. After it, the first whole line that is not
+        # blank means we are in: not the first byte, which is the newline ssh echoes for the
+        # password, and may come apart from the "Permission denied" or prompt after it.
         patterns: list[Any] = [password, host_key, denied, pexpect.EOF, pexpect.TIMEOUT]
         if answered:
-            patterns.append(r"[\s\S]")
+            patterns.append(r"[^\r\n]*\S[^\r\n]*\r*\n")
         index = child.expect(patterns, timeout=max(0.1, deadline - time.monotonic()))
         if index == 0:
             if answered:
@@ -415,8 +417,9 @@ def _login(child: pexpect.spawn[bytes], secret: str, target: SshTarget,
             return ErrorKind.TIMEOUT, f"{where}: no answer within the timeout"
         elif index == 3:
             return _bytes(child.before)
-        else:
-            return _bytes(child.before) + _bytes(child.after)
+        else:  # what follows the line in pexpect's buffer is output too: the reads skip it
+            rest, child.buffer = _bytes(child.buffer), b""
+            return _bytes(child.before) + _bytes(child.after) + rest
 
 
 def _bytes(value: object) -> bytes:

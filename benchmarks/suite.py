@@ -1,7 +1,7 @@
 """The test suite's wall time as the README runs it (`python -m pytest`), beside its CPU time.
 
 Row (issue "Speed"): the whole suite <= 150 s wall on a 2-core machine, no flaky test. `-n
-auto` is one worker more than cores (tests/conftest.py). Printed beside it, as the reference,
+auto` is two workers more than cores (tests/conftest.py). Printed beside it, as the reference,
 the CPU seconds the run used (children included) over the cores: the wall time fully busy
 cores would need, so the ratio tells how much of the run no core worked (1.0x: none). The
 slowest tests of the run are listed after the row. Prints figures; never fails on timing (a

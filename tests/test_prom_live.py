@@ -62,13 +62,15 @@ class Fabric:
         return path
 
     def settle(self) -> float:
-        """Until every job's last scrape worked and the storm port has a sample (on a loaded
-        machine a 1 s scrape can time out, and its series are stale until the next); the
-        moment of that sample."""
+        """Until every job's last scrape worked and the storm port has a sample and its storm
+        rate over the window (on a loaded machine a 1 s scrape can time out, and its series
+        are stale until the next: a sieve then missed the storm port); the moment of that."""
         self.prometheus.wait_for('min(up{job=~"sim-.*"}) == 1 and '
                                  'count(up{job=~"sim-.*"}) == 3', 30)
         self.prometheus.wait_for(
             'sonic_interface_operational_status{device="Ethernet40",instance="leaf-g00-r4"}', 30)
+        self.prometheus.wait_for(
+            'rate(sonic_interface_receive_pfc_packets{device="Ethernet40"}[8s]) > 9000', 30)
         return time.time()
 
     def source(self, **prometheus: str) -> tuple[Workspace, PrometheusSource]:

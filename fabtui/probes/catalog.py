@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from fabtui.errors import InputError, Problem
 from fabtui.model.probe import ProbeDef
 from fabtui.parsers.registry import parsers
+from fabtui.textmemo import TextMemo
 
 
 def load_catalog(folders: Iterable[Path]) -> dict[str, ProbeDef]:
@@ -34,8 +35,25 @@ def load_catalog(folders: Iterable[Path]) -> dict[str, ProbeDef]:
     return catalog
 
 
+_READ: TextMemo[tuple[tuple[ProbeDef, ...], tuple[Problem, ...]]] = TextMemo()
+"""Catalog files read before, by (path, text): the catalog is read again for every workspace,
+and an unchanged file is not validated again (a probe definition is frozen)."""
+
+
 def _load_file(path: Path, problems: list[Problem]) -> list[ProbeDef]:
     text = path.read_text(encoding="utf-8")
+    probes, found = _READ.get((str(path), text), lambda: _read_file(path, text))
+    problems.extend(found)
+    return list(probes)
+
+
+def _read_file(path: Path, text: str) -> tuple[tuple[ProbeDef, ...], tuple[Problem, ...]]:
+    probes, problems = _validate_file(path, text)
+    return tuple(probes), tuple(problems)
+
+
+def _validate_file(path: Path, text: str) -> tuple[list[ProbeDef], list[Problem]]:
+    problems: list[Problem] = []
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -43,7 +61,7 @@ def _load_file(path: Path, problems: list[Problem]) -> list[ProbeDef]:
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         problems.append(Problem(str(path), int(match.group(1)) if match else None,
                                 f"invalid TOML: {reason}"))
-        return []
+        return [], problems
     unknown = set(data) - {"probe"}
     for key in sorted(unknown):
         problems.append(Problem(str(path), _line_of_key(text, key, 0, len(text)),
@@ -73,7 +91,7 @@ def _load_file(path: Path, problems: list[Problem]) -> list[ProbeDef]:
             continue
         problems.extend(_check_command(probe, path, text, begin, end))
         probes.append(probe)
-    return probes
+    return probes, problems
 
 
 def _check_command(probe: ProbeDef, path: Path, text: str, begin: int,

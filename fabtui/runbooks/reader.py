@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from fabtui.errors import InputError, Problem
 from fabtui.model.runbook import Block, BlockKind, FrontMatter, Runbook, Step
 from fabtui.schema_errors import problems_from
+from fabtui.textmemo import TextMemo
 from fabtui.yamldoc import parse_yaml
 
 _KINDS = {kind.value for kind in BlockKind}
@@ -120,8 +121,18 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark").use(front_matter_plugin).disable(["inline", "text_join"])
 
 
+_PARSED: TextMemo[Runbook] = TextMemo()
+"""Runbooks parsed before, by (text, source, lenient): the library is read again for every
+workspace, and unchanged files are not parsed again (a runbook is frozen; see `TextMemo`)."""
+
+
 def parse_runbook(text: str, source: str, *, lenient: bool = False) -> Runbook:
     """Structure runbook `text` (named `source` in messages). Raises `InputError`."""
+    return _PARSED.get((text, source, lenient),
+                       lambda: _parse_runbook(text, source, lenient=lenient))
+
+
+def _parse_runbook(text: str, source: str, *, lenient: bool) -> Runbook:
     tokens = _markdown().parse(text)
     problems: list[Problem] = []
     meta, lines = _front_matter(tokens, source, problems)

@@ -48,11 +48,7 @@ def _load_file(path: Path, problems: list[Problem]) -> list[ProbeDef]:
 
 
 def _read_file(path: Path, text: str) -> tuple[tuple[ProbeDef, ...], tuple[Problem, ...]]:
-    probes, problems = _validate_file(path, text)
-    return tuple(probes), tuple(problems)
-
-
-def _validate_file(path: Path, text: str) -> tuple[list[ProbeDef], list[Problem]]:
+    """A catalog file's probes and problems, from its text."""
     problems: list[Problem] = []
     try:
         data = tomllib.loads(text)
@@ -61,7 +57,7 @@ def _validate_file(path: Path, text: str) -> tuple[list[ProbeDef], list[Problem]
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         problems.append(Problem(str(path), int(match.group(1)) if match else None,
                                 f"invalid TOML: {reason}"))
-        return [], problems
+        return (), tuple(problems)
     unknown = set(data) - {"probe"}
     for key in sorted(unknown):
         problems.append(Problem(str(path), _line_of_key(text, key, 0, len(text)),
@@ -91,7 +87,7 @@ def _validate_file(path: Path, text: str) -> tuple[list[ProbeDef], list[Problem]
             continue
         problems.extend(_check_command(probe, path, text, begin, end))
         probes.append(probe)
-    return probes, problems
+    return tuple(probes), tuple(problems)
 
 
 def _check_command(probe: ProbeDef, path: Path, text: str, begin: int,

@@ -114,15 +114,21 @@ def _show(term: Terminal, text: str, flavor: str, paging: bool) -> None:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    for i, line in enumerate(lines, start=1):
-        term.write(line + "\r\n")
-        if paging and i % PAGE_LINES == 0 and i < len(lines):
-            more = _pager(flavor, i, len(lines))
-            term.write(more)
-            key = term.key()
-            term.write("\r" + " " * len(more) + "\r")
-            if key in ("q", "Q", ""):
-                return
+    # A page at a time, in one write (the same bytes): a write a line woke the reader
+    # (pexpect) once a line, to search its whole buffer again each time.
+    step = PAGE_LINES if paging else len(lines) or 1
+    for start in range(0, len(lines), step):
+        shown = min(start + step, len(lines))
+        page = "".join(line + "\r\n" for line in lines[start:shown])
+        if not (paging and shown % PAGE_LINES == 0 and shown < len(lines)):
+            term.write(page)
+            continue
+        more = _pager(flavor, shown, len(lines))
+        term.write(page + more)
+        key = term.key()
+        term.write("\r" + " " * len(more) + "\r")
+        if key in ("q", "Q", ""):
+            return
 
 
 Fabric = Callable[[], "tuple[SimState, Sim] | None"]

@@ -89,6 +89,14 @@ class PrometheusServer:
             time.sleep(0.3)
         raise RuntimeError(f"no series for {promql} after {timeout}s")
 
+    def value_at(self, promql: str, at: float) -> float | None:
+        """The value of scalar-like `promql` (one series) evaluated at epoch moment `at`; None
+        when it has no series."""
+        query = urllib.parse.urlencode({"query": promql, "time": f"{at:.3f}"})
+        with urllib.request.urlopen(f"{self.url}/api/v1/query?{query}", timeout=10) as answer:
+            result = json.load(answer)["data"]["result"]
+        return float(result[0]["value"][1]) if result else None
+
     def load_rules(self, rules: str, timeout: float = 60.0) -> None:
         """Add the rule file `rules` to the config, reload (SIGHUP), and wait until every
         group has been evaluated once."""

@@ -116,13 +116,13 @@ def _show(term: Terminal, text: str, flavor: str, paging: bool) -> None:
         lines.pop()
     # A page at a time, in one write (the same bytes): a write a line woke the reader
     # (pexpect) once a line, to search its whole buffer again each time.
-    step = PAGE_LINES if paging else len(lines) or 1
+    step = PAGE_LINES if paging else max(len(lines), 1)
     for start in range(0, len(lines), step):
         shown = min(start + step, len(lines))
         page = "".join(line + "\r\n" for line in lines[start:shown])
-        if not (paging and shown % PAGE_LINES == 0 and shown < len(lines)):
+        if shown == len(lines):  # the last page: no pager prompt after it
             term.write(page)
-            continue
+            return
         more = _pager(flavor, shown, len(lines))
         term.write(page + more)
         key = term.key()

@@ -26,6 +26,7 @@ import pytest
 from textual.message import Message
 
 from fabtui.model.chain import ChainLink, EvidenceChain
+from fabtui.model.probe import Verdict
 from fabtui.model.triage import Suspect, TriageReport
 from fabtui.sim.hangjob import JobSpec, generate
 from fabtui.tui.app import FabtuiApp
@@ -243,6 +244,28 @@ async def test_runbooks_for_a_fabric_elements_findings() -> None:
         assert isinstance(request, OpenRunbook)
         assert (request.runbook, request.inputs) == ("pfc-storm", {"leaf": "leaf-g00-r4"})
         assert "pause_share.rx.PFC3" in request.why
+
+
+@asynctest
+async def test_a_failing_node_offers_the_runbooks_of_its_nics_findings() -> None:
+    """The node row's ✗ is its storming NIC's: `b` on node006 offers pfc-storm for the NIC
+    (it said "no findings" before: a node selection stood for the node alone)."""
+    ws = workspace(scenario="pfc-storm", scenario_chosen=True)
+    app = Recorder(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        result = await ws.run_probe("nic.ethtool", "node006:mlx5_4", {})
+        assert result.verdict is Verdict.FAIL
+        app.status.apply(result, 1e9)
+        app.screen.post_message(SnapshotArrived(app.status.snapshot(1, PollState.WAITING)))
+        await pilot.press("slash", *"node006", "enter")
+        await pilot.pause()
+        assert app.screen.query_one(FabricMatrix).selected_key == "node006", screen_text(app)
+        await pilot.press("b")
+        await pilot.pause()
+        assert isinstance(app.screen, RunbookChoiceScreen), \
+            [n.message for n in app._notifications]
+        assert app.screen.choices[0].runbook == "pfc-storm"
+        assert "node006:mlx5_4" in screen_text(app)
 
 
 @asynctest

@@ -177,6 +177,15 @@ def finding_words(finding: str) -> list[str]:
     return words
 
 
+def with_members(fabric: FabricMap, elements: Iterable[str]) -> list[str]:
+    """`elements`, then what each rolls up (a node: its NICs and GPUs; a switch: its ports):
+    a node's ✗ is its storming NIC's finding, so the node's runbooks are the NIC's."""
+    found = list(elements)
+    for element in list(found):
+        found += [m for m in fabric.members.get(element, ()) if m not in found]
+    return found
+
+
 def findings_of(states: Mapping[str, object], elements: Iterable[str]) -> list[str]:
     """The live findings of `elements` (from a snapshot's states), in element order."""
     found: list[str] = []

@@ -192,12 +192,13 @@ class FabricScreen(Screen[None]):
         """The runbooks for the selected element's findings; the one chosen is opened with the
         element filled in (`OpenRunbook`)."""
         from fabtui.tui.screens.runbook_choice import RunbookChoiceScreen
-        from fabtui.workspace.crosslinks import element_runbooks, findings_of
+        from fabtui.workspace.crosslinks import element_runbooks, findings_of, with_members
 
         key = self.selected
         if key is None:
             return
-        elements = selection_elements(self.fab.fabric, key, self.found)
+        elements = with_members(self.fab.fabric,
+                                selection_elements(self.fab.fabric, key, self.found))
         findings = findings_of(self.snapshot.states, elements)
         element = next((e for e in elements if findings_of(self.snapshot.states, [e])),
                        self._element(key))

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 
@@ -25,7 +25,7 @@ from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
 from fabtui.workspace import Workspace
 from fabtui.workspace.fabricmap import FabricMap
-from fabtui.workspace.live import FabricStatus, Health, PollState
+from fabtui.workspace.live import FabricSnapshot, FabricStatus, Health, PollState
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.prom_server import PrometheusServer, require_prometheus
 
@@ -209,7 +209,8 @@ def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
     quiet elements are ok without their values being read. Recorded: the same sieve read from
     the recording rules of `source.rules()` (evaluated by Prometheus every second) gives the
     same healths too."""
-    def read(moment: float) -> dict[str, tuple[dict[str, Health], list[ProbeResult], Any]]:
+    def read(moment: float) -> dict[str, tuple[dict[str, Health], list[ProbeResult],
+                                               FabricSnapshot]]:
         """Per mode: the healths, the results, and the snapshot of one refresh of `moment`
         (every mode reads the same moment: the same values)."""
         reads = {}

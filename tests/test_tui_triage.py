@@ -265,7 +265,8 @@ async def test_a_failing_node_offers_the_runbooks_of_its_nics_findings() -> None
         assert isinstance(app.screen, RunbookChoiceScreen), \
             [n.message for n in app._notifications]
         assert app.screen.choices[0].runbook == "pfc-storm"
-        assert "node006:mlx5_4" in screen_text(app)
+        shown = screen_text(app)
+        assert "runbooks for node006:mlx5_4" in shown and "with leaf=leaf-g00-r4" in shown
 
 
 @asynctest

@@ -181,8 +181,12 @@ def with_members(fabric: FabricMap, elements: Iterable[str]) -> list[str]:
     """`elements`, then what each rolls up (a node: its NICs and GPUs; a switch: its ports):
     a node's ✗ is its storming NIC's finding, so the node's runbooks are the NIC's."""
     found = list(elements)
+    seen = set(found)  # a set selection at 1,024 nodes rolls up ~16k elements
     for element in list(found):
-        found += [m for m in fabric.members.get(element, ()) if m not in found]
+        for member in fabric.members.get(element, ()):
+            if member not in seen:
+                seen.add(member)
+                found.append(member)
     return found
 
 

@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from fabtui.cli import cli
 from fabtui.paths import demo_topology, shipped_dir, shipped_templates
+from fabtui.workspace.simfabric import IN_PROCESS_VAR
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -206,6 +207,16 @@ def _isolated_config(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.delenv("FABTUI_DEBUG", raising=False)
     monkeypatch.delenv("FABTUI_SIM_STATE", raising=False)
     monkeypatch.delenv("FABTUI_SIM_TIME", raising=False)
+    monkeypatch.delenv(IN_PROCESS_VAR, raising=False)
+
+
+@pytest.fixture
+def sim_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo fabric answers in the test's process (`IN_PROCESS_VAR`): for tests of what sits
+    above the transport, which would otherwise start a device client process per command
+    (~40 ms of CPU each). The transport itself is tested on the process path, and the app
+    end to end in tmux, where the variable is never set."""
+    monkeypatch.setenv(IN_PROCESS_VAR, "1")
 
 
 @pytest.fixture

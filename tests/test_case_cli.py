@@ -13,6 +13,8 @@ from click.testing import Result
 from fabtui.journal.store import Journal, journal_path
 from tests.case_index_double import engine
 
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
 OPTIC = """\
 ---
 id: past-optic-rail5

@@ -19,6 +19,8 @@ from fabtui.cli import cli
 from fabtui.config import load_settings
 from fabtui.workspace import Workspace
 
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
                  if shutil.which(n)), None)
 

@@ -19,6 +19,8 @@ from fabtui.topology.loader import load_topology
 from fabtui.triage.chain import SuspectLocation, build_chain, render_chain
 from fabtui.workspace import Workspace
 
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
 ROOT = Path(__file__).resolve().parent.parent
 JOB_LOG = "/var/log/fabtui-sim/job.log"
 

@@ -7,11 +7,14 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import Result
 
 from fabtui.config import load_settings
 from fabtui.sim.hangjob import JobSpec, generate
 from fabtui.workspace import Workspace
+
+pytestmark = pytest.mark.usefixtures("sim_in_process")
 
 
 def _hang(tmp_path: Path) -> Path:

@@ -23,6 +23,8 @@ from fabtui.topology.loader import load_topology
 from fabtui.triage.stragglers import plan_sweep, read_samples, report, run_sweep, score
 from fabtui.workspace import Workspace
 
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "nccl-tests"
 

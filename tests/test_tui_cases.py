@@ -34,6 +34,8 @@ from tests.tui_support import (
     workspace,
 )
 
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
 PFC_CASE = "pfc-storm-node006-nic-stall-prevention"
 OPTIC_ZH_CASE = "optic-fec-ber-fr4-spine-zh"
 DRAFT = "session-20260301-120000-abc123"

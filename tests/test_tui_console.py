@@ -20,6 +20,8 @@ from fabtui.tui.widgets.busbw_plot import EXPECTED, SERIES, plot_rows
 from fabtui.workspace.console import BusbwSeries, busbw_series, parse_request, result_tables
 from tests.tui_support import assert_snapshot, asynctest, make_app, screen_text, utc, workspace
 
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
 SIZES = [(80, 24), (160, 50)]
 
 

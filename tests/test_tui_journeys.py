@@ -42,6 +42,8 @@ from tests.tui_support import (
     workspace,
 )
 
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
 SIM_TIME = "960"
 """16 minutes into the nccl-hang scenario: the optic behind rank 21 is dead."""
 PORT = "leaf-g00-r5:Ethernet16"

@@ -3,11 +3,15 @@ and the demo screen's fault injection."""
 
 from __future__ import annotations
 
+import pytest
+
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.screens.demo import DemoScreen
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.workspace.live import Health
 from tests.tui_support import asynctest, screen_text, until, workspace
+
+pytestmark = pytest.mark.usefixtures("sim_in_process")
 
 PLAN = ("nic.ethtool@node[001,003,006]:*", "switch.pfc@leaf-g00-r4")
 """A few nodes and the storm's leaf: enough to tell the storm from its neighbours, quickly."""

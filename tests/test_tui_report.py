@@ -9,6 +9,8 @@ from click.testing import CliRunner
 from fabtui.cli import cli
 from tests.tui_support import asynctest, make_app, workspace
 
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
 
 @pytest.fixture
 def faulty_session() -> str:

@@ -34,6 +34,8 @@ from tests.tui_support import (
     workspace,
 )
 
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
 SIZES = [(80, 24), (160, 50)]
 PORT = "leaf-g00-r3:Ethernet16"
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from fabtui.sim.latency import LATENCY_VAR
+from fabtui.workspace.simfabric import IN_PROCESS_VAR
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
@@ -28,7 +29,9 @@ def tmux(tmp_path: Path) -> Iterator[Callable[..., str]]:
     socket = f"fabtui-test-{os.getpid()}-{tmp_path.name}"
     # The server's locale decides how wide it takes each character to be: UTF-8, as a user's.
     # COLUMNS / LINES (set by some test runners) would override the pane's size in the app.
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    # The real app talks to the demo fabric through device processes, as a user's does.
+    dropped = ("COLUMNS", "LINES", IN_PROCESS_VAR)
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(LANG="C.UTF-8", LC_ALL="C.UTF-8")
 
     def run(*args: str) -> str:

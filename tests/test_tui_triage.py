@@ -61,6 +61,8 @@ from tests.tui_support import (
     workspace,
 )
 
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
 SIM_TIME = "960"
 """16 minutes into the nccl-hang scenario: the optic behind rank 21 is dead."""
 CULPRIT = {"node": "node003", "nic": "node003:mlx5_5", "port": "leaf-g00-r5:Ethernet16",

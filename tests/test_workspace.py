@@ -426,3 +426,29 @@ echo "{{ token }}" > /dev/null; rm -rf /nonexistent-fabtui-test-dir
         assert not any("s3cr3t-Value" in p for p in prompts)
 
     asyncio.run(main())
+
+
+def test_the_demo_fabric_answers_in_process_only_when_asked_and_alike(
+        config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`FABTUI_SIM_IN_PROCESS` swaps the device client processes for answers in this process:
+    no child process, the same reply from the same simulated node."""
+    from fabtui.sim.inprocess import InProcessSimSshTransport
+    from fabtui.transports.ssh import SshTarget
+    from fabtui.workspace.simfabric import IN_PROCESS_VAR
+
+    monkeypatch.setenv("FABTUI_SIM_TIME", "5000")
+    ws = Workspace(load_settings(config))
+    argv = ["ethtool", "-S", "mlx5_4"]
+
+    def answer() -> tuple[str, str, int | None]:
+        ssh = ws.transports().ssh
+        result = asyncio.run(ssh.run(SshTarget("node003", "node003"), argv, timeout=20))
+        return type(ssh).__name__, result.output, result.exit_status
+
+    by_process = answer()
+    monkeypatch.setenv(IN_PROCESS_VAR, "1")
+    here = answer()
+    assert by_process[0] == "SimSshTransport"
+    assert here[0] == InProcessSimSshTransport.__name__
+    assert by_process[2] == here[2] == 0
+    assert "rx_prio3_pause" in here[1] and here[1] == by_process[1]

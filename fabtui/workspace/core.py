@@ -143,14 +143,13 @@ class Workspace:
 
         if not self.simulated(topology):
             return Transports()
-        from fabtui.transports.sim import SimCliTransport, SimSshTransport
-        from fabtui.workspace.simfabric import sim_state, unhealthy_notice
+        from fabtui.workspace.simfabric import sim_state, sim_transports, unhealthy_notice
 
         path, state = sim_state(self.settings)
         message = unhealthy_notice(state)
         if message and self.notice is not None:
             self.notice(message)
-        return Transports(ssh=SimSshTransport(path), cli=SimCliTransport(path))
+        return sim_transports(path)
 
     def runner(self, topology: Path | None = None, *, fabric: bool = True) -> ProbeRunner:
         """A probe runner on this fabric (`fabric=False`: this machine only, no topology)."""

@@ -7,15 +7,40 @@ that scenario starts (or keeps running, if it already is).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fabtui.config import Settings
 from fabtui.errors import InputError
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import SimState, build_sim, ensure_state, read_state, state_file
 
+if TYPE_CHECKING:
+    from fabtui.probes.runner import Transports
+
 RETURN_TO_HEALTHY = "fabtui --scenario healthy sim start"
+IN_PROCESS_VAR = "FABTUI_SIM_IN_PROCESS"
+"""Set (not `0`): the demo fabric's node commands and switch sessions are answered in this
+process (`fabtui.sim.inprocess`), not by a device client process per command. For tests and
+benchmarks of what sits above the transport; the replies, clock, latencies and errors are the
+same (both paths are checked against each other in `tests/test_sim_inprocess*.py`)."""
+
+
+def sim_transports(path: Path) -> Transports:
+    """Transports to the demo fabric in state file `path`: device client processes answered by
+    the sim server, as over ssh (the default), or this process (`IN_PROCESS_VAR`)."""
+    from fabtui.probes.runner import Transports
+
+    if os.environ.get(IN_PROCESS_VAR, "") not in ("", "0"):
+        from fabtui.sim.inprocess import InProcessSimSshTransport
+        from fabtui.sim.inprocess_cli import InProcessSimCliTransport
+
+        return Transports(ssh=InProcessSimSshTransport(path), cli=InProcessSimCliTransport(path))
+    from fabtui.transports.sim import SimCliTransport, SimSshTransport
+
+    return Transports(ssh=SimSshTransport(path), cli=SimCliTransport(path))
 
 
 def unhealthy_notice(state: SimState) -> str | None:

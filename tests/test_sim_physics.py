@@ -14,7 +14,7 @@ from test_sim_scenarios import Fabric, clean, fabric, flagged, only, scenario
 from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.paths import demo_topology, shipped_templates
 from fabtui.runbooks.functions import optic_blame
-from fabtui.sim import physics
+from fabtui.sim import node_commands, physics
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import build_sim, fresh_state
 from fabtui.sim.switch_cli import reply
@@ -71,7 +71,12 @@ def test_fec_views_agree_and_lanes_differ(fabric: Fabric) -> None:
     assert len(set(values(nic, "rx_power_dbm").values())) == 4
     assert nic.parsed is not None
     per_lane = nic.parsed["counters"]["raw_physical_errors_per_lane"]
-    assert len(per_lane) == 4 and len(set(per_lane)) == 4
+    # Seconds into a healthy run the counts are tens of bits, so two lanes may round alike;
+    # after ten minutes every lane has its own count.
+    assert len(per_lane) == 4 and len(set(per_lane)) > 1
+    later, _, _ = node_commands.run(sim, "node001", ["mlxlink", "-d", "mlx5_0", "-c"], 600.0)
+    lanes = next(line.split(":")[1] for line in later.splitlines() if "Per Lane" in line)
+    assert len(set(lanes.strip().split(","))) == 4, lanes
     # The NIC's receiver: ethtool's corrected/received bits and mlxlink's raw BER agree.
     ethtool = fabric.probe("nic.ethtool", "node001:mlx5_0")
     from_ethtool = values(ethtool, "pre_fec_ber")["node001:mlx5_0"]

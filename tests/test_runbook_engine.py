@@ -637,3 +637,30 @@ go
     result = run("runbook", "run", str(path))
     assert "set a: no method 'splitlines' on a str" in result.stdout, result.output
     assert "set b:" not in result.stdout
+
+
+@pytest.mark.parametrize("keep", [None, 2048])
+def test_a_result_too_big_for_the_journal_is_kept_without_its_parsed_tree(
+        run: Callable[..., Result], book: Callable[..., Path], data: Path,
+        monkeypatch: pytest.MonkeyPatch, keep: int | None) -> None:
+    """The journal keeps a probe's verdict and metrics whatever its size; the parsed tree only
+    while the whole result fits in RESULT_KEEP."""
+    from fabtui.runbooks import engine
+    if keep is not None:
+        monkeypatch.setattr(engine, "RESULT_KEEP", keep)
+    path = book("""
+## Read
+
+```probe {id=fec}
+probe: switch.fec
+target: leaf-g00-r3
+```
+""")
+    result = run("runbook", "run", str(path))
+    assert "[ok] fec: switch.fec" in result.stdout, result.output
+    finished = [d for kind, block, d in _journal(data) if kind == "block_finished"
+                and block == "fec"]
+    assert len(finished) == 1
+    stored = finished[0]["result"]
+    assert isinstance(stored, dict) and stored["verdict"] == "ok" and stored["metrics"]
+    assert ("parsed" in stored) is (keep is None)

@@ -619,7 +619,8 @@ class Engine:
         self.verdicts[block.id] = outcome.verdict
         self.messages[block.id] = outcome.message
         stored = result
-        if len(json.dumps(result, default=str)) > RESULT_KEEP:
+        if "parsed" in result and \
+                len(json.dumps(result, default=str, check_circular=False)) > RESULT_KEEP:
             stored = {k: v for k, v in result.items() if k != "parsed"}
         unknown = {k: v.why for k, v in variables.items() if isinstance(v, Unknown)}
         self._record(BlockFinished(verdict=outcome.verdict, message=outcome.message,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
+from fabtui.gcpause import gc_paused
 from fabtui.model.topology import Role
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.pairing import gpu_map
@@ -102,7 +103,17 @@ class FabricMap:
 
     @classmethod
     def build(cls, graph: FabricGraph) -> FabricMap:
-        """The map of `graph`'s fabric."""
+        """The map of `graph`'s fabric.
+
+        Built with the cyclic GC paused: a 1,024-node fabric is ~150k keys, tuples and cells,
+        none in a cycle, and the collections they would trigger rescan the whole heap (half the
+        build's time in a bare process, four fifths in a test worker's larger one).
+        """
+        with gc_paused():
+            return cls._build(graph)
+
+    @classmethod
+    def _build(cls, graph: FabricGraph) -> FabricMap:
         topology = graph.topology
         kinds: dict[str, Kind] = {}
         members: dict[str, list[str]] = defaultdict(list)

@@ -22,7 +22,7 @@ import re
 from fabtui.model.parsed.pfcwd import Pfcwd, PfcwdPort, PfcwdQueue
 from fabtui.model.table import Table as DataTable
 from fabtui.model.table import left, right
-from fabtui.parsers._switch_common import Table, clean_lines, find_tables, head
+from fabtui.parsers._switch_common import Table, clean_lines, head, iter_tables
 from fabtui.parsers.errors import ParseError
 
 KIND = "pfcwd"
@@ -56,20 +56,23 @@ def _int(cell: str) -> int | None:
 
 def parse(text: str) -> Pfcwd:
     """Parse the watchdog's stats and/or config tables; raises `ParseError` without either."""
-    lines = clean_lines(text)
-    tables = find_tables(lines)
-    stats = [t for t in tables if t.key()[:3] == ["QUEUE", "STATUS", "STORM DETECTED/RESTORED"]]
-    config = [t for t in tables if t.key()[:2] == ["PORT", "ACTION"]]
-    if not stats and not config:
+    result = Pfcwd()
+    found = False
+    # One table at a time: a long capture of many polls never holds every table's cells.
+    for table in iter_tables(clean_lines(text)):
+        key = table.key()
+        if key[:3] == ["QUEUE", "STATUS", "STORM DETECTED/RESTORED"]:
+            _stats(table, result)
+        elif key[:2] == ["PORT", "ACTION"]:
+            _config(table, result)
+        else:
+            continue
+        found = True
+    if not found:
         raise ParseError(KIND, None, "no `QUEUE STATUS STORM DETECTED/RESTORED` or "
                                      "`PORT ACTION DETECTION TIME` table found")
-    result = Pfcwd()
     poll = _POLL.search(text)
     result.poll_interval_ms = int(poll.group(1)) if poll else None
-    for table in stats:
-        _stats(table, result)
-    for table in config:
-        _config(table, result)
     return result
 
 

@@ -165,19 +165,38 @@ def test_nccl_log_memory_does_not_grow_with_the_log(monkeypatch: pytest.MonkeyPa
     assert large < small * 1.2
 
 
+def _first_readable(kind: str) -> Path:
+    """The kind's first sample that the parser reads (one with a `.error` beside it is refused)."""
+    return next(p for p in sorted((FIXTURES / kind).glob("*.txt"))
+                if not p.with_suffix(".error").exists())
+
+
 @pytest.mark.parametrize("kind", ["kernel-log", "flight-recorder", "ibdev2netdev", "show-gids",
                                   "perfquery", "rdma-statistic", "ibnetdiscover",
-                                  "nvidia-smi-q"])
+                                  "nvidia-smi-q", "sacct"])
 def test_large_captures_cost_less_than_their_text(kind: str) -> None:
     # The capture is its first sample repeated to ~200 KB (the same line objects, so what is
-    # measured is what the parser builds). A model per row cost 15-75x the text.
-    sample = sorted((FIXTURES / kind).glob("*.txt"))[0]
+    # measured is what the parser builds). A model per row cost 15-75x the text (sacct's
+    # `--format ALL` rows, ~100 cells each: 18x).
+    sample = _first_readable(kind)
     lines = split_lines(normalize(sample.read_text(errors="replace")))
     times = 200_000 // sum(len(line) + 1 for line in lines) + 1
     many = lines * times
     module = registry.get(kind).module
+    write_json(module.parse_lines(lines * 2), _Null())  # first-use imports and caches
     peak = _peak(lambda: write_json(module.parse_lines(many), _Null()))
     assert peak < 2 * times * sum(len(line) + 1 for line in lines)
+
+
+def test_many_pfcwd_polls_cost_about_their_text() -> None:
+    # A capture of the watchdog's tables polled again and again: every table's cells held at
+    # once cost 8x the text; one table at a time, the cleaned lines and that table.
+    sample = _first_readable("pfcwd")
+    text = "\n".join([sample.read_text(errors="replace")] * 2000)
+    module = registry.get("pfcwd").module
+    peak = _peak(lambda: module.parse(text))
+    assert module.parse(text).ports
+    assert peak < 3 * len(text)
 
 
 def test_perftest_rows_of_a_long_sweep_cost_their_text() -> None:

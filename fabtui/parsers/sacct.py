@@ -10,10 +10,13 @@ with the way to fix it. `parse_rows(text, columns)` reads headerless rows of a k
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
+from itertools import chain
 
 from fabtui.model.parsed.slurm import SacctOutput, SacctRow
 from fabtui.parsers._slurm_common import hosts, text_or_none
 from fabtui.parsers.errors import ParseError
+from fabtui.parsers.streaming import KeptLines, Streamed, row_defaults
 from fabtui.parsers.text import split_lines
 
 KIND = "sacct"
@@ -53,8 +56,12 @@ def _is_header(cells: list[str]) -> bool:
         any(c.lower() == "jobid" for c in names)
 
 
+_ROW = row_defaults(SacctRow)
+
+
 def _row(columns: list[str], cells: list[str], number: int,
-         warnings: list[str]) -> SacctRow:
+         warnings: list[str]) -> dict[str, object]:
+    """A row as `SacctRow.model_dump(mode="json")` gives it, built without the model."""
     values = dict(zip(columns, cells, strict=True))
     by_name = {k.lower(): v for k, v in values.items()}
     job_id = by_name.get("jobid", "").strip()
@@ -63,49 +70,101 @@ def _row(columns: list[str], cells: list[str], number: int,
     _, dot, step = job_id.partition(".")
     state = text_or_none(by_name.get("state"))
     nodelist, names = hosts(by_name.get("nodelist"), warnings, f"line {number}")
-    return SacctRow(job_id=job_id, step=step if dot else None,
-                    name=text_or_none(by_name.get("jobname")),
-                    state=state.split()[0] if state else None, nodelist=nodelist,
-                    nodes=names, fields=values)
+    row = dict(_ROW)
+    row.update(job_id=job_id, step=step if dot else None, name=text_or_none(by_name.get("jobname")),
+               state=state.split()[0] if state else None, nodelist=nodelist, nodes=names,
+               fields=values)
+    return row
 
 
 def parse_rows(text: str, columns: list[str] | tuple[str, ...],
                header: bool = False) -> SacctOutput:
     """Rows of `sacct -P` output whose columns are `columns` (the first line is skipped when
     `header`). Raises `ParseError` at a row with the wrong number of fields."""
-    result = SacctOutput(columns=list(columns))
-    lines = split_lines(text)
+    numbered = enumerate(split_lines(text), start=1)
+    bar = True
+    if header:
+        first = next(((n, line) for n, line in numbered if line.strip()), None)
+        bar = first is None or first[1].endswith("|")
+    return _read(numbered, list(columns), bar).assemble()
+
+
+def _read(numbered: Iterator[tuple[int, str]], columns: list[str],
+          bar: bool) -> Streamed[SacctOutput]:
+    """The rows of `numbered` lines, checked now, kept as their lines and read again into
+    JSON when written (a long listing costs its text, not a model and dict of ~100 cells per
+    row). `bar`: the header line (if any) ended with `|`.
+
+    `--parsable` ends every line with `|`: only when all of them do is a row's one extra,
+    empty field that bar, so the first error is known only once the last line is read.
+    """
     width = len(columns)
-    trailing = all(line.endswith("|") for line in lines if line.strip())
-    for number, line in enumerate(lines, start=1):
-        if not line.strip() or (header and number == _first(lines)):
+    kept = KeptLines()
+    warnings: list[str] = []
+    trailing = bar
+    loose: ParseError | None = None  # a field too many, unless every line ends with `|`
+    error: ParseError | None = None  # wrong in either case; the rows after it are not read
+    for number, line in numbered:
+        if not line.strip():
+            continue
+        trailing = trailing and line.endswith("|")
+        if error is not None:
             continue
         cells = line.split("|")
-        if trailing and len(cells) == width + 1 and cells[-1] == "":
-            cells = cells[:-1]
-        if len(cells) != width:
-            raise ParseError(KIND, number, f"row has {len(cells)} fields, expected {width} "
-                                           f"({'|'.join(columns[:4])}...)")
-        result.rows.append(_row(list(columns), cells, number, result.warnings))
-    return result
+        if len(cells) == width + 1 and cells[-1] == "":
+            loose = loose or _width_error(number, len(cells), columns)
+            cells.pop()
+        elif len(cells) != width:
+            error = _width_error(number, len(cells), columns)
+            continue
+        try:
+            _row(columns, cells, number, warnings)
+        except ParseError as exc:
+            error = exc
+            continue
+        kept.add(number, line)
+    # On one line, too many fields is said before what the fields hold (as rows are read).
+    first = min((e for e in (None if trailing else loose, error) if e is not None),
+                key=lambda e: e.line or 0, default=None)
+    if first is not None:
+        raise first
+
+    def dumped() -> Iterator[dict[str, object]]:
+        for number, line in kept:
+            cells = line.split("|")
+            if trailing and len(cells) == width + 1:
+                cells.pop()
+            yield _row(columns, cells, number, [])
+
+    def models() -> Iterator[SacctRow]:
+        return (SacctRow.model_validate(row) for row in dumped())
+
+    return Streamed(SacctOutput(columns=columns, rows=[], warnings=warnings),
+                    {"rows": models}, {"rows": dumped})
 
 
-def _first(lines: list[str]) -> int:
-    return next((i for i, line in enumerate(lines, start=1) if line.strip()), 0)
+def _width_error(number: int, count: int, columns: list[str]) -> ParseError:
+    return ParseError(KIND, number, f"row has {count} fields, expected {len(columns)} "
+                                    f"({'|'.join(columns[:4])}...)")
 
 
 def parse(text: str) -> SacctOutput:
     """Parse `sacct -P` output (see the module docstring); raises `ParseError`."""
-    lines = split_lines(text)
-    first = _first(lines)
-    if not first:
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[SacctOutput]:
+    """Parse normalised lines (`fabtui parse` reads files this way); the rows on demand."""
+    numbered = enumerate(lines, start=1)
+    first = next(((n, line) for n, line in numbered if line.strip()), None)
+    if first is None:
         raise ParseError(KIND, None, "the input is empty")
-    cells = lines[first - 1].split("|")
+    number, line = first
+    cells = line.split("|")
     if _is_header(cells):
-        columns = cells[:-1] if cells[-1] == "" else cells
-        return parse_rows(text, columns, header=True)
+        return _read(numbered, cells[:-1] if cells[-1] == "" else cells, line.endswith("|"))
     if len(cells) in (len(FIELDS), len(FIELDS) + 1) and _JOB_ID.match(cells[0]):
-        return parse_rows(text, FIELDS)
-    raise ParseError(KIND, first, "sacct output without its header line: the columns are "
-                                  "unknown; run sacct without -n (--noheader), or with "
-                                  f"-o {','.join(FIELDS)}")
+        return _read(chain([first], numbered), list(FIELDS), True)
+    raise ParseError(KIND, number, "sacct output without its header line: the columns are "
+                                   "unknown; run sacct without -n (--noheader), or with "
+                                   f"-o {','.join(FIELDS)}")

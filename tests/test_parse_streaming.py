@@ -173,7 +173,7 @@ def _first_readable(kind: str) -> Path:
 
 @pytest.mark.parametrize("kind", ["kernel-log", "flight-recorder", "ibdev2netdev", "show-gids",
                                   "perfquery", "rdma-statistic", "ibnetdiscover",
-                                  "nvidia-smi-q", "sacct"])
+                                  "nvidia-smi-q", "sacct", "scontrol-job"])
 def test_large_captures_cost_less_than_their_text(kind: str) -> None:
     # The capture is its first sample repeated to ~200 KB (the same line objects, so what is
     # measured is what the parser builds). A model per row cost 15-75x the text (sacct's

@@ -19,10 +19,12 @@ inside a record (`NtasksPerTRES:0`, a blank line) carry nothing fabtui uses.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from fabtui.model.parsed.slurm import ScontrolJobOutput, SlurmJob, SlurmNodeAlloc
 from fabtui.parsers._slurm_common import count_ids, gpu_ids, hosts, missing, text_or_none
 from fabtui.parsers.errors import ParseError
+from fabtui.parsers.streaming import Encoded, Streamed
 from fabtui.parsers.text import split_lines
 
 KIND = "scontrol-job"
@@ -120,17 +122,38 @@ def _apply(job: SlurmJob, key: str, value: str, line: int, warnings: list[str]) 
 
 def parse(text: str) -> ScontrolJobOutput:
     """Parse `scontrol show job` output; raises `ParseError` at the line it cannot read."""
-    lines = split_lines(text)
-    result = ScontrolJobOutput()
+    return parse_lines(split_lines(text)).assemble()
+
+
+def parse_lines(lines: Iterable[str]) -> Streamed[ScontrolJobOutput]:
+    """Parse normalised lines (`fabtui parse` reads files this way): each job is kept as the
+    JSON it is written as, not as a model (a listing of thousands of jobs costs its output's
+    text), and validated into one again only when the whole result is asked for."""
+    warnings: list[str] = []
+    jobs = [Encoded.of(job.model_dump(mode="json"))
+            for job in _jobs(enumerate(lines, start=1), warnings)]
+    if not jobs:
+        raise ParseError(KIND, None, "no job record (JobId=...) in the input")
+
+    def models() -> Iterator[SlurmJob]:
+        return (SlurmJob.model_validate_json(job) for job in jobs)
+
+    return Streamed(ScontrolJobOutput(jobs=[], warnings=warnings), {"jobs": models},
+                    {"jobs": lambda: jobs})
+
+
+def _jobs(numbered: Iterable[tuple[int, str]], warnings: list[str]) -> Iterator[SlurmJob]:
+    """The job records of numbered lines, each once its last line is read."""
     job: SlurmJob | None = None
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in numbered:
         line = raw.rstrip()
         if not line.strip():
             continue
         record = _RECORD.match(line)
         if record:
+            if job is not None:
+                yield job
             job = SlurmJob(job_id=record.group(1), line=number)
-            result.jobs.append(job)
         elif job is None:
             if _SLURM_ERROR.match(line.strip()):
                 raise ParseError(KIND, number, f"scontrol says: {line.strip()}")
@@ -139,10 +162,9 @@ def parse(text: str) -> ScontrolJobOutput:
         if not pairs:
             continue
         if pairs[0][0] == "Nodes" and record is None:
-            job.allocations.append(_detail(pairs, result.warnings, number))
+            job.allocations.append(_detail(pairs, warnings, number))
             continue
         for key, value in pairs:
-            _apply(job, key, value, number, result.warnings)
-    if not result.jobs:
-        raise ParseError(KIND, None, "no job record (JobId=...) in the input")
-    return result
+            _apply(job, key, value, number, warnings)
+    if job is not None:
+        yield job

@@ -142,6 +142,17 @@ class LazyList:
         return iter(self.produce())
 
 
+class Encoded(str):
+    """A list item already encoded as the JSON `write_json` would write for it (indented as an
+    item of a result's top-level list), written as it is: for parsers that must build each item
+    to check the input, so that keeping it costs its JSON text, not a model or a second read."""
+
+    @classmethod
+    def of(cls, item: dict[str, object]) -> Encoded:
+        """`item` (a `model_dump(mode="json")`) encoded for its place in the list."""
+        return cls(_indented(item, "    "))
+
+
 class _Buffered:
     """What `_encode` appends its pieces to when they go to a stream a megabyte at a time:
     a piece per write made a system call each where standard output is unbuffered
@@ -198,9 +209,11 @@ class Streamed(Generic[Model]):
 
     head: Model
     lazy: dict[str, Callable[[], Iterable[BaseModel]]] = field(default_factory=dict)
-    dumped: dict[str, Callable[[], Iterable[dict[str, object]]]] = field(default_factory=dict)
+    dumped: dict[str, Callable[[], Iterable[dict[str, object] | Encoded]]] = \
+        field(default_factory=dict)
     """For some lazy fields, their items as `model_dump(mode="json")` would give them, built
-    without a model per item: what `write_json` writes when it is there."""
+    without a model per item, or already `Encoded`: what `write_json` writes when it is
+    there."""
 
     def assemble(self) -> Model:
         """The whole result as one model (every lazy list materialised)."""
@@ -271,7 +284,9 @@ def write_json(streamed: Streamed[Any] | Plain[Any], out: IO[str]) -> None:
         sink = _Sink(out.write) if dumped is not None and produce is not None else None
         for item in items:
             out.write(("[" if empty else ",") + "\n    ")
-            if sink is not None:  # may hold a `LazyList`: written as it is encoded
+            if isinstance(item, Encoded):
+                out.write(item)
+            elif sink is not None:  # may hold a `LazyList`: written as it is encoded
                 _encode(item, "    ", sink)  # type: ignore[arg-type]
             else:
                 out.write(_indented(item, "    "))

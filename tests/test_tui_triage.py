@@ -358,6 +358,9 @@ def test_runbooks_for_an_optics_findings_lead_to_optic_replacement() -> None:
         "@switch.dom error: leaf-g00-r5:Ethernet16/lane1: rx_power_dbm = -inf (limit -10)"])
     assert choices[0].runbook == "optic-replacement"
     assert choices[0].inputs == {"port": "leaf-g00-r5:Ethernet16"}
+    # why it is offered names the element once (the finding already does)
+    assert choices[0].why == "error: leaf-g00-r5:Ethernet16/lane1: rx_power_dbm = -inf " \
+        "(limit -10)"
     assert element_runbooks(ws.library, fabric, "node001", []) == []
 
 

@@ -215,9 +215,10 @@ def element_runbooks(library: Library, fabric: FabricMap, element: str,
         return []
     query = " ".join(words + ([kind.value] if kind else []))
     place = Place.of_element(fabric, element)
-    first = found[0].partition(" ")[2]
-    return [RunbookChoice(book.meta.id, book.title, fill_inputs(book, place),
-                          f"{fabric.label(element)}: {first}", score)
+    first = found[0].partition(" ")[2]  # `error: leaf:Ethernet40: ...`, without the probe
+    label = fabric.label(element)
+    why = first if label in first else f"{label}: {first}"  # the element said once
+    return [RunbookChoice(book.meta.id, book.title, fill_inputs(book, place), why, score)
             for score, book in match(library, query, limit)]
 
 

@@ -71,11 +71,15 @@ def expand(expression: str) -> list[str]:
         raise HostlistError(f"{expression!r}: a glob is not a host list")
     if any(c.isspace() for c in text):
         raise HostlistError(f"{expression!r}: a host list has no spaces")
-    if _size(text) > MAX_HOSTS:
-        raise HostlistError(f"{expression!r}: stands for more than {MAX_HOSTS} hosts")
     try:
+        if _size(text) > MAX_HOSTS:
+            raise HostlistError(f"{expression!r}: stands for more than {MAX_HOSTS} hosts")
         return [str(name) for name in NodeSet(text)]
-    except NodeSetException as exc:
+    except HostlistError:
+        raise
+    # ValueError: NodeSet's own for some ranges (`a[--]1`), and int()'s for a number of
+    # thousands of digits; neither is a NodeSetException.
+    except (NodeSetException, ValueError) as exc:
         raise HostlistError(f"{expression!r}: {exc}") from None
 
 

@@ -38,6 +38,8 @@ def test_fold_is_the_inverse_of_expand() -> None:
     ("node a", "no spaces"),
     ("node[1-100000000]", f"more than {MAX_HOSTS} hosts"),
     ("a[1-1000]b[1-1000]", f"more than {MAX_HOSTS} hosts"),
+    ("%a1[--]1", "Invalid range"),  # NodeSet says it with a ValueError
+    ("n[0-" + "9" * 5000 + "]", "digits"),  # int() refuses a number this long
 ])
 def test_bad_host_lists_are_refused_with_the_reason(text: str, message: str) -> None:
     with pytest.raises(HostlistError, match=message.replace("*", r"\*")) as caught:

@@ -119,3 +119,19 @@ def test_a_node_list_that_does_not_expand_is_kept_and_noted() -> None:
     result = scontrol_job.parse("JobId=3 JobState=RUNNING\n   NodeList=node[3-1]\n")
     assert result.jobs[0].nodelist == "node[3-1]" and result.jobs[0].nodes == []
     assert "runs backwards" in result.warnings[0]
+
+
+def test_a_name_with_an_undecodable_character_reads_back_as_printed() -> None:
+    # Text decoded with surrogateescape keeps a lone surrogate; the job is kept as its JSON
+    # and must read back whole, not fail as invalid Unicode.
+    job = scontrol_job.parse("JobId=1 JobName=a\udcffb JobState=RUNNING\n").jobs[0]
+    assert (job.job_id, job.name, job.state) == ("1", "a\udcffb", "RUNNING")
+
+
+def test_a_node_list_nodeset_refuses_is_noted_and_a_width_error_comes_first() -> None:
+    # NodeSet refuses some ranges with a ValueError of its own, not a NodeSetException.
+    parsed = sacct.parse("JobID|NodeList\n2|%a1[--]1\n")
+    assert parsed.rows[0].nodes == [] and "not expanded" in parsed.warnings[0]
+    with pytest.raises(ParseError, match="row has 3 fields, expected 2") as caught:
+        sacct.parse("JobID|NodeList\n1|a|\n2|%a1[--]1\n")
+    assert caught.value.line == 2

@@ -18,6 +18,7 @@ inside a record (`NtasksPerTRES:0`, a blank line) carry nothing fabtui uses.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 
@@ -136,7 +137,8 @@ def parse_lines(lines: Iterable[str]) -> Streamed[ScontrolJobOutput]:
         raise ParseError(KIND, None, "no job record (JobId=...) in the input")
 
     def models() -> Iterator[SlurmJob]:
-        return (SlurmJob.model_validate_json(job) for job in jobs)
+        # json.loads, not model_validate_json: a lone surrogate in a name must read back too.
+        return (SlurmJob.model_validate(json.loads(job)) for job in jobs)
 
     return Streamed(ScontrolJobOutput(jobs=[], warnings=warnings), {"jobs": models},
                     {"jobs": lambda: jobs})

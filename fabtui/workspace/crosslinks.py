@@ -217,7 +217,9 @@ def element_runbooks(library: Library, fabric: FabricMap, element: str,
     place = Place.of_element(fabric, element)
     first = found[0].partition(" ")[2]  # `error: leaf:Ethernet40: ...`, without the probe
     label = fabric.label(element)
-    why = first if label in first else f"{label}: {first}"  # the element said once
+    component = first.partition(": ")[2].partition(": ")[0]  # `leaf:Ethernet40/lane1`
+    named = component == label or component.startswith((f"{label}:", f"{label}/"))
+    why = first if named else f"{label}: {first}"  # the element said once
     return [RunbookChoice(book.meta.id, book.title, fill_inputs(book, place), why, score)
             for score, book in match(library, query, limit)]
 

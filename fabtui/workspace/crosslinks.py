@@ -160,14 +160,20 @@ _NOISE = {"error", "warning", "info", "limit", "rate", "rx", "tx", "lane", "ethe
 """Words of finding lines that name where, not what (element names, severity, units)."""
 
 
+def _finding_parts(finding: str) -> tuple[str, str, str]:
+    """(probe, component, what) of a live finding `@probe severity: component: what`; the
+    component is empty where the message names none."""
+    probe, _, rest = finding.partition(" ")
+    _, _, message = rest.partition(": ")
+    component, sep, metric = message.partition(": ")
+    return (probe, component, metric) if sep else (probe, "", message)
+
+
 def finding_words(finding: str) -> list[str]:
     """What a live finding (`@switch.pfc error: leaf:Ethernet40: pause_share.rx.PFC3 = 1
     (limit 0.5)`) is about, as symptom words: the probe's family and the metric's words
     (`switch pfc pause`), without element names, severities or numbers."""
-    probe, _, rest = finding.partition(" ")
-    _, _, message = rest.partition(": ")
-    _, sep, metric = message.partition(": ")
-    text = metric if sep else message
+    probe, _, text = _finding_parts(finding)
     words: list[str] = []
     for part in (probe.lstrip("@"), text.split("=")[0]):
         for token in _TOKEN.findall(part.replace(".", " ").replace("_", " ")):
@@ -216,10 +222,9 @@ def element_runbooks(library: Library, fabric: FabricMap, element: str,
     query = " ".join(words + ([kind.value] if kind else []))
     place = Place.of_element(fabric, element)
     first = found[0].partition(" ")[2]  # `error: leaf:Ethernet40: ...`, without the probe
-    label = fabric.label(element)
-    component = first.partition(": ")[2].partition(": ")[0]  # `leaf:Ethernet40/lane1`
-    named = component == label or component.startswith((f"{label}:", f"{label}/"))
-    why = first if named else f"{label}: {first}"  # the element said once
+    component = _finding_parts(found[0])[1]
+    named = fabric.element_of(component)[0] == element  # a lane, a GPU's other spelling
+    why = first if named else f"{fabric.label(element)}: {first}"  # the element said once
     return [RunbookChoice(book.meta.id, book.title, fill_inputs(book, place), why, score)
             for score, book in match(library, query, limit)]
 

@@ -44,10 +44,7 @@ _PSU_FIELDS = {"status": "status", "p/n": "part_number", "s/n": "serial", "dc po
 
 def detect(text: str) -> float:
     """How sure we are that `text` is ibswinfo output (0..1)."""
-    try:
-        cleaned = head(text)
-    except Exception:
-        return 0.0
+    cleaned = head(text)
     if re.search(r"(?m)^part number\s+\|", cleaned) and re.search(r"(?m)^(?:PSID|GUID)\s+\|",
                                                                    cleaned):
         return 0.95

@@ -44,10 +44,7 @@ _HISTORY_COLUMNS = {
 
 def detect(text: str) -> float:
     """How sure we are that `text` is pfcstat output (0..1)."""
-    try:
-        cleaned = head(text)
-    except Exception:
-        return 0.0
+    cleaned = head(text)
     if _HEADER.search(cleaned) or _HISTORY.search(cleaned):
         return 0.95
     return 0.0

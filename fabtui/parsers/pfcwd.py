@@ -40,10 +40,7 @@ _PAIRS = {"STORM DETECTED/RESTORED": ("storms_detected", "storms_restored"),
 
 def detect(text: str) -> float:
     """How sure we are that `text` is pfcwd output (0..1)."""
-    try:
-        cleaned = head(text)
-    except Exception:
-        return 0.0
+    cleaned = head(text)
     if _STATS.search(cleaned) or _CONFIG.search(cleaned):
         return 0.95
     return 0.0

@@ -49,10 +49,7 @@ _JSON_FIELDS = {"totalpacket": "packets", "totalbytes": "bytes", "droppacket": "
 
 def detect(text: str) -> float:
     """How sure we are that `text` is queuestat output (0..1)."""
-    try:
-        cleaned = head(text)
-    except Exception:
-        return 0.0
+    cleaned = head(text)
     if _HEADER.search(cleaned):
         return 0.95
     if _JSON.search(cleaned) and '"droppacket"' in cleaned:

@@ -87,10 +87,7 @@ def _flavor(text: str) -> tuple[str | None, float]:
 
 def detect(text: str) -> float:
     """How sure we are that `text` is interface counters from a switch (0..1)."""
-    try:
-        return _flavor(head(text))[1]
-    except Exception:
-        return 0.0
+    return _flavor(head(text))[1]
 
 
 def parse(text: str) -> SwitchCounters:

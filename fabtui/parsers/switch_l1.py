@@ -56,10 +56,7 @@ _FIELDS = {
 
 def detect(text: str) -> float:
     """How sure we are that `text` is `l1-show` output (0..1)."""
-    try:
-        cleaned = head(text)
-    except Exception:
-        return 0.0
+    cleaned = head(text)
     if re.search(r"(?m)^Port:\s+\S+\s*$", cleaned) and re.search(
             r"(?m)^\s+(?:Module Info|Operational State|Port Hardware State:?)\s*$", cleaned):
         return 0.9

@@ -5,62 +5,30 @@ naming its component in topology terms. Thresholds are data (the probe's `[[prob
 each citing its source) applied by `judge`; an evaluator may also set a verdict itself where the
 rule is absolute (a lane without light, a data-corruption count above zero). Findings are the
 metrics that are not ok, worded for the operator.
+
+The registry, `EvalContext` and the `@evaluator` decorator live in `evaluators/base.py` (the
+evaluator modules import them from there); they are re-exported here. Output of a kind no
+evaluator judges raises `NoEvaluator`: the runner makes that an `error` result, never `ok`.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
 from fabtui.model.findings import Finding, Severity
 from fabtui.model.probe import Metric, ProbeDef, Threshold, Verdict
+from fabtui.probes import evaluators as _evaluators  # importing them registers them
+from fabtui.probes.evaluators.base import (
+    REGISTRY,
+    EvalContext,
+    Evaluator,
+    EvaluatorAlreadyRegistered,
+    NoEvaluator,
+    evaluator,
+)
 from fabtui.probes.targets import ProbeTarget
-from fabtui.topology.graph import FabricGraph
-
-
-@dataclass(frozen=True)
-class EvalContext:
-    """What evaluators need besides the parse."""
-
-    probe: ProbeDef
-    target: ProbeTarget
-    interval: float
-    """Seconds between the two samples (counter probes)."""
-    hardware: frozenset[str]
-    """Hardware classes of the target (`H100`, `400G`, `NDR`, ...), for per-SKU thresholds."""
-    graph: FabricGraph | None = None
-    """The fabric, for evaluators that compare what they see with the topology (LLDP)."""
-
-    def component(self, detail: str | None = None) -> str:
-        """`node001:mlx5_3`, `leaf-g00-r3:Ethernet8`, `node001:GPU2`, ... for `detail`."""
-        t = self.target
-        if t.kind == "nic" and t.node is not None and t.nic is not None:
-            base = f"{t.node.hostname}:{t.nic.name}"
-            return base if detail is None else f"{base}/{detail}"
-        if t.switch is not None:
-            if detail is not None:
-                return f"{t.switch.name}:{detail}"
-            return f"{t.switch.name}:{t.port}" if t.port else t.switch.name
-        host = t.node.hostname if t.node is not None else t.name
-        return host if detail is None else f"{host}:{detail}"
-
-
-Evaluator = Callable[[Any, Any, EvalContext], list[Metric]]
-"""(parse of the first sample or None, parse of the last sample, context) -> metrics."""
-
-EVALUATORS: dict[str, Evaluator] = {}
-
-
-def evaluator(*kinds: str) -> Callable[[Evaluator], Evaluator]:
-    """Register an evaluator for parser kinds (or `nvml`)."""
-    def register(fn: Evaluator) -> Evaluator:
-        for kind in kinds:
-            EVALUATORS[kind] = fn
-        return fn
-
-    return register
 
 
 def hardware_classes(target: ProbeTarget) -> frozenset[str]:
@@ -155,13 +123,11 @@ def _number(value: object) -> str:
 
 
 def evaluate(kind: str, before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
-    """Metrics for a parse of `kind`, judged against the probe's thresholds."""
-    fn = EVALUATORS.get(kind)
-    metrics = fn(before, after, ctx) if fn is not None else []
+    """Metrics for a parse of `kind`, judged against the probe's thresholds. Raises
+    `NoEvaluator` for a kind no evaluator judges (no metrics would read as healthy)."""
+    metrics = REGISTRY.get(kind)(before, after, ctx)
     return judge(metrics, ctx.probe.thresholds, ctx.hardware)
 
 
-# Importing the evaluator modules registers them.
-from fabtui.probes import evaluators as _evaluators  # noqa: E402
-
-__all__ = ["EVALUATORS", "EvalContext", "_evaluators", "evaluate", "findings", "judge"]
+__all__ = ["REGISTRY", "EvalContext", "Evaluator", "EvaluatorAlreadyRegistered", "NoEvaluator",
+           "_evaluators", "evaluate", "evaluator", "findings", "hardware_classes", "judge"]

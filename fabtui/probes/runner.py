@@ -1,8 +1,9 @@
 """Running a probe: resolve the target, render the command, run it (twice for counters), parse,
 evaluate, and return one `ProbeResult` whatever happened.
 
-Failures are results: an unreachable host, a timeout, output no parser understands, all come back
-as verdict `error` with a sentence saying why, never as an exception.
+Failures are results: an unreachable host, a timeout, output no parser understands, output no
+evaluator judges, all come back as verdict `error` with a sentence saying why, never as an
+exception.
 
 `sweep` runs one probe on many targets at once (a bounded number at a time, each within its own
 time limit) and yields the results as they come. Cancelling a probe (asyncio cancellation, Ctrl-C,
@@ -27,7 +28,7 @@ from fabtui.model.probe import Metric, ProbeDef, ProbeResult, Verdict
 from fabtui.model.transport import ErrorKind, TransportResult
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
-from fabtui.probes.evaluate import EvalContext, evaluate, findings, hardware_classes
+from fabtui.probes.evaluate import EvalContext, NoEvaluator, evaluate, findings, hardware_classes
 from fabtui.probes.render import RenderError, fill_params, render_argv, render_cli
 from fabtui.probes.targets import ProbeTarget, TargetError, resolve
 from fabtui.topology.graph import FabricGraph
@@ -278,7 +279,11 @@ class ProbeRunner:
         # before the first one would otherwise dilute them), on the devices' clock (`skipped`:
         # what the simulated clock moved on without real time passing).
         ctx = self._context(probe, target, elapsed if len(raws) > 1 and elapsed > 0 else None)
-        metrics = evaluate(probe.parser or "", before, after, ctx)
+        try:
+            metrics = evaluate(probe.parser or "", before, after, ctx)
+        except NoEvaluator as exc:  # no metrics would read as `ok`: say it cannot be judged
+            return _error(probe, target, command, started, raws, str(exc),
+                          parsed=after.model_dump(mode="json"))
         last = raws[-1]
         if last.error is ErrorKind.COMMAND:
             metrics.append(Metric(name="exit_status", value=last.exit_status,
@@ -305,7 +310,11 @@ class ProbeRunner:
             return _error(probe, target, raw.command, started, [raw],
                           raw.error_message or "no values")
         ctx = self._context(probe, target)
-        metrics = evaluate("nvml", None, raw.values, ctx)
+        try:
+            metrics = evaluate("nvml", None, raw.values, ctx)
+        except NoEvaluator as exc:
+            return _error(probe, target, raw.command, started, [raw], str(exc),
+                          parsed=raw.values)
         return ProbeResult(probe=probe.name, target=target.name, command=raw.command,
                            started_at=started, ended_at=datetime.now(UTC),
                            verdict=Verdict.worst([m.verdict for m in metrics]), metrics=metrics,
@@ -339,7 +348,8 @@ def _ssh_target(target: ProbeTarget) -> SshTarget:
 
 
 def _error(probe: ProbeDef, target: ProbeTarget, command: str, started: datetime,
-           raws: list[TransportResult], message: str) -> ProbeResult:
+           raws: list[TransportResult], message: str,
+           parsed: dict[str, Any] | None = None) -> ProbeResult:
     return ProbeResult(probe=probe.name, target=target.name, command=command,
                        started_at=started, ended_at=datetime.now(UTC), verdict=Verdict.ERROR,
-                       raw=raws, error=message)
+                       raw=raws, error=message, parsed=parsed)

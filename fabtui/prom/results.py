@@ -22,7 +22,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from fabtui.model.probe import Metric, ProbeDef, ProbeResult, Verdict
-from fabtui.probes.evaluate import EvalContext, evaluate, findings, hardware_classes, judge
+from fabtui.probes.evaluate import (
+    EvalContext,
+    NoEvaluator,
+    evaluate,
+    findings,
+    hardware_classes,
+    judge,
+)
 from fabtui.probes.evaluators.logs import FAILING_XIDS
 from fabtui.probes.targets import ProbeTarget
 from fabtui.prom.catalog import MAPPED, Mapped
@@ -100,8 +107,14 @@ class Assembler:
                 if at is None:  # no scrape of its device is dated: nothing says it is current
                     continue
                 target = self.target(owner)
-                metrics = build(probe, target, values)
                 ended = datetime.fromtimestamp(at, UTC)
+                try:
+                    metrics = build(probe, target, values)
+                except NoEvaluator as exc:  # no metrics would read as `ok`: say so instead
+                    yield ProbeResult(probe=probe.name, target=owner, command=command,
+                                      started_at=ended, ended_at=ended, verdict=Verdict.ERROR,
+                                      error=str(exc))
+                    continue
                 yield ProbeResult(probe=probe.name, target=owner, command=command,
                                   started_at=ended, ended_at=ended,
                                   verdict=Verdict.worst([m.verdict for m in metrics]),

@@ -29,6 +29,7 @@ from fabtui.model.chain import LAYERS, ChainLink, EvidenceChain, Layer
 from fabtui.model.probe import Metric, ProbeResult, Verdict
 from fabtui.model.stragglers import STRAGGLER_BELOW
 from fabtui.topology.graph import FabricGraph
+from fabtui.triage.probing import CANNOT_TELL, is_bug
 
 _BAD = (Verdict.FAIL, Verdict.WARN)
 _JOB_EVENTS = ("event.watchdog_timeout", "event.ib_completion_error", "event.nccl_error",
@@ -94,7 +95,9 @@ async def _run(runner: ProbeRunning, name: str, target: str, params: Mapping[str
         result = await asyncio.wait_for(runner.run_probe(name, target, params), timeout)
     except TimeoutError:
         return f"{target} did not answer in {timeout:g} s"
-    except Exception as exc:  # a refused request or a dead device: a reason, not a crash
+    except CANNOT_TELL as exc:  # a refused request or a dead device: a reason, not a crash
+        if is_bug(exc):
+            raise  # a bug is not a fact about the fabric
         return f"{name} on {target}: {exc or type(exc).__name__}"
     if result.error:
         return f"{target}: {result.error}"

@@ -35,6 +35,7 @@ from fabtui.errors import InputError
 from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.model.stragglers import STRAGGLER_BELOW, Score, StragglerReport, SweepPlan, SweepRun
 from fabtui.topology.graph import FabricGraph
+from fabtui.triage.probing import CANNOT_TELL, is_bug
 
 SWEEP_PROBE = "nccl.mpirun"
 PAIR_ENV = "NCCL_ALGO=Ring"
@@ -265,7 +266,9 @@ async def _execute(runs: list[SweepRun], runner: ProbeRunning, limit: int,
             except TimeoutError:
                 return run.model_copy(update={"error": f"no answer in {timeout:g} s",
                                               "slow": None})
-            except Exception as exc:  # a dead device or a refused request: a result, not a crash
+            except CANNOT_TELL as exc:  # a dead device or a refused request: a result
+                if is_bug(exc):
+                    raise  # a bug is not a fact about the fabric
                 return run.model_copy(update={"error": str(exc) or type(exc).__name__})
         if result.error:
             return run.model_copy(update={"error": result.error})

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
-from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.base import EvalContext, evaluator
 
 _HARDWARE_SLOWDOWN = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
                       "sw_thermal_slowdown")

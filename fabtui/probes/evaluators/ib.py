@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
-from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.base import EvalContext, evaluator
 from fabtui.probes.evaluators.optics import lane_metrics, optic_type
 
 _ACTIVE = {"active", "port_active"}

@@ -14,7 +14,7 @@ from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
 from fabtui.model.topology import long_port_name, split_endpoint
-from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.base import EvalContext, evaluator
 
 
 @evaluator("lldp-neighbors")

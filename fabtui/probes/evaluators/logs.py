@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
-from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.base import EvalContext, evaluator
 
 FAILING_XIDS = frozenset({48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 95,
                           119, 120})

@@ -13,7 +13,7 @@ from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
 from fabtui.model.topology import Node
-from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.base import EvalContext, evaluator
 from fabtui.topology.expected import Expected, expected_busbw, ib_retry_window_s, node_shape
 
 _JOB_FATAL = {"watchdog_timeout", "ib_completion_error", "dist_backend_error",

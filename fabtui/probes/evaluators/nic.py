@@ -13,7 +13,7 @@ from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
 from fabtui.probes.counters import changes, ratio
-from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.base import EvalContext, evaluator
 
 _PRIO_PAUSE = re.compile(r"^(rx|tx)_prio(\d)_pause$")
 _PRIO_DURATION = re.compile(r"^(rx|tx)_prio(\d)_pause_duration$")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
-from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.base import EvalContext, evaluator
 from fabtui.topology.expected import expected_rdma_gbps
 
 _TO_GBPS = {"gb/sec": 1.0, "gbit/sec": 1.0, "mb/sec": 8 / 1000, "mib/sec": 8 * 1.048576 / 1000}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabtui.model.probe import Metric
-from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.base import EvalContext, evaluator
 from fabtui.probes.evaluators.counters import counter_metrics
 
 _RDMA_DELTAS = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "req_cqe_error",

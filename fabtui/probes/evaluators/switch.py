@@ -12,7 +12,7 @@ from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
 from fabtui.model.topology import long_port_name
-from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.base import EvalContext, evaluator
 from fabtui.probes.evaluators.counters import counter_metrics
 from fabtui.probes.evaluators.optics import lane_metrics, optic_type
 from fabtui.topology.expected import pause_share

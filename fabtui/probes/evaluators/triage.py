@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
-from fabtui.probes.evaluate import EvalContext, evaluator
+from fabtui.probes.evaluators.base import EvalContext, evaluator
 
 
 @evaluator("nccl-triage")

@@ -3,6 +3,7 @@ in a runbook (the engine's gate), and lint flags a runbook that uses one without
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
@@ -12,6 +13,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fabtui.cli import cli
+from fabtui.model.verdict import Verdict
+from fabtui.probes.danger import DangerRefused
+from fabtui.workspace import Workspace
 
 DANGEROUS = """\
 [[probe]]
@@ -174,3 +178,55 @@ def test_an_unmarked_block_of_a_dangerous_probe_is_still_gated(tmp_path: Path) -
         journal.close()
     assert asked == ["reset"]  # no confirm= on the block: its id is what is typed
     assert summary.blocks["reset"] is Verdict.ABORTED and summary.outcome is Verdict.ABORTED
+
+
+# The core doors: the rule lives in the runner, so no face can forget it -------------------------
+def _workspace(config: Path) -> Workspace:
+    from fabtui.config import load_settings
+
+    return Workspace(load_settings(config))
+
+
+def test_the_workspace_refuses_a_dangerous_probe_without_its_phrase(config: Path) -> None:
+    with _workspace(config) as ws:
+        with pytest.raises(DangerRefused, match="not run without typed confirmation") as refused:
+            asyncio.run(ws.run_probe("nic.reset_port", "node001:mlx5_0", {}))
+        assert refused.value.phrase == "node001:mlx5_0"
+        with pytest.raises(DangerRefused, match="'yes' does not match 'node001:mlx5_0'"):
+            asyncio.run(ws.run_probe("nic.reset_port", "node001:mlx5_0", {}, confirmed="yes"))
+        ran = asyncio.run(ws.run_probe("nic.reset_port", "node001:mlx5_0", {},
+                                       confirmed=" node001:mlx5_0 "))
+        assert ran.verdict is Verdict.OK and ran.target == "node001:mlx5_0"
+
+
+async def _swept(ws: Workspace, text: str, **confirmation: str) -> list[str]:
+    targets = ws.sweep_targets("nic.reset_port", text)
+    assert targets is not None
+    return [r.target async for r in ws.sweep("nic.reset_port", targets, {}, **confirmation)]
+
+
+def test_a_workspace_sweep_confirms_the_set_as_named(config: Path) -> None:
+    with _workspace(config) as ws:
+        with pytest.raises(DangerRefused):
+            asyncio.run(_swept(ws, "node001:mlx5_[0-1]"))
+        with pytest.raises(DangerRefused):  # one target's phrase does not confirm the set
+            asyncio.run(_swept(ws, "node001:mlx5_[0-1]", confirmed="node001:mlx5_0",
+                               named="node001:mlx5_[0-1]"))
+        done = asyncio.run(_swept(ws, "node001:mlx5_[0-1]", confirmed="node001:mlx5_[0-1]",
+                                  named="node001:mlx5_[0-1]"))
+        assert sorted(done) == ["node001:mlx5_0", "node001:mlx5_1"]
+
+
+def test_the_live_poller_never_runs_a_dangerous_probe(config: Path) -> None:
+    from fabtui.workspace.live import PlanItem, ProbeSource
+
+    async def one_round(source: ProbeSource) -> list[str]:
+        return [result.probe async for result, _ in source.poll()]
+
+    with _workspace(config) as ws:
+        plan = [PlanItem.parse("nic.reset_port@node00*:mlx5_0"),
+                PlanItem.parse("nic.ethtool@node001:mlx5_0")]
+        source = ProbeSource(ws, plan, 10.0)
+        assert asyncio.run(one_round(source)) == ["nic.ethtool"]
+        assert source.notes == ["nic.reset_port@node00*:mlx5_0: not polled: the probe changes "
+                                "state on its target (danger); run it from the console"]

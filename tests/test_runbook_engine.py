@@ -431,6 +431,44 @@ echo after >> {counter}
     assert again.exit_code == 2 and "has already finished (ok)" in again.stderr
 
 
+def test_a_secret_input_block_is_asked_again_on_resume_never_replayed_as_the_mask(
+        run: Callable[..., Result], book: Callable[..., Path], data: Path,
+        tmp_path: Path) -> None:
+    """The journal holds `***` for a secret: a resume must not type `***` into a command."""
+    out = tmp_path / "out.txt"
+    path = book(f"""
+## Ask
+
+```input {{id=pw name=pw secret=true}}
+The switch password?
+```
+
+## Gate
+
+```confirm {{id=go}}
+Proceed?
+```
+
+## Use
+
+```sh {{id=use}}
+printf '%s' {{{{ pw }}}} > {out}
+```
+""")
+    stopped = run("runbook", "run", str(path), "--answer", "pw=s3cretValue")
+    assert stopped.exit_code == 4, stopped.output
+    session = stopped.stdout.split("(session ")[1].split(")")[0]
+    refused = run("runbook", "resume", session, "--answer", "go=yes")
+    assert refused.exit_code == 2 and not out.exists()
+    assert f"session {session}: secret pw was never stored: give --input pw=..." \
+        in refused.stderr
+    done = run("runbook", "resume", "last", "--answer", "go=yes", "--input", "pw=s3cretValue")
+    assert done.exit_code == 0, done.output
+    assert out.read_text() == "s3cretValue"
+    assert "s3cretValue" not in done.output  # the echoed command still masks it
+    assert all("s3cretValue" not in json.dumps(e) for e in _journal(data))
+
+
 def test_configured_secret_patterns_are_masked(run: Callable[..., Result],
                                                book: Callable[..., Path], data: Path,
                                                write: Callable[[str, str], Path],

@@ -24,6 +24,7 @@ from click.testing import Result
 from processes import descendants
 
 from fabtui.config import load_settings
+from fabtui.errors import RequestError
 from fabtui.model.events import BlockFinished, Decision, Event, EventKind
 from fabtui.model.runbook import Block, InputSpec
 from fabtui.model.verdict import Verdict
@@ -399,6 +400,48 @@ went on
     assert summary.outcome is Verdict.OK
     assert summary.blocks == {"go": Verdict.OK, "after": Verdict.OK}
     assert summary.path == ["ask"]
+
+
+def test_an_interrupted_session_goes_on_with_the_secrets_in_hand(config: Path,
+                                                                 tmp_path: Path) -> None:
+    """The app's path: the operator steps away at a gate after typing a secret; the session
+    goes on in the same process with the real secret (never `***` from the journal), while a
+    resume from the journal alone lists the secret to ask again."""
+    asyncio.run(_interrupted_with_secret(config, tmp_path))
+
+
+async def _interrupted_with_secret(config: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    _book(tmp_path, "secret-gate", f"""
+## Ask
+
+```input {{id=pw name=pw secret=true}}
+Password?
+```
+
+```confirm {{id=go}}
+Go on?
+```
+
+```sh {{id=use}}
+printf '%s' {{{{ pw }}}} > {out}
+```
+""")
+    with Workspace(load_settings(config)) as ws:
+        stopped = ws.open_run("secret-gate", inputs={"token": "t0ken-value"},
+                              operator=ScriptedOperator({"pw": "s3cretValue"}))
+        assert (await ws.drive(stopped)).outcome is Verdict.ERROR  # the gate had no answer
+        session = stopped.session or ""
+        needs = ws.resume_needs(session)
+        assert [(a.name, a.block, a.needed) for a in needs] == [("token", None, False),
+                                                                ("pw", "pw", True)]
+        with pytest.raises(RequestError, match="secret pw was never stored"):
+            ws.resume(session, inputs={}, operator=ScriptedOperator({"go": "yes"}))
+        resumed = await ws.continue_interrupted(stopped,
+                                                operator=ScriptedOperator({"go": "yes"}))
+        summary = await ws.drive(resumed.engine)
+    assert summary.outcome is Verdict.OK, summary
+    assert out.read_text() == "s3cretValue"
 
 
 def test_a_danger_prompt_never_shows_a_secret(config: Path, tmp_path: Path) -> None:

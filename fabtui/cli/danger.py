@@ -1,9 +1,8 @@
-"""Typed confirmation for dangerous probes on the command line.
+"""Collecting the typed confirmation for a dangerous probe on the command line.
 
-A probe the catalog marks `danger` changes state on its target. `fabtui probe run` runs it only
-when the operator types its target (the probe's name when it has none): at the prompt on a
-terminal, or as `--confirm TEXT` in a script. Without either it refuses (exit 2) and says how.
-The same rule holds in runbooks, where the engine asks through its typed-confirmation gate.
+The rule itself lives in `fabtui.probes.danger` (the runner refuses a dangerous probe without its
+phrase); this face only asks for the phrase: at the prompt on a terminal, or as `--confirm TEXT`
+in a script. Without either it refuses (exit 2) and says how.
 """
 
 from __future__ import annotations
@@ -15,11 +14,7 @@ import click
 
 from fabtui.cli.context import UserError
 from fabtui.model.probe import ProbeDef
-
-
-def phrase_for(definition: ProbeDef, target_text: str | None) -> str:
-    """What the operator types to run `definition` on `target_text`."""
-    return (target_text or "").strip() or definition.name
+from fabtui.probes.danger import confirmation_phrase, describe
 
 
 def interactive() -> bool:
@@ -28,24 +23,26 @@ def interactive() -> bool:
 
 
 def require_confirmation(definition: ProbeDef, target_text: str | None,
-                         given: str | None) -> None:
-    """Return when the operator confirmed running a dangerous probe; else raise `UserError`.
+                         given: str | None) -> str | None:
+    """The phrase the operator confirmed a dangerous probe with, for the runner to check (None
+    for a harmless probe); raise `UserError` when they did not.
 
     Note: prompts on the terminal (stderr / stdin) when `given` is None and one is attached.
     """
     if not definition.danger:
-        return
-    phrase = phrase_for(definition, target_text)
-    what = f"probe {definition.name} changes state on {phrase} ({definition.description})"
+        return None
+    phrase = confirmation_phrase(definition, target_text)
+    what = describe(definition, phrase)
     if given is not None:
         if given.strip() != phrase:
             raise UserError(f"--confirm {given!r} does not match: {what}; nothing was run. "
                             f"Type the target: --confirm {shlex.quote(phrase)}")
-        return
+        return given
     if not interactive():
         raise UserError(f"{what}: not run without typed confirmation. Add --confirm "
                         f"{shlex.quote(phrase)} (or run it at a terminal and type it)")
-    typed = click.prompt(f"DANGER: {what}.\nType {phrase} to run it", default="",
-                         show_default=False, err=True)
+    typed: str = click.prompt(f"DANGER: {what}.\nType {phrase} to run it", default="",
+                              show_default=False, err=True)
     if typed.strip() != phrase:
         raise UserError(f"not confirmed: typed {typed!r}, not {phrase!r}; nothing was run")
+    return typed

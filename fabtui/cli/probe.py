@@ -77,11 +77,12 @@ def run_probe(ctx: click.Context, name: str, target_text: str | None, params: tu
     ws = workspace(ctx)
     definition = ws.probe(name)
     targets = ws.sweep_targets(name, target_text, path)
-    require_confirmation(definition, target_text, confirmation)
+    confirmed = require_confirmation(definition, target_text, confirmation)
     if targets is not None:
         ctx.exit(run_sweep(ws, definition, targets, given, path, as_json=as_json,
-                           limit=fanout, target_timeout=target_timeout, exit_code=_exit_code))
-    result = asyncio.run(ws.run_probe(name, target_text, given, path))
+                           limit=fanout, target_timeout=target_timeout, exit_code=_exit_code,
+                           confirmed=confirmed, named=target_text))
+    result = asyncio.run(ws.run_probe(name, target_text, given, path, confirmed=confirmed))
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     else:

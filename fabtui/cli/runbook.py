@@ -14,8 +14,8 @@ import dataclasses
 import json
 import shlex
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -32,6 +32,7 @@ from fabtui.model.runbook import Verdict
 from fabtui.runbooks.engine import Engine, Observer, RunSummary, ScriptedOperator
 from fabtui.runbooks.library import match
 from fabtui.runbooks.redact import MASK
+from fabtui.runbooks.resume import secret_blocks
 from fabtui.transports.cli_line import visible
 from fabtui.workspace.guided import session_rows
 
@@ -208,7 +209,8 @@ def _finish(ctx: click.Context, summary: RunSummary, as_json: bool) -> None:
     ctx.exit(EXIT_FINDINGS if summary.outcome is Verdict.FAIL else 0)
 
 
-def _drive(ctx: click.Context, engine: Engine, resume_args: list[str]) -> RunSummary:
+def _drive(ctx: click.Context, engine: Engine,
+           resume_args: Callable[[], list[str]]) -> RunSummary:
     """Run `engine`; on Ctrl-C, say how to resume the (journaled, cancelled) session, exit 130."""
     try:
         return asyncio.run(workspace(ctx).drive(engine))
@@ -221,23 +223,29 @@ def _drive(ctx: click.Context, engine: Engine, resume_args: list[str]) -> RunSum
         root = ctx.find_root().params
         config = ["--config", str(root["config_path"])] if root.get("config_path") else []
         command = shlex.join(["fabtui", *config, "runbook", "resume", engine.session,
-                              *resume_args])
+                              *resume_args()])
         click.echo(f"\ninterrupted: session {engine.session} is journaled as cancelled", err=True)
         click.echo(f"resume it with: {command}", err=True)
         ctx.exit(EXIT_INTERRUPTED)
 
 
 def _resume_args(engine: Engine, inputs: dict[str, str], answers: dict[str, str]) -> list[str]:
-    """The options a resume needs again: secret inputs (shown as <secret>) and the answers."""
-    secret = {spec.name for spec in engine.runbook.meta.inputs if spec.secret}
-    secret |= {key for b in engine.runbook.blocks() if engine.attrs(b).secret
-               for key in (b.id, engine.attrs(b).name) if key}
+    """The options a resume needs again, as the engine stands now: the secrets it will ask
+    again (shown as <secret>; see `runbooks.resume`) and the answers still to be used."""
+    secret_inputs = {spec.name for spec in engine.runbook.meta.inputs if spec.secret}
+    asked = secret_blocks(engine.runbook)
     args = []
     for name in inputs:
-        if name in secret:
+        if name in secret_inputs:
             args += ["--input", f"{name}=<secret>"]
+    for block, spec in asked.items():
+        if engine.verdicts.get(block) is Verdict.OK:  # answered: a resume asks it again
+            args += ["--input", f"{spec.name}=<secret>"]
     for name, value in answers.items():
-        args += ["--answer", f"{name}={'<secret>' if name in secret else value}"]
+        if name in asked and engine.verdicts.get(name) is Verdict.OK:
+            continue
+        secret = name in asked or name in secret_inputs
+        args += ["--answer", f"{name}={'<secret>' if secret else value}"]
     return args
 
 
@@ -260,7 +268,7 @@ def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
     engine = workspace(ctx).open_run(
         name, inputs=given, operator=ScriptedOperator(answered), observers=[_Printer(as_json)],
         skips=_pairs(skips, "--skip"), start_at=start_at, dry_run=dry_run)
-    summary = _drive(ctx, engine, _resume_args(engine, given, answered))
+    summary = _drive(ctx, engine, lambda: _resume_args(engine, given, answered))
     _finish(ctx, summary, as_json)
 
 
@@ -280,7 +288,8 @@ def resume(ctx: click.Context, session: str, inputs: tuple[str, ...],
                                     observers=[_Printer(as_json)])
     for note in resumed.notes:
         click.echo(f"note: {note}", err=True)
-    summary = _drive(ctx, resumed.engine, _resume_args(resumed.engine, given, answered))
+    summary = _drive(ctx, resumed.engine,
+                     lambda: _resume_args(resumed.engine, given, answered))
     _finish(ctx, summary, as_json)
 
 
@@ -290,45 +299,22 @@ def resume(ctx: click.Context, session: str, inputs: tuple[str, ...],
 @click.pass_context
 def test_command(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
     """Run the runbooks' declared test cases on the simulated fabric (default: all)."""
-    from fabtui.paths import demo_topology, shipped_templates
-    from fabtui.runbooks.testing import run_test
-
-    ws = workspace(ctx)
-    books = [ws.runbook(n) for n in names] if names else \
-        sorted(ws.library.runbooks.values(), key=lambda r: r.meta.id)
-    catalog = ws.catalog
     outcomes = []
-    for book in books:
-        errors = [i for i in ws.lint(book) if i.severity == "error"]
-        if errors:
-            outcomes.append({"runbook": book.meta.id, "test": None, "passed": False,
-                             "problems": [f"lint: {e}" for e in errors], "seconds": 0.0})
-            if not as_json:
-                click.echo(f"FAIL  {book.meta.id}: {len(errors)} lint error(s), not run")
-                for error in errors:
-                    click.echo(f"      {error}")
+    for outcome in workspace(ctx).test_runbooks(names):
+        outcomes.append(outcome)
+        if as_json:
             continue
-        if not book.meta.tests:
-            outcomes.append({"runbook": book.meta.id, "test": None, "passed": False,
-                             "problems": ["declares no test"], "seconds": 0.0})
-            continue
-        for case in book.meta.tests:
-            outcome = asyncio.run(run_test(book, case, topology=demo_topology(),
-                                           template_dirs=[shipped_templates()],
-                                           catalog=catalog))
-            row: dict[str, Any] = {"runbook": book.meta.id, "test": case.name,
-                                   "passed": outcome.passed, "problems": outcome.problems,
-                                   "seconds": round(outcome.seconds, 1),
-                                   "path": outcome.summary.path if outcome.summary else None}
-            outcomes.append(row)
-            if not as_json:
-                mark = "pass" if outcome.passed else "FAIL"
-                click.echo(f"{mark}  {book.meta.id} / {case.name}  ({outcome.seconds:.1f} s)")
-                for problem in outcome.problems:
-                    click.echo(f"      {problem}")
-    failed = [o for o in outcomes if not o["passed"]]
+        if outcome.test is None:
+            click.echo(f"FAIL  {outcome.runbook}: {outcome.not_run}, not run")
+        else:
+            mark = "pass" if outcome.passed else "FAIL"
+            click.echo(f"{mark}  {outcome.runbook} / {outcome.test}  ({outcome.seconds:.1f} s)")
+        for problem in outcome.problems:
+            if problem != outcome.not_run:
+                click.echo(f"      {problem.removeprefix('lint: ')}")
+    failed = [o for o in outcomes if not o.passed]
     if as_json:
-        click.echo(json.dumps(outcomes, indent=2))
+        click.echo(json.dumps([o.as_json() for o in outcomes], indent=2))
     else:
         click.echo(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed", err=True)
     ctx.exit(EXIT_FINDINGS if failed else 0)

@@ -32,15 +32,17 @@ KEY_METRICS = 3
 def run_sweep(ws: Workspace, definition: ProbeDef, targets: Sequence[ProbeTarget],
               params: dict[str, str], topology: Path | None, *, as_json: bool,
               limit: int, target_timeout: float | None,
-              exit_code: Callable[[ProbeResult], int]) -> int:
+              exit_code: Callable[[ProbeResult], int], confirmed: str | None = None,
+              named: str | None = None) -> int:
     """Run the sweep through the workspace, print its table (or JSON), return the exit status.
 
-    `exit_code(result)` is the status one target alone would give.
+    `exit_code(result)` is the status one target alone would give; `confirmed` is the phrase
+    typed for a dangerous probe on the set as the operator `named` it.
     Note: runs commands on every target; prints to stdout, and progress to stderr.
     """
     progress = _Progress(len(targets)) if sys.stderr.isatty() and not as_json else None
     results = asyncio.run(_collect(ws, definition, targets, params, topology, limit,
-                                   target_timeout, progress))
+                                   target_timeout, progress, confirmed, named))
     order = {t.name: i for i, t in enumerate(targets)}
     results.sort(key=lambda r: order.get(r.target, len(order)))
     if as_json:
@@ -53,11 +55,13 @@ def run_sweep(ws: Workspace, definition: ProbeDef, targets: Sequence[ProbeTarget
 
 async def _collect(ws: Workspace, definition: ProbeDef, targets: Sequence[ProbeTarget],
                    params: dict[str, str], topology: Path | None, limit: int,
-                   target_timeout: float | None, progress: _Progress | None) -> list[ProbeResult]:
+                   target_timeout: float | None, progress: _Progress | None,
+                   confirmed: str | None, named: str | None) -> list[ProbeResult]:
     results: list[ProbeResult] = []
     try:
         async with contextlib.aclosing(ws.sweep(definition.name, targets, params, topology,
-                                                limit=limit, target_timeout=target_timeout)) \
+                                                limit=limit, target_timeout=target_timeout,
+                                                confirmed=confirmed, named=named)) \
                 as stream:
             async for result in stream:
                 results.append(result)

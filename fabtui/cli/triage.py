@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from fabtui.cli import triage_stragglers
-from fabtui.cli.context import EXIT_FINDINGS, UserError, job_file_option, settings, workspace
+from fabtui.cli.context import EXIT_FINDINGS, UserError, job_file_option, workspace
 
 
 @click.group()
@@ -50,8 +50,8 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
          fmt: str, output: Path | None, chain: bool, no_similar: bool, open_app: bool) -> None:
     """Triage per-rank or combined NCCL / PyTorch logs, Flight Recorder dumps (pickle or JSON)
     or reports, and NCCL RAS output (files or folders). Exits 1 when it names suspects."""
-    from fabtui.triage import triage_paths
     from fabtui.triage.report import markdown, tables
+    from fabtui.workspace.triaging import triage_logs
 
     if open_app:
         from fabtui.cli.tui import need_terminal
@@ -68,14 +68,9 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
         from fabtui.cli.tui import follow
 
         follow(ctx, job_id, job_file)
-    graph = workspace(ctx).graph(topology, ranks)
-    placement_known = ranks is not None or job_id is not None or settings(ctx).ranks is not None
-    report = triage_paths(list(paths), graph, placement_known)
     ws = workspace(ctx)
-    if not no_similar and report.suspects:
-        from fabtui.workspace.triaging import similar_cases
-
-        report.similar_cases = similar_cases(ws, report)
+    report = triage_logs(ws, list(paths), ranks=ranks, topology=topology,
+                         similar=not no_similar)
     if chain:
         import asyncio
 

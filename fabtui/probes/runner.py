@@ -28,6 +28,7 @@ from fabtui.model.probe import Metric, ProbeDef, ProbeResult, Verdict
 from fabtui.model.transport import ErrorKind, TransportResult
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
+from fabtui.probes.danger import require_confirmed
 from fabtui.probes.evaluate import EvalContext, NoEvaluator, evaluate, findings, hardware_classes
 from fabtui.probes.render import RenderError, fill_params, render_argv, render_cli
 from fabtui.probes.targets import ProbeTarget, TargetError, resolve
@@ -74,15 +75,23 @@ class ProbeRunner:
 
     async def run(self, probe: ProbeDef, target_text: str | None,
                   params: Mapping[str, str] | None = None,
-                  on_line: LineCallback | None = None) -> ProbeResult:
-        """Run `probe`. Raises only for bad requests (`TargetError`, `RenderError`)."""
+                  on_line: LineCallback | None = None, *,
+                  confirmed: str | None = None) -> ProbeResult:
+        """Run `probe`. Raises only for bad requests (`TargetError`, `RenderError`, and
+        `DangerRefused` for a dangerous probe whose typed phrase `confirmed` does not match)."""
+        require_confirmed(probe, target_text, confirmed)
         target = resolve(self.graph, target_text, probe.target)
         return await self.run_target(probe, target, params, on_line)
 
     async def sweep(self, probe: ProbeDef, targets: Sequence[ProbeTarget],
                     params: Mapping[str, str] | None = None, *, limit: int = DEFAULT_FANOUT,
-                    target_timeout: float | None = None) -> AsyncGenerator[ProbeResult, None]:
+                    target_timeout: float | None = None, confirmed: str | None = None,
+                    named: str | None = None) -> AsyncGenerator[ProbeResult, None]:
         """Run `probe` on every target, `limit` at a time; yield each result as it completes.
+
+        A dangerous probe runs only when `confirmed` is the phrase for the set as the operator
+        named it (`named`, default: the targets' names joined by commas); else `DangerRefused`
+        is raised before anything runs.
 
         Every target gives exactly one result: a target that raises (a parameter it cannot
         fill) or takes longer than `target_timeout` (default: `time_limit(probe)`) is an
@@ -92,6 +101,8 @@ class ProbeRunner:
         """
         if limit < 1:
             raise ValueError(f"a sweep runs at least one target at a time, not {limit}")
+        require_confirmed(probe, named if named is not None else
+                          ",".join(t.name for t in targets), confirmed)
         allowed = target_timeout if target_timeout is not None else time_limit(probe)
         gate = asyncio.Semaphore(limit)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -53,9 +53,10 @@ from fabtui.model.events import (
     kind_of,
 )
 from fabtui.model.probe import ProbeDef
-from fabtui.model.runbook import Block, BlockKind, InputSpec, InputType, Runbook
+from fabtui.model.runbook import Block, BlockKind, InputSpec, Runbook
 from fabtui.model.verdict import Verdict
 from fabtui.model.verdict import worst as worst_verdict
+from fabtui.probes.danger import confirmation_phrase
 from fabtui.probes.render import RenderError
 from fabtui.probes.runner import ProbeRunner
 from fabtui.probes.targets import TargetError
@@ -73,7 +74,8 @@ from fabtui.runbooks.expr import (
 )
 from fabtui.runbooks.functions import fabric_functions
 from fabtui.runbooks.inputs import convert
-from fabtui.runbooks.redact import Redactor
+from fabtui.runbooks.redact import MASK, Redactor
+from fabtui.runbooks.resume import input_block_spec, secret_blocks
 from fabtui.transports.cli_session import CliTarget
 from fabtui.transports.ssh import SshTarget
 
@@ -710,12 +712,8 @@ class Engine:
                         .strip(), {"answer": "no"}, flow=target)
 
     async def _input(self, block: Block) -> _Outcome:
-        attrs = self.attrs(block)
-        name = attrs.name or var_name(block.id)
-        spec = InputSpec(name=name, type=InputType(attrs.type or "string"),
-                         choices=list(attrs.choices) if attrs.choices is not None else None,
-                         default=attrs.default, pattern=attrs.pattern,
-                         secret=attrs.secret)
+        spec = input_block_spec(block)
+        name = spec.name
         prompt = self._announce_question(block, render(block.body.strip(), self.evaluator()))
         answer = await self.operator.ask(block, prompt, spec)
         if answer is None:
@@ -758,17 +756,21 @@ class Engine:
         described = f"{call.probe} on {target or 'this machine'}" + \
             (f" {params}" if params else "")
         self._record(BlockCommand(command=described), block.step, block.id)
+        confirmed: str | None = None
         if definition.danger or block_text.is_dangerous(block):  # the same gate as `sh`
             refused = await self._typed_gate(
                 block, evaluator, f"probe {call.probe} changes state on "
                 f"{target or 'this machine'}: {definition.description}", f"run {described}")
             if refused is not None:
                 return refused
+            # The gate above is this face's typed confirmation; the runner checks the phrase.
+            confirmed = confirmation_phrase(definition, target)
         if self.dry_run:
             return _Outcome(Verdict.SKIPPED, f"dry run: would run {described}"
                             f"{self._unknown_note()}")
         result = await self.runner.run(definition, target, params,
-                                       on_line=lambda line: self._stream(block, line))
+                                       on_line=lambda line: self._stream(block, line),
+                                       confirmed=confirmed)
         metrics = [{"name": m.name, "value": m.value, "unit": m.unit, "component": m.component,
                     "verdict": m.verdict.value} for m in result.metrics]
         findings = [f.message if hasattr(f, "message") else str(f) for f in result.findings]
@@ -902,9 +904,18 @@ class Engine:
         return output, result.exit_status, None
 
     # resume -----------------------------------------------------------------------------------
-    def restore(self, session: str, events: list[Event]) -> None:
-        """Take up `session` after its last finished block (its results and path restored)."""
+    def restore(self, session: str, events: list[Event],
+                secrets: Mapping[str, Any] | None = None) -> None:
+        """Take up `session` after its last finished block (its results and path restored).
+
+        A secret is never replayed from the journal (it holds `***`): the value of a finished
+        secret `input` block comes from `secrets` (by input name; see `runbooks.resume`), and
+        one not given, like any other value the journal holds masked, is left undefined, so a
+        block that uses it fails instead of running with `***`."""
         self.session = session
+        asked = secret_blocks(self.runbook)
+        given = dict(secrets or {})
+        self.redactor.add(*(str(v) for v in given.values() if v is not None))
         steps = self.runbook.steps
         step_ids = [s.id for s in steps]
         position = (0, 0)
@@ -924,8 +935,7 @@ class Engine:
                 continue
             self.verdicts[event.block] = data.verdict
             self.messages[event.block] = data.message
-            self.values[var_name(event.block)] = data.result
-            self.values.update(data.vars)
+            self._restore_values(event.block, data, asked, given)
             step_index = step_ids.index(event.step)
             flow = data.flow
             blocks = [b.id for b in steps[step_index].blocks]
@@ -956,6 +966,35 @@ class Engine:
         self.journal.set_status(session, "running")
         self._record(SessionResumed(
             at_step=steps[position[0]].id if position[0] < len(steps) else None))
+    def secrets_in_hand(self) -> dict[str, Any]:
+        """The secrets this engine holds (never journaled): its secret runbook inputs and the
+        answers its secret `input` blocks got, by name, for `Workspace.continue_interrupted`."""
+        held = {s.name: self.inputs[s.name] for s in self.runbook.meta.inputs
+                if s.secret and self.inputs.get(s.name) is not None}
+        held.update((spec.name, self.values[spec.name])
+                    for spec in secret_blocks(self.runbook).values()
+                    if self.values.get(spec.name) is not None)
+        return held
+
+    def _restore_values(self, block: str, data: BlockFinished, asked: Mapping[str, InputSpec],
+                        given: Mapping[str, Any]) -> None:
+        """A finished block's result and variables back into the expression context (see
+        `restore`: masked values stay undefined unless given again)."""
+        spec = asked.get(block)
+        if spec is not None and data.verdict is Verdict.OK:
+            self.values.pop(spec.name, None)
+            self.values.pop(var_name(block), None)
+            if spec.name in given:  # the variable wins over the result, as when it ran
+                self.values[var_name(block)] = {"value": given[spec.name]}
+                self.values[spec.name] = given[spec.name]
+            return
+        self.values[var_name(block)] = data.result
+        for name, value in data.vars.items():
+            if value == MASK:
+                self.values.pop(name, None)
+            else:
+                self.values[name] = value
+
 
 def _assignments(text: str) -> list[str]:
     """`a=expr; b=expr` -> the assignments (a `;` inside quotes stays)."""

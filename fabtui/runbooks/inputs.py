@@ -85,3 +85,20 @@ def resolve_inputs(runbook: Runbook, given: dict[str, Any], graph: FabricGraph |
     if problems:
         raise InputError(problems)
     return values
+
+
+def check_value(spec: InputSpec, raw: str, graph: FabricGraph | None, *,
+                empty: str | None = None) -> str | None:
+    """Why `raw` is not a valid value of `spec`, or None when it is (for a form that checks
+    as the operator types). An empty `raw` falls back to the default; with none, it is wrong
+    when `empty` says why (e.g. "required"), else accepted (the caller leaves it unset). A
+    secret's reason never quotes it."""
+    if not raw:
+        if spec.default is None:
+            return empty
+        raw = spec.default
+    try:
+        convert(spec, raw, graph)
+    except ValueError as exc:
+        return Redactor(str(raw)).text(str(exc)) if spec.secret else str(exc)
+    return None

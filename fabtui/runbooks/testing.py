@@ -42,11 +42,23 @@ class TestOutcome:
     """One case's result."""
 
     runbook: str
-    test: str
+    test: str | None
+    """The case's name; None when the runbook's cases were not run (`not_run` says why)."""
     passed: bool
     problems: list[str] = field(default_factory=list)
     summary: RunSummary | None = None
     seconds: float = 0.0
+    not_run: str | None = None
+    """Why no case of the runbook ran (lint errors, no case declared), else None."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The row `fabtui runbook test --json` prints."""
+        row: dict[str, Any] = {"runbook": self.runbook, "test": self.test,
+                               "passed": self.passed, "problems": self.problems,
+                               "seconds": round(self.seconds, 1)}
+        if self.test is not None:
+            row["path"] = self.summary.path if self.summary else None
+        return row
 
 
 async def run_test(runbook: Runbook, test: RunbookTest, *, topology: Path,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from fabtui.runbooks.engine import Engine, Observer, Operator, RunSummary
     from fabtui.runbooks.library import Library
     from fabtui.runbooks.lint import LintIssue
+    from fabtui.runbooks.resume import AskAgain
+    from fabtui.runbooks.testing import TestOutcome
     from fabtui.topology.graph import FabricGraph
     from fabtui.topology.loader import LoadedTopology
     from fabtui.topology.ranks import RankSlot
@@ -130,6 +132,13 @@ class Workspace:
                 if rank_file else None
             self._graphs[key] = FabricGraph(loaded.topology, slots)
         return self._graphs[key]
+
+    def placement_known(self, ranks: Path | None = None) -> bool:
+        """True when ranks are placed by what the operator said (`ranks`, a followed Slurm
+        job, or the configured rank file) rather than the default of 8 ranks per node in node
+        order: triage then trusts the placement over the host names in the logs."""
+        return ranks is not None or self.job_slots is not None or \
+            self.settings.ranks is not None
 
     def simulated(self, topology: Path | None = None) -> bool:
         """True when probes on `topology` (default: the configured one) are answered by the
@@ -235,6 +244,33 @@ class Workspace:
             raise InputError.single(book.path, issues[0].line, f"{len(issues)} lint error"
                                     f"{'s' if len(issues) != 1 else ''}, first: "
                                     f"{issues[0].message} (fabtui runbook lint shows them all)")
+
+    def test_runbooks(self, names: Sequence[str] = ()) -> Iterator[TestOutcome]:
+        """Run the declared test cases of runbooks `names` (default: the whole library, by id)
+        on a fresh simulated fabric each, yielding each case's outcome as it ends. A runbook
+        with lint errors, or one that declares no case, is one failed outcome saying why (its
+        cases are not run). Raises `InputError` for a name that is no runbook."""
+        import asyncio
+
+        from fabtui.paths import demo_topology, shipped_templates
+        from fabtui.runbooks.testing import TestOutcome, run_test
+
+        books = [self.runbook(n) for n in names] if names else \
+            sorted(self.library.runbooks.values(), key=lambda r: r.meta.id)
+        for book in books:
+            errors = [i for i in self.lint(book) if i.severity == "error"]
+            if errors:
+                yield TestOutcome(book.meta.id, None, False, [f"lint: {e}" for e in errors],
+                                  not_run=f"{len(errors)} lint error(s)")
+                continue
+            if not book.meta.tests:
+                yield TestOutcome(book.meta.id, None, False, ["declares no test"],
+                                  not_run="declares no test")
+                continue
+            for case in book.meta.tests:
+                yield asyncio.run(run_test(book, case, topology=demo_topology(),
+                                           template_dirs=[shipped_templates()],
+                                           catalog=self.catalog))
 
     # the journal ------------------------------------------------------------------------------
     @property
@@ -387,14 +423,12 @@ class Workspace:
             engine.jump(start_at, "--start-at")
         return engine
 
-    def resume(self, session: str, *, inputs: Mapping[str, Any], operator: Operator,
-               observers: Sequence[Observer] = (),
-               operator_name: str | None = None) -> Resumed:
-        """An engine that continues `session` after its last finished block, every resume rule
-        applied. Raises `RequestError` (no such session, finished, a secret not given again)."""
+    def _resumable(self, session: str) -> tuple[Runbook, dict[str, Any], list[Event], list[str]]:
+        """The runbook of an unfinished `session`, its recorded inputs, its events and notes
+        for the operator. Raises `RequestError` (no such session, finished)."""
         from fabtui.model.events import EventKind, SessionStarted
-        from fabtui.runbooks.inputs import resolve_inputs
 
+        session = self.session_id(session)
         found = self.journal.session(session)
         if found is None:
             raise RequestError(f"no session {session!r} in {self.journal.path} "
@@ -410,27 +444,67 @@ class Workspace:
         if started is not None and started.digest != book.digest:
             notes.append(f"{book.path} changed since the session started; resuming with the "
                          "file as it is now")
-        given = {k: v for k, v in recorded.items() if v != "***"}
-        given.update(inputs)
-        missing = [s.name for s in book.meta.inputs
-                   if s.secret and s.required and recorded.get(s.name) == "***"
-                   and s.name not in given]
+        return book, dict(recorded), events, notes
+
+    def resume_needs(self, session: str) -> list[AskAgain]:
+        """The secrets a resume of `session` asks again (never stored: see `runbooks.resume`),
+        for a face to prompt for before `resume`. Raises `RequestError` as `resume` does."""
+        from fabtui.runbooks.resume import ask_again
+
+        book, recorded, events, _ = self._resumable(session)
+        return ask_again(book, recorded, events)
+
+    def resume(self, session: str, *, inputs: Mapping[str, Any], operator: Operator,
+               observers: Sequence[Observer] = (),
+               operator_name: str | None = None) -> Resumed:
+        """An engine that continues `session` (`last`: the newest) after its last finished
+        block, every resume rule applied: `inputs` gives runbook inputs and the secrets that
+        `resume_needs` lists (by name). Raises `RequestError` (no such session, finished, a
+        secret not given again) or `InputError` (a value that does not check)."""
+        from fabtui.model.events import SessionStarted
+        from fabtui.runbooks.inputs import convert, resolve_inputs
+        from fabtui.runbooks.redact import MASK, Redactor
+        from fabtui.runbooks.resume import ask_again, refusal
+
+        session = self.session_id(session)
+        book, recorded, events, notes = self._resumable(session)
+        asks = ask_again(book, recorded, events)
+        missing = [a for a in asks if a.needed and a.name not in inputs]
         if missing:
-            raise RequestError(f"session {session}: secret input{'s' if len(missing) > 1 else ''}"
-                               f" {', '.join(missing)} {'were' if len(missing) > 1 else 'was'} "
-                               "never stored: give " + " ".join(f"--input {m}=..."
-                                                                for m in missing))
-        defaulted = [s.name for s in book.meta.inputs
-                     if s.secret and not s.required and recorded.get(s.name) == "***"
-                     and s.name not in given]
-        notes += [f"secret input {name} was never stored: resuming with its default (give "
-                  f"--input {name}=... if the run had another value)" for name in defaulted]
+            raise RequestError(refusal(session, missing))
+        notes += [f"secret input {a.name} was never stored: resuming with its default (give "
+                  f"--input {a.name}=... if the run had another value)"
+                  for a in asks if not a.needed and a.name not in inputs]
+        asked_by_blocks = {a.name: a.spec for a in asks if a.block is not None}
+        given = {k: v for k, v in recorded.items() if v != MASK}
+        given.update((k, v) for k, v in inputs.items() if k not in asked_by_blocks)
         values = resolve_inputs(book, given, self.graph())
+        secrets: dict[str, Any] = {}
+        for name, spec in asked_by_blocks.items():
+            try:
+                secrets[name] = convert(spec, inputs[name], self.graph())
+            except ValueError as exc:
+                raise InputError.single("--input", None, f"{name}: " + Redactor(
+                    str(inputs[name])).text(str(exc))) from None
+        started = next((e.data for e in events if isinstance(e.data, SessionStarted)), None)
         engine = self._engine(book, values, operator, observers,
                               started.dry_run if started is not None else False,
                               operator_name)
-        engine.restore(session, events)
+        engine.restore(session, events, secrets)
         return Resumed(engine, notes)
+
+    async def continue_interrupted(self, engine: Engine, *, operator: Operator,
+                             observers: Sequence[Observer] = (),
+                             operator_name: str | None = None) -> Resumed:
+        """Take up again a session whose `engine` was interrupted in this process (the operator
+        stepped away from a gate): its runner closed, a fresh engine resumed from the journal
+        with the secrets still in hand (they were never stored, so only this process knows
+        them). Raises as `resume` does."""
+        if engine.session is None:
+            raise RequestError("the session has not started: nothing to continue")
+        await engine.runner.close()
+        return self.resume(engine.session, inputs=engine.secrets_in_hand(), operator=operator,
+                           observers=observers, operator_name=operator_name)
 
     def _engine(self, book: Runbook, values: dict[str, Any], operator: Operator,
                 observers: Sequence[Observer], dry_run: bool,
@@ -486,10 +560,15 @@ class Workspace:
 
     async def sweep(self, name: str, targets: Sequence[ProbeTarget], params: Mapping[str, str],
                     topology: Path | None = None, *, limit: int | None = None,
-                    target_timeout: float | None = None) -> AsyncGenerator[ProbeResult, None]:
+                    target_timeout: float | None = None, confirmed: str | None = None,
+                    named: str | None = None) -> AsyncGenerator[ProbeResult, None]:
         """Run probe `name` on every target, at most `limit` at once, yielding each result as
         it completes (a dead or slow target is a result with its error, never a stall).
-        Leaving the iteration early cancels the targets still running."""
+        Leaving the iteration early cancels the targets still running.
+
+        A dangerous probe needs `confirmed`, the phrase typed for the set as the operator named
+        it (`named`: the target text, see `probes.danger`); without it `DangerRefused` (a
+        `RequestError`) is raised and nothing runs."""
         from fabtui.probes.runner import DEFAULT_FANOUT
 
         definition = self.probe(name)
@@ -497,16 +576,19 @@ class Workspace:
         try:
             async with contextlib.aclosing(runner.sweep(
                     definition, targets, dict(params), limit=limit or DEFAULT_FANOUT,
-                    target_timeout=target_timeout)) as stream:
+                    target_timeout=target_timeout, confirmed=confirmed,
+                    named=named)) as stream:
                 async for result in stream:
                     yield result
         finally:
             await runner.close()
 
     async def run_probe(self, name: str, target: str | None, params: Mapping[str, str],
-                        topology: Path | None = None) -> ProbeResult:
+                        topology: Path | None = None, *,
+                        confirmed: str | None = None) -> ProbeResult:
         """Run probe `name` on `target` (a topology name, or this machine). Raises
-        `RequestError` for a bad request (unknown probe, target or parameter)."""
+        `RequestError` for a bad request (unknown probe, target or parameter; a dangerous
+        probe whose typed phrase `confirmed` does not match: `probes.danger.DangerRefused`)."""
         from fabtui.probes.render import RenderError
         from fabtui.probes.targets import LOCAL_NAMES, TargetError
 
@@ -514,7 +596,7 @@ class Workspace:
         local = definition.target == "local" or (target or "").strip() in ("", *LOCAL_NAMES)
         runner = self.runner(topology, fabric=not local)
         try:
-            return await runner.run(definition, target, dict(params))
+            return await runner.run(definition, target, dict(params), confirmed=confirmed)
         except (TargetError, RenderError, ValueError) as exc:
             raise RequestError(str(exc)) from None
         finally:

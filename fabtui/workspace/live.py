@@ -467,6 +467,10 @@ class ProbeSource:
             except RequestError as exc:
                 self.notes.append(f"{item.probe}@{item.targets}: {exc}")
                 continue
+            if definition.danger:  # it changes state: never run unattended, every round
+                self.notes.append(f"{item.probe}@{item.targets}: not polled: the probe changes "
+                                  "state on its target (danger); run it from the console")
+                continue
             if targets is None:
                 from fabtui.probes.targets import resolve
 

@@ -69,13 +69,16 @@ async def evidence_chain(ws: Workspace, report: TriageReport, timeout: float = 1
     return await build_chain(location, ws.graph(), ws, timeout=timeout)
 
 
-def triage_logs(ws: Workspace, paths: list[Path], *, similar: bool = True) -> TriageReport:
+def triage_logs(ws: Workspace, paths: list[Path], *, ranks: Path | None = None,
+                topology: Path | None = None, similar: bool = True) -> TriageReport:
     """`fabtui triage nccl PATHS` on this workspace's fabric: the report, its suspects placed
-    by the configured topology and rank file, and (`similar`) the past cases like it. Raises
-    `InputError` for an input that cannot be read. Reads the inputs; opens the case library."""
+    by the one placement rule (`ranks`, else the followed Slurm job, else the configured rank
+    file: `Workspace.graph` and `Workspace.placement_known`), and (`similar`) the past cases
+    like it. Raises `InputError` for an input that cannot be read. Reads the inputs; opens the
+    case library."""
     from fabtui.triage import triage_paths
 
-    report = triage_paths(paths, ws.graph(), ws.settings.ranks is not None)
+    report = triage_paths(paths, ws.graph(topology, ranks), ws.placement_known(ranks))
     if similar and report.suspects:
         report.similar_cases = similar_cases(ws, report)
     return report

@@ -28,9 +28,10 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label, Select, Static
 
 from fabtui.errors import InputError, RequestError
-from fabtui.model.probe import ProbeResult
+from fabtui.model.probe import ProbeDef, ProbeResult
 from fabtui.model.table import Table
 from fabtui.model.verdict import Verdict
+from fabtui.probes.danger import confirmation_phrase, is_confirmed
 from fabtui.render.table import cell_text
 from fabtui.tui.commands import CONSOLE_COMMANDS, bindings
 from fabtui.tui.glyphs import glyph, health_style, short_number
@@ -159,23 +160,25 @@ class ProbeConsole(Screen[None]):
         definition = self.fab.workspace.catalog.get(probe)
         if definition is not None and definition.danger:
             # As `fabtui probe run`: the operator types the target (the probe's name without).
-            phrase = target or probe
+            phrase = confirmation_phrase(definition, target)
             self.app.push_screen(
                 Prompt(f"{probe} changes state on {phrase}",
                        f"{definition.description} · type {phrase} to run it"),
-                lambda typed: self._confirmed(probe, target, params, phrase, typed))
+                lambda typed: self._confirmed(definition, target, params, typed))
             return
         self._start(probe, target, params)
 
-    def _confirmed(self, probe: str, target: str, params: dict[str, str], phrase: str,
+    def _confirmed(self, definition: ProbeDef, target: str, params: dict[str, str],
                    typed: str | None) -> None:
-        if typed is not None and typed.strip() == phrase:
-            self._start(probe, target, params)
+        probe, phrase = definition.name, confirmation_phrase(definition, target)
+        if is_confirmed(definition, target, typed):
+            self._start(probe, target, params, typed)
         else:
             self.notify(f"not run: {probe} needs {phrase!r} typed to confirm", title="console",
                         severity="warning")
 
-    def _start(self, probe: str, target: str, params: dict[str, str]) -> None:
+    def _start(self, probe: str, target: str, params: dict[str, str],
+               confirmed: str | None = None) -> None:
         self._cancel()
         self.run_no += 1
         self.probe, self.target = probe, target
@@ -184,14 +187,15 @@ class ProbeConsole(Screen[None]):
         self.query_one("#console-results", SweepTable).clear()
         self.status_text = f"running {probe} on {target or 'this machine'} …"
         self._show(None)
-        self._run(self.run_no, probe, target, params)
+        self._run(self.run_no, probe, target, params, confirmed)
 
     @work(thread=True, group="console", exclusive=True, exit_on_error=False,
           description="probe console run")
-    def _run(self, run: int, probe: str, target: str, params: dict[str, str]) -> None:
+    def _run(self, run: int, probe: str, target: str, params: dict[str, str],
+             confirmed: str | None) -> None:
         loop = asyncio.new_event_loop()
         started = time.monotonic()
-        task = loop.create_task(self._drive(run, probe, target, params))
+        task = loop.create_task(self._drive(run, probe, target, params, confirmed))
         with self._flight_lock:
             self._flight = (loop, task)
             if self._cancelled_run >= run:
@@ -210,14 +214,17 @@ class ProbeConsole(Screen[None]):
         self.outcome = error or "done"
         self.post_message(ConsoleRunEnded(run, error, time.monotonic() - started))
 
-    async def _drive(self, run: int, probe: str, target: str, params: dict[str, str]) -> None:
+    async def _drive(self, run: int, probe: str, target: str, params: dict[str, str],
+                     confirmed: str | None) -> None:
         workspace = self.fab.workspace
         targets = workspace.sweep_targets(probe, target or None)
         if targets is None:
-            result = await workspace.run_probe(probe, target or None, params)
+            result = await workspace.run_probe(probe, target or None, params,
+                                               confirmed=confirmed)
             self.post_message(ConsoleResult(run, result))
             return
-        async for result in workspace.sweep(probe, targets, params):
+        async for result in workspace.sweep(probe, targets, params, confirmed=confirmed,
+                                            named=target):
             self.post_message(ConsoleResult(run, result))
 
     def _cancel(self) -> None:

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, Static
 
 from fabtui.errors import InputError, RequestError
-from fabtui.model.runbook import Runbook
+from fabtui.model.runbook import InputSpec, Runbook
 from fabtui.tui.commands import RUNBOOKS_COMMANDS, bindings
 from fabtui.tui.screens.dialogs import Field, Form
 from fabtui.tui.screens.session import SessionScreen
@@ -169,22 +169,19 @@ class RunbooksScreen(Screen[None]):
                              lambda values: self._start(book, values, why)
                              if values is not None else None)
 
-    def _checker(self, book: Runbook) -> Any:
-        from fabtui.runbooks.inputs import convert
-        from fabtui.runbooks.redact import Redactor
+    def _checker(self, book: Runbook, specs: dict[str, InputSpec] | None = None,
+                 needed: frozenset[str] = frozenset()) -> Any:
+        """A form's check of each field: `specs` (default: the runbook's inputs) by name;
+        a required one, or one `needed`, may not be left empty."""
+        from fabtui.runbooks.inputs import check_value
 
-        specs = {spec.name: spec for spec in book.meta.inputs}
+        fields = specs if specs is not None else {spec.name: spec for spec in book.meta.inputs}
         graph = self.fab.graph
 
         def check(name: str, value: str) -> str | None:
-            spec = specs[name]
-            if not value:
-                return "required" if spec.required and spec.default is None else None
-            try:
-                convert(spec, value, graph)
-            except ValueError as exc:
-                return Redactor(value).text(str(exc)) if spec.secret else str(exc)
-            return None
+            spec = fields[name]
+            return check_value(spec, value, graph, empty="required" if spec.required or
+                               name in needed else None)
 
         return check
 
@@ -237,14 +234,20 @@ class RunbooksScreen(Screen[None]):
         except InputError as exc:
             self.notify(str(exc).splitlines()[0], title="resume", severity="error")
             return
-        secrets = [spec for spec in book.meta.inputs if spec.secret]
-        if not secrets:
+        try:
+            asks = self.fab.workspace.resume_needs(row.id)
+        except RequestError as exc:
+            self.notify(str(exc), title="resume", severity="error")
+            return
+        if not asks:
             self.app.push_screen(SessionScreen(book, resume=row.id))
             return
         # never stored: asked again (an optional one left empty resumes with its default)
+        specs = {a.name: a.spec for a in asks}
         self.app.push_screen(
-            Form(f"resume {row.id}: secrets", [Field(s.name, s.name, "", True) for s in secrets],
-                 self._checker(book), "secret inputs are never stored: type them again"),
+            Form(f"resume {row.id}: secrets", [Field(a.name, a.name, "", True) for a in asks],
+                 self._checker(book, specs, frozenset(a.name for a in asks if a.needed)),
+                 "secrets are never stored: type them again"),
             lambda values: self._resume(book, row.id, values))
 
     def _resume(self, book: Runbook, session: str, secrets: dict[str, str] | None) -> None:

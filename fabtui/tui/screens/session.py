@@ -43,6 +43,7 @@ from fabtui.workspace import guided
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
+    from fabtui.workspace.core import Resumed
 
 FLUSH_S = 0.05
 """Streamed output is written into the log at most this often (one batch per flush)."""
@@ -179,17 +180,22 @@ class SessionScreen(Screen[None]):
         ws = self.fab.workspace
         observers = [_Watch(self)]
         if self.resume_id is not None:
-            resumed = ws.resume(self.resume_id, inputs=self.inputs, operator=_Operator(self),
-                                observers=observers, operator_name=operator_name())
-            self.engine = resumed.engine
-            self.session = self.engine.session
-            self.view = guided.SessionView.of(self.book, ws.events(self.resume_id))
-            for note in resumed.notes:
-                self.notify(note, title="resume")
-        else:
-            self.engine = ws.open_run(self.book.meta.id, inputs=self.inputs,
-                                      operator=_Operator(self), observers=observers,
-                                      operator_name=operator_name())
+            self._take(ws.resume(self.resume_id, inputs=self.inputs, operator=_Operator(self),
+                                 observers=observers, operator_name=operator_name()))
+            return
+        self.engine = ws.open_run(self.book.meta.id, inputs=self.inputs,
+                                  operator=_Operator(self), observers=observers,
+                                  operator_name=operator_name())
+        self.inputs = dict(self.engine.inputs)
+
+    def _take(self, resumed: Resumed) -> None:
+        """Drive the resumed session's engine from here on; its notes told."""
+        self.engine = resumed.engine
+        self.session = self.engine.session
+        assert self.resume_id is not None
+        self.view = guided.SessionView.of(self.book, self.fab.workspace.events(self.resume_id))
+        for note in resumed.notes:
+            self.notify(note, title="resume")
         self.inputs = dict(self.engine.inputs)
 
     # the engine's worker ------------------------------------------------------------------------
@@ -245,14 +251,12 @@ class SessionScreen(Screen[None]):
         engine = self.engine
         assert engine is not None
         if engine.cancelled and engine.session is not None:
-            await engine.runner.close()
             self.resume_id = engine.session
-            secrets = {s.name: engine.inputs[s.name] for s in self.book.meta.inputs
-                       if s.secret and engine.inputs.get(s.name) is not None}
-            self.inputs = secrets
-            self._make_engine()
-            assert self.engine is not None
-            engine = self.engine
+            resumed = await self.fab.workspace.continue_interrupted(
+                engine, operator=_Operator(self), observers=[_Watch(self)],
+                operator_name=operator_name())
+            self._take(resumed)
+            engine = resumed.engine
         return engine
 
     def engine_event(self, event: Event) -> None:
@@ -313,19 +317,12 @@ class SessionScreen(Screen[None]):
         return said
 
     async def ask_input(self, block: Block, prompt: str, spec: InputSpec) -> str | None:
-        from fabtui.runbooks.inputs import convert
-        from fabtui.runbooks.redact import Redactor
+        from fabtui.runbooks.inputs import check_value
 
         graph = self.fab.graph
 
         def check(name: str, value: str) -> str | None:
-            if not value and spec.default is None:
-                return "a value is needed"
-            try:
-                convert(spec, value or spec.default, graph)
-            except ValueError as exc:
-                return Redactor(value).text(str(exc)) if spec.secret else str(exc)
-            return None
+            return check_value(spec, value, graph, empty="a value is needed")
 
         shown = "" if spec.secret or spec.default is None else str(spec.default)
         kind = spec.type.value + (f": one of {', '.join(spec.choices)}" if spec.choices else "")

@@ -41,6 +41,21 @@ def test_far_end_works_both_ways_and_by_netdev(demo_graph: FabricGraph) -> None:
     assert demo_graph.far_end("leaf-g00-r0:Ethernet200") is None
 
 
+def test_endpoint_queries_agree_from_either_end_and_by_netdev(demo_graph: FabricGraph) -> None:
+    """One query each for what runbooks, targets, the fabric map and triage all ask."""
+    by_rdma = demo_graph.attachment_of("node002:mlx5_3")
+    by_netdev = demo_graph.attachment_of("node002:enp92s0f0np0")
+    assert by_rdma is not None and by_rdma == by_netdev
+    assert (by_rdma.switch, by_rdma.port, by_rdma.nic.rail) == ("leaf-g00-r3", "Ethernet8", 3)
+    assert demo_graph.attachment_of("leaf-g00-r3:Ethernet8") is None  # a port is no NIC
+    optic = demo_graph.optic_at("node002:mlx5_3")
+    assert optic == "MT24000026" == demo_graph.optic_at("leaf-g00-r3:Ethernet8") == \
+        demo_graph.optic_at("node002:enp92s0f0np0")
+    assert demo_graph.optic_at("node002:mlx5_99") is None
+    assert [n.name for n in demo_graph.nics_of_gpu("node002", 3)] == ["mlx5_3"]
+    assert demo_graph.nics_of_gpu("no-such-node", 0) == ()
+
+
 def test_same_node_is_nvlink(demo_graph: FabricGraph) -> None:
     result = routes(demo_graph, 0, 7)
     assert result.kind == "nvlink" and result.paths == [] and result.ecmp_width == 0

@@ -25,7 +25,6 @@ from typing import Any
 from fabtui.model.probe import TargetKind
 from fabtui.model.topology import Gpu, Nic, Node, Switch, split_endpoint
 from fabtui.topology.graph import FabricGraph, UnknownRank
-from fabtui.topology.pairing import gpu_map
 
 LOCAL_NAMES = ("localhost", "local")
 _GPU = re.compile(r"^(?:gpu|GPU)(\d+)$")
@@ -132,9 +131,7 @@ def _fit(graph: FabricGraph, target: ProbeTarget, wanted: TargetKind) -> ProbeTa
         return ProbeTarget("node", target.node.hostname, node=target.node)
     if wanted == "nic" and target.gpu is not None and target.node is not None:
         # A GPU (a rank's, say) stands for the NIC it sends through.
-        nic_name = next((nic for nic, gpus in gpu_map(target.node).items()
-                         if target.gpu.index in gpus), None)
-        nic = graph.find_nic(target.node.hostname, nic_name) if nic_name else None
+        nic = next(iter(graph.nics_of_gpu(target.node.hostname, target.gpu.index)), None)
         if nic is not None:
             return ProbeTarget("nic", f"{target.node.hostname}:{nic.name}", node=target.node,
                                nic=nic)

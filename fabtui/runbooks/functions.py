@@ -21,7 +21,7 @@ from fabtui.topology.expected import (
     ib_retry_window_s,
     node_shape,
 )
-from fabtui.topology.graph import FabricGraph
+from fabtui.topology.graph import FabricGraph, UnknownRank
 
 Function = Callable[..., Any]
 
@@ -169,17 +169,13 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
 
     def optic(endpoint: str) -> str | None:
         """The optic id recorded on the link at `endpoint`."""
-        device, port = split_endpoint(str(endpoint))
-        nic = fabric().find_nic(device, port)
-        key = f"{device}:{nic.name}" if nic else str(endpoint)
-        index = fabric().port_links.get(key)
-        if index is None and nic is not None:
-            attachment = fabric().attachments.get((device, nic.name))
-            index = attachment.link_index if attachment else None
-        return fabric().topology.links[index].optic if index is not None else None
+        return fabric().optic_at(str(endpoint))
 
     def rank_slot(rank: int) -> Any:
-        return next((s for s in fabric().ranks if s.rank == int(rank)), None)
+        try:
+            return fabric().placement(int(rank))
+        except UnknownRank:
+            return None
 
     def node_of_rank(rank: int) -> str | None:
         """The node a rank runs on (default placement or the configured rank file)."""
@@ -192,17 +188,11 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         return slot.gpu if slot else None
 
     def nic_of_rank(rank: int) -> str | None:
-        """`node:mlx5_N`: the NIC a rank's GPU sends through."""
-        from fabtui.topology.pairing import gpu_map
-
+        """`node:mlx5_N`: the (first) NIC a rank's GPU sends through."""
         slot = rank_slot(rank)
-        if slot is None:
+        if slot is None or not slot.nics:
             return None
-        node = fabric().nodes[slot.node]
-        for nic, gpus in gpu_map(node).items():
-            if slot.gpu in gpus:
-                return f"{slot.node}:{nic}"
-        return None
+        return f"{slot.node}:{slot.nics[0].nic}"
 
     def netdev(endpoint: str) -> str | None:
         """The Linux interface of the NIC at `endpoint` (`node003:mlx5_3` -> its netdev)."""

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fabtui.gcpause import gc_paused
 from fabtui.model.topology import Link, Nic, Node, Role, Switch, Topology, split_endpoint
-from fabtui.topology.pairing import gpu_map
+from fabtui.topology.pairing import gpu_map, nics_of_gpu
 from fabtui.topology.ranks import RankSlot, default_ranks
 
 if TYPE_CHECKING:
@@ -301,6 +301,32 @@ class FabricGraph:
         device, port = split_endpoint(endpoint)
         nic = self.find_nic(device, port)
         return f"{device}:{nic.name}" if nic is not None else endpoint
+
+    def attachment_of(self, endpoint: str) -> Attachment | None:
+        """Where the NIC at `endpoint` (`node:mlx5_3`, or its netdev `node:eth3`) is cabled."""
+        device, port = split_endpoint(endpoint)
+        nic = self.find_nic(device, port)
+        return self.attachments.get((device, nic.name)) if nic is not None else None
+
+    def link_at(self, endpoint: str) -> int | None:
+        """The index of the link plugged into `endpoint` (a NIC, by either name, or a switch
+        port), if any."""
+        index = self.port_links.get(self._normalise(endpoint))
+        if index is None:
+            attachment = self.attachment_of(endpoint)
+            index = attachment.link_index if attachment is not None else None
+        return index
+
+    def optic_at(self, endpoint: str) -> str | None:
+        """The optic recorded on the link plugged into `endpoint` (a NIC or a port), if any."""
+        index = self.link_at(endpoint)
+        return self.topology.links[index].optic if index is not None else None
+
+    def nics_of_gpu(self, hostname: str, gpu_index: int) -> tuple[Nic, ...]:
+        """The NICs GPU `gpu_index` of `hostname` sends through, in the node's NIC order (none
+        for an unknown node)."""
+        node = self.nodes.get(hostname)
+        return nics_of_gpu(node, gpu_index) if node is not None else ()
 
     def hosts_behind(self, leaf: str) -> list[Attachment]:
         """NIC attachments cabled to `leaf`, in link order."""

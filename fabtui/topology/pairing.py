@@ -38,11 +38,6 @@ def gpu_map(node: Node) -> dict[str, tuple[int, ...]]:
             for nic in node.nics}
 
 
-def gpus_of_nic(node: Node, nic: Nic) -> tuple[int, ...]:
-    """GPU indexes that send through `nic`."""
-    return gpu_map(node).get(nic.name, ())
-
-
 def nics_of_gpu(node: Node, gpu_index: int) -> tuple[Nic, ...]:
     """The NIC ports GPU `gpu_index` of `node` sends through, in the node's NIC order."""
     mapping = gpu_map(node)

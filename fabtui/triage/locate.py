@@ -83,11 +83,11 @@ def _place(suspect: Suspect, facts: Facts, graph: FabricGraph | None,
             suspect.port = f"{chosen.leaf}:{chosen.leaf_port}" if chosen.leaf else None
             suspect.optic = chosen.optic
     elif graph is not None and suspect.node and suspect.nic:
-        attachment = graph.attachments.get((suspect.node, suspect.nic))
+        attachment = graph.attachment_of(f"{suspect.node}:{suspect.nic}")
         if attachment is not None:
             suspect.rail = attachment.nic.rail
             suspect.port = f"{attachment.switch}:{attachment.port}"
-            suspect.optic = graph.topology.links[attachment.link_index].optic
+            suspect.optic = graph.optic_at(f"{suspect.node}:{suspect.nic}")
 
 
 def _place_group(suspect: Suspect, facts: Facts, graph: FabricGraph | None,
@@ -139,7 +139,7 @@ def _place_peer(suspect: Suspect, facts: Facts, graph: FabricGraph | None) -> No
     if graph is not None and ip in graph.nic_ips:
         host, nic = graph.nic_ips[ip]
         suspect.peer_node = host
-        attachment = graph.attachments.get((host, nic))
+        attachment = graph.attachment_of(f"{host}:{nic}")
         if attachment is not None:
             suspect.peer_port = f"{attachment.switch}:{attachment.port}"
         if suspect.kind == "peer":
@@ -147,7 +147,7 @@ def _place_peer(suspect: Suspect, facts: Facts, graph: FabricGraph | None) -> No
             if attachment is not None:
                 suspect.rail = attachment.nic.rail
                 suspect.port = suspect.peer_port
-                suspect.optic = graph.topology.links[attachment.link_index].optic
+                suspect.optic = graph.optic_at(f"{host}:{nic}")
     elif ip in facts.ip_hosts:
         suspect.peer_node = facts.ip_hosts[ip]
         if suspect.kind == "peer":

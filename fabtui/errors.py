@@ -42,3 +42,12 @@ class InputError(Exception):
 class RequestError(Exception):
     """A request that cannot be met (an unknown session, probe or step; a run that has already
     finished), explained in one line. Faces show it as is (the command line exits 2)."""
+
+
+def one_line(exc: BaseException, limit: int = 160) -> str:
+    """An unexpected exception as a face shows it: `KeyError: 'x'`, its type and the first
+    line of its message (the type alone when the message is empty; cut at `limit`)."""
+    lines = str(exc).strip().splitlines()
+    message = lines[0].strip() if lines else ""
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -205,3 +205,85 @@ def test_the_next_poll_starts_an_interval_after_the_last_one_ended(fabric: Fabri
         assert next_start - ended >= 0.04
     assert snaps[-1].poll is PollState.STOPPED
     assert snaps[-1].states["node001:mlx5_0"].readings["nic.ethtool"].verdict is Verdict.OK
+
+
+class FailingSource:
+    """A source whose every poll yields one reading, the first `fails` of them then raising."""
+
+    def __init__(self, fails: int) -> None:
+        self.fails = fails
+        self.polls = 0
+
+    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+        self.polls += 1
+        yield result("nic.ethtool", "node001:mlx5_0", [
+            ("node001:mlx5_0", "rate.tx_prio3_pause", 0, Verdict.OK)], at=time.time()), 5.0
+        if self.polls <= self.fails:
+            raise KeyError("x")
+
+
+def test_a_source_that_raises_is_a_failed_round_and_the_poller_tries_again(
+        fabric: FabricMap) -> None:
+    """Each raise is a FAILED snapshot with the reason and the back-off (the interval,
+    doubling); what the round read before it stays; the next good round is normal again."""
+    source = FailingSource(2)
+    snaps: list[FabricSnapshot] = []
+    recovered = threading.Event()
+
+    def emit(snapshot: FabricSnapshot) -> None:
+        snaps.append(snapshot)
+        if snapshot.poll is PollState.WAITING:
+            recovered.set()
+
+    poller = Poller(source, FabricStatus(fabric), 0.05, emit)
+    thread = threading.Thread(target=poller.run)
+    thread.start()
+    assert recovered.wait(10)
+    poller.cancel()
+    thread.join(5)
+    assert not thread.is_alive()
+    failed = [s for s in snaps if s.poll is PollState.FAILED]
+    assert [(s.round, s.failure, s.retry_s) for s in failed] == \
+        [(1, "KeyError: 'x'", 0.05), (2, "KeyError: 'x'", 0.1)]
+    assert failed[0].states["node001:mlx5_0"].readings["nic.ethtool"].verdict is Verdict.OK
+    waiting = next(s for s in snaps if s.poll is PollState.WAITING)
+    assert waiting.round == 3 and waiting.failure is None and waiting.retry_s is None
+    assert snaps[-1].poll is PollState.STOPPED and snaps[-1].failure is None
+    assert [poller.retry_after(n) for n in (1, 2, 3, 12)] == [0.05, 0.1, 0.2, 60.0]
+    assert Poller(source, FabricStatus(fabric), 90.0, emit).retry_after(5) == 90.0
+
+
+def test_cancel_stops_a_poller_waiting_out_a_back_off(fabric: FabricMap) -> None:
+    source = FailingSource(10**6)
+    snaps: list[FabricSnapshot] = []
+    failed = threading.Event()
+
+    def emit(snapshot: FabricSnapshot) -> None:
+        snaps.append(snapshot)
+        if snapshot.poll is PollState.FAILED:
+            failed.set()
+
+    poller = Poller(source, FabricStatus(fabric), 30.0, emit)
+    thread = threading.Thread(target=poller.run)
+    thread.start()
+    assert failed.wait(10)
+    started = time.monotonic()
+    poller.cancel()
+    thread.join(5)
+    assert not thread.is_alive() and time.monotonic() - started < 1
+    assert source.polls == 1 and snaps[-1].poll is PollState.STOPPED
+
+
+def test_a_cancellation_from_the_source_is_not_a_failed_round(fabric: FabricMap) -> None:
+    """Only `Exception`s are failed rounds: a `CancelledError` (a `BaseException`) goes on."""
+    import asyncio
+
+    class Cancelled:
+        async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+            raise asyncio.CancelledError
+            yield  # an async generator, as a source's poll is
+
+    snaps: list[FabricSnapshot] = []
+    with pytest.raises(asyncio.CancelledError):
+        Poller(Cancelled(), FabricStatus(fabric), 0.05, snaps.append).run()
+    assert [s.poll for s in snaps] == [PollState.POLLING]

@@ -3,6 +3,9 @@ lifecycle only; what the fabric looks like comes from `fabtui.workspace.live`.
 
 Tests and benchmarks build it with `live=False` (no poller) and post snapshots themselves, or
 hand it any `StatusSource`; `clock` is injectable so ages and staleness are deterministic.
+
+No worker fails silently: workers run with `exit_on_error=False` and any that raises is
+notified by `handle_worker_error` (screens forward theirs: `fabtui.tui.workers`).
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual import on
 from textual.app import App
 from textual.binding import BindingType
 from textual.command import Provider
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
 from fabtui.model.triage import TriageReport
 from fabtui.tui.commands import (
@@ -31,6 +36,7 @@ from fabtui.tui.screens.dialogs import TextPage
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.triage import TriageScreen
+from fabtui.tui.workers import worker_failure
 from fabtui.workspace import Workspace
 from fabtui.workspace.crosslinks import Highlights
 from fabtui.workspace.fabricmap import FabricMap
@@ -147,6 +153,14 @@ class FabtuiApp(App[None]):
     def on_unmount(self) -> None:
         self.stop_poller()
 
+    @on(Worker.StateChanged)
+    def handle_worker_error(self, event: Worker.StateChanged) -> None:
+        """A worker that raised (the app's own, or a screen's, forwarded): say which and what,
+        in one line; the app goes on (every worker runs with `exit_on_error=False`)."""
+        if event.state is WorkerState.ERROR:
+            self.notify(worker_failure(event.worker), title="error", severity="error",
+                        timeout=15)
+
     def exit(self, *args: Any, **kwargs: Any) -> None:
         """Quit: the poller's thread is told first (the interpreter waits for it to end)."""
         self.stop_poller()
@@ -184,7 +198,8 @@ class FabtuiApp(App[None]):
 
     def action_report(self) -> None:
         """Build the newest session's report in a worker and say where it was written."""
-        self.run_worker(self._write_report, thread=True, exclusive=True, group="report")
+        self.run_worker(self._write_report, thread=True, exclusive=True, group="report",
+                        exit_on_error=False, description="session report")
 
     def _write_report(self) -> None:
         from fabtui.errors import RequestError

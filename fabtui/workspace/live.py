@@ -10,7 +10,9 @@ and problem counts per layer.
 `Poller` runs the configured probes on an interval through the workspace fan-out
 (`Workspace.sweep`), schedules the next poll after the last one ended (polls never pile up), and
 hands each snapshot to a callback. It runs on its own thread and event loop (so the face's loop
-never parses), and stops at once when cancelled.
+never parses), and stops at once when cancelled. A round that raises (a source is foreign code:
+a Prometheus server, an ssh fan-out) is a failed round: a `PollState.FAILED` snapshot says why,
+and the poller tries again after a back-off (the interval, doubling up to `RETRY_CAP_S`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
+from fabtui.errors import one_line
 from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.workspace.fabricmap import LAYER_OF, FabricMap, Kind, Layer
@@ -44,6 +47,9 @@ SOURCE_MARKS = "prometheus"
 than measurements (see `FabricStatus.apply`)."""
 OPTIC_METRICS = ("rx_power", "tx_power", "tx_bias", "temperature_c", "optic_")
 """Metrics a port's DOM reading reports about the optic in it."""
+
+RETRY_CAP_S = 60.0
+"""The longest wait between tries after failed rounds (the interval when it is longer)."""
 
 DEFAULT_PLAN = ("nic.ethtool@node*:*", "switch.pfc@*", "switch.fec@*", "switch.dom_all@*",
                 "switch.counters@*", "gpu.smi@node*")
@@ -159,6 +165,9 @@ class PollState(StrEnum):
     STARTING = "starting"
     POLLING = "polling"
     WAITING = "waiting"
+    FAILED = "failed"
+    """The last round raised: the snapshot's `failure` says why; the next try is `retry_s`
+    seconds after it."""
     STOPPED = "stopped"
 
 
@@ -194,6 +203,10 @@ class FabricSnapshot:
     """How long the last finished poll took."""
     note: str | None = None
     """A poll-wide problem (a probe the catalog lacks, a target set that matches nothing)."""
+    failure: str | None = None
+    """Why the last round failed (`KeyError: 'x'`); set only when `poll` is `FAILED`."""
+    retry_s: float | None = None
+    """Seconds from `taken_at` to the next try after a failed round."""
 
     def of(self, key: str) -> Health:
         return self.health.get(key, Health.UNKNOWN)
@@ -346,7 +359,8 @@ class FabricStatus:
         self._states[key] = ElementState(readings, merged, kept + tagged, frozen_history)
 
     def snapshot(self, round_no: int, poll: PollState, round_s: float | None = None,
-                 note: str | None = None) -> FabricSnapshot:
+                 note: str | None = None, *, failure: str | None = None,
+                 retry_s: float | None = None) -> FabricSnapshot:
         """The status now, frozen, with roll-ups and per-layer counts."""
         now = self.clock()
         with self._lock:
@@ -369,7 +383,8 @@ class FabricStatus:
             counts[layer] = LayerCount(len(keys), found.count(Health.WARN),
                                        found.count(Health.FAIL), found.count(Health.STALE),
                                        found.count(Health.UNREACHABLE))
-        return FabricSnapshot(now, round_no, poll, health, states, counts, last, round_s, note)
+        return FabricSnapshot(now, round_no, poll, health, states, counts, last, round_s, note,
+                              failure, retry_s)
 
     def _judge(self, states: Mapping[str, ElementState], now: float) -> dict[str, Health]:
         """Every element's health at `now`; an element whose state is the one judged last
@@ -428,10 +443,17 @@ class PlanItem:
 
 class StatusSource(Protocol):
     """Where live results come from: one poll yields each result as it arrives, with how long
-    it stays fresh. The probe poller below is one; a Prometheus reader is another."""
+    it stays fresh. The probe poller below is one; a Prometheus reader is another.
+
+    The contract on failure: a poll that raises (any `Exception`) is a failed round. The
+    results it yielded before stay; the poller shows the user the exception's type and message
+    (a `PollState.FAILED` snapshot, in the app's header and a notification) and polls again
+    after a back-off. A source need not catch its own failures to be safe, and should not hide
+    them: a target that did not answer is a result with its error, a source that cannot read at
+    all raises."""
 
     def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
-        """One poll round's results, as they complete."""
+        """One poll round's results, as they complete (raises: the round failed)."""
         ...
 
 
@@ -519,31 +541,49 @@ class Poller:
         """Poll until cancelled (blocks: call it on a worker thread)."""
         asyncio.run(self._loop())
 
+    def retry_after(self, failures: int) -> float:
+        """Seconds to wait after `failures` failed rounds in a row: the interval, doubling with
+        each one, at most `RETRY_CAP_S` (or the interval, when that is longer)."""
+        return min(self.interval * 2.0 ** min(failures - 1, 32),
+                   max(self.interval, RETRY_CAP_S))
+
     async def _loop(self) -> None:
         note: str | None = None
         round_s: float | None = None
+        failures = 0
         while not self._stop.is_set():
             started = time.monotonic()
             self.rounds += 1
             self.emit(self.status.snapshot(self.rounds - 1, PollState.POLLING, round_s, note))
             last_emit = time.monotonic()
-            async with contextlib.aclosing(self.source.poll()) as stream:
-                async for result, stale_after in stream:
-                    self.status.apply(result, stale_after)
-                    if self._stop.is_set():
-                        return
-                    if time.monotonic() - last_emit >= self.batch_s:
-                        self.emit(self.status.snapshot(self.rounds - 1, PollState.POLLING,
-                                                       round_s, note))
-                        last_emit = time.monotonic()
-            round_s = time.monotonic() - started
-            notes = getattr(self.source, "notes", None)
-            note = "; ".join(notes) if notes else None
-            self.emit(self.status.snapshot(self.rounds, PollState.WAITING, round_s, note))
+            try:
+                async with contextlib.aclosing(self.source.poll()) as stream:
+                    async for result, stale_after in stream:
+                        self.status.apply(result, stale_after)
+                        if self._stop.is_set():
+                            return
+                        if time.monotonic() - last_emit >= self.batch_s:
+                            self.emit(self.status.snapshot(self.rounds - 1, PollState.POLLING,
+                                                           round_s, note))
+                            last_emit = time.monotonic()
+            except Exception as exc:
+                # A source is foreign code (see `StatusSource`): its failure is a failed round,
+                # shown, never a dead poller. CancelledError and other BaseExceptions go on.
+                failures += 1
+                wait = self.retry_after(failures)
+                self.emit(self.status.snapshot(self.rounds, PollState.FAILED, round_s, note,
+                                               failure=one_line(exc), retry_s=wait))
+            else:
+                failures = 0
+                wait = self.interval
+                round_s = time.monotonic() - started
+                notes = getattr(self.source, "notes", None)
+                note = "; ".join(notes) if notes else None
+                self.emit(self.status.snapshot(self.rounds, PollState.WAITING, round_s, note))
             self._wake.clear()
             if self._stop.is_set():  # cancelled while the round ended: the wake was cleared
                 break
-            self._wake.wait(self.interval)  # this loop runs nothing else meanwhile
+            self._wake.wait(wait)  # this loop runs nothing else meanwhile
         self.emit(self.status.snapshot(self.rounds, PollState.STOPPED, round_s, note))
 
 

@@ -32,6 +32,7 @@ from fabtui.tui.commands import CASE_VIEW_COMMANDS, bindings
 from fabtui.tui.messages import OpenRunbook, OpenSession
 from fabtui.tui.screens.cases import LIBRARY_LOCK, export_case
 from fabtui.tui.widgets.footer import KeyFooter
+from fabtui.tui.workers import ForwardsWorkerErrors
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
@@ -90,7 +91,7 @@ def case_tables(case: Case) -> dict[str, tuple[tuple[str, ...], Rows]]:
                               for a in case.action_items])}
 
 
-class CaseView(Screen[None]):
+class CaseView(ForwardsWorkerErrors, Screen[None]):
     """See the module docstring."""
 
     COMMANDS_TABLE = CASE_VIEW_COMMANDS

@@ -31,6 +31,7 @@ from fabtui.tui.commands import CASES_COMMANDS, bindings
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.case_list import CaseList, Entry
 from fabtui.tui.widgets.footer import KeyFooter
+from fabtui.tui.workers import ForwardsWorkerErrors
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
@@ -102,7 +103,7 @@ def export_case(app: FabtuiApp, case_id: str) -> None:
                            "(enter: write, esc: cancel)", EXPORT_DIR), write)
 
 
-class CasesScreen(Screen[None]):
+class CasesScreen(ForwardsWorkerErrors, Screen[None]):
     """See the module docstring."""
 
     COMMANDS_TABLE = CASES_COMMANDS

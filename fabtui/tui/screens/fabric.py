@@ -3,7 +3,9 @@
 The poller runs in a thread worker owned by this screen (cancelled when the screen goes); it
 posts `SnapshotArrived`, and the screen applies each snapshot in one batch: the header, the
 counts, the changed matrix lines, the detail panel. `space` pauses the view while snapshots
-keep arriving (the latest is held and shown on resume).
+keep arriving (the latest is held and shown on resume). A failed round (the source raised) turns
+the header red with the error and the next try, and is notified once per run of failures (and
+again when it changes or the source answers again), paused or not.
 """
 
 from __future__ import annotations
@@ -29,15 +31,16 @@ from fabtui.tui.widgets.detail import DetailPanel
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.header import LayerCounts, StatusHeader, header_text
 from fabtui.tui.widgets.matrix import FabricMatrix
+from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.workspace.fabricmap import FilterError, ViewFilter, parse_filter, selection_elements
-from fabtui.workspace.live import EMPTY, FabricSnapshot, on_demand
+from fabtui.workspace.live import EMPTY, FabricSnapshot, PollState, on_demand
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
     from fabtui.workspace.crosslinks import RunbookChoice
 
 
-class FabricScreen(Screen[None]):
+class FabricScreen(ForwardsWorkerErrors, Screen[None]):
     """See the module docstring."""
 
     COMMANDS_TABLE = FABRIC_COMMANDS
@@ -60,6 +63,11 @@ class FabricScreen(Screen[None]):
         self._pending: FabricSnapshot | None = None
         """The newest snapshot from the poller not yet taken (see `_emit`)."""
         self._pending_lock = threading.Lock()
+        self._failing: str | None = None
+        """The poller's latest failure (set on its thread with `_pending`, so a failed round's
+        snapshot replaced before it was taken is still told; None once a round ended well)."""
+        self._failure: str | None = None
+        """The failure last notified (None: the source answered since)."""
 
     @property
     def fab(self) -> FabtuiApp:
@@ -99,6 +107,10 @@ class FabricScreen(Screen[None]):
         with self._pending_lock:
             queued = self._pending is not None
             self._pending = snapshot
+            if snapshot.poll is PollState.FAILED:
+                self._failing = snapshot.failure or "unknown error"
+            elif snapshot.poll is PollState.WAITING:
+                self._failing = None
         if not queued:
             self.post_message(SnapshotArrived(snapshot))
 
@@ -107,12 +119,26 @@ class FabricScreen(Screen[None]):
     def _arrived(self, message: SnapshotArrived) -> None:
         with self._pending_lock:
             snapshot, self._pending = self._pending or message.snapshot, None
+            failing = self._failing
+        self._tell_failure(failing)
         if self.paused:
             self.held = snapshot
             self.held_count += 1
             self._paint_header()
             return
         self.apply(snapshot)
+
+    def _tell_failure(self, failing: str | None) -> None:
+        """Notify a failure of the poller's source (once, not on every retry of the same one;
+        again when it changes) and its end."""
+        if failing == self._failure:
+            return
+        if failing is not None:
+            self.notify(f"source failed: {failing} (the poller tries again)",
+                        title="live poller", severity="error", timeout=10)
+        else:
+            self.notify("the source answered again", title="live poller")
+        self._failure = failing
 
     def apply(self, snapshot: FabricSnapshot) -> None:
         """Show `snapshot`: every part of the screen in one batch."""
@@ -137,7 +163,9 @@ class FabricScreen(Screen[None]):
             text += f" · {self.snapshot.note}"
         if app.highlights.by_origin:
             text += f" · {mark(app.ascii_only)} {', '.join(app.highlights.by_origin)} (n: next)"
-        self.query_one(StatusHeader).update(text)
+        header = self.query_one(StatusHeader)
+        header.set_class(self.snapshot.poll is PollState.FAILED and not self.paused, "-failed")
+        header.update(text)
 
     @on(FabricMatrix.Selected)
     def _selected(self, message: FabricMatrix.Selected) -> None:
@@ -310,8 +338,9 @@ class FabricScreen(Screen[None]):
         result = message.result
         self.notify(f"{result.probe} on {result.target}: {result.verdict.value}"
                     f"{' - ' + result.error if result.error else ''}", title="probe")
-        self.apply(self.fab.status.snapshot(self.snapshot.round, self.snapshot.poll,
-                                            self.snapshot.round_s, self.snapshot.note))
+        shown = self.snapshot
+        self.apply(self.fab.status.snapshot(shown.round, shown.poll, shown.round_s, shown.note,
+                                            failure=shown.failure, retry_s=shown.retry_s))
 
     def action_console(self) -> None:
         """The probe console, on the selected element's probe and target when it has one."""

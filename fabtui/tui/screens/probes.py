@@ -39,6 +39,7 @@ from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.busbw_plot import BusbwPlot
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.results import SweepRow, SweepTable, health_of
+from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.workspace.console import (
     busbw_series,
     parse_request,
@@ -72,7 +73,7 @@ class ConsoleRunEnded(Message):
         self.seconds = seconds
 
 
-class ProbeConsole(Screen[None]):
+class ProbeConsole(ForwardsWorkerErrors, Screen[None]):
     """See the module docstring."""
 
     COMMANDS_TABLE = CONSOLE_COMMANDS

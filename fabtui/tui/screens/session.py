@@ -7,7 +7,10 @@ commands to it, so one block runs at a time. The screen is the engine's `Operato
 input pushes a dialog and the engine awaits a future the dialog resolves; `esc` in a gate
 interrupts the session there (journaled `cancelled`, resumable: the next key resumes it through
 `Workspace.resume`). Closing the screen cancels the worker: a running block is journaled
-`cancelled` (resumable, per the engine), an idle session is marked interrupted.
+`cancelled` (resumable, per the engine), an idle session is marked interrupted. A command that
+raises what nothing expects (a journal that cannot be written, an `OSError`) is shown (a notice,
+a line in the output) and interrupts the session there, resumable by the next key: the worker
+keeps serving the keys (`_failed`).
 
 A recorded session (`OpenSession`, the sessions list) opens read-only from its journal events,
 drawn by the same `SessionView` the live one is.
@@ -29,7 +32,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Log, Static
 
-from fabtui.errors import InputError, RequestError
+from fabtui.errors import InputError, RequestError, one_line
 from fabtui.model.events import Event
 from fabtui.model.runbook import Block, InputSpec, Runbook
 from fabtui.render.table import cell_text
@@ -39,6 +42,7 @@ from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
 from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.session_parts import OutputStream, badge, outline
+from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.workspace import guided
 
 if TYPE_CHECKING:
@@ -91,7 +95,7 @@ class _Operator:
         return await self.screen.ask_input(block, prompt, spec)
 
 
-class SessionScreen(Screen[None]):
+class SessionScreen(ForwardsWorkerErrors, Screen[None]):
     """See the module docstring."""
 
     COMMANDS_TABLE = SESSION_COMMANDS
@@ -208,14 +212,17 @@ class SessionScreen(Screen[None]):
                 self.busy = True
                 self._paint()
                 try:
-                    await self._do(command, argument)
-                except _Interrupted:
-                    assert self.engine is not None
-                    self.engine.mark_cancelled(None, "the operator stopped at a gate")
-                    self.notify("stopped at the gate: the session can be resumed (n, g)",
-                                title="session")
-                except (InputError, RequestError, ValueError) as exc:
-                    self.notify(str(exc).splitlines()[0], title="session", severity="error")
+                    try:
+                        await self._do(command, argument)
+                    except _Interrupted:
+                        assert self.engine is not None
+                        self.engine.mark_cancelled(None, "the operator stopped at a gate")
+                        self.notify("stopped at the gate: the session can be resumed (n, g)",
+                                    title="session")
+                    except (InputError, RequestError, ValueError) as exc:
+                        self.notify(str(exc).splitlines()[0], title="session", severity="error")
+                except Exception as exc:  # anything else: shown, and the keys still work
+                    self._failed(command, exc)
                 finally:
                     self.busy = False
                 self._paint()
@@ -224,6 +231,25 @@ class SessionScreen(Screen[None]):
             if engine is not None:
                 engine.mark_cancelled(None, "the session screen was closed")
                 await engine.runner.close()
+
+    def _failed(self, command: str, exc: Exception) -> None:
+        """A command raised what nothing expects (a journal that cannot be written, an
+        `OSError` from a transport): a notice and a line in the output say what; the session is
+        marked interrupted there (journaled with the error, resumable as after `esc` at a gate:
+        the next `n` or `g` resumes it from the journal, running the block that failed again),
+        and the driver goes on serving the keys."""
+        said = one_line(exc)
+        self.stream.add(f"── {command} failed: {said} ──")
+        engine = self.engine
+        then = "n tries again"
+        if engine is not None and engine.session is not None and not engine.finished:
+            then = "the session stopped there: n or g resumes it"
+            try:
+                engine.mark_cancelled(None, f"stopped by an error: {said}")
+            except Exception as again:  # the journal itself failing: said, never raised
+                said += f" (not journaled: {one_line(again)})"
+        self.notify(f"{command} failed: {said}; {then}", title="session", severity="error",
+                    timeout=15)
 
     async def _do(self, command: str, argument: str) -> None:
         if command == "file":

@@ -42,6 +42,7 @@ from fabtui.tui.widgets.triage_view import (
     suspect_text,
     verdict_text,
 )
+from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.workspace.crosslinks import report_keys, suspect_keys, suspect_runbook
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def parse_paths(text: str) -> tuple[Path, ...]:
     return tuple(Path(part).expanduser() for part in shlex.split(text))
 
 
-class TriageScreen(Screen[None]):
+class TriageScreen(ForwardsWorkerErrors, Screen[None]):
     """See the module docstring."""
 
     COMMANDS_TABLE = TRIAGE_COMMANDS

@@ -14,7 +14,8 @@ from fabtui.workspace.live import FabricSnapshot, Health, PollState
 
 def header_text(fabric: str, scenario: str | None, snapshot: FabricSnapshot, *, paused: bool,
                 held: int, now: float) -> str:
-    """`fabric · scenario · poll state · last data` (pure: tested without an app)."""
+    """`fabric · scenario · poll state · last data` (pure: tested without an app). A failed
+    round says so in the poll state's place: `source failed: KeyError: 'x' · retry in 2s`."""
     parts = [fabric]
     if scenario:
         parts.append(f"scenario {scenario}")
@@ -26,6 +27,10 @@ def header_text(fabric: str, scenario: str | None, snapshot: FabricSnapshot, *, 
             state = f"poll {snapshot.round} done in {snapshot.round_s:.1f}s"
         elif snapshot.poll is PollState.POLLING:
             state = f"polling #{snapshot.round + 1}"
+        elif snapshot.poll is PollState.FAILED:
+            state = f"source failed: {snapshot.failure or 'unknown error'}"
+            if snapshot.retry_s is not None:
+                state += f" · retry in {_seconds(snapshot.retry_s)}"
         parts.append(state)
     if snapshot.last_data:
         stamp = datetime.fromtimestamp(snapshot.last_data).strftime("%H:%M:%S")
@@ -35,11 +40,18 @@ def header_text(fabric: str, scenario: str | None, snapshot: FabricSnapshot, *, 
     return " · ".join(parts)
 
 
+def _seconds(value: float) -> str:
+    """`2s`, `0.5s`, `60s`."""
+    return f"{value:.1f}".rstrip("0").rstrip(".") + "s"
+
+
 class StatusHeader(Static):
-    """One line: what fabric, what the demo plays, what the poller does, how old the data is."""
+    """One line: what fabric, what the demo plays, what the poller does, how old the data is.
+    Class `-failed` (the last round failed) draws it in the theme's error colour."""
 
     DEFAULT_CSS = """
     StatusHeader { height: 1; background: $primary; color: $text; padding: 0 1; }
+    StatusHeader.-failed { background: $error; color: $text; text-style: bold; }
     """
 
 

@@ -1,0 +1,312 @@
+"""Running each kind of block (`sh`, `probe`, `check`, `decide`, `confirm`, `input`, `note`),
+and a dry run's stand-in for each: what a block does, given the engine's state."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fabtui.model.events import (
+    BlockCommand,
+    BlockOutput,
+    Decision,
+    Note,
+)
+from fabtui.model.runbook import Block, BlockKind
+from fabtui.model.verdict import Verdict
+from fabtui.probes.danger import confirmation_phrase
+from fabtui.runbooks import blocks as block_text
+from fabtui.runbooks.engine_state import (
+    ABORT,
+    OUTPUT_KEEP,
+    EngineState,
+    Outcome,
+    var_name,
+)
+from fabtui.runbooks.expr import (
+    Evaluator,
+    ExprError,
+    Unknown,
+    describe_unknown,
+    render,
+    render_cli_lines,
+)
+from fabtui.runbooks.inputs import convert
+from fabtui.runbooks.resume import input_block_spec
+from fabtui.transports.cli_session import CliTarget
+from fabtui.transports.ssh import SshTarget
+
+
+class BlockHandlers(EngineState):
+    """The engine's block handlers (see the module docstring)."""
+
+    async def _execute(self, block: Block) -> Outcome:
+        if self.dry_run and block.kind in (BlockKind.CHECK, BlockKind.DECIDE,
+                                           BlockKind.CONFIRM, BlockKind.INPUT):
+            return self._dry(block)
+        handlers = {BlockKind.SH: self._sh, BlockKind.PROBE: self._probe,
+                    BlockKind.CHECK: self._check, BlockKind.CONFIRM: self._confirm,
+                    BlockKind.INPUT: self._input, BlockKind.DECIDE: self._decide,
+                    BlockKind.NOTE: self._note}
+        return await handlers[block.kind](block)
+
+    def _dry(self, block: Block) -> Outcome:
+        """A dry run shows every gate and judgement without making it, and visits every step."""
+        body = " | ".join(line.strip() for line in block.body.strip().splitlines())
+        try:
+            body = self._render(body, self.evaluator())
+        except ExprError:
+            self._unknown = []  # shown as written; the real run reports the error
+        if block.kind is BlockKind.INPUT:
+            attrs = self.attrs(block)
+            name = attrs.name or var_name(block.id)
+            if attrs.default is not None and attrs.secret:
+                self.redactor.add(attrs.default)
+            asked = Unknown(name, f"asked for at {self._where(block)}"
+                            + (f" (default {attrs.default})"
+                               if attrs.default is not None and not attrs.secret else ""))
+            return Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}"
+                            f"{self._unknown_note()}", variables={name: asked})
+        verb = {BlockKind.CHECK: "judge", BlockKind.DECIDE: "choose",
+                BlockKind.CONFIRM: "ask"}[block.kind]
+        return Outcome(Verdict.SKIPPED, f"dry run: would {verb}: {body}{self._unknown_note()}")
+
+    async def _note(self, block: Block) -> Outcome:
+        text = self._render(block.body.strip(), self.evaluator())
+        if self._unknown:
+            text += f"\n(dry run: {describe_unknown(self._unknown)})"
+        self._record(Note(text=text, by="runbook"), block.step, block.id)
+        return Outcome(Verdict.OK, text.splitlines()[0] if text else "")
+
+    async def _check(self, block: Block) -> Outcome:
+        evaluator = self.evaluator()
+        for rule in block_text.check_rules(block):
+            if rule.condition is None or evaluator.evaluate(rule.condition):
+                return Outcome(rule.verdict, render(rule.message, evaluator),
+                                {"rule": rule.line})
+        return Outcome(Verdict.OK, "no rule matched")
+
+    async def _decide(self, block: Block) -> Outcome:
+        evaluator = self.evaluator()
+        for branch in block_text.branches(block):
+            if branch.condition is None or evaluator.evaluate(branch.condition):
+                target = render(branch.target, evaluator)
+                self._record(Decision(by="runbook", condition=branch.condition or "default",
+                                      target=target), block.step, block.id)
+                return Outcome(Verdict.OK, f"-> {target}", {"target": target}, flow=target)
+        return Outcome(Verdict.OK, "no branch taken: continue")
+
+    async def _confirm(self, block: Block) -> Outcome:
+        evaluator = self.evaluator()
+        prompt = render(block.body.strip(), evaluator)
+        attrs = self.attrs(block)
+        phrase = render(attrs.type, evaluator) if attrs.type is not None else \
+            (block.id if block_text.is_dangerous(block) else None)
+        prompt = self._announce_question(block, prompt)
+        answer = await self.operator.confirm(block, prompt, phrase)
+        if answer is None:
+            return Outcome(Verdict.ERROR, f"gate {block.id} needs an answer "
+                            f"(headless: --answer {block.id}={phrase or 'yes'})")
+        accepted = answer.strip() == phrase if phrase else \
+            answer.strip().lower() in ("y", "yes", "ok", "go")
+        self._record(Decision(by="operator", prompt=prompt,
+                              answer="accepted" if accepted else answer,
+                              typed=phrase is not None), block.step, block.id)
+        if accepted:
+            return Outcome(Verdict.OK, "confirmed", {"answer": "yes"})
+        target = attrs.on_no or ABORT
+        verdict = Verdict.ABORTED if target == ABORT else Verdict.SKIPPED
+        return Outcome(verdict, f"not confirmed: {prompt.splitlines()[0] if prompt else ''}"
+                        .strip(), {"answer": "no"}, flow=target)
+
+    async def _input(self, block: Block) -> Outcome:
+        spec = input_block_spec(block)
+        name = spec.name
+        prompt = self._announce_question(block, render(block.body.strip(), self.evaluator()))
+        answer = await self.operator.ask(block, prompt, spec)
+        if answer is None:
+            answer = spec.default
+        if spec.secret and answer is not None:
+            self.redactor.add(str(answer))  # before convert: its error message quotes it
+        if answer is None:
+            return Outcome(Verdict.ERROR, f"input {name} needs a value "
+                            f"(headless: --answer {block.id}=VALUE)")
+        value = convert(spec, answer, self.runner.graph)
+        if spec.secret:
+            self.redactor.add(str(value))
+        self._record(Decision(by="operator", input=name, value=value), block.step, block.id)
+        return Outcome(Verdict.OK, f"{name} = {'***' if spec.secret else value}",
+                        {"value": value}, variables={name: value})
+
+    async def _probe(self, block: Block) -> Outcome:
+        call = block_text.probe_call(block)
+        definition = self.catalog.get(call.probe)
+        if definition is None:
+            return Outcome(Verdict.ERROR, f"no probe {call.probe!r} in the catalog")
+        evaluator = self.evaluator()
+        target = self._render(call.target, evaluator) if call.target is not None else None
+        params = {k: self._render(v, evaluator) for k, v in call.params.items()}
+        attrs = self.attrs(block)
+        if attrs.timeout is not None:
+            definition = definition.model_copy(update={"timeout": attrs.timeout})
+        if attrs.interval is not None:
+            interval = attrs.interval
+            if isinstance(interval, str):
+                rendered = self._render(interval, evaluator)
+                try:
+                    interval = float(rendered)
+                except ValueError:
+                    return Outcome(Verdict.ERROR, f"interval={interval!r} is {rendered!r}, "
+                                                   "not a number of seconds")
+            if interval <= 0:
+                return Outcome(Verdict.ERROR, f"interval must be positive, not {interval:g}")
+            definition = definition.model_copy(update={"interval": interval})
+        described = f"{call.probe} on {target or 'this machine'}" + \
+            (f" {params}" if params else "")
+        self._record(BlockCommand(command=described), block.step, block.id)
+        confirmed: str | None = None
+        if definition.danger or block_text.is_dangerous(block):  # the same gate as `sh`
+            refused = await self._typed_gate(
+                block, evaluator, f"probe {call.probe} changes state on "
+                f"{target or 'this machine'}: {definition.description}", f"run {described}")
+            if refused is not None:
+                return refused
+            # The gate above is this face's typed confirmation; the runner checks the phrase.
+            confirmed = confirmation_phrase(definition, target)
+        if self.dry_run:
+            return Outcome(Verdict.SKIPPED, f"dry run: would run {described}"
+                            f"{self._unknown_note()}")
+        result = await self.runner.run(definition, target, params,
+                                       on_line=lambda line: self._stream(block, line),
+                                       confirmed=confirmed)
+        metrics = [{"name": m.name, "value": m.value, "unit": m.unit, "component": m.component,
+                    "verdict": m.verdict.value} for m in result.metrics]
+        findings = [f.message if hasattr(f, "message") else str(f) for f in result.findings]
+        output = "\n".join(r.output for r in result.raw)[-OUTPUT_KEEP:]
+        if output:
+            self._record(BlockOutput(output=output), block.step, block.id)
+        verdict = result.verdict
+        message = result.error or (findings[0] if findings else f"{call.probe}: "
+                                   f"{result.verdict.value}")
+        if len(findings) > 1 and not result.error:
+            message += f" (+{len(findings) - 1} more)"
+        return Outcome(verdict, message, {
+            "probe": call.probe, "target": target, "command": result.command,
+            "metrics": metrics, "findings": findings, "parsed": result.parsed,
+            "error": result.error})
+
+    async def _sh(self, block: Block) -> Outcome:
+        evaluator = self.evaluator()
+        attrs = self.attrs(block)
+        target = self._render(attrs.on, evaluator) if attrs.on else None
+        graph = self.runner.graph
+        if target is not None and graph is not None and target in graph.switches:
+            # Typed into a CLI line by line: each value stays on its line (else nothing runs).
+            script = "\n".join(render_cli_lines(block.body, evaluator,
+                                                self._unknown if self.dry_run else None))
+        else:
+            script = self._render_shell(block.body.rstrip("\n"), evaluator)
+        timeout = attrs.timeout if attrs.timeout is not None else 120.0
+        where = target or "this machine"
+        self._record(BlockCommand(command=script, on=where), block.step, block.id)
+        if block_text.is_dangerous(block):
+            refused = await self._typed_gate(block, evaluator, f"on {where} this runs:\n{script}",
+                                             f"run on {where}: {script}")
+            if refused is not None:
+                return refused
+        if self.dry_run:
+            return Outcome(Verdict.SKIPPED, f"dry run: would run on {where}: {script}"
+                            f"{self._unknown_note()}", variables=self._dry_captures(block))
+        output, status, error = await self._run_script(block, target, script, timeout)
+        if output:
+            self._record(BlockOutput(output=output[-OUTPUT_KEEP:]), block.step, block.id)
+        variables: dict[str, Any] = {}
+        if attrs.capture is not None and output:
+            match = re.search(attrs.capture, output, re.M)
+            if match:
+                variables = {k: v for k, v in match.groupdict().items() if v is not None}
+        data = {"output": output[-OUTPUT_KEEP:], "status": status, "on": where}
+        if error is not None:
+            return Outcome(Verdict.ERROR, error, data, variables=variables)
+        if status in attrs.ok_status:
+            return Outcome(Verdict.OK, f"exit {status}", data, variables=variables)
+        first = next((line for line in output.splitlines() if line.strip()), "")
+        return Outcome(Verdict.FAIL, f"exit {status}: {first[:160]}", data, variables=variables)
+
+    def _dry_captures(self, block: Block) -> dict[str, Any]:
+        """The names a `capture` pattern would set, as unknowns (a dry run has no output)."""
+        try:
+            groups = re.compile(self.attrs(block).capture or "").groupindex
+        except re.error:
+            return {}
+        why = f"captured from the output of {self._where(block)}, known when it runs"
+        return {name: Unknown(name, why) for name in groups}
+
+    async def _typed_gate(self, block: Block, evaluator: Evaluator, danger: str,
+                          action: str) -> Outcome | None:
+        """Ask the operator to type the block's `confirm` phrase (default: its id).
+
+        None when they typed it; otherwise the block's outcome (not confirmed, nobody to ask,
+        or a dry run's note of what it would ask before `action`).
+        """
+        attrs = self.attrs(block)
+        phrase = self._render(attrs.confirm, evaluator) if attrs.confirm is not None \
+            else block.id
+        if self.dry_run:
+            return Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
+                            f"{action}{self._unknown_note()}", variables=self._dry_captures(block))
+        prompt = self._announce_question(block, f"DANGER: {danger}\nType {phrase} to run it.")
+        answer = await self.operator.confirm(block, prompt, phrase)
+        if answer is None:
+            return Outcome(Verdict.ERROR, f"{block.id} is dangerous and needs typed "
+                            f"confirmation (headless: --answer {block.id}={phrase})")
+        self._record(Decision(by="operator", typed=True,
+                              answer="accepted" if answer.strip() == phrase else answer),
+                     block.step, block.id)
+        if answer.strip() != phrase:
+            target = attrs.on_no or ABORT  # declined with on_no=STEP: the run goes on there
+            return Outcome(Verdict.ABORTED if target == ABORT else Verdict.SKIPPED,
+                            f"not confirmed: typed {answer!r}, not {phrase!r}", flow=target)
+        return None
+
+    async def _run_script(self, block: Block, target: str | None, script: str,
+                          timeout: float) -> tuple[str, int | None, str | None]:
+        """(output, exit status, error) of a script on this machine, a node or a switch.
+
+        Note: runs the script (a child process here, or through ssh / a CLI session); the
+        output streams to the observers line by line.
+        """
+        transports = self.runner.transports
+        graph = self.runner.graph
+
+        def on_line(line: str) -> None:
+            self._stream(block, line)
+
+        if target is None:
+            result = await transports.local.run(["sh", "-c", script], timeout=timeout,
+                                                on_line=on_line)
+        elif graph is not None and target in graph.switches:
+            switch = graph.switches[target]
+            cli = CliTarget(ssh=SshTarget(name=switch.name, host=switch.mgmt or switch.name,
+                                          credentials=switch.credentials),
+                            flavor=switch.flavor.value)
+            outputs = []
+            for line in [c for c in script.split("\n") if c.strip()]:  # as rendered, checked
+                reply = await transports.cli.run(cli, line, timeout=timeout,
+                                                 retry_on_drop=False)
+                outputs.append(reply.output)
+                for text in reply.output.splitlines():
+                    on_line(text)
+                if not reply.ok:
+                    return "\n".join(outputs), None, reply.error_message or "rejected"
+            return "\n".join(outputs), 0, None
+        else:
+            node = graph.nodes.get(target) if graph is not None else None
+            host = node.mgmt if node is not None and node.mgmt else target
+            result = await transports.ssh.run(SshTarget(name=target, host=host),
+                                              ["sh", "-c", script], timeout=timeout,
+                                              on_line=on_line)
+        output = result.output
+        if result.error is not None and result.error.value != "command":
+            return output, result.exit_status, result.error_message or result.error.value
+        return output, result.exit_status, None

@@ -1,7 +1,7 @@
 """The counted scan of NCCL logs (`scan_batches`) reads exactly what reading every line does.
 
 `fabtui parse --as nccl-log` and the hang triage read big logs a batch at a time and count lines
-they have read before instead of reading them again (fabtui/parsers/nccl_log.py). Users rely on
+they have read before instead of reading them again (fabtui/parsers/nccl_log/). Users rely on
 getting the same JSON as a line-by-line read: these tests compare the two on the real samples
 and on input built to break the counting (lines cut by chunk boundaries, CRLF, no final newline,
 bytes that are not UTF-8, reports and NCCL errors open across batches, values overwritten).

@@ -16,8 +16,8 @@ from fabtui.model.parsed.nccl_log import (
     NcclLogRank,
     NcclNetDevice,
 )
-from fabtui.parsers import _nccl_log_records as records
 from fabtui.parsers import nccl_log
+from fabtui.parsers.nccl_log import _records as records
 
 PAIRS = [(records.Event, NcclLogEvent), (records.Rank, NcclLogRank),
          (records.NetDevice, NcclNetDevice), (records.Interface, NcclInterface)]

@@ -1,0 +1,317 @@
+"""Reading an NCCL log's lines in batches, each line read before replayed from its tally.
+
+Most lines of a big log repeat a line read before (every rank prints the same INFO lines, a
+restarted job prints its log again), and reading such a line again only bumps counters. So each
+batch is counted (`Counter`, in C), each distinct line is looked up once in the `Replay` tallies
+of lines already read, and only the other lines are read in order, one by one (`_read_line`,
+exactly as `read_lines` reads every line); the counted lines' tallies are then added times their
+counts. While a torchrun report or an NCCL error's follow-up lines are open, every line goes
+through `_read_line`, which may consume it. Each line is handed to its family: `_info`,
+`_warn`, `_torch` (which hands torchrun's reports to `_torchrun`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from itertools import chain, compress, pairwise
+from itertools import count as numbers
+
+from fabtui.parsers.nccl_log._info import channel_line, info_line
+from fabtui.parsers.nccl_log._records import Event, moved
+from fabtui.parsers.nccl_log._state import (
+    INERT_MAX,
+    INFO,
+    PLAIN,
+    Replay,
+    State,
+    event_dropped,
+    note_host,
+    plain_prefix,
+)
+from fabtui.parsers.nccl_log._torch import OTHER_KEYS, nccl_followup, other_line
+from fabtui.parsers.nccl_log._torchrun import child_block_line
+from fabtui.parsers.nccl_log._warn import warn_line
+
+_REPLAY_MAX = 200000
+_REPLAY_LINE_MAX = 2000
+"""Lines longer than this are never remembered: memory stays a few tens of MB at most."""
+
+
+def read_batches(state: State, batches: Iterable[list[str]]) -> None:
+    """Read the lines of `batches` (lists of consecutive lines) into `state`, numbered from 1."""
+    base = 0
+    pending: list[str] | None = None
+    for batch in batches:
+        if not batch:
+            continue
+        if pending is not None:
+            _scan_batch(state, pending, base, batch[0])
+            base += len(pending)
+        pending = batch
+    if pending is not None:
+        _scan_batch(state, pending, base, "")
+
+
+def read_lines(state: State, lines: Iterable[str], number: int, after: str) -> None:
+    """Read each of `lines` in order (numbered from `number` + 1; `after`: the line after the
+    last), as `_read_line` does, without working out what reading each again would do."""
+    info_lines = 0
+    other_keys = OTHER_KEYS.search
+    channel_cache, inert, plain = state.channel_cache, state.inert, state.plain
+    # Each line with the one after it: a WARN may wrap onto the next.
+    for line, following in pairwise(chain(lines, (after,))):
+        number += 1
+        if (state.block is not None or state.pending_nccl is not None) \
+                and _offer(state, number, line):
+            continue
+        pos = line.find("NCCL INFO")
+        if pos >= 0:
+            info_lines += 1
+            msg = line[pos + 10:].strip()
+            if msg.startswith(("Channel ", "Ring ")):
+                cached = channel_cache.get(msg)
+                if cached is None or cached[1] is not None:
+                    channel_line(state, msg, cached)
+            else:
+                notes_host = inert.get(msg)
+                if notes_host is None:
+                    info_line(state, number, line, pos, msg)
+                elif notes_host:
+                    note_host(state, line, pos)
+        elif "NCCL WARN" in line:
+            warn_line(state, number, line, following)
+        elif line in plain:
+            continue
+        elif other_keys(line):
+            other_line(state, number, line)
+        elif len(plain) < INERT_MAX:
+            plain.add(line)
+    if info_lines:
+        state.info_lines += info_lines
+        state.evidence = True
+
+
+def _scan_batch(state: State, lines: list[str], base: int, after: str) -> None:
+    """Read `lines` (numbered from `base` + 1; `after` is the line that follows the last)."""
+    counts = Counter(lines)
+    if len(counts) * 4 > len(lines) * 3:  # few lines repeat: counting would not pay
+        read_lines(state, lines, base, after)
+        return
+    replay = state.replay
+    slow: set[str] = set()
+    counted: list[tuple[str, Replay]] = []
+    for line in counts:
+        known = replay.get(line)
+        if known is not None and known.event is not None:
+            if len(state.events) < state.max_events:
+                slow.add(line)  # its event is added again, in order
+                continue
+            known = replay[line] = known._replace(dropped=1, event=None, following=None)
+        if known is None:
+            known = _replay_before_reading(state, line)
+            if known is None:
+                slow.add(line)
+                continue
+            if len(replay) < _REPLAY_MAX and len(line) <= _REPLAY_LINE_MAX:
+                replay[line] = known
+        counted.append((line, known))
+    if slow or state.block is not None or state.pending_nccl is not None:
+        _read_in_order(state, lines, base, after, slow, counts)
+    _add_replays(state, counts, counted)
+
+
+def _read_in_order(state: State, lines: list[str], base: int, after: str, slow: set[str],
+                   counts: Counter[str]) -> None:
+    """Read the `slow` lines of a batch in order; lines met while a report or an NCCL error's
+    follow-up is open are offered to it first. A counted line that is consumed so is taken off
+    `counts`, and from a line whose reading would make a replay wrong on, the rest of the batch
+    is read line by line (and taken off `counts`)."""
+    # The indexes of the slow lines, found in C (a batch is ~10,000 lines).
+    positions = list(compress(numbers(), map(slow.__contains__, lines))) if slow else []
+    replay = state.replay
+    at, count, end = 0, 0, len(lines)
+    while at < end:
+        if state.block is None and state.pending_nccl is None:
+            while count < len(positions) and positions[count] < at:
+                count += 1
+            if count == len(positions):
+                return
+            at = positions[count]
+        line = lines[at]
+        number = base + at + 1
+        following = lines[at + 1] if at + 1 < end else after
+        if line not in slow:
+            # A counted line while a report / an NCCL error is open: only that may read it.
+            if _offer(state, number, line):
+                counts[line] -= 1
+            at += 1
+            continue
+        opened = state.block is not None or state.pending_nccl is not None
+        known = None if opened else replay.get(line)
+        if known is not None and known.following not in (None, following):
+            known = None  # a WARN line read with another line after it
+        if known is not None:  # read before: its tally (and event) now suffice
+            _add_replay(state, known, 1)
+            if known.event is not None:
+                _add_copy(state, known.event, number)
+        else:
+            known = _read_line(state, number, line, following)
+            if state.replay_broken:
+                _read_rest(state, lines, base, after, at + 1, slow, counts)
+                return
+            if known is not None and not opened and state.block is None \
+                    and state.pending_nccl is None and len(replay) < _REPLAY_MAX \
+                    and len(line) <= _REPLAY_LINE_MAX:
+                replay[line] = known
+        at += 1
+
+
+def _read_rest(state: State, lines: list[str], base: int, after: str, start: int,
+               slow: set[str], counts: Counter[str]) -> None:
+    """After a reading that replays could undo (a value overwritten): forget every replay and
+    read the rest of the batch line by line."""
+    state.replay.clear()
+    state.replay_broken = False
+    rest = lines[start:]
+    counts.subtract(line for line in rest if line not in slow)
+    for offset, line in enumerate(rest):
+        index = start + offset
+        following = lines[index + 1] if index + 1 < len(lines) else after
+        _read_line(state, base + index + 1, line, following)
+    state.replay.clear()
+    state.replay_broken = False
+
+
+def _add_replays(state: State, counts: Counter[str], counted: list[tuple[str, Replay]]) \
+        -> None:
+    """Add the tallies of the `counted` lines of a batch, each times its count."""
+    info = 0
+    for line, known in counted:
+        count = counts[line]
+        if count <= 0:
+            continue
+        if known is INFO:
+            info += count
+        elif known is not PLAIN:
+            _add_replay(state, known, count)
+    if info:
+        state.info_lines += info
+        state.evidence = True
+
+
+def _add_replay(state: State, known: Replay, count: int) -> None:
+    """What reading a line `count` more times does, as its `Replay` says."""
+    if known.info:
+        state.info_lines += count
+        state.evidence = True
+    if known.warn:
+        state.warn_lines += count
+    if known.dropped:
+        state.dropped += count * known.dropped
+        state.evidence = True
+    if known.init:
+        state.init_events += count
+    if known.gdr:
+        state.gdr_enabled += count
+    if known.call is not None:
+        state.calls[known.call] = state.calls.get(known.call, 0) + count
+    if known.channel is not None:
+        use = state.channel_use.get(known.channel)
+        if use is None:
+            use = state.channel_use[known.channel] = [0, set()]
+        use[0] += count
+        if known.owner is not None:
+            use[1].add(known.owner)
+
+
+def _add_copy(state: State, event: Event, number: int) -> None:
+    """Add again the event a line read before added, now read at line `number`."""
+    if not event_dropped(state):
+        state.evidence = True
+        state.events.append(moved(event, number))
+
+
+def _replay_before_reading(state: State, line: str) -> Replay | None:
+    """The tally of reading `line` (not read before) now, when the caches on messages tell it:
+    an INFO message remembered as inert or a channel line already read, or a line that is
+    neither INFO, WARN nor a candidate for anything else; None when it must be read."""
+    pos = line.find("NCCL INFO")
+    if pos >= 0:
+        msg = line[pos + 10:].strip()
+        if msg.startswith(("Channel ", "Ring ")):
+            cached = state.channel_cache.get(msg)
+            if cached is None:
+                return None
+            name, key, owner = cached
+            return INFO if name is None or key is None else Replay(info=1, channel=key,
+                                                                   owner=owner)
+        notes_host = state.inert.get(msg)
+        if notes_host is None:
+            return None
+        if notes_host:
+            host = plain_prefix(line[:pos]).host
+            if host and host not in state.hosts:
+                return None
+        return INFO
+    if "NCCL WARN" in line:
+        return None
+    if line in state.plain or not OTHER_KEYS.search(line):
+        return PLAIN
+    return None
+
+
+def _offer(state: State, number: int, line: str) -> bool:
+    """An open torchrun report or NCCL error reads `line` first; True if it consumed it."""
+    if state.block is not None and child_block_line(state, state.block, number, line):
+        return True
+    return state.pending_nccl is not None and nccl_followup(state, number, line)
+
+
+def _read_line(state: State, number: int, line: str, following: str) -> Replay | None:
+    """Read one line (`following`: the next, "" after the last); returns what reading the same
+    line again would do (`Replay`), or None when it must be read again."""
+    if (state.block is not None or state.pending_nccl is not None) \
+            and _offer(state, number, line):
+        return None
+    pos = line.find("NCCL INFO")
+    if pos >= 0:
+        state.info_lines += 1
+        state.evidence = True
+        msg = line[pos + 10:].strip()
+        if msg.startswith(("Channel ", "Ring ")):
+            cached = state.channel_cache.get(msg)
+            # Only a NET connection (a tally key) counts each time; a P2P/SHM line
+            # noted its transport when first read.
+            if cached is None or cached[1] is not None:
+                channel_line(state, msg, cached)
+            return _replay_before_reading(state, line)
+        notes_host = state.inert.get(msg)
+        if notes_host is None:
+            return info_line(state, number, line, pos, msg)
+        if notes_host:
+            note_host(state, line, pos)
+        return INFO
+    capped = len(state.events) >= state.max_events
+    dropped = state.dropped
+    if "NCCL WARN" in line:
+        event = warn_line(state, number, line, following)
+        if event is not None:
+            return Replay(warn=1, event=event, following=following)
+        warn = 1
+    elif line in state.plain:
+        return PLAIN
+    elif OTHER_KEYS.search(line):
+        event = other_line(state, number, line)
+        if event is not None:
+            return Replay(event=event)
+        warn = 0
+    else:
+        if len(state.plain) < INERT_MAX:
+            state.plain.add(line)
+        return PLAIN
+    # Past the events cap, reading a WARN or PyTorch line again only counts it (and the event
+    # it would have been, if any); see `State.replay_broken` for the values it may overwrite.
+    if capped and state.pending_terminate is None:
+        return Replay(warn=warn, dropped=state.dropped - dropped)
+    return None

@@ -1,0 +1,237 @@
+"""What a scan of an NCCL log holds while it reads, and the helpers every line family shares.
+
+`State` holds one scan's events (capped), tallies and caches; `Replay` is what reading a line
+again would do, which the reader adds instead of reading the line again. The helpers read the
+`host:pid:tid [dev]` prefix of NCCL lines and the `[rankN]:` / `[PG .. Rank N]` tags of PyTorch
+lines, and add events while the cap allows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from fabtui.parsers.nccl_log._records import Event, Interface, NetDevice, Rank
+
+if TYPE_CHECKING:
+    from fabtui.model.parsed.nccl_log import EventType
+    from fabtui.parsers.nccl_log._torchrun import ChildBlock
+
+_RankSource = Literal["pytorch", "desync", "torchrun", "init", "text"] | None
+MESSAGE_MAX = 500
+PREFIX = re.compile(r"(?:^|[\s\]:>])([A-Za-z0-9_.\-]+):(\d+):(\d+) \[(\d+)\]")
+_WARN_SOURCE = re.compile(r"\]\s+(\S+?:\d+)(?:\s+\([^)]*\))?\s*$")
+_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+[\w.+\-]*)")
+# A log collector may number the lines (`[80746] [rank0]:[E321 02:07:08.40 File.cpp:607] ...`);
+# glog-style c10 prefixes print the month unpadded (`E321` is March 21).
+RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+)?\[rank(\d+)\]:")
+_C10_PREFIX = re.compile(r"^(?:\s*(?:\[\d+\]\s+)?\[rank\d+\]:)?\s*\[?[EWIF](?:\d{3,4} [\d:.]+"
+                         r"(?: +\d+)?)? ?[\w./\-]+:\d+\]\s*")
+PG_RANK = re.compile(r"\[(?:PG (.+?) )?Rank (\d+)\]")
+_EXCEPTION = re.compile(r"(?:^|[\s'])((?:[A-Za-z_]\w*(?:\.|::))*[A-Z]\w*(?:Error|Exception))"
+                        r"(?::\s|'|$)")
+
+INERT_MAX = 50000
+"""Inert INFO messages, and other lines that change nothing, remembered at most (each)."""
+ChannelFacts = tuple[str | None, tuple[str, int, bool] | None, int | None]
+
+
+class Replay(NamedTuple):
+    """What reading a line again does: counters to add (each times the line's count)."""
+
+    info: int = 0
+    warn: int = 0
+    dropped: int = 0
+    init: int = 0
+    gdr: int = 0
+    call: str | None = None
+    channel: tuple[str, int, bool] | None = None
+    owner: int | None = None
+    event: Event | None = None
+    """The event the line adds again (a copy with its own line number) while there is room:
+    such lines are read in order, not counted. Past the events cap it only counts as dropped."""
+    following: str | None = None
+    """For a WARN line's event: the next line it was read with (a WARN may wrap onto it)."""
+
+
+PLAIN = Replay()
+INFO = Replay(info=1)
+INIT_DROPPED = Replay(info=1, init=1, dropped=1)
+DROPPED_INFO = Replay(info=1, dropped=1)
+GDR_ENABLED = Replay(info=1, gdr=1)
+
+
+@dataclass
+class Prefix:
+    """A line's `host:pid:tid [dev]` prefix, and a WARN line's source `file.cc:LINE`."""
+
+    host: str | None = None
+    pid: int | None = None
+    device: int | None = None
+    source: str | None = None
+
+
+@dataclass(slots=True)
+class State:
+    """One scan: its events, tallies and caches, and the reports it has open."""
+
+    max_events: int
+    """Events kept (`MAX_EVENTS` of the package, read when the scan starts); past it, counted."""
+    init_events_max: int
+    """init_complete events kept (`_INIT_EVENTS_MAX`)."""
+    events: list[Event] = field(default_factory=list)
+    dropped: int = 0
+    versions: dict[str, None] = field(default_factory=dict)
+    hosts: dict[str, None] = field(default_factory=dict)
+    ranks: dict[tuple[object, ...], Rank] = field(default_factory=dict)
+    pid_rank: dict[tuple[str | None, int], tuple[int, int]] = field(default_factory=dict)
+    topo: dict[tuple[str | None, int | None, str], tuple[int, int, int]] = \
+        field(default_factory=dict)
+    watchdogs: dict[tuple[int | None, int | None], Event] = field(default_factory=dict)
+    desync_ops: dict[int, str] = field(default_factory=dict)
+    net_devices: dict[tuple[object, ...], NetDevice] = field(default_factory=dict)
+    oob: dict[tuple[str, str], Interface] = field(default_factory=dict)
+    bootstrap: dict[tuple[str, str], Interface] = field(default_factory=dict)
+    relaxed_ordering: bool | None = None
+    networks: dict[str, None] = field(default_factory=dict)
+    plugins: dict[str, None] = field(default_factory=dict)
+    ofi_provider: str | None = None
+    channel_transports: dict[str, None] = field(default_factory=dict)
+    channel_use: dict[tuple[str, int, bool], list[Any]] = field(default_factory=dict)
+    channel_cache: dict[str, ChannelFacts] = field(default_factory=dict)
+    inert: dict[str, bool] = field(default_factory=dict)
+    """INFO messages whose reading again would change nothing (TUNER/Plugin lines, settings
+    already kept), mapped to whether their line's host is still to be noted."""
+    plain: set[str] = field(default_factory=set)
+    """Other lines (neither INFO nor WARN) that changed nothing and never can: skipped."""
+    using_cache: dict[tuple[str, str], list[tuple[object, ...]]] = field(default_factory=dict)
+    init_events: int = 0
+    ring_gdr: set[int] = field(default_factory=set)
+    gdr_enabled: int = 0
+    gdr_disabled: dict[str, None] = field(default_factory=dict)
+    channels: dict[str, int] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    info_lines: int = 0
+    warn_lines: int = 0
+    block: ChildBlock | None = None
+    pending_terminate: Event | None = None
+    pending_line: int = 0
+    pending_nccl: Event | None = None
+    """An NCCL error whose `ncclXxxError:` / `Last error:` lines may follow (PyTorch >= 2.0)."""
+    pending_nccl_line: int = 0
+    last_error_next: bool = False
+    nranks: int | None = None
+    n_nodes: int | None = None
+    local_ranks: int | None = None
+    cuda_driver: int | None = None
+    evidence: bool = False
+    replay: dict[str, Replay] = field(default_factory=dict)
+    """Lines read before, by what reading each again does (see `scan_batches`)."""
+    replay_broken: bool = False
+    """Set by a reading that overwrote a value a replayed line had set (a communicator's
+    topology, a desync's op, a rank entry taken over): replays could then undo it, so the
+    remembered replays are dropped and the batch's rest is read line by line."""
+
+
+def line_prefix(head: str, *, source: bool = False) -> Prefix:
+    """The `host:pid:tid [dev]` prefix of a line; callers never change the returned value."""
+    if not source:
+        return plain_prefix(head)
+    match = PREFIX.search(head)
+    if match is None:
+        return Prefix()
+    found = Prefix(host=match.group(1), pid=int(match.group(2)), device=int(match.group(4)))
+    where = _WARN_SOURCE.search(head[match.end() - 1:])
+    found.source = where.group(1) if where else None
+    return found
+
+
+@lru_cache(maxsize=65536)
+def plain_prefix(head: str) -> Prefix:
+    # One process's threads print the same heads again and again: read each once.
+    match = PREFIX.search(head)
+    if match is None:
+        return Prefix()
+    return Prefix(host=match.group(1), pid=int(match.group(2)), device=int(match.group(4)))
+
+
+def note_host(state: State, line: str, pos: int) -> None:
+    host = plain_prefix(line[:pos]).host
+    if host:
+        state.hosts.setdefault(host, None)
+
+
+def add_host(state: State, host: str | None) -> None:
+    if host:
+        state.hosts.setdefault(host, None)
+
+
+def note_version(state: State, text: str) -> None:
+    match = _VERSION.search(text)
+    if match:
+        state.versions.setdefault(match.group(1), None)
+
+
+def clean_message(line: str) -> str:
+    """A PyTorch line's message: its c10 and `[rankN]:` prefixes cut, `MESSAGE_MAX` long."""
+    text = _C10_PREFIX.sub("", line, count=1)
+    text = RANK_PREFIX.sub("", text, count=1).strip()
+    return text[:MESSAGE_MAX]
+
+
+def int_group(match: re.Match[str] | None, index: int = 1) -> int | None:
+    if match is None or match.group(index) is None:
+        return None
+    return int(match.group(index))
+
+
+def event_dropped(state: State) -> bool:
+    """True (and counted) when an event would be dropped: the cap is reached, so a caller can
+    skip building it. Long logs have tens of thousands past the cap."""
+    if len(state.events) < state.max_events:
+        return False
+    state.evidence = True
+    state.dropped += 1
+    return True
+
+
+def add_event(state: State, event: Event) -> bool:
+    """Keep `event` (True), or count it as dropped when the cap is reached."""
+    state.evidence = True
+    if len(state.events) >= state.max_events:
+        state.dropped += 1
+        return False
+    state.events.append(event)
+    return True
+
+
+def pytorch_rank(line: str) -> tuple[int | None, str | None, _RankSource]:
+    """Rank and process group from `[PG ... Rank N]` / `[Rank N]`, else the `[rankN]:` prefix."""
+    tagged = PG_RANK.search(line)
+    if tagged:
+        return int(tagged.group(2)), tagged.group(1), "pytorch"
+    prefix = RANK_PREFIX.match(line)
+    if prefix:
+        return int(prefix.group(1)), None, "pytorch"
+    return None, None, None
+
+
+def add_simple(state: State, number: int, line: str, kind: EventType) -> Event | None:
+    """The `kind` event of a PyTorch or torchrun line, from the line alone; None past the cap."""
+    if event_dropped(state):
+        return None
+    rank, pg, source = pytorch_rank(line)
+    event = Event(type=kind, rank=rank, rank_source=source, host=None,
+                  seq=None, op=None, timeout_ms=None, peer=None, status=None,
+                  line=number, message=clean_message(line), pg=pg,
+                  exception=exception_name(line))
+    return event if add_event(state, event) else None
+
+
+def exception_name(line: str) -> str | None:
+    found = _EXCEPTION.search(line)
+    return found.group(1) if found else None

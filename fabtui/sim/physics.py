@@ -1,6 +1,6 @@
 """The physical layer of a simulated link: received light -> pre-FEC BER -> what RS-FEC does.
 
-Pure functions, no state: the simulation (core.py) asks them for rates, integrates the rates over
+Pure functions, no state: the simulation (optics.py) asks them for rates, integrates the rates over
 its timeline, and every view (ethtool -S, mlxlink -c, SONiC fec-stats / fec-histogram, EOS
 counters) prints the same integrals, so the layers cannot disagree.
 

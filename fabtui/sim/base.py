@@ -1,0 +1,190 @@
+"""The simulator's shared state, and the layer every other one stands on: the faults as resolved,
+determinism, and the cabling as it really is.
+
+`SimBase` is the bottom of `Sim`'s layers (core.py composes them; links.py, optics.py, pfc.py
+and traffic.py each add one): it builds the state they all read and the caches they fill, so
+the whole of a simulation's state is set up in one place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+
+from fabtui.model.topology import Topology, split_endpoint
+from fabtui.sim import physics
+from fabtui.sim.faults import Fault, resolve_all
+from fabtui.sim.scenario import FaultKind, FaultSpec, Scenario
+from fabtui.topology.graph import FabricGraph
+
+INF = math.inf
+DEFAULT_EPOCH = 1_795_996_800.0
+"""2026-11-30 00:00:00 UTC: t=0 when no state file says when the scenario started."""
+
+
+class SimBase:
+    """The state of a topology playing a scenario, and the look-ups every layer uses.
+
+    Writes (at construction): `topology`, `epoch`, `scenario`, `seed`, `graph`, `faults`,
+    `_repairs`, `_shut`, `_by_link` and `_breakpoints` (the fault and shut edges; `Sim` adds
+    the ones the upper layers know), and every layer's caches, empty. Reads and fills
+    `_cablings` (the real cabling) and `_ports` (each switch's cabled ports)."""
+
+    def __init__(self, topology: Topology, scenario: Scenario, *, seed: int,
+                 extra: Sequence[FaultSpec], source: str, lines: list[int | None] | None,
+                 epoch: float, repairs: Sequence[tuple[str, float]],
+                 shut: Sequence[tuple[str, float, float | None]]) -> None:
+        self.topology = topology
+        self.epoch = epoch
+        """Wall-clock time (Unix seconds) of the scenario's t=0, for log timestamps."""
+        self.scenario = scenario
+        self.seed = seed
+        self.graph = FabricGraph(topology)
+        self.faults: list[Fault] = [self._repaired(f, repairs) for f in resolve_all(
+            self.graph, [*scenario.timeline, *extra], source, lines)]
+        self._repairs: dict[int, list[tuple[str, float]]] = {}
+        """Link -> the repairs done on it (a swapped optic reports a new serial)."""
+        for component, at in repairs:
+            repaired = self.link_of(component)
+            if repaired is not None:
+                self._repairs.setdefault(repaired, []).append((component, at))
+        self._shut: dict[int, list[tuple[float, float]]] = {}
+        """Links whose switch port an operator shut, with when (admin down)."""
+        for endpoint, start, end in shut:
+            link = self.link_of(endpoint)
+            if link is not None:
+                self._shut.setdefault(link, []).append((start, INF if end is None else end))
+        self._by_link: dict[int, list[Fault]] = {}
+        for fault in self.faults:
+            if fault.link is not None:
+                self._by_link.setdefault(fault.link, []).append(fault)
+        for link in self._shut:
+            self._by_link.setdefault(link, [])
+        edges = {f.spec.at for f in self.faults} | \
+            {f.spec.until for f in self.faults if f.spec.until is not None}
+        edges |= {edge for windows in self._shut.values() for window in windows
+                  for edge in window if edge != INF}
+        self._breakpoints = sorted(edges)
+        # Caches, empty until the layer that reads each fills it. This one:
+        self._cablings: dict[tuple[int, ...], tuple[dict[tuple[str, str], str],
+                                                     dict[str, tuple[str, str]]]] = {}
+        self._ports: dict[str, list[str]] | None = None
+        # links.py:
+        self._windows: dict[int, list[tuple[float, float]]] = {}
+        self._window_indexes: dict[int, tuple[list[float], list[float]]] = {}
+        self._uplinks: dict[str, list[int]] = {}
+        self._host_link: dict[int, bool] = {}
+        self._leaf: dict[int, str | None] = {}
+        # optics.py, pfc.py and traffic.py:
+        self._steady: dict[tuple[int, str], tuple[float, physics.FecRates]] = {}
+        self._cycles: dict[int, list[tuple[str, str, int]]] = {}
+        self._failure: tuple[tuple[float, int] | None] | None = None
+
+    def link_of(self, component: str) -> int | None:
+        """The link of a switch port, a NIC (`node:mlx5_N`) or an optic id."""
+        if component in self.graph.optics:
+            return self.graph.optics[component]
+        if component in self.graph.port_links:
+            return self.graph.port_links[component]
+        device, port = split_endpoint(component)
+        nic = self.graph.find_nic(device, port)
+        attachment = self.graph.attachments.get((device, nic.name)) if nic else None
+        return attachment.link_index if attachment else None
+
+    def _repaired(self, fault: Fault, repairs: Sequence[tuple[str, float]]) -> Fault:
+        """`fault` ended at the first repair of its component (or of its link) after it began."""
+        for component, at in repairs:
+            same = component == fault.spec.component or component == fault.host or (
+                fault.link is not None and self.link_of(component) == fault.link)
+            if same and fault.spec.at <= at and (fault.spec.until is None or
+                                                 at < fault.spec.until):
+                return dataclasses.replace(fault, spec=fault.spec.model_copy(
+                    update={"until": at}))
+        return fault
+
+    # determinism ------------------------------------------------------------------------------
+    def noise(self, *key: object) -> float:
+        """A stable pseudo-random number in [0, 1) for `key` (and this seed)."""
+        digest = hashlib.blake2b(repr((self.seed, *key)).encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big") / 2**64
+
+    def base(self, *key: object, scale: float = 1e9) -> int:
+        """A counter's value before the scenario began (devices have been up for a while)."""
+        return int(self.noise("base", *key) * scale)
+
+    # faults ----------------------------------------------------------------------------------
+    def active(self, kind: FaultKind, t: float) -> list[Fault]:
+        """Faults of `kind` in effect at `t`."""
+        return [f for f in self.faults if f.kind is kind and f.active(t)]
+
+    def breakpoints(self) -> list[float]:
+        """Times at which some fault starts or ends."""
+        return self._breakpoints
+
+    def switch_ports(self, switch: str) -> list[str]:
+        """The cabled ports of `switch`, in the order the switch lists them (natural order)."""
+        if self._ports is None:
+            found: dict[str, list[str]] = {}
+            for key in self.graph.port_links:
+                device, port = split_endpoint(key)
+                if device in self.graph.switches:
+                    found.setdefault(device, []).append(port)
+            self._ports = {name: sorted(names, key=_natural) for name, names in found.items()}
+        return self._ports.get(switch, [])
+
+    # cabling ---------------------------------------------------------------------------------
+    def _cabling_for(self, t: float | None) -> tuple[dict[tuple[str, str], str],
+                                                      dict[str, tuple[str, str]]]:
+        """The real cabling at `t` (None: with every rank-mapping swap ever planted), and the
+        reverse map `switch:port` -> (host, nic). A re-cabled swap (a repair) undoes itself."""
+        swaps = tuple(i for i, f in enumerate(self.faults)
+                      if f.kind is FaultKind.RANK_MAPPING and (t is None or f.active(t)))
+        cached = self._cablings.get(swaps)
+        if cached is not None:
+            return cached
+        actual = {key: f"{a.switch}:{a.port}" for key, a in self.graph.attachments.items()}
+        for index in swaps:
+            fault = self.faults[index]
+            if fault.host and fault.nic and fault.partner:
+                one, other = (fault.host, fault.nic), (fault.host, fault.partner)
+                actual[one], actual[other] = actual[other], actual[one]
+        landed = {where: key for key, where in actual.items()}
+        self._cablings[swaps] = (actual, landed)
+        return actual, landed
+
+    def actual_port(self, host: str, nic: str, t: float | None = None) -> str | None:
+        """Where the cable of `host:nic` really lands (`switch:port`) at `t`."""
+        return self._cabling_for(t)[0].get((host, nic))
+
+    def neighbor(self, switch: str, port: str,
+                 t: float | None = None) -> tuple[str, str] | None:
+        """What LLDP on `switch:port` sees at `t`: (device, its port) at the far end of the
+        real cable."""
+        target = f"{switch}:{port}"
+        landed = self._cabling_for(t)[1].get(target)
+        if landed is not None:
+            host, nic = landed
+            found = self.graph.find_nic(host, nic)
+            return host, (found.netdev or nic) if found else nic
+        far = self.graph.far_end(target)
+        if far is None:
+            return None
+        device, far_port = split_endpoint(far)
+        return (device, far_port) if device in self.graph.switches else None
+
+    def real_link(self, switch: str, port: str, t: float | None = None) -> int | None:
+        """The topology link of whatever is really cabled at `switch:port` at `t`."""
+        endpoint = f"{switch}:{port}"
+        landed = self._cabling_for(t)[1].get(endpoint)
+        if landed is not None:
+            attachment = self.graph.attachments.get(landed)
+            return attachment.link_index if attachment else None
+        return self.graph.port_links.get(endpoint)
+
+
+def _natural(name: str) -> list[int | str]:
+    """`Ethernet8` before `Ethernet16`."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]

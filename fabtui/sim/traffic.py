@@ -1,0 +1,192 @@
+"""Traffic: the workload's pace, the bytes every link carries, ECN and CNP, and the bus bandwidth
+collectives reach.
+
+The workload (a training job at a share of line rate) moves bytes on every rail while it runs
+and nothing while it hangs or after it died of a flap longer than its IB retry window; a
+straggler slows the whole job. With PXN (NCCL's default) the job's traffic stays on its rails:
+leaf uplinks carry background traffic and the NICs cabled to the wrong leaf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+
+from fabtui.model.topology import Nic, split_endpoint
+from fabtui.sim.pfc import PfcLayer
+from fabtui.sim.scenario import FaultKind
+from fabtui.topology.expected import (
+    expected_busbw,
+    expected_rdma_gbps,
+    ib_retry_window_s,
+    node_shape,
+)
+
+BACKGROUND_UPLINK_SHARE = 0.02
+"""Share of a leaf uplink's line rate that is not the job's (storage, checkpoints, control)."""
+
+
+class TrafficLayer(PfcLayer):
+    """The job's pace, link rates and bytes moved, congestion signals and busbw.
+
+    Reads `scenario` (the workload), `faults`, `graph`, the cabling, the link layer and the PFC
+    layer (a storm pauses the traffic through its leaf). Fills the cache `_failure` (when the
+    job dies of a long flap) and `_behind`'s (the leaves behind each host)."""
+
+    # workload --------------------------------------------------------------------------------
+    def retry_window_s(self) -> float:
+        """Seconds a link of the job may be down before its IB QPs give up (completion
+        error 12): 4.096 us x 2^NCCL_IB_TIMEOUT x (NCCL_IB_RETRY_CNT + 1), from the job's
+        NCCL version and environment (fabtui.topology.expected.ib_retry_window_s)."""
+        workload = self.scenario.workload
+        return ib_retry_window_s(workload.nccl_version, workload.nccl_env)
+
+    def job_failure(self) -> tuple[float, int] | None:
+        """(when, link) the job dies of a flap longer than its retry window, or None: the
+        first down window of a host link that outlasts `retry_window_s`."""
+        if self._failure is None:
+            window = self.retry_window_s()
+            found: tuple[float, int] | None = None
+            for fault in self.faults:
+                if fault.kind is not FaultKind.LINK_FLAP or fault.link is None or \
+                        not self._is_host_link(fault.link):
+                    continue
+                for start, end in self.down_windows(fault.link):
+                    if end - start > window and (found is None or start + window < found[0]):
+                        found = (start + window, fault.link)
+                        break
+            self._failure = (found,)
+        return self._failure[0]
+
+    def job_factor(self, t: float) -> float:
+        """How fast the job runs at `t` (0: stalled by a hang, or dead of a long flap; < 1: a
+        straggler holds it)."""
+        if self.active(FaultKind.NCCL_HANG, t):
+            return 0.0
+        failure = self.job_failure()
+        if failure is not None and t >= failure[0]:
+            return 0.0
+        factor = 1.0
+        for fault in self.active(FaultKind.SLOW_NODE, t):
+            factor = min(factor, float(fault.spec.params.get("job_factor", 0.6)))
+        return factor
+
+    def rate(self, link: int, t: float) -> float:
+        """Bytes per second the link carries in each direction at `t`."""
+        if not self.link_up(link, t):
+            return 0.0
+        line = self.link_speed(link) * 1e9 / 8
+        jitter = 0.97 + 0.06 * self.noise("rate", link)
+        if self._is_host_link(link):
+            share = self.scenario.workload.utilization * jitter * self.job_factor(t)
+            for fault in self.storming(t):
+                if fault.link == link:
+                    share *= 0.05  # the storming NIC is paused itself: almost nothing moves
+            return line * share
+        # With PXN (NCCL's default, NCCL_PXN_DISABLE=0) a GPU's traffic to another rail
+        # first crosses NVLink to the local GPU of that rail, so the job's collectives stay
+        # on their rail's leaf: uplinks carry background traffic (storage, checkpoints) and
+        # only the NICs whose cable lands on another rail's leaf (crossed cables).
+        share = BACKGROUND_UPLINK_SHARE * jitter
+        leaf = self._leaf_of_link(link)
+        if leaf is not None:
+            ups = self.uplinks(leaf)
+            crossing = self._crossing_nics(leaf, t)
+            if ups and crossing:
+                share += crossing * self.scenario.workload.utilization * \
+                    self.job_factor(t) / len(ups)
+            alive = len(ups) - sum(1 for u in ups if u in self._by_link and
+                                   not self.link_up(u, t)) or 1
+            share *= len(ups) / alive
+            if any(f.switch == leaf for f in self.active(FaultKind.INTERFERENCE, t)):
+                share += 0.45 * jitter  # the other job's traffic shares these uplinks
+        return line * min(share, 0.98)
+
+    def _crossing_nics(self, leaf: str, t: float) -> int:
+        """NICs whose traffic must cross the spines at `leaf`: the topology cables every NIC
+        to its rail's leaf, so only swapped cables (rank-mapping) put a NIC of another rail on
+        `leaf` or take one of its rail elsewhere."""
+        count = 0
+        for fault in self.faults:
+            if fault.kind is not FaultKind.RANK_MAPPING or not fault.active(t) or \
+                    fault.host is None:
+                continue
+            for nic in (fault.nic, fault.partner):
+                nominal = split_endpoint(self.graph.far_end(f"{fault.host}:{nic}") or "")[0]
+                landed = split_endpoint(self.actual_port(fault.host, nic or "", t) or "")[0]
+                if nominal != landed and leaf in (nominal, landed):
+                    count += 1
+        return count
+
+    def bytes_moved(self, link: int, t: float) -> int:
+        """Bytes the link carried in one direction over [0, t]."""
+        return int(self.integrate(lambda x: self.rate(link, x), t, link))
+
+    # ECN and CNP -----------------------------------------------------------------------------
+    def congestion(self, host: str, nic: Nic, t: float) -> tuple[float, float]:
+        """(ECN-marked packets received, CNPs) per second for a NIC (another job's traffic)."""
+        where = self.actual_port(host, nic.name) or ""
+        leaf = split_endpoint(where)[0]
+        base = 3.0 + 5.0 * self.noise("cnp", host, nic.name)
+        for fault in self.active(FaultKind.INTERFERENCE, t):
+            if fault.switch == leaf:
+                return 52000.0, 21000.0
+        return base * 2.5, base
+
+    # collective performance ------------------------------------------------------------------
+    def busbw(self, nodes: Sequence[str], t: float, size: int, *,
+              collective: str = "all_reduce", pxn: bool = True) -> float:
+        """Bus bandwidth (GB/s) of `collective` over `nodes` at message `size`.
+
+        A healthy fabric reaches what fabtui.topology.expected derives from the topology (the
+        figure the probes judge against, PXN included); faults take their share from there.
+        With PXN (the default) alltoall stays on each rail's leaf; without it
+        (`NCCL_PXN_DISABLE=1`) it crosses the spines and each leaf's lost uplinks cut it."""
+        slow = {f.host for f in self.active(FaultKind.SLOW_NODE, t)}
+        gdr_off = {f.host for f in self.active(FaultKind.GDR_OFF, t)}
+        interference = {f.switch for f in self.active(FaultKind.INTERFERENCE, t)}
+        shape = node_shape(self.graph.nodes[n] for n in nodes if n in self.graph.nodes)
+        expected = None
+        if shape is not None:
+            # broadcast / reduce have no model of their own: they move what all_reduce moves.
+            expected = expected_busbw(collective, max(len(nodes), 1), shape) or \
+                expected_busbw("all_reduce", max(len(nodes), 1), shape)
+        peak = expected.value if expected is not None else 0.0
+        if len(nodes) > 1:
+            if gdr_off & set(nodes):
+                peak *= 0.52
+            if interference and any(self._behind(n) & interference for n in nodes):
+                peak *= 0.7
+            storming = {self._leaf_of_link(f.link) for f in self.storming(t)
+                        if f.link is not None and self.link_up(f.link, t)}
+            if storming and any(self._behind(n) & storming for n in nodes):
+                peak *= 0.25  # the paused leaf holds every rail flow through it
+            if collective == "alltoall" and not pxn:
+                # Without PXN a GPU sends to every other rail through its own NIC: (G-1)/G of
+                # alltoall crosses the spines, so each leaf's lost uplinks cut it.
+                peak *= min((self._uplink_share(leaf, t) for n in nodes
+                             for leaf in self._behind(n)), default=1.0)
+        if slow & set(nodes):
+            peak *= 0.55
+        if self.active(FaultKind.NCCL_HANG, t) and len(nodes) > 1:
+            return 0.0
+        jitter = 0.995 + 0.01 * self.noise("bw", tuple(nodes), size)  # stable run to run
+        return peak * size / (size + 6e6) * jitter
+
+    @staticmethod
+    def rdma_ceiling(speed_gbps: int) -> float:
+        """Gb/s a healthy RDMA write reaches between two NICs of `speed_gbps`."""
+        return expected_rdma_gbps(speed_gbps).value
+
+    def _uplink_share(self, leaf: str, t: float) -> float:
+        """The share of `leaf`'s uplink capacity that is up at `t`."""
+        ups = self.uplinks(leaf) if leaf in self.graph.switches else []
+        if not ups:
+            return 1.0
+        return sum(1 for u in ups if self.link_up(u, t)) / len(ups)
+
+    @cache  # noqa: B019 - a Sim lives as long as its topology; the cache is small
+    def _behind(self, host: str) -> frozenset[str]:
+        node = self.graph.nodes[host]
+        return frozenset(split_endpoint(self.actual_port(host, nic.name) or "")[0]
+                         for nic in node.nics)

@@ -36,10 +36,10 @@ from fabtui.paths import demo_topology
 from fabtui.runbooks.expr import Evaluator, ExprError, render_cli_lines
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import ensure_state
+from fabtui.sim.transports import SimCliTransport, SimSshTransport
 from fabtui.transports import cli_line
 from fabtui.transports.cli_session import CliSession, CliTarget, _clean
 from fabtui.transports.output import OutputCollector
-from fabtui.transports.sim import SimCliTransport, SimSshTransport
 from fabtui.transports.ssh import SshTarget
 
 LEAF = "leaf-g00-r0"

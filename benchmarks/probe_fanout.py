@@ -36,7 +36,7 @@ from fabtui.sim import latency
 from fabtui.sim.inprocess import InProcessSimSshTransport
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import build_sim, fresh_state, write_state
-from fabtui.transports.sim import SimSshTransport
+from fabtui.sim.transports import SimSshTransport
 
 LATENCY_S = 0.5
 

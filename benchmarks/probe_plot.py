@@ -45,8 +45,8 @@ def _import_s(module: str, runs: int) -> float:
 
 def _series():  # type: ignore[no-untyped-def]
     from fabtui.config import load_settings
+    from fabtui.views.console import busbw_series
     from fabtui.workspace import Workspace
-    from fabtui.workspace.console import busbw_series
 
     result = asyncio.run(Workspace(load_settings()).run_probe("nccl.all_reduce", "node001", {}))
     series = busbw_series(result)

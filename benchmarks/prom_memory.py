@@ -48,9 +48,9 @@ from prom_refresh import build, rss_mb  # noqa: E402
 
 from fabtui.config import load_settings  # noqa: E402
 from fabtui.prom.rules import CLOCK, DEVICE_CLOCK, every_sieve, sieve_name  # noqa: E402
+from fabtui.views.fabricmap import FabricMap  # noqa: E402
+from fabtui.views.status import FabricStatus, PollState  # noqa: E402
 from fabtui.workspace import Workspace  # noqa: E402
-from fabtui.workspace.fabricmap import FabricMap  # noqa: E402
-from fabtui.workspace.live import FabricStatus, PollState  # noqa: E402
 from tests.prom_server import free_port  # noqa: E402
 
 TERM = re.compile(r"fabtui:clock:(\w+)(?:\{([^}]*)\})?")

@@ -54,9 +54,9 @@ from fabtui.sim.inprocess import InProcessSimSshTransport  # noqa: E402
 from fabtui.sim.state import build_sim, read_state, state_file  # noqa: E402
 from fabtui.topology.export import dump_yaml  # noqa: E402
 from fabtui.topology.generate import RailOptimizedParams, rail_optimized  # noqa: E402
+from fabtui.views.fabricmap import FabricMap  # noqa: E402
+from fabtui.views.status import FabricStatus, Health, PollState  # noqa: E402
 from fabtui.workspace import Workspace  # noqa: E402
-from fabtui.workspace.fabricmap import FabricMap  # noqa: E402
-from fabtui.workspace.live import FabricStatus, Health, PollState  # noqa: E402
 from fabtui.workspace.promsource import PrometheusSource, live_source  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))

@@ -27,8 +27,8 @@ from pathlib import Path
 from fabtui.paths import demo_topology, shipped_templates
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, write_state
+from fabtui.sim.transports import SimCliTransport, SimSshTransport
 from fabtui.transports.cli_session import CliTarget
-from fabtui.transports.sim import SimCliTransport, SimSshTransport
 from fabtui.transports.ssh import SshTarget
 
 NODE = SshTarget(name="node001", host="node001")

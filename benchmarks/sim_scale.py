@@ -33,10 +33,10 @@ from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind, FaultSpec, Scenario
 from fabtui.sim.state import SimState, write_state
 from fabtui.sim.switch_cli import reply
+from fabtui.sim.transports import SimCliTransport
 from fabtui.topology.export import dump_yaml
 from fabtui.topology.generate import RailOptimizedParams, rail_optimized
 from fabtui.transports.cli_session import CliTarget
-from fabtui.transports.sim import SimCliTransport
 from fabtui.transports.ssh import SshTarget
 
 PARAMS = RailOptimizedParams(name="sim-1024", nodes=1024, gpus_per_node=8, rails=8,

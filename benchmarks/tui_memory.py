@@ -50,8 +50,8 @@ from benchmarks.tui_scale import FRAME_GOAL_MS, KEY_GOAL_MS, SIZE, generate, rss
 from fabtui.config import load_settings  # noqa: E402
 from fabtui.model.probe import ProbeResult  # noqa: E402
 from fabtui.model.verdict import Verdict  # noqa: E402
+from fabtui.views.fabricmap import FabricMap, HostCell  # noqa: E402
 from fabtui.workspace import Workspace  # noqa: E402
-from fabtui.workspace.fabricmap import FabricMap, HostCell  # noqa: E402
 from tests.tui_support import result  # noqa: E402
 
 CHECKPOINTS = (60, 300, 600)

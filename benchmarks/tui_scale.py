@@ -72,7 +72,7 @@ def update(app, rng: random.Random, at: float) -> None:  # type: ignore[no-untyp
 
 async def measure_app(topology: Path, updates: int) -> dict[str, list[float]]:
     from fabtui.tui.app import FabtuiApp
-    from fabtui.workspace.live import PollState
+    from fabtui.views.status import PollState
 
     settings = dataclasses.replace(load_settings(), topology=topology, simulated=True,
                                    topology_is_default=False)

@@ -65,7 +65,7 @@ PRELOAD = (
     "fabtui.runbooks.testing", "fabtui.runbooks.lint", "fabtui.topology.graph",
     "fabtui.topology.generate", "fabtui.cases.library", "fabtui.cases.index",
     "fabtui.cases.similar", "fabtui.cases.filing", "fabtui.reports.build", "fabtui.triage.run",
-    "fabtui.sim.core", "fabtui.sim.state", "fabtui.sim.client", "fabtui.transports.sim",
+    "fabtui.sim.core", "fabtui.sim.state", "fabtui.sim.client", "fabtui.sim.transports",
     "fabtui.probes.catalog", "fabtui.probes.pfc_paths", "fabtui.parsers.kernel_log",
     "fabtui.parsers.lldp", "fabtui.parsers.nvidia_smi_q", "fabtui.parsers.fec_stats",
     "fabtui.parsers.pfc_counters", "fabtui.topology.routes", "fabtui.topology.blast",

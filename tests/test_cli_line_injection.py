@@ -19,9 +19,9 @@ from click.testing import Result
 
 from fabtui.model.transport import ErrorKind
 from fabtui.sim.state import read_state
+from fabtui.sim.transports import SimCliTransport, SimSshTransport
 from fabtui.transports import cli_line
 from fabtui.transports.cli_session import CliSession, CliTarget
-from fabtui.transports.sim import SimCliTransport, SimSshTransport
 from fabtui.transports.ssh import SshTarget
 
 LEAF = "leaf-g00-r0"

@@ -12,8 +12,8 @@ import pytest
 
 from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
-from fabtui.workspace.fabricmap import FabricMap, FilterError, Layer, parse_filter
-from fabtui.workspace.live import (
+from fabtui.views.fabricmap import FabricMap, FilterError, Layer, parse_filter
+from fabtui.views.status import (
     FabricSnapshot,
     FabricStatus,
     Health,

@@ -218,7 +218,8 @@ def test_a_workspace_sweep_confirms_the_set_as_named(config: Path) -> None:
 
 
 def test_the_live_poller_never_runs_a_dangerous_probe(config: Path) -> None:
-    from fabtui.workspace.live import PlanItem, ProbeSource
+    from fabtui.views.status import PlanItem
+    from fabtui.workspace.probesource import ProbeSource
 
     async def one_round(source: ProbeSource) -> list[str]:
         return [result.probe async for result, _ in source.poll()]

@@ -30,10 +30,10 @@ from fabtui.sim.latency import parse as parse_latency
 from fabtui.sim.node_commands import run as node_run
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import SimState, build_sim, fresh_state, write_state
+from fabtui.sim.transports import SimCliTransport, SimSshTransport
 from fabtui.transports.local import result_from
 from fabtui.transports.output import LineCallback
 from fabtui.transports.process import ProcessOutcome
-from fabtui.transports.sim import SimCliTransport, SimSshTransport
 from fabtui.transports.ssh import SshTarget, SshTransport
 
 CATALOG = load_catalog([shipped_dir("probes")])

@@ -23,9 +23,9 @@ import pytest
 from fabtui.config import load_settings
 from fabtui.model.probe import ProbeResult
 from fabtui.prom.client import PromClient, PromError
+from fabtui.views.fabricmap import FabricMap
+from fabtui.views.status import FabricStatus, Health, PollState
 from fabtui.workspace import Workspace
-from fabtui.workspace.fabricmap import FabricMap
-from fabtui.workspace.live import FabricStatus, Health, PollState
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.prom_server import free_port
 

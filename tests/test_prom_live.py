@@ -23,9 +23,9 @@ from fabtui.paths import demo_topology, shipped_templates
 from fabtui.sim.exporter import Exporter, scrape_config
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
+from fabtui.views.fabricmap import FabricMap
+from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState
 from fabtui.workspace import Workspace
-from fabtui.workspace.fabricmap import FabricMap
-from fabtui.workspace.live import FabricSnapshot, FabricStatus, Health, PollState
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.prom_server import PrometheusServer, require_prometheus
 

@@ -19,10 +19,10 @@ from fabtui.probes.runner import ProbeRunner, Transports
 from fabtui.sim.node_commands import ethtool_counters
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import TIME_VAR, build_sim, fresh_state, write_state
+from fabtui.sim.transports import SimCliTransport, SimSshTransport
 from fabtui.transports import clock
 from fabtui.transports import ssh as ssh_module
 from fabtui.transports.cli_session import CliTarget
-from fabtui.transports.sim import SimCliTransport, SimSshTransport
 from fabtui.transports.ssh import SshTarget, SshTransport
 
 CATALOG = load_catalog([shipped_dir("probes")])

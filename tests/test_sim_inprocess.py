@@ -19,8 +19,8 @@ from fabtui.sim.inprocess import InProcessSimSshTransport
 from fabtui.sim.latency import LATENCY_VAR
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import TIME_VAR, fresh_state, write_state
+from fabtui.sim.transports import SimSshTransport
 from fabtui.transports import clock
-from fabtui.transports.sim import SimSshTransport
 from fabtui.transports.ssh import SshOptions, SshTarget, SshTransport
 
 NODE = SshTarget(name="node001", host="node001")

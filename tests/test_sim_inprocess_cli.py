@@ -27,8 +27,8 @@ from fabtui.sim.inprocess import InProcessSimSshTransport
 from fabtui.sim.inprocess_cli import InProcessSimCliTransport
 from fabtui.sim.latency import LATENCY_VAR
 from fabtui.sim.state import read_state
+from fabtui.sim.transports import SimCliTransport
 from fabtui.transports.cli_session import CliTarget, CliTransport
-from fabtui.transports.sim import SimCliTransport
 from fabtui.transports.ssh import SshTarget
 
 SAME = ("target", "transport", "command", "output", "exit_status", "error", "error_message",

@@ -21,7 +21,7 @@ from fabtui.probes.catalog import load_catalog
 from fabtui.probes.runner import ProbeRunner, Transports
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import build_sim, fresh_state, write_state
-from fabtui.transports.sim import SimCliTransport, SimSshTransport
+from fabtui.sim.transports import SimCliTransport, SimSshTransport
 
 CATALOG = load_catalog([shipped_dir("probes")])
 JOB_LOG = {"path": "/var/log/fabtui-sim/job.log"}

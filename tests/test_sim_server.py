@@ -24,7 +24,7 @@ from fabtui.sim.latency import LATENCY_VAR
 from fabtui.sim.node_commands import run as node_run
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import TIME_VAR, build_sim, fresh_state, write_state
-from fabtui.transports.sim import SimSshTransport
+from fabtui.sim.transports import SimSshTransport
 from fabtui.transports.ssh import SshTarget
 
 NODE = SshTarget(name="node001", host="node001")

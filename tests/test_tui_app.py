@@ -11,7 +11,7 @@ from fabtui.tui.messages import SnapshotArrived
 from fabtui.tui.screens.dialogs import Prompt, TextPage
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.widgets.matrix import FabricMatrix
-from fabtui.workspace.live import PollState
+from fabtui.views.status import PollState
 from tests.tui_support import (
     NOW,
     assert_snapshot,

@@ -17,7 +17,7 @@ from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
 from fabtui.tui.widgets.busbw_plot import EXPECTED, SERIES, plot_rows
-from fabtui.workspace.console import BusbwSeries, busbw_series, parse_request, result_tables
+from fabtui.views.console import BusbwSeries, busbw_series, parse_request, result_tables
 from tests.tui_support import assert_snapshot, asynctest, make_app, screen_text, utc, workspace
 
 pytestmark = pytest.mark.usefixtures("sim_in_process")

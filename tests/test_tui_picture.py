@@ -18,9 +18,9 @@ from fabtui.topology.graph import FabricGraph
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.widgets.matrix import CELL, FabricMatrix, Row, build_rows
+from fabtui.views.fabricmap import SET, FabricMap, ViewFilter, selection_elements
+from fabtui.views.status import Health, PollState
 from fabtui.workspace import Workspace
-from fabtui.workspace.fabricmap import SET, FabricMap, ViewFilter, selection_elements
-from fabtui.workspace.live import Health, PollState
 from tests.tui_support import NOW, asynctest, result, screen_text
 
 SPINED = {"nodes": 1024, "spines": 32, "uplinks_per_leaf": 32}

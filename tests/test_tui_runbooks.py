@@ -23,7 +23,7 @@ from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook, OpenSession
 from fabtui.tui.screens.dialogs import Form, Gate
 from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.session import SessionScreen
-from fabtui.workspace import guided
+from fabtui.views import guided
 from tests.tui_support import (
     assert_snapshot,
     asynctest,

@@ -37,8 +37,7 @@ from fabtui.tui.screens.triage import TriageScreen
 from fabtui.tui.widgets.detail import DetailPanel
 from fabtui.tui.widgets.matrix import FabricMatrix
 from fabtui.tui.widgets.triage_view import chain_strip, chain_text
-from fabtui.workspace import Workspace
-from fabtui.workspace.crosslinks import (
+from fabtui.views.crosslinks import (
     Highlights,
     Place,
     element_runbooks,
@@ -46,8 +45,9 @@ from fabtui.workspace.crosslinks import (
     finding_words,
     suspect_keys,
 )
-from fabtui.workspace.fabricmap import FabricMap
-from fabtui.workspace.live import PollState
+from fabtui.views.fabricmap import FabricMap
+from fabtui.views.status import PollState
+from fabtui.workspace import Workspace
 from fabtui.workspace.triaging import evidence_chain, triage_logs
 from tests.conftest import REPO
 from tests.test_tui_tmux import tmux, wait_for  # noqa: F401 (tmux: the fixture, shared)

@@ -28,7 +28,7 @@ from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.header import StatusHeader, header_text
 from fabtui.tui.workers import ForwardsWorkerErrors
-from fabtui.workspace.live import FabricSnapshot, Health, PollState
+from fabtui.views.status import FabricSnapshot, Health, PollState
 from tests.tui_support import (
     NOW,
     asynctest,

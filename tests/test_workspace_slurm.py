@@ -12,8 +12,8 @@ from click.testing import Result
 
 from fabtui.config import SlurmConfig, load_settings
 from fabtui.errors import RequestError
+from fabtui.views.fabricmap import FabricMap, parse_filter
 from fabtui.workspace.core import Workspace
-from fabtui.workspace.fabricmap import FabricMap, parse_filter
 from fabtui.workspace.slurm import follow_job, job_placement
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -34,7 +34,7 @@ from fabtui.runbooks.library import match
 from fabtui.runbooks.redact import MASK
 from fabtui.runbooks.resume import secret_blocks
 from fabtui.transports.cli_line import visible
-from fabtui.workspace.guided import session_rows
+from fabtui.views.guided import session_rows
 
 EXIT_STOPPED = 4
 EXIT_INTERRUPTED = 130

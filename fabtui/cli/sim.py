@@ -235,7 +235,7 @@ def _become_device(ctx: click.Context, kind: str, name: str, extra: list[str]) -
     if name not in known:
         raise UserError(f"no {kind} {name!r} in {state.topology} (there are "
                         f"{', '.join(sorted(known)[:4])}{', ...' if len(known) > 4 else ''})")
-    from fabtui.transports.sim import device_argv
+    from fabtui.sim.transports import device_argv
 
     argv = [*device_argv(path, kind, name), *extra]
     sys.stdout.flush()

@@ -49,7 +49,7 @@ class LabelMap:
 
 
 class Resolver:
-    """Element keys (`fabtui.workspace.fabricmap` names) for series labels, on one fabric."""
+    """Element keys (`fabtui.views.fabricmap` names) for series labels, on one fabric."""
 
     def __init__(self, graph: FabricGraph, labels: LabelMap) -> None:
         self.labels = labels

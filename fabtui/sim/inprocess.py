@@ -29,11 +29,11 @@ from fabtui.model.transport import TransportResult
 from fabtui.sim import latency, node_commands
 from fabtui.sim.core import Sim
 from fabtui.sim.state import TIME_VAR, FabricCache, SimState, sim_time
+from fabtui.sim.transports import SimSshTransport
 from fabtui.transports import clock
 from fabtui.transports.local import result_from
 from fabtui.transports.output import LineCallback, OutputCollector
 from fabtui.transports.process import STDERR_CAP, ProcessOutcome
-from fabtui.transports.sim import SimSshTransport
 from fabtui.transports.ssh import SSH_FAILED, SshTarget, classify
 
 Answer = tuple[str, str, int]

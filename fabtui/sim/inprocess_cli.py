@@ -32,8 +32,8 @@ from pexpect.fdpexpect import fdspawn
 from fabtui.sim.inprocess import LOCK, Unavailable, device, sim_fabric
 from fabtui.sim.state import TIME_VAR, SimState, sim_time
 from fabtui.sim.switch_session import StreamTerminal, serve
+from fabtui.sim.transports import SimCliSession, SimCliTransport, SimSshTransport
 from fabtui.transports.cli_session import Child
-from fabtui.transports.sim import SimCliSession, SimCliTransport, SimSshTransport
 
 if TYPE_CHECKING:
     _Spawn = fdspawn[bytes]

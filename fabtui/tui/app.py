@@ -1,5 +1,5 @@
 """`FabtuiApp`: the Textual app on one workspace — bindings, screens and the live poller's
-lifecycle only; what the fabric looks like comes from `fabtui.workspace.live`.
+lifecycle only; what the fabric looks like comes from `fabtui.views.status`.
 
 Tests and benchmarks build it with `live=False` (no poller) and post snapshots themselves, or
 hand it any `StatusSource`; `clock` is injectable so ages and staleness are deterministic.
@@ -37,18 +37,18 @@ from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.triage import TriageScreen
 from fabtui.tui.workers import worker_failure
-from fabtui.workspace import Workspace
-from fabtui.workspace.crosslinks import Highlights
-from fabtui.workspace.fabricmap import FabricMap
-from fabtui.workspace.live import (
+from fabtui.views.crosslinks import Highlights
+from fabtui.views.fabricmap import FabricMap
+from fabtui.views.status import (
     DEFAULT_PLAN,
     FabricSnapshot,
     FabricStatus,
     PlanItem,
     Poller,
-    ProbeSource,
     StatusSource,
 )
+from fabtui.workspace import Workspace
+from fabtui.workspace.probesource import ProbeSource
 
 
 class FabtuiApp(App[None]):

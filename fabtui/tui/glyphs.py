@@ -11,7 +11,13 @@ from collections.abc import Sequence
 from rich.style import Style
 from textual.theme import Theme
 
-from fabtui.workspace.live import ASCII_GLYPHS, GLYPHS, Health
+from fabtui.views.status import Health
+
+GLYPHS = {Health.OK: "✓", Health.WARN: "!", Health.FAIL: "✗", Health.UNKNOWN: "?",
+          Health.STALE: "~", Health.UNREACHABLE: "⊘"}
+ASCII_GLYPHS = {Health.OK: "+", Health.WARN: "!", Health.FAIL: "X", Health.UNKNOWN: "?",
+                Health.STALE: "~", Health.UNREACHABLE: "#"}
+
 
 _BARS = "▁▂▃▄▅▆▇█"
 _ASCII_BARS = "_.-=+*#@"

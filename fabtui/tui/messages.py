@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from fabtui.model.probe import ProbeResult
-from fabtui.workspace.live import FabricSnapshot
+from fabtui.views.status import FabricSnapshot
 
 
 class SnapshotArrived(Message):

@@ -113,7 +113,7 @@ class Missing:
 
 @dataclass
 class PrometheusSource:
-    """See the module docstring. Implements `fabtui.workspace.live.StatusSource`."""
+    """See the module docstring. Implements `fabtui.views.status.StatusSource`."""
 
     client: PromClient
     graph: FabricGraph
@@ -395,7 +395,7 @@ class PrometheusSource:
         """The sparklines' past from range queries: pause and FEC rates of the devices just
         read in full (at scale: the ones near a limit, and only theirs are asked for, by the
         sieve's `flagged` matchers), `HISTORY` steps back."""
-        from fabtui.workspace.live import HISTORY
+        from fabtui.views.status import HISTORY
 
         now = time.time()
         step = self.history_step or max(1.0, _seconds(self.settings.window) / 4)

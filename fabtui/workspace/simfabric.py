@@ -38,7 +38,7 @@ def sim_transports(path: Path) -> Transports:
         from fabtui.sim.inprocess_cli import InProcessSimCliTransport
 
         return Transports(ssh=InProcessSimSshTransport(path), cli=InProcessSimCliTransport(path))
-    from fabtui.transports.sim import SimCliTransport, SimSshTransport
+    from fabtui.sim.transports import SimCliTransport, SimSshTransport
 
     return Transports(ssh=SimSshTransport(path), cli=SimCliTransport(path))
 

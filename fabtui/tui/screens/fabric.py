@@ -32,12 +32,12 @@ from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.header import LayerCounts, StatusHeader, header_text
 from fabtui.tui.widgets.matrix import FabricMatrix
 from fabtui.tui.workers import ForwardsWorkerErrors
-from fabtui.workspace.fabricmap import FilterError, ViewFilter, parse_filter, selection_elements
-from fabtui.workspace.live import EMPTY, FabricSnapshot, PollState, on_demand
+from fabtui.views.fabricmap import FilterError, ViewFilter, parse_filter, selection_elements
+from fabtui.views.status import EMPTY, FabricSnapshot, PollState, on_demand
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
-    from fabtui.workspace.crosslinks import RunbookChoice
+    from fabtui.views.crosslinks import RunbookChoice
 
 
 class FabricScreen(ForwardsWorkerErrors, Screen[None]):
@@ -220,7 +220,7 @@ class FabricScreen(ForwardsWorkerErrors, Screen[None]):
         """The runbooks for the selected element's findings; the one chosen is opened with the
         element filled in (`OpenRunbook`)."""
         from fabtui.tui.screens.runbook_choice import RunbookChoiceScreen
-        from fabtui.workspace.crosslinks import element_runbooks, findings_of, with_members
+        from fabtui.views.crosslinks import element_runbooks, findings_of, with_members
 
         key = self.selected
         if key is None:

@@ -40,7 +40,7 @@ from fabtui.tui.widgets.busbw_plot import BusbwPlot
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.results import SweepRow, SweepTable, health_of
 from fabtui.tui.workers import ForwardsWorkerErrors
-from fabtui.workspace.console import (
+from fabtui.views.console import (
     busbw_series,
     parse_request,
     result_tables,

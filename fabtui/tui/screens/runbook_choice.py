@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from fabtui.workspace.crosslinks import RunbookChoice
+from fabtui.views.crosslinks import RunbookChoice
 
 
 class RunbookChoiceScreen(ModalScreen[RunbookChoice | None]):

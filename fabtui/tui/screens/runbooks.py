@@ -27,7 +27,7 @@ from fabtui.tui.screens.dialogs import Field, Form
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.session_parts import badge
-from fabtui.workspace import guided
+from fabtui.views import guided
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp

@@ -43,7 +43,7 @@ from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.session_parts import OutputStream, badge, outline
 from fabtui.tui.workers import ForwardsWorkerErrors
-from fabtui.workspace import guided
+from fabtui.views import guided
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp

@@ -43,7 +43,7 @@ from fabtui.tui.widgets.triage_view import (
     verdict_text,
 )
 from fabtui.tui.workers import ForwardsWorkerErrors
-from fabtui.workspace.crosslinks import report_keys, suspect_keys, suspect_runbook
+from fabtui.views.crosslinks import report_keys, suspect_keys, suspect_runbook
 
 if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp

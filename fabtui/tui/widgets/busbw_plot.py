@@ -19,7 +19,7 @@ from rich.style import Style
 from textual.strip import Strip
 from textual.widget import Widget
 
-from fabtui.workspace.console import BusbwSeries
+from fabtui.views.console import BusbwSeries
 
 LABEL_WIDTH = 6
 """`  480┤`: the y labels and the axis."""

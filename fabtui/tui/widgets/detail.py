@@ -16,9 +16,9 @@ from textual.widgets import Static
 
 from fabtui.topology.graph import FabricGraph
 from fabtui.tui.glyphs import glyph, health_style, mark, short_number, sparkline
-from fabtui.workspace.crosslinks import Mark
-from fabtui.workspace.fabricmap import SET, FabricMap, identity, selection_elements
-from fabtui.workspace.live import KEY_COUNTERS, FabricSnapshot
+from fabtui.views.crosslinks import Mark
+from fabtui.views.fabricmap import SET, FabricMap, identity, selection_elements
+from fabtui.views.status import KEY_COUNTERS, FabricSnapshot
 
 SPARK = 16
 """Samples drawn per sparkline."""
@@ -134,7 +134,7 @@ class DetailPanel(VerticalScroll):
         return text
 
     def _values(self, text: Text, state: object, theme: object) -> None:
-        from fabtui.workspace.live import ElementState
+        from fabtui.views.status import ElementState
 
         assert isinstance(state, ElementState)
         ranked = sorted(state.values.items(), key=lambda item: (

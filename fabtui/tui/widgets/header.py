@@ -8,8 +8,8 @@ from rich.text import Text
 from textual.widgets import Static
 
 from fabtui.tui.glyphs import glyph, health_style
-from fabtui.workspace.fabricmap import Layer
-from fabtui.workspace.live import FabricSnapshot, Health, PollState
+from fabtui.views.fabricmap import Layer
+from fabtui.views.status import FabricSnapshot, Health, PollState
 
 
 def header_text(fabric: str, scenario: str | None, snapshot: FabricSnapshot, *, paused: bool,

@@ -23,8 +23,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from fabtui.tui.glyphs import glyph, health_style, mark
-from fabtui.workspace.fabricmap import SET, FabricMap, ViewFilter
-from fabtui.workspace.live import EMPTY, FabricSnapshot, Health, worst_health
+from fabtui.views.fabricmap import SET, FabricMap, ViewFilter
+from fabtui.views.status import EMPTY, FabricSnapshot, Health, worst_health
 
 CELL = 4
 """Columns per rail cell: a space, the glyph, two spaces."""

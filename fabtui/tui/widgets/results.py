@@ -25,7 +25,7 @@ from textual.strip import Strip
 from fabtui.model.verdict import Verdict
 from fabtui.tui.glyphs import glyph, health_style
 from fabtui.tui.widgets.keys import list_cursor_bindings
-from fabtui.workspace.live import Health
+from fabtui.views.status import Health
 
 _HEALTH = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: Health.WARN,
            Verdict.FAIL: Health.FAIL, Verdict.ERROR: Health.UNREACHABLE,

@@ -12,8 +12,8 @@ from textual.theme import Theme
 from textual.widgets import Log
 
 from fabtui.tui.glyphs import health_style
-from fabtui.workspace.guided import SessionView
-from fabtui.workspace.live import Health
+from fabtui.views.guided import SessionView
+from fabtui.views.status import Health
 
 _GLYPHS = {"pending": ("·", "."), "running": ("▶", ">"), "ok": ("✓", "+"), "warn": ("!", "!"),
            "fail": ("✗", "X"), "error": ("⊘", "#"), "aborted": ("✗", "X"),

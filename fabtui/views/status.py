@@ -1,18 +1,18 @@
 """The live status model: what every element of the fabric looked like at the latest poll.
 
-`FabricStatus` takes probe results (from any `StatusSource`: the probe poller here, a Prometheus
-reader later) and keeps, per element, the latest verdict of each probe that measured it, its
-values, short histories of its counters, and whether its device answered. `snapshot()` freezes it
-into a `FabricSnapshot` a face can read without locks: per-element health (staleness judged at the
-snapshot's time), roll-ups (a node shows its NICs and GPUs, a host link its NIC, port and optic)
-and problem counts per layer.
+`FabricStatus` takes probe results (from any `StatusSource`: the probe poller in
+`workspace/probesource.py`, the Prometheus reader in `workspace/promsource.py`) and keeps, per
+element, the latest verdict of each probe that measured it, its values, short histories of its
+counters, and whether its device answered. `snapshot()` freezes it into a `FabricSnapshot` a face
+can read without locks: per-element health (staleness judged at the snapshot's time), roll-ups (a
+node shows its NICs and GPUs, a host link its NIC, port and optic) and problem counts per layer.
 
-`Poller` runs the configured probes on an interval through the workspace fan-out
-(`Workspace.sweep`), schedules the next poll after the last one ended (polls never pile up), and
-hands each snapshot to a callback. It runs on its own thread and event loop (so the face's loop
-never parses), and stops at once when cancelled. A round that raises (a source is foreign code:
-a Prometheus server, an ssh fan-out) is a failed round: a `PollState.FAILED` snapshot says why,
-and the poller tries again after a back-off (the interval, doubling up to `RETRY_CAP_S`).
+`Poller` polls a source on an interval, schedules the next poll after the last one ended (polls
+never pile up), and hands each snapshot to a callback. It runs on its own thread and event loop
+(so the face's loop never parses), and stops at once when cancelled. A round that raises (a
+source is foreign code: a Prometheus server, an ssh fan-out) is a failed round: a
+`PollState.FAILED` snapshot says why, and the poller tries again after a back-off (the interval,
+doubling up to `RETRY_CAP_S`).
 """
 
 from __future__ import annotations
@@ -23,17 +23,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from fabtui.errors import one_line
 from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
-from fabtui.workspace.fabricmap import LAYER_OF, FabricMap, Kind, Layer
-
-if TYPE_CHECKING:
-    from fabtui.workspace.core import Workspace
+from fabtui.views.fabricmap import LAYER_OF, FabricMap, Kind, Layer
 
 HISTORY = 60
 """Samples kept per counter for sparklines."""
@@ -57,7 +54,8 @@ DEFAULT_PLAN = ("nic.ethtool@node*:*", "switch.pfc@*", "switch.fec@*", "switch.d
 
 
 class Health(StrEnum):
-    """How an element looks now. Never shown by colour alone: `GLYPHS` gives each a sign."""
+    """How an element looks now. Never shown by colour alone: the app gives each a sign
+    (`tui.glyphs`)."""
 
     OK = "ok"
     WARN = "warn"
@@ -79,10 +77,6 @@ class Health(StrEnum):
 _PROBLEMS = frozenset((Health.WARN, Health.FAIL, Health.STALE, Health.UNREACHABLE))
 _RANK = {Health.UNKNOWN: 0, Health.OK: 1, Health.STALE: 2, Health.WARN: 3, Health.FAIL: 4,
          Health.UNREACHABLE: 5}
-GLYPHS = {Health.OK: "✓", Health.WARN: "!", Health.FAIL: "✗", Health.UNKNOWN: "?",
-          Health.STALE: "~", Health.UNREACHABLE: "⊘"}
-ASCII_GLYPHS = {Health.OK: "+", Health.WARN: "!", Health.FAIL: "X", Health.UNKNOWN: "?",
-                Health.STALE: "~", Health.UNREACHABLE: "#"}
 _OF_VERDICT = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: Health.WARN,
                Verdict.FAIL: Health.FAIL}
 _NEVER = float("inf")
@@ -455,58 +449,6 @@ class StatusSource(Protocol):
     def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
         """One poll round's results, as they complete (raises: the round failed)."""
         ...
-
-
-@dataclass
-class ProbeSource:
-    """Runs the plan's probes through the workspace fan-out, one sweep per plan item."""
-
-    workspace: Workspace
-    plan: Sequence[PlanItem]
-    interval: float
-    target_timeout: float | None = None
-    notes: list[str] = field(default_factory=list)
-    """Plan items that cannot run (an unknown probe, a set that matches nothing)."""
-
-    last_round_s: float | None = None
-    """How long the last whole poll took (None before the first ended)."""
-
-    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
-        from fabtui.errors import RequestError
-
-        self.notes.clear()
-        started = time.monotonic()
-        # A reading is renewed one poll period later: the interval plus the time a poll takes.
-        # Stale means two periods went by without it (before the first poll ended, the probe's
-        # timeout stands in for the poll's length).
-        period = self.interval + (self.last_round_s if self.last_round_s is not None
-                                  else self.target_timeout or 60.0)
-        stale_after = 2 * period
-        for item in self.plan:
-            try:
-                definition = self.workspace.probe(item.probe)
-                targets = self.workspace.sweep_targets(item.probe, item.targets)
-            except RequestError as exc:
-                self.notes.append(f"{item.probe}@{item.targets}: {exc}")
-                continue
-            if definition.danger:  # it changes state: never run unattended, every round
-                self.notes.append(f"{item.probe}@{item.targets}: not polled: the probe changes "
-                                  "state on its target (danger); run it from the console")
-                continue
-            if targets is None:
-                from fabtui.probes.targets import resolve
-
-                targets = [resolve(self.workspace.graph(), item.targets, definition.target)]
-            flavours = definition.command.cli
-            if flavours:  # switch probes: only the switches the probe has a command for
-                targets = [t for t in targets if t.switch is None or
-                           t.switch.flavor.value in flavours]
-            timeout = self.target_timeout or min(definition.timeout, 3 * self.interval + 10)
-            async with contextlib.aclosing(self.workspace.sweep(
-                    item.probe, targets, {}, target_timeout=timeout)) as stream:
-                async for result in stream:
-                    yield result, stale_after
-        self.last_round_s = time.monotonic() - started
 
 
 class Poller:

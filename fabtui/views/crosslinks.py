@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from fabtui.model.runbook import InputSpec, InputType, Runbook
 from fabtui.model.triage import Suspect, TriageReport
 from fabtui.runbooks.library import Library, match
-from fabtui.workspace.fabricmap import FabricMap, Kind
+from fabtui.views.fabricmap import FabricMap, Kind
 
 # --- a triage suspect on the fabric ---------------------------------------------------------
 

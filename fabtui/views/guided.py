@@ -35,7 +35,7 @@ from fabtui.runbooks.library import Library, match
 if TYPE_CHECKING:
     from fabtui.model.runbook import SessionInfo
     from fabtui.runbooks.engine import Engine
-    from fabtui.workspace.fabricmap import FabricMap
+    from fabtui.views.fabricmap import FabricMap
 
 _TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
 FINISHED = frozenset({"ok", "warn", "fail", "aborted", "skipped"})

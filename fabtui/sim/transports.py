@@ -27,7 +27,7 @@ from fabtui.transports.output import LineCallback, OutputCollector
 from fabtui.transports.process import run_process
 from fabtui.transports.ssh import SSH_FAILED, SshOptions, SshTarget, SshTransport, classify
 
-_CLIENT = Path(__file__).resolve().parent.parent / "sim" / "client.py"
+_CLIENT = Path(__file__).resolve().parent / "client.py"
 
 
 def device_argv(state: Path, device: str, name: str) -> list[str]:

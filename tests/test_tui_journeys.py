@@ -31,7 +31,8 @@ from fabtui.tui.screens.dialogs import Form, Gate
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.screens.triage import TriageScreen
-from fabtui.workspace import Workspace, guided
+from fabtui.views import guided
+from fabtui.workspace import Workspace
 from tests.tui_support import (
     NOW,
     asynctest,

@@ -6,18 +6,24 @@ whether imported or filed). The search index (fabtui/cases/index.py, the only mo
 whoosh) is always rebuilt from the store when missing, corrupt or stale (its generation differs
 from the store's), so it is never the only copy of anything; a write updates it in place when it
 was current just before that write, and leaves it for the next search to rebuild otherwise.
+
+A `CaseLibrary` may be used from several threads (the app searches in workers while the screen
+opens a case): its index is one object that two threads must not use at once, so every public
+call holds the library's own lock (`warm` holds it one step at a time).
 """
 
 from __future__ import annotations
 
 import builtins
 import difflib
+import functools
 import importlib
 import importlib.util
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -31,6 +37,20 @@ from fabtui.errors import InputError, RequestError
 from fabtui.model.case import Case, CaseStatus, Severity
 
 Mask = Callable[[str], str]
+_DONE = object()
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _exclusive(method: Callable[Concatenate[CaseLibrary, _P], _R]
+               ) -> Callable[Concatenate[CaseLibrary, _P], _R]:
+    """`method` run holding the library's lock (see the module docstring)."""
+    @functools.wraps(method)
+    def locked(self: CaseLibrary, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
 
 
 class Hit(Protocol):
@@ -112,7 +132,9 @@ class CaseLibrary:
         self.index_dir = data_dir / "case-index"
         self._engine = default_engine() if engine is True else engine or None
         self._index: Index | None = None
+        self._lock = threading.RLock()
 
+    @_exclusive
     def close(self) -> None:
         """Close the store and the index (both reopen if used again)."""
         if self._index is not None:
@@ -140,6 +162,7 @@ class CaseLibrary:
         cleaned = {k: v if k in ("id", "source") else scrub(v) for k, v in data.items()}
         return Case.model_validate(cleaned) if cleaned != data else case
 
+    @_exclusive
     def put(self, case: Case) -> Case:
         """Store `case` (masked) and update the index; returns the case as stored."""
         case = self.masked(case)
@@ -147,6 +170,7 @@ class CaseLibrary:
             self._after_write([case])
         return case
 
+    @_exclusive
     def sync(self) -> ImportReport:
         """Import the configured case folders (the shipped `cases/` among them): new and
         edited files only, so a library already in step costs a hash per file. A case whose
@@ -166,6 +190,7 @@ class CaseLibrary:
                                       and Path(case.source).parent in folders])
         return report
 
+    @_exclusive
     def import_paths(self, paths: Sequence[Path]) -> ImportReport:
         """Import case files and folders. Raises `RequestError` for a path that does not
         exist; a file that fails is in the report's `problems`, the others are imported."""
@@ -194,6 +219,7 @@ class CaseLibrary:
         index.ensure(self._all_docs, before)
         index.upsert([self._doc(c) for c in changed], after)
 
+    @_exclusive
     def file_session(self, record: SessionRecord) -> Case:
         """A draft case from a session, stored. Filing a session again replaces its draft;
         a case already completed from it is refused (`RequestError`)."""
@@ -204,6 +230,7 @@ class CaseLibrary:
                                "export`, then `fabtui cases import`")
         return self.put(draft_case(record))
 
+    @_exclusive
     def complete(self, case_id: str, *, root_cause: str | None = None,
                  resolution: str | None = None, status: CaseStatus | None = None,
                  severity: Severity | None = None, title: str | None = None) -> Case:
@@ -224,6 +251,7 @@ class CaseLibrary:
             raise InputError.single(case_id, None, message) from None
         return self.put(completed)
 
+    @_exclusive
     def delete(self, case_ids: Iterable[str]) -> list[str]:
         """Remove cases from the store and the index; returns those removed."""
         removed = self.store.delete(case_ids)
@@ -236,6 +264,12 @@ class CaseLibrary:
         return removed
 
     # reading ----------------------------------------------------------------------------------
+    @_exclusive
+    def has(self, case_id: str) -> bool:
+        """True when `case_id` is stored (a session's draft is not, until filed)."""
+        return self.store.exists(case_id)
+
+    @_exclusive
     def get(self, case_id: str) -> Case:
         """The case `case_id`. Raises `RequestError` (with close ids) when there is none."""
         case = self.store.get(case_id)
@@ -246,6 +280,7 @@ class CaseLibrary:
             raise RequestError(f"no case {case_id!r}{hint}")
         return case
 
+    @_exclusive
     def list(self, *, status: str | None = None, limit: int | None = None) -> list[CaseRow]:
         """Cases for listings, most recently changed first."""
         return self.store.rows(status=status, limit=limit)
@@ -275,7 +310,8 @@ class CaseLibrary:
         index.ensure(self._all_docs, self.store.generation())
         return index
 
-    def search(self, query: str, *, limit: int = 10, **filters: Any) -> SearchResult:
+    @_exclusive
+    def search(self, /, query: str, *, limit: int = 10, **filters: Any) -> SearchResult:
         """Cases matching `query`, best first (filters: component, rail, node, tag, severity,
         status, since, until). The index is rebuilt first if it is missing or stale."""
         index = self._fresh_index()
@@ -290,12 +326,20 @@ class CaseLibrary:
         an index."""
         if self._engine is None:
             return
-        index = self._fresh_index()
+        with self._lock:
+            index = self._fresh_index()
         yield
         steps = getattr(index, "warm", None)
-        if steps is not None:
-            yield from steps()
+        if steps is None:
+            return
+        remaining = steps()
+        while True:
+            with self._lock:
+                if next(remaining, _DONE) is _DONE:
+                    return
+            yield
 
+    @_exclusive
     def reindex(self) -> int:
         """Rebuild the index from the store, whatever state it is in; returns the cases."""
         if self._index is not None:
@@ -308,6 +352,7 @@ class CaseLibrary:
         self._fresh_index()
         return self.store.count()
 
+    @_exclusive
     def similar(self, case: Case, limit: int = 5) -> Similar:
         """Past cases like `case` (a stored one, or a session's draft not stored)."""
         search = None
@@ -322,6 +367,7 @@ class CaseLibrary:
                              locate=self.locate, limit=limit)
 
     # export and figures -----------------------------------------------------------------------
+    @_exclusive
     def export(self, out_dir: Path,
                ids: Sequence[str] = ()) -> tuple[builtins.list[Path], int]:
         """Write one markdown file per case (or per case of `ids`) into `out_dir`: the files
@@ -341,6 +387,7 @@ class CaseLibrary:
             paths.append(path)
         return paths, written
 
+    @_exclusive
     def stats(self) -> dict[str, Any]:
         """How many cases, by status, severity, symptom class and language; where they are."""
         return {"cases": self.store.count(), "status": self.store.counts("status"),

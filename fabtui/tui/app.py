@@ -10,6 +10,7 @@ notified by `handle_worker_error` (screens forward theirs: `fabtui.tui.workers`)
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -83,6 +84,7 @@ class FabtuiApp(App[None]):
         self.source = source
         self.poller: Poller | None = None
         self._scenario: tuple[float, str | None] = (-1e9, None)
+        self._heap_settled = False
         self.highlights = Highlights()
         """What other views marked on the Fabric screen (`Highlight` messages)."""
         self.triage_start = triage
@@ -97,13 +99,22 @@ class FabtuiApp(App[None]):
 
             source = self.source = live_source(self.workspace)
         if source is None:
-            _ = self.workspace.catalog  # built here, once, not raced by two threads
             plan = self.workspace.settings.poll or DEFAULT_PLAN
             source = ProbeSource(self.workspace, [PlanItem.parse(p) for p in plan],
                                  self.interval)
         self.stop_poller()  # one poller at a time: a second screen replaces the first's
         self.poller = Poller(source, self.status, self.interval, emit)
         return self.poller
+
+    def settle_heap(self) -> None:
+        """Once the case library is loaded (its cases, index and listing in memory), move
+        everything alive to the collector's permanent generation: with 10,000 cases each full
+        collection walked millions of long-lived objects, a pause that fell on a keystroke now
+        and then. Process-wide, so the app (not a screen) owns it; only the first call acts."""
+        if not self._heap_settled:
+            self._heap_settled = True
+            gc.collect()
+            gc.freeze()
 
     def stop_poller(self) -> None:
         if self.poller is not None:

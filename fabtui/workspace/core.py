@@ -13,15 +13,19 @@ never opens the journal. Rules that used to live in the click commands live here
 - the journal is opened once and closed by `close()` (or leaving a `with` block);
 - the case library (`cases`) lives beside the journal in the data folder; the configured case
   folders (the shipped `cases/` among them) are imported on first use, and again when changed.
+
+A workspace may be asked from several threads (the app's workers): its lazy builds (topology,
+graphs, catalogs, journal, case library) happen once, under one lock, whoever asks first. What
+they build guards itself (the journal has a connection per thread, the case library a lock).
 """
 
 from __future__ import annotations
 
 import contextlib
 import difflib
+import threading
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -67,6 +71,11 @@ class Workspace:
         demo fabric plays a fault scenario, say); None: nobody is told."""
         self.settings = settings
         self.notice = notice
+        self._build = threading.RLock()
+        """Held while something is built on first use (see the module docstring)."""
+        self._catalog: dict[str, ProbeDef] | None = None
+        self._library: Library | None = None
+        self._scenarios: list[str] | None = None
         self._journal: Journal | None = None
         self._cases: CaseLibrary | None = None
         self.case_sync: ImportReport | None = None
@@ -101,10 +110,11 @@ class Workspace:
         from fabtui.topology.loader import load_topology
 
         chosen = path or self.settings.topology
-        if chosen not in self._loaded:
-            self._loaded[chosen] = load_topology(chosen, label=display_path(chosen),
-                                                 find_template=self.settings.find_template)
-        return self._loaded[chosen]
+        with self._build:
+            if chosen not in self._loaded:
+                self._loaded[chosen] = load_topology(chosen, label=display_path(chosen),
+                                                     find_template=self.settings.find_template)
+            return self._loaded[chosen]
 
     def graph(self, path: Path | None = None, ranks: Path | None = None) -> FabricGraph:
         """The fabric graph with the job's rank placement: the one placement function.
@@ -118,20 +128,22 @@ class Workspace:
         from fabtui.topology.ranks import parse_rankfile
 
         chosen = path or self.settings.topology
-        if ranks is None and self.job_slots is not None:
-            job_key = (chosen, self.job_slots)
-            if job_key not in self._job_graphs:
-                self._job_graphs[job_key] = FabricGraph(self.topology(chosen).topology,
-                                                        list(self.job_slots))
-            return self._job_graphs[job_key]
-        rank_file = ranks or self.settings.ranks
-        key = (chosen, rank_file)
-        if key not in self._graphs:
-            loaded = self.topology(chosen)
-            slots = parse_rankfile(rank_file, loaded.topology, display_path(rank_file)) \
-                if rank_file else None
-            self._graphs[key] = FabricGraph(loaded.topology, slots)
-        return self._graphs[key]
+        job_slots = self.job_slots
+        with self._build:
+            if ranks is None and job_slots is not None:
+                job_key = (chosen, job_slots)
+                if job_key not in self._job_graphs:
+                    self._job_graphs[job_key] = FabricGraph(self.topology(chosen).topology,
+                                                            list(job_slots))
+                return self._job_graphs[job_key]
+            rank_file = ranks or self.settings.ranks
+            key = (chosen, rank_file)
+            if key not in self._graphs:
+                loaded = self.topology(chosen)
+                slots = parse_rankfile(rank_file, loaded.topology, display_path(rank_file)) \
+                    if rank_file else None
+                self._graphs[key] = FabricGraph(loaded.topology, slots)
+            return self._graphs[key]
 
     def placement_known(self, ranks: Path | None = None) -> bool:
         """True when ranks are placed by what the operator said (`ranks`, a followed Slurm
@@ -169,26 +181,35 @@ class Workspace:
         return ProbeRunner(self.graph(topology), self.transports(topology))
 
     # catalogs ---------------------------------------------------------------------------------
-    @cached_property
+    @property
     def catalog(self) -> dict[str, ProbeDef]:
-        """The probe catalog (user folders first)."""
-        from fabtui.probes.catalog import load_catalog
+        """The probe catalog (user folders first), read on first use."""
+        with self._build:
+            if self._catalog is None:
+                from fabtui.probes.catalog import load_catalog
 
-        return load_catalog(list(self.settings.probe_dirs))
+                self._catalog = load_catalog(list(self.settings.probe_dirs))
+            return self._catalog
 
-    @cached_property
+    @property
     def library(self) -> Library:
-        """The runbook library (user folders first)."""
-        from fabtui.runbooks.library import load_library
+        """The runbook library (user folders first), read on first use."""
+        with self._build:
+            if self._library is None:
+                from fabtui.runbooks.library import load_library
 
-        return load_library(list(self.settings.runbook_dirs))
+                self._library = load_library(list(self.settings.runbook_dirs))
+            return self._library
 
-    @cached_property
+    @property
     def scenarios(self) -> list[str]:
         """The demo fabric's scenario names (what a runbook test may name)."""
-        from fabtui.sim.scenario import scenario_files, shipped_scenarios
+        with self._build:
+            if self._scenarios is None:
+                from fabtui.sim.scenario import scenario_files, shipped_scenarios
 
-        return list(scenario_files([shipped_scenarios()]))
+                self._scenarios = list(scenario_files([shipped_scenarios()]))
+            return self._scenarios
 
     def probe(self, name: str) -> ProbeDef:
         """The catalog's probe `name`. Raises `RequestError` (with close names) if none."""
@@ -276,11 +297,12 @@ class Workspace:
     @property
     def journal(self) -> Journal:
         """The journal of the data folder (opened on first use; `close()` closes it)."""
-        if self._journal is None:
-            from fabtui.journal.store import Journal, journal_path
+        with self._build:
+            if self._journal is None:
+                from fabtui.journal.store import Journal, journal_path
 
-            self._journal = Journal(journal_path(self.settings.data_dir))
-        return self._journal
+                self._journal = Journal(journal_path(self.settings.data_dir))
+            return self._journal
 
     def sessions(self, limit: int = 20) -> list[SessionInfo]:
         """Recorded sessions, newest first."""
@@ -299,23 +321,24 @@ class Workspace:
         """The case library of the data folder, opened on first use: the configured case
         folders are imported then (only new and edited files; a file that fails is told through
         `notice` and the others are imported)."""
-        if self._cases is None:
-            from fabtui.cases.library import CaseLibrary
-            from fabtui.paths import display_path
-            from fabtui.runbooks.redact import Redactor
+        with self._build:
+            if self._cases is None:
+                from fabtui.cases.library import CaseLibrary
+                from fabtui.paths import display_path
+                from fabtui.runbooks.redact import Redactor
 
-            self._cases = CaseLibrary(self.settings.data_dir, self.settings.case_dirs,
-                                      mask=Redactor(extra=self.settings.redact).text,
-                                      locate=self._locate(), label=display_path)
-            self.case_sync = self._cases.sync()
-            if self.case_sync.problems and self.notice is not None:
-                first = self.case_sync.problems[0]
-                more = len(self.case_sync.problems) - 1
-                self.notice(f"case library: {first}" + (f" (and {more} more problem"
-                                                       f"{'s' if more != 1 else ''}: fabtui "
-                                                       "cases import shows them)"
-                                                       if more else ""))
-        return self._cases
+                self._cases = CaseLibrary(self.settings.data_dir, self.settings.case_dirs,
+                                          mask=Redactor(extra=self.settings.redact).text,
+                                          locate=self._locate(), label=display_path)
+                self.case_sync = self._cases.sync()
+                if self.case_sync.problems and self.notice is not None:
+                    first = self.case_sync.problems[0]
+                    more = len(self.case_sync.problems) - 1
+                    self.notice(f"case library: {first}" + (f" (and {more} more problem"
+                                                           f"{'s' if more != 1 else ''}: fabtui "
+                                                           "cases import shows them)"
+                                                           if more else ""))
+            return self._cases
 
     def _locate(self) -> Callable[[str], Placement | None] | None:
         """Where the configured fabric puts a component id (rails, node, leaf), for matching

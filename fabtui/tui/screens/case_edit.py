@@ -10,7 +10,7 @@ becomes resolved), as on the command line.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import BindingType
@@ -21,13 +21,10 @@ from textual.widgets import Input, Label, Select, Static, TextArea
 from fabtui.errors import InputError, RequestError
 from fabtui.model.case import Case, CaseStatus, Severity
 from fabtui.tui.commands import CASE_EDIT_COMMANDS, bindings
-from fabtui.tui.screens.cases import LIBRARY_LOCK
-
-if TYPE_CHECKING:
-    from fabtui.tui.app import FabtuiApp
+from fabtui.tui.screens.base import FabtuiAware
 
 
-class CaseEditor(ModalScreen[Case | None]):
+class CaseEditor(FabtuiAware, ModalScreen[Case | None]):
     """See the module docstring."""
 
     COMMANDS_TABLE = CASE_EDIT_COMMANDS
@@ -48,12 +45,6 @@ class CaseEditor(ModalScreen[Case | None]):
         self.case = case
         self.error: str | None = None
 
-    @property
-    def fab(self) -> FabtuiApp:
-        from fabtui.tui.app import FabtuiApp
-
-        assert isinstance(self.app, FabtuiApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         case = self.case
@@ -89,13 +80,12 @@ class CaseEditor(ModalScreen[Case | None]):
             self._refuse("title: write a title (one line saying what happened)")
             return
         try:
-            with LIBRARY_LOCK:
-                saved = self.fab.workspace.cases.complete(
-                    case.id, root_cause=root_cause.strip(), resolution=resolution.strip(),
-                    title=title,
-                    severity=Severity(severity) if isinstance(severity, str) else None,
-                    status=CaseStatus(status) if isinstance(status, str) and
-                    status != case.status.value else None)
+            saved = self.fab.workspace.cases.complete(
+                case.id, root_cause=root_cause.strip(), resolution=resolution.strip(),
+                title=title,
+                severity=Severity(severity) if isinstance(severity, str) else None,
+                status=CaseStatus(status) if isinstance(status, str) and
+                status != case.status.value else None)
         except (InputError, RequestError) as exc:
             self._refuse(str(exc).splitlines()[0])
             return

@@ -10,7 +10,7 @@ on one opens it. `e` edits, `x` exports.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -18,7 +18,6 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Label, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -30,12 +29,9 @@ from fabtui.model.case import Case
 from fabtui.paths import display_path
 from fabtui.tui.commands import CASE_VIEW_COMMANDS, bindings
 from fabtui.tui.messages import OpenRunbook, OpenSession
-from fabtui.tui.screens.cases import LIBRARY_LOCK, export_case
+from fabtui.tui.screens.base import FabtuiScreen
+from fabtui.tui.screens.case_actions import export_case
 from fabtui.tui.widgets.footer import KeyFooter
-from fabtui.tui.workers import ForwardsWorkerErrors
-
-if TYPE_CHECKING:
-    from fabtui.tui.app import FabtuiApp
 
 
 class SimilarFound(Message):
@@ -91,7 +87,7 @@ def case_tables(case: Case) -> dict[str, tuple[tuple[str, ...], Rows]]:
                               for a in case.action_items])}
 
 
-class CaseView(ForwardsWorkerErrors, Screen[None]):
+class CaseView(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = CASE_VIEW_COMMANDS
@@ -113,12 +109,6 @@ class CaseView(ForwardsWorkerErrors, Screen[None]):
         self.links: list[tuple[str, str]] = []
         """(kind, target) of each line of the links list: runbook, session or case."""
 
-    @property
-    def fab(self) -> FabtuiApp:
-        from fabtui.tui.app import FabtuiApp
-
-        assert isinstance(self.app, FabtuiApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -227,8 +217,7 @@ class CaseView(ForwardsWorkerErrors, Screen[None]):
 
     def _open_other(self, case_id: str) -> None:
         try:
-            with LIBRARY_LOCK:
-                case = self.fab.workspace.cases.get(case_id)
+            case = self.fab.workspace.cases.get(case_id)
         except RequestError as exc:
             self.notify(str(exc), title="case", severity="error")
             return
@@ -239,8 +228,7 @@ class CaseView(ForwardsWorkerErrors, Screen[None]):
           description="similar cases")
     def _find_similar(self, case: Case) -> None:
         try:
-            with LIBRARY_LOCK:
-                similar = self.fab.workspace.cases.similar(case, limit=8)
+            similar = self.fab.workspace.cases.similar(case, limit=8)
         except (RequestError, InputError) as exc:
             self.post_message(SimilarFound(case.id, None, str(exc).splitlines()[0]))
             return

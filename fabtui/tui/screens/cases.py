@@ -11,56 +11,29 @@ session id: the draft that session would file, and its similar cases).
 
 from __future__ import annotations
 
-import gc
 import threading
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
 from fabtui.cases.present import as_you_type, split_filters, why
 from fabtui.errors import InputError, RequestError
 from fabtui.tui.commands import CASES_COMMANDS, bindings
-from fabtui.tui.screens.dialogs import Prompt
+from fabtui.tui.screens.base import FabtuiScreen
+from fabtui.tui.screens.case_actions import export_case
 from fabtui.tui.widgets.case_list import CaseList, Entry
 from fabtui.tui.widgets.footer import KeyFooter
-from fabtui.tui.workers import ForwardsWorkerErrors
-
-if TYPE_CHECKING:
-    from fabtui.tui.app import FabtuiApp
 
 LIMIT = 16
 """Search results asked for at first: a snippet costs up to 1.5 ms a hit the first time its case
 comes back, so a keystroke asks for what one screen shows (15 cases at 160x50) and one more;
 moving to the end of the list asks for twice as many (the listing shows every case)."""
-LIBRARY_LOCK = threading.Lock()
-"""Held by whoever uses the case library off the app's thread, and by writes: its search index
-is one object that two threads must not read at once (`CaseIndex`: one per thread)."""
-_FROZEN = threading.Event()
-
-
-def _freeze_heap() -> None:
-    """Once the library is loaded (its cases, search index and listing are in memory), move
-    everything alive to the collector's permanent generation: with 10,000 cases each full
-    collection walked millions of long-lived objects, 300 ms that fell on a keystroke now and
-    then. Objects made later are collected as usual; these stay (the library lives as long)."""
-    if not _FROZEN.is_set():
-        _FROZEN.set()
-        gc.collect()
-        gc.freeze()
-
-
-EXPORT_DIR = "cases-export"
-"""Where export writes unless told otherwise (as `fabtui cases export`)."""
-
-
 @dataclass(frozen=True)
 class Found:
     """What one search gave: the entries and the status line above them; `total` matching
@@ -83,27 +56,7 @@ class CasesFound(Message):
         self.more = more
 
 
-def export_case(app: FabtuiApp, case_id: str) -> None:
-    """Ask where, then write `case_id` as a markdown file there (as `fabtui cases export`)."""
-
-    def write(folder: str | None) -> None:
-        if not folder or not folder.strip():
-            return
-        try:
-            with LIBRARY_LOCK:
-                paths, written = app.workspace.cases.export(
-                    Path(folder.strip()).expanduser(), [case_id])
-        except (RequestError, OSError) as exc:
-            app.notify(str(exc), title="export", severity="error")
-            return
-        state = "written" if written else "already up to date"
-        app.notify(f"{paths[0]} ({state})", title="export")
-
-    app.push_screen(Prompt(f"export {case_id}", "folder to write the case file into "
-                           "(enter: write, esc: cancel)", EXPORT_DIR), write)
-
-
-class CasesScreen(ForwardsWorkerErrors, Screen[None]):
+class CasesScreen(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = CASES_COMMANDS
@@ -129,12 +82,6 @@ class CasesScreen(ForwardsWorkerErrors, Screen[None]):
         self._to_list = False
         """`enter` in the query moved the focus to the list and it has not landed yet."""
 
-    @property
-    def fab(self) -> FabtuiApp:
-        from fabtui.tui.app import FabtuiApp
-
-        assert isinstance(self.app, FabtuiApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="symptom · 现象 (pfc storm pause · 光模块 误码) · filters: "
@@ -180,11 +127,10 @@ class CasesScreen(ForwardsWorkerErrors, Screen[None]):
           description="case search")
     def _search(self, number: int, line: str, limit: int) -> None:
         worker = get_current_worker()
-        with LIBRARY_LOCK:
-            if worker.is_cancelled:
-                return  # a newer keystroke came while the older search ran: skip this one
-            found = self.run_query(line, limit)
-        _freeze_heap()
+        if worker.is_cancelled:
+            return  # a newer keystroke came while the older search ran: skip this one
+        found = self.run_query(line, limit)
+        self.fab.settle_heap()
         if not worker.is_cancelled:
             self.post_message(CasesFound(number, line, found, more=limit > self.first_limit))
         if not self._warmed.is_set():
@@ -193,20 +139,18 @@ class CasesScreen(ForwardsWorkerErrors, Screen[None]):
     def _warm(self, worker: Worker[None]) -> None:
         """Once, after the first list is shown: open the search index (bringing it up to the
         store) and decode its most used postings (`CaseLibrary.warm`), so that the first
-        keystrokes pay a search, not the opening. Step by step under the lock: a keystroke
-        meanwhile waits for one step at most, and cancels the rest (an exclusive worker)."""
+        keystrokes pay a search, not the opening. Step by step (the library holds its lock
+        for one step at a time): a keystroke meanwhile waits for one step at most, and cancels
+        the rest (an exclusive worker)."""
         self._warmed.set()
         steps = self.fab.workspace.cases.warm()
         while not worker.is_cancelled:
-            with LIBRARY_LOCK:
-                if worker.is_cancelled:
-                    return
-                try:
-                    next(steps)
-                except StopIteration:
-                    return
-                except Exception:  # best effort: the next search says what is wrong
-                    return
+            try:
+                next(steps)
+            except StopIteration:
+                return
+            except Exception:  # best effort, documented: the next search says what is wrong
+                return
 
     @on(CaseList.NearEnd)
     def _more(self) -> None:
@@ -280,9 +224,8 @@ class CasesScreen(ForwardsWorkerErrors, Screen[None]):
     def _similar(self, number: int, session: str) -> None:
         workspace = self.fab.workspace
         try:
-            with LIBRARY_LOCK:
-                draft = workspace.case_or_session(session)
-                similar = workspace.cases.similar(draft, limit=20)
+            draft = workspace.case_or_session(session)
+            similar = workspace.cases.similar(draft, limit=20)
         except (RequestError, InputError) as exc:
             found = Found([], f"similar cases: {str(exc).splitlines()[0]}")
         else:
@@ -318,9 +261,8 @@ class CasesScreen(ForwardsWorkerErrors, Screen[None]):
 
         workspace = self.fab.workspace
         try:
-            with LIBRARY_LOCK:  # the first search may be opening (syncing) the library
-                case = workspace.case_or_session(case_id)
-                stored = workspace.cases.store.exists(case.id)
+            case = workspace.case_or_session(case_id)
+            stored = workspace.cases.has(case.id)
         except (RequestError, InputError) as exc:
             self.notify(str(exc).splitlines()[0], title="cases", severity="error")
             return

@@ -19,28 +19,26 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 
 from fabtui.errors import InputError, RequestError
 from fabtui.tui.commands import FABRIC_COMMANDS, bindings
 from fabtui.tui.glyphs import mark
 from fabtui.tui.messages import OpenRunbook, ProbeFinished, SnapshotArrived
+from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.demo import DemoRequest, DemoScreen
 from fabtui.tui.screens.dialogs import Prompt, TextPage
 from fabtui.tui.widgets.detail import DetailPanel
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.header import LayerCounts, StatusHeader, header_text
 from fabtui.tui.widgets.matrix import FabricMatrix
-from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.views.fabricmap import FilterError, ViewFilter, parse_filter, selection_elements
 from fabtui.views.status import EMPTY, FabricSnapshot, PollState, on_demand
 
 if TYPE_CHECKING:
-    from fabtui.tui.app import FabtuiApp
     from fabtui.views.crosslinks import RunbookChoice
 
 
-class FabricScreen(ForwardsWorkerErrors, Screen[None]):
+class FabricScreen(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = FABRIC_COMMANDS
@@ -69,12 +67,6 @@ class FabricScreen(ForwardsWorkerErrors, Screen[None]):
         self._failure: str | None = None
         """The failure last notified (None: the source answered since)."""
 
-    @property
-    def fab(self) -> FabtuiApp:
-        from fabtui.tui.app import FabtuiApp
-
-        assert isinstance(self.app, FabtuiApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         app = self.fab

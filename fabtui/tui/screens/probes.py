@@ -15,7 +15,7 @@ import asyncio
 import threading
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -23,7 +23,6 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label, Select, Static
 
@@ -35,20 +34,17 @@ from fabtui.probes.danger import confirmation_phrase, is_confirmed
 from fabtui.render.table import cell_text
 from fabtui.tui.commands import CONSOLE_COMMANDS, bindings
 from fabtui.tui.glyphs import glyph, health_style, short_number
+from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.busbw_plot import BusbwPlot
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.results import SweepRow, SweepTable, health_of
-from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.views.console import (
     busbw_series,
     parse_request,
     result_tables,
     worst_first,
 )
-
-if TYPE_CHECKING:
-    from fabtui.tui.app import FabtuiApp
 
 PROBLEMS_SHOWN = 3
 """Metrics out of range named under the result's badge (the rest: the metrics table)."""
@@ -73,7 +69,7 @@ class ConsoleRunEnded(Message):
         self.seconds = seconds
 
 
-class ProbeConsole(ForwardsWorkerErrors, Screen[None]):
+class ProbeConsole(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = CONSOLE_COMMANDS
@@ -112,12 +108,6 @@ class ProbeConsole(ForwardsWorkerErrors, Screen[None]):
         self.outcome: str | None = None
         """How the last run ended: `done`, `cancelled` or its error (set on its thread)."""
 
-    @property
-    def fab(self) -> FabtuiApp:
-        from fabtui.tui.app import FabtuiApp
-
-        assert isinstance(self.app, FabtuiApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         catalog = self.fab.workspace.catalog

@@ -10,32 +10,29 @@ matching of `fabtui runbook find` (`guided.find_runbooks`); what a session row s
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, Static
 
 from fabtui.errors import InputError, RequestError
 from fabtui.model.runbook import InputSpec, Runbook
 from fabtui.tui.commands import RUNBOOKS_COMMANDS, bindings
+from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.dialogs import Field, Form
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.session_parts import badge
 from fabtui.views import guided
 
-if TYPE_CHECKING:
-    from fabtui.tui.app import FabtuiApp
-
 SESSIONS_SHOWN = 50
 
 
-class RunbooksScreen(Screen[None]):
+class RunbooksScreen(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = RUNBOOKS_COMMANDS
@@ -59,12 +56,6 @@ class RunbooksScreen(Screen[None]):
         self.rows: list[guided.SessionRow] = []
         self.banner: list[guided.SessionRow] = []
 
-    @property
-    def fab(self) -> FabtuiApp:
-        from fabtui.tui.app import FabtuiApp
-
-        assert isinstance(self.app, FabtuiApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="symptom: low rx power · NCCL timeout · 光模块收光低 · "

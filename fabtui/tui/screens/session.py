@@ -29,7 +29,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Log, Static
 
 from fabtui.errors import InputError, RequestError, one_line
@@ -39,14 +38,13 @@ from fabtui.render.table import cell_text
 from fabtui.runbooks.engine import Engine, Observer, var_name
 from fabtui.tui.commands import SESSION_COMMANDS, bindings
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
+from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.session_parts import OutputStream, badge, outline
-from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.views import guided
 
 if TYPE_CHECKING:
-    from fabtui.tui.app import FabtuiApp
     from fabtui.workspace.core import Resumed
 
 FLUSH_S = 0.05
@@ -95,7 +93,7 @@ class _Operator:
         return await self.screen.ask_input(block, prompt, spec)
 
 
-class SessionScreen(ForwardsWorkerErrors, Screen[None]):
+class SessionScreen(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = SESSION_COMMANDS
@@ -135,12 +133,6 @@ class SessionScreen(ForwardsWorkerErrors, Screen[None]):
         self.filed: str | None = None
         self.closing = False
 
-    @property
-    def fab(self) -> FabtuiApp:
-        from fabtui.tui.app import FabtuiApp
-
-        assert isinstance(self.app, FabtuiApp)
-        return self.app
 
     @property
     def live(self) -> bool:

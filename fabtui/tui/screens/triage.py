@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -22,7 +22,6 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -31,6 +30,7 @@ from fabtui.model.chain import EvidenceChain
 from fabtui.model.triage import Suspect, TriageReport
 from fabtui.tui.commands import TRIAGE_COMMANDS, bindings
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
+from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.triage_view import (
     SUSPECT_COLUMNS,
@@ -42,11 +42,7 @@ from fabtui.tui.widgets.triage_view import (
     suspect_text,
     verdict_text,
 )
-from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.views.crosslinks import report_keys, suspect_keys, suspect_runbook
-
-if TYPE_CHECKING:
-    from fabtui.tui.app import FabtuiApp
 
 
 class TriageFinished(Message):
@@ -78,7 +74,7 @@ def parse_paths(text: str) -> tuple[Path, ...]:
     return tuple(Path(part).expanduser() for part in shlex.split(text))
 
 
-class TriageScreen(ForwardsWorkerErrors, Screen[None]):
+class TriageScreen(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = TRIAGE_COMMANDS
@@ -106,12 +102,6 @@ class TriageScreen(ForwardsWorkerErrors, Screen[None]):
         """Triages and chains started: a thread worker cannot be stopped, so the answer of one
         that was replaced is recognised (its number is not the latest) and dropped."""
 
-    @property
-    def fab(self) -> FabtuiApp:
-        from fabtui.tui.app import FabtuiApp
-
-        assert isinstance(self.app, FabtuiApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="triage-ask"):

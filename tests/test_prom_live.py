@@ -172,7 +172,7 @@ def test_pfc_storm_port_fails_through_the_app(fabric: Fabric) -> None:
     state = snapshot.states[STORM_PORT]
     share = state.values["pause_share.rx.PFC3"]
     assert share.verdict is Verdict.FAIL and share.limit == 0.5
-    assert any("pause_share.rx.PFC3" in f for f in state.findings)
+    assert any("pause_share.rx.PFC3" in f.message for f in state.findings)
     nic = snapshot.states[STORM_NIC].values["pause_ratio.tx_prio3"]
     assert nic.verdict is Verdict.FAIL and nic.limit == 0.5
     # The sparkline starts with the past (a range query), then one sample per poll.

@@ -46,7 +46,7 @@ from fabtui.views.crosslinks import (
     suspect_keys,
 )
 from fabtui.views.fabricmap import FabricMap
-from fabtui.views.status import PollState
+from fabtui.views.status import LiveFinding, PollState
 from fabtui.workspace import Workspace
 from fabtui.workspace.triaging import evidence_chain, triage_logs
 from tests.conftest import REPO
@@ -344,18 +344,21 @@ def test_inputs_are_filled_by_name_and_type_and_respect_patterns() -> None:
 
 
 def test_finding_words_keep_what_and_drop_where() -> None:
-    words = finding_words("@switch.pfc error: leaf-g00-r4:Ethernet40: pause_share.rx.PFC3 = 1 "
-                          "(limit 0.5)")
+    words = finding_words(LiveFinding("switch.pfc", "error", "leaf-g00-r4:Ethernet40",
+                                      "leaf-g00-r4:Ethernet40: pause_share.rx.PFC3 = 1 "
+                                      "(limit 0.5)"))
     assert words == ["switch", "pfc", "pause"]
-    assert finding_words("@switch.dom warning: leaf-g00-r5:Ethernet16/lane1: rx_power_dbm = "
-                         "-9.1") == ["switch", "dom", "power", "dbm"]
+    assert finding_words(LiveFinding(
+        "switch.dom", "warning", "leaf-g00-r5:Ethernet16/lane1",
+        "leaf-g00-r5:Ethernet16/lane1: rx_power_dbm = -9.1")) == ["switch", "dom", "power", "dbm"]
 
 
 def test_runbooks_for_an_optics_findings_lead_to_optic_replacement() -> None:
     ws = workspace()
     fabric = FabricMap.build(ws.graph())
-    choices = element_runbooks(ws.library, fabric, "leaf-g00-r5:Ethernet16", [
-        "@switch.dom error: leaf-g00-r5:Ethernet16/lane1: rx_power_dbm = -inf (limit -10)"])
+    choices = element_runbooks(ws.library, fabric, "leaf-g00-r5:Ethernet16", [LiveFinding(
+        "switch.dom", "error", "leaf-g00-r5:Ethernet16/lane1",
+        "leaf-g00-r5:Ethernet16/lane1: rx_power_dbm = -inf (limit -10)")])
     assert choices[0].runbook == "optic-replacement"
     assert choices[0].inputs == {"port": "leaf-g00-r5:Ethernet16"}
     # why it is offered names the element once (the finding already does)

@@ -17,6 +17,7 @@ from fabtui.model.runbook import InputSpec, InputType, Runbook
 from fabtui.model.triage import Suspect, TriageReport
 from fabtui.runbooks.library import Library, match
 from fabtui.views.fabricmap import FabricMap, Kind
+from fabtui.views.status import ElementState, LiveFinding
 
 # --- a triage suspect on the fabric ---------------------------------------------------------
 
@@ -160,22 +161,12 @@ _NOISE = {"error", "warning", "info", "limit", "rate", "rx", "tx", "lane", "ethe
 """Words of finding lines that name where, not what (element names, severity, units)."""
 
 
-def _finding_parts(finding: str) -> tuple[str, str, str]:
-    """(probe, component, what) of a live finding `@probe severity: component: what`; the
-    component is empty where the message names none."""
-    probe, _, rest = finding.partition(" ")
-    _, _, message = rest.partition(": ")
-    component, sep, metric = message.partition(": ")
-    return (probe, component, metric) if sep else (probe, "", message)
-
-
-def finding_words(finding: str) -> list[str]:
-    """What a live finding (`@switch.pfc error: leaf:Ethernet40: pause_share.rx.PFC3 = 1
-    (limit 0.5)`) is about, as symptom words: the probe's family and the metric's words
-    (`switch pfc pause`), without element names, severities or numbers."""
-    probe, _, text = _finding_parts(finding)
+def finding_words(finding: LiveFinding) -> list[str]:
+    """What a live finding (`switch.pfc`: `leaf:Ethernet40: pause_share.rx.PFC3 = 1 (limit
+    0.5)`) is about, as symptom words: the probe's family and the metric's words (`switch pfc
+    pause`), without element names, severities or numbers."""
     words: list[str] = []
-    for part in (probe.lstrip("@"), text.split("=")[0]):
+    for part in (finding.probe, finding.what.split("=")[0]):
         for token in _TOKEN.findall(part.replace(".", " ").replace("_", " ")):
             word = token.lower()
             if word not in _NOISE and len(word) > 1 and word not in words:
@@ -196,19 +187,20 @@ def with_members(fabric: FabricMap, elements: Iterable[str]) -> list[str]:
     return found
 
 
-def findings_of(states: Mapping[str, object], elements: Iterable[str]) -> list[str]:
+def findings_of(states: Mapping[str, ElementState],
+                elements: Iterable[str]) -> list[LiveFinding]:
     """The live findings of `elements` (from a snapshot's states), in element order."""
-    found: list[str] = []
+    found: list[LiveFinding] = []
     for element in elements:
         state = states.get(element)
-        for finding in getattr(state, "findings", ()):
+        for finding in state.findings if state is not None else ():
             if finding not in found:
                 found.append(finding)
     return found
 
 
 def element_runbooks(library: Library, fabric: FabricMap, element: str,
-                     findings: Iterable[str], limit: int = 5) -> list[RunbookChoice]:
+                     findings: Iterable[LiveFinding], limit: int = 5) -> list[RunbookChoice]:
     """The runbooks whose symptoms match what `findings` say (the matching `fabtui runbook
     find` does), each with `element` filled in where it has a matching input; [] when the
     element has no findings."""
@@ -221,9 +213,8 @@ def element_runbooks(library: Library, fabric: FabricMap, element: str,
         return []
     query = " ".join(words + ([kind.value] if kind else []))
     place = Place.of_element(fabric, element)
-    first = found[0].partition(" ")[2]  # `error: leaf:Ethernet40: ...`, without the probe
-    component = _finding_parts(found[0])[1]
-    named = fabric.element_of(component)[0] == element  # a lane, a GPU's other spelling
+    first = found[0].line  # `error: leaf:Ethernet40: ...`
+    named = fabric.element_of(found[0].component)[0] == element  # a lane, a GPU's spelling
     why = first if named else f"{fabric.label(element)}: {first}"  # the element said once
     return [RunbookChoice(book.meta.id, book.title, fill_inputs(book, place), why, score)
             for score, book in match(library, query, limit)]

@@ -113,12 +113,41 @@ class Reading:
 
 
 @dataclass(frozen=True)
+class LiveFinding:
+    """What one probe concluded about one element at its latest reading (a metric out of its
+    limits), as the live view keeps it: typed, never parsed back from a line."""
+
+    probe: str
+    severity: str
+    """`error` or `warning`."""
+    component: str
+    """What the finding names, in the probe's terms (`leaf-g00-r5:Ethernet16/lane1`,
+    `node001:GPU2`): the element it landed on, or a part of it."""
+    message: str
+    """What it says, component first (`leaf:Ethernet40: pause_share.rx.PFC3 = 1 (limit 0.5)`)."""
+
+    @property
+    def what(self) -> str:
+        """The message without the component it opens with: the metric and its value."""
+        head, sep, rest = self.message.partition(": ")
+        return rest if sep and head == self.component else self.message
+
+    @property
+    def line(self) -> str:
+        """`error: leaf:Ethernet40: pause_share.rx.PFC3 = 1 (limit 0.5)`: as a detail shows it."""
+        return f"{self.severity}: {self.message}"
+
+    def __str__(self) -> str:
+        return f"{self.probe} {self.line}"
+
+
+@dataclass(frozen=True)
 class ElementState:
     """Everything known about one measured element (frozen; replaced on each update)."""
 
     readings: Mapping[str, Reading]
     values: Mapping[str, Value]
-    findings: tuple[str, ...]
+    findings: tuple[LiveFinding, ...]
     history: Mapping[str, tuple[float, ...]]
 
     def health(self, now: float) -> Health:
@@ -269,10 +298,11 @@ class FabricStatus:
             grouped.setdefault(key, []).append(
                 (name, Value(metric.value, metric.unit, metric.verdict, result.probe,
                              metric.limit)))
-        findings: dict[str, list[str]] = {}
+        findings: dict[str, list[LiveFinding]] = {}
         for finding in result.findings:
             key, _ = element_of(finding.component)
-            findings.setdefault(key, []).append(f"{finding.severity.value}: {finding.message}")
+            findings.setdefault(key, []).append(LiveFinding(
+                result.probe, finding.severity.value, finding.component, finding.message))
         error = result.error if result.verdict is Verdict.ERROR and not result.metrics else None
         if error is not None:
             grouped.setdefault(result.target, [])
@@ -329,20 +359,18 @@ class FabricStatus:
             return
         readings = {**old.readings, **fresh}
         values = {n: v for n, v in old.values.items() if v.probe not in probes}
-        findings = tuple(f for f in old.findings
-                         if not f.startswith(tuple(f"@{p} " for p in probes)))
+        findings = tuple(f for f in old.findings if f.probe not in probes)
         self._states[key] = ElementState(readings, values, findings, old.history)
 
     def _update(self, key: str, reading: Reading, values: list[tuple[str, Value]],
-                findings: Iterable[str]) -> None:
+                findings: Iterable[LiveFinding]) -> None:
         old = self._states.get(key)
         readings = dict(old.readings) if old else {}
         readings[reading.probe] = reading
         merged = {n: v for n, v in (old.values.items() if old else ()) if v.probe != reading.probe}
         merged.update(values)
-        mine = f"@{reading.probe} "
-        kept = tuple(f for f in (old.findings if old else ()) if not f.startswith(mine))
-        tagged = tuple(f"@{reading.probe} {f}" for f in findings)
+        kept = tuple(f for f in (old.findings if old else ()) if f.probe != reading.probe)
+        tagged = tuple(findings)
         history = self._history.setdefault(key, {})
         for name, value in values:
             if name.startswith(HISTORY_METRICS) and isinstance(value.value, int | float) and \

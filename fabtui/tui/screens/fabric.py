@@ -294,8 +294,7 @@ class FabricScreen(FabtuiScreen):
                     text.append(f"{element}: {reading.probe}: ", "bold")
                     text.append(f"{reading.error}\n")
             for finding in state.findings:
-                probe, _, message = finding.partition(" ")
-                text.append(f"{element}: {probe.lstrip('@')}: {message}\n")
+                text.append(f"{element}: {finding.probe}: {finding.line}\n")
         self.app.push_screen(TextPage(f"errors · {self.fab.fabric.label(key)}",
                                       text if text else "no errors and no findings"))
 

@@ -129,8 +129,7 @@ class DetailPanel(VerticalScroll):
                         "dim")
             self._values(text, state, theme)
             for finding in state.findings[:4]:
-                message = finding.split(" ", 1)[1]
-                text.append(f"  {message}\n", "bold" if message.startswith("error") else "")
+                text.append(f"  {finding.line}\n", "bold" if finding.severity == "error" else "")
         return text
 
     def _values(self, text: Text, state: object, theme: object) -> None:

@@ -33,7 +33,8 @@ import time
 from pathlib import Path
 
 from fabtui.paths import demo_topology
-from fabtui.runbooks.expr import Evaluator, ExprError, render_cli_lines
+from fabtui.runbooks.expr import Evaluator, ExprError
+from fabtui.runbooks.templates import render_cli_lines
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import ensure_state
 from fabtui.sim.transports import SimCliTransport, SimSshTransport

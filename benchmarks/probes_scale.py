@@ -8,8 +8,8 @@ The log repeats the shipped real samples (tests/fixtures/nccl-log), as parse_sca
 it, so the parser sees real wording and real event density.
 
 The CLI sessions run against a real OpenSSH server on loopback whose login starts the test
-suite's fake switch CLI (tests/fake_switch.py), so the figure includes ssh, the pty, prompt
-detection and paging, not just Python. Prints figures; never fails on timing.
+suite's fake switch CLI (tests/support/fake_switch.py), so the figure includes ssh, the pty,
+prompt detection and paging, not just Python. Prints figures; never fails on timing.
 
     python benchmarks/probes_scale.py            # full size
     python benchmarks/probes_scale.py --smoke    # 20 MB log, 16 sessions (CI)
@@ -28,7 +28,7 @@ from fabtui.parsers.registry import get
 from fabtui.transports.cli_session import CliTarget, CliTransport
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 def bench_log(megabytes: int) -> None:
@@ -70,7 +70,7 @@ async def poll(transport: CliTransport, targets: list[CliTarget]) -> float:
 
 
 def bench_sessions(count: int) -> None:
-    from sshd_server import SSHD, SshServer
+    from tests.support.sshd_server import SSHD, SshServer
 
     if not Path(SSHD).exists():
         print(f"{count} CLI sessions: skipped (no sshd; apt-get install openssh-server)")
@@ -78,7 +78,7 @@ def bench_sessions(count: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         base.chmod(0o700)
-        fake = REPO / "tests" / "fake_switch.py"
+        fake = REPO / "tests" / "support" / "fake_switch.py"
         server = SshServer(base, force_command=f"{sys.executable} {fake}")
         try:
             targets = [CliTarget(ssh=server.target(name=f"leaf{i:02d}"), flavor="eos",

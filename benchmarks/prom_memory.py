@@ -51,7 +51,7 @@ from fabtui.prom.rules import CLOCK, DEVICE_CLOCK, every_sieve, sieve_name  # no
 from fabtui.views.fabricmap import FabricMap  # noqa: E402
 from fabtui.views.status import FabricStatus, PollState  # noqa: E402
 from fabtui.workspace import Workspace  # noqa: E402
-from tests.prom_server import free_port  # noqa: E402
+from tests.support.prom_server import free_port  # noqa: E402
 
 TERM = re.compile(r"fabtui:clock:(\w+)(?:\{([^}]*)\})?")
 MATCHER = re.compile(r'(\w+)=~"((?:[^"\\]|\\.)*)"')

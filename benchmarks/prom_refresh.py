@@ -62,7 +62,7 @@ from fabtui.workspace.promsource import PrometheusSource, live_source  # noqa: E
 sys.path.insert(0, str(REPO / "benchmarks"))
 from probe_fanout import LATENCY_S, sweep  # noqa: E402
 
-from tests.prom_server import PROMETHEUS, PrometheusServer, free_port  # noqa: E402
+from tests.support.prom_server import PROMETHEUS, PrometheusServer, free_port  # noqa: E402
 
 GOAL_S = 2.0
 STORM = "node0517:mlx5_3"

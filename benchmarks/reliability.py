@@ -44,8 +44,8 @@ from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
-from fixture_inputs import samples  # noqa: E402  (what counts as a capture: decided once)
+sys.path.insert(0, str(REPO))
+from tests.support.fixture_inputs import samples  # noqa: E402  (what counts as an input: once)
 
 
 @dataclass

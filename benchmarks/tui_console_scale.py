@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from fabtui.model.probe import ProbeResult  # noqa: E402
 from fabtui.model.verdict import Verdict  # noqa: E402
-from tests.tui_support import result  # noqa: E402
+from tests.support.tui_support import result  # noqa: E402
 
 SIZE = (160, 50)
 KEYS = ["pagedown"] * 10 + ["end"] + ["pageup"] * 10 + ["home"]
@@ -62,7 +62,7 @@ async def keys(pilot, names: list[str]) -> list[float]:  # type: ignore[no-untyp
 async def measure_console(results: list[ProbeResult]) -> dict[str, list[float]]:
     from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
     from fabtui.tui.widgets.results import SweepTable
-    from tests.tui_support import make_app, workspace
+    from tests.support.tui_support import make_app, workspace
 
     app = make_app(workspace(scenario="healthy", scenario_chosen=True))
     async with app.run_test(size=SIZE) as pilot:

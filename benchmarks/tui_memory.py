@@ -52,7 +52,7 @@ from fabtui.model.probe import ProbeResult  # noqa: E402
 from fabtui.model.verdict import Verdict  # noqa: E402
 from fabtui.views.fabricmap import FabricMap, HostCell  # noqa: E402
 from fabtui.workspace import Workspace  # noqa: E402
-from tests.tui_support import result  # noqa: E402
+from tests.support.tui_support import result  # noqa: E402
 
 CHECKPOINTS = (60, 300, 600)
 START = 1_790_000_000.0

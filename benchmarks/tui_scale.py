@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO))
 from fabtui.config import load_settings  # noqa: E402
 from fabtui.model.verdict import Verdict  # noqa: E402
 from fabtui.workspace import Workspace  # noqa: E402
-from tests.tui_support import result  # noqa: E402
+from tests.support.tui_support import result  # noqa: E402
 
 FRAME_GOAL_MS = 50
 KEY_GOAL_MS = 100

@@ -14,8 +14,7 @@ from click.testing import CliRunner, Result
 from fabtui.cli import cli
 from fabtui.paths import demo_topology, shipped_dir, shipped_templates
 from fabtui.workspace.simfabric import IN_PROCESS_VAR
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.support import REPO
 
 SPREAD = frozenset({
     "test_runbook_library.py", "test_parse_streaming.py", "test_docs.py", "test_hostile_input.py",
@@ -105,6 +104,8 @@ def _rewrite_test_modules_once(config: pytest.Config) -> None:
     try:
         from _pytest.assertion import rewrite
         state = config.stash[rewrite.assertstate_key]
+        if state.hook is None:  # no import hook: nothing is rewritten
+            return
         # and the modules of the plugins' packages, which pytest rewrites too
         plugins = [path for name in state.hook._must_rewrite for path in _sources(name)]
         files = sorted({*(REPO / "tests").glob("test_*.py"), REPO / "tests" / "conftest.py",
@@ -148,7 +149,9 @@ def _sources(name: str) -> list[Path]:
 
 
 def _rewritten_pyc(rewrite: Any, fn: Path) -> Path:
-    return rewrite.get_cache_dir(fn) / (fn.name[:-3] + rewrite.PYC_TAIL)
+    cache: Path = rewrite.get_cache_dir(fn)
+    tail: str = rewrite.PYC_TAIL
+    return cache / (fn.name[:-3] + tail)
 
 
 def _rewrite(rewrite: Any, state: Any, config: pytest.Config, files: list[Path]) -> None:
@@ -158,11 +161,11 @@ def _rewrite(rewrite: Any, state: Any, config: pytest.Config, files: list[Path])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Stop the tests' fork server (tests/fabtui_fork.py) if this process started one: no
+    """Stop the tests' fork server (tests/support/fabtui_fork.py) if this process started one: no
     process outlives the session. (It would exit anyway once this process is gone.)"""
     import sys
 
-    fork = sys.modules.get("fabtui_fork")
+    fork = sys.modules.get("tests.support.fabtui_fork")
     if fork is not None:
         fork.close()
 
@@ -190,7 +193,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
             first = min(self.workqueue, key=lambda scope: rank.get(
                 Path(scope.split("::", 1)[0]).name, len(FIRST)))
             self.workqueue.move_to_end(first, last=False)
-            super()._assign_work_unit(node)  # type: ignore[arg-type]
+            super()._assign_work_unit(node)
 
     return _Scheduling(config, log)
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import Result
 
 from fabtui.journal.store import Journal, journal_path
-from tests.case_index_double import engine
+from tests.support.case_index_double import engine
 
 pytestmark = pytest.mark.usefixtures("sim_in_process")
 

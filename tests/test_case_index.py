@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -204,15 +205,19 @@ def test_stale_missing_and_corrupt_indexes_are_rebuilt(tmp_path: Path) -> None:
 
 def test_an_open_index_is_not_opened_again_for_each_search(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import fabtui.cases.index as module
+    from whoosh import index as windex  # the module fabtui.cases.index opens indexes with
 
     ix = CaseIndex(tmp_path)
     ix.ensure(_docs, "g1")
     assert ids(ix, "nccl hang")[0] == "nccl-hang-optic"
     opened: list[str] = []
-    real = module.windex.open_dir
-    monkeypatch.setattr(module.windex, "open_dir", lambda *a, **k: opened.append(a[0]) or
-                        real(*a, **k))
+    real = windex.open_dir
+
+    def open_dir(*args: Any, **kwargs: Any) -> Any:
+        opened.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(windex, "open_dir", open_dir)
     for _ in range(3):  # search-as-you-type: ensure, then search, per keystroke
         assert ix.ensure(_docs, "g1") is False
         assert ids(ix, "nccl hang")[0] == "nccl-hang-optic"
@@ -222,7 +227,7 @@ def test_an_open_index_is_not_opened_again_for_each_search(
 
 def test_warming_opens_the_index_then_decodes_the_frequent_postings_step_by_step(
         tmp_path: Path) -> None:
-    import fabtui.cases.index as module
+    import fabtui.cases.index._scoring as module
 
     ix = CaseIndex(tmp_path)
     ix.ensure(_docs, "g1")
@@ -241,7 +246,7 @@ def test_warming_opens_the_index_then_decodes_the_frequent_postings_step_by_step
 
 def test_an_index_that_fails_to_read_is_rebuilt_by_the_next_ensure(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import fabtui.cases.index as module
+    from fabtui.cases.index._scoring import Scorer
 
     ix = CaseIndex(tmp_path)
     ix.ensure(_docs, "g1")
@@ -250,7 +255,7 @@ def test_an_index_that_fails_to_read_is_rebuilt_by_the_next_ensure(
         raise OSError("bad block")
 
     with monkeypatch.context() as patch:
-        patch.setattr(module._Scorer, "run", unreadable)
+        patch.setattr(Scorer, "run", unreadable)
         with pytest.raises(CaseIndexError, match="unreadable case index"):
             ix.search("nccl hang")
     assert ix.ensure(_docs, "g1") is True
@@ -330,7 +335,7 @@ def test_concurrent_readers_and_writers_in_several_processes(tmp_path: Path) -> 
 def test_decoded_postings_agree_with_whoosh_across_blocks(tmp_path: Path) -> None:
     """The scorer decodes whoosh's posting blocks itself; a change in the block format of a
     whoosh release (or fork) must fail here, not rank silently wrong."""
-    from fabtui.cases.index import _leaf_postings
+    from fabtui.cases.index._scoring import _leaf_postings
 
     docs = [IndexDoc(f"c{i}", f"case {i} nccl", "hang" * (1 + i % 3), tags=[f"t{i % 7}"])
             for i in range(700)]  # > 128 postings a term: several blocks

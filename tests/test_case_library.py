@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fabtui.cases.components import component_kind, error_codes_in, normalise_code, placement
+from fabtui.cases.document import IndexDoc, SearchFilters
 from fabtui.cases.filing import SessionRecord, draft_case
 from fabtui.cases.library import CaseLibrary, IndexEngine
 from fabtui.cases.similar import MIN_SCORE, Similar
@@ -17,8 +18,8 @@ from fabtui.config import load_settings
 from fabtui.model.case import Case, CaseStatus, SymptomClass
 from fabtui.model.events import Event
 from fabtui.workspace import Workspace
-from tests import case_index_double
-from tests.case_index_double import CaseIndex, IndexDoc, SearchFilters
+from tests.support import case_index_double
+from tests.support.case_index_double import CaseIndex
 
 DOUBLE = IndexEngine(index=CaseIndex, doc=IndexDoc, filters=SearchFilters)
 

@@ -1,48 +1,23 @@
 """The `fabtui` command as users run it: the real console script and in-process runs.
 
-`real` runs a command as a process of its own, forked from the tests' fork server
-(tests/fabtui_fork.py) unless `binary=True` asks for a new process of the installed console
-script: test_real_binary_check_exit_codes keeps one such test of the script itself (the
-packaging and import-hygiene tests cover start-up and imports)."""
+`real` (tests/support/cli.py) runs a command as a process of its own, forked from the tests'
+fork server (tests/support/fabtui_fork.py) unless `binary=True` asks for a new process of the
+installed console script: test_real_binary_check_exit_codes keeps one such test of the script
+itself (the packaging and import-hygiene tests cover start-up and imports)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import fabtui_fork
 import pytest
 from click.testing import Result
 
 from fabtui.topology.loader import load_topology
-
-
-def fabtui_command() -> list[str]:
-    script = Path(sys.executable).parent / "fabtui"
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("fabtui")
-    return [found] if found else [sys.executable, "-m", "fabtui"]
-
-
-def real(*args: str, cwd: Path | None = None,
-         binary: bool = False) -> subprocess.CompletedProcess[str]:
-    """`fabtui ARGS` as a process of its own, in this environment without FABTUI_CONFIG and
-    FABTUI_DEBUG: forked from the tests' fork server (tests/fabtui_fork.py: the command, its
-    output and exit status, without the interpreter's start-up), or with `binary` a new
-    process of the installed console script (start-up and packaging included)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("FABTUI_CONFIG", "FABTUI_DEBUG")}
-    if not binary:
-        return fabtui_fork.run(["fabtui", *args], cwd=cwd, env=env, timeout=120)
-    return subprocess.run([*fabtui_command(), *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=120, check=False)
+from tests.support.cli import real
 
 
 def test_bare_fabtui_summarises_the_demo_fabric(tmp_path: Path) -> None:

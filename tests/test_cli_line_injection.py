@@ -199,8 +199,9 @@ def test_prompt_matching_looks_at_bounded_bytes_per_read(state: Path,
 
     session.connect()
     try:
-        session.flavor = dataclasses.replace(session.flavor,
-                                             prompt=Recording(session.flavor.prompt))  # type: ignore[arg-type]
+        spy = Recording(session.flavor.prompt)
+        # deliberately not an re.Pattern (which cannot be subclassed): a spy with its `search`
+        session.flavor = dataclasses.replace(session.flavor, prompt=spy)  # type: ignore[arg-type]
         collector, error = session.run("show interfaces counters -i " + "E" * 4000, 30)
     finally:
         session.close()

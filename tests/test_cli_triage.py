@@ -11,7 +11,7 @@ import pytest
 from click.testing import Result
 
 from fabtui.config import load_settings
-from tests.case_seed import seed_case_library
+from tests.support.case_seed import seed_case_library
 
 FIXTURES = Path(__file__).parent / "triage_fixtures"
 
@@ -19,7 +19,7 @@ FIXTURES = Path(__file__).parent / "triage_fixtures"
 @pytest.fixture(autouse=True)
 def _case_library_built() -> None:
     """The report's similar cases come from a library already built, as on any run after the
-    first (tests/case_seed.py): building it is the case library's tests' subject."""
+    first (tests/support/case_seed.py): building it is the case library's tests' subject."""
     seed_case_library(load_settings())
 
 

@@ -87,13 +87,13 @@ FINDS_SOMETHING = {
 def test_every_readme_command_exits_as_documented(tmp_path: Path) -> None:
     """Run the README's commands in order, from the checkout, on a fresh demo fabric.
 
-    Each is a process of its own, forked from the tests' fork server (tests/fabtui_fork.py):
+    Each is a process of its own, forked from the tests' fork server (tests/support/fabtui_fork.py):
     what the commands do is the test, not the interpreter's start-up (the packaging and
     import-hygiene tests start real ones), which was two thirds of this test's 28 s."""
     import os
     import shlex
 
-    import fabtui_fork
+    from tests.support import fabtui_fork
 
     commands = _readme_commands()
     assert len(commands) >= 25 and set(FINDS_SOMETHING) <= set(commands)

@@ -1,6 +1,6 @@
-"""The tests' fork server (tests/fabtui_fork.py) runs a command as a real `fabtui` process would:
-the same output and exit status, the request's own environment, a traceback for a bug, a kill
-on timeout, and nothing left running."""
+"""The tests' fork server (tests/support/fabtui_fork.py) runs a command as a real `fabtui`
+process would: the same output and exit status, the request's own environment, a traceback for
+a bug, a kill on timeout, and nothing left running."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import sys
 import time
 from pathlib import Path
 
-import fabtui_fork
 import pytest
-from processes import descendants
+
+from tests.support import fabtui_fork
+from tests.support.processes import descendants
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,7 +1,8 @@
 """Hostile and broken input through the real `fabtui` command: refused as `file:line`, exit 2.
 
-Each command is a `fabtui` process of its own (test_cli's `real`, forked from the tests' fork
-server: the command's own reading of the input is the test, not the interpreter's start-up).
+Each command is a `fabtui` process of its own (`real` of tests/support/cli.py, forked from the
+tests' fork server: the command's own reading of the input is the test, not the interpreter's
+start-up).
 
 Every YAML the tool reads goes through one reader (fabtui.yamldoc), so an alias bomb is refused the
 same way in a topology, a scenario and a runbook's front matter; the config file and the runbook
@@ -14,7 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli import real
+
+from tests.support.cli import real
 
 
 def _laughs(levels: int = 9, width: int = 9) -> list[str]:

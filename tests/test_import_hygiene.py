@@ -29,11 +29,12 @@ def test_no_module_outside_tui_imports_textual_or_rich() -> None:
     for path in _modules_outside_tui():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            names: list[str] = []
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
+            else:
+                names = [node.module] if node.module and node.level == 0 else []
             for name in names:
                 if name.split(".")[0] in UI_ONLY:
                     offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: imports {name}")

@@ -21,7 +21,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def _job(nodes: list[str], tasks: int | None, per_node: int | None = None,
          **more: object) -> SlurmJob:
     return SlurmJob(job_id="1", nodes=nodes, num_tasks=tasks, tasks_per_node=per_node,
-                    **more)  # type: ignore[arg-type]
+                    **more)
 
 
 def test_uneven_tasks_go_one_more_to_the_first_nodes_as_slurm_spreads_them() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
+from fabtui.topology.graph import FabricGraph
 from fabtui.views.fabricmap import FabricMap, FilterError, Layer, parse_filter
 from fabtui.views.status import (
     FabricSnapshot,
@@ -22,17 +23,17 @@ from fabtui.views.status import (
     PollState,
     on_demand,
 )
-from tests.tui_support import NOW, result, workspace
+from tests.support.tui_support import NOW, result, workspace
 
 
 @pytest.fixture(scope="module")
-def fabric_and_graph() -> tuple[FabricMap, object]:
+def fabric_and_graph() -> tuple[FabricMap, FabricGraph]:
     graph = workspace().graph()
     return FabricMap.build(graph), graph
 
 
 @pytest.fixture
-def fabric(fabric_and_graph: tuple[FabricMap, object]) -> FabricMap:
+def fabric(fabric_and_graph: tuple[FabricMap, FabricGraph]) -> FabricMap:
     return fabric_and_graph[0]
 
 
@@ -127,17 +128,17 @@ def test_histories_keep_counters_and_are_bounded(fabric: FabricMap) -> None:
     assert "delta.module_unplug" not in state.history
 
 
-def test_filters(fabric_and_graph: tuple[FabricMap, object]) -> None:
+def test_filters(fabric_and_graph: tuple[FabricMap, FabricGraph]) -> None:
     fabric, graph = fabric_and_graph
-    rail = parse_filter(fabric, graph, "rail:4")  # type: ignore[arg-type]
+    rail = parse_filter(fabric, graph, "rail:4")
     assert rail.rails == frozenset({4}) and rail.nodes is not None and len(rail.nodes) == 8
-    nodes = parse_filter(fabric, graph, "node[001-003]")  # type: ignore[arg-type]
-    assert nodes.nodes == {"node001", "node002", "node003"} and nodes.rails is None
-    leaf = parse_filter(fabric, graph, "leaf:leaf-g00-r2")  # type: ignore[arg-type]
+    nodes = parse_filter(fabric, graph, "node[001-003]")
+    assert nodes.nodes == frozenset({"node001", "node002", "node003"}) and nodes.rails is None
+    leaf = parse_filter(fabric, graph, "leaf:leaf-g00-r2")
     assert leaf.rails == frozenset({2})
-    assert parse_filter(fabric, graph, "job").nodes == set(fabric.nodes)  # type: ignore[arg-type]
+    assert parse_filter(fabric, graph, "job").nodes == frozenset(fabric.nodes)
     with pytest.raises(FilterError, match="node9"):
-        parse_filter(fabric, graph, "node9*")  # type: ignore[arg-type]
+        parse_filter(fabric, graph, "node9*")
 
 
 def test_find_and_on_demand_probes(fabric: FabricMap) -> None:

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixture_inputs import FIXTURES
 
 from fabtui.model.parsed.nccl_log import NcclLog
 from fabtui.parsers import nccl_log
 from fabtui.parsers.streaming import FileLines
 from fabtui.parsers.text import split_lines
+from tests.support.fixture_inputs import FIXTURES
 
 SAMPLES = sorted((FIXTURES / "nccl-log").glob("*.txt"))
 

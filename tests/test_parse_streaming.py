@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from fixture_inputs import FIXTURES, NOT_INPUT
 
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import FileLines, Plain, Streamed, read_lines, write_json
 from fabtui.parsers.text import clean_line_stream, clean_lines, normalize, split_lines
+from tests.support.fixture_inputs import FIXTURES, NOT_INPUT
 
 STREAMING = sorted(kind for kind, parser in registry.parsers().items()
                    if hasattr(parser.module, "parse_lines"))
@@ -96,7 +96,7 @@ def test_plain_results_are_written_as_json_dumps_a_megabyte_at_a_time() -> None:
                                                       for i in range(20000)],
                                "empty": [], "nested": {"a": [1, {"b": []}]}}
     out = _Counting()
-    write_json(Plain(data, lambda d: d), out)  # type: ignore[arg-type, return-value]
+    write_json(Plain(data, lambda d: d), out)
     assert out.getvalue() == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     assert len(out.getvalue()) > 3 * 1024 * 1024
     assert out.calls <= 5
@@ -127,7 +127,9 @@ def test_file_lines_reads_the_file_again_on_each_pass(tmp_path: Path) -> None:
     assert list(lines) == list(lines) == ["0: a: 1", "0: b: 2", ""]
 
 
-class _Null(io.TextIOBase):
+class _Null(io.StringIO):
+    """A text stream that keeps nothing written to it."""
+
     def write(self, text: str) -> int:
         return len(text)
 

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.model.parsed.dcgmi_diag import DcgmiDiag
 from fabtui.parsers import dcgmi_diag as diag
 from fabtui.parsers.errors import ParseError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dcgmi-diag"
 
 
-def _parse(name: str) -> diag.DcgmiDiag:
+def _parse(name: str) -> DcgmiDiag:
     return diag.parse((FIXTURES / name).read_text())
 
 

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.model.parsed.flight_recorder import FlightRecorder
 from fabtui.parsers import flight_recorder as fr
 from fabtui.parsers.errors import ParseError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "flight-recorder"
 
 
-def _parse(name: str) -> fr.FlightRecorder:
+def _parse(name: str) -> FlightRecorder:
     return fr.parse((FIXTURES / name).read_text())
 
 

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.model.parsed.nvidia_smi import NvidiaSmiTable
 from fabtui.parsers import nvidia_smi as smi
 from fabtui.parsers.errors import ParseError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nvidia-smi"
 
 
-def _parse(name: str) -> smi.NvidiaSmiTable:
+def _parse(name: str) -> NvidiaSmiTable:
     return smi.parse((FIXTURES / name).read_text())
 
 

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.model.parsed.nvidia_smi_q import NvidiaSmiQuery
 from fabtui.parsers import nvidia_smi_q as query
 from fabtui.parsers.errors import ParseError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nvidia-smi-q"
 
 
-def _parse(name: str) -> query.NvidiaSmiQuery:
+def _parse(name: str) -> NvidiaSmiQuery:
     return query.parse((FIXTURES / name).read_text())
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.model.parsed.nvidia_smi_topo import NvidiaSmiTopo
 from fabtui.parsers import nvidia_smi_topo as topo
 from fabtui.parsers.errors import ParseError
 from fabtui.render.table import render_tables
@@ -13,7 +14,7 @@ from fabtui.render.table import render_tables
 FIXTURES = Path(__file__).parent / "fixtures" / "nvidia-smi-topo"
 
 
-def _parse(name: str) -> topo.NvidiaSmiTopo:
+def _parse(name: str) -> NvidiaSmiTopo:
     return topo.parse((FIXTURES / name).read_text())
 
 

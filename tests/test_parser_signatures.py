@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from fixture_inputs import FIXTURES, NOT_INPUT
 
 from fabtui.parsers import registry
 from fabtui.parsers.signatures import SIGNATURES
+from tests.support.fixture_inputs import FIXTURES, NOT_INPUT
 
 
 def _inputs() -> list[tuple[str, str]]:

@@ -7,6 +7,7 @@ fixture test; here are the forms no capture shows at once (each named where it c
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def test_sacct_row_with_the_wrong_width_names_its_line() -> None:
     assert caught.value.line == 3
 
 
-def _squeue(job: dict[str, object], meta: dict[str, object] | None = None) -> str:
+def _squeue(job: Mapping[str, object], meta: Mapping[str, object] | None = None) -> str:
     return json.dumps({"meta": meta or {}, "jobs": [job], "errors": []})
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.model.parsed.switch_counters import SwitchCounters
 from fabtui.parsers import registry, switch_counters
 from fabtui.parsers.errors import ParseError
 from fabtui.render.table import render_tables
@@ -17,7 +18,7 @@ from fabtui.render.table import render_tables
 FIXTURES = Path(__file__).parent / "fixtures" / "switch-counters"
 
 
-def _parse(name: str) -> switch_counters.SwitchCounters:
+def _parse(name: str) -> SwitchCounters:
     return switch_counters.parse((FIXTURES / name).read_text(encoding="utf-8"))
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.model.parsed.transceiver_dom import TransceiverDomReport
 from fabtui.parsers import registry, transceiver_dom
 from fabtui.parsers.errors import ParseError
 from fabtui.render.table import render_tables
@@ -14,7 +15,7 @@ from fabtui.render.table import render_tables
 FIXTURES = Path(__file__).parent / "fixtures" / "transceiver-dom"
 
 
-def _parse(name: str) -> transceiver_dom.TransceiverDomReport:
+def _parse(name: str) -> TransceiverDomReport:
     return transceiver_dom.parse((FIXTURES / name).read_text(encoding="utf-8"))
 
 

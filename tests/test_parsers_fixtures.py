@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
-from fixture_inputs import FIXTURES, NOT_INPUT
 
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
+from tests.support.fixture_inputs import FIXTURES, NOT_INPUT
 
 
 def _cases() -> list[tuple[str, Path]]:

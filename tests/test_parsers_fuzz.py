@@ -9,12 +9,12 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from fixture_inputs import samples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
+from tests.support.fixture_inputs import samples
 
 KINDS = sorted(registry.parsers())
 SETTINGS = settings(max_examples=60, deadline=None,

@@ -30,8 +30,8 @@ _FORMAT_WIDTH = re.compile(r"\{[^{}]*:[^{}]*?(?:[<>^]|\d)[^{}]*\}")
 
 def _spec_text(spec: ast.JoinedStr) -> str:
     """A format spec as text, a nested `{w}` standing as `{}`."""
-    return "".join(part.value if isinstance(part, ast.Constant) else "{}"
-                   for part in spec.values)
+    return "".join(part.value if isinstance(part, ast.Constant) and isinstance(part.value, str)
+                   else "{}" for part in spec.values)
 
 
 def padding_in(source: str) -> list[str]:
@@ -114,7 +114,9 @@ def test_parse_table_prints_the_rendered_tables() -> None:
     result = CliRunner().invoke(cli, ["parse", "--table", str(path)])
     assert result.exit_code == 0, result.output
     parser = registry.get("ibstat")
-    assert result.output == render_tables(parser.tables(parser.parse(path.read_text()))) + "\n"
+    tables = parser.tables(parser.parse(path.read_text()))
+    assert tables is not None
+    assert result.output == render_tables(tables) + "\n"
     assert result.output.splitlines()[1].split() == ["mlx4_0", "1", "Active", "LinkUp", "40",
                                                      "FDR10", "7", "InfiniBand"]
 

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fabtui.cli import cli
+from fabtui.model.runbook import Block
 from fabtui.model.verdict import Verdict
 from fabtui.probes.danger import DangerRefused
 from fabtui.workspace import Workspace
@@ -165,7 +166,7 @@ def test_an_unmarked_block_of_a_dangerous_probe_is_still_gated(tmp_path: Path) -
     asked: list[str | None] = []
 
     class Operator(ScriptedOperator):
-        async def confirm(self, block, prompt, phrase):  # type: ignore[no-untyped-def]
+        async def confirm(self, block: Block, prompt: str, phrase: str | None) -> str | None:
             asked.append(phrase)
             return "no"
 
@@ -199,10 +200,12 @@ def test_the_workspace_refuses_a_dangerous_probe_without_its_phrase(config: Path
         assert ran.verdict is Verdict.OK and ran.target == "node001:mlx5_0"
 
 
-async def _swept(ws: Workspace, text: str, **confirmation: str) -> list[str]:
+async def _swept(ws: Workspace, text: str, *, confirmed: str | None = None,
+                 named: str | None = None) -> list[str]:
     targets = ws.sweep_targets("nic.reset_port", text)
     assert targets is not None
-    return [r.target async for r in ws.sweep("nic.reset_port", targets, {}, **confirmation)]
+    return [r.target async for r in ws.sweep("nic.reset_port", targets, {},
+                                             confirmed=confirmed, named=named)]
 
 
 def test_a_workspace_sweep_confirms_the_set_as_named(config: Path) -> None:

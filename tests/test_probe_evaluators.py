@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from fixture_inputs import FIXTURES, NOT_INPUT
-
 from fabtui.model.probe import Metric, ProbeDef, Verdict
 from fabtui.parsers import registry
 from fabtui.paths import shipped_dir
@@ -14,6 +12,7 @@ from fabtui.probes.evaluate import EvalContext, evaluate, findings, hardware_cla
 from fabtui.probes.targets import resolve
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
+from tests.support.fixture_inputs import FIXTURES, NOT_INPUT
 
 CATALOG = load_catalog([shipped_dir("probes")])
 GRAPH = FabricGraph(load_topology(shipped_dir("topology") / "demo.yaml").topology)
@@ -91,7 +90,8 @@ def test_topology_affinity_from_nvidia_smi() -> None:
     good = judge("gpu.topo", "node001", "nvidia-smi-topo",
                  parsed("nvidia-smi-topo", "felixfu-topo-m-dgx1"))
     assert all(m.verdict is Verdict.OK for m in good.values())
-    assert good["gpu_nic_affinity@node001:GPU0"].value.startswith("PIX")
+    affinity = good["gpu_nic_affinity@node001:GPU0"].value
+    assert isinstance(affinity, str) and affinity.startswith("PIX")
     old = judge("gpu.topo", "node001", "nvidia-smi-topo",
                 parsed("nvidia-smi-topo", "felixfu-topo-matrix-2xK80"))
     assert any(m.verdict is Verdict.FAIL and "PHB" in str(m.value) for m in old.values())

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from processes import descendants
 
-from fabtui.model.probe import Verdict
+from fabtui.model.probe import ProbeResult, TargetKind, Verdict
 from fabtui.model.transport import TransportResult
 from fabtui.paths import demo_topology, shipped_dir, shipped_templates
 from fabtui.probes.catalog import load_catalog
@@ -35,6 +34,7 @@ from fabtui.transports.local import result_from
 from fabtui.transports.output import LineCallback
 from fabtui.transports.process import ProcessOutcome
 from fabtui.transports.ssh import SshTarget, SshTransport
+from tests.support.processes import descendants
 
 CATALOG = load_catalog([shipped_dir("probes")])
 IBSTAT = CATALOG["nic.ibstat"]
@@ -73,9 +73,9 @@ def state_file(tmp_path: Path) -> tuple[Path, SimState]:
     ("node002,node001,node002", "node", 2, "node002", "node001"),  # a list: given order, once
     ("node001:mlx5_1,rail:1", "nic", 8, "node001:mlx5_1", "node008:mlx5_1"),
 ])
-def test_target_sets_resolve_in_topology_order(sim: Sim, text: str, kind: str, count: int,
+def test_target_sets_resolve_in_topology_order(sim: Sim, text: str, kind: TargetKind, count: int,
                                                first: str, last: str) -> None:
-    names = [t.name for t in resolve_set(sim.graph, text, kind)]  # type: ignore[arg-type]
+    names = [t.name for t in resolve_set(sim.graph, text, kind)]
     assert (len(names), names[0], names[-1]) == (count, first, last)
     assert len(set(names)) == len(names)
 
@@ -98,10 +98,10 @@ def test_a_plain_name_or_pair_is_one_target_not_a_set(sim: Sim) -> None:
     ("node[004-001]", "node", "runs backwards"),
     ("node*", "node-pair", "a pair probe runs on one pair"),
 ])
-def test_a_set_that_matches_nothing_says_so(sim: Sim, text: str, kind: str,
+def test_a_set_that_matches_nothing_says_so(sim: Sim, text: str, kind: TargetKind,
                                             message: str) -> None:
     with pytest.raises(TargetError, match=message):
-        resolve_set(sim.graph, text, kind)  # type: ignore[arg-type]
+        resolve_set(sim.graph, text, kind)
 
 
 def test_latency_knob_reads_defaults_and_per_device_globs() -> None:
@@ -333,7 +333,7 @@ def test_a_pair_probes_client_starts_when_its_server_says_it_listens(sim: Sim) -
     runner = ProbeRunner(sim.graph, Transports(ssh=ListeningPair(sim, announce=True)))
     runner.server_start_s = 60.0  # the bound is not what ends the wait
 
-    async def main():  # type: ignore[no-untyped-def]
+    async def main() -> ProbeResult:
         return await asyncio.wait_for(runner.run(CATALOG["perftest.ib_write_bw"],
                                                  "node001:mlx5_0,node002:mlx5_0"), 20)
 

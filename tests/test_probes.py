@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from sshd_server import SshServer, require_sshd
 
 from fabtui.errors import InputError
-from fabtui.model.probe import ProbeDef, Verdict
+from fabtui.model.probe import ProbeDef, ProbeResult, TargetKind, Verdict
 from fabtui.paths import shipped_dir
 from fabtui.probes.catalog import load_catalog
 from fabtui.probes.counters import changes, delta, ratio
@@ -23,6 +22,7 @@ from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
 from fabtui.transports.local import LocalTransport
 from fabtui.transports.ssh import SshTransport
+from tests.support.sshd_server import SshServer, require_sshd
 
 HOSTILE = "x; rm -rf / $(touch /tmp/fabtui-pwned) `id` 'q\"\n"
 
@@ -129,9 +129,9 @@ def test_params_come_from_the_target_then_defaults(graph: FabricGraph) -> None:
                                                           "leaf-g00-r3:Ethernet8"),
     ("node001:mlx5_2", "node", "node001"),
 ])
-def test_targets_resolve_in_topology_terms(graph: FabricGraph, text: str, kind: str,
+def test_targets_resolve_in_topology_terms(graph: FabricGraph, text: str, kind: TargetKind,
                                            expected: str) -> None:
-    assert resolve(graph, text, kind).name == expected  # type: ignore[arg-type]
+    assert resolve(graph, text, kind).name == expected
 
 
 @pytest.mark.parametrize("text, kind, message", [
@@ -139,10 +139,10 @@ def test_targets_resolve_in_topology_terms(graph: FabricGraph, text: str, kind: 
     ("node001:gpu9", "gpu", "has no GPU 9"), ("leaf-g00-r3", "nic", "is a switch: try"),
     ("node001", "node-pair", "is a node: try node001,node002"),
 ])
-def test_bad_targets_say_what_would_work(graph: FabricGraph, text: str, kind: str,
+def test_bad_targets_say_what_would_work(graph: FabricGraph, text: str, kind: TargetKind,
                                          message: str) -> None:
     with pytest.raises(TargetError, match=message):
-        resolve(graph, text, kind)  # type: ignore[arg-type]
+        resolve(graph, text, kind)
 
 
 def test_counter_deltas_survive_resets_and_wraps() -> None:
@@ -222,7 +222,7 @@ def test_a_counter_probe_over_ssh_computes_rates_and_verdicts(server: SshServer,
         "interval": 0.5})
     runner = _runner(server, graph)
 
-    async def go():  # type: ignore[no-untyped-def]
+    async def go() -> ProbeResult:
         try:
             return await runner.run(probe, "node001:mlx5_3", {"state": str(tmp_path / "n")})
         finally:
@@ -266,7 +266,7 @@ def test_hostile_parameter_over_ssh_is_data(server: SshServer, graph: FabricGrap
                                                  'printf "%s" "$1" > /dev/null', "sh",
                                      "{value}"]})
 
-    async def go():  # type: ignore[no-untyped-def]
+    async def go() -> ProbeResult:
         try:
             return await runner.run(probe, "node001", {"value": HOSTILE})
         finally:

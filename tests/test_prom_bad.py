@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
 
 from fabtui.config import load_settings
 from fabtui.model.probe import ProbeResult
@@ -27,7 +28,7 @@ from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import FabricStatus, Health, PollState
 from fabtui.workspace import Workspace
 from fabtui.workspace.promsource import PrometheusSource, live_source
-from tests.prom_server import free_port
+from tests.support.prom_server import free_port
 
 Answer = tuple[int, dict[str, Any], float]
 """HTTP status, JSON body, seconds to wait first."""
@@ -78,8 +79,12 @@ class FakePrometheus:
         self.server.server_close()
 
 
+StartFake = Callable[[Callable[[str], Answer]], FakePrometheus]
+"""The `fake` fixture: starts a `FakePrometheus` answering with the function given."""
+
+
 @pytest.fixture
-def fake() -> Iterator[Callable[[Callable[[str], Answer]], FakePrometheus]]:
+def fake() -> Iterator[StartFake]:
     started: list[FakePrometheus] = []
 
     def start(answer: Callable[[str], Answer]) -> FakePrometheus:
@@ -135,7 +140,7 @@ def test_unreachable_prometheus_makes_every_device_unreachable(tmp_path: Path) -
     assert source.notes and source.notes[0].startswith("prometheus unreachable: ")
 
 
-def test_a_query_that_takes_too_long_times_out(tmp_path: Path, fake: Any) -> None:
+def test_a_query_that_takes_too_long_times_out(tmp_path: Path, fake: StartFake) -> None:
     server = fake(lambda q: (200, vector([]), 5.0))
     ws = workspace(tmp_path, server.url, timeout="1s")
     source = source_of(ws)
@@ -147,7 +152,7 @@ def test_a_query_that_takes_too_long_times_out(tmp_path: Path, fake: Any) -> Non
     assert "no answer within 1s" in source.notes[0]
 
 
-def test_prometheus_own_query_timeout_is_a_timeout(fake: Any) -> None:
+def test_prometheus_own_query_timeout_is_a_timeout(fake: StartFake) -> None:
     server = fake(lambda q: (503, {"status": "error", "errorType": "timeout",
                                    "error": "query timed out in expression evaluation"}, 0))
     with pytest.raises(PromError) as caught:
@@ -156,7 +161,7 @@ def test_prometheus_own_query_timeout_is_a_timeout(fake: Any) -> None:
     assert "query timed out" in str(caught.value)
 
 
-def test_a_rejected_query_says_why(fake: Any) -> None:
+def test_a_rejected_query_says_why(fake: StartFake) -> None:
     server = fake(lambda q: (400, {"status": "error", "errorType": "bad_data",
                                    "error": "1:5: parse error: unexpected <by>"}, 0))
     with pytest.raises(PromError) as caught:
@@ -165,7 +170,7 @@ def test_a_rejected_query_says_why(fake: Any) -> None:
     assert "sum by: 1:5: parse error" in str(caught.value)
 
 
-def test_no_series_leaves_elements_unknown_and_says_so(tmp_path: Path, fake: Any) -> None:
+def test_no_series_leaves_elements_unknown_and_says_so(tmp_path: Path, fake: StartFake) -> None:
     server = fake(lambda q: (200, vector([]), 0))
     ws = workspace(tmp_path, server.url)
     source = source_of(ws)
@@ -180,7 +185,7 @@ def test_no_series_leaves_elements_unknown_and_says_so(tmp_path: Path, fake: Any
     assert len([m for m in missing if m.exporter == "dcgm-exporter"]) == gpus
 
 
-def test_an_old_scrape_is_stale_at_once(tmp_path: Path, fake: Any) -> None:
+def test_an_old_scrape_is_stale_at_once(tmp_path: Path, fake: StartFake) -> None:
     """Series still answer, but their newest sample is 10 minutes old (an exporter that
     serves cached data with its timestamps): the GPU is stale, not ok."""
     old = time.time() - 600
@@ -203,7 +208,7 @@ def test_an_old_scrape_is_stale_at_once(tmp_path: Path, fake: Any) -> None:
     assert snapshot.of("node002:gpu0") is Health.UNKNOWN
 
 
-def test_bearer_token_is_sent_and_never_shown(tmp_path: Path, fake: Any,
+def test_bearer_token_is_sent_and_never_shown(tmp_path: Path, fake: StartFake,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FABTUI_TEST_PROM_TOKEN", "s3cr3t-token")
     server = fake(lambda q: (401, {"status": "error", "error": "unauthorized"}, 0))
@@ -216,7 +221,8 @@ def test_bearer_token_is_sent_and_never_shown(tmp_path: Path, fake: Any,
     assert "s3cr3t" not in repr(source.client)
 
 
-def test_cli_check_unreachable_is_one_line_and_exit_2(tmp_path: Path, run: Any) -> None:
+def test_cli_check_unreachable_is_one_line_and_exit_2(tmp_path: Path,
+                                                      run: Callable[..., Result]) -> None:
     config = tmp_path / "config.toml"
     config.write_text(f'[prometheus]\nurl = "http://127.0.0.1:{free_port()}"\n'
                       'timeout = "1s"\n')
@@ -226,7 +232,8 @@ def test_cli_check_unreachable_is_one_line_and_exit_2(tmp_path: Path, run: Any) 
     assert "Traceback" not in result.output
 
 
-def test_cli_check_timeout_is_one_line_and_exit_2(tmp_path: Path, run: Any, fake: Any) -> None:
+def test_cli_check_timeout_is_one_line_and_exit_2(tmp_path: Path, run: Callable[..., Result],
+                                                  fake: StartFake) -> None:
     server = fake(lambda q: (200, vector([]), 5.0))
     config = tmp_path / "config.toml"
     config.write_text(f'[prometheus]\nurl = "{server.url}"\ntimeout = "1s"\n')
@@ -237,13 +244,13 @@ def test_cli_check_timeout_is_one_line_and_exit_2(tmp_path: Path, run: Any, fake
     assert "prometheus timeout:" in result.output and "no answer within 1s" in result.output
 
 
-def test_cli_check_without_prometheus_config(run: Any) -> None:
+def test_cli_check_without_prometheus_config(run: Callable[..., Result]) -> None:
     result = run("prom", "check")
     assert result.exit_code == 2
     assert "no [prometheus] table in the config" in result.output
 
 
-def test_config_errors_point_at_their_lines(tmp_path: Path, run: Any) -> None:
+def test_config_errors_point_at_their_lines(tmp_path: Path, run: Callable[..., Result]) -> None:
     config = tmp_path / "config.toml"
     config.write_text('source = "prometheus"\n[prometheus]\nurl = "http://x:9090"\n'
                       'timeout = "soon"\nmetrics = { "sonic.pfc_rxx" = "a" }\n')
@@ -254,13 +261,14 @@ def test_config_errors_point_at_their_lines(tmp_path: Path, run: Any) -> None:
            "(did you mean 'sonic.pfc_rx'?)" in result.output
 
 
-def test_tui_source_prometheus_without_a_table_is_exit_2(run: Any) -> None:
+def test_tui_source_prometheus_without_a_table_is_exit_2(run: Callable[..., Result]) -> None:
     result = run("tui", "--source", "prometheus")
     assert result.exit_code == 2
     assert 'source = "prometheus" needs a [prometheus] table' in result.output
 
 
-def test_tui_with_unresolvable_credentials_is_exit_2(tmp_path: Path, run: Any) -> None:
+def test_tui_with_unresolvable_credentials_is_exit_2(tmp_path: Path,
+                                                     run: Callable[..., Result]) -> None:
     config = tmp_path / "config.toml"
     config.write_text('source = "prometheus"\n[prometheus]\nurl = "http://127.0.0.1:9"\n'
                       'bearer = "env:FABTUI_TEST_UNSET_TOKEN"\n')
@@ -270,11 +278,16 @@ def test_tui_with_unresolvable_credentials_is_exit_2(tmp_path: Path, run: Any) -
         in result.output
 
 
-def test_recorded_mode_without_the_rules_says_to_load_them(tmp_path: Path, fake: Any) -> None:
+def test_recorded_mode_without_the_rules_says_to_load_them(tmp_path: Path, fake: StartFake) -> None:
     """`mode = "recorded"` against a Prometheus without fabtui's rules: nothing is judged and
     the note names the missing rule file, instead of a fabric that looks quiet."""
     queries: list[str] = []
-    server = fake(lambda q: (queries.append(q), (200, vector([]), 0))[1])
+
+    def answer(query: str) -> Answer:
+        queries.append(query)
+        return 200, vector([]), 0
+
+    server = fake(answer)
     ws = workspace(tmp_path, server.url, mode="recorded")
     source = source_of(ws)
     assert poll(source) == []
@@ -285,7 +298,7 @@ def test_recorded_mode_without_the_rules_says_to_load_them(tmp_path: Path, fake:
 
 @pytest.mark.parametrize("rule_file", ["current", "older"])
 def test_recorded_devices_are_dated_by_the_recorded_device_clocks(
-        tmp_path: Path, fake: Any, rule_file: str) -> None:
+        tmp_path: Path, fake: StartFake, rule_file: str) -> None:
     """Recorded: devices are dated by `fabtui:device_clock:*`, a plain selector each. A rule
     file from before those series (per-element clocks only) still dates them, from the
     per-element clocks, and the note says to re-generate it."""
@@ -319,7 +332,8 @@ def test_recorded_devices_are_dated_by_the_recorded_device_clocks(
             regenerate[0].startswith("prometheus: re-generate the rule file (`fabtui prom rules`)")
 
 
-def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path, run: Any) -> None:
+def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path,
+                                                     run: Callable[..., Result]) -> None:
     import shutil
     import subprocess
 
@@ -352,7 +366,7 @@ def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path, run: Any) -
 
 
 def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
-        tmp_path: Path, fake: Any) -> None:
+        tmp_path: Path, fake: StartFake) -> None:
     """Devices are dated each refresh by one sample per scrape target; which elements have
     series (per element, ~41,000 samples at 1,024 nodes) is read in full on the first refresh
     only. Then each refresh re-reads the elements of a slice of the devices, each device once
@@ -442,7 +456,7 @@ def test_the_full_read_asks_for_the_named_ports_not_their_cross_product(tmp_path
     assert source.query_of(BY_KEY["sonic.pfc_rx"], flagged["port"]).count("rate(") == 2
 
 
-def test_a_steady_sieve_is_read_in_one_round_trip(tmp_path: Path, fake: Any) -> None:
+def test_a_steady_sieve_is_read_in_one_round_trip(tmp_path: Path, fake: StartFake) -> None:
     """The sieve names a NIC; its full read needs the sieve's answer on the first refresh. The
     next refresh asks the same full read together with the sieve (the storm goes on): it does
     not wait for the sieve's answer first, and reads the same values."""

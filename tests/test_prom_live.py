@@ -27,7 +27,7 @@ from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState
 from fabtui.workspace import Workspace
 from fabtui.workspace.promsource import PrometheusSource, live_source
-from tests.prom_server import PrometheusServer, require_prometheus
+from tests.support.prom_server import PrometheusServer, require_prometheus
 
 STORM_PORT = "leaf-g00-r4:Ethernet40"
 STORM_NIC = "node006:mlx5_4"
@@ -148,7 +148,7 @@ def test_pfc_storm_port_fails_through_the_app(fabric: Fabric) -> None:
     fabric.settle()
     ws = Workspace(load_settings(fabric.config()))
     app = FabtuiApp(ws, live=False, interval=1.0)
-    snapshots = []
+    snapshots: list[FabricSnapshot] = []
     poller = app.make_poller(snapshots.append)
     assert isinstance(poller.source, PrometheusSource)
     worker = threading.Thread(target=poller.run)
@@ -235,7 +235,9 @@ def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
         assert "leaf-g00-r0" not in full_reads and "node001" not in full_reads
         assert snapshot.states["leaf-g00-r0:Ethernet0"].values == {}
         # the sparklines' past: range queries for the flagged devices only
-        past = next(r.parsed["history"] for r in results if r.target == "history")
+        history = next(r for r in results if r.target == "history")
+        assert history.parsed is not None
+        past = history.parsed["history"]
         assert len(past[STORM_PORT]["rate.rx.PFC3"]) > 1
         assert not any(k.startswith("leaf-g00-r0:") for k in past)
     assert healths["sieve"][STORM_PORT] is Health.FAIL
@@ -259,12 +261,12 @@ def test_presence_slices_add_up_to_the_full_read(fabric: Fabric) -> None:
             source.presence_every = 3
             source.at = moment
             poll(source)
-            full = dict(source._present_by_device)
+            full = dict(source._presence.by_device)
             assert {element for _, element in full} == {"gpu", "nic", "ibport", "port"}
             asked: set[str] = set()
             for _ in range(3):
                 due = source._presence_due()
-                source._round -= 1  # the poll below takes this turn
+                source._presence.round -= 1  # the poll below takes this turn
                 answers = source._ask(list(source._presence_queries(due).values()))
                 for (element, devices), samples in zip(due.items(), asyncio.run(answers),
                                                        strict=True):
@@ -273,7 +275,7 @@ def test_presence_slices_add_up_to_the_full_read(fabric: Fabric) -> None:
                     assert {key.partition(":")[0] for key in named if key} == devices
                     asked |= devices
                 poll(source)
-                assert source._present_by_device == full
+                assert source._presence.by_device == full
             assert asked == {device for device, _ in full}
 
     fabric.whole_moment(read)
@@ -309,7 +311,7 @@ def test_gpu_values_are_dcgm_exporter_values(fabric: Fabric) -> None:
     gpu = next(r for r, _ in poll(source) if r.probe == "gpu.nvml" and r.target == "node001")
     temperatures = [m for m in gpu.metrics if m.name == "temperature_c"]
     assert len(temperatures) == 8
-    assert all(40 <= float(m.value) <= 90 for m in temperatures)  # type: ignore[arg-type]
+    assert all(isinstance(m.value, int | float) and 40 <= m.value <= 90 for m in temperatures)
     assert {m.limit for m in temperatures} == {90.0}  # gpu.nvml's catalog threshold
 
 

@@ -69,7 +69,9 @@ def test_a_faulty_acceptance_run_fails_the_hand_over_and_names_port_and_optic(
     assert "run runbook optic-replacement" in out
     recorded = _vars(config, str(fabric["optic"]))
     # Every RDMA figure the runbook recorded is in the pair table, on its pair.
-    for figure in recorded["rdma_figs"]:  # type: ignore[attr-defined]
+    figures = recorded["rdma_figs"]
+    assert isinstance(figures, list)
+    for figure in figures:
         pair, value = figure.rsplit(" ", 1)
         client, server = pair.split(",")
         assert re.search(rf"\| {re.escape(client)} \| {re.escape(server)} \| {value} \|", out)

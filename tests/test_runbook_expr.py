@@ -7,17 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fabtui.runbooks.expr import (
-    Evaluator,
-    ExprError,
-    Unknown,
-    UnknownValue,
-    names,
-    render,
-    render_shell,
-    shell_problems,
-)
+from fabtui.runbooks.expr import Evaluator, ExprError, Unknown, UnknownValue, names
 from fabtui.runbooks.functions import fabric_functions
+from fabtui.runbooks.templates import render, render_shell, shell_problems
 
 DOM = {"verdict": "fail", "metrics": [
     {"name": "rx_power_dbm", "value": None, "component": "leaf:Ethernet16/lane1",

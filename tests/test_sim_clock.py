@@ -8,10 +8,13 @@ interval apart on the devices' clock, and nothing of it leaks to other probes.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
+from fabtui.model.probe import ProbeResult
 from fabtui.parsers import registry
 from fabtui.paths import demo_topology, shipped_dir, shipped_templates
 from fabtui.probes.catalog import load_catalog
@@ -21,9 +24,10 @@ from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import TIME_VAR, build_sim, fresh_state, write_state
 from fabtui.sim.transports import SimCliTransport, SimSshTransport
 from fabtui.transports import clock
-from fabtui.transports import ssh as ssh_module
 from fabtui.transports.cli_session import CliTarget
 from fabtui.transports.ssh import SshTarget, SshTransport
+
+T = TypeVar("T")
 
 CATALOG = load_catalog([shipped_dir("probes")])
 PINNED = 100.0
@@ -39,7 +43,7 @@ def state_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-async def _skewed(seconds: float, work):  # type: ignore[no-untyped-def]
+async def _skewed(seconds: float, work: Callable[[], Awaitable[T]]) -> T:
     clock.advance(seconds)
     return await work()
 
@@ -93,7 +97,7 @@ def test_a_counter_probe_on_the_sim_reads_the_interval_apart_without_waiting_it(
     runner = ProbeRunner(sim.graph, Transports(ssh=SimSshTransport(state_file)))
     probe = CATALOG["nic.ethtool"].model_copy(update={"interval": 30.0})
 
-    async def main():  # type: ignore[no-untyped-def]
+    async def main() -> ProbeResult:
         try:
             return await asyncio.wait_for(runner.run(probe, "node001:mlx5_0"), 20)
         finally:
@@ -117,7 +121,7 @@ def test_real_devices_keep_the_real_interval(monkeypatch: pytest.MonkeyPatch) ->
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    monkeypatch.setattr(ssh_module.asyncio, "sleep", sleep)
+    monkeypatch.setattr("fabtui.transports.ssh.asyncio.sleep", sleep)
     asyncio.run(SshTransport().let_pass(5.0))
     assert slept == [5.0]
     assert clock.SKEW.get() == 0.0

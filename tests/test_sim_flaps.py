@@ -8,7 +8,6 @@ NCCL_IB_TIMEOUT=22 the same 20 s flap is survived (docs/thresholds.md section 1)
 from __future__ import annotations
 
 import pytest
-from test_sim_scenarios import JOB_LOG, Fabric, fabric, flagged, only, scenario
 
 from fabtui.model.probe import Verdict
 from fabtui.parsers import registry
@@ -18,8 +17,9 @@ from fabtui.sim.logs import job_log
 from fabtui.sim.scenario import Workload, find_scenario
 from fabtui.sim.state import build_sim, fresh_state
 from fabtui.topology.expected import ib_retry_window_s
+from tests.support.sim import JOB_LOG, Fabric, fabric, flagged, only, scenario
 
-__all__ = ["fabric"]
+__all__ = ["fabric"]  # the fixture, from tests.support.sim
 
 
 def sim_of(name: str, **workload: object) -> Sim:

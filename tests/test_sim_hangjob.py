@@ -180,7 +180,8 @@ def test_manifest_agrees_with_the_topology(case: str, jobs: dict[str, Path],
                                                                       nic.nic)
         assert suspect["leaf_port"] == f"{nic.leaf}:{nic.leaf_port}"
         assert suspect["optic"] == nic.optic
-        assert suspect["ip"] == demo.find_nic(place.node, nic.nic).ip  # type: ignore[union-attr]
+        found = demo.find_nic(place.node, nic.nic)
+        assert found is not None and suspect["ip"] == found.ip
     if manifest["culprits"] is None:
         assert manifest["suspects"] == [] and manifest["verdict"] != "culprit found"
 

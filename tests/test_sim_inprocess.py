@@ -18,26 +18,16 @@ from fabtui.paths import demo_topology, shipped_templates
 from fabtui.sim.inprocess import InProcessSimSshTransport
 from fabtui.sim.latency import LATENCY_VAR
 from fabtui.sim.scenario import find_scenario
-from fabtui.sim.state import TIME_VAR, fresh_state, write_state
+from fabtui.sim.state import fresh_state, write_state
 from fabtui.sim.transports import SimSshTransport
 from fabtui.transports import clock
 from fabtui.transports.ssh import SshOptions, SshTarget, SshTransport
+from tests.support.sim import pinned_state
 
 NODE = SshTarget(name="node001", host="node001")
 SAME = ("target", "transport", "command", "output", "stderr", "exit_status", "error",
         "error_message", "truncated", "output_bytes")
 """Every field but the wall-clock times."""
-
-
-def pinned_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str) -> Path:
-    """A demo fabric's state file playing `scenario`, its clock pinned (both transports then
-    answer at the same simulated moment) and no latency configured."""
-    monkeypatch.setenv(TIME_VAR, "120")
-    monkeypatch.delenv(LATENCY_VAR, raising=False)
-    path = tmp_path / "state.json"
-    write_state(path, fresh_state(demo_topology(), find_scenario(scenario),
-                                  [shipped_templates()]))
-    return path
 
 
 @pytest.fixture

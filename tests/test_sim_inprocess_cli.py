@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_sim_inprocess import pinned_state
 
 from fabtui.model.transport import ErrorKind, TransportResult
-from fabtui.sim import node_commands, switch_session
+from fabtui.sim import node_commands, switch_cli, switch_session
 from fabtui.sim.inprocess import InProcessSimSshTransport
 from fabtui.sim.inprocess_cli import InProcessSimCliTransport
 from fabtui.sim.latency import LATENCY_VAR
@@ -30,6 +29,7 @@ from fabtui.sim.state import read_state
 from fabtui.sim.transports import SimCliTransport
 from fabtui.transports.cli_session import CliTarget, CliTransport
 from fabtui.transports.ssh import SshTarget
+from tests.support.sim import pinned_state
 
 SAME = ("target", "transport", "command", "output", "exit_status", "error", "error_message",
         "truncated", "output_bytes", "attempts")
@@ -155,10 +155,11 @@ def _serve_threads() -> list[threading.Thread]:
 
 
 @pytest.mark.parametrize("kind", [SimCliTransport, InProcessSimCliTransport])
-def test_a_cancelled_command_ends_its_session_at_once(state_file: Path, kind: type[CliTransport],
+def test_a_cancelled_command_ends_its_session_at_once(state_file: Path,
+                                                      kind: Callable[[Path], CliTransport],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(LATENCY_VAR, f"0,{LEAF}=20")
-    transport = kind(state_file)  # type: ignore[call-arg]
+    transport = kind(state_file)
     leaf = _target()
 
     async def main() -> tuple[float, dict[str, bool], TransportResult]:
@@ -199,7 +200,7 @@ def test_the_simulator_answers_one_device_at_a_time(state_file: Path,
                 busy[0] -= 1
         return wrapped
 
-    monkeypatch.setattr(switch_session, "reply", alone(switch_session.reply))
+    monkeypatch.setattr(switch_session, "reply", alone(switch_cli.reply))  # as it calls it
     monkeypatch.setattr(node_commands, "run", alone(node_commands.run))
     ssh, cli = InProcessSimSshTransport(state_file), InProcessSimCliTransport(state_file)
     leaves = [_target(f"leaf-g00-r{i}") for i in range(4)]

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from test_sim_scenarios import Fabric, clean, fabric, flagged, only, scenario
 
 from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.paths import demo_topology, shipped_templates
@@ -23,8 +22,9 @@ from fabtui.sim.node_commands import run
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import build_sim, fresh_state, write_state
 from fabtui.topology.graph import FabricGraph
+from tests.support.sim import Fabric, clean, fabric, flagged, only, scenario
 
-__all__ = ["fabric"]
+__all__ = ["fabric"]  # the fixture, from tests.support.sim
 
 
 def values(result: ProbeResult, name: str) -> dict[str, object]:
@@ -120,7 +120,7 @@ def test_pause_circulating_between_switches_is_named_a_deadlock(fabric: Fabric) 
     assert origin["loop"] == ["leaf-g00-r1", "spine-01", "leaf-g00-r2", "spine-02"]
     # No host is a source: the hosts only receive pause from their stuck leaf.
     hosts = {c: v for c, v in values(one, "pause_share.rx.PFC3").items()
-             if graph.far_end(c) and graph.far_end(c).split(":")[0] in graph.nodes}
+             if (end := graph.far_end(c)) and end.split(":")[0] in graph.nodes}
     assert hosts and all(isinstance(v, float) and v < 0.1 for v in hosts.values())
     only(fabric.probe("switch.pfcwd", "leaf-g00-r1"), "leaf-g00-r1:Ethernet64", Verdict.FAIL)
     clean(fabric.probe("switch.pfc", "leaf-g00-r0"))

@@ -9,7 +9,6 @@ connector fault by reading both ends of the cable (docs/sim.md, docs/thresholds.
 from __future__ import annotations
 
 import pytest
-from test_sim_scenarios import Fabric, clean, fabric, flagged, only, scenario
 
 from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.paths import demo_topology, shipped_templates
@@ -18,8 +17,9 @@ from fabtui.sim import node_commands, physics
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import build_sim, fresh_state
 from fabtui.sim.switch_cli import reply
+from tests.support.sim import Fabric, clean, fabric, flagged, only, scenario
 
-__all__ = ["fabric"]  # the fixture, shared with the scenario tests
+__all__ = ["fabric"]  # the fixture, from tests.support.sim
 
 
 def values(result: ProbeResult, name: str) -> dict[str, object]:

@@ -8,9 +8,32 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+from pydantic import BaseModel
 
+from fabtui.model.parsed.dcgmi_diag import DcgmiDiag
+from fabtui.model.parsed.ethtool import EthtoolStats
+from fabtui.model.parsed.fec_stats import FecStats
+from fabtui.model.parsed.ibdev2netdev import Ibdev2netdevOutput
+from fabtui.model.parsed.ibstat import IbstatOutput
+from fabtui.model.parsed.ibv_devinfo import IbvDevinfoOutput
+from fabtui.model.parsed.kernel_log import KernelLog
+from fabtui.model.parsed.mlxlink import MlxlinkOutput
+from fabtui.model.parsed.nccl_log import NcclLog
+from fabtui.model.parsed.nccl_tests import NcclTestsOutput
+from fabtui.model.parsed.nvidia_smi import NvidiaSmiTable
+from fabtui.model.parsed.nvidia_smi_q import NvidiaSmiQuery
+from fabtui.model.parsed.nvidia_smi_topo import NvidiaSmiTopo
+from fabtui.model.parsed.perftest import Perftest
+from fabtui.model.parsed.pfc_counters import PfcCounters
+from fabtui.model.parsed.queue_counters import QueueCounters
+from fabtui.model.parsed.rdma_hw_counters import RdmaHwCountersOutput
+from fabtui.model.parsed.rdma_statistic import RdmaStatisticOutput
+from fabtui.model.parsed.show_gids import ShowGidsOutput
+from fabtui.model.parsed.switch_counters import SwitchCounters
+from fabtui.model.parsed.transceiver_dom import TransceiverDomReport
 from fabtui.parsers import registry
 from fabtui.paths import demo_topology
 from fabtui.sim.core import PRIORITY, Sim
@@ -22,6 +45,14 @@ from fabtui.sim.switch_cli import ports, reply
 from fabtui.topology.loader import load_topology
 
 T = 1300.0
+M = TypeVar("M", bound=BaseModel)
+
+
+def _parse(kind: str, model: type[M], text: str) -> M:
+    """`text` read by the parser of `kind` (the registry's, as a probe reads it): a `model`."""
+    parsed = registry.get(kind).parse(text)
+    assert isinstance(parsed, model), type(parsed)
+    return parsed
 
 
 def _sim(name: str) -> Sim:
@@ -54,10 +85,10 @@ def _switch(sim: Sim, name: str, command: str) -> str:
 def test_ethtool_reads_back_every_counter(storm: Sim) -> None:
     nic = storm.graph.find_nic("node006", "mlx5_4")
     assert nic is not None
-    parsed = registry.get("ethtool-stats").parse(_node(storm, "node006", "ethtool", "-S",
-                                                       nic.netdev or nic.name))
+    parsed = _parse("ethtool-stats", EthtoolStats,
+                    _node(storm, "node006", "ethtool", "-S", nic.netdev or nic.name))
     expected = ethtool_counters(storm, "node006", nic, T)
-    assert parsed.counters == expected  # type: ignore[attr-defined]
+    assert parsed.counters == expected
     assert expected[f"tx_prio{PRIORITY}_pause"] > 0
 
 
@@ -65,66 +96,69 @@ def test_rdma_statistic_and_hw_counters_read_back(optic: Sim) -> None:
     nic = optic.graph.find_nic("node003", "mlx5_3")
     assert nic is not None
     expected = rdma_counters(optic, "node003", nic, T)
-    stat = registry.get("rdma-statistic").parse(
-        _node(optic, "node003", "rdma", "statistic", "show", "link", "mlx5_3/1"))
-    assert stat.links["mlx5_3/1"] == expected  # type: ignore[attr-defined]
-    hw = registry.get("rdma-hw-counters").parse(_node(optic, "node003", "show_counters",
-                                                      "mlx5_3"))
-    ports_ = hw.devices["mlx5_3"].ports  # type: ignore[attr-defined]
+    stat = _parse("rdma-statistic", RdmaStatisticOutput,
+                  _node(optic, "node003", "rdma", "statistic", "show", "link", "mlx5_3/1"))
+    assert stat.links["mlx5_3/1"] == expected
+    hw = _parse("rdma-hw-counters", RdmaHwCountersOutput,
+                _node(optic, "node003", "show_counters", "mlx5_3"))
+    ports_ = hw.devices["mlx5_3"].ports
     assert next(iter(ports_.values())) == expected
 
 
 def test_nic_port_state_agrees_with_the_leaf_port() -> None:
     sim = _sim("nccl-hang")
-    ibstat = registry.get("ibstat").parse(_node(sim, "node003", "ibstat", "mlx5_5"))
-    assert ibstat.cas["mlx5_5"].ports["1"].state == "Down"  # type: ignore[attr-defined]
-    devinfo = registry.get("ibv_devinfo").parse(_node(sim, "node003", "ibv_devinfo", "-d",
-                                                      "mlx5_5"))
-    assert devinfo.devices["mlx5_5"].ports["1"].state == "PORT_DOWN"  # type: ignore[attr-defined]
-    leaf = registry.get("switch-counters").parse(_switch(sim, "leaf-g00-r5",
-                                                         "show interfaces counters"))
-    assert leaf.interfaces["Ethernet16"].state == "down"  # type: ignore[attr-defined]
-    assert leaf.interfaces["Ethernet8"].state == "up"  # type: ignore[attr-defined]
-    netdevs = registry.get("ibdev2netdev").parse(_node(sim, "node003", "ibdev2netdev", "-v"))
-    assert netdevs.devices["mlx5_5"].state == "Down"  # type: ignore[attr-defined]
-    assert netdevs.devices["mlx5_4"].state == "Up"  # type: ignore[attr-defined]
+    ibstat = _parse("ibstat", IbstatOutput, _node(sim, "node003", "ibstat", "mlx5_5"))
+    assert ibstat.cas["mlx5_5"].ports["1"].state == "Down"
+    devinfo = _parse("ibv_devinfo", IbvDevinfoOutput,
+                     _node(sim, "node003", "ibv_devinfo", "-d", "mlx5_5"))
+    assert devinfo.devices["mlx5_5"].ports["1"].state == "PORT_DOWN"
+    leaf = _parse("switch-counters", SwitchCounters,
+                  _switch(sim, "leaf-g00-r5", "show interfaces counters"))
+    assert leaf.interfaces["Ethernet16"].state == "down"
+    assert leaf.interfaces["Ethernet8"].state == "up"
+    netdevs = _parse("ibdev2netdev", Ibdev2netdevOutput,
+                     _node(sim, "node003", "ibdev2netdev", "-v"))
+    assert netdevs.devices["mlx5_5"].state == "Down"
+    assert netdevs.devices["mlx5_4"].state == "Up"
 
 
 def test_show_gids_lists_the_topology_addresses(optic: Sim) -> None:
-    parsed = registry.get("show-gids").parse(_node(optic, "node002", "show_gids", "mlx5_1"))
-    v2 = [g for g in parsed.gids if g.version == "v2" and g.ipv4]  # type: ignore[attr-defined]
+    parsed = _parse("show-gids", ShowGidsOutput, _node(optic, "node002", "show_gids", "mlx5_1"))
+    v2 = [g for g in parsed.gids if g.version == "v2" and g.ipv4]
     nic = optic.graph.find_nic("node002", "mlx5_1")
     assert nic is not None and [g.ipv4 for g in v2] == [nic.ip]
 
 
 def test_mlxlink_counters_read_back(optic: Sim) -> None:
-    parsed = registry.get("mlxlink").parse(_node(optic, "node003", "mlxlink", "-d", "mlx5_3",
-                                                 "-m", "-c", "-e"))
+    parsed = _parse("mlxlink", MlxlinkOutput,
+                    _node(optic, "node003", "mlxlink", "-d", "mlx5_3", "-m", "-c", "-e"))
     link = optic.graph.attachments[("node003", "mlx5_3")].link_index
-    assert parsed.counters.link_down_counter == optic.down_events(link, T)  # type: ignore
-    assert parsed.state == "Active"  # type: ignore[attr-defined]
+    assert parsed.counters is not None
+    assert parsed.counters.link_down_counter == optic.down_events(link, T)
+    assert parsed.state == "Active"
 
 
 def test_gpu_views_read_back() -> None:
     sim = _sim("slow-node")
-    xml = registry.get("nvidia-smi-q").parse(_node(sim, "node004", "nvidia-smi", "-q", "-x"))
-    gpus = xml.gpus  # type: ignore[attr-defined]
+    xml = _parse("nvidia-smi-q", NvidiaSmiQuery, _node(sim, "node004", "nvidia-smi", "-q", "-x"))
+    gpus = xml.gpus
     assert len(gpus) == 8
     for parsed in gpus:
         index = parsed.minor_number
+        assert index is not None
         state = sim.gpu("node004", index, T)
         assert parsed.temperature_c == state.temperature_c
         assert parsed.clock_sm_mhz == state.sm_clock_mhz
-    table = registry.get("nvidia-smi").parse(_node(sim, "node004", "nvidia-smi"))
-    assert [(g.index, g.temperature_c) for g in table.gpus] == [  # type: ignore[attr-defined]
+    table = _parse("nvidia-smi", NvidiaSmiTable, _node(sim, "node004", "nvidia-smi"))
+    assert [(g.index, g.temperature_c) for g in table.gpus] == [
         (i, sim.gpu("node004", i, T).temperature_c) for i in range(8)]
-    diag = registry.get("dcgmi-diag").parse(_node(sim, "node004", "dcgmi", "diag", "-r", "3"))
-    assert diag.overall == "fail"  # type: ignore[attr-defined]
-    healthy = registry.get("dcgmi-diag").parse(_node(sim, "node001", "dcgmi", "diag", "-r", "3"))
-    assert healthy.overall == "pass"  # type: ignore[attr-defined]
-    topo = registry.get("nvidia-smi-topo").parse(_node(sim, "node004", "nvidia-smi", "topo",
-                                                       "-m"))
-    assert topo.gpu_nic_affinity["GPU3"].nic_devices == ["mlx5_3"]  # type: ignore[attr-defined]
+    diag = _parse("dcgmi-diag", DcgmiDiag, _node(sim, "node004", "dcgmi", "diag", "-r", "3"))
+    assert diag.overall == "fail"
+    healthy = _parse("dcgmi-diag", DcgmiDiag, _node(sim, "node001", "dcgmi", "diag", "-r", "3"))
+    assert healthy.overall == "pass"
+    topo = _parse("nvidia-smi-topo", NvidiaSmiTopo,
+                  _node(sim, "node004", "nvidia-smi", "topo", "-m"))
+    assert topo.gpu_nic_affinity["GPU3"].nic_devices == ["mlx5_3"]
 
 
 @pytest.mark.parametrize("collective", ["all_reduce", "all_gather", "alltoall"])
@@ -132,8 +166,8 @@ def test_nccl_tests_busbw_is_the_simulated_busbw(collective: str) -> None:
     sim = _sim("slow-node")
     out = _node(sim, "node004", f"/opt/nccl-tests/build/{collective}_perf", "-b", "1M", "-e",
                 "1G", "-f", "2", "-g", "8")
-    parsed = registry.get("nccl-tests").parse(out)
-    rows = parsed.rows  # type: ignore[attr-defined]
+    parsed = _parse("nccl-tests", NcclTestsOutput, out)
+    rows = parsed.rows
     assert [r.size_bytes for r in rows] == [2**k for k in range(20, 31)]
     for row in rows:
         assert row.out_of_place.busbw == pytest.approx(
@@ -144,20 +178,21 @@ def test_mpirun_all_reduce_across_nodes_and_a_hang() -> None:
     sim = _sim("gdr-off")
     argv = ["mpirun", "-np", "16", "-H", "node001:8,node002:8", "/b/all_reduce_perf", "-b", "8M",
             "-e", "64M", "-g", "1"]
-    parsed = registry.get("nccl-tests").parse(_node(sim, "node001", *argv))
-    assert parsed.rows[-1].out_of_place.busbw == pytest.approx(  # type: ignore[attr-defined]
+    parsed = _parse("nccl-tests", NcclTestsOutput, _node(sim, "node001", *argv))
+    assert parsed.rows[-1].out_of_place.busbw == pytest.approx(
         sim.busbw(["node001", "node002"], T, 64 * 2**20), abs=0.006)
     hung = _sim("nccl-hang")
     out, _, status = run(hung, "node001", [*argv[:4], "node001:8,node003:8", *argv[5:]], T)
     assert status != 0
-    assert registry.get("nccl-tests").parse(out).status == "did_not_run"  # type: ignore
+    assert _parse("nccl-tests", NcclTestsOutput, out).status == "did_not_run"
 
 
 def test_perftest_pair_bandwidth(storm: Sim) -> None:
     out = _node(storm, "node001", "ib_write_bw", "-d", "mlx5_4", "-x", "3", "-s", "65536",
                 "--report_gbits", "node006")
-    parsed = registry.get("perftest").parse(out)
-    bw = parsed.results[0].rows[0].bw_avg  # type: ignore[attr-defined]
+    parsed = _parse("perftest", Perftest, out)
+    bw = parsed.results[0].rows[0].bw_avg
+    assert bw is not None
     nic = storm.graph.find_nic("node001", "mlx5_4")
     assert nic is not None
     held = _pair_rate(storm, storm.graph.nodes["node001"], nic, "node006", T, ["--report_gbits"])
@@ -167,69 +202,71 @@ def test_perftest_pair_bandwidth(storm: Sim) -> None:
 
 def test_job_log_events_match_the_hang() -> None:
     sim = _sim("nccl-hang")
-    parsed = registry.get("nccl-log").parse(job_log(sim, T))
-    errors = [e for e in parsed.events if e.type == "ib_completion_error"]  # type: ignore
+    parsed = _parse("nccl-log", NcclLog, job_log(sim, T))
+    errors = [e for e in parsed.events if e.type == "ib_completion_error"]
     assert {(e.host, e.hca, e.status) for e in errors} == {("node003", "mlx5_5", 12),
                                                            ("node002", "mlx5_5", 12)}
-    timeouts = [e for e in parsed.events if e.type == "watchdog_timeout"]  # type: ignore
+    timeouts = [e for e in parsed.events if e.type == "watchdog_timeout"]
     assert len(timeouts) == 62 and {e.seq for e in timeouts} == {timeouts[0].seq}
-    assert parsed.gpudirect_rdma is True  # type: ignore[attr-defined]
+    assert parsed.gpudirect_rdma is True
 
 
 def test_dmesg_link_flaps_equal_the_down_windows() -> None:
     sim = _sim("link-flap")
-    parsed = registry.get("kernel-log").parse(_node(sim, "node005", "dmesg", "-T"))
+    parsed = _parse("kernel-log", KernelLog, _node(sim, "node005", "dmesg", "-T"))
     link = sim.graph.attachments[("node005", "mlx5_1")].link_index
     nic = sim.graph.find_nic("node005", "mlx5_1")
-    assert nic is not None
-    assert parsed.link_flaps[nic.netdev] == sim.down_events(link, T)  # type: ignore
+    assert nic is not None and nic.netdev is not None
+    assert parsed.link_flaps[nic.netdev] == sim.down_events(link, T)
 
 
 def test_sonic_counters_pfc_fec_and_queues_read_back(storm: Sim) -> None:
     switch = storm.graph.switches["leaf-g00-r4"]
-    counters = registry.get("switch-counters").parse(_switch(storm, switch.name,
-                                                             "show interfaces counters"))
-    pfc = registry.get("pfc-counters").parse(_switch(storm, switch.name, "show pfc counters"))
-    fec = registry.get("fec-stats").parse(_switch(storm, switch.name,
-                                                  "show interfaces counters fec-stats"))
+    counters = _parse("switch-counters", SwitchCounters,
+                      _switch(storm, switch.name, "show interfaces counters"))
+    pfc = _parse("pfc-counters", PfcCounters, _switch(storm, switch.name, "show pfc counters"))
+    fec = _parse("fec-stats", FecStats,
+                 _switch(storm, switch.name, "show interfaces counters fec-stats"))
     for port in ports(storm, switch.name):
         held = storm.port_counters(switch, port, T)
         assert held is not None
-        parsed = counters.interfaces[port]  # type: ignore[attr-defined]
+        parsed = counters.interfaces[port]
         assert (parsed.rx_ok, parsed.tx_ok, parsed.rx_err, parsed.rx_drp) == \
             (held.rx_ok, held.tx_ok, held.rx_err, held.rx_drp)
-        assert pfc.rx[port]["PFC3"] == held.rx_pfc[3]  # type: ignore[attr-defined]
-        assert pfc.tx[port]["PFC3"] == held.tx_pfc[3]  # type: ignore[attr-defined]
-        assert fec.interfaces[port].fec_corr == held.fec_corr  # type: ignore[attr-defined]
-    queues = registry.get("queue-counters").parse(_switch(storm, switch.name,
-                                                          "show queue counters Ethernet40"))
-    assert queues.ports["Ethernet40"]["UC3"].drop_packets > 0  # type: ignore[attr-defined]
+        assert pfc.rx[port]["PFC3"] == held.rx_pfc[3]
+        assert pfc.tx[port]["PFC3"] == held.tx_pfc[3]
+        assert fec.interfaces[port].fec_corr == held.fec_corr
+    queues = _parse("queue-counters", QueueCounters,
+                    _switch(storm, switch.name, "show queue counters Ethernet40"))
+    dropped = queues.ports["Ethernet40"]["UC3"].drop_packets
+    assert dropped is not None and dropped > 0
 
 
 def test_sonic_and_eos_optics_read_back(optic: Sim) -> None:
-    parsed = registry.get("transceiver-dom").parse(_switch(
+    parsed = _parse("transceiver-dom", TransceiverDomReport, _switch(
         optic, "leaf-g00-r3", "show interfaces transceiver eeprom --dom Ethernet16"))
-    module = parsed.interfaces["Ethernet16"]  # type: ignore[attr-defined]
+    module = parsed.interfaces["Ethernet16"]
     dom = optic.dom("leaf-g00-r3", "Ethernet16", T)
     assert dom is not None and module.serial == dom.serial
     for lane, power in enumerate(dom.rx_power_dbm, start=1):
         assert module.rx_power_dbm[str(lane)] == pytest.approx(power, abs=1e-4)
-    eos = registry.get("transceiver-dom").parse(_switch(
+    eos = _parse("transceiver-dom", TransceiverDomReport, _switch(
         optic, "spine-01", "show interfaces Ethernet1/1 transceiver detail"))
     spine = optic.dom("spine-01", "Ethernet1/1", T)
     assert spine is not None
-    readings = next(iter(eos.interfaces.values()))  # type: ignore[attr-defined]
+    readings = next(iter(eos.interfaces.values()))
     assert next(iter(readings.rx_power_dbm.values())) == pytest.approx(spine.rx_power_dbm[0],
                                                                        abs=0.006)
 
 
 def test_eos_interfaces_read_back(storm: Sim) -> None:
     spine = storm.graph.switches["spine-01"]
-    parsed = registry.get("switch-counters").parse(_switch(storm, "spine-01", "show interfaces"))
+    parsed = _parse("switch-counters", SwitchCounters,
+                    _switch(storm, "spine-01", "show interfaces"))
     for port in ports(storm, "spine-01"):
         held = storm.port_counters(spine, port, T)
         assert held is not None
-        got = parsed.interfaces[port]  # type: ignore[attr-defined]
+        got = parsed.interfaces[port]
         assert (got.rx_ok, got.tx_ok, got.rx_pause, got.tx_pause) == \
             (held.rx_ok, held.tx_ok, sum(held.rx_pfc), sum(held.tx_pfc))
 
@@ -240,10 +277,10 @@ def test_nvue_counters_read_back(optic: Sim) -> None:
     switch = optic.graph.switches["leaf-g00-r3"].model_copy(update={"flavor": Flavor.NVUE})
     text, rejected = reply(optic, switch, "nv show interface Ethernet16 counters", T)
     assert not rejected
-    parsed = registry.get("switch-counters").parse(text)
+    parsed = _parse("switch-counters", SwitchCounters, text)
     held = optic.port_counters(switch, "Ethernet16", T)
     assert held is not None
-    got = next(iter(parsed.interfaces.values()))  # type: ignore[attr-defined]
+    got = next(iter(parsed.interfaces.values()))
     assert (got.rx_err, got.rx_bytes) == (held.rx_err, held.rx_bytes)
 
 

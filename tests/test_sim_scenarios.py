@@ -9,81 +9,12 @@ consequences the scenario describes), and the same probes on a healthy neighbour
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
-from pathlib import Path
+from fabtui.model.probe import Verdict
+from tests.support.sim import JOB_LOG, Fabric, clean, fabric, flagged, only, scenario
 
-import pytest
-
-from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
-from fabtui.paths import demo_topology, shipped_dir, shipped_templates
-from fabtui.probes.catalog import load_catalog
-from fabtui.probes.runner import ProbeRunner, Transports
-from fabtui.sim.scenario import find_scenario
-from fabtui.sim.state import build_sim, fresh_state, write_state
-from fabtui.sim.transports import SimCliTransport, SimSshTransport
-
-CATALOG = load_catalog([shipped_dir("probes")])
-JOB_LOG = {"path": "/var/log/fabtui-sim/job.log"}
 PAIR = {"hosts": "node001:8,node002:8", "ranks": "16"}
 
-
-class Fabric:
-    """The demo fabric playing one scenario, and a probe runner wired to it."""
-
-    def __init__(self, scenario: str, folder: Path) -> None:
-        state = fresh_state(demo_topology(), find_scenario(scenario), [shipped_templates()])
-        self.state_file = folder / "state.json"
-        write_state(self.state_file, state)
-        graph = build_sim(state).graph
-        self.loop = asyncio.new_event_loop()
-        self.runner = ProbeRunner(graph, Transports(ssh=SimSshTransport(self.state_file),
-                                                    cli=SimCliTransport(self.state_file)))
-
-    def probe(self, name: str, target: str, **params: str) -> ProbeResult:
-        definition: ProbeDef = CATALOG[name]
-        if definition.samples > 1:
-            definition = definition.model_copy(update={"interval": 1.0})
-        result = self.loop.run_until_complete(self.runner.run(definition, target, params))
-        assert result.error is None, result.error
-        return result
-
-    def close(self) -> None:
-        self.loop.run_until_complete(self.runner.close())
-        self.loop.close()
-
-
-@pytest.fixture
-def fabric(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Fabric]:
-    running = Fabric(request.param, tmp_path)
-    yield running
-    running.close()
-
-
-def flagged(result: ProbeResult) -> dict[str, Verdict]:
-    """Component -> worst verdict, for the metrics that are not ok."""
-    worst: dict[str, Verdict] = {}
-    for metric in result.metrics:
-        if metric.verdict is not Verdict.OK:
-            worst[metric.component] = Verdict.worst([worst.get(metric.component, Verdict.OK),
-                                                     metric.verdict])
-    return worst
-
-
-def only(result: ProbeResult, prefix: str, verdict: Verdict) -> None:
-    """Every finding is about `prefix` (a component or its lanes/queues), at `verdict` or more."""
-    found = flagged(result)
-    assert found, f"{result.probe} on {result.target} found nothing"
-    assert all(c == prefix or c.startswith(prefix + "/") for c in found), found
-    assert Verdict.worst(list(found.values())) is verdict, found
-
-
-def clean(result: ProbeResult) -> None:
-    assert result.verdict is Verdict.OK, flagged(result)
-
-
-def scenario(name: str) -> pytest.MarkDecorator:
-    return pytest.mark.parametrize("fabric", [name], indirect=True)
+__all__ = ["fabric"]  # the fixture, from tests.support.sim
 
 
 @scenario("healthy")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.model.transport import TransportResult
 from fabtui.paths import demo_topology, shipped_templates
 from fabtui.sim.client import FORWARDED, encode_request
 from fabtui.sim.latency import LATENCY_VAR
@@ -38,7 +39,7 @@ def state_file(tmp_path: Path) -> Path:
     return path
 
 
-def _run(state: Path, argv: list[str], target: SshTarget = NODE):  # type: ignore[no-untyped-def]
+def _run(state: Path, argv: list[str], target: SshTarget = NODE) -> TransportResult:
     return asyncio.run(SimSshTransport(state).run(target, argv, timeout=30))
 
 

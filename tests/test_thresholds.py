@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+from fabtui.model.parsed.nccl_tests import NcclTestsOutput
+from fabtui.model.parsed.perftest import Perftest
+from fabtui.model.parsed.transceiver_dom import TransceiverDomReport
 from fabtui.model.probe import Metric, Verdict
 from fabtui.parsers import registry
 from fabtui.paths import demo_topology, shipped_dir
@@ -80,6 +83,7 @@ def dr4_module(lane1_dbm: float) -> Any:
     capture = registry.get("transceiver-dom").parse(
         (FIXTURES / "transceiver-dom" / "sonic-show-interfaces-transceiver-eeprom-dom-qsfpdd.txt")
         .read_text())
+    assert isinstance(capture, TransceiverDomReport)
     name, module = next(iter(capture.interfaces.items()))
     lanes = {lane: (lane1_dbm if lane == "1" else -1.8) for lane in module.rx_power_dbm}
     module = module.model_copy(update={
@@ -190,6 +194,7 @@ def test_single_node_gate_follows_the_gpu_model() -> None:
     capture = registry.get("nccl-tests").parse(run(
         sim_for(TOPOLOGY, load_scenario(find_scenario("healthy"))), "node001",
         ["/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G", "-g", "8"], 1300.0)[0])
+    assert isinstance(capture, NcclTestsOutput)
     h100 = one(evaluated("nccl.all_reduce", "node001", "nccl-tests", capture), "busbw_max")
     assert h100.verdict is Verdict.OK and h100.limit == 460
     node = GRAPH.nodes["node001"]
@@ -206,6 +211,7 @@ def test_single_node_gate_follows_the_gpu_model() -> None:
 def perftest_at(gbps: float) -> Any:
     capture = registry.get("perftest").parse(
         (FIXTURES / "perftest" / "felixfu-ib_write_bw-cx3-ib-client.txt").read_text())
+    assert isinstance(capture, Perftest)
     rows = [r.model_copy(update={"bw_avg": gbps, "bw_peak": gbps}) for r in capture.rows]
     return capture.model_copy(update={"rows": rows, "unit": "Gb/sec"})
 

@@ -1,4 +1,5 @@
-"""CLI sessions against a real sshd whose login runs a fake switch CLI (tests/fake_switch.py)."""
+"""CLI sessions against a real sshd whose login runs a fake switch CLI
+(tests/support/fake_switch.py)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
+import pexpect
 import pytest
-from sshd_server import SshServer, require_sshd
 
 from fabtui.model.transport import ErrorKind, TransportResult
 from fabtui.transports.cli_session import CliTarget, CliTransport
+from tests.support.sshd_server import SshServer, require_sshd
 
-FAKE = Path(__file__).with_name("fake_switch.py")
+FAKE = Path(__file__).parent / "support" / "fake_switch.py"
 
 
 @pytest.fixture(scope="module")
@@ -177,8 +179,9 @@ def test_sessions_type_without_pexpects_pauses_and_log_out_without_a_kill(
         result = await transport.run(leaf, "show version", timeout=10)
         assert result.ok, result.describe()
         child = transport._sessions[leaf.name].child
-        assert child is not None
-        pauses = (child.delaybeforesend, child.ptyproc.delayafterclose)
+        assert isinstance(child, pexpect.spawn)  # ssh on a terminal of its own
+        process = vars(child)["ptyproc"]  # its ptyprocess (pexpect's stubs leave it out)
+        pauses = (child.delaybeforesend, process.delayafterclose)
         await transport.close()
         return pauses, (child.exitstatus, child.signalstatus)
 

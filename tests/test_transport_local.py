@@ -7,11 +7,10 @@ import contextlib
 import time
 from pathlib import Path
 
-from processes import descendants
-
 from fabtui.model.transport import ErrorKind
 from fabtui.transports.local import LocalTransport
 from fabtui.transports.output import OutputCollector
+from tests.support.processes import descendants
 
 
 def test_output_exit_status_and_times() -> None:

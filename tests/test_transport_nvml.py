@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import pytest
 from click.testing import Result
 
-from fabtui.model.transport import ErrorKind
+from fabtui.model.transport import ErrorKind, TransportResult
 from fabtui.transports import nvml as nvml_transport
 from fabtui.transports.nvml import NvmlTransport
 
@@ -172,14 +172,19 @@ def test_snapshot_reads_every_field(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_hung_gpu_is_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeNvml()
-    fake.nvmlDeviceGetCount = lambda: time.sleep(3) or 1  # type: ignore[method-assign]
+
+    def hung() -> int:
+        time.sleep(3)
+        return 1
+
+    monkeypatch.setattr(fake, "nvmlDeviceGetCount", hung)
     monkeypatch.setattr(nvml_transport, "_load", lambda: fake)
     result = asyncio.run(NvmlTransport().snapshot(timeout=0.5))
     assert result.error is ErrorKind.TIMEOUT and "hung" in (result.error_message or "")
     assert result.duration_s < 1.5
 
 
-def _snapshot(monkeypatch: pytest.MonkeyPatch, fake: FakeNvml) -> Any:
+def _snapshot(monkeypatch: pytest.MonkeyPatch, fake: FakeNvml) -> TransportResult:
     monkeypatch.setattr(nvml_transport, "_load", lambda: fake)
     return asyncio.run(NvmlTransport().snapshot())
 
@@ -190,9 +195,10 @@ def test_a_field_we_may_not_read_is_null(monkeypatch: pytest.MonkeyPatch) -> Non
     def denied(h: int) -> int:
         raise NVMLError(4)
 
-    fake.nvmlDeviceGetPowerUsage = denied  # type: ignore[method-assign]
+    monkeypatch.setattr(fake, "nvmlDeviceGetPowerUsage", denied)
     result = _snapshot(monkeypatch, fake)
-    assert result.ok and result.values["gpus"][0]["power_draw_w"] is None
+    assert result.ok and result.values is not None
+    assert result.values["gpus"][0]["power_draw_w"] is None
 
 
 def test_a_lost_gpu_is_an_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,7 +210,7 @@ def test_a_lost_gpu_is_an_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> No
             raise NVMLError(15)
         return real(h, sensor)
 
-    fake.nvmlDeviceGetTemperature = nvmlDeviceGetTemperature  # type: ignore[method-assign]
+    monkeypatch.setattr(fake, "nvmlDeviceGetTemperature", nvmlDeviceGetTemperature)
     result = _snapshot(monkeypatch, fake)
     assert result.error is ErrorKind.COMMAND and result.values is None
     assert result.error_message == ("NVML: nvmlDeviceGetTemperature on GPU 1 failed: GPU is "
@@ -222,7 +228,7 @@ def test_a_failed_gpu_count_is_not_zero_gpus(monkeypatch: pytest.MonkeyPatch, co
     def nvmlDeviceGetCount() -> int:
         raise NVMLError(code)
 
-    fake.nvmlDeviceGetCount = nvmlDeviceGetCount  # type: ignore[method-assign]
+    monkeypatch.setattr(fake, "nvmlDeviceGetCount", nvmlDeviceGetCount)
     result = _snapshot(monkeypatch, fake)
     assert result.error is ErrorKind.COMMAND and result.values is None
     assert result.error_message == f"NVML: nvmlDeviceGetCount failed: {text}"
@@ -234,7 +240,7 @@ def test_a_driver_that_is_not_loaded_is_not_no_driver(monkeypatch: pytest.Monkey
     def init() -> None:
         raise NVMLError(9)
 
-    fake.nvmlInit = init  # type: ignore[method-assign]
+    monkeypatch.setattr(fake, "nvmlInit", init)
     result = _snapshot(monkeypatch, fake)
     assert result.error is ErrorKind.COMMAND
     assert "NVML could not start failed: Driver Not Loaded (NVML error 9): the NVIDIA kernel " \
@@ -243,7 +249,7 @@ def test_a_driver_that_is_not_loaded_is_not_no_driver(monkeypatch: pytest.Monkey
     def no_library() -> None:
         raise NVMLError(12)
 
-    fake.nvmlInit = no_library  # type: ignore[method-assign]
+    monkeypatch.setattr(fake, "nvmlInit", no_library)
     assert _snapshot(monkeypatch, fake).error is ErrorKind.NO_DRIVER
 
 
@@ -254,7 +260,7 @@ def test_the_probe_reports_a_broken_driver_and_exits_3(monkeypatch: pytest.Monke
     def nvmlDeviceGetHandleByIndex(i: int) -> int:
         raise NVMLError(15)
 
-    fake.nvmlDeviceGetHandleByIndex = nvmlDeviceGetHandleByIndex  # type: ignore[method-assign]
+    monkeypatch.setattr(fake, "nvmlDeviceGetHandleByIndex", nvmlDeviceGetHandleByIndex)
     monkeypatch.setattr(nvml_transport, "_load", lambda: fake)
     result = run("probe", "run", "gpu.nvml")
     assert result.exit_code == 3

@@ -6,14 +6,17 @@ import asyncio
 import subprocess
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
-from sshd_server import SshServer, require_sshd
 
 from fabtui.model.transport import ErrorKind
 from fabtui.transports.ssh import SshTarget, SshTransport
+from tests.support.sshd_server import SshServer, require_sshd
+
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +29,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
     srv.stop()
 
 
-def run(coro):  # type: ignore[no-untyped-def]
+def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 

@@ -3,16 +3,19 @@ model and posted as snapshots, on a frozen clock, with no poller running."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
+from click.testing import Result
+from textual.pilot import Pilot
 
+from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import SnapshotArrived
 from fabtui.tui.screens.dialogs import Prompt, TextPage
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.widgets.matrix import FabricMatrix
 from fabtui.views.status import PollState
-from tests.tui_support import (
+from tests.support.tui_support import (
     NOW,
     assert_snapshot,
     asynctest,
@@ -32,12 +35,12 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield from utc(monkeypatch)
 
 
-def post(app, round_no: int = 1) -> None:  # type: ignore[no-untyped-def]
+def post(app: FabtuiApp, round_no: int = 1) -> None:
     app.screen.post_message(SnapshotArrived(app.status.snapshot(round_no, PollState.WAITING,
                                                                 1.5)))
 
 
-async def find(pilot, name: str) -> None:  # type: ignore[no-untyped-def]
+async def find(pilot: Pilot[None], name: str) -> None:
     await pilot.press("slash")
     await pilot.press(*name)
     await pilot.press("enter")
@@ -272,7 +275,7 @@ async def test_ascii_glyphs() -> None:
         assert node_line.split()[2] == "?"
 
 
-def test_fabtui_tui_without_a_terminal_says_so(run) -> None:  # type: ignore[no-untyped-def]
+def test_fabtui_tui_without_a_terminal_says_so(run: Callable[..., Result]) -> None:
     """`fabtui tui` piped refuses in one line (exit 2); bare `fabtui` piped prints the summary
     and never imports Textual."""
     result = run("tui")

@@ -24,7 +24,7 @@ from fabtui.tui.screens.case_view import CaseView
 from fabtui.tui.screens.cases import CasesScreen, Found
 from fabtui.tui.widgets.case_list import CaseList
 from fabtui.workspace import Workspace
-from tests.tui_support import (
+from tests.support.tui_support import (
     NOW,
     assert_snapshot,
     asynctest,
@@ -48,11 +48,11 @@ class Recording(FabtuiApp):
         super().__init__(ws, live=False, clock=lambda: NOW)
         self.posted: list[tuple[str, str, dict[str, str]]] = []
 
-    def on_open_runbook(self, message: OpenRunbook) -> None:
+    async def on_open_runbook(self, message: OpenRunbook) -> None:
         self.posted.append(("runbook", message.runbook, message.inputs))
         message.prevent_default()  # (the app's own handler would switch to the Runbooks view)
 
-    def on_open_session(self, message: OpenSession) -> None:
+    async def on_open_session(self, message: OpenSession) -> None:
         self.posted.append(("session", message.session, {}))
         message.prevent_default()
 
@@ -178,7 +178,9 @@ async def test_open_case_edits_a_draft_refuses_what_is_invalid_and_stores_the_re
         assert ws.cases.get(DRAFT).status is CaseStatus.DRAFT
         await pilot.press("tab", *"dirty optic, rx power -14 dBm", "ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, CaseView), "back to the case")
-        assert app.screen.case.root_cause == "dirty optic, rx power -14 dBm"  # type: ignore[attr-defined]
+        view = app.screen
+        assert isinstance(view, CaseView)
+        assert view.case.root_cause == "dirty optic, rx power -14 dBm"
         await pilot.press("s")
         await pilot.pause()
         assert app.posted == [("session", "20260301-120000-abc123", {})]
@@ -188,7 +190,8 @@ async def test_open_case_edits_a_draft_refuses_what_is_invalid_and_stores_the_re
 
 
 @asynctest
-async def test_a_slow_search_is_superseded_by_the_next_keystroke() -> None:
+async def test_a_slow_search_is_superseded_by_the_next_keystroke(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     app = Recording(workspace())
     started, release = threading.Event(), threading.Event()
     shown: list[str | None] = []
@@ -206,8 +209,8 @@ async def test_a_slow_search_is_superseded_by_the_next_keystroke() -> None:
             shown.append(query)
             real_show(found, query, **more)
 
-        screen.run_query = slow_query  # type: ignore[method-assign]
-        screen.show = record  # type: ignore[method-assign]
+        monkeypatch.setattr(screen, "run_query", slow_query)
+        monkeypatch.setattr(screen, "show", record)
         await pilot.press(*"optic")
         await until(pilot, started.is_set, "the slow search to start")
         await pilot.press("s")

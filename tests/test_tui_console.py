@@ -6,19 +6,29 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.parsers import registry
 from fabtui.sim.latency import LATENCY_VAR
+from fabtui.tui.app import FabtuiApp
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
 from fabtui.tui.widgets.busbw_plot import EXPECTED, SERIES, plot_rows
 from fabtui.views.console import BusbwSeries, busbw_series, parse_request, result_tables
-from tests.tui_support import assert_snapshot, asynctest, make_app, screen_text, utc, workspace
+from tests.support.tui_support import (
+    assert_snapshot,
+    asynctest,
+    make_app,
+    screen_text,
+    utc,
+    workspace,
+)
 
 pytestmark = pytest.mark.usefixtures("sim_in_process")
 
@@ -30,14 +40,15 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield from utc(monkeypatch)
 
 
-async def open_console(app, pilot, probe: str | None, target: str) -> ProbeConsole:  # type: ignore[no-untyped-def]
+async def open_console(app: FabtuiApp, pilot: Pilot[None], probe: str | None,
+                       target: str) -> ProbeConsole:
     console = ProbeConsole(probe, target)
     await app.push_screen(console)
     await pilot.pause()
     return console
 
 
-async def run_and_wait(pilot, console: ProbeConsole, count: int = 1) -> None:  # type: ignore[no-untyped-def]
+async def run_and_wait(pilot: Pilot[None], console: ProbeConsole, count: int = 1) -> None:
     """Press enter in the target field and wait until the run has ended."""
     await pilot.press("enter")
     for _ in range(300):
@@ -260,7 +271,7 @@ params.netdev = { from = "nic.netdev", required = true, pattern = "[A-Za-z0-9_.:
 
 
 @asynctest
-async def test_a_dangerous_probe_runs_only_once_its_target_is_typed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_a_dangerous_probe_runs_only_once_its_target_is_typed(tmp_path: Path) -> None:
     """As `fabtui probe run`: a `danger` probe asks for its target typed; anything else does
     not run it."""
     (tmp_path / "danger.toml").write_text(DANGER, encoding="utf-8")
@@ -269,7 +280,8 @@ async def test_a_dangerous_probe_runs_only_once_its_target_is_typed(tmp_path) ->
         console = await open_console(app, pilot, "nic.danger_test", "node001:mlx5_0")
         await pilot.press("enter")
         await pilot.pause()
-        assert isinstance(app.screen, Prompt)
+        prompt = app.screen
+        assert isinstance(prompt, Prompt)
         await pilot.press(*"node001", "enter")
         await pilot.pause(0.3)
         assert console.run_no == 0 and console.outcome is None
@@ -314,7 +326,7 @@ async def test_a_big_sweep_draws_only_what_shows_and_sorts_worst_first() -> None
     """2,000 results: the table draws only the lines on screen; the cursor picks the result
     shown; `s` puts the failures first with the cursor staying on its row, and back."""
     from fabtui.tui.widgets.results import SweepTable
-    from tests.tui_support import result
+    from tests.support.tui_support import result
 
     results = [result("nic.ethtool", f"node{n // 8 + 1:03d}:mlx5_{n % 8}", [
         (f"node{n // 8 + 1:03d}:mlx5_{n % 8}", "rate.tx_prio3_pause", 0.0,

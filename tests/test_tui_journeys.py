@@ -33,7 +33,7 @@ from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.screens.triage import TriageScreen
 from fabtui.views import guided
 from fabtui.workspace import Workspace
-from tests.tui_support import (
+from tests.support.tui_support import (
     NOW,
     asynctest,
     draft_with_similar,

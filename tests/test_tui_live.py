@@ -9,7 +9,7 @@ from fabtui.tui.app import FabtuiApp
 from fabtui.tui.screens.demo import DemoScreen
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.views.status import Health
-from tests.tui_support import asynctest, screen_text, until, workspace
+from tests.support.tui_support import asynctest, screen_text, until, workspace
 
 pytestmark = pytest.mark.usefixtures("sim_in_process")
 

@@ -21,7 +21,7 @@ from fabtui.tui.widgets.matrix import CELL, FabricMatrix, Row, build_rows
 from fabtui.views.fabricmap import SET, FabricMap, ViewFilter, selection_elements
 from fabtui.views.status import Health, PollState
 from fabtui.workspace import Workspace
-from tests.tui_support import NOW, asynctest, result, screen_text
+from tests.support.tui_support import NOW, asynctest, result, screen_text
 
 SPINED = {"nodes": 1024, "spines": 32, "uplinks_per_leaf": 32}
 """1,024 nodes x 8 rails with a spine tier (32 groups, 256 leaves, 32 spines)."""

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from fabtui.cli import cli
-from tests.tui_support import asynctest, make_app, workspace
+from tests.support.tui_support import asynctest, make_app, workspace
 
 pytestmark = pytest.mark.usefixtures("sim_in_process")
 

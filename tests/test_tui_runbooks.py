@@ -24,7 +24,8 @@ from fabtui.tui.screens.dialogs import Form, Gate
 from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.views import guided
-from tests.tui_support import (
+from tests.support.guided import PORT, open_optic_replacement, settle
+from tests.support.tui_support import (
     assert_snapshot,
     asynctest,
     make_app,
@@ -37,7 +38,6 @@ from tests.tui_support import (
 pytestmark = pytest.mark.usefixtures("sim_in_process")
 
 SIZES = [(80, 24), (160, 50)]
-PORT = "leaf-g00-r3:Ethernet16"
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +45,7 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield from utc(monkeypatch)
 
 
-def recording(app: FabtuiApp) -> list[Message]:
+def recording(app: FabtuiApp, monkeypatch: pytest.MonkeyPatch) -> list[Message]:
     """Every message posted to the app from now on."""
     seen: list[Message] = []
     post = app.post_message
@@ -54,18 +54,8 @@ def recording(app: FabtuiApp) -> list[Message]:
         seen.append(message)
         return post(message)
 
-    app.post_message = record  # type: ignore[method-assign]
+    monkeypatch.setattr(app, "post_message", record)
     return seen
-
-
-async def settle(pilot: Any, screen: SessionScreen, rounds: int = 600) -> None:
-    """Wait until the session asks something (a dialog is up) or has nothing left queued."""
-    for _ in range(rounds):
-        await pilot.pause(0.05)
-        if isinstance(pilot.app.screen, Gate | Form) or \
-                (not screen.busy and screen._queue.empty()):
-            break
-    await pilot.pause()
 
 
 async def to_gate(pilot: Any, screen: SessionScreen) -> Gate:
@@ -76,32 +66,14 @@ async def to_gate(pilot: Any, screen: SessionScreen) -> Gate:
     return gate
 
 
-async def open_optic_replacement(pilot: Any, app: FabtuiApp) -> SessionScreen:
-    """2, search by symptom, enter, the inputs typed: the guided session opens."""
-    await pilot.press("2")
-    await pilot.pause()
-    await pilot.press("slash", *"low rx power", "enter")
-    await pilot.pause()
-    library = app.screen
-    assert isinstance(library, RunbooksScreen)
-    assert library.shown[0].meta.id == "optic-replacement"
-    await pilot.press("enter")
-    await pilot.pause()
-    assert isinstance(app.screen, Form)
-    await pilot.press(*PORT, "enter", "enter", "enter")
-    await pilot.pause()
-    session = app.screen
-    assert isinstance(session, SessionScreen)
-    return session
-
-
 @asynctest
-async def test_journey_2_guided_optic_replacement_by_keyboard() -> None:
+async def test_journey_2_guided_optic_replacement_by_keyboard(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """optic-degrading: before-evidence (DOM, FEC, errors), the drain gate typed, the port shut,
     cleaning does not hold, the optic swapped (the demo fabric's repair), the after-evidence
     beside the before, verified, the node resumed, filed as a case that opens to edit."""
     app = make_app(workspace(scenario="optic-degrading", scenario_chosen=True))
-    seen = recording(app)
+    seen = recording(app, monkeypatch)
     async with app.run_test(size=(160, 50)) as pilot:
         session = await open_optic_replacement(pilot, app)
         gate = await to_gate(pilot, session)
@@ -211,18 +183,21 @@ ok: fine
 
 
 @asynctest
-async def test_a_secret_typed_into_a_dialog_never_shows(tmp_path: Path) -> None:
+async def test_a_secret_typed_into_a_dialog_never_shows(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The token is masked as typed; the snapshot, the journal's bytes and the filed case
     never hold it (the output and the check's message say ***)."""
     (tmp_path / "secret-test.md").write_text(SECRET_BOOK, encoding="utf-8")
     ws = workspace(scenario="healthy", scenario_chosen=True,
                    runbook_dirs=(tmp_path, *workspace().settings.runbook_dirs))
     app = make_app(ws)
-    seen = recording(app)
+    seen = recording(app, monkeypatch)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("2")
         await pilot.pause()
-        app.screen_stack[0].open_runbook("secret-test")  # type: ignore[attr-defined]
+        library = app.screen_stack[0]
+        assert isinstance(library, RunbooksScreen)
+        library.open_runbook("secret-test")
         await pilot.pause()
         await pilot.press("enter")  # host: the default
         await pilot.pause()
@@ -279,12 +254,13 @@ async def test_an_input_the_fabric_does_not_have_is_refused_with_the_reason() ->
 
 
 @asynctest
-async def test_open_runbook_from_another_mode_prefills_and_open_session_shows_it() -> None:
+async def test_open_runbook_from_another_mode_prefills_and_open_session_shows_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """OpenRunbook from the Fabric mode switches to Runbooks with the inputs pre-filled and why
     shown; OpenSession shows a recorded session read only, by a prefix of its id, and marks
     what it touched on the Fabric screen."""
     app = make_app(workspace(scenario="healthy", scenario_chosen=True))
-    seen = recording(app)
+    seen = recording(app, monkeypatch)
     async with app.run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         app.post_message(OpenRunbook("optic-replacement", {"port": PORT, "soak_s": "60"},
@@ -365,8 +341,8 @@ async def test_a_cancelled_session_is_offered_in_the_banner_and_resumes() -> Non
             assert resumed.engine is not None and not resumed.engine.cancelled
             assert resumed.view.states["where"] == "ok"
             assert resumed.view.states["dom-before"] == "cancelled"
-            assert resumed.engine.next_block() is not None
-            assert resumed.engine.next_block().id == "dom-before"  # type: ignore[union-attr]
+            block = resumed.engine.next_block()
+            assert block is not None and block.id == "dom-before"
     finally:
         os.environ.pop(LATENCY_VAR)
         if saved is not None:
@@ -510,7 +486,9 @@ async def test_skip_jump_rerun_and_note_by_keyboard_are_journaled(tmp_path: Path
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("2")
         await pilot.pause()
-        app.screen_stack[0].open_runbook("keys-test")  # type: ignore[attr-defined]
+        library = app.screen_stack[0]
+        assert isinstance(library, RunbooksScreen)
+        library.open_runbook("keys-test")
         await pilot.pause()
         session = app.screen
         assert isinstance(session, SessionScreen)
@@ -591,7 +569,9 @@ async def test_esc_at_a_gate_interrupts_and_resume_asks_the_secret_again(
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("2")
         await pilot.pause()
-        app.screen_stack[0].open_runbook("gated-test")  # type: ignore[attr-defined]
+        library = app.screen_stack[0]
+        assert isinstance(library, RunbooksScreen)
+        library.open_runbook("gated-test")
         await pilot.pause()
         await pilot.press(*SECRET, "enter")
         await pilot.pause()
@@ -605,7 +585,8 @@ async def test_esc_at_a_gate_interrupts_and_resume_asks_the_secret_again(
         gate_block = session.view.block or ""
         assert session.view.states[gate_block] == "pending"  # asked again on resume, not running
         assert "▶ running" not in screen_text(app)
-        assert ws.journal.session(session_id)[0].status == "cancelled"  # type: ignore[index]
+        info = ws.journal.session(session_id)
+        assert info is not None and info[0].status == "cancelled"
         await pilot.press("escape")
         await pilot.pause()
         assert f"gated-test session {session_id}" in screen_text(app)

@@ -10,51 +10,19 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from fabtui.sim.latency import LATENCY_VAR
-from fabtui.workspace.simfabric import IN_PROCESS_VAR
-from tests.conftest import REPO
+from tests.support import REPO
+from tests.support.tmux import tmux, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
                                 reason="tmux is not installed (apt-get install tmux)")
 
-
-@pytest.fixture
-def tmux(tmp_path: Path) -> Iterator[Callable[..., str]]:
-    """Run tmux on a socket of this test's own; the server is killed afterwards."""
-    socket = f"fabtui-test-{os.getpid()}-{tmp_path.name}"
-    # The server's locale decides how wide it takes each character to be: UTF-8, as a user's.
-    # COLUMNS / LINES (set by some test runners) would override the pane's size in the app.
-    # The real app talks to the demo fabric through device processes, as a user's does.
-    dropped = ("COLUMNS", "LINES", IN_PROCESS_VAR)
-    env = {k: v for k, v in os.environ.items() if k not in dropped}
-    env.update(LANG="C.UTF-8", LC_ALL="C.UTF-8")
-
-    def run(*args: str) -> str:
-        return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True,
-                              check=False, env=env).stdout
-
-    yield run
-    run("kill-server")
-
-
-def wait_for(screen: Callable[[], str], wanted: str, seconds: float = 40, *,
-             step: str = "") -> str:
-    """The pane's text once it shows `wanted` (polled; fails after `seconds`, naming `step`,
-    what it waited for, and the pane as last seen)."""
-    deadline = time.monotonic() + seconds
-    text = ""
-    while time.monotonic() < deadline:
-        text = screen()
-        if wanted in text:
-            return text
-        time.sleep(0.1)
-    raise AssertionError(f"{f'step {step!r}: ' if step else ''}{wanted!r} never showed in "
-                         f"{seconds:g} s; the pane:\n{text}")
+__all__ = ["tmux"]  # the fixture, from tests.support.tmux
 
 
 class Pane:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
 from textual.message import Message
 
 from fabtui.model.chain import ChainLink, EvidenceChain
@@ -49,9 +50,9 @@ from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import LiveFinding, PollState
 from fabtui.workspace import Workspace
 from fabtui.workspace.triaging import evidence_chain, triage_logs
-from tests.conftest import REPO
-from tests.test_tui_tmux import tmux, wait_for  # noqa: F401 (tmux: the fixture, shared)
-from tests.tui_support import (
+from tests.support import REPO
+from tests.support.tmux import tmux, wait_for
+from tests.support.tui_support import (
     NOW,
     assert_snapshot,
     asynctest,
@@ -62,6 +63,8 @@ from tests.tui_support import (
 )
 
 pytestmark = pytest.mark.usefixtures("sim_in_process")
+
+__all__ = ["tmux"]  # the fixture, from tests.support.tmux
 
 SIM_TIME = "960"
 """16 minutes into the nccl-hang scenario: the optic behind rank 21 is dead."""
@@ -85,11 +88,11 @@ class Recorder(FabtuiApp):
         super().__init__(ws, live=False, clock=lambda: NOW, **kwargs)
         self.requests: list[Message] = []
 
-    def on_open_runbook(self, message: OpenRunbook) -> None:
+    async def on_open_runbook(self, message: OpenRunbook) -> None:
         self.requests.append(message)
         message.prevent_default()
 
-    def on_open_case(self, message: OpenCase) -> None:
+    async def on_open_case(self, message: OpenCase) -> None:
         self.requests.append(message)
         message.prevent_default()
 
@@ -409,7 +412,8 @@ async def test_marks_in_ascii() -> None:
 
 
 # --- the command line ----------------------------------------------------------------------
-def test_the_command_line_opens_the_app_on_a_triage_only_in_a_terminal(run) -> None:  # type: ignore[no-untyped-def]
+def test_the_command_line_opens_the_app_on_a_triage_only_in_a_terminal(
+        run: Callable[..., Result]) -> None:
     result = run("tui", "--triage", "no-such-logs")
     assert result.exit_code == 2 and "no-such-logs: no such file or folder" in result.stderr
     Path("logs").mkdir()
@@ -424,7 +428,7 @@ def test_the_command_line_opens_the_app_on_a_triage_only_in_a_terminal(run) -> N
 # --- end to end: the real `fabtui` in tmux -------------------------------------------------
 @pytest.mark.skipif(shutil.which("tmux") is None,
                     reason="tmux is not installed (apt-get install tmux)")
-def test_journey_1_first_half_in_tmux(tmux: Callable[..., str],  # noqa: F811 (the fixture)
+def test_journey_1_first_half_in_tmux(tmux: Callable[..., str],
                                       tmp_path: Path) -> None:
     """`fabtui sim hang-logs`, then `fabtui triage nccl logs --open` in a real terminal: the
     culprit and its chain on the Triage screen, `s`: the suspect marked on the Fabric screen."""

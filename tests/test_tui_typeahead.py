@@ -15,8 +15,8 @@ from fabtui.sim.latency import LATENCY_VAR
 from fabtui.tui.screens.case_view import CaseView
 from fabtui.tui.screens.cases import CasesScreen
 from fabtui.tui.screens.session import SessionScreen
-from tests.test_tui_runbooks import open_optic_replacement, settle
-from tests.tui_support import asynctest, make_app, screen_text, until, utc, workspace
+from tests.support.guided import open_optic_replacement, settle
+from tests.support.tui_support import asynctest, make_app, screen_text, until, utc, workspace
 
 
 @pytest.fixture(autouse=True)

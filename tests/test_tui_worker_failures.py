@@ -25,11 +25,12 @@ from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.screens.fabric import FabricScreen
+from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.header import StatusHeader, header_text
 from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.views.status import FabricSnapshot, Health, PollState
-from tests.tui_support import (
+from tests.support.tui_support import (
     NOW,
     asynctest,
     make_app,
@@ -213,7 +214,9 @@ async def test_a_session_command_that_raises_is_shown_and_the_next_key_resumes(
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("2")
         await pilot.pause()
-        app.screen_stack[0].open_runbook("failing-test")  # type: ignore[attr-defined]
+        library = app.screen_stack[0]
+        assert isinstance(library, RunbooksScreen)
+        library.open_runbook("failing-test")
         await pilot.pause()
         session = app.screen
         assert isinstance(session, SessionScreen) and session.engine is not None

@@ -18,10 +18,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import Result
-from processes import descendants
 
 from fabtui.config import load_settings
 from fabtui.errors import RequestError
@@ -31,6 +31,7 @@ from fabtui.model.verdict import Verdict
 from fabtui.runbooks.engine import Observer, ScriptedOperator
 from fabtui.sim.latency import LATENCY_VAR
 from fabtui.workspace import Workspace
+from tests.support.processes import descendants
 
 FRONT = """\
 ---
@@ -251,7 +252,8 @@ work said {{{{ work.verdict }}}}
         await _until(lambda: not descendants() - before, timeout=10)
         session = engine.session or ""
         assert engine.cancelled
-        assert ws.journal.session(session)[0].status == "cancelled"  # type: ignore[index]
+        stored = ws.journal.session(session)
+        assert stored is not None and stored[0].status == "cancelled"
         events = ws.events(session)
         assert [e.kind for e in events[-2:]] == [EventKind.BLOCK_FINISHED,
                                                  EventKind.SESSION_CANCELLED]
@@ -338,7 +340,8 @@ touch {marker}; sleep {{{{ delay }}}}
 def test_events_journaled_as_plain_json_read_back_typed_and_unchanged(tmp_path: Path) -> None:
     from fabtui.journal.store import Journal
 
-    stored = [  # as fabtui wrote them before events were typed, one extra key included
+    # as fabtui wrote them before events were typed, one extra key included
+    stored: list[tuple[str, str | None, str | None, dict[str, Any]]] = [
         ("session_started", None, None, {"runbook": "x", "version": 1, "digest": "d",
                                          "inputs": {"token": "***"}, "dry_run": False}),
         ("block_finished", "s", "b", {"verdict": "warn", "message": "m", "result": {"n": 1},
@@ -389,7 +392,8 @@ went on
         with pytest.raises(asyncio.CancelledError):
             await task
         session = engine.session or ""
-        assert ws.journal.session(session)[0].status == "cancelled"  # type: ignore[index]
+        stored = ws.journal.session(session)
+        assert stored is not None and stored[0].status == "cancelled"
 
         again = AwaitingOperator()
         resumed = ws.resume(session, inputs={}, operator=again)

@@ -33,7 +33,7 @@ TWO_NODE_JOB = """JobId=5150 JobName=pretrain
 
 def _ws(**slurm: object) -> Workspace:
     settings = load_settings()
-    return Workspace(dataclasses.replace(settings, slurm=SlurmConfig(**slurm)))  # type: ignore[arg-type]
+    return Workspace(dataclasses.replace(settings, slurm=SlurmConfig(**slurm)))
 
 
 def test_the_demo_job_is_asked_of_the_simulated_slurm_and_placed_in_blocks() -> None:
@@ -128,10 +128,9 @@ def test_job_options_refuse_bad_input_in_one_line(run: Callable[..., Result],
 def test_the_app_opened_on_a_job_starts_with_the_fabric_filtered_to_it(tmp_path: Path) -> None:
     import asyncio
 
-    from tui_support import NOW, screen_text
-
     from fabtui.tui.app import FabtuiApp
-    from fabtui.tui.screens.fabric import FabricMatrix
+    from fabtui.tui.widgets.matrix import FabricMatrix
+    from tests.support.tui_support import NOW, screen_text
 
     saved = tmp_path / "job.txt"
     saved.write_text(TWO_NODE_JOB)

@@ -2,7 +2,7 @@
 export and reindex, over the SQLite store and the search index derived from it.
 
 Everything stored goes through `mask` first (the site's redaction: secrets never reach a case,
-whether imported or filed). The search index (fabtui/cases/index.py, the only module that knows
+whether imported or filed). The search index (fabtui/cases/index/, the only package that knows
 whoosh) is always rebuilt from the store when missing, corrupt or stale (its generation differs
 from the store's), so it is never the only copy of anything; a write updates it in place when it
 was current just before that write, and leaves it for the next search to rebuild otherwise.
@@ -54,7 +54,7 @@ def _exclusive(method: Callable[Concatenate[CaseLibrary, _P], _R]
 
 
 class Hit(Protocol):
-    """What the index returns for one case (see fabtui/cases/index.py)."""
+    """What the index returns for one case (see fabtui/cases/index/)."""
 
     id: str
     title: str
@@ -65,13 +65,19 @@ class Hit(Protocol):
 
 
 class SearchResult(Protocol):
-    hits: Sequence[Hit]
-    total: int
-    suggestion: str | None
+    """What a search returns (read only: an index's own result class, with a list of its own
+    hits, fits)."""
+
+    @property
+    def hits(self) -> Sequence[Hit]: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def suggestion(self) -> str | None: ...
 
 
 class Index(Protocol):
-    """The index API the library calls (built in fabtui/cases/index.py)."""
+    """The index API the library calls (built in fabtui/cases/index/)."""
 
     def ensure(self, docs: Callable[[], Iterable[Any]], generation: str) -> bool: ...
     def upsert(self, docs: Iterable[Any], generation: str) -> None: ...
@@ -396,4 +402,3 @@ class CaseLibrary:
                 "lang": self.store.counts("lang"), "generation": self.store.generation(),
                 "store": str(self.store.path), "index": str(self.index_dir),
                 "index_available": self._engine is not None}
-

@@ -1,6 +1,6 @@
 """A case as the search index sees it: the fields of one `IndexDoc`.
 
-The index (fabtui/cases/index.py) weighs title, symptom, root cause and resolution on their own
+The index (fabtui/cases/index/) weighs title, symptom, root cause and resolution on their own
 and everything else a case says as one `body`; components, tags and error codes are exact
 identifiers, rails and nodes filters. This module only says what goes where; it never touches
 the index, so the store and the index stay apart.

@@ -20,16 +20,11 @@ from fabtui.model.runbook import Block, Runbook
 from fabtui.model.verdict import Verdict
 from fabtui.probes.runner import ProbeRunner
 from fabtui.runbooks import blocks as block_text
-from fabtui.runbooks.expr import (
-    Evaluator,
-    Unknowns,
-    describe_unknown,
-    render,
-    render_shell,
-)
+from fabtui.runbooks.expr import Evaluator
 from fabtui.runbooks.functions import fabric_functions
 from fabtui.runbooks.observe import EVENT_HOOKS, Observer, Operator, RunSummary
 from fabtui.runbooks.redact import Redactor
+from fabtui.runbooks.templates import Unknowns, describe_unknown, render, render_shell
 
 OUTPUT_KEEP = 256 * 1024
 """Bytes of a block's output kept in its result and in the journal."""

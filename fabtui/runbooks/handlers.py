@@ -23,16 +23,10 @@ from fabtui.runbooks.engine_state import (
     Outcome,
     var_name,
 )
-from fabtui.runbooks.expr import (
-    Evaluator,
-    ExprError,
-    Unknown,
-    describe_unknown,
-    render,
-    render_cli_lines,
-)
+from fabtui.runbooks.expr import Evaluator, ExprError, Unknown
 from fabtui.runbooks.inputs import convert
 from fabtui.runbooks.resume import input_block_spec
+from fabtui.runbooks.templates import describe_unknown, render, render_cli_lines
 from fabtui.transports.cli_session import CliTarget
 from fabtui.transports.ssh import SshTarget
 

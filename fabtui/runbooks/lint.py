@@ -28,15 +28,9 @@ from fabtui.model.probe import ProbeDef
 from fabtui.model.runbook import Block, BlockKind, InputType, Runbook
 from fabtui.runbooks import blocks as block_text
 from fabtui.runbooks.engine import var_name
-from fabtui.runbooks.expr import (
-    BUILTINS,
-    ExprError,
-    functions,
-    names,
-    shell_problems,
-    template_expressions,
-)
+from fabtui.runbooks.expr import BUILTINS, ExprError, functions, names
 from fabtui.runbooks.functions import fabric_functions
+from fabtui.runbooks.templates import shell_problems, template_expressions
 
 _COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
 ATTRIBUTES: dict[BlockKind, set[str]] = {

@@ -3,18 +3,15 @@
 One poll is a fixed set of instant queries, run concurrently: per mapped exporter metric
 (`fabtui.prom.catalog`) `sum by (<element labels>) (rate(metric[window]))` for counters and the
 latest value for gauges, plus per device the newest `timestamp()` of its series (when its
-exporter was last scraped: one sample per scrape target) and `up == 0` (scrapes failing). Which
-elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely: it
-is read in full on the first refresh only; after that each refresh re-reads the elements of a
-fixed slice of the devices (each device every `presence_every` refreshes, by a hash of its name),
-a device that starts being dated has its elements read at once, and one that stops has them
-dropped. So no refresh decodes the whole presence again (a ~5 MB answer each minute left the
-heap fragmented: RSS grew at every re-read). Results are the probes' own results
-(`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated by its
-device's newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale once
-`stale_after` has passed. Prometheus unreachable or too slow: every node and switch is reported
-unreachable with the reason (and the poll's note says it), never a hang (each query has the
-configured timeout). `check()` lists the topology elements no series names.
+exporter was last scraped: one sample per scrape target), `up == 0` (scrapes failing) and the
+elements of a slice of the devices that have series at all (the presence, kept between
+refreshes by `fabtui.prom.presence`: each device's turn comes every `presence_every`
+refreshes). The PromQL is built by `fabtui.prom.queries`; this module runs the poll. Results
+are the probes' own results (`fabtui.prom.results`), so verdicts are the probes' verdicts; each
+result is dated by its device's newest sample, so `FabricStatus` shows a device whose scrapes
+stopped as stale once `stale_after` has passed. Prometheus unreachable or too slow: every node
+and switch is reported unreachable with the reason (and the poll's note says it), never a hang
+(each query has the configured timeout). `check()` lists the topology elements no series names.
 
 Side effects: HTTP requests to the configured Prometheus; resolves the auth reference once.
 """
@@ -24,9 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import time
-import zlib
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -35,18 +30,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 from fabtui.config import PrometheusSettings
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
+from fabtui.prom import queries as promql
 from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
+from fabtui.prom.presence import PRESENCE_EVERY, Presence, flagged
 from fabtui.prom.results import Assembler, Readings
-from fabtui.prom.rules import (
-    clock_name,
-    device_clock_name,
-    every_sieve,
-    rules_document,
-    rules_yaml,
-    sieve_name,
-)
+from fabtui.prom.rules import every_sieve, rules_document, rules_yaml, sieve_name
 from fabtui.prom.sieve import sieves
 from fabtui.topology.graph import FabricGraph
 from fabtui.transports.credentials import CredentialError, resolve
@@ -56,21 +46,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-_CLOCK_PROBE: dict[Element, str] = {"gpu": "dcgm.temperature", "nic": "ethtool.rx_prio3_pause",
-                "ibport": "infiniband.state_id", "port": "sonic.oper_status"}
-"""Per element kind, the series whose `timestamp()` says when its device was last scraped."""
-
-
 SPARKLINES = {"sonic.pfc_rx": "rate.rx.PFC3", "sonic.pfc_tx": "rate.tx.PFC3",
               "ethtool.rx_prio3_pause": "rate.rx_prio3_pause",
               "ethtool.tx_prio3_pause": "rate.tx_prio3_pause",
               "sonic.fec_pre_ber": "fec_pre_ber"}
 """Mapped metric -> the sparkline (`FabricStatus` history name) its range query fills."""
-
-PRESENCE_EVERY = 60
-"""Refreshes between two reads of a device's elements that have series at all (its per-element
-clocks; ~41,000 samples for the whole fabric at 1,024 nodes, read in full only on the first
-refresh): each refresh re-reads a 1/PRESENCE_EVERY slice of the devices."""
 
 ASKERS = 32
 """Queries in flight at once, on the source's own threads: a refresh's first round is 10-40
@@ -81,16 +61,6 @@ queues what exceeds its own `--query.max-concurrency` (20)."""
 
 SIEVE_FROM_NICS = 512
 """`mode = "auto"` sieves from this many NICs up (below it a full read is fast enough)."""
-
-
-def _alternatives(values: set[str]) -> str:
-    """A PromQL regex matching exactly `values` (escaped for RE2 inside a string literal)."""
-    return "|".join(re.escape(v) for v in sorted(values)).replace("\\", "\\\\")
-
-
-def _seconds(duration: str) -> float:
-    """A PromQL duration (`1m`, `30s`, `2h`) in seconds."""
-    return float(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]
 
 
 def client_for(settings: PrometheusSettings) -> PromClient:
@@ -130,15 +100,10 @@ class PrometheusSource:
     default a quarter of the rate window (its resolution)."""
     presence_every: int = PRESENCE_EVERY
     _seeded: bool = False
-    _round: int = 0
     _full_texts: list[str] = field(default_factory=list)
     """The last refresh's full-read queries (of the elements its sieve named)."""
-    _devices: dict[Element, dict[str, list[dict[str, str]]]] | None = None
-    """Per element kind, the devices the last refresh dated, with the labels of their
-    device-clock samples (one per scrape target of the device: what a query selects its series
-    by); None before the first refresh."""
-    _present_by_device: dict[tuple[str, Element], list[str]] = field(default_factory=dict)
-    """The presence per (device, element kind): the elements' keys, sorted."""
+    _presence: Presence = field(default_factory=Presence)
+    """The dated devices and which of their elements have series (`fabtui.prom.presence`)."""
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(ASKERS, thread_name_prefix="prometheus")
@@ -151,100 +116,34 @@ class PrometheusSource:
         speeds = [link.speed for link in self.graph.topology.links if link.speed] or [400]
         self.sieves = sieves(self.mapped, self.queries, self.catalog, min(speeds))
         self._probes_of = {element: sorted({m.probe for m in self.mapped if m.element == element})
-                           for element in _CLOCK_PROBE}
+                           for element in promql.CLOCK_PROBE}
 
-    # PromQL ---------------------------------------------------------------------------------
+    # PromQL (`fabtui.prom.queries`) ------------------------------------------------------------
     def selector(self, mapped: Mapped, only: str = "") -> str:
         """The metric's selector, with `only` (a `label=~"..."` matcher) added."""
-        matchers = ", ".join(m for m in (mapped.matchers, only) if m)
-        return f"{self.names[mapped.key]}{{{matchers}}}"
+        return promql.selector(self.names[mapped.key], mapped, only)
 
     def query_of(self, mapped: Mapped, only: str | Sequence[str] = "") -> str:
         """The instant query a mapped metric is read with; with `only`, of the series those
         matchers select (several terms: the union of their selections)."""
-        by = ", ".join((*self.labels.grouping(mapped.element), *mapped.by))
-        terms = [only] if isinstance(only, str) else list(only) or [""]
-        if mapped.counter:
-            window = self.settings.window
-            read = " or ".join(f"rate({self.selector(mapped, t)}[{window}])" for t in terms)
-        else:
-            read = " or ".join(self.selector(mapped, t) for t in terms)
-        return f"sum by ({by}) ({read})" if mapped.counter else f"max by ({by}) ({read})"
+        return promql.query_of(self.names[mapped.key], mapped, self.labels, self.settings.window,
+                               only)
 
     def _stamps(self) -> dict[Element, str]:
         """Per element kind, `timestamp()` of the series that dates its devices' scrapes."""
-        found: dict[Element, str] = {}
-        for element, key in _CLOCK_PROBE.items():
-            mapped = next((m for m in self.mapped if m.key == key), None)
-            if mapped is not None:
-                found[element] = f"timestamp({self.selector(mapped)})"
-        return found
-
-    def _clock_queries(self) -> dict[Element, str]:
-        """Per element kind: when each element's series was last scraped, i.e. which elements
-        have series at all (the presence; recorded as `fabtui:clock:<kind>`)."""
-        return {element: f"max by ({', '.join(self.labels.grouping(element))}) ({stamp})"
-                for element, stamp in self._stamps().items()}
-
-    def _presence_query(self, element: Element, terms: Sequence[str] = ("",)) -> str:
-        """What the presence of an element kind is read with: its clocks, or (recorded) their
-        recorded series; with `terms` (matchers), of the series they select (their union)."""
-        if self.recorded:
-            return " or ".join(f"{clock_name(element)}{{{t}}}" if t else clock_name(element)
-                               for t in terms)
-        mapped = next(m for m in self.mapped if m.key == _CLOCK_PROBE[element])
-        stamps = " or ".join(f"timestamp({self.selector(mapped, t)})" for t in terms)
-        return f"max by ({', '.join(self.labels.grouping(element))}) ({stamps})"
+        return promql.clock_stamps(self.mapped, self.names)
 
     def _presence_due(self) -> dict[Element, set[str] | None]:
-        """Per element kind, the devices whose elements this refresh re-reads: every device
-        (None) on the first refresh, then the slice of this refresh (each device once every
-        `presence_every` refreshes; a stable hash, so a device keeps its turn whichever others
-        come and go)."""
-        self._round += 1
-        if self._devices is None:
-            return dict.fromkeys(self._stamps())
-        turn = self._round % self.presence_every
-        return {element: due for element, devices in self._devices.items()
-                if (due := {d for d in devices
-                            if zlib.crc32(d.encode()) % self.presence_every == turn})}
-
-    def _device_terms(self, element: Element, devices: Iterable[str]) -> list[str]:
-        """Matcher terms that select (at least) every series of `devices`, from the labels of
-        their device-clock samples: one term per set of label names, `label=~"a|b"` each."""
-        known = (self._devices or {}).get(element, {})
-        values: dict[tuple[str, ...], dict[str, set[str]]] = {}
-        for device in devices:
-            for target in known[device]:
-                labels = {k: v for k, v in target.items() if k != "__name__"}
-                found = values.setdefault(tuple(sorted(labels)), {})
-                for label, value in labels.items():
-                    found.setdefault(label, set()).add(value)
-        return sorted(", ".join(f'{label}=~"{_alternatives(v)}"' for label, v in sorted(by.items()))
-                      for by in values.values())
+        """Per element kind, the devices whose elements this refresh re-reads (None: every
+        device's, on the first refresh)."""
+        return self._presence.due(self._stamps(), self.presence_every)
 
     def _presence_queries(self, due: Mapping[Element, set[str] | None]) -> dict[Element, str]:
-        return {element: self._presence_query(element) if devices is None else
-                self._presence_query(element, self._device_terms(element, devices))
+        return {element: promql.presence_query(element, self.labels, self.mapped, self.names,
+                                               recorded=self.recorded,
+                                               terms=("",) if devices is None else
+                                               self._presence.terms(element, devices))
                 for element, devices in due.items()}
-
-    def _device_clock_queries(self) -> dict[Element, str]:
-        """Per element kind: each device's newest sample time, one sample per scrape target
-        (~3,000 at 1,024 nodes where the per-element clocks are ~41,000). Recorded: the
-        recorded device clocks, a plain selector each."""
-        if self.recorded:
-            return {element: device_clock_name(element) for element in self._stamps()}
-        return self._device_clocks_of(self._stamps())
-
-    def _device_clocks_of(self, inner: Mapping[Element, str]) -> dict[Element, str]:
-        """The device clocks aggregated from per-kind `inner` clock expressions."""
-        return {element: f"max by ({', '.join(self.labels.device_grouping(element))}) ({text})"
-                for element, text in inner.items()}
-
-    def _recorded_device_clocks(self, elements: Iterable[Element]) -> dict[Element, str]:
-        """The device clocks aggregated from the recorded per-element clocks: the rules of
-        `fabtui:device_clock:*`, and what a refresh asks when they are missing."""
-        return self._device_clocks_of({element: clock_name(element) for element in elements})
 
     async def _older_rules(self, clocks: Mapping[Element, str],
                            answers: list[list[Sample]]) -> list[list[Sample]]:
@@ -254,7 +153,8 @@ class PrometheusSource:
         empty = [(i, element) for i, element in enumerate(clocks) if not answers[i]]
         if not empty:
             return answers
-        found = await self._ask(list(self._recorded_device_clocks(e for _, e in empty).values()))
+        found = await self._ask(list(promql.recorded_device_clocks(
+            self.labels, (e for _, e in empty)).values()))
         answers = list(answers)
         for (i, _), samples in zip(empty, found, strict=True):
             answers[i] = samples
@@ -280,9 +180,10 @@ class PrometheusSource:
     def rules(self, interval: str | None = None, *, as_json: bool = False) -> str:
         """The recording rule file `mode = "recorded"` reads (`fabtui.prom.rules`): YAML, or
         JSON (which Prometheus reads as YAML too)."""
-        clocks = {str(element): text for element, text in self._clock_queries().items()}
+        clocks = {str(element): text for element, text in
+                  promql.clock_queries(self.labels, self._stamps()).items()}
         devices = {str(element): text for element, text in
-                   self._recorded_device_clocks(self._stamps()).items()}
+                   promql.recorded_device_clocks(self.labels, self._stamps()).items()}
         if as_json:
             return json.dumps(rules_document(self.sieves, clocks, interval, devices),
                               indent=2) + "\n"
@@ -323,7 +224,7 @@ class PrometheusSource:
         started = time.monotonic()
         first = self._first_queries()
         sieving = self.sieving
-        clocks = self._device_clock_queries()
+        clocks = promql.device_clock_queries(self.labels, self._stamps(), recorded=self.recorded)
         due = self._presence_due()
         presence = self._presence_queries(due)
         # The last refresh's full read, asked with the first round: when the sieve names the
@@ -340,9 +241,8 @@ class PrometheusSource:
             dated = answers[len(first):ends]
             if self.recorded:
                 dated = await self._older_rules(clocks, dated)
-            before = self._devices
-            self._devices = self._date(clocks, dated, readings)
-            self._present(due, answers[ends:-1])
+            before = self._presence.date(clocks, dated, readings, self.resolver)
+            self._presence.record(due, answers[ends:-1], self.resolver)
             if before is not None:  # a target came or went: read its elements, drop theirs
                 await self._changed(before)
             self._note_down(answers[-1])
@@ -358,13 +258,7 @@ class PrometheusSource:
                 self._full_texts = asked
                 self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)},
                            named)
-                read = {key for per_key in readings.values.values() for key in per_key}
-                read_devices = {key.partition(":")[0] for key in read}
-                for (device, element), members in self._present_by_device.items():
-                    if device in read_devices:
-                        members = [key for key in members if key not in read]
-                    if members:
-                        quiet[(device, element)] = members
+                quiet = self._presence.quiet(readings)
             else:
                 self._read(readings, by_key)
         except PromError as exc:
@@ -373,7 +267,7 @@ class PrometheusSource:
                 yield result, self.settings.stale_after
             self.last_round_s = time.monotonic() - started
             return
-        self._note_gaps(readings, bool(self._present_by_device))
+        self._note_gaps(readings, bool(self._presence.by_device))
         for result in self.assembler.results(readings, self.queries):
             yield result, self.settings.stale_after
         for (device, element), members in quiet.items():
@@ -398,7 +292,7 @@ class PrometheusSource:
         from fabtui.views.status import HISTORY
 
         now = time.time()
-        step = self.history_step or max(1.0, _seconds(self.settings.window) / 4)
+        step = self.history_step or max(1.0, promql.seconds(self.settings.window) / 4)
         span = step * (HISTORY - 1)
         kinds = {m.key: m.element for m in self.mapped}
         keys = [k for k in SPARKLINES if k in self.queries]
@@ -435,99 +329,24 @@ class PrometheusSource:
                     extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
                     readings.add(mapped, key, extra, sample.value)
 
-    def _present(self, due: Mapping[Element, set[str] | None],
-                 answers: list[list[Sample]]) -> None:
-        """The presence of the `due` devices' elements (None: every device's) from their
-        presence queries' answers, in place of what was known of them."""
-        present = self._present_by_device
-        for (element, devices), samples in zip(due.items(), answers, strict=True):
-            for stale in [k for k in present if k[1] == element] if devices is None else \
-                    [(device, element) for device in devices]:
-                present.pop(stale, None)
-            keys: dict[str, set[str]] = {}
-            for sample in samples:
-                key = self.resolver.element(element, sample.labels)
-                if key is not None:
-                    device = key.partition(":")[0]
-                    if devices is None or device in devices:
-                        keys.setdefault(device, set()).add(key)
-            for device, found in keys.items():
-                present[(device, element)] = sorted(found)
-
     async def _changed(self, before: Mapping[Element, Mapping[str, object]]) -> None:
         """Devices dated now and not at the last refresh: their elements read at once; devices
         no longer dated (no series left): their elements dropped."""
-        now = self._devices or {}
-        fresh = {element: new for element, devices in now.items()
-                 if (new := set(devices) - set(before.get(element, {})))}
-        for element, devices in before.items():
-            for gone in set(devices) - set(now.get(element, {})):
-                self._present_by_device.pop((gone, element), None)
+        fresh = self._presence.changed(before)
         if fresh:
             queries = self._presence_queries(dict(fresh))
             try:
                 answers = await self._ask(list(queries.values()))
             except PromError:  # not dated yet, then: the next refresh reads them again
-                for element, unread in fresh.items():
-                    for device in unread:
-                        now[element].pop(device, None)
+                self._presence.undate(fresh)
                 raise
-            self._present(dict(fresh), answers)
-
-    def _date(self, clocks: Mapping[Element, str], answers: list[list[Sample]],
-              readings: Readings) -> dict[Element, dict[str, list[dict[str, str]]]]:
-        """Each device's newest sample time onto `readings`; per element kind, the devices
-        that have one, with their samples' labels."""
-        dated: dict[Element, dict[str, list[dict[str, str]]]] = {}
-        sampled = readings.sampled
-        for element, samples in zip(clocks, answers, strict=True):
-            devices: dict[str, list[dict[str, str]]] = {}
-            dated[element] = devices
-            for sample in samples:
-                device = self.resolver.device(element, sample.labels)
-                if device is not None:
-                    devices.setdefault(device, []).append(sample.labels)
-                    sampled[device] = max(sampled.get(device, 0.0), sample.value)
-        return dated
+            self._presence.record(dict(fresh), answers, self.resolver)
 
     def _flagged(self, answers: Mapping[str, list[Sample]]) -> tuple[dict[Element, list[str]],
                                                                      set[str]]:
-        """Per element kind, matcher terms (`instance=~"a|b", device=~"x|y"`, one per set of
-        devices whose named elements have the same names) that together select every series
-        of every element the sieve named, and little else: one term for all of them would
-        select the cross product of devices and element names (33 storm-paused ports on 33
-        switches: 1,089 ports, each with its DOM lanes); and the elements it named."""
-        tails: dict[Element, dict[tuple[tuple[str, str], ...], set[str]]] = {}
-        named: set[str] = set()
-        for mapped in self.mapped:
-            *leading, tail = self.labels.grouping(mapped.element)
-            for sample in answers.get(mapped.key, []):
-                element = self.resolver.element(mapped.element, sample.labels)
-                if element is None:
-                    continue
-                named.add(element)
-                labels = sample.labels
-                where = tuple((label, labels[label]) for label in leading if label in labels)
-                found = tails.setdefault(mapped.element, {}).setdefault(where, set())
-                if tail in labels:
-                    found.add(labels[tail])
-        flagged: dict[Element, list[str]] = {}
-        for element, groups in tails.items():
-            tail = self.labels.grouping(element)[-1]
-            merged: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, set[str]]] = {}
-            for where, names in groups.items():
-                values = merged.setdefault((tuple(label for label, _ in where),
-                                            frozenset(names)), {})
-                for label, value in where:
-                    values.setdefault(label, set()).add(value)
-            terms = []
-            for (_, tails_of), values in merged.items():
-                parts = [f'{label}=~"{_alternatives(found)}"' for label, found in values.items()]
-                if tails_of:
-                    parts.append(f'{tail}=~"{_alternatives(set(tails_of))}"')
-                terms.append(", ".join(parts))
-            flagged[element] = sorted(terms)
-        return flagged, named
+        """Per element kind, the matcher terms of the full read of the elements the sieve
+        named (`fabtui.prom.presence.flagged`); and those elements."""
+        return flagged(answers, self.mapped, self.labels, self.resolver)
 
     def _quiet(self, device: str, element: Element, keys: list[str], at: float) -> ProbeResult:
         """The sieve's ok mark for a device's elements of one kind (`keys`, sorted)."""
@@ -588,8 +407,8 @@ class PrometheusSource:
         (raises `PromError` when Prometheus does not answer)."""
         expected = self._expected()
         present: dict[str, set[str]] = {}
-        texts = {m.key: f"count by ({', '.join((*self.labels.grouping(m.element), *m.by))}) "
-                        f"({self.selector(m)})" for m in self.mapped}
+        texts = {m.key: promql.count_query(self.names[m.key], m, self.labels)
+                 for m in self.mapped}
         for key, text in texts.items():
             samples: list[Sample] = self.client.query(text)
             mapped = next(m for m in self.mapped if m.key == key)

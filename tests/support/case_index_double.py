@@ -104,12 +104,14 @@ def _passes(doc: dict[str, object], filters: SearchFilters) -> bool:
     assert isinstance(components, list)
     rails = doc["rails"]
     assert isinstance(rails, list)
+    tags = doc["tags"] or []
+    assert isinstance(tags, list)
     return all((
         filters.component is None or filters.component in components,
         filters.rail is None or filters.rail in rails,
         filters.status is None or filters.status == doc["status"],
         filters.severity is None or filters.severity == doc["severity"],
-        filters.tag is None or filters.tag in (doc["tags"] or []),  # type: ignore[operator]
+        filters.tag is None or filters.tag in tags,
     ))
 
 

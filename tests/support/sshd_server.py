@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,22 +87,22 @@ class SshServer:
             time.sleep(0.05)
         raise RuntimeError("sshd did not start listening")
 
-    def options(self, **changes: object) -> SshOptions:
+    def options(self, **changes: Any) -> SshOptions:
         """Client options isolated from the user's own ssh setup."""
-        values: dict[str, object] = {
+        values: dict[str, Any] = {
             "config_file": Path("/dev/null"), "known_hosts": self.known_hosts,
             # A short folder of its own: unix socket paths are limited to 108 bytes, and pytest's
             # temporary folders (deeper still under xdist) can exceed that.
             "identity": self.client_key, "control_dir": Path(tempfile.mkdtemp(prefix="fx-cm-")),
             "connect_timeout": 5}
         values.update(changes)
-        return SshOptions(**values)  # type: ignore[arg-type]
+        return SshOptions(**values)
 
-    def target(self, **changes: object) -> SshTarget:
-        values: dict[str, object] = {"name": "testhost", "host": "127.0.0.1", "port": self.port,
+    def target(self, **changes: Any) -> SshTarget:
+        values: dict[str, Any] = {"name": "testhost", "host": "127.0.0.1", "port": self.port,
                                      "user": self.user}
         values.update(changes)
-        return SshTarget(**values)  # type: ignore[arg-type]
+        return SshTarget(**values)
 
     def stop(self) -> None:
         self.process.terminate()

@@ -30,7 +30,7 @@ from fabtui.model.verdict import Verdict
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.screens.case_view import CaseView
 from fabtui.workspace import Workspace
-from tests.case_seed import seed_case_library
+from tests.support.case_seed import seed_case_library
 
 textual._wait.SLEEP_GRANULARITY = 0.005
 textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
@@ -41,25 +41,25 @@ is kept (a round idle when it used under 5 % CPU), only at a finer grain of 5 ms
 the tests read is the same, reached sooner. Every app test imports this module, so every one
 runs at this grain."""
 
-SNAPSHOTS = Path(__file__).parent / "snapshots"
+SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots"
 NOW = 1_790_000_000.0
 """The frozen clock every app test runs on."""
 
 
-def workspace(*, cold_cases: bool = False, **changes: object) -> Workspace:
+def workspace(*, cold_cases: bool = False, **changes: Any) -> Workspace:
     """A workspace on the demo fabric (the test's own data folder, from conftest), its case
     library already holding the shipped cases and their index, as on any start after the
     first (see `case_seed`); `cold_cases`: a data folder without one, as on the very
     first start."""
-    settings = dataclasses.replace(load_settings(), **changes)  # type: ignore[arg-type]
+    settings = dataclasses.replace(load_settings(), **changes)
     if not cold_cases:
         seed_case_library(settings)
     return Workspace(settings)
 
 
-def make_app(ws: Workspace | None = None, **kwargs: object) -> FabtuiApp:
+def make_app(ws: Workspace | None = None, **kwargs: Any) -> FabtuiApp:
     """The app without a poller, on the frozen clock: tests post snapshots themselves."""
-    return FabtuiApp(ws or workspace(), live=False, clock=lambda: NOW, **kwargs)  # type: ignore[arg-type]
+    return FabtuiApp(ws or workspace(), live=False, clock=lambda: NOW, **kwargs)
 
 
 def result(probe: str, target: str, metrics: list[tuple[str, str, float, Verdict]], *,

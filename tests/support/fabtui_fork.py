@@ -52,7 +52,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 PRELOAD = (
     "fabtui.cli.app", "fabtui.cli.topo", "fabtui.cli.parse", "fabtui.cli.probe",
@@ -292,7 +292,7 @@ _ZYGOTE = _Zygote()
 atexit.register(close)
 
 
-# The zygote's side, run as `python tests/fabtui_fork.py FD`.
+# The zygote's side, run as `python tests/support/fabtui_fork.py FD`.
 
 def _serve(fd: int) -> None:
     """Preload, report ready, then fork a child for each request until the socket closes."""

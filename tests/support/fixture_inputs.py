@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 NOT_INPUT = (".expected.json", ".error", ".md", ".options.json")
 """Suffixes of the files beside a capture: its expected parse or error, notes, parse options."""
 

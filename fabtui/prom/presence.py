@@ -1,0 +1,183 @@
+"""What a Prometheus source keeps between refreshes: which devices are dated and which of their
+elements have series at all (the presence), and what the sieve named.
+
+Which elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely:
+it is read in full on the first refresh only; after that each refresh re-reads the elements of
+a fixed slice of the devices (each device every `PRESENCE_EVERY` refreshes, by a hash of its
+name), selected by the labels of their device-clock samples; a device that starts being dated
+has its elements read at once, and one that stops has them dropped. So no refresh decodes the
+whole presence again (a ~5 MB answer each minute left the heap fragmented: RSS grew at every
+re-read). The elements present and not read in full are the sieve's quiet ones (below every
+limit). `flagged` turns the sieve's answers into the matchers of the full read.
+
+No I/O: the source (`fabtui.workspace.promsource`) asks the queries and hands the answers here.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from fabtui.prom.catalog import Element, Mapped
+from fabtui.prom.client import Sample
+from fabtui.prom.labels import LabelMap, Resolver
+from fabtui.prom.queries import alternatives
+from fabtui.prom.results import Readings
+
+PRESENCE_EVERY = 60
+"""Refreshes between two reads of a device's elements that have series at all (its per-element
+clocks; ~41,000 samples for the whole fabric at 1,024 nodes, read in full only on the first
+refresh): each refresh re-reads a 1/PRESENCE_EVERY slice of the devices."""
+
+Targets = dict[str, list[dict[str, str]]]
+"""Per device, the labels of its device-clock samples (one per scrape target of the device:
+what a query selects its series by)."""
+
+
+@dataclass
+class Presence:
+    """See the module docstring: the dated devices and the presence, refresh after refresh."""
+
+    round: int = 0
+    """Refreshes so far (whose slice of the devices is due)."""
+    devices: dict[Element, Targets] | None = None
+    """Per element kind, the devices the last refresh dated; None before the first refresh."""
+    by_device: dict[tuple[str, Element], list[str]] = field(default_factory=dict)
+    """The presence per (device, element kind): the elements' keys, sorted."""
+
+    def due(self, kinds: Iterable[Element], every: int) -> dict[Element, set[str] | None]:
+        """Per element kind (of `kinds`, on the first refresh), the devices whose elements
+        this refresh re-reads: every device (None) on the first refresh, then the slice of this
+        refresh (each device once every `every` refreshes; a stable hash, so a device keeps its
+        turn whichever others come and go)."""
+        self.round += 1
+        if self.devices is None:
+            return dict.fromkeys(kinds)
+        turn = self.round % every
+        return {element: due for element, devices in self.devices.items()
+                if (due := {d for d in devices if zlib.crc32(d.encode()) % every == turn})}
+
+    def terms(self, element: Element, devices: Iterable[str]) -> list[str]:
+        """Matcher terms that select (at least) every series of `devices`, from the labels of
+        their device-clock samples: one term per set of label names, `label=~"a|b"` each."""
+        known = (self.devices or {}).get(element, {})
+        values: dict[tuple[str, ...], dict[str, set[str]]] = {}
+        for device in devices:
+            for target in known[device]:
+                labels = {k: v for k, v in target.items() if k != "__name__"}
+                found = values.setdefault(tuple(sorted(labels)), {})
+                for label, value in labels.items():
+                    found.setdefault(label, set()).add(value)
+        return sorted(", ".join(f'{label}=~"{alternatives(v)}"' for label, v in sorted(by.items()))
+                      for by in values.values())
+
+    def date(self, kinds: Iterable[Element], answers: list[list[Sample]], readings: Readings,
+             resolver: Resolver) -> dict[Element, Targets] | None:
+        """Each device's newest sample time (the device clocks' `answers`, per element kind of
+        `kinds`) onto `readings`; the devices that have one become the dated devices. Returns
+        the devices dated before (None on the first refresh)."""
+        dated: dict[Element, Targets] = {}
+        sampled = readings.sampled
+        for element, samples in zip(kinds, answers, strict=True):
+            devices: Targets = {}
+            dated[element] = devices
+            for sample in samples:
+                device = resolver.device(element, sample.labels)
+                if device is not None:
+                    devices.setdefault(device, []).append(sample.labels)
+                    sampled[device] = max(sampled.get(device, 0.0), sample.value)
+        before, self.devices = self.devices, dated
+        return before
+
+    def record(self, due: Mapping[Element, set[str] | None], answers: list[list[Sample]],
+               resolver: Resolver) -> None:
+        """The presence of the `due` devices' elements (None: every device's) from their
+        presence queries' answers, in place of what was known of them."""
+        present = self.by_device
+        for (element, devices), samples in zip(due.items(), answers, strict=True):
+            for stale in [k for k in present if k[1] == element] if devices is None else \
+                    [(device, element) for device in devices]:
+                present.pop(stale, None)
+            keys: dict[str, set[str]] = {}
+            for sample in samples:
+                key = resolver.element(element, sample.labels)
+                if key is not None:
+                    device = key.partition(":")[0]
+                    if devices is None or device in devices:
+                        keys.setdefault(device, set()).add(key)
+            for device, found in keys.items():
+                present[(device, element)] = sorted(found)
+
+    def changed(self, before: Mapping[Element, Mapping[str, object]]) -> dict[Element, set[str]]:
+        """Devices no longer dated (no series left) since `before`: their elements dropped.
+        Returns the devices dated now and not then, whose elements are to be read at once."""
+        now = self.devices or {}
+        fresh = {element: new for element, devices in now.items()
+                 if (new := set(devices) - set(before.get(element, {})))}
+        for element, devices in before.items():
+            for gone in set(devices) - set(now.get(element, {})):
+                self.by_device.pop((gone, element), None)
+        return fresh
+
+    def undate(self, fresh: Mapping[Element, set[str]]) -> None:
+        """Reading the elements of `fresh` devices failed: not dated yet, then (the next
+        refresh reads them again)."""
+        now = self.devices or {}
+        for element, unread in fresh.items():
+            for device in unread:
+                now[element].pop(device, None)
+
+    def quiet(self, readings: Readings) -> dict[tuple[str, Element], list[str]]:
+        """Per (device, element kind), the elements present and not read in full (all of a
+        device's when none of its elements was read): the sieve's ok marks."""
+        read = {key for per_key in readings.values.values() for key in per_key}
+        read_devices = {key.partition(":")[0] for key in read}
+        quiet: dict[tuple[str, Element], list[str]] = {}
+        for (device, element), members in self.by_device.items():
+            if device in read_devices:
+                members = [key for key in members if key not in read]
+            if members:
+                quiet[(device, element)] = members
+        return quiet
+
+
+def flagged(answers: Mapping[str, list[Sample]], mapped: Sequence[Mapped], labels: LabelMap,
+            resolver: Resolver) -> tuple[dict[Element, list[str]], set[str]]:
+    """Per element kind, matcher terms (`instance=~"a|b", device=~"x|y"`, one per set of
+    devices whose named elements have the same names) that together select every series
+    of every element the sieve named (its `answers` by mapping key), and little else: one term
+    for all of them would select the cross product of devices and element names (33
+    storm-paused ports on 33 switches: 1,089 ports, each with its DOM lanes); and the elements
+    it named."""
+    tails: dict[Element, dict[tuple[tuple[str, str], ...], set[str]]] = {}
+    named: set[str] = set()
+    for m in mapped:
+        *leading, tail = labels.grouping(m.element)
+        for sample in answers.get(m.key, []):
+            element = resolver.element(m.element, sample.labels)
+            if element is None:
+                continue
+            named.add(element)
+            series = sample.labels
+            where = tuple((label, series[label]) for label in leading if label in series)
+            found = tails.setdefault(m.element, {}).setdefault(where, set())
+            if tail in series:
+                found.add(series[tail])
+    terms_of: dict[Element, list[str]] = {}
+    for element, groups in tails.items():
+        tail = labels.grouping(element)[-1]
+        merged: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, set[str]]] = {}
+        for where, names in groups.items():
+            values = merged.setdefault((tuple(label for label, _ in where),
+                                        frozenset(names)), {})
+            for label, value in where:
+                values.setdefault(label, set()).add(value)
+        terms = []
+        for (_, tails_of), values in merged.items():
+            parts = [f'{label}=~"{alternatives(found)}"' for label, found in values.items()]
+            if tails_of:
+                parts.append(f'{tail}=~"{alternatives(set(tails_of))}"')
+            terms.append(", ".join(parts))
+        terms_of[element] = sorted(terms)
+    return terms_of, named

@@ -1,0 +1,43 @@
+"""A guided runbook session in the app, driven by keyboard: the optic-replacement runbook opened
+on `PORT` from the Runbooks screen, and a wait until the session asks something."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabtui.tui.app import FabtuiApp
+from fabtui.tui.screens.dialogs import Form, Gate
+from fabtui.tui.screens.runbooks import RunbooksScreen
+from fabtui.tui.screens.session import SessionScreen
+
+PORT = "leaf-g00-r3:Ethernet16"
+"""The port whose optic the optic-replacement sessions replace."""
+
+
+async def settle(pilot: Any, screen: SessionScreen, rounds: int = 600) -> None:
+    """Wait until the session asks something (a dialog is up) or has nothing left queued."""
+    for _ in range(rounds):
+        await pilot.pause(0.05)
+        if isinstance(pilot.app.screen, Gate | Form) or \
+                (not screen.busy and screen._queue.empty()):
+            break
+    await pilot.pause()
+
+
+async def open_optic_replacement(pilot: Any, app: FabtuiApp) -> SessionScreen:
+    """2, search by symptom, enter, the inputs typed: the guided session opens."""
+    await pilot.press("2")
+    await pilot.pause()
+    await pilot.press("slash", *"low rx power", "enter")
+    await pilot.pause()
+    library = app.screen
+    assert isinstance(library, RunbooksScreen)
+    assert library.shown[0].meta.id == "optic-replacement"
+    await pilot.press("enter")
+    await pilot.pause()
+    assert isinstance(app.screen, Form)
+    await pilot.press(*PORT, "enter", "enter", "enter")
+    await pilot.pause()
+    session = app.screen
+    assert isinstance(session, SessionScreen)
+    return session

@@ -121,3 +121,22 @@ def test_parse_file_imports_only_the_parser_it_needs(kind: str) -> None:
     own |= {"fabtui.model.parsed", f"fabtui.model.parsed.{registry.get(kind).module_name}"}
     assert _parser_modules_after(_cli("parse", str(path))) - own == set()
     assert _parser_modules_after(_cli("parse", "--as", kind, str(path))) - own == set()
+
+
+def test_two_rows_claiming_one_kind_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second row for a kind would silently replace the first parser: refused, loudly."""
+    from fabtui.parsers import registry
+    from fabtui.parsers.signatures import SIGNATURES
+
+    doubled = (*SIGNATURES, SIGNATURES[0])
+    monkeypatch.setattr(registry, "SIGNATURES", doubled)
+    registry.parsers.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match=f"two parsers claim kind "
+                                               f"'{SIGNATURES[0].kind}'"):
+            registry.parsers()
+    finally:
+        monkeypatch.undo()
+        registry.parsers.cache_clear()
+    with pytest.raises(KeyError, match="unknown kind 'no-such-kind'"):
+        registry.get("no-such-kind")

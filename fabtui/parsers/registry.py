@@ -81,8 +81,15 @@ class Parser:
 
 @cache
 def parsers() -> dict[str, Parser]:
-    """Every parser, by kind (none imported yet)."""
-    return {sig.kind: Parser(sig.kind, sig.description, sig.module, sig) for sig in SIGNATURES}
+    """Every parser, by kind (none imported yet). Raises `RuntimeError` when two rows of
+    `SIGNATURES` claim one kind (the second would silently replace the first)."""
+    found: dict[str, Parser] = {}
+    for sig in SIGNATURES:
+        if sig.kind in found:
+            raise RuntimeError(f"two parsers claim kind {sig.kind!r}: "
+                               f"{found[sig.kind].module_name} and {sig.module}")
+        found[sig.kind] = Parser(sig.kind, sig.description, sig.module, sig)
+    return found
 
 
 def discover() -> dict[str, tuple[str, str]]:

@@ -499,3 +499,42 @@ def test_the_demo_fabric_answers_in_process_only_when_asked_and_alike(
     assert here[0] == InProcessSimSshTransport.__name__
     assert by_process[2] == here[2] == 0
     assert "rx_prio3_pause" in here[1] and here[1] == by_process[1]
+
+
+def test_run_to_gate_stops_after_the_block_that_asked(config: Path, tmp_path: Path) -> None:
+    """The app's `g`: blocks run until one has asked the operator, then the run waits."""
+    _book(tmp_path, "to-gate", """
+## One
+
+```note {id=a}
+first
+```
+
+```confirm {id=go}
+Go on?
+```
+
+```note {id=b}
+after the gate
+```
+
+```confirm {id=again}
+And again?
+```
+""")
+
+    async def drive() -> tuple[list[str], list[str], bool]:
+        with Workspace(load_settings(config)) as ws:
+            engine = ws.open_run("to-gate", inputs={},
+                                 operator=ScriptedOperator({"go": "yes", "again": "yes"}))
+            await engine.run_to_gate()
+            first = list(engine.verdicts)
+            await engine.run_to_gate()
+            second = list(engine.verdicts)
+            await engine.run_to_gate()  # nothing asks any more: to the end
+            return first, second, engine.finished
+
+    first, second, finished = asyncio.run(drive())
+    assert first == ["a", "go"]
+    assert second == ["a", "go", "b", "again"]
+    assert finished

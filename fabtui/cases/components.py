@@ -13,6 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fabtui.model.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,31 @@ class Placement:
 
 Locate = Callable[[str], Placement | None]
 """The fabric's answer for one component id, or None when the fabric does not know it."""
+
+
+def locator(topology: Topology) -> Locate:
+    """Where `topology` puts a component id: a NIC (by RDMA name or netdev) its rail and node,
+    a switch (or a port of one) its rails, and the leaf itself when it is one."""
+    switch_rails = {s.name: tuple(s.rail) for s in topology.switches}
+    roles = {s.name: s.role.value for s in topology.switches}
+    nics: dict[str, Placement] = {}
+    for node in topology.nodes:
+        for nic in node.nics:
+            place = Placement(rails=(nic.rail,), node=node.hostname)
+            nics[f"{node.hostname}:{nic.name}"] = place
+            if nic.netdev:
+                nics[f"{node.hostname}:{nic.netdev}"] = place
+
+    def locate(component: str) -> Placement | None:
+        if component in nics:
+            return nics[component]
+        device = component.partition(":")[0]
+        if device in switch_rails:
+            leaf = device if roles[device] == "leaf" else None
+            return Placement(rails=switch_rails[device], leaf=leaf)
+        return None
+
+    return locate
 
 _RAIL = re.compile(r"^rail[-_ ]?(\d+)$", re.I)
 _LEAF_RAIL = re.compile(r"-r(\d+)(?:$|[-_.])", re.I)

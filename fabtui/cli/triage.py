@@ -51,7 +51,6 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
     """Triage per-rank or combined NCCL / PyTorch logs, Flight Recorder dumps (pickle or JSON)
     or reports, and NCCL RAS output (files or folders). Exits 1 when it names suspects."""
     from fabtui.triage.report import markdown, tables
-    from fabtui.workspace.triaging import triage_logs
 
     if open_app:
         from fabtui.cli.tui import need_terminal
@@ -69,8 +68,7 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
 
         follow(ctx, job_id, job_file)
     ws = workspace(ctx)
-    report = triage_logs(ws, list(paths), ranks=ranks, topology=topology,
-                         similar=not no_similar)
+    report = ws.triage(paths, ranks=ranks, topology=topology, similar=not no_similar)
     if chain:
         import asyncio
 

@@ -115,6 +115,13 @@ class Engine(BlockHandlers):
             await self.run_next()
         return self.summary
 
+    async def run_to_gate(self) -> None:
+        """Run blocks until one has asked the operator something (a gate, an input, a
+        dangerous command: it ran with the answer) or the session ends."""
+        asked = self.questions
+        while not self.finished and self.questions == asked:
+            await self.run_next()
+
     async def run_next(self) -> None:
         """Run one block (opening its step first; closing it, and moving on, after)."""
         self.begin()

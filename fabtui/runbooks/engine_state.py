@@ -99,6 +99,8 @@ class EngineState:
         self._abort_requested: str | None = None
         self._attrs: dict[str, block_text.BlockAttrs] = {}
         self._unknown: Unknowns = []
+        self.questions = 0
+        """How many times the operator has been asked (gates, inputs, dangerous commands)."""
         """A dry run: the values the current block needs that are not known yet."""
 
     # scope ------------------------------------------------------------------------------------
@@ -148,6 +150,7 @@ class EngineState:
         """`prompt` masked (a screen never shows a secret), told to the observers as a question
         awaiting its answer; the masked text is what the operator is then asked."""
         masked = self.redactor.text(prompt)
+        self.questions += 1
         self._tell("needs_answer", block, masked)
         return masked
 

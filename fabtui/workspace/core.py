@@ -34,7 +34,7 @@ from fabtui.config import Settings
 from fabtui.errors import InputError, RequestError
 
 if TYPE_CHECKING:
-    from fabtui.cases.components import Placement
+    from fabtui.cases.components import Locate
     from fabtui.cases.filing import SessionRecord
     from fabtui.cases.library import CaseLibrary
     from fabtui.cases.store import ImportReport
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from fabtui.model.events import Event
     from fabtui.model.probe import ProbeDef, ProbeResult
     from fabtui.model.runbook import Runbook, SessionInfo
+    from fabtui.model.triage import TriageReport
     from fabtui.probes.runner import ProbeRunner, Transports
     from fabtui.probes.targets import ProbeTarget
     from fabtui.runbooks.engine import Engine, Observer, Operator, RunSummary
@@ -151,6 +152,14 @@ class Workspace:
         order: triage then trusts the placement over the host names in the logs."""
         return ranks is not None or self.job_slots is not None or \
             self.settings.ranks is not None
+
+    def triage(self, paths: Sequence[Path], *, ranks: Path | None = None,
+               topology: Path | None = None, similar: bool = True) -> TriageReport:
+        """A hung job's logs triaged on this fabric, placed by the one placement rule, with
+        (`similar`) the past cases like it: see `workspace.triaging.triage_logs`."""
+        from fabtui.workspace.triaging import triage_logs
+
+        return triage_logs(self, list(paths), ranks=ranks, topology=topology, similar=similar)
 
     def simulated(self, topology: Path | None = None) -> bool:
         """True when probes on `topology` (default: the configured one) are answered by the
@@ -340,35 +349,15 @@ class Workspace:
                                                            if more else ""))
             return self._cases
 
-    def _locate(self) -> Callable[[str], Placement | None] | None:
+    def _locate(self) -> Locate | None:
         """Where the configured fabric puts a component id (rails, node, leaf), for matching
         cases by rail; None when the topology cannot be read (cases still work)."""
-        from fabtui.cases.components import Placement
+        from fabtui.cases.components import locator
 
         try:
-            topology = self.topology().topology
+            return locator(self.topology().topology)
         except InputError:
             return None
-        switch_rails = {s.name: tuple(s.rail) for s in topology.switches}
-        roles = {s.name: s.role.value for s in topology.switches}
-        nics: dict[str, Placement] = {}
-        for node in topology.nodes:
-            for nic in node.nics:
-                place = Placement(rails=(nic.rail,), node=node.hostname)
-                nics[f"{node.hostname}:{nic.name}"] = place
-                if nic.netdev:
-                    nics[f"{node.hostname}:{nic.netdev}"] = place
-
-        def locate(component: str) -> Placement | None:
-            if component in nics:
-                return nics[component]
-            device = component.partition(":")[0]
-            if device in switch_rails:
-                leaf = device if roles[device] == "leaf" else None
-                return Placement(rails=switch_rails[device], leaf=leaf)
-            return None
-
-        return locate
 
     def session_id(self, name: str) -> str:
         """`name` as a session id: `last` is the newest session (`RequestError` when there is

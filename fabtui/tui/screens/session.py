@@ -76,9 +76,6 @@ class _Watch(Observer):
     def output_chunk(self, block: Block, text: str) -> None:
         self.screen.stream.add(text)
 
-    def needs_answer(self, block: Block, prompt: str) -> None:
-        self.screen.asked = True
-
 
 class _Operator:
     """The screen answers the engine's gates and inputs through dialogs (`Operator`)."""
@@ -124,7 +121,6 @@ class SessionScreen(FabtuiScreen):
         self.engine: Engine | None = None
         self.stream = OutputStream(lambda: self.query_one("#output", Log))
         self.busy = False
-        self.asked = False
         self._queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self._highlighted: frozenset[str] = frozenset()
         self._shown_step: str | None = "?"
@@ -255,12 +251,7 @@ class SessionScreen(FabtuiScreen):
         if command == "next":
             await engine.run_next()
         elif command == "gate":
-            self.asked = False
-            for _ in range(10 * len(self.book.blocks()) + 10):
-                await engine.run_next()
-                self.stream.flush()
-                if engine.finished or self.asked:
-                    break
+            await engine.run_to_gate()
         elif command == "rerun":
             await engine.rerun(argument)
 

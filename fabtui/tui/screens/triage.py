@@ -1,7 +1,7 @@
 """The triage screen: a hung job's logs -> the verdict, the culprit, the suspects with their
 evidence, the evidence chain and similar cases, and keys that carry the suspect elsewhere.
 
-The triage (`workspace.triaging.triage_logs`) runs in a thread worker, then the evidence chain
+The triage (`Workspace.triage`) runs in a thread worker, then the evidence chain
 for the first located suspect (probes on the fabric) in another, so the report shows before the
 probes answer. The screen only shows and links: `o` posts `OpenRunbook` with the suspect filled
 in, `c` posts `OpenCase`, and every report posts `Highlight("triage", ...)` so the Fabric screen
@@ -147,10 +147,8 @@ class TriageScreen(FabtuiScreen):
     @work(thread=True, group="triage", exclusive=True, exit_on_error=False,
           description="triage")
     def _triage(self, run: int, paths: tuple[Path, ...]) -> None:
-        from fabtui.workspace.triaging import triage_logs
-
         try:
-            report = triage_logs(self.fab.workspace, list(paths))
+            report = self.fab.workspace.triage(paths)
         except (InputError, RequestError) as exc:
             self.post_message(TriageFinished(run, paths, None, str(exc).splitlines()[0]))
             return

@@ -1,15 +1,19 @@
 """The workspace: one working session's fabric, transports, catalogs and journal, built once from
-the settings and asked the same way by every face (the command line now, the TUI later).
+the settings and asked the same way by every face (the command line and the app): the one door,
+which carries the rules that keep users safe so that no face can forget one.
 
 Everything is built lazily, on first use: `fabtui parse` never loads the topology, `runbook list`
-never opens the journal. Rules that used to live in the click commands live here, once:
+never opens the journal. The rules live here, once:
 
-- placement: one rank-aware fabric graph (the configured rank file included) answers topology
-  queries, probe targets and runbook functions alike;
+- placement: one rank-aware fabric graph (a rank file given or configured, or a followed Slurm
+  job) answers topology queries, probe targets, runbook functions and triage alike;
+- danger: a dangerous probe runs only with its typed phrase (`run_probe` / `sweep(confirmed=)`,
+  enforced by the probe runner);
 - transports: the simulated fabric when the settings say so and the configured topology is in use,
   real ones otherwise;
 - runbooks: a broken runbook (lint errors) is refused before it runs; resume refuses a finished
-  session, notes a changed file, asks again for secrets (never stored) and restores a dry run;
+  session, notes a changed file, asks again for every secret (runbook inputs and `input`
+  blocks: never replayed from the journal) and restores a dry run;
 - the journal is opened once and closed by `close()` (or leaving a `with` block);
 - the case library (`cases`) lives beside the journal in the data folder; the configured case
   folders (the shipped `cases/` among them) are imported on first use, and again when changed.
@@ -120,7 +124,7 @@ class Workspace:
     def graph(self, path: Path | None = None, ranks: Path | None = None) -> FabricGraph:
         """The fabric graph with the job's rank placement: the one placement function.
 
-        `ranks` (default: the followed Slurm job's placement, see `use_job`, else the configured
+        `ranks` (default: the followed Slurm job's placement, see `workspace.slurm.follow_job`, else the configured
         rank file; none: 8 ranks per node in node order) places ranks for topology queries,
         probe targets (`rank:N`) and runbook functions (`node_of_rank`) alike.
         """

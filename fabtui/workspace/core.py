@@ -124,9 +124,10 @@ class Workspace:
     def graph(self, path: Path | None = None, ranks: Path | None = None) -> FabricGraph:
         """The fabric graph with the job's rank placement: the one placement function.
 
-        `ranks` (default: the followed Slurm job's placement, see `workspace.slurm.follow_job`, else the configured
-        rank file; none: 8 ranks per node in node order) places ranks for topology queries,
-        probe targets (`rank:N`) and runbook functions (`node_of_rank`) alike.
+        `ranks` (default: the followed Slurm job's placement, see `workspace.slurm.follow_job`,
+        else the configured rank file; none: 8 ranks per node in node order) places ranks for
+        topology queries, probe targets (`rank:N`), runbook functions (`node_of_rank`) and
+        triage alike.
         """
         from fabtui.paths import display_path
         from fabtui.topology.graph import FabricGraph

@@ -215,8 +215,8 @@ def measure(config: Path, rounds: int, presence_every: int | None, rate: float) 
 
     async def refresh(round_no: int) -> None:
         async with contextlib.aclosing(source.poll()) as stream:
-            async for result, stale_after in stream:
-                status.apply(result, stale_after)
+            async for update in stream:
+                status.take(update)
         status.snapshot(round_no, PollState.WAITING)
 
     marks = {1, 10, 30, 60, 61, 120, 121, *range(240, rounds + 1, 120), rounds}

@@ -102,8 +102,8 @@ def refresh(source: PrometheusSource, status: FabricStatus, round_no: int) -> fl
     are added to `CPU`: on a shared machine the wall time includes others' work)."""
     async def run() -> None:
         async with contextlib.aclosing(source.poll()) as stream:
-            async for result, stale_after in stream:
-                status.apply(result, stale_after)
+            async for update in stream:
+                status.take(update)
 
     started, cpu = time.perf_counter(), time.process_time()
     asyncio.run(run())

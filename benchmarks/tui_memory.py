@@ -51,6 +51,7 @@ from fabtui.config import load_settings  # noqa: E402
 from fabtui.model.probe import ProbeResult  # noqa: E402
 from fabtui.model.verdict import Verdict  # noqa: E402
 from fabtui.views.fabricmap import FabricMap, HostCell  # noqa: E402
+from fabtui.views.status import Results, StatusUpdate  # noqa: E402
 from fabtui.workspace import Workspace  # noqa: E402
 from tests.support.tui_support import result  # noqa: E402
 
@@ -96,7 +97,7 @@ class SyntheticSource:
         for cell in self.cells:  # stationary from the first poll: the storm has spread already
             self._draw(cell)
 
-    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+    async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
         if self.gate is not None:
             while not self.gate.acquire(timeout=0.05):
                 if self.stopped.is_set():  # the app is closing: its poller waits for this
@@ -107,11 +108,11 @@ class SyntheticSource:
             self._draw(cell)
         at = self.clock()
         for node, cells in self.by_node.items():
-            yield self._result("nic.ethtool", node, "rate.tx_prio3_pause",
-                               [(c.nic, c.nic) for c in cells], at), 2.5
+            yield Results(self._result("nic.ethtool", node, "rate.tx_prio3_pause",
+                                       [(c.nic, c.nic) for c in cells], at), 2.5)
         for leaf, cells in self.by_leaf.items():
-            yield self._result("switch.pfc", leaf, "rate.rx.PFC3",
-                               [(str(c.port), c.nic) for c in cells], at), 2.5
+            yield Results(self._result("switch.pfc", leaf, "rate.rx.PFC3",
+                                       [(str(c.port), c.nic) for c in cells], at), 2.5)
 
     def _draw(self, cell: HostCell) -> None:
         verdict = self.rng.choice((Verdict.OK, Verdict.OK, Verdict.WARN, Verdict.FAIL))

@@ -6,11 +6,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import AsyncGenerator
-from datetime import UTC, datetime
 
 import pytest
 
-from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.topology.graph import FabricGraph
 from fabtui.views.fabricmap import FabricMap, FilterError, Layer, parse_filter
@@ -21,6 +19,10 @@ from fabtui.views.status import (
     PlanItem,
     Poller,
     PollState,
+    Quiet,
+    Results,
+    SourceFailed,
+    StatusUpdate,
     on_demand,
 )
 from tests.support.tui_support import NOW, result, workspace
@@ -70,12 +72,9 @@ def test_a_reading_older_than_its_interval_is_stale(fabric: FabricMap) -> None:
     assert snap.counts[Layer.NICS].stale == 1
 
 
-def quiet_mark(keys: list[str], at: float) -> ProbeResult:
+def quiet_mark(keys: list[str], at: float) -> Quiet:
     """A source's mark: `keys` below every limit of nic.ethtool at `at` (Prometheus's sieve)."""
-    when = datetime.fromtimestamp(at, UTC)
-    return ProbeResult(probe="prometheus", target=keys[0].partition(":")[0],
-                       command="promql: sieve", started_at=when, ended_at=when,
-                       verdict=Verdict.OK, parsed={"quiet": keys, "probes": ["nic.ethtool"]})
+    return Quiet(keys[0].partition(":")[0], tuple(keys), ("nic.ethtool",), at, 20)
 
 
 def test_a_repeated_quiet_mark_keeps_elements_ok_until_stale_and_still_clears_a_failure(
@@ -86,24 +85,24 @@ def test_a_repeated_quiet_mark_keeps_elements_ok_until_stale_and_still_clears_a_
     now = [NOW]
     status = FabricStatus(fabric, clock=lambda: now[0])
     nics = ["node002:mlx5_0", "node002:mlx5_1"]
-    status.apply(quiet_mark(nics, NOW), 20)
+    status.take(quiet_mark(nics, NOW))
     assert status.snapshot(1, PollState.WAITING).of(nics[0]) is Health.OK
-    status.apply(quiet_mark(nics, NOW), 20)
+    status.take(quiet_mark(nics, NOW))
     now[0] += 10
     assert status.snapshot(2, PollState.WAITING).of(nics[1]) is Health.OK
     status.apply(result("nic.ethtool", nics[0], [
         (nics[0], "pause_ratio.tx_prio3", 0.95, Verdict.FAIL)]), 20)
     assert status.snapshot(3, PollState.WAITING).of(nics[0]) is Health.FAIL
-    status.apply(quiet_mark(nics, NOW), 20)
+    status.take(quiet_mark(nics, NOW))
     snap = status.snapshot(4, PollState.WAITING)
     assert snap.of(nics[0]) is Health.OK and not snap.states[nics[0]].values
     now[0] += 11
-    status.apply(quiet_mark(nics, NOW), 20)
+    status.take(quiet_mark(nics, NOW))
     assert status.snapshot(5, PollState.WAITING).of(nics[1]) is Health.STALE
     now[0] -= 11  # a clock set back: judged again, not taken from the last snapshot
     assert status.snapshot(6, PollState.WAITING).of(nics[1]) is Health.OK
     now[0] += 11
-    status.apply(quiet_mark(nics, NOW + 20), 20)
+    status.take(quiet_mark(nics, NOW + 20))
     assert status.snapshot(7, PollState.WAITING).of(nics[1]) is Health.OK
 
 
@@ -168,15 +167,15 @@ class SlowSource:
         self.running = 0
         self.overlapped = False
 
-    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+    async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
         import asyncio
 
         self.running += 1
         self.overlapped |= self.running > 1
         start = time.monotonic()
         await asyncio.sleep(self.duration)
-        yield result("nic.ethtool", "node001:mlx5_0", [
-            ("node001:mlx5_0", "rate.tx_prio3_pause", 0, Verdict.OK)], at=time.time()), 5.0
+        yield Results(result("nic.ethtool", "node001:mlx5_0", [
+            ("node001:mlx5_0", "rate.tx_prio3_pause", 0, Verdict.OK)], at=time.time()), 5.0)
         self.spans.append((start, time.monotonic()))
         self.running -= 1
 
@@ -215,10 +214,10 @@ class FailingSource:
         self.fails = fails
         self.polls = 0
 
-    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+    async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
         self.polls += 1
-        yield result("nic.ethtool", "node001:mlx5_0", [
-            ("node001:mlx5_0", "rate.tx_prio3_pause", 0, Verdict.OK)], at=time.time()), 5.0
+        yield Results(result("nic.ethtool", "node001:mlx5_0", [
+            ("node001:mlx5_0", "rate.tx_prio3_pause", 0, Verdict.OK)], at=time.time()), 5.0)
         if self.polls <= self.fails:
             raise KeyError("x")
 
@@ -280,7 +279,7 @@ def test_a_cancellation_from_the_source_is_not_a_failed_round(fabric: FabricMap)
     import asyncio
 
     class Cancelled:
-        async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+        async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
             raise asyncio.CancelledError
             yield  # an async generator, as a source's poll is
 
@@ -288,3 +287,41 @@ def test_a_cancellation_from_the_source_is_not_a_failed_round(fabric: FabricMap)
     with pytest.raises(asyncio.CancelledError):
         Poller(Cancelled(), FabricStatus(fabric), 0.05, snaps.append).run()
     assert [s.poll for s in snaps] == [PollState.POLLING]
+
+
+def test_a_site_probe_named_prometheus_is_a_measurement_not_a_source_mark(
+        fabric: FabricMap) -> None:
+    """Source marks are typed (`Quiet`, `History`): a probe of a site's own named
+    `prometheus`, whose parse happens to hold `quiet`, is measured like any other."""
+    status = FabricStatus(fabric, clock=lambda: NOW)
+    own = result("prometheus", "node001", [], error="no route to host").model_copy(
+        update={"parsed": {"quiet": ["node002:mlx5_0"], "probes": ["nic.ethtool"]}})
+    status.take(Results(own, 20))
+    snap = status.snapshot(1, PollState.WAITING)
+    assert snap.of("node001") is Health.UNREACHABLE  # what the result says
+    assert snap.of("node002:mlx5_0") is Health.UNKNOWN  # no mark was read into it
+
+
+def test_a_source_that_says_it_failed_is_a_failed_round(fabric: FabricMap) -> None:
+    """`SourceFailed` is the typed way to say what a raise says: shown, then retried."""
+    class Refused:
+        async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
+            yield SourceFailed("prometheus unreachable: connection refused")
+
+    snaps: list[FabricSnapshot] = []
+    failed = threading.Event()
+
+    def emit(snapshot: FabricSnapshot) -> None:
+        snaps.append(snapshot)
+        if snapshot.poll is PollState.FAILED:
+            failed.set()
+
+    poller = Poller(Refused(), FabricStatus(fabric), 0.05, emit)
+    thread = threading.Thread(target=poller.run)
+    thread.start()
+    assert failed.wait(10)
+    poller.cancel()
+    thread.join(5)
+    first = next(s for s in snaps if s.poll is PollState.FAILED)
+    assert first.failure == "prometheus unreachable: connection refused"
+    assert first.retry_s == 0.05

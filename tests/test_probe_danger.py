@@ -221,11 +221,12 @@ def test_a_workspace_sweep_confirms_the_set_as_named(config: Path) -> None:
 
 
 def test_the_live_poller_never_runs_a_dangerous_probe(config: Path) -> None:
-    from fabtui.views.status import PlanItem
+    from fabtui.views.status import PlanItem, Results
     from fabtui.workspace.probesource import ProbeSource
 
     async def one_round(source: ProbeSource) -> list[str]:
-        return [result.probe async for result, _ in source.poll()]
+        return [update.result.probe async for update in source.poll()
+                if isinstance(update, Results)]
 
     with _workspace(config) as ws:
         plan = [PlanItem.parse("nic.reset_port@node00*:mlx5_0"),

@@ -25,7 +25,7 @@ from fabtui.config import load_settings
 from fabtui.model.probe import ProbeResult
 from fabtui.prom.client import PromClient, PromError
 from fabtui.views.fabricmap import FabricMap
-from fabtui.views.status import FabricStatus, Health, PollState
+from fabtui.views.status import FabricStatus, Health, PollState, Quiet, Results, StatusUpdate
 from fabtui.workspace import Workspace
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.support.prom_server import free_port
@@ -106,18 +106,23 @@ def workspace(tmp_path: Path, url: str, **extra: str) -> Workspace:
     return Workspace(load_settings(config))
 
 
-def poll(source: PrometheusSource) -> list[tuple[ProbeResult, float]]:
-    async def collect() -> list[tuple[ProbeResult, float]]:
+def poll(source: PrometheusSource) -> list[StatusUpdate]:
+    async def collect() -> list[StatusUpdate]:
         async with contextlib.aclosing(source.poll()) as stream:
             return [item async for item in stream]
 
     return asyncio.run(collect())
 
 
-def snapshot_after(ws: Workspace, results: list[tuple[ProbeResult, float]]) -> Any:
+def results_of(updates: list[StatusUpdate]) -> list[ProbeResult]:
+    """The probe results among a poll's updates."""
+    return [u.result for u in updates if isinstance(u, Results)]
+
+
+def snapshot_after(ws: Workspace, results: list[StatusUpdate]) -> Any:
     status = FabricStatus(FabricMap.build(ws.graph()))
-    for result, stale_after in results:
-        status.apply(result, stale_after)
+    for update in results:
+        status.take(update)
     return status.snapshot(1, PollState.WAITING)
 
 
@@ -201,8 +206,8 @@ def test_an_old_scrape_is_stale_at_once(tmp_path: Path, fake: StartFake) -> None
     server = fake(answer)
     ws = workspace(tmp_path, server.url, stale_after="60s")
     results = poll(source_of(ws))
-    assert [r.target for r, _ in results] == ["node001"]
-    assert results[0][0].ended_at.timestamp() == pytest.approx(old)  # dated by its scrape
+    assert [r.target for r in results_of(results)] == ["node001"]
+    assert results_of(results)[0].ended_at.timestamp() == pytest.approx(old)  # its scrape
     snapshot = snapshot_after(ws, results)
     assert snapshot.of("node001:gpu0") is Health.STALE
     assert snapshot.of("node002:gpu0") is Health.UNKNOWN
@@ -217,7 +222,7 @@ def test_bearer_token_is_sent_and_never_shown(tmp_path: Path, fake: StartFake,
     results = poll(source)
     assert server.headers[0]["Authorization"] == "Bearer s3cr3t-token"
     assert "check the Prometheus credentials reference" in source.notes[0]
-    assert all("s3cr3t" not in (r.error or "") for r, _ in results)
+    assert all("s3cr3t" not in (r.error or "") for r in results_of(results))
     assert "s3cr3t" not in repr(source.client)
 
 
@@ -320,8 +325,7 @@ def test_recorded_devices_are_dated_by_the_recorded_device_clocks(
 
     server = fake(answer)
     source = source_of(workspace(tmp_path, server.url, mode="recorded"))
-    marks = {r.target: r.parsed["quiet"] for r, _ in poll(source)
-             if r.parsed and "quiet" in r.parsed}
+    marks = {u.device: list(u.keys) for u in poll(source) if isinstance(u, Quiet)}
     assert marks["node001"] == ["node001:mlx5_0", "node001:mlx5_1"]
     assert "fabtui:device_clock:nic" in queries
     regenerate = [n for n in source.notes if "fabtui:device_clock:*" in n]
@@ -399,8 +403,7 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
         return 200, vector([]), 0
 
     def marks() -> dict[str, list[str]]:
-        return {r.target: r.parsed["quiet"] for r, _ in poll(source)
-                if r.parsed and "quiet" in r.parsed}
+        return {u.device: list(u.keys) for u in poll(source) if isinstance(u, Quiet)}
 
     server = fake(answer)
     source = source_of(workspace(tmp_path, server.url, mode="sieve"))
@@ -486,7 +489,7 @@ def test_a_steady_sieve_is_read_in_one_round_trip(tmp_path: Path, fake: StartFak
     source = source_of(workspace(tmp_path, server.url, mode="recorded"))
     values = []
     for _ in range(2):
-        nic = next(r for r, _ in poll(source) if r.probe == "nic.ethtool")
+        nic = next(r for r in results_of(poll(source)) if r.probe == "nic.ethtool")
         values.append({(m.component, m.name): m.value for m in nic.metrics})
     asked = len(full_asked) // 2  # each refresh asks the NIC's metrics once
     assert len(full_asked) == 2 * asked and asked >= 1

@@ -24,7 +24,15 @@ from fabtui.sim.exporter import Exporter, scrape_config
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
 from fabtui.views.fabricmap import FabricMap
-from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState
+from fabtui.views.status import (
+    FabricSnapshot,
+    FabricStatus,
+    Health,
+    History,
+    PollState,
+    Results,
+    StatusUpdate,
+)
 from fabtui.workspace import Workspace
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.support.prom_server import PrometheusServer, require_prometheus
@@ -132,12 +140,17 @@ def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
         running.exporter.stop()
 
 
-def poll(source: PrometheusSource) -> list[tuple[ProbeResult, float]]:
-    async def collect() -> list[tuple[ProbeResult, float]]:
+def poll(source: PrometheusSource) -> list[StatusUpdate]:
+    async def collect() -> list[StatusUpdate]:
         async with contextlib.aclosing(source.poll()) as stream:
             return [item async for item in stream]
 
     return asyncio.run(collect())
+
+
+def results_of(updates: list[StatusUpdate]) -> list[ProbeResult]:
+    """The probe results among a poll's updates."""
+    return [u.result for u in updates if isinstance(u, Results)]
 
 
 def test_pfc_storm_port_fails_through_the_app(fabric: Fabric) -> None:
@@ -193,7 +206,8 @@ def test_verdicts_match_the_direct_probe(fabric: Fabric) -> None:
     # next one (seen: a port missing from a read): read again, once every job is up, for 30 s.
     deadline = time.monotonic() + 30
     while True:
-        from_prom = {m.component: m.verdict for r, _ in poll(source) if r.probe == "switch.pfc"
+        from_prom = {m.component: m.verdict for r in results_of(poll(source))
+                     if r.probe == "switch.pfc"
                      for m in r.metrics if m.name == "pause_share.rx.PFC3"}
         if set(direct) <= set(from_prom) or time.monotonic() > deadline:
             break
@@ -209,9 +223,9 @@ def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
     quiet elements are ok without their values being read. Recorded: the same sieve read from
     the recording rules of `source.rules()` (evaluated by Prometheus every second) gives the
     same healths too."""
-    def read(moment: float) -> dict[str, tuple[dict[str, Health], list[ProbeResult],
+    def read(moment: float) -> dict[str, tuple[dict[str, Health], list[StatusUpdate],
                                                FabricSnapshot]]:
-        """Per mode: the healths, the results, and the snapshot of one refresh of `moment`
+        """Per mode: the healths, the updates, and the snapshot of one refresh of `moment`
         (every mode reads the same moment: the same values)."""
         reads = {}
         for mode in ("full", "sieve", "recorded"):
@@ -219,25 +233,23 @@ def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
             source.at = moment
             assert source.sieving is (mode != "full")
             status = FabricStatus(FabricMap.build(ws.graph()))
-            results = poll(source)
-            for result, stale_after in results:
-                status.apply(result, stale_after)
+            updates = poll(source)
+            for update in updates:
+                status.take(update)
             snapshot = status.snapshot(1, PollState.WAITING)
-            reads[mode] = dict(snapshot.health), [r for r, _ in results], snapshot
+            reads[mode] = dict(snapshot.health), updates, snapshot
         return reads
 
     reads = fabric.whole_moment(read)
     healths = {mode: health for mode, (health, _, _) in reads.items()}
     for mode in ("sieve", "recorded"):
-        _, results, snapshot = reads[mode]
-        full_reads = {r.target for r in results if r.probe != "prometheus"}
+        _, updates, snapshot = reads[mode]
+        full_reads = {r.target for r in results_of(updates)}
         assert "leaf-g00-r4" in full_reads and STORM_NIC in full_reads, mode
         assert "leaf-g00-r0" not in full_reads and "node001" not in full_reads
         assert snapshot.states["leaf-g00-r0:Ethernet0"].values == {}
         # the sparklines' past: range queries for the flagged devices only
-        history = next(r for r in results if r.target == "history")
-        assert history.parsed is not None
-        past = history.parsed["history"]
+        past = next(u.series for u in updates if isinstance(u, History))
         assert len(past[STORM_PORT]["rate.rx.PFC3"]) > 1
         assert not any(k.startswith("leaf-g00-r0:") for k in past)
     assert healths["sieve"][STORM_PORT] is Health.FAIL
@@ -308,7 +320,8 @@ def test_history_is_a_range_query_of_the_pause_rate(fabric: Fabric) -> None:
 
 def test_gpu_values_are_dcgm_exporter_values(fabric: Fabric) -> None:
     _, source = fabric.source()
-    gpu = next(r for r, _ in poll(source) if r.probe == "gpu.nvml" and r.target == "node001")
+    gpu = next(r for r in results_of(poll(source))
+               if r.probe == "gpu.nvml" and r.target == "node001")
     temperatures = [m for m in gpu.metrics if m.name == "temperature_c"]
     assert len(temperatures) == 8
     assert all(isinstance(m.value, int | float) and 40 <= m.value <= 90 for m in temperatures)
@@ -325,8 +338,8 @@ def test_a_stopped_scrape_goes_stale(fabric: Fabric) -> None:
     deadline = time.monotonic() + 30
     health = None
     while health is not Health.OK and time.monotonic() < deadline:
-        for result, stale_after in poll(source):
-            status.apply(result, stale_after)
+        for update in poll(source):
+            status.take(update)
         health = status.snapshot(0, PollState.WAITING).of("node001:gpu0")
     assert health is Health.OK
     fabric.exporter.pause()
@@ -340,8 +353,8 @@ def test_a_stopped_scrape_goes_stale(fabric: Fabric) -> None:
         rounds = 1
         while health is Health.OK and time.monotonic() - paused < 15:
             time.sleep(0.5)
-            for result, stale_after in poll(source):  # what the poller goes on doing
-                status.apply(result, stale_after)
+            for update in poll(source):  # what the poller goes on doing
+                status.take(update)
             health = status.snapshot(rounds, PollState.WAITING).of("node001:gpu0")
             rounds += 1
         assert health is Health.STALE

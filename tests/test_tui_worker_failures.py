@@ -29,7 +29,7 @@ from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.header import StatusHeader, header_text
 from fabtui.tui.workers import ForwardsWorkerErrors
-from fabtui.views.status import FabricSnapshot, Health, PollState
+from fabtui.views.status import FabricSnapshot, Health, PollState, Results, StatusUpdate
 from tests.support.tui_support import (
     NOW,
     asynctest,
@@ -49,7 +49,7 @@ class Broken:
     def __init__(self) -> None:
         self.polls = 0
 
-    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+    async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
         self.polls += 1
         raise KeyError("x")
         yield  # an async generator, as a source's poll is
@@ -61,12 +61,12 @@ class FailsOnce:
     def __init__(self) -> None:
         self.polls = 0
 
-    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+    async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
         self.polls += 1
         if self.polls == 1:
             raise ConnectionError("prometheus: connection refused")
-        yield result("nic.ethtool", NIC, [(NIC, "rate.tx_prio3_pause", 0.0, Verdict.OK)],
-                     at=time.time()), 60.0
+        yield Results(result("nic.ethtool", NIC, [(NIC, "rate.tx_prio3_pause", 0.0,
+                                                    Verdict.OK)], at=time.time()), 60.0)
 
 
 def notices(app: FabtuiApp, severity: str = "error") -> list[str]:

@@ -39,9 +39,6 @@ HISTORY_METRICS = ("rate.", "pause_ratio.", "pause_share.", "fec_pre_ber", "pre_
 """Metric name prefixes worth a sparkline (counters per second, BER, optic power)."""
 KEY_COUNTERS = ("rate.", "rx_power_dbm", "fec_pre_ber", "pre_fec_ber")
 """What a detail panel lists first after problems: pause/s, FEC/s, BER, rx power."""
-SOURCE_MARKS = "prometheus"
-"""The pseudo-probe whose results carry a source's marks (`quiet` elements, `history`) rather
-than measurements (see `FabricStatus.apply`)."""
 OPTIC_METRICS = ("rx_power", "tx_power", "tx_bias", "temperature_c", "optic_")
 """Metrics a port's DOM reading reports about the optic in it."""
 
@@ -258,36 +255,41 @@ class FabricStatus:
         """Per element, the health `snapshot` last judged: (state, health, judged at, holds
         until), reused while the state is the same object and the clock is in between."""
 
+    def take(self, update: StatusUpdate) -> None:
+        """Take one update of a source (see `StatusUpdate`); a `SourceFailed` changes nothing
+        here (the poller shows it)."""
+        if isinstance(update, Results):
+            self.apply(update.result, update.stale_after)
+        elif isinstance(update, Quiet):
+            self.apply_quiet(update)
+        elif isinstance(update, History):
+            self.seed_history(update)
+
+    def seed_history(self, past: History) -> None:
+        """Older values (element -> metric -> values, oldest first: a source that can read the
+        past, as Prometheus's range queries do) go before the sparklines' own samples."""
+        with self._lock:
+            for key, metrics in past.series.items():
+                self._seed(key, metrics)
+
+    def apply_quiet(self, quiet: Quiet) -> None:
+        """Elements a source found below every limit without reading their values
+        (Prometheus at scale): each gets an ok reading of each of `quiet.probes`, replacing
+        what those probes said before (a port's optic too)."""
+        probes = quiet.probes
+        with self._lock:
+            self._last_data = max(self._last_data or 0.0, quiet.at)
+            optic_of = self.fabric.optic_of
+            fresh = self._fresh(probes, quiet.at, quiet.stale_after)
+            for key in quiet.keys:
+                self._quiet(key, probes, fresh)
+                if optic := optic_of(key):  # what the port's DOM reading would say
+                    self._quiet(optic, probes, fresh)
+
     def apply(self, result: ProbeResult, stale_after: float) -> None:
         """Take one probe result: its metrics land on the elements they name; a result that
-        measured nothing (the device did not answer) makes its target unreachable. A result
-        of the `SOURCE_MARKS` pseudo-probe whose `parsed` names `quiet` elements (a source
-        that found them below every limit without reading their values: Prometheus at scale)
-        gives each an ok reading of each
-        of its `probes`, replacing what those probes said before (a port's optic too). One whose
-        `parsed` holds `history` (element -> metric -> older values, oldest first: a source that
-        can read the past, as Prometheus's range queries do) puts them before the sparklines'
-        own samples."""
+        measured nothing (the device did not answer) makes its target unreachable."""
         at = result.ended_at.timestamp()
-        marks = result.parsed if result.probe == SOURCE_MARKS and not result.metrics else None
-        past = marks.get("history") if marks else None
-        if past is not None:
-            with self._lock:
-                for key, metrics in past.items():
-                    self._seed(key, metrics)
-            return
-        quiet = marks.get("quiet") if marks else None
-        if quiet is not None:
-            probes = tuple(marks.get("probes") or (result.probe,))  # type: ignore[union-attr]
-            with self._lock:
-                self._last_data = max(self._last_data or 0.0, at)
-                optic_of = self.fabric.optic_of
-                fresh = self._fresh(probes, at, stale_after)
-                for key in quiet:
-                    self._quiet(key, probes, fresh)
-                    if optic := optic_of(key):  # what the port's DOM reading would say
-                        self._quiet(optic, probes, fresh)
-            return
         grouped: dict[str, list[tuple[str, Value]]] = {}
         element_of = self.fabric.element_of
         for metric in result.metrics:
@@ -463,19 +465,61 @@ class PlanItem:
         return cls(probe.strip(), targets.strip())
 
 
+@dataclass(frozen=True)
+class Results:
+    """A probe result (measured, or the error of a device that did not answer), fresh for
+    `stale_after` seconds."""
+
+    result: ProbeResult
+    stale_after: float
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """Elements (`keys`, of `device`) a source found below every limit of `probes` at `at`
+    (epoch seconds) without reading their values: each is ok for those probes, fresh for
+    `stale_after`."""
+
+    device: str
+    keys: tuple[str, ...]
+    probes: tuple[str, ...]
+    at: float
+    stale_after: float
+
+
+@dataclass(frozen=True)
+class History:
+    """The past of some sparklines: element key -> history name -> values, oldest first."""
+
+    series: Mapping[str, Mapping[str, Sequence[float]]]
+
+
+@dataclass(frozen=True)
+class SourceFailed:
+    """The source could not read this round (why, in one line): the poller shows it, as it
+    shows a poll that raised."""
+
+    reason: str
+
+
+StatusUpdate = Results | Quiet | History | SourceFailed
+"""What a status source yields: typed, so no update is smuggled through a pseudo-probe."""
+
+
 class StatusSource(Protocol):
-    """Where live results come from: one poll yields each result as it arrives, with how long
-    it stays fresh. The probe poller below is one; a Prometheus reader is another.
+    """Where live results come from: one poll yields each update (`StatusUpdate`) as it
+    arrives. The probe poller (`workspace/probesource.py`) is one; the Prometheus reader
+    (`workspace/promsource.py`) is another.
 
-    The contract on failure: a poll that raises (any `Exception`) is a failed round. The
-    results it yielded before stay; the poller shows the user the exception's type and message
-    (a `PollState.FAILED` snapshot, in the app's header and a notification) and polls again
-    after a back-off. A source need not catch its own failures to be safe, and should not hide
-    them: a target that did not answer is a result with its error, a source that cannot read at
-    all raises."""
+    The contract on failure: a poll that raises (any `Exception`), or yields `SourceFailed`,
+    is a failed round. The updates it yielded before stay; the poller shows the user why (a
+    `PollState.FAILED` snapshot, in the app's header and a notification) and polls again after
+    a back-off. A source need not catch its own failures to be safe, and should not hide them:
+    a target that did not answer is a result with its error, a source that cannot read at all
+    raises or says `SourceFailed`."""
 
-    def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
-        """One poll round's results, as they complete (raises: the round failed)."""
+    def poll(self) -> AsyncGenerator[StatusUpdate, None]:
+        """One poll round's updates, as they come (raises: the round failed)."""
         ...
 
 
@@ -526,10 +570,14 @@ class Poller:
             self.rounds += 1
             self.emit(self.status.snapshot(self.rounds - 1, PollState.POLLING, round_s, note))
             last_emit = time.monotonic()
+            failed: str | None = None
             try:
                 async with contextlib.aclosing(self.source.poll()) as stream:
-                    async for result, stale_after in stream:
-                        self.status.apply(result, stale_after)
+                    async for update in stream:
+                        if isinstance(update, SourceFailed):
+                            failed = update.reason
+                            break
+                        self.status.take(update)
                         if self._stop.is_set():
                             return
                         if time.monotonic() - last_emit >= self.batch_s:
@@ -539,10 +587,12 @@ class Poller:
             except Exception as exc:
                 # A source is foreign code (see `StatusSource`): its failure is a failed round,
                 # shown, never a dead poller. CancelledError and other BaseExceptions go on.
+                failed = one_line(exc)
+            if failed is not None:
                 failures += 1
                 wait = self.retry_after(failures)
                 self.emit(self.status.snapshot(self.rounds, PollState.FAILED, round_s, note,
-                                               failure=one_line(exc), retry_s=wait))
+                                               failure=failed, retry_s=wait))
             else:
                 failures = 0
                 wait = self.interval

@@ -13,8 +13,7 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from fabtui.model.probe import ProbeResult
-from fabtui.views.status import PlanItem
+from fabtui.views.status import PlanItem, Results, StatusUpdate
 
 if TYPE_CHECKING:
     from fabtui.workspace.core import Workspace
@@ -34,7 +33,7 @@ class ProbeSource:
     last_round_s: float | None = None
     """How long the last whole poll took (None before the first ended)."""
 
-    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+    async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
         from fabtui.errors import RequestError
 
         self.notes.clear()
@@ -68,5 +67,5 @@ class ProbeSource:
             async with contextlib.aclosing(self.workspace.sweep(
                     item.probe, targets, {}, target_timeout=timeout)) as stream:
                 async for result in stream:
-                    yield result, stale_after
+                    yield Results(result, stale_after)
         self.last_round_s = time.monotonic() - started

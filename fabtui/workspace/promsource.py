@@ -40,6 +40,7 @@ from fabtui.prom.rules import every_sieve, rules_document, rules_yaml, sieve_nam
 from fabtui.prom.sieve import sieves
 from fabtui.topology.graph import FabricGraph
 from fabtui.transports.credentials import CredentialError, resolve
+from fabtui.views.status import History, Quiet, Results, StatusUpdate
 
 if TYPE_CHECKING:
     from fabtui.workspace.core import Workspace
@@ -219,7 +220,7 @@ class PrometheusSource:
         return list(await asyncio.gather(*(loop.run_in_executor(self._pool, call, *args)
                                            for args in calls)))
 
-    async def poll(self) -> AsyncGenerator[tuple[ProbeResult, float], None]:
+    async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
         self.notes.clear()
         started = time.monotonic()
         first = self._first_queries()
@@ -264,28 +265,29 @@ class PrometheusSource:
         except PromError as exc:
             self.notes.append(f"prometheus {exc.kind}: {exc}")
             for result in self._unreachable(str(exc)):
-                yield result, self.settings.stale_after
+                yield Results(result, self.settings.stale_after)
             self.last_round_s = time.monotonic() - started
             return
         self._note_gaps(readings, bool(self._presence.by_device))
         for result in self.assembler.results(readings, self.queries):
-            yield result, self.settings.stale_after
+            yield Results(result, self.settings.stale_after)
         for (device, element), members in quiet.items():
             at = readings.sampled.get(device)
             if at is not None:
-                yield self._quiet(device, element, members, at), self.settings.stale_after
+                yield Quiet(device, tuple(members), tuple(self._probes_of[element]), at,
+                            self.settings.stale_after)
         if not self._seeded:
             self._seeded = True
             devices = {key.partition(":")[0] for per_key in readings.values.values()
                        for key in per_key}
             with contextlib.suppress(PromError):  # sparklines then start empty, as for probes
                 past = await self._past(devices, flagged)
-                if past.parsed and past.parsed["history"]:
-                    yield past, self.settings.stale_after
+                if past.series:
+                    yield past
         self.last_round_s = time.monotonic() - started
 
     async def _past(self, devices: set[str],
-                    flagged: Mapping[Element, list[str]] | None) -> ProbeResult:
+                    flagged: Mapping[Element, list[str]] | None) -> History:
         """The sparklines' past from range queries: pause and FEC rates of the devices just
         read in full (at scale: the ones near a limit, and only theirs are asked for, by the
         sieve's `flagged` matchers), `HISTORY` steps back."""
@@ -310,10 +312,7 @@ class PrometheusSource:
                 if element is not None and element.partition(":")[0] in devices:
                     past.setdefault(element, {})[SPARKLINES[key]] = [
                         round(v, 3) for _, v in item.points]
-        stamp = datetime.now(UTC)
-        return ProbeResult(probe="prometheus", target="history", command="promql: range",
-                           started_at=stamp, ended_at=stamp, verdict=Verdict.OK,
-                           parsed={"history": past})
+        return History(past)
 
     def _mapped_of(self, key: str) -> Mapped:
         return next(m for m in self.mapped if m.key == key)
@@ -347,14 +346,6 @@ class PrometheusSource:
         """Per element kind, the matcher terms of the full read of the elements the sieve
         named (`fabtui.prom.presence.flagged`); and those elements."""
         return flagged(answers, self.mapped, self.labels, self.resolver)
-
-    def _quiet(self, device: str, element: Element, keys: list[str], at: float) -> ProbeResult:
-        """The sieve's ok mark for a device's elements of one kind (`keys`, sorted)."""
-        ended = datetime.fromtimestamp(at, UTC)
-        probes = self._probes_of[element]
-        return ProbeResult(probe="prometheus", target=device, command="promql: sieve",
-                           started_at=ended, ended_at=ended, verdict=Verdict.OK,
-                           parsed={"quiet": keys, "probes": probes})
 
     def _note_down(self, down: list[Sample]) -> None:
         if down:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from fabtui.model.element import ElementRef
 from fabtui.model.runbook import InputSpec, InputType, Runbook
 from fabtui.model.triage import Suspect, TriageReport
 from fabtui.runbooks.library import Library, match
@@ -69,7 +70,7 @@ class Place:
     def of_suspect(cls, suspect: Suspect) -> Place:
         node = suspect.node
         nic = f"{node}:{suspect.nic}" if node and suspect.nic else None
-        leaf = suspect.port.partition(":")[0] if suspect.port else None
+        leaf = ElementRef.parse(suspect.port).device if suspect.port else None
         return cls(node=node, nic=nic, port=suspect.port, leaf=leaf, optic=suspect.optic,
                    rank=suspect.rank, element=suspect.optic or suspect.port or nic or node)
 
@@ -87,7 +88,7 @@ class Place:
         if kind in (Kind.LEAF, Kind.SPINE):
             return cls(leaf=key if kind is Kind.LEAF else None, element=key)
         if kind is Kind.PORT:  # a switch-to-switch port
-            switch = key.partition(":")[0]
+            switch = ElementRef.parse(key).device
             leaf = switch if fabric.kinds.get(switch) is Kind.LEAF else None
             return cls(port=key, leaf=leaf, optic=fabric.optic_of(key), element=key)
         return cls(element=key)
@@ -290,6 +291,6 @@ class Highlights:
             else:
                 add(key, key)
             if fabric.kinds.get(key) is Kind.PORT:  # and the switch it is on
-                switch = key.partition(":")[0]
+                switch = ElementRef.parse(key).device
                 cells.setdefault(switch, key)
         return cells

@@ -13,7 +13,6 @@ links).
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -21,14 +20,13 @@ from enum import StrEnum
 from typing import Literal
 
 from fabtui.gcpause import gc_paused
+from fabtui.model.element import ElementRef
 from fabtui.model.topology import Role
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.pairing import gpu_map
 
 SET = "set:"
 """Prefix of a key that stands for many elements (see `FabricMap.set_members`)."""
-_LANE = re.compile(r"/lane(\d+)$")
-_GPU = re.compile(r"^(?:gpu|GPU)(\d+)$")
 
 
 class Kind(StrEnum):
@@ -125,7 +123,7 @@ class FabricMap:
             kinds[hostname] = Kind.NODE
             pairing = gpu_map(node)
             for gpu in node.gpus:
-                key = f"{hostname}:gpu{gpu.index}"
+                key = str(ElementRef.gpu(hostname, gpu.index))
                 kinds[key] = Kind.GPU
                 members[hostname].append(key)
             for nic in node.nics:
@@ -135,7 +133,7 @@ class FabricMap:
                 attachment = graph.attachments.get((hostname, nic.name))
                 link = port = leaf = optic = None
                 if attachment is not None:
-                    link = f"link:{attachment.link_index}"
+                    link = str(ElementRef.link(attachment.link_index))
                     leaf, port = attachment.switch, f"{attachment.switch}:{attachment.port}"
                     optic = topology.links[attachment.link_index].optic
                     kinds[link], kinds[port] = Kind.HOST_LINK, Kind.PORT
@@ -146,7 +144,7 @@ class FabricMap:
                         kinds[optic] = Kind.OPTIC
                         members[link].append(optic)
                         optic_of_port[port] = optic
-                gpus = tuple(f"{hostname}:gpu{i}" for i in pairing.get(nic.name, ()))
+                gpus = tuple(str(ElementRef.gpu(hostname, i)) for i in pairing.get(nic.name, ()))
                 cells.setdefault((hostname, nic.rail),
                                  HostCell(hostname, nic.rail, nic_key, gpus, link, port, leaf,
                                           optic))
@@ -165,7 +163,7 @@ class FabricMap:
                 (super_spines if switch.role is Role.SUPER_SPINE else spines).append(name)
         leaf_uplinks: dict[str, list[str]] = defaultdict(list)
         for a, b, index in graph.switch_edges:
-            link_key = f"link:{index}"
+            link_key = str(ElementRef.link(index))
             cable = topology.links[index]
             kinds[link_key] = Kind.SPINE_LINK
             labels[link_key] = f"{cable.a} <-> {cable.b}"
@@ -200,16 +198,13 @@ class FabricMap:
         """The element a metric's component names, and the lane it was read on (if any).
 
         `leaf:Ethernet0/lane2` is port `leaf:Ethernet0`, lane 2; `node001:GPU3` is GPU
-        `node001:gpu3`; a component the map does not know is returned unchanged.
+        `node001:gpu3` (`ElementRef.parse`); a component the map does not know is returned
+        unchanged.
         """
-        lane = None
-        match = _LANE.search(component)
-        if match:
-            lane, component = match.group(1), component[:match.start()]
-        device, sep, part = component.partition(":")
-        if sep and (gpu := _GPU.match(part)):
-            return f"{device}:gpu{gpu.group(1)}", lane
-        return component, lane
+        if "/" not in component and "GPU" not in component:  # no lane, no NVML spelling:
+            return component, None                              # already a key (most, at scale)
+        ref = ElementRef.parse(component)
+        return ref.key, None if ref.lane is None else str(ref.lane)
 
     def optic_of(self, port: str) -> str | None:
         """The optic in the cable plugged into `port`, if the topology names one."""
@@ -355,7 +350,8 @@ def identity(fabric: FabricMap, graph: FabricGraph, key: str) -> list[tuple[str,
     kind = fabric.kinds.get(key)
     lines: list[tuple[str, str]] = [("element", fabric.label(key)),
                                     ("kind", kind.value if kind else "?")]
-    device, _, part = key.partition(":")
+    ref = ElementRef.parse(key)
+    device, part = ref.device, ref.part
     if kind is Kind.NODE and (node := graph.nodes.get(key)):
         lines += [("model", node.model or "-"), ("rack", node.rack or "-"),
                   ("GPUs", str(len(node.gpus))), ("NICs", str(len(node.nics)))]
@@ -370,7 +366,7 @@ def identity(fabric: FabricMap, graph: FabricGraph, key: str) -> list[tuple[str,
                   ("rails", ",".join(map(str, switch.rail)) or "-"),
                   ("ports", str(len(fabric.members.get(key, ()))))]
     elif kind in (Kind.HOST_LINK, Kind.SPINE_LINK):
-        link = graph.link_ref(int(key.removeprefix("link:")))
+        link = graph.link_ref(ref.link_index or 0)
         lines += [("speed", f"{link.speed}G"), ("optic", link.optic or "-")]
     elif kind is Kind.PORT:
         lines.append(("far end", graph.far_end(key) or "-"))

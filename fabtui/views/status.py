@@ -28,6 +28,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from fabtui.errors import one_line
+from fabtui.model.element import ElementRef
 from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.views.fabricmap import LAYER_OF, FabricMap, Kind, Layer
@@ -622,7 +623,7 @@ def on_demand(fabric: FabricMap, key: str) -> tuple[str, str] | None:
     probe = ON_DEMAND[kind]
     members = fabric.members.get(key, ())
     if kind is Kind.GPU:
-        return probe, key.partition(":")[0]
+        return probe, ElementRef.parse(key).device
     if kind is Kind.HOST_LINK:
         nic = next((m for m in members if fabric.kinds.get(m) is Kind.NIC), None)
         return (probe, nic) if nic else None

@@ -21,6 +21,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal
 
 from fabtui.errors import InputError, RequestError
+from fabtui.model.element import ElementRef
 from fabtui.tui.commands import FABRIC_COMMANDS, bindings
 from fabtui.tui.glyphs import mark
 from fabtui.tui.messages import OpenRunbook, ProbeFinished, SnapshotArrived
@@ -278,7 +279,7 @@ class FabricScreen(FabtuiScreen):
         elements = selection_elements(self.fab.fabric, key, self.found)
         if self.found in elements:
             return elements[0]
-        return next((e for e in elements if not e.startswith("link:")), elements[0])
+        return next((e for e in elements if not ElementRef.parse(e).is_link), elements[0])
 
     def action_show_error(self) -> None:
         key = self.selected

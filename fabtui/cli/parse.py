@@ -81,7 +81,7 @@ def _parse_streamed(file: str, kind: str) -> tuple[str, Streamed[Any] | Plain[An
         raise
     except OSError as exc:
         raise InputError.single(file, None, f"cannot read: {exc.strerror}") from None
-    except Exception as exc:
+    except Exception as exc:  # a parser bug on this input: a readable error, as the registry
         raise ParseError(kind, None, f"parser failed: {type(exc).__name__}: {exc}") from exc
     return name, streamed
 

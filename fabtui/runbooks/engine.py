@@ -115,6 +115,11 @@ class Engine(BlockHandlers):
             await self.run_next()
         return self.summary
 
+    async def close(self) -> None:
+        """End the remote sessions this engine's runner opened (CLI sessions, ssh
+        connections); the engine's journal stays open with its workspace."""
+        await self.runner.close()
+
     async def run_to_gate(self) -> None:
         """Run blocks until one has asked the operator something (a gate, an input, a
         dangerous command: it ran with the answer) or the session ends."""

@@ -318,6 +318,13 @@ class Workspace:
                 self._journal = Journal(journal_path(self.settings.data_dir))
             return self._journal
 
+    def recorded(self, session: str) -> tuple[Runbook, list[Event]]:
+        """A recorded session's runbook (as the library has it now) and its events, to read it
+        back. Raises `RequestError` (no such session) or `InputError` (its runbook is gone)."""
+        events = self.events(session)
+        found = self.journal.session(session)
+        return self.runbook(found[0].runbook if found else ""), events
+
     def sessions(self, limit: int = 20) -> list[SessionInfo]:
         """Recorded sessions, newest first."""
         return self.journal.sessions(limit)
@@ -519,7 +526,7 @@ class Workspace:
         them). Raises as `resume` does."""
         if engine.session is None:
             raise RequestError("the session has not started: nothing to continue")
-        await engine.runner.close()
+        await engine.close()
         return self.resume(engine.session, inputs=engine.secrets_in_hand(), operator=operator,
                            observers=observers, operator_name=operator_name)
 
@@ -557,7 +564,7 @@ class Workspace:
         try:
             return await engine.run()
         finally:
-            await engine.runner.close()
+            await engine.close()
 
     # probes -----------------------------------------------------------------------------------
     def sweep_targets(self, name: str, target: str | None,

@@ -175,7 +175,7 @@ class CaseIndex:
             return None
         try:
             return windex.open_dir(str(self.directory / name)), name
-        except Exception:
+        except Exception:  # whoosh's own errors have no common base: unreadable means rebuild
             return None
 
     def upsert(self, docs: Iterable[IndexDoc], generation: str) -> None:

@@ -257,9 +257,7 @@ class RunbooksScreen(FabtuiScreen):
         row = guided.find_session(self.rows or guided.session_rows(ws.sessions(500)), name)
         session = row.id if row is not None else name
         try:
-            events = ws.events(session)
-            info = ws.journal.session(session)
-            book = ws.runbook(info[0].runbook if info else "")
+            book, events = ws.recorded(session)
         except (RequestError, InputError) as exc:
             self.notify(str(exc).splitlines()[0], title="session", severity="error")
             return

@@ -218,7 +218,7 @@ class SessionScreen(FabtuiScreen):
             engine = self.engine
             if engine is not None:
                 engine.mark_cancelled(None, "the session screen was closed")
-                await engine.runner.close()
+                await engine.close()
 
     def _failed(self, command: str, exc: Exception) -> None:
         """A command raised what nothing expects (a journal that cannot be written, an

@@ -51,7 +51,7 @@ from fabtui.config import load_settings  # noqa: E402
 from fabtui.model.probe import ProbeResult  # noqa: E402
 from fabtui.model.verdict import Verdict  # noqa: E402
 from fabtui.views.fabricmap import FabricMap, HostCell  # noqa: E402
-from fabtui.views.status import Results, StatusUpdate  # noqa: E402
+from fabtui.views.updates import Results, StatusUpdate  # noqa: E402
 from fabtui.workspace import Workspace  # noqa: E402
 from tests.support.tui_support import result  # noqa: E402
 

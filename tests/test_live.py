@@ -12,19 +12,9 @@ import pytest
 from fabtui.model.verdict import Verdict
 from fabtui.topology.graph import FabricGraph
 from fabtui.views.fabricmap import FabricMap, FilterError, Layer, parse_filter
-from fabtui.views.status import (
-    FabricSnapshot,
-    FabricStatus,
-    Health,
-    PlanItem,
-    Poller,
-    PollState,
-    Quiet,
-    Results,
-    SourceFailed,
-    StatusUpdate,
-    on_demand,
-)
+from fabtui.views.poller import PlanItem, Poller, on_demand
+from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState
+from fabtui.views.updates import Quiet, Results, SourceFailed, StatusUpdate
 from tests.support.tui_support import NOW, result, workspace
 
 

@@ -221,7 +221,8 @@ def test_a_workspace_sweep_confirms_the_set_as_named(config: Path) -> None:
 
 
 def test_the_live_poller_never_runs_a_dangerous_probe(config: Path) -> None:
-    from fabtui.views.status import PlanItem, Results
+    from fabtui.views.poller import PlanItem
+    from fabtui.views.updates import Results
     from fabtui.workspace.probesource import ProbeSource
 
     async def one_round(source: ProbeSource) -> list[str]:

@@ -25,7 +25,8 @@ from fabtui.config import load_settings
 from fabtui.model.probe import ProbeResult
 from fabtui.prom.client import PromClient, PromError
 from fabtui.views.fabricmap import FabricMap
-from fabtui.views.status import FabricStatus, Health, PollState, Quiet, Results, StatusUpdate
+from fabtui.views.status import FabricStatus, Health, PollState
+from fabtui.views.updates import Quiet, Results, StatusUpdate
 from fabtui.workspace import Workspace
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.support.prom_server import free_port

@@ -24,15 +24,8 @@ from fabtui.sim.exporter import Exporter, scrape_config
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
 from fabtui.views.fabricmap import FabricMap
-from fabtui.views.status import (
-    FabricSnapshot,
-    FabricStatus,
-    Health,
-    History,
-    PollState,
-    Results,
-    StatusUpdate,
-)
+from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState
+from fabtui.views.updates import History, Results, StatusUpdate
 from fabtui.workspace import Workspace
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.support.prom_server import PrometheusServer, require_prometheus

@@ -29,7 +29,8 @@ from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.header import StatusHeader, header_text
 from fabtui.tui.workers import ForwardsWorkerErrors
-from fabtui.views.status import FabricSnapshot, Health, PollState, Results, StatusUpdate
+from fabtui.views.status import FabricSnapshot, Health, PollState
+from fabtui.views.updates import Results, StatusUpdate
 from tests.support.tui_support import (
     NOW,
     asynctest,

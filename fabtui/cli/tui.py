@@ -11,7 +11,7 @@ from fabtui.cli.context import UserError, job_file_option, workspace
 
 if TYPE_CHECKING:
     from fabtui.model.triage import TriageReport
-    from fabtui.views.status import StatusSource
+    from fabtui.views.updates import StatusSource
 
 
 @click.command("tui")

@@ -40,14 +40,9 @@ from fabtui.tui.screens.triage import TriageScreen
 from fabtui.tui.workers import worker_failure
 from fabtui.views.crosslinks import Highlights
 from fabtui.views.fabricmap import FabricMap
-from fabtui.views.status import (
-    DEFAULT_PLAN,
-    FabricSnapshot,
-    FabricStatus,
-    PlanItem,
-    Poller,
-    StatusSource,
-)
+from fabtui.views.poller import DEFAULT_PLAN, PlanItem, Poller
+from fabtui.views.status import FabricSnapshot, FabricStatus
+from fabtui.views.updates import StatusSource
 from fabtui.workspace import Workspace
 from fabtui.workspace.probesource import ProbeSource
 

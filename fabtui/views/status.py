@@ -7,31 +7,22 @@ counters, and whether its device answered. `snapshot()` freezes it into a `Fabri
 can read without locks: per-element health (staleness judged at the snapshot's time), roll-ups (a
 node shows its NICs and GPUs, a host link its NIC, port and optic) and problem counts per layer.
 
-`Poller` polls a source on an interval, schedules the next poll after the last one ended (polls
-never pile up), and hands each snapshot to a callback. It runs on its own thread and event loop
-(so the face's loop never parses), and stops at once when cancelled. A round that raises (a
-source is foreign code: a Prometheus server, an ssh fan-out) is a failed round: a
-`PollState.FAILED` snapshot says why, and the poller tries again after a back-off (the interval,
-doubling up to `RETRY_CAP_S`).
+What a source yields is in `views/updates.py`; polling it on an interval, in `views/poller.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
 
-from fabtui.errors import one_line
-from fabtui.model.element import ElementRef
 from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.views.fabricmap import LAYER_OF, FabricMap, Kind, Layer
+from fabtui.views.updates import History, Quiet, Results, StatusUpdate
 
 HISTORY = 60
 """Samples kept per counter for sparklines."""
@@ -42,14 +33,6 @@ KEY_COUNTERS = ("rate.", "rx_power_dbm", "fec_pre_ber", "pre_fec_ber")
 """What a detail panel lists first after problems: pause/s, FEC/s, BER, rx power."""
 OPTIC_METRICS = ("rx_power", "tx_power", "tx_bias", "temperature_c", "optic_")
 """Metrics a port's DOM reading reports about the optic in it."""
-
-RETRY_CAP_S = 60.0
-"""The longest wait between tries after failed rounds (the interval when it is longer)."""
-
-DEFAULT_PLAN = ("nic.ethtool@node*:*", "switch.pfc@*", "switch.fec@*", "switch.dom_all@*",
-                "switch.counters@*", "gpu.smi@node*")
-"""What the live view polls when the config names nothing: `probe@target set`."""
-
 
 class Health(StrEnum):
     """How an element looks now. Never shown by colour alone: the app gives each a sign
@@ -448,188 +431,3 @@ def _layers(fabric: FabricMap) -> dict[Layer, list[str]]:
                 cached[layer].append(key)
         fabric._layer_cache = cached  # type: ignore[attr-defined]
     return cached
-
-
-# sources --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PlanItem:
-    """One probe over one target set, as the config names it (`probe@targets`)."""
-
-    probe: str
-    targets: str
-
-    @classmethod
-    def parse(cls, text: str) -> PlanItem:
-        probe, sep, targets = text.partition("@")
-        if not sep or not probe.strip() or not targets.strip():
-            raise ValueError(f"{text!r}: expected probe@targets, e.g. nic.ethtool@node*:*")
-        return cls(probe.strip(), targets.strip())
-
-
-@dataclass(frozen=True)
-class Results:
-    """A probe result (measured, or the error of a device that did not answer), fresh for
-    `stale_after` seconds."""
-
-    result: ProbeResult
-    stale_after: float
-
-
-@dataclass(frozen=True)
-class Quiet:
-    """Elements (`keys`, of `device`) a source found below every limit of `probes` at `at`
-    (epoch seconds) without reading their values: each is ok for those probes, fresh for
-    `stale_after`."""
-
-    device: str
-    keys: tuple[str, ...]
-    probes: tuple[str, ...]
-    at: float
-    stale_after: float
-
-
-@dataclass(frozen=True)
-class History:
-    """The past of some sparklines: element key -> history name -> values, oldest first."""
-
-    series: Mapping[str, Mapping[str, Sequence[float]]]
-
-
-@dataclass(frozen=True)
-class SourceFailed:
-    """The source could not read this round (why, in one line): the poller shows it, as it
-    shows a poll that raised."""
-
-    reason: str
-
-
-StatusUpdate = Results | Quiet | History | SourceFailed
-"""What a status source yields: typed, so no update is smuggled through a pseudo-probe."""
-
-
-class StatusSource(Protocol):
-    """Where live results come from: one poll yields each update (`StatusUpdate`) as it
-    arrives. The probe poller (`workspace/probesource.py`) is one; the Prometheus reader
-    (`workspace/promsource.py`) is another.
-
-    The contract on failure: a poll that raises (any `Exception`), or yields `SourceFailed`,
-    is a failed round. The updates it yielded before stay; the poller shows the user why (a
-    `PollState.FAILED` snapshot, in the app's header and a notification) and polls again after
-    a back-off. A source need not catch its own failures to be safe, and should not hide them:
-    a target that did not answer is a result with its error, a source that cannot read at all
-    raises or says `SourceFailed`."""
-
-    def poll(self) -> AsyncGenerator[StatusUpdate, None]:
-        """One poll round's updates, as they come (raises: the round failed)."""
-        ...
-
-
-class Poller:
-    """Polls a `StatusSource` on an interval on its own thread; see the module docstring."""
-
-    def __init__(self, source: StatusSource, status: FabricStatus, interval: float,
-                 emit: Callable[[FabricSnapshot], None], *, batch_s: float = 0.5) -> None:
-        self.source = source
-        self.status = status
-        self.interval = interval
-        self.emit = emit
-        self.batch_s = batch_s
-        """During a round, a snapshot at most this often (then one when the round ends)."""
-        self.rounds = 0
-        self._stop = threading.Event()
-        self._wake = threading.Event()
-
-    def cancel(self) -> None:
-        """Stop after the result in hand (the sweep's targets still running are cancelled)."""
-        self._stop.set()
-        self._wake.set()
-
-    def poll_now(self) -> None:
-        """Start the next round at once instead of after the interval."""
-        self._wake.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._stop.is_set()
-
-    def run(self) -> None:
-        """Poll until cancelled (blocks: call it on a worker thread)."""
-        asyncio.run(self._loop())
-
-    def retry_after(self, failures: int) -> float:
-        """Seconds to wait after `failures` failed rounds in a row: the interval, doubling with
-        each one, at most `RETRY_CAP_S` (or the interval, when that is longer)."""
-        return min(self.interval * 2.0 ** min(failures - 1, 32),
-                   max(self.interval, RETRY_CAP_S))
-
-    async def _loop(self) -> None:
-        note: str | None = None
-        round_s: float | None = None
-        failures = 0
-        while not self._stop.is_set():
-            started = time.monotonic()
-            self.rounds += 1
-            self.emit(self.status.snapshot(self.rounds - 1, PollState.POLLING, round_s, note))
-            last_emit = time.monotonic()
-            failed: str | None = None
-            try:
-                async with contextlib.aclosing(self.source.poll()) as stream:
-                    async for update in stream:
-                        if isinstance(update, SourceFailed):
-                            failed = update.reason
-                            break
-                        self.status.take(update)
-                        if self._stop.is_set():
-                            return
-                        if time.monotonic() - last_emit >= self.batch_s:
-                            self.emit(self.status.snapshot(self.rounds - 1, PollState.POLLING,
-                                                           round_s, note))
-                            last_emit = time.monotonic()
-            except Exception as exc:
-                # A source is foreign code (see `StatusSource`): its failure is a failed round,
-                # shown, never a dead poller. CancelledError and other BaseExceptions go on.
-                failed = one_line(exc)
-            if failed is not None:
-                failures += 1
-                wait = self.retry_after(failures)
-                self.emit(self.status.snapshot(self.rounds, PollState.FAILED, round_s, note,
-                                               failure=failed, retry_s=wait))
-            else:
-                failures = 0
-                wait = self.interval
-                round_s = time.monotonic() - started
-                notes = getattr(self.source, "notes", None)
-                note = "; ".join(notes) if notes else None
-                self.emit(self.status.snapshot(self.rounds, PollState.WAITING, round_s, note))
-            self._wake.clear()
-            if self._stop.is_set():  # cancelled while the round ended: the wake was cleared
-                break
-            self._wake.wait(wait)  # this loop runs nothing else meanwhile
-        self.emit(self.status.snapshot(self.rounds, PollState.STOPPED, round_s, note))
-
-
-ON_DEMAND = {Kind.NIC: "nic.ethtool", Kind.HOST_LINK: "nic.ethtool", Kind.GPU: "gpu.smi",
-             Kind.NODE: "gpu.smi", Kind.PORT: "switch.port_counters", Kind.OPTIC: "switch.dom",
-             Kind.LEAF: "switch.pfc", Kind.SPINE: "switch.counters",
-             Kind.SPINE_LINK: "switch.port_counters"}
-"""The probe `r` runs on an element of each kind."""
-
-
-def on_demand(fabric: FabricMap, key: str) -> tuple[str, str] | None:
-    """(probe, target) to run now on element `key`, or None when there is none for it."""
-    kind = fabric.kinds.get(key)
-    if kind is None:
-        return None
-    probe = ON_DEMAND[kind]
-    members = fabric.members.get(key, ())
-    if kind is Kind.GPU:
-        return probe, ElementRef.parse(key).device
-    if kind is Kind.HOST_LINK:
-        nic = next((m for m in members if fabric.kinds.get(m) is Kind.NIC), None)
-        return (probe, nic) if nic else None
-    if kind in (Kind.OPTIC, Kind.SPINE_LINK):
-        port = next((p for p, o in fabric._optic_of_port.items() if o == key), None) \
-            if kind is Kind.OPTIC else next((m for m in members
-                                             if fabric.kinds.get(m) is Kind.PORT), None)
-        return (probe, port) if port else None
-    return probe, key

@@ -13,7 +13,8 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from fabtui.views.status import PlanItem, Results, StatusUpdate
+from fabtui.views.poller import PlanItem
+from fabtui.views.updates import Results, StatusUpdate
 
 if TYPE_CHECKING:
     from fabtui.workspace.core import Workspace

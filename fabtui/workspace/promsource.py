@@ -40,7 +40,7 @@ from fabtui.prom.rules import every_sieve, rules_document, rules_yaml, sieve_nam
 from fabtui.prom.sieve import sieves
 from fabtui.topology.graph import FabricGraph
 from fabtui.transports.credentials import CredentialError, resolve
-from fabtui.views.status import History, Quiet, Results, StatusUpdate
+from fabtui.views.updates import History, Quiet, Results, StatusUpdate
 
 if TYPE_CHECKING:
     from fabtui.workspace.core import Workspace

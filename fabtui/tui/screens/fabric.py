@@ -33,7 +33,8 @@ from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.header import LayerCounts, StatusHeader, header_text
 from fabtui.tui.widgets.matrix import FabricMatrix
 from fabtui.views.fabricmap import FilterError, ViewFilter, parse_filter, selection_elements
-from fabtui.views.status import EMPTY, FabricSnapshot, PollState, on_demand
+from fabtui.views.poller import on_demand
+from fabtui.views.status import EMPTY, FabricSnapshot, PollState
 
 if TYPE_CHECKING:
     from fabtui.views.crosslinks import RunbookChoice

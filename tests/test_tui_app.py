@@ -9,6 +9,7 @@ import pytest
 from click.testing import Result
 from textual.pilot import Pilot
 
+from fabtui.model.verdict import Verdict
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import SnapshotArrived
 from fabtui.tui.screens.dialogs import Prompt, TextPage
@@ -291,3 +292,21 @@ def test_fabtui_tui_without_a_terminal_says_so(run: Callable[..., Result]) -> No
                           check=False)
     assert done.returncode == 0, done.stderr
     assert "demo - fabtui demo fabric" in done.stdout
+
+
+@asynctest
+async def test_a_failing_node_shows_the_findings_of_its_nics_one_key_away() -> None:
+    """A node's ✗ is its NIC's finding: `e` on the node shows that finding, not "no errors"."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        healthy_round(app)
+        app.status.apply(result("nic.ethtool", "node006:mlx5_4", [
+            ("node006:mlx5_4", "pause_ratio.tx_prio3", 0.96, Verdict.FAIL)]), 20.0)
+        post(app)
+        await find(pilot, "node006")
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, TextPage)
+        text = screen_text(app)
+        assert "node006:mlx5_4: nic.ethtool: error: node006:mlx5_4: pause_ratio.tx_prio3" in text
+        assert "no errors and no findings" not in text

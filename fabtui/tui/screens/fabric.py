@@ -286,8 +286,11 @@ class FabricScreen(FabtuiScreen):
         key = self.selected
         if key is None:
             return
+        from fabtui.views.crosslinks import with_members
+
         text = Text()
-        for element in selection_elements(self.fab.fabric, key):
+        # a node's ✗ is its NIC's finding: what rolls up into the selection is shown too
+        for element in with_members(self.fab.fabric, selection_elements(self.fab.fabric, key)):
             state = self.snapshot.states.get(element)
             if state is None:
                 continue

@@ -49,7 +49,6 @@ from fabtui.views.crosslinks import (
 from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import LiveFinding, PollState
 from fabtui.workspace import Workspace
-from fabtui.workspace.triaging import evidence_chain, triage_logs
 from tests.support import REPO
 from tests.support.tmux import tmux, wait_for
 from tests.support.tui_support import (
@@ -300,8 +299,8 @@ async def test_a_log_folder_that_does_not_exist_says_so_in_one_line() -> None:
 def triaged() -> tuple[Workspace, TriageReport]:
     """The report of the optic case with its chain, as `fabtui triage nccl logs --chain`."""
     ws = hang_workspace()
-    report = triage_logs(ws, [hang_logs(ws)])
-    report.chain = asyncio.run(evidence_chain(ws, report))
+    report = ws.triage([hang_logs(ws)])
+    report.chain = asyncio.run(ws.evidence_chain(report))
     return ws, report
 
 

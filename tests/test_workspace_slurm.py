@@ -101,10 +101,8 @@ def test_triage_takes_its_rank_placement_from_the_slurm_job(
 
 def test_the_app_places_a_triage_by_the_followed_job_as_the_command_line_does(
         tmp_path: Path) -> None:
-    """One placement rule: the Triage screen's `triage_logs` trusts a followed job as
+    """One placement rule: the Triage screen's `Workspace.triage` trusts a followed job as
     `fabtui triage nccl --job` does (a rank with no log is placed by the job, not guessed)."""
-    from fabtui.workspace.triaging import triage_logs
-
     saved = tmp_path / "job.txt"
     saved.write_text(TWO_NODE_JOB.replace("node[003-004]", "node004").replace(
         "NumNodes=2", "NumNodes=1").replace("NumTasks=16", "NumTasks=8"))
@@ -112,7 +110,7 @@ def test_the_app_places_a_triage_by_the_followed_job_as_the_command_line_does(
         assert not ws.placement_known()
         follow_job(ws, job_placement(ws, "5150", source=saved))
         assert ws.placement_known()
-        report = triage_logs(ws, [TRIAGE / "missing-log"], similar=False)
+        report = ws.triage([TRIAGE / "missing-log"], similar=False)
     first = report.suspects[0]
     assert (first.rank, first.node, first.gpu, first.nic) == (7, "node004", 7, "mlx5_7")
 

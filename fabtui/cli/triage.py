@@ -72,9 +72,7 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
     if chain:
         import asyncio
 
-        from fabtui.workspace.triaging import evidence_chain
-
-        report.chain = asyncio.run(evidence_chain(ws, report))
+        report.chain = asyncio.run(ws.evidence_chain(report))
     if open_app:
         from fabtui.cli.tui import open_app as run_app
 

@@ -44,10 +44,11 @@ if TYPE_CHECKING:
     from fabtui.cases.store import ImportReport
     from fabtui.journal.store import Journal
     from fabtui.model.case import Case
+    from fabtui.model.chain import EvidenceChain
     from fabtui.model.events import Event
     from fabtui.model.probe import ProbeDef, ProbeResult
     from fabtui.model.runbook import Runbook, SessionInfo
-    from fabtui.model.triage import TriageReport
+    from fabtui.model.triage import Suspect, TriageReport
     from fabtui.probes.runner import ProbeRunner, Transports
     from fabtui.probes.targets import ProbeTarget
     from fabtui.runbooks.engine import Engine, Observer, Operator, RunSummary
@@ -160,11 +161,37 @@ class Workspace:
 
     def triage(self, paths: Sequence[Path], *, ranks: Path | None = None,
                topology: Path | None = None, similar: bool = True) -> TriageReport:
-        """A hung job's logs triaged on this fabric, placed by the one placement rule, with
-        (`similar`) the past cases like it: see `workspace.triaging.triage_logs`."""
-        from fabtui.workspace.triaging import triage_logs
+        """`fabtui triage nccl PATHS` on this fabric: the report, its suspects placed by the one
+        placement rule (`ranks`, else the followed Slurm job, else the configured rank file:
+        `graph`, `placement_known`), and (`similar`) the past cases like it. Raises
+        `InputError` for an input that cannot be read. Reads the inputs; opens the case
+        library."""
+        from fabtui.triage import triage_paths
 
-        return triage_logs(self, list(paths), ranks=ranks, topology=topology, similar=similar)
+        report = triage_paths(list(paths), self.graph(topology, ranks),
+                              self.placement_known(ranks))
+        if similar and report.suspects:
+            report.similar_cases = self.similar_cases(report)
+        return report
+
+    def similar_cases(self, report: TriageReport, limit: int = 3) -> list[str]:
+        """Ids of the past cases most like this hang, best first ([] when the case library
+        cannot be opened or nothing matches)."""
+        from fabtui.workspace.triaging import similar_cases
+
+        try:
+            library = self.cases
+        except (RequestError, OSError):
+            return []
+        return similar_cases(library, report, limit)
+
+    async def evidence_chain(self, report: TriageReport, *, suspect: Suspect | None = None,
+                             timeout: float = 120.0) -> EvidenceChain | None:
+        """The cross-layer chain for `suspect` (default: the first placed on a node), probed
+        on this fabric (`triage.chain`); None when it is on no node."""
+        from fabtui.workspace.triaging import evidence_chain
+
+        return await evidence_chain(report, self.graph(), self, timeout, suspect=suspect)
 
     def simulated(self, topology: Path | None = None) -> bool:
         """True when probes on `topology` (default: the configured one) are answered by the

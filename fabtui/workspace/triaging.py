@@ -1,17 +1,20 @@
 """Hang triage joined to the rest of the workspace: past cases like this hang (the case
-library), and the evidence chain for the first located suspect (probes through the fabric)."""
+library), and the evidence chain for the first located suspect (probes through the fabric).
+`Workspace.triage`, `similar_cases` and `evidence_chain` are the doors; these take what they
+use, not the workspace."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabtui.model.case import Case, CaseStatus, SymptomClass
 from fabtui.model.triage import Suspect, TriageReport
 
 if TYPE_CHECKING:
+    from fabtui.cases.library import CaseLibrary
     from fabtui.model.chain import EvidenceChain
-    from fabtui.workspace.core import Workspace
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.triage.chain import ProbeRunning
 
 _VERDICT_CLASS = {"application desync": SymptomClass.NCCL_HANG,
                   "network path": SymptomClass.NCCL_HANG,
@@ -41,23 +44,24 @@ def as_case(report: TriageReport) -> Case:
                 tags=["nccl-hang", "triage"])
 
 
-def similar_cases(ws: Workspace, report: TriageReport, limit: int = 3) -> list[str]:
-    """Ids of the past cases most like this hang, best first ([] when there is no case
-    library or no match). Opens (and on first use imports) the case library."""
+def similar_cases(library: CaseLibrary, report: TriageReport, limit: int = 3) -> list[str]:
+    """Ids of the past cases in `library` most like this hang, best first ([] when the
+    library cannot search or nothing matches)."""
     from fabtui.errors import RequestError
 
     try:
-        found = ws.cases.similar(as_case(report), limit=limit)
+        found = library.similar(as_case(report), limit=limit)
     except (RequestError, OSError):
         return []
     return [hit.id for hit in found.cases]
 
 
-async def evidence_chain(ws: Workspace, report: TriageReport, timeout: float = 120.0, *,
+async def evidence_chain(report: TriageReport, graph: FabricGraph, runner: ProbeRunning,
+                         timeout: float = 120.0, *,
                          suspect: Suspect | None = None) -> EvidenceChain | None:
     """The cross-layer chain (job -> busbw -> rail -> PFC -> FEC -> optic) for `suspect`
-    (default: the first suspect placed on a node); None when it is on no node. Runs probes on
-    the fabric."""
+    (default: the first suspect placed on a node), probed through `runner`; None when it is
+    on no node. Runs probes on the fabric."""
     from fabtui.triage.chain import SuspectLocation, build_chain
 
     first = suspect if suspect is not None else next((s for s in report.suspects if s.node),
@@ -66,19 +70,4 @@ async def evidence_chain(ws: Workspace, report: TriageReport, timeout: float = 1
         return None
     location = SuspectLocation(node=first.node, nic=first.nic, leaf_port=first.port,
                                optic=first.optic, rank=first.rank)
-    return await build_chain(location, ws.graph(), ws, timeout=timeout)
-
-
-def triage_logs(ws: Workspace, paths: list[Path], *, ranks: Path | None = None,
-                topology: Path | None = None, similar: bool = True) -> TriageReport:
-    """`fabtui triage nccl PATHS` on this workspace's fabric: the report, its suspects placed
-    by the one placement rule (`ranks`, else the followed Slurm job, else the configured rank
-    file: `Workspace.graph` and `Workspace.placement_known`), and (`similar`) the past cases
-    like it. Raises `InputError` for an input that cannot be read. Reads the inputs; opens the
-    case library."""
-    from fabtui.triage import triage_paths
-
-    report = triage_paths(paths, ws.graph(topology, ranks), ws.placement_known(ranks))
-    if similar and report.suspects:
-        report.similar_cases = similar_cases(ws, report)
-    return report
+    return await build_chain(location, graph, runner, timeout=timeout)

@@ -17,7 +17,6 @@ from fabtui.parsers.nccl_log._records import Event, Interface, NetDevice, Rank
 
 if TYPE_CHECKING:
     from fabtui.model.parsed.nccl_log import EventType
-    from fabtui.parsers.nccl_log._torchrun import ChildBlock
 
 _RankSource = Literal["pytorch", "desync", "torchrun", "init", "text"] | None
 MESSAGE_MAX = 500
@@ -71,6 +70,16 @@ class Prefix:
     pid: int | None = None
     device: int | None = None
     source: str | None = None
+
+
+@dataclass
+class ChildBlock:
+    """A torchrun ChildFailedError report being read."""
+
+    event: Event
+    section: str | None = None
+    entry: Event | None = None
+    left: int = 80
 
 
 @dataclass(slots=True)

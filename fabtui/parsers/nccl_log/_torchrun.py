@@ -5,25 +5,21 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from fabtui.parsers.nccl_log._records import Event
-from fabtui.parsers.nccl_log._state import MESSAGE_MAX, State, add_event, add_simple, int_group
+from fabtui.parsers.nccl_log._state import (
+    MESSAGE_MAX,
+    ChildBlock,
+    State,
+    add_event,
+    add_simple,
+    int_group,
+)
 from fabtui.parsers.text import strip_launcher_prefix
 
 _EXITCODE = re.compile(r"failed \(exitcode: (-?\d+)\)(?: local_rank: (\d+))?(?: \(pid: (\d+)\))?")
 _BLOCK_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
 _BLOCK_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
-
-
-@dataclass
-class ChildBlock:
-    """A torchrun ChildFailedError report being read."""
-
-    event: Event
-    section: str | None = None
-    entry: Event | None = None
-    left: int = 80
 
 
 def exitcode_line(state: State, number: int, line: str) -> Event | None:

@@ -161,10 +161,9 @@ class TriageScreen(FabtuiScreen):
     @work(thread=True, group="chain", exclusive=True, exit_on_error=False,
           description="evidence chain")
     def _chain(self, run: int, report: TriageReport, suspect: Suspect) -> None:
-        from fabtui.workspace.triaging import evidence_chain
 
         try:
-            chain = asyncio.run(evidence_chain(self.fab.workspace, report, suspect=suspect))
+            chain = asyncio.run(self.fab.workspace.evidence_chain(report, suspect=suspect))
         except (InputError, RequestError) as exc:
             self.post_message(ChainFinished(run, None, str(exc).splitlines()[0]))
             return

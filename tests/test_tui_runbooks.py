@@ -24,7 +24,7 @@ from fabtui.tui.screens.dialogs import Form, Gate
 from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.views import guided
-from tests.support.guided import PORT, open_optic_replacement, settle
+from tests.support.guided import PORT, open_book, open_optic_replacement, settle, with_book
 from tests.support.tui_support import (
     assert_snapshot,
     asynctest,
@@ -187,18 +187,11 @@ async def test_a_secret_typed_into_a_dialog_never_shows(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The token is masked as typed; the snapshot, the journal's bytes and the filed case
     never hold it (the output and the check's message say ***)."""
-    (tmp_path / "secret-test.md").write_text(SECRET_BOOK, encoding="utf-8")
-    ws = workspace(scenario="healthy", scenario_chosen=True,
-                   runbook_dirs=(tmp_path, *workspace().settings.runbook_dirs))
+    ws = with_book(tmp_path, "secret-test", SECRET_BOOK)
     app = make_app(ws)
     seen = recording(app, monkeypatch)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("2")
-        await pilot.pause()
-        library = app.screen_stack[0]
-        assert isinstance(library, RunbooksScreen)
-        library.open_runbook("secret-test")
-        await pilot.pause()
+        await open_book(pilot, app, "secret-test")
         await pilot.press("enter")  # host: the default
         await pilot.pause()
         session = app.screen
@@ -479,17 +472,10 @@ echo three
 async def test_skip_jump_rerun_and_note_by_keyboard_are_journaled(tmp_path: Path) -> None:
     """The output of a block streams into one Log (3,000 lines, batched); skip asks a reason,
     jump takes a step's number, re-run a block id, note a text: each is in the journal."""
-    (tmp_path / "keys-test.md").write_text(KEYS_BOOK, encoding="utf-8")
-    ws = workspace(scenario="healthy", scenario_chosen=True,
-                   runbook_dirs=(tmp_path, *workspace().settings.runbook_dirs))
+    ws = with_book(tmp_path, "keys-test", KEYS_BOOK)
     app = make_app(ws)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await pilot.pause()
-        library = app.screen_stack[0]
-        assert isinstance(library, RunbooksScreen)
-        library.open_runbook("keys-test")
-        await pilot.pause()
+        await open_book(pilot, app, "keys-test")
         session = app.screen
         assert isinstance(session, SessionScreen)
         await pilot.press("n")
@@ -562,17 +548,10 @@ async def test_esc_at_a_gate_interrupts_and_resume_asks_the_secret_again(
         tmp_path: Path) -> None:
     """esc at a gate leaves the session interrupted (journaled, resumable); resuming from the
     banner asks the secret input again (never stored) and runs on from the gate."""
-    (tmp_path / "gated-test.md").write_text(GATED_BOOK, encoding="utf-8")
-    ws = workspace(scenario="healthy", scenario_chosen=True,
-                   runbook_dirs=(tmp_path, *workspace().settings.runbook_dirs))
+    ws = with_book(tmp_path, "gated-test", GATED_BOOK)
     app = make_app(ws)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await pilot.pause()
-        library = app.screen_stack[0]
-        assert isinstance(library, RunbooksScreen)
-        library.open_runbook("gated-test")
-        await pilot.pause()
+        await open_book(pilot, app, "gated-test")
         await pilot.press(*SECRET, "enter")
         await pilot.pause()
         session = app.screen
@@ -611,9 +590,7 @@ async def test_esc_at_a_gate_interrupts_and_resume_asks_the_secret_again(
 def test_prose_fills_in_what_the_session_knows_and_masks_secrets(tmp_path: Path) -> None:
     from fabtui.runbooks.engine import ScriptedOperator
 
-    (tmp_path / "gated-test.md").write_text(GATED_BOOK, encoding="utf-8")
-    ws = workspace(scenario="healthy", scenario_chosen=True,
-                   runbook_dirs=(tmp_path, *workspace().settings.runbook_dirs))
+    ws = with_book(tmp_path, "gated-test", GATED_BOOK)
     engine = ws.open_run("gated-test", inputs={"password": SECRET},
                          operator=ScriptedOperator())
     assert guided.render_prose("use {{ password }} on {{ nic }} ({{ 1 + 2 }})", engine) == \

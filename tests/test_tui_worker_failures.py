@@ -25,12 +25,12 @@ from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.screens.fabric import FabricScreen
-from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.header import StatusHeader, header_text
 from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.views.status import FabricSnapshot, Health, PollState
 from fabtui.views.updates import Results, StatusUpdate
+from tests.support.guided import open_book, with_book
 from tests.support.tui_support import (
     NOW,
     asynctest,
@@ -208,17 +208,10 @@ async def test_a_session_command_that_raises_is_shown_and_the_next_key_resumes(
     """An OSError from the transport in the middle of a block (nothing in the engine expects
     it): a notice and a line in the output say so, the journal records the session
     interrupted by it, and the keys still work: `n` resumes it and runs that block again."""
-    (tmp_path / "failing-test.md").write_text(BOOK, encoding="utf-8")
-    ws = workspace(scenario="healthy", scenario_chosen=True,
-                   runbook_dirs=(tmp_path, *workspace().settings.runbook_dirs))
+    ws = with_book(tmp_path, "failing-test", BOOK)
     app = make_app(ws)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await pilot.pause()
-        library = app.screen_stack[0]
-        assert isinstance(library, RunbooksScreen)
-        library.open_runbook("failing-test")
-        await pilot.pause()
+        await open_book(pilot, app, "failing-test")
         session = app.screen
         assert isinstance(session, SessionScreen) and session.engine is not None
         local = session.engine.runner.transports.local

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabtui.model.element import ElementRef
+from fabtui.model.element import ElementRef, Kind
 from fabtui.views.fabricmap import FabricMap
 from tests.support.tui_support import workspace
 
@@ -34,3 +34,15 @@ def test_the_fabric_map_reads_components_through_it() -> None:
     assert fabric.element_of("leaf-g00-r0:Ethernet0/lane3") == ("leaf-g00-r0:Ethernet0", "3")
     assert fabric.element_of("node001:mlx5_0") == ("node001:mlx5_0", None)
     assert all(k in fabric.kinds for k in ("node001:gpu3", "link:0"))
+
+
+def test_the_fabric_says_what_kind_an_element_is() -> None:
+    """The text alone cannot tell an optic's serial from a node's name; the fabric can."""
+    fabric = FabricMap.build(workspace().graph())
+    optic = fabric.optic_of("leaf-g00-r0:Ethernet0")
+    assert optic is not None
+    assert fabric.ref(optic).kind is Kind.OPTIC and fabric.ref("node001").kind is Kind.NODE
+    assert fabric.ref("node001:GPU3").kind is Kind.GPU  # read, then known
+    assert fabric.ref("leaf-g00-r0:Ethernet0/lane1").kind is Kind.PORT
+    assert fabric.ref("not-in-this-fabric").kind is None
+    assert fabric.ref("node001") == ElementRef.parse("node001")  # the kind is no identity

@@ -11,7 +11,8 @@ JSON keeps the strings it always had.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 
 LINK = "link"
 """The device part of a cable's key: `link:<index in the topology's links>`."""
@@ -19,14 +20,31 @@ _LANE = re.compile(r"/lane(\d+)$")
 _GPU = re.compile(r"^(?:gpu|GPU)(\d+)$")
 
 
+class Kind(StrEnum):
+    """What an element is."""
+
+    NODE = "node"
+    GPU = "gpu"
+    NIC = "nic"
+    HOST_LINK = "host link"
+    PORT = "leaf port"
+    OPTIC = "optic"
+    LEAF = "leaf"
+    SPINE_LINK = "spine link"
+    SPINE = "spine"
+
+
 @dataclass(frozen=True, slots=True)
 class ElementRef:
     """An element key, read: the device, the part on it (empty for a whole device or an
-    optic), and the lane a reading was taken on (None: the whole element)."""
+    optic), the lane a reading was taken on (None: the whole element), and what kind of element
+    it is when a fabric said so (`FabricMap.ref`; the text alone cannot tell an optic's serial
+    from a node's name). The kind is not part of its identity."""
 
     device: str
     part: str = ""
     lane: int | None = None
+    kind: Kind | None = field(default=None, compare=False)
 
     @classmethod
     def parse(cls, text: str) -> ElementRef:
@@ -57,7 +75,8 @@ class ElementRef:
     @property
     def whole(self) -> ElementRef:
         """This element without its lane."""
-        return ElementRef(self.device, self.part) if self.lane is not None else self
+        return ElementRef(self.device, self.part, None, self.kind) if self.lane is not None \
+            else self
 
     @property
     def is_link(self) -> bool:

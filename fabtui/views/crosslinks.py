@@ -13,11 +13,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from fabtui.model.element import ElementRef
+from fabtui.model.element import ElementRef, Kind
 from fabtui.model.runbook import InputSpec, InputType, Runbook
 from fabtui.model.triage import Suspect, TriageReport
 from fabtui.runbooks.library import Library, match
-from fabtui.views.fabricmap import FabricMap, Kind
+from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import ElementState, LiveFinding
 
 # --- a triage suspect on the fabric ---------------------------------------------------------

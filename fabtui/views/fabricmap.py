@@ -20,27 +20,13 @@ from enum import StrEnum
 from typing import Literal
 
 from fabtui.gcpause import gc_paused
-from fabtui.model.element import ElementRef
+from fabtui.model.element import ElementRef, Kind
 from fabtui.model.topology import Role
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.pairing import gpu_map
 
 SET = "set:"
 """Prefix of a key that stands for many elements (see `FabricMap.set_members`)."""
-
-
-class Kind(StrEnum):
-    """What an element is."""
-
-    NODE = "node"
-    GPU = "gpu"
-    NIC = "nic"
-    HOST_LINK = "host link"
-    PORT = "leaf port"
-    OPTIC = "optic"
-    LEAF = "leaf"
-    SPINE_LINK = "spine link"
-    SPINE = "spine"
 
 
 class Layer(StrEnum):
@@ -205,6 +191,11 @@ class FabricMap:
             return component, None                              # already a key (most, at scale)
         ref = ElementRef.parse(component)
         return ref.key, None if ref.lane is None else str(ref.lane)
+
+    def ref(self, text: str) -> ElementRef:
+        """`text` read as an element of this fabric, its kind known when the map has it."""
+        ref = ElementRef.parse(text)
+        return ElementRef(ref.device, ref.part, ref.lane, self.kinds.get(ref.key))
 
     def optic_of(self, port: str) -> str | None:
         """The optic in the cable plugged into `port`, if the topology names one."""

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fabtui.errors import one_line
-from fabtui.model.element import ElementRef
-from fabtui.views.fabricmap import FabricMap, Kind
+from fabtui.model.element import ElementRef, Kind
+from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import FabricSnapshot, FabricStatus, PollState
 from fabtui.views.updates import SourceFailed, StatusSource
 

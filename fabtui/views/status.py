@@ -19,9 +19,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from fabtui.model.element import Kind
 from fabtui.model.probe import ProbeResult
 from fabtui.model.verdict import Verdict
-from fabtui.views.fabricmap import LAYER_OF, FabricMap, Kind, Layer
+from fabtui.views.fabricmap import LAYER_OF, FabricMap, Layer
 from fabtui.views.updates import History, Quiet, Results, StatusUpdate
 
 HISTORY = 60

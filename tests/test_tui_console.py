@@ -21,6 +21,7 @@ from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
 from fabtui.tui.widgets.busbw_plot import EXPECTED, SERIES, plot_rows
 from fabtui.views.console import BusbwSeries, busbw_series, parse_request, result_tables
+from tests.support.site_probes import DANGER_PROBE
 from tests.support.tui_support import (
     assert_snapshot,
     asynctest,
@@ -257,24 +258,13 @@ def test_the_plot_in_ascii_and_without_an_expected_figure() -> None:
     assert rows[-1][0].split() == ["1K", "32K", "1M", "32M", "1G"]
 
 
-DANGER = '''
-[[probe]]
-name = "nic.danger_test"
-description = "a probe that changes state (for the test: ethtool -S)"
-target = "nic"
-transport = "ssh"
-parser = "ethtool-stats"
-danger = true
-command.argv = ["ethtool", "-S", "{netdev}"]
-params.netdev = { from = "nic.netdev", required = true, pattern = "[A-Za-z0-9_.:-]+" }
-'''
 
 
 @asynctest
 async def test_a_dangerous_probe_runs_only_once_its_target_is_typed(tmp_path: Path) -> None:
     """As `fabtui probe run`: a `danger` probe asks for its target typed; anything else does
     not run it."""
-    (tmp_path / "danger.toml").write_text(DANGER, encoding="utf-8")
+    (tmp_path / "danger.toml").write_text(DANGER_PROBE, encoding="utf-8")
     app = make_app(workspace(scenario="healthy", scenario_chosen=True, probe_dirs=(tmp_path,)))
     async with app.run_test(size=(80, 24)) as pilot:
         console = await open_console(app, pilot, "nic.danger_test", "node001:mlx5_0")

@@ -31,6 +31,7 @@ from fabtui.tui.workers import ForwardsWorkerErrors
 from fabtui.views.status import FabricSnapshot, Health, PollState
 from fabtui.views.updates import Results, StatusUpdate
 from tests.support.guided import open_book, with_book
+from tests.support.site_probes import DANGER_PROBE
 from tests.support.tui_support import (
     NOW,
     asynctest,
@@ -253,3 +254,23 @@ async def test_a_session_command_that_raises_is_shown_and_the_next_key_resumes(
         < kinds.index(EventKind.SESSION_FINISHED)
     finished = [e.block for e in events if e.kind is EventKind.BLOCK_FINISHED]
     assert finished == ["first", "second"]
+
+
+@asynctest
+async def test_a_poll_plan_note_is_told_whole_once(tmp_path: Path) -> None:
+    """The header is one line and cuts a long note at 80 columns: a plan item that cannot run
+    (here a dangerous probe, which the poller never runs) is also a notice, whole, once."""
+    (tmp_path / "danger.toml").write_text(DANGER_PROBE, encoding="utf-8")
+    ws = workspace(scenario="healthy", scenario_chosen=True, probe_dirs=(tmp_path,),
+                   poll=["nic.danger_test@node00*:mlx5_0"])
+    app = FabtuiApp(ws, interval=0.2)
+    said = "nic.danger_test@node00*:mlx5_0: not polled: the probe changes state on its " \
+           "target (danger); run it from the console"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: said in notices(app, "warning"), "the note's notice",
+                    seconds=30)
+        assert app.poller is not None
+        rounds = app.poller.rounds
+        await until(pilot, lambda: app.poller is not None and app.poller.rounds >= rounds + 2,
+                    "two more rounds", seconds=30)
+        assert notices(app, "warning").count(said) == 1

@@ -68,6 +68,9 @@ class FabricScreen(FabtuiScreen):
         snapshot replaced before it was taken is still told; None once a round ended well)."""
         self._failure: str | None = None
         """The failure last notified (None: the source answered since)."""
+        self._notes_told: set[str] = set()
+        """Poll notes already notified: the header's one line cuts a long one at 80 columns,
+        so each is also told whole, once."""
 
 
     def compose(self) -> ComposeResult:
@@ -115,6 +118,7 @@ class FabricScreen(FabtuiScreen):
             snapshot, self._pending = self._pending or message.snapshot, None
             failing = self._failing
         self._tell_failure(failing)
+        self._tell_note(snapshot.note)
         if self.paused:
             self.held = snapshot
             self.held_count += 1
@@ -133,6 +137,13 @@ class FabricScreen(FabtuiScreen):
         else:
             self.notify("the source answered again", title="live poller")
         self._failure = failing
+
+    def _tell_note(self, note: str | None) -> None:
+        """Notify a poll-wide note (a plan item that cannot run: an unknown probe, a set that
+        matches nothing, a dangerous probe never polled) the first time it is seen."""
+        if note and note not in self._notes_told:
+            self._notes_told.add(note)
+            self.notify(note, title="live poller", severity="warning", timeout=15)
 
     def apply(self, snapshot: FabricSnapshot) -> None:
         """Show `snapshot`: every part of the screen in one batch."""

@@ -241,6 +241,8 @@ async def test_a_session_command_that_raises_is_shown_and_the_next_key_resumes(
         await pilot.press("n")
         await until(pilot, lambda: session.view.states.get("first") == "ok",
                     "the block run again after the resume", seconds=20)
+        # resumed: why it stopped before is no longer shown as the session's state
+        assert session.view.state == "running" and session.view.reason == ""
         await pilot.press("n")
         await until(pilot, lambda: session.view.state == "finished", "the session's end",
                     seconds=20)

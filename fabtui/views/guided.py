@@ -286,7 +286,7 @@ class SessionView:
         if isinstance(data, SessionStarted):
             self.scope.update(data.inputs)
         if kind in (EventKind.SESSION_STARTED, EventKind.SESSION_RESUMED):
-            self.state = "running"
+            self.state, self.reason = "running", ""  # why it stopped before no longer holds
         elif kind is EventKind.STEP_STARTED:
             self.step = event.step
             self.path = (*self.path, event.step) if event.step else self.path

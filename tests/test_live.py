@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 
 import pytest
 
@@ -14,7 +14,7 @@ from fabtui.topology.graph import FabricGraph
 from fabtui.views.fabricmap import FabricMap, FilterError, Layer, parse_filter
 from fabtui.views.poller import PlanItem, Poller, on_demand
 from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState
-from fabtui.views.updates import Quiet, Results, SourceFailed, StatusUpdate
+from fabtui.views.updates import Quiet, Results, SourceFailed, StatusSource, StatusUpdate
 from tests.support.tui_support import NOW, result, workspace
 
 
@@ -148,6 +148,30 @@ def test_plan_items() -> None:
         PlanItem.parse("nic.ethtool")
 
 
+def poll_until(source: StatusSource, fabric: FabricMap, interval: float,
+               done: Callable[[FabricSnapshot], bool]) -> tuple[list[FabricSnapshot], Poller,
+                                                               float]:
+    """Run a poller on `source` until a snapshot is `done` (10 s at most), then cancel it:
+    every snapshot it emitted, the poller, and how long it took to stop after the cancel."""
+    snaps: list[FabricSnapshot] = []
+    reached = threading.Event()
+
+    def emit(snapshot: FabricSnapshot) -> None:
+        snaps.append(snapshot)
+        if done(snapshot):
+            reached.set()
+
+    poller = Poller(source, FabricStatus(fabric), interval, emit)
+    thread = threading.Thread(target=poller.run)
+    thread.start()
+    assert reached.wait(10)
+    started = time.monotonic()
+    poller.cancel()
+    thread.join(5)
+    assert not thread.is_alive()
+    return snaps, poller, time.monotonic() - started
+
+
 class SlowSource:
     """A source whose polls take `duration` seconds and record when they ran."""
 
@@ -174,22 +198,9 @@ def test_the_next_poll_starts_an_interval_after_the_last_one_ended(fabric: Fabri
     """Polls that take longer than the interval never overlap: the next one is scheduled from
     the end of the last; cancel stops the poller promptly."""
     source = SlowSource(0.15)
-    snaps: list[FabricSnapshot] = []
-    got_three = threading.Event()
-
-    def emit(snapshot: FabricSnapshot) -> None:
-        snaps.append(snapshot)
-        if snapshot.round >= 3 and snapshot.poll is PollState.WAITING:
-            got_three.set()
-
-    poller = Poller(source, FabricStatus(fabric), 0.05, emit)
-    thread = threading.Thread(target=poller.run)
-    thread.start()
-    assert got_three.wait(10)
-    started = time.monotonic()
-    poller.cancel()
-    thread.join(5)
-    assert not thread.is_alive() and time.monotonic() - started < 1
+    snaps, _, stopping = poll_until(source, fabric, 0.05, lambda s: s.round >= 3 and
+                                    s.poll is PollState.WAITING)
+    assert stopping < 1
     assert not source.overlapped
     for (_, ended), (next_start, _) in zip(source.spans, source.spans[1:], strict=False):
         assert next_start - ended >= 0.04
@@ -217,21 +228,7 @@ def test_a_source_that_raises_is_a_failed_round_and_the_poller_tries_again(
     """Each raise is a FAILED snapshot with the reason and the back-off (the interval,
     doubling); what the round read before it stays; the next good round is normal again."""
     source = FailingSource(2)
-    snaps: list[FabricSnapshot] = []
-    recovered = threading.Event()
-
-    def emit(snapshot: FabricSnapshot) -> None:
-        snaps.append(snapshot)
-        if snapshot.poll is PollState.WAITING:
-            recovered.set()
-
-    poller = Poller(source, FabricStatus(fabric), 0.05, emit)
-    thread = threading.Thread(target=poller.run)
-    thread.start()
-    assert recovered.wait(10)
-    poller.cancel()
-    thread.join(5)
-    assert not thread.is_alive()
+    snaps, poller, _ = poll_until(source, fabric, 0.05, lambda s: s.poll is PollState.WAITING)
     failed = [s for s in snaps if s.poll is PollState.FAILED]
     assert [(s.round, s.failure, s.retry_s) for s in failed] == \
         [(1, "KeyError: 'x'", 0.05), (2, "KeyError: 'x'", 0.1)]
@@ -240,27 +237,13 @@ def test_a_source_that_raises_is_a_failed_round_and_the_poller_tries_again(
     assert waiting.round == 3 and waiting.failure is None and waiting.retry_s is None
     assert snaps[-1].poll is PollState.STOPPED and snaps[-1].failure is None
     assert [poller.retry_after(n) for n in (1, 2, 3, 12)] == [0.05, 0.1, 0.2, 60.0]
-    assert Poller(source, FabricStatus(fabric), 90.0, emit).retry_after(5) == 90.0
+    assert Poller(source, FabricStatus(fabric), 90.0, snaps.append).retry_after(5) == 90.0
 
 
 def test_cancel_stops_a_poller_waiting_out_a_back_off(fabric: FabricMap) -> None:
     source = FailingSource(10**6)
-    snaps: list[FabricSnapshot] = []
-    failed = threading.Event()
-
-    def emit(snapshot: FabricSnapshot) -> None:
-        snaps.append(snapshot)
-        if snapshot.poll is PollState.FAILED:
-            failed.set()
-
-    poller = Poller(source, FabricStatus(fabric), 30.0, emit)
-    thread = threading.Thread(target=poller.run)
-    thread.start()
-    assert failed.wait(10)
-    started = time.monotonic()
-    poller.cancel()
-    thread.join(5)
-    assert not thread.is_alive() and time.monotonic() - started < 1
+    snaps, _, stopping = poll_until(source, fabric, 30.0, lambda s: s.poll is PollState.FAILED)
+    assert stopping < 1
     assert source.polls == 1 and snaps[-1].poll is PollState.STOPPED
 
 
@@ -298,20 +281,7 @@ def test_a_source_that_says_it_failed_is_a_failed_round(fabric: FabricMap) -> No
         async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
             yield SourceFailed("prometheus unreachable: connection refused")
 
-    snaps: list[FabricSnapshot] = []
-    failed = threading.Event()
-
-    def emit(snapshot: FabricSnapshot) -> None:
-        snaps.append(snapshot)
-        if snapshot.poll is PollState.FAILED:
-            failed.set()
-
-    poller = Poller(Refused(), FabricStatus(fabric), 0.05, emit)
-    thread = threading.Thread(target=poller.run)
-    thread.start()
-    assert failed.wait(10)
-    poller.cancel()
-    thread.join(5)
+    snaps, _, _ = poll_until(Refused(), fabric, 0.05, lambda s: s.poll is PollState.FAILED)
     first = next(s for s in snaps if s.poll is PollState.FAILED)
     assert first.failure == "prometheus unreachable: connection refused"
     assert first.retry_s == 0.05

@@ -19,7 +19,8 @@ never opens the journal. The rules live here, once:
   folders (the shipped `cases/` among them) are imported on first use, and again when changed.
 
 A workspace may be asked from several threads (the app's workers): its lazy builds (topology,
-graphs, catalogs, journal, case library) happen once, under one lock, whoever asks first. What
+graphs, catalogs, journal; the case library under a lock of its own, as its first sync is slow)
+happen once, whoever asks first. What
 they build guards itself (the journal has a connection per thread, the case library a lock).
 """
 
@@ -79,6 +80,9 @@ class Workspace:
         self.notice = notice
         self._build = threading.RLock()
         """Held while something is built on first use (see the module docstring)."""
+        self._build_cases = threading.RLock()
+        """Held while the case library is opened and synced, which can take seconds: apart,
+        so that a face asking for the catalog or the graph meanwhile is not held up."""
         self._catalog: dict[str, ProbeDef] | None = None
         self._library: Library | None = None
         self._scenarios: list[str] | None = None
@@ -369,7 +373,7 @@ class Workspace:
         """The case library of the data folder, opened on first use: the configured case
         folders are imported then (only new and edited files; a file that fails is told through
         `notice` and the others are imported)."""
-        with self._build:
+        with self._build_cases:
             if self._cases is None:
                 from fabtui.cases.library import CaseLibrary
                 from fabtui.paths import display_path

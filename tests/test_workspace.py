@@ -538,3 +538,49 @@ And again?
     assert first == ["a", "go"]
     assert second == ["a", "go", "b", "again"]
     assert finished
+
+
+def test_a_value_built_from_a_secret_is_never_replayed_masked(config: Path,
+                                                              tmp_path: Path) -> None:
+    """The journal masks a secret inside longer text too (`u:***`): after a resume, a command
+    that uses such a value fails instead of running with the mask; the secret given again
+    is used where it is named."""
+    asyncio.run(_derived_secret(config, tmp_path))
+
+
+async def _derived_secret(config: Path, tmp_path: Path) -> None:
+    out, derived = tmp_path / "out.txt", tmp_path / "derived.txt"
+    _book(tmp_path, "derived-secret", f"""
+## Ask
+
+```input {{id=pw name=pw secret=true}}
+Password?
+```
+
+```note {{id=build set="auth='u:' + pw"}}
+built
+```
+
+```confirm {{id=go}}
+Go on?
+```
+
+```sh {{id=named}}
+printf '%s' {{{{ pw }}}} > {out}
+```
+
+```sh {{id=built}}
+printf '%s' {{{{ auth }}}} > {derived}
+```
+""")
+    with Workspace(load_settings(config)) as ws:
+        stopped = ws.open_run("derived-secret", inputs={"token": "t0ken-value"},
+                              operator=ScriptedOperator({"pw": "s3cretValue"}))
+        await ws.drive(stopped)
+        resumed = ws.resume(stopped.session or "", inputs={"pw": "s3cretValue"},
+                            operator=ScriptedOperator({"go": "yes"}))
+        assert resumed.engine.values["pw"] == "s3cretValue"
+        summary = await ws.drive(resumed.engine)
+    assert out.read_text() == "s3cretValue"
+    assert not derived.exists()  # never `u:***`
+    assert summary.blocks["built"] is Verdict.ERROR

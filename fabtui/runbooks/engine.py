@@ -81,7 +81,7 @@ class Engine(BlockHandlers):
     def begin(self) -> str:
         """Open the session in the journal (once); returns its id."""
         if self.session is None:
-            public = {k: ("***" if any(s.name == k and s.secret for s in self.runbook.meta.inputs)
+            public = {k: (MASK if any(s.name == k and s.secret for s in self.runbook.meta.inputs)
                           else v) for k, v in self.inputs.items()}
             self.session = self.journal.start(
                 self.runbook.meta.id, self.runbook.title, self.runbook.path,
@@ -497,18 +497,22 @@ class Engine(BlockHandlers):
     def _restore_values(self, block: str, data: BlockFinished, asked: Mapping[str, InputSpec],
                         given: Mapping[str, Any]) -> None:
         """A finished block's result and variables back into the expression context (see
-        `restore`: masked values stay undefined unless given again)."""
+        `restore`). The journal masked every secret, inside longer text too (`u:***`): a value
+        holding the mask is not restored (a block that uses it fails instead of running with
+        `***`), unless it is a secret `input` given again."""
         spec = asked.get(block)
+        result = _unmasked(data.result)
         if spec is not None and data.verdict is Verdict.OK:
             self.values.pop(spec.name, None)
-            self.values.pop(var_name(block), None)
             if spec.name in given:  # the variable wins over the result, as when it ran
-                self.values[var_name(block)] = {"value": given[spec.name]}
+                self.values[var_name(block)] = {**result, "value": given[spec.name]}
                 self.values[spec.name] = given[spec.name]
+            else:
+                self.values[var_name(block)] = result
             return
-        self.values[var_name(block)] = data.result
+        self.values[var_name(block)] = result
         for name, value in data.vars.items():
-            if value == MASK:
+            if _masked(value):
                 self.values.pop(name, None)
             else:
                 self.values[name] = value
@@ -530,3 +534,19 @@ def _assignments(text: str) -> list[str]:
     parts.append(current)
     return [p.strip() for p in parts if p.strip()]
 
+
+def _masked(value: Any) -> bool:
+    """True when `value` (or anything in it) holds text the journal masked."""
+    if isinstance(value, str):
+        return MASK in value
+    if isinstance(value, dict):
+        return any(_masked(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_masked(v) for v in value)
+    return False
+
+
+def _unmasked(result: dict[str, Any]) -> dict[str, Any]:
+    """A restored block result without the fields that hold masked text (its verdict, say,
+    stays for a decide to read)."""
+    return {k: v for k, v in result.items() if not _masked(v)}

@@ -55,7 +55,6 @@ def var_name(block_id: str) -> str:
 
 class EngineState:
     """One session's state and helpers (see the module docstring)."""
-    """Runs one runbook session."""
 
     def __init__(self, runbook: Runbook, *, inputs: dict[str, Any], runner: ProbeRunner,
                  catalog: dict[str, ProbeDef], journal: Journal, operator: Operator,
@@ -99,9 +98,9 @@ class EngineState:
         self._abort_requested: str | None = None
         self._attrs: dict[str, block_text.BlockAttrs] = {}
         self._unknown: Unknowns = []
+        """A dry run: the values the current block needs that are not known yet."""
         self.questions = 0
         """How many times the operator has been asked (gates, inputs, dangerous commands)."""
-        """A dry run: the values the current block needs that are not known yet."""
 
     # scope ------------------------------------------------------------------------------------
     def scope(self) -> dict[str, Any]:

@@ -584,3 +584,32 @@ printf '%s' {{{{ auth }}}} > {derived}
     assert out.read_text() == "s3cretValue"
     assert not derived.exists()  # never `u:***`
     assert summary.blocks["built"] is Verdict.ERROR
+
+
+def test_the_resume_hint_names_the_secrets_a_resume_asks_again(config: Path,
+                                                               tmp_path: Path) -> None:
+    """The CLI's hint after Ctrl-C renders `ask_again`'s list: the secret input block that was
+    answered is asked again as an input (never replayed), the gate still to come keeps its
+    answer, and no secret value is printed."""
+    from fabtui.cli.runbook import _resume_args
+
+    _book(tmp_path, "hint-test", """
+## Ask
+
+```input {id=pw name=pw secret=true}
+Password?
+```
+
+```confirm {id=go}
+Go on?
+```
+""")
+
+    async def stop_at_gate() -> list[str]:
+        with Workspace(load_settings(config)) as ws:
+            engine = ws.open_run("hint-test", inputs={},
+                                 operator=ScriptedOperator({"pw": "s3cretValue"}))
+            await ws.drive(engine)  # the gate has no answer: it stops there
+            return _resume_args(engine, {"pw": "s3cretValue", "go": "yes"})
+
+    assert asyncio.run(stop_at_gate()) == ["--input", "pw=<secret>", "--answer", "go=yes"]

@@ -32,7 +32,7 @@ from fabtui.model.runbook import Verdict
 from fabtui.runbooks.engine import Engine, Observer, RunSummary, ScriptedOperator
 from fabtui.runbooks.library import match
 from fabtui.runbooks.redact import MASK
-from fabtui.runbooks.resume import secret_blocks
+from fabtui.runbooks.resume import ask_again, secret_blocks
 from fabtui.transports.cli_line import visible
 from fabtui.views.guided import session_rows
 
@@ -229,23 +229,22 @@ def _drive(ctx: click.Context, engine: Engine,
         ctx.exit(EXIT_INTERRUPTED)
 
 
-def _resume_args(engine: Engine, inputs: dict[str, str], answers: dict[str, str]) -> list[str]:
-    """The options a resume needs again, as the engine stands now: the secrets it will ask
-    again (shown as <secret>; see `runbooks.resume`) and the answers still to be used."""
-    secret_inputs = {spec.name for spec in engine.runbook.meta.inputs if spec.secret}
-    asked = secret_blocks(engine.runbook)
-    args = []
-    for name in inputs:
-        if name in secret_inputs:
-            args += ["--input", f"{name}=<secret>"]
-    for block, spec in asked.items():
-        if engine.verdicts.get(block) is Verdict.OK:  # answered: a resume asks it again
-            args += ["--input", f"{spec.name}=<secret>"]
+def _resume_args(engine: Engine, answers: dict[str, str]) -> list[str]:
+    """The options a resume needs again, as the journal stands now: the secrets it will ask
+    again (`runbooks.resume.ask_again`, the list every face renders; shown as <secret>) and
+    the answers not used yet."""
+    session = engine.session
+    found = engine.journal.session(session) if session is not None else None
+    asks = ask_again(engine.runbook, found[1] if found else {},
+                     engine.journal.events(session) if session is not None else [])
+    # An optional secret left out resumes with its default, and the resume says so.
+    args = [arg for a in asks if a.needed for arg in ("--input", f"{a.name}=<secret>")]
+    secret = set(secret_blocks(engine.runbook)) | \
+        {s.name for s in engine.runbook.meta.inputs if s.secret}
+    used = {a.block for a in asks if a.block is not None}
     for name, value in answers.items():
-        if name in asked and engine.verdicts.get(name) is Verdict.OK:
-            continue
-        secret = name in asked or name in secret_inputs
-        args += ["--answer", f"{name}={'<secret>' if secret else value}"]
+        if name not in used:
+            args += ["--answer", f"{name}={'<secret>' if name in secret else value}"]
     return args
 
 
@@ -268,7 +267,7 @@ def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
     engine = workspace(ctx).open_run(
         name, inputs=given, operator=ScriptedOperator(answered), observers=[_Printer(as_json)],
         skips=_pairs(skips, "--skip"), start_at=start_at, dry_run=dry_run)
-    summary = _drive(ctx, engine, lambda: _resume_args(engine, given, answered))
+    summary = _drive(ctx, engine, lambda: _resume_args(engine, answered))
     _finish(ctx, summary, as_json)
 
 
@@ -289,7 +288,7 @@ def resume(ctx: click.Context, session: str, inputs: tuple[str, ...],
     for note in resumed.notes:
         click.echo(f"note: {note}", err=True)
     summary = _drive(ctx, resumed.engine,
-                     lambda: _resume_args(resumed.engine, given, answered))
+                     lambda: _resume_args(resumed.engine, answered))
     _finish(ctx, summary, as_json)
 
 

@@ -440,7 +440,7 @@ class Workspace:
 
         if name == "last":
             name = self.session_id(name)
-        if self.cases.store.get(name) is not None:
+        if self.cases.has(name):
             return self.cases.get(name)
         if self.journal.session(name) is not None:
             return self.cases.masked(draft_case(self.session_record(name)))

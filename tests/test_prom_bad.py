@@ -26,7 +26,7 @@ from fabtui.model.probe import ProbeResult
 from fabtui.prom.client import PromClient, PromError
 from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import FabricStatus, Health, PollState
-from fabtui.views.updates import Quiet, Results, StatusUpdate
+from fabtui.views.updates import Quiet, Results, SourceFailed, StatusUpdate
 from fabtui.workspace import Workspace
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.support.prom_server import free_port
@@ -144,6 +144,10 @@ def test_unreachable_prometheus_makes_every_device_unreachable(tmp_path: Path) -
     assert snapshot.of("leaf-g00-r0") is Health.UNREACHABLE
     assert "Connection refused" in (snapshot.states["node001"].error or "")
     assert source.notes and source.notes[0].startswith("prometheus unreachable: ")
+    # and the round itself failed: the poller shows it (red header, a notice) and backs off
+    failed = results[-1]
+    assert isinstance(failed, SourceFailed)
+    assert failed.reason.startswith("prometheus unreachable: ")
 
 
 def test_a_query_that_takes_too_long_times_out(tmp_path: Path, fake: StartFake) -> None:

@@ -341,6 +341,8 @@ class CaseLibrary:
         remaining = steps()
         while True:
             with self._lock:
+                if self._index is not index:  # closed or rebuilt meanwhile: nothing to warm
+                    return
                 if next(remaining, _DONE) is _DONE:
                     return
             yield

@@ -14,7 +14,7 @@ import click
 
 from fabtui.cli.context import UserError
 from fabtui.model.probe import ProbeDef
-from fabtui.probes.danger import confirmation_phrase, describe
+from fabtui.probes.danger import confirmation_phrase, describe, is_confirmed
 
 
 def interactive() -> bool:
@@ -34,7 +34,7 @@ def require_confirmation(definition: ProbeDef, target_text: str | None,
     phrase = confirmation_phrase(definition, target_text)
     what = describe(definition, phrase)
     if given is not None:
-        if given.strip() != phrase:
+        if not is_confirmed(definition, target_text, given):
             raise UserError(f"--confirm {given!r} does not match: {what}; nothing was run. "
                             f"Type the target: --confirm {shlex.quote(phrase)}")
         return given
@@ -43,6 +43,6 @@ def require_confirmation(definition: ProbeDef, target_text: str | None,
                         f"{shlex.quote(phrase)} (or run it at a terminal and type it)")
     typed: str = click.prompt(f"DANGER: {what}.\nType {phrase} to run it", default="",
                               show_default=False, err=True)
-    if typed.strip() != phrase:
+    if not is_confirmed(definition, target_text, typed):
         raise UserError(f"not confirmed: typed {typed!r}, not {phrase!r}; nothing was run")
     return typed

@@ -191,13 +191,12 @@ def with_members(fabric: FabricMap, elements: Iterable[str]) -> list[str]:
 def findings_of(states: Mapping[str, ElementState],
                 elements: Iterable[str]) -> list[LiveFinding]:
     """The live findings of `elements` (from a snapshot's states), in element order."""
-    found: list[LiveFinding] = []
+    found: dict[LiveFinding, None] = {}  # ordered, without repeats
     for element in elements:
         state = states.get(element)
-        for finding in state.findings if state is not None else ():
-            if finding not in found:
-                found.append(finding)
-    return found
+        if state is not None:
+            found.update(dict.fromkeys(state.findings))
+    return list(found)
 
 
 def element_runbooks(library: Library, fabric: FabricMap, element: str,

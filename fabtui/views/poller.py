@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fabtui.errors import one_line
-from fabtui.model.element import ElementRef, Kind
+from fabtui.model.element import Kind
 from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import FabricSnapshot, FabricStatus, PollState
 from fabtui.views.updates import SourceFailed, StatusSource
@@ -133,13 +133,14 @@ ON_DEMAND = {Kind.NIC: "nic.ethtool", Kind.HOST_LINK: "nic.ethtool", Kind.GPU: "
 
 def on_demand(fabric: FabricMap, key: str) -> tuple[str, str] | None:
     """(probe, target) to run now on element `key`, or None when there is none for it."""
-    kind = fabric.kinds.get(key)
+    ref = fabric.ref(key)
+    kind = ref.kind
     if kind is None:
         return None
     probe = ON_DEMAND[kind]
     members = fabric.members.get(key, ())
     if kind is Kind.GPU:
-        return probe, ElementRef.parse(key).device
+        return probe, ref.device
     if kind is Kind.HOST_LINK:
         nic = next((m for m in members if fabric.kinds.get(m) is Kind.NIC), None)
         return (probe, nic) if nic else None

@@ -40,7 +40,7 @@ from fabtui.prom.rules import every_sieve, rules_document, rules_yaml, sieve_nam
 from fabtui.prom.sieve import sieves
 from fabtui.topology.graph import FabricGraph
 from fabtui.transports.credentials import CredentialError, resolve
-from fabtui.views.updates import History, Quiet, Results, StatusUpdate
+from fabtui.views.updates import History, Quiet, Results, SourceFailed, StatusUpdate
 
 if TYPE_CHECKING:
     from fabtui.workspace.core import Workspace
@@ -267,6 +267,8 @@ class PrometheusSource:
             for result in self._unreachable(str(exc)):
                 yield Results(result, self.settings.stale_after)
             self.last_round_s = time.monotonic() - started
+            # and the round failed: the header says so in red and the poller backs off
+            yield SourceFailed(f"prometheus {exc.kind}: {exc}")
             return
         self._note_gaps(readings, bool(self._presence.by_device))
         for result in self.assembler.results(readings, self.queries):

@@ -456,8 +456,13 @@ def test_journey_1_first_half_in_tmux(tmux: Callable[..., str],
     assert "culprit rank 21 node003 mlx5_5 leaf-g00-r5:Ethernet16 optic MT24000043" in text
     print(text)  # what the closing note quotes
     tmux("send-keys", "-t", "e2e", "s")
-    text = wait_for(screen, "marked by triage")
-    node003 = next(line for line in text.splitlines() if line.startswith("node003"))
+
+    def node003_row(text: str) -> str:
+        return next((line for line in text.splitlines() if line.startswith("node003")), "")
+
+    text = wait_for(screen, lambda text: "marked by triage" in text and "◆" in node003_row(text),
+                    step="s: the suspect on the Fabric screen")
+    node003 = node003_row(text)
     assert node003.split()[1].startswith("◆") and node003.split()[7].startswith("◆")
     print(text)
     tmux("send-keys", "-t", "e2e", "q")

@@ -37,15 +37,17 @@ def tmux(tmp_path: Path) -> Iterator[Callable[..., str]]:
     run("kill-server")
 
 
-def wait_for(screen: Callable[[], str], wanted: str, seconds: float = 40, *,
-             step: str = "") -> str:
-    """The pane's text once it shows `wanted` (polled; fails after `seconds`, naming `step`,
-    what it waited for, and the pane as last seen)."""
+def wait_for(screen: Callable[[], str], wanted: str | Callable[[str], bool],
+             seconds: float = 40, *, step: str = "") -> str:
+    """The pane's text once it shows `wanted` — a substring, or a test of the whole pane for
+    what must show together, since the app draws its widgets one refresh apart (polled; fails
+    after `seconds`, naming `step`, what it waited for, and the pane as last seen)."""
+    shows = wanted if callable(wanted) else (lambda text: wanted in text)
     deadline = time.monotonic() + seconds
     text = ""
     while time.monotonic() < deadline:
         text = screen()
-        if wanted in text:
+        if shows(text):
             return text
         time.sleep(0.1)
     raise AssertionError(f"{f'step {step!r}: ' if step else ''}{wanted!r} never showed in "

@@ -472,14 +472,15 @@ def test_a_steady_sieve_is_read_in_one_round_trip(tmp_path: Path, fake: StartFak
 
     sieve_answered: list[float] = []
     full_asked: list[float] = []
+    delay = 1.0  # long beside the scheduling of a loaded 2-core CI machine (0.3 s flaked)
 
     def answer(query: str) -> Answer:
         now = time.time()
         if query == every_sieve():
-            sieve_answered.append(now + 0.3)  # answered after its delay
+            sieve_answered.append(now + delay)  # answered after its delay
             named = {"__name__": sieve_name("ethtool.tx_prio3_pause_duration"),
                      "instance": "node001:9100", "device": "mlx5_0"}
-            return 200, vector([{"metric": named, "value": [now, "5000"]}]), 0.3
+            return 200, vector([{"metric": named, "value": [now, "5000"]}]), delay
         if 'instance=~"node001:9100"' in query and "rate(" in query:
             if "prio3_pause{" not in query:  # not also a sparkline's (range) query
                 full_asked.append(now)
@@ -500,5 +501,5 @@ def test_a_steady_sieve_is_read_in_one_round_trip(tmp_path: Path, fake: StartFak
     assert len(full_asked) == 2 * asked and asked >= 1
     first, second = full_asked[:asked], full_asked[asked:]
     assert min(first) >= sieve_answered[0] - 0.05  # after the sieve's answer came
-    assert max(second) < sieve_answered[1] - 0.1  # beside the sieve, not after it
+    assert max(second) < sieve_answered[1] - delay / 2  # beside the sieve, not after it
     assert values[0] == values[1] and values[0]

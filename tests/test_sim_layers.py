@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from fabtui.model.topology import split_endpoint
+from fabtui.model.element import split_key
 from fabtui.parsers import registry
 from fabtui.paths import demo_topology, shipped_templates
 from fabtui.sim.core import Sim
@@ -57,7 +57,7 @@ def host_cables(sim: Sim) -> list[tuple[str, str, str, str]]:
         if attachment.link_index in touched or (host, nic) == ("node008", "mlx5_7"):
             where = sim.actual_port(host, nic, None)
             if where is not None:
-                leaf, port = split_endpoint(where)
+                leaf, port = split_key(where)
                 cables.append((host, nic, leaf, port))
     return cables
 

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from fabtui.model.element import device_of
+
 if TYPE_CHECKING:
     from fabtui.model.topology import Topology
 
@@ -48,7 +50,7 @@ def locator(topology: Topology) -> Locate:
     def locate(component: str) -> Placement | None:
         if component in nics:
             return nics[component]
-        device = component.partition(":")[0]
+        device = device_of(component)
         if device in switch_rails:
             leaf = device if roles[device] == "leaf" else None
             return Placement(rails=switch_rails[device], leaf=leaf)
@@ -102,7 +104,7 @@ def placement(component: str, locate: Locate | None = None) -> Placement:
         if found is not None:
             return found
     kind = component_kind(component)
-    head = component.partition(":")[0]
+    head = device_of(component)
     rail = _RAIL.match(component)
     if rail:
         return Placement(rails=(int(rail.group(1)),))

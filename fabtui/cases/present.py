@@ -18,6 +18,7 @@ from typing import Any
 from fabtui.cases.components import component_kind
 from fabtui.cases.markdown import SECTIONS
 from fabtui.model.case import Case, CaseStatus, Severity
+from fabtui.model.element import device_of
 from fabtui.model.runbook import InputType, Runbook
 
 FILTER_KEYS = ("component", "rail", "node", "tag", "severity", "status", "since", "until")
@@ -152,9 +153,9 @@ def runbook_inputs(case: Case, book: Runbook) -> dict[str, str]:
         kind = component_kind(component)
         by_kind.setdefault(kind, component)
         if kind in ("nic", "gpu", "rank"):
-            by_kind.setdefault("node", component.partition(":")[0])
+            by_kind.setdefault("node", device_of(component))
         if kind == "port":
-            device = component.partition(":")[0]
+            device = device_of(component)
             by_kind.setdefault(component_kind(device), device)
     inputs: dict[str, str] = {}
     for spec in book.meta.inputs:

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+SEPARATOR = ":"
+"""Between a device and its part in a key; a device's name never contains it."""
 LINK = "link"
 """The device part of a cable's key: `link:<index in the topology's links>`."""
 _LANE = re.compile(r"/lane(\d+)$")
@@ -54,7 +56,7 @@ class ElementRef:
         match = _LANE.search(text)
         if match:
             lane, text = int(match.group(1)), text[:match.start()]
-        device, _, part = text.partition(":")
+        device, part = split_key(text)
         if part and (gpu := _GPU.match(part)):
             part = f"gpu{gpu.group(1)}"
         return cls(device, part, lane)
@@ -70,7 +72,7 @@ class ElementRef:
     @property
     def key(self) -> str:
         """The element's key, without a lane."""
-        return f"{self.device}:{self.part}" if self.part else self.device
+        return f"{self.device}{SEPARATOR}{self.part}" if self.part else self.device
 
     @property
     def whole(self) -> ElementRef:
@@ -89,3 +91,16 @@ class ElementRef:
 
     def __str__(self) -> str:
         return self.key if self.lane is None else f"{self.key}/lane{self.lane}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """`key` as (device, part), exactly as written: no lane read, no GPU spelling changed
+    (`"leaf01:Ethernet8"` -> `("leaf01", "Ethernet8")`). For topology endpoints, which are always
+    in key form, and for hot paths that cannot afford an `ElementRef` per call."""
+    device, _, part = key.partition(SEPARATOR)
+    return device, part
+
+
+def device_of(key: str) -> str:
+    """The device `key` names (`leaf-g00-r3:Ethernet24/lane2` -> `leaf-g00-r3`)."""
+    return key.partition(SEPARATOR)[0]

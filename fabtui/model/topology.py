@@ -283,9 +283,3 @@ def long_port_name(name: str) -> str:
     """The port as topologies name it: EOS and NX-OS shorten `Ethernet1/1` to `Et1/1` or
     `Eth1/1` in their tables and take either form on the command line."""
     return _SHORT_ETHERNET.sub("Ethernet", name)
-
-
-def split_endpoint(endpoint: str) -> tuple[str, str]:
-    """`"leaf01:Ethernet8"` -> `("leaf01", "Ethernet8")`; the device never contains a colon."""
-    device, _, port = endpoint.partition(":")
-    return device, port

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from fabtui.model.topology import split_endpoint
+from fabtui.model.element import device_of
 from fabtui.topology.graph import FabricGraph
 
 HELD = 0.5
@@ -53,7 +53,7 @@ def pause_origin(results: Iterable[Mapping[str, Any]],
         far = graph.far_end(component)
         if far is None:
             continue
-        here, there = split_endpoint(component)[0], split_endpoint(far)[0]
+        here, there = device_of(component), device_of(far)
         if there in graph.nodes:
             if direction == "rx" and share >= SOURCE:
                 sources.append(far)

@@ -22,8 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from fabtui.model.element import device_of, split_key
 from fabtui.model.probe import TargetKind
-from fabtui.model.topology import Gpu, Nic, Node, Switch, split_endpoint
+from fabtui.model.topology import Gpu, Nic, Node, Switch
 from fabtui.topology.graph import FabricGraph, UnknownRank
 
 LOCAL_NAMES = ("localhost", "local")
@@ -101,7 +102,7 @@ def _single(graph: FabricGraph, text: str) -> ProbeTarget:
     if text in graph.link_ids:
         return ProbeTarget("link", text, link_index=graph.link_ids[text])
     if ":" in text:
-        device, port = split_endpoint(text)
+        device, port = split_key(text)
         if device in graph.nodes:
             node = graph.nodes[device]
             gpu_match = _GPU.match(port)
@@ -152,7 +153,7 @@ def _link_end(graph: FabricGraph, target: ProbeTarget, wanted: TargetKind) -> Pr
         raise TargetError(f"{target.name} has no cable in the topology")
     link = graph.topology.links[index]
     for end in (link.a, link.b):
-        device, port = split_endpoint(end)
+        device, port = split_key(end)
         if device in graph.switches:
             return ProbeTarget("port" if wanted == "port" else "link", end if wanted == "port"
                                else target.name, switch=graph.switches[device], port=port,
@@ -307,7 +308,7 @@ def _names(graph: FabricGraph, kind: TargetKind) -> Iterable[str]:
     if kind == "switch":
         return list(graph.switches)
     if kind == "port":
-        return [e for e in graph.port_links if split_endpoint(e)[0] in graph.switches]
+        return [e for e in graph.port_links if device_of(e) in graph.switches]
     if kind == "link":
         return list(graph.link_ids)
     return []

@@ -11,7 +11,7 @@ import tomllib
 from collections.abc import Callable
 from typing import Any
 
-from fabtui.model.topology import split_endpoint
+from fabtui.model.element import device_of, split_key
 from fabtui.paths import shipped_dir
 from fabtui.probes.evaluators.optics import light_blame
 from fabtui.topology.expected import (
@@ -196,7 +196,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
 
     def netdev(endpoint: str) -> str | None:
         """The Linux interface of the NIC at `endpoint` (`node003:mlx5_3` -> its netdev)."""
-        device, port = split_endpoint(str(endpoint))
+        device, port = split_key(str(endpoint))
         nic = fabric().find_nic(device, port)
         return nic.netdev if nic is not None else None
 
@@ -213,17 +213,17 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
 
     def nic_speed(endpoint: str) -> int | None:
         """The link speed (Gb/s) the topology gives the NIC at `endpoint`."""
-        device, port = split_endpoint(str(endpoint))
+        device, port = split_key(str(endpoint))
         nic = fabric().find_nic(device, port)
         return nic.speed if nic is not None else None
 
     def leaf_of(endpoint: str) -> str | None:
         """The switch a NIC is cabled to (or the device of a `switch:port`)."""
-        device, _ = split_endpoint(str(endpoint))
+        device, _ = split_key(str(endpoint))
         if device in fabric().switches:
             return device
         far = far_end(endpoint)
-        return split_endpoint(far)[0] if far else None
+        return device_of(far) if far else None
 
     def nic_by_ip(address: str) -> str | None:
         """`node:mlx5_N` whose address is `address` (as NCCL logs name peers)."""
@@ -245,7 +245,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
 
     def is_switch(name: str) -> bool:
         """True when `name` (or the device of `name:port`) is a switch."""
-        return split_endpoint(str(name))[0] in fabric().switches
+        return device_of(str(name)) in fabric().switches
 
     def expected_busbw_of(collective: str, nodes: Any) -> dict[str, Any] | None:
         """What a healthy fabric reaches: `{value, warn, fail, unit, basis, source}` busbw of
@@ -262,7 +262,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
 
     def expected_rdma(endpoint: str) -> dict[str, Any] | None:
         """The RDMA write ceiling (Gb/s, with limits) of the NIC at `endpoint` (`node:mlx5_0`)."""
-        device, port = split_endpoint(str(endpoint))
+        device, port = split_key(str(endpoint))
         nic = fabric().find_nic(device, port)
         return _plain(expected_rdma_gbps(nic.speed)) if nic is not None else None
 

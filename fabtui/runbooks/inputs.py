@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 from fabtui.errors import InputError, Problem
+from fabtui.model.element import split_key
 from fabtui.model.runbook import InputSpec, InputType, Runbook
-from fabtui.model.topology import split_endpoint
 from fabtui.runbooks.redact import Redactor
 from fabtui.topology.graph import FabricGraph
 
@@ -48,7 +48,7 @@ def convert(spec: InputSpec, raw: Any, graph: FabricGraph | None) -> Any:
     if kind is InputType.SWITCH and text not in graph.switches:
         raise ValueError(f"{text!r} is not a switch of the fabric")
     if kind is InputType.NIC:
-        device, port = split_endpoint(text)
+        device, port = split_key(text)
         nic = graph.find_nic(device, port) if port else None
         if nic is None:
             raise ValueError(f"{text!r} is not a NIC of the fabric (node:mlx5_N)")

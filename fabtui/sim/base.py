@@ -14,7 +14,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from fabtui.model.topology import Topology, split_endpoint
+from fabtui.model.element import split_key
+from fabtui.model.topology import Topology
 from fabtui.sim import physics
 from fabtui.sim.faults import Fault, resolve_all
 from fabtui.sim.scenario import FaultKind, FaultSpec, Scenario
@@ -89,7 +90,7 @@ class SimBase:
             return self.graph.optics[component]
         if component in self.graph.port_links:
             return self.graph.port_links[component]
-        device, port = split_endpoint(component)
+        device, port = split_key(component)
         nic = self.graph.find_nic(device, port)
         attachment = self.graph.attachments.get((device, nic.name)) if nic else None
         return attachment.link_index if attachment else None
@@ -129,7 +130,7 @@ class SimBase:
         if self._ports is None:
             found: dict[str, list[str]] = {}
             for key in self.graph.port_links:
-                device, port = split_endpoint(key)
+                device, port = split_key(key)
                 if device in self.graph.switches:
                     found.setdefault(device, []).append(port)
             self._ports = {name: sorted(names, key=_natural) for name, names in found.items()}
@@ -172,7 +173,7 @@ class SimBase:
         far = self.graph.far_end(target)
         if far is None:
             return None
-        device, far_port = split_endpoint(far)
+        device, far_port = split_key(far)
         return (device, far_port) if device in self.graph.switches else None
 
     def real_link(self, switch: str, port: str, t: float | None = None) -> int | None:

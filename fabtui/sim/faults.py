@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabtui.errors import InputError, Problem
-from fabtui.model.topology import Role, split_endpoint
+from fabtui.model.element import device_of, split_key
+from fabtui.model.topology import Role
 from fabtui.sim.scenario import FaultKind, FaultSpec
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.pairing import gpu_map
@@ -81,7 +82,7 @@ def _misconfig(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
 
 
 def _nic(graph: FabricGraph, text: str, kind: FaultKind) -> tuple[str, str, int]:
-    device, port = split_endpoint(text) if ":" in text else (text, "")
+    device, port = split_key(text) if ":" in text else (text, "")
     nic = graph.find_nic(device, port) if port else None
     if nic is None:
         raise FaultError(f"{kind.value} needs a NIC such as node001:mlx5_0; {text!r} is not one")
@@ -113,7 +114,7 @@ def _deadlock(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
             raise FaultError("pfc-deadlock needs a leaf and params via / to / back naming the "
                              f"switches of the loop; {hop!r} is not a switch")
     for one, other in zip(hops, [*hops[1:], hops[0]], strict=True):
-        cabled = {split_endpoint(e)[0] for index in graph.uplinks(one) + graph.downlinks(one)
+        cabled = {device_of(e) for index in graph.uplinks(one) + graph.downlinks(one)
                   for e in (graph.topology.links[index].a, graph.topology.links[index].b)}
         if other not in cabled:
             raise FaultError(f"pfc-deadlock: {one} and {other} are not cabled to each other")
@@ -142,12 +143,12 @@ def _link_fault(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
     if text in graph.optics:
         link = graph.optics[text]
         text = next(end for end in (graph.topology.links[link].a, graph.topology.links[link].b)
-                    if split_endpoint(end)[0] in graph.switches)
-    device, port = split_endpoint(text) if ":" in text else (text, "")
+                    if device_of(end) in graph.switches)
+    device, port = split_key(text) if ":" in text else (text, "")
     if device in graph.nodes and kind in (FaultKind.LINK_FLAP, FaultKind.DIRTY_CONNECTOR):
         host, nic, link = _nic(graph, text, kind)
         far = graph.far_end(f"{host}:{nic}") or ""
-        switch, switch_port = split_endpoint(far)
+        switch, switch_port = split_key(far)
         return Fault(spec, link=link, host=host, nic=nic, switch=switch, port=switch_port)
     if device not in graph.switches or not port:
         raise FaultError(f"{kind.value} needs a switch port such as leaf-g00-r0:Ethernet0 (or "
@@ -156,7 +157,7 @@ def _link_fault(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
     if cabled is None:
         raise FaultError(f"nothing is cabled to {text}")
     far = graph.far_end(text) or ""
-    far_device, far_port = split_endpoint(far)
+    far_device, far_port = split_key(far)
     if kind is FaultKind.UPLINK_DOWN and far_device not in graph.switches:
         raise FaultError(f"uplink-down needs a switch-to-switch port; {text} faces {far}")
     on_host = far_device if far_device in graph.nodes else None

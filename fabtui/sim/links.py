@@ -12,7 +12,8 @@ import bisect
 import itertools
 from collections.abc import Callable, Sequence
 
-from fabtui.model.topology import Role, split_endpoint
+from fabtui.model.element import device_of
+from fabtui.model.topology import Role
 from fabtui.sim.base import INF, SimBase
 from fabtui.sim.scenario import FaultKind
 
@@ -109,7 +110,7 @@ class LinkLayer(SimBase):
     def _is_host_link(self, link: int) -> bool:
         known = self._host_link.get(link)
         if known is None:
-            a, b = (split_endpoint(e)[0] for e in (self.topology.links[link].a,
+            a, b = (device_of(e) for e in (self.topology.links[link].a,
                                                    self.topology.links[link].b))
             known = self._host_link[link] = (a in self.graph.nodes) != (b in self.graph.nodes)
         return known
@@ -120,7 +121,7 @@ class LinkLayer(SimBase):
         found = None
         if 0 <= link < len(self.topology.links):
             for end in (self.topology.links[link].a, self.topology.links[link].b):
-                device = split_endpoint(end)[0]
+                device = device_of(end)
                 switch = self.graph.switches.get(device)
                 if switch is not None and switch.role is Role.LEAF:
                     found = device

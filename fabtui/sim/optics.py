@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from fabtui.model.topology import split_endpoint
+from fabtui.model.element import device_of
 from fabtui.sim import physics
 from fabtui.sim.faults import Fault
 from fabtui.sim.links import LinkLayer
@@ -53,7 +53,7 @@ class OpticsLayer(LinkLayer):
     def side(self, link: int, device: str) -> int:
         """Which end of `link` `device` is: 0 for the topology's `a`, 1 for `b` (a switch
         whose port a swapped cable lands in is the switch end)."""
-        ends = [split_endpoint(e)[0] for e in (self.topology.links[link].a,
+        ends = [device_of(e) for e in (self.topology.links[link].a,
                                                self.topology.links[link].b)]
         if device in ends:
             return ends.index(device)
@@ -62,7 +62,7 @@ class OpticsLayer(LinkLayer):
 
     def _at_side(self, fault: Fault, link: int) -> int | None:
         """The end of `link` a degrading optic or a dirty connector is at."""
-        named = split_endpoint(fault.spec.component)[0]
+        named = device_of(fault.spec.component)
         if named in self.graph.nodes or named in self.graph.switches:
             return self.side(link, named)
         return None if fault.switch is None else self.side(link, fault.switch)  # an optic id

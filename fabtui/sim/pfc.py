@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import itertools
 
-from fabtui.model.topology import Role, split_endpoint
+from fabtui.model.element import device_of
+from fabtui.model.topology import Role
 from fabtui.sim.base import INF
 from fabtui.sim.faults import Fault
 from fabtui.sim.links import LinkLayer
@@ -106,7 +107,7 @@ class PfcLayer(LinkLayer):
         for waiter, holder in itertools.pairwise([*hops, hops[0]]):
             link = next((index for index in self.graph.uplinks(waiter) +
                          self.graph.downlinks(waiter)
-                         if holder in {split_endpoint(e)[0] for e in
+                         if holder in {device_of(e) for e in
                                        (self.topology.links[index].a,
                                         self.topology.links[index].b)}), None)
             if link is not None:

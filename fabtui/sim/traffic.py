@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from fabtui.model.topology import Nic, split_endpoint
+from fabtui.model.element import device_of
+from fabtui.model.topology import Nic
 from fabtui.sim.pfc import PfcLayer
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.expected import (
@@ -112,8 +113,8 @@ class TrafficLayer(PfcLayer):
                     fault.host is None:
                 continue
             for nic in (fault.nic, fault.partner):
-                nominal = split_endpoint(self.graph.far_end(f"{fault.host}:{nic}") or "")[0]
-                landed = split_endpoint(self.actual_port(fault.host, nic or "", t) or "")[0]
+                nominal = device_of(self.graph.far_end(f"{fault.host}:{nic}") or "")
+                landed = device_of(self.actual_port(fault.host, nic or "", t) or "")
                 if nominal != landed and leaf in (nominal, landed):
                     count += 1
         return count
@@ -126,7 +127,7 @@ class TrafficLayer(PfcLayer):
     def congestion(self, host: str, nic: Nic, t: float) -> tuple[float, float]:
         """(ECN-marked packets received, CNPs) per second for a NIC (another job's traffic)."""
         where = self.actual_port(host, nic.name) or ""
-        leaf = split_endpoint(where)[0]
+        leaf = device_of(where)
         base = 3.0 + 5.0 * self.noise("cnp", host, nic.name)
         for fault in self.active(FaultKind.INTERFERENCE, t):
             if fault.switch == leaf:
@@ -188,5 +189,5 @@ class TrafficLayer(PfcLayer):
     @cache  # noqa: B019 - a Sim lives as long as its topology; the cache is small
     def _behind(self, host: str) -> frozenset[str]:
         node = self.graph.nodes[host]
-        return frozenset(split_endpoint(self.actual_port(host, nic.name) or "")[0]
+        return frozenset(device_of(self.actual_port(host, nic.name) or "")
                          for nic in node.nics)

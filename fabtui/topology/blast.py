@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from fabtui.model.topology import Role, split_endpoint
+from fabtui.model.element import device_of, split_key
+from fabtui.model.topology import Role
 from fabtui.topology.graph import Attachment, FabricGraph, LinkRef
 from fabtui.topology.pairing import gpu_map
 
@@ -107,7 +108,7 @@ def resolve(graph: FabricGraph, name: str) -> Component:
                  if (a := graph.attachments.get((name, nic.name))) is not None}
         return Component(name, "node", links, nodes={name})
     if ":" in name:
-        device, port = split_endpoint(name)
+        device, port = split_key(name)
         if device in graph.nodes:
             nic = graph.find_nic(device, port)
             if nic is None:
@@ -121,7 +122,7 @@ def resolve(graph: FabricGraph, name: str) -> Component:
             if index is None:
                 raise UnknownComponent(f"nothing is cabled to {name}")
             far = graph.far_end(name)
-            far_device = split_endpoint(far)[0] if far else ""
+            far_device = device_of(far) if far else ""
             up = far_device in graph.switches and graph.tier(far_device) > graph.tier(device)
             return Component(name, "uplink" if up else "switch-port", {index})
     if name in graph.optics:
@@ -146,14 +147,14 @@ def blast_radius(graph: FabricGraph, name: str) -> BlastRadius:
     def link_alive(index: int) -> bool:
         if index in dead_links:
             return False
-        return not any(split_endpoint(end)[0] in dead_switches
+        return not any(device_of(end) in dead_switches
                        for end in (links[index].a, links[index].b))
 
     # Leaves whose uplink capacity changes, and NICs whose own cable is gone.
     touched_leaves: set[str] = set()
     for index in dead_links:
         for end in (links[index].a, links[index].b):
-            device = split_endpoint(end)[0]
+            device = device_of(end)
             if device in graph.switches and graph.switches[device].role is Role.LEAF:
                 touched_leaves.add(device)
     affected: dict[tuple[str, str], Attachment] = {}
@@ -254,7 +255,7 @@ def _notes(graph: FabricGraph, component: Component) -> list[str]:
                          "ECMP spreads their traffic over the remaining paths")
     for index in component.links:
         link = graph.topology.links[index]
-        ends = [split_endpoint(e)[0] for e in (link.a, link.b)]
+        ends = [device_of(e) for e in (link.a, link.b)]
         if all(e in graph.switches for e in ends) and \
                 min(graph.tier(e) for e in ends) >= Role.SPINE.tier:
             notes.append(f"{link.label}: cross-pod capacity through "

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from fabtui.gcpause import gc_paused
-from fabtui.model.topology import Link, Nic, Node, Role, Switch, Topology, split_endpoint
+from fabtui.model.element import split_key
+from fabtui.model.topology import Link, Nic, Node, Role, Switch, Topology
 from fabtui.topology.pairing import gpu_map, nics_of_gpu
 from fabtui.topology.ranks import RankSlot, default_ranks
 
@@ -219,7 +220,7 @@ class FabricGraph:
         if link.speed:
             return link.speed
         for end in (link.a, link.b):
-            device, port = split_endpoint(end)
+            device, port = split_key(end)
             if device in self.switches:
                 speed = self.switches[device].port_speed_of(port)
                 if speed:
@@ -278,7 +279,7 @@ class FabricGraph:
 
     def far_end(self, endpoint: str) -> str | None:
         """The `device:port` at the other end of the cable plugged into `endpoint`."""
-        device, port = split_endpoint(endpoint)
+        device, port = split_key(endpoint)
         nic = self.find_nic(device, port)
         if nic is not None:
             endpoint = f"{device}:{nic.name}"
@@ -298,13 +299,13 @@ class FabricGraph:
         return self._nic_index.get((hostname, name))
 
     def _normalise(self, endpoint: str) -> str:
-        device, port = split_endpoint(endpoint)
+        device, port = split_key(endpoint)
         nic = self.find_nic(device, port)
         return f"{device}:{nic.name}" if nic is not None else endpoint
 
     def attachment_of(self, endpoint: str) -> Attachment | None:
         """Where the NIC at `endpoint` (`node:mlx5_3`, or its netdev `node:eth3`) is cabled."""
-        device, port = split_endpoint(endpoint)
+        device, port = split_key(endpoint)
         nic = self.find_nic(device, port)
         return self.attachments.get((device, nic.name)) if nic is not None else None
 

@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fabtui.errors import InputError, Problem
 from fabtui.gcpause import gc_paused
-from fabtui.model.topology import Endpoint, Link, Name, Node, Switch, Topology, split_endpoint
+from fabtui.model.element import device_of
+from fabtui.model.topology import Endpoint, Link, Name, Node, Switch, Topology
 from fabtui.paths import shipped_templates
 from fabtui.schema_errors import problems_from
 from fabtui.topology.addresses import hostname_problem, mgmt_problem
@@ -317,7 +318,7 @@ def _apply_overrides(state: _State, layer: _Layer) -> None:
 
     def keep_link(link: Link) -> bool:
         ends = (link.a, link.b)
-        if any(split_endpoint(e)[0] in gone_devices for e in ends):
+        if any(device_of(e) in gone_devices for e in ends):
             return False
         return not any(e in removed_ends or e in replaced_ends for e in ends)
 

@@ -28,8 +28,9 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from fabtui.gcpause import gc_paused
+from fabtui.model.element import device_of, split_key
 from fabtui.model.findings import Finding, Severity
-from fabtui.model.topology import Link, Node, Role, split_endpoint
+from fabtui.model.topology import Link, Node, Role
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import LoadedTopology, Origin
 from fabtui.topology.pairing import gpu_map
@@ -195,7 +196,7 @@ def _dangling(c: _Checker) -> Iterator[Finding]:
     for index in c.dangling:
         link = c.topo.links[index]
         for end in (link.a, link.b):
-            device, port = split_endpoint(end)
+            device, port = split_key(end)
             if device in c.graph.switches:
                 continue
             if device in c.graph.nodes:
@@ -285,7 +286,7 @@ def _up_neighbours(graph: FabricGraph, leaf: str) -> Iterator[str]:
     for index in graph.uplinks(leaf):
         link = graph.topology.links[index]
         for end in (link.a, link.b):
-            device = split_endpoint(end)[0]
+            device = device_of(end)
             if device != leaf:
                 yield device
 

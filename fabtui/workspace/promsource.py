@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from fabtui.config import PrometheusSettings
+from fabtui.model.element import device_of
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
 from fabtui.prom import queries as promql
 from fabtui.prom.catalog import MAPPED, Element, Mapped
@@ -280,7 +281,7 @@ class PrometheusSource:
                             self.settings.stale_after)
         if not self._seeded:
             self._seeded = True
-            devices = {key.partition(":")[0] for per_key in readings.values.values()
+            devices = {device_of(key) for per_key in readings.values.values()
                        for key in per_key}
             with contextlib.suppress(PromError):  # sparklines then start empty, as for probes
                 past = await self._past(devices, flagged)
@@ -311,7 +312,7 @@ class PrometheusSource:
             mapped = self._mapped_of(key)
             for item in series:
                 element = self.resolver.element(mapped.element, item.labels)
-                if element is not None and element.partition(":")[0] in devices:
+                if element is not None and device_of(element) in devices:
                     past.setdefault(element, {})[SPARKLINES[key]] = [
                         round(v, 3) for _, v in item.points]
         return History(past)
@@ -427,7 +428,7 @@ class PrometheusSource:
                         for g in node.gpus],
                 "nic": nics, "ibport": nics,
                 "port": [p for p in graph.port_links
-                         if p.partition(":")[0] in graph.switches]}
+                         if device_of(p) in graph.switches]}
 
 
 def prometheus_source(settings: PrometheusSettings, graph: FabricGraph,

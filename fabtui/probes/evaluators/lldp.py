@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from fabtui.model.element import device_of, split_key
 from fabtui.model.probe import Metric, Verdict
-from fabtui.model.topology import long_port_name, split_endpoint
+from fabtui.model.topology import long_port_name
 from fabtui.probes.evaluators.base import EvalContext, evaluator
 
 
@@ -28,8 +29,8 @@ def lldp(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     seen: dict[str, Any] = {}
     for neighbor in after.neighbors:
         seen.setdefault(long_port_name(neighbor.local_port), neighbor)
-    cabled = sorted(split_endpoint(key)[1] for key in graph.port_links
-                    if split_endpoint(key)[0] == switch.name)
+    cabled = sorted(split_key(key)[1] for key in graph.port_links
+                    if device_of(key) == switch.name)
     metrics: list[Metric] = []
     matches = 0
     for port in cabled:

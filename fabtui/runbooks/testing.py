@@ -7,7 +7,10 @@ variables, and texts of the summary. Everything above the transports is the code
 engineer runs; the simulated devices answer in this process, as a run is not about the
 client-and-server path: node commands (`InProcessSimSshTransport`) and switch CLI sessions
 (`InProcessSimCliTransport`: the real pexpect session code, over a socket pair to the simulated
-switch in a thread), with the same results, clock and latency as that path.
+switch in a thread), with the same results, clock and latency as that path. A block for this
+machine goes to the simulated operator's machine (`InProcessSimLocalTransport`): testing a
+runbook someone sent runs nothing of it for real, and the answers its cases declare confirm
+dangerous steps on the simulation only.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from fabtui.model.runbook import Runbook, RunbookTest
 from fabtui.probes.runner import ProbeRunner, Transports
 from fabtui.runbooks.engine import Engine, Observer, RunSummary, ScriptedOperator
 from fabtui.runbooks.inputs import resolve_inputs
-from fabtui.sim.inprocess import InProcessSimSshTransport
+from fabtui.sim.inprocess import InProcessSimLocalTransport, InProcessSimSshTransport
 from fabtui.sim.inprocess_cli import InProcessSimCliTransport
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import build_sim, fresh_state, repair, write_state
@@ -89,8 +92,11 @@ async def _run(runbook: Runbook, test: RunbookTest, topology: Path, template_dir
     state_path = folder / "state.json"
     write_state(state_path, state)
     graph = build_sim(state).graph
+    # Every transport answers from the simulated fabric, this machine's too: a tested runbook
+    # runs nothing real, and its answers confirm dangerous steps only on the simulation.
     runner = ProbeRunner(graph, Transports(ssh=InProcessSimSshTransport(state_path),
-                                           cli=InProcessSimCliTransport(state_path)))
+                                           cli=InProcessSimCliTransport(state_path),
+                                           local=InProcessSimLocalTransport(state_path)))
     runner.server_start_s = 0.3  # a simulated perftest server is ready at once
     fast = {name: probe.model_copy(update={"interval": min(probe.interval, FAST_INTERVAL)})
             for name, probe in catalog.items()}

@@ -21,17 +21,18 @@ import os
 import shlex
 import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from fabtui.errors import InputError
 from fabtui.model.transport import TransportResult
-from fabtui.sim import latency, node_commands
+from fabtui.sim import latency, node_commands, operator_host
 from fabtui.sim.core import Sim
 from fabtui.sim.state import TIME_VAR, FabricCache, SimState, sim_time
 from fabtui.sim.transports import SimSshTransport
 from fabtui.transports import clock
-from fabtui.transports.local import result_from
+from fabtui.transports.local import LocalTransport, result_from
 from fabtui.transports.output import LineCallback, OutputCollector
 from fabtui.transports.process import STDERR_CAP, ProcessOutcome
 from fabtui.transports.ssh import SSH_FAILED, SshTarget, classify
@@ -83,7 +84,7 @@ class InProcessSimSshTransport(SimSshTransport):
         try:
             with LOCK:
                 state, sim = sim_fabric(path) or fabric  # changed meanwhile: as it is now
-                stdout, stderr, status = node_commands.run(
+                stdout, stderr, status = self._command(
                     sim, name, argv, sim_time(state, os.environ.get(TIME_VAR), skew))
         except Exception:  # a bug in the simulator: on the device's stderr, as the server says
             err.feed(traceback.format_exc().encode())
@@ -93,6 +94,36 @@ class InProcessSimSshTransport(SimSshTransport):
         if stderr:
             err.feed(stderr.encode())
         return status
+
+
+    def _command(self, sim: Sim, name: str, argv: list[str], t: float) -> Answer:
+        """What device `name` answers to `argv` at `t` (a node's programs)."""
+        return node_commands.run(sim, name, argv, t)
+
+
+class _OperatorHost(InProcessSimSshTransport):
+    """The simulated operator's machine, reached as a node is (`operator_host`)."""
+
+    def _command(self, sim: Sim, name: str, argv: list[str], t: float) -> Answer:
+        return operator_host.run(sim, argv, t)
+
+
+class InProcessSimLocalTransport(LocalTransport):
+    """Commands for this machine, answered by the simulated operator's machine instead
+    (`fabtui runbook test`: nothing a tested runbook says runs for real)."""
+
+    name = "sim"
+
+    def __init__(self, state: Path) -> None:
+        super().__init__(operator_host.NAME)
+        self._host = _OperatorHost(state)
+
+    async def run(self, argv: Sequence[str], *, timeout: float = 60.0,
+                  on_line: LineCallback | None = None, stdin: bytes | None = None,
+                  env: Mapping[str, str] | None = None) -> TransportResult:
+        """`argv` on the simulated operator's machine (stdin and env are not read)."""
+        return await self._host.run(SshTarget(name=operator_host.NAME, host=operator_host.NAME),
+                                    argv, timeout=timeout, on_line=on_line)
 
 
 LOCK = threading.RLock()

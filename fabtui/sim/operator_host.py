@@ -1,0 +1,78 @@
+"""The operator's own machine in a simulated run (`fabtui runbook test`): what a runbook's local
+`sh` block (one without `on=`) gets when nothing real may run.
+
+It has what a login node offers the runbooks: Slurm's commands (answered by the simulated
+scheduler) and the shell basics (`sh -c`, `echo`, `true`, `false`, `hostname`). Any other
+program is "not found", as on a machine without it: a test of a runbook never runs anything on
+the machine that tests it, whatever the runbook says.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Sequence
+
+from fabtui.model.topology import Node
+from fabtui.sim import scheduler
+from fabtui.sim.core import Sim
+
+Result = tuple[str, str, int]
+"""(stdout, stderr, exit status), as a process would end."""
+NAME = "localhost"
+"""The operator's machine, as results name it."""
+_HOST = Node(hostname=NAME)
+
+
+def _echo(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+    return " ".join(args) + "\n", "", 0
+
+
+def _fixed(output: str, status: int = 0) -> Callable[[Sim, Node, list[str], float], Result]:
+    def answer(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+        return output, "", status
+
+    return answer
+
+
+PROGRAMS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
+    "echo": _echo, "true": _fixed(""), "false": _fixed("", 1),
+    "hostname": _fixed(f"{NAME}\n"), **scheduler.COMMANDS,
+}
+"""What the simulated operator's machine runs (anything else: not found)."""
+
+
+def run(sim: Sim, argv: Sequence[str], t: float) -> Result:
+    """Run `argv` on the simulated operator's machine at time `t`."""
+    if not argv:
+        return "", "", 0
+    program = argv[0].rsplit("/", 1)[-1]
+    if program == "sh":
+        return _sh(sim, list(argv[1:]), t)
+    handler = PROGRAMS.get(program)
+    if handler is None:
+        return "", (f"sh: 1: {argv[0]}: not found (the simulated operator's machine runs only "
+                    f"{', '.join(sorted(PROGRAMS))}; nothing runs on the real one in a "
+                    "test)\n"), 127
+    return handler(sim, _HOST, list(argv[1:]), t)
+
+
+def _sh(sim: Sim, args: list[str], t: float) -> Result:
+    """`sh -c 'a; b'`: the commands one after another (`;`, `&&` and newlines separate them;
+    no pipes), as on a simulated node."""
+    if len(args) < 2 or args[0] != "-c":
+        return "", "sh: only `sh -c SCRIPT` is simulated\n", 2
+    out: list[str] = []
+    err: list[str] = []
+    status = 0
+    for part in re.split(r"\s*(?:;|&&|\n)\s*", args[1]):
+        if not part.strip():
+            continue
+        try:
+            words = shlex.split(part)
+        except ValueError as exc:
+            return "".join(out), "".join(err) + f"sh: 1: {exc}\n", 2
+        o, e, status = run(sim, words, t)
+        out.append(o)
+        err.append(e)
+    return "".join(out), "".join(err), status

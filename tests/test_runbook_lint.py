@@ -69,8 +69,8 @@ def test_every_rule_names_its_line(run: Callable[..., Result],
     def said(line: int, text: str) -> bool:
         return any(f"broken.md:{line}: error:" in out and text in out for out in lines)
 
-    assert said(20, "'config interface shutdown' takes something down: mark the block "
-                "danger=true"), lines
+    assert said(20, "`config interface shutdown VALUE` config interface shutdown: changes the "
+                "switch's configuration: mark the block danger=true"), lines
     assert said(24, "unknown attribute 'tiemout'"), lines
     assert said(24, "inside single quotes cannot be quoted safely"), lines
     assert said(29, "no probe 'switch.nonexistent' in the catalog"), lines

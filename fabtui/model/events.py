@@ -27,6 +27,9 @@ class EventKind(StrEnum):
     BLOCK_STARTED = "block_started"
     BLOCK_COMMAND = "block_command"
     """The command as rendered, before it is sent."""
+    COMMAND_SENT = "command_sent"
+    """A dangerous command is about to be sent (journaled first: after a crash, a resume knows
+    it may have run)."""
     BLOCK_OUTPUT = "block_output"
     """A block's output (kept up to a cap) once it has ended; chunks stream to observers only."""
     BLOCK_FINISHED = "block_finished"
@@ -80,6 +83,11 @@ class BlockCommand(Payload):
     command: str
     on: str | None = None
     """Where it runs (a node, a switch, `this machine`); None for probes."""
+
+
+class CommandSent(Payload):
+    on: str
+    """Where the dangerous command went (a node, a switch, `this machine`)."""
 
 
 class BlockOutput(Payload):
@@ -160,7 +168,8 @@ class SessionCancelled(Payload):
 PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.SESSION_STARTED: SessionStarted, EventKind.SESSION_RESUMED: SessionResumed,
     EventKind.STEP_STARTED: StepStarted, EventKind.BLOCK_STARTED: BlockStarted,
-    EventKind.BLOCK_COMMAND: BlockCommand, EventKind.BLOCK_OUTPUT: BlockOutput,
+    EventKind.BLOCK_COMMAND: BlockCommand, EventKind.COMMAND_SENT: CommandSent,
+    EventKind.BLOCK_OUTPUT: BlockOutput,
     EventKind.BLOCK_FINISHED: BlockFinished, EventKind.DECISION: Decision,
     EventKind.NOTE: Note, EventKind.STEP_FINISHED: StepFinished,
     EventKind.SESSION_FINISHED: SessionFinished, EventKind.SESSION_CANCELLED: SessionCancelled,

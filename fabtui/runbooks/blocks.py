@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from fabtui.destructive import judge
 from fabtui.errors import InputError
 from fabtui.model.runbook import Block, Verdict
 from fabtui.yamldoc import parse_yaml
@@ -43,15 +44,6 @@ def _top_level_colon(line: str, start: int) -> int:
             return index
     return -1
 _DECIDE = re.compile(r"^(.+?)\s*->\s*(\S+)\s*$")
-DESTRUCTIVE = re.compile(
-    r"\b(?:shutdown|reboot|poweroff|halt)\b(?!\s*-c)|"
-    r"\bip\s+link\s+set\s+\S+\s+down\b|\bifdown\b|"
-    r"\bconfig\s+interface\s+shutdown\b|\bnv\s+set\s+interface\s+\S+\s+link\s+state\s+down\b|"
-    r"\bmlxlink\b.*\s-a\s+(?:DS|TG)\b|\bmlxconfig\b.*\bset\b|\bmlxfwreset\b|\bmstfwreset\b|"
-    r"\bsystemctl\s+(?:stop|restart|disable)\b|\brm\s+-[a-z]*r[a-z]*f|\bmkfs\b|"
-    r"\bnvidia-smi\b.*\s(?:-r|--gpu-reset)\b|/remove\b|\bdevlink\s+dev\s+reload\b",
-    re.I)
-"""Commands that take something down or destroy data: they need typed confirmation."""
 
 
 class BlockError(ValueError):
@@ -179,10 +171,12 @@ def _lines(body: str) -> list[tuple[int, str]]:
 
 
 def is_dangerous(block: Block) -> bool:
-    """True when a block must be confirmed by typing (its `danger` attribute, or its command)."""
+    """True when a block must be confirmed by typing as written: its `danger` attribute, or a
+    destructive command in its text (read as a node's shell and as a switch's CLI). The engine
+    judges again on the rendered command, where a value can make it destructive."""
     if block.attrs.get("danger", "").lower() in _TRUE:
         return True
-    return block.kind.value == "sh" and DESTRUCTIVE.search(block.body) is not None
+    return block.kind.value == "sh" and bool(judge(block.body, switch=True))
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ from fabtui.runbooks.expr import (
 from fabtui.runbooks.handlers import BlockHandlers
 from fabtui.runbooks.observe import Observer, Operator, RunSummary, ScriptedOperator
 from fabtui.runbooks.redact import MASK
-from fabtui.runbooks.resume import secret_blocks
+from fabtui.runbooks.resume import may_have_run, secret_blocks
 
 __all__ = ["Engine", "Observer", "Operator", "RunSummary", "ScriptedOperator", "var_name"]
 
@@ -481,6 +481,7 @@ class Engine(BlockHandlers):
         else:
             self._step_open = position[1] > 0
         self._position = position
+        self.may_have_run = {m.block: m for m in may_have_run(self.runbook, events)}
         self.journal.set_status(session, "running")
         self._record(SessionResumed(
             at_step=steps[position[0]].id if position[0] < len(steps) else None))

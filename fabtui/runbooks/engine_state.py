@@ -24,6 +24,7 @@ from fabtui.runbooks.expr import Evaluator
 from fabtui.runbooks.functions import fabric_functions
 from fabtui.runbooks.observe import EVENT_HOOKS, Observer, Operator, RunSummary
 from fabtui.runbooks.redact import Redactor
+from fabtui.runbooks.resume import MayHaveRun
 from fabtui.runbooks.templates import Unknowns, describe_unknown, render, render_shell
 
 OUTPUT_KEEP = 256 * 1024
@@ -101,6 +102,9 @@ class EngineState:
         """A dry run: the values the current block needs that are not known yet."""
         self.questions = 0
         """How many times the operator has been asked (gates, inputs, dangerous commands)."""
+        self.may_have_run: dict[str, MayHaveRun] = {}
+        """Dangerous blocks an interrupted run confirmed or sent (set by `restore`): their
+        gate says so and asks for `again PHRASE`."""
 
     # scope ------------------------------------------------------------------------------------
     def scope(self) -> dict[str, Any]:

@@ -4,11 +4,14 @@ and a dry run's stand-in for each: what a block does, given the engine's state."
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any
 
+from fabtui.destructive import describe, judge
 from fabtui.model.events import (
     BlockCommand,
     BlockOutput,
+    CommandSent,
     Decision,
     Note,
 )
@@ -25,7 +28,7 @@ from fabtui.runbooks.engine_state import (
 )
 from fabtui.runbooks.expr import Evaluator, ExprError, Unknown
 from fabtui.runbooks.inputs import convert
-from fabtui.runbooks.resume import input_block_spec
+from fabtui.runbooks.resume import MAY_HAVE_RUN, again_phrase, input_block_spec
 from fabtui.runbooks.templates import describe_unknown, render, render_cli_lines
 from fabtui.transports.cli_session import CliTarget
 from fabtui.transports.ssh import SshTarget
@@ -170,6 +173,8 @@ class BlockHandlers(EngineState):
         if self.dry_run:
             return Outcome(Verdict.SKIPPED, f"dry run: would run {described}"
                             f"{self._unknown_note()}")
+        if confirmed is not None:  # journaled before it goes (see `_sh`)
+            self._record(CommandSent(on=target or "this machine"), block.step, block.id)
         result = await self.runner.run(definition, target, params,
                                        on_line=lambda line: self._stream(block, line),
                                        confirmed=confirmed)
@@ -203,15 +208,26 @@ class BlockHandlers(EngineState):
         timeout = attrs.timeout if attrs.timeout is not None else 120.0
         where = target or "this machine"
         self._record(BlockCommand(command=script, on=where), block.step, block.id)
-        if block_text.is_dangerous(block):
-            refused = await self._typed_gate(block, evaluator, f"on {where} this runs:\n{script}",
-                                             f"run on {where}: {script}")
+        switch = graph.switches.get(target) if target is not None and graph is not None \
+            else None
+        # Judged on what will run, values substituted: `sudo {{ action }}` is `sudo reboot`.
+        hazards = judge(script, flavor=switch.flavor.value if switch is not None else None,
+                        switch=switch is not None)
+        dangerous = attrs.danger or bool(hazards)
+        if dangerous:
+            what = f"on {where} this runs:\n{script}" + \
+                (f"\nwhich {describe(hazards)}" if hazards else "")
+            refused = await self._typed_gate(block, evaluator, what, f"run on {where}: {script}",
+                                             why=describe(hazards) if hazards else None)
             if refused is not None:
                 return refused
         if self.dry_run:
             return Outcome(Verdict.SKIPPED, f"dry run: would run on {where}: {script}"
                             f"{self._unknown_note()}", variables=self._dry_captures(block))
-        output, status, error = await self._run_script(block, target, script, timeout)
+        if dangerous:  # journaled before it goes: after a crash, a resume knows it may have run
+            self._record(CommandSent(on=where), block.step, block.id)
+        output, status, error = await self._run_script(block, target, script, timeout,
+                                                       once=dangerous)
         if output:
             self._record(BlockOutput(output=output[-OUTPUT_KEEP:]), block.step, block.id)
         variables: dict[str, Any] = {}
@@ -237,7 +253,7 @@ class BlockHandlers(EngineState):
         return {name: Unknown(name, why) for name in groups}
 
     async def _typed_gate(self, block: Block, evaluator: Evaluator, danger: str,
-                          action: str) -> Outcome | None:
+                          action: str, *, why: str | None = None) -> Outcome | None:
         """Ask the operator to type the block's `confirm` phrase (default: its id).
 
         None when they typed it; otherwise the block's outcome (not confirmed, nobody to ask,
@@ -249,11 +265,22 @@ class BlockHandlers(EngineState):
         if self.dry_run:
             return Outcome(Verdict.SKIPPED, f"dry run: would ask to type {phrase!r}, then "
                             f"{action}{self._unknown_note()}", variables=self._dry_captures(block))
+        earlier = self.may_have_run.get(block.id)
+        first_phrase = phrase
+        if earlier is not None:  # the interrupted run confirmed or sent it: say so, ask anew
+            phrase = again_phrase(phrase)
+            danger = f"{earlier.note()}.\n{danger}"
         prompt = self._announce_question(block, f"DANGER: {danger}\nType {phrase} to run it.")
         answer = await self.operator.confirm(block, prompt, phrase)
+        if earlier is not None and answer is not None and answer.strip() == first_phrase:
+            answer = None  # the answer the first run was given does not confirm a second send
         if answer is None:
-            return Outcome(Verdict.ERROR, f"{block.id} is dangerous and needs typed "
-                            f"confirmation (headless: --answer {block.id}={phrase})")
+            answer_hint = shlex.quote(f"{block.id}={phrase}")
+            return Outcome(Verdict.ERROR, f"{block.id} is dangerous"
+                            f"{f' ({why})' if why else ''} and needs typed "
+                            f"confirmation (headless: --answer {answer_hint})"
+                            + (f"; {earlier.note()}" if earlier is not None else ""),
+                            {MAY_HAVE_RUN: True} if earlier is not None else {})
         self._record(Decision(by="operator", typed=True,
                               answer="accepted" if answer.strip() == phrase else answer),
                      block.step, block.id)
@@ -261,14 +288,17 @@ class BlockHandlers(EngineState):
             target = attrs.on_no or ABORT  # declined with on_no=STEP: the run goes on there
             return Outcome(Verdict.ABORTED if target == ABORT else Verdict.SKIPPED,
                             f"not confirmed: typed {answer!r}, not {phrase!r}", flow=target)
+        self.may_have_run.pop(block.id, None)
         return None
 
     async def _run_script(self, block: Block, target: str | None, script: str,
-                          timeout: float) -> tuple[str, int | None, str | None]:
+                          timeout: float, *, once: bool = False) -> tuple[str, int | None,
+                                                                         str | None]:
         """(output, exit status, error) of a script on this machine, a node or a switch.
 
         Note: runs the script (a child process here, or through ssh / a CLI session); the
-        output streams to the observers line by line.
+        output streams to the observers line by line. `once`: a dropped ssh connection is not
+        retried (a dangerous command is sent at most once; the error says it may have run).
         """
         transports = self.runner.transports
         graph = self.runner.graph
@@ -299,7 +329,7 @@ class BlockHandlers(EngineState):
             host = node.mgmt if node is not None and node.mgmt else target
             result = await transports.ssh.run(SshTarget(name=target, host=host),
                                               ["sh", "-c", script], timeout=timeout,
-                                              on_line=on_line)
+                                              on_line=on_line, retry_on_drop=not once)
         output = result.output
         if result.error is not None and result.error.value != "command":
             return output, result.exit_status, result.error_message or result.error.value

@@ -27,9 +27,11 @@ from fabtui.errors import InputError
 from fabtui.model.probe import ProbeDef
 from fabtui.model.runbook import Block, BlockKind, InputType, Runbook
 from fabtui.runbooks import blocks as block_text
+from fabtui.runbooks.danger_lint import block_hazards, value_decides_program
 from fabtui.runbooks.engine import var_name
 from fabtui.runbooks.expr import BUILTINS, ExprError, functions, names
 from fabtui.runbooks.functions import fabric_functions
+from fabtui.runbooks.resume import input_block_spec
 from fabtui.runbooks.templates import shell_problems, template_expressions
 
 _COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
@@ -101,6 +103,21 @@ class _Checker:
         self._definers = self._count_definers()
         self.defined = set(self._definers)
         self.free_form = self._free_form_names()
+        self._choices = self._listed_values()
+
+    def _listed_values(self) -> dict[str, list[str]]:
+        """Inputs (front matter and `input` blocks) with a fixed list of values: name -> the
+        values, as text (a boolean's two)."""
+        specs = [*self.runbook.meta.inputs,
+                 *(input_block_spec(b) for b in self.runbook.blocks()
+                   if b.kind is BlockKind.INPUT)]
+        listed: dict[str, list[str]] = {}
+        for spec in specs:
+            if spec.choices:
+                listed[spec.name] = [str(c) for c in spec.choices]
+            elif spec.type is InputType.BOOL:
+                listed[spec.name] = ["true", "false"]
+        return listed
 
     def error(self, line: int | None, message: str) -> None:
         self.issues.append(LintIssue(self.runbook.path, line, "error", message))
@@ -311,11 +328,16 @@ class _Checker:
         for attr in ("on", "confirm"):
             if attr in block.attrs:
                 self.template(block, block.attrs[attr])
-        dangerous = block_text.DESTRUCTIVE.search(block.body)
-        if dangerous and block.attrs.get("danger", "").lower() not in ("true", "yes", "1"):
-            self.error(block.line, f"{block.id}: {dangerous.group(0).strip()!r} takes something "
-                       "down: mark the block danger=true (the operator must type a "
-                       "confirmation) and say what it does in the prose")
+        if block.attrs.get("danger", "").lower() not in ("true", "yes", "1"):
+            for found in block_hazards(block.body, self._choices):
+                self.error(block.line, f"{block.id}: {found.describe()}: mark the block "
+                           "danger=true (the operator must type a confirmation) and say what "
+                           "it does in the prose")
+            for expression in value_decides_program(block.body):
+                self.warning(block.line, f"{block.id}: {{{{ {expression} }}}} decides which "
+                             "program runs: the engine asks for typed confirmation whenever "
+                             "its value is destructive, and lint cannot check it; name the "
+                             "program in the text")
 
     def _probe(self, block: Block) -> None:
         call = block_text.probe_call(block)

@@ -1,4 +1,5 @@
-"""What a resumed session must ask again: the one secret rule.
+"""What a resumed session must ask again: the one secret rule, and the dangerous command that
+may already have run.
 
 A secret is never stored: the journal holds `***` where a secret input (front matter `inputs:`
 marked `secret`) or a secret `input` block's answer was. So a resume cannot replay it: each such
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from fabtui.model.events import BlockFinished, Event
+from fabtui.model.events import BlockFinished, CommandSent, Decision, Event
 from fabtui.model.runbook import Block, BlockKind, InputSpec, InputType, Runbook
 from fabtui.model.verdict import Verdict
 from fabtui.runbooks.blocks import block_attrs
@@ -84,3 +86,56 @@ def refusal(session: str, missing: list[AskAgain]) -> str:
     return (f"session {session}: secret{'s' if plural else ''} {names} "
             f"{'were' if plural else 'was'} never stored: give "
             + " ".join(f"--input {a.name}=..." for a in missing))
+
+
+MAY_HAVE_RUN = "may_have_run"
+"""Set in the result of a block a resume stopped at again: it was not confirmed a second time,
+so it may still have run once (the next resume says so too)."""
+
+
+@dataclass(frozen=True)
+class MayHaveRun:
+    """A dangerous block the interrupted run had confirmed, or sent, without it finishing:
+    its command may have run. A resume says so and asks for `again` before sending it again."""
+
+    block: str
+    confirmed_at: float | None
+    sent_at: float | None
+
+    def note(self) -> str:
+        """What the operator reads before deciding (a resume's note, the gate's prompt)."""
+        said = []
+        if self.confirmed_at is not None:
+            said.append(f"was confirmed at {_clock(self.confirmed_at)}")
+        if self.sent_at is not None:
+            said.append(f"its command was sent at {_clock(self.sent_at)}")
+        return (f"{self.block} {' and '.join(said)} before the run was interrupted: it may "
+                "already have run. Check the device before confirming it again")
+
+
+def may_have_run(book: Runbook, events: Iterable[Event]) -> list[MayHaveRun]:
+    """The dangerous `sh` and `probe` blocks of a session of `book` that its `events` show
+    confirmed (a typed, accepted decision) or sent, and not finished after that (see
+    `MayHaveRun`)."""
+    commands = {b.id for b in book.blocks() if b.kind in (BlockKind.SH, BlockKind.PROBE)}
+    open_blocks: dict[str, list[float | None]] = {}
+    for event in events:
+        data, block = event.data, event.block
+        if block is None or block not in commands:
+            continue
+        if isinstance(data, Decision) and data.typed and data.answer == "accepted":
+            open_blocks.setdefault(block, [None, None])[0] = event.at
+        elif isinstance(data, CommandSent):
+            open_blocks.setdefault(block, [None, None])[1] = event.at
+        elif isinstance(data, BlockFinished) and not data.result.get(MAY_HAVE_RUN):
+            open_blocks.pop(block, None)
+    return [MayHaveRun(block, at[0], at[1]) for block, at in open_blocks.items()]
+
+
+def again_phrase(phrase: str) -> str:
+    """What the operator types to send a command that may already have run once more."""
+    return f"again {phrase}"
+
+
+def _clock(at: float) -> str:
+    return datetime.fromtimestamp(at).strftime("%H:%M:%S")

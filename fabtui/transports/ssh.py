@@ -236,13 +236,17 @@ class SshTransport:
                                             timeout=timeout, cap=self.options.cap,
                                             on_line=on_line, stdin=stdin)
                 verdict = classify(outcome, target)
+                message = verdict.message
                 if verdict.dropped:
                     self._masters.discard(_key(target))
                     if retry_on_drop and attempts == 1:
                         continue
+                    if not retry_on_drop:
+                        message = (f"{message}; it may or may not have completed (not sent "
+                                   "again: a command that is not safe to repeat is sent once)")
                 return result_from(outcome, target=target.name, transport=self.name,
                                    command=remote, timeout=timeout, error=verdict.error,
-                                   error_message=verdict.message, attempts=attempts)
+                                   error_message=message, attempts=attempts)
 
     async def _ensure_master(self, target: SshTarget, remote: str) -> TransportResult | None:
         """Start the shared connection to `target` unless it runs; a failure is the result."""

@@ -519,7 +519,7 @@ class Workspace:
         from fabtui.model.events import SessionStarted
         from fabtui.runbooks.inputs import convert, resolve_inputs
         from fabtui.runbooks.redact import MASK, Redactor
-        from fabtui.runbooks.resume import ask_again, refusal
+        from fabtui.runbooks.resume import again_phrase, ask_again, refusal
 
         session = self.session_id(session)
         book, recorded, events, notes = self._resumable(session)
@@ -546,6 +546,9 @@ class Workspace:
                               started.dry_run if started is not None else False,
                               operator_name)
         engine.restore(session, events, secrets)
+        notes += [f"{m.note()}: the resume asks to type `{again_phrase(m.block)}` (or its "
+                  "confirm phrase after `again`), not the first answer"
+                  for m in engine.may_have_run.values()]
         return Resumed(engine, notes)
 
     async def continue_interrupted(self, engine: Engine, *, operator: Operator,

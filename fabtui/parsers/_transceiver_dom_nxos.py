@@ -25,7 +25,12 @@ from __future__ import annotations
 import re
 
 from fabtui.model.parsed.transceiver_dom import TransceiverDom
-from fabtui.parsers._switch_dom_common import FLAGS, DomBuilder, measurement_field, threshold_name
+from fabtui.parsers._transceiver_dom_common import (
+    FLAGS,
+    DomBuilder,
+    measurement_field,
+    threshold_name,
+)
 
 PORT = re.compile(r"^(?P<port>(?:Ethernet|Eth)\d+(?:/\d+)+)\s*$")
 _PRESENT = re.compile(r"^\s+transceiver is (?P<state>not present|present)", re.IGNORECASE)

@@ -28,7 +28,7 @@ import re
 
 from fabtui.model.parsed.transceiver_dom import TransceiverDom
 from fabtui.parsers._switch_common import split_unit
-from fabtui.parsers._switch_dom_common import DomBuilder, threshold_name
+from fabtui.parsers._transceiver_dom_common import DomBuilder, threshold_name
 
 PORT = re.compile(r"^(?P<port>\S+?):\s+SFP (?:EEPROM )?(?P<status>detected|Not detected|is not "
                   r"applicable.*?|\S.*?)\s*$")

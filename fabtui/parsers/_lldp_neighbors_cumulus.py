@@ -6,14 +6,14 @@
   tree): the local port comes from the command line;
 - NCLU `net show lldp` (LocalPort, Speed, Mode, RemoteHost, RemotePort).
 
-`nv show interface lldp-detail` prints lldpctl blocks (`_lldp_lldpd.py`).
+`nv show interface lldp-detail` prints lldpctl blocks (`_lldp_neighbors_lldpd.py`).
 """
 
 from __future__ import annotations
 
 import re
 
-from fabtui.parsers._lldp_common import (
+from fabtui.parsers._lldp_neighbors_common import (
     DASHES,
     LLDP_KIND,
     Draft,

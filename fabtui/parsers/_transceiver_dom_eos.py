@@ -13,7 +13,12 @@ import re
 
 from fabtui.model.parsed.transceiver_dom import TransceiverDom
 from fabtui.parsers._switch_common import rule_spans, split_unit
-from fabtui.parsers._switch_dom_common import FLAGS, DomBuilder, measurement_field, threshold_name
+from fabtui.parsers._transceiver_dom_common import (
+    FLAGS,
+    DomBuilder,
+    measurement_field,
+    threshold_name,
+)
 
 _MEASUREMENTS = (("temperature", "temperature"), ("voltage", "voltage"),
                  ("current", "tx_bias"), ("bias", "tx_bias"), ("tx power", "tx_power"),

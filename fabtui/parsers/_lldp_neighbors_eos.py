@@ -14,7 +14,7 @@ import re
 from array import array
 from collections.abc import Iterator
 
-from fabtui.parsers._lldp_common import (
+from fabtui.parsers._lldp_neighbors_common import (
     INT,
     Draft,
     Neighbor,

@@ -2,14 +2,15 @@
 
 Tabulate columns `LocalPort RemoteDevice RemotePortID Capability RemotePortDescr`; cells may be
 empty or hold spaces; a `Total entries displayed:` footer; the Enterprise SONiC variant draws one
-unbroken dash line. SONiC's `show lldp neighbors` prints lldpctl blocks (`_lldp_lldpd.py`).
+unbroken dash line. SONiC's `show lldp neighbors` prints lldpctl blocks
+(`_lldp_neighbors_lldpd.py`).
 """
 
 from __future__ import annotations
 
 import re
 
-from fabtui.parsers._lldp_common import LLDP_KIND, Result, header_index, read_column_table
+from fabtui.parsers._lldp_neighbors_common import LLDP_KIND, Result, header_index, read_column_table
 from fabtui.parsers.errors import ParseError
 
 SONIC_HEADER = re.compile(r"^\s*LocalPort\s+RemoteDevice\s+RemotePortID\b")

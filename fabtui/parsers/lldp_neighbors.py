@@ -25,9 +25,10 @@ aggregation TLV, are not the neighbor's. Launcher prefixes, mail quoting, CRLF, 
 command lines are tolerated. `lldpcli show interfaces|statistics|chassis` (this host's own data)
 are refused.
 
-This module detects the layout and dispatches; each flavor's readers are in `_lldp_sonic.py`,
-`_lldp_eos.py`, `_lldp_nxos.py`, `_lldp_lldpd.py` (lldpctl blocks and keyvalue) and
-`_lldp_cumulus.py` (NVUE, NCLU), on what `_lldp_common.py` shares.
+This module detects the layout and dispatches; each flavor's readers are in
+`_lldp_neighbors_sonic.py`, `_lldp_neighbors_eos.py`, `_lldp_neighbors_nxos.py`,
+`_lldp_neighbors_lldpd.py` (lldpctl blocks and keyvalue) and `_lldp_neighbors_cumulus.py` (NVUE,
+NCLU), on what `_lldp_neighbors_common.py` shares.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ from collections.abc import Callable, Iterable
 
 from fabtui.model.parsed.lldp import LldpNeighbor, LldpNeighbors
 from fabtui.model.table import Table, left, right
-from fabtui.parsers._lldp_common import LLDP_KIND, Result, first
-from fabtui.parsers._lldp_cumulus import (
+from fabtui.parsers._lldp_neighbors_common import LLDP_KIND, Result, first
+from fabtui.parsers._lldp_neighbors_cumulus import (
     NCLU_HEADER,
     NV_BRIEF,
     NV_COMMAND,
@@ -50,14 +51,14 @@ from fabtui.parsers._lldp_cumulus import (
     parse_nvue_neighbor_table,
     parse_nvue_table,
 )
-from fabtui.parsers._lldp_eos import (
+from fabtui.parsers._lldp_neighbors_eos import (
     EOS_DETAIL,
     EOS_HEADER,
     EOS_STATS,
     parse_eos_detail,
     parse_eos_table,
 )
-from fabtui.parsers._lldp_lldpd import (
+from fabtui.parsers._lldp_neighbors_lldpd import (
     KEYVALUE,
     LLDPD_FIELD,
     LLDPD_IFACE,
@@ -66,14 +67,14 @@ from fabtui.parsers._lldp_lldpd import (
     parse_blocks,
     parse_keyvalue,
 )
-from fabtui.parsers._lldp_nxos import (
+from fabtui.parsers._lldp_neighbors_nxos import (
     NXOS_CHASSIS,
     NXOS_HEADER,
     NXOS_LOCAL,
     parse_nxos_detail,
     parse_nxos_table,
 )
-from fabtui.parsers._lldp_sonic import SONIC_HEADER, parse_sonic_table
+from fabtui.parsers._lldp_neighbors_sonic import SONIC_HEADER, parse_sonic_table
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import Streamed, with_rows
 from fabtui.parsers.text import clean_line_stream, clean_lines, split_lines

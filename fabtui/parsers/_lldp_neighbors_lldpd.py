@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from fabtui.parsers._lldp_common import (
+from fabtui.parsers._lldp_neighbors_common import (
     DASHES,
     Draft,
     Flavor,

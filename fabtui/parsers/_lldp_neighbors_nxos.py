@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fabtui.parsers._lldp_common import (
+from fabtui.parsers._lldp_neighbors_common import (
     INT,
     LLDP_KIND,
     TOTAL,

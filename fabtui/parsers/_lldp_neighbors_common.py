@@ -1,5 +1,5 @@
-"""What the LLDP neighbor readers share (`lldp.py`, `_lldp_*.py`). Not a parser: it defines no
-KIND.
+"""What the LLDP neighbor readers share (`lldp_neighbors.py`, `_lldp_neighbors_*.py`). Not a
+parser: it defines no KIND.
 
 The neighbor as read (`Neighbor`, a tuple in `LldpNeighbor`'s field order, and `Draft`, one being
 read), what a reader returns (`Result`), printed-value helpers, the walk over a table's rows after
@@ -17,8 +17,8 @@ from typing import Literal, NamedTuple, Protocol
 from fabtui.parsers.text import is_missing
 
 LLDP_KIND = "lldp-neighbors"
-"""The parser's kind (`lldp.KIND`); not named KIND, so the registry takes no `_lldp_*` module for a
-parser."""
+"""The parser's kind (`lldp_neighbors.KIND`); not named KIND, so the registry takes no
+`_lldp_neighbors_*` module for a parser."""
 
 
 TOTAL = re.compile(r"^\s*Total\s+entries\s+displayed\s*:\s*(\d+)\s*$", re.I)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fabtui.model.parsed.ethtool import EthtoolStats
+from fabtui.model.parsed.ethtool_stats import EthtoolStats
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import Streamed
 from fabtui.parsers.text import clean_line_stream, clean_lines, split_lines

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from fabtui.model.parsed.lldp import LldpNeighbor, LldpNeighbors
+from fabtui.model.parsed.lldp_neighbors import LldpNeighbor, LldpNeighbors
 from fabtui.model.table import Table, left, right
 from fabtui.parsers._lldp_neighbors_common import LLDP_KIND, Result, first
 from fabtui.parsers._lldp_neighbors_cumulus import (

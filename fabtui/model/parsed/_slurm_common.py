@@ -1,12 +1,9 @@
-"""Slurm's view of jobs: `scontrol show job [-d]`, `squeue --json` and `sacct --parsable2`."""
+"""Slurm's view of a job, shared by the `scontrol-job` and `squeue-json` results
+(`scontrol_job.py`, `squeue_json.py`); `sacct.py` holds sacct's rows."""
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-
-from fabtui.model.parsed import ParsedOutput
+from pydantic import BaseModel, ConfigDict
 
 
 class SlurmNodeAlloc(BaseModel):
@@ -77,54 +74,3 @@ class SlurmJob(BaseModel):
     """Per-node CPU / memory / GRES detail (`scontrol show job -d`, `squeue --json`)."""
     line: int | None = None
     """The line the job's record starts on (scontrol only)."""
-
-
-class ScontrolJobOutput(ParsedOutput):
-    """`scontrol show job [-d] [JOBID]`: one record per job, key=value fields."""
-
-    kind: Literal["scontrol-job"] = "scontrol-job"
-    jobs: list[SlurmJob] = Field(default_factory=list)
-    """The jobs, in the order printed."""
-
-
-class SqueueJsonOutput(ParsedOutput):
-    """`squeue --json` (Slurm 21.08 to 24.x; also slurmrestd's `/slurm/vX/jobs` answer)."""
-
-    kind: Literal["squeue-json"] = "squeue-json"
-    slurm_release: str | None = None
-    """The Slurm release that printed it (`meta.Slurm.release`), e.g. `23.02.6`."""
-    data_parser: str | None = None
-    """The JSON schema plugin (`data_parser/v0.0.39`), when the output names it."""
-    jobs: list[SlurmJob] = Field(default_factory=list)
-    """The jobs, in the order printed."""
-
-
-class SacctRow(BaseModel):
-    """One `sacct` row: a job or one of its steps (`123.batch`, `123.0`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    job_id: str
-    """`JobID` as printed, step suffix included (`278952.batch`)."""
-    step: str | None = None
-    """The step part of `JobID` (`batch`, `extern`, `0`), null for the job itself."""
-    name: str | None = None
-    """`JobName`."""
-    state: str | None = None
-    """`State`, its first word (`CANCELLED by 1000` -> `CANCELLED`)."""
-    nodelist: str | None = None
-    """`NodeList` as a host list; null for `None assigned`."""
-    nodes: list[str] = []
-    """`nodelist` expanded to host names."""
-    fields: dict[str, str] = {}
-    """Every column by its header name, as printed."""
-
-
-class SacctOutput(ParsedOutput):
-    """`sacct --parsable2` (`-P`), with its header line or with fabtui's own `-o` field list."""
-
-    kind: Literal["sacct"] = "sacct"
-    columns: list[str] = Field(default_factory=list)
-    """The column names, from the header (or fabtui's field list for headerless rows)."""
-    rows: list[SacctRow] = Field(default_factory=list)
-    """The rows, in the order printed."""

@@ -18,7 +18,7 @@ from fabtui.probes.evaluators.base import EvalContext, evaluator
 
 
 @evaluator("lldp-neighbors")
-def lldp(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
+def lldp_neighbors(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     """One metric per port whose neighbor differs from the topology, plus the count that match."""
     switch = ctx.target.switch
     graph = ctx.graph

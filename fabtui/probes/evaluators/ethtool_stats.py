@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fabtui.model.probe import Metric, Verdict
+from fabtui.model.probe import Metric
 from fabtui.probes.counters import changes, ratio
 from fabtui.probes.evaluators.base import EvalContext, evaluator
 
@@ -27,7 +27,7 @@ _MARKED = re.compile(r"^rx_prio\d_marked$")
 
 
 @evaluator("ethtool-stats")
-def ethtool(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
+def ethtool_stats(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     """Window metrics from two `ethtool -S` samples; absolute values from one."""
     component = ctx.component()
     counters: dict[str, int] = after.counters
@@ -54,21 +54,4 @@ def ethtool(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     resets = sorted(n for n, c in moved.items() if c.event == "reset")
     if resets:
         metrics.append(Metric(name="counters_reset", value=len(resets), component=component))
-    return metrics
-
-
-@evaluator("show-gids")
-def show_gids(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
-    """RoCE v2 GIDs with an IPv4 address per device: NCCL and perftest need one (GID index)."""
-    devices: dict[str, list[Any]] = {}
-    for gid in after.gids:
-        devices.setdefault(gid.dev, []).append(gid)
-    metrics = []
-    for device, gids in sorted(devices.items()):
-        usable = [g for g in gids if (g.version or "").lower() == "v2" and g.ipv4]
-        where = ctx.component() if ctx.target.nic is not None else ctx.component(device)
-        metrics.append(Metric(name="roce_v2_ipv4_gids", value=len(usable), component=where,
-                              verdict=Verdict.OK if usable else Verdict.FAIL))
-        if usable:
-            metrics.append(Metric(name="gid_index", value=usable[0].index, component=where))
     return metrics

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fabtui.model.parsed.slurm import SlurmJob, SlurmNodeAlloc
+from fabtui.model.parsed._slurm_common import SlurmJob, SlurmNodeAlloc
 from fabtui.parsers import scontrol_job
 from fabtui.topology.jobplace import (
     PlacementError,

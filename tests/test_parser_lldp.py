@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fabtui.parsers import lldp
+from fabtui.parsers import lldp_neighbors as lldp
 from fabtui.parsers.errors import ParseError
 from fabtui.render.table import render_tables
 

@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from fabtui.model.parsed.dcgmi_diag import DcgmiDiag
-from fabtui.model.parsed.ethtool import EthtoolStats
+from fabtui.model.parsed.ethtool_stats import EthtoolStats
 from fabtui.model.parsed.fec_stats import FecStats
 from fabtui.model.parsed.ibdev2netdev import Ibdev2netdevOutput
 from fabtui.model.parsed.ibstat import IbstatOutput

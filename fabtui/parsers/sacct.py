@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 from itertools import chain
 
-from fabtui.model.parsed.slurm import SacctOutput, SacctRow
+from fabtui.model.parsed.sacct import SacctOutput, SacctRow
 from fabtui.parsers._slurm_common import hosts, text_or_none
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import KeptLines, Streamed, row_defaults

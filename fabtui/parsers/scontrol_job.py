@@ -22,7 +22,8 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 
-from fabtui.model.parsed.slurm import ScontrolJobOutput, SlurmJob, SlurmNodeAlloc
+from fabtui.model.parsed._slurm_common import SlurmJob, SlurmNodeAlloc
+from fabtui.model.parsed.scontrol_job import ScontrolJobOutput
 from fabtui.parsers._slurm_common import count_ids, gpu_ids, hosts, missing, text_or_none
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import Encoded, Streamed

@@ -71,7 +71,7 @@ SIGNATURES: tuple[Signature, ...] = (
          r"\|\s*Diagnostic\s+\|\s*Result\s+\||[|+]-{3,}\s+(?:Deployment|Metadata|Hardware|"
          r"Integration|Stress)\s+-|Successfully ran diagnostic|dcgmi\s+diag|"
          r"DCGM (?:GPU )?Diagnostic|\|\s*(?:Pass|Fail|Skip|Warn) - (?:All|GPU)"),
-    _sig("ethtool-stats", "ethtool", "ethtool -S <netdev>: NIC statistics counters",
+    _sig("ethtool-stats", "ethtool_stats", "ethtool -S <netdev>: NIC statistics counters",
          r"NIC statistics:|(?:rx|tx)_\w*(?:packets|bytes)"),
     _sig("fec-stats", "fec_stats",
          "SONiC `show interfaces counters fec-stats` / `fec-histogram`: FEC corrected, "
@@ -111,7 +111,7 @@ SIGNATURES: tuple[Signature, ...] = (
          r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) *\d+ (?:\d{4} )?\d\d:\d\d|"
          r"\d{4}-\d\d-\d\dT\d\d:\d\d"),
     # The detector expands tabs, so a space in its patterns may be a tab here.
-    _sig("lldp-neighbors", "lldp",
+    _sig("lldp-neighbors", "lldp_neighbors",
          "LLDP neighbors: SONiC show lldp table|neighbors, EOS/NX-OS show lldp neighbors "
          "[detail], lldpcli show neighbors / lldpctl [-f keyvalue], NVUE nv show interface lldp",
          r"(?i:lldp)|LocalPort|Neighbor\s+Device|Hold-time|Remote\s*(?:Host|IP)|Interface:|"

@@ -20,7 +20,8 @@ import json
 import re
 from typing import Any
 
-from fabtui.model.parsed.slurm import SlurmJob, SlurmNodeAlloc, SqueueJsonOutput
+from fabtui.model.parsed._slurm_common import SlurmJob, SlurmNodeAlloc
+from fabtui.model.parsed.squeue_json import SqueueJsonOutput
 from fabtui.parsers._slurm_common import gpu_ids, hosts, text_or_none
 from fabtui.parsers.errors import ParseError
 

@@ -21,9 +21,9 @@ import re
 
 from fabtui.model.parsed.transceiver_dom import TransceiverDom, TransceiverDomReport
 from fabtui.model.table import Table, left, right
-from fabtui.parsers import _switch_dom_eos as eos
-from fabtui.parsers import _switch_dom_nxos as nxos
-from fabtui.parsers import _switch_dom_sonic as sonic
+from fabtui.parsers import _transceiver_dom_eos as eos
+from fabtui.parsers import _transceiver_dom_nxos as nxos
+from fabtui.parsers import _transceiver_dom_sonic as sonic
 from fabtui.parsers._switch_common import clean_lines, command_of, head
 from fabtui.parsers.errors import ParseError
 

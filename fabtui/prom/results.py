@@ -30,7 +30,7 @@ from fabtui.probes.evaluate import (
     hardware_classes,
     judge,
 )
-from fabtui.probes.evaluators.logs import FAILING_XIDS
+from fabtui.probes.evaluators.kernel_log import FAILING_XIDS
 from fabtui.probes.targets import ProbeTarget
 from fabtui.prom.catalog import MAPPED, Mapped
 from fabtui.topology.graph import FabricGraph
@@ -246,7 +246,7 @@ class Assembler:
 
     def _counters(self, probe: ProbeDef, target: ProbeTarget,
                   values: dict[str, list[tuple[Extra, float]]]) -> list[Metric]:
-        from fabtui.probes.evaluators.switch import _ERRORS, _FLOWS
+        from fabtui.probes.evaluators.switch_counters import _ERRORS, _FLOWS
 
         counters = self._fields(probe.name)
         empty = dict.fromkeys((*_ERRORS, *_FLOWS))

@@ -19,7 +19,7 @@ import fnmatch
 from collections.abc import Mapping
 
 from fabtui.model.probe import ProbeDef, Threshold
-from fabtui.probes.evaluators.optics import TEMPERATURE_WARN_C
+from fabtui.probes.evaluators._optics import TEMPERATURE_WARN_C
 from fabtui.prom.catalog import Mapped
 from fabtui.topology.expected import pause_share
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from fabtui.model.element import device_of, split_key
 from fabtui.paths import shipped_dir
-from fabtui.probes.evaluators.optics import light_blame
+from fabtui.probes.evaluators._optics import light_blame
 from fabtui.topology.expected import (
     Expected,
     expected_busbw,

@@ -4,10 +4,10 @@ Every renderer prints the simulation's values in the layout the real tool uses, 
 parsers read them back exactly (tests check each command). `run(sim, host, argv, t)` is the whole
 node: it returns (stdout, stderr, exit status) like a process would.
 
-This module dispatches by program name (`_COMMANDS`, with misconfig's and the scheduler's commands;
-`sh -c` runs its commands through `run`). The commands are in their families: `node_nic.py` (NIC
-and RDMA tools), `node_gpu.py` (nvidia-smi, dcgmi), `node_perf.py` (nccl-tests, perftest) and
-`node_system.py` (logs and files, dmesg, lsmod, the shell basics).
+This module dispatches by program name (`_COMMANDS`, with misconfig's commands; `sh -c` runs its
+commands through `run`). The commands are in `fabtui/sim/programs/`, one module per kind they
+print, named by the kind's stem (`ethtool_stats.py` for `ethtool -S`, `kernel_log.py` for
+`dmesg`, `scontrol_job.py` for `scontrol`, ...), on what its private modules share.
 """
 
 from __future__ import annotations
@@ -17,34 +17,39 @@ import shlex
 from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Node
-from fabtui.sim import misconfig, scheduler
+from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
-from fabtui.sim.node_gpu import dcgmi, nvidia_smi
-from fabtui.sim.node_nic import (
-    ethtool,
+from fabtui.sim.programs._common import Result
+from fabtui.sim.programs._nic_counters import (
     ethtool_counters,
-    ibdev2netdev,
-    ibstat,
-    ibv_devinfo,
-    mlxlink,
-    perfquery,
-    rdma,
     rdma_counters,
-    show_counters,
-    show_gids,
     stalled_drops,
     storm_events,
 )
-from fabtui.sim.node_perf import PERFTEST, nccl_tests, perftest
-from fabtui.sim.node_perf import pair_rate as _pair_rate
-from fabtui.sim.node_system import LOG_DIR, dmesg, echo, lsmod, read_file, simple
+from fabtui.sim.programs._shell import echo, lsmod, simple
+from fabtui.sim.programs.dcgmi_diag import dcgmi
+from fabtui.sim.programs.ethtool_stats import ethtool
+from fabtui.sim.programs.ibdev2netdev import ibdev2netdev
+from fabtui.sim.programs.ibstat import ibstat
+from fabtui.sim.programs.ibv_devinfo import ibv_devinfo
+from fabtui.sim.programs.kernel_log import dmesg
+from fabtui.sim.programs.mlxlink import mlxlink
+from fabtui.sim.programs.nccl_log import LOG_DIR, read_file
+from fabtui.sim.programs.nccl_tests import nccl_tests
+from fabtui.sim.programs.nvidia_smi import nvidia_smi
+from fabtui.sim.programs.perfquery import perfquery
+from fabtui.sim.programs.perftest import PERFTEST, perftest
+from fabtui.sim.programs.perftest import pair_rate as _pair_rate
+from fabtui.sim.programs.rdma_hw_counters import show_counters
+from fabtui.sim.programs.rdma_statistic import rdma
+from fabtui.sim.programs.sacct import sacct
+from fabtui.sim.programs.scontrol_job import scontrol
+from fabtui.sim.programs.show_gids import show_gids
+from fabtui.sim.programs.squeue_json import squeue
 
 __all__ = ["LOG_DIR", "Result", "_pair_rate", "ethtool_counters", "rdma_counters", "run",
            "stalled_drops", "storm_events"]
 """What callers import from here (`_pair_rate` too, for the tests)."""
-
-Result = tuple[str, str, int]
-"""(stdout, stderr, exit status), as a process would end."""
 
 
 def run(sim: Sim, host: str, argv: Sequence[str], t: float) -> Result:
@@ -88,5 +93,5 @@ _COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
     "uptime": simple(" 10:00:00 up 42 days,  3:12,  0 users,  load average: 12.1, 12.3, 12.2\n"),
     **{tool: perftest(tool) for tool in PERFTEST},
     **misconfig.COMMANDS,
-    **scheduler.COMMANDS,
+    "scontrol": scontrol, "squeue": squeue, "sacct": sacct,
 }

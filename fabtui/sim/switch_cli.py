@@ -16,7 +16,12 @@ prompt, echo and pager for `python -m fabtui.sim switch --name X`. Supported com
 
 Anything else gets the vendor's error reply. This module dispatches by flavor; each flavor
 renders in its own module, `switch_cli_sonic.py`, `switch_cli_eos.py` and `switch_cli_nvue.py`,
-on what they share in `switch_cli_common.py`.
+on what they share in `switch_cli_common.py`. One session prints many kinds, so the flavor is
+the module; inside it, the function that renders a kind is named by the kind's stem, as the
+kind's parser, model and evaluator modules are (`switch_counters`, `transceiver_dom`,
+`lldp_neighbors`, ...), a second command printing the same kind adds its variant
+(`pfc_counters_history`, `transceiver_dom_detail`), and what no parser reads stays private
+(`show interfaces status`, NVUE's `nv show interface`).
 """
 
 from __future__ import annotations

@@ -53,21 +53,21 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
         rest = words[2:]
         lower_rest = [w.lower() for w in rest]
         if not rest:
-            return _eos_interfaces(sim, switch, t, None), False
+            return switch_counters(sim, switch, t, None), False
         if lower_rest[:2] == ["counters", "errors"]:
-            return _eos_counters_errors(sim, switch, t), False
+            return switch_counters_errors(sim, switch, t), False
         if lower_rest[:1] == ["transceiver"]:
-            return _eos_transceiver(sim, switch, t), False
+            return transceiver_dom(sim, switch, t), False
         port = port_arg(sim, switch, rest[0])
         if port is None:
             return _eos_invalid(words, 2), True
         if lower_rest[1:3] == ["transceiver", "detail"]:
-            return _eos_transceiver_detail(sim, switch, t, port), False
+            return transceiver_dom_detail(sim, switch, t, port), False
         if len(rest) == 1:
-            return _eos_interfaces(sim, switch, t, port), False
+            return switch_counters(sim, switch, t, port), False
         return _eos_invalid(words, 3), True
     if args[:2] == ["lldp", "neighbors"]:
-        return _eos_lldp(sim, switch, t), False
+        return lldp_neighbors(sim, switch, t), False
     if args[:1] == ["version"]:
         return ("Arista DCS-7800R3-36P-LC\nHardware version: 11.00\nSoftware image version: "
                 "4.31.2F\nArchitecture: x86_64\n"), False
@@ -79,7 +79,7 @@ def _eos_invalid(words: list[str], at: int) -> str:
     return f"% Invalid input (at token {at}: '{token}')\n"
 
 
-def _eos_interfaces(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
+def switch_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
     out = []
     for port, c in counters(sim, switch, t, only):
         mac = f"{int(sim.noise('mac', switch.name) * 2**24):06x}"
@@ -122,7 +122,7 @@ def _eos_interfaces(sim: Sim, switch: Switch, t: float, only: str | None) -> str
     return "\n".join(out) + "\n"
 
 
-def _eos_counters_errors(sim: Sim, switch: Switch, t: float) -> str:
+def switch_counters_errors(sim: Sim, switch: Switch, t: float) -> str:
     lines = [f"{'Port':<12}{'FCS':>10}{'Align':>11}{'Symbol':>11}{'Rx':>11}{'Runts':>11}"
              f"{'Giants':>11}{'Tx':>11}"]
     for port, c in counters(sim, switch, t):
@@ -135,7 +135,7 @@ def _eos_number(value: float | None) -> str:
     return "N/A" if value is None or math.isinf(value) else f"{value:.2f}"
 
 
-def _eos_transceiver(sim: Sim, switch: Switch, t: float) -> str:
+def transceiver_dom(sim: Sim, switch: Switch, t: float) -> str:
     lines = ["If device is externally calibrated, only calibrated values are printed.",
              "N/A: not applicable, Tx: transmit, Rx: receive.",
              "mA: milliamperes, dBm: decibels (milliwatts).",
@@ -156,7 +156,7 @@ def _eos_transceiver(sim: Sim, switch: Switch, t: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _eos_transceiver_detail(sim: Sim, switch: Switch, t: float, port: str) -> str:
+def transceiver_dom_detail(sim: Sim, switch: Switch, t: float, port: str) -> str:
     dom = sim.dom(switch.name, port, t)
     if dom is None:
         return ""
@@ -189,7 +189,7 @@ def _eos_transceiver_detail(sim: Sim, switch: Switch, t: float, port: str) -> st
     return "\n".join(lines) + "\n"
 
 
-def _eos_lldp(sim: Sim, switch: Switch, t: float) -> str:
+def lldp_neighbors(sim: Sim, switch: Switch, t: float) -> str:
     rows = neighbors(sim, switch, t)
     lines = ["Last table change time   : 0:12:51 ago", f"Number of table inserts  : {len(rows)}",
              "Number of table deletes  : 0", "Number of table drops    : 0",

@@ -32,7 +32,7 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
     if port is None:
         return "Error: The requested item does not exist.\n", True
     if rest[1:] == ["counters"]:
-        return _nvue_counters(sim, switch, port, t), False
+        return switch_counters(sim, switch, port, t), False
     return f"Error: '{rest[-1]}' is not one of ['counters', 'link', 'lldp', 'pluggable']\n", True
 
 
@@ -46,7 +46,7 @@ def _nvue_summary(sim: Sim, switch: Switch, t: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _nvue_counters(sim: Sim, switch: Switch, port: str, t: float) -> str:
+def switch_counters(sim: Sim, switch: Switch, port: str, t: float) -> str:
     found = next(counters(sim, switch, t, port), None)
     if found is None:
         return ""

@@ -68,7 +68,7 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
     if args[:2] == ["interfaces", "counters"]:
         rest = args[2:]
         if rest[:1] == ["fec-stats"]:
-            return _sonic_fec(sim, switch, t), False
+            return fec_stats(sim, switch, t), False
         if rest[:1] == ["fec-histogram"]:
             port = port_arg(sim, switch, rest[1]) if len(rest) > 1 else None
             if port is None:
@@ -76,35 +76,35 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
                         "\nTry \"show interfaces counters fec-histogram -h\" for help.\n\n"
                         "Error: Missing argument \"INTERFACENAME\".\n"
                         if len(rest) < 2 else f"Invalid interface name {rest[1]}\n"), True
-            return _sonic_fec_histogram(sim, switch, port, t), False
+            return fec_stats_histogram(sim, switch, port, t), False
         if rest and rest[0] not in ("-i", "--interface", "-a", "--printall"):
             return _click_error("show interfaces counters", rest[0]), True
         only = rest[rest.index("-i") + 1] if "-i" in rest and rest.index("-i") + 1 < len(rest) \
             else None
         if only is not None and port_arg(sim, switch, only) is None:
             return f"Invalid interface name {only}\n", True
-        return _sonic_counters(sim, switch, t, only), False
+        return switch_counters(sim, switch, t, only), False
     if args[:2] == ["pfc", "counters"]:
         if "--history" in args[2:]:
-            return _sonic_pfc_history(sim, switch, t), False
-        return _sonic_pfc(sim, switch, t), False
+            return pfc_counters_history(sim, switch, t), False
+        return pfc_counters(sim, switch, t), False
     if args[:2] == ["pfcwd", "stats"]:
-        return _sonic_pfcwd_stats(sim, switch, t), False
+        return pfcwd(sim, switch, t), False
     if args[:2] == ["pfcwd", "config"]:
-        return _sonic_pfcwd_config(sim, switch, t), False
+        return pfcwd_config(sim, switch, t), False
     if args[:2] == ["queue", "counters"]:
         only = args[2] if len(args) > 2 else None
         if only is not None and port_arg(sim, switch, only) is None:
             return f"Port doesn't exist! {only}\n", True
-        return _sonic_queues(sim, switch, t, only), False
+        return queue_counters(sim, switch, t, only), False
     if args[:3] == ["interfaces", "transceiver", "eeprom"]:
         rest = [a for a in args[3:] if a not in ("--dom", "-d")]
         only = rest[0] if rest else None
         if only is not None and port_arg(sim, switch, only) is None:
             return f"Error: Invalid interface name {only}\n", True
-        return _sonic_eeprom(sim, switch, t, only), False
+        return transceiver_dom(sim, switch, t, only), False
     if args[:2] == ["lldp", "table"]:
-        return _sonic_lldp(sim, switch, t), False
+        return lldp_neighbors(sim, switch, t), False
     if args[:2] == ["interfaces", "status"]:
         return _sonic_status(sim, switch, t), False
     if len(args) >= 2 and args[0] in ("interfaces", "pfc", "pfcwd", "queue", "lldp"):
@@ -132,7 +132,7 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = N
     return "\n".join(lines) + "\n"
 
 
-def _sonic_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
+def switch_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
     headers = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_PPS", "RX_UTIL", "RX_ERR", "RX_DRP",
                "RX_OVR", "TX_OK", "TX_BPS", "TX_PPS", "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]
     rows = []
@@ -147,7 +147,7 @@ def _sonic_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str
     return _table(headers, rows)
 
 
-def _sonic_fec(sim: Sim, switch: Switch, t: float) -> str:
+def fec_stats(sim: Sim, switch: Switch, t: float) -> str:
     headers = ["IFACE", "STATE", "FEC_CORR", "FEC_UNCORR", "FEC_SYMBOL_ERR", "FEC_PRE_BER",
                "FEC_POST_BER"]
     rows = []
@@ -158,7 +158,7 @@ def _sonic_fec(sim: Sim, switch: Switch, t: float) -> str:
     return _table(headers, rows)
 
 
-def _sonic_fec_histogram(sim: Sim, switch: Switch, port: str, t: float) -> str:
+def fec_stats_histogram(sim: Sim, switch: Switch, port: str, t: float) -> str:
     """Codewords by the number of symbol errors corrected (BIN0..BIN15), as portstat prints
     them: the same integrals as fec-stats (FEC_CORR is BIN1..BIN15)."""
     link = sim.real_link(switch.name, port, t)
@@ -167,7 +167,7 @@ def _sonic_fec_histogram(sim: Sim, switch: Switch, port: str, t: float) -> str:
     return _table(["Symbol Errors Per Codeword", "Codewords"], rows)
 
 
-def _sonic_pfc(sim: Sim, switch: Switch, t: float) -> str:
+def pfc_counters(sim: Sim, switch: Switch, t: float) -> str:
     out = []
     for direction, title in (("rx", "Port Rx"), ("tx", "Port Tx")):
         rows = []
@@ -191,7 +191,7 @@ def queue_drops(sim: Sim, switch: str, port: str, t: float) -> int:
     return int(_stormed_time(sim.pfcwd_windows(switch, port, t), t) * PFCWD_DROP_PPS)
 
 
-def _sonic_pfcwd_stats(sim: Sim, switch: Switch, t: float) -> str:
+def pfcwd(sim: Sim, switch: Switch, t: float) -> str:
     """`show pfcwd stats`: the watchdog's lossless queue on every cabled port."""
     headers = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP",
                "TX LAST OK/DROP", "RX LAST OK/DROP"]
@@ -208,7 +208,7 @@ def _sonic_pfcwd_stats(sim: Sim, switch: Switch, t: float) -> str:
     return _table(headers, rows)
 
 
-def _sonic_pfcwd_config(sim: Sim, switch: Switch, t: float) -> str:
+def pfcwd_config(sim: Sim, switch: Switch, t: float) -> str:
     """`show pfcwd config`: the defaults (drop, 200 ms detection and restoration)."""
     rows = [[port, "drop", f"{PFCWD_DETECTION_S * 1000:.0f}",
              f"{PFCWD_RESTORATION_S * 1000:.0f}", "disable"] for port in ports(sim, switch.name)]
@@ -216,7 +216,7 @@ def _sonic_pfcwd_config(sim: Sim, switch: Switch, t: float) -> str:
         ["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME", "HISTORY"], rows)
 
 
-def _sonic_pfc_history(sim: Sim, switch: Switch, t: float) -> str:
+def pfc_counters_history(sim: Sim, switch: Switch, t: float) -> str:
     """`show pfc counters --history`: pause transitions and the time each priority was held
     paused (us), measured, not inferred from frame counts."""
     rows = []
@@ -243,7 +243,7 @@ def _sonic_pfc_history(sim: Sim, switch: Switch, t: float) -> str:
                    "Recent RX Pause Time US", "Recent RX Pause Timestamp"], rows)
 
 
-def _sonic_queues(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
+def queue_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
     headers = ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"]
     rows = []
     wanted = port_arg(sim, switch, only) if only else None
@@ -265,7 +265,7 @@ def _dbm(value: float | None) -> str:
     return "-infdBm" if value is None else f"{value:.4f}dBm"
 
 
-def _sonic_eeprom(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
+def transceiver_dom(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
     wanted = port_arg(sim, switch, only) if only else None
     out = []
     for port in ports(sim, switch.name):
@@ -322,7 +322,7 @@ def _sonic_eeprom(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
     return "".join(out)
 
 
-def _sonic_lldp(sim: Sim, switch: Switch, t: float) -> str:
+def lldp_neighbors(sim: Sim, switch: Switch, t: float) -> str:
     rows = [[port, device, far, "O" if device in sim.graph.nodes else "BR", descr]
             for port, device, far, descr in neighbors(sim, switch, t)]
     table = _table(["LocalPort", "RemoteDevice", "RemotePortID", "Capability",

@@ -1,6 +1,6 @@
 """A Slurm job's rank placement: which node and local slot each task (rank) gets.
 
-From what Slurm reports about a job (`fabtui.model.parsed.slurm.SlurmJob`): its nodes in
+From what Slurm reports about a job (`fabtui.model.parsed._slurm_common.SlurmJob`): its nodes in
 host-list order, its task count and `--ntasks-per-node`, the distribution when the record names
 one. Tasks per node are `--ntasks-per-node` when set, else the task count spread evenly with the
 first nodes taking one more (what Slurm does for `-n` over `-N` nodes). Under `block` ranks fill
@@ -12,7 +12,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from fabtui.model.parsed.slurm import SlurmJob
+from fabtui.model.parsed._slurm_common import SlurmJob
 from fabtui.topology.ranks import RankSlot
 
 DISTRIBUTIONS = ("block", "cyclic")

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from fabtui.errors import RequestError
 
 if TYPE_CHECKING:
-    from fabtui.model.parsed.slurm import SlurmJob
+    from fabtui.model.parsed._slurm_common import SlurmJob
     from fabtui.model.transport import TransportResult
     from fabtui.topology.ranks import RankSlot
     from fabtui.workspace.core import Workspace
@@ -68,7 +68,7 @@ def _queries(job_id: str) -> list[tuple[list[str], str]]:
 
 def _jobs_of(kind: str, text: str) -> list[SlurmJob]:
     """The jobs `text` (an output of `kind`) describes; sacct rows become jobs."""
-    from fabtui.model.parsed.slurm import SlurmJob
+    from fabtui.model.parsed._slurm_common import SlurmJob
     from fabtui.parsers import registry
 
     parsed = registry.get(kind).parse(text)

@@ -1,5 +1,62 @@
-"""Evaluators by output kind; importing this package registers them all."""
+"""Evaluators by output kind, one module per kind named by its stem (`ethtool-stats` in
+`ethtool_stats.py`; `nvml` for NVML snapshots); what several share is in the private modules
+(`_counters.py`, `_optics.py`, `_switch_ports.py`, `_hca_ports.py`, `_rdma.py`,
+`_nccl_events.py`). Importing this package registers them all."""
 
-from fabtui.probes.evaluators import gpu, ib, lldp, logs, nccl, nic, perf, rdma, switch, triage
+from fabtui.probes.evaluators import (
+    dcgmi_diag,
+    ethtool_stats,
+    fec_stats,
+    ibdev2netdev,
+    ibstat,
+    ibv_devinfo,
+    kernel_log,
+    lldp_neighbors,
+    mlxlink,
+    nccl_log,
+    nccl_tests,
+    nccl_triage,
+    nvidia_smi,
+    nvidia_smi_q,
+    nvidia_smi_topo,
+    nvml,
+    perfquery,
+    perftest,
+    pfc_counters,
+    pfcwd,
+    queue_counters,
+    rdma_hw_counters,
+    rdma_statistic,
+    show_gids,
+    switch_counters,
+    transceiver_dom,
+)
 
-__all__ = ["gpu", "ib", "lldp", "logs", "nccl", "nic", "perf", "rdma", "switch", "triage"]
+__all__ = [
+    "dcgmi_diag",
+    "ethtool_stats",
+    "fec_stats",
+    "ibdev2netdev",
+    "ibstat",
+    "ibv_devinfo",
+    "kernel_log",
+    "lldp_neighbors",
+    "mlxlink",
+    "nccl_log",
+    "nccl_tests",
+    "nccl_triage",
+    "nvidia_smi",
+    "nvidia_smi_q",
+    "nvidia_smi_topo",
+    "nvml",
+    "perfquery",
+    "perftest",
+    "pfc_counters",
+    "pfcwd",
+    "queue_counters",
+    "rdma_hw_counters",
+    "rdma_statistic",
+    "show_gids",
+    "switch_counters",
+    "transceiver_dom",
+]

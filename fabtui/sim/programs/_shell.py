@@ -1,0 +1,35 @@
+"""The commands of a simulated node whose output no parser reads: `lsmod` and the fixed
+answers (`hostname`, `true`, `echo`, `uptime`, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fabtui.model.topology import Node
+from fabtui.sim.core import Sim
+from fabtui.sim.programs._common import Result
+from fabtui.sim.scenario import FaultKind
+
+
+def lsmod(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+    loaded = not any(f.host == node.hostname for f in sim.active(FaultKind.GDR_OFF, t))
+    users = "nvidia_peermem," if loaded else ""
+    modules = ["Module                  Size  Used by", "mlx5_ib               462848  0",
+               f"ib_uverbs             184320  {2 if loaded else 1} {users}mlx5_ib",
+               "mlx5_core            2134016  1 mlx5_ib",
+               f"nvidia              56729600  {312 if loaded else 311} nvidia_uvm,{users}"
+               "nvidia_modeset"]
+    if loaded:
+        modules.insert(1, "nvidia_peermem         16384  0")
+    return "\n".join(modules) + "\n", "", 0
+
+
+def simple(output: str, status: int = 0) -> Callable[[Sim, Node, list[str], float], Result]:
+    def answer(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+        return output.format(host=node.hostname, args=" ".join(args)), "", status
+
+    return answer
+
+
+def echo(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+    return " ".join(args) + "\n", "", 0

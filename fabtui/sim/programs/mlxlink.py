@@ -1,0 +1,110 @@
+"""`mlxlink -d DEV [-m] [-c]` on a simulated node: port state, the NIC's own module (`-m`) and
+the BER counters (`-c`)."""
+
+from __future__ import annotations
+
+from fabtui.model.topology import Nic, Node
+from fabtui.sim import misconfig
+from fabtui.sim.core import (
+    BIAS_HIGH_ALARM,
+    BIAS_LOW_ALARM,
+    RX_HIGH_ALARM,
+    RX_LOW_ALARM,
+    TEMP_HIGH_ALARM,
+    TX_HIGH_ALARM,
+    TX_LOW_ALARM,
+    Sim,
+)
+from fabtui.sim.programs._common import Result, nic_by, port_up
+
+
+def mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
+    device = args[args.index("-d") + 1] if "-d" in args and args.index("-d") + 1 < len(args) \
+        else None
+    nic = nic_by(node, device or "")
+    if nic is None:
+        return "", f"-E- Failed to open device: {device}, No such file or directory\n", 1
+    attachment = sim.graph.attachments.get((node.hostname, nic.name))
+    link = attachment.link_index if attachment else -1
+    up = port_up(sim, node, nic, t)
+    lines = ["", "Operational Info", "----------------",
+             f"State                              : {'Active' if up else 'Disable'}",
+             f"Physical state                     : {'LinkUp' if up else 'Disabled'}",
+             f"Speed                              : "
+             f"{str(sim.link_speed(link)) + 'G' if up else 'N/A'}",
+             f"Width                              : {'4x' if up else 'N/A'}",
+             "FEC                                : Standard_RS-FEC - (544,514)",
+             "Loopback Mode                      : No Loopback",
+             "Auto Negotiation                   : ON", "",
+             "Supported Info", "--------------",
+             "Enabled Link Speed (Ext.)          : 0x00001000 (400G_4X)",
+             "Supported Cable Speed (Ext.)       : 0x00001000 (400G_4X)", "",
+             "Troubleshooting Info", "--------------------",
+             f"Status Opcode                      : {0 if up else 1024}",
+             "Group Opcode                       : N/A",
+             "Recommendation                     : "
+             + ("No issue was observed" if up else "Check the cable and the remote side"), "",
+             "Tool Information", "----------------",
+             f"Firmware Version                   : {misconfig.firmware(sim, node, nic, t)}",
+             "amBER Version                      : 4.8",
+             "MFT Version                        : mft 4.28.0-92", ""]
+    if "-m" in args and attachment is not None:
+        lines += _mlxlink_module(sim, node, nic, t)
+    if "-c" in args and attachment is not None:
+        _corrected, lost, _symbols = sim.receiver(link, node.hostname, nic.name, t)
+        bits = max(sim.bits_received(link, t), 1)
+        ber_now = sim.pre_fec_ber(link, node.hostname, nic.name, t)
+        lines += ["Physical Counters and BER Info", "------------------------------",
+                  f"Time Since Last Clear [Min]        : {t / 60:.1f}",
+                  f"Effective Physical Errors          : {lost}",
+                  f"Effective Physical BER             : {_ber(lost / bits)}",
+                  "Raw Physical Errors Per Lane       : "
+                  + ",".join(str(v) for v in sim.lane_corrected_bits(link, node.hostname,
+                                                                     nic.name, t)),
+                  f"Raw Physical BER                   : {_ber(ber_now if up else 0.0)}",
+                  f"Link Down Counter                  : {sim.down_events(link, t)}",
+                  "Link Error Recovery Counter        : 0", ""]
+    return "\n".join(lines) + "\n", "", 0
+
+
+def _mlxlink_module(sim: Sim, node: Node, nic: Nic, t: float) -> list[str]:
+    """`mlxlink -m`: the NIC's own module, its launch power and bias and what it receives."""
+    dom = sim.nic_dom(node.hostname, nic.name, t)
+    if dom is None:
+        return []
+
+    def lanes(values: tuple[float | None, ...], digits: int = 3) -> str:
+        return ",".join("-inf" if v is None else f"{v:.{digits}f}" for v in values)
+
+    return ["Module Info", "-----------",
+            f"Temperature [C]                    : {dom.temperature_c:.0f} "
+            f"[-5..{TEMP_HIGH_ALARM:.0f}]",
+            f"Voltage [mV]                       : {dom.voltage_v * 1000:.1f} [3135..3465]",
+            f"Bias Current [mA]                  : {lanes(dom.tx_bias_ma)} "
+            f"[{BIAS_LOW_ALARM:g}..{BIAS_HIGH_ALARM:g}]",
+            f"Rx Power Current [dBm]             : {lanes(dom.rx_power_dbm)} "
+            f"[{RX_LOW_ALARM:g}..{RX_HIGH_ALARM:g}]",
+            f"Tx Power Current [dBm]             : {lanes(dom.tx_power_dbm)} "
+            f"[{TX_LOW_ALARM:g}..{TX_HIGH_ALARM:g}]",
+            "Identifier                         : OSFP",
+            "Compliance                         : 400GBASE-DR4",
+            "Cable Technology                   : 1310 nm, EML",
+            "Cable Type                         : Optical Module (separated)",
+            "OUI                                : Mellanox",
+            f"Vendor Name                        : {dom.vendor}",
+            f"Vendor Part Number                 : {dom.part_number}",
+            f"Vendor Serial Number               : {dom.serial}",
+            "Rev                                : A5",
+            "Wavelength [nm]                    : 1311",
+            "Transfer Distance [m]              : 500",
+            "Rx LOS [per lane]                  : "
+            + ",".join("1" if v is None else "0" for v in dom.rx_power_dbm), ""]
+
+
+def _ber(value: float) -> str:
+    """mlxlink's BER notation: `15E-255` for nothing, else `1E-11` style."""
+    if value <= 0:
+        return "15E-255"
+    exponent = int(f"{value:e}".split("e")[1])
+    mantissa = value / 10**exponent
+    return f"{mantissa:.0f}E{exponent}"

@@ -1,0 +1,106 @@
+"""`nvidia-smi -q -x` on a simulated node: each GPU's state in nvidia-smi's XML."""
+
+from __future__ import annotations
+
+from fabtui.model.topology import Node
+from fabtui.sim.core import Sim
+
+
+def nvidia_smi_q(sim: Sim, node: Node, t: float) -> str:
+    parts = ['<?xml version="1.0" ?>', '<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">',
+             "<nvidia_smi_log>", "\t<timestamp>Mon Nov 30 00:00:00 2026</timestamp>",
+             "\t<driver_version>550.127.05</driver_version>", "\t<cuda_version>12.4</cuda_version>",
+             f"\t<attached_gpus>{len(node.gpus)}</attached_gpus>"]
+    for gpu in sorted(node.gpus, key=lambda g: g.index):
+        state = sim.gpu(node.hostname, gpu.index, t)
+        bus = "0000" + gpu.pci  # nvidia-smi prints an 8-digit domain
+        reasons = {name: ("Active" if name in state.reasons else "Not Active") for name in (
+            "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
+            "hw_thermal_slowdown", "hw_power_brake_slowdown", "sync_boost",
+            "sw_thermal_slowdown", "display_clock_setting")}
+        ecc = "".join(f"\t\t\t<{scope}>\n"
+                      f"\t\t\t\t<sram_correctable>{state.ecc_volatile_correctable}</sram_correctable>\n"
+                      "\t\t\t\t<sram_uncorrectable_parity>0</sram_uncorrectable_parity>\n"
+                      "\t\t\t\t<sram_uncorrectable_secded>0</sram_uncorrectable_secded>\n"
+                      "\t\t\t\t<dram_correctable>0</dram_correctable>\n"
+                      f"\t\t\t\t<dram_uncorrectable>{state.ecc_volatile_uncorrectable}"
+                      f"</dram_uncorrectable>\n\t\t\t</{scope}>\n"
+                      for scope in ("volatile", "aggregate"))
+        event_xml = "".join(f"\t\t\t<clocks_event_reason_{k}>{v}</clocks_event_reason_{k}>\n"
+                            for k, v in reasons.items())
+        parts.append(f"""\t<gpu id="{bus}">
+\t\t<product_name>NVIDIA H100 80GB HBM3</product_name>
+\t\t<product_architecture>Hopper</product_architecture>
+\t\t<persistence_mode>Enabled</persistence_mode>
+\t\t<mig_mode>
+\t\t\t<current_mig>Disabled</current_mig>
+\t\t\t<pending_mig>Disabled</pending_mig>
+\t\t</mig_mode>
+\t\t<serial>165232{int(sim.noise('serial', node.hostname, gpu.index) * 1e7):07d}</serial>
+\t\t<uuid>GPU-{int(sim.noise('uuid', node.hostname, gpu.index) * 2**64):016x}-sim</uuid>
+\t\t<minor_number>{gpu.index}</minor_number>
+\t\t<pci>
+\t\t\t<pci_bus_id>{bus}</pci_bus_id>
+\t\t\t<pci_gpu_link_info>
+\t\t\t\t<pcie_gen>
+\t\t\t\t\t<max_link_gen>5</max_link_gen>
+\t\t\t\t\t<current_link_gen>5</current_link_gen>
+\t\t\t\t\t<device_current_link_gen>5</device_current_link_gen>
+\t\t\t\t\t<max_device_link_gen>5</max_device_link_gen>
+\t\t\t\t\t<max_host_link_gen>5</max_host_link_gen>
+\t\t\t\t</pcie_gen>
+\t\t\t\t<link_widths>
+\t\t\t\t\t<max_link_width>16x</max_link_width>
+\t\t\t\t\t<current_link_width>16x</current_link_width>
+\t\t\t\t</link_widths>
+\t\t\t</pci_gpu_link_info>
+\t\t\t<replay_counter>0</replay_counter>
+\t\t\t<replay_rollover_counter>0</replay_rollover_counter>
+\t\t</pci>
+\t\t<performance_state>P0</performance_state>
+\t\t<clocks_event_reasons>
+{event_xml}\t\t</clocks_event_reasons>
+\t\t<fb_memory_usage>
+\t\t\t<total>81559 MiB</total>
+\t\t\t<used>{71234 if state.utilization_pct else 0} MiB</used>
+\t\t\t<free>{81559 - (71234 if state.utilization_pct else 0)} MiB</free>
+\t\t</fb_memory_usage>
+\t\t<compute_mode>Default</compute_mode>
+\t\t<utilization>
+\t\t\t<gpu_util>{state.utilization_pct} %</gpu_util>
+\t\t\t<memory_util>{state.utilization_pct // 3} %</memory_util>
+\t\t</utilization>
+\t\t<ecc_mode>
+\t\t\t<current_ecc>Enabled</current_ecc>
+\t\t\t<pending_ecc>Enabled</pending_ecc>
+\t\t</ecc_mode>
+\t\t<ecc_errors>
+{ecc}\t\t</ecc_errors>
+\t\t<remapped_rows>
+\t\t\t<remapped_row_corr>0</remapped_row_corr>
+\t\t\t<remapped_row_unc>0</remapped_row_unc>
+\t\t\t<remapped_row_pending>No</remapped_row_pending>
+\t\t\t<remapped_row_failure>No</remapped_row_failure>
+\t\t</remapped_rows>
+\t\t<temperature>
+\t\t\t<gpu_temp>{state.temperature_c} C</gpu_temp>
+\t\t\t<memory_temp>{state.temperature_c - 6} C</memory_temp>
+\t\t</temperature>
+\t\t<gpu_power_readings>
+\t\t\t<power_state>P0</power_state>
+\t\t\t<power_draw>{state.power_w:.2f} W</power_draw>
+\t\t\t<current_power_limit>700.00 W</current_power_limit>
+\t\t</gpu_power_readings>
+\t\t<clocks>
+\t\t\t<graphics_clock>{state.sm_clock_mhz} MHz</graphics_clock>
+\t\t\t<sm_clock>{state.sm_clock_mhz} MHz</sm_clock>
+\t\t\t<mem_clock>{state.mem_clock_mhz} MHz</mem_clock>
+\t\t</clocks>
+\t\t<max_clocks>
+\t\t\t<graphics_clock>{state.sm_clock_max_mhz} MHz</graphics_clock>
+\t\t\t<sm_clock>{state.sm_clock_max_mhz} MHz</sm_clock>
+\t\t\t<mem_clock>{state.mem_clock_mhz} MHz</mem_clock>
+\t\t</max_clocks>
+\t</gpu>""")
+    parts.append("</nvidia_smi_log>")
+    return "\n".join(parts) + "\n"

@@ -14,8 +14,10 @@ import shlex
 from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Node
-from fabtui.sim import scheduler
 from fabtui.sim.core import Sim
+from fabtui.sim.programs.sacct import sacct
+from fabtui.sim.programs.scontrol_job import scontrol
+from fabtui.sim.programs.squeue_json import squeue
 
 Result = tuple[str, str, int]
 """(stdout, stderr, exit status), as a process would end."""
@@ -37,7 +39,7 @@ def _fixed(output: str, status: int = 0) -> Callable[[Sim, Node, list[str], floa
 
 PROGRAMS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
     "echo": _echo, "true": _fixed(""), "false": _fixed("", 1),
-    "hostname": _fixed(f"{NAME}\n"), **scheduler.COMMANDS,
+    "hostname": _fixed(f"{NAME}\n"), "scontrol": scontrol, "squeue": squeue, "sacct": sacct,
 }
 """What the simulated operator's machine runs (anything else: not found)."""
 

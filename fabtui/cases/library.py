@@ -35,6 +35,7 @@ from fabtui.cases.store import CaseRow, CaseStore, ImportReport, store_path
 from fabtui.cases.to_index import index_fields
 from fabtui.errors import InputError, RequestError
 from fabtui.model.case import Case, CaseStatus, Severity
+from fabtui.paths import write_file
 
 Mask = Callable[[str], str]
 _DONE = object()
@@ -388,9 +389,7 @@ class CaseLibrary:
             path = out_dir / case_file_name(case)
             text = write_case(case)
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
-                tmp = path.with_suffix(".md.tmp")
-                tmp.write_text(text, encoding="utf-8")
-                tmp.replace(path)  # a reader never sees half a file
+                write_file(path, text)  # atomic; a planted symlink is never followed
                 written += 1
             paths.append(path)
         return paths, written

@@ -97,15 +97,14 @@ def is_damage(exc: BaseException) -> bool:
 
 
 def _create(path: Path) -> None:
-    """A new, empty store at `path`, complete (migrated, in WAL mode) before it has that name:
+    """A new, empty store at `path`, complete (migrated) before it has that name:
     another process opening it never sees it half made. Nothing when `path` appears meanwhile
     (another process created it first)."""
     fd, temporary = tempfile.mkstemp(prefix=".cases-", suffix=".sqlite", dir=path.parent)
     os.close(fd)
     try:
         conn = sqlite3.connect(temporary, isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
+        try:  # a rollback journal: the COMMIT fails, or the file is whole (WAL comes after)
             conn.execute("BEGIN IMMEDIATE")
             db = sqlite_utils.Database(conn, execute_plugins=False)
             for migration in MIGRATIONS:

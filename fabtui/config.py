@@ -334,6 +334,12 @@ def _prometheus_problems(config: Config, label: str, text: str) -> list[Problem]
         return []
     line = _table_line(text, "prometheus")
     problems = []
+    if "@" in re.sub(r"^[a-z]+://([^/?#]*).*", r"\1", prom.url, flags=re.S):  # user:pass@
+        problems.append(Problem(label, _line_of(text, "url") or line,
+                                "prometheus.url: holds a user name or password before '@' (not "
+                                "repeated here): set prometheus.username, and prometheus.password "
+                                "or prometheus.bearer as a credentials reference (env:VAR, "
+                                "file:PATH, ...); a URL is shown in messages"))
     for key in ("timeout", "stale_after"):
         value = getattr(prom, key)
         if _interval_strict(value) is None:

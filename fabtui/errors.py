@@ -6,6 +6,7 @@ raise one `InputError` carrying them all, so a user fixes a file in one pass, no
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -51,3 +52,25 @@ def one_line(exc: BaseException, limit: int = 160) -> str:
     message = lines[0].strip() if lines else ""
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""Characters a terminal acts on, or that make shown text differ from the text itself: the C0
+and C1 controls, DEL, Unicode line and paragraph separators and bidirectional-text controls."""
+
+
+def escaped(char: str) -> str:
+    """`char` written as an escape a person can read: `\\n`, `\\x1b`, `\\u2028`."""
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x00": "\\x00"}
+    if char in named:
+        return named[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def printable(text: str, limit: int | None = None) -> str:
+    """Text from elsewhere (a server's answer, a device's output) made safe to show: every
+    control character written as an escape (`\\x1b]0;...` sets no window title, `\\r` forges
+    no line), and cut at `limit` characters, saying how much was left out."""
+    if limit is not None and len(text) > limit:
+        text = f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+    return CONTROL.sub(lambda m: escaped(m.group(0)), text)

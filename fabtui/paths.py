@@ -8,6 +8,9 @@ them.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from pathlib import Path
 
 import platformdirs
@@ -54,3 +57,56 @@ def display_path(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+def write_file(path: Path, data: str | bytes, *, durable: bool = False) -> None:
+    """Write `data` (text as UTF-8) to `path` atomically and without following planted links.
+
+    The bytes go to a new file with a random name in the destination folder, created with
+    O_CREAT|O_EXCL (`tempfile.mkstemp`): a symlink or file someone planted at a predictable
+    temporary name is never opened, so nothing outside the folder is written. The file then
+    replaces `path` (`os.replace`: a symlink at `path` itself is replaced, not followed), so a
+    reader sees the old file or the new one, never half of one. `durable` syncs it to disk
+    first. The new file gets the mode a plain `open` would give it (0666 less the umask), or
+    the replaced file's own mode. Every writer of a file a user reads goes through here.
+    """
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    folder = path.parent
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial",
+                                             dir=folder)
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(payload)
+            out.flush()
+            os.fchmod(out.fileno(), _mode_for(path))
+            if durable:
+                os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _mode_for(path: Path) -> int:
+    """The permission bits `path` keeps (an existing regular file's), else a new file's."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        found = None
+    if found is not None and (found.st_mode & 0o170000) == 0o100000:
+        return found.st_mode & 0o777
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (Linux reports it in /proc); 022 where it
+    cannot be read (setting and restoring it would race with other threads creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022

@@ -19,6 +19,7 @@ import difflib
 import functools
 import importlib
 import importlib.util
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -31,10 +32,11 @@ from fabtui.cases.components import Locate
 from fabtui.cases.filing import SessionRecord, case_id_for, draft_case
 from fabtui.cases.markdown import case_file_name, parse_case, write_case
 from fabtui.cases.similar import Similar, similar_cases
-from fabtui.cases.store import CaseRow, CaseStore, ImportReport, store_path
+from fabtui.cases.store import CaseRow, CaseStore, ImportReport, is_damage, store_path
 from fabtui.cases.to_index import index_fields
 from fabtui.errors import InputError, RequestError
 from fabtui.model.case import Case, CaseStatus, Severity
+from fabtui.paths import write_file
 
 Mask = Callable[[str], str]
 _DONE = object()
@@ -44,11 +46,17 @@ _R = TypeVar("_R")
 
 def _exclusive(method: Callable[Concatenate[CaseLibrary, _P], _R]
                ) -> Callable[Concatenate[CaseLibrary, _P], _R]:
-    """`method` run holding the library's lock (see the module docstring)."""
+    """`method` run holding the library's lock (see the module docstring); a damaged store
+    found on the way is an `InputError` saying so (`CaseStore.damaged`)."""
     @functools.wraps(method)
     def locked(self: CaseLibrary, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._lock:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.DatabaseError as exc:
+                if not is_damage(exc):
+                    raise
+                raise self.store.damaged(exc) from None
 
     return locked
 
@@ -181,19 +189,47 @@ class CaseLibrary:
         """Import the configured case folders (the shipped `cases/` among them): new and
         edited files only, so a library already in step costs a hash per file. A case whose
         file was removed from one of those folders is removed too (the file was its truth);
-        cases imported from elsewhere or filed here are never touched."""
+        cases imported from elsewhere or filed here are never touched.
+
+        What looks like a removal is not always one, so a sync removes nothing from a folder
+        that is missing, unreadable or holds no case file at all (a share not mounted, a
+        checkout half switched: its cases are kept, and said to be), and never a case changed
+        here since its file was imported (`cases complete`): its file no longer holds all of
+        it. Such a case is not overwritten by an edited file either (`keep_edited`)."""
         files = case_files(self.case_dirs, missing_ok=True)
-        report = self._import(files)
-        folders = [d.resolve() for d in self.case_dirs]
+        report = self._import(files, keep_edited=True)
+        folders = {d.resolve(): d for d in self.case_dirs}
         present = {str(f.resolve()) for f in files}
-        gone = [case_id for path, case_id in self.store.sources().items()
-                if path not in present and Path(path).parent in folders
-                and not Path(path).exists()]
-        stored = {case_id: self.store.get(case_id) for case_id in gone}
+        live = {Path(path).parent for path in present}
+        gone: dict[str, str] = {}
+        held: dict[Path, list[str]] = {}
+        for path, case_id in self.store.sources().items():
+            folder = Path(path).parent
+            if path in present or folder not in folders or Path(path).exists():
+                continue
+            if folder in live:
+                gone[case_id] = path
+            else:
+                held.setdefault(folder, []).append(case_id)
+        for folder, ids in held.items():
+            report.notes.append(f"case folder {self.label(folders[folder])} is missing or "
+                                f"holds no case file: its {len(ids)} case"
+                                f"{'s are' if len(ids) != 1 else ' is'} kept until it does")
+        edited = self.store.edited(gone)
+        for case_id in sorted(edited):
+            report.notes.append(f"case {case_id!r} was completed or changed here, and its file "
+                                f"{self.label(Path(gone[case_id]))} is gone: kept (fabtui cases "
+                                f"export --id {case_id} writes it back to a file)")
+        stored = {case_id: self.store.get(case_id) for case_id in gone if case_id not in edited}
         report.removed = self.delete([case_id for case_id, case in stored.items()
                                       if case is not None and case.source is not None
                                       and case.source not in present
-                                      and Path(case.source).parent in folders])
+                                      and Path(case.source).parent in live])
+        if report.removed:
+            shown = ", ".join(report.removed[:5]) + (" ..." if len(report.removed) > 5 else "")
+            report.notes.append(f"removed {len(report.removed)} case"
+                                f"{'s' if len(report.removed) != 1 else ''} whose file left "
+                                f"its case folder: {shown}")
         return report
 
     @_exclusive
@@ -202,7 +238,7 @@ class CaseLibrary:
         exist; a file that fails is in the report's `problems`, the others are imported."""
         return self._import(case_files(paths))
 
-    def _import(self, files: list[Path]) -> ImportReport:
+    def _import(self, files: list[Path], *, keep_edited: bool = False) -> ImportReport:
         labelled = [(path, self.label(path)) for path in files]
         by_label = {label: path for path, label in labelled}
 
@@ -211,7 +247,8 @@ class CaseLibrary:
             # Stored by the file's absolute path, so the working folder does not change it.
             return case.model_copy(update={"source": str(by_label[label].resolve())})
 
-        report = self.store.import_files(labelled, parse, self.masked)
+        report = self.store.import_files(labelled, parse, self.masked,
+                                         keep_edited=keep_edited)
         if report.changed:
             self._after_write(report.changed)
         return report
@@ -379,20 +416,38 @@ class CaseLibrary:
     def export(self, out_dir: Path,
                ids: Sequence[str] = ()) -> tuple[builtins.list[Path], int]:
         """Write one markdown file per case (or per case of `ids`) into `out_dir`: the files
-        and how many were written (a file already holding the same text is left alone)."""
+        and how many were written (a file already holding the same text is left alone).
+
+        From a damaged store, every case that still reads is written, then an `InputError`
+        names those that did not."""
         out_dir.mkdir(parents=True, exist_ok=True)
-        chosen = [self.get(i) for i in ids] if ids else list(self.store.all())
         paths: builtins.list[Path] = []
         written = 0
-        for case in chosen:
+        unreadable: builtins.list[tuple[str, sqlite3.DatabaseError]] = []
+        for case_id in ids or self.store.ids():
+            try:
+                found = self.store.get(case_id)
+            except sqlite3.DatabaseError as exc:
+                if not is_damage(exc):
+                    raise
+                unreadable.append((case_id, exc))
+                continue
+            case = found if found is not None else self.get(case_id)  # no such case: says so
             path = out_dir / case_file_name(case)
             text = write_case(case)
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
-                tmp = path.with_suffix(".md.tmp")
-                tmp.write_text(text, encoding="utf-8")
-                tmp.replace(path)  # a reader never sees half a file
+                write_file(path, text)  # atomic; a planted symlink is never followed
                 written += 1
             paths.append(path)
+        if unreadable:
+            names = ", ".join(i for i, _ in unreadable[:5]) + (" ..." if len(unreadable) > 5
+                                                               else "")
+            raise InputError.single(str(self.store.path), None, f"the case store is damaged "
+                                    f"({unreadable[0][1]}): {len(unreadable)} case"
+                                    f"{'s' if len(unreadable) != 1 else ''} did not read "
+                                    f"({names}); the {len(paths)} others are in {out_dir}. "
+                                    "Move the store away, then `fabtui cases import "
+                                    f"{out_dir}` rebuilds the library")
         return paths, written
 
     @_exclusive

@@ -15,6 +15,11 @@ killed mid-import or mid-filing leaves the store as it was before that transacti
 
 Schema versions are `PRAGMA user_version`; `MIGRATIONS[n]` takes a store from n to n + 1, each
 step committed with its number, and a store newer than this fabtui is refused, never half-read.
+
+A damaged store is said to be one (`damaged`), never reported as an internal error: a new store
+is built under a temporary name and linked into place complete, so an empty (0-byte) file where
+the store should be is never one being created, and is refused instead of silently replaced
+(whatever emptied it took its cases).
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import secrets
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -77,6 +84,48 @@ def _locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
+def is_damage(exc: BaseException) -> bool:
+    """Whether `exc` says the database file is damaged or is no database (not a lock, a full
+    disk or a permission)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    if name:
+        return name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB"
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def _create(path: Path) -> None:
+    """A new, empty store at `path`, complete (migrated) before it has that name:
+    another process opening it never sees it half made. Nothing when `path` appears meanwhile
+    (another process created it first)."""
+    fd, temporary = tempfile.mkstemp(prefix=".cases-", suffix=".sqlite", dir=path.parent)
+    os.close(fd)
+    try:
+        conn = sqlite3.connect(temporary, isolation_level=None)
+        try:  # a rollback journal: the COMMIT fails, or the file is whole (WAL comes after)
+            conn.execute("BEGIN IMMEDIATE")
+            db = sqlite_utils.Database(conn, execute_plugins=False)
+            for migration in MIGRATIONS:
+                migration(db)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not path.exists():
+                os.replace(temporary, path)
+    finally:
+        for leftover in (temporary, f"{temporary}-wal", f"{temporary}-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(leftover)
+
+
 @dataclass
 class ImportReport:
     """What an import did, file by file."""
@@ -90,6 +139,9 @@ class ImportReport:
     """The cases added or updated, as stored."""
     removed: list[str] = field(default_factory=list)
     """Cases removed because their file left a case folder (`CaseLibrary.sync`)."""
+    notes: list[str] = field(default_factory=list)
+    """What a sync chose not to do, and why (a missing case folder, a completed case whose
+    file is gone): said to the user, as the problems are."""
 
     @property
     def files(self) -> int:
@@ -158,18 +210,42 @@ class CaseStore:
         """The generations before and after this process's latest write: nothing else
         changed the store in between, so an index at the first only needs that write."""
         try:
+            size: int | None = path.stat().st_size
+        except FileNotFoundError:
+            size = None
+        if size == 0:
+            raise InputError.single(str(path), None, "empty (0 bytes) where the case store "
+                                    "was: whatever emptied it took its cases. Restore it from "
+                                    "a backup, or move it away to start a new store (fabtui "
+                                    "cases import rebuilds a library from case files)")
+        if size is None:
+            _create(path)
+        try:
             self._retry(lambda: self._conn().execute("PRAGMA journal_mode=WAL"))
             self.migrated_from = self._migrate()
         except sqlite3.DatabaseError as exc:
             self.close()
-            if isinstance(exc, sqlite3.OperationalError) and _locked(exc):
-                raise
+            if isinstance(exc, sqlite3.OperationalError) and not is_damage(exc):
+                raise  # a lock held too long, a full disk, a permission: not the file's fault
             raise InputError.single(str(path), None, f"not a readable case store ({exc}): "
                                     "move it away (fabtui cases import rebuilds a library "
                                     "from case files)") from None
         except BaseException:
             self.close()
             raise
+
+    def damaged(self, exc: BaseException) -> InputError:
+        """The one-line error for a store found damaged (`is_damage(exc)`), with what SQLite's
+        own check says first."""
+        found = ""
+        with contextlib.suppress(sqlite3.Error):
+            rows = self._conn().execute("PRAGMA quick_check(3)").fetchall()
+            found = " ".join("; ".join(str(r[0]) for r in rows if r[0] != "ok").split())
+            found = found.removeprefix("*** in database main *** ")[:200]
+        return InputError.single(str(self.path), None, f"the case store is damaged ({exc}"
+                                 f"{'; ' + found if found else ''}): `fabtui cases export` "
+                                 "saves the cases that still read; then move the file away "
+                                 "(fabtui cases import rebuilds a library from case files)")
 
     # connections and transactions -------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -326,6 +402,20 @@ class CaseStore:
                 found.setdefault(case_id, set()).add((kind, value))
         return found
 
+    def edited(self, case_ids: Iterable[str]) -> set[str]:
+        """Those of `case_ids` changed in the store after their file was last imported (a
+        completion, say): their file no longer holds all of them."""
+        wanted = list(dict.fromkeys(case_ids))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            found |= {row[0] for row in self._conn().execute(
+                f"SELECT c.id FROM cases c JOIN sources s ON s.case_id = c.id "
+                f"WHERE c.id IN ({marks}) GROUP BY c.id "
+                f"HAVING c.updated_at > max(s.imported_at)", chunk)}
+        return found
+
     def source_digest(self, path: str) -> tuple[str, str] | None:
         """(digest, case id) the file `path` was last imported with, or None."""
         row = self._conn().execute("SELECT digest, case_id FROM sources WHERE path = ?",
@@ -384,13 +474,16 @@ class CaseStore:
 
     def import_files(self, files: Sequence[tuple[Path, str]],
                      parse: Callable[[str, str], Case],
-                     prepare: Callable[[Case], Case] = lambda case: case) -> ImportReport:
+                     prepare: Callable[[Case], Case] = lambda case: case, *,
+                     keep_edited: bool = False) -> ImportReport:
         """Import case files (path, label), each parsed by `parse(text, label)` and passed
         through `prepare` (masking) before it is stored.
 
         Idempotent: a file whose content hash is the one last imported is skipped unread
         beyond the hash; an edited file updates its case; a file that fails is reported as
         `file:line` and the others still import. Writes in transactions of `BATCH` files.
+        `keep_edited`: an edited file whose case was changed in the store since its import
+        (`edited`) is not imported but reported: importing it would undo that change.
         """
         report = ImportReport()
         pending: list[tuple[str, str, Case]] = []
@@ -406,6 +499,15 @@ class CaseStore:
             known = self.source_digest(key)
             if known is not None and known[0] == digest and self.exists(known[1]):
                 report.unchanged.append(known[1])
+                claimed[known[1]] = label
+                continue
+            if keep_edited and known is not None and self.edited([known[1]]):
+                report.problems.append(Problem(label, None, f"case {known[1]!r} was changed in "
+                                               "the library (fabtui cases complete) since this "
+                                               "file was imported, and the file changed too: "
+                                               "kept the library's case; merge the two (fabtui "
+                                               f"cases export --id {known[1]}), then fabtui "
+                                               "cases import the file"))
                 claimed[known[1]] = label
                 continue
             try:

@@ -2,11 +2,14 @@
 
 Error policy: bad input (a file, a parameter, a rank or component that does not exist) prints one
 line per problem as `file:line: message` on stderr and exits 2; a command's own verdict (findings of
-severity error) exits 1. No traceback reaches the user; set FABTUI_DEBUG=1 to see one for a bug.
+severity error) exits 1. A full disk or a file or folder fabtui may not write is no bug either: it
+is named as what it is, with where (`disk full while writing ...`), and exits 2. No traceback
+reaches the user; set FABTUI_DEBUG=1 to see one for a bug.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -129,6 +132,10 @@ class FabtuiGroup(click.Group):
         except Exception as exc:
             if os.environ.get("FABTUI_DEBUG"):
                 raise
+            said = storage_error(exc, _data_dir(ctx))
+            if said is not None:
+                click.echo(f"fabtui: {_masked(ctx, said)}", err=True)
+                ctx.exit(EXIT_BAD_INPUT)
             click.echo(f"fabtui: internal error: {type(exc).__name__}: {_masked(ctx, exc)} "
                        "(set FABTUI_DEBUG=1 for the traceback, and please report it)", err=True)
             ctx.exit(EXIT_INTERNAL)
@@ -193,7 +200,87 @@ def main() -> None:
     cli(prog_name="fabtui")
 
 
-def _masked(ctx: click.Context, exc: Exception) -> str:
+_KEPT = ("the command stopped there; what it had recorded before is kept (an interrupted "
+         "runbook session continues with `fabtui runbook resume`)")
+
+
+def storage_error(exc: BaseException, data_dir: Path | None) -> str | None:
+    """What a failure to write (or open) a file says when it is not a bug: a full disk, a
+    read-only file or file system, a permission, a data folder that is a file; None for any
+    other exception. SQLite does not say which file it was writing: every database fabtui
+    writes is in the data folder, so that is named."""
+    import sqlite3
+
+    from fabtui.paths import display_path
+
+    if data_dir is not None:
+        data_dir = Path(os.path.abspath(data_dir))
+    folder = f"the data folder {display_path(data_dir)}" if data_dir is not None else \
+        "the data folder"
+    if isinstance(exc, sqlite3.Error):
+        name = str(getattr(exc, "sqlite_errorname", "") or "")
+        text = str(exc)
+        if name == "SQLITE_FULL" or "disk is full" in text:
+            return f"disk full while writing to {folder}{_free(data_dir)}: {_KEPT}"
+        if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+            return (f"cannot write to {folder}: a database there is read-only ({text}); check "
+                    "the owner and mode of its files, or set data_dir to a folder you can "
+                    "write")
+        if name.startswith("SQLITE_CANTOPEN") or "unable to open database" in text:
+            return (f"cannot open a database in {folder} ({text}): it must be a folder you can "
+                    "write (SQLite writes beside a database even to read it), or set data_dir "
+                    "to one")
+        if name.startswith("SQLITE_IOERR") or "disk I/O error" in text:
+            return (f"the disk failed a write to {folder} ({text}){_free(data_dir)}: {_KEPT}; "
+                    "check the disk and the space left")
+        return None
+    if not isinstance(exc, OSError):
+        return None
+    path = Path(os.path.abspath(os.fspath(exc.filename))) if exc.filename is not None else None
+    where = display_path(path) if path is not None else folder
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        what = "disk full" if exc.errno == errno.ENOSPC else "disk quota exceeded"
+        space = _free(path.parent) if path is not None else ""
+        return f"{what} while writing {where}{space}: {_KEPT}"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        if path is None:
+            return f"permission denied writing to {folder} ({exc.strerror})"
+        inside = data_dir is not None and (path == data_dir or data_dir in path.parents)
+        hint = ", or set data_dir to a folder you can write" if inside else ""
+        if not os.path.lexists(path):  # creating it was refused: its folder is the cause
+            return (f"permission denied: cannot create files in {display_path(path.parent)}: "
+                    "check the "
+                    f"folder's owner and mode{hint}")
+        return f"permission denied: {where}: check its owner and mode{hint}"
+    if exc.errno == errno.EROFS:
+        return f"read-only file system: cannot write {where}; set data_dir to a writable folder"
+    if exc.errno == errno.ENOTDIR:
+        return f"not a folder: {where} cannot be made: a file stands in its path"
+    return None
+
+
+def _free(folder: Path | None) -> str:
+    """` (N MB free)` for the disk of `folder`, or nothing when that cannot be read."""
+    import shutil
+
+    if folder is None:
+        return ""
+    for place in (folder, *folder.parents):
+        try:
+            return f" ({shutil.disk_usage(place).free // 1_000_000:,} MB free)"
+        except OSError:
+            continue
+    return ""
+
+
+def _data_dir(ctx: click.Context) -> Path | None:
+    """The invocation's data folder, when its settings were read."""
+    cached = ctx.find_root().meta.get("fabtui.settings")
+    folder = getattr(cached, "data_dir", None)
+    return folder if isinstance(folder, Path) else None
+
+
+def _masked(ctx: click.Context, exc: Exception | str) -> str:
     """The exception's text with secrets masked: a bug's message may quote a value it was
     handed (a password in a command line, a token in a reply), and errors are an output path."""
     from fabtui.runbooks.redact import Redactor

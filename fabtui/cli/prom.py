@@ -52,7 +52,7 @@ def check(ctx: click.Context, as_json: bool, limit: int) -> None:
                                 "metrics": list(m.metrics)} for m in missing], indent=2))
     elif not missing:
         click.echo(f"every GPU, NIC and switch port of {source.graph.topology.cluster.name} "
-                   f"has series in {source.client.url}")
+                   f"has series in {source.client.shown_url}")
     else:
         for item in missing[:limit]:
             what = f"no {item.exporter} series" if item.metrics == ("everything",) else \

@@ -269,7 +269,9 @@ def generate(ctx: click.Context, template: str, params: tuple[str, ...], output:
     if output is None:
         sys.stdout.write(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        from fabtui.paths import write_file
+
+        write_file(output, text)
         topology = loaded.topology
         click.echo(f"wrote {output}: {len(topology.nodes)} nodes, {len(topology.switches)} "
                    f"switches, {len(topology.links)} links", err=True)

@@ -90,7 +90,9 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
         text = render_tables(tables(report), width) + "\n"
     if output is not None:
         try:
-            output.write_text(text, encoding="utf-8")
+            from fabtui.paths import write_file
+
+            write_file(output, text)
         except OSError as exc:
             raise UserError(f"{output}: cannot write: {exc.strerror}") from None
     else:

@@ -82,7 +82,8 @@ def migrate(db: sqlite3.Connection, path: Path) -> int:
                 db.execute(f"PRAGMA user_version = {current + 1}")
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # a failed COMMIT (a full disk) has rolled back already
+                db.execute("ROLLBACK")
             raise
     return found
 

@@ -1,6 +1,8 @@
 """A report as one self-contained HTML file: no network (styles inline, plots embedded as PNG
-data), printable to PDF from a browser. The body is the markdown report rendered with raw HTML
-disabled, so nothing recorded in a session can inject markup; figures link to the source list."""
+data), printable to PDF from a browser. The body is the markdown report (which escapes recorded
+text) rendered with raw HTML disabled and only the report's own anchors and plots allowed as
+links and images, so nothing recorded in a session or a case can inject markup or make the
+page fetch anything; figures link to the source list."""
 
 from __future__ import annotations
 
@@ -49,8 +51,9 @@ def render_html(report: Report, *, plots: bool = True) -> str:
     from markdown_it import MarkdownIt
 
     images = _images(report) if plots else {}
-    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(
-        render_markdown(report, links=True, images=images))
+    renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
+    renderer.validateLink = _own_link  # type: ignore[method-assign]
+    body = renderer.render(render_markdown(report, links=True, images=images))
     body = _ANCHOR.sub(lambda m: f'<a id="{m.group(1)}"></a>', body)
     body = _BADGE_CELL.sub(lambda m: f'<td class="v-{_css(m.group(1))}">{m.group(1)}</td>',
                            body)
@@ -66,6 +69,13 @@ def render_html(report: Report, *, plots: bool = True) -> str:
             f"<footer>Generated {html.escape(report.generated)} by fabtui from sessions "
             f"{html.escape(', '.join(s.id for s in report.sessions))}.</footer>\n"
             "</body>\n</html>\n")
+
+
+def _own_link(url: str) -> bool:
+    """Whether a link or image may stay one: only the report's own anchors and embedded PNG
+    plots. Recorded text cannot write either (markdown.py escapes it); this keeps any that
+    slipped through from linking out or fetching anything: it is shown as text instead."""
+    return url.startswith("#") or url.startswith("data:image/png;base64,")
 
 
 def _images(report: Report) -> Images:

@@ -1,10 +1,20 @@
 """A report as markdown that reads well on a code-hosting site: headings, tables, and each
-figure's session / block beside it. Pure text; no plots (HTML embeds those)."""
+figure's session / block beside it. Pure text; no plots (HTML embeds those).
+
+Recorded text is shown as text, never read as markup: a title, a check message, an operator's
+answer, an input value or a cluster name is escaped (`_cell`, or a code span `_code` cannot
+leave), and a case's prose (its sections, which are markdown) keeps its paragraphs, lists,
+tables and code but loses raw HTML, images and links (`_prose`). So neither a markdown viewer
+nor the HTML report (fabtui/reports/html.py) runs a recorded `<script>` or fetches a recorded
+image.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
+from typing import Any
 
 from fabtui.model.report import Curve, Report, ReportKind, Source
 from fabtui.model.verdict import Verdict
@@ -41,13 +51,13 @@ _LINKS: ContextVar[bool] = ContextVar("report_links", default=False)
 
 
 def _render(report: Report, images: Images) -> str:
-    out: list[str] = [f"# {report.title}", "",
+    out: list[str] = [f"# {_cell(report.title)}", "",
                       f"**Result: {headline(report)}** — {_cell(report.conclusion)}", "",
                       f"Generated {report.generated} by fabtui from "
                       f"{len(report.sessions)} session(s).", ""]
     if report.missing:
         out += ["> **Not in this report** (the sessions do not hold it):", ">"]
-        out += [f"> - {m}" for m in report.missing] + [""]
+        out += [f"> - {_cell(m)}" for m in report.missing] + [""]
     if report.kind is ReportKind.INCIDENT:
         out += _incident(report)
     out += _environment(report)
@@ -79,10 +89,11 @@ def _sources(report: Report) -> list[str]:
            "it. `fabtui runbook journal SESSION` prints every recorded event of a session.", ""]
     seen: dict[str, Source] = {}
     for source in _all_sources(report):
-        seen.setdefault(source.anchor(), source)
+        seen.setdefault(_anchor(source), source)
     for anchor, source in seen.items():
-        where = f"step `{source.step}`, block `{source.block}`" if source.block else "session"
-        out.append(f"- [[anchor:{anchor}]] session `{source.session}`: {where}")
+        where = f"step {_code(source.step or '')}, block {_code(source.block)}" \
+            if source.block else "session"
+        out.append(f"- [[anchor:{anchor}]] session {_code(source.session)}: {where}")
     return [*out, ""]
 
 
@@ -104,13 +115,14 @@ def _all_sources(report: Report) -> Iterable[Source]:
 def _incident(report: Report) -> list[str]:
     out: list[str] = []
     for name, text in report.sections.items():
-        out += [f"## {name}", "", text.strip(), ""]
+        out += [f"## {_cell(name)}", "", _prose(text), ""]
     if report.timeline:
         out += ["## Timeline", ""]
-        out += [f"- `{t.at}` {t.what}" + (f" ({_ref(t.source)})" if t.source else "")
+        out += [f"- {_code(t.at)} {_cell(t.what)}" + (f" ({_ref(t.source)})" if t.source else "")
                 for t in report.timeline] + [""]
     if report.action_items:
-        out += ["## Action items", ""] + [f"- [ ] {a}" for a in report.action_items] + [""]
+        out += ["## Action items", ""] + [f"- [ ] {_cell(a)}" for a in report.action_items]
+        out += [""]
     if report.failures:
         out += ["## Evidence", ""]
         out += _table(["what", "component", "verdict", "recorded in"],
@@ -123,7 +135,8 @@ def _environment(report: Report) -> list[str]:
     out = ["## Test environment", ""]
     inv = report.inventory
     if inv is not None:
-        out += [f"Cluster **{inv.cluster}** ({inv.fabric}): {inv.nodes} nodes, {inv.links} "
+        out += [f"Cluster **{_cell(inv.cluster)}** ({_cell(inv.fabric)}): {inv.nodes} nodes, "
+                f"{inv.links} "
                 f"links, {inv.optics} optics recorded in the topology.", ""]
         rows = [["GPU", model, str(count)] for model, count in inv.gpus.items()]
         rows += [["NIC", model, str(count)] for model, count in inv.nics.items()]
@@ -136,7 +149,7 @@ def _environment(report: Report) -> list[str]:
                       [[k, ", ".join(v)] for k, v in report.software.items()])
     scenarios = {s.scenario for s in report.sessions if s.scenario}
     if scenarios:
-        out += [f"Ran on the **demo fabric** (scenario {', '.join(sorted(scenarios))}): "
+        out += [f"Ran on the **demo fabric** (scenario {_cell(', '.join(sorted(scenarios)))}): "
                 "simulated figures.", ""]
     return out
 
@@ -149,7 +162,8 @@ def _method(report: Report) -> list[str]:
                    for s in report.sessions])
     inputs = [(s.id, k, v) for s in report.sessions for k, v in s.inputs.items()]
     if inputs:
-        out += ["Parameters:", ""] + [f"- `{sid}` {k} = `{v}`" for sid, k, v in inputs] + [""]
+        out += ["Parameters:", ""] + [f"- {_code(sid)} {_cell(k)} = {_code(str(v))}"
+                                      for sid, k, v in inputs] + [""]
     return out
 
 
@@ -167,7 +181,7 @@ def _results(report: Report, images: Images) -> list[str]:
                        for c in report.checks])
     if report.curves:
         out += ["## NCCL collectives", ""]
-        out += [f"![{alt}]({url})\n" for alt, url in images.get("nccl", [])]
+        out += [_image(alt, url) for alt, url in images.get("nccl", [])]
         out += _table(["collective", "on", "ranks", "peak busbw (GB/s)", "expected (GB/s)",
                        "result", "recorded in"],
                       [[c.collective, c.target, str(c.ranks or "-"), _num(c.peak_busbw),
@@ -176,7 +190,7 @@ def _results(report: Report, images: Images) -> list[str]:
         out += _size_tables(report)
     if report.pairs:
         out += ["## RDMA pairs", ""]
-        out += [f"![{alt}]({url})\n" for alt, url in images.get("rdma", [])]
+        out += [_image(alt, url) for alt, url in images.get("rdma", [])]
         out += _table(["client", "server", "avg (Gb/s)", "peak (Gb/s)", "message (B)",
                        "result", "recorded in"],
                       [[p.client, p.server, _num(p.bandwidth_gbps), _num(p.peak_gbps),
@@ -184,7 +198,7 @@ def _results(report: Report, images: Images) -> list[str]:
                        for p in report.pairs])
     if report.series:
         out += ["## Counters over time", ""]
-        out += [f"![{alt}]({url})\n" for alt, url in images.get("series", [])]
+        out += [_image(alt, url) for alt, url in images.get("series", [])]
         for series in report.series:
             out += [f"### {_cell(series.metric)} on {_cell(series.component)}", ""]
             out += _table(["time", f"value{' (' + series.unit + ')' if series.unit else ''}",
@@ -240,9 +254,106 @@ class _Markup(str):
     """Markdown this module wrote itself (a link): put in a table as it is."""
 
 
+def _code(text: str) -> str:
+    """`text` as one code span it cannot leave: on one line, fenced by more backticks than any
+    run it holds (a backtick in a recorded value does not end the span early)."""
+    text = " ".join(str(text).split())
+    if not text:
+        return "` `"
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _anchor(source: Source) -> str:
+    """The source's anchor id, with only the characters an id and a `#` link carry as is."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", source.anchor())
+
+
 def _ref(source: Source) -> str:
-    label = f"`{source.label()}`"
-    return _Markup(f"[{label}](#{source.anchor()})" if _LINKS.get() else label)
+    label = _code(source.label())
+    return _Markup(f"[{label}](#{_anchor(source)})" if _LINKS.get() else label)
+
+
+def _image(alt: str, url: str) -> str:
+    """A figure the report drew itself (`url` is its data); the alt text names recorded things
+    (a collective), so it is escaped, `]` too, which would end it."""
+    return f"![{_cell(alt).replace(']', chr(92) + ']')}]({url})\n"
+
+
+_BACKTICKS = re.compile(r"`+")
+_INLINE_ESCAPE = re.compile(r"[\\<\[\]`]")
+
+
+def _prose(text: str) -> str:
+    """A case's markdown prose with its structure kept (paragraphs, lists, tables, code) and
+    nothing that reaches outside the report: outside code, `\\`, `<`, `[`, `]` and unpaired
+    backticks are escaped, so no raw HTML, image, link, autolink or link definition survives;
+    code blocks and code spans are left as written (markdown shows them literally). A line is
+    left as written only if it is code in the text as escaped too (escaping an HTML block can
+    make the indented line after it a paragraph's). A fence left open is closed, so it does
+    not swallow the rest of the report."""
+    lines = text.strip().split("\n")
+    code = _code_lines(lines)
+    while True:
+        out = [line if n in code else _escape_line(line) for n, line in enumerate(lines)]
+        kept = code & _code_lines(out)
+        if kept == code:
+            return "\n".join(out + _open_fence(out))
+        code = kept
+
+
+def _parse(text: str) -> list[Any]:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").parse(text)
+
+
+def _code_lines(lines: list[str]) -> set[int]:
+    """The lines markdown reads as code (fenced or indented blocks, fence lines included)."""
+    code: set[int] = set()
+    for token in _parse("\n".join(lines)):
+        if token.type in ("fence", "code_block") and token.map is not None:
+            code.update(range(*token.map))
+    return code
+
+
+_END = "fabtui-end-of-recorded-prose"
+
+
+def _open_fence(lines: list[str]) -> list[str]:
+    """The line that closes a fence `lines` leave open (it would run on over the report)."""
+    for token in _parse("\n".join([*lines, "", _END])):
+        if token.type == "fence" and _END in token.content:
+            return [token.markup]
+    return []
+
+
+def _escape_line(line: str) -> str:
+    """One line of prose escaped outside its code spans, cell by cell: a table splits a row at
+    every `|`, even inside a code span, so each cell stands on its own."""
+    return "|".join(_escape_inline(cell) for cell in line.split("|"))
+
+
+def _escape_inline(line: str) -> str:
+    """One line of prose with everything outside its code spans escaped (see `_prose`)."""
+    out: list[str] = []
+    runs = list(_BACKTICKS.finditer(line))
+    at = 0
+    i = 0
+    while i < len(runs):
+        opener = runs[i]
+        closer = next((j for j in range(i + 1, len(runs))
+                       if len(runs[j].group()) == len(opener.group())), None)
+        if closer is None:  # unpaired on this line: a literal backtick run
+            i += 1
+            continue
+        out.append(_INLINE_ESCAPE.sub(lambda m: "\\" + m.group(), line[at:opener.start()]))
+        out.append(line[opener.start():runs[closer].end()])
+        at = runs[closer].end()
+        i = closer + 1
+    out.append(_INLINE_ESCAPE.sub(lambda m: "\\" + m.group(), line[at:]))
+    return "".join(out)
 
 
 def _num(value: float | None) -> str:

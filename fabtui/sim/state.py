@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fabtui.errors import InputError, Problem
 from fabtui.model.topology import Topology
+from fabtui.paths import write_file
 from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultSpec, LoadedScenario, load_scenario
 from fabtui.topology.loader import load_topology
@@ -113,9 +114,7 @@ def read_state(path: Path) -> SimState | None:
 def write_state(path: Path, state: SimState) -> None:
     """Replace the state file atomically (readers never see half a file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(f".tmp{os.getpid()}")
-    temporary.write_text(json.dumps(state.model_dump(mode="json"), indent=1) + "\n")
-    os.replace(temporary, path)
+    write_file(path, json.dumps(state.model_dump(mode="json"), indent=1) + "\n")
 
 
 def fresh_state(topology: Path, scenario: Path, template_dirs: list[Path], *, seed: int = 7,

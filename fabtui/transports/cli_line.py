@@ -17,25 +17,17 @@ attack, refused with a clear reason instead of being typed into the switch for m
 
 from __future__ import annotations
 
-import re
+from fabtui.errors import CONTROL, escaped, printable
+
+__all__ = ["CONTROL", "MAX_LINE", "control_problem", "escaped", "length_problem", "line_problem",
+           "visible"]
 
 MAX_LINE = 4095
 """Bytes (UTF-8) one line sent to a CLI session may have, not counting the line end."""
 
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-"""Characters that never go into a CLI line (terminal controls and line/bidi separators)."""
-
 _NAMES = {"\n": "a newline", "\r": "a carriage return", "\x00": "a NUL", "\t": "a tab",
           "\x1b": "an escape (ESC)", "\x7f": "a DEL", "\x85": "a next-line (NEL)",
           "\u2028": "a Unicode line separator", "\u2029": "a Unicode paragraph separator"}
-
-
-def escaped(char: str) -> str:
-    """`char` written as an escape a person can read: `\\n`, `\\x1b`, `\\u2028`."""
-    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x00": "\\x00"}
-    if char in named:
-        return named[char]
-    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
 
 def control_problem(text: str) -> str | None:
@@ -67,4 +59,4 @@ def line_problem(line: str) -> str | None:
 
 def visible(text: str) -> str:
     """`text` with every control character written as an escape, for showing it to a person."""
-    return CONTROL.sub(lambda m: escaped(m.group(0)), text)
+    return printable(text)

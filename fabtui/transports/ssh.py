@@ -16,9 +16,11 @@ work exactly as when they type `ssh` by hand. fabtui adds:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shlex
+import stat
 import tempfile
 import threading
 import time
@@ -138,6 +140,26 @@ def classify(outcome: ProcessOutcome, target: SshTarget) -> _Classified:
     return _Classified(None, None)  # the remote command itself exited 255
 
 
+def private_dir(path: Path) -> Path:
+    """`path`, made if missing, when it is a real folder (not a symlink) owned by this user
+    that neither group nor others may write; otherwise a new private folder beside it.
+
+    The ControlMaster sockets live there, and a command runs through whichever socket sits at
+    its host's name: in a shared temporary folder another user could create the folder first
+    (or a symlink, or make it writable to all) and plant a socket of their own, so such a
+    folder is never used."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    try:
+        found = os.lstat(path)
+    except OSError:
+        found = None
+    if found is not None and stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid() \
+            and not found.st_mode & 0o022:
+        return path
+    return Path(tempfile.mkdtemp(prefix=f"{path.name}-", dir=path.parent))
+
+
 def _first_line(text: str) -> str:
     for line in text.splitlines():
         if line.strip() and not line.startswith("@@@"):
@@ -160,10 +182,12 @@ class SshTransport:
 
     # argv ---------------------------------------------------------------------------------------
     def control_dir(self) -> Path:
-        """Folder of the ControlMaster sockets (short path: unix sockets have a length limit)."""
+        """Folder of the ControlMaster sockets (short path: unix sockets have a length limit):
+        `$TMPDIR/fabtui-ssh-<uid>`, or the configured one, when it is a folder of this user's
+        that nobody else may write (`private_dir`)."""
         if self._control_dir is None:
             self._control_dir = Path(tempfile.gettempdir()) / f"fabtui-ssh-{os.getuid()}"
-        self._control_dir.mkdir(mode=0o700, exist_ok=True)
+        self._control_dir = private_dir(self._control_dir)
         return self._control_dir
 
     def base_argv(self, target: SshTarget, *, batch: bool, tty: bool = False,

@@ -383,6 +383,9 @@ class Workspace:
                                           mask=Redactor(extra=self.settings.redact).text,
                                           locate=self._locate(), label=display_path)
                 self.case_sync = self._cases.sync()
+                if self.notice is not None:
+                    for note in self.case_sync.notes:
+                        self.notice(f"case library: {note}")
                 if self.case_sync.problems and self.notice is not None:
                     first = self.case_sync.problems[0]
                     more = len(self.case_sync.problems) - 1

@@ -375,7 +375,7 @@ class PrometheusSource:
     def _unreachable(self, reason: str) -> Iterable[ProbeResult]:
         now = datetime.now(UTC)
         for device in (*self.graph.nodes, *self.graph.switches):
-            yield ProbeResult(probe="prometheus", target=device, command=self.client.url,
+            yield ProbeResult(probe="prometheus", target=device, command=self.client.shown_url,
                               started_at=now, ended_at=now, verdict=Verdict.ERROR,
                               error=reason)
 

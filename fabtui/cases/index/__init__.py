@@ -41,6 +41,7 @@ from fabtui.cases.index._schema import SCHEMA_VERSION, fields, schema
 from fabtui.cases.index._scoring import Scorer
 from fabtui.cases.query import Plan, plan
 from fabtui.cases.snippets import TEXT_FIELDS, explain, needles_of
+from fabtui.paths import write_file
 
 WARM_TERMS = 100  # the most frequent terms `warm` decodes (~2 ms each at 10,000 cases)
 
@@ -116,13 +117,8 @@ class CaseIndex:
                 (self.directory / name / "GENERATION").unlink()
 
     def _write_generation(self, name: str, generation: str) -> None:
-        target = self.directory / name / "GENERATION"
-        tmp = target.with_suffix(".tmp")
-        with open(tmp, "w") as out:
-            out.write(f"{SCHEMA_VERSION}\n{generation}")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
+        write_file(self.directory / name / "GENERATION", f"{SCHEMA_VERSION}\n{generation}",
+                   durable=True)
 
     # -- writing
 
@@ -159,9 +155,7 @@ class CaseIndex:
             writer.commit()
             ix.close()
             self._write_generation(name, generation)
-            tmp = self.directory / "CURRENT.tmp"
-            tmp.write_text(name)
-            os.replace(tmp, self.directory / "CURRENT")
+            write_file(self.directory / "CURRENT", name)
         except BaseException:
             shutil.rmtree(path, ignore_errors=True)
             raise

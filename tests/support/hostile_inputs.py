@@ -1,0 +1,198 @@
+"""Small inputs that stand for huge ones, and a `fabtui` process run under a memory cap.
+
+The attacks of the reliability review (finding H4 and its neighbours), and a few of the same
+kind: a few bytes that a reader copying or counting naively turns into gigabytes or hours. Each
+is written into a folder by its `write` and read by one `fabtui` command; a reader that caps
+what it builds refuses it with a `file:line: what is wrong` line in bounded time and memory,
+where the code the review tested ran out of memory, aborted or hung.
+
+Shared by tests/test_bounded_input.py (each attack under a memory cap and a hang timeout) and
+benchmarks/reliability.py (trials, failures and peak memory per attack), so that what an attack
+is, and what its refusal says, is decided once.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MEMORY_CAP_MB = 400
+"""Address space a command may map. fabtui's commands map 250-300 MB reading these inputs
+(the interpreter, pydantic, numpy's libraries); every attack the review ran took gigabytes."""
+HANG_S = 120.0
+"""Wall-clock limit of one command: the readers refuse in about a second; the review's runs took
+a minute and more (or never ended), so a command still running now has hung."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one capped command ended."""
+
+    status: int
+    """Its exit status (128+N: killed by signal N)."""
+    stdout: str
+    stderr: str
+    seconds: float
+    peak_mb: float
+    """Peak resident memory of the fabtui process, MB (0 when it hung and was killed)."""
+    hung: bool
+
+    def ended(self, status: int, expect: str) -> bool:
+        """Exit `status`, no traceback, and a line of its output holding `expect` (standard
+        error for a refusal, the JSON's warnings for `fabtui parse`)."""
+        return self.status == status and not self.hung and "Traceback" not in self.stderr \
+            and any(expect in line for line in (self.stderr + self.stdout).splitlines())
+
+
+_LAUNCHER = """
+import os, resource, sys
+peak_file, cap = sys.argv[1], int(sys.argv[2])
+pid = os.fork()
+if pid == 0:
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    sys.argv[:3] = ["fabtui"]
+    from fabtui.cli.app import main
+    main()
+_, status, usage = os.wait4(pid, 0)
+with open(peak_file, "w") as out:
+    out.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+os._exit(code if code >= 0 else 128 - code)
+"""
+"""Runs fabtui in a child forked from this small process and writes the child's peak RSS (KB):
+a process's peak counts what it inherited from the process it was forked or spawned from, so
+measured any closer to a pytest worker it would be the worker's size."""
+
+
+def run_capped(args: list[str], cwd: Path, *, cap_mb: int = MEMORY_CAP_MB,
+               timeout: float = HANG_S) -> Outcome:
+    """`fabtui ARGS` in a new process whose address space is capped at `cap_mb`, in `cwd`
+    with its own HOME and XDG folders under it (no user config, data or cache), killed after
+    `timeout` seconds. Output goes to files (a pipe could fill and stall it). The status is
+    the shell's: 128+N for a process killed by signal N."""
+    home = cwd / ".home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FABTUI_", "XDG_"))}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
+               XDG_DATA_HOME=str(home / "data"), XDG_CACHE_HOME=str(home / "cache"),
+               XDG_STATE_HOME=str(home / "state"), PYTHONUNBUFFERED="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])))
+    peak = home / "peak-rss-kb"
+    peak.unlink(missing_ok=True)
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(peak),
+                                 str(cap_mb * 1024 * 1024), *args], cwd=cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                start_new_session=True)
+        try:
+            status = proc.wait(timeout=timeout)
+            hung = False
+        except subprocess.TimeoutExpired:
+            hung = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            status = proc.wait()
+        seconds = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        peak_kb = int(peak.read_text()) if peak.exists() else 0
+        return Outcome(status, out.read().decode(errors="replace"),
+                       err.read().decode(errors="replace"), seconds, peak_kb / 1024, hung)
+
+
+# The attacks ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Attack:
+    """One hostile input, the command that reads it, and what its refusal says."""
+
+    name: str
+    finding: str
+    """The review's finding (H4a: pickle, H4b: Slurm, H4c: YAML, L2, L3)."""
+    reference: str
+    """What the review measured on the code it tested."""
+    write: Callable[[Path], list[str]]
+    """Writes the input under a folder; returns the `fabtui` arguments that read it."""
+    expect: str
+    """Words of the refusal line, from its `file:line:` on."""
+    status: int = 2
+    """The exit status: 2 (bad input) for a refusal, 0 where the reader reads what it can
+    and warns about the rest."""
+
+
+# Flight Recorder (H4a) ------------------------------------------------------------------------
+
+def _dag(levels: int) -> list[object]:
+    x: list[object] = []
+    for _ in range(levels):
+        x = [x, x]
+    return x
+
+
+def _write_bytes(folder: Path, name: str, data: bytes) -> Path:
+    path = folder / name
+    path.write_bytes(data)
+    return path
+
+
+def _pickle_dag(folder: Path) -> list[str]:
+    """The review's 324 bytes: `x = [x, x]` forty times, under `entries`."""
+    _write_bytes(folder, "fr_dag.pkl", pickle.dumps({"entries": _dag(40), "pg_config": {}},
+                                                    protocol=2))
+    return ["triage", "nccl", "fr_dag.pkl"]
+
+
+def _pickle_wide(folder: Path) -> list[str]:
+    """Three levels of a thousand references each: 10**9 values from 6 KB, never too deep."""
+    row = ["frame"] * 1000
+    table = [row] * 1000
+    entries = [table] * 1000
+    _write_bytes(folder, "fr_wide.pkl", pickle.dumps({"entries": entries, "pg_config": {}},
+                                                     protocol=2))
+    return ["triage", "nccl", "fr_wide.pkl"]
+
+
+def _pickle_deep(folder: Path) -> list[str]:
+    """The review's 200 KB pickle: one list nested 100,000 deep under `entries`."""
+    n = 100_000
+    _write_bytes(folder, "fr_deep.pkl", b"\x80\x02}X\x07\x00\x00\x00entries" + b"]" * n +
+                 b"a" * (n - 1) + b"s.")
+    return ["triage", "nccl", "fr_deep.pkl"]
+
+
+def _json_deep(folder: Path) -> list[str]:
+    """The same nesting as a JSON dump."""
+    n = 100_000
+    (folder / "fr_deep.json").write_text('{"version": "2.5", "pg_config": {}, "entries": ' +
+                                         "[" * n + "]" * n + "}\n")
+    return ["triage", "nccl", "fr_deep.json"]
+
+
+FLIGHT_RECORDER = (
+    Attack("pickle: 2**40 shared references (324 B)", "H4a",
+           "MemoryError at the 4.8 GB cap after 97.7 s", _pickle_dag,
+           "fr_dag.pkl: nests deeper than 32 levels"),
+    Attack("pickle: 10**9 shared references, 3 deep (6 KB)", "H4a",
+           "(new) the same bomb, shallow", _pickle_wide,
+           "fr_wide.pkl: stands for more than"),
+    Attack("pickle: nested 100,000 deep (200 KB)", "H4a",
+           "internal error: RecursionError", _pickle_deep,
+           "fr_deep.pkl: nests deeper than 32 levels"),
+    Attack("Flight Recorder JSON nested 100,000 deep", "H4a",
+           "(new) internal error: RecursionError", _json_deep,
+           "fr_deep.json:1: the dump nests too deep to read"),
+)
+"""Pickles and JSON dumps, read by `fabtui triage nccl`."""
+
+
+ATTACKS = (*FLIGHT_RECORDER,)
+"""Every attack; `write` each into an empty folder of its own."""

@@ -8,14 +8,17 @@ which.
 
 from __future__ import annotations
 
+import json
 import pickle
 import re
 from typing import Any
 
 import pytest
 
-from fabtui.parsers import flight_recorder
+from fabtui.model.parsed.slurm import SlurmJob
+from fabtui.parsers import _slurm_common, flight_recorder, sacct, scontrol_job, squeue_json
 from fabtui.parsers.errors import ParseError
+from fabtui.topology import jobplace
 from fabtui.triage import frpickle
 
 # Flight Recorder -----------------------------------------------------------------------------
@@ -77,3 +80,104 @@ def test_a_json_dump_no_reader_could_hold_is_a_parse_error(text: str, words: str
     with pytest.raises(ParseError, match=words) as raised:
         flight_recorder.parse("some preamble\n" + text + "\n")
     assert raised.value.line == 2
+
+
+# Slurm ---------------------------------------------------------------------------------------
+
+SCONTROL = """JobId=7 JobName=x
+   JobState=RUNNING Reason=None
+   NodeList=n[0-599]
+   NumNodes=600 NumTasks=600
+     Nodes=n[0-599] CPU_IDs=0 Mem=0 GRES={gres}
+"""
+
+
+def test_a_node_may_list_up_to_the_gpu_index_cap() -> None:
+    limit = _slurm_common.MAX_GPU_INDEXES
+    assert _slurm_common.gpu_ids(f"gpu:{limit}(IDX:0-{limit - 1})") == list(range(limit))
+    with pytest.raises(_slurm_common.TooLarge, match=f"lists {limit + 1:,} GPU indexes"):
+        _slurm_common.gpu_ids(f"gpu:a100:8(IDX:0-7),gpu:h100:{limit - 7}(IDX:8-{limit})")
+
+
+def test_scontrol_refuses_a_gres_past_the_cap_at_its_line() -> None:
+    gres = "gpu:1025(IDX:0-1024)"
+    with pytest.raises(ParseError, match=re.escape(f"GRES={gres}: lists 1,025 GPU")) as raised:
+        scontrol_job.parse(SCONTROL.format(gres=gres))
+    assert raised.value.line == 5
+
+
+def test_squeue_refuses_a_gres_past_the_cap_naming_the_job() -> None:
+    job = {"job_id": 7, "job_state": "RUNNING", "nodes": "n1",
+           "job_resources": {"allocated_nodes": [{"nodename": "n1"}]},
+           "gres_detail": ["gpu:1025(IDX:0-1024)"]}
+    with pytest.raises(ParseError, match=r"jobs\[0\]: gres_detail 'gpu:1025\(IDX:0-1024\)'"):
+        squeue_json.parse(json.dumps({"jobs": [job]}))
+
+
+@pytest.fixture
+def thousand_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node lists of one output may stand for 1,000 names (instead of a million)."""
+    monkeypatch.setattr(_slurm_common, "MAX_LISTED_HOSTS", 1_000)
+
+
+NOT_EXPANDED = "node list not expanded: the output's node lists stand for more than 1,000"
+
+
+@pytest.mark.usefixtures("thousand_hosts")
+def test_scontrol_expands_node_lists_up_to_the_outputs_budget() -> None:
+    result = scontrol_job.parse(SCONTROL.format(gres="gpu:1(IDX:0)"))
+    job = result.jobs[0]
+    assert len(job.nodes) == 600 and job.allocations[0].hosts == []
+    assert job.allocations[0].nodes == "n[0-599]"
+    assert result.warnings == [f"line 5: {NOT_EXPANDED} host names together"]
+
+
+@pytest.mark.usefixtures("thousand_hosts")
+def test_squeue_expands_node_lists_up_to_the_outputs_budget() -> None:
+    jobs = [{"job_id": i, "job_state": "RUNNING", "nodes": "n[0-399]"} for i in range(3)]
+    result = squeue_json.parse(json.dumps({"jobs": jobs}))
+    assert [len(job.nodes) for job in result.jobs] == [400, 400, 0]
+    assert result.warnings == [f"jobs[2]: {NOT_EXPANDED} host names together"]
+
+
+@pytest.mark.usefixtures("thousand_hosts")
+def test_sacct_expands_the_same_lists_when_its_rows_are_read_again() -> None:
+    text = "JobID|JobName|State|NodeList\n" + "".join(
+        f"{i}|j|RUNNING|n[0-399]\n" for i in range(3))
+    result = sacct.parse(text)  # the rows are checked once, then read again for the result
+    assert [len(row.nodes) for row in result.rows] == [400, 400, 0]
+    assert result.warnings == [f"line 4: {NOT_EXPANDED} host names together"]
+
+
+def _job(nodes: list[str], tasks: int | None, per_node: int | None = None,
+         **more: Any) -> SlurmJob:
+    return SlurmJob(job_id="7", nodes=nodes, num_tasks=tasks, tasks_per_node=per_node, **more)
+
+
+def test_a_job_of_up_to_the_task_cap_is_laid_out() -> None:
+    assert jobplace.tasks_per_node(_job(["a", "b"], jobplace.MAX_TASKS)) == \
+        [jobplace.MAX_TASKS // 2] * 2
+
+
+@pytest.mark.parametrize(("job", "words"), [
+    (_job(["a", "b"], 1_000_001), "job 7 runs 1,000,001 tasks: more than any job"),
+    (_job(["a", "b"], None, per_node=10**9),
+     "job 7 runs 1,000,000,000 tasks per node on 2 nodes (2,000,000,000 tasks)"),
+])
+def test_a_job_past_the_task_cap_is_refused_before_any_is_laid_out(job: SlurmJob,
+                                                                   words: str) -> None:
+    with pytest.raises(jobplace.PlacementError, match=re.escape(words)):
+        jobplace.tasks_per_node(job)
+
+
+def test_cyclic_placement_of_uneven_counts_goes_round_the_nodes_that_have_tasks() -> None:
+    slots = jobplace.job_slots(_job(["a", "b", "c"], 7, per_node=4), "cyclic")
+    assert [(s.node, s.gpu) for s in slots] == [("a", 0), ("b", 0), ("a", 1), ("b", 1),
+                                                ("a", 2), ("b", 2), ("a", 3)]
+
+
+def test_a_node_list_that_was_not_read_says_why_not_that_the_job_has_none() -> None:
+    job = SlurmJob(job_id="7", state="RUNNING", nodelist="node[0-99999999]")
+    with pytest.raises(jobplace.PlacementError, match=re.escape(
+            "job 7: its node list is not read: 'node[0-99999999]': stands for more than")):
+        jobplace.tasks_per_node(job)

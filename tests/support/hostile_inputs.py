@@ -13,6 +13,7 @@ is, and what its refusal says, is decided once.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import signal
@@ -194,5 +195,82 @@ FLIGHT_RECORDER = (
 """Pickles and JSON dumps, read by `fabtui triage nccl`."""
 
 
-ATTACKS = (*FLIGHT_RECORDER,)
+# Slurm (H4b, L2) ------------------------------------------------------------------------------
+
+SCONTROL = """JobId=4242 JobName=llm-pretrain
+   UserId=mlops(1500) GroupId=mlops(1500) MCS_label=N/A
+   JobState=RUNNING Reason=None Dependency=(null)
+   NodeList=node[001-008]
+   BatchHost=node001
+   NumNodes=8 NumCPUs=256 NumTasks=64 CPUs/Task=4 ReqB:S:C:T=0:0:*:*
+   Socks/Node=* NtasksPerN:B:S:C=8:0:*:* CoreSpec=*
+   JOB_GRES=gpu:64
+     Nodes=node[001-008] CPU_IDs=0-31 Mem=0 GRES=gpu:8(IDX:0-7)
+"""
+"""The review's `scontrol show job -d 4242` on the demo fabric's eight nodes."""
+
+
+def _slurm(name: str, text: str) -> Callable[[Path], list[str]]:
+    def write(folder: Path) -> list[str]:
+        (folder / name).write_text(text)
+        return ["probe", "launch", "--job", "4242", "--job-file", name, "--dry-run"]
+    return write
+
+
+def _squeue(folder: Path) -> list[str]:
+    """`squeue --json` of job 4242 with `tasks.number` 10**18 (the review: 4.7 GB)."""
+    job = {"job_id": 4242, "job_state": ["RUNNING"], "nodes": "node[001-008]",
+           "tasks": {"set": True, "infinite": False, "number": 10**18}}
+    (folder / "sq_tasks.json").write_text(json.dumps({"jobs": [job]}))
+    return ["probe", "launch", "--job", "4242", "--job-file", "sq_tasks.json", "--dry-run"]
+
+
+def _many_lists(folder: Path) -> list[str]:
+    """Forty `-d` lines of 100,000 nodes each (a host list's own cap): 4 million names from
+    2 KB, read by `fabtui parse`."""
+    detail = "     Nodes=n[0-99999] CPU_IDs=0 Mem=0 GRES=gpu:1(IDX:0)\n"
+    (folder / "sc_lists.txt").write_text(SCONTROL + detail * 40)
+    return ["parse", "--as", "scontrol-job", "sc_lists.txt"]
+
+
+SLURM = (
+    Attack("scontrol NumTasks=99999999999", "H4b",
+           "23.6 GB, OOM-killed after 64.8 s", _slurm("sc_tasks.txt", SCONTROL.replace(
+               "NumTasks=64", "NumTasks=99999999999").replace("NtasksPerN:B:S:C=8",
+                                                              "NtasksPerN:B:S:C=99999999")),
+           "sc_tasks.txt:1: job 4242 runs 99,999,999,999 tasks"),
+    Attack("scontrol --ntasks-per-node=99999999, no NumTasks", "H4b",
+           "(new) the same, from the per-node count", _slurm("sc_pernode.txt", SCONTROL.replace(
+               "NumTasks=64", "NumTasks=N/A").replace("NtasksPerN:B:S:C=8",
+                                                      "NtasksPerN:B:S:C=99999999")),
+           "sc_pernode.txt:1: job 4242 runs 99,999,999 tasks per node on 8 nodes"),
+    Attack("scontrol GRES=gpu:99999999(IDX:0-99999999)", "H4b",
+           "87.6 s, 10.9 GB (then it succeeded)", _slurm("sc_gres.txt", SCONTROL.replace(
+               "GRES=gpu:8(IDX:0-7)", "GRES=gpu:99999999(IDX:0-99999999)")),
+           "sc_gres.txt:9: GRES=gpu:99999999(IDX:0-99999999): lists 100,000,000 GPU indexes"),
+    Attack("squeue --json tasks.number=10**18", "H4b",
+           "MemoryError at 4.7 GB in 4.7 s", _squeue,
+           "sq_tasks.json: job 4242 runs 1,000,000,000,000,000,000 tasks"),
+    Attack("scontrol cyclic: 200,000 tasks on 1 of 20,000 nodes", "H4b",
+           "(new) 4 billion steps to lay out", _slurm("sc_cyclic.txt", SCONTROL.replace(
+               "NodeList=node[001-008]", "NodeList=n[00000-19999]").replace(
+               "NumTasks=64", "NumTasks=200000").replace(
+               "NtasksPerN:B:S:C=8", "NtasksPerN:B:S:C=200000").replace(
+               "JOB_GRES=gpu:64", "Dist=cyclic JOB_GRES=gpu:64")),
+           "sc_cyclic.txt: job 4242 runs on nodes the topology does not have: n00000"),
+    Attack("scontrol NodeList=node[0-99999999]", "L2",
+           "refused as 'job 4242 holds no nodes (it is RUNNING)'", _slurm(
+               "sc_hugelist.txt", SCONTROL.replace("NodeList=node[001-008]",
+                                                   "NodeList=node[0-99999999]")),
+           "sc_hugelist.txt:1: job 4242: its node list is not read: 'node[0-99999999]': "
+           "stands for more than 100000 hosts"),
+    Attack("scontrol: 40 node lists of 100,000 (2 KB)", "H4b",
+           "(new) 4 million names built from 2 KB", _many_lists,
+           "line 19: node list not expanded: the output's node lists stand for more than "
+           "1,000,000 host names together", status=0),
+)
+"""Slurm outputs, read by `fabtui probe launch --job-file` (or `fabtui parse`)."""
+
+
+ATTACKS = (*FLIGHT_RECORDER, *SLURM)
 """Every attack; `write` each into an empty folder of its own."""

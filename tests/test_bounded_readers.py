@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from fabtui import yamldoc
+from fabtui.errors import InputError
 from fabtui.model.parsed.slurm import SlurmJob
 from fabtui.parsers import _slurm_common, flight_recorder, sacct, scontrol_job, squeue_json
 from fabtui.parsers.errors import ParseError
@@ -181,3 +183,28 @@ def test_a_node_list_that_was_not_read_says_why_not_that_the_job_has_none() -> N
     with pytest.raises(jobplace.PlacementError, match=re.escape(
             "job 7: its node list is not read: 'node[0-99999999]': stands for more than")):
         jobplace.tasks_per_node(job)
+
+
+# YAML ----------------------------------------------------------------------------------------
+
+BIG = "x" * 100_000
+
+
+@pytest.mark.parametrize(("anchor", "each"), [
+    (f'"{BIG}"', len(BIG)),
+    (f'["{BIG[:50_000]}", {{k: "{BIG[:50_000]}"}}]', len(BIG) + 1),  # a collection: its text
+])
+def test_aliases_may_add_text_up_to_the_cap(anchor: str, each: int) -> None:
+    fits = yamldoc.MAX_ALIAS_TEXT // each
+    doc = yamldoc.parse_yaml(f"s: &s {anchor}\nl: [" + ",".join(["*s"] * fits) + "]\n", "t.yaml")
+    assert len(doc.data["l"]) == fits
+    with pytest.raises(InputError, match=f"t.yaml:2: aliases expand to more than "
+                                         f"{yamldoc.MAX_ALIAS_TEXT:,} characters of text"):
+        yamldoc.parse_yaml(f"s: &s {anchor}\nl: [" + ",".join(["*s"] * (fits + 1)) + "]\n",
+                           "t.yaml")
+
+
+def test_merge_keys_of_a_real_shape_are_not_weighed_out() -> None:
+    text = "defaults: &d {model: H100-SXM5-80GB, numa: 0, pcie_switch: pex0}\ngpus:\n" + "".join(
+        f"  - {{<<: *d, index: {i}}}\n" for i in range(8_192))
+    assert yamldoc.parse_yaml(text, "t.yaml").data["gpus"][-1]["model"] == "H100-SXM5-80GB"

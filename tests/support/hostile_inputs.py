@@ -272,5 +272,35 @@ SLURM = (
 """Slurm outputs, read by `fabtui probe launch --job-file` (or `fabtui parse`)."""
 
 
-ATTACKS = (*FLIGHT_RECORDER, *SLURM)
+# YAML (H4c) -----------------------------------------------------------------------------------
+
+def _yaml_bigstr(folder: Path) -> list[str]:
+    """The review's 1 MB file: one 1 MB string, aliased 2,000 times (2 GB built)."""
+    big = "x" * 1_000_000
+    (folder / "bigstr.yaml").write_text(f's: &s "{big}"\ncluster: {{name: x}}\nnodes: [' +
+                                        ",".join(["*s"] * 2000) + "]\n")
+    return ["topo", "check", "bigstr.yaml"]
+
+
+def _case_bigstr(folder: Path) -> list[str]:
+    """The same string as a case file's front matter, imported."""
+    big = "x" * 1_000_000
+    (folder / "case-bigstr.md").write_text(
+        '---\nid: bigstr\ntitle: t\nx: &s "' + big + '"\ntags: [' + ",".join(["*s"] * 2000) +
+        "]\n---\n\n## Symptom\na\n\n## Root cause\nb\n\n## Resolution\nc\n")
+    return ["cases", "import", "case-bigstr.md"]
+
+
+YAML = (
+    Attack("YAML: a 1 MB string aliased 2,000 times", "H4c",
+           "4.3 s, 2.0 GB; 5,000 aliases: Rust panic, SIGABRT", _yaml_bigstr,
+           "bigstr.yaml:3: aliases expand to more than 10,000,000 characters"),
+    Attack("case front matter: the same aliases", "H4c",
+           "2.3 s, 2.0 GB", _case_bigstr,
+           "case-bigstr.md:5: aliases expand to more than 10,000,000 characters"),
+)
+"""YAML aliases, read as a topology and as a case's front matter."""
+
+
+ATTACKS = (*FLIGHT_RECORDER, *SLURM, *YAML)
 """Every attack; `write` each into an empty folder of its own."""

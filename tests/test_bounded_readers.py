@@ -20,6 +20,8 @@ from fabtui.errors import InputError
 from fabtui.model.parsed.slurm import SlurmJob
 from fabtui.parsers import _slurm_common, flight_recorder, sacct, scontrol_job, squeue_json
 from fabtui.parsers.errors import ParseError
+from fabtui.redact_check import redact_problem
+from fabtui.runbooks.redact import PATTERNS
 from fabtui.topology import jobplace
 from fabtui.triage import frpickle
 
@@ -208,3 +210,26 @@ def test_merge_keys_of_a_real_shape_are_not_weighed_out() -> None:
     text = "defaults: &d {model: H100-SXM5-80GB, numa: 0, pcie_switch: pex0}\ngpus:\n" + "".join(
         f"  - {{<<: *d, index: {i}}}\n" for i in range(8_192))
     assert yamldoc.parse_yaml(text, "t.yaml").data["gpus"][-1]["model"] == "H100-SXM5-80GB"
+
+
+# redact patterns -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", [
+    "(a|a?)+b", "(a|aa)+$", "(?:a|b|ab)+$", r"(\d|\d\d)+x", "(?:key|keys)+=\\S+",
+    "(a|a?){5}b", "(?:a|a)+x",
+])
+def test_an_alternation_that_can_match_one_text_two_ways_in_a_repeat_is_refused(
+        pattern: str) -> None:
+    assert (redact_problem(pattern) or "").startswith(
+        "risks catastrophic backtracking (an alternation inside a repeat")
+
+
+@pytest.mark.parametrize("pattern", [
+    r"((25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(25[0-5]|2[0-4]\d|1?\d?\d)",  # bounded: three rounds
+    "(ab|ac)+$", "(?>a|aa)+$", "(?:a|aa)++$", "(a|a?){4}b", r"(?:\w|-)+x",
+    r"(?i)(?:tok|pass)=\S+", r"(?:[0-9a-f]{2}:){5}[0-9a-f]{2}", "corp-[A-Za-z0-9]{24}",
+    *(p.pattern for p in PATTERNS),
+])
+def test_alternations_that_cannot_go_two_ways_are_accepted(pattern: str) -> None:
+    assert redact_problem(pattern) is None

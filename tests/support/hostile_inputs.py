@@ -302,5 +302,21 @@ YAML = (
 """YAML aliases, read as a topology and as a case's front matter."""
 
 
-ATTACKS = (*FLIGHT_RECORDER, *SLURM, *YAML)
+# redact patterns (L3) -------------------------------------------------------------------------
+
+def _redact(folder: Path) -> list[str]:
+    """`redact = ["(a|a?)+b"]`: the review's 26-character line then took 68.5 s to journal."""
+    (folder / "fabtui.toml").write_text('redact = ["(a|a?)+b"]\n')
+    return ["--config", "fabtui.toml", "config"]
+
+
+REDACT = (
+    Attack('redact = ["(a|a?)+b"]', "L3",
+           "accepted; a 26-character line then took 68.5 s", _redact,
+           "fabtui.toml:1: redact: '(a|a?)+b' risks catastrophic backtracking"),
+)
+"""A config's `redact` pattern, judged when the config is read."""
+
+
+ATTACKS = (*FLIGHT_RECORDER, *SLURM, *YAML, *REDACT)
 """Every attack; `write` each into an empty folder of its own."""

@@ -12,14 +12,22 @@ makes the script exit 1 (these are correctness figures, not timings):
                  showed, and `fabtui runbook resume` finishes every session, re-running at most
                  the block that was cut short;
   - concurrency: N processes running runbooks against one data dir at once: every session and
-                 every event is in the journal.
+                 every event is in the journal;
+  - bounded:     small hostile inputs that stand for huge ones (tests/support/hostile_inputs.py:
+                 pickle reference bombs, Slurm task counts and GRES ranges, YAML aliases of a big
+                 string, a backtracking `redact` pattern), each read by `fabtui` under a memory
+                 cap, end with their one clear `file:line` line, no traceback; each attack's
+                 peak memory and time is printed beside what the reliability review measured.
 
     python benchmarks/reliability.py            # full counts (about 6 minutes on 2 cores)
     python benchmarks/reliability.py --smoke    # small counts, < 60 s on 2 cores (CI)
 
 Full counts on the 2-core machine (2026-12-01): 702 fuzzed inputs, 102 injection trials (17
 payloads x 6 entry points; 51 reached their sh command intact), 72 SIGKILLs (51 mid-run),
-24 concurrent runs (8 processes x 3 rounds): 0 failures.
+24 concurrent runs (8 processes x 3 rounds): 0 failures. Hostile inputs (2026-12-05, the
+machine shared, load 13): 70 trials (14 attacks x 5), 0 failures; every attack peaked under
+100 MB and refused in under 2 s, but the 40 node lists (157 MB, 17 s: the million names the
+cap lets an output expand to), where the review measured up to 23.6 GB, 98 s and a SIGABRT.
 """
 
 from __future__ import annotations
@@ -46,6 +54,11 @@ from fabtui.parsers.errors import ParseError
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from tests.support.fixture_inputs import samples  # noqa: E402  (what counts as an input: once)
+from tests.support.hostile_inputs import (  # noqa: E402  (what an attack is: once)
+    ATTACKS,
+    MEMORY_CAP_MB,
+    run_capped,
+)
 
 
 @dataclass
@@ -61,6 +74,8 @@ class Tally:
     """Injection: payloads that reached their command intact (as data)."""
     cut: int = 0
     """SIGKILL: runs killed before their end (the rest ended before the kill)."""
+    details: list[str] = field(default_factory=list)
+    """Lines printed under the check's own (bounded input: one per attack)."""
 
     def record(self, ok: bool, what: str = "") -> None:
         self.trials += 1
@@ -308,6 +323,30 @@ def concurrency(processes: int, rounds: int, work: Path, env: dict[str, str]) ->
     return tally
 
 
+# bounded input ------------------------------------------------------------------------------
+
+def bounded(trials: int, work: Path) -> Tally:
+    """Each attack `trials` times, under the memory cap; its worst peak and time beside the
+    figure the review measured on the code it tested."""
+    tally = Tally(f"hostile inputs under a {MEMORY_CAP_MB} MB cap (refused, clear line)")
+    tally.details.append(f"{'':4}{'attack':<58}{'peak':>8}{'time':>8}   review")
+    for number, attack in enumerate(ATTACKS):
+        peaks, times = [], []
+        for trial in range(trials):
+            folder = work / f"attack-{number}-{trial}"
+            folder.mkdir()
+            outcome = run_capped(attack.write(folder), folder)
+            peaks.append(outcome.peak_mb)
+            times.append(outcome.seconds)
+            said = (outcome.stderr.strip().splitlines() or ["(nothing)"])[-1]
+            tally.record(outcome.ended(attack.status, attack.expect),
+                         f"{attack.name}: exit {outcome.status}"
+                         f"{' (hung)' if outcome.hung else ''}: {said}")
+        tally.details.append(f"{attack.finding:<4}{attack.name:<58}{max(peaks):>5.0f} MB"
+                             f"{max(times):>6.1f} s   {attack.reference}")
+    return tally
+
+
 # main ---------------------------------------------------------------------------------------
 
 def _timed(step: Callable[[], Tally]) -> Tally:
@@ -337,6 +376,7 @@ def main() -> int:
             _timed(lambda: injection(payloads, work, env)),
             _timed(lambda: sigkill(3 if smoke else 72, work, env, rng)),
             _timed(lambda: concurrency(3 if smoke else 8, 1 if smoke else 3, work, env)),
+            _timed(lambda: bounded(1 if smoke else 5, work)),
         ]
     print(f"{'check':<66}{'trials':>8}{'failures':>10}{'seconds':>9}")
     for tally in tallies:
@@ -345,6 +385,8 @@ def main() -> int:
             print(f"    {tally.reached} payloads reached their sh command intact, as data")
         if tally.cut:
             print(f"    {tally.cut} runs killed before their end")
+        for line in tally.details:
+            print(f"    {line}")
         for example in tally.examples:
             print(f"    failed: {shlex.quote(example)[:300]}")
     return 1 if any(t.failures for t in tallies) else 0

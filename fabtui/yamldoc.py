@@ -13,10 +13,11 @@ a base-60 number), reject duplicate keys (PyYAML would silently keep the last) a
 keys, so a value means the same whichever parser read it.
 
 Neither parser is given a document it could choke on: aliases that would expand past
-`MAX_ALIAS_NODES` values (a "billion laughs" bomb) and nesting deeper than `MAX_DEPTH` are refused
-first, as `file:line` problems. The check walks libyaml's events (no values are built), and only for
-text that could hold an alias, deep block nesting or many brackets, so an ordinary topology (block
-style, no aliases: 7 MB for 16k GPUs) never pays for it.
+`MAX_ALIAS_NODES` values (a "billion laughs" bomb) or `MAX_ALIAS_TEXT` characters (one big string
+aliased a few thousand times: each alias is a copy once built) and nesting deeper than `MAX_DEPTH`
+are refused first, as `file:line` problems. The check walks libyaml's events (no values are
+built), and only for text that could hold an alias, deep block nesting or many brackets, so an
+ordinary topology (block style, no aliases: 7 MB for 16k GPUs) never pays for it.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ MAX_DEPTH = 100
 """Deepest nesting of collections a document may have (a topology needs about eight)."""
 MAX_ALIAS_NODES = 100_000
 """Most values that aliases may add to a document when expanded (merge keys use a handful)."""
+MAX_ALIAS_TEXT = 10_000_000
+"""Most characters of scalar text that aliases may add to a document when expanded. A 16k-GPU
+topology written out in full is 7 MB; merge keys add a few hundred characters each."""
 # Block nesting deeper than MAX_DEPTH needs a line whose leading run of blanks and `-`, `?`, `:`
 # indicators is at least this long: each level indents or adds an indicator (a sequence may share
 # its parent key's column, but its entries then take a `- `). yaml-rs overflows its stack (the
@@ -215,12 +219,14 @@ def _check_expansion(text: str, source: str) -> None:
     their expanded size), so a bomb is measured, never built. Syntax errors are reported here too:
     text libyaml cannot parse must not reach yaml-rs unchecked.
     """
-    sizes: dict[str, tuple[int, int]] = {}
-    """Anchor -> (values in its node once expanded, collection levels it spans: 0 for a scalar)."""
+    sizes: dict[str, tuple[int, int, int]] = {}
+    """Anchor -> (values in its node once expanded, collection levels it spans: 0 for a scalar,
+    characters of scalar text in it once expanded)."""
     open_anchors: set[str] = set()
     stack: list[list[Any]] = []
-    """One frame per open collection: [values so far, deepest level reached, anchor]."""
+    """One frame per open collection: [values so far, deepest level reached, anchor, text]."""
     expanded = 0
+    expanded_text = 0
     try:
         for event in yaml.parse(text, Loader=_Loader):
             line = event.start_mark.line + 1 if event.start_mark is not None else None
@@ -228,39 +234,47 @@ def _check_expansion(text: str, source: str) -> None:
                 if len(stack) >= MAX_DEPTH:
                     raise InputError.single(source, line, f"nesting deeper than {MAX_DEPTH} "
                                             "levels; no fabric description needs that many")
-                stack.append([1, len(stack) + 1, event.anchor])
+                stack.append([1, len(stack) + 1, event.anchor, 0])
                 if event.anchor:
                     open_anchors.add(event.anchor)
             elif isinstance(event, yaml.CollectionEndEvent):
-                size, deepest, anchor = stack.pop()
+                size, deepest, anchor, chars = stack.pop()
                 if anchor:
-                    sizes[anchor] = (size, deepest - len(stack))
+                    sizes[anchor] = (size, deepest - len(stack), chars)
                     open_anchors.discard(anchor)
                 if stack:
                     stack[-1][0] += size
                     stack[-1][1] = max(stack[-1][1], deepest)
+                    stack[-1][3] += chars
             elif isinstance(event, yaml.ScalarEvent):
                 if event.anchor:
-                    sizes[event.anchor] = (1, 0)
+                    sizes[event.anchor] = (1, 0, len(event.value))
                 if stack:
                     stack[-1][0] += 1
+                    stack[-1][3] += len(event.value)
             elif isinstance(event, yaml.AliasEvent):
                 name = event.anchor or ""
                 if name in open_anchors:
                     raise InputError.single(source, line, f"alias *{name} refers to the node it "
                                             "is part of (an endless structure)")
-                size, levels = sizes.get(name, (1, 0))
+                size, levels, chars = sizes.get(name, (1, 0, 0))
                 expanded += size
+                expanded_text += chars
                 if expanded > MAX_ALIAS_NODES:
                     raise InputError.single(source, line, f"aliases expand to more than "
                                             f"{MAX_ALIAS_NODES:,} values (an alias bomb?); "
                                             "write the values out or use fewer aliases")
+                if expanded_text > MAX_ALIAS_TEXT:
+                    raise InputError.single(source, line, f"aliases expand to more than "
+                                            f"{MAX_ALIAS_TEXT:,} characters of text (an alias "
+                                            "bomb?); write the values out or use fewer aliases")
                 if len(stack) + levels > MAX_DEPTH:
                     raise InputError.single(source, line, f"alias *{name} nests the document "
                                             f"deeper than {MAX_DEPTH} levels")
                 if stack:
                     stack[-1][0] += size
                     stack[-1][1] = max(stack[-1][1], len(stack) + levels)
+                    stack[-1][3] += chars
     except yaml.YAMLError as exc:
         raise InputError([_pyyaml_problem(exc, source)]) from None
 

@@ -72,6 +72,13 @@ SUBCOMMANDS = {
                       "default)."),
 }
 """Subcommand name -> where it lives and its short help."""
+MAX_PROBLEMS_SHOWN = 50
+"""Problems printed for one bad input; the rest are counted (a topology of 100,000 nodes each
+missing a field is 200,000 lines that hide the pattern, not show it)."""
+MAX_MESSAGE_SHOWN = 2_000
+"""Characters printed of one message: what a message quotes from the input (a 50 MB value)
+is cut, not echoed."""
+
 
 
 class FabtuiGroup(click.Group):
@@ -117,11 +124,14 @@ class FabtuiGroup(click.Group):
         try:
             return super().invoke(ctx)
         except InputError as exc:
-            for problem in exc.problems:
-                click.echo(str(problem), err=True)
+            for problem in exc.problems[:MAX_PROBLEMS_SHOWN]:
+                click.echo(_cut(str(problem)), err=True)
+            if len(exc.problems) > MAX_PROBLEMS_SHOWN:
+                click.echo(f"... and {len(exc.problems) - MAX_PROBLEMS_SHOWN:,} more problems",
+                           err=True)
             ctx.exit(EXIT_BAD_INPUT)
         except (UserError, RequestError) as exc:
-            click.echo(f"fabtui: {exc}", err=True)
+            click.echo(_cut(f"fabtui: {exc}"), err=True)
             ctx.exit(EXIT_BAD_INPUT)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
@@ -278,6 +288,12 @@ def _data_dir(ctx: click.Context) -> Path | None:
     cached = ctx.find_root().meta.get("fabtui.settings")
     folder = getattr(cached, "data_dir", None)
     return folder if isinstance(folder, Path) else None
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_MESSAGE_SHOWN:
+        return text
+    return f"{text[:MAX_MESSAGE_SHOWN]}... ({len(text) - MAX_MESSAGE_SHOWN:,} more characters)"
 
 
 def _masked(ctx: click.Context, exc: Exception | str) -> str:

@@ -382,14 +382,31 @@ def _decode(body: str, start: int) -> tuple[Any, int]:
     `_to_json`, a token at a time (ten times slower on a large dump).
     """
     try:
-        return json.loads(body[:body.rfind("}") + 1], parse_constant=_no_number), 0
+        return _loads(body[:body.rfind("}") + 1], start, constants=True), 0
     except json.JSONDecodeError:
         pass
     text, elided = _to_json(body, start + 1)
     try:
-        return json.loads(text[:text.rfind("}") + 1]), elided
+        return _loads(text[:text.rfind("}") + 1], start), elided
     except json.JSONDecodeError as exc:
         raise ParseError(KIND, start + exc.lineno, f"dump is not readable: {exc.msg}") from None
+
+
+def _loads(text: str, start: int, constants: bool = False) -> Any:
+    """`json.loads`, with what no dump holds refused as a `ParseError` at the dump's first line:
+    nesting past the interpreter's recursion limit (a real dump nests six levels), a number of
+    more than 4,300 digits (Python's limit for reading one). Broken JSON raises as it does.
+    `constants`: NaN and infinities are read as null."""
+    try:
+        return json.loads(text, parse_constant=_no_number) if constants else json.loads(text)
+    except RecursionError:
+        raise ParseError(KIND, start + 1, "the dump nests too deep to read: not a Flight "
+                                          "Recorder dump (a real one nests six levels)") from None
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            raise
+        raise ParseError(KIND, start + 1, "the dump holds a number of more than 4,300 digits: "
+                                          "not a Flight Recorder dump") from None
 
 
 def _no_number(_constant: str) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 
 from fabtui.model.parsed.sacct import SacctOutput, SacctRow
-from fabtui.parsers._slurm_common import hosts, text_or_none
+from fabtui.parsers._slurm_common import HostBudget, hosts, text_or_none
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import KeptLines, Streamed, row_defaults
 from fabtui.parsers.text import split_lines
@@ -59,8 +59,8 @@ def _is_header(cells: list[str]) -> bool:
 _ROW = row_defaults(SacctRow)
 
 
-def _row(columns: list[str], cells: list[str], number: int,
-         warnings: list[str]) -> dict[str, object]:
+def _row(columns: list[str], cells: list[str], number: int, warnings: list[str],
+         budget: HostBudget) -> dict[str, object]:
     """A row as `SacctRow.model_dump(mode="json")` gives it, built without the model."""
     values = dict(zip(columns, cells, strict=True))
     by_name = {k.lower(): v for k, v in values.items()}
@@ -69,7 +69,7 @@ def _row(columns: list[str], cells: list[str], number: int,
         raise ParseError(KIND, number, "row has no JobID")
     _, dot, step = job_id.partition(".")
     state = text_or_none(by_name.get("state"))
-    nodelist, names = hosts(by_name.get("nodelist"), warnings, f"line {number}")
+    nodelist, names = hosts(by_name.get("nodelist"), warnings, f"line {number}", budget)
     row = dict(_ROW)
     row.update(job_id=job_id, step=step if dot else None, name=text_or_none(by_name.get("jobname")),
                state=state.split()[0] if state else None, nodelist=nodelist, nodes=names,
@@ -104,6 +104,7 @@ def _read(numbered: Iterator[tuple[int, str]], columns: list[str],
     trailing = bar
     loose: ParseError | None = None  # a field too many, unless every line ends with `|`
     error: ParseError | None = None  # wrong in either case; the rows after it are not read
+    budget = HostBudget()  # each reading of the rows has its own, so both expand the same
     for number, line in numbered:
         if not line.strip():
             continue
@@ -118,7 +119,7 @@ def _read(numbered: Iterator[tuple[int, str]], columns: list[str],
             error = _width_error(number, len(cells), columns)
             continue
         try:
-            _row(columns, cells, number, warnings)
+            _row(columns, cells, number, warnings, budget)
         except ParseError as exc:
             error = exc
             continue
@@ -130,11 +131,12 @@ def _read(numbered: Iterator[tuple[int, str]], columns: list[str],
         raise first
 
     def dumped() -> Iterator[dict[str, object]]:
+        again = HostBudget()
         for number, line in kept:
             cells = line.split("|")
             if trailing and len(cells) == width + 1:
                 cells.pop()
-            yield _row(columns, cells, number, [])
+            yield _row(columns, cells, number, [], again)
 
     def models() -> Iterator[SacctRow]:
         return (SacctRow.model_validate(row) for row in dumped())

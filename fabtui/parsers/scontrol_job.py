@@ -24,7 +24,16 @@ from collections.abc import Iterable, Iterator
 
 from fabtui.model.parsed._slurm_common import SlurmJob, SlurmNodeAlloc
 from fabtui.model.parsed.scontrol_job import ScontrolJobOutput
-from fabtui.parsers._slurm_common import count_ids, gpu_ids, hosts, missing, text_or_none
+from fabtui.parsers._slurm_common import (
+    HostBudget,
+    TooLarge,
+    count_ids,
+    gpu_ids,
+    hosts,
+    missing,
+    quoted,
+    text_or_none,
+)
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import Encoded, Streamed
 from fabtui.parsers.text import split_lines
@@ -75,21 +84,27 @@ def _int(value: str, key: str, line: int) -> int | None:
     return int(match.group(1))
 
 
-def _detail(pairs: list[tuple[str, str]], warnings: list[str], line: int) -> SlurmNodeAlloc:
+def _detail(pairs: list[tuple[str, str]], warnings: list[str], line: int,
+            budget: HostBudget) -> SlurmNodeAlloc:
     """One `-d` line: `Nodes=... CPU_IDs=... Mem=... GRES=...` (or old `GRES_IDX=`)."""
     values = dict(pairs)
-    nodelist, names = hosts(values["Nodes"], warnings, f"line {line}")
+    nodelist, names = hosts(values["Nodes"], warnings, f"line {line}", budget)
     cpu_ids = text_or_none(values.get("CPU_IDs"))
     cpus = count_ids(cpu_ids)
     if cpu_ids is not None and cpus is None:
         warnings.append(f"line {line}: CPU_IDs={cpu_ids} cut short; CPUs not counted")
     gres = values.get("GRES", values.get("GRES_IDX", "")).strip() or None
+    try:
+        gpus = gpu_ids(gres)
+    except TooLarge as exc:
+        raise ParseError(KIND, line, f"GRES={quoted(gres or '')}: {exc}") from None
     return SlurmNodeAlloc(nodes=nodelist or values["Nodes"], hosts=names, cpu_ids=cpu_ids,
                           cpus=cpus, mem_mb=_int(values.get("Mem", ""), "Mem", line),
-                          gres=gres, gpu_ids=gpu_ids(gres))
+                          gres=gres, gpu_ids=gpus)
 
 
-def _apply(job: SlurmJob, key: str, value: str, line: int, warnings: list[str]) -> None:
+def _apply(job: SlurmJob, key: str, value: str, line: int, warnings: list[str],
+           budget: HostBudget) -> None:
     """Store one job-level field (unknown keys are ignored: Slurm adds fields every release)."""
     if key == "JobName":
         job.name = value or None
@@ -106,7 +121,7 @@ def _apply(job: SlurmJob, key: str, value: str, line: int, warnings: list[str]) 
     elif key == "Partition":
         job.partition = text_or_none(value)
     elif key == "NodeList":
-        job.nodelist, job.nodes = hosts(value, warnings, f"line {line}")
+        job.nodelist, job.nodes = hosts(value, warnings, f"line {line}", budget)
     elif key == "BatchHost":
         job.batch_host = text_or_none(value)
     elif key == "NumNodes":
@@ -148,6 +163,7 @@ def parse_lines(lines: Iterable[str]) -> Streamed[ScontrolJobOutput]:
 def _jobs(numbered: Iterable[tuple[int, str]], warnings: list[str]) -> Iterator[SlurmJob]:
     """The job records of numbered lines, each once its last line is read."""
     job: SlurmJob | None = None
+    budget = HostBudget()
     for number, raw in numbered:
         line = raw.rstrip()
         if not line.strip():
@@ -165,9 +181,9 @@ def _jobs(numbered: Iterable[tuple[int, str]], warnings: list[str]) -> Iterator[
         if not pairs:
             continue
         if pairs[0][0] == "Nodes" and record is None:
-            job.allocations.append(_detail(pairs, warnings, number))
+            job.allocations.append(_detail(pairs, warnings, number, budget))
             continue
         for key, value in pairs:
-            _apply(job, key, value, number, warnings)
+            _apply(job, key, value, number, warnings, budget)
     if job is not None:
         yield job

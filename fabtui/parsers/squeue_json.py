@@ -22,7 +22,14 @@ from typing import Any
 
 from fabtui.model.parsed._slurm_common import SlurmJob, SlurmNodeAlloc
 from fabtui.model.parsed.squeue_json import SqueueJsonOutput
-from fabtui.parsers._slurm_common import gpu_ids, hosts, text_or_none
+from fabtui.parsers._slurm_common import (
+    HostBudget,
+    TooLarge,
+    gpu_ids,
+    hosts,
+    quoted,
+    text_or_none,
+)
 from fabtui.parsers.errors import ParseError
 
 KIND = "squeue-json"
@@ -98,12 +105,17 @@ def _allocations(job: dict[str, Any], names: list[str],
         mem = _number(memory.get("allocated")) if isinstance(memory, dict) else \
             _number(entry.get("memory_allocated", memory))
         detail = gres[index] if index < len(gres) and isinstance(gres[index], str) else None
+        try:
+            gpus = gpu_ids(detail)
+        except TooLarge as exc:
+            raise ParseError(KIND, None, f"{where}: gres_detail {quoted(detail or '')!r}: "
+                                         f"{exc}") from None
         found.append(SlurmNodeAlloc(nodes=name, hosts=[name], cpus=count, mem_mb=mem,
-                                    gres=detail or None, gpu_ids=gpu_ids(detail)))
+                                    gres=detail or None, gpu_ids=gpus))
     return found
 
 
-def _job(entry: Any, index: int, warnings: list[str]) -> SlurmJob:
+def _job(entry: Any, index: int, warnings: list[str], budget: HostBudget) -> SlurmJob:
     where = f"jobs[{index}]"
     if not isinstance(entry, dict):
         raise ParseError(KIND, None, f"{where} is not an object")
@@ -116,7 +128,7 @@ def _job(entry: Any, index: int, warnings: list[str]) -> SlurmJob:
     listed = entry.get("nodes")
     if isinstance(listed, dict):  # the job_resources.nodes form, should a release print it here
         listed = listed.get("list")
-    nodelist, names = hosts(_text(listed), warnings, where)
+    nodelist, names = hosts(_text(listed), warnings, where, budget)
     array_job = _number(entry.get("array_job_id"))
     array_task = _number(entry.get("array_task_id"))
     per_node = _number(entry.get("tasks_per_node"))
@@ -152,5 +164,7 @@ def parse(text: str) -> SqueueJsonOutput:
     plugins = meta.get("plugins") or meta.get("plugin")
     if isinstance(plugins, dict):
         result.data_parser = _text(plugins.get("data_parser"))
-    result.jobs = [_job(entry, i, result.warnings) for i, entry in enumerate(data["jobs"])]
+    budget = HostBudget()
+    result.jobs = [_job(entry, i, result.warnings, budget)
+                   for i, entry in enumerate(data["jobs"])]
     return result

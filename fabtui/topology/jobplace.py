@@ -7,15 +7,22 @@ first nodes taking one more (what Slurm does for `-n` over `-N` nodes). Under `b
 a node before the next (`0..7` on the first node); under `cyclic` they go round the nodes
 (`0, N, 2N, ...` on the first). A rank's GPU is the allocated GPU at its local slot when the
 job's `-d` detail lists them (`GRES=gpu:8(IDX:0-7)`), else the local slot itself.
+A job of more than `MAX_TASKS` tasks is refused before any is laid out (`NumTasks=99999999999`
+is a line of output, and would be a hundred billion slots).
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
+from fabtui.hostlist import HostlistError, expand
 from fabtui.model.parsed._slurm_common import SlurmJob
 from fabtui.topology.ranks import RankSlot
 
 DISTRIBUTIONS = ("block", "cyclic")
+MAX_TASKS = 1_000_000
+"""Most tasks (ranks) one job may be laid out with: about 100 MB of slots. The largest AI
+training jobs run 100,000-200,000 GPUs, a rank each; a whole-machine MPI job on Frontier, the
+largest Slurm system (9,408 nodes of 56 usable cores), runs 526,848 ranks."""
 
 
 class PlacementError(ValueError):
@@ -26,11 +33,19 @@ def tasks_per_node(job: SlurmJob) -> list[int]:
     """How many tasks each of the job's nodes runs, in node order."""
     nodes = job.nodes
     if not nodes:
+        if job.nodelist:
+            raise PlacementError(f"job {job.job_id}: its node list is not read: "
+                                 f"{_unread(job.nodelist)}")
         state = f" (it is {job.state})" if job.state else ""
         raise PlacementError(f"job {job.job_id} holds no nodes{state}")
     total = job.num_tasks or (job.tasks_per_node or 0) * len(nodes)
     if total <= 0:
         raise PlacementError(f"job {job.job_id}: Slurm reports no task count")
+    if total > MAX_TASKS:
+        said = f"{total:,} tasks" if job.num_tasks else \
+            f"{job.tasks_per_node:,} tasks per node on {len(nodes):,} nodes ({total:,} tasks)"
+        raise PlacementError(f"job {job.job_id} runs {said}: more than any job runs (fabtui "
+                             f"lays out at most {MAX_TASKS:,})")
     if job.tasks_per_node:
         counts = []
         left = total
@@ -40,6 +55,17 @@ def tasks_per_node(job: SlurmJob) -> list[int]:
         return counts
     base, extra = divmod(total, len(nodes))
     return [base + (1 if index < extra else 0) for index in range(len(nodes))]
+
+
+def _unread(nodelist: str) -> str:
+    """Why a job's node list gave no nodes: the host list's own fault, or the reader's cap."""
+    try:
+        expand(nodelist)
+    except HostlistError as exc:
+        reason = str(exc)
+        return reason if len(reason) <= 200 else reason[:199] + "…"
+    return f"{nodelist[:80]!r} was not expanded (the output's node lists stand for too many " \
+        "hosts together; `fabtui parse` lists the warning)"
 
 
 def distribution_of(job: SlurmJob, default: str = "block") -> tuple[str, bool]:
@@ -63,9 +89,15 @@ def job_slots(job: SlurmJob, distribution: str = "block") -> list[RankSlot]:
         order = [(node, local) for node, count in zip(job.nodes, counts, strict=True)
                  for local in range(count)]
     else:
-        for local in range(max(counts)):
-            order += [(node, local) for node, count in zip(job.nodes, counts, strict=True)
-                      if local < count]
+        # Round by round over the nodes that still have a task: each slot is visited once,
+        # however uneven the counts (one node of a million tasks among 100,000 nodes).
+        active = [(node, count) for node, count in zip(job.nodes, counts, strict=True)
+                  if count > 0]
+        local = 0
+        while active:
+            order += [(node, local) for node, _ in active]
+            local += 1
+            active = [(node, count) for node, count in active if count > local]
     slots = []
     for rank, (node, local) in enumerate(order):
         held = gpus.get(node, [])

@@ -169,7 +169,9 @@ def job_placement(ws: Workspace, job_id: str, *, source: Path | None = None) -> 
     try:
         slots = job_slots(job, distribution)
     except PlacementError as exc:
-        raise RequestError(f"{where}: {exc}") from None
+        # A saved output names the line the job's record starts on (scontrol's have one).
+        line = f":{job.line}" if source is not None and job.line is not None else ""
+        raise RequestError(f"{where}{line}: {exc}") from None
     names = {node.hostname for node in ws.topology().topology.nodes}
     missing = [n for n in job.nodes if n not in names]
     if missing:

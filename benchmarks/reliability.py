@@ -18,6 +18,13 @@ makes the script exit 1 (these are correctness figures, not timings):
                  string, a backtracking `redact` pattern), each read by `fabtui` under a memory
                  cap, end with their one clear `file:line` line, no traceback; each attack's
                  peak memory and time is printed beside what the reliability review measured.
+  - danger:      every destructive form of tests/test_destructive.py (the review's 28 variants
+                 and more) in a block not marked danger=true: lint refuses the runbook; and
+                 each destructive word as the value of `sudo {{ action }}` on the demo fabric:
+                 the typed gate stops it (exit 4). No `command_sent` is journaled;
+  - resend:      a run killed after it confirmed and sent a dangerous command, resumed with the
+                 first run's answer: the command is never sent again and the resume says it may
+                 already have run (the review: 8 of 78 resumes re-sent one).
 
     python benchmarks/reliability.py            # full counts (about 6 minutes on 2 cores)
     python benchmarks/reliability.py --smoke    # small counts, < 60 s on 2 cores (CI)
@@ -347,6 +354,115 @@ def bounded(trials: int, work: Path) -> Tally:
     return tally
 
 
+# danger: what really runs ---------------------------------------------------------------------
+
+DANGER_BOOK = """---
+id: danger-bench
+title: Danger bench
+summary: runs a destructive command without saying so
+symptoms: [bench]
+inputs:
+  - name: action
+    default: hostname
+    description: the command
+---
+
+# Danger bench
+
+## Act {{#act}}
+
+```sh {{id=act on=node001}}
+{body}
+```
+"""
+DESTRUCTIVE_WORDS = ("reboot", "poweroff", "halt", "shutdown", "ifdown", "kexec", "fast-reboot",
+                     "scancel", "pkill", "killall")
+"""Values that are a destructive command on their own: a value is quoted into one word, so
+this is what a value can do (`sudo {{ action }}`)."""
+
+
+def danger(work: Path, env: dict[str, str], smoke: bool) -> Tally:
+    """Every destructive form of the reliability review (H3) and of tests/test_destructive.py
+    in a block that does not say danger=true: lint refuses the runbook (exit 2, naming the
+    block); and each destructive word given as the value of `sudo {{ action }}`: the engine's
+    typed gate stops it (exit 4). Nothing is sent either way (no `command_sent`)."""
+    from tests.test_destructive import REVIEWED
+
+    tally = Tally("destructive commands, literal or as values (refused, nothing sent)")
+    trials = [(command, None) for command in (REVIEWED[::4] if smoke else REVIEWED)]
+    trials += [("sudo {{ action }}", word) for word in
+               (DESTRUCTIVE_WORDS[::3] if smoke else DESTRUCTIVE_WORDS)]
+    for number, (body, value) in enumerate(trials):
+        data = work / f"danger-{number}"
+        book = work / f"danger-{number}.md"
+        book.write_text(DANGER_BOOK.format(body=body))
+        run_env = {**env, "XDG_DATA_HOME": str(data),
+                   "FABTUI_SIM_STATE": str(work / "danger-state.json")}
+        args = ["runbook", "run", str(book)] + (["--input", f"action={value}"] if value else [])
+        done = _cli(args, run_env)
+        journal = data / "fabtui" / "journal.sqlite"
+        sent = 0
+        if journal.exists():
+            with contextlib.closing(sqlite3.connect(journal)) as db:
+                sent = db.execute("SELECT count(*) FROM events WHERE kind = 'command_sent'"
+                                  ).fetchone()[0]
+        said = done.stdout + done.stderr
+        refused = (done.returncode == 2 and "act: " in said and "danger=true" in said) \
+            if value is None else \
+            (done.returncode == 4 and "needs typed confirmation" in said)
+        tally.record(refused and sent == 0,
+                     f"{body!r} {value or ''}: exit {done.returncode}, {sent} sent")
+    return tally
+
+
+RESEND_BOOK = """---
+id: resend-bench
+title: Resend bench
+summary: a dangerous command killed in flight
+symptoms: [bench]
+---
+
+# Resend bench
+
+## Shut {{#shut}}
+
+```sh {{id=shut danger=true}}
+echo sent >> {counter}; sleep 30
+```
+"""
+
+
+def resend(trials: int, work: Path, env: dict[str, str]) -> Tally:
+    """A run killed (SIGKILL) after it confirmed and sent a dangerous command, resumed with
+    the first run's answer: the command is never sent again (the review: 8 of 78 resumes
+    re-sent one), and the resume says it may already have run."""
+    tally = Tally("resume after a kill mid dangerous command (never re-sent)")
+    for trial in range(trials):
+        folder = work / f"resend-{trial}"
+        folder.mkdir()
+        counter = folder / "count"
+        book = folder / "resend-bench.md"
+        book.write_text(RESEND_BOOK.format(counter=counter))
+        run_env = {**env, "XDG_DATA_HOME": str(folder / "data")}
+        proc = subprocess.Popen([sys.executable, "-m", "fabtui", "runbook", "run", str(book),
+                                 "--answer", "shut=shut"], env=run_env, cwd=REPO,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (counter.exists() and counter.read_text()):
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        journal = folder / "data" / "fabtui" / "journal.sqlite"
+        with contextlib.closing(sqlite3.connect(journal)) as db:
+            session = db.execute("SELECT id FROM sessions").fetchone()[0]
+        again = _cli(["runbook", "resume", session, "--answer", "shut=shut"], run_env)
+        lines = counter.read_text().splitlines()
+        tally.record(lines == ["sent"] and "may already have run" in again.stdout + again.stderr,
+                     f"trial {trial}: sent {len(lines)} times, exit {again.returncode}")
+    return tally
+
+
 # main ---------------------------------------------------------------------------------------
 
 def _timed(step: Callable[[], Tally]) -> Tally:
@@ -377,6 +493,8 @@ def main() -> int:
             _timed(lambda: sigkill(3 if smoke else 72, work, env, rng)),
             _timed(lambda: concurrency(3 if smoke else 8, 1 if smoke else 3, work, env)),
             _timed(lambda: bounded(1 if smoke else 5, work)),
+            _timed(lambda: danger(work, env, smoke)),
+            _timed(lambda: resend(1 if smoke else 10, work, env)),
         ]
     print(f"{'check':<66}{'trials':>8}{'failures':>10}{'seconds':>9}")
     for tally in tallies:

@@ -26,9 +26,13 @@ from fabtui.journal.store import Journal, journal_path
 
 
 def _fabtui(config: Path, *args: str) -> float:
+    """Seconds `fabtui ARGS` took; a failure exits with what it printed (its last lines)."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "fabtui", "--config", str(config), *args],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "fabtui", "--config", str(config), *args],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-30:])
+        sys.exit(f"fabtui {' '.join(args)}: exit {done.returncode}\n{tail}")
     return time.perf_counter() - started
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from fabtui.cases.components import error_codes_in
 from fabtui.model.case import Case, CaseStatus, EvidenceRow, SymptomClass, TimelineEntry
+from fabtui.model.element import ElementRef
 from fabtui.model.events import (
     BlockCommand,
     BlockFinished,
@@ -95,10 +96,9 @@ class _Draft:
     def component(self, value: Any) -> None:
         if not isinstance(value, str) or not value or " " in value:
             return
-        value = value.split("/lane")[0]
-        node, _, rest = value.partition(":")
-        if rest.startswith("rank"):
-            value = node  # a rank is where it ran, not a part of the fabric
+        ref = ElementRef.parse(value).whole
+        value = ref.device if ref.part.startswith("rank") else str(ref)
+        # (a rank is where it ran, not a part of the fabric)
         if value not in self.components:
             self.components.append(value)
 

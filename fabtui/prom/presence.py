@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from fabtui.model.element import device_of
 from fabtui.prom.catalog import Element, Mapped
 from fabtui.prom.client import Sample
 from fabtui.prom.labels import LabelMap, Resolver
@@ -103,7 +104,7 @@ class Presence:
             for sample in samples:
                 key = resolver.element(element, sample.labels)
                 if key is not None:
-                    device = key.partition(":")[0]
+                    device = device_of(key)
                     if devices is None or device in devices:
                         keys.setdefault(device, set()).add(key)
             for device, found in keys.items():
@@ -132,7 +133,7 @@ class Presence:
         """Per (device, element kind), the elements present and not read in full (all of a
         device's when none of its elements was read): the sieve's ok marks."""
         read = {key for per_key in readings.values.values() for key in per_key}
-        read_devices = {key.partition(":")[0] for key in read}
+        read_devices = {device_of(key) for key in read}
         quiet: dict[tuple[str, Element], list[str]] = {}
         for (device, element), members in self.by_device.items():
             if device in read_devices:

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
+from fabtui.model.element import split_key
 from fabtui.model.probe import Metric, ProbeDef, ProbeResult, Verdict
 from fabtui.probes.evaluate import (
     EvalContext,
@@ -66,7 +67,7 @@ class Assembler:
     def target(self, name: str) -> ProbeTarget:
         found = self._targets.get(name)
         if found is None:
-            device, _, part = name.partition(":")
+            device, part = split_key(name)
             if device in self.graph.switches:
                 found = ProbeTarget("switch", device, switch=self.graph.switches[device])
             else:

@@ -122,7 +122,7 @@ def _deadlock(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
 
 
 def _hang(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
-    device, _, gpu_text = text.partition(":")
+    device, gpu_text = split_key(text)
     node = graph.nodes.get(device)
     index = gpu_text.lower().removeprefix("gpu")
     if node is None or not index.isdigit() or int(index) not in {g.index for g in node.gpus}:

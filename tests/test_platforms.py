@@ -308,3 +308,35 @@ def test_a_dmabuf_node_has_no_peermem_module_and_full_gpudirect() -> None:
     write = registry.get("perftest").parse(_out(sim, "node002", "ib_write_bw", "-d", "mlx5_0",
                                                 "--report_gbits", "--use_cuda=0", "node001"))
     assert write.rows[-1].bw_avg == pytest.approx(392, rel=0.01)
+
+
+# Acceptance fails on `fail`, not on `warn` -------------------------------------------------
+
+def test_customer_acceptance_hands_over_a_marginal_node_with_reservations(tmp_path: Path) -> None:
+    """A node in the warn band of a measured figure (an A100 has one: NVLink x 0.8, warn below
+    90 %, fail below 80 %) is a reservation on the hand-over, not a failed hand-over."""
+    import asyncio
+
+    from fabtui.model.runbook import RunbookTest
+    from fabtui.paths import shipped_templates
+    from fabtui.runbooks.library import load_library
+    from fabtui.runbooks.testing import run_test
+
+    topology = tmp_path / "a100-2node.yaml"
+    topology.write_text("template: rail-optimized\nparams: {name: a100-2node, nodes: 2, "
+                        "rails: 8, rails_per_leaf: 8, nodes_per_leaf: 2, host_speed: 200, "
+                        "gpu_model: A100-SXM4-80GB, leaf_flavor: sonic}\n")
+    scenario = tmp_path / "marginal.yaml"
+    scenario.write_text("name: marginal\nduration: 1h\ntimeline:\n  - at: 0\n"
+                        "    fault: slow-node\n    component: node002\n"
+                        "    params: {busbw_factor: 0.85}\n")
+    book = load_library([shipped_dir("runbooks")]).runbooks["customer-acceptance"]
+    case = RunbookTest(name="marginal", scenario=str(scenario), answers={"idle": "yes"})
+    outcome = asyncio.run(run_test(book, case, topology=topology,
+                                   template_dirs=[shipped_templates()], catalog=CATALOG))
+    assert outcome.summary is not None, outcome.problems
+    text = outcome.summary.text()
+    assert outcome.summary.outcome is Verdict.WARN, text
+    assert "hand-over passes with reservations" in text and "hand-over FAILS" not in text
+    assert outcome.summary.vars["node_slow"] == []
+    assert [n.split()[0] for n in outcome.summary.vars["node_marginal"]] == ["node002"]

@@ -219,6 +219,10 @@ def test_the_shipped_gb200_template_is_one_nvlink_domain_of_grace_trays() -> Non
 
 # The simulator models these platforms ------------------------------------------------------
 
+def _parse(kind: str, text: str) -> Any:
+    return registry.get(kind).parse(text)
+
+
 def _sim(template: str, scenario: str) -> Any:
     from fabtui.paths import shipped_templates
     from fabtui.sim.scenario import find_scenario
@@ -238,18 +242,18 @@ def _out(sim: Any, host: str, *argv: str) -> str:
 
 def test_a_simulated_gb200_tray_looks_like_one() -> None:
     sim = _sim("gb200-nvl72", "healthy")
-    topo = registry.get("nvidia-smi-topo").parse(_out(sim, "node005", "nvidia-smi", "topo", "-m"))
+    topo = _parse("nvidia-smi-topo", _out(sim, "node005", "nvidia-smi", "topo", "-m"))
     assert {a.connection for a in topo.gpu_nic_affinity.values()} == {"NODE"}
     assert topo.matrix["GPU0"]["GPU3"] == "NV18" and topo.matrix["GPU0"]["NIC2"] == "SYS"
-    query = registry.get("nvidia-smi-q").parse(_out(sim, "node005", "nvidia-smi", "-q", "-x"))
+    query = _parse("nvidia-smi-q", _out(sim, "node005", "nvidia-smi", "-q", "-x"))
     assert {g.product_name for g in query.gpus} == {"NVIDIA GB200"}
     assert {(g.fabric_state, g.fabric_status) for g in query.gpus} == {("Completed", "Success")}
     assert len({(g.fabric_clique_id, g.fabric_cluster_uuid) for g in query.gpus}) == 1
-    other = registry.get("nvidia-smi-q").parse(_out(sim, "node017", "nvidia-smi", "-q", "-x"))
+    other = _parse("nvidia-smi-q", _out(sim, "node017", "nvidia-smi", "-q", "-x"))
     assert other.gpus[0].fabric_cluster_uuid == query.gpus[0].fabric_cluster_uuid  # one rack
     tray = _out(sim, "node005", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G",
                 "-f", "2", "-g", "4")
-    ranks = registry.get("nccl-tests").parse(tray).ranks
+    ranks = _parse("nccl-tests", tray).ranks
     assert [(r.device, r.name) for r in ranks] == [(i, "NVIDIA GB200") for i in range(4)]
     from fabtui.sim.node_commands import run
 
@@ -262,7 +266,7 @@ def _rack_busbw(sim: Any, *env: str) -> float:
     text = _out(sim, "node001", "mpirun", "-np", "72", "-H", hosts, *env,
                 "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G", "-f", "2",
                 "-g", "1")
-    parsed = registry.get("nccl-tests").parse(text)
+    parsed = _parse("nccl-tests", text)
     assert len(parsed.ranks) == 72
     return float(max(parsed.rows, key=lambda r: r.size_bytes).out_of_place.busbw)
 
@@ -274,25 +278,25 @@ def test_an_nvl72_rack_runs_over_nvlink_until_a_tray_drops_out() -> None:
         pytest.approx(192, rel=0.01)
     lost = _sim("gb200-nvl72", "nvlink-down")
     assert _rack_busbw(lost) == pytest.approx(192, rel=0.01)
-    query = registry.get("nvidia-smi-q").parse(_out(lost, "node007", "nvidia-smi", "-q", "-x"))
+    query = _parse("nvidia-smi-q", _out(lost, "node007", "nvidia-smi", "-q", "-x"))
     assert {(g.fabric_status, g.fabric_clique_id) for g in query.gpus} == \
         {("Insufficient Resources", "0")}
 
 
 def test_a_nic_that_trained_at_200g_shows_in_ibstat_rdma_and_the_ring() -> None:
     sim = _sim("b200-64gpu", "link-speed-200g")
-    ibstat = registry.get("ibstat").parse(_out(sim, "node003", "ibstat", "mlx5_5"))
+    ibstat = _parse("ibstat", _out(sim, "node003", "ibstat", "mlx5_5"))
     assert ibstat.cas["mlx5_5"].ports["1"].rate == 200
-    write = registry.get("perftest").parse(_out(sim, "node003", "ib_write_bw", "-d", "mlx5_5",
+    write = _parse("perftest", _out(sim, "node003", "ib_write_bw", "-d", "mlx5_5",
                                                 "--report_gbits", "node004"))
     assert write.rows[-1].bw_avg == pytest.approx(196, rel=0.01)
     hosts = ",".join(f"{n}:8" for n in sorted(sim.graph.nodes))
-    ring = registry.get("nccl-tests").parse(_out(
+    ring = _parse("nccl-tests", _out(
         sim, "node001", "mpirun", "-np", "64", "-H", hosts,
         "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G", "-f", "2", "-g", "1"))
     assert max(ring.rows, key=lambda r: r.size_bytes).out_of_place.busbw == \
         pytest.approx(192, rel=0.01)
-    single = registry.get("nccl-tests").parse(_out(
+    single = _parse("nccl-tests", _out(
         sim, "node003", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G", "-f",
         "2", "-g", "8"))
     assert {r.name for r in single.ranks} == {"NVIDIA B200"}
@@ -305,7 +309,7 @@ def test_a_dmabuf_node_has_no_peermem_module_and_full_gpudirect() -> None:
     sim = _sim("b200-64gpu", "gdr-dmabuf")
     assert "nvidia_peermem" not in _out(sim, "node002", "lsmod")
     assert "nvidia_peermem" in _out(sim, "node001", "lsmod")
-    write = registry.get("perftest").parse(_out(sim, "node002", "ib_write_bw", "-d", "mlx5_0",
+    write = _parse("perftest", _out(sim, "node002", "ib_write_bw", "-d", "mlx5_0",
                                                 "--report_gbits", "--use_cuda=0", "node001"))
     assert write.rows[-1].bw_avg == pytest.approx(392, rel=0.01)
 

@@ -89,6 +89,9 @@ class RunbookTest(BaseModel):
 
     name: str
     scenario: str = "healthy"
+    topology: str | None = None
+    """The fabric the case runs on: a shipped topology template's name (`gb200-nvl72`,
+    `b200-64gpu`) or a topology file; default: the demo fabric."""
     at: str | float | None = None
     """Where on the scenario's timeline the run starts (default: the scenario's start)."""
     inputs: dict[str, Any] = Field(default_factory=dict)

@@ -187,6 +187,10 @@ class Node(_Model):
     mgmt: str | None = None
     """Address fabtui reaches the node at; the hostname when absent."""
     rack: str | None = None
+    nvlink_domain: Name | None = None
+    """The multi-node NVLink domain the node's GPUs belong to (a GB200/GB300 NVL72 rack, its
+    NVLink switch trays and IMEX domain); nodes with the same value reach each other over
+    NVLink. None: the node's NVLink stays inside it (HGX)."""
     gpus: tuple[Gpu, ...] = ()
     nics: tuple[Nic, ...] = ()
 

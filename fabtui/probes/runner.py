@@ -289,7 +289,8 @@ class ProbeRunner:
         # Rates use the time that really passed between the replies (a login or a slow reply
         # before the first one would otherwise dilute them), on the devices' clock (`skipped`:
         # what the simulated clock moved on without real time passing).
-        ctx = self._context(probe, target, elapsed if len(raws) > 1 and elapsed > 0 else None)
+        ctx = self._context(probe, target, elapsed if len(raws) > 1 and elapsed > 0 else None,
+                            command)
         try:
             metrics = evaluate(probe.parser or "", before, after, ctx)
         except NoEvaluator as exc:  # no metrics would read as `ok`: say it cannot be judged
@@ -306,9 +307,10 @@ class ProbeRunner:
                            parsed=after.model_dump(mode="json"), raw=raws)
 
     def _context(self, probe: ProbeDef, target: ProbeTarget,
-                 interval: float | None = None) -> EvalContext:
+                 interval: float | None = None, command: str = "") -> EvalContext:
         return EvalContext(probe=probe, target=target, interval=interval or probe.interval,
-                           hardware=hardware_classes(target), graph=self.graph)
+                           hardware=hardware_classes(target), graph=self.graph,
+                           command=command)
 
     async def _run_nvml(self, probe: ProbeDef, target: ProbeTarget,
                         started: datetime) -> ProbeResult:

@@ -22,6 +22,7 @@ from fabtui.topology.expected import (
     node_shape,
 )
 from fabtui.topology.graph import FabricGraph, UnknownRank
+from fabtui.topology.platform import PCIE_PATHS, platform_of
 
 Function = Callable[..., Any]
 
@@ -260,6 +261,33 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         shape = node_shape(members)
         return _plain(expected_busbw(str(collective), count, shape)) if shape else None
 
+    def nics_of(node: str) -> list[str]:
+        """`node:mlx5_N` of every rail NIC of `node`, in rail order (4 on a GB200 tray, 8 on
+        an HGX node); empty for a name that is not a node."""
+        found = fabric().nodes.get(str(node))
+        nics = sorted(found.nics, key=lambda n: (n.rail, n.name)) if found is not None else []
+        return [f"{found.hostname}:{n.name}" for n in nics] if found is not None else []
+
+    def gpus_of(node: str) -> int:
+        """How many GPUs the topology gives `node` (0 for a name that is not a node)."""
+        found = fabric().nodes.get(str(node))
+        return len(found.gpus) if found is not None else 0
+
+    def platform(node: str) -> dict[str, Any]:
+        """What `node`'s GPUs are and which rules apply to them (fabtui.topology.platform):
+        `{generation, grace, gpu_nic_paths, rule, nvlink_domain, domain_nodes}`;
+        `generation` None when the topology does not name a known GPU."""
+        found = fabric().nodes.get(str(node))
+        gpu = platform_of(found.gpus[0].model) if found is not None and found.gpus else None
+        domain = found.nvlink_domain if found is not None else None
+        members = sorted(n.hostname for n in fabric().nodes.values()
+                         if domain is not None and n.nvlink_domain == domain)
+        return {"generation": gpu.generation if gpu else None,
+                "grace": bool(gpu and gpu.grace),
+                "gpu_nic_paths": list(gpu.gpu_nic_paths if gpu else PCIE_PATHS),
+                "rule": gpu.gpu_nic_rule if gpu else "PIX or PXB",
+                "nvlink_domain": domain, "domain_nodes": members}
+
     def expected_rdma(endpoint: str) -> dict[str, Any] | None:
         """The RDMA write ceiling (Gb/s, with limits) of the NIC at `endpoint` (`node:mlx5_0`)."""
         device, port = split_key(str(endpoint))
@@ -272,7 +300,8 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
         "netdev": netdev, "nic_speed": nic_speed, "blast": blast,
         "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,
-        "pfc_origin": pfc_origin,
+        "pfc_origin": pfc_origin, "nics_of": nics_of, "gpus_of": gpus_of,
+        "platform": platform,
         "nodes": lambda: sorted(fabric().nodes), "switches": lambda: sorted(fabric().switches),
     })
     return functions

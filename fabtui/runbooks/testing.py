@@ -1,6 +1,7 @@
 """`fabtui runbook test`: each runbook's declared cases, run headless on the simulated fabric.
 
-A case names a scenario (and where on its timeline to start), the inputs, the answers to the
+A case names a scenario (and where on its timeline to start), the fabric it plays on (the demo
+fabric, or a topology template such as `gb200-nvl72`), the inputs, the answers to the
 runbook's gates, what the operator repairs when answering a gate (the simulated fabric drops
 those faults, as a swapped optic would), and what must come out: the path of steps, the outcome,
 variables, and texts of the summary. Everything above the transports is the code an on-call
@@ -88,6 +89,8 @@ async def run_test(runbook: Runbook, test: RunbookTest, *, topology: Path,
 async def _run(runbook: Runbook, test: RunbookTest, topology: Path, template_dirs: list[Path],
                catalog: dict[str, ProbeDef], folder: Path) -> RunSummary:
     at = float(parse_duration(test.at)) if test.at is not None else None
+    if test.topology is not None:
+        topology = case_topology(test.topology, template_dirs)
     state = fresh_state(topology, find_scenario(test.scenario), template_dirs, at=at)
     state_path = folder / "state.json"
     write_state(state_path, state)
@@ -111,6 +114,21 @@ async def _run(runbook: Runbook, test: RunbookTest, topology: Path, template_dir
     finally:
         await runner.close()
         journal.close()
+
+
+def case_topology(name: str, template_dirs: list[Path]) -> Path:
+    """The file of a case's `topology`: a topology file, or a template of `template_dirs` by
+    name. Raises `ValueError` naming the templates when there is no such one."""
+    path = Path(name)
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        return path
+    for folder in template_dirs:
+        for suffix in (".yaml", ".yml"):
+            if (folder / f"{name}{suffix}").is_file():
+                return folder / f"{name}{suffix}"
+    known = sorted(p.stem for folder in template_dirs for p in folder.glob("*.y*ml"))
+    raise ValueError(f"topology {name!r} is neither a topology file nor a template "
+                     f"(templates: {', '.join(known)})")
 
 
 class Repairer(Observer):

@@ -48,6 +48,7 @@ from fabtui.sim.pfc import PFCWD_DETECTION_S, PFCWD_RESTORATION_S, STALL_PREVENT
 from fabtui.sim.scenario import FaultKind, FaultSpec, Scenario
 from fabtui.sim.traffic import BACKGROUND_UPLINK_SHARE, TrafficLayer
 from fabtui.topology.pairing import gpu_map
+from fabtui.topology.platform import PLATFORMS, gpu_generation
 
 __all__ = [
     "BACKGROUND_UPLINK_SHARE",
@@ -74,9 +75,11 @@ __all__ = [
     "TX_LOW_ALARM",
     "TX_LOW_WARNING",
     "Dom",
+    "GpuProduct",
     "GpuState",
     "PortCounters",
     "Sim",
+    "gpu_product",
 ]
 
 FRAME = 4160
@@ -109,6 +112,38 @@ class PortCounters:
     pre_ber: float
     post_ber: float
     link_down_events: int
+
+
+@dataclass(frozen=True)
+class GpuProduct:
+    """How nvidia-smi names and sizes a GPU of one generation (the demo's values, from public
+    `nvidia-smi` outputs of each part)."""
+
+    name: str
+    """The product name nvidia-smi and nccl-tests print."""
+    architecture: str
+    memory_mib: int
+    power_limit_w: int
+
+
+_PRODUCTS: dict[str, tuple[str, int, int]] = {
+    "A100": ("NVIDIA A100-SXM4-80GB", 81920, 400),
+    "H100": ("NVIDIA H100 80GB HBM3", 81559, 700),
+    "H200": ("NVIDIA H200", 143771, 700),
+    "GH200": ("NVIDIA GH200 480GB", 97871, 900),
+    "B200": ("NVIDIA B200", 183359, 1000),
+    "B300": ("NVIDIA B300 SXM6 AC", 275040, 1100),
+    "GB200": ("NVIDIA GB200", 189471, 1200),
+    "GB300": ("NVIDIA GB300", 284208, 1400),
+}
+"""Product name, memory (MiB) and power limit (W) as nvidia-smi prints them per generation."""
+
+
+def gpu_product(model: str | None) -> GpuProduct:
+    """What nvidia-smi calls a GPU of topology model `model` (an H100 when unknown)."""
+    generation = gpu_generation(model) or "H100"
+    name, memory, power = _PRODUCTS[generation]
+    return GpuProduct(name, PLATFORMS[generation].architecture, memory, power)
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,12 @@ def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
         return _deadlock(graph, spec, text)
     if kind is FaultKind.NCCL_HANG:
         return _hang(graph, spec, text)
+    if kind is FaultKind.NVLINK_DOWN:
+        return _nvlink(graph, spec, text)
+    if kind is FaultKind.LINK_SPEED:
+        if "speed_gbps" not in spec.params:
+            raise FaultError("link-speed needs params.speed_gbps: the rate the link trained at")
+        return _nic_fault(graph, spec, text)
     if kind is FaultKind.MISCONFIG:
         return _misconfig(graph, spec, text)
     if kind in (FaultKind.PFC_STORM, FaultKind.RANK_MAPPING):
@@ -119,6 +125,18 @@ def _deadlock(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
         if other not in cabled:
             raise FaultError(f"pfc-deadlock: {one} and {other} are not cabled to each other")
     return Fault(spec, switch=text)
+
+
+def _nvlink(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
+    """A node (every GPU's NVLinks) or `node:gpuN` (that GPU's)."""
+    device, _, gpu_text = text.partition(":")
+    node = graph.nodes.get(device)
+    index = gpu_text.lower().removeprefix("gpu")
+    if node is None or (gpu_text and (not index.isdigit() or
+                                      int(index) not in {g.index for g in node.gpus})):
+        raise FaultError(f"nvlink-down needs a node or a GPU such as node001:gpu3; {text!r} is "
+                         "not one")
+    return Fault(spec, host=device, gpu=int(index) if gpu_text else None)
 
 
 def _hang(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:

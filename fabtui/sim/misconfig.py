@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fabtui.model.topology import Nic, Node, Switch
-from fabtui.sim.core import Sim
+from fabtui.sim.core import Sim, gpu_product
 from fabtui.sim.scenario import FaultKind
 
 Result = tuple[str, str, int]
@@ -32,7 +32,7 @@ Result = tuple[str, str, int]
 HOST: dict[str, Any] = {
     "trust": "dscp", "pfc": [3], "ecn_np": 1, "ecn_rp": 1, "cnp_dscp": 48, "cnp_prio": 6,
     "roce_mode": "RoCE v2", "mtu": 4096, "firmware": "28.39.1002", "gid_index": 3,
-    "governor": "performance",
+    "governor": "performance", "peermem": True,
 }
 """A healthy host NIC: the fleet's RoCE settings (NVIDIA RoCE configuration guides)."""
 SWITCH: dict[str, Any] = {
@@ -119,14 +119,15 @@ def read_file(sim: Sim, node: Node, path: str, t: float) -> str | None:
         return f"{setting(sim, node.hostname, 'governor', t)}\n"
     if path == "/sys/module/nvidia_peermem/initstate":
         gdr_off = any(f.host == node.hostname for f in sim.active(FaultKind.GDR_OFF, t))
-        return None if gdr_off else "live\n"
+        unloaded = setting(sim, node.hostname, "peermem", t) is False  # GDR through DMA-BUF
+        return None if gdr_off or unloaded else "live\n"
     return None
 
 
 def _nvlink_errors(sim: Sim, node: Node, t: float) -> str:
     lines = []
     for gpu in node.gpus:
-        lines.append(f"GPU {gpu.index}: NVIDIA H100 80GB HBM3 (UUID: GPU-sim-{gpu.index})")
+        lines.append(f"GPU {gpu.index}: {gpu_product(gpu.model).name} (UUID: GPU-sim-{gpu.index})")
         for link in range(18):
             lines += [f"\t Link {link}: Replay Errors: 0", f"\t Link {link}: Recovery Errors: 0",
                       f"\t Link {link}: CRC Errors: 0"]

@@ -66,6 +66,13 @@ class FaultKind(StrEnum):
     PFC_DEADLOCK = "pfc-deadlock"
     """Pause circulates between switches with no host source: a cyclic buffer dependency over
     `leaf` -> `via` spine -> `to` leaf (params) -> back, each paused by the next."""
+    NVLINK_DOWN = "nvlink-down"
+    """The NVLinks of a GPU (`node:gpuN`) or of every GPU of a node (`node`) to the NVLink
+    switch trays are down: on a multi-node NVLink domain (NVL72) those GPUs drop out of it
+    (their fabric registration fails) and NCCL crosses that node over the network."""
+    LINK_SPEED = "link-speed"
+    """A NIC's link (`node:mlx5_N`) trained below the topology's speed (param `speed_gbps`):
+    ibstat's rate, RDMA and the collectives through it run at that speed."""
 
 
 class FaultSpec(BaseModel):

@@ -10,6 +10,7 @@ leaf uplinks carry background traffic and the NICs cabled to the wrong leaf.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 
 from fabtui.model.element import device_of
@@ -17,14 +18,29 @@ from fabtui.model.topology import Nic
 from fabtui.sim.pfc import PfcLayer
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.expected import (
+    NVLINK_SM_EFFICIENCY,
+    NodeShape,
     expected_busbw,
     expected_rdma_gbps,
     ib_retry_window_s,
     node_shape,
 )
+from fabtui.topology.platform import PLATFORMS
 
 BACKGROUND_UPLINK_SHARE = 0.02
 """Share of a leaf uplink's line rate that is not the job's (storage, checkpoints, control)."""
+
+MODELLED_SINGLE_NODE_ALL_REDUCE = {"B200": 835.0, "B300": 835.0, "GB300": 679.6}
+"""What the demo's nodes reach in a single-node all_reduce where fabtui has no expected figure
+(GB/s): 8 x B200 as publicly reported ("830+", NVIDIA/nccl #1807); B300 and GB300 as their
+NVLink5 siblings [inference]. The simulation's own values, never a gate."""
+MODELLED_NVLINK_DOMAIN_ALL_REDUCE = 835.0
+"""all_reduce busbw inside a multi-node NVLink domain at any size (GB/s): the 72-GPU NVL72 run
+(coreweave/nccl-tests PR #43); NVLS through the NVLink switch trays does not fall with fewer
+ranks [inference]."""
+NVLINK_LOST_SHARE = 0.1
+"""A node whose GPU lost its NVLinks moves its intra-node collectives through the CPU: a tenth
+of the NVLink figure [inference]."""
 
 
 class TrafficLayer(PfcLayer):
@@ -136,24 +152,38 @@ class TrafficLayer(PfcLayer):
 
     # collective performance ------------------------------------------------------------------
     def busbw(self, nodes: Sequence[str], t: float, size: int, *,
-              collective: str = "all_reduce", pxn: bool = True) -> float:
+              collective: str = "all_reduce", pxn: bool = True, mnnvl: bool = True) -> float:
         """Bus bandwidth (GB/s) of `collective` over `nodes` at message `size`.
 
         A healthy fabric reaches what fabtui.topology.expected derives from the topology (the
-        figure the probes judge against, PXN included); faults take their share from there.
-        With PXN (the default) alltoall stays on each rail's leaf; without it
-        (`NCCL_PXN_DISABLE=1`) it crosses the spines and each leaf's lost uplinks cut it."""
-        slow = {f.host for f in self.active(FaultKind.SLOW_NODE, t)}
+        figure the probes judge against, PXN included), or the simulation's modelled value
+        where fabtui has no figure; faults take their share from there. Nodes of one
+        multi-node NVLink domain cross over NVLink unless a node dropped out of it (or the run
+        sets `NCCL_MNNVL_ENABLE=0`: `mnnvl`); then, as between other nodes, the NICs bound it
+        at the speed their links trained at. With PXN (the default) alltoall stays on each
+        rail's leaf; without it (`NCCL_PXN_DISABLE=1`) it crosses the spines and each leaf's
+        lost uplinks cut it."""
+        slow = {f.host: float(f.spec.params.get("busbw_factor", 0.55))
+                for f in self.active(FaultKind.SLOW_NODE, t)}
         gdr_off = {f.host for f in self.active(FaultKind.GDR_OFF, t)}
         interference = {f.switch for f in self.active(FaultKind.INTERFERENCE, t)}
-        shape = node_shape(self.graph.nodes[n] for n in nodes if n in self.graph.nodes)
-        expected = None
+        members = [self.graph.nodes[n] for n in nodes if n in self.graph.nodes]
+        shape = node_shape(members)
+        peak = 0.0
+        over_nvlink = len(nodes) == 1 or bool(
+            shape is not None and shape.nvlink_domain_gpus and mnnvl and
+            all(self.nvlink_registered(n.hostname, t) for n in members))
         if shape is not None:
-            # broadcast / reduce have no model of their own: they move what all_reduce moves.
-            expected = expected_busbw(collective, max(len(nodes), 1), shape) or \
-                expected_busbw("all_reduce", max(len(nodes), 1), shape)
-        peak = expected.value if expected is not None else 0.0
-        if len(nodes) > 1:
+            if not over_nvlink:  # the network: the NICs at the speed their links trained at
+                trained = min((self.link_speed(a.link_index) for n in members for nic in n.nics
+                               if (a := self.graph.attachments.get((n.hostname, nic.name)))),
+                              default=shape.nic_speed_gbps)
+                shape = replace(shape, nvlink_domain_gpus=0,
+                                nic_speed_gbps=min(trained, shape.nic_speed_gbps))
+            peak = self._healthy_busbw(collective, max(len(nodes), 1), shape)
+        if len(nodes) == 1 and any(self.nvlink_lost(n, t) for n in nodes):
+            peak *= NVLINK_LOST_SHARE
+        if len(nodes) > 1 and not over_nvlink:
             if gdr_off & set(nodes):
                 peak *= 0.52
             if interference and any(self._behind(n) & interference for n in nodes):
@@ -167,12 +197,51 @@ class TrafficLayer(PfcLayer):
                 # alltoall crosses the spines, so each leaf's lost uplinks cut it.
                 peak *= min((self._uplink_share(leaf, t) for n in nodes
                              for leaf in self._behind(n)), default=1.0)
-        if slow & set(nodes):
-            peak *= 0.55
+        if set(slow) & set(nodes):
+            peak *= min(factor for host, factor in slow.items() if host in nodes)
         if self.active(FaultKind.NCCL_HANG, t) and len(nodes) > 1:
             return 0.0
         jitter = 0.995 + 0.01 * self.noise("bw", tuple(nodes), size)  # stable run to run
         return peak * size / (size + 6e6) * jitter
+
+    @staticmethod
+    def _healthy_busbw(collective: str, nodes: int, shape: NodeShape) -> float:
+        """What a healthy run of `collective` reaches: the expected figure, else the modelled
+        one (broadcast / reduce, which have no model, move what all_reduce moves)."""
+        moves = "all_reduce" if collective in ("broadcast", "reduce") else collective
+        expected = expected_busbw(moves, nodes, shape)
+        if expected is not None:
+            return expected.value
+        platform = PLATFORMS.get(shape.gpu or "")
+        if platform is None or (shape.gpus < 2 and nodes == 1):
+            return 0.0
+        if moves != "all_reduce":
+            return platform.nvlink_gbs * NVLINK_SM_EFFICIENCY
+        if nodes > 1:
+            return MODELLED_NVLINK_DOMAIN_ALL_REDUCE
+        return MODELLED_SINGLE_NODE_ALL_REDUCE.get(platform.generation, 0.0)
+
+    # the NVLink domain ------------------------------------------------------------------------
+    def nvlink_lost(self, host: str, t: float, gpu: int | None = None) -> bool:
+        """True when an `nvlink-down` fault takes the NVLinks of `gpu` (any GPU when None) of
+        `host` at `t`."""
+        return any(f.host == host and (gpu is None or f.gpu is None or f.gpu == gpu)
+                   for f in self.active(FaultKind.NVLINK_DOWN, t))
+
+    def nvlink_registered(self, host: str, t: float, gpu: int | None = None) -> bool:
+        """True when `host` (its `gpu`, or all its GPUs) is registered in its multi-node NVLink
+        domain at `t`; False for a node in none."""
+        node = self.graph.nodes.get(host)
+        return node is not None and node.nvlink_domain is not None and \
+            not self.nvlink_lost(host, t, gpu)
+
+    def fabric_ids(self, host: str) -> tuple[int, str]:
+        """(CliqueId, ClusterUUID) the fabric manager gives `host`'s domain: one per domain."""
+        domain = self.graph.nodes[host].nvlink_domain or ""
+        value = int(self.noise("clique", domain) * 2**64)
+        text = f"{value:016x}{int(self.noise('cluster', domain) * 2**64):016x}"
+        return 1 + value % 8191, \
+            f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:32]}"
 
     @staticmethod
     def rdma_ceiling(speed_gbps: int) -> float:

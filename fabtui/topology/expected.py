@@ -2,9 +2,10 @@
 
 Probe evaluators, runbook functions and the simulator all take their expected bandwidths from
 here, so a gate, a runbook's prose and the demo fabric cannot disagree. Every figure is a
-formula over the topology (nodes, GPUs and rail NICs per node, NIC speed, GPU model) with a
-documented efficiency factor; docs/thresholds.md cites the source of each factor. Pure
-functions, no I/O.
+formula over the topology (nodes, GPUs and rail NICs per node, NIC speed, GPU model, NVLink
+domain) with a documented efficiency factor, or a published or measured baseline of that
+platform; where there is neither, there is no figure (None), never one carried over from another
+GPU generation. docs/thresholds.md cites the source of each. Pure functions, no I/O.
 
 Units: GB/s is 10^9 bytes/s (nccl-tests), Gb/s is 10^9 bits/s (perftest `--report_gbits`).
 """
@@ -16,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from fabtui.model.topology import Node
+from fabtui.topology.platform import PLATFORMS, Platform
+from fabtui.topology.platform import gpu_generation as gpu_generation
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv")
 """Collectives with an expected figure (nccl-tests binary names without `_perf`)."""
@@ -29,9 +32,10 @@ NVLINK_SM_EFFICIENCY = 0.8
 ~20 GB/s (NVIDIA/nccl-tests #149, maintainer)."""
 
 NVLS_ALL_REDUCE_FACTOR = 476 / 450
-"""Single-node all_reduce with NVLink SHARP (H100 and later) reduces inside the NVSwitch and
-exceeds the per-direction NVLink rate: ~476 GB/s on 8xH100 with 450 GB/s of NVLink
-(NVIDIA/nccl-tests #290, maintainer: "in the expected range")."""
+"""Single-node all_reduce with NVLink SHARP reduces inside the NVSwitch and exceeds the
+per-direction NVLink rate: ~476 GB/s on 8xH100 with 450 GB/s of NVLink (NVIDIA/nccl-tests #290,
+maintainer: "in the expected range"). Measured on 8 x H100 only: it is never carried over to
+another NVLink generation (the B200 figure it gave, 952 GB/s, was such an extrapolation)."""
 
 WARN_SHARE = 0.9
 FAIL_SHARE = 0.8
@@ -55,39 +59,47 @@ IEEE 802.3 Annex 31D)."""
 
 
 @dataclass(frozen=True)
-class GpuModel:
-    """What a GPU generation brings to collectives."""
+class Baseline:
+    """A published or measured busbw for one collective on one platform and rank count."""
 
-    nvlink_gbs: float
-    """NVLink bandwidth per GPU, per direction, GB/s."""
-    nvls: bool
-    """NVLink SHARP in the NVSwitch (H100 and later)."""
-    all_reduce_gate: float | None = None
-    """A published single-node 8-GPU all_reduce acceptance gate (GB/s), when one exists."""
+    value: float
+    """The healthy figure, GB/s (a measured run where one is published)."""
+    source: str
+    gate: float | None = None
+    """A published acceptance gate (GB/s): then it is the warn and the fail limit."""
     gate_source: str = ""
 
 
-GPU_MODELS: dict[str, GpuModel] = {
-    # 12 NVLink3 links x 25 GB/s per direction (NVIDIA A100 datasheet: 600 GB/s bidirectional).
-    "A100": GpuModel(nvlink_gbs=300, nvls=False),
-    # 18 NVLink4 links x 25 GB/s per direction (NVIDIA H100 datasheet: 900 GB/s bidirectional).
-    "H100": GpuModel(nvlink_gbs=450, nvls=True, all_reduce_gate=460,
-                     gate_source="Azure/azurehpc-health-checks conf/nd96isr_h100_v5.conf"),
-    # Same NVLink4 as H100 (NVIDIA H200 datasheet: 900 GB/s); Azure gates it lower.
-    "H200": GpuModel(nvlink_gbs=450, nvls=True, all_reduce_gate=431,
-                     gate_source="Azure/azurehpc-health-checks conf/nd96isr_h200_v5.conf"),
-    # 18 NVLink5 links x 50 GB/s per direction (NVIDIA B200 datasheet: 1.8 TB/s bidirectional).
-    "B200": GpuModel(nvlink_gbs=900, nvls=True),
-    "B300": GpuModel(nvlink_gbs=900, nvls=True),
+SINGLE_NODE_ALL_REDUCE: dict[str, Baseline] = {
+    "H100": Baseline(450 * NVLS_ALL_REDUCE_FACTOR,
+                     "NVIDIA/nccl-tests #290 (maintainer: ~476 GB/s on 8 x H100 with NVLS)",
+                     gate=460, gate_source="Azure/azurehpc-health-checks "
+                                           "conf/nd96isr_h100_v5.conf"),
+    "H200": Baseline(475, "NVIDIA/nccl-tests #272 (8 x H200: 475 GB/s peak busbw measured)",
+                     gate=431, gate_source="Azure/azurehpc-health-checks "
+                                           "conf/nd96isr_h200_v5.conf"),
+    "GB200": Baseline(679.6, "Azure/AI-benchmarking-guide Azure_Results/ND_GB200_v6_results.md "
+                             "(4 x GB200, all_reduce 8 GB: 679.61 GB/s measured)",
+                      gate=432, gate_source="Azure/azurehpc-health-checks "
+                                            "conf/nd128isr_ndr_gb200_v6.conf "
+                                            "(check_nccl_allreduce 432.0, 16 GB)"),
 }
+"""Single-node all_reduce figures that were published or measured, per GPU generation. A
+generation not here has no figure: B200 and B300 (no gate is published; the one public 8 x B200
+report is a user's "830+" GB/s in a question, NVIDIA/nccl #1807), GB300, GH200 (one GPU per
+node) and A100 (no NVLS: its ring figure comes from NVLink x the SM copy efficiency)."""
 
-_MODEL = re.compile(r"\b([ABH]\d{3})")
+NVLINK_DOMAIN_ALL_REDUCE: dict[tuple[str, int], Baseline] = {
+    ("GB200", 72): Baseline(835, "coreweave/nccl-tests PR #43 (a full GB200 NVL72 rack, 72 "
+                                 "ranks: all_reduce 834.6-846.8 GB/s busbw at 8 GB)"),
+}
+"""all_reduce over every GPU of a multi-node NVLink domain (MNNVL), per generation and rank
+count, where a measured run was published. Other rank counts inside a domain, and the other
+collectives over it, have no figure."""
 
 
-def gpu_generation(model: str | None) -> str | None:
-    """`H100` from `H100-SXM5-80GB` or `NVIDIA H100 80GB HBM3`; None when unknown."""
-    match = _MODEL.search((model or "").upper())
-    return match.group(1) if match and match.group(1) in GPU_MODELS else None
+def _gpu_model(generation: str | None) -> Platform | None:
+    return PLATFORMS.get(generation or "")
 
 
 @dataclass(frozen=True)
@@ -99,6 +111,9 @@ class NodeShape:
     nic_speed_gbps: int
     gpu: str | None
     """GPU generation (`H100`), None when the topology does not say or it is unknown."""
+    nvlink_domain_gpus: int = 0
+    """GPUs of these nodes when all of them share one multi-node NVLink domain (an NVL72
+    rack: collectives between them cross over NVLink, not the NICs); 0 otherwise."""
 
     @property
     def nic_goodput_gbs(self) -> float:
@@ -117,10 +132,13 @@ def node_shape(nodes: Iterable[Node]) -> NodeShape | None:
     if not shapes:
         return None
     gens = {gpu_generation(g.model) for n in shapes for g in n.gpus[:1]}
+    domains = {n.nvlink_domain for n in shapes}
+    shared = len(shapes) > 1 and len(domains) == 1 and None not in domains
     return NodeShape(gpus=min(len(n.gpus) for n in shapes),
                      nics=min(len(n.nics) for n in shapes),
                      nic_speed_gbps=min(nic.speed for n in shapes for nic in n.nics),
-                     gpu=gens.pop() if len(gens) == 1 else None)
+                     gpu=gens.pop() if len(gens) == 1 else None,
+                     nvlink_domain_gpus=sum(len(n.gpus) for n in shapes) if shared else 0)
 
 
 @dataclass(frozen=True)
@@ -149,24 +167,28 @@ def _limits(value: float, unit: str, basis: str, source: str,
                     source)
 
 
+def _baseline(found: Baseline, basis: str) -> Expected:
+    return _limits(found.value, "GB/s", basis, found.source, found.gate, found.gate_source)
+
+
 def expected_busbw(collective: str, nodes: int, shape: NodeShape) -> Expected | None:
     """Expected nccl-tests busbw (GB/s, large messages) of `collective` over `nodes` nodes of
-    `shape`, one rank per GPU. None when the GPU model is unknown on a single node (NVLink
-    decides there) or the collective has no model."""
+    `shape`, one rank per GPU. None ("no figure") where no published or measured baseline and
+    no derivation from published per-part figures exists: a single node of unknown or
+    unmeasured GPU model (NVLink decides there), a collective over part of a multi-node NVLink
+    domain, a collective with no model."""
     if collective not in COLLECTIVES or nodes < 1:
         return None
-    model = GPU_MODELS.get(shape.gpu or "")
+    model = _gpu_model(shape.gpu)
     if nodes == 1:
-        if model is None:
-            return None
-        ring = model.nvlink_gbs * NVLINK_SM_EFFICIENCY
-        if collective == "all_reduce" and model.nvls:
-            return _limits(model.nvlink_gbs * NVLS_ALL_REDUCE_FACTOR, "GB/s",
-                           f"{shape.gpu} NVLink {model.nvlink_gbs:g} GB/s x NVLS "
-                           f"{NVLS_ALL_REDUCE_FACTOR:.3f}", "NVIDIA/nccl-tests #290",
-                           model.all_reduce_gate, model.gate_source)
-        return _limits(ring, "GB/s", f"{shape.gpu} NVLink {model.nvlink_gbs:g} GB/s x "
-                       f"{NVLINK_SM_EFFICIENCY} (SM copy efficiency)", "NVIDIA/nccl-tests #149")
+        return _single_node(collective, shape, model)
+    if shape.nvlink_domain_gpus:
+        # Every rank in one NVLink domain: NCCL crosses trays over NVLink (MNNVL), the NICs do
+        # not bound it. Only a measured run says what that reaches.
+        found = NVLINK_DOMAIN_ALL_REDUCE.get((shape.gpu or "", shape.nvlink_domain_gpus)) \
+            if collective == "all_reduce" else None
+        return _baseline(found, f"{shape.gpu} NVLink domain, {shape.nvlink_domain_gpus} GPUs "
+                                "(multi-node NVLink): measured baseline") if found else None
     goodput = shape.nic_goodput_gbs
     per_gpu = shape.gpu_net_gbs
     nic_text = f"{shape.nic_speed_gbps}G x {NCCL_NET_EFFICIENCY} = {goodput:.1f} GB/s per NIC"
@@ -194,6 +216,22 @@ def expected_busbw(collective: str, nodes: int, shape: NodeShape) -> Expected | 
     # sendrecv between nodes: a GPU pair crosses on one NIC, busbw = algbw.
     return _limits(per_gpu, "GB/s", f"sendrecv: one GPU's network share, {nic_text}",
                    "nccl-tests doc/PERFORMANCE.md (sendrecv busbw = algbw); #267")
+
+
+def _single_node(collective: str, shape: NodeShape, model: Platform | None) -> Expected | None:
+    """One node: NVLink decides. all_reduce (NVLS on H100 and later) has a figure only where
+    one was published or measured for that generation; the other collectives move NVLink x the
+    SM copy efficiency."""
+    if model is None or shape.gpus < 2:
+        return None
+    if collective == "all_reduce" and model.nvls:
+        found = SINGLE_NODE_ALL_REDUCE.get(model.generation)
+        return _baseline(found, f"{shape.gpus} x {model.generation}, NVLS: measured "
+                                "baseline") if found else None
+    return _limits(model.nvlink_gbs * NVLINK_SM_EFFICIENCY, "GB/s",
+                   f"{shape.gpu} NVLink {model.nvlink_gbs:g} GB/s x {NVLINK_SM_EFFICIENCY} "
+                   "(SM copy efficiency)", "NVIDIA/nccl-tests #149; NCCL src/graph/topo.h "
+                   "(per-link NVLink model: SM90 20.6, SM100 40.1 GB/s)")
 
 
 def expected_rdma_gbps(speed_gbps: int, mtu: int = 4096) -> Expected:

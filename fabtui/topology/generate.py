@@ -34,6 +34,7 @@ from fabtui.model.topology import (
     Topology,
 )
 from fabtui.topology.pairing import rail_of_gpu
+from fabtui.topology.platform import platform_of
 
 GENERATORS = ("rail-optimized",)
 MAX_GPUS = 262_144
@@ -77,6 +78,9 @@ class RailOptimizedParams(BaseModel):
     node_model: str | None = None
     switch_model: str | None = None
     numa_nodes: int = Field(2, ge=1, le=16)
+    nvlink_domain_nodes: int = Field(0, ge=0, le=1024)
+    """Nodes per multi-node NVLink domain, in node order (18 for a GB200/GB300 NVL72 rack of
+    4-GPU trays); 0: each node's NVLink stays inside it (HGX)."""
     hostname_prefix: Name = "node"
     mgmt_network: str = "10.0.0.0/16"
     """Switch management addresses are handed out from this network in name order."""
@@ -141,6 +145,10 @@ def _switch_count(params: RailOptimizedParams) -> int:
 
 # HGX-class GPU bus numbers (8-GPU baseboards); NICs sit on the bus just below their GPU's.
 _HGX_GPU_BUS = (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)
+# A Grace compute tray (GB200/GB300: 2 Grace CPUs, 4 GPUs, 4 ConnectX-7): each device in a PCI
+# domain of its own CPU, as `nvidia-smi` and `lspci` print them on such trays.
+_GRACE_GPU_DOMAIN = (0x0008, 0x0009, 0x0018, 0x0019)
+_GRACE_NIC_DOMAIN = (0x0000, 0x0002, 0x0010, 0x0012)
 
 
 def _gpu_bus(index: int, count: int) -> int:
@@ -228,12 +236,17 @@ class _Builder:
             rail = rail_of_gpu(gpu, p.gpus_per_node, all_rails)
             return f"pex{gpu if more_rails or rail is None else rail}"
 
+        platform = platform_of(p.gpu_model)
+        # On Grace parts the GPU reaches its CPU over NVLink-C2C and the NIC hangs off the CPU's
+        # PCIe: no PCIe switch joins them (their `topo -m` relation is NODE).
+        grace = platform is not None and platform.grace
+        tray = grace and p.gpus_per_node == len(_GRACE_GPU_DOMAIN) == p.rails and p.planes == 1
         gpus = []
         for i in range(p.gpus_per_node):
             bus = _gpu_bus(i, p.gpus_per_node)
-            gpus.append(Gpu(index=i, pci=f"0000:{bus:02x}:00.0",
-                            numa=i * p.numa_nodes // p.gpus_per_node, model=p.gpu_model,
-                            pcie_switch=pex(i)))
+            pci = f"{_GRACE_GPU_DOMAIN[i]:04x}:01:00.0" if tray else f"0000:{bus:02x}:00.0"
+            gpus.append(Gpu(index=i, pci=pci, numa=i * p.numa_nodes // p.gpus_per_node,
+                            model=p.gpu_model, pcie_switch=None if grace else pex(i)))
         nics = []
         for rail in range(p.rails):
             paired = [g for g in range(p.gpus_per_node)
@@ -251,23 +264,28 @@ class _Builder:
                 bus, numa, switch = 0x20 + 2 * rail, rail * p.numa_nodes // p.rails, None
             else:
                 bus = _gpu_bus(anchor, p.gpus_per_node) - 1 - slot
-                numa, switch = gpus[anchor].numa, pex(anchor)
+                numa, switch = gpus[anchor].numa, None if grace else pex(anchor)
+            domain = _GRACE_NIC_DOMAIN[rail] if tray else 0
+            bus = 0x03 if tray else bus
             for plane in range(p.planes):
                 index = rail * p.planes + plane
                 suffix = f"f{plane}" if p.planes > 1 else ""
+                where = f"P{domain}p{bus}" if tray else f"p{bus}"
                 if self.infiniband:
-                    netdev = f"ibp{bus}s0{suffix}"
+                    netdev = f"ib{where}s0{suffix}"
                 else:
-                    netdev = f"enp{bus}s0{suffix or 'f0'}np{plane}"
+                    netdev = f"en{where}s0{suffix or 'f0'}np{plane}"
                 ip = None if self.infiniband else \
                     f"10.{200 + index}.{n // 250}.{n % 250 + 1}"
                 nics.append(Nic(name=f"mlx5_{index}", netdev=netdev, ip=ip,
-                                pci=f"0000:{bus:02x}:00.{plane}", numa=numa, rail=rail,
+                                pci=f"{domain:04x}:{bus:02x}:00.{plane}", numa=numa, rail=rail,
                                 plane=f"plane{plane}" if p.planes > 1 else None,
                                 speed=p.host_speed, mtu=self.host_mtu, pcie_switch=switch,
                                 model=p.nic_model))
+        domain_name = f"nvl-{n // p.nvlink_domain_nodes:02d}" if p.nvlink_domain_nodes else None
         return Node(hostname=self.hostname(n), model=p.node_model, gpus=tuple(gpus),
-                    nics=tuple(nics))
+                    nics=tuple(nics), nvlink_domain=domain_name,
+                    rack=f"rack-{n // p.nvlink_domain_nodes:02d}" if domain_name else None)
 
     def build(self) -> Topology:
         p = self.p

@@ -33,6 +33,9 @@ class EvalContext:
     """Hardware classes of the target (`H100`, `400G`, `NDR`, ...), for per-SKU thresholds."""
     graph: FabricGraph | None = None
     """The fabric, for evaluators that compare what they see with the topology (LLDP)."""
+    command: str = ""
+    """The command as it ran, for evaluators whose judgement depends on how (an NCCL test run
+    with `NCCL_MNNVL_ENABLE=0` measures the network, not the NVLink domain)."""
 
     def component(self, detail: str | None = None) -> str:
         """`node001:mlx5_3`, `leaf-g00-r3:Ethernet8`, `node001:GPU2`, ... for `detail`."""

@@ -7,6 +7,7 @@ an init failure means "did not run", not "slow" (NVIDIA/nccl-tests #267, #294).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
@@ -68,13 +69,19 @@ def _expected(after: Any, ctx: EvalContext) -> Expected | None:
     shape = node_shape(nodes)
     if shape is None or after.collective is None:
         return None
+    if "NCCL_MNNVL_ENABLE=0" in ctx.command:  # multi-node NVLink off: the run measures the NICs
+        shape = replace(shape, nvlink_domain_gpus=0)
     return expected_busbw(after.collective, max(len(hosts), 1), shape)
 
 
 def _judged(name: str, value: float, expected: Expected | None, where: str) -> Metric:
-    """busbw against the topology's expected figure (fabtui.topology.expected)."""
+    """busbw against the topology's expected figure (fabtui.topology.expected); with no
+    figure (no published or measured baseline for this platform and size) it is recorded, not
+    judged."""
     if expected is None:
-        return Metric(name=name, value=value, unit="GB/s", component=where)
+        return Metric(name=name, value=value, unit="GB/s", component=where,
+                      source="no figure: no published or measured baseline for this platform "
+                             "and rank count (docs/thresholds.md)")
     verdict, limit = Verdict.OK, expected.warn
     if value < expected.fail:
         verdict, limit = Verdict.FAIL, expected.fail

@@ -1,10 +1,14 @@
 """What the node programs share: the result a command returns, a NIC found by name, a port's
-link state and GUID, and a command line's options."""
+link state and GUID, and a command line's options (and, from the core, what nvidia-smi calls a
+GPU: `gpu_product`)."""
 
 from __future__ import annotations
 
 from fabtui.model.topology import Nic, Node
-from fabtui.sim.core import Sim
+from fabtui.sim.core import GpuProduct, Sim, gpu_product
+
+__all__ = ["GpuProduct", "Result", "gpu_product", "nic_by", "nic_guid", "parse_options",
+           "port_up"]
 
 Result = tuple[str, str, int]
 """(stdout, stderr, exit status), as a process would end."""

@@ -6,13 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fabtui.model.topology import Node
+from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
 from fabtui.sim.programs._common import Result
 from fabtui.sim.scenario import FaultKind
 
 
 def lsmod(sim: Sim, node: Node, args: list[str], t: float) -> Result:
-    loaded = not any(f.host == node.hostname for f in sim.active(FaultKind.GDR_OFF, t))
+    """The loaded modules: nvidia_peermem unless GPUDirect RDMA is off (`gdr-off`) or the node
+    does it through DMA-BUF instead (misconfig `peermem: false`: nothing else changes)."""
+    loaded = not any(f.host == node.hostname for f in sim.active(FaultKind.GDR_OFF, t)) and \
+        misconfig.setting(sim, node.hostname, "peermem", t) is not False
     users = "nvidia_peermem," if loaded else ""
     modules = ["Module                  Size  Used by", "mlx5_ib               462848  0",
                f"ib_uverbs             184320  {2 if loaded else 1} {users}mlx5_ib",

@@ -10,7 +10,7 @@ from fabtui.hostlist import HostlistError, expand
 from fabtui.model.topology import Node
 from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
-from fabtui.sim.programs._common import Result, parse_options
+from fabtui.sim.programs._common import Result, gpu_product, parse_options
 from fabtui.sim.scenario import FaultKind
 
 _FACTORS: dict[str, Callable[[int], float]] = {
@@ -34,6 +34,7 @@ def nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
     prefix = ""
     launch_argv = list(argv)
     pxn = "NCCL_PXN_DISABLE=1" not in argv  # mpirun -x NCCL_PXN_DISABLE=1
+    mnnvl = "NCCL_MNNVL_ENABLE=0" not in argv  # multi-node NVLink off: the network only
     if launcher in ("mpirun", "srun"):
         nodes = _launch_nodes(sim, argv) or [node.hostname]
         prefix = "[1,0]<stdout>:" if launcher == "mpirun" else "0: "
@@ -51,19 +52,27 @@ def nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
     except ValueError:
         return "", "Invalid size\n", 1
     gpus_per_proc = int(options.get("-g", "1"))
-    ranks = len(nodes) * 8 if launcher in ("mpirun", "srun") else gpus_per_proc
+    # One rank per GPU of each node under a launcher; one process driving -g GPUs alone.
+    slots = [(host, gpu) for host in nodes for gpu in sorted(
+        sim.graph.nodes[host].gpus, key=lambda g: g.index)] \
+        if launcher in ("mpirun", "srun") else \
+        [(node.hostname, gpu) for gpu in sorted(node.gpus, key=lambda g: g.index)]
+    if launcher not in ("mpirun", "srun"):
+        if gpus_per_proc > len(slots):
+            return "", (f"{node.hostname}: Test CUDA failure common.cu:1010 'invalid device "
+                        "ordinal'\n"), 2
+        slots = slots[:gpus_per_proc]
+    ranks = len(slots)
     hung = sim.active(FaultKind.NCCL_HANG, t) and len(nodes) > 1
     lines = ["# nccl-tests version 2.17.1 nccl-headers=22705 nccl-library=22705",
              f"# Collective test starting: {binary}",
              f"# nThread 1 nGpus {gpus_per_proc} minBytes {low} maxBytes {high} step: 2(factor)"
              f" warmup iters: 5 iters: {options.get('-n', '20')} agg iters: 1 validation: "
              f"{options.get('-c', '1')} graph: 0", "#", "# Using devices"]
-    for rank in range(ranks):
-        host = nodes[rank // 8] if launcher in ("mpirun", "srun") else node.hostname
-        gpu = sim.graph.nodes[host].gpus[rank % 8]
+    for rank, (host, gpu) in enumerate(slots):
         pid = 40000 + rank * 7
-        lines.append(f"#  Rank {rank:2d} Group  0 Pid {pid:6d} on {host:>10} device {rank % 8:2d} "
-                     f"[{gpu.pci[:-2]}] NVIDIA H100 80GB HBM3")
+        lines.append(f"#  Rank {rank:2d} Group  0 Pid {pid:6d} on {host:>10} device "
+                     f"{gpu.index:2d} [{gpu.pci[:-2]}] {gpu_product(gpu.model).name}")
     lines += ["#",
               "#                                                              out-of-place"
               "                       in-place          ",
@@ -78,7 +87,7 @@ def nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
             break
         count = size // 4 if collective not in ("all_gather", "alltoall", "reduce_scatter") \
             else size // 4 // max(ranks, 1)
-        busbw = sim.busbw(nodes, t, size, collective=collective, pxn=pxn)
+        busbw = sim.busbw(nodes, t, size, collective=collective, pxn=pxn, mnnvl=mnnvl)
         if len(nodes) > 1:  # fewer NICs under NCCL_IB_HCA: the network part shrinks with them
             busbw *= misconfig.hca_share(sim, nodes, launch_argv, t)
         algbw = busbw / factor if factor else busbw
@@ -93,7 +102,7 @@ def nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
     if hung:
         stuck = next((f.host for f in sim.active(FaultKind.NCCL_HANG, t) if f.host in nodes),
                      nodes[-1])
-        pid = 40000 + 7 * 8 * nodes.index(stuck)
+        pid = 40000 + 7 * next(i for i, (h, _) in enumerate(slots) if h == stuck)
         lines += [f"{stuck}: Test NCCL failure common.cu:1159 'remote process exited or"
                   " there was a network error / '", f" .. {stuck} pid {pid}: Test failure "
                   "common.cu:1044"]

@@ -8,14 +8,14 @@ import time
 from fabtui.model.topology import Node
 from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
-from fabtui.sim.programs._common import Result
+from fabtui.sim.programs._common import Result, gpu_product
 from fabtui.sim.programs.nvidia_smi_q import nvidia_smi_q
 from fabtui.sim.programs.nvidia_smi_topo import nvidia_smi_topo
 
 
 def nvidia_smi(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     if args[:2] == ["topo", "-m"] or args[:2] == ["topo", "--matrix"]:
-        return nvidia_smi_topo(node), "", 0
+        return nvidia_smi_topo(node, sim, t), "", 0
     if "-q" in args and "-x" in args:
         return nvidia_smi_q(sim, node, t), "", 0
     if not args:
@@ -44,13 +44,14 @@ def _smi_table(sim: Sim, node: Node, t: float) -> str:
              "======================|"]
     for gpu in sorted(node.gpus, key=lambda g: g.index):
         state = sim.gpu(node.hostname, gpu.index, t)
+        product = gpu_product(gpu.model)
         used = 61_000 if state.utilization_pct else 1
-        name = "NVIDIA H100 80GB HBM3"
+        name = product.name
         lines += [f"| {gpu.index:>3}  {name:<28}On  |   0000{gpu.pci.upper()} Off |"
                   f" {state.ecc_volatile_uncorrectable:>20} |",
                   f"| N/A   {state.temperature_c:>2}C    P0        "
-                  f"{round(state.power_w):>5}W /  700W | {used:>8}MiB /  81559MiB | "
-                  f"{state.utilization_pct:>6}%      Default |",
+                  f"{round(state.power_w):>5}W / {product.power_limit_w:>4}W | {used:>8}MiB / "
+                  f"{product.memory_mib:>6}MiB | {state.utilization_pct:>6}%      Default |",
                   "|                                         |                        |"
                   "             Disabled |", rule]
     lines += [" " * 89, "+" + "-" * 89 + "+",

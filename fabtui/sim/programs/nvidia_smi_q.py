@@ -4,6 +4,27 @@ from __future__ import annotations
 
 from fabtui.model.topology import Node
 from fabtui.sim.core import Sim
+from fabtui.sim.programs._common import gpu_product
+
+_ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+
+
+def _fabric(sim: Sim, node: Node, gpu: int, t: float) -> str:
+    """The `<fabric>` block of a GPU in a multi-node NVLink domain: registered (Completed,
+    Success, the domain's clique and cluster), or, with its NVLinks down, out of it as
+    Azure/azhpc-images PR #506 shows one (Insufficient Resources, clique 0, zero UUID)."""
+    if node.nvlink_domain is None:
+        return ""
+    if sim.nvlink_registered(node.hostname, t, gpu):
+        clique, cluster = sim.fabric_ids(node.hostname)
+        status, health = "Success", "Healthy"
+    else:
+        clique, cluster, status, health = 0, _ZERO_UUID, "Insufficient Resources", "Unhealthy"
+    return (f"\t\t<fabric>\n\t\t\t<state>Completed</state>\n\t\t\t<status>{status}</status>\n"
+            f"\t\t\t<cliqueId>{clique}</cliqueId>\n\t\t\t<clusterUuid>{cluster}</clusterUuid>\n"
+            f"\t\t\t<health>\n\t\t\t\t<summary>{health}</summary>\n"
+            f"\t\t\t\t<bandwidth>{'Full' if status == 'Success' else 'Degraded'}</bandwidth>\n"
+            "\t\t\t</health>\n\t\t</fabric>\n")
 
 
 def nvidia_smi_q(sim: Sim, node: Node, t: float) -> str:
@@ -13,6 +34,9 @@ def nvidia_smi_q(sim: Sim, node: Node, t: float) -> str:
              f"\t<attached_gpus>{len(node.gpus)}</attached_gpus>"]
     for gpu in sorted(node.gpus, key=lambda g: g.index):
         state = sim.gpu(node.hostname, gpu.index, t)
+        product = gpu_product(gpu.model)
+        memory = product.memory_mib
+        used = min(71234, memory - 1024) if state.utilization_pct else 0
         bus = "0000" + gpu.pci  # nvidia-smi prints an 8-digit domain
         reasons = {name: ("Active" if name in state.reasons else "Not Active") for name in (
             "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
@@ -29,8 +53,8 @@ def nvidia_smi_q(sim: Sim, node: Node, t: float) -> str:
         event_xml = "".join(f"\t\t\t<clocks_event_reason_{k}>{v}</clocks_event_reason_{k}>\n"
                             for k, v in reasons.items())
         parts.append(f"""\t<gpu id="{bus}">
-\t\t<product_name>NVIDIA H100 80GB HBM3</product_name>
-\t\t<product_architecture>Hopper</product_architecture>
+\t\t<product_name>{product.name}</product_name>
+\t\t<product_architecture>{product.architecture}</product_architecture>
 \t\t<persistence_mode>Enabled</persistence_mode>
 \t\t<mig_mode>
 \t\t\t<current_mig>Disabled</current_mig>
@@ -61,9 +85,9 @@ def nvidia_smi_q(sim: Sim, node: Node, t: float) -> str:
 \t\t<clocks_event_reasons>
 {event_xml}\t\t</clocks_event_reasons>
 \t\t<fb_memory_usage>
-\t\t\t<total>81559 MiB</total>
-\t\t\t<used>{71234 if state.utilization_pct else 0} MiB</used>
-\t\t\t<free>{81559 - (71234 if state.utilization_pct else 0)} MiB</free>
+\t\t\t<total>{memory} MiB</total>
+\t\t\t<used>{used} MiB</used>
+\t\t\t<free>{memory - used} MiB</free>
 \t\t</fb_memory_usage>
 \t\t<compute_mode>Default</compute_mode>
 \t\t<utilization>
@@ -89,7 +113,7 @@ def nvidia_smi_q(sim: Sim, node: Node, t: float) -> str:
 \t\t<gpu_power_readings>
 \t\t\t<power_state>P0</power_state>
 \t\t\t<power_draw>{state.power_w:.2f} W</power_draw>
-\t\t\t<current_power_limit>700.00 W</current_power_limit>
+\t\t\t<current_power_limit>{product.power_limit_w:.2f} W</current_power_limit>
 \t\t</gpu_power_readings>
 \t\t<clocks>
 \t\t\t<graphics_clock>{state.sm_clock_mhz} MHz</graphics_clock>
@@ -101,6 +125,6 @@ def nvidia_smi_q(sim: Sim, node: Node, t: float) -> str:
 \t\t\t<sm_clock>{state.sm_clock_max_mhz} MHz</sm_clock>
 \t\t\t<mem_clock>{state.mem_clock_mhz} MHz</mem_clock>
 \t\t</max_clocks>
-\t</gpu>""")
+{_fabric(sim, node, gpu.index, t)}\t</gpu>""")
     parts.append("</nvidia_smi_log>")
     return "\n".join(parts) + "\n"

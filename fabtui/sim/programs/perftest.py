@@ -81,9 +81,11 @@ def pair_rate(sim: Sim, node: Node, nic: Nic, peer: str | None, t: float,
     attachment = sim.graph.attachments.get((node.hostname, nic.name))
     if attachment is None or not sim.link_up(attachment.link_index, t):
         return 0.0
-    # What fabtui.topology.expected calls the RoCE write ceiling, within half a per cent.
-    rate = sim.rdma_ceiling(nic.speed) * (0.995 + 0.01 * sim.noise("perf", node.hostname,
-                                                                   nic.name, peer))
+    # What fabtui.topology.expected calls the RoCE write ceiling at the speed the link trained
+    # at (a NIC that came up at 200G moves half), within half a per cent.
+    speed = min(nic.speed, sim.link_speed(attachment.link_index))
+    rate = sim.rdma_ceiling(speed) * (0.995 + 0.01 * sim.noise("perf", node.hostname,
+                                                               nic.name, peer))
     cuda = any(a.startswith("--use_cuda") for a in args)
     for host in (node.hostname, peer):
         if cuda and any(f.host == host for f in sim.active(FaultKind.GDR_OFF, t)):

@@ -1,0 +1,75 @@
+"""Issue 35 (field review, "New findings"): conclusions that were wrong on the demo fabric.
+
+Each test plays the fault the review reproduced (a shipped scenario, or one written here that
+combines shipped faults) and checks the conclusion the runbook or the probe now draws: the
+finding's number is in the test's name. docs/thresholds.md records each correction and its
+source.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabtui.model.probe import ProbeResult, Verdict
+from fabtui.model.runbook import RunbookTest
+from fabtui.paths import demo_topology, shipped_dir, shipped_templates
+from fabtui.probes.catalog import load_catalog
+from fabtui.probes.pfc_paths import pause_origin
+from fabtui.runbooks.library import load_library
+from fabtui.runbooks.observe import RunSummary
+from fabtui.runbooks.testing import run_test
+from fabtui.sim.node_commands import run
+from fabtui.sim.scenario import find_scenario
+from fabtui.sim.state import build_sim, fresh_state
+from fabtui.topology.graph import FabricGraph
+from tests.support.sim import Fabric
+
+LIBRARY = load_library([shipped_dir("runbooks")])
+CATALOG = load_catalog([shipped_dir("probes")])
+JOB_LOG = "/var/log/fabtui-sim/job.log"
+
+
+def scenario_file(folder: Path, name: str, body: str) -> str:
+    """A scenario written for one test (faults the shipped scenarios play one at a time)."""
+    path = folder / f"{name}.yaml"
+    path.write_text(f"name: {name}\nduration: 1h\n{body}", encoding="utf-8")
+    return str(path)
+
+
+def play(book: str, scenario: str, folder: Path, *, at: str | None = None,
+         inputs: dict[str, Any] | None = None, answers: dict[str, str] | None = None,
+         repairs: dict[str, str] | None = None) -> RunSummary:
+    """Run runbook `book` headless on the demo fabric playing `scenario`."""
+    case = RunbookTest(name="review", scenario=scenario, at=at, inputs=inputs or {},
+                       answers=answers or {}, repairs=repairs or {})
+    outcome = asyncio.run(run_test(LIBRARY.runbooks[book], case, topology=demo_topology(),
+                                   template_dirs=[shipped_templates()], catalog=CATALOG,
+                                   folder=folder))
+    assert outcome.summary is not None, outcome.problems
+    return outcome.summary
+
+
+def said(summary: RunSummary) -> str:
+    return summary.text() + "\n" + "\n".join(str(v) for v in summary.vars.values())
+
+
+def verdicts(result: ProbeResult, name: str) -> dict[str, Verdict]:
+    return {m.component: m.verdict for m in result.metrics if m.name == name}
+
+
+# N16 --------------------------------------------------------------------------------------
+
+def test_n16_the_ib_retry_window_of_nccl_before_2_14_is_half_a_second() -> None:
+    from fabtui.topology.expected import ib_retry_window_s
+
+    # NCCL_IB_TIMEOUT defaults: 14 up to v2.13.4-1, 18 from v2.14.3-1, 20 from v2.23.4-1.
+    assert ib_retry_window_s("2.13.4") == pytest.approx(0.537, abs=0.001)
+    assert ib_retry_window_s("2.12.12+cuda11.6") == pytest.approx(0.537, abs=0.001)
+    assert ib_retry_window_s("2.14.3") == pytest.approx(8.59, abs=0.01)
+    assert ib_retry_window_s("2.22.3") == pytest.approx(8.59, abs=0.01)
+    assert ib_retry_window_s("2.23.4") == pytest.approx(34.36, abs=0.01)
+    assert ib_retry_window_s("2.13.4", {"NCCL_IB_TIMEOUT": "18"}) == pytest.approx(8.59, abs=0.01)

@@ -61,6 +61,28 @@ def verdicts(result: ProbeResult, name: str) -> dict[str, Verdict]:
     return {m.component: m.verdict for m in result.metrics if m.name == name}
 
 
+# N2 ---------------------------------------------------------------------------------------
+
+def test_n2_a_pfc_storm_behind_a_shared_leaf_is_not_called_another_tenant(
+        tmp_path: Path) -> None:
+    both = scenario_file(tmp_path, "interference-and-storm", """start: 10m
+timeline:
+  - at: 3m
+    fault: interference
+    component: leaf-g00-r2
+  - at: 9m
+    fault: pfc-storm
+    component: node003:mlx5_2
+    params: {stall_prevention_s: 0}
+""")
+    summary = play("multi-job-interference", both, tmp_path, inputs={"leaf": "leaf-g00-r2"})
+    assert "change-the-placement" not in summary.path, summary.text()
+    assert summary.vars.get("shared_leaf") is None
+    assert summary.handover == "pfc-storm", summary.text()
+    assert "node003:mlx5_2" in said(summary)
+    assert "1,000/s" not in Path(LIBRARY.runbooks["multi-job-interference"].path).read_text()
+
+
 # N16 --------------------------------------------------------------------------------------
 
 def test_n16_the_ib_retry_window_of_nccl_before_2_14_is_half_a_second() -> None:

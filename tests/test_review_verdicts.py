@@ -83,6 +83,30 @@ timeline:
     assert "1,000/s" not in Path(LIBRARY.runbooks["multi-job-interference"].path).read_text()
 
 
+# N3 ---------------------------------------------------------------------------------------
+
+FLAP_SHORT = {"node": "node004", "log_path": JOB_LOG}
+
+
+def test_n3_a_drain_does_not_make_it_safe_to_shut_the_port_of_a_running_job(
+        tmp_path: Path) -> None:
+    summary = play("link-flap", "link-flap-short", tmp_path, at="11m", inputs=FLAP_SHORT,
+                   answers={"drain": "node004", "isolate": "leaf-g00-r2:Ethernet24"})
+    assert summary.vars["impact"] == "survived"
+    # Job 4242 still runs on node004: without the operator accepting that it dies, the port
+    # stays up (the shutdown outlasts the job's 8.59 s IB retry window).
+    assert summary.blocks.get("isolate") in (None, Verdict.SKIPPED), summary.text()
+    assert "4242" in said(summary)
+
+
+def test_n3_the_port_is_shut_once_the_operator_accepts_that_the_job_dies(
+        tmp_path: Path) -> None:
+    summary = play("link-flap", "link-flap-short", tmp_path, at="11m", inputs=FLAP_SHORT,
+                   answers={"drain": "node004", "accept-job-loss": "end job 4242",
+                            "isolate": "leaf-g00-r2:Ethernet24"})
+    assert summary.blocks.get("isolate") is Verdict.OK, summary.text()
+
+
 # N16 --------------------------------------------------------------------------------------
 
 def test_n16_the_ib_retry_window_of_nccl_before_2_14_is_half_a_second() -> None:

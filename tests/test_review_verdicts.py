@@ -107,6 +107,40 @@ def test_n3_the_port_is_shut_once_the_operator_accepts_that_the_job_dies(
     assert summary.blocks.get("isolate") is Verdict.OK, summary.text()
 
 
+# N7 ---------------------------------------------------------------------------------------
+
+def test_n7_a_host_at_mtu_1024_is_not_a_cause_of_error_12(tmp_path: Path) -> None:
+    summary = play("nccl-hang-triage", "mtu-mismatch", tmp_path,
+                   inputs={"suspect_nic": "node005:mlx5_2"},
+                   answers={"cordon": "node005", "restart": "yes"})
+    assert summary.vars["cause"] != "mtu", summary.text()
+    assert "an MTU mismatch on the path" not in said(summary)
+    # The switch ports on the path are read (9100 on the demo leaves): no path MTU fault.
+    assert summary.vars["path_mtu"] == 9100
+
+
+# N19 --------------------------------------------------------------------------------------
+
+def test_n19_a_moved_gid_is_not_blamed_on_a_job_that_lets_nccl_pick_it(
+        tmp_path: Path) -> None:
+    auto = "".join(f"""  - at: 0
+    fault: misconfig
+    component: node00{n}
+    params: {{setting: nccl_env, value: {{NCCL_IB_GID_INDEX: "-1"}}}}
+""" for n in range(1, 9))
+    moved = scenario_file(tmp_path, "gid-moved-auto", f"""timeline:
+  - at: 0
+    fault: misconfig
+    component: node006:mlx5_0
+    params: {{setting: gid_index, value: 5}}
+{auto}""")
+    summary = play("nccl-hang-triage", moved, tmp_path,
+                   inputs={"suspect_nic": "node006:mlx5_0"},
+                   answers={"cordon": "node006", "restart": "yes"})
+    assert summary.vars["cause"] != "gid", summary.text()
+    assert "NCCL_IB_GID_INDEX expects" not in said(summary)
+
+
 # N16 --------------------------------------------------------------------------------------
 
 def test_n16_the_ib_retry_window_of_nccl_before_2_14_is_half_a_second() -> None:

@@ -141,6 +141,17 @@ def test_n19_a_moved_gid_is_not_blamed_on_a_job_that_lets_nccl_pick_it(
     assert "NCCL_IB_GID_INDEX expects" not in said(summary)
 
 
+# N19r -------------------------------------------------------------------------------------
+
+def test_n19_rdma_triage_says_whether_the_job_is_hit_by_a_moved_gid(tmp_path: Path) -> None:
+    pinned = play("rdma-error-triage", "rdma-gid-mismatch", tmp_path / "pinned",
+                  inputs={"nic": "node006:mlx5_0", "log_path": JOB_LOG})
+    assert "this job pins NCCL_IB_GID_INDEX=3 (its log) and is hit" in said(pinned)
+    unread = play("rdma-error-triage", "rdma-gid-mismatch", tmp_path / "unread",
+                  inputs={"nic": "node006:mlx5_0"})
+    assert "whether the job pins NCCL_IB_GID_INDEX was not read" in said(unread)
+
+
 # N16 --------------------------------------------------------------------------------------
 
 def test_n16_the_ib_retry_window_of_nccl_before_2_14_is_half_a_second() -> None:

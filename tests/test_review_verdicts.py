@@ -119,6 +119,56 @@ def test_n7_a_host_at_mtu_1024_is_not_a_cause_of_error_12(tmp_path: Path) -> Non
     assert summary.vars["path_mtu"] == 9100
 
 
+# N8 ---------------------------------------------------------------------------------------
+
+def test_n8_the_simulated_host_logs_no_stall_prevention_line_mlx5_never_prints() -> None:
+    sim = build_sim(fresh_state(demo_topology(), find_scenario("pfc-storm-stall-prevention"),
+                                [shipped_templates()]))
+    dmesg, _, _ = run(sim, "node006", ["dmesg"], 120.0)
+    assert "stall prevention" not in dmesg.lower()
+    out, _, status = run(sim, "node006", ["ethtool", "--get-tunable", "enp153s0f0np0",
+                                          "pfc-prevention-tout"], 120.0)
+    assert status == 0 and out == "pfc-prevention-tout: 8000\n"
+    off = build_sim(fresh_state(demo_topology(), find_scenario("pfc-storm"),
+                                [shipped_templates()]))
+    out, _, _ = run(off, "node006", ["ethtool", "--get-tunable", "enp153s0f0np0",
+                                     "pfc-prevention-tout"], 400.0)
+    assert out == "pfc-prevention-tout: 0\n"
+
+
+def _real_mlx5_kernel_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a real host prints: mlx5 logs nothing when its PFC stall prevention fires (its
+    events.c handles port, temperature and module events; the storm is only counted)."""
+    import fabtui.sim.logs as logs
+
+    original = logs.kernel_log
+
+    def kernel_log(*args: Any, **kwargs: Any) -> str:
+        return "".join(line for line in original(*args, **kwargs).splitlines(keepends=True)
+                       if "stall prevention" not in line.lower())
+
+    monkeypatch.setattr(logs, "kernel_log", kernel_log)
+
+
+def test_n8_a_storm_stall_prevention_ended_is_named_from_the_nic_counters(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _real_mlx5_kernel_log(monkeypatch)
+    summary = play("pfc-storm", "pfc-storm-stall-prevention", tmp_path)
+    text = said(summary)
+    assert "a PFC storm from node006:mlx5_4 ended on its own" in text, text
+    assert "tx_pause_storm_error_events" in text
+    assert "pfc-prevention-tout 8000 ms" in text
+
+
+def test_n8_a_nic_with_stall_prevention_off_is_named_from_its_tunable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _real_mlx5_kernel_log(monkeypatch)
+    summary = play("pfc-storm", "pfc-storm-100g", tmp_path, answers={"drained": "no"})
+    text = said(summary)
+    assert "no event in its kernel log" not in text
+    assert "stall prevention off (pfc-prevention-tout 0)" in text, text
+
+
 # N19 --------------------------------------------------------------------------------------
 
 def test_n19_a_moved_gid_is_not_blamed_on_a_job_that_lets_nccl_pick_it(

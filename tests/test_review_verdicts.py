@@ -169,6 +169,64 @@ def test_n8_a_nic_with_stall_prevention_off_is_named_from_its_tunable(
     assert "stall prevention off (pfc-prevention-tout 0)" in text, text
 
 
+# N11 --------------------------------------------------------------------------------------
+
+def test_n11_a_dr4_lane_just_below_the_informative_rx_minimum_warns(tmp_path: Path) -> None:
+    dim = scenario_file(tmp_path, "dim-lane", """timeline:
+  - at: 0
+    fault: dirty-connector
+    component: node002:mlx5_6
+    params: {lanes: [1], loss_db: 4.2}
+""")
+    fabric = Fabric(dim, tmp_path)
+    try:
+        dom = fabric.probe("switch.dom", "leaf-g00-r6:Ethernet8")
+    finally:
+        fabric.close()
+    rx = {m.component: m.value for m in dom.metrics if m.name == "rx_power_dbm"}
+    dimmed = [c for c, v in rx.items() if isinstance(v, float) and -6.6 < v < -5.9]
+    assert dimmed, rx  # the scenario put one lane a few tenths below -5.9 dBm
+    assert verdicts(dom, "rx_power_dbm")[dimmed[0]] is Verdict.WARN
+    assert dom.verdict is Verdict.WARN
+
+
+def test_n11_a_lane_below_the_modules_own_low_alarm_still_fails(tmp_path: Path) -> None:
+    dark = scenario_file(tmp_path, "dark-lane", """timeline:
+  - at: 0
+    fault: dirty-connector
+    component: node002:mlx5_6
+    params: {lanes: [1], loss_db: 9.5}
+""")
+    fabric = Fabric(dark, tmp_path)
+    try:
+        dom = fabric.probe("switch.dom", "leaf-g00-r6:Ethernet8")
+    finally:
+        fabric.close()
+    assert Verdict.FAIL in verdicts(dom, "rx_power_dbm").values()
+
+
+
+@pytest.mark.parametrize(("loss_db", "verdict"), [(5.0, Verdict.WARN), (7.5, Verdict.FAIL)])
+def test_n11_the_nic_side_fails_only_when_its_pre_fec_ber_confirms_the_lost_margin(
+        tmp_path: Path, loss_db: float, verdict: Verdict) -> None:
+    dirt = scenario_file(tmp_path, "dim-nic-lane", f"""timeline:
+  - at: 0
+    fault: dirty-connector
+    component: leaf-g00-r6:Ethernet8
+    params: {{lanes: [1], loss_db: {loss_db}}}
+""")
+    fabric = Fabric(dirt, tmp_path)
+    try:
+        link = fabric.probe("nic.mlxlink", "node002:mlx5_6")
+    finally:
+        fabric.close()
+    rx = {m.component: m.value for m in link.metrics if m.name == "rx_power_dbm"}
+    low = [c for c, v in rx.items() if isinstance(v, float) and -10.4 < v < -5.9]
+    assert low, rx  # below the DR4 minimum, above the module's own -10.4 dBm low alarm
+    ber = next(m.value for m in link.metrics if m.name == "raw_ber")
+    assert isinstance(ber, float) and (ber >= 1e-5) is (verdict is Verdict.FAIL), ber
+    assert verdicts(link, "rx_power_dbm")[low[0]] is verdict
+
 # N19 --------------------------------------------------------------------------------------
 
 def test_n19_a_moved_gid_is_not_blamed_on_a_job_that_lets_nccl_pick_it(

@@ -95,15 +95,17 @@ def dr4_module(lane1_dbm: float) -> Any:
     return capture.model_copy(update={"interfaces": {name: module}})
 
 
-@pytest.mark.parametrize(("lane1", "verdict"), [(-6.5, Verdict.FAIL), (-5.5, Verdict.OK)])
+@pytest.mark.parametrize(("lane1", "verdict"), [(-6.5, Verdict.WARN), (-5.5, Verdict.OK)])
 def test_dr4_receive_power_is_judged_against_the_dr4_minimum(lane1: float,
                                                              verdict: Verdict) -> None:
-    # Before: judged against FR4's -7.3 dBm and the module's -8.4 dBm, -6.5 passed.
+    # Before: judged against FR4's -7.3 dBm and the module's -8.4 dBm, -6.5 passed. The DR4
+    # minimum is informative (IEEE 802.3): below it the lane warns, it fails at the module's
+    # own low alarm or when the pre-FEC BER confirms (issue 35 N11).
     metrics = evaluated("switch.dom_all", "leaf-g00-r0", "transceiver-dom", dr4_module(lane1))
     (lane,) = [m for m in metrics if m.name == "rx_power_dbm" and m.component.endswith("lane1")]
     assert lane.verdict is verdict
     assert one(metrics, "optic_type").value == "400GBASE-DR4"
-    if verdict is Verdict.FAIL:
+    if verdict is Verdict.WARN:
         assert lane.limit == -5.9 and "802.3bs" in (lane.source or "")
 
 

@@ -4,7 +4,11 @@ directions, bias, temperature and lane spread.
 A lane is judged against the module's own alarm/warning thresholds (CMIS EEPROM, printed by
 the switch CLI) and against its type's specification, whichever is worse: vendors set their
 alarms wider than the standard, so a DR4 lane at -6.5 dBm passes the module's -8.4 dBm warning
-and is still below the receiver's specified minimum. Limits and sources: docs/thresholds.md.
+and is still below the receiver's specified minimum. That minimum is informative in IEEE 802.3
+(average receive power is "not the principal indicator of signal strength"): below it the
+margin is gone and the lane warns (clean the connectors); it fails at the module's own low
+alarm, or where the pre-FEC BER confirms it (`confirmed_by_ber`). Limits and sources:
+docs/thresholds.md.
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ SPECS: dict[str, OpticSpec] = {
                      "Edgecore ET7502-FR4 datasheet: receive power -7.3..3.5 dBm per lane"),
 }
 _TYPE = re.compile(r"(?<![A-Z0-9])(?:\d+G(?:BASE)?-?)?(DR4|DR8|FR4)(?![A-Z0-9])")
+
+PRE_FEC_BER_FAIL = 1e-5
+"""A pre-FEC BER at which a lane below its type's receive minimum fails (the catalog's fail
+limit for `raw_ber` / `pre_fec_ber`, two decades below the RS(544,514) design BER 2.4e-4
+[inference])."""
 
 SPREAD_WARN_DB = 3.0
 """Lanes of one module more than 3 dB apart in received power [inference: the lanes share a
@@ -83,9 +92,11 @@ def lane_metrics(where: Callable[[str | None], str], spec: OpticSpec | None,
                  thresholds: Mapping[str, float | None], *,
                  rx: Mapping[str, float | None], tx: Mapping[str, float | None],
                  bias: Mapping[str, float | None], dark: set[str],
-                 temperature: float | None) -> list[Metric]:
+                 temperature: float | None, pre_fec_ber: float | None = None) -> list[Metric]:
     """Metrics for one module: `where(lane)` names a lane's component (`where(None)`: the
-    module). `dark`: lanes in loss of signal."""
+    module). `dark`: lanes in loss of signal. `pre_fec_ber`: the receiver's pre-FEC BER where
+    the same reading gives it (mlxlink): a lane below its type's receive minimum fails when the
+    BER confirms the lost margin, and only warns otherwise."""
     t = thresholds
     source = spec.source if spec else "the module's own alarm/warning thresholds"
     metrics: list[Metric] = []
@@ -106,7 +117,9 @@ def lane_metrics(where: Callable[[str | None], str], spec: OpticSpec | None,
         judged = _worse(judged, _high(power, t.get("rx_power_high_alarm_dbm"),
                                       t.get("rx_power_high_warning_dbm")))
         if spec is not None:
-            judged = _worse(judged, _low(power, spec.rx_min, None))
+            confirmed = pre_fec_ber is not None and pre_fec_ber >= PRE_FEC_BER_FAIL
+            judged = _worse(judged, _low(power, spec.rx_min, None) if confirmed
+                            else _low(power, None, spec.rx_min))
             judged = _worse(judged, _high(power, None, spec.rx_max))  # overload
         add("rx_power_dbm", lane, power, "dBm", judged)
     for lane, power in sorted(tx.items()):

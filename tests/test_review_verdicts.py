@@ -272,3 +272,31 @@ def test_n16_the_ib_retry_window_of_nccl_before_2_14_is_half_a_second() -> None:
     assert ib_retry_window_s("2.22.3") == pytest.approx(8.59, abs=0.01)
     assert ib_retry_window_s("2.23.4") == pytest.approx(34.36, abs=0.01)
     assert ib_retry_window_s("2.13.4", {"NCCL_IB_TIMEOUT": "18"}) == pytest.approx(8.59, abs=0.01)
+
+
+
+# N12 --------------------------------------------------------------------------------------
+
+def _lane(name: str, lane: str, value: float, verdict: str = "ok") -> dict[str, object]:
+    return {"name": name, "component": f"x/lane{lane}", "value": value, "verdict": verdict}
+
+
+def test_n12_an_fr4_link_has_its_own_loss_budget_and_near_end_blame_needs_a_good_far_end(
+        ) -> None:
+    from fabtui.probes.evaluators._optics import light_blame
+
+    near = [_lane("rx_power_dbm", "1", -7.6, "warn"),
+            {"name": "optic_type", "component": "x", "value": "400GBASE-FR4", "verdict": "ok"}]
+    far = [_lane("tx_power_dbm", "1", -3.9)]
+    # 3.7 dB lost: inside FR4's 4 dB budget (DR4's 3 dB would blame the fibre), and the far end
+    # launches less than -7.3 + 4 dBm: its transmitter, not the fibre.
+    blame = light_blame(near, far)
+    assert blame is not None and blame["blame"] == "far-end transmitter", blame
+    # A far end that launches plenty over a loss within budget: only then the near receiver.
+    receiver = light_blame([_lane("rx_power_dbm", "1", -3.5, "warn"), near[1]],
+                           [_lane("tx_power_dbm", "1", -1.0)])
+    assert receiver is not None and receiver["blame"] == "near-end optic", receiver
+    # The near module's own bad laser is the other direction's light: no near-end blame.
+    own = light_blame([_lane("rx_power_dbm", "1", -9.0, "warn"),
+                       _lane("tx_power_dbm", "1", -6.0, "fail")], [_lane("tx_power_dbm", "1", 1.0)])
+    assert own is not None and own["blame"] == "fibre or connector", own

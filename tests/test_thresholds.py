@@ -275,6 +275,8 @@ def test_low_light_is_blamed_on_the_far_end_or_the_fibre_not_the_near_optic() ->
     # The far transmitter itself launches below the DR4 minimum.
     weak = optic_blame(dom_result(-7.0), dom_result(-1.8, tx={"1": -4.0}))
     assert weak is not None and weak["blame"] == "far-end transmitter"
-    # Only when the near module's own laser is out of range too is the near optic suspect.
+    # The near module's own laser is the other direction's light: it does not make the near
+    # optic the suspect for what it receives (issue 35 N12); 7.8 dB lost is still the fibre.
     own = optic_blame(dom_result(-7.0, tx={"3": -4.0}), healthy_far)
-    assert own is not None and own["blame"] == "near-end optic"
+    assert own is not None and own["blame"] == "fibre or connector"
+    assert "other direction's light" in own["reason"]

@@ -55,4 +55,6 @@ def mlxlink(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
             dark={k for k, v in lanes.items() if "rx_los" in v.flags},
             temperature=module.temperature_c if module is not None else None,
             pre_fec_ber=counters.raw_physical_ber if counters is not None else None)
+    if spec is not None:
+        metrics.append(Metric(name="optic_type", value=spec.name, component=where))
     return metrics

@@ -227,6 +227,40 @@ def test_n11_the_nic_side_fails_only_when_its_pre_fec_ber_confirms_the_lost_marg
     assert isinstance(ber, float) and (ber >= 1e-5) is (verdict is Verdict.FAIL), ber
     assert verdicts(link, "rx_power_dbm")[low[0]] is verdict
 
+# N13 --------------------------------------------------------------------------------------
+
+LEAF_END_DIRT = """start: 5m
+timeline:
+  - at: 1m
+    fault: dirty-connector
+    component: leaf-g00-r6:Ethernet8
+    params: {lanes: [2, 3], loss_db: 7.5}
+"""
+REPAIR_ANSWERS = {"drain": "node002", "drained": "yes", "shut-port": "leaf-g00-r6:Ethernet8",
+                  "cleaned": "yes", "shut-again": "leaf-g00-r6:Ethernet8", "swapped": "yes",
+                  "resume": "node002"}
+
+
+def test_n13_cleaning_is_not_credited_when_the_nic_still_receives_weak_light(
+        tmp_path: Path) -> None:
+    dirt = scenario_file(tmp_path, "leaf-end-dirt", LEAF_END_DIRT)
+    summary = play("optic-replacement", dirt, tmp_path,
+                   inputs={"port": "leaf-g00-r6:Ethernet8", "soak_s": 300},
+                   answers=REPAIR_ANSWERS)
+    assert summary.vars["part"] == "fibre or connector"  # the light the NIC receives
+    assert summary.vars["clean_fixed"] is False, summary.text()
+    assert "swap-the-part" in summary.path
+
+
+def test_n13_cleaning_that_restores_the_nics_light_is_credited(tmp_path: Path) -> None:
+    dirt = scenario_file(tmp_path, "leaf-end-dirt", LEAF_END_DIRT)
+    summary = play("optic-replacement", dirt, tmp_path,
+                   inputs={"port": "leaf-g00-r6:Ethernet8", "soak_s": 300},
+                   answers=REPAIR_ANSWERS, repairs={"cleaned": "leaf-g00-r6:Ethernet8"})
+    assert summary.vars["clean_fixed"] is True, summary.text()
+    assert "swap-the-part" not in summary.path
+
+
 # N19 --------------------------------------------------------------------------------------
 
 def test_n19_a_moved_gid_is_not_blamed_on_a_job_that_lets_nccl_pick_it(

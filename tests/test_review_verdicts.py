@@ -261,6 +261,41 @@ def test_n13_cleaning_that_restores_the_nics_light_is_credited(tmp_path: Path) -
     assert "swap-the-part" not in summary.path
 
 
+# N14 --------------------------------------------------------------------------------------
+
+def _dumped(scenario: str, folder: Path, *probes: tuple[str, str]) -> list[dict[str, Any]]:
+    fabric = Fabric(scenario, folder)
+    try:
+        return [fabric.probe(name, target).model_dump(mode="json") for name, target in probes]
+    finally:
+        fabric.close()
+
+
+def test_n14_a_pause_loop_whose_queues_still_transmit_is_not_a_deadlock(
+        tmp_path: Path) -> None:
+    graph = FabricGraph(build_sim(fresh_state(demo_topology(), find_scenario("pfc-deadlock"),
+                                              [shipped_templates()])).topology)
+    pause = _dumped("pfc-deadlock", tmp_path / "a", ("switch.pfc", "leaf-g00-r1"),
+                    ("switch.pfc", "leaf-g00-r2"))
+    # The same held ports, read where traffic flows and no watchdog fired: congestion that
+    # spreads through the spines shows the same pause picture while the queues drain.
+    (tmp_path / "b").mkdir()
+    flowing = _dumped("healthy", tmp_path / "b", ("switch.queues", "leaf-g00-r1:Ethernet64"),
+                      ("switch.queues", "leaf-g00-r1:Ethernet72"),
+                      ("switch.pfcwd", "leaf-g00-r1"), ("switch.pfcwd", "leaf-g00-r2"))
+    origin = pause_origin(pause + flowing, graph)
+    assert origin is not None and origin["kind"] != "pfc-deadlock", origin
+    # Pause shares alone cannot tell: the loop is reported, not named a deadlock.
+    alone = pause_origin(pause, graph)
+    assert alone is not None and alone["kind"] == "pause-loop", alone
+
+
+def test_n14_a_loop_whose_queues_stopped_and_stormed_is_a_deadlock(tmp_path: Path) -> None:
+    summary = play("pfc-storm", "pfc-deadlock", tmp_path)
+    assert summary.vars["loop_kind"] == "pfc-deadlock", summary.text()
+    assert "no transmit progress" in said(summary)
+
+
 # N19 --------------------------------------------------------------------------------------
 
 def test_n19_a_moved_gid_is_not_blamed_on_a_job_that_lets_nccl_pick_it(

@@ -117,8 +117,20 @@ def test_pause_circulating_between_switches_is_named_a_deadlock(fabric: Fabric) 
     assert isinstance(held, float) and held > 0.95
     graph = FabricGraph(build_sim(fresh_state(demo_topology(), find_scenario("pfc-deadlock"),
                                               [shipped_templates()])).topology)
-    origin = pause_origin([r.model_dump(mode="json") for r in (one, two)], graph)
+    # Pause shares alone name a loop, not a deadlock: congestion spreading through the spines
+    # looks the same (issue 35 N14) ...
+    pause = [r.model_dump(mode="json") for r in (one, two)]
+    alone = pause_origin(pause, graph)
+    assert alone is not None and alone["kind"] == "pause-loop", alone
+    # ... the waiting ports' lossless queues made no transmit progress and pfcwd stormed them.
+    assert alone["waiting"] == ["leaf-g00-r1:Ethernet64", "leaf-g00-r2:Ethernet72"]
+    evidence = [fabric.probe("switch.queues", port).model_dump(mode="json")
+                for port in alone["waiting"]] + \
+        [fabric.probe("switch.pfcwd", leaf).model_dump(mode="json")
+         for leaf in ("leaf-g00-r1", "leaf-g00-r2")]
+    origin = pause_origin(pause + evidence, graph)
     assert origin is not None and origin["kind"] == "pfc-deadlock", origin
+    assert origin["stalled"] == origin["stormed"] == alone["waiting"]
     assert origin["loop"] == ["leaf-g00-r1", "spine-01", "leaf-g00-r2", "spine-02"]
     # No host is a source: the hosts only receive pause from their stuck leaf.
     hosts = {c: v for c, v in values(one, "pause_share.rx.PFC3").items()

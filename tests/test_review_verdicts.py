@@ -296,6 +296,26 @@ def test_n14_a_loop_whose_queues_stopped_and_stormed_is_a_deadlock(tmp_path: Pat
     assert "no transmit progress" in said(summary)
 
 
+# N15 --------------------------------------------------------------------------------------
+
+def test_n15_a_leaf_that_is_up_but_storming_is_not_stood_down(tmp_path: Path) -> None:
+    summary = play("major-incident", "pfc-storm", tmp_path,
+                   inputs={"component": "leaf-g00-r4", "severity": "SEV2"},
+                   answers={"declared": "yes"})
+    assert "stand-down" not in summary.path, summary.text()
+    assert summary.vars["broken"], summary.text()
+    assert summary.handover == "pfc-storm"
+
+
+def test_n15_a_healthy_leaf_is_still_stood_down_and_says_what_was_read(
+        tmp_path: Path) -> None:
+    summary = play("major-incident", "healthy", tmp_path,
+                   inputs={"component": "leaf-g00-r3", "severity": "SEV2"},
+                   answers={"declared": "yes"})
+    assert summary.path[-1] == "stand-down"
+    assert "pfcwd" in said(summary)
+
+
 # N19 --------------------------------------------------------------------------------------
 
 def test_n19_a_moved_gid_is_not_blamed_on_a_job_that_lets_nccl_pick_it(

@@ -316,6 +316,24 @@ def test_n15_a_healthy_leaf_is_still_stood_down_and_says_what_was_read(
     assert "pfcwd" in said(summary)
 
 
+
+# N17 --------------------------------------------------------------------------------------
+
+def test_n17_ecn_is_judged_against_the_point_pfc_pauses_not_a_constant(tmp_path: Path) -> None:
+    # 1.5 MB (Cumulus' RoCE default is 1,501,500 bytes) marks long before a congested lossless
+    # PG pauses in the demo leaves' 45 MB pool: away from the template, not a fault.
+    early = play("roce-qos-audit", "qos-misconfig", tmp_path / "early", inputs={"node": "node004"})
+    assert early.outcome is Verdict.WARN, early.text()
+    late = scenario_file(tmp_path, "ecn-after-pause", """timeline:
+  - at: 0
+    fault: misconfig
+    component: leaf-g00-r4
+    params: {setting: ecn_min_kb, value: 30000}
+""")
+    summary = play("roce-qos-audit", late, tmp_path / "late", inputs={"node": "node004"})
+    assert summary.outcome is Verdict.FAIL, summary.text()
+    assert "leaf-g00-r4 ECN from 30000 KB, at or above the 23056 KB" in said(summary)
+
 # N19 --------------------------------------------------------------------------------------
 
 def test_n19_a_moved_gid_is_not_blamed_on_a_job_that_lets_nccl_pick_it(

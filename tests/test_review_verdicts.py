@@ -227,6 +227,35 @@ def test_n11_the_nic_side_fails_only_when_its_pre_fec_ber_confirms_the_lost_marg
     assert isinstance(ber, float) and (ber >= 1e-5) is (verdict is Verdict.FAIL), ber
     assert verdicts(link, "rx_power_dbm")[low[0]] is verdict
 
+
+# N12 --------------------------------------------------------------------------------------
+
+def _lane(name: str, lane: str, value: float, verdict: str = "ok") -> dict[str, object]:
+    return {"name": name, "component": f"x/lane{lane}", "value": value, "verdict": verdict}
+
+
+def test_n12_an_fr4_link_has_its_own_loss_budget_and_near_end_blame_needs_a_good_far_end(
+        ) -> None:
+    from fabtui.probes.evaluators._optics import light_blame
+
+    fr4: dict[str, object] = {"name": "optic_type", "component": "x",
+                              "value": "400GBASE-FR4", "verdict": "ok"}
+    near = [_lane("rx_power_dbm", "1", -7.6, "warn"), fr4]
+    far = [_lane("tx_power_dbm", "1", -3.9)]
+    # 3.7 dB lost: inside FR4's 4 dB budget (DR4's 3 dB would blame the fibre), and the far end
+    # launches less than -7.3 + 4 dBm: its transmitter, not the fibre.
+    blame = light_blame(near, far)
+    assert blame is not None and blame["blame"] == "far-end transmitter", blame
+    # A far end that launches plenty over a loss within budget: only then the near receiver.
+    receiver = light_blame([_lane("rx_power_dbm", "1", -3.5, "warn"), fr4],
+                           [_lane("tx_power_dbm", "1", -1.0)])
+    assert receiver is not None and receiver["blame"] == "near-end optic", receiver
+    # The near module's own bad laser is the other direction's light: no near-end blame.
+    own = light_blame([_lane("rx_power_dbm", "1", -9.0, "warn"),
+                       _lane("tx_power_dbm", "1", -6.0, "fail")], [_lane("tx_power_dbm", "1", 1.0)])
+    assert own is not None and own["blame"] == "fibre or connector", own
+
+
 # N13 --------------------------------------------------------------------------------------
 
 LEAF_END_DIRT = """start: 5m
@@ -316,6 +345,19 @@ def test_n15_a_healthy_leaf_is_still_stood_down_and_says_what_was_read(
     assert "pfcwd" in said(summary)
 
 
+# N16 --------------------------------------------------------------------------------------
+
+def test_n16_the_ib_retry_window_of_nccl_before_2_14_is_half_a_second() -> None:
+    from fabtui.topology.expected import ib_retry_window_s
+
+    # NCCL_IB_TIMEOUT defaults: 14 up to v2.13.4-1, 18 from v2.14.3-1, 20 from v2.23.4-1.
+    assert ib_retry_window_s("2.13.4") == pytest.approx(0.537, abs=0.001)
+    assert ib_retry_window_s("2.12.12+cuda11.6") == pytest.approx(0.537, abs=0.001)
+    assert ib_retry_window_s("2.14.3") == pytest.approx(8.59, abs=0.01)
+    assert ib_retry_window_s("2.22.3") == pytest.approx(8.59, abs=0.01)
+    assert ib_retry_window_s("2.23.4") == pytest.approx(34.36, abs=0.01)
+    assert ib_retry_window_s("2.13.4", {"NCCL_IB_TIMEOUT": "18"}) == pytest.approx(8.59, abs=0.01)
+
 
 # N17 --------------------------------------------------------------------------------------
 
@@ -333,6 +375,7 @@ def test_n17_ecn_is_judged_against_the_point_pfc_pauses_not_a_constant(tmp_path:
     summary = play("roce-qos-audit", late, tmp_path / "late", inputs={"node": "node004"})
     assert summary.outcome is Verdict.FAIL, summary.text()
     assert "leaf-g00-r4 ECN from 30000 KB, at or above the 23056 KB" in said(summary)
+
 
 # N19 --------------------------------------------------------------------------------------
 
@@ -356,8 +399,6 @@ def test_n19_a_moved_gid_is_not_blamed_on_a_job_that_lets_nccl_pick_it(
     assert "NCCL_IB_GID_INDEX expects" not in said(summary)
 
 
-# N19r -------------------------------------------------------------------------------------
-
 def test_n19_rdma_triage_says_whether_the_job_is_hit_by_a_moved_gid(tmp_path: Path) -> None:
     pinned = play("rdma-error-triage", "rdma-gid-mismatch", tmp_path / "pinned",
                   inputs={"nic": "node006:mlx5_0", "log_path": JOB_LOG})
@@ -365,45 +406,3 @@ def test_n19_rdma_triage_says_whether_the_job_is_hit_by_a_moved_gid(tmp_path: Pa
     unread = play("rdma-error-triage", "rdma-gid-mismatch", tmp_path / "unread",
                   inputs={"nic": "node006:mlx5_0"})
     assert "whether the job pins NCCL_IB_GID_INDEX was not read" in said(unread)
-
-
-# N16 --------------------------------------------------------------------------------------
-
-def test_n16_the_ib_retry_window_of_nccl_before_2_14_is_half_a_second() -> None:
-    from fabtui.topology.expected import ib_retry_window_s
-
-    # NCCL_IB_TIMEOUT defaults: 14 up to v2.13.4-1, 18 from v2.14.3-1, 20 from v2.23.4-1.
-    assert ib_retry_window_s("2.13.4") == pytest.approx(0.537, abs=0.001)
-    assert ib_retry_window_s("2.12.12+cuda11.6") == pytest.approx(0.537, abs=0.001)
-    assert ib_retry_window_s("2.14.3") == pytest.approx(8.59, abs=0.01)
-    assert ib_retry_window_s("2.22.3") == pytest.approx(8.59, abs=0.01)
-    assert ib_retry_window_s("2.23.4") == pytest.approx(34.36, abs=0.01)
-    assert ib_retry_window_s("2.13.4", {"NCCL_IB_TIMEOUT": "18"}) == pytest.approx(8.59, abs=0.01)
-
-
-
-# N12 --------------------------------------------------------------------------------------
-
-def _lane(name: str, lane: str, value: float, verdict: str = "ok") -> dict[str, object]:
-    return {"name": name, "component": f"x/lane{lane}", "value": value, "verdict": verdict}
-
-
-def test_n12_an_fr4_link_has_its_own_loss_budget_and_near_end_blame_needs_a_good_far_end(
-        ) -> None:
-    from fabtui.probes.evaluators._optics import light_blame
-
-    near = [_lane("rx_power_dbm", "1", -7.6, "warn"),
-            {"name": "optic_type", "component": "x", "value": "400GBASE-FR4", "verdict": "ok"}]
-    far = [_lane("tx_power_dbm", "1", -3.9)]
-    # 3.7 dB lost: inside FR4's 4 dB budget (DR4's 3 dB would blame the fibre), and the far end
-    # launches less than -7.3 + 4 dBm: its transmitter, not the fibre.
-    blame = light_blame(near, far)
-    assert blame is not None and blame["blame"] == "far-end transmitter", blame
-    # A far end that launches plenty over a loss within budget: only then the near receiver.
-    receiver = light_blame([_lane("rx_power_dbm", "1", -3.5, "warn"), near[1]],
-                           [_lane("tx_power_dbm", "1", -1.0)])
-    assert receiver is not None and receiver["blame"] == "near-end optic", receiver
-    # The near module's own bad laser is the other direction's light: no near-end blame.
-    own = light_blame([_lane("rx_power_dbm", "1", -9.0, "warn"),
-                       _lane("tx_power_dbm", "1", -6.0, "fail")], [_lane("tx_power_dbm", "1", 1.0)])
-    assert own is not None and own["blame"] == "fibre or connector", own

@@ -5,7 +5,7 @@ pfcstat's, pfcwd's, queuestat's, sfputil's and lldpshow's own layouts (`tabulate
 counters fec-histogram PORT`, `show pfc counters [--history]`, `show pfcwd stats|config`,
 `show queue counters [PORT]`, `show interfaces transceiver eeprom --dom [PORT]`,
 `show lldp table`, `show interfaces status`; anything else gets click's or bash's error.
-`queue_drops` is what the PFC watchdog dropped on a port's lossless queue; `deadlock_held` what
+`queue_drops` is what the PFC watchdog dropped on a port's lossless queue; `_deadlock_held` what
 a lossless queue did not send while a PFC deadlock held its port paused.
 """
 
@@ -193,7 +193,7 @@ def queue_drops(sim: Sim, switch: str, port: str, t: float) -> int:
     return int(_stormed_time(sim.pfcwd_windows(switch, port, t), t) * PFCWD_DROP_PPS)
 
 
-def deadlock_held(sim: Sim, switch: str, port: str, t: float) -> int:
+def _deadlock_held(sim: Sim, switch: str, port: str, t: float) -> int:
     """Bytes the lossless queue of `switch:port` did not send by `t` because a PFC deadlock held
     the port paused (the port waits on the far switch around the loop): a deadlocked queue makes
     no transmit progress, and once pfcwd storms it what arrives is dropped, not sent."""
@@ -269,7 +269,7 @@ def queue_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
         for queue in range(16):
             name = f"UC{queue}" if queue < 8 else f"MC{queue}"
             if queue == 3:
-                data = c.tx_bytes - deadlock_held(sim, switch.name, port, t)
+                data = c.tx_bytes - _deadlock_held(sim, switch.name, port, t)
                 packets = data // FRAME
                 drops = queue_drops(sim, switch.name, port, t)
             else:

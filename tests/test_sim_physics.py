@@ -100,8 +100,10 @@ def test_a_degrading_laser_is_blamed_on_the_far_transmitter(fabric: Fabric) -> N
 def test_a_dirty_far_connector_is_blamed_on_the_fibre_not_the_leaf_optic(
         fabric: Fabric) -> None:
     leaf = fabric.probe("switch.dom", "leaf-g00-r6:Ethernet8")
-    only(leaf, "leaf-g00-r6:Ethernet8", Verdict.FAIL)
-    low = {c for c, v in flagged(leaf).items() if v is Verdict.FAIL}
+    # Below the DR4 minimum, above the module's own low alarm: the DOM warns (the minimum is
+    # informative, issue 35 N11) and the FEC below confirms the lost margin.
+    only(leaf, "leaf-g00-r6:Ethernet8", Verdict.WARN)
+    low = {c for c, v in flagged(leaf).items() if "/lane" in c}
     assert low == {"leaf-g00-r6:Ethernet8/lane2", "leaf-g00-r6:Ethernet8/lane3"}
     assert all(m.verdict is Verdict.OK for m in leaf.metrics
                if m.name in ("tx_power_dbm", "tx_bias_ma"))

@@ -95,15 +95,17 @@ def dr4_module(lane1_dbm: float) -> Any:
     return capture.model_copy(update={"interfaces": {name: module}})
 
 
-@pytest.mark.parametrize(("lane1", "verdict"), [(-6.5, Verdict.FAIL), (-5.5, Verdict.OK)])
+@pytest.mark.parametrize(("lane1", "verdict"), [(-6.5, Verdict.WARN), (-5.5, Verdict.OK)])
 def test_dr4_receive_power_is_judged_against_the_dr4_minimum(lane1: float,
                                                              verdict: Verdict) -> None:
-    # Before: judged against FR4's -7.3 dBm and the module's -8.4 dBm, -6.5 passed.
+    # Before: judged against FR4's -7.3 dBm and the module's -8.4 dBm, -6.5 passed. The DR4
+    # minimum is informative (IEEE 802.3): below it the lane warns, it fails at the module's
+    # own low alarm or when the pre-FEC BER confirms (issue 35 N11).
     metrics = evaluated("switch.dom_all", "leaf-g00-r0", "transceiver-dom", dr4_module(lane1))
     (lane,) = [m for m in metrics if m.name == "rx_power_dbm" and m.component.endswith("lane1")]
     assert lane.verdict is verdict
     assert one(metrics, "optic_type").value == "400GBASE-DR4"
-    if verdict is Verdict.FAIL:
+    if verdict is Verdict.WARN:
         assert lane.limit == -5.9 and "802.3bs" in (lane.source or "")
 
 
@@ -273,6 +275,8 @@ def test_low_light_is_blamed_on_the_far_end_or_the_fibre_not_the_near_optic() ->
     # The far transmitter itself launches below the DR4 minimum.
     weak = optic_blame(dom_result(-7.0), dom_result(-1.8, tx={"1": -4.0}))
     assert weak is not None and weak["blame"] == "far-end transmitter"
-    # Only when the near module's own laser is out of range too is the near optic suspect.
+    # The near module's own laser is the other direction's light: it does not make the near
+    # optic the suspect for what it receives (issue 35 N12); 7.8 dB lost is still the fibre.
     own = optic_blame(dom_result(-7.0, tx={"3": -4.0}), healthy_far)
-    assert own is not None and own["blame"] == "near-end optic"
+    assert own is not None and own["blame"] == "fibre or connector"
+    assert "other direction's light" in own["reason"]

@@ -310,19 +310,9 @@ def kernel_log(sim: Sim, host: str, t: float, *, human: bool = False) -> str:
                 events.append((start, f"mlx5_core {nic.pci} {nic.netdev or nic.name}: Link down"))
             if end <= t:
                 events.append((end, f"mlx5_core {nic.pci} {nic.netdev or nic.name}: Link up"))
-    for fault in sim.faults:
-        nic_found = next((n for n in node.nics if n.name == fault.nic), None)
-        if fault.kind is not FaultKind.PFC_STORM or fault.host != host or nic_found is None:
-            continue
-        stall = sim.stall_timeout(fault)
-        end = fault.spec.until if fault.spec.until is not None else float("inf")
-        if stall > 0 and fault.spec.at + stall <= min(t, end):
-            # The wording is the simulator's; mlx5 counts the event as
-            # tx_pause_storm_error_events (ethtool -S).
-            events.append((fault.spec.at + stall,
-                           f"mlx5_core {nic_found.pci} {nic_found.netdev or nic_found.name}: "
-                           f"PFC stall prevention: receive stalled {stall * 1000:.0f} ms on "
-                           f"priority 3, stopped sending pause frames"))
+    # mlx5 prints nothing when its PFC stall prevention fires (events.c handles port,
+    # temperature and module events): the storm is only counted, tx_pause_storm_*_events in
+    # `ethtool -S`, and its timeout is read with `ethtool --get-tunable IF pfc-prevention-tout`.
     events.sort()
     out = []
     for at, message in events:

@@ -106,7 +106,8 @@ class Workload(BaseModel):
     timeout_ms: int = Field(600_000, gt=0)
     """ProcessGroupNCCL watchdog timeout."""
     nccl_version: str = "2.21.5"
-    """The job's NCCL: it sets the default NCCL_IB_TIMEOUT (18 before 2.23, 20 from it)."""
+    """The job's NCCL: it sets the default NCCL_IB_TIMEOUT (14 before 2.14, 18 to 2.22, 20
+    from 2.23)."""
     nccl_env: dict[str, str] = Field(default_factory=dict)
     """NCCL_* variables the job sets (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT, ...): its log says
     so, and they decide how long a link may be down before the job fails."""

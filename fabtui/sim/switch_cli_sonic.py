@@ -5,7 +5,8 @@ pfcstat's, pfcwd's, queuestat's, sfputil's and lldpshow's own layouts (`tabulate
 counters fec-histogram PORT`, `show pfc counters [--history]`, `show pfcwd stats|config`,
 `show queue counters [PORT]`, `show interfaces transceiver eeprom --dom [PORT]`,
 `show lldp table`, `show interfaces status`; anything else gets click's or bash's error.
-`queue_drops` is what the PFC watchdog dropped on a port's lossless queue.
+`queue_drops` is what the PFC watchdog dropped on a port's lossless queue; `_deadlock_held` what
+a lossless queue did not send while a PFC deadlock held its port paused.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from fabtui.sim.core import (
     TX_LOW_WARNING,
     Sim,
 )
+from fabtui.sim.scenario import FaultKind
 from fabtui.sim.switch_cli_common import Reply, counters, neighbors, port_arg, ports
 
 
@@ -191,6 +193,22 @@ def queue_drops(sim: Sim, switch: str, port: str, t: float) -> int:
     return int(_stormed_time(sim.pfcwd_windows(switch, port, t), t) * PFCWD_DROP_PPS)
 
 
+def _deadlock_held(sim: Sim, switch: str, port: str, t: float) -> int:
+    """Bytes the lossless queue of `switch:port` did not send by `t` because a PFC deadlock held
+    the port paused (the port waits on the far switch around the loop): a deadlocked queue makes
+    no transmit progress, and once pfcwd storms it what arrives is dropped, not sent."""
+    link = sim.real_link(switch, port, t)
+    held = 0
+    for fault in sim.faults:
+        if fault.kind is not FaultKind.PFC_DEADLOCK or link is None or not any(
+                w == switch and c == link for w, _, c in sim.deadlock_cycle(fault)):
+            continue
+        end = min(t, fault.spec.until if fault.spec.until is not None else t)
+        if end > fault.spec.at:
+            held += sim.bytes_moved(link, end) - sim.bytes_moved(link, fault.spec.at)
+    return held
+
+
 def pfcwd(sim: Sim, switch: Switch, t: float) -> str:
     """`show pfcwd stats`: the watchdog's lossless queue on every cabled port."""
     headers = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP",
@@ -251,7 +269,8 @@ def queue_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
         for queue in range(16):
             name = f"UC{queue}" if queue < 8 else f"MC{queue}"
             if queue == 3:
-                packets, data = c.tx_ok, c.tx_bytes
+                data = c.tx_bytes - _deadlock_held(sim, switch.name, port, t)
+                packets = data // FRAME
                 drops = queue_drops(sim, switch.name, port, t)
             else:
                 data = sim.base("q", switch.name, port, queue, scale=1e7) if queue in (0, 6) \

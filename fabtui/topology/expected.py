@@ -243,12 +243,16 @@ def expected_rdma_gbps(speed_gbps: int, mtu: int = 4096) -> Expected:
 
 
 def ib_timeout_default(nccl_version: str | None) -> int:
-    """NCCL_IB_TIMEOUT default of a NCCL release: 20 from 2.23, 18 before (unknown: 18, the
-    shorter and so the safer assumption)."""
+    """NCCL_IB_TIMEOUT default of a NCCL release: 14 before 2.14, 18 from 2.14 to 2.22, 20 from
+    2.23 (`NCCL_PARAM(IbTimeout, "IB_TIMEOUT", ...)` in the v2.13.4-1, v2.14.3-1 and v2.23.4-1
+    sources). Unknown: 18, the 2.14-2.22 default the runbooks assume without a job log."""
     match = re.match(r"(\d+)\.(\d+)", nccl_version or "")
-    if match and (int(match.group(1)), int(match.group(2))) >= (2, 23):
+    if not match:
+        return 18
+    release = (int(match.group(1)), int(match.group(2)))
+    if release >= (2, 23):
         return 20
-    return 18
+    return 18 if release >= (2, 14) else 14
 
 
 def ib_retry_window_s(nccl_version: str | None, env: Mapping[str, str] | None = None) -> float:

@@ -53,5 +53,8 @@ def mlxlink(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
             tx={k: v.tx_power_dbm for k, v in lanes.items()},
             bias={k: v.bias_current_ma for k, v in lanes.items()},
             dark={k for k, v in lanes.items() if "rx_los" in v.flags},
-            temperature=module.temperature_c if module is not None else None)
+            temperature=module.temperature_c if module is not None else None,
+            pre_fec_ber=counters.raw_physical_ber if counters is not None else None)
+    if spec is not None:
+        metrics.append(Metric(name="optic_type", value=spec.name, component=where))
     return metrics

@@ -51,7 +51,8 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                           value=round(ib_retry_window_s(after.nccl_version, after.env), 2),
                           unit="s", component=ctx.component(),
                           source="4.096 us x 2^NCCL_IB_TIMEOUT x (NCCL_IB_RETRY_CNT + 1), NCCL "
-                                 "env docs; default timeout 20 from NCCL 2.23, 18 before"))
+                                 "env docs; default timeout 20 from NCCL 2.23, 18 from 2.14, "
+                                 "14 before"))
     return metrics
 
 

@@ -1,4 +1,5 @@
-"""Dropped packets per switch port and queue over the window."""
+"""Dropped packets per switch port and queue over the window, and what each queue sent (its
+transmit progress: a deadlocked lossless queue sends nothing)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from fabtui.probes.evaluators.base import EvalContext, evaluator
 
 @evaluator("queue-counters")
 def queue_counters(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
-    """Dropped packets per queue over the window."""
+    """Dropped packets per queue over the window; packets and bytes sent per second."""
     metrics = []
     for name in target_ports(ctx, after.ports):
         old_port = before.ports.get(name) if before is not None else None
@@ -22,8 +23,9 @@ def queue_counters(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
             old = old_port.get(queue) if old_port is not None else None
             if before is not None and old is None:
                 continue
+            wanted = ("drop_packets", "packets", "bytes")
             metrics += counter_metrics(
-                {"drop_packets": old.drop_packets} if old is not None else None,
-                {"drop_packets": stats.drop_packets}, port_component(ctx, f"{name}/{queue}"),
-                ctx.interval, deltas=("drop_packets",))
+                {k: getattr(old, k) for k in wanted} if old is not None else None,
+                {k: getattr(stats, k) for k in wanted}, port_component(ctx, f"{name}/{queue}"),
+                ctx.interval, deltas=("drop_packets",), rates=("packets", "bytes"))
     return metrics

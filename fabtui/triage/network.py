@@ -185,7 +185,7 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                      + (f", and {len(group) - 1} other rank(s) failed toward its NIC"
                         if len(group) > 1 else "")
                      + (": an error made on that host (memory registration, GPUDirect RDMA, "
-                        "driver), not on the network path." if host_side else
+                        "the NIC or its driver), not on the network path." if host_side else
                         ": the network path of that NIC (its leaf port and optic, then the "
                         "peer's) is the suspect.")),
             suspects=suspects))

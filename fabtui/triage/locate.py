@@ -12,9 +12,8 @@ logs do not name is no node).
 
 from __future__ import annotations
 
-import ipaddress
-
 from fabtui.model.triage import Evidence, NextStep, Suspect, TriageReport
+from fabtui.topology.failed_paths import address
 from fabtui.topology.graph import FabricGraph, RankPlacement, UnknownRank
 from fabtui.topology.ranks import compact_ranges
 from fabtui.triage.ingest import Facts
@@ -118,22 +117,8 @@ def _placement_on(graph: FabricGraph, node: str, gpu: int | None) -> RankPlaceme
     return None
 
 
-def peer_ip(peer: str | None) -> str | None:
-    """The IP a peer names: an address, or an IPv4-mapped GID (`::ffff:10.0.1.5`)."""
-    if not peer:
-        return None
-    text = peer.strip("[]")
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        return text
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped)
-    return str(address)
-
-
 def _place_peer(suspect: Suspect, facts: Facts, graph: FabricGraph | None) -> None:
-    ip = peer_ip(suspect.peer)
+    ip = address(suspect.peer)
     if ip is None:
         return
     if graph is not None and ip in graph.nic_ips:

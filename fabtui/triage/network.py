@@ -5,12 +5,11 @@ that meet at one NIC grouped into one fault."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from fabtui.model.triage import Suspect, Verdict, WarnEvent
+from fabtui.topology.failed_paths import address, far_end, is_flush, path_groups
 from fabtui.triage import wc_status
 from fabtui.triage.findings import Context, Finding, rank_at
-from fabtui.triage.locate import peer_ip
 
 MAX_WARNINGS = 300
 _LOCAL_RANK = re.compile(r"[Cc]onnection closed by localRank (\d+)")
@@ -110,32 +109,21 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
         if node:
             known_nodes.setdefault(node, suspect)
     known_ranks = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
-    firsts: dict[tuple[int | None, str | None, str | None], WarnEvent] = {}
-    paths: dict[tuple[int | None, str | None, str | None], frozenset[str]] = {}
-    flushed = 0
-    for warn in warnings:
-        if warn.type == "ib_completion_error" and warn.role == "teardown":
-            flushed += 1
-            continue
-        if warn.type not in ("ib_completion_error", "socket_connect_refused", "connect_failed",
-                             "connect_timeout"):
-            continue
-        ends = frozenset(filter(None, (peer_ip(warn.local_gid), peer_ip(warn.remote_gid)
-                                       or peer_ip(warn.peer))))
-        if any(ends and ends == other for other in paths.values()):
-            continue  # the far end reporting the same path
-        key = (warn.rank, warn.node, warn.hca)
-        if key not in firsts:
-            firsts[key] = warn
-            paths[key] = ends
+    failures = [w for w in warnings if w.type in ("ib_completion_error", "socket_connect_refused",
+                                                  "connect_failed", "connect_timeout")]
+    flushed = sum(1 for w in failures if is_flush(w))
+    # One rule with the hang runbook's `nccl-log` evaluator (fabtui.topology.failed_paths): the
+    # GIDs name the path's NICs, flushes are teardown, paths meeting at one NIC are one fault.
+    groups = path_groups(failures, lambda w: (w.rank, w.node, w.hca))
     flushed += ctx.facts.dropped[("ib_completion_error", 5)]
     if flushed:
         ctx.notes.append(f"{flushed} IB completion(s) with status 5 (work request flushed) are "
                          "teardown after the first error, not separate faults")
     out: list[Finding] = []
-    for group in _path_groups(list(firsts.values()), paths):
+    for found in groups:
+        group = found.members
         warn = group[0]
-        peer_host = ctx.host(peer_ip(warn.peer))
+        peer_host = ctx.host(far_end(warn)) or ctx.host(address(warn.peer))
         if peer_host in known_nodes:
             # The path to a rank already suspected: its symptom, not a new fault.
             known_nodes[peer_host].evidence.append(warn.evidence)
@@ -180,8 +168,7 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                       "started yet, and the logs do not say which.")
                      if refused else
                      f"{who}{' on ' + warn.node if warn.node else ''} reported {status} "
-                     f"talking to "
-                     f"{warn.peer or '?'}"
+                     f"talking to {far_end(warn) or '?'}"
                      + (f", and {len(group) - 1} other rank(s) failed toward its NIC"
                         if len(group) > 1 else "")
                      + (": an error made on that host (memory registration, GPUDirect RDMA, "
@@ -208,29 +195,3 @@ def _node_of(ctx: Context, rank: int | None) -> str | None:
         return ctx.facts.hosts[rank]
     placed = ctx.layout.place(rank) if ctx.layout is not None else None
     return placed[0] if placed else None
-
-
-def _path_groups(warns: list[WarnEvent],
-                 paths: dict[tuple[int | None, str | None, str | None], frozenset[str]]
-                 ) -> list[list[WarnEvent]]:
-    """Failed paths that share an endpoint, grouped; the first of a group is the report made
-    from that shared endpoint (the NIC every failure meets at), else the earliest."""
-    groups: list[tuple[set[str], list[WarnEvent]]] = []
-    for warn in warns:
-        ends = set(paths.get((warn.rank, warn.node, warn.hca), frozenset()))
-        for known, members in groups:
-            if ends & known:
-                known.update(ends)
-                members.append(warn)
-                break
-        else:
-            groups.append((ends, [warn]))
-    out: list[list[WarnEvent]] = []
-    for _, members in groups:
-        if len(members) > 1:
-            counts = Counter(ip for m in members
-                             for ip in paths.get((m.rank, m.node, m.hca), frozenset()))
-            shared = counts.most_common(1)[0][0]
-            members.sort(key=lambda m: peer_ip(m.local_gid) != shared)
-        out.append(members)
-    return out

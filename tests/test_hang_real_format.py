@@ -1,0 +1,152 @@
+"""The hang path on logs in real NCCL's shape (issue 35: N1, S7, N9, N10).
+
+- Real NCCL prints a completion error's `peer` as the address of the connection's socket: the
+  OOB interface (`NCCL_SOCKET_IFNAME`) the same process prints at init (`OOB bond0:10.40.0.3`),
+  not the RDMA NIC's. The NICs of the failed path are the GIDs printed with it (`localGid`,
+  `remoteGids`). The real samples below show it (peer 192.168.3.5, GIDs 192.168.6.x).
+- The hang runbook (`logs.nccl`, evaluator `nccl-log`) and `fabtui triage nccl` judge the same
+  lines by one rule (`fabtui.topology.failed_paths`): status-5 flushes are teardown, the NIC is
+  the address every failed path meets at, and paths that chain over three or more NICs of one
+  rail with no address in all of them are the rail's leaf (or PFC on it), not one NIC.
+- `ibv_wc_status` names and values as rdma-core's `libibverbs/verbs.h` defines them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabtui.model.probe import Metric
+from fabtui.parsers import registry
+from fabtui.paths import demo_topology, shipped_dir, shipped_templates
+from fabtui.probes.catalog import load_catalog
+from fabtui.probes.evaluate import EvalContext, evaluate, hardware_classes
+from fabtui.probes.targets import resolve
+from fabtui.sim.hangjob import JobSpec, generate
+from fabtui.sim.logs import job_log
+from fabtui.sim.scenario import find_scenario
+from fabtui.sim.state import build_sim, fresh_state
+from fabtui.topology.graph import FabricGraph
+from fabtui.topology.loader import load_topology
+
+ROOT = Path(__file__).resolve().parent
+CATALOG = load_catalog([shipped_dir("probes")])
+GRAPH = FabricGraph(load_topology(shipped_dir("topology") / "demo.yaml").topology)
+REAL_THREADS = ROOT / "triage_fixtures" / "real"
+REAL_SAMPLES = [
+    REAL_THREADS / "nccl-1698-net-ib-colon-hca" / "job.log",
+    REAL_THREADS / "nccl-1814-status12-then-5" / "job.log",
+    ROOT / "fixtures" / "nccl-log" / "nccl-issue1405-ib-completion-status12-device4-no-rank.txt",
+    ROOT / "fixtures" / "nccl-log" / "mlengineering-net-ib-completion-error12.txt",
+]
+"""Completion errors as real jobs printed them (sources: tests/triage_fixtures/real/SOURCES.md,
+tests/fixtures/nccl-log/SOURCES.md)."""
+
+# The completion-error WARN as NCCL prints it (net_ib.cc, every release since 2.12): the socket
+# address of the connection and its port, the status (`error N,` before 2.20), opcode, length,
+# vendor error and request type; with RoCE the two GIDs (`remoteGid ` before 2.20,
+# `remoteGids` after, without a space); from 2.23 the HCA. Built from the real samples, which
+# it must match (test_the_shape_matches_every_real_sample).
+COMPLETION = re.compile(
+    r"NCCL WARN NET/IB ?: Got completion from peer (?P<peer>[^\s<>]+)<(?P<port>\d+)> with "
+    r"(?:error (?P<old>\d+), opcode \d+, len \d+, vendor err \d+ \((?:Recv|Send|Flush)\)"
+    r"(?: localGid (?P<old_local>\S+) remoteGid (?P<old_remote>\S+))?"
+    r"|status=(?P<status>\d+) opcode=\d+ len=\d+ vendor err \d+ \((?:Recv|Send|Flush)\)"
+    r"(?: localGid (?P<local>\S+) remoteGids(?P<remote>\S+))?(?: hca (?P<hca>\S+))?)$")
+_OOB = re.compile(r"^(?:\d+: )?([\w.\-]+):\d+:\d+ \[\d+\] NCCL INFO NET/IB : Using .*; "
+                  r"OOB \w+:([\d.]+)<0>$")
+
+
+def _completions(text: str) -> list[re.Match[str]]:
+    """Every completion-error line of `text`, matched by the real shape (none may miss it)."""
+    found = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if "Got completion from peer" in line:
+            if "vendor" not in line and index + 1 < len(lines):
+                line += " " + lines[index + 1].strip()  # wrapped as the thread posted it
+            match = COMPLETION.search(line)
+            assert match is not None, f"not the real shape: {line}"
+            found.append(match)
+    return found
+
+
+def _ip(gid: str | None) -> str | None:
+    return gid.removeprefix("::ffff:") if gid else None
+
+
+def _log_metrics(text: str, graph: FabricGraph | None = GRAPH) -> list[Metric]:
+    """The `logs.nccl` probe's metrics for `text`, as the hang runbook reads them."""
+    definition = CATALOG["logs.nccl"]
+    target = resolve(GRAPH, "node001", definition.target)
+    ctx = EvalContext(probe=definition, target=target, interval=5.0,
+                      hardware=hardware_classes(target), graph=graph)
+    return evaluate("nccl-log", None, registry.get("nccl-log").parse(text), ctx)
+
+
+def _named(metrics: list[Metric], name: str) -> list[str]:
+    return [m.component for m in metrics if m.name == name]
+
+
+def _optic_job(tmp_path: Path, nccl: str = "2.21") -> dict[str, Any]:
+    """`fabtui sim hang-logs OUT --case optic --ranks 64 --nccl NCCL` (the review's N1)."""
+    return generate(tmp_path / "job", JobSpec(case="optic", ranks=64, nccl=nccl,
+                                              flight_recorder=False), GRAPH)
+
+
+def _demo_log(at: float = 16 * 60) -> str:
+    """The demo fabric's job log, `nccl-hang` scenario, `at` seconds in (the runbook's test)."""
+    sim = build_sim(fresh_state(demo_topology(), find_scenario("nccl-hang"),
+                                [shipped_templates()]))
+    return job_log(sim, at)
+
+
+def _oob_peers(text: str) -> str:
+    """Each completion error's peer replaced by the OOB address its host prints at init."""
+    oob = {host: ip for line in text.splitlines() if (m := _OOB.match(line))
+           for host, ip in [m.groups()]}
+    rail = {nic.ip: host for host, node in GRAPH.nodes.items() for nic in node.nics if nic.ip}
+    return re.sub(r"(from peer )([\d.]+)(<)",
+                  lambda m: m.group(1) + oob.get(rail.get(m.group(2), ""), m.group(2))
+                  + m.group(3), text)
+
+
+# ---- N1: the hang runbook's suspect on real-format logs ---------------------------------------
+
+@pytest.mark.parametrize("nccl", ["2.18", "2.21", "2.24", "2.27"])
+def test_the_runbook_names_the_dead_nic_of_the_optic_case_not_its_victim(
+        tmp_path: Path, nccl: str) -> None:
+    """`sim hang-logs --case optic`: two status-12 errors and 62 status-5 flushes. The flushes
+    are teardown; the NIC both status-12 paths meet at is node003's mlx5_5 (rank 21), not rank
+    13's node002, the sender toward the dead link that the desync report lists first."""
+    _optic_job(tmp_path, nccl)
+    metrics = _log_metrics((tmp_path / "job" / "job.log").read_text())
+    assert _named(metrics, "suspect_nic") == ["node003:mlx5_5"]
+    assert _named(metrics, "suspect_switch") == []
+
+
+def test_the_runbook_names_the_dead_nic_when_peers_are_oob_addresses() -> None:
+    """The demo job log with each peer the OOB address its own init lines print (the review's
+    reproduction, N1 step 4): the GIDs still say which NIC both failed paths meet at."""
+    text = _oob_peers(_demo_log())
+    assert "from peer 10.40.0." in text and "from peer 10.205." not in text
+    metrics = _log_metrics(text)
+    assert _named(metrics, "suspect_nic") == ["node003:mlx5_5"]
+
+
+def test_without_a_topology_the_nic_is_named_by_host_and_hca(tmp_path: Path) -> None:
+    """NCCL 2.23+ prints the HCA: the suspect is `host:hca` of the end every path meets at."""
+    _optic_job(tmp_path, "2.27")
+    metrics = _log_metrics((tmp_path / "job" / "job.log").read_text(), graph=None)
+    assert _named(metrics, "suspect_nic") == ["node003:mlx5_5"]
+
+
+def test_a_flush_alone_names_no_nic() -> None:
+    """Only status-5 lines: the QPs were torn down after a failure these lines do not show."""
+    lines = (REAL_THREADS / "nccl-1814-status12-then-5" / "job.log").read_text().splitlines()
+    flushes = "\n".join(line for line in lines if "status=12" not in line) + "\n"
+    assert "status=5" in flushes
+    assert _named(_log_metrics(flushes, graph=None), "suspect_nic") == []

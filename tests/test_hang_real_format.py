@@ -150,3 +150,46 @@ def test_a_flush_alone_names_no_nic() -> None:
     flushes = "\n".join(line for line in lines if "status=12" not in line) + "\n"
     assert "status=5" in flushes
     assert _named(_log_metrics(flushes, graph=None), "suspect_nic") == []
+
+
+# ---- S7: the simulator's completion errors have the real shape ---------------------------------
+
+def test_the_shape_matches_every_real_sample() -> None:
+    """The regex is the real lines' shape, and in the real lines with GIDs the peer is not the
+    address of either GID: it is the socket's (OOB) address."""
+    found = [m for path in REAL_SAMPLES for m in _completions(path.read_text())]
+    assert len(found) == 2 + 3 + 3 + 1
+    for match in found:
+        local, remote = match.group("local"), match.group("remote")
+        if local and remote and local.startswith("::ffff:"):
+            assert match.group("peer") not in (_ip(local), _ip(remote)), match.group(0)
+
+
+@pytest.mark.parametrize("nccl", ["2.18", "2.21", "2.22", "2.24", "2.26", "2.27"])
+def test_simulated_hang_logs_print_the_oob_address_as_peer(tmp_path: Path, nccl: str) -> None:
+    """Every completion error `sim hang-logs` writes has the real shape; its peer is the OOB
+    address the far host prints at init; its GIDs are the two rail NICs of the topology."""
+    _optic_job(tmp_path, nccl)
+    text = (tmp_path / "job" / "job.log").read_text()
+    _check_simulated(text)
+
+
+def test_the_demo_fabrics_job_log_prints_the_oob_address_as_peer() -> None:
+    """The same for the demo fabric's job log (`nccl-hang`, read by the hang runbook)."""
+    _check_simulated(_demo_log())
+
+
+def _check_simulated(text: str) -> None:
+    oob = {host: ip for line in text.splitlines() if (m := _OOB.match(line))
+           for host, ip in [m.groups()]}
+    found = _completions(text)
+    assert found
+    for match in found:
+        local = _ip(match.group("local") or match.group("old_local"))
+        remote = _ip(match.group("remote") or match.group("old_remote"))
+        assert local in GRAPH.nic_ips and remote in GRAPH.nic_ips, match.group(0)
+        far_host = GRAPH.nic_ips[remote][0]
+        assert match.group("peer") == oob[far_host] != remote, match.group(0)
+    parsed: Any = registry.get("nccl-log").parse(text)
+    errors = [e for e in parsed.events if e.type == "ib_completion_error"]
+    assert errors and all(e.peer in oob.values() and e.remote_gid for e in errors)

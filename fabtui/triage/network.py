@@ -148,8 +148,12 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                                            f"toward {who}'s NIC: a symptom of the same path",
                                     evidence=[other.evidence]))
         if warn.peer and len(group) == 1 and not host_side:
-            suspects.append(Suspect(kind="peer", rank=None, node=peer_host, peer=warn.peer,
-                                    reason=f"the far end of {who}'s failed path",
+            # The far NIC is the remote GID; the printed peer is its host's OOB socket address.
+            suspects.append(Suspect(kind="peer", rank=None, node=peer_host,
+                                    peer=warn.remote_gid or warn.peer,
+                                    reason=f"the far end of {who}'s failed path"
+                                           + (f" (host {warn.peer} by its socket address)"
+                                              if warn.remote_gid and warn.peer else ""),
                                     evidence=[warn.evidence]))
         refused = warn.type != "ib_completion_error"
         # The first signal names the rank whose NIC saw it: that NIC (and, on the topology, its

@@ -13,24 +13,30 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fabtui.model import runbook as runbook_model
 from fabtui.model.probe import Metric
+from fabtui.model.triage import TriageReport
 from fabtui.parsers import registry
 from fabtui.paths import demo_topology, shipped_dir, shipped_templates
 from fabtui.probes.catalog import load_catalog
 from fabtui.probes.evaluate import EvalContext, evaluate, hardware_classes
 from fabtui.probes.targets import resolve
+from fabtui.runbooks.library import load_library
+from fabtui.runbooks.testing import run_test
 from fabtui.sim.hangjob import JobSpec, generate
 from fabtui.sim.logs import job_log
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import build_sim, fresh_state
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
+from fabtui.triage import triage_paths
 
 ROOT = Path(__file__).resolve().parent
 CATALOG = load_catalog([shipped_dir("probes")])
@@ -193,3 +199,122 @@ def _check_simulated(text: str) -> None:
     parsed: Any = registry.get("nccl-log").parse(text)
     errors = [e for e in parsed.events if e.type == "ib_completion_error"]
     assert errors and all(e.peer in oob.values() and e.remote_gid for e in errors)
+
+
+# ---- N9: a rail-wide failure is the rail's leaf, not one NIC ----------------------------------
+
+def _replace_status12(text: str, paths: list[tuple[int, int]]) -> str:
+    """`text` with its status-12 lines replaced by one per (k, j): node00k's GPU 5 (its own
+    task prefix and pid) failing toward node00j's rail-5 NIC, the peer being node00j's OOB
+    address, as real NCCL 2.21 prints it."""
+    oob = {host: ip for line in text.splitlines() if (m := _OOB.match(line))
+           for host, ip in [m.groups()]}
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if "status=12" in line)
+    kept = [line for line in lines if "status=12" not in line]
+    added = []
+    for k, j in paths:
+        node = f"node{k:03d}"
+        head = next(m for line in lines
+                    if (m := re.match(rf"^(\d+): {node}:(\d+):\d+ \[5\] NCCL INFO", line)))
+        task, pid = head.group(1), int(head.group(2))
+        added.append(f"{task}: {node}:{pid}:{pid + 57} [5] transport/net_ib.cc:1909 NCCL WARN "
+                     f"NET/IB : Got completion from peer {oob[f'node{j:03d}']}<{50000 + k}> with "
+                     f"status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.205.0.{k} "
+                     f"remoteGids::ffff:10.205.0.{j}")
+    return "\n".join(kept[:at] + added + kept[at:]) + "\n"
+
+
+RAIL_RING = [(k, k % 8 + 1) for k in range(1, 9)]
+"""Every rail-5 NIC toward its ring neighbour (the review's N9 reproduction)."""
+
+
+def _rail_wide(tmp_path: Path) -> Path:
+    """The optic case's job.log with its two status-12 lines replaced by one per rail-5 rank:
+    node00k's GPU 5 toward its rail neighbour node00(k mod 8 + 1), as the review's N9
+    reproduction does."""
+    _optic_job(tmp_path)
+    path = tmp_path / "rail-wide.log"
+    path.write_text(_replace_status12((tmp_path / "job" / "job.log").read_text(), RAIL_RING))
+    return path
+
+
+def test_triage_blames_the_rails_leaf_when_failed_paths_chain_over_the_rail(
+        tmp_path: Path) -> None:
+    report: TriageReport = triage_paths([_rail_wide(tmp_path)], GRAPH)
+    assert report.verdict == "network path", report.summary
+    first = report.suspects[0]
+    assert (first.kind, first.rank, first.switch, first.rail) == \
+        ("switch", None, "leaf-g00-r5", 5)
+    assert first.ranks == [5, 13, 21, 29, 37, 45, 53, 61]
+    assert "toward its NIC" not in report.summary
+    assert "leaf-g00-r5" in report.summary and "PFC" in report.summary
+    assert "cannot tell" in report.summary  # which of the leaf, PFC or a common cause
+    assert not any(s.kind == "link" and "toward" in s.reason and "NIC" in s.reason
+                   for s in report.suspects)
+    assert [(n.runbook, n.inputs) for n in report.next] == [("pfc-storm",
+                                                             {"leaf": "leaf-g00-r5"})]
+
+
+def test_the_triage_probe_fails_the_switch_of_a_rail_wide_failure(tmp_path: Path) -> None:
+    """`triage.nccl` (the report read back) puts the `switch` suspect on the leaf itself."""
+    report = triage_paths([_rail_wide(tmp_path)], GRAPH)
+    definition = CATALOG["triage.nccl"]
+    target = resolve(GRAPH, "node001", definition.target)
+    ctx = EvalContext(probe=definition, target=target, interval=5.0,
+                      hardware=hardware_classes(target), graph=GRAPH)
+    parsed = registry.get("nccl-triage").parse(report.model_dump_json())
+    metrics = evaluate("nccl-triage", None, parsed, ctx)
+    assert _named(metrics, "suspect.switch") == ["leaf-g00-r5"]
+
+
+def test_the_runbook_names_the_rails_leaf_not_one_nic(tmp_path: Path) -> None:
+    metrics = _log_metrics(_rail_wide(tmp_path).read_text())
+    assert _named(metrics, "suspect_nic") == []
+    assert _named(metrics, "suspect_switch") == ["leaf-g00-r5"]
+
+
+def test_the_hang_runbook_hands_a_rail_wide_failure_to_pfc_storm(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runbook on the demo fabric, its job log the rail-wide failure: no node is cordoned;
+    the rail's leaf is read and the run hands over to pfc-storm."""
+    import fabtui.sim.logs
+
+    text = _replace_status12(_demo_log(), RAIL_RING)
+    monkeypatch.setattr(fabtui.sim.logs, "job_log", lambda sim, t: text)
+    book = load_library([shipped_dir("runbooks")]).runbooks["nccl-hang-triage"]
+    expect = runbook_model.TestExpect(
+        path=["read-the-log", "rail-wide-failure"], outcome="fail",
+        vars={"rail_switch": "leaf-g00-r5", "suspect": None},
+        says=["leaf-g00-r5", "next: runbook pfc-storm"])
+    case = runbook_model.RunbookTest(name="rail-wide", scenario="nccl-hang", at="16m",
+                                     expect=expect)
+    outcome = asyncio.run(run_test(book, case, topology=demo_topology(),
+                                   template_dirs=[shipped_templates()], catalog=CATALOG))
+    assert outcome.passed, "\n".join(outcome.problems)
+
+
+def test_failures_toward_one_silent_nic_name_that_nic_not_a_reporter(tmp_path: Path) -> None:
+    """node002 and node004 fail toward node003's rail-5 NIC, which reports nothing: the NIC in
+    every path is node003's; neither reporter is the culprit ("toward its NIC" is not said of
+    a reporter whose own NIC is not in every path)."""
+    _optic_job(tmp_path)
+    text = _replace_status12((tmp_path / "job" / "job.log").read_text(), [(2, 3), (4, 3)])
+    assert _named(_log_metrics(text), "suspect_nic") == ["node003:mlx5_5"]
+    (tmp_path / "toward.log").write_text(text)
+    report = triage_paths([tmp_path / "toward.log"], GRAPH)
+    first = report.suspects[0]
+    assert (first.kind, first.node, first.nic, first.port) == \
+        ("peer", "node003", "mlx5_5", "leaf-g00-r5:Ethernet16")
+    assert "toward its NIC" not in report.summary and "10.205.0.3" in report.summary
+
+
+def test_the_nic_two_paths_meet_at_is_still_a_nic(tmp_path: Path) -> None:
+    """Three NICs, two paths, one address in both (the optic case): the NIC, not the leaf."""
+    _optic_job(tmp_path)
+    report = triage_paths([tmp_path / "job" / "job.log"], GRAPH)
+    assert report.verdict == "culprit found"
+    first = report.suspects[0]
+    assert (first.rank, first.node, first.nic, first.port) == \
+        (21, "node003", "mlx5_5", "leaf-g00-r5:Ethernet16")
+    assert "1 other rank(s) failed toward its NIC" in report.summary

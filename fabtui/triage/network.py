@@ -1,13 +1,14 @@
 """Network failures in the logs: NCCL WARN events per rank with what their status means, the
-first signal of each failing path (flushes and cascades after it are teardown), and failed paths
-that meet at one NIC grouped into one fault."""
+first signal of each failing path (flushes and cascades after it are teardown), failed paths
+that meet at one NIC grouped into one fault, and paths chained over a rail's NICs with no NIC
+in all of them blamed on what they share (the switch, or PFC on it), not on one NIC."""
 
 from __future__ import annotations
 
 import re
 
 from fabtui.model.triage import Suspect, Verdict, WarnEvent
-from fabtui.topology.failed_paths import address, far_end, is_flush, path_groups
+from fabtui.topology.failed_paths import PathGroup, address, far_end, is_flush, path_groups
 from fabtui.triage import wc_status
 from fabtui.triage.findings import Context, Finding, rank_at
 
@@ -123,12 +124,20 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
     for found in groups:
         group = found.members
         warn = group[0]
+        if found.chained:
+            # No NIC is in every path: none is the culprit (and none is "toward its NIC").
+            if not {w.rank for w in group} <= known_ranks:
+                out.append(_chained_paths(ctx, found))
+            continue
         peer_host = ctx.host(far_end(warn)) or ctx.host(address(warn.peer))
         if peer_host in known_nodes:
             # The path to a rank already suspected: its symptom, not a new fault.
             known_nodes[peer_host].evidence.append(warn.evidence)
             continue
         if warn.rank in known_ranks and warn.rank is not None:
+            continue
+        if len(group) > 1 and not found.reported_from_nic and found.nic is not None:
+            out.append(_toward_one_nic(ctx, found, peer_host))
             continue
         known = wc_status.describe(warn.status) if warn.type == "ib_completion_error" else None
         host_side = known is not None and known.host_side
@@ -189,6 +198,63 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
         out.sort(key=lambda f: order[id(f)])
     out.sort(key=lambda f: f.verdict == "cannot tell")
     return out
+
+
+def _chained_paths(ctx: Context, found: PathGroup[WarnEvent]) -> Finding:
+    """Failed paths chained over three or more NICs with none in all of them (a rail's NICs
+    each failing toward their ring neighbour): what they share is the switch they all cross,
+    or PFC on it; `locate` names the switch from the topology."""
+    group = found.members
+    addresses = found.addresses
+    shown = ", ".join(addresses[:8]) + (f" and {len(addresses) - 8} more"
+                                        if len(addresses) > 8 else "")
+    statuses = sorted({w.status_name or (f"status {w.status}" if w.status is not None
+                                         else w.type.replace("_", " ")) for w in group})
+    ranks = sorted({w.rank for w in group if w.rank is not None})
+    lead = Suspect(kind="switch", rank=None, ranks=ranks,
+                   reason=f"the {len(group)} failed paths chain over {len(addresses)} NICs and "
+                          "no NIC is in all of them: the switch they all cross, or PFC on it",
+                   evidence=[w.evidence for w in group[:3]])
+    links = [Suspect(kind="link", rank=w.rank, node=w.node, nic=w.hca,
+                     peer=w.remote_gid or w.peer, peer_node=ctx.host(far_end(w)),
+                     reason=f"{w.status_name or w.type} toward {far_end(w) or '?'}: one of the "
+                            f"{len(group)} chained failed paths, a symptom of what they share, "
+                            "not a culprit on its own",
+                     evidence=[w.evidence]) for w in group]
+    return Finding(
+        verdict="network path",
+        summary=(f"{len(group)} ranks' failed paths ({', '.join(statuses)}) chain over "
+                 f"{len(addresses)} NICs ({shown}) and no NIC is in all of them: no one NIC, "
+                 "optic or node explains them. What they share is the switch they all cross (in "
+                 "a rail-optimised fabric, the rail's leaf), or PFC on it: a pause storm or "
+                 "deadlock holding the lossless queue until the queue pairs' retries ran out. "
+                 "The logs cannot tell which, nor rule out a cause the NICs share (a firmware or "
+                 "configuration pushed to all of them)."),
+        suspects=[lead, *links])
+
+
+def _toward_one_nic(ctx: Context, found: PathGroup[WarnEvent], host: str | None) -> Finding:
+    """Several ranks' failed paths all end at one NIC that no log reports from: that NIC (its
+    process stopped answering, or its log is not among the inputs) is the suspect."""
+    group = found.members
+    nic = found.nic
+    ranks = ", ".join(str(w.rank) for w in group[:8] if w.rank is not None) or "unnamed"
+    far = Suspect(kind="peer", rank=None, node=host, peer=nic,
+                  reason=f"all {len(group)} failed paths end at this NIC and no log reports "
+                         "from it",
+                  evidence=[w.evidence for w in group[:3]])
+    links = [Suspect(kind="link", rank=w.rank, node=w.node, nic=w.hca,
+                     peer=w.remote_gid or w.peer, peer_node=host,
+                     reason=f"{w.status_name or w.type} toward {nic}: a symptom of that NIC's "
+                            "path",
+                     evidence=[w.evidence]) for w in group]
+    return Finding(
+        verdict="network path",
+        summary=(f"{len(group)} ranks (ranks {ranks}) failed toward {nic}"
+                 f"{' on ' + host if host else ''}, the one address in every failed path, and "
+                 "no log reports from it: the network path of that NIC (its leaf port and "
+                 "optic) or its host is the suspect."),
+        suspects=[far, *links])
 
 
 def _node_of(ctx: Context, rank: int | None) -> str | None:

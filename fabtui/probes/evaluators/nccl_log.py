@@ -12,15 +12,15 @@ from fabtui.model.probe import Metric, Verdict
 from fabtui.probes.evaluators._nccl_events import event_metrics
 from fabtui.probes.evaluators.base import EvalContext, evaluator
 from fabtui.topology.expected import ib_retry_window_s
-from fabtui.topology.failed_paths import PathGroup, address, is_flush, path_groups
+from fabtui.topology.failed_paths import PathGroup, address, is_flush, path_groups, shared_switch
 from fabtui.topology.graph import FabricGraph
 
 
 @evaluator("nccl-log")
 def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     """What stopped the job and where: one summary per failure kind, each IB completion error on
-    its host's NIC, the ranks a desync report names, the NIC the failed paths meet at, and
-    whether GPUDirect RDMA is in effect."""
+    its host's NIC, the ranks a desync report names, the NIC the failed paths meet at (or the
+    switch they chain across), and whether GPUDirect RDMA is in effect."""
     hosts = {r.rank: r.host for r in after.ranks if r.host}
     metrics: list[Metric] = []
     timeouts = [e for e in after.events if e.type == "watchdog_timeout"]
@@ -55,8 +55,10 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
 
 
 def _failed_paths(events: Any, hosts: dict[int, str], ctx: EvalContext) -> list[Metric]:
-    """`suspect_nic` per fault, in the order the log shows them: the NIC two or more failed
-    paths meet at (a lone path names two ends, and the one that reported it may be the victim).
+    """Per fault, in the order the log shows them: `suspect_nic` on the NIC two or more failed
+    paths meet at (a lone path names two ends, and the one that reported it may be the victim),
+    or `suspect_switch` on the switch paths chained over three or more NICs with none in all of
+    them share (the rail's leaf, or PFC on it: not one NIC's fault).
 
     The rule is `fabtui.topology.failed_paths`, the one `fabtui triage nccl` follows: the GIDs
     name the NICs (the printed peer is the far host's OOB socket address), status-5 flushes are
@@ -65,6 +67,9 @@ def _failed_paths(events: Any, hosts: dict[int, str], ctx: EvalContext) -> list[
     flushed = sum(1 for e in errors if is_flush(e))
     metrics: list[Metric] = []
     for group in path_groups(errors, lambda e: (e.rank, _host(e, hosts), e.hca)):
+        if group.chained:
+            metrics.append(_switch_metric(group, ctx))
+            continue
         name = _nic_name(group, hosts, ctx.graph)
         if name is None or len(group.members) < 2:
             continue
@@ -95,6 +100,20 @@ def _nic_name(group: PathGroup[Any], hosts: dict[int, str],
     lead = group.members[0]
     owner = _host(lead, hosts)
     return f"{owner}:{lead.hca}" if group.reported_from_nic and owner and lead.hca else None
+
+
+def _switch_metric(group: PathGroup[Any], ctx: EvalContext) -> Metric:
+    addresses = group.addresses
+    switch, rail = shared_switch(ctx.graph, addresses) if ctx.graph is not None else (None, None)
+    shown = ", ".join(addresses[:8]) + (f" and {len(addresses) - 8} more"
+                                        if len(addresses) > 8 else "")
+    what = (f"{len(group.members)} failed paths chain over {len(addresses)} NICs ({shown})"
+            + (f" of rail {rail}" if rail is not None else "")
+            + " and no NIC is in all of them: not one NIC's fault; what they share is "
+            + (f"{switch}, or PFC on it" if switch else "the switch they cross, or PFC on it")
+            + " (the logs cannot tell which)")
+    return Metric(name="suspect_switch", value=what, component=switch or ctx.component(),
+                  verdict=Verdict.FAIL)
 
 
 def _gdr_off_hosts(after: Any) -> list[str | None]:

@@ -318,3 +318,33 @@ def test_the_nic_two_paths_meet_at_is_still_a_nic(tmp_path: Path) -> None:
     assert (first.rank, first.node, first.nic, first.port) == \
         (21, "node003", "mlx5_5", "leaf-g00-r5:Ethernet16")
     assert "1 other rank(s) failed toward its NIC" in report.summary
+
+
+# ---- the rule itself (fabtui.topology.failed_paths) -------------------------------------------
+
+def _error(local: int, remote: int, status: int = 12, rank: int | None = None) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(type="ib_completion_error", status=status, rank=rank,
+                           local_gid=f"::ffff:10.205.0.{local}",
+                           remote_gid=f"::ffff:10.205.0.{remote}", peer=f"10.40.0.{remote}")
+
+
+def test_the_rule_pairs_gids_skips_flushes_and_the_far_ends_report() -> None:
+    from fabtui.topology.failed_paths import path_groups
+
+    errors = [_error(3, 4, rank=21), _error(4, 3, rank=29),  # one path, both ends
+              _error(2, 3, rank=13), _error(6, 7, 5, rank=45)]  # a flush: no path
+    [group] = path_groups(errors, lambda e: e.rank)
+    assert [e.rank for e in group.members] == [21, 13] and group.nic == "10.205.0.3"
+    assert group.reported_from_nic and not group.chained
+
+
+def test_a_path_linking_two_chains_makes_one_group_in_logged_order() -> None:
+    from fabtui.topology.failed_paths import path_groups
+
+    errors = [_error(1, 2, rank=5), _error(3, 4, rank=21), _error(2, 3, rank=13)]
+    [group] = path_groups(errors, lambda e: e.rank)
+    assert [e.rank for e in group.members] == [5, 21, 13]
+    assert group.nic is None and group.chained
+    assert group.addresses == [f"10.205.0.{k}" for k in (1, 2, 3, 4)]

@@ -155,22 +155,24 @@ def path_groups(errors: Iterable[E], reporter: Callable[[E], Hashable]) -> list[
             head[1].extend(other[1])
             head[2].extend(other[2])
             chains.remove(other)
-    return [_group(members, paths) for _, members, paths in chains]
+    logged = {id(error): i for i, error in enumerate(firsts.values())}
+    return [_group(members, paths, logged) for _, members, paths in chains]
 
 
-def _group(members: list[E], paths: list[frozenset[str]]) -> PathGroup[E]:
-    order = {id(m): i for i, m in enumerate(members)}
+def _group(members: list[E], paths: list[frozenset[str]], logged: dict[int, int]
+           ) -> PathGroup[E]:
+    """One chain as a group: its NIC, the report made from it first, else in logged order."""
     if len(members) == 1:
         own = address(members[0].local_gid)
         return PathGroup(members, paths, own if own in paths[0] else None)
     common = set.intersection(*(set(p) for p in paths))
     nic = next(iter(common)) if len(common) == 1 else None
-    if nic is not None:
-        # The report made from the NIC every path meets at leads; the others are its symptoms.
-        pairs = sorted(zip(members, paths, strict=True),
-                       key=lambda mp: (address(mp[0].local_gid) != nic, order[id(mp[0])]))
-        members, paths = [m for m, _ in pairs], [p for _, p in pairs]
-    return PathGroup(members, paths, nic)
+    # The report made from the NIC every path meets at leads (the others are its symptoms);
+    # otherwise, and after it, the order they were logged in (merged chains interleave).
+    pairs = sorted(zip(members, paths, strict=True),
+                   key=lambda mp: (nic is None or address(mp[0].local_gid) != nic,
+                                   logged[id(mp[0])]))
+    return PathGroup([m for m, _ in pairs], [p for _, p in pairs], nic)
 
 
 def shared_switch(graph: FabricGraph, nics: Iterable[str]) -> tuple[str | None, int | None]:

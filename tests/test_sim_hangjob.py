@@ -90,6 +90,10 @@ IB_NEW = re.compile(r"^(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] )?[\w.\-]+:\d+:\d+ 
                     r"\((?:Recv|Send)\) localGid ::ffff:([\d.]+) remoteGids::ffff:([\d.]+)"
                     r"(?: hca (mlx5_\d+))?$")
 
+REMOTE_GID = re.compile(r" remoteGids? ?::ffff:([\d.]+)")
+"""The far NIC of a completion error (`remoteGid ` before NCCL 2.20, `remoteGids` after)."""
+PEER = re.compile(r"Got completion from peer ([\d.]+)<")
+"""The peer a completion error prints: the far host's socket (OOB) address."""
 WATCHDOG_ANY = re.compile(r"\] \[Rank \d+\] Watchdog caught collective operation timeout: "
                           r"WorkNCCL\(SeqNum=\d+, OpType=(\w+), NumelIn=(\d+),")
 """Any PyTorch's first watchdog line (2.1 has no `[rankN]:` prefix nor a nanosecond stamp)."""
@@ -119,6 +123,12 @@ def jobs(tmp_path_factory: pytest.TempPathFactory, demo: FabricGraph) -> dict[st
 
 def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
+
+
+def _oob(rank_log: Path) -> str:
+    """The OOB address a rank's init line prints (`NET/IB : Using ... OOB bond0:IP<0>`)."""
+    return next(m.group(1) for line in _lines(rank_log)
+                if (m := re.search(r"; OOB \w+:([\d.]+)<0>$", line)))
 
 
 def _manifest(folder: Path) -> dict[str, Any]:
@@ -192,11 +202,15 @@ def test_optic_case_is_the_demo_scenario(jobs: dict[str, Path]) -> None:
     assert manifest["culprits"] == [expect["rank"]]
     assert f"{manifest['node']}:{manifest['nic']}" == expect["component"]
     assert manifest["leaf_port"] == expect["port"] and manifest["optic"] == expect["optic"]
-    # The culprit's NIC address is what its rail peer's completion error names.
+    # The culprit's NIC address is the remote GID of its rail peer's completion error; the peer
+    # that line prints is the culprit host's OOB (socket) address, as real NCCL prints it.
     peer_log = _lines(jobs["optic"] / f"rank-{manifest['peer']['rank']}.log")
-    named = [m.group(1) for line in peer_log
-             if (m := FORMATS["ib_old"].match(line) or IB_NEW.match(line))]
-    assert named == [manifest["suspects"][0]["ip"]]
+    errors = [line for line in peer_log
+              if FORMATS["ib_old"].match(line) or IB_NEW.match(line)]
+    assert [m.group(1) for line in errors if (m := REMOTE_GID.search(line))] == \
+        [manifest["suspects"][0]["ip"]]
+    culprit_oob = _oob(jobs["optic"] / f"rank-{manifest['culprits'][0]}.log")
+    assert [m.group(1) for line in errors if (m := PEER.search(line))] == [culprit_oob]
 
 
 def test_first_watchdog_is_a_victim(jobs: dict[str, Path]) -> None:
@@ -321,9 +335,9 @@ def test_two_faults_name_both(jobs: dict[str, Path]) -> None:
     manifest = _manifest(jobs["two-faults"])
     a, b = manifest["suspects"]
     assert a["node"] != b["node"] and a["nic"] != b["nic"]
-    named = {m.group(1) for path in jobs["two-faults"].glob("rank-*.log") for line in _lines(path)
+    named = {g.group(1) for path in jobs["two-faults"].glob("rank-*.log") for line in _lines(path)
              if (m := IB_NEW.match(line) or FORMATS["ib_old"].match(line)) and
-             m.group(2) == "12"}
+             m.group(2) == "12" and (g := REMOTE_GID.search(line))}
     assert {a["ip"], b["ip"]} <= named
 
 
@@ -333,7 +347,8 @@ def test_project_parsers_read_the_simulated_logs(jobs: dict[str, Path]) -> None:
     peer = manifest["peer"]["rank"]
     log = nccl_log.parse((folder / f"rank-{peer}.log").read_text())
     errors = [e for e in log.events if e.type == "ib_completion_error"]
-    assert errors and errors[0].peer == manifest["suspects"][0]["ip"]
+    assert errors and errors[0].remote_gid == "::ffff:" + manifest["suspects"][0]["ip"]
+    assert errors[0].peer == _oob(folder / f"rank-{manifest['culprits'][0]}.log")
     dump = pickle.loads((folder / "fr" / f"nccl_trace_rank_{peer + 1}").read_bytes())
     parsed = flight_recorder.parse((folder / "fr" / f"nccl_trace_rank_{peer + 1}.json")
                                    .read_text())

@@ -204,8 +204,10 @@ def test_job_log_events_match_the_hang() -> None:
     sim = _sim("nccl-hang")
     parsed = _parse("nccl-log", NcclLog, job_log(sim, T))
     errors = [e for e in parsed.events if e.type == "ib_completion_error"]
-    assert {(e.host, e.hca, e.status) for e in errors} == {("node003", "mlx5_5", 12),
-                                                           ("node002", "mlx5_5", 12)}
+    # NCCL 2.21 prints no HCA: the NICs are the GIDs; the peer is the far host's OOB address.
+    assert {(e.host, e.local_gid, e.remote_gid, e.peer, e.status) for e in errors} == {
+        ("node003", "::ffff:10.205.0.3", "::ffff:10.205.0.4", "10.40.0.4", 12),
+        ("node002", "::ffff:10.205.0.2", "::ffff:10.205.0.3", "10.40.0.3", 12)}
     timeouts = [e for e in parsed.events if e.type == "watchdog_timeout"]
     assert len(timeouts) == 62 and {e.seq for e in timeouts} == {timeouts[0].seq}
     assert parsed.gpudirect_rdma is True

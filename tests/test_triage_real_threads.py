@@ -38,7 +38,9 @@ def test_status_12_before_status_5_on_a_host_that_names_no_rank_is_the_network_p
     assert any(n.startswith("2 IB completion(s) with status 5") for n in report.notes)
     link = report.suspects[0]
     assert (link.kind, link.rank, link.node) == ("link", None, "hostname-test")
-    assert any(s.peer == "172.36.143.59" for s in report.suspects)
+    # The far end is the remote GID's NIC; 172.36.143.59 is its host's socket (OOB) address.
+    far = next(s for s in report.suspects if s.kind == "peer")
+    assert far.peer == "::ffff:29.87.4.221" and "172.36.143.59" in far.reason
 
 
 def test_old_error_n_wording_and_the_local_rank_that_closed_first() -> None:
@@ -125,7 +127,10 @@ def test_net_ib_colon_wording_names_the_hca_of_the_failing_nic() -> None:
     assert first.local_gid == "::ffff:192.168.6.3" and first.peer == "192.168.3.5"
     link = report.suspects[0]
     assert (link.kind, link.rank, link.node, link.nic) == ("link", None, "mycl-g2", "mlx5_10")
-    assert any(s.peer == "192.168.3.5" for s in report.suspects)
+    # The failed path runs 192.168.6.3 -> 192.168.6.5 (the GIDs); 192.168.3.5 is the far host's
+    # socket (OOB) address, on another subnet.
+    far = next(s for s in report.suspects if s.kind == "peer")
+    assert far.peer == "::ffff:192.168.6.5" and "192.168.3.5" in far.reason
 
 
 def test_a_host_side_completion_error_with_no_rank_is_not_a_network_path(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from fabtui.model.chain import EvidenceChain
 
 Verdict = Literal["culprit found", "network path", "application desync", "cannot tell"]
 SuspectKind = Literal["lagging", "dead", "missing log", "link", "peer", "desync",
-                      "local rank", "stuck"]
+                      "local rank", "stuck", "switch"]
 
 
 class _Model(BaseModel):
@@ -47,12 +47,14 @@ class Suspect(_Model):
     of such a path, or a refused / closed connection's peer), `desync` (issued a different
     collective, size or dtype at one sequence number), `local rank` (named by `Connection closed
     by localRank N`), `stuck` (no rank named: the ranks inside the collective, for the network
-    between them)."""
+    between them), `switch` (failed paths chained over three or more NICs with no NIC in all
+    of them: the switch they all cross, in `switch` where the topology names it, or PFC on it;
+    `ranks` lists the ranks whose NICs failed)."""
     rank: int | None
     """Global rank, or null where the logs do not name one."""
     ranks: list[int] = Field(default_factory=list)
-    """For a suspect standing for several ranks (`stuck`, the unnamed side of a RAS report, an
-    even `desync` split): their global ranks."""
+    """For a suspect standing for several ranks (`stuck`, `switch`, the unnamed side of a RAS
+    report, an even `desync` split): their global ranks."""
     node: str | None = None
     """Host name: from the topology's rank placement, else from the log's line prefix, else
     (a rank with no log, in a regular layout) inferred from the ranks beside it, which `reason`
@@ -67,6 +69,10 @@ class Suspect(_Model):
     """Leaf switch port the NIC is cabled to (`leaf-g00-r3:Ethernet12`), from the topology."""
     optic: str | None = None
     """Optic on that cable, from the topology."""
+    switch: str | None = None
+    """For a `switch` suspect: the switch every NIC of its failed paths is cabled to (in a
+    rail-optimised fabric, the rail's leaf), from the topology; null where they share none or
+    there is no topology."""
     peer: str | None = None
     """The far end as the log names it: IP address, GID, or host."""
     peer_node: str | None = None

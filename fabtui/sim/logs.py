@@ -10,8 +10,9 @@ scenario, in the wording NCCL 2.21 and PyTorch 2.5 use:
 - steps: rank 0 logs each training step and its time (a slow node stretches it);
 - an NCCL hang on `node:gpuN` at T: the NIC of that rank lost its link, so one retry window
   later (`Sim.retry_window_s`: 8.6 s on NCCL 2.21 with the default NCCL_IB_TIMEOUT 18) that
-  rank and the rank sending to it over the rail report completion error 12 naming each
-  other's addresses, and both abort; every other rank stalls in the all_reduce until the
+  rank and the rank sending to it over the rail report completion error 12, each naming its
+  peer's host by its OOB address (`peer`, as NCCL prints the socket address) and the two rail
+  NICs by their GIDs, and both abort; every other rank stalls in the all_reduce until the
   watchdog fires at T + timeout, and rank 0's desync report names the two ranks;
 - a link flap longer than the retry window: the same completion error 12 on the rank of that
   NIC and its rail sender, and the job ends; a shorter flap costs the job nothing;
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 from fabtui.model.topology import Nic
 from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
+from fabtui.sim.hangjob.lines import completion_warn
+from fabtui.sim.hangjob.spec import NCCL_RELEASES
 from fabtui.sim.scenario import FaultKind
 
 _BASE_STEPS = 1200
@@ -180,10 +183,10 @@ def _hang_lines(sim: Sim, t: float) -> list[_Line]:
         if at <= t and receiver is not None and sender is not None:
             recv_nic = sim.nic_of_gpu(receiver[1], receiver[2])
             send_nic = sim.nic_of_gpu(sender[1], sender[2])
-            lines += _completion_error(sim, at, stuck, fault.host, fault.gpu, own_nic, recv_nic,
-                                       "Send")
+            lines += _completion_error(sim, at, stuck, fault.host, fault.gpu, own_nic,
+                                       receiver[1], recv_nic, "Send")
             lines += _completion_error(sim, at + 0.4, sender[0], sender[1], sender[2], send_nic,
-                                       own_nic, "Send")
+                                       fault.host, own_nic, "Send")
             for rank in (stuck, sender[0]):
                 lines.append(_Line(at + 1.2, rank, _c10(
                     sim, at + 1.2, rank, "ProcessGroupNCCL.cpp:1895",
@@ -246,10 +249,10 @@ def _flap_lines(sim: Sim, t: float) -> list[_Line]:
         receiver = _rail_peer(sim, rank, 8) if rank is not None else None
         if rank is None or sender is None or receiver is None:
             continue
-        lines += _completion_error(sim, at, rank, host, gpu, own_nic,
+        lines += _completion_error(sim, at, rank, host, gpu, own_nic, receiver[1],
                                    sim.nic_of_gpu(receiver[1], receiver[2]), "Send")
         lines += _completion_error(sim, at + 0.4, sender[0], sender[1], sender[2],
-                                   sim.nic_of_gpu(sender[1], sender[2]), own_nic, "Send")
+                                   sim.nic_of_gpu(sender[1], sender[2]), host, own_nic, "Send")
         for each in (rank, sender[0]):
             lines.append(_Line(at + 1.2, each, _c10(
                 sim, at + 1.2, each, "ProcessGroupNCCL.cpp:1895",
@@ -260,15 +263,30 @@ def _flap_lines(sim: Sim, t: float) -> list[_Line]:
 
 
 def _completion_error(sim: Sim, at: float, rank: int, host: str, gpu: int, nic: Nic | None,
-                      peer: Nic | None, request: str) -> list[_Line]:
+                      peer_host: str, peer: Nic | None, request: str) -> list[_Line]:
+    """Status 12 on `nic` toward `peer` on `peer_host`, worded as the job's NCCL release words it
+    (`completion_warn`, shared with `sim hang-logs`): the peer printed is `peer_host`'s OOB
+    address, the GIDs are the two NICs'."""
     pid = _pid(rank)
-    own, far = _nic_ip(nic), _nic_ip(peer)
-    text = (f"[{_stamp(sim, at)}] {host}:{pid}:{pid + 57} [{gpu}] transport/net_ib.cc:2453 NCCL "
-            f"WARN NET/IB : Got completion from peer {far}<{50000 + rank}> with status=12 "
-            f"opcode=0 len=0 vendor err 129 ({request}) localGid ::ffff:{own} "
-            f"remoteGids::ffff:{far} hca {nic.name if nic else '?'}")
+    minor = _nccl_minor(sim.scenario.workload.nccl_version)
+    where, message = completion_warn(minor, _mgmt_ip(sim, peer_host), 50000 + rank, 12, request,
+                                     _nic_ip(nic), _nic_ip(peer), nic.name if nic else None)
+    head = f"{host}:{pid}:{pid + 57} [{gpu}] {where} NCCL WARN {message}"
+    # NCCL_DEBUG_TIMESTAMP_LEVELS stamps WARN lines from 2.26; before, a blank line precedes one.
+    text = [_Line(at, rank, f"[{_stamp(sim, at)}] {head}")] if minor >= 26 else \
+        [_Line(at, rank, ""), _Line(at, rank, head)]
     follow = f"{host}:{pid}:{pid + 57} [{gpu}] NCCL INFO transport/net.cc:1227 -> 6"
-    return [_Line(at, rank, text), _Line(at + 0.0001, rank, follow)]
+    return [*text, _Line(at + 0.0001, rank, follow)]
+
+
+def _nccl_minor(version: str) -> int:
+    """The NCCL minor release of `version` (`2.21.5` -> 21), within the line formats known
+    (2.18-2.27): an older release words its lines as 2.18, a newer one as 2.27."""
+    try:
+        minor = int(version.split(".")[1])
+    except (IndexError, ValueError):
+        return 21
+    return min(max(minor, min(NCCL_RELEASES)), max(NCCL_RELEASES))
 
 
 def _c10(sim: Sim, at: float, rank: int, where: str, message: str) -> str:

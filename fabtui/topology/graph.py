@@ -205,7 +205,8 @@ class FabricGraph:
 
     @cached_property
     def nic_ips(self) -> dict[str, tuple[str, str]]:
-        """NIC IP -> (hostname, NIC name): NCCL names a failed peer by its IP."""
+        """NIC IP -> (hostname, NIC name): the IPv4-mapped RoCE GIDs of an NCCL completion error
+        (`localGid`, `remoteGids`) name the NICs of the failed path by it."""
         return {nic.ip: (node.hostname, nic.name) for node in self.nodes.values()
                 for nic in node.nics if nic.ip}
 

@@ -12,9 +12,8 @@ logs do not name is no node).
 
 from __future__ import annotations
 
-import ipaddress
-
 from fabtui.model.triage import Evidence, NextStep, Suspect, TriageReport
+from fabtui.topology.failed_paths import address, shared_switch
 from fabtui.topology.graph import FabricGraph, RankPlacement, UnknownRank
 from fabtui.topology.ranks import compact_ranges
 from fabtui.triage.ingest import Facts
@@ -39,7 +38,30 @@ def locate(report: TriageReport, facts: Facts, graph: FabricGraph | None,
             # lacks is kept, an address is not a host name.
             suspect.node = host_of(suspect.node, facts.ip_hosts, facts.addresses)
         _place_peer(suspect, facts, graph)
+    for suspect in report.suspects:
+        if suspect.kind == "switch" and graph is not None:
+            _place_switch(report, suspect, graph)
     report.next = _next_steps(report)
+
+
+def _place_switch(report: TriageReport, suspect: Suspect, graph: FabricGraph) -> None:
+    """The switch every NIC of a `switch` suspect's failed paths is cabled to (both ends of each
+    path: the reporting NIC and the remote GID's), by the topology; the summary names it."""
+    paths = [s for s in report.suspects if s.fault == suspect.fault and s.kind == "link"]
+    ends = [*(f"{s.node}:{s.nic}" for s in paths if s.node and s.nic),
+            *(a for s in paths if (a := address(s.peer)) is not None)]
+    if len([s for s in paths if s.node and s.nic]) < len(paths):
+        return  # a NIC the topology does not place: its switch is unknown
+    switch, rail = shared_switch(graph, ends)
+    if switch is None:
+        return
+    suspect.switch, suspect.rail = switch, rail
+    suspect.reason = suspect.reason.replace("the switch they all cross",
+                                            f"{switch}, the switch they all cross")
+    if suspect.fault == 1:
+        rail_of = f" (rail {rail})" if rail is not None else ""
+        report.summary += (f" All these NICs{rail_of} are cabled to {switch}: read its ports, PFC "
+                           "counters and PFC watchdog (runbook pfc-storm).")
 
 
 def _infer(suspect: Suspect, layout: Layout) -> None:
@@ -118,22 +140,8 @@ def _placement_on(graph: FabricGraph, node: str, gpu: int | None) -> RankPlaceme
     return None
 
 
-def peer_ip(peer: str | None) -> str | None:
-    """The IP a peer names: an address, or an IPv4-mapped GID (`::ffff:10.0.1.5`)."""
-    if not peer:
-        return None
-    text = peer.strip("[]")
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        return text
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped)
-    return str(address)
-
-
 def _place_peer(suspect: Suspect, facts: Facts, graph: FabricGraph | None) -> None:
-    ip = peer_ip(suspect.peer)
+    ip = address(suspect.peer)
     if ip is None:
         return
     if graph is not None and ip in graph.nic_ips:
@@ -166,6 +174,11 @@ def _next_steps(report: TriageReport) -> list[NextStep]:
         why = f"follow suspect {first.nic or first.node} to its leaf port and optic"
         steps.append(NextStep(runbook="nccl-hang-triage", inputs=inputs,
                               why=why + (f" (nodes: {', '.join(nodes[:8])})" if nodes else "")))
+    if first is not None and first.kind == "switch" and first.switch:
+        steps.append(NextStep(runbook="pfc-storm", inputs={"leaf": first.switch},
+                              why=f"the failed paths chain over the NICs cabled to "
+                                  f"{first.switch}: a PFC storm or deadlock there, or the "
+                                  "switch itself"))
     if report.verdict == "network path" and first is not None and first.kind == "stuck":
         steps.append(NextStep(runbook="rdma-baseline",
                               inputs={"nic": f"{first.node}:{first.nic}"} if first.nic else {},

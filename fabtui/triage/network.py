@@ -1,16 +1,16 @@
 """Network failures in the logs: NCCL WARN events per rank with what their status means, the
-first signal of each failing path (flushes and cascades after it are teardown), and failed paths
-that meet at one NIC grouped into one fault."""
+first signal of each failing path (flushes and cascades after it are teardown), failed paths
+that meet at one NIC grouped into one fault, and paths chained over a rail's NICs with no NIC
+in all of them blamed on what they share (the switch, or PFC on it), not on one NIC."""
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from fabtui.model.triage import Suspect, Verdict, WarnEvent
+from fabtui.topology.failed_paths import PathGroup, address, far_end, is_flush, path_groups
 from fabtui.triage import wc_status
 from fabtui.triage.findings import Context, Finding, rank_at
-from fabtui.triage.locate import peer_ip
 
 MAX_WARNINGS = 300
 _LOCAL_RANK = re.compile(r"[Cc]onnection closed by localRank (\d+)")
@@ -110,37 +110,34 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
         if node:
             known_nodes.setdefault(node, suspect)
     known_ranks = {s.rank for f in earlier for s in f.suspects if s.rank is not None}
-    firsts: dict[tuple[int | None, str | None, str | None], WarnEvent] = {}
-    paths: dict[tuple[int | None, str | None, str | None], frozenset[str]] = {}
-    flushed = 0
-    for warn in warnings:
-        if warn.type == "ib_completion_error" and warn.role == "teardown":
-            flushed += 1
-            continue
-        if warn.type not in ("ib_completion_error", "socket_connect_refused", "connect_failed",
-                             "connect_timeout"):
-            continue
-        ends = frozenset(filter(None, (peer_ip(warn.local_gid), peer_ip(warn.remote_gid)
-                                       or peer_ip(warn.peer))))
-        if any(ends and ends == other for other in paths.values()):
-            continue  # the far end reporting the same path
-        key = (warn.rank, warn.node, warn.hca)
-        if key not in firsts:
-            firsts[key] = warn
-            paths[key] = ends
+    failures = [w for w in warnings if w.type in ("ib_completion_error", "socket_connect_refused",
+                                                  "connect_failed", "connect_timeout")]
+    flushed = sum(1 for w in failures if is_flush(w))
+    # One rule with the hang runbook's `nccl-log` evaluator (fabtui.topology.failed_paths): the
+    # GIDs name the path's NICs, flushes are teardown, paths meeting at one NIC are one fault.
+    groups = path_groups(failures, lambda w: (w.rank, w.node, w.hca))
     flushed += ctx.facts.dropped[("ib_completion_error", 5)]
     if flushed:
         ctx.notes.append(f"{flushed} IB completion(s) with status 5 (work request flushed) are "
                          "teardown after the first error, not separate faults")
     out: list[Finding] = []
-    for group in _path_groups(list(firsts.values()), paths):
+    for found in groups:
+        group = found.members
         warn = group[0]
-        peer_host = ctx.host(peer_ip(warn.peer))
+        if found.chained:
+            # No NIC is in every path: none is the culprit (and none is "toward its NIC").
+            if not {w.rank for w in group} <= known_ranks:
+                out.append(_chained_paths(ctx, found))
+            continue
+        peer_host = ctx.host(far_end(warn)) or ctx.host(address(warn.peer))
         if peer_host in known_nodes:
             # The path to a rank already suspected: its symptom, not a new fault.
             known_nodes[peer_host].evidence.append(warn.evidence)
             continue
         if warn.rank in known_ranks and warn.rank is not None:
+            continue
+        if len(group) > 1 and not found.reported_from_nic and found.nic is not None:
+            out.append(_toward_one_nic(ctx, found, peer_host))
             continue
         known = wc_status.describe(warn.status) if warn.type == "ib_completion_error" else None
         host_side = known is not None and known.host_side
@@ -160,8 +157,12 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                                            f"toward {who}'s NIC: a symptom of the same path",
                                     evidence=[other.evidence]))
         if warn.peer and len(group) == 1 and not host_side:
-            suspects.append(Suspect(kind="peer", rank=None, node=peer_host, peer=warn.peer,
-                                    reason=f"the far end of {who}'s failed path",
+            # The far NIC is the remote GID; the printed peer is its host's OOB socket address.
+            suspects.append(Suspect(kind="peer", rank=None, node=peer_host,
+                                    peer=warn.remote_gid or warn.peer,
+                                    reason=f"the far end of {who}'s failed path"
+                                           + (f" (host {warn.peer} by its socket address)"
+                                              if warn.remote_gid and warn.peer else ""),
                                     evidence=[warn.evidence]))
         refused = warn.type != "ib_completion_error"
         # The first signal names the rank whose NIC saw it: that NIC (and, on the topology, its
@@ -180,12 +181,11 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                       "started yet, and the logs do not say which.")
                      if refused else
                      f"{who}{' on ' + warn.node if warn.node else ''} reported {status} "
-                     f"talking to "
-                     f"{warn.peer or '?'}"
+                     f"talking to {far_end(warn) or '?'}"
                      + (f", and {len(group) - 1} other rank(s) failed toward its NIC"
                         if len(group) > 1 else "")
                      + (": an error made on that host (memory registration, GPUDirect RDMA, "
-                        "driver), not on the network path." if host_side else
+                        "the NIC or its driver), not on the network path." if host_side else
                         ": the network path of that NIC (its leaf port and optic, then the "
                         "peer's) is the suspect.")),
             suspects=suspects))
@@ -200,6 +200,63 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
     return out
 
 
+def _chained_paths(ctx: Context, found: PathGroup[WarnEvent]) -> Finding:
+    """Failed paths chained over three or more NICs with none in all of them (a rail's NICs
+    each failing toward their ring neighbour): what they share is the switch they all cross,
+    or PFC on it; `locate` names the switch from the topology."""
+    group = found.members
+    addresses = found.addresses
+    shown = ", ".join(addresses[:8]) + (f" and {len(addresses) - 8} more"
+                                        if len(addresses) > 8 else "")
+    statuses = sorted({w.status_name or (f"status {w.status}" if w.status is not None
+                                         else w.type.replace("_", " ")) for w in group})
+    ranks = sorted({w.rank for w in group if w.rank is not None})
+    lead = Suspect(kind="switch", rank=None, ranks=ranks,
+                   reason=f"the {len(group)} failed paths chain over {len(addresses)} NICs and "
+                          "no NIC is in all of them: the switch they all cross, or PFC on it",
+                   evidence=[w.evidence for w in group[:3]])
+    links = [Suspect(kind="link", rank=w.rank, node=w.node, nic=w.hca,
+                     peer=w.remote_gid or w.peer, peer_node=ctx.host(far_end(w)),
+                     reason=f"{w.status_name or w.type} toward {far_end(w) or '?'}: one of the "
+                            f"{len(group)} chained failed paths, a symptom of what they share, "
+                            "not a culprit on its own",
+                     evidence=[w.evidence]) for w in group]
+    return Finding(
+        verdict="network path",
+        summary=(f"{len(group)} ranks' failed paths ({', '.join(statuses)}) chain over "
+                 f"{len(addresses)} NICs ({shown}) and no NIC is in all of them: no one NIC, "
+                 "optic or node explains them. What they share is the switch they all cross (in "
+                 "a rail-optimised fabric, the rail's leaf), or PFC on it: a pause storm or "
+                 "deadlock holding the lossless queue until the queue pairs' retries ran out. "
+                 "The logs cannot tell which, nor rule out a cause the NICs share (a firmware or "
+                 "configuration pushed to all of them)."),
+        suspects=[lead, *links])
+
+
+def _toward_one_nic(ctx: Context, found: PathGroup[WarnEvent], host: str | None) -> Finding:
+    """Several ranks' failed paths all end at one NIC that no log reports from: that NIC (its
+    process stopped answering, or its log is not among the inputs) is the suspect."""
+    group = found.members
+    nic = found.nic
+    ranks = ", ".join(str(w.rank) for w in group[:8] if w.rank is not None) or "unnamed"
+    far = Suspect(kind="peer", rank=None, node=host, peer=nic,
+                  reason=f"all {len(group)} failed paths end at this NIC and no log reports "
+                         "from it",
+                  evidence=[w.evidence for w in group[:3]])
+    links = [Suspect(kind="link", rank=w.rank, node=w.node, nic=w.hca,
+                     peer=w.remote_gid or w.peer, peer_node=host,
+                     reason=f"{w.status_name or w.type} toward {nic}: a symptom of that NIC's "
+                            "path",
+                     evidence=[w.evidence]) for w in group]
+    return Finding(
+        verdict="network path",
+        summary=(f"{len(group)} ranks (ranks {ranks}) failed toward {nic}"
+                 f"{' on ' + host if host else ''}, the one address in every failed path, and "
+                 "no log reports from it: the network path of that NIC (its leaf port and "
+                 "optic) or its host is the suspect."),
+        suspects=[far, *links])
+
+
 def _node_of(ctx: Context, rank: int | None) -> str | None:
     """The host of `rank` as the logs say, else as their regular layout implies."""
     if rank is None:
@@ -208,29 +265,3 @@ def _node_of(ctx: Context, rank: int | None) -> str | None:
         return ctx.facts.hosts[rank]
     placed = ctx.layout.place(rank) if ctx.layout is not None else None
     return placed[0] if placed else None
-
-
-def _path_groups(warns: list[WarnEvent],
-                 paths: dict[tuple[int | None, str | None, str | None], frozenset[str]]
-                 ) -> list[list[WarnEvent]]:
-    """Failed paths that share an endpoint, grouped; the first of a group is the report made
-    from that shared endpoint (the NIC every failure meets at), else the earliest."""
-    groups: list[tuple[set[str], list[WarnEvent]]] = []
-    for warn in warns:
-        ends = set(paths.get((warn.rank, warn.node, warn.hca), frozenset()))
-        for known, members in groups:
-            if ends & known:
-                known.update(ends)
-                members.append(warn)
-                break
-        else:
-            groups.append((ends, [warn]))
-    out: list[list[WarnEvent]] = []
-    for _, members in groups:
-        if len(members) > 1:
-            counts = Counter(ip for m in members
-                             for ip in paths.get((m.rank, m.node, m.hca), frozenset()))
-            shared = counts.most_common(1)[0][0]
-            members.sort(key=lambda m: peer_ip(m.local_gid) != shared)
-        out.append(members)
-    return out

@@ -37,8 +37,8 @@ def tables(report: TriageReport) -> list[Table]:
     if report.suspects:
         rows: list[list[Cell]] = []
         for s in report.suspects:
-            rows.append([s.fault, s.kind, _where(s), s.node, s.gpu, s.nic, s.port, s.optic,
-                         s.peer_node or s.peer, s.reason])
+            rows.append([s.fault, s.kind, _where(s), s.node, s.gpu, s.nic, s.port or s.switch,
+                         s.optic, s.peer_node or s.peer, s.reason])
         out.append(Table.build(
             [right("fault"), left("kind"), left("rank"), left("node"), right("gpu"),
              left("nic"), left("port"), left("optic"), left("peer"), left("reason")], rows,
@@ -112,7 +112,7 @@ def markdown(report: TriageReport) -> str:
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for s in report.suspects:
             lines.append("| " + " | ".join(_md(v) for v in (
-                s.fault, s.kind, _where(s), s.node, s.gpu, s.nic, s.port, s.optic,
+                s.fault, s.kind, _where(s), s.node, s.gpu, s.nic, s.port or s.switch, s.optic,
                 s.peer_node or s.peer, s.reason)) + " |")
         lines += ["", "### Evidence", ""]
         for s in report.suspects[:20]:

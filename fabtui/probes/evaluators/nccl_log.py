@@ -12,13 +12,15 @@ from fabtui.model.probe import Metric, Verdict
 from fabtui.probes.evaluators._nccl_events import event_metrics
 from fabtui.probes.evaluators.base import EvalContext, evaluator
 from fabtui.topology.expected import ib_retry_window_s
+from fabtui.topology.failed_paths import PathGroup, address, is_flush, path_groups, shared_switch
+from fabtui.topology.graph import FabricGraph
 
 
 @evaluator("nccl-log")
 def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     """What stopped the job and where: one summary per failure kind, each IB completion error on
-    its host's NIC, the ranks a desync report names, the NIC every error points at, and whether
-    GPUDirect RDMA is in effect."""
+    its host's NIC, the ranks a desync report names, the NIC the failed paths meet at (or the
+    switch they chain across), and whether GPUDirect RDMA is in effect."""
     hosts = {r.rank: r.host for r in after.ranks if r.host}
     metrics: list[Metric] = []
     timeouts = [e for e in after.events if e.type == "watchdog_timeout"]
@@ -33,10 +35,7 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
         metrics.append(Metric(name="event.watchdog_timeout", value=what,
                               component=ctx.component(), verdict=Verdict.FAIL))
     metrics += event_metrics(after.events, hosts, ctx)
-    suspect = _suspect_nic(after.events, hosts)
-    if suspect is not None:
-        metrics.append(Metric(name="suspect_nic", value=suspect[1], component=suspect[0],
-                              verdict=Verdict.FAIL))
+    metrics += _failed_paths(after.events, hosts, ctx)
     if after.gpudirect_rdma is False or after.gpudirect_rdma_disabled:
         which = ",".join(after.gpudirect_rdma_disabled) or "all NICs"
         hosts_off = [h for h in _gdr_off_hosts(after) if h]
@@ -56,28 +55,66 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     return metrics
 
 
-def _suspect_nic(events: Any, hosts: dict[int, str]) -> tuple[str, str] | None:
-    """The NIC every IB completion error involves (as the local end or as the peer), if one is.
+def _failed_paths(events: Any, hosts: dict[int, str], ctx: EvalContext) -> list[Metric]:
+    """Per fault, in the order the log shows them: `suspect_nic` on the NIC two or more failed
+    paths meet at (a lone path names two ends, and the one that reported it may be the victim),
+    or `suspect_switch` on the switch paths chained over three or more NICs with none in all of
+    them share (the rail's leaf, or PFC on it: not one NIC's fault).
 
-    When a link dies, the rank behind it and the ranks talking to it all report error 12, each
-    naming the other's address: the address common to them all is the dead link's NIC."""
+    The rule is `fabtui.topology.failed_paths`, the one `fabtui triage nccl` follows: the GIDs
+    name the NICs (the printed peer is the far host's OOB socket address), status-5 flushes are
+    teardown."""
     errors = [e for e in events if e.type == "ib_completion_error"]
-    if len(errors) < 2:
+    flushed = sum(1 for e in errors if is_flush(e))
+    metrics: list[Metric] = []
+    for group in path_groups(errors, lambda e: (e.rank, _host(e, hosts), e.hca)):
+        if group.chained:
+            metrics.append(_switch_metric(group, ctx))
+            continue
+        name = _nic_name(group, hosts, ctx.graph)
+        if name is None or len(group.members) < 2:
+            continue
+        lead = group.members[0]
+        what = f"{group.nic}: the NIC all {len(group.members)} failed paths meet at"
+        if group.reported_from_nic:
+            what += f" (status {lead.status} from it toward {address(lead.remote_gid) or '?'})"
+        if flushed:
+            what += f"; {flushed} status-5 flush(es) are teardown"
+        metrics.append(Metric(name="suspect_nic", value=what, component=name,
+                              verdict=Verdict.FAIL))
+    return metrics
+
+
+def _host(event: Any, hosts: dict[int, str]) -> str | None:
+    host: str | None = event.host or (hosts.get(event.rank) if event.rank is not None else None)
+    return host
+
+
+def _nic_name(group: PathGroup[Any], hosts: dict[int, str],
+              graph: FabricGraph | None) -> str | None:
+    """`node:mlx5_N` of the group's NIC: by the topology's NIC addresses, else the host and
+    HCA of the report made from it (NCCL 2.23+ prints the HCA)."""
+    if group.nic is None:
         return None
-    owners: dict[str, str] = {}
-    involved: dict[str, int] = {}
-    for event in errors:
-        local = (event.local_gid or "").removeprefix("::ffff:") or None
-        host = event.host or (hosts.get(event.rank) if event.rank is not None else None)
-        if local and host and event.hca:
-            owners.setdefault(local, f"{host}:{event.hca}")
-        for address in {local, event.peer}:
-            if address:
-                involved[address] = involved.get(address, 0) + 1
-    common = [a for a, n in involved.items() if n == len(errors) and a in owners]
-    if len(common) != 1:
-        return None
-    return owners[common[0]], f"{common[0]} is in all {len(errors)} IB completion errors"
+    if graph is not None and group.nic in graph.nic_ips:
+        return ":".join(graph.nic_ips[group.nic])
+    lead = group.members[0]
+    owner = _host(lead, hosts)
+    return f"{owner}:{lead.hca}" if group.reported_from_nic and owner and lead.hca else None
+
+
+def _switch_metric(group: PathGroup[Any], ctx: EvalContext) -> Metric:
+    addresses = group.addresses
+    switch, rail = shared_switch(ctx.graph, addresses) if ctx.graph is not None else (None, None)
+    shown = ", ".join(addresses[:8]) + (f" and {len(addresses) - 8} more"
+                                        if len(addresses) > 8 else "")
+    what = (f"{len(group.members)} failed paths chain over {len(addresses)} NICs ({shown})"
+            + (f" of rail {rail}" if rail is not None else "")
+            + " and no NIC is in all of them: not one NIC's fault; what they share is "
+            + (f"{switch}, or PFC on it" if switch else "the switch they cross, or PFC on it")
+            + " (the logs cannot tell which)")
+    return Metric(name="suspect_switch", value=what, component=switch or ctx.component(),
+                  verdict=Verdict.FAIL)
 
 
 def _gdr_off_hosts(after: Any) -> list[str | None]:

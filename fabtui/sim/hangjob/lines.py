@@ -48,25 +48,39 @@ def info(r: Rank, t: float, message: str, tid_offset: int = 0) -> tuple[float, s
 def ib_error(job: Job, r: Rank, peer: Rank, t: float, status: int, direction: str,
               ) -> list[tuple[float, str]]:
     """The completion-error WARN of `r`'s NIC naming `peer`, with its error chain."""
-    vendor = 129 if status == 12 else 249
     port = 50_000 + (peer.pid * 7 + r.rank) % 15_000
-    if job.minor < 20:
-        text = (f"NET/IB : Got completion from peer {peer.ip}<{port}> with error {status}, "
-                f"opcode 0, len 0, vendor err {vendor} ({direction}) localGid ::ffff:{r.ip} "
-                f"remoteGid ::ffff:{peer.ip}")
-    elif job.minor < 22:
-        text = (f"NET/IB : Got completion from peer {peer.ip}<{port}> with status={status} "
-                f"opcode=0 len=0 vendor err {vendor} ({direction}) localGid ::ffff:{r.ip} "
-                f"remoteGids::ffff:{peer.ip}")
-    else:
-        text = (f"NET/IB: Got completion from peer {peer.ip}<{port}> with status={status} "
-                f"opcode=0 len=0 vendor err {vendor} ({direction}) localGid ::ffff:{r.ip} "
-                f"remoteGids::ffff:{peer.ip} hca {r.nic}")
-    lines = _warn(job, r, t, f"transport/net_ib.cc:{_IB_WARN_LINE[job.minor]}", text)
+    where, text = completion_warn(job.minor, mgmt_ip(peer), port, status, direction, r.ip,
+                                  peer.ip, r.nic)
+    lines = _warn(job, r, t, where, text)
     lines += [info(r, t + 1e-4, "transport/net.cc:1227 -> 6", 57),
               info(r, t + 2e-4, "proxy.cc:696 -> 6", 57),
               info(r, t + 3e-4, "proxy.cc:874 -> 6 [Proxy Thread]", 57)]
     return lines
+
+
+def completion_warn(minor: int, peer_oob: str, port: int, status: int, direction: str,
+                    local_ip: str, remote_ip: str, hca: str | None) -> tuple[str, str]:
+    """(source location, message) of the completion-error WARN as NCCL 2.`minor` prints it.
+
+    The peer is the address of the connection's socket (`ncclSocketGetAddr(&comm->sock)` in
+    net_ib): the far host's OOB interface, the one its init line prints as `OOB bond0:IP`, not
+    its rail NIC. The NICs of the failed path are the GIDs after it (RoCE: IPv4-mapped), as in
+    the real lines of NVIDIA/nccl #1698 and #1814 (tests/triage_fixtures/real)."""
+    vendor = 129 if status == 12 else 249
+    peer = f"{peer_oob}<{port}>"
+    if minor < 20:
+        text = (f"NET/IB : Got completion from peer {peer} with error {status}, opcode 0, len 0, "
+                f"vendor err {vendor} ({direction}) localGid ::ffff:{local_ip} "
+                f"remoteGid ::ffff:{remote_ip}")
+    elif minor < 22:
+        text = (f"NET/IB : Got completion from peer {peer} with status={status} opcode=0 len=0 "
+                f"vendor err {vendor} ({direction}) localGid ::ffff:{local_ip} "
+                f"remoteGids::ffff:{remote_ip}")
+    else:
+        text = (f"NET/IB: Got completion from peer {peer} with status={status} opcode=0 len=0 "
+                f"vendor err {vendor} ({direction}) localGid ::ffff:{local_ip} "
+                f"remoteGids::ffff:{remote_ip} hca {hca}")
+    return f"transport/net_ib.cc:{_IB_WARN_LINE[minor]}", text
 
 
 def _c10(job: Job, r: Rank, t: float, line: int, message: str, level: str = "E") -> str:

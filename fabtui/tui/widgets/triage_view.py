@@ -36,7 +36,7 @@ def suspect_row(suspect: Suspect) -> tuple[str, ...]:
     """One line of the suspects table: fault, kind, rank, node, gpu, NIC, leaf port, optic."""
     return (str(suspect.fault), suspect.kind, where(suspect), suspect.node or "-",
             "-" if suspect.gpu is None else str(suspect.gpu), suspect.nic or "-",
-            suspect.port or "-", suspect.optic or "-")
+            suspect.port or suspect.switch or "-", suspect.optic or "-")
 
 
 SUSPECT_COLUMNS = ("fault", "kind", "rank", "node", "gpu", "nic", "leaf port", "optic")
@@ -73,6 +73,7 @@ def suspect_text(report: TriageReport, suspect: Suspect | None) -> Text:
         place = [p for p in (suspect.node, suspect.nic and f"NIC {suspect.nic}",
                              suspect.rail is not None and f"rail {suspect.rail}",
                              suspect.port and f"leaf port {suspect.port}",
+                             suspect.switch and f"switch {suspect.switch}",
                              suspect.optic and f"optic {suspect.optic}") if p]
         if place:
             text.append(" · " + " · ".join(str(p) for p in place))

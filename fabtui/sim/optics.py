@@ -243,8 +243,10 @@ class OpticsLayer(LinkLayer):
         dom = self.module_dom(attachment.link_index, host, nic, t)
         serial = f"MT{2400 + attachment.link_index % 100:04d}FT" \
                  f"{int(self.noise('nser', host, nic) * 1e5):05d}"
+        # NVIDIA's single-mode 400G DR4 OSFP for ConnectX-7 (100 m); MMA4Z00-NS400, printed
+        # here before, is the multimode SR4 (50 m) part.
         return dataclasses.replace(dom, serial=serial, vendor="NVIDIA",
-                                   part_number="MMA4Z00-NS400")
+                                   part_number="MMS4X00-NS400")
 
     def module_dom(self, link: int, device: str, port: str, t: float) -> Dom:
         """DOM of the module at `device`'s end of `link`: its own launch power, bias and

@@ -96,7 +96,7 @@ def _mlxlink_module(sim: Sim, node: Node, nic: Nic, t: float) -> list[str]:
             f"Vendor Serial Number               : {dom.serial}",
             "Rev                                : A5",
             "Wavelength [nm]                    : 1311",
-            "Transfer Distance [m]              : 500",
+            "Transfer Distance [m]              : 100",
             "Rx LOS [per lane]                  : "
             + ",".join("1" if v is None else "0" for v in dom.rx_power_dbm), ""]
 

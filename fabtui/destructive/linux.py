@@ -158,7 +158,6 @@ def dd(args: list[str]) -> str | None:
 
 
 def kill(args: list[str]) -> str | None:
-    words: list[str] = []
     rest = args
     if rest and rest[0] in ("-s", "-n", "--signal"):
         rest = rest[2:]

@@ -12,8 +12,6 @@ print, named by the kind's stem (`ethtool_stats.py` for `ethtool -S`, `kernel_lo
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Node
@@ -26,7 +24,7 @@ from fabtui.sim.programs._nic_counters import (
     stalled_drops,
     storm_events,
 )
-from fabtui.sim.programs._shell import echo, lsmod, simple
+from fabtui.sim.programs._shell import echo, lsmod, sh_c, simple
 from fabtui.sim.programs.dcgmi_diag import dcgmi
 from fabtui.sim.programs.ethtool_stats import ethtool
 from fabtui.sim.programs.ibdev2netdev import ibdev2netdev
@@ -69,18 +67,8 @@ def run(sim: Sim, host: str, argv: Sequence[str], t: float) -> Result:
 
 
 def _sh(sim: Sim, node: Node, args: list[str], t: float) -> Result:
-    """`sh -c 'a; b'`: the commands of a simple script, one after another (no pipes; `;`,
-    `&&` and newlines separate commands)."""
-    if len(args) < 2 or args[0] != "-c":
-        return "", "sh: only `sh -c SCRIPT` is simulated\n", 2
-    out, err, status = [], [], 0
-    for part in re.split(r"\s*(?:;|&&|\n)\s*", args[1]):
-        if not part.strip():
-            continue
-        o, e, status = run(sim, node.hostname, shlex.split(part), t)
-        out.append(o)
-        err.append(e)
-    return "".join(out), "".join(err), status
+    """`sh -c 'a; b'`: each command run on this node (`programs._shell.sh_c`)."""
+    return sh_c(args, lambda argv: run(sim, node.hostname, argv, t))
 
 
 _COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {

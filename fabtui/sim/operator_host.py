@@ -9,12 +9,11 @@ the machine that tests it, whatever the runbook says.
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Node
 from fabtui.sim.core import Sim
+from fabtui.sim.programs._shell import sh_c
 from fabtui.sim.programs.sacct import sacct
 from fabtui.sim.programs.scontrol_job import scontrol
 from fabtui.sim.programs.squeue_json import squeue
@@ -50,31 +49,10 @@ def run(sim: Sim, argv: Sequence[str], t: float) -> Result:
         return "", "", 0
     program = argv[0].rsplit("/", 1)[-1]
     if program == "sh":
-        return _sh(sim, list(argv[1:]), t)
+        return sh_c(list(argv[1:]), lambda words: run(sim, words, t))
     handler = PROGRAMS.get(program)
     if handler is None:
         return "", (f"sh: 1: {argv[0]}: not found (the simulated operator's machine runs only "
                     f"{', '.join(sorted(PROGRAMS))}; nothing runs on the real one in a "
                     "test)\n"), 127
     return handler(sim, _HOST, list(argv[1:]), t)
-
-
-def _sh(sim: Sim, args: list[str], t: float) -> Result:
-    """`sh -c 'a; b'`: the commands one after another (`;`, `&&` and newlines separate them;
-    no pipes), as on a simulated node."""
-    if len(args) < 2 or args[0] != "-c":
-        return "", "sh: only `sh -c SCRIPT` is simulated\n", 2
-    out: list[str] = []
-    err: list[str] = []
-    status = 0
-    for part in re.split(r"\s*(?:;|&&|\n)\s*", args[1]):
-        if not part.strip():
-            continue
-        try:
-            words = shlex.split(part)
-        except ValueError as exc:
-            return "".join(out), "".join(err) + f"sh: 1: {exc}\n", 2
-        o, e, status = run(sim, words, t)
-        out.append(o)
-        err.append(e)
-    return "".join(out), "".join(err), status

@@ -3,7 +3,9 @@ answers (`hostname`, `true`, `echo`, `uptime`, ...)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+import shlex
+from collections.abc import Callable, Sequence
 
 from fabtui.model.topology import Node
 from fabtui.sim import misconfig
@@ -37,3 +39,25 @@ def simple(output: str, status: int = 0) -> Callable[[Sim, Node, list[str], floa
 
 def echo(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     return " ".join(args) + "\n", "", 0
+
+
+def sh_c(args: list[str], run_one: Callable[[Sequence[str]], Result]) -> Result:
+    """`sh -c 'a; b'` on a simulated machine: the script's commands one after another, each
+    through `run_one` (no pipes; `;`, `&&` and newlines separate commands; the last status is
+    the script's)."""
+    if len(args) < 2 or args[0] != "-c":
+        return "", "sh: only `sh -c SCRIPT` is simulated\n", 2
+    out: list[str] = []
+    err: list[str] = []
+    status = 0
+    for part in re.split(r"\s*(?:;|&&|\n)\s*", args[1]):
+        if not part.strip():
+            continue
+        try:
+            words = shlex.split(part)
+        except ValueError as exc:
+            return "".join(out), "".join(err) + f"sh: 1: {exc}\n", 2
+        o, e, status = run_one(words)
+        out.append(o)
+        err.append(e)
+    return "".join(out), "".join(err), status

@@ -65,7 +65,7 @@ def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
     first = math.floor(low / step) * step
-    ticks = []
+    ticks: list[float] = []
     value = first
     while not ticks or ticks[-1] < high - step * 1e-9:  # the last tick at or above `high`
         ticks.append(round(value, 12))

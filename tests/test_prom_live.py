@@ -26,7 +26,7 @@ from fabtui.sim.state import fresh_state, state_file, write_state
 from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState
 from fabtui.views.updates import History, Results, StatusUpdate
-from fabtui.workspace import Workspace
+from fabtui.workspace import Workspace, promsource
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.support.prom_server import PrometheusServer, require_prometheus
 
@@ -394,3 +394,43 @@ def test_sim_exporter_command_serves_the_playing_scenario(tmp_path: Path) -> Non
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_auto_reads_the_recording_rules_once_it_finds_them_loaded(
+        fabric: Fabric, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped `mode = "auto"` at scale (sieving; forced here on the small demo) asks the
+    real Prometheus whether `fabtui prom rules` is loaded and, as it is here, reads the recorded
+    sieve: the same healths as `mode = "recorded"`. Where the rules are not found (the probe
+    asks for a name no rule writes), it sieves raw series and a slow refresh says how to load
+    them."""
+    monkeypatch.setattr(promsource, "SIEVE_FROM_NICS", 0)
+
+    def read(moment: float) -> dict[str, tuple[bool, dict[str, Health], list[str]]]:
+        reads = {}
+        for label, probe in (("loaded", promsource.RULES_PROBE),
+                             ("missing", 'count({__name__=~"fabtui:no_such_rule:.+"})')):
+            monkeypatch.setattr(promsource, "RULES_PROBE", probe)
+            monkeypatch.setattr(promsource, "SLOW_REFRESH_S", 0.0)
+            ws, source = fabric.source(mode="auto")
+            source.at = moment
+            status = FabricStatus(FabricMap.build(ws.graph()))
+            for update in poll(source):
+                status.take(update)
+            reads[label] = (source.recorded, dict(status.snapshot(1, PollState.WAITING).health),
+                            list(source.notes))
+        ws, source = fabric.source(mode="recorded")
+        source.at = moment
+        status = FabricStatus(FabricMap.build(ws.graph()))
+        for update in poll(source):
+            status.take(update)
+        reads["recorded"] = (True, dict(status.snapshot(1, PollState.WAITING).health), [])
+        # Asserted here: a moment at which a scrape failed is read again (`whole_moment`).
+        recorded, healths, notes = reads["loaded"]
+        assert recorded and healths == reads["recorded"][1]
+        assert not any("recording rules" in note for note in notes)
+        recorded, healths, notes = reads["missing"]
+        assert not recorded and healths.get(STORM_PORT) is Health.FAIL
+        assert any("fabtui prom rules >" in note and "rule_files" in note for note in notes)
+        return reads
+
+    fabric.whole_moment(read)

@@ -69,3 +69,5 @@ class SearchResult:
     hits: list[Hit]
     total: int
     suggestion: str | None = None
+    note: str | None = None
+    """Said beside the hits when they are not the index's full answer (it is being built)."""

@@ -15,10 +15,12 @@ call holds the library's own lock (`warm` holds it one step at a time).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import difflib
 import functools
 import importlib
 import importlib.util
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -82,12 +84,16 @@ class SearchResult(Protocol):
     def total(self) -> int: ...
     @property
     def suggestion(self) -> str | None: ...
+    note: str | None
+    """Set by the library when the hits are not the index's full answer (see `search`)."""
 
 
 class Index(Protocol):
     """The index API the library calls (built in fabtui/cases/index/)."""
 
     def ensure(self, docs: Callable[[], Iterable[Any]], generation: str) -> bool: ...
+    def state(self, generation: str) -> str: ...
+    def building(self) -> bool: ...
     def upsert(self, docs: Iterable[Any], generation: str) -> None: ...
     def delete(self, ids: Iterable[str], generation: str) -> None: ...
     def search(self, query: str, filters: Any = None, limit: int = 10) -> SearchResult: ...
@@ -128,6 +134,29 @@ def case_files(paths: Iterable[Path], *, missing_ok: bool = False) -> list[Path]
     return files
 
 
+BACKGROUND_FROM = 2000
+"""From this many cases a missing or stale index is rebuilt in the background (~1.5 ms a case)
+while searches answer from the previous one: a search never waits minutes after an import."""
+
+
+def _quietly(build: Callable[[], None]) -> Callable[[], None]:
+    """`build`, its failure dropped: a later search finds the index still stale and asks
+    again (an unreadable store is reported by that search, in its own words)."""
+    def run() -> None:
+        with contextlib.suppress(Exception):
+            build()
+
+    return run
+
+
+def _detach_stdio() -> None:
+    """Standard streams to /dev/null: the background builder writes nothing to a terminal the
+    user has moved on in, and holds no pipe of the command that started it open."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for stream in (0, 1, 2):
+        os.dup2(null, stream)
+
+
 class CaseLibrary:
     """The case library of one data folder (see the module docstring)."""
 
@@ -147,6 +176,8 @@ class CaseLibrary:
         self._engine = default_engine() if engine is True else engine or None
         self._index: Index | None = None
         self._lock = threading.RLock()
+        self.indexing_in_background = False
+        """Whether a write of this library started a background rebuild of the index."""
 
     @_exclusive
     def close(self) -> None:
@@ -254,8 +285,17 @@ class CaseLibrary:
         return report
 
     def _after_write(self, changed: list[Case]) -> None:
-        """Bring the index up to the store, if it is in use (else the next search builds it)."""
-        if self._engine is None or (self._index is None and not self.index_dir.exists()):
+        """Bring the index up to the store, if it is in use (else the next search builds it).
+        After a write of `BACKGROUND_FROM` cases or more (an import) it is rebuilt in the
+        background instead (`indexing_in_background` set), whether in use or not."""
+        if self._engine is None:
+            return
+        if len(changed) >= BACKGROUND_FROM:
+            if not self._open_index().building():
+                self._rebuild_in_background()
+            self.indexing_in_background = True
+            return
+        if self._index is None and not self.index_dir.exists():
             return
         before, after = self.store.last_write or ("", self.store.generation())
         index = self._open_index()
@@ -356,11 +396,82 @@ class CaseLibrary:
     @_exclusive
     def search(self, /, query: str, *, limit: int = 10, **filters: Any) -> SearchResult:
         """Cases matching `query`, best first (filters: component, rail, node, tag, severity,
-        status, since, until). The index is rebuilt first if it is missing or stale."""
-        index = self._fresh_index()
+        status, since, until). A missing or stale index is rebuilt first, unless the library
+        holds `BACKGROUND_FROM` cases or more: then it is rebuilt in the background (a minute
+        or more at 100,000 cases) and this search answers from the previous index, or by a
+        plain word match where there is none, its `note` saying so."""
+        index = self._open_index()
         assert self._engine is not None
+        generation = self.store.generation()
+        note = None
+        state = index.state(generation)
+        if state != "current":
+            count = self.store.count()
+            if count < BACKGROUND_FROM and not index.building():
+                index.ensure(self._all_docs, generation)
+            else:
+                if not index.building():
+                    self._rebuild_in_background()
+                if state == "missing":
+                    return self._plain_search(query, limit, count, filtered=any(
+                        v is not None for v in filters.values()))
+                note = (f"the case index is being rebuilt from {count:,} cases in the "
+                        "background: these results come from the previous index and may "
+                        "miss the latest changes")
         given = {k: v for k, v in filters.items() if v is not None}
-        return index.search(query, self._engine.filters(**given) if given else None, limit)
+        chosen = self._engine.filters(**given) if given else None
+        if note is None:
+            return index.search(query, chosen, limit)
+        try:
+            result = index.search(query, chosen, limit)
+        except Exception:  # the previous index is unreadable too: the plain match answers
+            return self._plain_search(query, limit, self.store.count(), filtered=bool(given))
+        result.note = note
+        return result
+
+    def _plain_search(self, query: str, limit: int, count: int, *, filtered: bool) \
+            -> SearchResult:
+        """While the first index is built: cases whose stored text holds the most of the
+        query's words (case-insensitive), most recently changed first; no ranking, stemming
+        or English-Chinese folding, and filters are not applied, which the note says."""
+        from fabtui.cases.document import Hit
+        from fabtui.cases.document import SearchResult as Result
+
+        words = [w for w in query.replace('"', " ").split() if w not in ("AND", "OR", "NOT")]
+        rows = self.store.containing(words, limit)
+        hits = [Hit(case_id, title, float(matched), "") for case_id, title, matched in rows]
+        note = (f"the case index is being built from {count:,} cases in the background; "
+                "until it is ready, a plain word match answers (no ranking"
+                + (", filters not applied" if filtered else "") + ")")
+        return Result(hits, len(hits), None, note)
+
+    def _rebuild_in_background(self) -> None:
+        """Build the index from the store without making this caller wait: in a process of its
+        own (detached, so it finishes after a CLI command has exited) where this process runs
+        no other thread, else (the app) in a thread. Each uses its own store connection and
+        index; the index's write lock keeps a second builder from starting meanwhile."""
+        def build() -> None:
+            library = CaseLibrary(self.data_dir, self.case_dirs, mask=self.mask,
+                                  locate=self.locate, engine=self._engine)
+            try:
+                library._fresh_index()
+            finally:
+                library.close()
+
+        if threading.active_count() > 1:
+            threading.Thread(target=_quietly(build), name="case-index", daemon=True).start()
+            return
+        child = os.fork()
+        if child:
+            os.waitpid(child, 0)  # the first child exits at once (no zombie left)
+            return
+        try:  # the first child: a new session, then the builder in a grandchild
+            os.setsid()
+            if os.fork() == 0:
+                _detach_stdio()
+                _quietly(build)()
+        finally:
+            os._exit(0)
 
     def warm(self) -> Iterator[None]:
         """Step by step, what the first searches would pay: bring the index up to the store,

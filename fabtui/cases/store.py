@@ -376,6 +376,25 @@ class CaseStore:
         for (data,) in self._conn().execute("SELECT data FROM cases ORDER BY id"):
             yield Case.model_validate_json(data)
 
+    def containing(self, words: Sequence[str], limit: int) -> list[tuple[str, str, int]]:
+        """(id, title, words matched) of the cases whose stored text holds the most of
+        `words` (case-insensitive substrings), most recently changed first among equals: a
+        plain match for while the search index is built."""
+        words = [w for w in words if w][:8]
+        if not words:
+            return []
+        # The case's words, not its JSON keys ("rails" must not match "rail").
+        text = " || ' ' || ".join(f"coalesce(json_extract(data, '$.{name}'), '')" for name in (
+            "title", "symptom", "root_cause", "resolution", "body", "components", "tags",
+            "error_codes"))
+        score = " + ".join("(instr(text, ?) > 0)" for _ in words)
+        sql = (f"SELECT id, title, {score} AS matched FROM (SELECT id, title, updated_at, "
+               f"lower({text}) AS text FROM cases) WHERE matched > 0 "
+               "ORDER BY matched DESC, updated_at DESC, id LIMIT ?")
+        args = [w.lower() for w in words]
+        return [(str(i), str(t), int(m)) for i, t, m in
+                self._conn().execute(sql, [*args, int(limit)])]
+
     def count(self, **where: str) -> int:
         """How many cases there are (with `symptom_class=...` or `status=...`: of those)."""
         clause = " AND ".join(f"{k} = ?" for k in where)

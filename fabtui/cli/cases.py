@@ -60,6 +60,8 @@ def search(ctx: click.Context, query: tuple[str, ...], component: str | None, ra
         text, limit=limit, component=component, rail=rail, node=node, tag=tag,
         severity=severity, status=status, since=_date(since, "--since"),
         until=_date(until, "--until"))
+    if result.note:  # the index is being built: on stderr, so JSON on stdout stays a list
+        click.echo(f"note: {result.note}", err=True)
     if as_json:
         _echo_json([{"id": h.id, "title": h.title, "score": round(h.score, 3),
                      "snippet": h.snippet, "matched": h.matched} for h in result.hits])
@@ -190,7 +192,11 @@ def similar(ctx: click.Context, name: str, limit: int, as_json: bool) -> None:
 def import_command(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     """Import case files or folders (again: only what changed). A bad file is reported as
     file:line; the others are imported (exit 2 if any failed)."""
-    report = workspace(ctx).cases.import_paths(list(paths))
+    library = workspace(ctx).cases
+    report = library.import_paths(list(paths))
+    if library.indexing_in_background:
+        click.echo(f"the search index is being built in the background ({library.store.count():,}"
+                   " cases); searches answer meanwhile and say so", err=True)
     if as_json:
         _echo_json({"added": report.added, "updated": report.updated,
                     "unchanged": report.unchanged,

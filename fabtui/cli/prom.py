@@ -90,7 +90,9 @@ def queries(ctx: click.Context, as_json: bool) -> None:
 def rules(ctx: click.Context, as_json: bool, interval: str | None) -> None:
     """Print the recording rules `mode = "recorded"` reads (a Prometheus rule file for
     `rule_files`): the sieve and the per-element clocks, evaluated once per interval by
-    Prometheus instead of once per refresh. Re-generate it when thresholds or labels change."""
+    Prometheus instead of once per refresh. `mode = "auto"` (the default) notices them once
+    Prometheus evaluates them and reads them too. Re-generate it when thresholds or labels
+    change."""
     import re
 
     if interval is not None and not re.fullmatch(r"[0-9]+[smh]", interval):

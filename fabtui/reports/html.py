@@ -72,10 +72,11 @@ def render_html(report: Report, *, plots: bool = True) -> str:
 
 
 def _own_link(url: str) -> bool:
-    """Whether a link or image may stay one: only the report's own anchors and embedded PNG
-    plots. Recorded text cannot write either (markdown.py escapes it); this keeps any that
-    slipped through from linking out or fetching anything: it is shown as text instead."""
-    return url.startswith("#") or url.startswith("data:image/png;base64,")
+    """Whether a link or image may stay one: only the report's own anchors and embedded SVG
+    plots (written by `plots`, shown through `<img>`: no script runs, nothing is fetched).
+    Recorded text cannot write either (markdown.py escapes it); this keeps any that slipped
+    through from linking out or fetching anything: it is shown as text instead."""
+    return url.startswith("#") or url.startswith(PLOT_URL_PREFIX)
 
 
 def _images(report: Report) -> Images:
@@ -99,8 +100,11 @@ def _images(report: Report) -> Images:
     return images
 
 
-def _data_url(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+PLOT_URL_PREFIX = "data:image/svg+xml;base64,"
+
+
+def _data_url(svg: str) -> str:
+    return PLOT_URL_PREFIX + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
 def _css(badge: str) -> str:

@@ -64,6 +64,17 @@ queues what exceeds its own `--query.max-concurrency` (20)."""
 SIEVE_FROM_NICS = 512
 """`mode = "auto"` sieves from this many NICs up (below it a full read is fast enough)."""
 
+RULES_PROBE = 'count({__name__=~"fabtui:clock:.+"})'
+"""Whether `fabtui prom rules` is loaded in this Prometheus (its clocks have series): an index
+lookup, asked with a refresh's first round in `mode = "auto"`."""
+
+RULES_CHECK_EVERY = 30
+"""`mode = "auto"` asks again every this many refreshes, so rules loaded (or removed) while
+the app runs are taken up without a restart."""
+
+SLOW_REFRESH_S = 1.0
+"""A refresh slower than this without the recording rules is told how to load them."""
+
 
 def client_for(settings: PrometheusSettings) -> PromClient:
     """A client with the configured auth resolved (raises `CredentialError` with the fix)."""
@@ -106,6 +117,10 @@ class PrometheusSource:
     """The last refresh's full-read queries (of the elements its sieve named)."""
     _presence: Presence = field(default_factory=Presence)
     """The dated devices and which of their elements have series (`fabtui.prom.presence`)."""
+    _rules_loaded: bool | None = None
+    """`mode = "auto"`: whether this Prometheus evaluates `fabtui prom rules` (None: not asked
+    yet); when it does, a refresh reads them as `mode = "recorded"` does."""
+    _polls: int = 0
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(ASKERS, thread_name_prefix="prometheus")
@@ -176,8 +191,32 @@ class PrometheusSource:
 
     @property
     def recorded(self) -> bool:
-        """Whether the sieve and the clocks are read from recording rules (`rules()`)."""
+        """Whether the sieve and the clocks are read from recording rules (`rules()`):
+        `mode = "recorded"`, or `auto` where this Prometheus was found to evaluate them."""
+        if self.settings.mode == "auto":
+            return bool(self._rules_loaded) and self.sieving
         return self.settings.mode == "recorded"
+
+    async def _detect_rules(self) -> None:
+        """`mode = "auto"`: ask whether the recording rules are loaded, at the first refresh
+        and every `RULES_CHECK_EVERY` after (an unanswered question keeps the last answer)."""
+        if self.settings.mode != "auto" or not self.sieving or (
+                self._rules_loaded is not None and self._polls % RULES_CHECK_EVERY):
+            return
+        with contextlib.suppress(PromError):  # the refresh itself reports an unreachable server
+            found = (await self._ask([RULES_PROBE]))[0]
+            self._rules_loaded = bool(found and found[0].value > 0)
+
+    def _offer_rules(self) -> None:
+        """A note, after a slow refresh in `mode = "auto"` without the rules, saying how to
+        load them (one command) and that they are taken up by themselves."""
+        if self.settings.mode == "auto" and self.sieving and not self._rules_loaded \
+                and self.last_round_s is not None and self.last_round_s > SLOW_REFRESH_S:
+            self.notes.append(
+                f"prometheus: a refresh took {self.last_round_s:.1f} s reading raw series; "
+                "load fabtui's recording rules to make it fast: `fabtui prom rules > "
+                "<dir>/fabtui.rules.yml`, list it under rule_files, reload Prometheus "
+                "(fabtui notices them by itself)")
 
     def rules(self, interval: str | None = None, *, as_json: bool = False) -> str:
         """The recording rule file `mode = "recorded"` reads (`fabtui.prom.rules`): YAML, or
@@ -224,6 +263,8 @@ class PrometheusSource:
     async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
         self.notes.clear()
         started = time.monotonic()
+        await self._detect_rules()
+        self._polls += 1
         first = self._first_queries()
         sieving = self.sieving
         clocks = promql.device_clock_queries(self.labels, self._stamps(), recorded=self.recorded)
@@ -288,6 +329,7 @@ class PrometheusSource:
                 if past.series:
                     yield past
         self.last_round_s = time.monotonic() - started
+        self._offer_rules()
 
     async def _past(self, devices: set[str],
                     flagged: Mapping[Element, list[str]] | None) -> History:

@@ -58,6 +58,15 @@ class CaseIndex:
         self._save({d.id: asdict(d) for d in docs()}, generation)
         return True
 
+    def state(self, generation: str) -> str:
+        loaded = self._load()
+        if loaded is None:
+            return "missing"
+        return "current" if loaded[1] == generation else "stale"
+
+    def building(self) -> bool:
+        return False
+
     def upsert(self, docs: Iterable[IndexDoc], generation: str) -> None:
         loaded = self._load()
         current = loaded[0] if loaded else {}

@@ -134,6 +134,25 @@ class CaseIndex:
             self._rebuild(docs(), generation)
         return True
 
+    def state(self, generation: str) -> str:
+        """Without waiting: `current` (built from `generation`), `stale` (an older index is
+        there to answer from) or `missing`."""
+        if self._healthy(generation):
+            return "current"
+        name = self._current()
+        return "stale" if name is not None and (self.directory / name).is_dir() else "missing"
+
+    def building(self) -> bool:
+        """Whether a writer (a rebuild under way) holds the write lock now; never waits."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / ".write.lock", "a+") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return False
+
     def rebuild(self, docs: Iterable[IndexDoc], generation: str) -> None:
         """A full reindex, whatever state the index is in."""
         with self._write_lock():

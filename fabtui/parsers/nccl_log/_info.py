@@ -146,6 +146,7 @@ def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Repl
             (prefix.host, prefix.pid, rank, nranks, pointer.group(1)), None) is not None:
         state.replay_broken = True
     if key not in state.ranks:
+        state.rank_seen.add((rank, nranks, prefix.host, prefix.pid))
         state.ranks[key] = Rank(
             rank=rank, nranks=nranks, host=prefix.host, pid=prefix.pid, device=device,
             bus_id=bus, comm_id=comm)
@@ -232,10 +233,11 @@ def _net_using(state: State, line: str, pos: int, transport: str, rest: str) -> 
         state.using_cache[(transport, devices)] = keys
     for key in keys:
         known = state.net_devices[key]
-        if host and host not in known.hosts:
+        if host and (id(known), host) not in state.host_seen:
+            state.host_seen.add((id(known), host))
             known.hosts.append(host)
     for interface, address in _OOB.findall(oob):
-        _add_interface(state.oob, interface, address, host)
+        _add_interface(state, state.oob, interface, address, host)
 
 
 def _net_device(transport: str, index: int, entry: str) -> NetDevice | None:
@@ -253,11 +255,12 @@ def _net_device(transport: str, index: int, entry: str) -> NetDevice | None:
                      link_layer=None)
 
 
-def _add_interface(target: dict[tuple[str, str], Interface], interface: str, address: str,
-                   host: str | None) -> None:
+def _add_interface(state: State, target: dict[tuple[str, str], Interface], interface: str,
+                   address: str, host: str | None) -> None:
     known = target.setdefault((interface, address),
                               Interface(interface=interface, address=address))
-    if host and host not in known.hosts:
+    if host and (id(known), host) not in state.host_seen:
+        state.host_seen.add((id(known), host))
         known.hosts.append(host)
 
 
@@ -266,7 +269,7 @@ def _bootstrap_info(state: State, line: str, pos: int, msg: str) -> None:
     if using:
         host = line_prefix(line[:pos]).host
         add_host(state, host)
-        _add_interface(state.bootstrap, using.group(1), using.group(2), host)
+        _add_interface(state, state.bootstrap, using.group(1), using.group(2), host)
 
 
 def _gdr_line(state: State, msg: str) -> Replay:
@@ -333,8 +336,9 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
     state.local_ranks = max(state.local_ranks or 0, int(local_ranks))
     state.nranks = max(state.nranks or 0, int(nranks))
     key = (prefix.host, prefix.pid, int(rank), int(nranks), pointer)
-    if not any(r.rank == int(rank) and r.nranks == int(nranks) and r.host == prefix.host
-               and r.pid == prefix.pid for r in state.ranks.values()):
+    seen = (int(rank), int(nranks), prefix.host, prefix.pid)
+    if seen not in state.rank_seen:
+        state.rank_seen.add(seen)
         state.ranks[key] = Rank(rank=int(rank), nranks=int(nranks), host=prefix.host,
                                 pid=prefix.pid, device=prefix.device, bus_id=None,
                                 comm_id=pointer)

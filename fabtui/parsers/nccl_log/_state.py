@@ -95,6 +95,10 @@ class State:
     versions: dict[str, None] = field(default_factory=dict)
     hosts: dict[str, None] = field(default_factory=dict)
     ranks: dict[tuple[object, ...], Rank] = field(default_factory=dict)
+    rank_seen: set[tuple[int, int, str | None, int | None]] = field(default_factory=set)
+    """(rank, nranks, host, pid) of every rank kept: one lookup per comm line, not a scan."""
+    host_seen: set[tuple[int, str]] = field(default_factory=set)
+    """(id of a NetDevice or Interface, host) pairs already in its `hosts` list."""
     pid_rank: dict[tuple[str | None, int], tuple[int, int]] = field(default_factory=dict)
     topo: dict[tuple[str | None, int | None, str], tuple[int, int, int]] = \
         field(default_factory=dict)

@@ -183,6 +183,8 @@ class CasesScreen(FabtuiScreen):
             status += f" (best {len(entries)} shown)"
         if result.suggestion:
             status += f" · did you mean: {result.suggestion}"
+        if getattr(result, "note", None):
+            status += f" · {result.note}"
         return Found(entries, status + problem, result.total)
 
     def _listing(self, problem: str) -> Found:

@@ -125,3 +125,12 @@ def test_r610_kmd_and_cuda_umd_version_names() -> None:
     result = query.parse(raw)
     assert (result.driver_version, result.cuda_version) == ("550.127.05", "12.4")
     assert result.gpus
+
+
+def test_cuda_version_not_found_is_null() -> None:
+    # A vGPU host driver prints `CUDA Version : Not Found` (bigstack-oss/cubecos issue 312,
+    # driver 580.105.06): no CUDA version, not one called "Not Found".
+    raw = (FIXTURES / "mockdata-nvidia-smi-q-v100-550.127.05-first-gpu.txt").read_text()
+    raw = raw.replace("CUDA Version                              : 12.4",
+                      "CUDA Version                              : Not Found")
+    assert query.parse(raw).cuda_version is None

@@ -77,7 +77,7 @@ def _integer(value: str) -> int | None:
 
 
 def _missing(value: str | None) -> str | None:
-    if value is None or value.strip() in ("", "N/A", "ERR!", "[N/A]", "Unknown"):
+    if value is None or value.strip() in ("", "N/A", "ERR!", "[N/A]", "Unknown", "Not Found"):
         return None
     return value.strip()
 

@@ -37,7 +37,7 @@ _NUMBER = re.compile(r"^([-+]?\d[\d,]*(?:\.\d+)?)\s*(?:[A-Za-z%/()]+(?:\s*\([^)]
 _MISSING = frozenset({"", "n/a", "[n/a]", "na", "unknown error", "[unknown error]", "unknown",
                       "not supported", "[not supported]", "insufficient permissions",
                       "[insufficient permissions]", "requested functionality has been deprecated",
-                      "not available", "-"})
+                      "not available", "-", "not found"})
 _REASON_ALIASES = {"idle": "gpu_idle", "display_clock_setting": "display_clocks_setting"}
 
 

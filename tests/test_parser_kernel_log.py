@@ -172,3 +172,39 @@ def test_fabricmanager_log_file_lines() -> None:
     assert [(e.type, e.code, e.severity, e.port, e.wallclock) for e in result.events] == \
         [("fabricmanager", 20034, "fatal", 18, "Mar 03 2024 18:39:57")]
     assert result.line_count == 2
+
+
+_FALLEN_MULTILINE = "nvsentinel-issue155-dmesg-fallen-off-bus-multiline-no-xid.txt"
+
+
+def test_fallen_off_bus_over_three_nvrm_lines_keeps_the_first_lines_address() -> None:
+    # Issue 36: newer drivers print the address on the first of three NVRM lines and no Xid;
+    # the event had neither address nor time.
+    result = kernel_log.parse(_fixture(_FALLEN_MULTILINE))
+    fallen = [e for e in result.events if e.type == "gpu_fallen_off_bus"]
+    assert len(fallen) == 1
+    event = fallen[0]
+    assert (event.pci, event.device, event.uptime_s, event.line) == (
+        "0000:b3:00.0", "0000:b3:00.0", 1843.308145, 1)
+    assert event.message.endswith("fallen off the bus and is not responding to commands.")
+    assert event.code is None and result.xids == {}  # no Xid was printed: none is invented
+    assert [e.type for e in result.events] == ["gpu_fallen_off_bus", "gpu_error"]
+
+
+def test_fallen_off_bus_multiline_in_journal_form() -> None:
+    # The same message as `journalctl -k` prints it: each line with its own prefix.
+    lines = _fixture(_FALLEN_MULTILINE).splitlines()[:3]
+    journal = "\n".join("Feb 14 05:03:41 gpu-1 kernel: " + line.split("] ", 1)[-1].strip()
+                        for line in lines)
+    (event,) = kernel_log.parse(journal).events
+    assert (event.type, event.pci, event.wallclock) == (
+        "gpu_fallen_off_bus", "0000:b3:00.0", "Feb 14 05:03:41")
+
+
+def test_gpu_intro_without_fallen_off_bus_stays_a_gpu_error() -> None:
+    text = ("[   5.1] NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1b06)\n"
+            "[   5.1] NVRM: installed in this system is not supported by the\n"
+            "[   5.1] NVRM: NVIDIA 470.82 driver release.\n")
+    (event,) = kernel_log.parse(text).events
+    assert (event.type, event.pci) == ("gpu_error", "0000:01:00.0")
+    assert "not supported" in event.message

@@ -330,3 +330,37 @@ def test_cause_quoted_in_the_failure_reason_is_an_event_without_nccl_debug() -> 
     warn = ("node7:1234:1300 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from "
             "peer 10.0.0.2<55921> with status=12 opcode=1 len=0 vendor err 129 (Send)\n")
     assert len(nccl_tests.parse(warn + text).events) == 1
+
+
+def test_footer_without_hash_is_read_and_fails_the_run() -> None:
+    # Issue 36: a paste (or a docs page) that dropped the `#` of the footer left the run
+    # `incomplete`, hiding `Out of bounds values : 2 FAILED`.
+    result = nccl_tests.parse(_fixture(
+        "nccl-tests-issue37-allgather-hash-stripped-footer-failed-command-only.txt"))
+    assert (result.out_of_bounds, result.out_of_bounds_ok, result.avg_busbw) == (2, False, 128.942)
+    assert result.status == "wrong_data" and result.warnings == []
+    assert (result.collective, result.collective_source) == ("all_gather", "command")
+
+
+def test_every_comment_line_reads_the_same_with_its_hash_stripped() -> None:
+    # What a markdown page does to nccl-tests output pasted outside a code block.
+    raw = _fixture("cscs-allreduce-2node-2xGH200-v2.18.2-header.txt")
+    stripped = "\n".join(line.lstrip("# ") if line.lstrip().startswith("#") else line
+                         for line in raw.splitlines())
+    original, bare = nccl_tests.parse(raw), nccl_tests.parse(stripped)
+    assert bare.ranks == original.ranks and len(bare.ranks) == 2
+    assert (bare.n_gpus, bare.min_bytes, bare.max_bytes, bare.iters) == (
+        original.n_gpus, original.min_bytes, original.max_bytes, original.iters)
+    assert (bare.collective, bare.nccl_tests_version) == (
+        original.collective, original.nccl_tests_version)
+    assert (bare.avg_busbw, bare.out_of_bounds, bare.status) == (
+        original.avg_busbw, original.out_of_bounds, original.status)
+    assert bare.rows == original.rows
+
+
+def test_root_prompt_command_names_the_collective_when_nothing_else_does() -> None:
+    raw = _fixture("nccl-tests-issue37-allgather-hash-stripped-footer-failed-command-only.txt")
+    raw = raw.replace("all_gather_perf -g 8", "# ./build/alltoall_perf -g 8", 1)
+    result = nccl_tests.parse(raw)
+    assert (result.collective, result.collective_source) == ("alltoall", "command")
+    assert result.command == "./build/alltoall_perf -g 8 -b 4294967296 -e 4294967296 -n 100"

@@ -31,7 +31,7 @@ def test_550_layout_eight_gpus() -> None:
     assert result.processes == [] and result.warnings == []
 
 
-def test_470_layout_mig_table_skipped_and_gi_ci_processes() -> None:
+def test_470_layout_mig_table_and_gi_ci_processes() -> None:
     result = _parse("synthetic-nvidia-smi-470-a100-mig-processes.txt")
     assert result.timestamp == "Tue Aug 16 09:41:07 2022"
     assert len(result.gpus) == 2
@@ -73,3 +73,46 @@ def test_refusals() -> None:
 def test_detect() -> None:
     assert smi.detect((FIXTURES / "mockdata-nvidia-smi-8xV100-550.127.05.txt").read_text()) > 0.9
     assert smi.detect("==============NVSMI LOG==============\nDriver Version : 1\n") == 0.0
+
+
+def test_r610_kmd_and_cuda_umd_version_header() -> None:
+    # Issue 36: R610 renamed the header's `Driver Version` / `CUDA Version`; without them the
+    # whole table was refused ("no GPU block").
+    for name in ("sglang-issue27487-r610-b200-kmd-umd-version.txt",
+                 "mistralrs-pr2287-r610-rtx5070-kmd-umd-version.txt"):
+        result = _parse(name)
+        assert (result.nvidia_smi_version, result.driver_version, result.cuda_version) == (
+            "610.43.02", "610.43.02", "13.3")
+        assert result.gpus and result.warnings == []
+    b200 = _parse("sglang-issue27487-r610-b200-kmd-umd-version.txt").gpus
+    assert [(g.name, g.power_cap_w, g.memory_total_mib) for g in b200] == [
+        ("NVIDIA B200", 1000.0, 183359)] * 2
+
+
+def test_cuda_version_printed_na_is_null() -> None:
+    result = _parse("k8s-dra-driver-openshift-550.54.14-a100-mig-cuda-na.txt")
+    assert result.driver_version == "550.54.14" and result.cuda_version is None
+
+
+def test_mig_devices_table_rows() -> None:
+    # Issue 36: the MIG devices table was skipped, losing each instance's memory and ECC.
+    result = _parse("dra-openshift-readme-570.148.08-a100-80gb-mig-4-devices.txt")
+    assert [(m.gi_id, m.ci_id, m.mig_device) for m in result.mig_devices] == [
+        (1, 0, 0), (5, 0, 1), (13, 0, 2), (14, 0, 3)]
+    first = result.mig_devices[0]
+    assert (first.memory_used_mib, first.memory_total_mib) == (107, 40192)
+    assert (first.bar1_used_mib, first.bar1_total_mib) == (0, 65535)
+    assert (first.sm_count, first.volatile_uncorrectable_ecc) == (42, 0)
+    assert first.shared == {"CE": 3, "ENC": 0, "DEC": 2, "OFA": 0, "JPG": 0}
+    shared_memory = _parse("github-mig-580.126.09-a100-shared-memory-usage.txt").mig_devices
+    assert [(m.gi_id, m.ci_id, m.memory_total_mib) for m in shared_memory] == [
+        (2, 0, 20096), (3, 0, 9984), (3, 1, 9984), (9, 0, 4864)]
+
+
+def test_mig_row_with_missing_cells_warns_instead_of_guessing() -> None:
+    raw = (FIXTURES / "dra-openshift-readme-570.148.08-a100-80gb-mig-4-devices.txt").read_text()
+    raw = raw.replace("| 42      0 |  3   0    2    0    0 |", "| 42 |  3   0    2 |", 1)
+    result = smi.parse(raw)
+    assert result.mig_devices[0].sm_count is None
+    assert result.mig_devices[0].shared == dict.fromkeys(("CE", "ENC", "DEC", "OFA", "JPG"))
+    assert any("MIG device row" in w for w in result.warnings)

@@ -111,3 +111,26 @@ def test_wrong_kind_is_refused() -> None:
 def test_detect() -> None:
     assert query.detect("<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n") == 0.95
     assert query.detect("+----+\n| NVIDIA-SMI 550.1  Driver Version: 550.1 |\n") == 0.0
+
+
+def test_r610_kmd_and_cuda_umd_version_names() -> None:
+    # Issue 36: R610 renamed `Driver Version` / `CUDA Version` to `KMD Version` / `CUDA UMD
+    # Version` (NVIDIA's nvidia-smi docs, quoted in PrismML-Eng/Bonsai-demo PR 122). Without a
+    # real `-q` capture of R610, the real R550 capture with the two keys renamed:
+    raw = (FIXTURES / "mockdata-nvidia-smi-q-v100-550.127.05-first-gpu.txt").read_text()
+    raw = raw.replace("Driver Version                            :",
+                      "KMD Version                               :")
+    raw = raw.replace("CUDA Version                              :",
+                      "CUDA UMD Version                          :")
+    result = query.parse(raw)
+    assert (result.driver_version, result.cuda_version) == ("550.127.05", "12.4")
+    assert result.gpus
+
+
+def test_cuda_version_not_found_is_null() -> None:
+    # A vGPU host driver prints `CUDA Version : Not Found` (bigstack-oss/cubecos issue 312,
+    # driver 580.105.06): no CUDA version, not one called "Not Found".
+    raw = (FIXTURES / "mockdata-nvidia-smi-q-v100-550.127.05-first-gpu.txt").read_text()
+    raw = raw.replace("CUDA Version                              : 12.4",
+                      "CUDA Version                              : Not Found")
+    assert query.parse(raw).cuda_version is None

@@ -124,3 +124,22 @@ def test_table_lists_closest_nics() -> None:
     matrix, closest = topo.tables(_parse("synthetic-topo-m-nic-legend-gpu-numa-id-tabs.txt"))
     assert ("GPU0", "mlx5_0", "PIX") in closest.rows
     assert "GPU0  mlx5_0        PIX" in render_tables([matrix, closest])
+
+
+def test_empty_affinity_cell_is_not_shifted_into_the_next_column() -> None:
+    # Issue 36: a GPU row whose CPU Affinity cell is empty leaves no token, so whitespace
+    # splitting moved the NUMA node into CPU Affinity. The real capture, one cell emptied:
+    raw = (FIXTURES / "go-gpuallocator-issue17-topo-m-8x4090-2nic-tabs.txt").read_text()
+    raw = raw.replace("\tSYS\t0-55,112-167\t0\t\tN/A", "\tSYS\t\t0\t\tN/A", 1)
+    result = topo.parse(raw)
+    assert result.cpu_affinity["GPU0"] is None and result.numa_affinity["GPU0"] is None
+    assert any("row GPU0 has 2 of 3 values" in w for w in result.warnings)
+    assert result.cpu_affinity["GPU1"] == "0-55,112-167" and result.numa_affinity["GPU1"] == "0"
+
+
+def test_value_of_the_wrong_shape_is_warned_not_stored() -> None:
+    raw = (FIXTURES / "sglang-issue11208-topo-m-gb200-gpu-numa-id.txt").read_text()
+    raw = raw.replace("0,3-9,11-17             2", "0,3-9,11-17             NODE", 1)
+    result = topo.parse(raw)
+    assert result.gpu_numa_id["GPU0"] is None and result.gpu_numa_id["GPU1"] == "10"
+    assert any("GPU NUMA ID 'NODE'" in w for w in result.warnings)

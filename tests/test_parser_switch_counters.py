@@ -310,3 +310,41 @@ def test_sonic_trillion_counters_on_down_ports() -> None:
     assert (eth0.rx_ok, eth0.rx_err, eth0.tx_ovr) == \
         (2_114_316_102_605, 1_348_839_001_261, 365_833_058_905)
     assert all(p.state == "down" for p in ports.values()) and len(ports) == 4
+
+
+def test_nxos_counters_blocks_each_keep_their_own_columns() -> None:
+    # Issue 36: NX-OS prints `show interface counters` as four (five on a subinterface)
+    # two-column blocks; a block whose header was not known was read under the previous
+    # block's columns, so OutMcastPkts/OutBcastPkts overwrote OutOctets/OutUcastPkts.
+    result = _parse("genieparser-nxos-show-interface-counters-golden1.txt")
+    port = result.interfaces["Eth1/33"]
+    assert (port.rx_bytes, port.rx_unicast, port.rx_multicast, port.rx_broadcast) == (
+        1162614, 14178, 64, 0)
+    assert (port.tx_bytes, port.tx_unicast, port.tx_multicast, port.tx_broadcast) == (
+        12199396, 23366, 65, 1)
+    assert result.command == "show interface Eth1/33 counters" and result.warnings == []
+    sub = _parse("genieparser-nxos-show-interface-counters-golden3.txt").interfaces["Eth1/1.1"]
+    assert (sub.rx_ok, sub.tx_ok, sub.tx_bytes, sub.tx_unicast) == (1778, 1778, 0, 0)
+
+
+def test_nxos_errors_stomped_crc_is_not_read_as_in_discards() -> None:
+    port = _parse("genieparser-nxos-show-interface-counters-errors-stomped-crc.txt") \
+        .interfaces["Eth1/1"]
+    assert port.rx_drp == 0 and port.other["stomped_crc"] == 13450
+
+
+def test_nxos_svi_counters_detected_with_dash_cells() -> None:
+    text = (FIXTURES / "genieparser-nxos-show-interface-counters-golden2.txt").read_text()
+    assert registry.detect(text)[0][0] == "switch-counters"
+    vlan = switch_counters.parse(text).interfaces["Vlan2"]
+    assert vlan.rx_bytes == 21719007220 and vlan.rx_multicast is None
+
+
+def test_unknown_block_header_ends_the_table_with_a_warning() -> None:
+    text = (FIXTURES / "genieparser-nxos-show-interface-counters-golden1.txt").read_text()
+    text = text.replace("OutMcastPkts                     OutBcastPkts",
+                        "OutFancyPkts                     OutOtherPkts")
+    result = switch_counters.parse(text)
+    port = result.interfaces["Eth1/33"]
+    assert (port.tx_bytes, port.tx_unicast, port.tx_multicast) == (12199396, 23366, None)
+    assert any("table header not understood" in w for w in result.warnings)

@@ -44,13 +44,19 @@ def clean_lines(text: str) -> list[str]:
             for line in shared_clean_lines(text)]
 
 
+_BARE_COMMAND = re.compile(r"^\s*(?P<command>show\s+(?:interfaces?|lldp|pfc|queue)\b.*)$")
+
+
 def command_of(lines: list[str]) -> str | None:
-    """The command typed after a prompt near the top of the capture, if there is one."""
+    """The command typed after a prompt near the top of the capture, if there is one, or the
+    bare command as the capture's first line (test suites and docs often keep it so)."""
     for line in lines[:10]:
         match = PROMPT.match(line)
         if match:
             return match.group("command").strip()
-    return None
+    first = next((line for line in lines[:10] if line.strip()), "")
+    bare = _BARE_COMMAND.match(first)
+    return bare.group("command").strip() if bare else None
 
 
 def head(text: str) -> str:

@@ -15,6 +15,11 @@ other, NX-OS four error tables between dash rules). Rows of every table are merg
 
 NX-OS prints `--` for a counter the port does not have (null). EOS `discards` ends with a
 `Totals` row, which is not a port and is skipped.
+
+Each table's rows are read with that table's own header only: a `Port ...` header this reader
+does not know ends the table before it (a warning; its rows are skipped), so a later block can
+never lay its values over the columns of an earlier one. A counter already read for a port is
+kept; a later table that disagrees about it is a warning.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ from fabtui.model.parsed.switch_counters import InterfaceCounters
 from fabtui.parsers._switch_common import parse_int, snake
 
 HEADER = re.compile(
-    r"(?m)^\s*Port\s+(?:InOctets|OutOctets|InUcastPkts|InMcastPkts|OutUcastPkts|FCS|Align|"
-    r"Align-Err|Single-Col|Giants|InDiscards|OutDiscards)(?:\s+[A-Za-z][\w-]*)*\s*$")
+    r"(?m)^\s*Port\s+(?:InOctets|OutOctets|InUcastPkts|InMcastPkts|InBcastPkts|OutUcastPkts|"
+    r"OutMcastPkts|OutBcastPkts|InPkts|OutPkts|FCS|Align|Align-Err|Single-Col|Giants|"
+    r"InDiscards|OutDiscards|Stomped-CRC)(?:\s+[A-Za-z][\w-]*)*\s*$")
+_ANY_HEADER = re.compile(r"^\s*Port\s+[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)*\s*$")
 _ROW = re.compile(r"^\s*((?:Et|Eth|Ethernet|Po|Port-Channel|Ma|Management|mgmt|Vl|Vlan|Lo|"
                   r"Loopback|Sw|Fa|Gi|Te)[\w./:-]*\d)\s+(\S.*?)\s*$")
 _FIELDS = {
@@ -38,10 +45,13 @@ _FIELDS = {
     "FCS": "crc", "ALIGN": "alignment_errors", "SYMBOL": "symbol_errors", "RX": "rx_err",
     "RUNTS": "runts", "GIANTS": "giants", "TX": "tx_err",
     # NX-OS `counters errors` (UnderSize, undersized frames with a good CRC, stays in `other`;
-    # its Runts column is `runts`).
+    # its Runts column is `runts`; Stomped-CRC, frames a cut-through switch forwarded with a
+    # bad CRC, stays in `other` as `stomped_crc`).
     "FCS-ERR": "crc", "ALIGN-ERR": "alignment_errors", "XMIT-ERR": "tx_err",
     "RCV-ERR": "rx_err", "SYMBOL-ERR": "symbol_errors",
     "INDISCARDS": "rx_drp", "OUTDISCARDS": "tx_drp",
+    # NX-OS `show interface <subinterface> counters` adds an InPkts / OutPkts block.
+    "INPKTS": "rx_ok", "OUTPKTS": "tx_ok",
 }
 
 
@@ -71,6 +81,11 @@ def parse(lines: list[str]) -> tuple[dict[str, InterfaceCounters], str, list[str
             columns = [cell.upper() for cell in line.split()[1:]]
             headers.append(columns)
             continue
+        if columns is not None and _ANY_HEADER.match(line):
+            warnings.append(f"line {number}: table header not understood "
+                            f"({line.strip()[:60]}); its rows are skipped")
+            columns = None
+            continue
         row = _ROW.match(line)
         if columns is None or row is None:
             continue
@@ -94,7 +109,9 @@ def _store(entry: dict[str, Any], column: str, cell: str, number: int,
         warnings.append(f"line {number}: {column}: not an integer {cell[:30]!r}")
         value = None
     field = _FIELDS.get(column)
-    if field:
-        entry[field] = value
-    else:
-        entry["other"][snake(column)] = value
+    target, key = (entry, field) if field else (entry["other"], snake(column))
+    if key in target and target[key] != value:
+        warnings.append(f"line {number}: {column} {cell[:30]!r} disagrees with the value an "
+                        f"earlier table gave ({target[key]}); the earlier one is kept")
+        return
+    target[key] = value

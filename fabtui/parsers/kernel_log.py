@@ -60,6 +60,11 @@ _SXID = re.compile(rf"\bSXid \((?:PCI:)?(?P<pci>{_PCI})\):\s*(?P<code>\d+),?\s*(
 _XID = re.compile(rf"\bXid \((?:PCI:)?(?P<pci>{_PCI})\):\s*(?P<code>\d+),?\s*(?P<rest>.*)$")
 _XID_PID = re.compile(r"^pid=(?P<pid>[^,]*),\s*(?:name=(?P<name>[^,]*),\s*)?(?P<msg>.*)$")
 _FALLEN = re.compile(r"fallen off the bus", re.I)
+# Newer drivers (R535+) say it over several `NVRM:` lines, the address only on the first:
+#   NVRM: The NVIDIA GPU 0000:b3:00.0
+#   NVRM: (PCI ID: 10de:26b5) installed in this system has
+#   NVRM: fallen off the bus and is not responding to commands.
+_GPU_INTRO = re.compile(rf"^NVRM: The NVIDIA GPU (?P<pci>{_PCI})\b(?P<rest>.*)$")
 _FM_ERROR = re.compile(r"detected NVSwitch (?P<sev>non-fatal|fatal) error (?P<code>\d+)", re.I)
 _FM_WORDS = re.compile(r"\b(?:error|fail\w*|fatal|degraded|timeout|timed out)\b", re.I)
 _DOWNTRAINED = re.compile(r"available PCIe bandwidth, limited by", re.I)
@@ -354,6 +359,14 @@ def _is_continuation(line: _Line, last: dict[str, object]) -> bool:
                                                            sxid.group("rest")):
         details.append(sxid.group("rest"))
         return True
+    if _open_intro(last) and line.message.startswith("NVRM: ") and \
+            not _GPU_INTRO.match(line.message) and not _XID.search(line.message):
+        part = line.message[len("NVRM: "):].strip()
+        details.append(part)
+        last["message"] = f"{last['message']} {part}"
+        if _FALLEN.search(str(last["message"])):
+            last["type"] = "gpu_fallen_off_bus"
+        return True
     if last["type"] == "pcie_aer":
         subject = _subject(line.message)
         detail = re.sub(r"^AER:\s*", "", subject.msg.strip())
@@ -361,6 +374,13 @@ def _is_continuation(line: _Line, last: dict[str, object]) -> bool:
             details.append(detail)
             return True
     return False
+
+
+def _open_intro(last: dict[str, object]) -> bool:
+    """`last` is a multi-line `NVRM: The NVIDIA GPU <address>` message not yet ended (by a
+    full stop) whose next `NVRM:` lines continue it."""
+    return last["source"] == "NVRM" and str(last["text"]).startswith("NVRM: The NVIDIA GPU ") \
+        and not str(last["message"]).rstrip().endswith(".")
 
 
 def _classify(line: _Line, number: int, readers: tuple[_Reader, ...],
@@ -432,6 +452,18 @@ def _xid(line: _Line, subject: _Subject) -> _Fields:
             "pci": match.group("pci"), "device": match.group("pci"), "source": "NVRM",
             "pid": pid, "process": process, "message": rest,
             "port": int(link.group(1)) if link else None}
+
+
+def _gpu_intro(line: _Line, subject: _Subject) -> _Fields:
+    """`NVRM: The NVIDIA GPU <address> ...`: a GPU-level message whose first line carries the
+    address (what it says may follow on the next lines); a fallen-off-bus one is that."""
+    match = _GPU_INTRO.match(line.message)
+    if not match:
+        return None
+    fallen = _FALLEN.search(line.message)
+    return {"type": "gpu_fallen_off_bus" if fallen else "gpu_error", "pci": match.group("pci"),
+            "device": match.group("pci"), "source": "NVRM",
+            "message": line.message[len("NVRM: "):].strip()}
 
 
 def _fallen(line: _Line, subject: _Subject) -> _Fields:
@@ -603,8 +635,8 @@ def _gpu_error(line: _Line, subject: _Subject) -> _Fields:
 
 
 _READERS: tuple[_Reader, ...] = (
-    _sxid, _xid, _fallen, _fabricmanager, _downtrained, _aer, _hotplug, _port_state, _bond,
-    _link, _module, _ecc, _nvlink, _mlx5_error, _gpu_error)
+    _sxid, _xid, _gpu_intro, _fallen, _fabricmanager, _downtrained, _aer, _hotplug, _port_state,
+    _bond, _link, _module, _ecc, _nvlink, _mlx5_error, _gpu_error)
 """What a line may report, tried in this order (the first that reads it wins)."""
 
 

@@ -13,8 +13,12 @@ Columns are read by the names of the header line, so old layouts (no `root`, a f
 column instead of `#wrong`, no `redop` for all_gather), blank cells (alltoall's empty redop),
 the `-I 1` per-iteration columns and the timestamp option all map to the same fields. Launcher
 prefixes (`0: `, `[1,0]<stdout>:`), interleaved NCCL INFO lines and `...` elisions are skipped.
-A run that failed before its table still parses (rows empty, `errors` filled). Output that an
-author reformatted (columns removed) is refused: its numbers cannot be trusted to be nccl-tests'.
+A run that failed before its table still parses (rows empty, `errors` filled). Pages and pastes
+that stripped the `#` of the comment lines (parameters, ranks, footer) read the same, and the
+collective is taken from the command line (`./build/alltoall_perf ...`, `mpirun ... -x ...
+all_gather_perf`, a root prompt `# ./build/...`) when no `Collective test starting` marker says
+it. Output that an author reformatted (columns removed) is refused: its numbers cannot be
+trusted to be nccl-tests'.
 """
 
 from __future__ import annotations
@@ -80,6 +84,10 @@ _LAUNCHER = re.compile(r"(?:srun: error: .*(?:exit code|Exited|Terminated|Killed
 _NCCL_WARN = re.compile(r"NCCL WARN\s+(.*?)\s*$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _INT = re.compile(r"^[-+]?\d[\d,_]*$")
+_HASHLESS = re.compile(r"^(?:nThread\s+\d+\s+nGpus|Out of bounds values\s*:|Avg bus bandwidth\s*:|"
+                       r"Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s|"
+                       r"nccl-tests version\s|Collective test starting:|Using devices\s*$)")
+"""nccl-tests comment lines as they read with their `#` stripped."""
 _ELISION = re.compile(r"^\s*(?:\.\.\.+|\[\.\.\.\]|…)\s*$")
 
 _NAME_ALIASES = {"#wrong": "wrong", "wrong": "wrong", "error": "error", "res": "error",
@@ -193,6 +201,7 @@ class _State:
     marker: str | None = None
     command: str | None = None
     binary: str | None = None
+    prompt_binary: tuple[str, str] | None = None
     footer: bool = False
     evidence: bool = False
     header_row_unknown: int = 0
@@ -293,6 +302,11 @@ def _read_line(state: _State, number: int, raw: str) -> None:
     if stripped.startswith("#"):
         _comment_line(state, number, stripped)
         return
+    if _HASHLESS.match(stripped):
+        # A page or paste that dropped the `#` of nccl-tests' comment lines (markdown turns
+        # them into headings): read them as the comments they were.
+        _comment_line(state, number, "# " + stripped)
+        return
     if "busbw" in stripped and "algbw" in stripped and _header_line(state, number, stripped):
         return
     if _ELISION.match(stripped):
@@ -369,6 +383,14 @@ def _comment_line(state: _State, number: int, line: str) -> None:
     error = _ERROR_LINE.match(line)
     if error:
         _add_failure(state, number, None, "error", error.group(1))
+        return
+    if "_perf" in line and state.prompt_binary is None:
+        # A root shell's `# ./build/all_reduce_perf ...` prompt, or a commented-out command
+        # of a pasted script: used only when no plain command line names the binary.
+        match = _BINARY.search(line.lstrip("#"))
+        if match:
+            state.prompt_binary = (_collective_name(match.group(1)),
+                                   line.lstrip("#").strip()[:500])
 
 
 def _header_line(state: _State, number: int, line: str) -> bool:
@@ -660,6 +682,9 @@ def _collective(state: _State) -> tuple[str | None, str | None]:
         return state.marker, "marker"
     if state.binary:
         return state.binary, "command"
+    if state.prompt_binary:
+        state.command = state.prompt_binary[1]
+        return state.prompt_binary[0], "command"
     inferred = _infer_collective(state)
     return (inferred, "inferred") if inferred else (None, None)
 

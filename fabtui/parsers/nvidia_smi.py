@@ -9,7 +9,12 @@
 Each GPU is a block of 2 lines (older drivers) or 3 (with the `MIG M.` line); cells are split at
 `|` and read by shape, so column widths of any version work. The Processes table exists in an
 old form (`GPU PID Type Process name Usage`) and a newer one with MIG `GI`/`CI` columns. The
-MIG devices table, when printed, is skipped.
+MIG devices table (`GPU GI CI MIG | Memory-Usage / BAR1-Usage | SM Unc ECC | CE ENC DEC OFA
+JPG`) is read row by row; its Shared engine names come from its own header.
+
+From R610 the header says `KMD Version:` and `CUDA UMD Version:` where it said `Driver
+Version:` and `CUDA Version:` (NVIDIA deprecated the old names); both are read into the same
+fields.
 """
 
 from __future__ import annotations
@@ -17,7 +22,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fabtui.model.parsed.nvidia_smi import NvidiaSmiTable, NvsmiTableGpu, NvsmiTableProcess
+from fabtui.model.parsed.nvidia_smi import (
+    NvidiaSmiTable,
+    NvsmiTableGpu,
+    NvsmiTableMigDevice,
+    NvsmiTableProcess,
+)
 from fabtui.model.table import Table, left, right
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import Streamed
@@ -27,7 +37,10 @@ KIND = "nvidia-smi"
 MODEL = NvidiaSmiTable
 DESCRIPTION = "nvidia-smi (default table): per-GPU status blocks and processes"
 
-_HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+_HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)"
+                     r"(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
+_MIG_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
+_SHARED_NAMES = ("CE", "ENC", "DEC", "OFA", "JPG")
 _DATE = re.compile(r"^\s*\w{3} \w{3}\s+\d+ \d\d:\d\d:\d\d \d{4}\s*$")
 _FIRST = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|N/A|TCC|WDDM)\s*$")
 _BUS = re.compile(r"^\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
@@ -42,7 +55,8 @@ _NUMBER = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*(?:W|C|%|MiB|MB)?$")
 def detect(text: str) -> float:
     """How sure we are that `text` is the default `nvidia-smi` table (0..1)."""
     head = text[:50000]
-    if re.search(r"\|\s*NVIDIA-SMI\s+\d", head) and "Driver Version" in head:
+    if re.search(r"\|\s*NVIDIA-SMI\s+\d", head) and \
+            ("Driver Version" in head or "KMD Version" in head):
         return 0.95
     if "Persistence-M" in head and "Bus-Id" in head:
         return 0.8
@@ -63,7 +77,7 @@ def _integer(value: str) -> int | None:
 
 
 def _missing(value: str | None) -> str | None:
-    if value is None or value.strip() in ("", "N/A", "ERR!", "[N/A]", "Unknown"):
+    if value is None or value.strip() in ("", "N/A", "ERR!", "[N/A]", "Unknown", "Not Found"):
         return None
     return value.strip()
 
@@ -137,14 +151,38 @@ def _process(cells: list[str], with_instances: bool) -> NvsmiTableProcess | None
                              used_memory_mib=_integer(memory) if memory else None)
 
 
+def _mig_device(cells: list[str], row: re.Match[str], shared_names: list[str],
+                warnings: list[str], number: int) -> dict[str, object]:
+    """The fields of the first line of one `MIG devices:` row."""
+    gpu, gi, ci, dev = (int(g) for g in row.groups())
+    memory = _MEMORY.match(cells[1]) if len(cells) > 1 else None
+    sm_unc = cells[2].split() if len(cells) > 2 else []
+    counts = cells[3].split() if len(cells) > 3 else []
+    if len(sm_unc) != 2 or len(counts) != len(shared_names) or memory is None:
+        warnings.append(f"line {number}: MIG device row with unexpected cells; values the "
+                        "row does not give clearly are left null")
+    shared = dict.fromkeys(shared_names)
+    if len(counts) == len(shared_names):
+        shared = {name: _integer(c) for name, c in zip(shared_names, counts, strict=True)}
+    return {"gpu": gpu, "gi_id": gi, "ci_id": ci, "mig_device": dev,
+            "memory_used_mib": _integer(memory.group(1)) if memory else None,
+            "memory_total_mib": _integer(memory.group(2)) if memory else None,
+            "bar1_used_mib": None, "bar1_total_mib": None,
+            "sm_count": _integer(sm_unc[0]) if len(sm_unc) == 2 else None,
+            "volatile_uncorrectable_ecc": _integer(sm_unc[1]) if len(sm_unc) == 2 else None,
+            "shared": shared}
+
+
 class _State:
-    """Walks the lines: header, GPU blocks, MIG devices (skipped), processes."""
+    """Walks the lines: header, GPU blocks, MIG devices, processes."""
 
     def __init__(self) -> None:
         self.result: dict[str, str | None] = {"timestamp": None, "nvidia_smi_version": None,
                                               "driver_version": None, "cuda_version": None}
         self.gpus: list[_Builder] = []
         self.processes: list[NvsmiTableProcess] = []
+        self.mig_devices: list[dict[str, object]] = []
+        self.shared_names = list(_SHARED_NAMES)
         self.section = "preamble"
         self.with_instances = False
         self.warnings: list[str] = []
@@ -153,21 +191,26 @@ class _State:
         header = _HEADER.search(line)
         if header:
             self.result.update(nvidia_smi_version=header.group(1),
-                               driver_version=header.group(2), cuda_version=header.group(3))
+                               driver_version=header.group(2),
+                               cuda_version=_missing(header.group(3)))
             self.section = "header"
             return
         if _DATE.match(line) and self.section == "preamble":
             self.result["timestamp"] = line.strip()
             return
         if "MIG devices:" in line:
-            self.section = "mig"
+            self.section = "mig-header"
+        elif self.section == "mig-header" and re.search(r"\bCE\b", line):
+            cells = _cells(line)
+            if cells is not None:
+                self.shared_names = cells[-1].split()
         elif "Processes:" in line:
             self.section = "processes-header"
         elif self.section == "processes-header" and re.search(r"\bGI\b", line):
             self.with_instances = True
         if line.strip().startswith("|=") or line.strip().startswith("+="):
-            self.section = {"header": "gpus", "processes-header": "processes"}.get(
-                self.section, self.section)
+            self.section = {"header": "gpus", "processes-header": "processes",
+                            "mig-header": "mig"}.get(self.section, self.section)
             return
         cells = _cells(line)
         if cells is None:
@@ -176,6 +219,22 @@ class _State:
             self._gpu_line(number, cells)
         elif self.section == "processes":
             self._process_line(number, cells)
+        elif self.section == "mig":
+            self._mig_line(number, cells)
+
+    def _mig_line(self, number: int, cells: list[str]) -> None:
+        row = _MIG_ROW.match(cells[0])
+        if row:
+            self.mig_devices.append(
+                _mig_device(cells, row, self.shared_names, self.warnings, number))
+            return
+        text = " ".join(cells).strip()
+        bar1 = _MEMORY.match(cells[1]) if len(cells) > 1 and not cells[0].strip() else None
+        if bar1 and self.mig_devices and self.mig_devices[-1]["bar1_total_mib"] is None:
+            self.mig_devices[-1].update(bar1_used_mib=_integer(bar1.group(1)),
+                                        bar1_total_mib=_integer(bar1.group(2)))
+        elif text and not text.startswith("No MIG devices"):
+            self.warnings.append(f"line {number}: unrecognised MIG devices line skipped")
 
     def _gpu_line(self, number: int, cells: list[str]) -> None:
         first = _FIRST.match(cells[0])
@@ -228,11 +287,14 @@ def parse_lines(lines: Iterable[str]) -> Streamed[NvidiaSmiTable]:
                                    driver_version=state.result["driver_version"],
                                    cuda_version=state.result["cuda_version"],
                                    gpus=[g.build() for g in state.gpus],
-                                   processes=state.processes, warnings=state.warnings))
+                                   processes=state.processes,
+                                   mig_devices=[NvsmiTableMigDevice.model_validate(d)
+                                                for d in state.mig_devices],
+                                   warnings=state.warnings))
 
 
 def tables(result: NvidiaSmiTable) -> list[Table]:
-    """One row per GPU, then the processes."""
+    """One row per GPU, then the processes, then the MIG devices."""
     columns = [left("gpu"), left("name"), left("bus_id"), right("ecc_unc"), right("temp_c"),
                left("perf"), left("power_w"), left("memory_mib", "mem_used/total"),
                right("util_pct", "util%"), left("mig")]
@@ -248,6 +310,13 @@ def tables(result: NvidiaSmiTable) -> list[Table]:
              right("used_memory_mib", "MiB")],
             [(p.gpu, p.pid, p.type, p.process_name, p.used_memory_mib)
              for p in result.processes]))
+    if result.mig_devices:
+        out.append(Table.build(
+            [left("gpu"), right("gi"), right("ci"), right("mig_dev", "dev"),
+             left("memory_mib", "mem_used/total"), right("sm"), right("ecc_unc")],
+            [(m.gpu, m.gi_id, m.ci_id, m.mig_device,
+              _pair(m.memory_used_mib, m.memory_total_mib), m.sm_count,
+              m.volatile_uncorrectable_ecc) for m in result.mig_devices]))
     return out
 
 

@@ -37,7 +37,7 @@ _NUMBER = re.compile(r"^([-+]?\d[\d,]*(?:\.\d+)?)\s*(?:[A-Za-z%/()]+(?:\s*\([^)]
 _MISSING = frozenset({"", "n/a", "[n/a]", "na", "unknown error", "[unknown error]", "unknown",
                       "not supported", "[not supported]", "insufficient permissions",
                       "[insufficient permissions]", "requested functionality has been deprecated",
-                      "not available", "-"})
+                      "not available", "-", "not found"})
 _REASON_ALIASES = {"idle": "gpu_idle", "display_clock_setting": "display_clocks_setting"}
 
 
@@ -338,7 +338,8 @@ def parse_lines(normalised: Iterable[str]) -> Streamed[NvidiaSmiQuery]:
         root.children = [c for c in root.children if not finished(c)]
     else:
         root = _text_tree(chain(first, cleaned), finished)
-    driver_node = root.child("driver_version")
+    # R610 renamed `Driver Version` / `CUDA Version` to `KMD Version` / `CUDA UMD Version`.
+    driver_node = root.child("driver_version") or root.child("kmd_version")
     driver = _clean(driver_node.value) if driver_node is not None else None
     if not gpus and driver is None:
         raise ParseError(KIND, None, "no `Driver Version` and no GPU block: not nvidia-smi -q")
@@ -346,7 +347,7 @@ def parse_lines(normalised: Iterable[str]) -> Streamed[NvidiaSmiQuery]:
     top = _Reader(root, "header", warnings)
     head = NvidiaSmiQuery(
         format="xml" if is_xml else "text", timestamp=top.text("timestamp"),
-        driver_version=driver, cuda_version=top.text("cuda_version"),
+        driver_version=driver, cuda_version=top.text("cuda_version", "cuda_umd_version"),
         attached_gpus=top.integer("attached_gpus"), gpus=gpus, warnings=warnings)
     warnings.extend(gpu_warnings)
     return Streamed(head)

@@ -14,6 +14,12 @@ Older drivers name the NICs inline (`mlx5_0` as row/column headers), print `SOC`
 not line up with the cells, so rows are read by whitespace tokens: the row name, one code per
 matrix column, then the affinity values in header order. The P2P form (`-p2p r`) is the same
 matrix with `OK`/`NS`/`CNS`/... codes and its own legend.
+
+An empty affinity cell leaves no token and nvidia-smi's tabs do not line values up with the
+header (GB200 rows show it), so a GPU row with fewer affinity values than columns is read as
+ambiguous: a warning and nulls, never a NUMA node under CPU Affinity. A value whose shape does
+not fit its column (a CPU list, a NUMA id) is warned about and left null too. NIC rows print
+no affinity values at all; that is no warning.
 """
 
 from __future__ import annotations
@@ -41,6 +47,12 @@ _P2P_TYPES = {"r": "p2p_read", "w": "p2p_write", "n": "p2p_nvlink", "a": "p2p_at
               "p": "p2p_pcie"}
 _P2P_CODES = frozenset({"X", "OK", "NS", "CNS", "GNS", "TNS", "U"})
 _EXTRA_PHRASES = (("CPU", "Affinity"), ("NUMA", "Affinity"), ("GPU", "NUMA", "ID"))
+_CPU_LIST = re.compile(r"^\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*$")
+_EXTRA_SHAPE = {"CPU Affinity": _CPU_LIST, "NUMA Affinity": _CPU_LIST,
+                "GPU NUMA ID": re.compile(r"^\d+$")}
+"""What a value of each affinity column looks like (besides N/A): a value that is not is a
+shifted cell, never stored under the wrong column."""
+_ANY = re.compile(r"")
 _RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4, "SOC": 4}
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 # A launcher prefix (mpirun --tag-output, srun -l, pdsh) or markdown quote before a line.
@@ -177,8 +189,22 @@ class _Rows:
         trailing = rest[count:]
         if len(trailing) > len(self.extras):
             self.warnings.append(f"line {number}: row {name} has more values than columns")
+        if trailing and len(trailing) < len(self.extras):
+            # An empty cell (no CPU affinity, say) leaves no token: which column is missing
+            # cannot be told, so none of the row's values is trusted.
+            self.warnings.append(
+                f"line {number}: row {name} has {len(trailing)} of {len(self.extras)} values "
+                f"for {', '.join(self.extras)}; an empty cell makes them ambiguous, left null")
+            trailing = [""] * len(self.extras)
         for column, value in zip(self.extras, trailing, strict=False):
-            self.values[column][name] = None if is_missing(value) else value
+            if is_missing(value):
+                self.values[column][name] = None
+            elif not _EXTRA_SHAPE.get(column, _ANY).match(value):
+                self.warnings.append(f"line {number}: row {name}: {column} {value!r} is not "
+                                     "what that column holds; left null")
+                self.values[column][name] = None
+            else:
+                self.values[column][name] = value
 
 
 def _is_row(tokens: list[str], known: set[str]) -> bool:

@@ -80,7 +80,7 @@ def _flavor(text: str) -> tuple[str | None, float]:
     if _EOS_HEADER.search(text) and re.search(r"packets input,|Hardware is ", text):
         return "eos", 0.9
     if porttable.HEADER.search(text) and re.search(
-            r"(?m)^\s*(?:Et|Eth|Ethernet|Po|mgmt|Ma)[\w./:-]*\d\s+(?:\d|--)", text):
+            r"(?m)^\s*(?:Et|Eth|Ethernet|Po|mgmt|Ma|Vl|Vlan|Lo)[\w./:-]*\d\s+(?:\d|--)", text):
         return "table", 0.85
     return None, 0.0
 

@@ -26,7 +26,9 @@ class KernelLogEvent(BaseModel):
 
     type: EventType
     """What happened: `xid` (GPU Xid, any code but 79), `sxid` (NVSwitch SXid),
-    `gpu_fallen_off_bus` (Xid 79 or `GPU has fallen off the bus`), `nvlink_error`,
+    `gpu_fallen_off_bus` (Xid 79, `GPU has fallen off the bus`, or the R535+ message over
+    several `NVRM:` lines, `The NVIDIA GPU <address>` ... `fallen off the bus`, with no Xid
+    and no code), `nvlink_error`,
     `fabricmanager` (nv-fabricmanager NVSwitch error lines), `ecc` (GPU ECC / row-remap lines
     that are not Xids, EDAC host-memory errors), `gpu_error` (other NVRM failures),
     `link_down` / `link_up` (a netdev lost or regained its link or carrier), `port_state`

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from fabtui.model.parsed import ParsedOutput
 
@@ -69,6 +69,36 @@ class NvsmiTableProcess(BaseModel):
     """GPU memory used, MiB; null for N/A."""
 
 
+class NvsmiTableMigDevice(BaseModel):
+    """One row of the `MIG devices:` table (a GPU instance / compute instance pair)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: int
+    """Index of the parent GPU."""
+    gi_id: int
+    """GPU instance id."""
+    ci_id: int
+    """Compute instance id."""
+    mig_device: int
+    """MIG device index (`MIG Dev`)."""
+    memory_used_mib: int | None
+    """Memory used, MiB (`Memory-Usage`, `Shared Memory-Usage` on 580+: compute instances of
+    one GPU instance share it)."""
+    memory_total_mib: int | None
+    """Memory of the instance, MiB."""
+    bar1_used_mib: int | None
+    """BAR1 used, MiB (second line of the row; null where the driver prints none)."""
+    bar1_total_mib: int | None
+    """BAR1 size, MiB."""
+    sm_count: int | None
+    """Streaming multiprocessors of the instance (`SM`)."""
+    volatile_uncorrectable_ecc: int | None
+    """`Vol Unc ECC` of the instance; null for N/A."""
+    shared: dict[str, int | None]
+    """`Shared` engines by printed name (`CE`, `ENC`, `DEC`, `OFA`, `JPG`): counts."""
+
+
 class NvidiaSmiTable(ParsedOutput):
     """Header versions, the GPU blocks and the processes."""
 
@@ -78,10 +108,14 @@ class NvidiaSmiTable(ParsedOutput):
     nvidia_smi_version: str | None = None
     """`NVIDIA-SMI` version in the header."""
     driver_version: str | None = None
-    """`Driver Version` in the header."""
+    """`Driver Version` in the header, or `KMD Version` (kernel-mode driver), which replaces
+    it from R610 on."""
     cuda_version: str | None = None
-    """`CUDA Version` in the header (absent on very old drivers)."""
+    """`CUDA Version` in the header, or `CUDA UMD Version` (user-mode driver), which replaces
+    it from R610 on (absent on very old drivers)."""
     gpus: list[NvsmiTableGpu]
     """GPU blocks in printed order."""
     processes: list[NvsmiTableProcess]
     """Processes table rows; empty for `No running processes found`."""
+    mig_devices: list[NvsmiTableMigDevice] = Field(default_factory=list)
+    """`MIG devices:` table rows; empty when MIG is off or `No MIG devices found`."""

@@ -156,12 +156,21 @@ def gid_index(sim: Sim, node: Node, nic: Nic, t: float) -> int:
     return int(setting(sim, node.hostname, "gid_index", t, nic=nic.name))
 
 
+NCCL_CONF = {"NCCL_IB_GID_INDEX": str(HOST["gid_index"]), "NCCL_IB_TC": "106"}
+"""The fleet's `/etc/nccl.conf`: the RoCE v2 GID index and traffic class 106 (DSCP 26 << 2 |
+ECT(0), the design's RoCE class in runbooks/templates/roce-qos.toml), as the real 8 x CX-7 RoCE
+job log in tests/fixtures/nccl-log (slurmv4, NCCL 2.27.5) reports them."""
+
+
 def nccl_conf(sim: Sim, host: str, t: float) -> dict[str, str]:
     """The NCCL variables node `host` sets for every process (`/etc/nccl.conf`): the fleet's
-    own, and those of a `nccl_env` misconfig fault (`value: {NCCL_IB_HCA: ...}`)."""
+    own, and those of a `nccl_env` misconfig fault (`value: {NCCL_IB_HCA: ...}`; an empty
+    value removes the fleet's setting, as a node re-imaged without it)."""
     value = setting(sim, host, "nccl_env", t)
-    extra = {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
-    return {"NCCL_IB_GID_INDEX": str(HOST["gid_index"]), **extra}
+    extra = {str(k): str(v if v is not None else "")
+             for k, v in value.items()} if isinstance(value, dict) else {}
+    merged = {**NCCL_CONF, **extra}
+    return {k: v for k, v in merged.items() if v != ""}
 
 
 def usable_nics(node: Node, wanted: str | None) -> list[Nic]:

@@ -1,0 +1,114 @@
+"""Issue 35, Deliver 4: what experts check that fabtui did not (the domain review's gaps).
+
+Each check end to end: the rule on real captured input where one exists (tests/fixtures), the
+verdict on the demo fabric playing the fault, and the runbook step that acts on it. The gap's
+number in the review's list ("Domain gaps") is in the test's name; docs/thresholds.md gives
+each rule's source.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fabtui.model.probe import Verdict
+from fabtui.parsers.registry import parse
+from fabtui.topology.traffic_class import judge, qos_design
+from tests.support.sim import Fabric
+
+FIXTURES = Path(__file__).parent / "fixtures"
+JOB_LOG = "/var/log/fabtui-sim/job.log"
+
+
+def scenario_file(folder: Path, name: str, body: str) -> str:
+    """A scenario written for one test."""
+    path = folder / f"{name}.yaml"
+    path.write_text(f"name: {name}\nduration: 1h\n{body}", encoding="utf-8")
+    return str(path)
+
+
+def metric_of(result: object, name: str) -> tuple[str, Verdict] | None:
+    for m in getattr(result, "metrics", []):
+        if m.name == name:
+            return str(m.value), m.verdict
+    return None
+
+
+# 1. The job's own traffic class ------------------------------------------------------------
+
+def test_gap1_a_real_roce_job_marking_tc_106_is_dscp_26_on_the_lossless_priority() -> None:
+    env = json.loads((FIXTURES / "nccl-log" / "slurmv4-nccl-2.27.5-full-init-2node-16gpu-roce-"
+                      "gdrdma.expected.json").read_text(encoding="utf-8"))["env"]
+    assert env["NCCL_IB_TC"] == "106"
+    result = judge(env, qos_design())
+    assert (result.verdict, result.dscp, result.priority) == ("ok", 26, 3)
+    assert "ECT(0)" in result.value
+
+
+def test_gap1_a_job_marking_another_dscp_lands_in_a_lossy_queue() -> None:
+    result = judge({"NCCL_IB_TC": "160"}, qos_design())
+    assert result.verdict == "fail"
+    assert "DSCP 40" in result.value and "priority 5 (no PFC: lossy)" in result.value
+    # same priority as the design's DSCP, but the leaf's map only sends DSCP 26 to TC 3
+    assert judge({"NCCL_IB_TC": "96"}, qos_design()).verdict == "fail"
+
+
+def test_gap1_an_unset_traffic_class_is_dscp_0_unless_the_nic_forces_one_cannot_tell() -> None:
+    for env in ({}, {"NCCL_IB_TC": "-1"}):
+        result = judge(env, qos_design())
+        assert result.verdict == "warn"
+        assert "TC 0 (DSCP 0" in result.value and "traffic_class" in result.value
+
+
+def test_gap1_the_sl_matters_only_where_the_host_trusts_pcp() -> None:
+    design = qos_design()
+    assert judge({"NCCL_IB_TC": "106", "NCCL_IB_SL": "5"}, design).verdict == "ok"
+    pcp = {**design, "host": {**design["host"], "trust": "pcp"}}
+    assert judge({"NCCL_IB_TC": "106", "NCCL_IB_SL": "5"}, pcp).verdict == "fail"
+    assert judge({"NCCL_IB_TC": "106", "NCCL_IB_FIFO_TC": "0"}, design).verdict == "warn"
+
+
+def test_gap1_the_demo_job_log_is_judged_by_its_traffic_class(tmp_path: Path) -> None:
+    (tmp_path / "h").mkdir()
+    (tmp_path / "w").mkdir()
+    healthy = Fabric("healthy", tmp_path / "h")
+    wrong = Fabric("job-traffic-class", tmp_path / "w")
+    try:
+        assert metric_of(healthy.probe("logs.nccl", "node001", path=JOB_LOG),
+                         "ib_traffic_class") == (
+            "TC 106 (DSCP 26, ECN bits ECT(0)) on priority 3 (lossless)", Verdict.OK)
+        found = metric_of(wrong.probe("logs.nccl", "node001", path=JOB_LOG), "ib_traffic_class")
+        assert found is not None and found[1] is Verdict.FAIL and "DSCP 40" in found[0]
+    finally:
+        healthy.close()
+        wrong.close()
+
+
+def test_gap1_nodes_reimaged_without_nccl_conf_tc_print_no_tc_and_warn(tmp_path: Path) -> None:
+    # every node of the job re-imaged: the log's env holds the first value of a name, any rank's
+    fleet = "".join(f"""  - at: 0
+    fault: misconfig
+    component: node00{n}
+    params: {{setting: nccl_env, value: {{NCCL_IB_TC: ""}}}}
+""" for n in range(1, 9))
+    bare = scenario_file(tmp_path, "no-nccl-tc", "timeline:\n" + fleet)
+    fabric = Fabric(bare, tmp_path)
+    try:
+        result = fabric.probe("logs.nccl", "node001", path=JOB_LOG)
+        parsed: Any = result.parsed
+        env = parsed.get("env", {}) if isinstance(parsed, dict) else parsed.env
+        assert "NCCL_IB_TC" not in env and env.get("NCCL_IB_GID_INDEX") == "3"
+        found = metric_of(result, "ib_traffic_class")
+        assert found is not None and found[1] is Verdict.WARN
+    finally:
+        fabric.close()
+
+
+def test_gap1_an_infiniband_job_is_not_judged_by_a_dscp() -> None:
+    text = (FIXTURES / "nccl-log" / "felixfu-nccl-2.4.8-init-net-ib-ring-2node.txt").read_text(
+        encoding="utf-8")
+    parsed: Any = parse(text, "nccl-log")
+    assert not any("roce" in (t.link_layer or "").lower() for t in parsed.transports)
+    from fabtui.probes.evaluators.nccl_log import _traffic_class
+    assert _traffic_class(parsed, None) == []  # type: ignore[arg-type]

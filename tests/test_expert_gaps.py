@@ -14,6 +14,7 @@ from typing import Any
 
 from fabtui.model.probe import Verdict
 from fabtui.parsers.registry import parse
+from fabtui.paths import shipped_dir
 from fabtui.topology.traffic_class import judge, qos_design
 from tests.support.sim import Fabric
 
@@ -112,3 +113,76 @@ def test_gap1_an_infiniband_job_is_not_judged_by_a_dscp() -> None:
     assert not any("roce" in (t.link_layer or "").lower() for t in parsed.transports)
     from fabtui.probes.evaluators.nccl_log import _traffic_class
     assert _traffic_class(parsed, None) == []  # type: ignore[arg-type]
+
+
+# 4. GPU recovery actions by Xid -------------------------------------------------------------
+
+def _dmesg_metrics(text: str) -> dict[str, tuple[str, Verdict]]:
+    from fabtui.paths import demo_topology
+    from fabtui.probes.catalog import load_catalog
+    from fabtui.probes.evaluate import EvalContext, evaluate, hardware_classes
+    from fabtui.probes.targets import resolve
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import load_topology
+
+    graph = FabricGraph(load_topology(demo_topology()).topology)
+    definition = load_catalog([shipped_dir("probes")])["logs.dmesg"]
+    target = resolve(graph, "node001", definition.target)
+    ctx = EvalContext(probe=definition, target=target, interval=5.0,
+                      hardware=hardware_classes(target))
+    metrics = evaluate("kernel-log", None, parse(text, "kernel-log"), ctx)
+    return {f"{m.name}@{m.component}": (str(m.value), m.verdict) for m in metrics}
+
+
+def test_gap4_xid_154_names_the_drivers_recovery_action_per_gpu() -> None:
+    text = (FIXTURES / "kernel-log" / "synthetic-dmesg-xid-154-recovery-action-catalog-"
+            "format.txt").read_text(encoding="utf-8")
+    found = _dmesg_metrics(text)
+    reboot = found["recovery_action@node001:0000:01:00"]
+    reset = found["recovery_action@node001:0008:01:00"]
+    assert reboot[1] is Verdict.FAIL and reboot[0].startswith("reboot node: the driver's Xid "
+                                                                "154: Node Reboot Required")
+    assert reset[1] is Verdict.FAIL and reset[0].startswith("reset GPU:")
+
+
+def test_gap4_the_newest_xid_154_wins_so_a_recovered_gpu_needs_nothing() -> None:
+    text = ("[100.0] NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 "
+            "(None) to 0x1 (GPU Reset Required)\n"
+            "[200.0] NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x1 "
+            "(GPU Reset Required) to 0x0 (None)\n")
+    assert _dmesg_metrics(text)["recovery_action@node001:0000:01:00"][1] is Verdict.OK
+
+
+def test_gap4_xid_46_resets_the_gpu_and_nvlink5_xids_defer_to_xid_154() -> None:
+    text = ("[100.0] NVRM: Xid (PCI:0000:18:00): 46, pid=4242, name=python3, GPU stopped "
+            "processing\n"
+            "[101.0] NVRM: Xid (PCI:0000:2a:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 "
+            "(0x026001c6 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)\n")
+    found = _dmesg_metrics(text)
+    assert found["recovery_action@node001:0000:18:00"][0].startswith("reset GPU: Xid 46")
+    nvlink5 = found["recovery_action@node001:0000:2a:00"]
+    assert nvlink5[1] is Verdict.WARN and "WORKFLOW_NVLINK5_ERR" in nvlink5[0]
+    with_154 = text + ("[101.5] NVRM: Xid (PCI:0000:2a:00): 154, GPU recovery action changed "
+                       "from 0x0 (None) to 0x4 (Drain and Reset)\n")
+    assert _dmesg_metrics(with_154)["recovery_action@node001:0000:2a:00"] == (
+        "drain P2P and reset GPU: the driver's Xid 154: Drain and Reset (drain peer-to-peer "
+        "work, then reset the GPU)", Verdict.FAIL)
+
+
+def test_gap4_the_demo_nvlink_down_node_logs_xid_74_and_is_told_to_reset(tmp_path: Path) -> None:
+    fabric = Fabric("nvlink-down", tmp_path)
+    try:
+        result = fabric.probe("logs.dmesg", "node007")
+        actions = [m for m in result.metrics if m.name == "recovery_action"]
+        assert len(actions) == 8
+        assert all(m.verdict is Verdict.FAIL and str(m.value).startswith(
+            "reset GPU or reboot node: Xid 74") for m in actions)
+    finally:
+        fabric.close()
+    healthy = Fabric("healthy", tmp_path / "h") if (tmp_path / "h").mkdir() is None else None
+    assert healthy is not None
+    try:
+        assert not [m for m in healthy.probe("logs.dmesg", "node007").metrics
+                    if m.name == "recovery_action"]
+    finally:
+        healthy.close()

@@ -186,3 +186,52 @@ def test_gap4_the_demo_nvlink_down_node_logs_xid_74_and_is_told_to_reset(tmp_pat
                     if m.name == "recovery_action"]
     finally:
         healthy.close()
+
+
+# 3. NVLink error deltas --------------------------------------------------------------------
+
+def _nvlink_metrics(before: str | None, after: str) -> dict[str, tuple[object, Verdict]]:
+    from fabtui.paths import demo_topology
+    from fabtui.probes.catalog import load_catalog
+    from fabtui.probes.evaluate import EvalContext, evaluate, hardware_classes
+    from fabtui.probes.targets import resolve
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import load_topology
+
+    graph = FabricGraph(load_topology(demo_topology()).topology)
+    definition = load_catalog([shipped_dir("probes")])["gpu.nvlink_errors"]
+    target = resolve(graph, "node001", definition.target)
+    ctx = EvalContext(probe=definition, target=target, interval=10.0,
+                      hardware=hardware_classes(target))
+    first = parse(before, "nvlink-errors") if before is not None else None
+    metrics = evaluate("nvlink-errors", first, parse(after, "nvlink-errors"), ctx)
+    return {f"{m.name}@{m.component}": (m.value, m.verdict) for m in metrics}
+
+
+def test_gap3_the_real_nvlink_e_output_parses_and_one_read_is_not_judged() -> None:
+    text = (FIXTURES / "nvlink-errors" / "mlengineering-nvidia-smi-nvlink-e-h100.txt").read_text(
+        encoding="utf-8")
+    found = _nvlink_metrics(None, text)
+    assert found["nvlink.recovery_total@node001:GPU0"] == (0, Verdict.OK)
+    grown = text.replace("Link 17: Replay Errors: 0", "Link 17: Replay Errors: 9").replace(
+        "Link 1: Recovery Errors: 0", "Link 1: Recovery Errors: 1")
+    found = _nvlink_metrics(text, grown)
+    assert found["nvlink.replay_delta@node001:GPU0"] == ("9 (link 17 +9)", Verdict.WARN)
+    assert found["nvlink.recovery_delta@node001:GPU0"] == ("1 (link 1 +1)", Verdict.FAIL)
+    assert found["nvlink.crc_delta@node001:GPU0"] == (0, Verdict.OK)
+    # a large but constant total is the past, not now
+    old = text.replace("Link 0: CRC Errors: 0", "Link 0: CRC Errors: 123456")
+    assert _nvlink_metrics(old, old)["nvlink.crc_delta@node001:GPU0"] == (0, Verdict.OK)
+
+
+def test_gap3_the_demo_gpu_with_a_marginal_nvlink_shows_growing_replays(tmp_path: Path) -> None:
+    fabric = Fabric("nvlink-errors", tmp_path)
+    try:
+        result = fabric.probe("gpu.nvlink_errors", "node006")
+        flagged = {m.component: m.verdict for m in result.metrics if m.verdict is not Verdict.OK}
+        assert flagged == {"node006:GPU3": Verdict.WARN}, result.metrics
+        replay = next(m for m in result.metrics if m.name == "nvlink.replay_delta"
+                      and m.component == "node006:GPU3")
+        assert str(replay.value).endswith("(link 0 +" + str(replay.value).split()[0] + ")")
+    finally:
+        fabric.close()

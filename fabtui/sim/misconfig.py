@@ -10,9 +10,9 @@ RoCE v2 IPv4 entry moved is what `show_gids` prints). The fleet's healthy config
 Commands added to the simulated node: `mlnx_qos -i NETDEV`,
 `cma_roce_mode -d DEV -p 1`, `cat` of the mlx5 DCQCN sysfs files
 (`/sys/class/net/NETDEV/ecn/roce_{np,rp}/enable/P`, `.../roce_np/cnp_dscp`,
-`.../roce_np/cnp_802p_prio`), of the CPU governor and of nvidia-peermem's module state, and
-`nvidia-smi nvlink -e`. On a SONiC switch: `show pfc priority`, `show ecn`, `show qos
-dscp-to-tc` (a sim shorthand for `sonic-cfggen -d --var-json DSCP_TO_TC_MAP`, printed as
+`.../roce_np/cnp_802p_prio`), of the CPU governor and of nvidia-peermem's module state. On a SONiC
+switch: `show pfc priority`, `show ecn`, `show qos dscp-to-tc` (a sim shorthand for
+`sonic-cfggen -d --var-json DSCP_TO_TC_MAP`, printed as
 `DSCP:TC` pairs) and `mmuconfig -l` (buffer profiles: headroom). Nothing else here changes
 the simulation's physics (no counter moves because of a setting).
 """
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fabtui.model.topology import Nic, Node, Switch
-from fabtui.sim.core import Sim, gpu_product
+from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind
 
 Result = tuple[str, str, int]
@@ -121,23 +121,6 @@ def read_file(sim: Sim, node: Node, path: str, t: float) -> str | None:
         gdr_off = any(f.host == node.hostname for f in sim.active(FaultKind.GDR_OFF, t))
         unloaded = setting(sim, node.hostname, "peermem", t) is False  # GDR through DMA-BUF
         return None if gdr_off or unloaded else "live\n"
-    return None
-
-
-def _nvlink_errors(sim: Sim, node: Node, t: float) -> str:
-    lines = []
-    for gpu in node.gpus:
-        lines.append(f"GPU {gpu.index}: {gpu_product(gpu.model).name} (UUID: GPU-sim-{gpu.index})")
-        for link in range(18):
-            lines += [f"\t Link {link}: Replay Errors: 0", f"\t Link {link}: Recovery Errors: 0",
-                      f"\t Link {link}: CRC Errors: 0"]
-    return "\n".join(lines) + "\n"
-
-
-def nvidia_smi(sim: Sim, node: Node, args: list[str], t: float) -> Result | None:
-    """`nvidia-smi nvlink -e` (None for the other nvidia-smi commands)."""
-    if args[:1] == ["nvlink"] and ("-e" in args or "--errorcounters" in args):
-        return _nvlink_errors(sim, node, t), "", 0
     return None
 
 

@@ -235,3 +235,55 @@ def test_gap3_the_demo_gpu_with_a_marginal_nvlink_shows_growing_replays(tmp_path
         assert str(replay.value).endswith("(link 0 +" + str(replay.value).split()[0] + ")")
     finally:
         fabric.close()
+
+
+# 7. FEC histogram tail --------------------------------------------------------------------
+
+def _fec_metrics(before: str | None, after: str) -> dict[str, tuple[object, Verdict]]:
+    from fabtui.paths import demo_topology
+    from fabtui.probes.catalog import load_catalog
+    from fabtui.probes.evaluate import EvalContext, evaluate, hardware_classes
+    from fabtui.probes.targets import resolve
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import load_topology
+
+    graph = FabricGraph(load_topology(demo_topology()).topology)
+    definition = load_catalog([shipped_dir("probes")])["switch.fec_histogram"]
+    target = resolve(graph, "leaf-g00-r6:Ethernet8", definition.target)
+    ctx = EvalContext(probe=definition, target=target, interval=10.0,
+                      hardware=hardware_classes(target))
+    first = parse(before, "fec-stats") if before is not None else None
+    metrics = evaluate("fec-stats", first, parse(after, "fec-stats"), ctx)
+    return {f"{m.name}@{m.component}": (m.value, m.verdict) for m in metrics}
+
+
+def test_gap7_the_fec_histogram_tail_is_judged_on_its_growth() -> None:
+    real = (FIXTURES / "fec-stats" / "sonic-swss-pr3919-fec-histogram-ethernet48.txt").read_text(
+        encoding="utf-8").replace("fec-histogram Ethernet48", "fec-histogram")
+    # one reading: the printed bins reach BIN2 since the port came up; not judged
+    assert _fec_metrics(None, real)["fec_max_t_total@leaf-g00-r6:Ethernet8"] == (2, Verdict.OK)
+    # nothing new in the window: the old BIN2 codewords are not now
+    assert _fec_metrics(real, real)["fec_max_t@leaf-g00-r6:Ethernet8"] == (0, Verdict.OK)
+
+    def grown(bin_name: str) -> str:
+        import re
+
+        return re.sub(rf"(?m)^({bin_name}\s+)0$", r"\g<1>17", real)
+
+    assert "BIN9 " in real and grown("BIN9") != real
+    assert _fec_metrics(real, grown("BIN9"))["fec_max_t@leaf-g00-r6:Ethernet8"] == (
+        9, Verdict.WARN)
+    assert _fec_metrics(real, grown("BIN13"))["fec_max_t@leaf-g00-r6:Ethernet8"] == (
+        13, Verdict.FAIL)
+
+
+def test_gap7_the_demo_dirty_connector_uses_part_of_the_fec_margin(tmp_path: Path) -> None:
+    fabric = Fabric("far-end-dirty-connector", tmp_path)
+    try:
+        result = fabric.probe("switch.fec_histogram", "leaf-g00-r6:Ethernet8")
+        tail = next(m for m in result.metrics if m.name == "fec_max_t")
+        assert tail.component == "leaf-g00-r6:Ethernet8"
+        assert isinstance(tail.value, int) and 1 <= tail.value < 8
+        assert tail.verdict is Verdict.OK
+    finally:
+        fabric.close()

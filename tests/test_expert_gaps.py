@@ -287,3 +287,34 @@ def test_gap7_the_demo_dirty_connector_uses_part_of_the_fec_margin(tmp_path: Pat
         assert tail.verdict is Verdict.OK
     finally:
         fabric.close()
+
+
+# 2. Fabric manager state on NVSwitch nodes --------------------------------------------------
+
+def test_gap2_a_gpu_the_fabric_manager_has_not_registered_fails(tmp_path: Path) -> None:
+    (tmp_path / "h").mkdir()
+    (tmp_path / "d").mkdir()
+    healthy = Fabric("healthy", tmp_path / "h")
+    down = Fabric("fabric-manager-down", tmp_path / "d")
+    try:
+        ok = [m for m in healthy.probe("gpu.smi_q", "node005").metrics
+              if m.name == "fabric_registration"]
+        assert len(ok) == 8 and all(m.verdict is Verdict.OK for m in ok)
+        bad = [m for m in down.probe("gpu.smi_q", "node005").metrics
+               if m.name == "fabric_registration"]
+        assert len(bad) == 8 and all(m.verdict is Verdict.FAIL for m in bad)
+        assert str(bad[0].value).startswith("In Progress/-: the fabric manager has not "
+                                            "registered this GPU")
+        assert not [m for m in down.probe("gpu.smi_q", "node004").metrics
+                    if m.name == "fabric_registration" and m.verdict is not Verdict.OK]
+    finally:
+        healthy.close()
+        down.close()
+
+
+def test_gap2_gpus_without_a_fabric_state_are_not_judged() -> None:
+    from fabtui.probes.evaluators.nvidia_smi_q import _fabric_registration
+
+    v100 = parse((FIXTURES / "nvidia-smi-q" / "mockdata-nvidia-smi-q-v100-550.127.05-first-"
+                  "gpu.txt").read_text(encoding="utf-8"), "nvidia-smi-q")
+    assert _fabric_registration(v100.gpus, None) == []  # type: ignore[arg-type]

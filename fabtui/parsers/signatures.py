@@ -151,6 +151,9 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("nvidia-smi-topo", "nvidia_smi_topo",
          "nvidia-smi topo -m / --matrix / -p2p r|w|n|a|p: GPU/NIC connection matrix",
          r"GPU0[ \t]|X\s+=\s+Self|nvidia-smi topo|NIC Legend:"),
+    _sig("nvlink-errors", "nvlink_errors",
+         "nvidia-smi nvlink -e: NVLink replay, recovery and CRC error counters per link",
+         r"Link\s+\d+:"),
     _sig("perfquery", "perfquery",
          "perfquery [-x|-E|-D] <lid> <port>: InfiniBand port counters (PMA)",
          r"(?i:counters:\s*Lid)|(?:PortXmitData|PortRcvData|SymbolErrorCounter|PortXmitWait|"

@@ -63,7 +63,7 @@ def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
         return _deadlock(graph, spec, text)
     if kind is FaultKind.NCCL_HANG:
         return _hang(graph, spec, text)
-    if kind is FaultKind.NVLINK_DOWN:
+    if kind in (FaultKind.NVLINK_DOWN, FaultKind.NVLINK_ERRORS):
         return _nvlink(graph, spec, text)
     if kind is FaultKind.LINK_SPEED:
         if "speed_gbps" not in spec.params:
@@ -134,8 +134,8 @@ def _nvlink(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
     index = gpu_text.lower().removeprefix("gpu")
     if node is None or (gpu_text and (not index.isdigit() or
                                       int(index) not in {g.index for g in node.gpus})):
-        raise FaultError(f"nvlink-down needs a node or a GPU such as node001:gpu3; {text!r} is "
-                         "not one")
+        raise FaultError(f"{spec.fault.value} needs a node or a GPU such as node001:gpu3; "
+                         f"{text!r} is not one")
     return Fault(spec, host=device, gpu=int(index) if gpu_text else None)
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from fabtui.model.topology import Nic
 from fabtui.sim import misconfig
-from fabtui.sim.core import Sim
+from fabtui.sim.core import Sim, gpu_product
 from fabtui.sim.hangjob.lines import completion_warn
 from fabtui.sim.hangjob.spec import NCCL_RELEASES
 from fabtui.sim.scenario import FaultKind
@@ -328,6 +328,7 @@ def kernel_log(sim: Sim, host: str, t: float, *, human: bool = False) -> str:
                 events.append((start, f"mlx5_core {nic.pci} {nic.netdev or nic.name}: Link down"))
             if end <= t:
                 events.append((end, f"mlx5_core {nic.pci} {nic.netdev or nic.name}: Link up"))
+    events += _nvlink_xids(sim, host, t)
     # mlx5 prints nothing when its PFC stall prevention fires (events.c handles port,
     # temperature and module events): the storm is only counted, tx_pause_storm_*_events in
     # `ethtool -S`, and its timeout is read with `ethtool --get-tunable IF pfc-prevention-tout`.
@@ -340,3 +341,31 @@ def kernel_log(sim: Sim, host: str, t: float, *, human: bool = False) -> str:
             stamp = f"{uptime0 + at:12.6f}"
         out.append(f"[{stamp}] {message}\n")
     return "".join(out)
+
+
+_XID74_ARCHITECTURES = ("Ampere", "Hopper")
+"""Xid 74 (NVLINK_ERROR) applies to A100 and H100, not to B100/GB200 (NVIDIA Xid catalog, its
+"Applies to" columns); Blackwell reports NVLink faults as Xids 144-150, not simulated."""
+
+
+def _nvlink_xids(sim: Sim, host: str, t: float) -> list[tuple[float, str]]:
+    """Xid 74 on every GPU whose NVLinks an `nvlink-down` fault took, when it started, in the
+    driver's format (NVIDIA/NVSentinel Xid 74 design note: `NVRM: Xid (PCI:0003:00:00): 74,
+    pid='<unknown>', name=<unknown>, NVLink: fatal error detected on link 14(0x0, 0x0, 0x10000,
+    0x0, 0x0, 0x0, 0x0)`; tests/fixtures/kernel-log)."""
+    node = sim.graph.nodes[host]
+    lines = []
+    for fault in sim.active(FaultKind.NVLINK_DOWN, t):
+        if fault.host != host:
+            continue
+        for gpu in node.gpus:
+            if fault.gpu is not None and fault.gpu != gpu.index:
+                continue
+            if gpu_product(gpu.model).architecture not in _XID74_ARCHITECTURES:
+                continue
+            bus = gpu.pci.rsplit(".", 1)[0] if gpu.pci.count(":") == 2 else gpu.pci
+            lines.append((fault.spec.at + 0.01 * gpu.index,
+                          f"NVRM: Xid (PCI:{bus}): 74, pid='<unknown>', name=<unknown>, NVLink: "
+                          f"fatal error detected on link 0(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, "
+                          f"0x0)"))
+    return lines

@@ -10,9 +10,9 @@ RoCE v2 IPv4 entry moved is what `show_gids` prints). The fleet's healthy config
 Commands added to the simulated node: `mlnx_qos -i NETDEV`,
 `cma_roce_mode -d DEV -p 1`, `cat` of the mlx5 DCQCN sysfs files
 (`/sys/class/net/NETDEV/ecn/roce_{np,rp}/enable/P`, `.../roce_np/cnp_dscp`,
-`.../roce_np/cnp_802p_prio`), of the CPU governor and of nvidia-peermem's module state, and
-`nvidia-smi nvlink -e`. On a SONiC switch: `show pfc priority`, `show ecn`, `show qos
-dscp-to-tc` (a sim shorthand for `sonic-cfggen -d --var-json DSCP_TO_TC_MAP`, printed as
+`.../roce_np/cnp_802p_prio`), of the CPU governor and of nvidia-peermem's module state. On a SONiC
+switch: `show pfc priority`, `show ecn`, `show qos dscp-to-tc` (a sim shorthand for
+`sonic-cfggen -d --var-json DSCP_TO_TC_MAP`, printed as
 `DSCP:TC` pairs) and `mmuconfig -l` (buffer profiles: headroom). Nothing else here changes
 the simulation's physics (no counter moves because of a setting).
 """
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fabtui.model.topology import Nic, Node, Switch
-from fabtui.sim.core import Sim, gpu_product
+from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind
 
 Result = tuple[str, str, int]
@@ -124,23 +124,6 @@ def read_file(sim: Sim, node: Node, path: str, t: float) -> str | None:
     return None
 
 
-def _nvlink_errors(sim: Sim, node: Node, t: float) -> str:
-    lines = []
-    for gpu in node.gpus:
-        lines.append(f"GPU {gpu.index}: {gpu_product(gpu.model).name} (UUID: GPU-sim-{gpu.index})")
-        for link in range(18):
-            lines += [f"\t Link {link}: Replay Errors: 0", f"\t Link {link}: Recovery Errors: 0",
-                      f"\t Link {link}: CRC Errors: 0"]
-    return "\n".join(lines) + "\n"
-
-
-def nvidia_smi(sim: Sim, node: Node, args: list[str], t: float) -> Result | None:
-    """`nvidia-smi nvlink -e` (None for the other nvidia-smi commands)."""
-    if args[:1] == ["nvlink"] and ("-e" in args or "--errorcounters" in args):
-        return _nvlink_errors(sim, node, t), "", 0
-    return None
-
-
 def firmware(sim: Sim, node: Node, nic: Nic, t: float) -> str:
     """The NIC's firmware version (`ibv_devinfo` fw_ver)."""
     return str(setting(sim, node.hostname, "firmware", t, nic=nic.name))
@@ -156,12 +139,21 @@ def gid_index(sim: Sim, node: Node, nic: Nic, t: float) -> int:
     return int(setting(sim, node.hostname, "gid_index", t, nic=nic.name))
 
 
+NCCL_CONF = {"NCCL_IB_GID_INDEX": str(HOST["gid_index"]), "NCCL_IB_TC": "106"}
+"""The fleet's `/etc/nccl.conf`: the RoCE v2 GID index and traffic class 106 (DSCP 26 << 2 |
+ECT(0), the design's RoCE class in runbooks/templates/roce-qos.toml), as the real 8 x CX-7 RoCE
+job log in tests/fixtures/nccl-log (slurmv4, NCCL 2.27.5) reports them."""
+
+
 def nccl_conf(sim: Sim, host: str, t: float) -> dict[str, str]:
     """The NCCL variables node `host` sets for every process (`/etc/nccl.conf`): the fleet's
-    own, and those of a `nccl_env` misconfig fault (`value: {NCCL_IB_HCA: ...}`)."""
+    own, and those of a `nccl_env` misconfig fault (`value: {NCCL_IB_HCA: ...}`; an empty
+    value removes the fleet's setting, as a node re-imaged without it)."""
     value = setting(sim, host, "nccl_env", t)
-    extra = {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
-    return {"NCCL_IB_GID_INDEX": str(HOST["gid_index"]), **extra}
+    extra = {str(k): str(v if v is not None else "")
+             for k, v in value.items()} if isinstance(value, dict) else {}
+    merged = {**NCCL_CONF, **extra}
+    return {k: v for k, v in merged.items() if v != ""}
 
 
 def usable_nics(node: Node, wanted: str | None) -> list[Nic]:

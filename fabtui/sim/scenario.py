@@ -70,6 +70,10 @@ class FaultKind(StrEnum):
     """The NVLinks of a GPU (`node:gpuN`) or of every GPU of a node (`node`) to the NVLink
     switch trays are down: on a multi-node NVLink domain (NVL72) those GPUs drop out of it
     (their fabric registration fails) and NCCL crosses that node over the network."""
+    NVLINK_ERRORS = "nvlink-errors"
+    """The NVLinks of a GPU (`node:gpuN`) or of every GPU of a node (`node`) correct errors by
+    replay: `nvidia-smi nvlink -e` counts Replay and CRC errors growing (params `replay_per_s`,
+    `crc_per_s`) and a Recovery every `recovery_every_s` on link 0 (the links stay up)."""
     LINK_SPEED = "link-speed"
     """A NIC's link (`node:mlx5_N`) trained below the topology's speed (param `speed_gbps`):
     ibstat's rate, RDMA and the collectives through it run at that speed."""

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from fabtui.model.probe import Metric, Verdict
+from fabtui.probes.evaluators._xid_actions import gpu_actions
 from fabtui.probes.evaluators.base import EvalContext, evaluator
 
 FAILING_XIDS = frozenset({48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 95,
@@ -78,6 +79,12 @@ def kernel_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                               verdict=Verdict.FAIL if code in FAILING_XIDS else Verdict.WARN,
                               source="Xid in the last 2 h (azure_gpu_xid.nhc; NVIDIA Xid "
                                      "catalog)"))
+    for action in gpu_actions(xids):
+        verdict = Verdict.OK if action.action == "none" else (
+            Verdict.WARN if action.action == "follow Xid 154" else Verdict.FAIL)
+        metrics.append(Metric(name="recovery_action", value=f"{action.action}: {action.why}",
+                              component=ctx.component(action.gpu), verdict=verdict,
+                              source=action.source))
     sxids = _recent((e for e in after.events if e.type == "sxid"), newest, XID_WINDOW_S)
     for code in sorted({e.code for e in sxids if e.code is not None}):
         hits = [e for e in sxids if e.code == code]

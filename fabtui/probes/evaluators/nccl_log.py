@@ -14,6 +14,9 @@ from fabtui.probes.evaluators.base import EvalContext, evaluator
 from fabtui.topology.expected import ib_retry_window_s
 from fabtui.topology.failed_paths import PathGroup, address, is_flush, path_groups, shared_switch
 from fabtui.topology.graph import FabricGraph
+from fabtui.topology.traffic_class import SOURCE as TC_SOURCE
+from fabtui.topology.traffic_class import judge as judge_traffic_class
+from fabtui.topology.traffic_class import qos_design
 
 
 @evaluator("nccl-log")
@@ -45,6 +48,7 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     elif after.gpudirect_rdma:
         metrics.append(Metric(name="gpudirect_rdma", value="in effect",
                               component=ctx.component()))
+    metrics += _traffic_class(after, ctx)
     # How long a link may stay down before this job's QPs give up (completion error 12).
     metrics.append(Metric(name="ib_retry_window_s",
                           value=round(ib_retry_window_s(after.nccl_version, after.env), 2),
@@ -53,6 +57,17 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                                  "env docs; default timeout 20 from NCCL 2.23, 18 from 2.14, "
                                  "14 before"))
     return metrics
+
+
+def _traffic_class(log: Any, ctx: EvalContext) -> list[Metric]:
+    """`ib_traffic_class`: the DSCP the job marks its RoCE packets with (its NCCL_IB_TC) against
+    the fleet's QoS design; only for a job on RoCE (its NET/IB Using line, or NCCL_IB_TC set)."""
+    roce = any("roce" in (t.link_layer or "").lower() for t in log.transports)
+    if not roce and "NCCL_IB_TC" not in log.env:
+        return []
+    result = judge_traffic_class(log.env, qos_design())
+    return [Metric(name="ib_traffic_class", value=result.value, component=ctx.component(),
+                   verdict=Verdict(result.verdict), source=TC_SOURCE)]
 
 
 def _failed_paths(events: Any, hosts: dict[int, str], ctx: EvalContext) -> list[Metric]:

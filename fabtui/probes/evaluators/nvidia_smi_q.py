@@ -46,7 +46,7 @@ def _nvlink_domain(gpus: list[Any], ctx: EvalContext) -> list[Metric]:
     zero ClusterUUID there) nothing is judged."""
     node = ctx.target.node
     if node is None or node.nvlink_domain is None:
-        return []
+        return _fabric_registration(gpus, ctx)
 
     def member(gpu: Any) -> bool:
         return gpu.fabric_state == "Completed" and gpu.fabric_status == "Success" and \
@@ -66,4 +66,35 @@ def _nvlink_domain(gpus: list[Any], ctx: EvalContext) -> list[Metric]:
                               component=ctx.component(f"GPU{index}"),
                               verdict=Verdict.OK if good else Verdict.FAIL,
                               source=f"{node.nvlink_domain}: {NVLINK_DOMAIN_SOURCE}"))
+    return metrics
+
+
+FABRIC_MANAGER_SOURCE = ("NVIDIA Fabric Manager user guide (NVSwitch systems: the fabric manager "
+                         "registers each GPU; until then nvidia-smi -q prints Fabric State In "
+                         "Progress, Status N/A, and CUDA fails with error 802 'system not yet "
+                         "initialized'); e.g. NVIDIA GPU Operator reports of that state")
+
+
+def _fabric_registration(gpus: list[Any], ctx: EvalContext) -> list[Metric]:
+    """On a node in no multi-node domain: a GPU whose fabric state is printed (an NVSwitch
+    system) must be `Completed` with status `Success`; `In Progress` means the fabric manager
+    has not registered it (not running, or failed) and the GPU cannot run CUDA work. Nothing is
+    said where the driver prints no fabric state or `N/A` (PCIe GPUs, older drivers)."""
+    metrics = []
+    for index, gpu in enumerate(gpus):
+        state = (gpu.fabric_state or "").strip()
+        if not state or state == "N/A":
+            continue
+        status = (gpu.fabric_status or "").strip()
+        good = state == "Completed" and status in ("Success", "", "N/A")
+        value = f"{state}/{status or '-'}"
+        if not good:
+            value += (": the fabric manager has not registered this GPU (check "
+                      "`systemctl status nvidia-fabricmanager` and its log); CUDA work fails "
+                      "until it does" if state != "Completed" else
+                      ": fabric registration failed")
+        metrics.append(Metric(name="fabric_registration", value=value,
+                              component=ctx.component(f"GPU{index}"),
+                              verdict=Verdict.OK if good else Verdict.FAIL,
+                              source=FABRIC_MANAGER_SOURCE))
     return metrics

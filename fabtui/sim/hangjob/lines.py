@@ -188,6 +188,7 @@ def init_lines(job: Job, r: Rank, graph: FabricGraph) -> Iterator[str]:
     if r.rank == 0 or job.minor >= 24:
         yield f"{p}NCCL version {job.nccl}+cuda12.4"
     yield f"{p}NCCL_IB_GID_INDEX set by environment to 3."
+    yield f"{p}NCCL_IB_TC set by environment to 106."
     using = " ".join(f"[{i}]{n.name}:1/RoCE" for i, n in enumerate(node.nics))
     yield f"{p}NET/IB : Using {using} [RO]; OOB bond0:{mgmt_ip(r)}<0>"
     yield f"{p}Using network IB"

@@ -1,16 +1,16 @@
 """`nvidia-smi` on a simulated node: the default table (R550 layout) here, `topo -m` from
-`nvidia_smi_topo.py`, `-q -x` from `nvidia_smi_q.py`; misconfig answers the other queries."""
+`nvidia_smi_topo.py`, `-q -x` from `nvidia_smi_q.py`, `nvlink -e` from `nvlink_errors.py`."""
 
 from __future__ import annotations
 
 import time
 
 from fabtui.model.topology import Node
-from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
 from fabtui.sim.programs._common import Result, gpu_product
 from fabtui.sim.programs.nvidia_smi_q import nvidia_smi_q
 from fabtui.sim.programs.nvidia_smi_topo import nvidia_smi_topo
+from fabtui.sim.programs.nvlink_errors import nvlink_errors
 
 
 def nvidia_smi(sim: Sim, node: Node, args: list[str], t: float) -> Result:
@@ -20,10 +20,10 @@ def nvidia_smi(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         return nvidia_smi_q(sim, node, t), "", 0
     if not args:
         return _smi_table(sim, node, t), "", 0
-    extra = misconfig.nvidia_smi(sim, node, args, t)
-    if extra is not None:
-        return extra
-    return "", "sim: `nvidia-smi`, `nvidia-smi topo -m` and `nvidia-smi -q -x` are simulated\n", 2
+    if args[:1] == ["nvlink"] and ("-e" in args or "--errorcounters" in args):
+        return nvlink_errors(sim, node, t), "", 0
+    return "", ("sim: `nvidia-smi`, `nvidia-smi topo -m`, `nvidia-smi -q -x` and `nvidia-smi "
+                "nvlink -e` are simulated\n"), 2
 
 
 def _smi_table(sim: Sim, node: Node, t: float) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fabtui.model.topology import Node
+from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
 from fabtui.sim.programs._common import gpu_product
 
@@ -14,7 +15,16 @@ def _fabric(sim: Sim, node: Node, gpu: int, t: float) -> str:
     Success, the domain's clique and cluster), or, with its NVLinks down, out of it as
     Azure/azhpc-images PR #506 shows one (Insufficient Resources, clique 0, zero UUID)."""
     if node.nvlink_domain is None:
-        return ""
+        # An HGX node: its NVSwitches' fabric manager registers the GPUs (H100 drivers print
+        # Completed / Success with a zero clique and ClusterUUID, meta-pytorch/torchcomms
+        # #1385); with the fabric manager down (misconfig `fabricmanager: false`) the state
+        # stays In Progress with status N/A, as NVIDIA GPU Operator users report it.
+        if misconfig.setting(sim, node.hostname, "fabricmanager", t) is False:
+            return ("\t\t<fabric>\n\t\t\t<state>In Progress</state>\n"
+                    "\t\t\t<status>N/A</status>\n\t\t</fabric>\n")
+        return (f"\t\t<fabric>\n\t\t\t<state>Completed</state>\n\t\t\t<status>Success"
+                f"</status>\n\t\t\t<cliqueId>0</cliqueId>\n\t\t\t<clusterUuid>{_ZERO_UUID}"
+                "</clusterUuid>\n\t\t</fabric>\n")
     if sim.nvlink_registered(node.hostname, t, gpu):
         clique, cluster = sim.fabric_ids(node.hostname)
         status, health = "Success", "Healthy"

@@ -192,3 +192,47 @@ def test_pfcwd_drop_stops_the_pause_spreading_and_the_stormed_queue_delivering()
     assert completion_errors(node_out(sim, "node001", ["cat", JOB_LOG], 600.0))
     # With stall prevention on (8 s) the queue is dropped for 8 s only: the job rides it out.
     assert demo("pfc-storm-stall-prevention").job_failure() is None
+
+
+# S5 ------------------------------------------------------------------------------------------
+def test_throttled_h100s_run_below_their_shutdown_limit_and_print_their_limits() -> None:
+    import xml.etree.ElementTree as ET
+
+    sim = demo("slow-node")  # node004's H100s hot and throttled
+    text = node_out(sim, "node004", ["nvidia-smi", "-q", "-x"], 400.0)
+    parsed = parse("nvidia-smi-q", text)
+    assert {g.product_name for g in parsed.gpus} == {"NVIDIA H100 80GB HBM3"}
+    for gpu in ET.fromstring(text).iter("gpu"):
+        temps = gpu.find("temperature")
+        assert temps is not None
+
+        def celsius(tag: str, where: Any = temps) -> int:
+            return int(where.findtext(tag, "").removesuffix(" C"))
+
+        # H100 80GB HBM3: shutdown 92, slowdown 89, max operating 87, memory 95 (°C)
+        limits = [celsius(tag) for tag in ("gpu_temp_max_threshold", "gpu_temp_slow_threshold",
+                                           "gpu_temp_max_gpu_threshold",
+                                           "gpu_temp_max_mem_threshold")]
+        assert limits == [92, 89, 87, 95]
+        current = celsius("gpu_temp")
+        assert limits[2] <= current < limits[0]  # throttled: past max operating, not shut down
+        reasons = gpu.find("clocks_event_reasons")
+        assert reasons is not None
+        assert reasons.findtext("clocks_event_reason_hw_thermal_slowdown") == "Active"
+    assert all(g.temperature_c is not None and g.temperature_c < 92 for g in parsed.gpus)
+
+
+# S6 ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["healthy", "multi-job-interference"])
+def test_cnp_counters_differ_by_direction(name: str) -> None:
+    sim = demo(name)
+    t = sim.scenario.start + 120.0
+    for host, nic in (("node003", "mlx5_2"), ("node005", "mlx5_2"), ("node001", "mlx5_0")):
+        text = node_out(sim, host, ["rdma", "statistic", "show", "link", f"{nic}/1"], t)
+        parsed = parse("rdma-statistic", text)
+        counters = next(iter(parsed.links.values()))
+        marked, sent = counters["np_ecn_marked_roce_packets"], counters["np_cnp_sent"]
+        handled = counters["rp_cnp_handled"]
+        assert sent != handled, (host, nic, sent, handled)  # two directions, two counts
+        assert 0 < sent < marked  # CNPs answer marks at most once per QP per interval
+        assert handled > 0

@@ -127,7 +127,18 @@ class GpuProduct:
     architecture: str
     memory_mib: int
     power_limit_w: int
+    temperature_limits_c: tuple[int, int, int, int] | None = None
+    """(shutdown, slowdown, max operating, memory max operating) °C as `nvidia-smi -q` prints
+    them; None where no public output of the part was found (printed N/A)."""
 
+
+_TEMPERATURE_LIMITS: dict[str, tuple[int, int, int, int]] = {
+    "A100": (92, 89, 85, 95),
+    "H100": (92, 89, 87, 95),
+}
+"""GPU Shutdown / Slowdown / Max Operating / Memory Max Operating Temp per generation: A100
+SXM4 80GB from a real `nvidia-smi -q -x` (shared/samples/nvidia-smi, telegraf), H100 80GB HBM3
+from public `nvidia-smi -q` outputs (the field review, S5)."""
 
 _PRODUCTS: dict[str, tuple[str, int, int]] = {
     "A100": ("NVIDIA A100-SXM4-80GB", 81920, 400),
@@ -146,7 +157,8 @@ def gpu_product(model: str | None) -> GpuProduct:
     """What nvidia-smi calls a GPU of topology model `model` (an H100 when unknown)."""
     generation = gpu_generation(model) or "H100"
     name, memory, power = _PRODUCTS[generation]
-    return GpuProduct(name, PLATFORMS[generation].architecture, memory, power)
+    return GpuProduct(name, PLATFORMS[generation].architecture, memory, power,
+                      _TEMPERATURE_LIMITS.get(generation))
 
 
 @dataclass(frozen=True)
@@ -165,6 +177,8 @@ class GpuState:
     reasons: tuple[str, ...]
     ecc_volatile_uncorrectable: int
     ecc_volatile_correctable: int
+    memory_temperature_c: int = 0
+    """HBM temperature (°C)."""
 
 
 class Sim(TrafficLayer, OpticsLayer):
@@ -300,7 +314,11 @@ class Sim(TrafficLayer, OpticsLayer):
         gpu = next(g for g in node.gpus if g.index == index)
         slow = any(f.host == host for f in self.active(FaultKind.SLOW_NODE, t))
         busy = self.job_factor(t) > 0
-        temp = 58 + int(6 * self.noise("temp", host, index)) + (33 if slow else 0)
+        # A thermally throttled GPU sits at its slowdown point, above its max operating
+        # temperature (87 °C on an H100) and below its shutdown limit (92 °C): the driver
+        # slows its clocks (HW and SW thermal slowdown) precisely to stay there.
+        temp = (88 + int(2 * self.noise("temp", host, index))) if slow else \
+            58 + int(6 * self.noise("temp", host, index))
         return GpuState(
             index=index, model=gpu.model or "H100-SXM5-80GB", pci=gpu.pci,
             temperature_c=temp if busy else temp - 20,
@@ -312,7 +330,10 @@ class Sim(TrafficLayer, OpticsLayer):
             reasons=(("hw_thermal_slowdown", "sw_thermal_slowdown") if slow
                      else ("sw_power_cap",) if busy else ("gpu_idle",)),
             ecc_volatile_uncorrectable=0,
-            ecc_volatile_correctable=int(3 * self.noise("ecc", host, index)))
+            ecc_volatile_correctable=int(3 * self.noise("ecc", host, index)),
+            # The HBM stacks of a throttled H100 run hot too (85-90 °C; their limit is 95).
+            memory_temperature_c=(85 + int(6 * self.noise("temp", host, index))) if slow and busy
+            else (temp if busy else temp - 20) - 6)
 
     def rank_of(self, host: str, gpu: int) -> int | None:
         """The rank a GPU runs in the default 8-per-node placement."""

@@ -159,15 +159,26 @@ class TrafficLayer(PfcLayer):
         return int(self.integrate(lambda x: self.rate(link, x), t, link))
 
     # ECN and CNP -----------------------------------------------------------------------------
-    def congestion(self, host: str, nic: Nic, t: float) -> tuple[float, float]:
-        """(ECN-marked packets received, CNPs) per second for a NIC (another job's traffic)."""
+    def congestion(self, host: str, nic: Nic, t: float) -> tuple[float, float, float]:
+        """(ECN-marked packets received, CNPs sent, CNPs handled) per second for a NIC.
+
+        The two CNP counters are two directions (mlx5 counters.rst): as notification point the
+        NIC answers the marked packets it *receives* with CNPs (`np_cnp_sent`, at most one per
+        QP per `min_time_between_cnps`, so fewer than the marks), as reaction point it slows its
+        *own* sends for the CNPs its peers return (`rp_cnp_handled`), which depend on the
+        queues its traffic crosses, not the ones its receive traffic crosses. Each direction
+        and NIC has its own share [inference: 35-45 % of marks answered, per direction].
+        Another job on the NIC's leaf marks both directions heavily."""
         where = self.actual_port(host, nic.name) or ""
         leaf = device_of(where)
         base = 3.0 + 5.0 * self.noise("cnp", host, nic.name)
+        into = 0.35 + 0.1 * self.noise("np", host, nic.name)
+        back = 0.8 + 0.4 * self.noise("rp", host, nic.name)
         for fault in self.active(FaultKind.INTERFERENCE, t):
             if fault.switch == leaf:
-                return 52000.0, 21000.0
-        return base * 2.5, base
+                marked = 52000.0 * (0.8 + 0.4 * self.noise("ecn", host, nic.name))
+                return marked, marked * into, marked * into * back
+        return base * 2.5, base * 2.5 * into, base * 2.5 * into * back
 
     # collective performance ------------------------------------------------------------------
     def busbw(self, nodes: Sequence[str], t: float, size: int, *,

@@ -119,7 +119,8 @@ def rdma_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
     link = attachment.link_index if attachment else -1
     moved = sim.bytes_moved(link, t) if attachment else 0
     marked = int(sim.integrate(lambda x: sim.congestion(host, nic, x)[0], t, link))
-    cnps = int(sim.integrate(lambda x: sim.congestion(host, nic, x)[1], t, link))
+    sent = int(sim.integrate(lambda x: sim.congestion(host, nic, x)[1], t, link))
+    handled = int(sim.integrate(lambda x: sim.congestion(host, nic, x)[2], t, link))
     hang = [f for f in sim.faults if f.kind is FaultKind.NCCL_HANG and f.host == host
             and f.nic == nic.name and f.spec.at <= t]
     # A dead link: the QPs retransmit once per ACK timeout until the retry count runs out.
@@ -155,8 +156,8 @@ def rdma_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         "roce_slow_restart_cnps": 0,
         "roce_slow_restart_trans": 0,
         "rp_cnp_ignored": 0,
-        "rp_cnp_handled": cnps,
+        "rp_cnp_handled": handled,
         "np_ecn_marked_roce_packets": marked,
-        "np_cnp_sent": cnps,
+        "np_cnp_sent": sent,
         "rx_icrc_encapsulated": 0,
     }

@@ -113,14 +113,20 @@ def test_both_ends_and_every_layer_agree(name: str) -> None:
         assert pfc.tx[port]["PFC3"] == counters["rx_prio3_pause"], where
 
         # FEC: one receiver, several views
-        assert counters["rx_crc_errors_phy"] == mlxlink.counters.effective_physical_errors
+        # A lost codeword breaks the frame(s) it carries (at most two, at a frame boundary);
+        # idle codewords carry none: frames with a bad FCS never outnumber lost codewords x 2.
+        lost = mlxlink.counters.effective_physical_errors
+        assert lost is not None and counters["rx_crc_errors_phy"] <= 2 * lost, where
+        assert (counters["rx_crc_errors_phy"] > 0) == (lost > 0), where
         per_lane = [counters[f"rx_err_lane_{lane}_phy"] for lane in range(4)]
         assert per_lane == mlxlink.counters.raw_physical_errors_per_lane, where
         assert sum(per_lane) <= counters["rx_corrected_bits_phy"] < sum(per_lane) + 4, where
         switch_fec = fec.interfaces[port]
         bins = next(iter(histogram.interfaces.values())).histogram  # it does not print the port
         assert switch_fec.fec_corr == sum(v or 0 for b, v in bins.items() if b != "BIN0"), where
-        assert status.interfaces[port].rx_err == switch_fec.fec_uncorr, where
+        rx_err = status.interfaces[port].rx_err
+        assert rx_err is not None and switch_fec.fec_uncorr is not None, where
+        assert rx_err <= 2 * switch_fec.fec_uncorr, where
         if nic_up and counters["rx_corrected_bits_phy"]:
             raw = mlxlink.counters.raw_physical_ber
             assert raw is not None and raw > 0, where

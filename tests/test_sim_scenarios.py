@@ -65,8 +65,9 @@ def test_pfc_storm_names_the_storming_nic_and_its_leaf_port(fabric: Fabric) -> N
     pfc = fabric.probe("switch.pfc", "leaf-g00-r4")
     found = flagged(pfc)
     assert found.pop("leaf-g00-r4:Ethernet40") is Verdict.FAIL
-    uplinks = {f"leaf-g00-r4:Ethernet{64 + 8 * i}" for i in range(8)}
-    assert set(found) == uplinks and set(found.values()) == {Verdict.WARN}  # the spread
+    # The leaf's pfcwd stormed the queue 200 ms into the storm and drops its traffic: the
+    # leaf no longer pauses its uplinks or other hosts (issue 35 S2), so nothing else shows.
+    assert not found, found
     only(fabric.probe("nic.ethtool", "node006:mlx5_4"), "node006:mlx5_4", Verdict.FAIL)
     only(fabric.probe("switch.queues", "leaf-g00-r4:Ethernet40"), "leaf-g00-r4:Ethernet40",
          Verdict.WARN)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fabtui.model.element import device_of
 from fabtui.model.topology import Nic, Switch, Topology
 from fabtui.sim import physics
 from fabtui.sim.base import DEFAULT_EPOCH, INF
@@ -86,6 +87,8 @@ FRAME = 4160
 """Bytes per RoCE frame (4096 payload + headers), for packet counts."""
 PRIORITY = 3
 """The lossless (RoCE) priority."""
+GO_BACK_N_FRAMES = 32
+"""Frames a RoCE sender has in flight when a loss makes it go back [inference]."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,18 @@ class GpuProduct:
     architecture: str
     memory_mib: int
     power_limit_w: int
+    temperature_limits_c: tuple[int, int, int, int] | None = None
+    """(shutdown, slowdown, max operating, memory max operating) °C as `nvidia-smi -q` prints
+    them; None where no public output of the part was found (printed N/A)."""
 
+
+_TEMPERATURE_LIMITS: dict[str, tuple[int, int, int, int]] = {
+    "A100": (92, 89, 85, 95),
+    "H100": (92, 89, 87, 95),
+}
+"""GPU Shutdown / Slowdown / Max Operating / Memory Max Operating Temp per generation: A100
+SXM4 80GB from a real `nvidia-smi -q -x` (shared/samples/nvidia-smi, telegraf), H100 80GB HBM3
+from public `nvidia-smi -q` outputs (the field review, S5)."""
 
 _PRODUCTS: dict[str, tuple[str, int, int]] = {
     "A100": ("NVIDIA A100-SXM4-80GB", 81920, 400),
@@ -143,7 +157,8 @@ def gpu_product(model: str | None) -> GpuProduct:
     """What nvidia-smi calls a GPU of topology model `model` (an H100 when unknown)."""
     generation = gpu_generation(model) or "H100"
     name, memory, power = _PRODUCTS[generation]
-    return GpuProduct(name, PLATFORMS[generation].architecture, memory, power)
+    return GpuProduct(name, PLATFORMS[generation].architecture, memory, power,
+                      _TEMPERATURE_LIMITS.get(generation))
 
 
 @dataclass(frozen=True)
@@ -162,6 +177,8 @@ class GpuState:
     reasons: tuple[str, ...]
     ecc_volatile_uncorrectable: int
     ecc_volatile_correctable: int
+    memory_temperature_c: int = 0
+    """HBM temperature (°C)."""
 
 
 class Sim(TrafficLayer, OpticsLayer):
@@ -182,7 +199,10 @@ class Sim(TrafficLayer, OpticsLayer):
         # dies of a flap longer than its retry window: breakpoints the base cannot know.
         stops = {self.storm_pause_window(f)[1] for f in self.faults
                  if f.kind is FaultKind.PFC_STORM and self.storm_pause_window(f)[1] != INF}
-        self._breakpoints = sorted({*self._breakpoints, *stops})
+        # ... and where a leaf's PFC watchdog starts and stops dropping a storming NIC's queue.
+        drops = {edge for f in self.faults if f.kind is FaultKind.PFC_STORM
+                 for edge in (self.watchdog_drops(f) or ()) if edge != INF}
+        self._breakpoints = sorted({*self._breakpoints, *stops, *drops, *self._loss_edges()})
         failure = self.job_failure()
         if failure is not None:  # the job's traffic stops there
             self._breakpoints = sorted({*self._breakpoints, failure[0]})
@@ -212,11 +232,13 @@ class Sim(TrafficLayer, OpticsLayer):
         tx_bytes = moved + (self.base("txb", *key) if not since else 0)
         corrected, lost, symbols, bins = self.receiver_counts(link, device, port, t)
         codewords = sum(bins[1:])
+        bad = self.lost_frames(link, device, port, t)
         if since:
             before = self.receiver_counts(link, device, port, since)
             corrected, lost, symbols = (corrected - before[0], lost - before[1],
                                         symbols - before[2])
             codewords -= sum(before[3][1:])
+            bad -= self.lost_frames(link, device, port, since)
         rx_pause = self.integrate(lambda x: self.pause_rates(device, port, link, x)[0], t, link)
         tx_pause = self.integrate(lambda x: self.pause_rates(device, port, link, x)[1], t, link)
         rx_pfc = [0] * 8
@@ -232,12 +254,58 @@ class Sim(TrafficLayer, OpticsLayer):
         post = rates.uncorrectable * physics.RS_N * physics.SYMBOL_BITS / line if up else 0.0
         drops = int(self.noise("drp", *key) * 40)
         return PortCounters(
-            up=up, rx_ok=rx_bytes // FRAME, tx_ok=tx_bytes // FRAME, rx_bytes=rx_bytes,
-            tx_bytes=tx_bytes, rx_err=lost, tx_err=0, rx_drp=drops, tx_drp=0,
+            up=up, rx_ok=rx_bytes // FRAME - bad, tx_ok=tx_bytes // FRAME, rx_bytes=rx_bytes,
+            tx_bytes=tx_bytes, rx_err=bad, tx_err=0, rx_drp=drops, tx_drp=0,
             rx_bps=now, tx_bps=now, speed_gbps=self.link_speed(link), rx_pfc=tuple(rx_pfc),
             tx_pfc=tuple(tx_pfc), fec_corr=codewords, fec_uncorr=lost,
             fec_symbol_err=symbols, pre_ber=ber, post_ber=post,
             link_down_events=self.down_events(link, t))
+
+    def frame_loss(self, link: int, device: str, port: str, t: float) -> float:
+        """Share of the frames `device:port` receives at `t` that arrive with a bad FCS: those
+        touching an uncorrectable codeword (physics.frame_loss_ratio)."""
+        if link not in self._by_link or not self.link_up(link, t):
+            return 0.0
+        ratio = self.fec_rates(link, device, port, t).uncorrectable_ratio
+        return physics.frame_loss_ratio(ratio, FRAME)
+
+    def lost_frames(self, link: int, device: str, port: str, t: float) -> int:
+        """Frames `device:port` received with a bad FCS over [0, t]: never more than the frames
+        the link carried (CRC errors, the port's RX_ERR, RoCE's lost packets)."""
+        if link not in self._by_link:
+            return 0
+        return int(self.integrate(
+            lambda x: self.rate(link, x) / FRAME * self.frame_loss(link, device, port, x), t,
+            link, self._optic_ramps(link)))
+
+    def transport_share(self, t: float) -> float:
+        """The share of its pace the job keeps while a host link of its loses frames: RoCE
+        (go-back-N) resends what was in flight after each lost packet [inference: a window of
+        `GO_BACK_N_FRAMES`], so goodput is 1 / (1 + loss x window) on the worst link."""
+        worst = 0.0
+        for link in self._lossy_links():
+            for device in self._link_ends(link):
+                worst = max(worst, self.frame_loss(link, device, "", t))
+        return 1.0 / (1.0 + worst * GO_BACK_N_FRAMES)
+
+    def _lossy_links(self) -> list[int]:
+        """Host links whose light a fault weakens (they may lose frames)."""
+        return [link for link, faults in self._by_link.items() if self._is_host_link(link) and
+                any(f.kind in (FaultKind.OPTIC_DEGRADING, FaultKind.DIRTY_CONNECTOR)
+                    for f in faults)]
+
+    def _link_ends(self, link: int) -> tuple[str, str]:
+        ends = self.topology.links[link]
+        return device_of(ends.a), device_of(ends.b)
+
+    def _loss_edges(self) -> set[float]:
+        """Where the job's pace changes with a lossy link: every 5 s over the two minutes before
+        its receiver gives up (the loss climbs steeply there), and the edges themselves."""
+        edges: set[float] = set()
+        for link in self._lossy_links():
+            for start, _end in self._receiver_down(link):
+                edges |= {start - 5.0 * k for k in range(25) if start - 5.0 * k > 0}
+        return edges
 
     # GPUs and ranks --------------------------------------------------------------------------
     def gpu(self, host: str, index: int, t: float) -> GpuState:
@@ -246,7 +314,11 @@ class Sim(TrafficLayer, OpticsLayer):
         gpu = next(g for g in node.gpus if g.index == index)
         slow = any(f.host == host for f in self.active(FaultKind.SLOW_NODE, t))
         busy = self.job_factor(t) > 0
-        temp = 58 + int(6 * self.noise("temp", host, index)) + (33 if slow else 0)
+        # A thermally throttled GPU sits at its slowdown point, above its max operating
+        # temperature (87 °C on an H100) and below its shutdown limit (92 °C): the driver
+        # slows its clocks (HW and SW thermal slowdown) precisely to stay there.
+        temp = (88 + int(2 * self.noise("temp", host, index))) if slow else \
+            58 + int(6 * self.noise("temp", host, index))
         return GpuState(
             index=index, model=gpu.model or "H100-SXM5-80GB", pci=gpu.pci,
             temperature_c=temp if busy else temp - 20,
@@ -258,7 +330,10 @@ class Sim(TrafficLayer, OpticsLayer):
             reasons=(("hw_thermal_slowdown", "sw_thermal_slowdown") if slow
                      else ("sw_power_cap",) if busy else ("gpu_idle",)),
             ecc_volatile_uncorrectable=0,
-            ecc_volatile_correctable=int(3 * self.noise("ecc", host, index)))
+            ecc_volatile_correctable=int(3 * self.noise("ecc", host, index)),
+            # The HBM stacks of a throttled H100 run hot too (85-90 °C; their limit is 95).
+            memory_temperature_c=(85 + int(6 * self.noise("temp", host, index))) if slow and busy
+            else (temp if busy else temp - 20) - 6)
 
     def rank_of(self, host: str, gpu: int) -> int | None:
         """The rank a GPU runs in the default 8-per-node placement."""

@@ -27,9 +27,21 @@ class LinkLayer(SimBase):
     `_windows`, `_window_indexes`, `_host_link`, `_leaf` and `_uplinks`."""
 
     def down_windows(self, link: int) -> list[tuple[float, float]]:
-        """Intervals during which `link` is down."""
+        """Intervals during which `link` is down (overlapping causes merged: a flap while the
+        link is already down is no new event)."""
         if link in self._windows:
             return self._windows[link]
+        windows = _merged(self._causes(link, hang=True))
+        self._windows[link] = windows
+        return windows
+
+    def outages(self, link: int) -> list[tuple[float, float]]:
+        """`down_windows` without the hang's dead cable (its job has its own story: it stalls
+        and the watchdog fires), merged: what a job on the link rides out or dies of."""
+        return _merged(self._causes(link, hang=False))
+
+    def _causes(self, link: int, *, hang: bool) -> list[tuple[float, float]]:
+        """Every down window of `link`, cause by cause (they may overlap)."""
         windows: list[tuple[float, float]] = []
         horizon = max(self.scenario.duration, 86400.0)
         for fault in self._by_link.get(link, []):
@@ -43,12 +55,16 @@ class LinkLayer(SimBase):
                 start = spec.at + float(params.get("flap_after_s", ramp))
                 windows += _periodic(start, end, float(params.get("period_s", 120)),
                                      float(params.get("down_s", 10)))
-            elif fault.kind in (FaultKind.NCCL_HANG, FaultKind.UPLINK_DOWN):
+            elif fault.kind is FaultKind.UPLINK_DOWN or (hang and fault.kind is
+                                                          FaultKind.NCCL_HANG):
                 windows.append((spec.at, spec.until if spec.until is not None else INF))
+        windows += self._receiver_down(link)
         windows += self._shut.get(link, [])
-        windows.sort()
-        self._windows[link] = windows
         return windows
+
+    def _receiver_down(self, link: int) -> list[tuple[float, float]]:
+        """Windows in which a receiver of `link` cannot hold it (the optics layer knows)."""
+        return []
 
     def link_up(self, link: int, t: float) -> bool:
         """Both ends agree: a port down on the leaf is link down on the NIC."""
@@ -134,6 +150,17 @@ class LinkLayer(SimBase):
         if leaf not in self._uplinks:
             self._uplinks[leaf] = self.graph.uplinks(leaf)
         return self._uplinks[leaf]
+
+
+def _merged(windows: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """`windows` sorted, overlapping or touching ones joined."""
+    out: list[tuple[float, float]] = []
+    for start, end in sorted(windows):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 def _periodic(start: float, end: float, period: float, down: float) -> list[tuple[float, float]]:

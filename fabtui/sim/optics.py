@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from fabtui.model.element import device_of
 from fabtui.sim import physics
+from fabtui.sim.base import INF
 from fabtui.sim.faults import Fault
 from fabtui.sim.links import LinkLayer
 from fabtui.sim.scenario import FaultKind
@@ -158,6 +159,46 @@ class OpticsLayer(LinkLayer):
             # 1.2 .. 2.6): above the sensitivity knee, so its BER is the lane's floor.
             return floor
         return physics.lane_ber(self.rx_power(link, device, port, lane, t), floor)
+
+    def _signal_ber(self, link: int, device: str, t: float) -> float:
+        """The lanes' mean pre-FEC BER of the light reaching `device`'s receiver at `t`, link
+        state aside (what decides whether the receiver can hold the link)."""
+        bers = [physics.lane_ber(self.rx_power(link, device, "", lane, t),
+                                 physics.HEALTHY_BER_FLOOR *
+                                 (1 + 3 * self.noise("ber", link, device, lane)))
+                for lane in range(1, LANES + 1)]
+        return sum(bers) / len(bers)
+
+    def _receiver_down(self, link: int) -> list[tuple[float, float]]:
+        """When a receiver of `link` is past the high-SER limit (physics.high_ser) the link is
+        down: from the moment its light makes the decoder fail until the fault is repaired.
+        Light only worsens while a laser ages (or stays as bad behind a dirty connector), so
+        the first moment is found by bisection over the fault's ramp."""
+        ends = [device_of(e) for e in (self.topology.links[link].a, self.topology.links[link].b)]
+        windows: list[tuple[float, float]] = []
+        for fault in self._by_link.get(link, []):
+            if fault.kind not in (FaultKind.OPTIC_DEGRADING, FaultKind.DIRTY_CONNECTOR):
+                continue
+            start = fault.spec.at
+            end = fault.spec.until if fault.spec.until is not None else INF
+            ramp = float(fault.spec.params.get("ramp_s", 0)) \
+                if fault.kind is FaultKind.OPTIC_DEGRADING else 0.0
+            last = min(end, start + ramp) if end != INF or ramp else start
+            worst = max(last - 1e-6, start)
+
+            def failing(at: float) -> bool:
+                return any(physics.high_ser(self._signal_ber(link, device, at))
+                           for device in ends)
+
+            if not failing(worst):
+                continue
+            low, high = start, worst
+            if not failing(low):
+                for _ in range(40):  # to well under a millisecond
+                    middle = (low + high) / 2
+                    low, high = (low, middle) if failing(middle) else (middle, high)
+            windows.append((round(high, 3), end))
+        return windows
 
     def pre_fec_ber(self, link: int, device: str, port: str, t: float) -> float:
         """Bit error ratio before FEC at the receiver of `device:port` (the lanes' mean: the

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 
 from fabtui.model.element import device_of
-from fabtui.model.topology import Role
+from fabtui.model.topology import Flavor, Role
 from fabtui.sim.base import INF
 from fabtui.sim.faults import Fault
 from fabtui.sim.links import LinkLayer
@@ -52,6 +52,31 @@ class PfcLayer(LinkLayer):
         """Seconds mlx5 lets its receiver stall while pausing before it stops (0: never)."""
         return float(fault.spec.params.get("stall_prevention_s", STALL_PREVENTION_S))
 
+    def watchdog_drops(self, fault: Fault) -> tuple[float, float] | None:
+        """When the storming NIC's leaf runs SONiC's PFC watchdog (action drop), the window in
+        which it has stormed the NIC's lossless queue: from the detection time after the pause
+        began until the restoration time after it stopped. In it the leaf ignores the NIC's
+        pause and drops that queue's traffic both ways, so nothing spreads and nothing is
+        delivered (sonic-utilities pfcwd; SONiC PFC watchdog design: drop action). None when
+        the leaf has no watchdog."""
+        leaf = self._leaf_of_link(fault.link or -1)
+        switch = self.graph.switches.get(leaf or "")
+        if switch is None or switch.flavor is not Flavor.SONIC:
+            return None
+        start, end = self.storm_pause_window(fault)
+        if end - start <= PFCWD_DETECTION_S:
+            return None
+        return start + PFCWD_DETECTION_S, end + PFCWD_RESTORATION_S
+
+    def dropping(self, link: int, t: float) -> bool:
+        """True when a PFC watchdog drops the lossless traffic of host link `link` at `t`."""
+        for fault in self.faults:
+            if fault.kind is FaultKind.PFC_STORM and fault.link == link:
+                window = self.watchdog_drops(fault)
+                if window is not None and window[0] <= t < window[1]:
+                    return True
+        return False
+
     def full_pause_rate(self, link: int) -> float:
         """Pause frames/s that hold a priority paused all the time at the link's speed (one
         frame of 65535 quanta holds it 65535 x 512 bit times): ~11.9k at 400G, ~3k at 100G."""
@@ -72,10 +97,11 @@ class PfcLayer(LinkLayer):
                         tx += full  # the NIC keeps its receiver paused: the storm itself
                     else:
                         rx += full  # the leaf port facing it receives every pause frame
-                elif device == storm_leaf:
-                    # The leaf cannot drain toward the storming host: it pauses its other ports.
+                elif self._spreading(fault, t) and device == storm_leaf:
+                    # The leaf cannot drain toward the storming host: it pauses its other ports
+                    # until its watchdog storms the queue and drops what it holds.
                     tx += 2000.0 if not self._is_host_link(link) else 600.0
-                elif self._leaf_of_link(link) == storm_leaf:
+                elif self._spreading(fault, t) and self._leaf_of_link(link) == storm_leaf:
                     rx += 2000.0 if not self._is_host_link(link) else 600.0
             elif fault.kind is FaultKind.PFC_DEADLOCK and fault.active(t):
                 for waiter, holder, cycle_link in self.deadlock_cycle(fault):
@@ -92,6 +118,11 @@ class PfcLayer(LinkLayer):
                     else:
                         rx += 600.0
         return rx, tx
+
+    def _spreading(self, fault: Fault, t: float) -> bool:
+        """True while a storm's pause spreads from its leaf (no watchdog has stormed it)."""
+        window = self.watchdog_drops(fault)
+        return window is None or not window[0] <= t < window[1]
 
     def deadlock_cycle(self, fault: Fault) -> list[tuple[str, str, int]]:
         """(waiter, holder, link) around a PFC deadlock's loop: `waiter` cannot send to

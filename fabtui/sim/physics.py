@@ -15,6 +15,15 @@ counters) prints the same integrals, so the layers cannot disagree.
   uncorrectable codewords appear. The histogram bins (codewords by the number of symbol errors
   corrected, BIN0..BIN15, as SONiC `show interfaces counters fec-histogram` and mlxlink
   `--show_histogram` print them) are the same distribution.
+- An uncorrectable codeword invalidates the 66b blocks it carries, so every frame that touches
+  one arrives with a bad FCS: a frame of F bytes spans F x 8 / 5140 + 1 codewords on average, and
+  the frames lost are a share of the frames sent, never more than them.
+- The link fails when the decoder is overwhelmed: past `HI_SER_MEAN_SYMBOLS` symbol errors per
+  codeword (pre-FEC BER about 1.9e-3) some 7 % of codewords and half the frames are lost, and the
+  receiver no longer holds the link [inference]. Not the 6380-in-8192-codewords monitor of the
+  error-indication bypass mode (Intel RS-FEC `rsfec_lane_cfg`: that limit is mean 0.78, a BER of
+  about 1.4e-4, below the 2.4e-4 RS(544,514) design BER at which IEEE 802.3 400G PMDs must still
+  deliver frames).
 """
 
 from __future__ import annotations
@@ -33,6 +42,10 @@ HEALTHY_BER_FLOOR = 2e-9
 SENSITIVITY_KNEE_DBM = -4.0
 DECADES_PER_DB = 1.1
 MAX_BER = 2e-2
+HI_SER_MEAN_SYMBOLS = 10.0
+"""Mean symbol errors per codeword past which the receiver loses the link (module docstring)."""
+PAYLOAD_BITS = RS_K * SYMBOL_BITS
+"""Bits of the PCS stream each codeword carries (5140)."""
 
 
 def lane_ber(power_dbm: float | None, floor: float) -> float:
@@ -43,6 +56,27 @@ def lane_ber(power_dbm: float | None, floor: float) -> float:
     if power_dbm < SENSITIVITY_KNEE_DBM:
         ber *= 10 ** ((SENSITIVITY_KNEE_DBM - power_dbm) * DECADES_PER_DB)
     return min(ber, MAX_BER)
+
+
+def symbol_errors_per_codeword(ber: float) -> float:
+    """Mean 10-bit symbol errors in a 544-symbol codeword at pre-FEC `ber`."""
+    if ber <= 0:
+        return 0.0
+    return RS_N * -math.expm1(SYMBOL_BITS * math.log1p(-min(ber, 0.5)))
+
+
+def high_ser(ber: float) -> bool:
+    """True when a receiver at pre-FEC `ber` is past the limit at which the link fails."""
+    return symbol_errors_per_codeword(ber) > HI_SER_MEAN_SYMBOLS
+
+
+def frame_loss_ratio(uncorrectable_ratio: float, frame_bytes: int) -> float:
+    """Share of `frame_bytes` frames with a bad FCS when `uncorrectable_ratio` of the codewords
+    are lost: a frame is lost when any codeword it spans is (frame bits / 5140 + 1 on average)."""
+    if uncorrectable_ratio <= 0:
+        return 0.0
+    spans = frame_bytes * 8 / PAYLOAD_BITS + 1
+    return -math.expm1(spans * math.log1p(-min(uncorrectable_ratio, 1.0 - 1e-15)))
 
 
 def codewords_per_s(speed_gbps: float) -> float:
@@ -58,7 +92,7 @@ class FecRates:
     bins: tuple[float, ...]
     """Codewords/s with 0..15 symbol errors (all corrected)."""
     uncorrectable: float
-    """Codewords/s with more than 15 symbol errors: lost, each one a frame with a bad FCS."""
+    """Codewords/s with more than 15 symbol errors: lost, with the frames they carry."""
     corrected_symbols: float
     corrected_bits: float
 
@@ -66,6 +100,12 @@ class FecRates:
     def corrected_codewords(self) -> float:
         """Codewords/s that had errors and were corrected (bins 1..15)."""
         return sum(self.bins[1:])
+
+    @property
+    def uncorrectable_ratio(self) -> float:
+        """Share of the codewords decoded that were lost."""
+        total = sum(self.bins) + self.uncorrectable
+        return self.uncorrectable / total if total else 0.0
 
 
 def fec_rates(ber: float, speed_gbps: float) -> FecRates:

@@ -59,21 +59,38 @@ class TrafficLayer(PfcLayer):
         return ib_retry_window_s(workload.nccl_version, workload.nccl_env)
 
     def job_failure(self) -> tuple[float, int] | None:
-        """(when, link) the job dies of a flap longer than its retry window, or None: the
-        first down window of a host link that outlasts `retry_window_s`."""
+        """(when, link) the job dies of a host link down longer than its retry window, or
+        None: the first outage (a flap, an optic's flap or failed receiver, a shut port) of a
+        host link that outlasts `retry_window_s`. A hang's dead cable has its own story."""
         if self._failure is None:
             window = self.retry_window_s()
             found: tuple[float, int] | None = None
-            for fault in self.faults:
-                if fault.kind is not FaultKind.LINK_FLAP or fault.link is None or \
-                        not self._is_host_link(fault.link):
+            for link in sorted({*self._by_link, *self._shut}):
+                if not self._is_host_link(link):
                     continue
-                for start, end in self.down_windows(fault.link):
+                for start, end in self._outages_and_drops(link):
                     if end - start > window and (found is None or start + window < found[0]):
-                        found = (start + window, fault.link)
+                        found = (start + window, link)
                         break
             self._failure = (found,)
         return self._failure[0]
+
+    def transport_share(self, t: float) -> float:
+        """The share of its pace the job keeps despite frames lost on its links (1.0 here; the
+        simulation, which knows the FEC, works it out)."""
+        return 1.0
+
+    def _outages_and_drops(self, link: int) -> list[tuple[float, float]]:
+        """The outages of host link `link`, and the windows in which a PFC watchdog drops its
+        lossless traffic (the QPs see no ACK either way)."""
+        drops = [window for fault in self.faults if fault.kind is FaultKind.PFC_STORM and
+                 fault.link == link and (window := self.watchdog_drops(fault)) is not None]
+        return sorted([*self.outages(link), *drops])
+
+    def cut_off(self, t: float) -> set[str]:
+        """Hosts a PFC watchdog cuts off at `t` (a collective through them cannot finish)."""
+        return {f.host for f in self.faults if f.kind is FaultKind.PFC_STORM and f.host and
+                f.link is not None and self.dropping(f.link, t)}
 
     def job_factor(self, t: float) -> float:
         """How fast the job runs at `t` (0: stalled by a hang, or dead of a long flap; < 1: a
@@ -83,7 +100,7 @@ class TrafficLayer(PfcLayer):
         failure = self.job_failure()
         if failure is not None and t >= failure[0]:
             return 0.0
-        factor = 1.0
+        factor = self.transport_share(t)
         for fault in self.active(FaultKind.SLOW_NODE, t):
             factor = min(factor, float(fault.spec.params.get("job_factor", 0.6)))
         return factor
@@ -95,6 +112,8 @@ class TrafficLayer(PfcLayer):
         line = self.link_speed(link) * 1e9 / 8
         jitter = 0.97 + 0.06 * self.noise("rate", link)
         if self._is_host_link(link):
+            if self.dropping(link, t):
+                return 0.0  # the leaf's PFC watchdog drops the lossless queue both ways
             share = self.scenario.workload.utilization * jitter * self.job_factor(t)
             for fault in self.storming(t):
                 if fault.link == link:
@@ -140,15 +159,26 @@ class TrafficLayer(PfcLayer):
         return int(self.integrate(lambda x: self.rate(link, x), t, link))
 
     # ECN and CNP -----------------------------------------------------------------------------
-    def congestion(self, host: str, nic: Nic, t: float) -> tuple[float, float]:
-        """(ECN-marked packets received, CNPs) per second for a NIC (another job's traffic)."""
+    def congestion(self, host: str, nic: Nic, t: float) -> tuple[float, float, float]:
+        """(ECN-marked packets received, CNPs sent, CNPs handled) per second for a NIC.
+
+        The two CNP counters are two directions (mlx5 counters.rst): as notification point the
+        NIC answers the marked packets it *receives* with CNPs (`np_cnp_sent`, at most one per
+        QP per `min_time_between_cnps`, so fewer than the marks), as reaction point it slows its
+        *own* sends for the CNPs its peers return (`rp_cnp_handled`), which depend on the
+        queues its traffic crosses, not the ones its receive traffic crosses. Each direction
+        and NIC has its own share [inference: 35-45 % of marks answered, per direction].
+        Another job on the NIC's leaf marks both directions heavily."""
         where = self.actual_port(host, nic.name) or ""
         leaf = device_of(where)
         base = 3.0 + 5.0 * self.noise("cnp", host, nic.name)
+        into = 0.35 + 0.1 * self.noise("np", host, nic.name)
+        back = 0.8 + 0.4 * self.noise("rp", host, nic.name)
         for fault in self.active(FaultKind.INTERFERENCE, t):
             if fault.switch == leaf:
-                return 52000.0, 21000.0
-        return base * 2.5, base
+                marked = 52000.0 * (0.8 + 0.4 * self.noise("ecn", host, nic.name))
+                return marked, marked * into, marked * into * back
+        return base * 2.5, base * 2.5 * into, base * 2.5 * into * back
 
     # collective performance ------------------------------------------------------------------
     def busbw(self, nodes: Sequence[str], t: float, size: int, *,
@@ -189,7 +219,8 @@ class TrafficLayer(PfcLayer):
             if interference and any(self._behind(n) & interference for n in nodes):
                 peak *= 0.7
             storming = {self._leaf_of_link(f.link) for f in self.storming(t)
-                        if f.link is not None and self.link_up(f.link, t)}
+                        if f.link is not None and self.link_up(f.link, t)
+                        and self._spreading(f, t)}
             if storming and any(self._behind(n) & storming for n in nodes):
                 peak *= 0.25  # the paused leaf holds every rail flow through it
             if collective == "alltoall" and not pxn:
@@ -199,7 +230,8 @@ class TrafficLayer(PfcLayer):
                              for leaf in self._behind(n)), default=1.0)
         if set(slow) & set(nodes):
             peak *= min(factor for host, factor in slow.items() if host in nodes)
-        if self.active(FaultKind.NCCL_HANG, t) and len(nodes) > 1:
+        if (self.active(FaultKind.NCCL_HANG, t) or self.cut_off(t) & set(nodes)) and \
+                len(nodes) > 1:
             return 0.0
         jitter = 0.995 + 0.01 * self.noise("bw", tuple(nodes), size)  # stable run to run
         return peak * size / (size + 6e6) * jitter

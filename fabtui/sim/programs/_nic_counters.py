@@ -30,7 +30,10 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
     corrected, lost, _symbols = sim.receiver(link, host, nic.name, t)
     received_bits = sim.bits_received(link, t)
     warnings, errors = storm_events(sim, host, nic.name, t)
-    rdma_bytes = counters.rx_bytes
+    # Frames that touched an uncorrectable codeword arrive with a bad FCS and are dropped:
+    # counted by rx_crc_errors_phy, not by the packet counters (mlx5 counters.rst).
+    bad = counters.rx_err
+    rdma_bytes = counters.rx_bytes - bad * FRAME
     values |= {
         "rx_vport_rdma_unicast_packets": rdma_bytes // FRAME,
         "rx_vport_rdma_unicast_bytes": rdma_bytes,
@@ -45,9 +48,11 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         "rx_corrected_bits_phy": corrected,
         **{f"rx_err_lane_{lane}_phy": bits for lane, bits in
            enumerate(sim.lane_corrected_bits(link, host, nic.name, t))},
-        # Each uncorrectable codeword is a frame with a bad FCS (mlx5 counters.rst).
-        "rx_crc_errors_phy": lost,
-        "rx_symbol_err_phy": lost,
+        # Packets dropped for a bad FCS / for coding errors (mlx5 counters.rst): the frames
+        # that touched an uncorrectable codeword, a share of the frames received; the PCS
+        # counts the symbols FEC could not correct (at least one per lost codeword).
+        "rx_crc_errors_phy": bad,
+        "rx_symbol_err_phy": bad,
         "rx_pcs_symbol_err_phy": lost,
         "rx_discards_phy": 0,
         "rx_out_of_buffer": 0,
@@ -114,7 +119,8 @@ def rdma_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
     link = attachment.link_index if attachment else -1
     moved = sim.bytes_moved(link, t) if attachment else 0
     marked = int(sim.integrate(lambda x: sim.congestion(host, nic, x)[0], t, link))
-    cnps = int(sim.integrate(lambda x: sim.congestion(host, nic, x)[1], t, link))
+    sent = int(sim.integrate(lambda x: sim.congestion(host, nic, x)[1], t, link))
+    handled = int(sim.integrate(lambda x: sim.congestion(host, nic, x)[2], t, link))
     hang = [f for f in sim.faults if f.kind is FaultKind.NCCL_HANG and f.host == host
             and f.nic == nic.name and f.spec.at <= t]
     # A dead link: the QPs retransmit once per ACK timeout until the retry count runs out.
@@ -123,12 +129,14 @@ def rdma_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
     timeouts = sum(min(retries * 64, int((t - f.spec.at) / per_try) * 64) for f in hang)
     base = sim.base
     key = (host, nic.name)
+    lost_packets = sim.lost_frames(link, host, nic.name, t) if attachment else 0
     return {
         "rx_write_requests": moved // (512 * 1024) + base("wr", *key, scale=1e6),
         "rx_read_requests": base("rd", *key, scale=1e4),
         "rx_atomic_requests": 0,
         "out_of_buffer": 0,
-        "out_of_sequence": base("oos", *key, scale=20),
+        # A lost packet makes the next one arrive out of sequence (the responder NAKs it).
+        "out_of_sequence": base("oos", *key, scale=20) + lost_packets,
         "duplicate_request": 0,
         "rnr_nak_retry_err": 0,
         "packet_seq_err": 0,
@@ -148,8 +156,8 @@ def rdma_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         "roce_slow_restart_cnps": 0,
         "roce_slow_restart_trans": 0,
         "rp_cnp_ignored": 0,
-        "rp_cnp_handled": cnps,
+        "rp_cnp_handled": handled,
         "np_ecn_marked_roce_packets": marked,
-        "np_cnp_sent": cnps,
+        "np_cnp_sent": sent,
         "rx_icrc_encapsulated": 0,
     }

@@ -63,7 +63,10 @@ def nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
                         "ordinal'\n"), 2
         slots = slots[:gpus_per_proc]
     ranks = len(slots)
-    hung = sim.active(FaultKind.NCCL_HANG, t) and len(nodes) > 1
+    # A dead link behind a hang, or a NIC whose leaf's PFC watchdog drops its traffic: the
+    # QPs toward it exhaust their retries and the run fails.
+    cut_off = sorted(sim.cut_off(t) & set(nodes))
+    hung = bool(sim.active(FaultKind.NCCL_HANG, t) or cut_off) and len(nodes) > 1
     lines = ["# nccl-tests version 2.17.1 nccl-headers=22705 nccl-library=22705",
              f"# Collective test starting: {binary}",
              f"# nThread 1 nGpus {gpus_per_proc} minBytes {low} maxBytes {high} step: 2(factor)"
@@ -101,7 +104,7 @@ def nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
         size *= 2
     if hung:
         stuck = next((f.host for f in sim.active(FaultKind.NCCL_HANG, t) if f.host in nodes),
-                     nodes[-1])
+                     cut_off[0] if cut_off else nodes[-1])
         pid = 40000 + 7 * next(i for i, (h, _) in enumerate(slots) if h == stuck)
         lines += [f"{stuck}: Test NCCL failure common.cu:1159 'remote process exited or"
                   " there was a network error / '", f" .. {stuck} pid {pid}: Test failure "

@@ -45,6 +45,10 @@ def nvidia_smi_q(sim: Sim, node: Node, t: float) -> str:
     for gpu in sorted(node.gpus, key=lambda g: g.index):
         state = sim.gpu(node.hostname, gpu.index, t)
         product = gpu_product(gpu.model)
+        # Shutdown, slowdown, max operating and memory max operating temperature, as the
+        # part's own nvidia-smi prints them (N/A where the demo knows no real output).
+        limits = [f"{c} C" for c in product.temperature_limits_c] \
+            if product.temperature_limits_c else ["N/A"] * 4
         memory = product.memory_mib
         used = min(71234, memory - 1024) if state.utilization_pct else 0
         bus = "0000" + gpu.pci  # nvidia-smi prints an 8-digit domain
@@ -118,7 +122,13 @@ def nvidia_smi_q(sim: Sim, node: Node, t: float) -> str:
 \t\t</remapped_rows>
 \t\t<temperature>
 \t\t\t<gpu_temp>{state.temperature_c} C</gpu_temp>
-\t\t\t<memory_temp>{state.temperature_c - 6} C</memory_temp>
+\t\t\t<gpu_temp_tlimit>N/A</gpu_temp_tlimit>
+\t\t\t<gpu_temp_max_threshold>{limits[0]}</gpu_temp_max_threshold>
+\t\t\t<gpu_temp_slow_threshold>{limits[1]}</gpu_temp_slow_threshold>
+\t\t\t<gpu_temp_max_gpu_threshold>{limits[2]}</gpu_temp_max_gpu_threshold>
+\t\t\t<gpu_target_temperature>N/A</gpu_target_temperature>
+\t\t\t<memory_temp>{state.memory_temperature_c} C</memory_temp>
+\t\t\t<gpu_temp_max_mem_threshold>{limits[3]}</gpu_temp_max_mem_threshold>
 \t\t</temperature>
 \t\t<gpu_power_readings>
 \t\t\t<power_state>P0</power_state>

@@ -450,6 +450,12 @@ def _conclusion(kind: ReportKind, verdict: Verdict, failures: Sequence[Failure],
         if unfinished:
             return f"INCOMPLETE: session(s) {', '.join(unfinished)} did not finish " \
                    f"(fabtui runbook resume {unfinished[0]})"
+        stopped = [j.session for j in repairs if j.session.outcome is Verdict.ERROR]
+        if stopped:
+            reason = stopped[0].finished.reason if stopped[0].finished else ""
+            return f"INCOMPLETE: session {stopped[0].id} stopped before its end" + \
+                (f" ({reason})" if reason else "") + \
+                f"; fabtui runbook resume {stopped[0].id} continues it"
         if not any(j.repaired_at is not None for j in repairs):
             ended = [f"{j.session.outcome}" + (f" ({j.session.finished.reason})"
                                                if j.session.finished and

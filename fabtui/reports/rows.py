@@ -28,10 +28,9 @@ from fabtui.reports.rules import Rule, rule_for
 
 BAD = (Verdict.WARN, Verdict.FAIL, Verdict.ERROR, Verdict.ABORTED, Verdict.CANCELLED)
 _STATE_METRICS = ("state", "port.state", "port.physical_state")
-_PHYSICAL = ("temperature", "tx_power", "tx_bias", "rx_power", "voltage", "link_down",
-             "state_down", "optic_", "alarm.", "port.state", "port.physical_state", "state",
-             "recommendation")
-"""Readings of the module or the port itself: still true on a link that is down."""
+_PHYSICAL = ("state_down", "optic_")
+"""What says the link is down, and the module's identity: every other number read on a link
+that is down (a BER, a counter, a rate, even the module's temperature) is not a pass."""
 
 
 @dataclass
@@ -119,11 +118,9 @@ def readings(blocks: Iterable[BlockRecord]) -> list[Reading]:
                               value=value, verdict=verdict_of(metric.get("verdict")))
             component = reading.component
             why = lanes.get(component) or ports.get(port_of(component))
-            if why and number(value) is not None and \
+            if why and number(value) is not None and reading.verdict not in BAD and \
                     not reading.name.startswith(_PHYSICAL):
-                reading.down, reading.value = why, why
-                reading.verdict = Verdict.FAIL if reading.verdict.rank < Verdict.FAIL.rank \
-                    else reading.verdict
+                reading.down, reading.value, reading.verdict = why, why, Verdict.FAIL
             found.append(reading)
     return found
 
@@ -160,8 +157,10 @@ def criteria(session: str, judged: Sequence[Reading],
             if any(r.verdict in BAD for r in was):
                 rows.append(_not_reread(session, key, was, thresholds))
             continue
-        if rule is None and not any(r.verdict in BAD for r in [*found, *was]):
-            continue  # a reading no rule judges, fine: not a criterion
+        judged_here = any(r.verdict in BAD and not r.down for r in [*found, *was]) or \
+            (rule_for(*key) is not None and any(r.down for r in found))
+        if rule is None and not judged_here:
+            continue  # a reading no rule judges (a rate, a count): not a criterion
         if rule is not None and not any(_judgeable(r) for r in found):
             continue
         rows.append(_row(session, key, found, was, rule, thresholds))
@@ -291,7 +290,13 @@ def _reference(reading: Reading, rule: Threshold | None, words: Rule | None) -> 
         return source
     if rule is not None:
         return rule.source
-    return words.source if words is not None else None
+    if words is not None:
+        return words.source
+    return DOWN_SOURCE if reading.down else None
+
+
+DOWN_SOURCE = ("[inference] a counter, a rate or a BER read on a link that is down, or on a lane "
+               "with no light, measures no traffic")
 
 
 def show(value: object, unit: str = "") -> str:

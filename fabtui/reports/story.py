@@ -139,7 +139,23 @@ def problems(session: str, found: Sequence[Reading], blocks: Sequence[BlockRecor
             out.append(Problem(element=str(block.result.get("target") or block.probe),
                                what=[f"{block.probe} could not measure: {block.message}"],
                                verdict=block.verdict, source=block.source(session)))
-    return out
+    return _merged(out)
+
+
+def _merged(found: Sequence[Problem]) -> list[Problem]:
+    """One problem per element: what two blocks said of the same element, together."""
+    merged: dict[str, Problem] = {}
+    for problem in found:
+        had = merged.get(problem.element)
+        if had is None:
+            merged[problem.element] = problem
+            continue
+        verdict = worst([had.verdict, problem.verdict])
+        merged[problem.element] = had.model_copy(update={
+            "what": [*had.what, *(w for w in problem.what if w not in had.what)],
+            "verdict": verdict,
+            "source": had.source if had.verdict is verdict else problem.source})
+    return list(merged.values())
 
 
 def _values(found: Sequence[Reading], thresholds: Mapping[str, Sequence[Threshold]]) -> str:

@@ -237,3 +237,20 @@ def test_thresholds_are_numbers_with_their_source(journey: dict[str, Any]) -> No
     assert re.search(r"FAIL if < [\d.]+ mA", bias["requirement"])
     for row in report["criteria"]:
         assert row["reference"], row["name"]  # every threshold says where it comes from
+
+
+def test_a_repair_stopped_before_anything_was_repaired_says_so(tmp_path: Path) -> None:
+    """Journey (b)'s `n` at "Is node003 drained?": nothing was repaired. Whether the engine
+    ends the session there or waits for the answer, the report judges the state as found and
+    never calls it repaired."""
+    config = _config(tmp_path)
+    _cli(config, "--scenario", "optic-degrading", "runbook", "run", "optic-replacement",
+         "--input", "port=leaf-g00-r3:Ethernet16", "--answer", "drain=node003",
+         "--answer", "drained=no")
+    session = _newest(config)
+    report, text = _report(config, session)
+    assert report["kind"] == "repair" and report["verdict"] not in ("ok", "warn")
+    assert "REPAIRED and verified" not in text and "after the repair" not in text
+    assert "No repair was made" in report["summary"][0]
+    assert "leaf-g00-r3:Ethernet16" in {p["element"] for p in report["problems"]}
+    assert check_rows(report, text, _down_in_journal(config, session)) > 5

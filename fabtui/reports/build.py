@@ -533,14 +533,17 @@ def _summary(kind: ReportKind, verdict: Verdict, judged: Sequence[_Judged],
                 lines.append(f"Found ({j.session.runbook}): {failing[-1].message}.")
             if j.session.finished is not None and j.session.finished.handover:
                 lines.append(f"Handed over to {j.session.finished.handover}.")
+    repaired = any(j.repaired_at is not None for j in judged)
+    if kind is ReportKind.REPAIR and not repaired:
+        lines.append("No repair was made: the readings below are the state as found.")
     passed = sum(c.verdict is Verdict.OK for c in criteria)
     judged_rows = sum(c.verdict is not Verdict.SKIPPED for c in criteria)
     if kind is not ReportKind.INCIDENT and judged_rows:
         lines.append(f"{passed} of {judged_rows} criteria pass"
-                     + (" after the repair" if kind is ReportKind.REPAIR else "") + ".")
+                     + (" after the repair" if repaired else "") + ".")
     elements = [p for p in found if not p.element.startswith(("check ", "block "))]
     if elements and kind is not ReportKind.INCIDENT:
-        lines += [f"{'Still failing' if kind is ReportKind.REPAIR else 'Failing'}: "
+        lines += [f"{'Still failing' if repaired else 'Failing'}: "
                   f"{element_line(p)}." for p in elements[:5]]
         if len(elements) > 5:
             lines.append(f"... and {len(elements) - 5} more element(s) below.")

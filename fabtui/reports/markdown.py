@@ -185,8 +185,12 @@ def _method(report: Report) -> list[str]:
 def _results(report: Report, images: Images) -> list[str]:
     out: list[str] = []
     if report.criteria:
-        out += [f"## {RESULTS.get(report.kind, 'Results against the criteria')}", ""]
-        if report.kind is ReportKind.REPAIR:
+        repaired = report.kind is ReportKind.REPAIR and \
+            any(c.before is not None for c in report.criteria)
+        heading = RESULTS.get(report.kind, "Results against the criteria") if repaired or \
+            report.kind is not ReportKind.REPAIR else "Results as found (no repair made)"
+        out += [f"## {heading}", ""]
+        if repaired:
             out += _table(["criterion", "threshold (source)", "before the repair",
                            "after the repair", "result", "recorded in"],
                           [[c.name, _threshold(c), c.before or "-", c.measured,
@@ -230,7 +234,7 @@ def _results(report: Report, images: Images) -> list[str]:
         out += ["## Before the repair", ""]
         out += _problems(report.before_problems)
     if report.problems:
-        out += ["## " + ("Still failing after the repair" if report.kind is ReportKind.REPAIR
+        out += ["## " + ("Still failing after the repair" if report.before_problems
                          else "Failures and warnings"), ""]
         out += _problems(report.problems)
     return out

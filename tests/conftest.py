@@ -20,7 +20,7 @@ SPREAD = frozenset({
     "test_runbook_library.py", "test_parse_streaming.py", "test_docs.py", "test_hostile_input.py",
     "test_tui_runbooks.py", "test_tui_journeys.py", "test_tui_cases.py", "test_tui_console.py",
     "test_tui_triage.py", "test_tui_tmux.py", "test_tui_app.py", "test_tui_live.py",
-    "test_tui_report.py", "test_tui_typeahead.py",
+    "test_tui_report.py", "test_tui_typeahead.py", "test_report_truth.py",
 })
 """Files whose tests are long and independent (each its own scratch folders, no module-scoped
 fixture): pytest-xdist hands them out one test at a time. Every other file's tests stay

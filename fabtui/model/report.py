@@ -5,6 +5,7 @@ rendered as markdown or HTML. Every figure keeps the session and block it came f
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,6 +16,8 @@ class ReportKind(StrEnum):
     """The documents a fabric team hands over."""
 
     ACCEPTANCE = "acceptance"
+    TEST = "test"
+    REPAIR = "repair"
     RDMA = "rdma"
     NCCL = "nccl"
     FAULT_INJECTION = "fault-injection"
@@ -60,18 +63,52 @@ class SessionRef(_Model):
     blocks: int = 0
 
 
+class Bound(_Model):
+    """One limit of a rule: `verdict` when the value `op` `limit` (`FAIL if >= 100`)."""
+
+    verdict: Verdict
+    op: Literal["<", "<=", ">", ">="]
+    limit: float
+
+    def holds(self, value: float) -> bool:
+        """Whether `value` crosses this limit."""
+        return {"<": value < self.limit, "<=": value <= self.limit,
+                ">": value > self.limit, ">=": value >= self.limit}[self.op]
+
+
+def judged_by(bounds: list[Bound], value: float) -> Verdict:
+    """The verdict `bounds` (worst first) give `value`: the first limit it crosses, else ok."""
+    return next((b.verdict for b in bounds if b.holds(value)), Verdict.OK)
+
+
 class Criterion(_Model):
-    """One acceptance criterion: what is required, what was measured, and the verdict."""
+    """One acceptance criterion: what is required, what was measured, and the verdict.
+
+    One reading decides the row (the worst): its value, the limits applied to it (`bounds`)
+    and its verdict, so the row cannot contradict itself: with `bounds`, the verdict is what
+    they give the value (`judged_by`); a value that is no number (no light, a link down, a
+    state) has the rule in words and is never ok when it is a fault."""
 
     name: str
     requirement: str
-    """The threshold in words (`busbw >= 340 GB/s`, `no uncorrectable FEC`)."""
+    """The threshold in numbers and words (`FAIL if >= 100; WARN if >= 1`), with the rule."""
     measured: str
-    """The measured value or the worst one (`382.43 GB/s`, `1474 on leaf-g00-r3:Ethernet16`)."""
+    """The deciding reading and where (`-inf dBm (no light) on leaf-g00-r3:Ethernet16/lane2`)."""
     verdict: Verdict
     source: Source
     reference: str | None = None
     """Where the threshold comes from (a document, an issue thread)."""
+    value: float | str | None = None
+    """The deciding reading's value (a number, or what was read: `Disable`, `link down`)."""
+    unit: str = ""
+    component: str | None = None
+    bounds: list[Bound] = Field(default_factory=list)
+    """The limits applied to that reading, worst first; empty when the rule is not a number."""
+    readings: int = 1
+    not_ok: int = 0
+    """How many of the readings were not ok."""
+    before: str | None = None
+    """A repair: the worst reading of the same criterion before the repair, and its verdict."""
 
 
 class Check(_Model):
@@ -121,6 +158,18 @@ class Failure(_Model):
 
     what: str
     component: str | None = None
+    verdict: Verdict
+    source: Source
+
+
+class Problem(_Model):
+    """One failing element (a port, a NIC, a node) with everything wrong with it, lanes folded
+    (`no light on lanes 1-4 (rx_power_dbm -inf dBm)`)."""
+
+    element: str
+    optic: str | None = None
+    """The optic serial the topology records for that port."""
+    what: list[str]
     verdict: Verdict
     source: Source
 
@@ -196,6 +245,14 @@ class Report(_Model):
     pairs: list[PairResult] = Field(default_factory=list)
     series: list[Series] = Field(default_factory=list)
     failures: list[Failure] = Field(default_factory=list)
+    problems: list[Problem] = Field(default_factory=list)
+    """The failures grouped per element (one line each), then the failing checks."""
+    before_problems: list[Problem] = Field(default_factory=list)
+    """A repair: what was wrong before it (the after-state is `problems`)."""
+    summary: list[str] = Field(default_factory=list)
+    """The report in plain words, first: what was wrong, what was done, how it ended."""
+    symptoms: list[str] = Field(default_factory=list)
+    """An incident: what the job's logs said (events, not failing elements)."""
     faults: list[InjectedFault] = Field(default_factory=list)
     timeline: list[TimelineEntry] = Field(default_factory=list)
     sections: dict[str, str] = Field(default_factory=dict)

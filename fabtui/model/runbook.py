@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -119,6 +119,10 @@ class FrontMatter(BaseModel):
     requires: list[str] = Field(default_factory=list)
     """Other runbooks this one hands over to or builds on."""
     owner: str = ""
+    report: Literal["acceptance", "test", "repair", "incident", "rdma", "nccl"] | None = None
+    """The report its sessions make (`fabtui report`): an acceptance, a test, a repair judged
+    on its after-state, an incident review (a triage); None: acceptance if tagged so, else a
+    test report."""
     tests: list[RunbookTest] = Field(default_factory=list)
 
 

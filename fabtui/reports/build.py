@@ -4,7 +4,6 @@ not hold is listed in `missing`, never invented. Pure: reads its inputs, writes 
 
 from __future__ import annotations
 
-import fnmatch
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from fabtui.model.report import (
     InjectedFault,
     Inventory,
     PairResult,
+    Problem,
     Report,
     ReportKind,
     Series,
@@ -30,7 +30,19 @@ from fabtui.model.report import (
 )
 from fabtui.model.topology import Topology
 from fabtui.model.verdict import Verdict, worst
+from fabtui.reports import rows
 from fabtui.reports.evidence import BlockRecord, ReportError, SessionEvidence, iso
+from fabtui.reports.rows import BAD, Reading, number, readings, show
+from fabtui.reports.story import (
+    element_line,
+    final_check,
+    is_symptom,
+    kind_for,
+    last_note,
+    phases,
+    problems,
+    symptoms,
+)
 
 NCCL_PROBES = ("nccl",)
 RDMA_PROBES = ("perftest",)
@@ -40,7 +52,6 @@ VERSION_KEYS = {
     "ofed_version": "OFED", "vbios_version": "GPU VBIOS", "sonic_version": "SONiC",
     "os_version": "switch OS", "kernel_version": "kernel",
 }
-_BAD = (Verdict.WARN, Verdict.FAIL, Verdict.ERROR, Verdict.ABORTED, Verdict.CANCELLED)
 
 
 @dataclass
@@ -54,21 +65,39 @@ class ReportInputs:
     thresholds: Mapping[str, Sequence[Threshold]] = field(default_factory=dict)
     planted: Mapping[str, Sequence[str]] = field(default_factory=dict)
     """Scenario name -> what it plants (`optic-degrading on leaf-g00-r3:Ethernet16`)."""
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    """Runbook id -> the report its sessions make (`report:` in its front matter)."""
     case: Mapping[str, Any] | None = None
     """An incident's case: `id`, `title`, `sections` (name -> text), `timeline` (list of
     `(at, what)`), `action_items` (list of text)."""
     now: datetime | None = None
 
 
-def guess_kind(sessions: Sequence[SessionEvidence]) -> ReportKind:
-    """The report a session's runbook calls for when nobody said which."""
-    names = {s.runbook for s in sessions}
-    if names & {"rdma-baseline"} and len(names) == 1:
-        return ReportKind.RDMA
-    if any(s.fabric.get("scenario") not in (None, "healthy") for s in sessions) and \
-            len(sessions) > 1:
-        return ReportKind.FAULT_INJECTION
-    return ReportKind.ACCEPTANCE
+def guess_kind(sessions: Sequence[SessionEvidence],
+               kinds: Mapping[str, str] | None = None) -> ReportKind:
+    """The report the sessions call for when nobody said which (`story.kind_for`): `kinds`
+    maps a runbook id to the report its front matter names."""
+    return kind_for(sessions, kinds or {})
+
+
+@dataclass
+class _Judged:
+    """One session as the report judges it: the readings it is judged on and, for a repair,
+    the readings before the repair."""
+
+    session: SessionEvidence
+    blocks: list[BlockRecord]
+    readings: list[Reading]
+    before_blocks: list[BlockRecord]
+    before: list[Reading]
+    repaired_at: int | None
+
+
+def _judge(session: SessionEvidence, kind: ReportKind, kinds: Mapping[str, str]) -> _Judged:
+    repair = kinds.get(session.runbook) == ReportKind.REPAIR.value or (
+        kind is ReportKind.REPAIR and session.runbook not in kinds)
+    blocks, before, point = phases(session, repair)
+    return _Judged(session, blocks, readings(blocks), before, readings(before), point)
 
 
 def build_report(kind: ReportKind, given: ReportInputs) -> Report:
@@ -83,16 +112,25 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
     missing: list[str] = []
     for s in sessions:
         if s.finished is None:
-            state = "was interrupted (cancelled)" if s.cancelled else "never finished"
+            state = "was interrupted (cancelled)" if s.cancelled else "has not finished"
             missing.append(f"session {s.id} ({s.runbook}) {state}: its later steps are not in "
                            f"this report (fabtui runbook resume {s.id})")
         if s.dry_run:
             missing.append(f"session {s.id} was a dry run: it measured nothing")
-    checks = [c for s in sessions for c in _checks(s)]
+    judged = [_judge(s, kind, given.kinds) for s in sessions]
+    optics = _optics(given.topology) if given.topology is not None else {}
+    checks = [c for j in judged for c in _checks(j.session, j.session.current())]
     curves = [c for s in sessions for c in _curves(s)]
     pairs = [p for s in sessions for p in _pairs(s)]
-    failures = [f for s in sessions for f in _failures(s)]
-    criteria = [c for s in sessions for c in _criteria(s, given.thresholds)]
+    failures = [f for j in judged for f in _failures(j.session.id, j.readings, j.blocks)]
+    criteria = [c for j in judged for c in rows.criteria(
+        j.session.id, [r for r in j.readings if not is_symptom(r)], given.thresholds,
+        before=[r for r in j.before if not is_symptom(r)])]
+    found = [p for j in judged for p in problems(j.session.id, j.readings, j.blocks, optics,
+                                                 given.thresholds)]
+    before = [p for j in judged for p in problems(j.session.id, j.before, j.before_blocks,
+                                                  optics, given.thresholds)]
+    said = [line for j in judged for line in symptoms([*j.before, *j.readings])]
     software = _software(sessions)
     if not software and kind is not ReportKind.INCIDENT:
         missing.append("software versions: no probe in these sessions read a driver, CUDA, "
@@ -121,18 +159,23 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
         sections, action_items, case_timeline = _incident(given.case, sessions, failures,
                                                           missing)
         timeline = case_timeline + timeline
-    verdict = _overall(kind, sessions, failures, faults, given.case)
-    optics = _optics(given.topology) if given.topology is not None else {}
-    conclusion = _incident_conclusion(given.case) if kind is ReportKind.INCIDENT and \
-        given.case is not None else _conclusion(kind, verdict, failures, faults, sessions, optics)
+    verdict = _overall(kind, judged, failures, faults, given.case, given.kinds)
+    if kind is ReportKind.INCIDENT and given.case is not None:
+        conclusion = _incident_conclusion(given.case)
+    else:
+        conclusion = _conclusion(kind, verdict, failures, faults, sessions, optics, judged,
+                                 found, given.kinds)
+    summary = _summary(kind, verdict, judged, found, before, said, criteria, given.kinds,
+                       given.case)
     return Report(
         kind=kind, title=_title(kind, given, title_subject, inventory), generated=now,
         sessions=[s.ref() for s in sessions], inventory=inventory, software=software,
         criteria=criteria, checks=checks, curves=curves, pairs=pairs,
-        series=_series(sessions, failures), failures=failures,
+        series=_series(sessions, failures), failures=failures, problems=found,
+        before_problems=before, summary=summary, symptoms=said,
         faults=faults, timeline=sorted(timeline, key=lambda t: t.at), sections=sections,
         action_items=action_items, risks=_risks(sessions, checks, criteria),
-        recommendations=_recommendations(sessions, failures), missing=missing,
+        recommendations=_recommendations(sessions, failures, kind), missing=missing,
         verdict=verdict, conclusion=conclusion)
 
 
@@ -159,8 +202,8 @@ def inventory_of(topology: Topology) -> Inventory:
                      speeds=dict(speeds))
 
 
-def _checks(session: SessionEvidence) -> Iterable[Check]:
-    for block in session.blocks:
+def _checks(session: SessionEvidence, blocks: Sequence[BlockRecord]) -> Iterable[Check]:
+    for block in blocks:
         if block.kind == "check" and block.block:
             yield Check(step=session.steps.get(block.step or "", block.step or ""),
                         id=block.block, verdict=block.verdict, statement=block.message,
@@ -169,6 +212,8 @@ def _checks(session: SessionEvidence) -> Iterable[Check]:
 
 def _curves(session: SessionEvidence) -> Iterable[Curve]:
     for block in session.probe_blocks(*NCCL_PROBES):
+        if block.superseded:
+            continue
         parsed = block.parsed
         rows = parsed.get("rows")
         if not isinstance(rows, list) or not rows:
@@ -188,6 +233,8 @@ def _curves(session: SessionEvidence) -> Iterable[Curve]:
 
 def _pairs(session: SessionEvidence) -> Iterable[PairResult]:
     for block in session.probe_blocks(*RDMA_PROBES):
+        if block.superseded:
+            continue
         metrics = {m.get("name"): m.get("value") for m in block.metrics()}
         target = str(block.result.get("target", ""))
         client, _, server = target.partition(",")
@@ -198,93 +245,33 @@ def _pairs(session: SessionEvidence) -> Iterable[PairResult]:
                          verdict=block.verdict, source=block.source(session.id))
 
 
-def _failures(session: SessionEvidence) -> Iterable[Failure]:
-    for block in session.blocks:
-        if block.verdict not in _BAD:
+def _failures(session: str, found: Sequence[Reading],
+              blocks: Sequence[BlockRecord]) -> Iterable[Failure]:
+    """Each reading that is not ok (its value as shown in the criteria), each failing check
+    and each block that could not run, of the blocks the session is judged on."""
+    for reading in found:
+        if reading.verdict not in BAD:
+            continue
+        limit = number(reading.metric.get("limit"))
+        unit = reading.unit
+        what = (f"{reading.probe}: {reading.name} = "
+                f"{reading.down or show(reading.value, unit)}"
+                + (f" (limit {show(limit, unit)})" if limit is not None and not reading.down
+                   else ""))
+        yield Failure(what=what, component=None if is_symptom(reading) else
+                      reading.component or None, verdict=reading.verdict,
+                      source=reading.block.source(session))
+    for block in blocks:
+        if block.verdict not in BAD:
             continue
         if block.probe:
-            for metric in block.metrics():
-                verdict = _verdict(metric.get("verdict"))
-                if verdict in _BAD:
-                    limit = metric.get("limit")
-                    what = (f"{block.probe}: {metric.get('name')} = {metric.get('value')}"
-                            f"{' ' + metric['unit'] if metric.get('unit') else ''}"
-                            + (f" (limit {limit:g})" if isinstance(limit, (int, float)) else ""))
-                    yield Failure(what=what, component=metric.get("component"),
-                                  verdict=verdict, source=block.source(session.id))
             if block.verdict is Verdict.ERROR:
                 yield Failure(what=f"{block.probe}: {block.message}",
                               component=str(block.result.get("target") or "") or None,
-                              verdict=block.verdict, source=block.source(session.id))
+                              verdict=block.verdict, source=block.source(session))
         elif block.kind == "check" or block.verdict.rank >= Verdict.ERROR.rank:
             yield Failure(what=block.message or f"{block.block}: {block.verdict}",
-                          component=None, verdict=block.verdict,
-                          source=block.source(session.id))
-
-
-def _criteria(session: SessionEvidence,
-              thresholds: Mapping[str, Sequence[Threshold]]) -> Iterable[Criterion]:
-    """One criterion per probe threshold the session's probes were judged against: the worst
-    value measured on any target, and the worst verdict; and one per metric an evaluator
-    judged out of range without a catalog threshold (module alarm limits, for one)."""
-    seen: dict[tuple[str, str], list[tuple[dict[str, Any], BlockRecord]]] = {}
-    judged: dict[tuple[str, str], list[tuple[dict[str, Any], BlockRecord]]] = {}
-    for block in session.blocks:
-        probe = block.probe
-        if not probe or probe not in thresholds:
-            continue
-        for metric in block.metrics():
-            name = str(metric.get("name", ""))
-            for rule in thresholds[probe]:
-                if fnmatch.fnmatchcase(name, rule.metric):
-                    seen.setdefault((probe, rule.metric), []).append((metric, block))
-                    break
-            else:
-                if _verdict(metric.get("verdict")) in _BAD:  # judged by the evaluator itself
-                    judged.setdefault((probe, name), []).append((metric, block))
-    for (probe, name), readings in judged.items():
-        metric, block = readings[0]
-        limit = metric.get("limit")
-        unit = f" {metric.get('unit') or ''}".rstrip()
-        yield Criterion(
-            name=f"{probe} {name}",
-            requirement=f"within the limit for this hardware ({_fmt(limit)}{unit})"
-            if isinstance(limit, (int, float)) else "within the module's own alarm limits",
-            measured=f"{_fmt(metric.get('value'))}{unit} on {metric.get('component')}"
-                     + (f" ({len(readings)} readings out of range)" if len(readings) > 1 else ""),
-            verdict=worst(_verdict(m.get("verdict")) for m, _ in readings),
-            source=block.source(session.id), reference="the probe's evaluator")
-    for (probe, pattern), readings in seen.items():
-        rule = next(r for r in thresholds[probe] if r.metric == pattern)
-        numeric = [(m, b) for m, b in readings if isinstance(m.get("value"), (int, float))
-                   and not isinstance(m.get("value"), bool)]
-        if not numeric:
-            continue
-        pick = max if rule.direction == "above" else min
-        metric, block = pick(numeric, key=lambda mb: float(mb[0]["value"]))
-        verdict = worst(_verdict(m.get("verdict")) for m, _ in readings)
-        unit = f" {rule.unit or metric.get('unit') or ''}".rstrip()
-        limit = metric.get("limit")
-        applied = f", limit applied {_fmt(limit)}{unit}" \
-            if isinstance(limit, (int, float)) else ""
-        yield Criterion(
-            name=f"{probe} {pattern}", requirement=_requirement(rule, unit),
-            measured=f"{_fmt(metric['value'])}{unit} on {metric.get('component')} "
-                     f"(worst of {len(readings)}{applied})",
-            verdict=verdict, source=block.source(session.id), reference=rule.source)
-
-
-def _requirement(rule: Threshold, unit: str) -> str:
-    op, cmp = ("<", "below") if rule.direction == "above" else (">=", "at least")
-    parts = []
-    if rule.fail is not None:
-        parts.append(f"pass {op} {_fmt(rule.fail)}{unit}" if rule.direction == "above"
-                     else f"pass {cmp} {_fmt(rule.fail)}{unit}")
-    if rule.warn is not None:
-        parts.append(f"warn from {_fmt(rule.warn)}{unit}" if rule.direction == "above"
-                     else f"warn below {_fmt(rule.warn)}{unit}")
-    window = f" over {rule.window}" if rule.window else ""
-    return "; ".join(parts) + window if parts else "recorded"
+                          component=None, verdict=block.verdict, source=block.source(session))
 
 
 SERIES_MAX = 12
@@ -393,11 +380,10 @@ def _incident(case: Mapping[str, Any] | None, sessions: Sequence[SessionEvidence
               ) -> tuple[dict[str, str], list[str], list[TimelineEntry]]:
     order = ("Summary", "Impact", "Symptom", "Trigger", "Detection", "Localization",
              "Root cause", "Resolution", "Lessons")
-    if case is None:
+    if case is None:  # the summary, the logs' symptoms and the evidence tell it
         missing.append("case: no case given (fabtui cases file SESSION, then --case ID): root "
                        "cause, resolution and lessons come from it")
-        detection = "; ".join(f.what for f in failures[:5]) or "no failing check recorded"
-        return {"Detection": detection}, [], []
+        return {}, [], []
     given = {str(k): str(v) for k, v in (case.get("sections") or {}).items() if v}
     sections = {name: given[name] for name in order if name in given}
     sections |= {k: v for k, v in given.items() if k not in sections}
@@ -409,15 +395,25 @@ def _incident(case: Mapping[str, Any] | None, sessions: Sequence[SessionEvidence
     return sections, [str(a) for a in case.get("action_items") or []], timeline
 
 
-def _overall(kind: ReportKind, sessions: Sequence[SessionEvidence],
-             failures: Sequence[Failure], faults: Sequence[InjectedFault],
-             case: Mapping[str, Any] | None) -> Verdict:
+def _overall(kind: ReportKind, judged: Sequence[_Judged], failures: Sequence[Failure],
+             faults: Sequence[InjectedFault], case: Mapping[str, Any] | None,
+             kinds: Mapping[str, str]) -> Verdict:
     if kind is ReportKind.INCIDENT and case is not None:
         return Verdict.OK if case.get("status") == "resolved" else Verdict.WARN
     if kind is ReportKind.FAULT_INJECTION:
         return Verdict.OK if faults and all(f.detected for f in faults) else Verdict.FAIL
-    outcomes = [s.outcome or Verdict.ERROR for s in sessions]
+    if kind is ReportKind.INCIDENT:  # resolved when a repair it led to is verified
+        return Verdict.OK if any(_verified(j, kinds) for j in judged) else Verdict.WARN
+    outcomes = [j.session.outcome or Verdict.ERROR for j in judged]
     return worst([*outcomes, *(f.verdict for f in failures)])
+
+
+def _verified(judged: _Judged, kinds: Mapping[str, str]) -> bool:
+    """A repair session that repaired something, ended ok and reads ok after the repair."""
+    return kinds.get(judged.session.runbook) == ReportKind.REPAIR.value and \
+        judged.repaired_at is not None and judged.session.outcome is Verdict.OK and \
+        not any(r.verdict in BAD for r in judged.readings if not is_symptom(r)) and \
+        not any(b.verdict in BAD for b in judged.blocks if b.kind == "check")
 
 
 def _optics(topology: Topology) -> dict[str, str]:
@@ -437,15 +433,41 @@ def _port(component: str) -> str:
 
 def _conclusion(kind: ReportKind, verdict: Verdict, failures: Sequence[Failure],
                 faults: Sequence[InjectedFault], sessions: Sequence[SessionEvidence],
-                optics: Mapping[str, str]) -> str:
+                optics: Mapping[str, str], judged: Sequence[_Judged],
+                found: Sequence[Problem], kinds: Mapping[str, str]) -> str:
     if kind is ReportKind.FAULT_INJECTION:
-        found = sum(f.detected for f in faults)
-        return f"{found} of {len(faults)} injected faults detected" + (
-            "" if found == len(faults) else
+        count = sum(f.detected for f in faults)
+        return f"{count} of {len(faults)} injected faults detected" + (
+            "" if count == len(faults) else
             f"; missed: {', '.join(f.scenario for f in faults if not f.detected)}")
-    named = [f"{port} (optic {optics[port]})" if port in optics else port for port in
-             dict.fromkeys(_port(f.component) for f in failures if f.component)]
+    named = [f"{p.element} (optic {p.optic})" if p.optic else p.element for p in found
+             if not p.element.startswith(("check ", "block "))]
     unfinished = [s.id for s in sessions if s.finished is None]
+    if kind is ReportKind.INCIDENT:
+        return _incident_status(verdict, judged, kinds)
+    if kind is ReportKind.REPAIR:
+        repairs = [j for j in judged if kinds.get(j.session.runbook) == "repair"] or judged
+        if unfinished:
+            return f"INCOMPLETE: session(s) {', '.join(unfinished)} did not finish " \
+                   f"(fabtui runbook resume {unfinished[0]})"
+        stopped = [j.session for j in repairs if j.session.outcome is Verdict.ERROR]
+        if stopped:
+            reason = stopped[0].finished.reason if stopped[0].finished else ""
+            return f"INCOMPLETE: session {stopped[0].id} stopped before its end" + \
+                (f" ({reason})" if reason else "") + \
+                f"; fabtui runbook resume {stopped[0].id} continues it"
+        if not any(j.repaired_at is not None for j in repairs):
+            ended = [f"{j.session.outcome}" + (f" ({j.session.finished.reason})"
+                                               if j.session.finished and
+                                               j.session.finished.reason else "")
+                     for j in repairs]
+            return "NOT REPAIRED: no repair was made before the last reading (session ended " \
+                + ", ".join(ended) + ")"
+        if verdict is Verdict.OK:
+            return "REPAIRED and verified: every reading after the repair passes"
+        return "repair NOT verified: " + (", ".join(named[:8]) if named else
+                                          failures[0].what if failures else
+                                          "the session did not end ok")
     if verdict is Verdict.OK:
         return "PASS: every criterion measured passed" + (
             f" (unfinished: {', '.join(unfinished)})" if unfinished else "")
@@ -462,6 +484,72 @@ def _conclusion(kind: ReportKind, verdict: Verdict, failures: Sequence[Failure],
         return f"{what}: session(s) {', '.join(unfinished)} did not finish"
     return f"{what}: " + (", ".join(named[:8]) if named else failures[0].what if failures
                           else "a session did not pass")
+
+
+def _incident_status(verdict: Verdict, judged: Sequence[_Judged],
+                     kinds: Mapping[str, str]) -> str:
+    """An incident from its sessions: what the triage found, where it handed over, and
+    whether a repair verified the fix."""
+    found = []
+    for j in judged:
+        if kinds.get(j.session.runbook) == "repair":
+            continue
+        failing = [b for b in j.blocks if b.kind == "check" and b.verdict in BAD]
+        if failing:
+            found.append(failing[-1].message)
+        if j.session.finished is not None and j.session.finished.handover:
+            found.append(f"handed over to {j.session.finished.handover}")
+    repaired = [j for j in judged if _verified(j, kinds)]
+    if repaired:
+        found.append(f"repaired and verified in session {repaired[0].session.id}")
+    head = "Resolved" if verdict is Verdict.OK else "Open"
+    return f"{head}: " + ("; ".join(found) if found else "no finding recorded")
+
+
+def _summary(kind: ReportKind, verdict: Verdict, judged: Sequence[_Judged],
+             found: Sequence[Problem], before: Sequence[Problem], said: Sequence[str],
+             criteria: Sequence[Criterion], kinds: Mapping[str, str],
+             case: Mapping[str, Any] | None) -> list[str]:
+    """The report in plain words, first: what was wrong, what was done, how it ended."""
+    if kind is ReportKind.INCIDENT and case is not None:
+        return []
+    lines: list[str] = []
+    if said:
+        lines.append("The job's logs: " + "; ".join(said[:3]) + ".")
+    if before:
+        lines += [f"Before the repair: {element_line(p)}." for p in before
+                  if not p.element.startswith(("check ", "block "))][:4]
+    for j in judged:
+        if j.repaired_at is not None:
+            note = last_note(j.session)
+            if note:
+                lines.append(f"Done ({j.session.runbook}): {note}")
+            check = final_check(j.blocks)
+            if check is not None:
+                lines.append(f"After the repair: {check.message} ({check.verdict.value}).")
+        elif kinds.get(j.session.runbook) == "incident":
+            failing = [b for b in j.blocks if b.kind == "check" and b.verdict in BAD]
+            if failing:
+                lines.append(f"Found ({j.session.runbook}): {failing[-1].message}.")
+            if j.session.finished is not None and j.session.finished.handover:
+                lines.append(f"Handed over to {j.session.finished.handover}.")
+    repaired = any(j.repaired_at is not None for j in judged)
+    if kind is ReportKind.REPAIR and not repaired:
+        lines.append("No repair was made: the readings below are the state as found.")
+    passed = sum(c.verdict is Verdict.OK for c in criteria)
+    judged_rows = sum(c.verdict is not Verdict.SKIPPED for c in criteria)
+    if kind is not ReportKind.INCIDENT and judged_rows:
+        lines.append(f"{passed} of {judged_rows} criteria pass"
+                     + (" after the repair" if repaired else "") + ".")
+    elements = [p for p in found if not p.element.startswith(("check ", "block "))]
+    if elements and kind is not ReportKind.INCIDENT:
+        lines += [f"{'Still failing' if repaired else 'Failing'}: "
+                  f"{element_line(p)}." for p in elements[:5]]
+        if len(elements) > 5:
+            lines.append(f"... and {len(elements) - 5} more element(s) below.")
+    elif elements:
+        lines += [f"Evidence: {element_line(p)}." for p in elements[:3]]
+    return lines
 
 
 def _incident_conclusion(case: Mapping[str, Any]) -> str:
@@ -487,10 +575,11 @@ def _risks(sessions: Sequence[SessionEvidence], checks: Sequence[Check],
 
 
 def _recommendations(sessions: Sequence[SessionEvidence],
-                     failures: Sequence[Failure]) -> list[str]:
+                     failures: Sequence[Failure], kind: ReportKind) -> list[str]:
     found = []
     for session in sessions:
-        if session.finished is not None and session.finished.handover:
+        if session.finished is not None and session.finished.handover and \
+                session.finished.handover not in {s.runbook for s in sessions}:
             found.append(f"run runbook {session.finished.handover} (fabtui runbook run "
                          f"{session.finished.handover}), then repeat {session.runbook}")
     components = list(dict.fromkeys(_port(f.component) for f in failures if f.component))
@@ -504,6 +593,7 @@ def _title(kind: ReportKind, given: ReportInputs, subject: object,
     cluster = inventory.cluster if inventory else "cluster"
     names = {
         ReportKind.ACCEPTANCE: "Acceptance report", ReportKind.RDMA: "RDMA test report",
+        ReportKind.TEST: "Test report", ReportKind.REPAIR: "Repair report",
         ReportKind.NCCL: "NCCL test report",
         ReportKind.FAULT_INJECTION: "Fault-injection report",
         ReportKind.INCIDENT: "Incident review",

@@ -1,5 +1,10 @@
 """A journaled session read back as the evidence a report lays out: its blocks with verdicts,
-results and variables, its notes, decisions and outcome. Reads events only; writes nothing."""
+results and variables, its notes, decisions and outcome. Reads events only; writes nothing.
+
+A session is judged on how it ended, whatever happened on the way: a block run again (a gate
+answered on resume, a block re-run) supersedes its earlier result, and a session resumed after
+it stopped has the outcome of its last run (none while that run has not finished). The earlier
+results stay as history (a repair's before-readings)."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from fabtui.model.events import (
     Note,
     SessionCancelled,
     SessionFinished,
+    SessionResumed,
     SessionStarted,
     StepStarted,
 )
@@ -41,6 +47,10 @@ class BlockRecord:
     vars: dict[str, Any]
     at: float
     command: str | None = None
+    order: int = 0
+    """Position in the session's journal (events of one second keep their order)."""
+    superseded: bool = False
+    """A later run of the same block (after a resume, a re-run) holds its current result."""
 
     @property
     def probe(self) -> str | None:
@@ -78,9 +88,19 @@ class SessionEvidence:
     blocks: list[BlockRecord] = field(default_factory=list)
     notes: list[tuple[float, str | None, str]] = field(default_factory=list)
     decisions: list[tuple[float, str | None, Decision]] = field(default_factory=list)
+    decision_order: list[int] = field(default_factory=list)
+    """Journal position of each of `decisions`."""
     finished: SessionFinished | None = None
+    """How the last run ended; None while the session has not finished since it last started
+    or resumed."""
     cancelled: SessionCancelled | None = None
+    earlier: list[SessionFinished] = field(default_factory=list)
+    """How runs before a resume ended (a gate left unanswered, then answered on resume)."""
     last_at: float = 0.0
+
+    def current(self) -> list[BlockRecord]:
+        """The blocks as the session ended: each block's last result."""
+        return [b for b in self.blocks if not b.superseded]
 
     @property
     def outcome(self) -> Verdict | None:
@@ -120,7 +140,8 @@ def read_session(session: str, info: Any, events: Sequence[Event]) -> SessionEvi
                             started_at=info.started_at)
     kinds: dict[tuple[str | None, str | None], str] = {}
     commands: dict[tuple[str | None, str | None], str] = {}
-    for event in events:
+    latest: dict[tuple[str | None, str | None], BlockRecord] = {}
+    for order, event in enumerate(events):
         data = event.data
         found.last_at = max(found.last_at, event.at)
         key = (event.step, event.block)
@@ -135,16 +156,26 @@ def read_session(session: str, info: Any, events: Sequence[Event]) -> SessionEvi
         elif isinstance(data, BlockCommand):
             commands[key] = data.command
         elif isinstance(data, BlockFinished):
-            found.blocks.append(BlockRecord(
+            record = BlockRecord(
                 step=event.step, block=event.block, kind=kinds.get(key, ""),
                 verdict=data.verdict, message=data.message, result=dict(data.result),
-                vars=dict(data.vars), at=event.at, command=commands.get(key)))
+                vars=dict(data.vars), at=event.at, command=commands.get(key), order=order)
+            if key in latest:
+                latest[key].superseded = True
+            latest[key] = record
+            found.blocks.append(record)
         elif isinstance(data, Note):
             found.notes.append((event.at, event.block, data.text))
         elif isinstance(data, Decision):
             found.decisions.append((event.at, event.block, data))
+            found.decision_order.append(order)
+        elif isinstance(data, SessionResumed):
+            if found.finished is not None:
+                found.earlier.append(found.finished)
+            found.finished = found.cancelled = None
         elif isinstance(data, SessionFinished):
             found.finished = data
+            found.cancelled = None
         elif isinstance(data, SessionCancelled):
             found.cancelled = data
     return found

@@ -20,8 +20,16 @@ SERIES_PLOTS = 2
 _ANCHOR = re.compile(r"\[\[anchor:([A-Za-z0-9_.-]+)\]\]")
 _BADGE_CELL = re.compile(r"<td>(PASS|WARN|FAIL|ERROR|SKIPPED|ABORTED|CANCELLED)</td>")
 
+FONTS = ('system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans CJK SC", '
+         '"Source Han Sans SC", "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", '
+         '"WenQuanYi Zen Hei", "Noto Sans CJK TC", "PingFang TC", "Microsoft JhengHei", '
+         'sans-serif')
+"""The report's fonts: the platform's UI font, then fonts that carry Chinese (Simplified and
+Traditional: cases and symptoms are written in both) on Linux, macOS and Windows, so a Chinese
+case never shows as empty boxes where one of them is installed (Debian: fonts-noto-cjk)."""
+
 STYLE = """
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1b1f24;
+body { font: 14px/1.45 FONTS; color: #1b1f24;
        max-width: 1100px; margin: 2em auto; padding: 0 1.5em; }
 h1 { font-size: 1.7em; border-bottom: 2px solid #d0d7de; padding-bottom: .3em; }
 h2 { font-size: 1.3em; margin-top: 1.8em; border-bottom: 1px solid #d0d7de; }
@@ -29,7 +37,8 @@ h3 { font-size: 1.05em; }
 table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 12.5px; width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 3px 7px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
-code { font: 12px ui-monospace, "SFMono-Regular", Menlo, monospace; background: #f6f8fa;
+code { font: 12px ui-monospace, "SFMono-Regular", Menlo, monospace, "Noto Sans Mono CJK SC",
+       "Noto Sans CJK SC"; background: #f6f8fa;
        padding: 0 3px; border-radius: 3px; }
 blockquote { border-left: 4px solid #d4a72c; background: #fff8c5; margin: 1em 0;
              padding: .4em 1em; }
@@ -43,7 +52,7 @@ td.v-fail, td.v-error, td.v-aborted, td.v-cancelled { color: #cf222e; font-weigh
 footer { margin-top: 3em; color: #57606a; font-size: 12px; }
 @media print { body { max-width: none; margin: 0; } h2 { page-break-after: avoid; }
                table, img { page-break-inside: avoid; } a { color: inherit; } }
-"""
+""".replace("FONTS", FONTS)
 
 
 def render_html(report: Report, *, plots: bool = True) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from fabtui.model.report import Curve, Report, ReportKind, Source
+from fabtui.model.report import Criterion, Curve, Problem, Report, ReportKind, Source
 from fabtui.model.verdict import Verdict
 
 BADGE = {Verdict.OK: "PASS", Verdict.WARN: "WARN", Verdict.FAIL: "FAIL",
@@ -55,6 +55,8 @@ def _render(report: Report, images: Images) -> str:
                       f"**Result: {headline(report)}** — {_cell(report.conclusion)}", "",
                       f"Generated {report.generated} by fabtui from "
                       f"{len(report.sessions)} session(s).", ""]
+    if report.summary:
+        out += ["## Summary", ""] + [f"- {_cell(line)}" for line in report.summary] + [""]
     if report.missing:
         out += ["> **Not in this report** (the sessions do not hold it):", ">"]
         out += [f"> - {_cell(m)}" for m in report.missing] + [""]
@@ -62,7 +64,7 @@ def _render(report: Report, images: Images) -> str:
         out += _incident(report)
     out += _environment(report)
     out += _method(report)
-    if report.kind is not ReportKind.INCIDENT:
+    if report.kind is not ReportKind.INCIDENT or not report.sections:
         out += _results(report, images)
     if report.faults:
         out += ["## Injected faults", ""]
@@ -123,12 +125,20 @@ def _incident(report: Report) -> list[str]:
     if report.action_items:
         out += ["## Action items", ""] + [f"- [ ] {_cell(a)}" for a in report.action_items]
         out += [""]
-    if report.failures:
+    if report.symptoms:
+        out += ["## What the job's logs said", ""]
+        out += [f"- {_cell(line)}" for line in report.symptoms] + [""]
+    if report.problems and report.sections:
         out += ["## Evidence", ""]
-        out += _table(["what", "component", "verdict", "recorded in"],
-                      [[f.what, f.component or "-", BADGE[f.verdict], _ref(f.source)]
-                       for f in report.failures])
+        out += _problems(report.problems)
     return out
+
+
+def _problems(problems: Sequence[Problem]) -> list[str]:
+    """One row per failing element, everything wrong with it folded into one cell."""
+    return _table(["element", "what is wrong", "result", "recorded in"],
+                  [[p.element + (f" (optic {p.optic})" if p.optic else ""), "; ".join(p.what),
+                    BADGE[p.verdict], _ref(p.source)] for p in problems])
 
 
 def _environment(report: Report) -> list[str]:
@@ -155,6 +165,8 @@ def _environment(report: Report) -> list[str]:
 
 
 def _method(report: Report) -> list[str]:
+    if not report.sessions:
+        return []
     out = ["## Method", ""]
     out += _table(["session", "runbook", "operator", "started", "finished", "status", "probes"],
                   [[s.id, s.title or s.runbook, s.operator or "-", s.started,
@@ -162,18 +174,32 @@ def _method(report: Report) -> list[str]:
                    for s in report.sessions])
     inputs = [(s.id, k, v) for s in report.sessions for k, v in s.inputs.items()]
     if inputs:
-        out += ["Parameters:", ""] + [f"- {_code(sid)} {_cell(k)} = {_code(str(v))}"
-                                      for sid, k, v in inputs] + [""]
+        several = len(report.sessions) > 1
+        out += ["Parameters:", ""] + [
+            f"- {_code(sid) + ' ' if several else ''}{_cell(k)} = "
+            + (_code(str(v)) if str(v).strip() else "(not given)")
+            for sid, k, v in inputs] + [""]
     return out
 
 
 def _results(report: Report, images: Images) -> list[str]:
     out: list[str] = []
     if report.criteria:
-        out += ["## Results against the acceptance criteria", ""]
-        out += _table(["criterion", "threshold", "measured", "result", "recorded in"],
-                      [[c.name, c.requirement, c.measured, BADGE[c.verdict], _ref(c.source)]
-                       for c in report.criteria])
+        repaired = report.kind is ReportKind.REPAIR and \
+            any(c.before is not None for c in report.criteria)
+        heading = RESULTS.get(report.kind, "Results against the criteria") if repaired or \
+            report.kind is not ReportKind.REPAIR else "Results as found (no repair made)"
+        out += [f"## {heading}", ""]
+        if repaired:
+            out += _table(["criterion", "threshold (source)", "before the repair",
+                           "after the repair", "result", "recorded in"],
+                          [[c.name, _threshold(c), c.before or "-", c.measured,
+                            BADGE[c.verdict], _ref(c.source)] for c in report.criteria])
+        else:
+            out += _table(["criterion", "threshold (source)", "measured", "result",
+                           "recorded in"],
+                          [[c.name, _threshold(c), c.measured, BADGE[c.verdict],
+                            _ref(c.source)] for c in report.criteria])
     if report.checks:
         out += ["## Runbook checks", ""]
         out += _table(["step", "check", "result", "statement", "recorded in"],
@@ -204,12 +230,27 @@ def _results(report: Report, images: Images) -> list[str]:
             out += _table(["time", f"value{' (' + series.unit + ')' if series.unit else ''}",
                            "recorded in"],
                           [[p.at, f"{p.value:g}", _ref(p.source)] for p in series.points])
-    if report.failures:
-        out += ["## Failures and warnings", ""]
-        out += _table(["what", "component", "result", "recorded in"],
-                      [[f.what, f.component or "-", BADGE[f.verdict], _ref(f.source)]
-                       for f in report.failures])
+    if report.before_problems:
+        out += ["## Before the repair", ""]
+        out += _problems(report.before_problems)
+    if report.problems:
+        out += ["## " + ("Still failing after the repair" if report.before_problems
+                         else "Failures and warnings"), ""]
+        out += _problems(report.problems)
     return out
+
+
+RESULTS = {
+    ReportKind.ACCEPTANCE: "Results against the acceptance criteria",
+    ReportKind.REPAIR: "Results after the repair, with the readings before it",
+    ReportKind.INCIDENT: "Readings against their thresholds",
+}
+
+
+def _threshold(criterion: Criterion) -> str:
+    """The threshold cell: the limits and rule, then where they come from."""
+    source = f" (source: {criterion.reference})" if criterion.reference else ""
+    return criterion.requirement + source
 
 
 SIZE_COLUMNS = 8

@@ -178,8 +178,11 @@ class BlockHandlers(EngineState):
         result = await self.runner.run(definition, target, params,
                                        on_line=lambda line: self._stream(block, line),
                                        confirmed=confirmed)
+        # The limit and its source go with the verdict: a report shows the one applied (#38).
         metrics = [{"name": m.name, "value": m.value, "unit": m.unit, "component": m.component,
-                    "verdict": m.verdict.value} for m in result.metrics]
+                    "verdict": m.verdict.value,
+                    **({"limit": m.limit} if m.limit is not None else {}),
+                    **({"source": m.source} if m.source else {})} for m in result.metrics]
         findings = [f.message if hasattr(f, "message") else str(f) for f in result.findings]
         output = "\n".join(r.output for r in result.raw)[-OUTPUT_KEEP:]
         if output:

@@ -46,19 +46,34 @@ def build(ws: Workspace, sessions: Sequence[str], kind: str | None = None,
     if found is not None and kind is None:
         kind = ReportKind.INCIDENT.value
     evidence = [session_evidence(ws, s) for s in sessions]
+    kinds = runbook_kinds(ws, {s.runbook for s in evidence})
     try:
-        chosen = ReportKind(kind) if kind else guess_kind(evidence)
+        chosen = ReportKind(kind) if kind else guess_kind(evidence, kinds)
     except ValueError:
         raise RequestError(f"--kind {kind!r}: one of "
                            f"{', '.join(k.value for k in ReportKind)}") from None
     inputs = ReportInputs(
         sessions=evidence, topology=ws.topology().topology,
         thresholds={name: probe.thresholds for name, probe in ws.catalog.items()},
-        planted=_planted(evidence), case=case_sections(found) if found else None)
+        planted=_planted(evidence), kinds=kinds,
+        case=case_sections(found) if found else None)
     try:
         return build_report(chosen, inputs)
     except ReportError as exc:
         raise RequestError(str(exc)) from None
+
+
+def runbook_kinds(ws: Workspace, names: set[str]) -> dict[str, str]:
+    """Runbook id -> the report its sessions make: its front matter's `report`, else
+    `acceptance` for one tagged so; a runbook no longer in the library is left out (its
+    sessions are judged on what they recorded)."""
+    kinds: dict[str, str] = {}
+    for name in names:
+        runbook = ws.library.get(name)
+        if runbook is not None:
+            kinds[name] = runbook.meta.report or (
+                "acceptance" if "acceptance" in runbook.meta.tags else "test")
+    return kinds
 
 
 def case_sections(case: Case) -> dict[str, Any]:

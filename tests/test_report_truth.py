@@ -1,0 +1,256 @@
+"""Every verdict of a report follows from its evidence (issue 38).
+
+The acceptance run of every shipped scenario of the demo fabric, and the sessions of the field
+review's journeys (an NCCL-hang triage, the optic replacement it hands over to, stopped at its
+swap gate and resumed after the swap), are reported, and each criteria row is checked: the
+value shown satisfies or violates the limit shown exactly as its verdict says, and a row on a
+link the journal recorded as down, or a lane it recorded dark, is never a pass. Then the
+journeys' reports are read as a customer reads them: their kind, their verdict, their summary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from fabtui.cli import cli
+from fabtui.config import load_settings
+from fabtui.model.report import Bound, judged_by
+from fabtui.model.verdict import Verdict
+from fabtui.reports.markdown import BADGE
+from fabtui.sim.scenario import scenario_files, shipped_scenarios
+from fabtui.workspace import Workspace
+
+pytestmark = pytest.mark.usefixtures("sim_in_process")
+
+
+def _cli(config: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["--config", str(config), *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _config(base: Path) -> Path:
+    config = base / "fabtui.toml"
+    config.write_text(f'data_dir = "{base / "data"}"\n')
+    return config
+
+
+def _newest(config: Path) -> str:
+    with Workspace(load_settings(config)) as ws:
+        return ws.sessions(1)[0].id
+
+
+def _report(config: Path, *sessions: str) -> tuple[dict[str, Any], str]:
+    code, data, err = _cli(config, "report", *sessions, "--json")
+    assert code == 0, err
+    code, text, err = _cli(config, "report", *sessions)
+    assert code == 0, err
+    return json.loads(data), text
+
+
+def _down_in_journal(config: Path, session: str) -> dict[str, set[str]]:
+    """Block id -> the ports and lanes its readings say are down or dark, read from the
+    journal directly (not through the report builder)."""
+    found: dict[str, set[str]] = {}
+    with Workspace(load_settings(config)) as ws:
+        for event in ws.events(session):
+            result = getattr(event.data, "result", None)
+            if not isinstance(result, dict) or not event.block:
+                continue
+            for metric in result.get("metrics") or []:
+                name, value = metric.get("name"), metric.get("value")
+                component = str(metric.get("component") or "")
+                dead = (name == "state_down" and value) or \
+                    (name in ("state", "port.state") and str(value) not in ("Active", "LinkUp")) \
+                    or (name == "rx_power_dbm" and str(value) == "-inf")
+                if dead:
+                    found.setdefault(event.block, set()).add(component)
+    return found
+
+
+def _port(component: str) -> str:
+    head, _, tail = component.rpartition("/")
+    return head if head and tail.startswith("lane") else component
+
+
+def check_rows(report: dict[str, Any], text: str, down: dict[str, set[str]]) -> int:
+    """Every criteria row of `report` (its JSON) and of `text` (its markdown) is consistent;
+    returns how many rows were checked."""
+    for row in report["criteria"]:
+        verdict = Verdict(row["verdict"])
+        value = row["value"]
+        bounds = [Bound.model_validate(b) for b in row["bounds"]]
+        where = f"{row['name']}: {row['measured']} | {row['requirement']} | {verdict}"
+        if bounds:
+            assert isinstance(value, (int, float)), where
+            assert judged_by(bounds, float(value)) is verdict, where
+            for bound in bounds:  # the limits shown are the limits applied
+                assert f"{bound.verdict.value.upper()} if {bound.op}" in row["requirement"], where
+        elif verdict is Verdict.OK:
+            # A pass without a limit shown must be a number its rule names in words.
+            assert isinstance(value, (int, float)), where
+        if verdict is Verdict.OK:
+            text_value = str(value).lower()
+            assert "inf" not in text_value and "down" not in text_value, where
+            block = row["source"]["block"]
+            dead = {_port(c) for c in down.get(block, set())} | down.get(block, set())
+            assert row["component"] not in dead and _port(row["component"] or "") not in {
+                c for c in dead if "/lane" not in c}, f"PASS on a dead link: {where}"
+        # The markdown row shows this very reading, limit and verdict.
+        line = next((ln for ln in text.splitlines() if ln.startswith(f"| {row['name']} |")
+                     and f"| {BADGE[verdict]} |" in ln), None)
+        assert line is not None, where
+        assert _md(row["measured"]) in line and _md(row["requirement"]) in line, where
+    return len(report["criteria"])
+
+
+def _md(text: str) -> str:
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|") \
+        .replace("<", "\\<").replace("[", "\\[")
+
+
+SCENARIOS = sorted(scenario_files([shipped_scenarios()]))
+"""Every scenario the demo fabric ships (`fabtui sim list`)."""
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_every_scenarios_acceptance_report_is_consistent_row_by_row(
+        scenario: str, tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    _cli(config, "--scenario", scenario, "runbook", "run", "customer-acceptance",
+         "--answer", "idle=yes")
+    session = _newest(config)
+    report, text = _report(config, session)
+    assert report["kind"] == "acceptance"
+    assert check_rows(report, text, _down_in_journal(config, session)) > 5
+    assert report["summary"] and text.index("## Summary") < text.index("## Test environment")
+    failing = {p["element"] for p in report["problems"]}
+    assert len(failing) == len(report["problems"])  # one line per element
+    assert not [p for p in report["problems"] if re.search(r"/lane\d", p["element"])]
+
+
+@pytest.fixture(scope="module")
+def journey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Journey (a) of the field review, headless: the NCCL-hang triage, then the optic
+    replacement it hands over to, which stops at its swap gate (nobody answered), the optic
+    swapped, the session resumed to its end."""
+    base = tmp_path_factory.mktemp("journey")
+    config = _config(base)
+    _cli(config, "--scenario", "nccl-hang", "runbook", "run", "nccl-hang-triage",
+         "--answer", "cordon=node003", "--answer", "restart=yes")
+    triage = _newest(config)
+    port = "leaf-g00-r5:Ethernet16"
+    _cli(config, "runbook", "run", "optic-replacement", "--input", f"port={port}",
+         "--input", "soak_s=300", "--answer", "drain=node003", "--answer", "drained=yes",
+         "--answer", f"shut-port={port}", "--answer", "cleaned=yes",
+         "--answer", f"shut-again={port}")
+    repair = _newest(config)
+    code, stopped, _ = _cli(config, "report", repair, "--json")
+    _cli(config, "sim", "repair", port)
+    code, out, err = _cli(config, "runbook", "resume", repair, "--answer", "swapped=yes",
+                          "--answer", "resume=node003")
+    assert code == 0, out + err
+    yield {"config": config, "triage": triage, "repair": repair, "stopped": stopped}
+
+
+def test_the_journeys_reports_are_consistent_row_by_row(journey: dict[str, Any]) -> None:
+    config = journey["config"]
+    for sessions in ([journey["triage"]], [journey["repair"]],
+                     [journey["triage"], journey["repair"]]):
+        report, text = _report(config, *sessions)
+        down: dict[str, set[str]] = {}
+        for session in sessions:
+            down |= _down_in_journal(config, session)
+        assert check_rows(report, text, down) > 5
+
+
+def test_a_resumed_repair_is_judged_on_how_it_ended_after_the_swap(
+        journey: dict[str, Any]) -> None:
+    # Stopped at the gate it had not finished: incomplete, no verdict on the optic.
+    stopped = json.loads(journey["stopped"])
+    assert stopped["verdict"] == "error" and stopped["conclusion"].startswith("INCOMPLETE")
+    report, text = _report(journey["config"], journey["repair"])
+    assert report["kind"] == "repair" and text.startswith("# Repair report")
+    assert report["verdict"] == "ok"
+    assert "**Result: PASS** — REPAIRED and verified" in text
+    assert "INCOMPLETE" not in text and "needs an answer" not in text
+    assert "hand-over FAILS" not in text
+    # The after-state decides, the before is beside it.
+    dom = next(c for c in report["criteria"] if c["name"] == "switch.dom rx_power_dbm")
+    assert dom["verdict"] == "ok" and isinstance(dom["value"], float) and dom["value"] > -3
+    assert dom["before"].startswith("no light (-inf dBm) on leaf-g00-r5:Ethernet16/lane")
+    # The plain-language summary comes first: dark before, the swap (old and new serial),
+    # verified after the soak.
+    summary = " ".join(report["summary"])
+    assert "leaf-g00-r5:Ethernet16 (optic MT24000043): no light on lanes 1-4" in summary
+    assert "old serial MT24000043, new serial" in summary
+    assert "clean FEC at both ends over 300 s" in summary
+    before = {p["element"] for p in report["before_problems"]}
+    assert {"leaf-g00-r5:Ethernet16", "node003:mlx5_5"} <= before
+    assert not report["problems"]
+
+
+def test_an_nccl_hang_triage_is_an_incident_not_an_acceptance(
+        journey: dict[str, Any]) -> None:
+    report, text = _report(journey["config"], journey["triage"])
+    assert report["kind"] == "incident" and text.startswith("# Incident review")
+    assert "Acceptance" not in text and "hand-over" not in text
+    assert "**Result: OPEN**" in text and "handed over to optic-replacement" in text
+    # The log host is where the log was read, not a failing element.
+    elements = {p["element"] for p in report["problems"]}
+    assert "node001" not in elements and not any(e.startswith("node001:") for e in elements)
+    assert {"leaf-g00-r5:Ethernet16", "node003:mlx5_5"} <= elements
+    assert "## What the job's logs said" in text and "ALLREDUCE #1276" in text
+    rows = {c["name"]: c for c in report["criteria"]}
+    # A BER read on a link that is down measured nothing; a dead port fails.
+    assert rows["nic.mlxlink raw_ber"]["verdict"] == "fail"
+    assert rows["nic.mlxlink raw_ber"]["value"].startswith("link down")
+    assert "1.5e-254" not in text
+    assert rows["switch.port_counters state_down"]["verdict"] == "fail"
+    # Lanes folded: one line per element.
+    leaf = next(p for p in report["problems"] if p["element"] == "leaf-g00-r5:Ethernet16")
+    assert "no light on lanes 1-4 (rx_power_dbm -inf dBm)" in leaf["what"]
+    # Parameters never print as empty code spans.
+    assert "= ` `" not in text and "suspect_nic = (not given)" in text
+
+
+def test_triage_and_its_repair_together_are_one_resolved_incident(
+        journey: dict[str, Any]) -> None:
+    report, text = _report(journey["config"], journey["triage"], journey["repair"])
+    assert report["kind"] == "incident"
+    assert "**Result: RESOLVED**" in text
+    assert f"repaired and verified in session {journey['repair']}" in report["conclusion"]
+    assert "injected faults" not in text.lower()
+
+
+def test_thresholds_are_numbers_with_their_source(journey: dict[str, Any]) -> None:
+    report, text = _report(journey["config"], journey["triage"])
+    assert "within the module's own alarm limits" not in text
+    bias = next(c for c in report["criteria"] if c["name"] == "switch.dom tx_bias_ma")
+    assert bias["verdict"] == "fail" and bias["bounds"]  # the module's low alarm, in mA
+    assert re.search(r"FAIL if < [\d.]+ mA", bias["requirement"])
+    for row in report["criteria"]:
+        assert row["reference"], row["name"]  # every threshold says where it comes from
+
+
+def test_a_repair_stopped_before_anything_was_repaired_says_so(tmp_path: Path) -> None:
+    """Journey (b)'s `n` at "Is node003 drained?": nothing was repaired. Whether the engine
+    ends the session there or waits for the answer, the report judges the state as found and
+    never calls it repaired."""
+    config = _config(tmp_path)
+    _cli(config, "--scenario", "optic-degrading", "runbook", "run", "optic-replacement",
+         "--input", "port=leaf-g00-r3:Ethernet16", "--answer", "drain=node003",
+         "--answer", "drained=no")
+    session = _newest(config)
+    report, text = _report(config, session)
+    assert report["kind"] == "repair" and report["verdict"] not in ("ok", "warn")
+    assert "REPAIRED and verified" not in text and "after the repair" not in text
+    assert "No repair was made" in report["summary"][0]
+    assert "leaf-g00-r3:Ethernet16" in {p["element"] for p in report["problems"]}
+    assert check_rows(report, text, _down_in_journal(config, session)) > 5

@@ -136,12 +136,13 @@ after
 ```
 """)
     result = run("runbook", "run", str(path))
-    assert result.exit_code == 4
+    assert result.exit_code == 5  # waiting at the gate: its own exit code
     assert "gate go needs an answer (headless: --answer go=yes)" in result.stdout
     answered = run("runbook", "run", str(path), "--answer", "go=yes")
     assert answered.exit_code == 0 and "path: ask -> after" in answered.stdout
     declined = run("runbook", "run", str(path), "--answer", "go=no")
-    assert declined.exit_code == 4 and "aborted" in declined.stdout
+    assert declined.exit_code == 5 and "waiting at gate go: answered no" in declined.stdout
+    assert "aborted" not in declined.output
 
 
 def test_dangerous_commands_need_the_typed_phrase(run: Callable[..., Result],
@@ -155,8 +156,8 @@ def test_dangerous_commands_need_the_typed_phrase(run: Callable[..., Result],
 touch {marker}
 ```
 """)
-    assert run("runbook", "run", str(path)).exit_code == 4
-    assert run("runbook", "run", str(path), "--answer", "down=yes").exit_code == 4
+    assert run("runbook", "run", str(path)).exit_code == 5
+    assert run("runbook", "run", str(path), "--answer", "down=yes").exit_code == 5
     assert not marker.exists()
     assert run("runbook", "run", str(path), "--answer", "down=plain").exit_code == 0
     assert marker.exists()
@@ -419,7 +420,7 @@ echo after >> {counter}
 ```
 """)
     stopped = run("runbook", "run", str(path))
-    assert stopped.exit_code == 4
+    assert stopped.exit_code == 5
     session = stopped.stdout.split("(session ")[1].split(")")[0]
     resumed = run("runbook", "resume", session, "--answer", "go=yes")
     assert resumed.exit_code == 0, resumed.output
@@ -456,7 +457,7 @@ printf '%s' {{{{ pw }}}} > {out}
 ```
 """)
     stopped = run("runbook", "run", str(path), "--answer", "pw=s3cretValue")
-    assert stopped.exit_code == 4, stopped.output
+    assert stopped.exit_code == 5, stopped.output
     session = stopped.stdout.split("(session ")[1].split(")")[0]
     refused = run("runbook", "resume", session, "--answer", "go=yes")
     assert refused.exit_code == 2 and not out.exists()
@@ -515,7 +516,7 @@ Second?
 """)
     stopped = run("runbook", "run", str(path))
     session = stopped.stdout.split("(session ")[1].split(")")[0]
-    assert run("runbook", "resume", session, "--answer", "g1=yes").exit_code == 4
+    assert run("runbook", "resume", session, "--answer", "g1=yes").exit_code == 5
     done = run("runbook", "resume", session, "--answer", "g2=yes")
     assert done.exit_code == 0, done.output
     assert "path: first -> gate-one -> gate-two\n" in done.stdout

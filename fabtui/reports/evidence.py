@@ -14,10 +14,12 @@ from fabtui.model.events import (
     BlockStarted,
     Decision,
     Event,
+    EventKind,
     Note,
     SessionCancelled,
     SessionFinished,
     SessionStarted,
+    SessionWaiting,
     StepStarted,
 )
 from fabtui.model.report import SessionRef, Source
@@ -80,6 +82,8 @@ class SessionEvidence:
     decisions: list[tuple[float, str | None, Decision]] = field(default_factory=list)
     finished: SessionFinished | None = None
     cancelled: SessionCancelled | None = None
+    waiting: SessionWaiting | None = None
+    """The gate the session waits at (not passed yet), while it waits."""
     last_at: float = 0.0
 
     @property
@@ -147,4 +151,8 @@ def read_session(session: str, info: Any, events: Sequence[Event]) -> SessionEvi
             found.finished = data
         elif isinstance(data, SessionCancelled):
             found.cancelled = data
+        elif isinstance(data, SessionWaiting):
+            found.waiting = data
+        if event.kind is EventKind.SESSION_RESUMED:
+            found.waiting = None
     return found

@@ -35,6 +35,9 @@ STOP = "__stop__"
 """An outcome's flow: the run stops at this block (resumable there)."""
 ABORT = "abort"
 """An outcome's flow: the run ends aborted."""
+WAIT = "__wait__"
+"""An outcome's flow: a gate was not passed (no, a mistyped phrase, nobody to answer); the
+session waits at it (journaled `session_waiting`, resumable there: a resume asks it again)."""
 
 
 @dataclass

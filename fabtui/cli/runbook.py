@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 
 from fabtui.cli.context import EXIT_FINDINGS, key_values, workspace
+from fabtui.errors import InputError
 from fabtui.model.events import (
     BlockCommand,
     BlockFinished,
@@ -35,7 +36,7 @@ from fabtui.runbooks.library import match
 from fabtui.runbooks.redact import MASK
 from fabtui.runbooks.resume import ask_again, secret_blocks
 from fabtui.transports.cli_line import visible
-from fabtui.views.guided import session_rows
+from fabtui.views.guided import handover_inputs, session_rows
 
 EXIT_STOPPED = 4
 EXIT_WAITING = 5
@@ -214,6 +215,8 @@ def _finish(ctx: click.Context, summary: RunSummary, as_json: bool, engine: Engi
     else:
         click.echo("")
         click.echo(summary.text())
+    if summary.handover and not as_json:
+        _say_handover(ctx, engine, summary.handover)
     if resume is not None:
         click.echo(f"\nthe session waits at gate {summary.waiting}; when ready, go on with:\n"
                    f"  {resume}\nor end it for good: {abandon}", err=True)
@@ -221,6 +224,18 @@ def _finish(ctx: click.Context, summary: RunSummary, as_json: bool, engine: Engi
     if summary.outcome in (Verdict.ERROR, Verdict.ABORTED):
         ctx.exit(EXIT_STOPPED)
     ctx.exit(EXIT_FINDINGS if summary.outcome is Verdict.FAIL else 0)
+
+
+def _say_handover(ctx: click.Context, engine: Engine, name: str) -> None:
+    """The command that opens the runbook this session handed over to, with what the session
+    already knows and did (`views.guided.handover_inputs`: its port, the node it drained)."""
+    try:
+        target = workspace(ctx).runbook(name)
+    except InputError:
+        return  # the summary names it; `runbook run` will say what is wrong with it
+    carried = handover_inputs(engine.runbook, target, engine.scope())
+    args = [arg for key, value in carried.items() for arg in ("--input", f"{key}={value}")]
+    click.echo(f"hand over with: {_fabtui(ctx, 'runbook', 'run', name, *args)}")
 
 
 def _fabtui(ctx: click.Context, *args: str) -> str:

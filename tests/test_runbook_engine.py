@@ -220,12 +220,18 @@ def test_a_dry_run_shows_what_would_be_sent(run: Callable[..., Result], data: Pa
     assert "$ switch.fec on leaf-g00-r3\n" in out
     assert "$ perftest.ib_write_bw on node003:mlx5_3,node001:mlx5_3" in out
     assert "Is node003 drained" in out
-    assert "note: Before: optic {{ serial_before }} in leaf-g00-r3:Ethernet16" in out
-    assert "{{ serial_before }}: set from the result of step 2 block 'dom-before', known when " \
-        "it runs" in out
-    for wrong in ("known once the run gets here", "NoneType", "''", "optic  in", "{{ leaf }}",
-                  "{{ nic }}", "{{ node }}"):
+    assert "note: Before: optic ‹serial_before› in leaf-g00-r3:Ethernet16" in out
+    # each value only the run knows is named once, where it comes from; no template code
+    assert "not rendered, known when it runs: ‹serial_before› set from the result of step 2 " \
+        "block 'dom-before'; ‹part_before› set from" in out
+    assert "would choose: drain-the-node or nothing-to-repair" in out
+    for wrong in ("known once the run gets here", "NoneType", "''", "optic  in", "{{", "}}",
+                  "blame.lanes"):
         assert wrong not in out, wrong
+    assert "dry run: nothing was run or asked; the session is kept as a dry run, never `last`" \
+        in result.stderr
+    assert run("report", "last").exit_code == 2  # the dry run is no one's `last`
+    assert " dry-run " in run("runbook", "sessions").stdout
 
 
 def test_a_dry_run_names_captured_and_asked_values(run: Callable[..., Result],
@@ -248,11 +254,10 @@ echo {{ serial }} {{ who }} {{ value }}
 """)
     result = run("runbook", "run", str(path), "--dry-run")
     assert result.exit_code == 0, result.output
-    assert "$ echo {{ serial }} {{ who }} plain" in result.stdout
-    assert "{{ serial }}: captured from the output of step 1 block 'dom', known when it runs" \
-        in result.stdout
-    assert "{{ who }}: asked for at step 1 block 'who'" in result.stdout
-    assert "if serial != '': needs serial, captured from" in result.stdout
+    assert "$ echo ‹serial› ‹who› plain" in result.stdout
+    assert "not rendered, known when it runs: ‹serial› captured from the output of step 1 " \
+        "block 'dom'; ‹who› asked for at step 1 block 'who'" in result.stdout
+    assert "{{" not in result.stdout
 
 
 def test_lint_errors_refuse_the_run(run: Callable[..., Result], book: Callable[..., Path],

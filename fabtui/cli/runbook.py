@@ -215,6 +215,9 @@ def _finish(ctx: click.Context, summary: RunSummary, as_json: bool, engine: Engi
     else:
         click.echo("")
         click.echo(summary.text())
+    if engine.dry_run and not as_json:
+        click.echo("dry run: nothing was run or asked; the session is kept as a dry run, "
+                   "never `last`", err=True)
     if summary.handover and not as_json:
         _say_handover(ctx, engine, summary.handover)
     if resume is not None:

@@ -76,7 +76,12 @@ from fabtui.runbooks.observe import Observer, Operator, RunSummary, ScriptedOper
 from fabtui.runbooks.redact import MASK
 from fabtui.runbooks.resume import may_have_run, secret_blocks
 
-__all__ = ["Engine", "Observer", "Operator", "RunSummary", "ScriptedOperator", "var_name"]
+__all__ = ["DRY_RUN", "Engine", "Observer", "Operator", "RunSummary", "ScriptedOperator",
+           "var_name"]
+
+DRY_RUN = "dry-run"
+"""The journal status of a finished dry run (`Workspace.session_id` never takes it as
+`last`)."""
 
 
 class Engine(BlockHandlers):
@@ -303,7 +308,9 @@ class Engine(BlockHandlers):
         summary = self._summary(outcome, ending[1] if ending else "", handover)
         self._record(SessionFinished(outcome=outcome, path=summary.path, handover=handover,
                                      reason=summary.reason, findings=summary.findings))
-        self.journal.set_status(self.session, outcome.value)
+        # A dry run measured nothing: recorded, but never `last` (a report or a case of it
+        # would say nothing); the sessions list shows it as a dry run.
+        self.journal.set_status(self.session, DRY_RUN if self.dry_run else outcome.value)
         self.summary = summary
         return summary
 

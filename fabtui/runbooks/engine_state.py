@@ -127,7 +127,8 @@ class EngineState:
         return render_shell(script, evaluator, self._unknown if self.dry_run else None)
 
     def _unknown_note(self) -> str:
-        """` ({{ leaf }}: set from ..., known when it runs)` for the values still unknown."""
+        """` (not rendered, known when it runs: ‹leaf› set from ...)` for the values still
+        unknown."""
         return f" ({describe_unknown(self._unknown)})" if self._unknown else ""
 
     def _where(self, block: Block) -> str:

@@ -48,12 +48,17 @@ class BlockHandlers(EngineState):
         return await handlers[block.kind](block)
 
     def _dry(self, block: Block) -> Outcome:
-        """A dry run shows every gate and judgement without making it, and visits every step."""
-        body = " | ".join(line.strip() for line in block.body.strip().splitlines())
-        try:
-            body = self._render(body, self.evaluator())
-        except ExprError:
-            self._unknown = []  # shown as written; the real run reports the error
+        """A dry run shows every gate and judgement without making it, and visits every step:
+        what a check can conclude, where a decide can go, what a gate asks, each rendered
+        with what is known (a value only the run knows is `‹name›`, said once in the note)."""
+        evaluator = self.evaluator()
+
+        def shown(text: str) -> str:
+            try:
+                return self._render(text, evaluator)
+            except ExprError:
+                return text  # shown as written; the real run reports the error
+
         if block.kind is BlockKind.INPUT:
             attrs = self.attrs(block)
             name = attrs.name or var_name(block.id)
@@ -62,11 +67,20 @@ class BlockHandlers(EngineState):
             asked = Unknown(name, f"asked for at {self._where(block)}"
                             + (f" (default {attrs.default})"
                                if attrs.default is not None and not attrs.secret else ""))
-            return Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}"
-                            f"{self._unknown_note()}", variables={name: asked})
-        verb = {BlockKind.CHECK: "judge", BlockKind.DECIDE: "choose",
-                BlockKind.CONFIRM: "ask"}[block.kind]
-        return Outcome(Verdict.SKIPPED, f"dry run: would {verb}: {body}{self._unknown_note()}")
+            return Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: "
+                           f"{shown(_one_line(block.body))}{self._unknown_note()}",
+                           variables={name: asked})
+        if block.kind is BlockKind.CHECK:
+            said = " | ".join(f"{rule.verdict.value}: {shown(rule.message)}"
+                              for rule in block_text.check_rules(block))
+            return Outcome(Verdict.SKIPPED, f"dry run: would judge, one of: {said}"
+                           f"{self._unknown_note()}")
+        if block.kind is BlockKind.DECIDE:
+            targets = list(dict.fromkeys(shown(b.target) for b in block_text.branches(block)))
+            return Outcome(Verdict.SKIPPED, f"dry run: would choose: {' or '.join(targets)}"
+                           f"{self._unknown_note()}")
+        return Outcome(Verdict.SKIPPED, f"dry run: would ask: {shown(_one_line(block.body))}"
+                       f"{self._unknown_note()}")
 
     async def _note(self, block: Block) -> Outcome:
         text = self._render(block.body.strip(), self.evaluator())
@@ -354,6 +368,10 @@ YES = frozenset({"y", "yes", "ok", "go"})
 """What passes a yes / no gate."""
 NO = frozenset({"n", "no"})
 """An explicit no: the gate's `on_no` step, else the session waits there (`not yet`)."""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(line.strip() for line in text.strip().splitlines())
 
 
 def _waiting(message: str, phrase: str | None) -> Outcome:

@@ -39,8 +39,9 @@ if TYPE_CHECKING:
     from fabtui.views.fabricmap import FabricMap
 
 _TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
-FINISHED = frozenset({"ok", "warn", "fail", "aborted", "skipped"})
-"""Session statuses that are an outcome: the session ended and cannot be resumed."""
+FINISHED = frozenset({"ok", "warn", "fail", "aborted", "skipped", "dry-run"})
+"""Session statuses that are an outcome: the session ended and cannot be resumed (`dry-run`:
+a dry run's, which measured nothing)."""
 
 
 # the library ------------------------------------------------------------------------------------

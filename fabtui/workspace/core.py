@@ -407,14 +407,18 @@ class Workspace:
             return None
 
     def session_id(self, name: str) -> str:
-        """`name` as a session id: `last` is the newest session (`RequestError` when there is
-        none); anything else is returned as it is."""
+        """`name` as a session id: `last` is the newest session that is not a dry run (a dry
+        run measured nothing: `RequestError` when there is no other); anything else is
+        returned as it is."""
+        from fabtui.runbooks.engine import DRY_RUN
+
         if name != "last":
             return name
-        newest = self.journal.sessions(1)
-        if not newest:
-            raise RequestError(f"no session recorded in {self.journal.path} yet")
-        return newest[0].id
+        newest = next((s for s in self.journal.sessions(200) if s.status != DRY_RUN), None)
+        if newest is None:
+            raise RequestError(f"no session recorded in {self.journal.path} yet (dry runs "
+                               "are not `last`: name one by its id)")
+        return newest.id
 
     def session_record(self, session: str) -> SessionRecord:
         """What filing reads about `session` (a `SessionRecord`; `last`: the newest). Raises

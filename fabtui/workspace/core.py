@@ -210,10 +210,16 @@ class Workspace:
 
         if not self.simulated(topology):
             return Transports()
-        from fabtui.workspace.simfabric import sim_state, sim_transports, unhealthy_notice
+        from fabtui.workspace.simfabric import (
+            sim_state,
+            sim_transports,
+            switch_notice,
+            unhealthy_notice,
+        )
 
+        switched = switch_notice(self.settings)  # before the state switches
         path, state = sim_state(self.settings)
-        message = unhealthy_notice(state)
+        message = switched or unhealthy_notice(state)
         if message and self.notice is not None:
             self.notice(message)
         return sim_transports(path)

@@ -21,7 +21,7 @@ makes the script exit 1 (these are correctness figures, not timings):
   - danger:      every destructive form of tests/test_destructive.py (the review's 28 variants
                  and more) in a block not marked danger=true: lint refuses the runbook; and
                  each destructive word as the value of `sudo {{ action }}` on the demo fabric:
-                 the typed gate stops it (exit 4). No `command_sent` is journaled;
+                 the typed gate stops it (exit 5, waiting). No `command_sent` is journaled;
   - resend:      a run killed after it confirmed and sent a dangerous command, resumed with the
                  first run's answer: the command is never sent again and the resume says it may
                  already have run (the review: 8 of 78 resumes re-sent one).
@@ -385,7 +385,8 @@ def danger(work: Path, env: dict[str, str], smoke: bool) -> Tally:
     """Every destructive form of the reliability review (H3) and of tests/test_destructive.py
     in a block that does not say danger=true: lint refuses the runbook (exit 2, naming the
     block); and each destructive word given as the value of `sudo {{ action }}`: the engine's
-    typed gate stops it (exit 4). Nothing is sent either way (no `command_sent`)."""
+    typed gate stops it (exit 5: the session waits at the gate). Nothing is sent either way
+    (no `command_sent`)."""
     from tests.test_destructive import REVIEWED
 
     tally = Tally("destructive commands, literal or as values (refused, nothing sent)")
@@ -409,7 +410,7 @@ def danger(work: Path, env: dict[str, str], smoke: bool) -> Tally:
         said = done.stdout + done.stderr
         refused = (done.returncode == 2 and "act: " in said and "danger=true" in said) \
             if value is None else \
-            (done.returncode == 4 and "needs typed confirmation" in said)
+            (done.returncode == 5 and "needs typed confirmation" in said)
         tally.record(refused and sent == 0,
                      f"{body!r} {value or ''}: exit {done.returncode}, {sent} sent")
     return tally

@@ -88,6 +88,56 @@ def write_file(path: Path, data: str | bytes, *, durable: bool = False) -> None:
         raise
 
 
+def write_output(path: Path, data: str | bytes) -> None:
+    """`write_file` for a file the user named (`-o PATH`): a folder that does not exist, a file
+    standing where a folder should be, a permission, a full disk or a place nothing can be
+    written (`/proc`) is a `RequestError` naming `path` and why, never the temporary file."""
+    from fabtui.errors import RequestError
+
+    try:
+        write_file(path, data)
+    except OSError as exc:
+        raise RequestError(cannot_write(path, exc)) from None
+
+
+def make_output_folder(folder: Path) -> None:
+    """Create `folder` (and its parents) for files the user asked for; a `RequestError`
+    saying why when it cannot be."""
+    from fabtui.errors import RequestError
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RequestError(cannot_write(folder, exc, folder=True)) from None
+
+
+def cannot_write(path: Path, exc: OSError, *, folder: bool = False) -> str:
+    """`r.html: cannot write: the folder missing/dir does not exist`: why `path` could not be
+    written, in one line."""
+    import errno
+
+    shown = display_path(path)
+    what = "create the folder" if folder else "write"
+    parent = path.parent
+    if exc.errno == errno.ENOENT:
+        why = f"nothing can be created in {display_path(parent)}" if parent.is_dir() else \
+            f"the folder {display_path(parent)} does not exist (create it first)"
+    elif exc.errno == errno.ENOTDIR:
+        blocker = next((p for p in [parent, *parent.parents] if p.is_file()), parent)
+        why = f"{display_path(blocker)} is a file, not a folder"
+    elif exc.errno == errno.EISDIR:
+        why = "it is a folder; name a file"
+    elif exc.errno in (errno.EACCES, errno.EPERM):
+        why = f"permission denied in {display_path(parent)}"
+    elif exc.errno == errno.EROFS:
+        why = "read-only file system"
+    elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        why = "disk full" if exc.errno == errno.ENOSPC else "disk quota exceeded"
+    else:
+        why = exc.strerror or type(exc).__name__
+    return f"{shown}: cannot {what}: {why}"
+
+
 def _mode_for(path: Path) -> int:
     """The permission bits `path` keeps (an existing regular file's), else a new file's."""
     try:

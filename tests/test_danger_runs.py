@@ -78,7 +78,7 @@ def test_a_value_that_renders_a_destructive_command_is_gated(tmp_path: Path,
     and nothing is sent without it; with action=hostname it runs ungated."""
     book = _book(tmp_path, VALUE_DECIDES)
     refused = _run("runbook", "run", str(book), "--input", "action=reboot")
-    assert refused.exit_code == 4, refused.output
+    assert refused.exit_code == 5, refused.output
     assert "act is dangerous (`reboot` reboots or powers off the machine) and needs typed " \
         "confirmation (headless: --answer act=act)" in refused.stdout
     assert _events("command_sent") == []
@@ -106,7 +106,7 @@ def test_a_switch_line_rendered_destructive_is_gated(tmp_path: Path, state: Path
 ```
 """)
     result = _run("runbook", "run", str(book), "--input", "action=reload")
-    assert result.exit_code == 4, result.output
+    assert result.exit_code == 5, result.output
     assert "spine is dangerous (`reload` reloads (reboots) the switch) and needs typed " \
         "confirmation" in result.stdout
     assert _events("command_sent") == []

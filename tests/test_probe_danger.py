@@ -122,11 +122,11 @@ def test_a_runbook_probe_block_goes_through_the_typed_gate(config: Path,
     book = tmp_path / "bounce.md"
     book.write_text(RUNBOOK.format(attrs=' danger=true confirm="{{ nic }}"'))
     unanswered = _run(config, "runbook", "run", str(book))
-    assert unanswered.exit_code == 4, unanswered.output
+    assert unanswered.exit_code == 5, unanswered.output
     assert "reset is dangerous and needs typed confirmation (headless: --answer " \
            "reset=node001:mlx5_0)" in unanswered.stdout
     wrong = _run(config, "runbook", "run", str(book), "--answer", "reset=yes")
-    assert wrong.exit_code == 4 and "not confirmed: typed 'yes'" in wrong.stdout
+    assert wrong.exit_code == 5 and "typed 'yes', not 'node001:mlx5_0'" in wrong.stdout
     assert _probe_events() == []  # the probe never ran
     typed = _run(config, "runbook", "run", str(book), "--answer", "reset=node001:mlx5_0")
     assert typed.exit_code == 0, typed.output
@@ -178,7 +178,8 @@ def test_an_unmarked_block_of_a_dangerous_probe_is_still_gated(tmp_path: Path) -
     finally:
         journal.close()
     assert asked == ["reset"]  # no confirm= on the block: its id is what is typed
-    assert summary.blocks["reset"] is Verdict.ABORTED and summary.outcome is Verdict.ABORTED
+    # "no" at the typed gate: the session waits there (resumable), nothing ran
+    assert summary.blocks["reset"] is Verdict.WAITING and summary.outcome is Verdict.WAITING
 
 
 # The core doors: the rule lives in the runner, so no face can forget it -------------------------

@@ -136,12 +136,13 @@ after
 ```
 """)
     result = run("runbook", "run", str(path))
-    assert result.exit_code == 4
+    assert result.exit_code == 5  # waiting at the gate: its own exit code
     assert "gate go needs an answer (headless: --answer go=yes)" in result.stdout
     answered = run("runbook", "run", str(path), "--answer", "go=yes")
     assert answered.exit_code == 0 and "path: ask -> after" in answered.stdout
     declined = run("runbook", "run", str(path), "--answer", "go=no")
-    assert declined.exit_code == 4 and "aborted" in declined.stdout
+    assert declined.exit_code == 5 and "waiting at gate go: answered no" in declined.stdout
+    assert "aborted" not in declined.output
 
 
 def test_dangerous_commands_need_the_typed_phrase(run: Callable[..., Result],
@@ -155,8 +156,8 @@ def test_dangerous_commands_need_the_typed_phrase(run: Callable[..., Result],
 touch {marker}
 ```
 """)
-    assert run("runbook", "run", str(path)).exit_code == 4
-    assert run("runbook", "run", str(path), "--answer", "down=yes").exit_code == 4
+    assert run("runbook", "run", str(path)).exit_code == 5
+    assert run("runbook", "run", str(path), "--answer", "down=yes").exit_code == 5
     assert not marker.exists()
     assert run("runbook", "run", str(path), "--answer", "down=plain").exit_code == 0
     assert marker.exists()
@@ -219,12 +220,18 @@ def test_a_dry_run_shows_what_would_be_sent(run: Callable[..., Result], data: Pa
     assert "$ switch.fec on leaf-g00-r3\n" in out
     assert "$ perftest.ib_write_bw on node003:mlx5_3,node001:mlx5_3" in out
     assert "Is node003 drained" in out
-    assert "note: Before: optic {{ serial_before }} in leaf-g00-r3:Ethernet16" in out
-    assert "{{ serial_before }}: set from the result of step 2 block 'dom-before', known when " \
-        "it runs" in out
-    for wrong in ("known once the run gets here", "NoneType", "''", "optic  in", "{{ leaf }}",
-                  "{{ nic }}", "{{ node }}"):
+    assert "note: Before: optic ‹serial_before› in leaf-g00-r3:Ethernet16" in out
+    # each value only the run knows is named once, where it comes from; no template code
+    assert "not rendered, known when it runs: ‹serial_before› set from the result of step 2 " \
+        "block 'dom-before'; ‹part_before› set from" in out
+    assert "would choose: drain-the-node or nothing-to-repair" in out
+    for wrong in ("known once the run gets here", "NoneType", "''", "optic  in", "{{", "}}",
+                  "blame.lanes"):
         assert wrong not in out, wrong
+    assert "dry run: nothing was run or asked; the session is kept as a dry run, never `last`" \
+        in result.stderr
+    assert run("report", "last").exit_code == 2  # the dry run is no one's `last`
+    assert " dry-run " in run("runbook", "sessions").stdout
 
 
 def test_a_dry_run_names_captured_and_asked_values(run: Callable[..., Result],
@@ -247,11 +254,10 @@ echo {{ serial }} {{ who }} {{ value }}
 """)
     result = run("runbook", "run", str(path), "--dry-run")
     assert result.exit_code == 0, result.output
-    assert "$ echo {{ serial }} {{ who }} plain" in result.stdout
-    assert "{{ serial }}: captured from the output of step 1 block 'dom', known when it runs" \
-        in result.stdout
-    assert "{{ who }}: asked for at step 1 block 'who'" in result.stdout
-    assert "if serial != '': needs serial, captured from" in result.stdout
+    assert "$ echo ‹serial› ‹who› plain" in result.stdout
+    assert "not rendered, known when it runs: ‹serial› captured from the output of step 1 " \
+        "block 'dom'; ‹who› asked for at step 1 block 'who'" in result.stdout
+    assert "{{" not in result.stdout
 
 
 def test_lint_errors_refuse_the_run(run: Callable[..., Result], book: Callable[..., Path],
@@ -419,7 +425,7 @@ echo after >> {counter}
 ```
 """)
     stopped = run("runbook", "run", str(path))
-    assert stopped.exit_code == 4
+    assert stopped.exit_code == 5
     session = stopped.stdout.split("(session ")[1].split(")")[0]
     resumed = run("runbook", "resume", session, "--answer", "go=yes")
     assert resumed.exit_code == 0, resumed.output
@@ -456,7 +462,7 @@ printf '%s' {{{{ pw }}}} > {out}
 ```
 """)
     stopped = run("runbook", "run", str(path), "--answer", "pw=s3cretValue")
-    assert stopped.exit_code == 4, stopped.output
+    assert stopped.exit_code == 5, stopped.output
     session = stopped.stdout.split("(session ")[1].split(")")[0]
     refused = run("runbook", "resume", session, "--answer", "go=yes")
     assert refused.exit_code == 2 and not out.exists()
@@ -515,7 +521,7 @@ Second?
 """)
     stopped = run("runbook", "run", str(path))
     session = stopped.stdout.split("(session ")[1].split(")")[0]
-    assert run("runbook", "resume", session, "--answer", "g1=yes").exit_code == 4
+    assert run("runbook", "resume", session, "--answer", "g1=yes").exit_code == 5
     done = run("runbook", "resume", session, "--answer", "g2=yes")
     assert done.exit_code == 0, done.output
     assert "path: first -> gate-one -> gate-two\n" in done.stdout

@@ -158,11 +158,18 @@ def test_a_fabric_left_unhealthy_says_so_and_shows_the_real_finding(
         run: Callable[..., Result], state_file: Path) -> None:
     """Following the README in order leaves nccl-hang playing; a later acceptance run must
     say so, name the NCCL failure rather than `did_not_run`, and the way back must work."""
-    assert run("--scenario", "nccl-hang", "sim", "status").exit_code == 0
+    first = run("--scenario", "nccl-hang", "sim", "status")
+    assert first.exit_code == 0
+    # said once, when it starts: that it persists, and the way back
+    assert first.stderr == ("demo fabric: now playing scenario nccl-hang; it keeps playing for "
+                            "every later command and app start (no need to repeat --scenario) "
+                            "until `fabtui sim start` returns to healthy\n")
+    again = run("--scenario", "nccl-hang", "sim", "status")
+    assert "now playing" not in again.stderr and "nccl-hang playing" in again.stderr
     assert run("sim", "inject", "pfc-storm", "node006:mlx5_4", "--for", "10m").exit_code == 0
     later = run("runbook", "run", "customer-acceptance", "--answer", "idle=yes")
-    notice = ("demo fabric: scenario nccl-hang playing, 1 injected fault (fabtui --scenario "
-              "healthy sim start returns to healthy)\n")
+    notice = ("demo fabric: scenario nccl-hang playing, 1 injected fault (fabtui sim start "
+              "returns to healthy)\n")
     assert later.stderr.count(notice) == 1, later.stderr
     # The hang is reported, not hidden behind `status = did_not_run`: the cross-node findings
     # and the hand-over verdict name the NCCL failure on node003.
@@ -174,7 +181,10 @@ def test_a_fabric_left_unhealthy_says_so_and_shows_the_real_finding(
     assert "did_not_run" not in later.stdout
     probed = run("probe", "run", "switch.pfc", "--target", "leaf-g00-r4", "--json")
     assert notice in probed.stderr and probed.stdout.lstrip().startswith("{")
-    assert run(*["--scenario", "healthy", "sim", "start"]).exit_code == 0
+    back = run("sim", "start")  # the documented way back: no --scenario
+    assert back.exit_code == 0
+    assert "demo fabric playing healthy from " in back.stdout
+    assert "(was nccl-hang: back to healthy)" in back.stdout
     healthy = run("probe", "run", "switch.pfc", "--target", "leaf-g00-r4")
     assert healthy.exit_code == 0 and "demo fabric:" not in healthy.stderr, healthy.output
 

@@ -390,7 +390,8 @@ async def test_session_snapshot(size: tuple[int, int]) -> None:
         await assert_snapshot(pilot, f"runbooks-session-{size[0]}x{size[1]}")
 
 
-SESSION_FOOTER_80 = "n Next g Gate s Skip j Jump r Rerun a Note x Abort o Hand c Past f File ? more"
+SESSION_FOOTER_80 = ("n Next g Gate s Skip j Jump r Rerun a Note x Abandon o Hand c Past f File "
+                     "? more")
 
 
 @asynctest

@@ -38,7 +38,7 @@ from fabtui.cases.store import CaseRow, CaseStore, ImportReport, is_damage, stor
 from fabtui.cases.to_index import index_fields
 from fabtui.errors import InputError, RequestError
 from fabtui.model.case import Case, CaseStatus, Severity
-from fabtui.paths import write_file
+from fabtui.paths import make_output_folder, write_output
 
 Mask = Callable[[str], str]
 _DONE = object()
@@ -531,7 +531,7 @@ class CaseLibrary:
 
         From a damaged store, every case that still reads is written, then an `InputError`
         names those that did not."""
-        out_dir.mkdir(parents=True, exist_ok=True)
+        make_output_folder(out_dir)  # a folder that cannot be made: a RequestError, said
         paths: builtins.list[Path] = []
         written = 0
         unreadable: builtins.list[tuple[str, sqlite3.DatabaseError]] = []
@@ -547,7 +547,7 @@ class CaseLibrary:
             path = out_dir / case_file_name(case)
             text = write_case(case)
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
-                write_file(path, text)  # atomic; a planted symlink is never followed
+                write_output(path, text)  # atomic; a planted symlink is never followed
                 written += 1
             paths.append(path)
         if unreadable:

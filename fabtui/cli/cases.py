@@ -94,8 +94,12 @@ def list_cases(ctx: click.Context, status: str | None, limit: int | None,
                      "severity": r.severity, "symptom_class": r.symptom_class,
                      "opened": r.opened, "source": r.source} for r in rows])
         return
-    for row in rows:
-        click.echo(f"{row.id:<40}{row.status:<11}{row.symptom_class:<24}{row.title}")
+    from fabtui.cli.render import table, terminal_width
+
+    # Sized to the longest id, status and class (a 45-character id ran into its status).
+    click.echo(table(["id", "status", "class", "title"],
+                     [(r.id, r.status, r.symptom_class or "-", r.title) for r in rows],
+                     terminal_width()))
 
 
 @cases.command("show")

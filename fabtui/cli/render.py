@@ -28,6 +28,15 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]],
     return render_table(Table.build(columns, text_rows), width)
 
 
+def terminal_width() -> int | None:
+    """The terminal's width when standard output is one (a table is fitted to it, cut text
+    ending in `…`); None for a pipe or a file (nothing is cut)."""
+    import shutil
+    import sys
+
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
 def _is_number(text: str) -> bool:
     return text.replace(".", "", 1).replace("%", "").replace("-", "", 1).isdigit()
 

@@ -16,6 +16,23 @@ from fabtui.cli.context import workspace
 from fabtui.model.report import ReportKind
 from fabtui.workspace.reporting import FORMATS
 
+SUFFIXES = {"md": (".md", ".markdown", ".txt"), "html": (".html", ".htm")}
+"""The file names each format is written under: a report is never written as something it
+is not (markdown in a `.pdf`)."""
+
+
+def _wrong_suffix(output: Path, fmt: str, chosen: bool) -> str:
+    """Why `output` is refused for format `fmt`, and what to name it instead."""
+    what = "markdown" if fmt == "md" else "HTML"
+    said = f"--format {fmt} writes {what}" if chosen else \
+        "fabtui writes reports as markdown (.md) or HTML (.html)"
+    kind = f"a {output.suffix} file" if output.suffix else "a file without a suffix"
+    hint = " (for a PDF, write .html and print it from a browser)" \
+        if output.suffix.lower() == ".pdf" else ""
+    names = f"{output.stem}{SUFFIXES[fmt][0]}" if chosen else \
+        f"{output.stem}.md or {output.stem}.html"
+    return f"{output}: {said}, not {kind}: name it {names}{hint}"
+
 
 @click.command("report")
 @click.argument("sessions", nargs=-1, metavar="SESSION...")
@@ -25,7 +42,8 @@ from fabtui.workspace.reporting import FORMATS
 @click.option("--kind", type=click.Choice([k.value for k in ReportKind]), default=None,
               help="What to report (default: from the sessions' runbooks).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="md or html (default: from -o's suffix, else md).")
+              help="md or html (default: from -o's suffix, .md or .html; another suffix is "
+                   "refused).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report here (default: standard output).")
 @click.option("--json", "as_json", is_flag=True,
@@ -43,8 +61,10 @@ def report(ctx: click.Context, sessions: tuple[str, ...], case: str | None, kind
     if not sessions and not case:
         raise UserError("fabtui report: give a SESSION (`last` is the newest) or --case ID")
     started = time.perf_counter()
-    chosen = fmt or ("html" if output is not None and output.suffix in (".html", ".htm")
+    chosen = fmt or ("html" if output is not None and output.suffix.lower() in SUFFIXES["html"]
                      else "md")
+    if output is not None and output.suffix.lower() not in SUFFIXES[chosen]:
+        raise UserError(_wrong_suffix(output, chosen, fmt is not None))
     built = reporting.build(workspace(ctx), sessions, kind, case)
     if as_json:
         click.echo(built.model_dump_json(indent=2))

@@ -2,9 +2,10 @@
 
 Exit codes of `run`, `resume` and `test`: 0 the run ended ok or with warnings; 1 it ended on a
 failed check (a finding) or a test failed; 2 bad input (unknown runbook, bad --input, lint
-errors); 4 the run stopped before its end (a gate nobody answered, a block that could not run,
-an abort): never a hang; 130 interrupted by Ctrl-C (journaled as cancelled; the command that
-resumes it is printed).
+errors); 4 the run stopped before its end (a block that could not run, an abandon): never a
+hang; 5 the session waits at a gate it did not pass (no --answer, "no", a mistyped phrase: the
+command that goes on, and the one that abandons it, are printed); 130 interrupted by Ctrl-C
+(journaled as cancelled; the command that resumes it is printed).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 import click
 
 from fabtui.cli.context import EXIT_FINDINGS, key_values, workspace
+from fabtui.errors import InputError
 from fabtui.model.events import (
     BlockCommand,
     BlockFinished,
@@ -34,9 +36,11 @@ from fabtui.runbooks.library import match
 from fabtui.runbooks.redact import MASK
 from fabtui.runbooks.resume import ask_again, secret_blocks
 from fabtui.transports.cli_line import visible
-from fabtui.views.guided import session_rows
+from fabtui.views.guided import handover_inputs, session_rows
 
 EXIT_STOPPED = 4
+EXIT_WAITING = 5
+"""The session waits at a gate (not finished): `fabtui runbook resume` goes on."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C: the session was journaled as cancelled and can be resumed (128 + SIGINT)."""
 
@@ -193,20 +197,55 @@ class _Printer(Observer):
             self.noted = event.block
 
 
-def _finish(ctx: click.Context, summary: RunSummary, as_json: bool) -> None:
+def _finish(ctx: click.Context, summary: RunSummary, as_json: bool, engine: Engine,
+            answers: dict[str, str]) -> None:
+    resume = abandon = None
+    if summary.waiting is not None:
+        resume = _fabtui(ctx, "runbook", "resume", summary.session,
+                         *_resume_args(engine, {**answers, summary.waiting: summary.answer}))
+        abandon = _fabtui(ctx, "runbook", "abandon", summary.session, "--reason", "WHY")
     if as_json:
         click.echo(json.dumps({
             "session": summary.session, "runbook": summary.runbook,
             "outcome": summary.outcome.value, "path": summary.path,
             "ended_at": summary.ended_at, "handover": summary.handover,
             "reason": summary.reason, "findings": summary.findings,
-            "vars": summary.vars}, indent=2, default=str))
+            "vars": summary.vars, "waiting": summary.waiting, "resume": resume},
+            indent=2, default=str))
     else:
         click.echo("")
         click.echo(summary.text())
+    if engine.dry_run and not as_json:
+        click.echo("dry run: nothing was run or asked; the session is kept as a dry run, "
+                   "never `last`", err=True)
+    if summary.handover and not as_json:
+        _say_handover(ctx, engine, summary.handover)
+    if resume is not None:
+        click.echo(f"\nthe session waits at gate {summary.waiting}; when ready, go on with:\n"
+                   f"  {resume}\nor end it for good: {abandon}", err=True)
+        ctx.exit(EXIT_WAITING)
     if summary.outcome in (Verdict.ERROR, Verdict.ABORTED):
         ctx.exit(EXIT_STOPPED)
     ctx.exit(EXIT_FINDINGS if summary.outcome is Verdict.FAIL else 0)
+
+
+def _say_handover(ctx: click.Context, engine: Engine, name: str) -> None:
+    """The command that opens the runbook this session handed over to, with what the session
+    already knows and did (`views.guided.handover_inputs`: its port, the node it drained)."""
+    try:
+        target = workspace(ctx).runbook(name)
+    except InputError:
+        return  # the summary names it; `runbook run` will say what is wrong with it
+    carried = handover_inputs(engine.runbook, target, engine.scope())
+    args = [arg for key, value in carried.items() for arg in ("--input", f"{key}={value}")]
+    click.echo(f"hand over with: {_fabtui(ctx, 'runbook', 'run', name, *args)}")
+
+
+def _fabtui(ctx: click.Context, *args: str) -> str:
+    """A fabtui command line, quoted for a shell, with this run's `--config`."""
+    root = ctx.find_root().params
+    config = ["--config", str(root["config_path"])] if root.get("config_path") else []
+    return shlex.join(["fabtui", *config, *args])
 
 
 def _drive(ctx: click.Context, engine: Engine,
@@ -220,10 +259,7 @@ def _drive(ctx: click.Context, engine: Engine,
         if engine.session is None:
             raise
         engine.mark_cancelled()  # (journaled already when a block was running)
-        root = ctx.find_root().params
-        config = ["--config", str(root["config_path"])] if root.get("config_path") else []
-        command = shlex.join(["fabtui", *config, "runbook", "resume", engine.session,
-                              *resume_args()])
+        command = _fabtui(ctx, "runbook", "resume", engine.session, *resume_args())
         click.echo(f"\ninterrupted: session {engine.session} is journaled as cancelled", err=True)
         click.echo(f"resume it with: {command}", err=True)
         ctx.exit(EXIT_INTERRUPTED)
@@ -268,7 +304,7 @@ def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
         name, inputs=given, operator=ScriptedOperator(answered), observers=[_Printer(as_json)],
         skips=_pairs(skips, "--skip"), start_at=start_at, dry_run=dry_run)
     summary = _drive(ctx, engine, lambda: _resume_args(engine, answered))
-    _finish(ctx, summary, as_json)
+    _finish(ctx, summary, as_json, engine, answered)
 
 
 @runbook.command("resume")
@@ -289,7 +325,25 @@ def resume(ctx: click.Context, session: str, inputs: tuple[str, ...],
         click.echo(f"note: {note}", err=True)
     summary = _drive(ctx, resumed.engine,
                      lambda: _resume_args(resumed.engine, answered))
-    _finish(ctx, summary, as_json)
+    _finish(ctx, summary, as_json, resumed.engine, answered)
+
+
+@runbook.command("abandon")
+@click.argument("session")
+@click.option("--reason", required=True, metavar="TEXT",
+              help="Why it ends here (recorded for whoever picks it up next).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def abandon(ctx: click.Context, session: str, reason: str, as_json: bool) -> None:
+    """End SESSION for good, as aborted (a session waiting at a gate, interrupted or stopped):
+    a "no" at a gate only makes a session wait, and `resume` goes on with it."""
+    ended = workspace(ctx).abandon(session, reason)
+    if as_json:
+        click.echo(json.dumps({"session": ended, "outcome": Verdict.ABORTED.value,
+                               "reason": reason.strip()}, indent=2))
+        return
+    click.echo(f"session {ended} abandoned: {reason.strip()}")
+    click.echo(f"file it as a case with: {_fabtui(ctx, 'cases', 'file', ended)}")
 
 
 @runbook.command("test")

@@ -33,8 +33,12 @@ from fabtui.workspace import simfabric
 
 def sim_state(s: Settings, *, restart: bool = False) -> tuple[Path, SimState]:
     """The running demo fabric (`simfabric.sim_state`), said on stderr when it is not healthy."""
+    switched = simfabric.switch_notice(s)  # before the state switches
     path, state = simfabric.sim_state(s, restart=restart)
-    _announce(state)
+    if switched:
+        click.echo(switched, err=True)
+    else:
+        _announce(state)
     return path, state
 
 
@@ -61,8 +65,11 @@ def list_scenarios(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    for row in rows:
-        click.echo(f"{row['name']:<26}{row['description']}")
+    from fabtui.cli.render import table, terminal_width
+
+    # Sized to the longest name (pfc-storm-stall-prevention ran into its description).
+    click.echo(table(["scenario", "description"],
+                     [(row["name"], row["description"]) for row in rows], terminal_width()))
 
 
 @sim.command("show")
@@ -137,19 +144,22 @@ def status(ctx: click.Context, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def start(ctx: click.Context, at: str | None, speed: float, as_json: bool) -> None:
-    """(Re)start the demo fabric on its scenario: the clock restarts, injected faults go."""
+    """(Re)start the demo fabric: injected faults go, the clock restarts. Without --scenario it
+    plays the configured scenario (healthy unless the config names one): the way back from a
+    scenario that kept playing; `fabtui --scenario X sim start` restarts X."""
     s = _simulated(ctx)
     path = state_file(s.data_dir)
     running = read_state(path)
-    scenario = running.scenario if running is not None and not s.scenario_chosen and \
-        running.scenario.is_file() else find_scenario(s.scenario)
+    scenario = find_scenario(s.scenario)
     offset = _seconds(at, "--at") if at is not None else None
     if speed <= 0:
         raise UserError("--speed must be above 0")
     state = fresh_state(s.topology, scenario, list(s.template_dirs), speed=speed, at=offset)
     build_sim(state)
     write_state(path, state)
-    _say(as_json, f"demo fabric playing {scenario.stem} from {_clock(state.now())}",
+    was = running.scenario.stem if running is not None else None
+    back = f" (was {was}: back to {scenario.stem})" if was and was != scenario.stem else ""
+    _say(as_json, f"demo fabric playing {scenario.stem} from {_clock(state.now())}{back}",
          {"scenario": scenario.stem, "time_s": round(state.now(), 1), "speed": speed,
           "state_file": str(path)})
 

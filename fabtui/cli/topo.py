@@ -269,9 +269,9 @@ def generate(ctx: click.Context, template: str, params: tuple[str, ...], output:
     if output is None:
         sys.stdout.write(text)
     else:
-        from fabtui.paths import write_file
+        from fabtui.paths import write_output
 
-        write_file(output, text)
+        write_output(output, text)
         topology = loaded.topology
         click.echo(f"wrote {output}: {len(topology.nodes)} nodes, {len(topology.switches)} "
                    f"switches, {len(topology.links)} links", err=True)

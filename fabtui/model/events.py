@@ -39,6 +39,9 @@ class EventKind(StrEnum):
     SESSION_FINISHED = "session_finished"
     SESSION_CANCELLED = "session_cancelled"
     """The run was interrupted (Ctrl-C, a cancelled worker): not finished, resumable."""
+    SESSION_WAITING = "session_waiting"
+    """A gate was not passed (answered no, mistyped, nobody to answer): the session waits at
+    it, not finished, resumable; only an operator's abandon (with a reason) ends it."""
 
 
 class Payload(BaseModel):
@@ -165,6 +168,16 @@ class SessionCancelled(Payload):
     """The step a resume continues at."""
 
 
+class SessionWaiting(Payload):
+    gate: str
+    """The gate block the session waits at (a resume asks it again)."""
+    step: str | None = None
+    reason: str = ""
+    """Why it waits: the answer given (`no`, a mistyped phrase) or that nobody answered."""
+    answer: str = "yes"
+    """What passes the gate: `yes`, or the phrase to type (`--answer GATE=ANSWER`)."""
+
+
 PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.SESSION_STARTED: SessionStarted, EventKind.SESSION_RESUMED: SessionResumed,
     EventKind.STEP_STARTED: StepStarted, EventKind.BLOCK_STARTED: BlockStarted,
@@ -173,6 +186,7 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.BLOCK_FINISHED: BlockFinished, EventKind.DECISION: Decision,
     EventKind.NOTE: Note, EventKind.STEP_FINISHED: StepFinished,
     EventKind.SESSION_FINISHED: SessionFinished, EventKind.SESSION_CANCELLED: SessionCancelled,
+    EventKind.SESSION_WAITING: SessionWaiting,
 }
 KINDS: dict[type[Payload], EventKind] = {cls: kind for kind, cls in PAYLOADS.items()}
 

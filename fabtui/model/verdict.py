@@ -1,8 +1,9 @@
 """The one verdict vocabulary: how a metric, a probe, a block, a step or a run came out.
 
 Probes use ok / warn / fail / error; runbook blocks add pending and running (not finished yet),
-skipped, aborted (a declined gate, an operator's abort) and cancelled (interrupted: Ctrl-C, a
-cancelled worker; the session stays resumable).
+skipped, waiting (a gate answered "no", "not yet", or mistyped: the session waits there,
+resumable), aborted (abandoned by the operator, with a reason) and cancelled (interrupted:
+Ctrl-C, a cancelled worker; the session stays resumable).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ class Verdict(StrEnum):
     ERROR = "error"
     """Could not run or could not measure (unreachable, timeout, unparseable): not a fabric
     verdict."""
+    WAITING = "waiting"
+    """A gate not passed yet (answered no, mistyped, or nobody to answer): not finished, the
+    session waits at that gate and a resume asks it again."""
     ABORTED = "aborted"
     CANCELLED = "cancelled"
 

@@ -112,7 +112,8 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
     missing: list[str] = []
     for s in sessions:
         if s.finished is None:
-            state = "was interrupted (cancelled)" if s.cancelled else "has not finished"
+            state = f"waits at gate {s.waiting.gate} ({s.waiting.reason})" if s.waiting \
+                else "was interrupted (cancelled)" if s.cancelled else "has not finished"
             missing.append(f"session {s.id} ({s.runbook}) {state}: its later steps are not in "
                            f"this report (fabtui runbook resume {s.id})")
         if s.dry_run:
@@ -476,7 +477,9 @@ def _conclusion(kind: ReportKind, verdict: Verdict, failures: Sequence[Failure],
                                          "see the warnings below")
     if verdict.rank >= Verdict.ERROR.rank:
         reasons = [s.finished.reason for s in sessions if s.finished and s.finished.reason]
-        reasons += [f"session {s.id} did not finish" for s in sessions if s.finished is None]
+        reasons += [f"session {s.id} waits at gate {s.waiting.gate}: {s.waiting.reason}"
+                    if s.waiting else f"session {s.id} did not finish"
+                    for s in sessions if s.finished is None]
         return "INCOMPLETE: the tests did not run to their end: " + "; ".join(
             reasons or [f.what for f in failures if f.verdict is verdict][:3])
     what = "hand-over FAILS" if kind is ReportKind.ACCEPTANCE else "FAIL"

@@ -19,11 +19,13 @@ from fabtui.model.events import (
     BlockStarted,
     Decision,
     Event,
+    EventKind,
     Note,
     SessionCancelled,
     SessionFinished,
     SessionResumed,
     SessionStarted,
+    SessionWaiting,
     StepStarted,
 )
 from fabtui.model.report import SessionRef, Source
@@ -96,6 +98,8 @@ class SessionEvidence:
     cancelled: SessionCancelled | None = None
     earlier: list[SessionFinished] = field(default_factory=list)
     """How runs before a resume ended (a gate left unanswered, then answered on resume)."""
+    waiting: SessionWaiting | None = None
+    """The gate the session waits at (not passed yet), while it waits."""
     last_at: float = 0.0
 
     def current(self) -> list[BlockRecord]:
@@ -178,4 +182,8 @@ def read_session(session: str, info: Any, events: Sequence[Event]) -> SessionEvi
             found.cancelled = None
         elif isinstance(data, SessionCancelled):
             found.cancelled = data
+        elif isinstance(data, SessionWaiting):
+            found.waiting = data
+        if event.kind is EventKind.SESSION_RESUMED:
+            found.waiting = None
     return found

@@ -1,13 +1,17 @@
 """The runbook engine: one state machine for the TUI, headless runs and runbook tests.
 
-Each block goes pending -> running -> ok / warn / fail / skipped / error (or aborted at a gate).
+Each block goes pending -> running -> ok / warn / fail / skipped / error (or waiting at a gate
+not passed).
 Every event (session and step boundaries, the command as rendered, output, the parsed result,
 the verdict, each operator decision and note) is appended to the journal, and committed, before
 the operator is shown it, so a killed process loses nothing it showed; `Engine.resume` picks a
 session up after its last finished block, with every captured value restored.
 
 Flow: steps run in document order; a `decide` block jumps (to a step, to `end`, or hands over to
-another runbook); a declined gate aborts (or jumps to its `on_no` step); a block that cannot run
+another runbook); a gate not passed (an explicit no without an `on_no` step, a mistyped phrase,
+nobody to answer) leaves the session waiting at it (`session_waiting`: not finished, resumable,
+the gate asked again), an explicit no with `on_no=STEP` goes there; only the operator's
+`abort` (abandon, with a reason) ends a session as aborted; a block that cannot run
 (`error`) stops the run unless it says `on_error=continue`; `on_fail=STEP` jumps on a failure.
 Secrets (inputs marked `secret`, and values that look like passwords, tokens or keys) are
 replaced by `***` in everything the journal stores.
@@ -43,6 +47,7 @@ from fabtui.model.events import (
     SessionFinished,
     SessionResumed,
     SessionStarted,
+    SessionWaiting,
     StepFinished,
     StepStarted,
 )
@@ -56,6 +61,7 @@ from fabtui.runbooks.engine_state import (
     ABORT,
     RESULT_KEEP,
     STOP,
+    WAIT,
     Outcome,
     var_name,
 )
@@ -70,7 +76,12 @@ from fabtui.runbooks.observe import Observer, Operator, RunSummary, ScriptedOper
 from fabtui.runbooks.redact import MASK
 from fabtui.runbooks.resume import may_have_run, secret_blocks
 
-__all__ = ["Engine", "Observer", "Operator", "RunSummary", "ScriptedOperator", "var_name"]
+__all__ = ["DRY_RUN", "Engine", "Observer", "Operator", "RunSummary", "ScriptedOperator",
+           "var_name"]
+
+DRY_RUN = "dry-run"
+"""The journal status of a finished dry run (`Workspace.session_id` never takes it as
+`last`)."""
 
 
 class Engine(BlockHandlers):
@@ -94,8 +105,14 @@ class Engine(BlockHandlers):
 
     @property
     def finished(self) -> bool:
-        """True once the session has ended (run to the end, stopped, aborted, handed over)."""
+        """True once this run has stopped: the session ended (run to the end, stopped,
+        aborted, handed over) or waits at a gate (`waiting`: resumable)."""
         return self.summary is not None
+
+    @property
+    def waiting(self) -> bool:
+        """True when the session waits at a gate it did not pass (resume it to ask again)."""
+        return self.summary is not None and self.summary.outcome is Verdict.WAITING
 
     def next_block(self) -> Block | None:
         """The block that runs next (None at the end of the runbook)."""
@@ -157,6 +174,9 @@ class Engine(BlockHandlers):
         outcome = await self._block(block)
         if self.summary is not None:
             return  # aborted while the block ran: the session has ended
+        if outcome.flow == WAIT:
+            self._wait(block, outcome)  # the position stays at the gate
+            return
         self._position = (index, position + 1)
         if outcome.flow is not None or position + 1 >= len(step.blocks):
             self._close_step(index, outcome.flow)
@@ -224,11 +244,14 @@ class Engine(BlockHandlers):
             self._position = (target, 0)
 
     def abort(self, reason: str) -> RunSummary | None:
-        """End the session as aborted by the operator. Between blocks it ends now (the summary
+        """End the session as aborted by the operator (abandoned: it cannot be resumed; a
+        session waiting at a gate too). Between blocks it ends now (the summary
         is returned); while a block runs (another task awaits `run_next`), that block is
         cancelled and the session ends when it has stopped (None is returned; the awaited
         `run_next` returns and `summary` is set)."""
         self.begin()
+        if self.waiting:
+            self.summary = None  # abandoned at the gate it waits at: it ends now
         if self.summary is not None:
             return self.summary
         self._record(Decision(by="operator", abort=reason))
@@ -282,24 +305,43 @@ class Engine(BlockHandlers):
             kinds = {b.id: b.kind for b in self.runbook.blocks()}
             checks = [v for b, v in self.verdicts.items() if kinds.get(b) is BlockKind.CHECK]
             outcome = worst_verdict(checks if checks else list(self.verdicts.values()))
+        summary = self._summary(outcome, ending[1] if ending else "", handover)
+        self._record(SessionFinished(outcome=outcome, path=summary.path, handover=handover,
+                                     reason=summary.reason, findings=summary.findings))
+        # A dry run measured nothing: recorded, but never `last` (a report or a case of it
+        # would say nothing); the sessions list shows it as a dry run.
+        self.journal.set_status(self.session, DRY_RUN if self.dry_run else outcome.value)
+        self.summary = summary
+        return summary
+
+    def _wait(self, block: Block, outcome: Outcome) -> RunSummary:
+        """The gate `block` was not passed: the session waits there (journaled, resumable at
+        the gate, not finished); the run stops with a `waiting` summary."""
+        assert self.session is not None
+        answer = str(outcome.data.get("pass") or "yes")
+        summary = self._summary(Verdict.WAITING, outcome.message, None)
+        summary.waiting, summary.answer = block.id, self.redactor.text(answer)
+        self._record(SessionWaiting(gate=block.id, step=block.step, reason=summary.reason,
+                                    answer=summary.answer), block.step, block.id)
+        self.journal.set_status(self.session, Verdict.WAITING.value)
+        self.summary = summary
+        return summary
+
+    def _summary(self, outcome: Verdict, reason: str, handover: str | None) -> RunSummary:
+        assert self.session is not None
         findings = [f"[{verdict.value}] {block}: {self.messages.get(block, '')}"
                     for block, verdict in self.verdicts.items()
                     if verdict in (Verdict.WARN, Verdict.FAIL, Verdict.ERROR, Verdict.ABORTED)]
         # Masked here, at the source, so no face (text, JSON, a case draft, a report) can
         # print a secret the run saw: a check message or a captured value may hold one.
         mask = self.redactor
-        summary = RunSummary(
+        return RunSummary(
             session=self.session, runbook=self.runbook.meta.id, outcome=outcome,
             path=list(self.path), ended_at=self.path[-1] if self.path else None,
             vars=mask.scrub({k: v for k, v in self.values.items()
                              if not isinstance(v, dict | Unknown)}),
             findings=mask.scrub(findings), blocks=dict(self.verdicts), handover=handover,
-            reason=mask.text(ending[1]) if ending else "")
-        self._record(SessionFinished(outcome=outcome, path=summary.path, handover=handover,
-                                     reason=summary.reason, findings=findings))
-        self.journal.set_status(self.session, outcome.value)
-        self.summary = summary
-        return summary
+            reason=mask.text(reason))
 
     # blocks -----------------------------------------------------------------------------------
     async def _block(self, block: Block) -> Outcome:
@@ -457,10 +499,10 @@ class Engine(BlockHandlers):
             step_index = step_ids.index(event.step)
             flow = data.flow
             blocks = [b.id for b in steps[step_index].blocks]
-            stopped = flow == STOP
+            stopped = flow in (STOP, WAIT)
             if stopped:
-                # It stopped here (a gate nobody answered, a block that could not run): a resume
-                # runs this block again, inside the step already open.
+                # It stopped or waits here (a gate not passed, a block that could not run): a
+                # resume runs this block again, inside the step already open.
                 here = blocks.index(event.block) if event.block in blocks else 0
                 position = (step_index, here)
                 self.verdicts.pop(event.block, None)

@@ -35,6 +35,9 @@ STOP = "__stop__"
 """An outcome's flow: the run stops at this block (resumable there)."""
 ABORT = "abort"
 """An outcome's flow: the run ends aborted."""
+WAIT = "__wait__"
+"""An outcome's flow: a gate was not passed (no, a mistyped phrase, nobody to answer); the
+session waits at it (journaled `session_waiting`, resumable there: a resume asks it again)."""
 
 
 @dataclass
@@ -124,7 +127,8 @@ class EngineState:
         return render_shell(script, evaluator, self._unknown if self.dry_run else None)
 
     def _unknown_note(self) -> str:
-        """` ({{ leaf }}: set from ..., known when it runs)` for the values still unknown."""
+        """` (not rendered, known when it runs: ‹leaf› set from ...)` for the values still
+        unknown."""
         return f" ({describe_unknown(self._unknown)})" if self._unknown else ""
 
     def _where(self, block: Block) -> str:

@@ -20,8 +20,8 @@ from fabtui.model.verdict import Verdict
 from fabtui.probes.danger import confirmation_phrase
 from fabtui.runbooks import blocks as block_text
 from fabtui.runbooks.engine_state import (
-    ABORT,
     OUTPUT_KEEP,
+    WAIT,
     EngineState,
     Outcome,
     var_name,
@@ -48,12 +48,17 @@ class BlockHandlers(EngineState):
         return await handlers[block.kind](block)
 
     def _dry(self, block: Block) -> Outcome:
-        """A dry run shows every gate and judgement without making it, and visits every step."""
-        body = " | ".join(line.strip() for line in block.body.strip().splitlines())
-        try:
-            body = self._render(body, self.evaluator())
-        except ExprError:
-            self._unknown = []  # shown as written; the real run reports the error
+        """A dry run shows every gate and judgement without making it, and visits every step:
+        what a check can conclude, where a decide can go, what a gate asks, each rendered
+        with what is known (a value only the run knows is `‹name›`, said once in the note)."""
+        evaluator = self.evaluator()
+
+        def shown(text: str) -> str:
+            try:
+                return self._render(text, evaluator)
+            except ExprError:
+                return text  # shown as written; the real run reports the error
+
         if block.kind is BlockKind.INPUT:
             attrs = self.attrs(block)
             name = attrs.name or var_name(block.id)
@@ -62,11 +67,20 @@ class BlockHandlers(EngineState):
             asked = Unknown(name, f"asked for at {self._where(block)}"
                             + (f" (default {attrs.default})"
                                if attrs.default is not None and not attrs.secret else ""))
-            return Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: {body}"
-                            f"{self._unknown_note()}", variables={name: asked})
-        verb = {BlockKind.CHECK: "judge", BlockKind.DECIDE: "choose",
-                BlockKind.CONFIRM: "ask"}[block.kind]
-        return Outcome(Verdict.SKIPPED, f"dry run: would {verb}: {body}{self._unknown_note()}")
+            return Outcome(Verdict.SKIPPED, f"dry run: would ask for {name}: "
+                           f"{shown(_one_line(block.body))}{self._unknown_note()}",
+                           variables={name: asked})
+        if block.kind is BlockKind.CHECK:
+            said = " | ".join(f"{rule.verdict.value}: {shown(rule.message)}"
+                              for rule in block_text.check_rules(block))
+            return Outcome(Verdict.SKIPPED, f"dry run: would judge, one of: {said}"
+                           f"{self._unknown_note()}")
+        if block.kind is BlockKind.DECIDE:
+            targets = list(dict.fromkeys(shown(b.target) for b in block_text.branches(block)))
+            return Outcome(Verdict.SKIPPED, f"dry run: would choose: {' or '.join(targets)}"
+                           f"{self._unknown_note()}")
+        return Outcome(Verdict.SKIPPED, f"dry run: would ask: {shown(_one_line(block.body))}"
+                       f"{self._unknown_note()}")
 
     async def _note(self, block: Block) -> Outcome:
         text = self._render(block.body.strip(), self.evaluator())
@@ -102,19 +116,31 @@ class BlockHandlers(EngineState):
         prompt = self._announce_question(block, prompt)
         answer = await self.operator.confirm(block, prompt, phrase)
         if answer is None:
-            return Outcome(Verdict.ERROR, f"gate {block.id} needs an answer "
-                            f"(headless: --answer {block.id}={phrase or 'yes'})")
-        accepted = answer.strip() == phrase if phrase else \
-            answer.strip().lower() in ("y", "yes", "ok", "go")
+            hint = shlex.quote(f"{block.id}={phrase or 'yes'}")
+            return _waiting(f"gate {block.id} needs an answer (headless: --answer {hint})",
+                            phrase)
+        given = answer.strip()
+        accepted = given == phrase if phrase else given.lower() in YES
         self._record(Decision(by="operator", prompt=prompt,
                               answer="accepted" if accepted else answer,
                               typed=phrase is not None), block.step, block.id)
         if accepted:
             return Outcome(Verdict.OK, "confirmed", {"answer": "yes"})
-        target = attrs.on_no or ABORT
-        verdict = Verdict.ABORTED if target == ABORT else Verdict.SKIPPED
-        return Outcome(verdict, f"not confirmed: {prompt.splitlines()[0] if prompt else ''}"
-                        .strip(), {"answer": "no"}, flow=target)
+        return self._declined(block, prompt, given, phrase)
+
+    def _declined(self, block: Block, prompt: str, given: str, phrase: str | None) -> Outcome:
+        """A gate not passed: an explicit no goes to the block's `on_no` step when it has one;
+        otherwise (and for any other answer: a typo is not a no) the session waits at it."""
+        question = prompt.splitlines()[0].strip() if prompt else block.id
+        if given.lower() in NO:
+            target = self.attrs(block).on_no
+            if target:  # declined with on_no=STEP: the run goes on there
+                return Outcome(Verdict.SKIPPED, f"not confirmed: {question}", {"answer": "no"},
+                               flow=target)
+            return _waiting(f"answered no to {question!r}: not yet", phrase)
+        if phrase is not None:
+            return _waiting(f"typed {given!r}, not {phrase!r}: not confirmed", phrase)
+        return _waiting(f"{given!r} is not yes or no: not confirmed", phrase)
 
     async def _input(self, block: Block) -> Outcome:
         spec = input_block_spec(block)
@@ -279,18 +305,20 @@ class BlockHandlers(EngineState):
             answer = None  # the answer the first run was given does not confirm a second send
         if answer is None:
             answer_hint = shlex.quote(f"{block.id}={phrase}")
-            return Outcome(Verdict.ERROR, f"{block.id} is dangerous"
-                            f"{f' ({why})' if why else ''} and needs typed "
-                            f"confirmation (headless: --answer {answer_hint})"
-                            + (f"; {earlier.note()}" if earlier is not None else ""),
-                            {MAY_HAVE_RUN: True} if earlier is not None else {})
+            waiting = _waiting(f"{block.id} is dangerous{f' ({why})' if why else ''} and needs "
+                               f"typed confirmation (headless: --answer {answer_hint})"
+                               + (f"; {earlier.note()}" if earlier is not None else ""), phrase)
+            if earlier is not None:
+                waiting.data[MAY_HAVE_RUN] = True
+            return waiting
         self._record(Decision(by="operator", typed=True,
                               answer="accepted" if answer.strip() == phrase else answer),
                      block.step, block.id)
         if answer.strip() != phrase:
-            target = attrs.on_no or ABORT  # declined with on_no=STEP: the run goes on there
-            return Outcome(Verdict.ABORTED if target == ABORT else Verdict.SKIPPED,
-                            f"not confirmed: typed {answer!r}, not {phrase!r}", flow=target)
+            declined = self._declined(block, prompt, answer.strip(), phrase)
+            if earlier is not None and declined.flow == WAIT:
+                declined.data[MAY_HAVE_RUN] = True  # still not sent again: a resume says so
+            return declined
         self.may_have_run.pop(block.id, None)
         return None
 
@@ -337,3 +365,20 @@ class BlockHandlers(EngineState):
         if result.error is not None and result.error.value != "command":
             return output, result.exit_status, result.error_message or result.error.value
         return output, result.exit_status, None
+
+
+YES = frozenset({"y", "yes", "ok", "go"})
+"""What passes a yes / no gate."""
+NO = frozenset({"n", "no"})
+"""An explicit no: the gate's `on_no` step, else the session waits there (`not yet`)."""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(line.strip() for line in text.strip().splitlines())
+
+
+def _waiting(message: str, phrase: str | None) -> Outcome:
+    """The outcome of a gate not passed: the session waits at it (see `WAIT`); `phrase` (or
+    yes) is what passes it, as the resume command gives it."""
+    return Outcome(Verdict.WAITING, message, {"answer": "no", "pass": phrase or "yes"},
+                   flow=WAIT)

@@ -68,13 +68,15 @@ class Observer:
         """A block ended (`event.data` is a `BlockFinished`)."""
 
     def run_finished(self, event: Event) -> None:
-        """The session ended (`session_finished`) or was interrupted (`session_cancelled`)."""
+        """The session ended (`session_finished`), was interrupted (`session_cancelled`) or
+        waits at a gate (`session_waiting`)."""
 
 
 EVENT_HOOKS = {EventKind.SESSION_STARTED: "run_started", EventKind.SESSION_RESUMED: "run_started",
           EventKind.STEP_STARTED: "step_entered", EventKind.BLOCK_FINISHED: "block_finished",
           EventKind.SESSION_FINISHED: "run_finished",
-          EventKind.SESSION_CANCELLED: "run_finished"}
+          EventKind.SESSION_CANCELLED: "run_finished",
+          EventKind.SESSION_WAITING: "run_finished"}
 
 
 @dataclass
@@ -91,12 +93,18 @@ class RunSummary:
     blocks: dict[str, Verdict]
     handover: str | None = None
     reason: str = ""
+    waiting: str | None = None
+    """The gate the session waits at (outcome `waiting`), else None."""
+    answer: str = "yes"
+    """What passes that gate: `yes`, or the phrase to type."""
 
     def text(self) -> str:
         """The summary an operator reads at the end."""
         lines = [f"{self.runbook}: {self.outcome.value} (session {self.session})",
                  f"path: {' -> '.join(self.path) or '-'}"]
-        if self.reason:
+        if self.waiting is not None:
+            lines.append(f"waiting at gate {self.waiting}: {self.reason}")
+        elif self.reason:
             lines.append(f"stopped: {self.reason}")
         if self.handover:
             lines.append(f"next: runbook {self.handover}")

@@ -11,8 +11,8 @@ terminal acts on a newline or any other control character before a shell sees qu
 value must also stay on the one line it stands in, and every line must fit a CLI line
 (`fabtui.transports.cli_line`), or the whole script is refused before any line is sent.
 
-In a dry run a value not known yet (`Unknown`) is shown as its `{{ expr }}` and collected
-(`Unknowns`), so the operator is told what it waits for (`describe_unknown`).
+In a dry run a value not known yet (`Unknown`) is shown as `‹name›` and collected (`Unknowns`),
+so the operator is told once what it waits for (`describe_unknown`).
 """
 
 from __future__ import annotations
@@ -53,16 +53,26 @@ def _value(expression: str, evaluator: Evaluator,
     except UnknownValue as exc:
         if unknown is None:
             raise
-        shown = f"{{{{ {expression.strip()} }}}}"
+        said = expression.strip()
+        shown = f"‹{said if _PLAIN.fullmatch(said) else exc.unknown.name}›"
         if all(shown != seen for seen, _ in unknown):
             unknown.append((shown, exc.unknown))
         return shown, False
 
 
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+"""An expression shown by itself when it is unknown (`serial`, `dom_before.verdict`); any
+other is shown by the value it needs."""
+
+
 def describe_unknown(unknown: Unknowns) -> str:
-    """`{{ serial }}: captured from ..., known when it runs; ...` for a dry run's message."""
-    return "; ".join(f"{shown}: {u.why}" if shown == f"{{{{ {u.name} }}}}" else
-                     f"{shown}: needs {u.name}, {u.why}" for shown, u in unknown)
+    """`not rendered, known when it runs: ‹serial› captured from the output of step 1 block
+    'dom'; ...`, each value named once, for a dry run's message."""
+    seen: dict[str, str] = {}
+    for _, value in unknown:
+        seen.setdefault(value.name, value.why.removesuffix(", known when it runs"))
+    return "not rendered, known when it runs: " + "; ".join(
+        f"‹{name}› {why}" for name, why in seen.items())
 
 
 def render_shell(script: str, evaluator: Evaluator, unknown: Unknowns | None = None) -> str:

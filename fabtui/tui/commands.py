@@ -123,8 +123,8 @@ SESSION_COMMANDS = (
     Command("session.rerun", "r", "rerun", "Re-run", "Run a block again (its new result "
             "replaces the old one).", short="Rerun"),
     Command("session.note", "a", "note", "Note", "Add a note to the session's journal."),
-    Command("session.abort", "x", "abort", "Abort", "End the session as aborted, with a "
-            "reason (a running block is stopped)."),
+    Command("session.abort", "x", "abort", "Abandon", "End the session for good, with a "
+            "reason (a running block is stopped); a no at a gate only pauses it."),
     Command("session.handover", "o", "handover", "Hand over", "Open the runbook the session "
             "handed over to (next: runbook ...), its inputs carried from this session.",
             short="Hand"),

@@ -176,12 +176,16 @@ def finding_words(finding: LiveFinding) -> list[str]:
 
 
 def with_members(fabric: FabricMap, elements: Iterable[str]) -> list[str]:
-    """`elements`, then what each rolls up (a node: its NICs and GPUs; a switch: its ports):
-    a node's ✗ is its storming NIC's finding, so the node's runbooks are the NIC's."""
+    """`elements`, then what each rolls up (a node: its NICs and GPUs; a switch: its ports; a
+    port: its optic): a node's ✗ is its storming NIC's finding, so the node's runbooks are the
+    NIC's; a port that is down because its optic is dark is the optic's repair."""
     found = list(elements)
     seen = set(found)  # a set selection at 1,024 nodes rolls up ~16k elements
     for element in list(found):
-        for member in fabric.members.get(element, ()):
+        members = list(fabric.members.get(element, ()))
+        members += [optic for port in (element, *members)
+                    if fabric.kinds.get(port) is Kind.PORT and (optic := fabric.optic_of(port))]
+        for member in members:
             if member not in seen:
                 seen.add(member)
                 found.append(member)
@@ -199,14 +203,46 @@ def findings_of(states: Mapping[str, ElementState],
     return list(found)
 
 
+_SPECIFIC = (Kind.OPTIC, Kind.PORT, Kind.HOST_LINK, Kind.NIC, Kind.GPU)
+"""Which element of a selection a repair is about, first to last: the optic of a port, the
+port, the cable, the NIC, the GPU (then anything else)."""
+_SEVERITY = {"error": 0, "warning": 1}
+
+
+def runbooks_for(library: Library, fabric: FabricMap, states: Mapping[str, ElementState],
+                 elements: Iterable[str], limit: int = 5) -> tuple[str | None,
+                                                                   list[RunbookChoice]]:
+    """What `b` offers for a selection standing for `elements` (`with_members`): the element
+    with the worst finding (an error before a warning), the most specific on a tie (a port
+    down because its optic is dark: the optic, whose repair is optic-replacement), and the
+    runbooks for its findings (`element_runbooks`). (None, []) when nothing has a finding."""
+    candidates = [(e, findings_of(states, [e])) for e in elements]
+    candidates = [(e, f) for e, f in candidates if f]
+    if not candidates:
+        return None, []
+
+    def order(item: tuple[str, list[LiveFinding]]) -> tuple[int, int]:
+        element, found = item
+        kind = fabric.kinds.get(element)
+        worst = min(_SEVERITY.get(f.severity, 2) for f in found)
+        return worst, _SPECIFIC.index(kind) if kind in _SPECIFIC else len(_SPECIFIC)
+
+    element, found = min(candidates, key=order)
+    return element, element_runbooks(library, fabric, element, found, limit)
+
+
 def element_runbooks(library: Library, fabric: FabricMap, element: str,
                      findings: Iterable[LiveFinding], limit: int = 5) -> list[RunbookChoice]:
     """The runbooks whose symptoms match what `findings` say (the matching `fabtui runbook
     find` does), each with `element` filled in where it has a matching input; [] when the
-    element has no findings."""
-    found = list(findings)
+    element has no findings. The worst findings speak (errors; warnings only when there is no
+    error): a dead port's errors are not diluted by its warnings."""
+    found = sorted(findings, key=lambda f: _SEVERITY.get(f.severity, 2))
+    if not found:
+        return []
+    worst = found[0].severity
     words: list[str] = []
-    for finding in found:
+    for finding in (f for f in found if f.severity == worst):
         words += [w for w in finding_words(finding) if w not in words]
     kind = fabric.kinds.get(element)
     if not words:

@@ -25,6 +25,7 @@ from fabtui.model.events import (
     SessionCancelled,
     SessionFinished,
     SessionStarted,
+    SessionWaiting,
 )
 from fabtui.model.runbook import Block, BlockKind, InputType, Runbook
 from fabtui.runbooks import blocks as block_text
@@ -38,8 +39,9 @@ if TYPE_CHECKING:
     from fabtui.views.fabricmap import FabricMap
 
 _TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
-FINISHED = frozenset({"ok", "warn", "fail", "aborted", "skipped"})
-"""Session statuses that are an outcome: the session ended and cannot be resumed."""
+FINISHED = frozenset({"ok", "warn", "fail", "aborted", "skipped", "dry-run"})
+"""Session statuses that are an outcome: the session ended and cannot be resumed (`dry-run`:
+a dry run's, which measured nothing)."""
 
 
 # the library ------------------------------------------------------------------------------------
@@ -75,8 +77,9 @@ class SessionRow:
     operator: str
     started_at: float
     state: str
-    """`finished`, `interrupted` (cancelled or stopped: resumable) or `running` (by this face
-    now, or a process that died without a word: resumable too)."""
+    """`finished`, `waiting` (at a gate not passed: resumable), `interrupted` (cancelled or
+    stopped: resumable) or `running` (by this face now, or a process that died without a word:
+    resumable too)."""
     outcome: str
     """The verdict it ended on (`ok`, `fail`, `aborted`, ...); empty while not finished."""
 
@@ -90,8 +93,8 @@ def session_row(info: SessionInfo) -> SessionRow:
     status = info.status
     if status in FINISHED:
         state, outcome = "finished", status
-    elif status == "running":
-        state, outcome = "running", ""
+    elif status in ("running", "waiting"):
+        state, outcome = status, ""
     else:  # cancelled; error: the run stopped at a block that could not run (resume re-runs it)
         state, outcome = "interrupted", "" if status == "cancelled" else status
     return SessionRow(info.id, info.runbook, info.title, info.operator or "", info.started_at,
@@ -263,7 +266,9 @@ class SessionView:
     block: str | None = None
     """The block running or last run."""
     state: str = "new"
-    """`new`, `running`, `interrupted` or `finished`."""
+    """`new`, `running`, `waiting` (at a gate not passed), `interrupted` or `finished`."""
+    waiting: SessionWaiting | None = None
+    """The gate the session waits at, while it waits."""
     outcome: str = ""
     reason: str = ""
     path: tuple[str, ...] = ()
@@ -287,6 +292,7 @@ class SessionView:
             self.scope.update(data.inputs)
         if kind in (EventKind.SESSION_STARTED, EventKind.SESSION_RESUMED):
             self.state, self.reason = "running", ""  # why it stopped before no longer holds
+            self.waiting = None
         elif kind is EventKind.STEP_STARTED:
             self.step = event.step
             self.path = (*self.path, event.step) if event.step else self.path
@@ -309,7 +315,10 @@ class SessionView:
             self.log.append(f"note: {data.text}")
         elif isinstance(data, SessionFinished):
             self.state, self.outcome, self.reason = "finished", data.outcome.value, data.reason
-            self.handover = data.handover
+            self.handover, self.waiting = data.handover, None
+        elif isinstance(data, SessionWaiting):
+            self.state, self.waiting = "waiting", data
+            self.reason = f"waiting at gate {data.gate}: {data.reason}"
         elif isinstance(data, SessionCancelled):
             self.state, self.reason = "interrupted", data.reason
             # a gate left unanswered never finished: a resume asks it again

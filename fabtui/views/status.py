@@ -288,6 +288,11 @@ class FabricStatus:
         findings: dict[str, list[LiveFinding]] = {}
         for finding in result.findings:
             key, _ = element_of(finding.component)
+            # A finding goes where its metric went: a port's light (`rx_power_dbm`) is its
+            # optic's (a dark optic's findings were dropped, its element showing none).
+            about = finding.message.removeprefix(f"{finding.component}: ").split(" ", 1)[0]
+            if about.startswith(OPTIC_METRICS) and (optic := self.fabric.optic_of(key)):
+                key = optic
             findings.setdefault(key, []).append(LiveFinding(
                 result.probe, finding.severity.value, finding.component, finding.message))
         error = result.error if result.verdict is Verdict.ERROR and not result.metrics else None

@@ -11,8 +11,9 @@ never opens the journal. The rules live here, once:
   enforced by the probe runner);
 - transports: the simulated fabric when the settings say so and the configured topology is in use,
   real ones otherwise;
-- runbooks: a broken runbook (lint errors) is refused before it runs; resume refuses a finished
-  session, notes a changed file, asks again for every secret (runbook inputs and `input`
+- runbooks: a broken runbook (lint errors) is refused before it runs; a gate not passed leaves
+  its session waiting there, and only `abandon` (with a reason) ends one; resume refuses a
+  finished session, notes a changed file, asks again for every secret (runbook inputs and `input`
   blocks: never replayed from the journal) and restores a dry run;
 - the journal is opened once and closed by `close()` (or leaving a `with` block);
 - the case library (`cases`) lives beside the journal in the data folder; the configured case
@@ -209,10 +210,16 @@ class Workspace:
 
         if not self.simulated(topology):
             return Transports()
-        from fabtui.workspace.simfabric import sim_state, sim_transports, unhealthy_notice
+        from fabtui.workspace.simfabric import (
+            sim_state,
+            sim_transports,
+            switch_notice,
+            unhealthy_notice,
+        )
 
+        switched = switch_notice(self.settings)  # before the state switches
         path, state = sim_state(self.settings)
-        message = unhealthy_notice(state)
+        message = switched or unhealthy_notice(state)
         if message and self.notice is not None:
             self.notice(message)
         return sim_transports(path)
@@ -406,14 +413,18 @@ class Workspace:
             return None
 
     def session_id(self, name: str) -> str:
-        """`name` as a session id: `last` is the newest session (`RequestError` when there is
-        none); anything else is returned as it is."""
+        """`name` as a session id: `last` is the newest session that is not a dry run (a dry
+        run measured nothing: `RequestError` when there is no other); anything else is
+        returned as it is."""
+        from fabtui.runbooks.engine import DRY_RUN
+
         if name != "last":
             return name
-        newest = self.journal.sessions(1)
-        if not newest:
-            raise RequestError(f"no session recorded in {self.journal.path} yet")
-        return newest[0].id
+        newest = next((s for s in self.journal.sessions(200) if s.status != DRY_RUN), None)
+        if newest is None:
+            raise RequestError(f"no session recorded in {self.journal.path} yet (dry runs "
+                               "are not `last`: name one by its id)")
+        return newest.id
 
     def session_record(self, session: str) -> SessionRecord:
         """What filing reads about `session` (a `SessionRecord`; `last`: the newest). Raises
@@ -495,7 +506,9 @@ class Workspace:
         events = self.journal.events(session)
         if any(e.kind is EventKind.SESSION_FINISHED for e in events) and \
                 info.status != "error":
-            raise RequestError(f"session {session} has already finished ({info.status})")
+            raise RequestError(f"session {session} has already finished ({info.status}): "
+                               f"`fabtui cases file {session}` files it as a case, `fabtui "
+                               f"runbook run {info.runbook}` starts a new session")
         book = self.runbook(info.path if Path(info.path).is_file() else info.runbook)
         started = next((e.data for e in events if isinstance(e.data, SessionStarted)), None)
         notes = []
@@ -553,6 +566,40 @@ class Workspace:
                   "confirm phrase after `again`), not the first answer"
                   for m in engine.may_have_run.values()]
         return Resumed(engine, notes)
+
+    def abandon(self, session: str, reason: str, *, engine: Engine | None = None) -> str:
+        """End `session` (`last`: the newest) for good, as aborted by the operator for `reason`
+        (required: it is what the next engineer reads); returns the session id. The one way a
+        session that waits at a gate, was interrupted or stopped ends: a "no" at a gate only
+        makes it wait. `engine`: the engine this face runs the session with (its running block
+        is stopped first). Raises `RequestError` (no reason, no such session, already ended)."""
+        from fabtui.runbooks.abandon import abandon
+        from fabtui.runbooks.redact import Redactor
+
+        if not reason.strip():
+            raise RequestError("abandon needs a reason (it is recorded for whoever picks this "
+                               "up next): --reason \"...\"")
+        if engine is not None and engine.session is not None and \
+                engine.session == self.session_id(session):
+            if engine.summary is not None and not engine.waiting:
+                raise RequestError(f"session {engine.session} has already ended "
+                                   f"({engine.summary.outcome.value}): nothing to abandon")
+            engine.abort(reason.strip())
+            return engine.session
+        session = self.session_id(session)
+        found = self.journal.session(session)
+        if found is None:
+            raise RequestError(f"no session {session!r} in {self.journal.path} "
+                               "(fabtui runbook sessions)")
+        from fabtui.views.guided import FINISHED
+
+        status = found[0].status
+        if status in FINISHED:
+            raise RequestError(f"session {session} has already ended ({status}): nothing to "
+                               "abandon")
+        abandon(self.journal, session, self.journal.events(session), reason,
+                Redactor(extra=self.settings.redact))
+        return session
 
     async def continue_interrupted(self, engine: Engine, *, operator: Operator,
                              observers: Sequence[Observer] = (),

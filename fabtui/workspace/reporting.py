@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from fabtui.errors import RequestError
 from fabtui.model.report import Report, ReportKind
-from fabtui.paths import write_file
+from fabtui.paths import write_output
 from fabtui.reports.build import ReportInputs, build_report, guess_kind
 from fabtui.reports.evidence import ReportError, SessionEvidence, read_session
 
@@ -107,8 +107,9 @@ def render(report: Report, fmt: str) -> str:
 
 def write(report: Report, fmt: str, path: Path) -> None:
     """Write the rendered report to `path` atomically (a reader never sees half a file; a
-    symlink planted beside it is never followed: `fabtui.paths.write_file`)."""
-    write_file(path, render(report, fmt))
+    symlink planted beside it is never followed: `fabtui.paths.write_file`); a path that
+    cannot be written is a `RequestError` saying why (`fabtui.paths.write_output`)."""
+    write_output(path, render(report, fmt))
 
 
 def write_newest(ws: Workspace) -> Path:

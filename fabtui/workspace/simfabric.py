@@ -20,7 +20,9 @@ from fabtui.sim.state import SimState, build_sim, ensure_state, read_state, stat
 if TYPE_CHECKING:
     from fabtui.probes.runner import Transports
 
-RETURN_TO_HEALTHY = "fabtui --scenario healthy sim start"
+RETURN_TO_HEALTHY = "fabtui sim start"
+"""The way back to a healthy demo fabric: `sim start` without `--scenario` plays the configured
+scenario (healthy unless the config names another), injected faults gone."""
 IN_PROCESS_VAR = "FABTUI_SIM_IN_PROCESS"
 """Set (not `0`): the demo fabric's node commands and switch sessions are answered in this
 process (`fabtui.sim.inprocess`), not by a device client process per command. For tests and
@@ -50,6 +52,28 @@ def unhealthy_notice(state: SimState) -> str | None:
     whoever forgot what was played: every face shows this line once per command."""
     differs = state.not_healthy()
     return f"demo fabric: {differs} ({RETURN_TO_HEALTHY} returns to healthy)" if differs else None
+
+
+def switch_notice(s: Settings) -> str | None:
+    """Said once, when a command makes the demo play another scenario than the one running
+    (`--scenario X`, or a config that names one): that it goes on playing for every later
+    command and app start, and how to return to healthy; None when nothing switches (the
+    scenario already plays, or nobody named one)."""
+    if not s.scenario_chosen:
+        return None
+    try:
+        wanted = find_scenario(s.scenario)
+    except InputError:
+        return None  # said when the demo is started with it
+    running = read_state(state_file(s.data_dir))
+    if running is not None and running.scenario.resolve() == wanted.resolve() and \
+            running.topology == s.topology.resolve():
+        return None
+    if wanted.stem == "healthy":
+        return None
+    return (f"demo fabric: now playing scenario {wanted.stem}; it keeps playing for every "
+            f"later command and app start (no need to repeat --scenario) until "
+            f"`{RETURN_TO_HEALTHY}` returns to healthy")
 
 
 def sim_state(s: Settings, *, restart: bool = False) -> tuple[Path, SimState]:

@@ -175,9 +175,10 @@ def _field_number(widget: object) -> int | None:
 
 
 class Gate(ModalScreen[str | None]):
-    """A gate: `y` / `n` for a question, or a phrase typed exactly for a dangerous action
-    (anything else typed declines it). `esc` answers nothing: the session is interrupted
-    there (resumable). `repair`, on the demo fabric: `ctrl+r` makes the repair the question
+    """A gate: `y` / `n` for a question (`n`: not yet, the session waits at the gate), or a
+    phrase typed exactly for a dangerous action: `no` declines it (not yet), anything else is
+    a typo and is asked again. `esc` answers nothing: the session is interrupted there
+    (resumable). `repair`, on the demo fabric: `ctrl+r` makes the repair the question
     is about happen on the simulated fabric (a swapped optic), before it is answered."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -192,6 +193,7 @@ class Gate(ModalScreen[str | None]):
                       border: thick $warning; background: $surface; padding: 0 1; }
     Gate Label.hint { color: $text-muted; }
     Gate #gate-repaired { color: $success; }
+    Gate #gate-typo { color: $error; }
     """
 
     def __init__(self, prompt: str, phrase: str | None, *, danger: bool = False,
@@ -208,11 +210,13 @@ class Gate(ModalScreen[str | None]):
                 else "confirm"
             yield Static(Text(self.prompt), id="gate-prompt")
             if self.phrase is not None:
-                yield Label(f"type {self.phrase} and enter to go on (anything else: no)",
-                            classes="hint")
+                yield Label(f"type {self.phrase} and enter to go on · no and enter: not yet "
+                            "(the session waits here)", classes="hint")
                 yield Input("", id="gate-input", select_on_focus=False)
+                yield Label("", id="gate-typo", classes="error")
             else:
-                yield Label("y: yes · n: no", classes="hint")
+                yield Label("y: yes · n: not yet (the session waits at this gate)",
+                            classes="hint")
             if self.repair is not None:
                 yield Label(f"demo fabric: ctrl+r does the repair ({self.repair[0]}) on the "
                             "simulated fabric first", classes="hint")
@@ -240,4 +244,11 @@ class Gate(ModalScreen[str | None]):
             self.query_one("#gate-repaired", Label).update(said)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+        typed = event.value.strip()
+        if self.phrase is None or typed == self.phrase or typed.lower() in ("n", "no"):
+            self.dismiss(event.value)
+            return
+        # A typo is not a no: said, and asked again (nothing is journaled for it).
+        self.query_one("#gate-typo", Label).update(
+            f"typed {typed!r}, not {self.phrase!r}: type it again (no: not yet)")
+        event.input.value = ""

@@ -225,20 +225,18 @@ class FabricScreen(FabtuiScreen):
         """The runbooks for the selected element's findings; the one chosen is opened with the
         element filled in (`OpenRunbook`)."""
         from fabtui.tui.screens.runbook_choice import RunbookChoiceScreen
-        from fabtui.views.crosslinks import element_runbooks, findings_of, with_members
+        from fabtui.views.crosslinks import runbooks_for, with_members
 
         key = self.selected
         if key is None:
             return
         elements = with_members(self.fab.fabric,
                                 selection_elements(self.fab.fabric, key, self.found))
-        findings = findings_of(self.snapshot.states, elements)
-        element = next((e for e in elements if findings_of(self.snapshot.states, [e])),
-                       self._element(key))
-        choices = element_runbooks(self.fab.workspace.library, self.fab.fabric, element,
-                                   findings)
+        found, choices = runbooks_for(self.fab.workspace.library, self.fab.fabric,
+                                      self.snapshot.states, elements)
+        element = found or self._element(key)
         if not choices:
-            said = "no runbook's symptoms match its findings" if findings else \
+            said = "no runbook's symptoms match its findings" if found else \
                 "no findings, so no runbook for them"
             self.notify(f"{self.fab.fabric.label(element)}: {said}", title="runbooks",
                         severity="warning")

@@ -199,7 +199,8 @@ class RunbooksScreen(FabtuiScreen):
         if self.banner:
             first = self.banner[0]
             more = len(self.banner) - 1
-            banner.update(f"{'!' if ascii_only else '⚠'} interrupted: {first.runbook} session "
+            said = "waits at a gate" if first.state == "waiting" else "interrupted"
+            banner.update(f"{'!' if ascii_only else '⚠'} {said}: {first.runbook} session "
                           f"{first.id} ({first.state}, started "
                           f"{time.strftime('%H:%M', time.localtime(first.started_at))})"
                           f"{f' and {more} more' if more else ''} · u: resume it")

@@ -1,12 +1,15 @@
 """A guided runbook session: the current step's prose, every block with its state, the output
 as it streams, the last result as a table (an "after" reading beside its "before"), and the
-operator's keys (next, to the next gate, skip, jump, re-run, note, abort, file as case).
+operator's keys (next, to the next gate, skip, jump, re-run, note, abandon, file as case).
 
 The engine runs in one async worker on the app's loop, for the screen's lifetime: keys queue
 commands to it, so one block runs at a time. The screen is the engine's `Operator`: a gate or an
-input pushes a dialog and the engine awaits a future the dialog resolves; `esc` in a gate
-interrupts the session there (journaled `cancelled`, resumable: the next key resumes it through
-`Workspace.resume`). Closing the screen cancels the worker: a running block is journaled
+input pushes a dialog and the engine awaits a future the dialog resolves; `n` at a gate (not
+yet) leaves the session waiting there (journaled `session_waiting`) and `esc` interrupts it
+there (journaled `cancelled`): both resumable, the next `n` or `g` resumes it through
+`Workspace.resume` and asks the gate again; a mistyped phrase is asked again in the dialog.
+Only `x` (abandon, with a reason) ends a session unfinished. Closing the screen cancels the
+worker: a running block is journaled
 `cancelled` (resumable, per the engine), an idle session is marked interrupted. A command that
 raises what nothing expects (a journal that cannot be written, an `OSError`) is shown (a notice,
 a line in the output) and interrupts the session there, resumable by the next key: the worker
@@ -32,7 +35,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Log, Static
 
 from fabtui.errors import InputError, RequestError, one_line
-from fabtui.model.events import Event
+from fabtui.model.events import Event, EventKind
 from fabtui.model.runbook import Block, InputSpec, Runbook
 from fabtui.render.table import cell_text
 from fabtui.runbooks.engine import Engine, Observer, var_name
@@ -47,6 +50,8 @@ from fabtui.views import guided
 if TYPE_CHECKING:
     from fabtui.workspace.core import Resumed
 
+WAITING_HINT = "n or g asks it again when ready · x abandons it (with a reason)"
+"""What the operator can do with a session waiting at a gate."""
 FLUSH_S = 0.05
 """Streamed output is written into the log at most this often (one batch per flush)."""
 LOG_LINES = 20_000
@@ -246,7 +251,9 @@ class SessionScreen(FabtuiScreen):
             return
         engine = await self._live_engine()
         if engine.finished:
-            self.notify("the session has ended: f files it as a case", title="session")
+            outcome = engine.summary.outcome.value if engine.summary is not None else "ended"
+            self.notify(f"the session has ended ({outcome}): f files it as a case; open "
+                        f"{self.book.meta.id} again (2) for a new session", title="session")
             return
         if command == "next":
             await engine.run_next()
@@ -256,10 +263,11 @@ class SessionScreen(FabtuiScreen):
             await engine.rerun(argument)
 
     async def _live_engine(self) -> Engine:
-        """The engine, resumed first when the session was interrupted at a gate."""
+        """The engine, resumed first when the session was interrupted at a gate or waits at
+        one (answered no, not yet): the gate is asked again."""
         engine = self.engine
         assert engine is not None
-        if engine.cancelled and engine.session is not None:
+        if (engine.cancelled or engine.waiting) and engine.session is not None:
             self.resume_id = engine.session
             resumed = await self.fab.workspace.continue_interrupted(
                 engine, operator=_Operator(self), observers=[_Watch(self)],
@@ -270,10 +278,11 @@ class SessionScreen(FabtuiScreen):
 
     def engine_event(self, event: Event) -> None:
         """An event the engine journaled (on the app's loop): into the view, then drawn."""
-        from fabtui.model.events import EventKind
-
         self.session = event.session
         self.view.apply(event)
+        if event.kind is EventKind.SESSION_WAITING and not self.closing:
+            self.notify(f"{self.view.reason}. {WAITING_HINT}", title="waiting at the gate",
+                        timeout=10)
         if event.kind is EventKind.BLOCK_STARTED and event.block:
             self.stream.add(f"── {event.block} ──")
         if event.kind is EventKind.BLOCK_FINISHED and not self.closing:
@@ -368,6 +377,8 @@ class SessionScreen(FabtuiScreen):
                                      if counts.get(s)))
         if self.why:
             head.append(f"\nwhy: {self.why}")
+        elif view.state == "waiting":
+            head.append(f"\n{view.reason} · {WAITING_HINT}", "bold")
         elif view.reason:
             head.append(f"\n{view.reason}")
         elif not self.live:
@@ -564,14 +575,35 @@ class SessionScreen(FabtuiScreen):
             self.notify("noted", title="session")
 
     def action_abort(self) -> None:
-        if not self.live or self.engine is None or self.engine.finished:
+        """Abandon the session for good, with a reason (the only way one ends unfinished): a
+        live one (a running block is stopped first), or a recorded one that waits or was
+        interrupted."""
+        engine = self.engine if self.live else None
+        ended = self.view.state == "finished" if engine is None else \
+            engine.finished and not engine.waiting
+        if self.session is None or ended:
+            self.notify("nothing to abandon: the session has "
+                        + ("ended: f files it as a case" if ended else "not started"),
+                        title="abandon", severity="warning")
             return
-        self.app.push_screen(Prompt("abort the session", "why (recorded)"), self._abort)
+        self.app.push_screen(Prompt(f"abandon session {self.session} for good",
+                                    "why (recorded). A no at a gate only pauses a session: "
+                                    "esc keeps it, n or g goes on"), self._abort)
 
     def _abort(self, reason: str | None) -> None:
-        if reason and self.engine is not None:
-            self.engine.abort(reason)
-            self._paint()
+        if not reason or not reason.strip() or self.session is None:
+            return
+        ws = self.fab.workspace
+        try:
+            ws.abandon(self.session, reason, engine=self.engine if self.live else None)
+        except RequestError as exc:
+            self.notify(str(exc), title="abandon", severity="error")
+            return
+        if not self.live:  # a recorded session: its end read back from the journal
+            self.view = guided.SessionView.of(self.book, ws.events(self.session))
+        self.notify(f"session {self.session} abandoned: f files it as a case",
+                    title="abandon")
+        self._paint()
 
     def action_handover(self) -> None:
         """Open the runbook this session handed over to, inputs carried from the session."""

@@ -17,10 +17,10 @@ from fabtui.views.status import Health
 
 _GLYPHS = {"pending": ("·", "."), "running": ("▶", ">"), "ok": ("✓", "+"), "warn": ("!", "!"),
            "fail": ("✗", "X"), "error": ("⊘", "#"), "aborted": ("✗", "X"),
-           "skipped": ("–", "-"), "cancelled": ("~", "~")}
+           "skipped": ("–", "-"), "cancelled": ("~", "~"), "waiting": ("‖", "=")}
 _HEALTH = {"ok": Health.OK, "warn": Health.WARN, "fail": Health.FAIL, "error": Health.UNREACHABLE,
            "aborted": Health.FAIL, "cancelled": Health.STALE, "skipped": Health.UNKNOWN,
-           "pending": Health.UNKNOWN}
+           "pending": Health.UNKNOWN, "waiting": Health.WARN}
 
 
 def badge(state: str, theme: Theme, ascii_only: bool = False) -> Text:

@@ -48,6 +48,7 @@ async def measure(seconds: float, opens: int) -> dict[str, list[float]]:
     from fabtui.tui.commands import SESSION_COMMANDS, bindings
     from fabtui.tui.screens.session import SessionScreen
     from fabtui.tui.widgets.footer import KeyFooter
+    from fabtui.tui.widgets.session_parts import OutlineList
 
     settings = dataclasses.replace(load_settings(), scenario="healthy", scenario_chosen=True)
     app = FabtuiApp(Workspace(settings), live=False)
@@ -91,20 +92,20 @@ async def measure(seconds: float, opens: int) -> dict[str, list[float]]:
         session = SessionScreen(book, inputs={"port": "leaf-g00-r3:Ethernet16"})
         await app.push_screen(session)
         await pilot.pause()
-        outline = session.query_one("#outline")
+        outline = session.query_one("#outline", OutlineList)
         outline.focus()
 
         async def keys(into: str, until: float) -> None:
-            """Press down/up on the outline; answered when its scroll offset has moved (the
-            key handled on the app's loop), measured without waiting for the app to idle."""
+            """Press down/up on the outline; answered when its cursor has moved (the key
+            handled on the app's loop), measured without waiting for the app to idle."""
             n = 0
             while time.perf_counter() < until:
-                before = outline.scroll_y
-                key = "down" if outline.scroll_y < outline.max_scroll_y and n % 20 < 10 \
+                before = outline.cursor
+                key = "down" if outline.cursor < len(outline.lines) - 1 and n % 20 < 10 \
                     else "up"
                 start = time.perf_counter()
                 app.simulate_key(key)
-                while outline.scroll_y == before and time.perf_counter() - start < 2:
+                while outline.cursor == before and time.perf_counter() - start < 2:
                     await asyncio.sleep(0.001)
                 figures[into].append(time.perf_counter() - start)
                 n += 1

@@ -86,12 +86,12 @@ async def triage_to_session(pilot: Any, app: FabtuiApp, logs: Path) -> SessionSc
     await pilot.press("4", *str(logs), "enter")
     await until(pilot, lambda: isinstance(app.screen, TriageScreen)
                 and app.screen.chain is not None, "the triage and its chain")
-    head = screen_text(app).splitlines()[1]
+    head = screen_text(app).splitlines()[2]
     assert "verdict: culprit found" in head and "culprit rank 21" in head
     await pilot.press("s")
     await until(pilot, lambda: isinstance(app.screen, FabricScreen), "the Fabric screen")
     text = screen_text(app)
-    assert "◆ triage" in text.splitlines()[0]
+    assert "◆ triage" in text.splitlines()[1]
     node003 = next(line for line in text.splitlines() if line.startswith("node003"))
     assert node003.split()[1].startswith("◆")
     await pilot.press("4")
@@ -159,7 +159,7 @@ async def test_journey_1_whole_from_the_hang_logs_to_the_filed_case() -> None:
         await pilot.press("1")
         await until(pilot, lambda: isinstance(app.screen, FabricScreen), "the Fabric screen")
         text = screen_text(app)
-        assert "◆ triage, session" in text.splitlines()[0], text
+        assert "◆ triage, session" in text.splitlines()[1], text
         assert "◆ marked by session: runbook nccl-hang-triage" in text
         await pilot.press("2")
         await until(pilot, lambda: app.screen is triage, "back to the session")

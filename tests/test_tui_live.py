@@ -36,7 +36,7 @@ async def test_pfc_storm_fails_the_nic_and_its_leaf_port_within_two_polls() -> N
         await pilot.press("slash", *"node006:mlx5_4", "enter")
         await pilot.pause()
         text = screen_text(app)
-        assert "scenario pfc-storm" in text.splitlines()[0]
+        assert "scenario pfc-storm" in text.splitlines()[1]
         assert "pause_ratio.tx_prio3" in text and "rate.rx.PFC3" in text
         await pilot.press("r")
         await until(pilot, lambda: any("nic.ethtool on node006:mlx5_4: fail" in str(n.message)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from textual.message import Message
-from textual.widgets import DataTable, Log
+from textual.widgets import Log
 
 from fabtui.cases.markdown import write_case
 from fabtui.model.verdict import Verdict
@@ -23,6 +23,7 @@ from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook, OpenSession
 from fabtui.tui.screens.dialogs import Form, Gate
 from fabtui.tui.screens.runbooks import RunbooksScreen
 from fabtui.tui.screens.session import SessionScreen
+from fabtui.tui.widgets.fit_table import FitTable
 from fabtui.views import guided
 from tests.support.guided import PORT, open_book, open_optic_replacement, settle, with_book
 from tests.support.tui_support import (
@@ -129,8 +130,8 @@ async def test_journey_2_guided_optic_replacement_by_keyboard(
         # the after-evidence beside the before, on the repaired port only (the table is
         # drawn on the screen's next refresh)
         await shows(pilot, "finished ✓ ok", "after (before)", "fec-after (fec-before)")
-        table = session.query_one("#result", DataTable)
-        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        table = session.query_one("#result", FitTable)
+        rows = [[str(cell) for cell in row] for row in table.rows]
         serial = next(r for r in rows if r[5] == "dom-after (dom-before)" and
                       r[1] == "optic_serial")
         assert serial[0] == PORT and serial[2] == "MT24000027" and serial[3] != serial[2]
@@ -407,9 +408,10 @@ async def test_at_80_columns_the_session_footer_shows_every_session_key_and_help
         await pilot.pause()
         text = screen_text(app)
         rows = [line.split("│")[1] for line in text.splitlines() if line.count("│") == 2]
-        keys = [row.split()[:2] for row in rows if not row[:4].isspace()
-                and row.startswith("   ")]  # a key's line, not its wrapped help
-        assert keys[:3] == [["n", "Next"], ["g", "To"], ["s", "Skip"]]  # the session's first
+        heading = next(i for i, row in enumerate(rows) if "This view: Guided session" in row)
+        keys = [row.split()[:2] for row in rows[heading + 1:] if not row[:4].isspace()]
+        # the session's keys first, under their heading; a wrapped help stays in its column
+        assert keys[:3] == [["n", "Next"], ["g", "To"], ["s", "Skip"]]
 
 
 # headless parts ---------------------------------------------------------------------------------

@@ -140,15 +140,16 @@ def fabtui_env(tmp_path: Path, poll: str) -> dict[str, str]:
             "FABTUI_SIM_TIME": SIM_TIME, "TZ": "UTC"}
 
 
-def start(tmux: Callable[..., str], tmp_path: Path, env: dict[str, str], *args: str) -> Pane:
-    """`fabtui ARGS` in a 120x40 tmux pane in tmp_path. The pane stays when the process ends
-    (remain-on-exit, set in the same tmux command, before it could end): a crash's
+def start(tmux: Callable[..., str], tmp_path: Path, env: dict[str, str], *args: str,
+          size: tuple[int, int] = (120, 40)) -> Pane:
+    """`fabtui ARGS` in a tmux pane of `size` (120x40) in tmp_path. The pane stays when the
+    process ends (remain-on-exit, set in the same tmux command, before it could end): a crash's
     traceback is still there to read."""
     settings = [shlex.quote(f"{k}={v}") for k, v in env.items()]
     command = " ".join(["cd", shlex.quote(str(tmp_path)), "&&", "env", "-u", "COLUMNS", "-u",
                         "LINES", *settings, shlex.quote(sys.executable), "-m", "fabtui",
                         *map(shlex.quote, args)])
-    tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", command, ";",
+    tmux("new-session", "-d", "-s", "e2e", "-x", str(size[0]), "-y", str(size[1]), command, ";",
          "set-option", "-t", "e2e", "remain-on-exit", "on")
     return Pane(tmux)
 
@@ -271,8 +272,8 @@ def test_journey_3_in_tmux_a_symptom_in_english_then_chinese_a_case_and_its_runb
     wait("runbook: pfc-storm", "3: the case again")
     keys("Escape")
     pane.wait_gone("runbook: pfc-storm", "esc: back to the results")
-    keys("Escape", "C-u")  # to the search field, cleared: its placeholder shows again
-    wait("symptom · 现象", "esc, ctrl+u: the search field cleared")
+    keys("Escape")  # on the results: the search cleared, its placeholder shows again
+    wait("symptom · 现象", "esc: the search field cleared")
     keys("光模块 误码", literal=True)
     text = wait("optic-fec-ber-fr4-spine-zh", "the Chinese search's results")
     assert "matched" in text
@@ -283,3 +284,43 @@ def test_journey_3_in_tmux_a_symptom_in_english_then_chinese_a_case_and_its_runb
     step("enter, enter: the Chinese case", text, began)
     keys("C-q")
     print(f"\njourney 3 in tmux: {time.monotonic() - began:.1f} s")
+
+
+def test_at_80x24_in_tmux_the_matrix_lines_up_find_lists_and_typing_searches(
+        tmux: Callable[..., str], tmp_path: Path) -> None:
+    """Issue 37 at 80x24, as the review typed it: pfc-storm's failing leaf-g00-r4 under the r4
+    header (it sat under r3) and every rail in view; `/` `mlx5_4` lists every match (it picked
+    node001's); `2` then `optic` is a search (it ran `o` on busbw-low); Esc then `1` switches
+    view (it typed 1 into the query)."""
+    began = time.monotonic()
+    env = fabtui_env(tmp_path, "switch.pfc@leaf-g00-r4")
+    pane = start(tmux, tmp_path, env, "--scenario", "pfc-storm", size=(80, 24))
+    keys, wait = pane.keys, pane.wait
+
+    text = pane._until(lambda t: any(line.startswith("g00 leaf") and "✗" in line
+                                     for line in t.splitlines()),
+                       "the leaf's ✗", "the storm on the leaf", 60)
+    lines = text.splitlines()
+    assert lines[0].startswith(" 1 Fabric  2 Runbooks  3 Cases  4 Triage")
+    heading = next(line for line in lines if " node r0 " in line)
+    leaf = next(line for line in lines if line.startswith("g00 leaf"))
+    assert leaf.index("✗") == heading.index("r4") and "r7" in heading
+    step("80x24: the storm's leaf under r4", text, began)
+    keys("/")
+    wait("find or filter", "/: the prompt")
+    keys("mlx5_4", literal=True)
+    keys("Enter")
+    text = wait("matches for 'mlx5_4'", "enter: every match listed")
+    assert "node001:mlx5_4" in text and "node002:mlx5_4" in text
+    step("/ mlx5_4: every match", text, began)
+    keys("Escape")
+    pane.wait_gone("matches for", "esc: the list closed")
+    keys("2")
+    wait("symptom: low rx power", "2: the Runbooks view")
+    keys("optic", literal=True)
+    text = wait("optic-replacement", "optic: the search")
+    assert "inputs" not in text.splitlines()[1]  # no form opened
+    step("2, optic: searched, nothing run", text, began)
+    keys("Escape", "1")
+    text = wait("spine links", "esc, 1: the Fabric view")
+    keys("C-q")

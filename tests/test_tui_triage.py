@@ -134,7 +134,7 @@ async def test_journey_1_first_half_by_keyboard() -> None:
         await pilot.press(*str(logs), "enter")
         await settle(pilot, chained(app))
         text = screen_text(app)
-        head = text.splitlines()[1]
+        head = text.splitlines()[2]
         assert "verdict: culprit found" in head and "culprit rank 21" in head
         row = next(line for line in text.splitlines() if line.split()[:3] == ["1", "link", "21"])
         assert row.split()[3:8] == ["node003", "5", "mlx5_5", "leaf-g00-r5:Ethernet16",
@@ -160,7 +160,7 @@ async def test_journey_1_first_half_by_keyboard() -> None:
         await pilot.pause()
         assert isinstance(app.screen, FabricScreen)
         text = screen_text(app)
-        assert "◆ triage" in text.splitlines()[0]
+        assert "◆ triage" in text.splitlines()[1]
         node003 = next(line for line in text.splitlines() if line.startswith("node003"))
         assert node003.split()[0:2] == ["node003", "◆?"] and node003.split()[7] == "◆?"
         leaves = next(line for line in text.splitlines() if line.startswith("g00 leaf"))

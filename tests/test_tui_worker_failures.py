@@ -76,7 +76,7 @@ def notices(app: FabtuiApp, severity: str = "error") -> list[str]:
 
 
 def header_line(app: FabtuiApp) -> str:
-    return screen_text(app).splitlines()[0]
+    return screen_text(app).splitlines()[1]
 
 
 def test_the_header_says_a_round_failed_and_when_it_tries_again() -> None:

@@ -75,8 +75,12 @@ def cell_text(value: Cell) -> str:
     return _CONTROL.sub(" ", str(value))
 
 
-def _column_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]],
-                   width: int | None) -> list[int]:
+def column_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]],
+                  width: int | None) -> list[int]:
+    """Each column's width for a table `width` columns wide (None: natural widths): text
+    columns are cut, the widest first, down to `MIN_TEXT_WIDTH`; a right-aligned (value)
+    column keeps every cell whole. The sum may exceed `width` when the floors do (a screen
+    then scrolls sideways)."""
     natural = [max([display_width(c.heading)] + [display_width(r[i]) for r in rows])
                for i, c in enumerate(columns)]
     if width is None:
@@ -116,7 +120,7 @@ def render_table(table: Table, width: int | None = None) -> str:
     out = list(table.title)
     if table.columns:
         rows = [[cell_text(v) for v in row] for row in table.rows]
-        widths = _column_widths(table.columns, rows, width)
+        widths = column_widths(table.columns, rows, width)
 
         def line(cells: Sequence[str]) -> str:
             return GAP.join(pad(cut(text, w), w, col.align) for text, w, col

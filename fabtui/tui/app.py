@@ -25,11 +25,13 @@ from textual.worker import Worker, WorkerState
 
 from fabtui.model.triage import TriageReport
 from fabtui.tui.commands import (
-    ALL_COMMANDS,
     APP_COMMANDS,
+    GLYPH_LINES,
+    REMAP_HINT,
+    VIEW_TABLES,
     FabtuiCommands,
     bindings,
-    help_text,
+    help_sections,
 )
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook, OpenSession
 from fabtui.tui.screens.cases import CasesScreen
@@ -173,11 +175,28 @@ class FabtuiApp(App[None]):
         super().exit(*args, **kwargs)
 
     def action_help(self) -> None:
-        """Every key; the current screen's first (a narrow footer's `? more` lands there)."""
+        """The keys under headings: the current screen's first ("This view: Fabric"), then
+        those that work everywhere, then every other screen's (a narrow footer's `? more`
+        lands here)."""
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
         keys = dict(self.workspace.settings.keymap)
         here = tuple(getattr(self.screen, "COMMANDS_TABLE", ()))
-        ordered = (*here, *(c for c in ALL_COMMANDS if c not in here))
-        self.push_screen(TextPage("help", help_text(ordered, keys)))
+        name = next((n for n, table in VIEW_TABLES if table == here), "")
+        parts: list[Text | Table] = [Text(REMAP_HINT, style="dim")]
+        for heading, rows in help_sections(here, keys, name):
+            parts.append(Text(f"\n{heading}", style="bold underline"))
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(width=12, no_wrap=True, style="bold")
+            grid.add_column(width=9, no_wrap=True, overflow="ellipsis")
+            grid.add_column(ratio=1)  # a long help wraps under itself, not at column 0
+            for key, label, about in rows:
+                grid.add_row(Text(key), Text(label), Text(about))
+            parts.append(grid)
+        parts.append(Text("\n" + "\n".join(GLYPH_LINES)))
+        self.push_screen(TextPage(f"help · {name or 'keys'}", Group(*parts)))
 
     async def on_open_case(self, message: OpenCase) -> None:
         """Show the case on the Cases screen (its editor when `edit`), from any screen."""
@@ -194,13 +213,16 @@ class FabtuiApp(App[None]):
         return screen
 
     async def on_open_runbook(self, message: OpenRunbook) -> None:
-        """Open the runbook's guided session, inputs pre-filled, in the Runbooks mode."""
+        """Open the runbook's guided session, inputs pre-filled, in the Runbooks mode (Esc in
+        the session comes back to the view it was opened from)."""
+        origin = self.current_mode
         (await self._runbooks_screen()).open_runbook(message.runbook, message.inputs,
-                                                      message.why)
+                                                      message.why, origin=origin)
 
     async def on_open_session(self, message: OpenSession) -> None:
-        """Show a recorded session in the Runbooks mode."""
-        (await self._runbooks_screen()).show_session(message.session)
+        """Show a recorded session in the Runbooks mode (Esc: back to the view it came from)."""
+        origin = self.current_mode
+        (await self._runbooks_screen()).show_session(message.session, origin=origin)
 
     def action_report(self) -> None:
         """Build the newest session's report in a worker and say where it was written."""

@@ -60,7 +60,9 @@ FABRIC_COMMANDS = (
     Command("fabric.poll", "p", "poll_now", "Poll", "Start the next poll now.", show=False),
     Command("fabric.filter", "f", "filter", "Filter", "Show one rail (rail:N), one leaf "
             "(leaf:NAME), a node range (node[001-004]) or the job's nodes (job)."),
-    Command("fabric.find", "slash", "find", "Find", "Find an element by name and select it."),
+    Command("fabric.find", "slash", "find", "Find", "Find an element by name (several "
+            "matches: every one listed to choose from), or filter as f does (rail:4, "
+            "node00*, job)."),
     Command("fabric.error", "e", "show_error", "Error", "Why the selected element is "
             "unreachable or failing: its errors and findings."),
     Command("fabric.demo", "d", "demo", "Demo", "Play a fault scenario or inject a fault "
@@ -77,8 +79,8 @@ FABRIC_COMMANDS = (
             show=False),
 )
 TRIAGE_COMMANDS = (
-    Command("triage.logs", "l", "focus_logs", "Logs", "Type the hung job's log folder (or "
-            "files); enter runs the triage."),
+    Command("triage.logs", "l,slash", "focus_logs", "Logs", "Type the hung job's log folder "
+            "(or files); enter runs the triage. / does too: the view's one text field."),
     Command("triage.runbook", "o", "open_runbook", "Runbook", "Run the suggested runbook on "
             "the selected suspect (its node, NIC and port filled in)."),
     Command("triage.fabric", "s", "show_fabric", "On fabric", "Show the selected suspect on "
@@ -97,21 +99,24 @@ CONSOLE_COMMANDS = (
     Command("console.raw", "o", "raw", "Raw", "Show or hide the raw output of the result."),
     Command("console.target", "t", "focus_target", "Target", "Type a target: a name, a glob "
             "(node00*), a range (node[001-004]), rail:N, leaf:NAME."),
-    Command("console.back", "escape", "back", "Back", "Hide the raw output; else back to the "
-            "fabric (a run still going is cancelled)."),
+    Command("console.back", "escape", "back", "Back", "Leave the target field; hide the raw "
+            "output; else back to the fabric (a run still going is cancelled)."),
 )
 
 RUNBOOKS_COMMANDS = (
     Command("runbooks.find", "slash", "find", "Find", "Search the library by symptom, in "
             "English or Chinese (the matching of `fabtui runbook find`)."),
-    Command("runbooks.open", "o", "open", "Open", "Open the highlighted runbook as a guided "
-            "session (its inputs asked first); enter does too."),
+    Command("runbooks.open", "enter", "open", "Open", "Open the highlighted runbook as a "
+            "guided session (its inputs asked first). Letters typed on the list go into the "
+            "search: typing never runs a command there."),
     Command("runbooks.resume", "u", "resume", "Resume", "Resume the interrupted session named "
             "in the banner (or the highlighted session)."),
     Command("runbooks.show", "v", "show_session", "View", "Show the highlighted recorded "
             "session."),
     Command("runbooks.sessions", "t", "focus_sessions", "Sessions", "Move to the sessions "
             "list (t again: back to the library).", show=False),
+    Command("runbooks.back", "escape", "back", "Back", "Leave the search field for the list; "
+            "else clear the search.", show=False),
 )
 SESSION_COMMANDS = (
     Command("session.next", "n", "run_next", "Next", "Run the next block."),
@@ -132,8 +137,8 @@ SESSION_COMMANDS = (
             "draft case it would file, beside its similar cases).", short="Past"),
     Command("session.file", "f", "file_case", "File case", "File the session as a draft case "
             "and open it to complete the root cause and resolution.", short="File"),
-    Command("session.back", "escape", "back", "Back", "Back to the library (a running block "
-            "is cancelled; the session can be resumed)."),
+    Command("session.back", "escape", "back", "Back", "Back to where the session was opened "
+            "from (a running block is cancelled; the session can be resumed)."),
 )
 CASES_COMMANDS = (
     Command("cases.search", "slash", "focus_search", "Search", "Type a symptom (English or "
@@ -146,7 +151,8 @@ CASES_COMMANDS = (
             "resolution, title, severity, status."),
     Command("cases.export", "x", "export", "Export", "Write the selected case as a markdown "
             "file (what `fabtui cases export --id` writes)."),
-    Command("cases.back", "escape", "back", "Back", "Back to the search field.", show=False),
+    Command("cases.back", "escape", "back", "Back", "Leave the search field for the results; "
+            "else clear the search.", show=False),
 )
 CASE_VIEW_COMMANDS = (
     Command("case.runbook", "b", "runbook", "Runbook", "Open the runbook the case references "
@@ -180,18 +186,61 @@ def bindings(commands: Iterable[Command]) -> list[BindingType]:
     return [c.binding() for c in commands]
 
 
-def help_text(commands: Iterable[Command], keys: dict[str, str]) -> str:
-    """The help page: every command's current key and what it does."""
-    lines = ["Keys (remap them in the config file: keymap = { \"fabric.pause\" = \"p\" })", ""]
-    for command in commands:
-        shown = keys.get(command.id, command.keys).replace("question_mark", "?") \
-            .replace("slash", "/")
-        lines.append(f"  {shown:<14} {command.label:<8} {command.help}  [{command.id}]")
-    lines += ["", "  arrows/hjkl    move       g/G top/bottom, pgup/pgdn by ten",
-              "  ctrl+p         palette    every action by name",
-              "", "Glyphs: ✓ ok   ! warn   ✗ fail   ? unknown   ~ stale   ⊘ unreachable",
-              "(--ascii: + ok  ! warn  X fail  ? unknown  ~ stale  # unreachable)"]
+VIEW_TABLES = (("Fabric", FABRIC_COMMANDS), ("Probe console", CONSOLE_COMMANDS),
+               ("Runbooks", RUNBOOKS_COMMANDS), ("Guided session", SESSION_COMMANDS),
+               ("Cases", CASES_COMMANDS), ("A case", CASE_VIEW_COMMANDS),
+               ("Case editor", CASE_EDIT_COMMANDS), ("Triage", TRIAGE_COMMANDS))
+"""Each screen's own keys under its name, in the help page's order after the current one."""
+
+MOVES = (("arrows/hjkl", "Move", "Up, down, left, right in a list or the matrix (the session "
+          "outline: arrows only, its letters are its commands)."),
+         ("pgup/pgdn", "Page", "A page up or down."),
+         ("home/end", "Ends", "The first or the last line (g/G where the letters are free)."),
+         ("tab", "Focus", "The next part of the screen (shift+tab: the previous)."),
+         ("ctrl+p", "Palette", "Every action of this screen by name."))
+
+
+def key_text(command: Command, keys: dict[str, str]) -> str:
+    """A command's key as the help page writes it (`?`, `/`, `esc`)."""
+    return keys.get(command.id, command.keys).replace("question_mark", "?") \
+        .replace("slash", "/").replace("escape", "esc")
+
+
+def help_sections(here: Iterable[Command], keys: dict[str, str],
+                  here_name: str = "") -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """The help page as sections of (key, label, what it does): the current screen's keys
+    first, then the keys that work everywhere, the moves, then every other screen's (pure:
+    tested without an app)."""
+    here = tuple(here)
+    ids = {c.id for c in here}
+
+    def rows(commands: Iterable[Command]) -> list[tuple[str, str, str]]:
+        return [(key_text(c, keys), c.label, f"{c.help}  [{c.id}]") for c in commands]
+
+    sections = []
+    if here:
+        sections.append((f"This view: {here_name}" if here_name else "This view", rows(here)))
+    sections.append(("Everywhere", rows(APP_COMMANDS)))
+    sections.append(("Moving", list(MOVES)))
+    sections += [(name, rows(table)) for name, table in VIEW_TABLES
+                 if not ids & {c.id for c in table}]
+    return sections
+
+
+def help_text(commands: Iterable[Command], keys: dict[str, str], here_name: str = "") -> str:
+    """The help page as plain text (headings, then `  key  label  help` lines)."""
+    lines = [REMAP_HINT, ""]
+    for heading, rows in help_sections(commands, keys, here_name):
+        lines.append(heading)
+        lines += [f"  {key:<14} {label:<9} {about}" for key, label, about in rows]
+        lines.append("")
+    lines += GLYPH_LINES
     return "\n".join(lines)
+
+
+REMAP_HINT = 'Keys; remap them in the config file: keymap = { "fabric.pause" = "z" }'
+GLYPH_LINES = ["Glyphs: ✓ ok   ! warn   ✗ fail   ? unknown   ~ stale   ⊘ unreachable",
+               "(--ascii: + ok  ! warn  X fail  ? unknown  ~ stale  # unreachable)"]
 
 
 class FabtuiCommands(Provider):

@@ -285,6 +285,14 @@ class FilterError(ValueError):
     """A filter that names nothing in the fabric (the message says what would)."""
 
 
+def looks_like_filter(text: str) -> bool:
+    """Whether what was typed at `/` is written as a filter (`rail:4`, `leaf:leaf-g00-r4`,
+    `job`, a node range or glob) rather than a name to find."""
+    text = text.strip()
+    return text.startswith(("rail:", "leaf:")) or text in ("job", "job:") or \
+        any(c in text for c in "[*?")
+
+
 def parse_filter(fabric: FabricMap, graph: FabricGraph, text: str) -> ViewFilter:
     """A filter from what a user typed: `rail:N`, `leaf:NAME`, a node range or glob
     (`node[001-004]`, `node00*`), `job` (the job's nodes), or empty (everything).

@@ -185,6 +185,8 @@ class LayerCount:
     fail: int = 0
     stale: int = 0
     unreachable: int = 0
+    ok: int = 0
+    """Elements known to be fine (the rest of `total` less the problems: not known yet)."""
 
     @property
     def problems(self) -> int:
@@ -396,7 +398,8 @@ class FabricStatus:
             found = [h for k in keys if (h := get(k)) in _PROBLEMS]
             counts[layer] = LayerCount(len(keys), found.count(Health.WARN),
                                        found.count(Health.FAIL), found.count(Health.STALE),
-                                       found.count(Health.UNREACHABLE))
+                                       found.count(Health.UNREACHABLE),
+                                       sum(1 for k in keys if get(k) is Health.OK))
         return FabricSnapshot(now, round_no, poll, health, states, counts, last, round_s, note,
                               failure, retry_s)
 

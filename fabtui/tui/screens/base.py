@@ -7,10 +7,15 @@ forwarded to the app's one handler (`tui.workers`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
+from textual import events, on
+from textual.binding import NoBinding
 from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Input
 
+from fabtui.tui.widgets.tabs import ViewTabs
 from fabtui.tui.workers import ForwardsWorkerErrors
 
 if TYPE_CHECKING:
@@ -28,4 +33,75 @@ class FabtuiAware:
 
 
 class FabtuiScreen(FabtuiAware, ForwardsWorkerErrors, Screen[None]):
-    """A full screen of the app (see the module docstring)."""
+    """A full screen of the app (see the module docstring).
+
+    Esc is the same on every screen: first it leaves a text field for the screen's list
+    (`AFTER_INPUT`), so that the view's keys (`1`-`4`, its letters) work again instead of
+    being typed into the query; then it goes back one level (each screen's `action_back`)."""
+
+    AFTER_INPUT: ClassVar[str] = ""
+    """Selector of the widget Esc in a text field moves to (empty: Esc goes back at once)."""
+    SEARCH: ClassVar[str] = ""
+    """Selector of the view's search field: a letter typed on its list that no key of the
+    screen takes goes there (typing `optic` searches; it never runs `o`)."""
+    CRUMB: ClassVar[str] = ""
+    """How the tab bar's breadcrumb names this screen (empty: the view's name alone)."""
+
+    def crumb(self) -> str:
+        """This screen in the breadcrumb (`session optic-replacement`)."""
+        return self.CRUMB
+
+    @on(events.Key)
+    def _type_to_search(self, event: events.Key) -> None:
+        """A letter typed outside the search field that no binding of the screen or the app
+        takes: into the search field, the focus with it (see `SEARCH`)."""
+        if not self.SEARCH or not event.is_printable or not event.character or \
+                event.character.isdigit():
+            return
+        search = self.query_one(self.SEARCH, Input)
+        if self.focused is search or not isinstance(self.focused, Widget) or \
+                isinstance(self.focused, Input) or self._binds(event.key):
+            return
+        event.stop()
+        event.prevent_default()
+        search.focus()
+        search.insert_text_at_cursor(event.character)
+
+    def _binds(self, key: str) -> bool:
+        """Whether a key binding of this screen, the focused widget or the app answers `key`."""
+        nodes = [self, self.app, *([self.focused] if self.focused is not None else [])]
+        for node in nodes:
+            try:
+                node._bindings.get_bindings_for_key(key)
+            except NoBinding:
+                continue
+            return True
+        return False
+
+    @on(events.Mount)
+    def _mount_tabs(self) -> None:
+        """The tab bar on top (every screen of the app has it, docked, one line)."""
+        self.mount(ViewTabs())
+        self.call_after_refresh(self.show_tabs)
+
+    @on(events.ScreenResume)
+    def _resume_tabs(self) -> None:
+        self.show_tabs()
+
+    def show_tabs(self) -> None:
+        """Which view this is and the screens opened in it, in the tab bar."""
+        stack = self.app.screen_stack
+        below = stack[:stack.index(self) + 1] if self in stack else [self]
+        crumbs = [s.crumb() for s in below if isinstance(s, FabtuiScreen) and s.crumb()]
+        for tabs in self.query(ViewTabs).results():
+            tabs.show(self.app.current_mode, crumbs,
+                      bool(getattr(self.app, "ascii_only", False)))
+
+    def leave_input(self) -> bool:
+        """Esc in a text field: the focus to `AFTER_INPUT` (True), else nothing (False)."""
+        if isinstance(self.focused, Input) and self.AFTER_INPUT:
+            for widget in self.query(self.AFTER_INPUT).results():
+                if widget.display:
+                    widget.focus()
+                    return True
+        return False

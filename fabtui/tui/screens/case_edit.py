@@ -22,6 +22,7 @@ from fabtui.errors import InputError, RequestError
 from fabtui.model.case import Case, CaseStatus, Severity
 from fabtui.tui.commands import CASE_EDIT_COMMANDS, bindings
 from fabtui.tui.screens.base import FabtuiAware
+from fabtui.tui.widgets.pick import TypedSelect
 
 
 class CaseEditor(FabtuiAware, ModalScreen[Case | None]):
@@ -54,10 +55,10 @@ class CaseEditor(FabtuiAware, ModalScreen[Case | None]):
             yield Label("title")
             yield Input(case.title, id="edit-title")
             with Horizontal(id="edit-picks"):
-                yield Select([(s.value, s.value) for s in Severity], prompt="severity",
+                yield TypedSelect([(s.value, s.value) for s in Severity], prompt="severity",
                              value=case.severity.value if case.severity else Select.NULL,
                              id="edit-severity")
-                yield Select([(s.value, s.value) for s in CaseStatus], allow_blank=False,
+                yield TypedSelect([(s.value, s.value) for s in CaseStatus], allow_blank=False,
                              value=case.status.value, id="edit-status")
             yield Label("root cause")
             yield TextArea(case.root_cause, id="edit-root-cause", soft_wrap=True)

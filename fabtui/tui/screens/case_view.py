@@ -91,6 +91,9 @@ class CaseView(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = CASE_VIEW_COMMANDS
+
+    def crumb(self) -> str:
+        return f"case {self.case.id}"
     BINDINGS: ClassVar[list[BindingType]] = bindings(CASE_VIEW_COMMANDS)
     DEFAULT_CSS = """
     CaseView #case-body { width: 1fr; padding: 0 1; }

@@ -60,6 +60,8 @@ class CasesScreen(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = CASES_COMMANDS
+    AFTER_INPUT = "#case-list"
+    SEARCH = "#case-query"
     BINDINGS: ClassVar[list[BindingType]] = bindings(CASES_COMMANDS)
     DEFAULT_CSS = """
     CasesScreen #case-query { margin: 0 0; }
@@ -289,4 +291,9 @@ class CasesScreen(FabtuiScreen):
         self.query_one("#case-query", Input).focus()
 
     def action_back(self) -> None:
-        self.action_focus_search()
+        """Esc: out of the search field to the results; on the results, clear the search."""
+        if self.leave_input():
+            return
+        query = self.query_one("#case-query", Input)
+        if query.value:
+            query.value = ""

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -58,7 +59,7 @@ class TextPage(ModalScreen[None]):
                                 background: $surface; padding: 0 1; }
     """
 
-    def __init__(self, title: str, body: Text | str) -> None:
+    def __init__(self, title: str, body: RenderableType) -> None:
         super().__init__()
         self.title_text = title
         self.body = body
@@ -99,6 +100,8 @@ class Form(ModalScreen[dict[str, str] | None]):
                             border: round $accent; background: $surface; padding: 0 1; }
     Form Label.hint { color: $text-muted; }
     Form Label.error { color: $error; }
+    Form Label.field-error { display: none; }
+    Form Label.field-error.shown { display: block; }
     Form Input { margin: 0; }
     """
 
@@ -123,6 +126,7 @@ class Form(ModalScreen[dict[str, str] | None]):
                                            else ""))
                 yield Input(field.value, password=field.secret, id=f"field-{number}",
                             select_on_focus=False)
+                yield Label("", id=f"field-{number}-error", classes="error field-error")
             yield Label("", id="form-error", classes="error")
 
     def on_mount(self) -> None:
@@ -158,12 +162,21 @@ class Form(ModalScreen[dict[str, str] | None]):
                   for i, f in enumerate(self.fields)}
         for index, field in enumerate(self.fields):
             why = self.check(field.name, values[field.name])
+            for label in self.query(".field-error").results(Label):
+                label.remove_class("shown")
             if why is not None:
+                # said under the field itself, and the focus there with what was typed
+                # selected: what is typed next replaces the bad value, not another field's
                 error = self.query_one("#form-error", Label)
                 error.update(f"{field.name}: {why}")
+                under = self.query_one(f"#field-{index}-error", Label)
+                under.update(f"↑ {why}")
+                under.add_class("shown")
                 self._at, self._moving = index, [index]
-                self.query_one(f"#field-{index}", Input).focus()
-                error.scroll_visible(animate=False)  # below the fold in a long form
+                bad = self.query_one(f"#field-{index}", Input)
+                bad.focus()
+                bad.select_all()
+                under.scroll_visible(animate=False)  # below the fold in a long form
                 return
         self.dismiss(values)
 
@@ -252,3 +265,42 @@ class Gate(ModalScreen[str | None]):
         self.query_one("#gate-typo", Label).update(
             f"typed {typed!r}, not {self.phrase!r}: type it again (no: not yet)")
         event.input.value = ""
+
+
+class Choose(ModalScreen[str | None]):
+    """Pick one of several things by name (every match of a find): `enter` returns the key of
+    the one highlighted, `esc` none; typing narrows the list."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Back", id="choose.back"),
+    ]
+    DEFAULT_CSS = """
+    Choose { align: center middle; }
+    Choose > Vertical { width: 80%; max-width: 90; height: auto; max-height: 80%;
+                        border: round $accent; background: $surface; padding: 0 1; }
+    Choose OptionList { height: auto; max-height: 20; }
+    """
+
+    def __init__(self, title: str, choices: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.choices = choices
+        """(key returned, line shown), in order."""
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import OptionList
+        from textual.widgets.option_list import Option
+
+        with Vertical() as box:
+            box.border_title = self.title_text
+            box.border_subtitle = "enter: select · esc: back"
+            yield OptionList(*[Option(Text(line, no_wrap=True, overflow="ellipsis"),
+                                      id=str(number))
+                               for number, (_, line) in enumerate(self.choices)],
+                             id="choose-list")
+
+    def on_mount(self) -> None:
+        self.query_one("#choose-list").focus()
+
+    def on_option_list_option_selected(self, event: Any) -> None:
+        self.dismiss(self.choices[int(event.option.id or 0)][0])

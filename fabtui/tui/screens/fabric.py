@@ -27,12 +27,18 @@ from fabtui.tui.glyphs import mark
 from fabtui.tui.messages import OpenRunbook, ProbeFinished, SnapshotArrived
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.demo import DemoRequest, DemoScreen
-from fabtui.tui.screens.dialogs import Prompt, TextPage
+from fabtui.tui.screens.dialogs import Choose, Prompt, TextPage
 from fabtui.tui.widgets.detail import DetailPanel
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.header import LayerCounts, StatusHeader, header_text
 from fabtui.tui.widgets.matrix import FabricMatrix
-from fabtui.views.fabricmap import FilterError, ViewFilter, parse_filter, selection_elements
+from fabtui.views.fabricmap import (
+    FilterError,
+    ViewFilter,
+    looks_like_filter,
+    parse_filter,
+    selection_elements,
+)
 from fabtui.views.poller import on_demand
 from fabtui.views.status import EMPTY, FabricSnapshot, PollState
 
@@ -47,8 +53,8 @@ class FabricScreen(FabtuiScreen):
     BINDINGS: ClassVar[list[BindingType]] = bindings(FABRIC_COMMANDS)
     DEFAULT_CSS = """
     FabricScreen #body { height: 1fr; }
-    FabricScreen FabricMatrix { width: 1fr; min-width: 30; }
-    FabricScreen DetailPanel { width: 46%; max-width: 72; }
+    FabricScreen FabricMatrix { width: auto; }
+    FabricScreen DetailPanel { width: 1fr; }
     """
 
     def __init__(self) -> None:
@@ -265,17 +271,36 @@ class FabricScreen(FabtuiScreen):
         self._paint_header()
 
     def action_find(self) -> None:
-        self.app.push_screen(Prompt("find", "a node, NIC, GPU, switch, port, optic or link"),
-                             self._find)
+        self.app.push_screen(Prompt("find or filter", "a node, NIC, GPU, switch, port, optic or "
+                                    "link; or a filter: rail:N · leaf:NAME · node[001-004] · "
+                                    "node00* · job"), self._find)
 
     def _find(self, text: str | None) -> None:
-        if not text:
+        """`/`: a filter when `text` is written as one (`rail:4`, `node00*`), else a find:
+        one match is selected, several are all listed to choose from (`mlx5_4` names a NIC
+        on each node: none is picked silently)."""
+        if not text or not text.strip():
+            return
+        text = text.strip()
+        if looks_like_filter(text):
+            self._set_filter(text)
             return
         matrix = self.query_one(FabricMatrix)
-        for key in self.fab.fabric.find(text):
+        fabric = self.fab.fabric
+        found = fabric.find(text)
+        if len(found) > 1:
+            self.app.push_screen(Choose(f"{len(found)} matches for {text!r}", [
+                (key, f"{fabric.label(key)}  ({fabric.kinds[key].value})") for key in found]),
+                self._found)
+            return
+        for key in found:
             if matrix.select_key(key) or (matrix.view.text and self._unfilter(key)):
                 return
         self.notify(f"nothing called {text!r} here", title="find", severity="warning")
+
+    def _found(self, key: str | None) -> None:
+        if key is not None and not self.select_element(key):
+            self.notify(f"{key} is not drawn here", title="find", severity="warning")
 
     def _unfilter(self, key: str) -> bool:
         matrix = self.query_one(FabricMatrix)

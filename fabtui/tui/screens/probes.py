@@ -24,7 +24,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Input, Label, Select, Static
+from textual.widgets import Input, Label, Select, Static
 
 from fabtui.errors import InputError, RequestError
 from fabtui.model.probe import ProbeDef, ProbeResult
@@ -37,6 +37,7 @@ from fabtui.tui.glyphs import glyph, health_style, short_number
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.busbw_plot import BusbwPlot
+from fabtui.tui.widgets.fit_table import FitCell, FitTable
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.results import SweepRow, SweepTable, health_of
 from fabtui.views.console import (
@@ -73,6 +74,8 @@ class ProbeConsole(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = CONSOLE_COMMANDS
+    AFTER_INPUT = "#console-body"
+    CRUMB = "console"
     BINDINGS: ClassVar[list[BindingType]] = bindings(CONSOLE_COMMANDS)
     DEFAULT_CSS = """
     ProbeConsole #pick { height: 3; }
@@ -81,7 +84,7 @@ class ProbeConsole(FabtuiScreen):
     ProbeConsole #console-status { height: auto; max-height: 3; padding: 0 1; }
     ProbeConsole #console-results { height: auto; max-height: 8; }
     ProbeConsole #console-body { height: 1fr; }
-    ProbeConsole #console-body DataTable { height: auto; max-height: 24; }
+    ProbeConsole #console-body FitTable { height: auto; max-height: 24; }
     ProbeConsole #console-body Label { color: $text-muted; padding: 0 1; }
     ProbeConsole BusbwPlot { height: 14; }
     ProbeConsole #console-raw { height: 1fr; display: none; }
@@ -298,7 +301,7 @@ class ProbeConsole(FabtuiScreen):
             if result is None:
                 raw.update("no output yet")
                 return
-            widgets: list[Label | DataTable[Text | str] | BusbwPlot | Static] = []
+            widgets: list[Label | FitTable | BusbwPlot | Static] = []
             headline = Text()
             headline.append_text(self._badge(result.verdict))
             headline.append(f"  {result.probe} on {result.target}")
@@ -325,21 +328,22 @@ class ProbeConsole(FabtuiScreen):
             body.mount_all(widgets)
             raw.update(self._raw_text(result))
 
-    def _table_widgets(self, table: Table) -> list[Label | DataTable[Text | str]]:
-        out: list[Label | DataTable[Text | str]] = [Label(line) for line in table.title]
+    def _table_widgets(self, table: Table) -> list[Label | FitTable]:
+        """A parser's table (or the metrics table): columns sized to the screen, values
+        whole, text cut with `…` (`FitTable`)."""
+        out: list[Label | FitTable] = [Label(line) for line in table.title]
         if table.columns:
-            grid: DataTable[Text | str] = DataTable(cursor_type="row", zebra_stripes=True)
-            grid.add_columns(*(c.heading for c in table.columns))
+            rows: list[list[FitCell]] = []
             for row in table.rows:
-                cells: list[Text | str] = []
+                cells: list[FitCell] = []
                 for column, value in zip(table.columns, row, strict=True):
                     if column.name == "verdict" and isinstance(value, str) and \
                             value in Verdict._value2member_map_:
                         cells.append(self._badge(Verdict(value)))
                     else:
-                        cells.append(Text(cell_text(value), justify=column.align))
-                grid.add_row(*cells)
-            out.append(grid)
+                        cells.append(cell_text(value))
+                rows.append(cells)
+            out.append(FitTable(table.columns, rows))
         out += [Label(line) for line in table.notes]
         return out
 
@@ -364,6 +368,8 @@ class ProbeConsole(FabtuiScreen):
         self.query_one("#probe-target", Input).focus()
 
     def action_back(self) -> None:
+        if self.leave_input():
+            return
         if self.has_class("raw"):
             self.remove_class("raw")
             return

@@ -21,21 +21,29 @@ from textual.widgets import DataTable, Input, Label, Static
 
 from fabtui.errors import InputError, RequestError
 from fabtui.model.runbook import InputSpec, Runbook
+from fabtui.model.table import left, right
 from fabtui.tui.commands import RUNBOOKS_COMMANDS, bindings
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.dialogs import Field, Form
 from fabtui.tui.screens.session import SessionScreen
+from fabtui.tui.widgets.fit_table import fit_data_table
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.session_parts import badge
 from fabtui.views import guided
 
 SESSIONS_SHOWN = 50
+LIBRARY_COLUMNS = (left("runbook"), left("title"))
+SESSION_COLUMNS = (left("outcome"), left("status"), right("session"), right("started"),
+                   left("runbook"), left("operator"))
+"""The ids and times are kept whole (right-aligned: never cut); the names give way."""
 
 
 class RunbooksScreen(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = RUNBOOKS_COMMANDS
+    AFTER_INPUT = "#rb-list"
+    SEARCH = "#rb-search"
     BINDINGS: ClassVar[list[BindingType]] = bindings(RUNBOOKS_COMMANDS)
     DEFAULT_CSS = """
     RunbooksScreen #rb-search { margin: 0 0; }
@@ -55,11 +63,13 @@ class RunbooksScreen(FabtuiScreen):
         self.shown: list[Runbook] = []
         self.rows: list[guided.SessionRow] = []
         self.banner: list[guided.SessionRow] = []
+        self._been_away = False
+        """A screen was pushed over this one (a session) since it last showed."""
 
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="symptom: low rx power · NCCL timeout · 光模块收光低 · "
-                    "empty: every runbook", id="rb-search")
+                    "empty: every runbook", id="rb-search", select_on_focus=False)
         yield Static(id="resume-banner")
         with Horizontal(id="rb-body"):
             yield DataTable(id="rb-list", cursor_type="row", zebra_stripes=True)
@@ -70,14 +80,19 @@ class RunbooksScreen(FabtuiScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#rb-list", DataTable).add_columns("runbook", "title")
-        self.query_one("#rb-sessions", DataTable).add_columns(
-            "status", "runbook", "operator", "outcome", "started", "session")
         self._search("")
-        self.query_one("#rb-list", DataTable).focus()
+        # it looks like a search box and acts as one: what is typed on arrival is the query
+        self.query_one("#rb-search", Input).focus()
 
     def on_screen_resume(self) -> None:
         self.refresh_sessions()
+        # back from a session: the list's keys (`u` resume, `v` view) answer, not the query
+        if self.focused is self.query_one("#rb-search", Input) and self._been_away:
+            self.query_one("#rb-list", DataTable).focus()
+        self._been_away = False
+
+    def on_screen_suspend(self) -> None:
+        self._been_away = True
 
     # the library --------------------------------------------------------------------------------
     @on(Input.Changed, "#rb-search")
@@ -90,11 +105,21 @@ class RunbooksScreen(FabtuiScreen):
 
     def _search(self, text: str) -> None:
         self.shown = guided.find_runbooks(self.fab.workspace.library, text)
-        table = self.query_one("#rb-list", DataTable)
-        table.clear()
-        for book in self.shown:
-            table.add_row(book.meta.id, book.title, key=book.meta.id)
+        self._fill_library()
         self._detail(self.shown[0] if self.shown else None)
+
+    def _fill_library(self) -> None:
+        """The library list, its columns sized to the screen (a title cut ends in `…`)."""
+        fit_data_table(self.query_one("#rb-list", DataTable), LIBRARY_COLUMNS,
+                       [(book.meta.id, book.title) for book in self.shown],
+                       [book.meta.id for book in self.shown])
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        self._fill_library()
+        self._fill_sessions()
 
     @on(DataTable.RowHighlighted, "#rb-list")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -117,7 +142,7 @@ class RunbooksScreen(FabtuiScreen):
             for line in guided.input_summary(book) or ["none"]:
                 text.append(f"  {line}\n")
             text.append(f"\n{len(book.steps)} steps, {len(book.blocks())} blocks · "
-                        "enter or o: open", "dim")
+                        "enter: open", "dim")
         self.query_one("#rb-detail-text", Static).update(text)
 
     @on(DataTable.RowSelected, "#rb-list")
@@ -132,13 +157,25 @@ class RunbooksScreen(FabtuiScreen):
     def action_find(self) -> None:
         self.query_one("#rb-search", Input).focus()
 
+    def action_back(self) -> None:
+        """Esc: out of the search field to the list; on the list, clear the search; on the
+        sessions, back to the library."""
+        if self.leave_input():
+            return
+        search = self.query_one("#rb-search", Input)
+        if self.query_one("#rb-sessions", DataTable).has_focus:
+            self.query_one("#rb-list", DataTable).focus()
+        elif search.value:
+            search.value = ""
+
     def action_focus_sessions(self) -> None:
         sessions = self.query_one("#rb-sessions", DataTable)
         (self.query_one("#rb-list", DataTable) if sessions.has_focus else sessions).focus()
 
     def open_runbook(self, name: str, inputs: dict[str, str] | None = None,
-                     why: str = "") -> None:
-        """Ask `name`'s inputs (pre-filled with `inputs`), then open its guided session."""
+                     why: str = "", origin: str | None = None) -> None:
+        """Ask `name`'s inputs (pre-filled with `inputs`), then open its guided session
+        (`origin`: the view it was asked from, where Esc in the session goes back to)."""
         try:
             book = self.fab.workspace.runbook(name)
         except InputError as exc:
@@ -146,7 +183,7 @@ class RunbooksScreen(FabtuiScreen):
             return
         given = dict(inputs or {})
         if not book.meta.inputs:
-            self._start(book, {}, why)
+            self._start(book, {}, why, origin)
             return
         fields = [Field(spec.name, f"{spec.name} ({spec.type.value}"
                         f"{', required' if spec.required else ''})"
@@ -157,7 +194,7 @@ class RunbooksScreen(FabtuiScreen):
                   for spec in book.meta.inputs]
         self.app.push_screen(Form(f"{book.meta.id}: inputs", fields, self._checker(book),
                                   why or book.title),
-                             lambda values: self._start(book, values, why)
+                             lambda values: self._start(book, values, why, origin)
                              if values is not None else None)
 
     def _checker(self, book: Runbook, specs: dict[str, InputSpec] | None = None,
@@ -176,9 +213,10 @@ class RunbooksScreen(FabtuiScreen):
 
         return check
 
-    def _start(self, book: Runbook, values: dict[str, str], why: str) -> None:
+    def _start(self, book: Runbook, values: dict[str, str], why: str,
+               origin: str | None = None) -> None:
         inputs = {k: v for k, v in values.items() if v != ""}
-        self.app.push_screen(SessionScreen(book, inputs=inputs, why=why))
+        self.app.push_screen(SessionScreen(book, inputs=inputs, why=why, origin=origin))
 
     # sessions -----------------------------------------------------------------------------------
     def refresh_sessions(self) -> None:
@@ -187,14 +225,8 @@ class RunbooksScreen(FabtuiScreen):
                 if isinstance(s, SessionScreen) and s.session and s.live]
         self.rows = guided.session_rows(self.fab.workspace.sessions(SESSIONS_SHOWN))
         self.banner = guided.interrupted(self.rows, live)
-        table = self.query_one("#rb-sessions", DataTable)
-        table.clear()
-        theme, ascii_only = self.app.current_theme, self.fab.ascii_only
-        for row in self.rows:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.started_at))
-            table.add_row(row.state, row.runbook, row.operator or "-",
-                          badge(row.outcome, theme, ascii_only) if row.outcome else "-",
-                          when, row.id, key=row.id)
+        self._fill_sessions()
+        ascii_only = self.fab.ascii_only
         banner = self.query_one("#resume-banner", Static)
         if self.banner:
             first = self.banner[0]
@@ -205,6 +237,16 @@ class RunbooksScreen(FabtuiScreen):
                           f"{time.strftime('%H:%M', time.localtime(first.started_at))})"
                           f"{f' and {more} more' if more else ''} · u: resume it")
         banner.set_class(bool(self.banner), "shown")
+
+    def _fill_sessions(self) -> None:
+        """The sessions list: the session id and when it started kept whole (what `v` and
+        `fabtui runbook resume` take), the rest cut with `…` on a narrow screen."""
+        theme, ascii_only = self.app.current_theme, self.fab.ascii_only
+        fit_data_table(self.query_one("#rb-sessions", DataTable), SESSION_COLUMNS, [
+            (badge(row.outcome, theme, ascii_only) if row.outcome else "-", row.state,
+             row.id, time.strftime("%m-%d %H:%M", time.localtime(row.started_at)),
+             row.runbook, row.operator or "-") for row in self.rows],
+            [row.id for row in self.rows])
 
     def _session_under_cursor(self) -> guided.SessionRow | None:
         table = self.query_one("#rb-sessions", DataTable)
@@ -252,7 +294,7 @@ class RunbooksScreen(FabtuiScreen):
         if row is not None:
             self.show_session(row.id)
 
-    def show_session(self, name: str) -> None:
+    def show_session(self, name: str, origin: str | None = None) -> None:
         """Show the recorded session `name` (an id or a unique prefix), read only."""
         ws = self.fab.workspace
         row = guided.find_session(self.rows or guided.session_rows(ws.sessions(500)), name)
@@ -262,4 +304,4 @@ class RunbooksScreen(FabtuiScreen):
         except (RequestError, InputError) as exc:
             self.notify(str(exc).splitlines()[0], title="session", severity="error")
             return
-        self.app.push_screen(SessionScreen(book, recorded=events))
+        self.app.push_screen(SessionScreen(book, recorded=events, origin=origin))

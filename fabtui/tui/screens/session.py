@@ -25,26 +25,27 @@ import asyncio
 import getpass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.cells import cell_len
 from rich.markdown import Markdown
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Log, Static
+from textual.widgets import Log, Static
 
 from fabtui.errors import InputError, RequestError, one_line
 from fabtui.model.events import Event, EventKind
 from fabtui.model.runbook import Block, InputSpec, Runbook
+from fabtui.model.table import Column, left, right
 from fabtui.render.table import cell_text
 from fabtui.runbooks.engine import Engine, Observer, var_name
 from fabtui.tui.commands import SESSION_COMMANDS, bindings
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
+from fabtui.tui.widgets.fit_table import FitCell, FitTable, split_common
 from fabtui.tui.widgets.footer import KeyFooter
-from fabtui.tui.widgets.session_parts import OutputStream, badge, outline
+from fabtui.tui.widgets.session_parts import OutlineList, OutputStream, badge, outline_lines
 from fabtui.views import guided
 
 if TYPE_CHECKING:
@@ -104,19 +105,24 @@ class SessionScreen(FabtuiScreen):
     SessionScreen #session-head { height: auto; max-height: 3; padding: 0 1;
                                   background: $boost; }
     SessionScreen #session-body { height: 1fr; }
-    SessionScreen #outline { width: 42; max-width: 45%; border-right: vkey $panel; }
-    SessionScreen #outline-text { text-wrap: nowrap; text-overflow: ellipsis; }
+    SessionScreen #outline { width: 40; max-width: 38%; border-right: vkey $panel; }
     SessionScreen #prose { height: auto; max-height: 30%; }
     SessionScreen #prose-text { padding: 0 1; }
     SessionScreen #block-head { height: auto; max-height: 4; padding: 0 1; }
-    SessionScreen #output { height: 1fr; min-height: 3; border-top: hkey $panel; }
-    SessionScreen #result { height: auto; max-height: 30%; }
+    SessionScreen #output, SessionScreen #block-output { height: 1fr; min-height: 3;
+                                                         border-top: hkey $panel; }
+    SessionScreen #block-output { display: none; }
+    SessionScreen.picked #block-output { display: block; }
+    SessionScreen.picked #output { display: none; }
+    SessionScreen #result { height: auto; max-height: 45%; }
     """
 
     def __init__(self, book: Runbook, *, inputs: dict[str, Any] | None = None,
                  why: str = "", resume: str | None = None,
-                 recorded: list[Event] | None = None) -> None:
+                 recorded: list[Event] | None = None, origin: str | None = None) -> None:
         super().__init__()
+        self.origin = origin
+        """The view the session was opened from (`triage`): Esc goes back there."""
         self.book = book
         self.inputs = dict(inputs or {})
         self.why = why
@@ -133,23 +139,30 @@ class SessionScreen(FabtuiScreen):
         self.session: str | None = recorded[0].session if recorded else None
         self.filed: str | None = None
         self.closing = False
+        self.picked: tuple[str, str | None] | None = None
+        """The step (and block) the operator picked in the outline to read again; None: the
+        screen follows the session (the block running or last run)."""
+        self._shown_output: str | None = None
 
 
     @property
     def live(self) -> bool:
         return self.recorded is None
 
+    def crumb(self) -> str:
+        return f"{'session' if self.live else 'recorded session'} {self.book.meta.id}"
+
     # building -----------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Static(id="session-head")
         with Horizontal(id="session-body"):
-            with VerticalScroll(id="outline"):
-                yield Static(id="outline-text")
+            yield OutlineList(id="outline")
             with Vertical(id="session-main"):
                 with VerticalScroll(id="prose"):
                     yield Static(id="prose-text")
                 yield Static(id="block-head")
                 yield Log(id="output", max_lines=LOG_LINES, auto_scroll=True)
+                yield Log(id="block-output", max_lines=LOG_LINES, auto_scroll=False)
                 # the result table is mounted with the first result (`_result_table`)
         yield KeyFooter()
 
@@ -169,7 +182,7 @@ class SessionScreen(FabtuiScreen):
                     self.stream.add(f"── {block.id} ──")
                     for line in self.view.outputs[block.id].splitlines():
                         self.stream.add(line)
-        self.query_one("#output", Log).focus()
+        self.query_one(OutlineList).focus()
         self._paint()
         self._paint_prose()
 
@@ -384,16 +397,14 @@ class SessionScreen(FabtuiScreen):
         elif not self.live:
             head.append("\nrecorded session (read only)")
         self.query_one("#session-head", Static).update(head)
-        lines, marked = outline(view, theme, ascii_only)
-        self.query_one("#outline-text", Static).update(lines)
-        box = self.query_one("#outline", VerticalScroll)
-        if marked and not box.has_focus:  # follow the run unless the operator scrolls
-            box.scroll_to(y=max(0, marked - box.size.height // 2), animate=False)
+        self.query_one(OutlineList).set_lines(outline_lines(view, theme, ascii_only),
+                                              view.block)
         self._paint_prose()
         self._paint_block()
 
     def _paint_prose(self) -> None:
-        step_id = self.view.step or (self.book.steps[0].id if self.book.steps else None)
+        step_id = self.picked[0] if self.picked else \
+            self.view.step or (self.book.steps[0].id if self.book.steps else None)
         if step_id == self._shown_step:
             return
         self._shown_step = step_id
@@ -409,9 +420,15 @@ class SessionScreen(FabtuiScreen):
 
     def _paint_block(self) -> None:
         view = self.view
-        block = view.block
+        block = self.picked[1] if self.picked else view.block
         text = Text()
         upcoming = self.engine.next_block() if self.engine and not self.busy else None
+        if self.picked and block is None:
+            step = self.book.step(self.picked[0])
+            states = [view.states.get(b.id, "pending") for b in step.blocks] if step else []
+            text.append(f"step {self.picked[0]}", "bold")
+            text.append(f"  {len(states)} blocks: " + ", ".join(
+                f"{states.count(s)} {s}" for s in dict.fromkeys(states)))
         if block is not None:
             text.append_text(badge(view.states.get(block, "pending"), self.app.current_theme,
                                    self.fab.ascii_only))
@@ -420,12 +437,15 @@ class SessionScreen(FabtuiScreen):
                 text.append(f"\n$ {view.commands[block][:200]}", "dim")
             if block in view.decisions:
                 text.append(f"\n{view.decisions[block]}", "italic")
+        if self.picked:
+            text.append("\nreading back: n or g runs on from where the session is", "dim")
         if view.handover:
             text.append(f"\nnext: runbook {view.handover} (o opens it)", "bold")
         if upcoming is not None and self.live and view.state != "finished":
             text.append(f"\nnext: {upcoming.kind.value} {upcoming.id}"
                         f"{' (a gate)' if guided.is_gate(upcoming) else ''}", "bold")
         self.query_one("#block-head", Static).update(text)
+        self._paint_output(block)
         self._paint_result()
 
     def _paint_result(self) -> None:
@@ -433,7 +453,8 @@ class SessionScreen(FabtuiScreen):
         last block's metrics; the table stays as it is while neither changes."""
         view = self.view
         values = {var_name(k): v for k, v in view.results.items()}
-        step = self.book.step(view.step) if view.step else None
+        picked_step, picked_block = self.picked or (view.step, view.block)
+        step = self.book.step(picked_step) if picked_step else None
         pairs = []
         if step is not None:
             fabric = self.fab.fabric
@@ -442,47 +463,105 @@ class SessionScreen(FabtuiScreen):
             def ours(component: str) -> bool:
                 return not about or fabric.element_of(component)[0] in about
 
-            pairs = [p for b in step.blocks if view.states.get(b.id) not in ("pending", None)
+            blocks = [b for b in step.blocks if self.picked is None or picked_block is None
+                      or b.id == picked_block]
+            pairs = [p for b in blocks if view.states.get(b.id) not in ("pending", None)
                      and (p := guided.comparison(self.book, values, b.id, ours)) and p.rows]
+        shown = picked_block or ""
         key = ("pairs", *(p.after for p in pairs)) if pairs else \
-            ("block", view.block or "") if view.results.get(view.block or "", {}).get("metrics") \
-            else None
+            ("block", shown) if view.results.get(shown, {}).get("metrics") else None
+        if key is None and self.picked is not None:
+            self._result_table().display = False
+            self._shown_result = None
+            return
         if key is None or key == self._shown_result:
             return
         self._shown_result = key
         theme, ascii_only = self.app.current_theme, self.fab.ascii_only
-        rows: list[tuple[object, ...]]
+        rows: list[tuple[FitCell, ...]]
+        columns: tuple[Column, ...]
         if pairs:
-            # The readings first: at 80-120 columns the steps' names would push them out.
-            labels = ("component", "metric", "before", "after", "verdict", "after (before)")
-            rows = [(component, metric, _reading(before), _reading(after),
+            # What every row shares goes above the table (the port, the block pair), so the
+            # columns left are the lane, the metric and the readings: at 80 columns a value is
+            # never what gives way (the names are, ending in `…`).
+            changed = [(pair, row) for pair in pairs for row in pair.rows
+                       if row[2] != row[3] or row[4] != "ok"]  # what the repair changed
+            where, lanes = split_common([row[0] for _, row in changed])
+            named = {f"{pair.after} (before: {pair.before})" for pair, _ in changed}
+            caption = " · ".join(filter(None, [where.rstrip(":/"),
+                                               *(sorted(named) if len(named) == 1 else [])]))
+            columns = (left("component" if not where else "part"), left("metric"),
+                       right("before"), right("after"), left("verdict"),
+                       left("after (before)"))
+            rows = [(lane or "-", metric, _reading(before), _reading(after),
                      badge(verdict, theme, ascii_only), f"{pair.after} ({pair.before})")
-                    for pair in pairs
-                    for component, metric, before, after, verdict in pair.rows
-                    if before != after or verdict != "ok"]  # what the repair changed
+                    for (pair, (_, metric, before, after, verdict)), lane
+                    in zip(changed, lanes, strict=True)]
+            if len(named) == 1:
+                columns, rows = columns[:-1], [r[:-1] for r in rows]
+            if all(not lane for lane in lanes):
+                columns, rows = columns[1:], [r[1:] for r in rows]
         else:
-            labels = ("block", "component", "metric", "value", "unit", "verdict")
-            rows = [(view.block or "", m["component"], m["name"], _reading(m["value"]),
-                     m["unit"], badge(m["verdict"], theme, ascii_only))
-                    for m in view.results[view.block or ""]["metrics"]]
+            metrics = view.results[shown]["metrics"]
+            where, parts = split_common([str(m["component"]) for m in metrics])
+            caption = " · ".join(filter(None, [f"block {shown}", where.rstrip(":/")]))
+            # the values before the names: a narrow screen cuts the names, never a value
+            columns = (left("verdict"), right("value"), left("unit"),
+                       left("component" if not where else "part"), left("metric"))
+            rows = [(badge(m["verdict"], theme, ascii_only), _reading(m["value"]), m["unit"],
+                     part or "-", m["name"]) for m, part in zip(metrics, parts, strict=True)]
+            if all(not part for part in parts):
+                columns, rows = (*columns[:3], columns[4]), [(*r[:3], r[4]) for r in rows]
         table = self._result_table()
-        table.clear(columns=True)
-        # Widths from the cells themselves: DataTable measures its rows only when it is next
-        # idle, and a table filled as it was mounted could keep its labels' widths.
-        for column, label in enumerate(labels):
-            table.add_column(label, width=max([len(label), *(_width(r[column]) for r in rows)]))
-        table.add_rows(rows)
+        table.set_rows(columns, rows, caption)
         table.display = True
 
-    def _result_table(self) -> DataTable[Any]:
-        """The result table, mounted the first time there is a result: a DataTable (a dozen
-        styled parts) was a good share of opening a session that shows none yet."""
-        tables = self.query("#result").results(DataTable)
+    def _paint_output(self, block: str | None) -> None:
+        """The output of the block picked in the outline (its journaled output), or, while
+        following, the session's output as it streams."""
+        picked = self.picked is not None
+        self.set_class(picked, "picked")
+        if not picked:
+            self._shown_output = None
+            return
+        shown = f"{block}:{len(self.view.outputs.get(block or '', ''))}"
+        if shown == self._shown_output:
+            return
+        self._shown_output = shown
+        log = self.query_one("#block-output", Log)
+        log.clear()
+        if block is None:
+            log.write_line("(a step: pick one of its blocks for its output)")
+            return
+        output = self.view.outputs.get(block)
+        command = self.view.commands.get(block)
+        if command:
+            log.write_line(f"$ {command}")
+        log.write_lines(output.splitlines() if output else ["(no output recorded)"])
+        log.scroll_home(animate=False)
+
+    def _result_table(self) -> FitTable:
+        """The result table, mounted the first time there is a result."""
+        tables = self.query("#result").results(FitTable)
         for table in tables:
             return table
-        table = DataTable(id="result", cursor_type="row", zebra_stripes=True)
+        table = FitTable(id="result")
         self.query_one("#session-main", Vertical).mount(table)
         return table
+
+    @on(OutlineList.Selected)
+    def _picked(self, message: OutlineList.Selected) -> None:
+        """The operator picked a step or block in the outline: show what it did."""
+        self.picked = (message.step, message.block)
+        self._shown_result = None
+        self._paint()
+
+    def _follow(self) -> None:
+        """Back to following the session (a key that runs a block)."""
+        if self.picked is not None:
+            self.picked = None
+            self._shown_result = None
+            self.query_one(OutlineList).follow()
 
     # actions ------------------------------------------------------------------------------------
     def _idle_engine(self) -> Engine | None:
@@ -510,10 +589,12 @@ class SessionScreen(FabtuiScreen):
 
     def action_run_next(self) -> None:
         if self._live_session():
+            self._follow()
             self._type_ahead("next")
 
     def action_run_to_gate(self) -> None:
         if self._live_session():
+            self._follow()
             self._type_ahead("gate")
 
     def action_skip(self) -> None:
@@ -657,12 +738,11 @@ class SessionScreen(FabtuiScreen):
         self.app.post_message(OpenCase(case.id, edit=True))
 
     def action_back(self) -> None:
+        """Back one level: to the screen under this one and, when the session was opened from
+        another view (Triage's `o`, a case's runbook), to that view."""
         self.dismiss(None)
-
-
-def _width(cell: object) -> int:
-    """The cells a result table's cell takes on screen."""
-    return cell.cell_len if isinstance(cell, Text) else cell_len(str(cell))
+        if self.origin and self.origin != self.app.current_mode:
+            self.app.switch_mode(self.origin)
 
 
 def _reading(value: Any) -> str:

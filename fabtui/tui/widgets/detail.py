@@ -140,7 +140,9 @@ class DetailPanel(VerticalScroll):
             -item[1].verdict.rank, not item[0].startswith(KEY_COUNTERS),
             item[1].value in (0, 0.0, None), item[0] not in state.history, item[0]))
         avail = max(30, self.content_size.width or 44)
-        spark = SPARK if avail >= 56 else 8
+        # a narrow panel (80 columns: the matrix takes its picture's width) keeps the names
+        # readable before the sparklines
+        spark = SPARK if avail >= 56 else 8 if avail >= 44 else 4
         width = max(10, avail - 2 - 8 - 3 - 1 - spark)
         for name, value in ranked[:VALUES]:
             label = name if len(name) <= width else name[:width - 1] + "…"

@@ -46,10 +46,30 @@ class Row:
     label: str
     cells: tuple[Cell, ...] = ()
     heading: str | None = None
+    indent: int = 0
+    """Blank columns before the first cell: a row of one cell per rail (a group's leaves and
+    uplinks) starts under the node rows' first rail, past their node column."""
+    rails: tuple[int, ...] = ()
+    """A heading that names the rails (`node r0  r1 ...`): the rails it names, in order, so a
+    view too narrow for them all says which are out of sight."""
+
+
+RAIL_AXIS = CELL
+"""Where a rail's cell starts after the label: node rows draw the node's own cell first."""
+
+
+def rail_heading(rails: list[int], lead: str = "") -> str:
+    """`lead` then `r0  r1  ...`, each rail's `r` over the glyph of its cells (a cell is a
+    space then the glyph)."""
+    return f"{lead:<{RAIL_AXIS + 1}}" + "".join(f"r{r:<{CELL - 1}}" for r in rails)
 
 
 PICTURE_WIDTH = 80
 """The width the picture is laid out for until the view knows its own."""
+MIN_WIDTH = 30
+"""The matrix is never narrower than this (the label and a few rails)."""
+DETAIL_ROOM = 30
+"""Columns the matrix leaves beside it for the detail panel."""
 TIER_LINES = 2
 """Lines a tier of switches (spines, super-spines) may take before its cells are aggregated."""
 
@@ -64,11 +84,12 @@ def build_rows(fabric: FabricMap, view: ViewFilter, width: int = PICTURE_WIDTH) 
     rows = _tier_rows("super-spines", fabric.super_spines, room) if fabric.super_spines else []
     rows += _tier_rows("spines", fabric.spines, room)
     if len(fabric.groups) > 1 and rails:  # every rail's leaves at a glance, above the groups
-        rows.append(Row("rails", heading="".join(f"r{r:<{CELL - 1}}" for r in rails)))
+        rows.append(Row("rails", heading=rail_heading(rails).rstrip(), rails=tuple(rails)))
         if fabric.leaf_uplinks:
             rows.append(Row("uplinks", tuple(_set_cell(fabric, f"{SET}uplinks:r{r}")
-                                             for r in rails)))
-        rows.append(Row("leaves", tuple(_set_cell(fabric, f"{SET}leaves:r{r}") for r in rails)))
+                                             for r in rails), indent=RAIL_AXIS))
+        rows.append(Row("leaves", tuple(_set_cell(fabric, f"{SET}leaves:r{r}") for r in rails),
+                        indent=RAIL_AXIS))
     for label, by_rail in fabric.groups:
         nodes = [n for n in fabric.group_nodes.get(label, []) if view.shows_node(n)]
         if view.nodes is not None and not nodes:
@@ -77,11 +98,11 @@ def build_rows(fabric: FabricMap, view: ViewFilter, width: int = PICTURE_WIDTH) 
         if fabric.leaf_uplinks:  # a fabric of leaves only has no uplinks to show
             rows.append(Row(f"{label} up", tuple(
                 Cell(f"uplinks:{leaf}", fabric.leaf_uplinks.get(leaf, ())) if leaf else
-                Cell("", ()) for _, leaf in leaves)))
+                Cell("", ()) for _, leaf in leaves), indent=RAIL_AXIS))
         rows.append(Row(f"{label} leaf", tuple(
-            Cell(leaf, (leaf,)) if leaf else Cell("", ()) for _, leaf in leaves)))
-        rows.append(Row("", heading=("node " + "".join(f"r{r:<{CELL - 1}}"
-                                                       for r in rails)).rstrip()))
+            Cell(leaf, (leaf,)) if leaf else Cell("", ()) for _, leaf in leaves),
+            indent=RAIL_AXIS))
+        rows.append(Row("", heading=rail_heading(rails, "node").rstrip(), rails=tuple(rails)))
         for node in nodes:
             cells = [Cell(node, (node,))]
             for rail in rails:
@@ -122,6 +143,11 @@ def _tier_rows(name: str, switches: list[str], room: int) -> list[Row]:
         size = len(cells[0].health_keys)
         rows.append(Row("", heading=f"{len(switches)} {name}, {size} a cell"))
     return rows
+
+
+def _span(rails: list[int]) -> str:
+    """`r5`, or `r5-r7` for several."""
+    return f"r{rails[0]}" if len(rails) == 1 else f"r{rails[0]}-r{rails[-1]}"
 
 
 def _set_cell(fabric: FabricMap, key: str) -> Cell:
@@ -192,6 +218,15 @@ class FabricMatrix(ScrollView, can_focus=True):
     def _width(self) -> int:
         return self.size.width or PICTURE_WIDTH
 
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        """As wide as the picture (a wide screen gives the rest to the detail panel), leaving
+        the detail panel at least `DETAIL_ROOM` columns; what does not fit scrolls sideways and
+        a rails heading says which rails are out of sight."""
+        gutter = self.styles.scrollbar_size_vertical if \
+            self.virtual_size.height > container.height else 0
+        return max(MIN_WIDTH, min(self.virtual_size.width + gutter,
+                                  container.width - DETAIL_ROOM))
+
     def on_resize(self) -> None:
         """Lay the picture out again when a line holds another number of cells."""
         room = (self._width() - self.label_width) // CELL
@@ -221,12 +256,16 @@ class FabricMatrix(ScrollView, can_focus=True):
         self.rows = rows
         self._healths = [self._row_healths(r) for r in rows]
         width = self.label_width + max((self._row_width(r) for r in rows), default=0)
-        self.virtual_size = Size(width, len(rows))
+        if Size(width, len(rows)) != self.virtual_size:
+            self.virtual_size = Size(width, len(rows))
+            if self.is_attached:
+                self.refresh(layout=True)
 
     def _row_width(self, row: Row) -> int:
         if row.heading is not None:
             return len(row.heading)
-        return sum(CELL + (len(c.caption) + 1 if c.caption else 0) for c in row.cells)
+        return row.indent + sum(CELL + (len(c.caption) + 1 if c.caption else 0)
+                                for c in row.cells)
 
     def _row_healths(self, row: Row) -> tuple[Health, ...]:
         get = self.snapshot.health.get
@@ -324,7 +363,9 @@ class FabricMatrix(ScrollView, can_focus=True):
         row = event.y + self.scroll_offset.y
         if not 0 <= row < len(self.rows) or not self.rows[row].cells:
             return
-        x = event.x + self.scroll_offset.x - self.label_width
+        x = event.x + self.scroll_offset.x - self.label_width - self.rows[row].indent
+        if x < 0:
+            return
         for col, cell in enumerate(self.rows[row].cells):
             x -= CELL + (len(cell.caption) + 1 if cell.caption else 0)
             if x < 0:
@@ -345,7 +386,39 @@ class FabricMatrix(ScrollView, can_focus=True):
             cached = (signature, self._render_row(index, selected))
             self._cache[index] = cached
             self.repainted += 1
-        return cached[1].crop_extend(self.scroll_offset.x, self.scroll_offset.x + width, None)
+        strip = cached[1].crop_extend(self.scroll_offset.x, self.scroll_offset.x + width, None)
+        if self.rows[index].rails:
+            strip = self._announce_hidden(self.rows[index], strip, width)
+        return strip
+
+    def hidden_rails(self, row: Row) -> tuple[list[int], list[int]]:
+        """The rails heading `row` names that are out of sight: left of the view (scrolled
+        past), and right of it (the view is too narrow)."""
+        left = self.scroll_offset.x
+        right = left + self.size.width
+        columns = [(rail, self.label_width + RAIL_AXIS + CELL * i + 1)
+                   for i, rail in enumerate(row.rails)]
+        return ([r for r, x in columns if x < left], [r for r, x in columns if x >= right])
+
+    def _announce_hidden(self, row: Row, strip: Strip, width: int) -> Strip:
+        """A rails heading names the rails out of sight at the edge they are past
+        (`r5-r7 →`), so a narrow view never hides a rail silently."""
+        before, after = self.hidden_rails(row)
+        style = Style(color=self.app.current_theme.accent, bold=True)
+        if after:
+            note = f"{_span(after)} {'->' if self.ascii_only else '→'}"
+            if self.scroll_offset.x == 0 and len(note) < self.label_width:
+                # in the heading's own label column, which is blank: no rail name covered
+                strip = Strip.join([Strip([Segment(note.ljust(self.label_width), style)]),
+                                    strip.crop(self.label_width, width)])
+            else:
+                strip = Strip.join([strip.crop(0, max(0, width - len(note) - 1)),
+                                    Strip([Segment(f" {note}", style)])]).crop(0, width)
+        if before:
+            note = f"{'<-' if self.ascii_only else '←'} {_span(before)} "
+            strip = Strip.join([Strip([Segment(note, style)]),
+                                strip.crop(len(note), width)]).crop(0, width)
+        return strip
 
     def _render_row(self, index: int, selected: int) -> Strip:
         row = self.rows[index]
@@ -356,6 +429,8 @@ class FabricMatrix(ScrollView, can_focus=True):
                           Segment(row.heading, muted)])
         segments = [Segment(row.label.ljust(self.label_width),
                             Style(bold=selected >= 0, color=theme.foreground))]
+        if row.indent:
+            segments.append(Segment(" " * row.indent))
         for col, (cell, health) in enumerate(zip(row.cells, self._healths[index], strict=True)):
             if not cell.key:
                 segments.append(Segment(" " * CELL))

@@ -6,8 +6,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 from textual.theme import Theme
 from textual.widgets import Log
 
@@ -32,33 +41,174 @@ def badge(state: str, theme: Theme, ascii_only: bool = False) -> Text:
                 health_style(_HEALTH.get(state, Health.UNKNOWN), theme))
 
 
-def outline(view: SessionView, theme: Theme, ascii_only: bool = False) -> tuple[Text, int]:
+@dataclass(frozen=True)
+class OutlineLine:
+    """One line of the outline: a step (`block` None) or one of its blocks."""
+
+    step: str
+    block: str | None
+    text: Text
+
+
+def outline_lines(view: SessionView, theme: Theme, ascii_only: bool = False,
+                  width: int = 0) -> list[OutlineLine]:
     """Every step with its blocks: the block's badge and id; the block running or last run is
-    marked, a decide block names the branch it took. Also the line of the marked block (0:
-    none), for scrolling it into view. One line per block, cut with an ellipsis, never wrapped."""
-    text = Text(no_wrap=True, overflow="ellipsis")
-    line = marked = 0
+    marked `>`, a decide block names the branch it took. One line per block; with a `width`,
+    a line too long is cut ending in `…` (never wrapped)."""
+    lines: list[OutlineLine] = []
     for number, step in enumerate(view.book.steps, 1):
         here = step.id == view.step
-        text.append(f"{'>' if here else ' '}{number:>2}. {step.title[:40]}\n",
-                    "bold" if here else "")
-        line += 1
+        lines.append(OutlineLine(step.id, None, Text(
+            f"{'>' if here else ' '}{number:>2}. {step.title}", "bold" if here else "")))
         for block in step.blocks:
             state = view.states.get(block.id, "pending")
-            marker = ">" if block.id == view.block else " "
-            if block.id == view.block:
-                marked = line
-            line += 1
-            text.append(f"   {marker} ")
+            text = Text(f"   {'>' if block.id == view.block else ' '} ")
             text.append_text(badge(state, theme, ascii_only))
             shown = "" if block.id.startswith(f"{step.id}-") else f" {block.id}"
-            text.append(f" {block.kind.value}{shown[:24]}")
+            text.append(f" {block.kind.value}{shown}")
             taken = view.decisions.get(block.id, "")
             if block.kind.value == "decide" and taken.startswith("branch taken: "):
                 target = taken.removeprefix("branch taken: ").split(" (", 1)[0]
                 text.append(f" {'->' if ascii_only else '→'} {target}")
-            text.append("\n")
+            lines.append(OutlineLine(step.id, block.id, text))
+    if width > 0:
+        for line in lines:
+            if line.text.cell_len > width:
+                line.text.truncate(width - 1)
+                line.text.append("…")
+    return lines
+
+
+def outline(view: SessionView, theme: Theme, ascii_only: bool = False) -> tuple[Text, int]:
+    """The outline as one text, and the line of the block running or last run (0: none)."""
+    lines = outline_lines(view, theme, ascii_only)
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for line in lines:
+        text.append_text(line.text)
+        text.append("\n")
+    marked = next((i for i, line in enumerate(lines) if line.block and
+                   line.block == view.block), 0)
     return text, marked
+
+
+class OutlineList(ScrollView, can_focus=True):
+    """The session's outline as a list to move through: up/down, page up/down, home/end, or a
+    click selects a step or a block, and the screen shows what it did (`Selected`). The
+    cursor follows the block running until the operator moves it (`pinned`); running a block
+    (`follow`) lets it follow again. Only arrows and page keys move it: the session's own
+    letter keys (`g` to the gate, `j` jump) keep their meaning here. A Line-API view: a long
+    runbook's outline is drawn a screen at a time."""
+
+    DEFAULT_CSS = """
+    OutlineList { background: $surface; overflow-x: hidden; }
+    OutlineList:focus { background-tint: $foreground 4%; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "move(-1)", "Up", show=False),
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", show=False),
+        Binding("pagedown", "page(1)", show=False),
+        Binding("home", "move(-1000000)", show=False),
+        Binding("end", "move(1000000)", show=False),
+        Binding("enter", "choose", show=False),
+    ]
+
+    class Selected(Message):
+        """The operator put the cursor on a step (`block` None) or a block."""
+
+        def __init__(self, step: str, block: str | None) -> None:
+            super().__init__()
+            self.step = step
+            self.block = block
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lines: list[OutlineLine] = []
+        self.cursor = 0
+        self.pinned = False
+        """The operator moved the cursor: it stays where they put it while blocks run."""
+        self._strips: dict[int, Strip] = {}
+
+    def set_lines(self, lines: list[OutlineLine], current: str | None) -> None:
+        """Show `lines`; the cursor on block `current` (the one running or last run) unless
+        the operator pinned it elsewhere."""
+        self.lines = lines
+        self._strips.clear()
+        if not self.pinned:
+            self.cursor = next((i for i, line in enumerate(lines)
+                                if current and line.block == current), self.cursor)
+        self.cursor = max(0, min(self.cursor, len(lines) - 1))
+        self.virtual_size = Size(0, len(lines))  # never sideways: a long line ends in `…`
+        self._scroll_to_cursor()
+        self.refresh()
+
+    def follow(self) -> None:
+        """Let the cursor follow the running block again."""
+        self.pinned = False
+
+    @property
+    def selected(self) -> OutlineLine | None:
+        return self.lines[self.cursor] if 0 <= self.cursor < len(self.lines) else None
+
+    def action_move(self, step: int) -> None:
+        if self.lines:
+            self.move_to(max(0, min(len(self.lines) - 1, self.cursor + step)))
+
+    def action_page(self, pages: int) -> None:
+        self.action_move(pages * max(1, self.size.height - 1))
+
+    def action_choose(self) -> None:
+        self.move_to(self.cursor)
+
+    def move_to(self, index: int) -> None:
+        """The cursor onto line `index`, pinned there; the screen is told."""
+        self.pinned = True
+        old, self.cursor = self.cursor, index
+        self._strips.pop(old, None)
+        self._strips.pop(index, None)
+        self.refresh()
+        self._scroll_to_cursor()
+        line = self.selected
+        if line is not None:
+            self.post_message(self.Selected(line.step, line.block))
+
+    def _scroll_to_cursor(self) -> None:
+        self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, immediate=True)
+
+    def on_click(self, event: events.Click) -> None:
+        index = event.y + int(self.scroll_offset.y)
+        if 0 <= index < len(self.lines):
+            self.move_to(index)
+
+    def render_line(self, y: int) -> Strip:
+        index = y + int(self.scroll_offset.y)
+        width = self.scrollable_content_region.width
+        if not 0 <= index < len(self.lines):
+            return Strip.blank(width)
+        strip = self._strips.get(index)
+        if strip is None:
+            text = self.lines[index].text.copy()
+            if text.cell_len > width > 1:
+                text.truncate(width - 1)
+                text.append("…")
+            strip = Strip(list(text.render(self.app.console)))
+            if index == self.cursor:
+                strip = strip.extend_cell_length(width).apply_style(
+                    Style(reverse=self.has_focus, bold=True, underline=not self.has_focus))
+            self._strips[index] = strip
+        return strip.crop_extend(0, width, None)
+
+    def on_resize(self) -> None:
+        self._strips.clear()
+
+    def on_focus(self) -> None:
+        self._strips.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._strips.clear()
+        self.refresh()
 
 
 class OutputStream:

@@ -35,12 +35,13 @@ from typing import Any
 from whoosh import index as windex
 from whoosh import query as wq
 
-from fabtui.cases.analysis import analyze, fold, stem
 from fabtui.cases.document import Hit, IndexDoc, SearchFilters, SearchResult
 from fabtui.cases.index._schema import SCHEMA_VERSION, fields, schema
 from fabtui.cases.index._scoring import Scorer
 from fabtui.cases.query import Plan, plan
 from fabtui.cases.snippets import TEXT_FIELDS, explain, needles_of
+from fabtui.lexicon.analysis import analyze, stem
+from fabtui.lexicon.fold import fold
 from fabtui.paths import write_file
 
 WARM_TERMS = 100  # the most frequent terms `warm` decodes (~2 ms each at 10,000 cases)

@@ -17,8 +17,8 @@ from whoosh import fields as wf
 from whoosh.analysis import Token as WToken
 from whoosh.analysis import Tokenizer
 
-from fabtui.cases.analysis import analyze
 from fabtui.cases.document import IndexDoc
+from fabtui.lexicon.analysis import analyze
 
 # Bump when the schema or the analyzer changes: every stored index then reads as stale.
 # The boosts are part of it because they are applied when a case is indexed.
@@ -56,7 +56,7 @@ def _decode_sections(value: str) -> list[tuple[float, str]]:
 
 
 class FabricTokenizer(Tokenizer):  # type: ignore[misc]
-    """whoosh's view of `fabtui.cases.analysis.analyze`."""
+    """whoosh's view of `fabtui.lexicon.analysis.analyze`."""
 
     def __call__(
         self, value: str, positions: bool = False, chars: bool = False,

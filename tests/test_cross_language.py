@@ -74,3 +74,10 @@ def test_the_english_optic_hang_is_found_in_chinese(library: CaseLibrary) -> Non
     for query in ("NCCL 挂死 光模块", "光模块 没有光", "光模組 不發光"):
         top = [h.id for h in library.search(query, limit=3).hits]
         assert "nccl-hang-optic-rail5-node003" in top, (query, top)
+
+
+def test_runbook_find_names_a_misspelled_word() -> None:
+    found = find(RUNBOOKS, "optik replacment")
+    assert found.unknown_line() == ("no match for 'optik'; did you mean optic?; "
+                                    "no match for 'replacment'; did you mean replacement?")
+    assert find(RUNBOOKS, "optic replacement").unknown == []

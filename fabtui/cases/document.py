@@ -69,3 +69,5 @@ class SearchResult:
     hits: list[Hit]
     total: int
     suggestion: str | None = None
+    unknown: list[tuple[str, str | None]] = field(default_factory=list)
+    """The words typed that no case holds, each with the closest word one does (or None)."""

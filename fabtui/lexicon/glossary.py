@@ -60,6 +60,13 @@ class Glossary:
         concept = concept.removeprefix("~")
         return next((c for c in self.concepts if c.id == concept), None)
 
+    def digest(self) -> str:
+        """A short hash of every concept and spelling: what an index built with it depends on."""
+        import hashlib
+
+        text = "\n".join(f"{c.id}:{'|'.join(c.spellings)}" for c in self.concepts)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
     def english(self) -> list[str]:
         """Every single-word English spelling (what a misspelled word is compared with)."""
         return sorted({s for c in self.concepts for s in c.en if s.isalpha()})

@@ -15,6 +15,7 @@ from pathlib import Path
 from fabtui.errors import InputError, Problem
 from fabtui.lexicon.analysis import Token, analyze
 from fabtui.lexicon.glossary import GLOSSARY
+from fabtui.lexicon.spelling import no_match
 from fabtui.lexicon.units import units
 from fabtui.model.runbook import Runbook
 from fabtui.paths import display_path
@@ -136,11 +137,7 @@ class Found:
 
     def unknown_line(self) -> str | None:
         """`no match for 'optik'; did you mean optic?`, or None when every word matched."""
-        if not self.unknown:
-            return None
-        parts = [f"no match for {word!r}" + (f"; did you mean {close}?" if close else "")
-                 for word, close in self.unknown]
-        return "; ".join(parts)
+        return no_match(self.unknown)
 
 
 def find(library: Library, text: str, limit: int = 5) -> Found:

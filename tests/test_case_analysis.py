@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from fabtui.cases.analysis import analyze, fold, stem, terms
 from fabtui.cases.query import plan
+from fabtui.lexicon.analysis import analyze, stem, terms
+from fabtui.lexicon.fold import fold
 
 
 def test_latin_words_are_lowercased_stemmed_and_stop_words_dropped() -> None:

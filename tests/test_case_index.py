@@ -144,6 +144,8 @@ def test_misspelled_words_get_a_suggestion(index: CaseIndex) -> None:
     result = index.search("tranceiver failng")
     assert result.suggestion in ("transceiver failing", "transceiver failed")
     assert index.search("transceiver").suggestion is None
+    assert result.unknown[0] == ("tranceiver", "transceiver")  # named word by word
+    assert index.search("transceiver").unknown == []
 
 
 @pytest.mark.parametrize("query", ['"unbalanced quote', "AND", "OR nccl", "nccl AND", "NOT",
@@ -353,3 +355,16 @@ def test_decoded_postings_agree_with_whoosh_across_blocks(tmp_path: Path) -> Non
             assert ids.tolist() == [d for d, _ in expected], term
             assert weights.tolist() == pytest.approx([w for _, w in expected]), term
     assert ix.search("case 5").hits[0].id == "c5"
+
+
+def test_a_draft_ranks_below_a_reviewed_case_that_matches_as_well(tmp_path: Path) -> None:
+    # Issue 38 Deliver 4: a filed draft ranked first for `optic rail:5`, above curated cases.
+    same = dict(title="Dead optic on rail 5, no light", symptom="NCCL hang, optic dark",
+                components=["leaf-g00-r5:Ethernet16"], rails=[5])
+    ix = CaseIndex(tmp_path / "ix")
+    ix.ensure(lambda: [IndexDoc("a-draft", status="draft", **same),  # type: ignore[arg-type]
+                       IndexDoc("z-reviewed", status="resolved", **same)],  # type: ignore[arg-type]
+              "g1")
+    hits = ix.search("optic no light", SearchFilters(rail=5)).hits
+    assert [h.id for h in hits] == ["z-reviewed", "a-draft"]  # the id order alone says a-draft
+    assert hits[1].score < hits[0].score

@@ -52,3 +52,23 @@ def test_a_case_fills_the_fabric_inputs_of_the_runbooks_it_references() -> None:
     filled = runbook_inputs(case, books["optic-replacement"])
     assert filled and set(filled.values()) <= {"node006", "node006:mlx5_4", "leaf-g00-r4",
                                                "leaf-g00-r4:Ethernet40"}
+
+
+def test_a_misspelled_filter_is_named_as_one_not_searched_as_words() -> None:
+    # Issue 37: `optic rial:5` was searched as text and answered `did you mean: optic rails:5`
+    typed = split_filters("optic rial:5")
+    assert typed.text == "optic" and typed.filters == {}
+    assert typed.error == "unknown filter rial:; did you mean rail:5?"
+    assert split_filters("optic stauts:draft").error == \
+        "unknown filter stauts:; did you mean status:draft?"
+    # a component id is not a filter, misspelled or not
+    for words in ("node003:mlx5_5 down", "leaf-g00-r3:Ethernet16 optic", "optic:MT24000043"):
+        assert split_filters(words).text == words and split_filters(words).error is None
+
+
+def test_a_word_no_case_holds_is_named_with_the_closest_word() -> None:
+    from fabtui.lexicon.spelling import no_match
+
+    assert no_match([("optik", "optic")]) == "no match for 'optik'; did you mean optic?"
+    assert no_match([("xyzzy", None)]) == "no match for 'xyzzy'"
+    assert no_match([]) is None

@@ -71,3 +71,5 @@ class SearchResult:
     suggestion: str | None = None
     note: str | None = None
     """Said beside the hits when they are not the index's full answer (it is being built)."""
+    unknown: list[tuple[str, str | None]] = field(default_factory=list)
+    """The words typed that no case holds, each with the closest word one does (or None)."""

@@ -86,6 +86,8 @@ class SearchResult(Protocol):
     def suggestion(self) -> str | None: ...
     note: str | None
     """Set by the library when the hits are not the index's full answer (see `search`)."""
+    @property
+    def unknown(self) -> Sequence[tuple[str, str | None]]: ...
 
 
 class Index(Protocol):
@@ -443,7 +445,7 @@ class CaseLibrary:
         note = (f"the case index is being built from {count:,} cases in the background; "
                 "until it is ready, a plain word match answers (no ranking"
                 + (", filters not applied" if filtered else "") + ")")
-        return Result(hits, len(hits), None, note)
+        return Result(hits, len(hits), None, note=note)
 
     def _rebuild_in_background(self) -> None:
         """Build the index from the store without making this caller wait: in a process of its

@@ -25,6 +25,19 @@ FILTER_KEYS = ("component", "rail", "node", "tag", "severity", "status", "since"
 """The filters `CaseLibrary.search` takes, by the name typed (`rail:3`, `since:2026-03-02`)."""
 
 _FILTER = re.compile(rf"^({'|'.join(FILTER_KEYS)}):(.*)$")
+_KEYED = re.compile(r"^([A-Za-z]+):([^:]*)$")
+
+
+def _misspelled_filter(word: str) -> str | None:
+    """`rial:5` -> `rail`: the filter a `word:value` looks like a typo of (None: it does not
+    look like a filter, e.g. `node003:mlx5_5` or `leaf-g00-r3:Ethernet16`)."""
+    import difflib
+
+    found = _KEYED.match(word)
+    if found is None or found.group(1).lower() in FILTER_KEYS:
+        return None
+    close = difflib.get_close_matches(found.group(1).lower(), FILTER_KEYS, n=1, cutoff=0.7)
+    return close[0] if close else None
 
 
 def why(matched: Mapping[str, list[str]]) -> str:
@@ -76,8 +89,9 @@ class TypedQuery:
 def split_filters(line: str) -> TypedQuery:
     """`pfc storm rail:3 status:resolved` -> the words and {rail: 3, status: "resolved"}.
 
-    Never raises: a wrong filter is left out and named in `error`; a filter still being typed
-    (`rail:`) is left out silently. Quotes group a phrase as the query language reads them."""
+    Never raises: a wrong filter (a bad value, or a misspelled name such as `rial:5`) is left
+    out and named in `error`; a filter still being typed (`rail:`) is left out silently.
+    Quotes group a phrase as the query language reads them."""
     try:
         words = shlex.split(line, posix=False)
     except ValueError:
@@ -88,7 +102,13 @@ def split_filters(line: str) -> TypedQuery:
     for word in words:
         found = _FILTER.match(word)
         if found is None:
-            kept.append(word)
+            meant = _misspelled_filter(word)
+            if meant is None:
+                kept.append(word)
+            else:  # a filter typed wrong is named, not searched as words
+                value = word.split(":", 1)[1]
+                error = error or (f"unknown filter {word.split(':', 1)[0]}:; did you mean "
+                                  f"{meant}:{value}?")
             continue
         key, value = found.group(1), found.group(2).strip('"')
         if not value:

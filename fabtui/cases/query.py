@@ -11,10 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from fabtui.cases.analysis import Token, analyze
-
-SYNONYM_WEIGHT = 0.6  # a synonym matches, but the user's own word ranks above it
-PART_WEIGHT = 0.5  # `node042` inside `node042:gpu3`
+from fabtui.lexicon.analysis import analyze
+from fabtui.lexicon.units import literal, units
 
 _QUERY_TOKEN = re.compile(r'"[^"]*"|\S+')
 _OPERATORS = {"AND", "OR", "NOT"}
@@ -102,38 +100,27 @@ def _parse(query: str) -> tuple[list[list[_Item]], bool, list[_Item]]:
     return [g for g in groups if g], conjunctive, negated
 
 
-def _by_position(tokens: list[Token]) -> list[list[tuple[str, float]]]:
-    """The alternatives (term, weight) typed at each position: the word itself, its synonym
-    terms, the parts of an identifier."""
-    by_pos: dict[int, list[tuple[str, float]]] = {}
-    for tok in tokens:
-        alternatives = by_pos.setdefault(tok.pos, [])
-        if tok.text.startswith("~"):
-            weight = SYNONYM_WEIGHT
-        else:
-            weight = 1.0 if not any(w == 1.0 for _, w in alternatives) else PART_WEIGHT
-        if all(term != tok.text for term, _ in alternatives):
-            alternatives.append((tok.text, weight))
-    return [by_pos[p] for p in sorted(by_pos)]
-
-
 def _units(item: _Item, plan: Plan, record: bool = True) -> list[Unit]:
     tokens = analyze(item.text)
     if record:
         plan.terms.update(t.text for t in tokens)
-    positions = _by_position(tokens)
+    positions = units(tokens)
     if not positions:
         return []
-    if item.phrase and len(positions) > 1:
-        words = [alts[0][0] for alts in positions]
+    first: dict[int, str] = {}  # a phrase is the words typed, in order, not what they mean
+    for tok in tokens:
+        if not tok.text.startswith("~"):
+            first.setdefault(tok.pos, tok.text)
+    if item.phrase and len(first) > 1:
+        words = [first[p] for p in sorted(first)]
         return [Unit([(w, 1.0) for w in words], phrase=words)]
-    units = [Unit(alts) for alts in positions]
+    found = [Unit(alts) for alts in positions]
     if item.prefix:
-        last = units[-1]
-        last.prefix = last.alternatives[0][0]
+        last = found[-1]
+        last.prefix = literal(last.alternatives) or last.alternatives[0][0]
         if record:
             plan.prefixes.append(last.prefix)
-    return units
+    return found
 
 
 def plan(text: str) -> Plan:

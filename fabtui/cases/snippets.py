@@ -15,8 +15,9 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fabtui.cases.analysis import IRREGULAR, SYNONYMS, Token, analyze, fold, stem
 from fabtui.cases.query import Plan
+from fabtui.lexicon.analysis import IRREGULAR, SYNONYMS, Token, analyze, stem
+from fabtui.lexicon.fold import fold
 
 TEXT_FIELDS = ("title", "symptom", "root_cause", "resolution", "body")
 SNIPPET_FIELDS = ("symptom", "root_cause", "resolution", "body", "title")

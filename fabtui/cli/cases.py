@@ -14,6 +14,7 @@ import click
 from fabtui.cases.present import iso_date, summary, why
 from fabtui.cli.context import EXIT_FINDINGS, UserError, workspace
 from fabtui.errors import InputError
+from fabtui.lexicon.spelling import no_match
 from fabtui.model.case import CaseStatus, Severity
 
 
@@ -66,8 +67,9 @@ def search(ctx: click.Context, query: tuple[str, ...], component: str | None, ra
         _echo_json([{"id": h.id, "title": h.title, "score": round(h.score, 3),
                      "snippet": h.snippet, "matched": h.matched} for h in result.hits])
         return
-    if result.suggestion:
-        click.echo(f"did you mean: {result.suggestion}")
+    unknown = no_match(result.unknown)
+    if unknown:
+        click.echo(unknown)
     if not result.hits:
         click.echo("no case matches")
         ctx.exit(EXIT_FINDINGS)

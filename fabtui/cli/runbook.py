@@ -32,7 +32,7 @@ from fabtui.model.events import (
 )
 from fabtui.model.runbook import Verdict
 from fabtui.runbooks.engine import Engine, Observer, RunSummary, ScriptedOperator
-from fabtui.runbooks.library import match
+from fabtui.runbooks.library import find as find_runbooks
 from fabtui.runbooks.redact import MASK
 from fabtui.runbooks.resume import ask_again, secret_blocks
 from fabtui.transports.cli_line import visible
@@ -79,15 +79,18 @@ def list_runbooks(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def find(ctx: click.Context, text: tuple[str, ...], as_json: bool) -> None:
     """Runbooks for a symptom, in English or Chinese (`fabtui runbook find NCCL 超时`)."""
-    found = match(workspace(ctx).library, " ".join(text))
+    result = find_runbooks(workspace(ctx).library, " ".join(text))
     if as_json:
         click.echo(json.dumps([{"id": r.meta.id, "score": score, "title": r.title}
-                               for score, r in found], indent=2, ensure_ascii=False))
+                               for score, r in result.hits], indent=2, ensure_ascii=False))
         return
-    if not found:
+    unknown = result.unknown_line()
+    if unknown:
+        click.echo(unknown)
+    if not result.hits:
         click.echo("no runbook matches; `fabtui runbook list` shows them all")
         ctx.exit(EXIT_FINDINGS)
-    for score, book in found:
+    for score, book in result.hits:
         click.echo(f"{book.meta.id:<28}{score:5.2f}  {book.title}")
 
 

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from math import log
 from pathlib import Path
 
 from fabtui.errors import InputError, Problem
+from fabtui.lexicon.analysis import Token, analyze
+from fabtui.lexicon.glossary import GLOSSARY
+from fabtui.lexicon.spelling import no_match
+from fabtui.lexicon.units import units
 from fabtui.model.runbook import Runbook
 from fabtui.paths import display_path
 from fabtui.runbooks.lint import LintIssue, lint_parse_error
@@ -94,32 +99,111 @@ def load_one(name: str, library: Library) -> Runbook:
     return found
 
 
-_WORD = re.compile(r"[a-z0-9_]+|[\u3400-\u9fff]+")
+SYMPTOM_WEIGHT = 2.0
+"""A word among a runbook's `symptoms:` counts twice a word of its title, summary or tags."""
 
 
-def _terms(text: str) -> set[str]:
-    """Words (Latin) and character pairs (Chinese, which has no spaces) of `text`."""
-    terms: set[str] = set()
-    for token in _WORD.findall(text.lower()):
-        if re.match(r"[\u3400-\u9fff]", token):
-            terms |= {token[i:i + 2] for i in range(max(1, len(token) - 1))}
-        elif len(token) > 1:
-            terms.add(token)
-    return terms
+@dataclass(frozen=True)
+class _Terms:
+    """A runbook's index terms (the lexicon's analyzer: words, character pairs, concepts)."""
+
+    symptoms: frozenset[str]
+    rest: frozenset[str]
+    each: tuple[frozenset[str], ...]
+    """The terms of each symptom on its own."""
+
+
+_TERMS: dict[tuple[str, str], _Terms] = {}
+
+
+def _terms_of(runbook: Runbook) -> _Terms:
+    key = (runbook.meta.id, runbook.digest)
+    found = _TERMS.get(key)
+    if found is None:
+        each = tuple(frozenset(t.text for t in analyze(s)) for s in runbook.meta.symptoms)
+        rest = frozenset(t.text for t in analyze(
+            "\n".join([runbook.title, runbook.meta.summary, *runbook.meta.tags])))
+        found = _TERMS[key] = _Terms(frozenset().union(*each), rest, each)
+    return found
+
+
+@dataclass(frozen=True)
+class Found:
+    """What `find` answers: the runbooks, best first, with their scores, and the words of the
+    query that no runbook holds, each with the closest word that one does (or None)."""
+
+    hits: list[tuple[float, Runbook]]
+    unknown: list[tuple[str, str | None]]
+
+    def unknown_line(self) -> str | None:
+        """`no match for 'optik'; did you mean optic?`, or None when every word matched."""
+        return no_match(self.unknown)
+
+
+def find(library: Library, text: str, limit: int = 5) -> Found:
+    """Runbooks for the symptom `text`, in English or Chinese, best first.
+
+    Each unit of the query (a word, a character pair, a glossary phrase as one unit: see
+    `fabtui.lexicon.units`) scores its rarity across the library (BM25's idf; a glossary phrase
+    the concept's) when a runbook holds it: twice among its symptoms, once in its title, summary
+    or tags; the score is the share of the query's weight a runbook holds (0-2), plus how
+    closely one of its symptoms says what the query says (0-1: the terms they share among
+    all the terms of both)."""
+    tokens = analyze(text)
+    wanted = units(tokens)
+    books = sorted(library.runbooks.values(), key=lambda r: r.meta.id)
+    if not wanted or not books:
+        return Found([], [])
+    terms = [_terms_of(book) for book in books]
+    n = len(books)
+
+    def idf(term: str) -> float:
+        df = sum(1 for t in terms if term in t.symptoms or term in t.rest)
+        return log(1 + (n - df + 0.5) / (df + 0.5))
+
+    weights: list[tuple[float, list[tuple[str, float]]]] = []
+    for unit in wanted:
+        concept = next((term for term, _ in unit if term.startswith("~")), None)
+        weights.append((idf(concept or unit[0][0]), unit))
+    total = sum(w for w, _ in weights) or 1.0
+    typed = {t.text for t in tokens}
+    scored = []
+    for book, held in zip(books, terms, strict=True):
+        score = 0.0
+        for rarity, unit in weights:
+            best = max((weight * (SYMPTOM_WEIGHT if term in held.symptoms else 1.0)
+                        for term, weight in unit if term in held.symptoms or term in held.rest),
+                       default=0.0)
+            score += rarity * best
+        if score > 0:
+            closest = max((len(typed & one) / len(typed | one) for one in held.each if one),
+                          default=0.0)
+            scored.append((round(score / total + closest, 3), book))
+    scored.sort(key=lambda pair: (-pair[0], pair[1].meta.id))
+    return Found(scored[:limit], _unknown(text, tokens, terms))
+
+
+def _unknown(text: str, tokens: list[Token], terms: list[_Terms]) -> list[tuple[str, str | None]]:
+    """The Latin words of `text` (four letters or more) no runbook holds, nor the glossary
+    knows, with the closest word a runbook or the glossary does."""
+    import difflib
+
+    held = set().union(*(t.symptoms | t.rest for t in terms))
+    vocabulary = sorted({w for w in held if w.isascii() and w.isalpha()} |
+                        set(GLOSSARY.english()))
+    concepts = {t.pos for t in tokens if t.text.startswith("~")}
+    out: list[tuple[str, str | None]] = []
+    for tok in tokens:
+        surface = text[tok.start:tok.end]
+        if (tok.text.startswith("~") or tok.pos in concepts or tok.text in held
+                or not surface.isascii() or not surface.isalpha() or len(surface) < 4):
+            continue
+        close = difflib.get_close_matches(surface.lower(), vocabulary, n=1, cutoff=0.75)
+        if all(word != surface for word, _ in out):
+            out.append((surface, close[0] if close else None))
+    return out
 
 
 def match(library: Library, text: str, limit: int = 5) -> list[tuple[float, Runbook]]:
-    """Runbooks whose symptoms, title and summary share the most terms with `text`."""
-    wanted = _terms(text)
-    if not wanted:
-        return []
-    scored = []
-    for runbook in library.runbooks.values():
-        symptoms = [_terms(s) for s in runbook.meta.symptoms]
-        best = max((len(wanted & s) / len(s | wanted) for s in symptoms if s), default=0.0)
-        rest = _terms(" ".join([runbook.title, runbook.meta.summary, *runbook.meta.tags]))
-        score = 2 * best + len(wanted & rest) / len(wanted)
-        if score > 0:
-            scored.append((round(score, 3), runbook))
-    scored.sort(key=lambda pair: (-pair[0], pair[1].meta.id))
-    return scored[:limit]
+    """Runbooks for the symptom `text`, best first, with their scores (`find`'s hits)."""
+    return find(library, text, limit).hits

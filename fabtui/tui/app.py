@@ -34,6 +34,7 @@ from fabtui.tui.commands import (
     help_sections,
 )
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook, OpenSession
+from fabtui.tui.palette import SymptomFinder
 from fabtui.tui.screens.cases import CasesScreen
 from fabtui.tui.screens.dialogs import TextPage
 from fabtui.tui.screens.fabric import FabricScreen
@@ -54,7 +55,8 @@ class FabtuiApp(App[None]):
 
     TITLE = "fabtui"
     CSS_PATH = Path(__file__).with_name("app.tcss")
-    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FabtuiCommands}
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {
+        FabtuiCommands, SymptomFinder}
     BINDINGS: ClassVar[list[BindingType]] = bindings(APP_COMMANDS)
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "fabric": FabricScreen, "runbooks": RunbooksScreen, "cases": CasesScreen,

@@ -35,12 +35,13 @@ from typing import Any
 from whoosh import index as windex
 from whoosh import query as wq
 
-from fabtui.cases.analysis import analyze, fold, stem
 from fabtui.cases.document import Hit, IndexDoc, SearchFilters, SearchResult
 from fabtui.cases.index._schema import SCHEMA_VERSION, fields, schema
 from fabtui.cases.index._scoring import Scorer
 from fabtui.cases.query import Plan, plan
 from fabtui.cases.snippets import TEXT_FIELDS, explain, needles_of
+from fabtui.lexicon.analysis import analyze, stem
+from fabtui.lexicon.fold import fold
 from fabtui.paths import write_file
 
 WARM_TERMS = 100  # the most frequent terms `warm` decodes (~2 ms each at 10,000 cases)
@@ -294,11 +295,15 @@ class CaseIndex:
             snippet, spans, matched = explain(stored, wanted, needles)
             hits.append(Hit(stored["id"], stored.get("title", ""), score, snippet, spans,
                             matched))
-        return SearchResult(hits, total, self._suggest(scorer, text) if text.strip() else None)
+        unknown: list[tuple[str, str | None]] = []
+        suggestion = self._suggest(scorer, text, unknown) if text.strip() else None
+        return SearchResult(hits, total, suggestion, unknown=unknown)
 
-    def _suggest(self, scorer: Scorer, text: str) -> str | None:
+    def _suggest(self, scorer: Scorer, text: str,
+                 unknown: list[tuple[str, str | None]] | None = None) -> str | None:
         """The query with each word that matches nothing replaced by the closest, most
-        frequent word of the library; None when no word needed it."""
+        frequent word of the library; None when no word needed it. Each such word, with its
+        replacement (None: nothing close), is added to `unknown`."""
         tokens = analyze(text)
         synonym_pos = {t.pos for t in tokens if t.text.startswith("~")}
         replacements: list[tuple[int, int, str]] = []
@@ -316,9 +321,13 @@ class CaseIndex:
             maxdist = 1 if len(low) <= 4 else 2
             candidates = [c for c in reader.terms_within("text", tok.text, maxdist, prefix=1)
                           if c != tok.text and c.isalpha()]
+            word = None
             if candidates:
                 best = max(candidates, key=lambda c: (searcher.doc_frequency("text", c), c))
-                replacements.append((tok.start, tok.end, self._surface(searcher, best)))
+                word = self._surface(searcher, best)
+                replacements.append((tok.start, tok.end, word))
+            if unknown is not None and all(surface != w for w, _ in unknown):
+                unknown.append((surface, word))
         if not replacements:
             return None
         out = text

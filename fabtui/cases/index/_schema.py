@@ -17,12 +17,14 @@ from whoosh import fields as wf
 from whoosh.analysis import Token as WToken
 from whoosh.analysis import Tokenizer
 
-from fabtui.cases.analysis import analyze
 from fabtui.cases.document import IndexDoc
+from fabtui.lexicon.analysis import analyze
+from fabtui.lexicon.glossary import GLOSSARY
 
 # Bump when the schema or the analyzer changes: every stored index then reads as stale.
-# The boosts are part of it because they are applied when a case is indexed.
-SCHEMA_VERSION = "5"
+# The boosts are part of it because they are applied when a case is indexed, and so is the
+# glossary (a concept term is indexed wherever a spelling occurs): editing it rebuilds the index.
+SCHEMA_VERSION = f"6-{GLOSSARY.digest()}"
 
 # BM25F field weights: the words of the title and of the symptom (what the reporter saw) say
 # most about a case; the identifiers (components, tags, error codes) are rare and exact.
@@ -56,7 +58,7 @@ def _decode_sections(value: str) -> list[tuple[float, str]]:
 
 
 class FabricTokenizer(Tokenizer):  # type: ignore[misc]
-    """whoosh's view of `fabtui.cases.analysis.analyze`."""
+    """whoosh's view of `fabtui.lexicon.analysis.analyze`."""
 
     def __call__(
         self, value: str, positions: bool = False, chars: bool = False,

@@ -27,6 +27,10 @@ K1, B = 1.2, 0.75  # BM25's usual saturation and length normalization
 COORDINATION = 0.3  # a ranked query favours cases that match more of its words
 PREFIX_TERMS = 48  # the most frequent completions a prefix expands to
 PREFIX_WEIGHT = 0.8
+DRAFT_WEIGHT = 0.8
+"""A draft (filed from a session, not yet reviewed) scores this share of what a reviewed case
+with the same words would: of two cases that match as well, the reviewed one comes first, and a
+draft needs clearly more in common with the query to rank above one."""
 POSTINGS_CACHE = 4_000_000  # decoded postings kept between searches (about 48 MB)
 
 _CACHE: OrderedDict[tuple[str, str, str], tuple[Any, Any]] = OrderedDict()
@@ -209,6 +213,9 @@ class Scorer:
             matched |= group_mask
         if count is not None and len(seen) > 1:
             total *= (1 - COORDINATION) + COORDINATION * count / len(seen)
+        if seen:
+            total *= np.where(self.docs("facets", [facet("status", "draft")]),
+                             np.float32(DRAFT_WEIGHT), np.float32(1.0))
         for unit in query.excluded:
             matched &= ~self.unit(unit)[1]
         matched &= self.alive

@@ -24,6 +24,7 @@ from textual.worker import Worker, get_current_worker
 
 from fabtui.cases.present import as_you_type, split_filters, why
 from fabtui.errors import InputError, RequestError
+from fabtui.lexicon.spelling import no_match
 from fabtui.tui.commands import CASES_COMMANDS, bindings
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.case_actions import export_case
@@ -183,8 +184,9 @@ class CasesScreen(FabtuiScreen):
         status = f"{result.total} case{'s' if result.total != 1 else ''} match"
         if result.total > len(entries):
             status += f" (best {len(entries)} shown)"
-        if result.suggestion:
-            status += f" · did you mean: {result.suggestion}"
+        unknown = no_match(result.unknown)
+        if unknown:
+            status += f" · {unknown}"
         if getattr(result, "note", None):
             status += f" · {result.note}"
         return Found(entries, status + problem, result.total)

@@ -11,9 +11,10 @@ normalizes both sides the same way:
   `2.18.3`) is one term; `leaf-g00-r3:Ethernet16` also yields `leaf-g00-r3` and `ethernet16`.
 - CJK runs become character bigrams (a lone character stays itself); Traditional characters
   are folded to Simplified first, character for character, so offsets never move.
-- Synonyms (`SYNONYMS`, a table meant to grow) add one canonical term, `~name`, at the position
-  of the phrase that matched: `stuck`, `timed out`, `卡住` all add `~hang`. A query searches the
-  canonical term, so a synonym costs one posting list, not one per spelling.
+- The on-call glossary (`glossary.toml`, reviewed data) adds one concept term, `~name`, at the
+  position of the phrase that matched: `stuck`, `timed out`, `卡住`, `掛死` all add `~hang`. A
+  query searches the concept term, so a synonym costs one posting list, not one per spelling,
+  and a query in one language meets a case written in the other.
 
 Every token carries its character span in the original text, which is what snippets highlight.
 """
@@ -23,56 +24,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fabtui.cases._t2s import SIMPLIFIED, TRADITIONAL
+from fabtui.lexicon.fold import fold
+from fabtui.lexicon.glossary import GLOSSARY
 
-_FOLD = str.maketrans(TRADITIONAL, SIMPLIFIED)
-
-# Groups of spellings an engineer uses for one thing. Latin entries are matched as word
-# sequences after stemming; CJK entries as substrings of a CJK run. Extend freely.
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "hang": ("hang", "hung", "hangs", "stuck", "timeout", "timed out", "time out", "watchdog",
-             "freeze", "frozen", "deadlock", "no progress", "stall", "stalled",
-             "卡住", "卡死", "超时", "挂起", "夯住", "无响应", "不动"),
-    "busbw": ("busbw", "bus bandwidth", "algbw", "allreduce slow", "all-reduce slow",
-              "slow allreduce", "bandwidth drop", "low bandwidth", "bandwidth low",
-              "带宽低", "带宽下降", "带宽掉", "带宽不足"),
-    "allreduce": ("allreduce", "all-reduce", "all reduce", "all_reduce", "ring allreduce"),
-    "flap": ("flap", "flapping", "bounce", "bouncing", "link down", "link flap",
-             "port down", "link up down", "链路抖动", "抖动", "闪断", "链路中断", "端口震荡"),
-    "optic": ("optic", "optics", "transceiver", "module", "xcvr", "qsfp", "osfp", "sfp",
-              "optical module", "光模块", "光口", "模块"),
-    "fec": ("fec", "ber", "symbol error", "symbol errors", "bit error", "pre-fec",
-            "uncorrectable", "corrected codewords", "误码", "纠错"),
-    "pfc": ("pfc", "pause", "pause frame", "pause frames", "flow control", "priority flow control",
-            "流控", "暂停帧", "反压"),
-    "drop": ("drop", "drops", "dropped", "discard", "discards", "packet loss", "loss",
-             "丢包", "丢弃"),
-    "gpu-lost": ("fell off the bus", "fallen off the bus", "off the bus", "gpu lost",
-                 "gpu missing", "xid-79", "掉卡", "卡掉"),
-    "slow-node": ("straggler", "slow node", "slow rank", "slow host", "慢节点", "拖慢"),
-    "retry-exceeded": ("retry exceeded", "retry exceed", "ib-status-12", "retry_exc_err",
-                       "ibv_wc_retry_exc_err", "transport retry counter exceeded", "重传超限"),
-    "gdr": ("gpudirect", "gdr", "gpu direct", "gdrdma", "nvidia_peermem", "peermem",
-            "peer memory", "p2p rdma"),
-    "mtu": ("mtu", "jumbo frame", "frame size", "最大传输单元"),
-    "gid": ("gid", "gid index", "show_gids", "roce v2 gid"),
-    "congestion": ("congestion", "incast", "ecn", "cnp", "dcqcn", "拥塞"),
-    "rank-map": ("rank mapping", "rank map", "rank order", "rankfile", "hostfile",
-                 "wrong rank", "错位", "映射错误"),
-    "interference": ("noisy neighbor", "interference", "contention", "another job",
-                     "other job", "multi-job", "干扰", "抢占带宽"),
-    "temperature": ("temperature", "overheat", "thermal", "hot", "过温", "温度高", "高温"),
-    "power": ("rx power", "tx power", "optical power", "dbm", "光功率", "收光", "发光"),
-    "crc": ("crc", "fcs", "crc error", "crc errors", "校验错误"),
-    "error": ("error", "errors", "fault", "failure", "failed", "错误", "报错", "故障", "异常"),
-    "slow": ("slow", "slowdown", "degraded", "degradation", "regression", "变慢", "性能下降",
-             "降速", "慢"),
-    "replace": ("replace", "replaced", "swap", "swapped", "rma", "更换", "换掉"),
-    "switch": ("switch", "leaf", "spine", "tor", "交换机"),
-    "nic": ("nic", "hca", "adapter", "connectx", "网卡"),
-    "gpu": ("gpu", "gpus", "显卡"),
-    "train": ("training", "train", "job", "训练", "任务", "作业"),
-}
+SYNONYMS: dict[str, tuple[str, ...]] = GLOSSARY.synonyms()
+"""Concept -> its spellings, from the reviewed glossary (`glossary.toml`). Latin spellings are
+matched as word sequences after stemming; Chinese ones as substrings of a run of Chinese
+characters, the longest at a place winning."""
 
 STOP_WORDS = frozenset((
     "a", "an", "the", "of", "on", "in", "at", "to", "is", "was", "were", "be", "been", "are",
@@ -116,27 +74,6 @@ class Token:
     start: int
     end: int
     span: int = 1
-
-
-# Taiwan and mainland engineers name some things with different words, not just different
-# characters; after character folding these read the mainland way. Only pairs of equal length,
-# so folding never moves an offset (checked below).
-_REGIONAL_WORDS = {
-    "光模组": "光模块", "模组": "模块", "频宽": "带宽", "网路": "网络", "韧体": "固件",
-    "伺服器": "服务器", "交换器": "交换机", "驱动程式": "驱动程序", "程式": "程序",
-    "资料": "数据", "讯息": "消息", "连线": "连接", "介面": "接口", "硬碟": "硬盘",
-}
-_REGIONAL_WORDS = {k.translate(_FOLD): v for k, v in _REGIONAL_WORDS.items()}
-assert all(len(k) == len(v) for k, v in _REGIONAL_WORDS.items())
-_REGIONAL = re.compile("|".join(sorted(_REGIONAL_WORDS, key=len, reverse=True)))
-
-
-def fold(text: str) -> str:
-    """Traditional -> Simplified, one character for one character, then the regional words
-    of equal length (`光模組` -> `光模块`): offsets into the result are offsets into `text`."""
-    folded = text.translate(_FOLD)
-    return _REGIONAL.sub(lambda m: _REGIONAL_WORDS[m.group(0)], folded) \
-        if _REGIONAL.search(folded) else folded
 
 
 def stem(word: str) -> str:

@@ -193,3 +193,12 @@ def test_a_two_rank_split_names_both_with_low_confidence_and_what_would_tell_the
     [split] = report.suspects
     assert split.ranks == [3, 7] and split.confidence == "low"
     assert any("code path" in item for item in report.collect)
+
+
+def test_a_sub_group_rank_alone_is_no_global_rank() -> None:
+    # sgl-project/sglang#1693: `[PG 3 Rank 5] ... SeqNum=9141`, no launcher prefix.
+    report = run("sglang-1693-pg3-rank-only")
+    assert (report.verdict, report.rank_numbering, report.hung_seq) == (
+        "cannot tell", "group-local", 9141)
+    assert report.suspects == [] and report.ranks_seen == []
+    assert any("[PG 3 Rank 5]" in note for note in report.notes)

@@ -115,7 +115,7 @@ def analyze(facts: Facts) -> TriageReport:
         world_size=ctx.world, world_size_source=ctx.world_source,
         world_size_at_least=None if ctx.world is not None or not ctx.seen
         else max(ctx.seen) + 1,
-        hung_seq=collective.seq if collective is not None else None,
+        hung_seq=collective.seq if collective is not None else _only_seq(ctx),
         rank_numbering="group-local" if ctx.group_local else "global" if ctx.seen or any(
             s.rank is not None for s in suspects) else "none",
         ranks_seen=sorted(ctx.seen), ranks=ranks, warnings=warnings, notes=ctx.notes,
@@ -167,6 +167,19 @@ def _world(ctx: Context) -> None:
     ctx.seen.update(facts.gave_up)
 
 
+def _sub_group_only(ctx: Context) -> None:
+    """Watchdog lines that print only `[PG x Rank M]` of a sub-group, and no line any global
+    rank: rank M of group x is some global rank the logs do not say."""
+    watchdogs = [e for e in ctx.facts.events if e.event.type == "watchdog_timeout"]
+    local = [e for e in watchdogs if e.rank is None and e.pg_rank is not None]
+    if not local or any(e.rank is not None for e in watchdogs):
+        return
+    ctx.group_local = True
+    names = sorted({f"[PG {e.pg} Rank {e.pg_rank}]" for e in local})
+    ctx.notes.append(f"{', '.join(names[:4])}: the rank within that process group, not a global "
+                     "rank; no line here prints a global rank")
+
+
 def _group_local(ctx: Context) -> None:
     """PyTorch before 2.2 prints `[Rank M]` without its process group. With no launcher prefix
     or file naming the rank, one `[Rank M]` timing out at several sequence numbers is the rank
@@ -177,6 +190,7 @@ def _group_local(ctx: Context) -> None:
         if item.event.type == "watchdog_timeout" and item.event.seq is not None:
             seqs[item.rank or 0].add(item.event.seq)
     if not any(len(found) > 1 for found in seqs.values()):
+        _sub_group_only(ctx)
         return
     ctx.group_local = True
     facts = ctx.facts
@@ -707,6 +721,14 @@ def _victim_notes(ctx: Context, findings: list[Finding]) -> None:
             break
 
 
+def _only_seq(ctx: Context) -> int | None:
+    """The one sequence number every watchdog line timed out on, where no rank state holds it
+    (lines with only process-group ranks)."""
+    seqs = {e.event.seq for e in ctx.facts.events
+            if e.event.type == "watchdog_timeout" and e.event.seq is not None}
+    return seqs.pop() if len(seqs) == 1 else None
+
+
 def _stamp_key(found: re.Match[str]) -> tuple[str, str]:
     """A c10 log stamp (`E1003 18:37:01.83`, month unpadded: `E321`) as a sortable key."""
     return found.group(1).zfill(4), found.group(2)
@@ -751,8 +773,9 @@ def _cannot_tell(ctx: Context) -> str:
     states = list(ctx.states.values())
     if ctx.group_local:
         seqs = sorted({e.event.seq for e in hang if e.event.seq is not None})
-        return ("The lines print only process-group ranks ([Rank M] of several process groups, "
-                "no launcher prefix), timing out at sequence number(s) "
+        return ("The lines print only process-group ranks (`[PG x Rank M]` of a sub-group, or "
+                "`[Rank M]` of several groups, with no launcher prefix), timing out at sequence "
+                "number(s) "
                 f"{compact_ranges(seqs) if seqs else '?'}: no global rank can be read, so the "
                 "logs cannot say which rank the job waits for.")
     if not hang and not states and not ctx.facts.gave_up:

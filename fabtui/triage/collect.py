@@ -25,9 +25,9 @@ NET_DEBUG = ("NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,NET, every line with i
              "prefix: NCCL 2.19+ prints the local and remote GID and the HCA of a failed "
              "completion, which name the path; then the NIC and switch-port counters of both "
              "ends")
-GLOBAL_RANKS = ("lines that carry the global rank: the launcher's prefix (torchrun --tee 3, "
-                "srun -l, mpirun --tag-output) or PyTorch 2.2+, whose watchdog lines print "
-                "`[PG <id> Rank M]` per process group")
+GLOBAL_RANKS = ("lines that carry the global rank: the launcher's prefix (torchrun --tee 3 "
+                "prints `[rankN]:`, srun -l, mpirun --tag-output) or per-rank log files; "
+                "PyTorch's `[PG x Rank M]` is only the rank within process group x")
 WHICH_SIDE = ("Flight Recorder dumps (TORCH_NCCL_TRACE_BUFFER_SIZE) or TORCH_DISTRIBUTED_DEBUG="
               "DETAIL stacks of the ranks on each side: which code path issued each collective")
 

@@ -79,3 +79,20 @@ def test_an_unsafe_pickle_is_one_line_and_exit_2(run: Callable[..., Result],
     assert result.exit_code == 2
     assert result.output.count("\n") == 1
     assert "refers to builtins.print" in result.output
+
+
+def test_world_size_names_the_rank_that_never_timed_out(run: Callable[..., Result]) -> None:
+    # huggingface/open-r1#620 (tests/triage_fixtures/real): ranks 1-6 time out, rank 0 never
+    # does; the logs do not give the job's size, the operator does.
+    case = str(FIXTURES / "real" / "openr1-620-rank0-never-timed-out-wrapped")
+    unsized = run("triage", "nccl", "--no-similar", case)
+    assert unsized.exit_code == 0 and "verdict: cannot tell" in unsized.output
+    assert "collect: the logs of rank(s) 0:" in unsized.output
+    sized = run("triage", "nccl", "--no-similar", "--json", "--world-size", "7", case)
+    assert sized.exit_code == 1
+    data = json.loads(sized.output)
+    assert (data["world_size"], data["world_size_source"], data["hung_seq"]) == (
+        7, "--world-size", 4)
+    assert [(s["kind"], s["rank"], s["confidence"]) for s in data["suspects"]] == [
+        ("missing log", 0, "medium")]
+    assert run("triage", "nccl", "--world-size", "0", case).exit_code == 2

@@ -30,6 +30,10 @@ triage_stragglers.register(triage)
               help="Place ranks as Slurm job JOBID ran them (scontrol / squeue / sacct on the "
                    "configured [slurm] host), instead of a rank file.")
 @job_file_option
+@click.option("--world-size", type=click.IntRange(min=1), metavar="N",
+              help="Ranks in the job, when the logs do not say (the launcher's command line): "
+                   "ranks of the job that never timed out while the others wait are then "
+                   "named.")
 @click.option("-t", "--topology", type=click.Path(path_type=Path, dir_okay=False),
               help="Topology file (default: the configured one, else the demo fabric).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts (docs/triage.md).")
@@ -46,7 +50,8 @@ triage_stragglers.register(triage)
                    "to run the runbook on a suspect and to see it on the Fabric screen).")
 @click.pass_context
 def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
-         job_id: str | None, job_file: Path | None, topology: Path | None, as_json: bool,
+         job_id: str | None, job_file: Path | None, world_size: int | None,
+         topology: Path | None, as_json: bool,
          fmt: str, output: Path | None, chain: bool, no_similar: bool, open_app: bool) -> None:
     """Triage per-rank or combined NCCL / PyTorch logs, Flight Recorder dumps (pickle or JSON)
     or reports, and NCCL RAS output (files or folders). Exits 1 when it names suspects."""
@@ -68,7 +73,8 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
 
         follow(ctx, job_id, job_file)
     ws = workspace(ctx)
-    report = ws.triage(paths, ranks=ranks, topology=topology, similar=not no_similar)
+    report = ws.triage(paths, ranks=ranks, topology=topology, similar=not no_similar,
+                       world_size=world_size)
     if chain:
         import asyncio
 

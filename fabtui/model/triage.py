@@ -15,7 +15,9 @@ from fabtui.model.chain import EvidenceChain
 
 Verdict = Literal["culprit found", "network path", "application desync", "cannot tell"]
 SuspectKind = Literal["lagging", "dead", "missing log", "link", "peer", "desync",
-                      "local rank", "stuck", "switch"]
+                      "local rank", "stuck", "switch", "nic", "no timeout"]
+Confidence = Literal["high", "medium", "low"]
+RankNumbering = Literal["global", "group-local", "none"]
 
 
 class _Model(BaseModel):
@@ -49,7 +51,10 @@ class Suspect(_Model):
     by localRank N`), `stuck` (no rank named: the ranks inside the collective, for the network
     between them), `switch` (failed paths chained over three or more NICs with no NIC in all
     of them: the switch they all cross, in `switch` where the topology names it, or PFC on it;
-    `ranks` lists the ranks whose NICs failed)."""
+    `ranks` lists the ranks whose NICs failed), `nic` (a host's NIC that reported an IB
+    asynchronous error event of its own: local access violation, catastrophic error, port
+    error; its peers' completion errors are the symptom), `no timeout` (a rank of the job whose
+    watchdog never fired while the others wait: it never reached the collective)."""
     rank: int | None
     """Global rank, or null where the logs do not name one."""
     ranks: list[int] = Field(default_factory=list)
@@ -83,6 +88,12 @@ class Suspect(_Model):
     """Process-group rank a message printed for this suspect, where it differs from a global rank
     (kept apart: PyTorch's `Rank M` is the rank in the process group and can be stale; RAS's
     `Rank M` of a sub-communicator is the rank in that communicator)."""
+    confidence: Confidence = "medium"
+    """How sure triage is of this suspect: `high` (the logs say so directly: the rank is the odd
+    one out of three or more, the NIC reported its own error, RAS or the Flight Recorder names
+    it with the whole world known), `medium` (inferred: a rank absent from the ranks that
+    waited, a RAS side it did not print), `low` (one of two that cannot be told apart, a peer
+    or symptom of another suspect)."""
     fault: int = 1
     """Which independent fault this suspect belongs to (1, 2, ...): two faults at once are listed
     as two groups of suspects."""
@@ -104,6 +115,9 @@ class Collective(_Model):
     """Process group as printed (`0 (default_pg)`), null when the logs do not say."""
     numel: int | None = None
     """Elements (NumelIn) where printed."""
+    last_enqueued: int | None = None
+    """The highest sequence number any waiting rank had enqueued in that process group: work is
+    enqueued ahead of the one that hangs, so this is later than `seq`, not the hung one."""
 
 
 class RankState(_Model):
@@ -195,8 +209,9 @@ class TriageReport(_Model):
     """The whole answer."""
 
     verdict: Verdict
-    """`culprit found` (a rank that never arrived, died or left no log while the rest wait, or
-    the rank whose NIC reported the first IB failure), `network path` (the logs name no rank:
+    """`culprit found` (a rank that never arrived, died, left no log or never timed out while
+    the rest wait, the rank whose NIC reported the first IB failure, or the host and NIC whose
+    own IB async error event started the failure), `network path` (the logs name no rank:
     all ranks arrived and none completed, or an IB failure from a rank no log names; the network
     between the ranks involved), `application desync` (ranks issued different collectives, sizes
     or dtypes at one sequence number, or two threads used one communicator: not a network
@@ -209,6 +224,24 @@ class TriageReport(_Model):
     """The collective the job hung in, where identified."""
     world_size: int | None = None
     """Ranks in the job, where the logs say (communicator size, pg_config, RAS)."""
+    world_size_source: str | None = None
+    """Where `world_size` was read (`NCCL init nranks`, `RAS job summary`, `RAS communicators`,
+    `Flight Recorder analyzer`, `Flight Recorder pg_config`, `--world-size`), or, with
+    `world_size` null, `at least N: ranks 0..N-1 exist because rank N-1 logged` (a lower
+    bound)."""
+    world_size_at_least: int | None = None
+    """A lower bound on the ranks in the job where its size is not printed: one more than the
+    highest global rank seen (every rank below it exists)."""
+    hung_seq: int | None = None
+    """The sequence number the job hangs in: the one the watchdogs timed out on (the Flight
+    Recorder's, RAS's next operation), not the last one enqueued."""
+    rank_numbering: RankNumbering = "global"
+    """`global` (ranks are global ranks: a launcher prefix, file name, NCCL init or the default
+    process group says so), `group-local` (the logs print only ranks within a process group,
+    `[Rank M]` of several groups with no launcher prefix: no global rank could be read, so none
+    is blamed), `none` (no rank printed at all)."""
+    collect: list[str] = Field(default_factory=list)
+    """When the logs cannot tell (or tell only part): what to collect next to decide."""
     ranks_seen: list[int] = Field(default_factory=list)
     """Global ranks any input spoke for."""
     ranks: list[RankState] = Field(default_factory=list)

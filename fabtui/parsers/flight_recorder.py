@@ -49,7 +49,8 @@ DESCRIPTION = ("PyTorch Flight Recorder: torchfrtrace/fr_trace report, dump (JSO
 _HEADERS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"Not all ranks joining collective (\d+) at entry (\d+)"),
      "not_all_ranks_joining"),
-    (re.compile(r"Not all ranks joining collective, sequence number: (\d+)()"),
+    # `, sequence number: N` (PyTorch 2.6+), `: sequence number: N` (late 2024, pytorch#140969).
+    (re.compile(r"Not all ranks joining collective[,:] sequence number: (\d+)()"),
      "not_all_ranks_joining"),
     (re.compile(r"Not all ranks joining collective for group ()()"), "not_all_ranks_joining"),
     (re.compile(r"Input/output mismatch in the collective (\d+) at entry (\d+)"),

@@ -33,9 +33,17 @@ from fabtui.model.triage import (
     Verdict,
 )
 from fabtui.topology.ranks import compact_ranges
+from fabtui.triage.absent import absent_findings, waiting_ranks
+from fabtui.triage.collect import what_to_collect
 from fabtui.triage.findings import Context, Finding, Progress, by_pg, max_of, rank_at, wavefront
 from fabtui.triage.ingest import DEFAULT_PG, Facts
-from fabtui.triage.network import link_findings, local_rank_findings, warnings_of
+from fabtui.triage.mismatch_findings import coll_findings, fingerprint_findings
+from fabtui.triage.network import (
+    async_findings,
+    link_findings,
+    local_rank_findings,
+    warnings_of,
+)
 from fabtui.triage.ras import RasComm, RasRank
 
 _C10_STAMP = re.compile(r"\[[EWIF](\d{3,4}) (\d\d:\d\d:\d\d(?:\.\d+)?)")
@@ -47,26 +55,35 @@ _MISMATCH_ERRORS = ("COLLECTIVE_TYPE_MISMATCH", "SIZE_OR_SYNTAX_MISMATCH",
 def analyze(facts: Facts) -> TriageReport:
     """The report for `facts` (suspects not yet placed on the fabric: see `locate`)."""
     ctx = Context(facts=facts)
+    _group_local(ctx)
     _world(ctx)
     _from_events(ctx)
     _from_dumps(ctx)
     warnings = warnings_of(ctx)
     findings: list[Finding] = []
     findings += _desync(ctx)
+    findings += fingerprint_findings(ctx)
+    findings += coll_findings(ctx)
     findings += _fr_findings(ctx)
     findings += _ras(ctx)
     findings += _laggards(ctx, findings)
     findings += local_rank_findings(ctx, warnings)
+    findings += async_findings(ctx, warnings)
     findings += link_findings(ctx, warnings, findings)
     findings += _inside(ctx, findings)
     if not findings:
         findings += _stuck(ctx)
     findings = _merge(_explained(ctx, findings))
+    # A finding that names nothing (a failure no host or rank places) is a note beside others.
+    unplaced = [f for f in findings if not f.suspects]
+    findings = [f for f in findings if f.suspects]
+    if findings:
+        ctx.notes.extend(f.summary for f in unplaced)
     ranks = _rank_states(ctx)
     _victim_notes(ctx, findings)
     if not findings:
         verdict: Verdict = "cannot tell"
-        summary = _cannot_tell(ctx)
+        summary = unplaced[0].summary if unplaced else _cannot_tell(ctx)
         suspects: list[Suspect] = []
         collective = _common_collective(ctx)
     else:
@@ -89,30 +106,55 @@ def analyze(facts: Facts) -> TriageReport:
             # behind in says which collective that is.
             collective = _collective_of(ctx, suspects[0].rank) or collective \
                 or _common_collective(ctx)
-    return TriageReport(verdict=verdict, summary=summary, suspects=suspects,
-                        collective=collective, world_size=ctx.world,
-                        ranks_seen=sorted(ctx.seen), ranks=ranks, warnings=warnings,
-                        notes=ctx.notes, sources=facts.sources)
+    if collective is not None and collective.pg is not None:
+        enqueued = [s.enqueued for s in by_pg(ctx).get(collective.pg, [])
+                    if s.enqueued is not None]
+        collective.last_enqueued = max(enqueued) if enqueued else None
+    report = TriageReport(
+        verdict=verdict, summary=summary, suspects=suspects, collective=collective,
+        world_size=ctx.world, world_size_source=ctx.world_source,
+        world_size_at_least=None if ctx.world is not None or not ctx.seen
+        else max(ctx.seen) + 1,
+        hung_seq=collective.seq if collective is not None else _only_seq(ctx),
+        rank_numbering="group-local" if ctx.group_local else "global" if ctx.seen or any(
+            s.rank is not None for s in suspects) else "none",
+        ranks_seen=sorted(ctx.seen), ranks=ranks, warnings=warnings, notes=ctx.notes,
+        sources=facts.sources)
+    if report.world_size_at_least is not None:
+        report.world_size_source = (f"at least {report.world_size_at_least}: ranks 0-"
+                                    f"{report.world_size_at_least - 1} exist because rank "
+                                    f"{report.world_size_at_least - 1} logged")
+    report.collect = what_to_collect(ctx, report)
+    return report
 
 
 # ---- facts into per-rank states ---------------------------------------------------------------
 
 def _world(ctx: Context) -> None:
     facts = ctx.facts
-    sizes = [init.nranks for init in facts.inits]
+    sizes: list[tuple[int, str]] = [(init.nranks, "NCCL init nranks") for init in facts.inits]
     for dump, _, _ in facts.dumps:
         for config in dump.pg_config.values():
             if config.desc == "default_pg" and config.ranks:
-                sizes.append(len(config.ranks))
-    for mismatch, _ in facts.fr_findings:
-        if mismatch.expected_rank_count:
-            sizes.append(mismatch.expected_rank_count)
+                sizes.append((len(config.ranks), "Flight Recorder pg_config"))
+    for fr_mismatch, _ in facts.fr_findings:
+        if fr_mismatch.expected_rank_count:
+            sizes.append((fr_mismatch.expected_rank_count, "Flight Recorder analyzer"))
+        elif fr_mismatch.expected_ranks:
+            sizes.append((len(fr_mismatch.expected_ranks), "Flight Recorder analyzer"))
     for report, _ in facts.ras:
+        if report.processes:
+            sizes.append((report.processes, "RAS job summary"))
         if report.ranks_per_comm:
-            sizes.append(report.ranks_per_comm)
+            sizes.append((report.ranks_per_comm, "RAS communicators"))
         for comm in report.comms:
-            sizes.extend([comm.size] if comm.size else [])
-    ctx.world = max(sizes) if sizes else None
+            sizes.extend([(comm.size, "RAS communicators")] if comm.size else [])
+    if facts.job_world is not None:
+        sizes.append(facts.job_world)
+    if sizes:
+        # The largest communicator is the world; the first source that printed it names it.
+        ctx.world = max(size for size, _ in sizes)
+        ctx.world_source = next(source for size, source in sizes if size == ctx.world)
     for init in facts.inits:
         if init.nranks == ctx.world:
             if init.host:
@@ -122,6 +164,48 @@ def _world(ctx: Context) -> None:
     ctx.seen.update(facts.files_by_rank)
     for source in facts.sources:
         ctx.seen.update(source.ranks)
+    ctx.seen.update(facts.gave_up)
+
+
+def _sub_group_only(ctx: Context) -> None:
+    """Watchdog lines that print only `[PG x Rank M]` of a sub-group, and no line any global
+    rank: rank M of group x is some global rank the logs do not say."""
+    watchdogs = [e for e in ctx.facts.events if e.event.type == "watchdog_timeout"]
+    local = [e for e in watchdogs if e.rank is None and e.pg_rank is not None]
+    if not local or any(e.rank is not None for e in watchdogs):
+        return
+    ctx.group_local = True
+    names = sorted({f"[PG {e.pg} Rank {e.pg_rank}]" for e in local})
+    ctx.notes.append(f"{', '.join(names[:4])}: the rank within that process group, not a global "
+                     "rank; no line here prints a global rank")
+
+
+def _group_local(ctx: Context) -> None:
+    """PyTorch before 2.2 prints `[Rank M]` without its process group. With no launcher prefix
+    or file naming the rank, one `[Rank M]` timing out at several sequence numbers is the rank
+    of several process groups: none of these numbers is a global rank, so none is used as one."""
+    guessed = [e for e in ctx.facts.events if e.rank_from_message and e.rank is not None]
+    seqs: dict[int, set[int]] = defaultdict(set)
+    for item in guessed:
+        if item.event.type == "watchdog_timeout" and item.event.seq is not None:
+            seqs[item.rank or 0].add(item.event.seq)
+    if not any(len(found) > 1 for found in seqs.values()):
+        _sub_group_only(ctx)
+        return
+    ctx.group_local = True
+    facts = ctx.facts
+    guessed_ranks = {item.rank for item in guessed if item.rank is not None} - facts.named_ranks
+    for item in guessed:
+        item.rank, item.pg_rank = None, item.rank
+    for source in facts.sources:
+        source.ranks = [r for r in source.ranks if r not in guessed_ranks]
+    for rank in guessed_ranks:
+        facts.files_by_rank.pop(rank, None)
+    ranks = sorted({item.pg_rank for item in guessed if item.pg_rank is not None})
+    ctx.notes.append(f"the lines print only process-group ranks ([Rank {compact_ranges(ranks)}] "
+                     "with no launcher prefix), one of them timing out at several sequence "
+                     "numbers: these are ranks of several process groups, not global ranks, so "
+                     "no rank is named from them")
 
 
 def _from_events(ctx: Context) -> None:
@@ -230,7 +314,7 @@ def _desync(ctx: Context) -> list[Finding]:
         found.append(Finding(
             verdict="application desync",
             summary=f"Application desync: {what}. Not a network fault.",
-            suspects=[Suspect(kind="desync", rank=rank, reason=what)],
+            suspects=[Suspect(confidence="high", kind="desync", rank=rank, reason=what)],
             collective=Collective(op=None, seq=seq, pg=pg)))
     by_seq: dict[tuple[str, int], list[tuple[int, tuple[object, ...], Evidence | None]]] = \
         defaultdict(list)
@@ -255,7 +339,7 @@ def _desync(ctx: Context) -> list[Finding]:
             found.append(_split_desync(pg, seq, items, shapes))
             continue
         odd = [(rank, shape, ev) for rank, shape, ev in items if shape != common]
-        suspects = [Suspect(kind="desync", rank=rank,
+        suspects = [Suspect(confidence="high" if most >= 2 else "medium", kind="desync", rank=rank,
                             reason=f"issued {_shape_text(shape)} at sequence number {seq} of "
                                    f"process group {pg} where the others issued "
                                    f"{_shape_text(common)}",
@@ -291,7 +375,7 @@ def _split_desync(pg: str, seq: int,
                 "issue collectives on one communicator. No rank is the odd one out. Not a "
                 "network fault: fix the code path that issues collectives in a different "
                 "order.",
-        suspects=[Suspect(kind="desync", rank=None, ranks=ranks,
+        suspects=[Suspect(confidence="low", kind="desync", rank=None, ranks=ranks,
                           reason=f"at sequence number {seq} of process group {pg}: {sides}",
                           evidence=evidence)],
         collective=Collective(op=None, seq=seq, pg=pg))
@@ -314,7 +398,7 @@ def _fr_findings(ctx: Context) -> list[Finding]:
                 summary=f"The Flight Recorder analyzer found mismatched collectives at sequence "
                         f"number {mismatch.collective_seq_id}: an application desync, not a "
                         "network fault.",
-                suspects=[Suspect(kind="desync", rank=c.rank,
+                suspects=[Suspect(confidence="high", kind="desync", rank=c.rank,
                                   reason=f"Flight Recorder: {c.error_type}"
                                          f"{': ' + c.detail if c.detail else ''}",
                                   evidence=[evidence]) for c in culprits],
@@ -326,6 +410,7 @@ def _fr_findings(ctx: Context) -> list[Finding]:
                         f"collective {mismatch.collective_seq_id} ({op or '?'}) that the other "
                         "ranks wait in (Flight Recorder analyzer).",
                 suspects=[Suspect(kind="lagging", rank=r,
+                                  confidence="high" if ctx.world is not None else "medium",
                                   reason=f"did not join collective {mismatch.collective_seq_id}"
                                          f" ({op or '?'}) that the others entered",
                                   evidence=[evidence]) for r in mismatch.missing_ranks],
@@ -350,7 +435,7 @@ def _ras(ctx: Context) -> list[Finding]:
                     verdict="culprit found",
                     summary=f"RAS has no data from rank(s) {compact_ranges(comm.missing)} of "
                             f"communicator {comm.ident}: the process is unresponsive or dead.",
-                    suspects=[Suspect(kind="dead", rank=r,
+                    suspects=[Suspect(confidence="high", kind="dead", rank=r,
                                       reason=f"RAS: missing communicator data from rank {r} "
                                              "(unresponsive or dead process)",
                                       evidence=[evidence]) for r in comm.missing]))
@@ -369,6 +454,7 @@ def _ras(ctx: Context) -> list[Finding]:
                 summary=f"RAS considers process {dead.pid} on {host or dead.node} (GPU "
                         f"{dead.gpu}) dead.",
                 suspects=[Suspect(kind="dead", rank=rank, node=host, gpu=dead.gpu,
+                                  confidence="high",
                                   reason="RAS: process unreachable for 60 s (considered dead)"
                                          + ("" if host else f" on host {dead.node}, an address "
                                             "neither the logs nor the topology name"),
@@ -403,7 +489,7 @@ def _ras_mismatch(ctx: Context, comm: RasComm, label: str) -> Finding | None:
         suspects = []
         for r in low.named:
             rank, host = _ras_global(ctx, comm, r)
-            suspects.append(Suspect(
+            suspects.append(Suspect(confidence="high",
                 kind="lagging", rank=rank, node=host, gpu=r.gpu,
                 pg_rank=r.rank if rank != r.rank else None,
                 reason=f"RAS: launched up to operation {low.count} while "
@@ -471,6 +557,8 @@ def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
                         f"sequence number {front} of process group {pg}, where the other "
                         f"{len(states) - len(behind)} rank(s) wait.",
                 suspects=[Suspect(kind="lagging", rank=s.rank,
+                                  confidence="high" if ctx.world is not None
+                                  and len(states) >= ctx.world else "medium",
                                   reason=f"last enqueued {s.arrived()}, below the wavefront "
                                          f"{front} of process group {pg} (never arrived)",
                                   evidence=s.evidence[:3]) for s in behind],
@@ -491,7 +579,7 @@ def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
             verdict="culprit found",
             summary=f"The desync report names rank {item.pg_rank}: it finished collective "
                     f"#{event.last_completed} but did not join #{seq}.",
-            suspects=[Suspect(kind="lagging", rank=lagging,
+            suspects=[Suspect(confidence="high", kind="lagging", rank=lagging,
                               pg_rank=None if lagging is not None else item.pg_rank,
                               reason=f"desync report: finished collective "
                                      f"#{event.last_completed}, did not join #{seq} (count "
@@ -499,31 +587,8 @@ def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
         if lagging is not None:
             named.add(lagging)
     if not found and not named:
-        found += _missing_logs(ctx)
+        found += absent_findings(ctx)
     return found
-
-
-def _missing_logs(ctx: Context) -> list[Finding]:
-    if ctx.world is None or ctx.ras_healthy or len(ctx.seen) < 2:
-        return []
-    waiting = [s for s in ctx.states.values() if s.timed_out is not None]
-    if not waiting:
-        return []
-    missing = [r for r in range(ctx.world) if r not in ctx.seen]
-    if not missing or len(missing) > max(1, ctx.world // 4):
-        return []
-    front = wavefront(list(ctx.states.values()))
-    return [Finding(
-        verdict="culprit found",
-        summary=f"Every rank with a log waits at sequence number {front}; rank(s) "
-                f"{compact_ranges(missing)} left no log: the likeliest culprit(s).",
-        suspects=[Suspect(kind="missing log", rank=r,
-                          reason=f"no log from this rank while the other "
-                                 f"{len(ctx.seen)} wait at sequence number {front}",
-                          evidence=[Evidence(file="(none)", line=None,
-                                             text=f"no input holds lines of rank {r}")])
-                  for r in missing],
-        collective=Collective(op=None, seq=front, pg=waiting[0].pg))]
 
 
 def _inside(ctx: Context, earlier: list[Finding]) -> list[Finding]:
@@ -656,6 +721,14 @@ def _victim_notes(ctx: Context, findings: list[Finding]) -> None:
             break
 
 
+def _only_seq(ctx: Context) -> int | None:
+    """The one sequence number every watchdog line timed out on, where no rank state holds it
+    (lines with only process-group ranks)."""
+    seqs = {e.event.seq for e in ctx.facts.events
+            if e.event.type == "watchdog_timeout" and e.event.seq is not None}
+    return seqs.pop() if len(seqs) == 1 else None
+
+
 def _stamp_key(found: re.Match[str]) -> tuple[str, str]:
     """A c10 log stamp (`E1003 18:37:01.83`, month unpadded: `E321`) as a sortable key."""
     return found.group(1).zfill(4), found.group(2)
@@ -698,11 +771,26 @@ def _common_collective(ctx: Context) -> Collective | None:
 def _cannot_tell(ctx: Context) -> str:
     hang = [e for e in ctx.facts.events if e.event.type in _HANG_EVENTS]
     states = list(ctx.states.values())
-    if not hang and not states:
+    if ctx.group_local:
+        seqs = sorted({e.event.seq for e in hang if e.event.seq is not None})
+        return ("The lines print only process-group ranks (`[PG x Rank M]` of a sub-group, or "
+                "`[Rank M]` of several groups, with no launcher prefix), timing out at sequence "
+                "number(s) "
+                f"{compact_ranges(seqs) if seqs else '?'}: no global rank can be read, so the "
+                "logs cannot say which rank the job waits for.")
+    if not hang and not states and not ctx.facts.gave_up:
         return "The inputs hold no hang evidence (no watchdog timeout, desync report, Flight " \
                "Recorder state or RAS mismatch): the logs do not say which rank stopped."
-    ranks = sorted({s.rank for s in states})
+    waiting = sorted(waiting_ranks(ctx))
     front = _hung_at(states)
-    return (f"Only rank(s) {compact_ranges(ranks) if ranks else '?'} left hang evidence "
-            f"(waiting in sequence number {front}); without the other ranks' logs, dumps or RAS "
-            "output the logs cannot say which rank or link the job waits for.")
+    text = (f"Only rank(s) {compact_ranges(waiting) if waiting else '?'} left hang evidence "
+            f"(waiting in sequence number {front})")
+    if ctx.ras_healthy:
+        return (text + f"; RAS reports all {ctx.world or '?'} ranks launched the same "
+                "operations, so no rank is behind in NCCL: the collective is launched "
+                "everywhere and does not complete, and these logs cannot say why.")
+    if ctx.unheard:
+        return (text + f"; rank(s) {compact_ranges(ctx.unheard)} of the job left none, but "
+                "without the job's size these lines may be an excerpt: their logs decide.")
+    return (text + "; without the other ranks' logs, dumps or RAS output the logs cannot say "
+            "which rank or link the job waits for.")

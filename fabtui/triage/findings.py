@@ -56,7 +56,15 @@ class Context:
     states: dict[tuple[str, int], Progress] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     world: int | None = None
+    world_source: str | None = None
+    """Where `world` was read (see `TriageReport.world_size_source`)."""
+    group_local: bool = False
+    """The logs print only process-group ranks (no launcher prefix, several groups' `[Rank M]`):
+    no global rank could be read."""
     seen: set[int] = field(default_factory=set)
+    unheard: list[int] = field(default_factory=list)
+    """Ranks below the highest rank seen (so in the job) that left no timeout while the others
+    wait, where the job's size is not known: named in the summary, not blamed."""
     ras_healthy: bool = False
     entries: dict[tuple[str, int], dict[int, FrEntry]] = field(default_factory=dict)
     """(pg, seq) -> rank -> Flight Recorder entry."""

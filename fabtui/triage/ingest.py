@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -29,9 +29,12 @@ from fabtui.model.parsed.nccl_log import NcclLogEvent
 from fabtui.model.triage import Evidence, SourceFile
 from fabtui.parsers import flight_recorder, nccl_log
 from fabtui.parsers.errors import ParseError
-from fabtui.triage import frpickle, ras
+from fabtui.triage import frpickle, mismatch, ras
 
 CHUNK = 1 << 20
+COLL_TAIL = 4096
+"""NCCL `COLL` call lines (`opCount`) kept per file: the last ones, where the hang is; they do
+not count against `MAX_KEPT_PER_FILE` (a COLL log holds one per call)."""
 MAX_KEPT_PER_FILE = 20000
 """Key lines kept per file: a log that repeats one failure a million times still triages."""
 MAX_EVENTS_PER_TYPE = 4
@@ -49,10 +52,12 @@ TEXT_MAX = 300
 # (its `rank :` and `exitcode :` lines) follows `ChildFailedError`, and a PyTorch NCCL error
 # that tells an IB completion error says `NCCL error`.
 _KEYS = (b"NCCL WARN", b"; OOB", b"atchdog", b"NCCL work", b"Init COMPLETE", b"didn't ",
-         b"NCCL error", b"onnection ", b"ChildFailedError")
+         b"NCCL error", b"onnection ", b"ChildFailedError", b"Detected mismatch",
+         b"entire process down", b": opCount ")
 KEY_PATTERNS = tuple(key.decode() for key in _KEYS)
 """The key patterns as text (benchmarks/triage_scale.py greps for the same)."""
 _FOLLOW = {b"NCCL WARN": (b"Got completion from peer", b"vendor", 1),
+           b"atchdog": (b"WorkNCCL(", b"timing out", 1),
            b"ChildFailedError": (b"ChildFailedError:", b"", 40)}
 """Key -> (what a line must hold, what it must lack, lines after it that belong to the same
 message): a completion error wrapped onto the next line, torchrun's report, `what():`."""
@@ -63,6 +68,14 @@ _SRUN_PREFIX = re.compile(r"^\s*(\d+): ")
 _FILE_RANK = re.compile(r"(?:^|[^a-z])(?:rank|trace|dump)[_\-.]?(\d+)(?:\D|$)", re.IGNORECASE)
 _NCCL_HEAD = re.compile(r"([A-Za-z0-9_.\-]+):(\d+):\d+ \[(\d+)\] NCCL INFO")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_MD_LINK = re.compile(r"\[([^\[\]\s]+)\]\((?:https?://)?[^()\s]*\)")
+"""A markdown link an issue tracker made of an address or file name (`[10.1.3.201](http://
+10.1.3.201/)`): the text is what the log printed."""
+_QUOTE = re.compile(r"^\s*(?:>\s?)+")
+_ISO_STAMP = re.compile(r"^\s*\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?"
+                        r"(?:\s*[+-]\d\d:?\d\d)?:?\s+(?=\[)")
+"""A collector's time stamp before a launcher prefix (`2019-06-02T16:13:44.884Z: [1,12]<stdout>:`,
+`2025-11-09 15:39:31.043 +08:00 [...]`)."""
 _DEFAULT_PGS = (None, "0", "0 (default_pg)", "default_pg", "0(default_pg)")
 DEFAULT_PG = "0 (default_pg)"
 
@@ -121,6 +134,17 @@ class Facts:
     """IP -> host from the topology (NIC and management addresses), set by the caller."""
     dropped: Counter[tuple[str, int | None]] = field(default_factory=Counter)
     """(event type, status) -> events past the per-file cap, and repeated identical lines."""
+    mismatches: list[mismatch.MismatchReport] = field(default_factory=list)
+    """PyTorch `Detected mismatch between collectives` reports."""
+    coll_calls: list[tuple[mismatch.CollCall, Evidence]] = field(default_factory=list)
+    """NCCL COLL call lines: the last few of each process and communicator size."""
+    gave_up: dict[int, Evidence] = field(default_factory=dict)
+    """Global ranks whose PyTorch watchdog took the process down (`To avoid data inconsistency,
+    we are taking the entire process down`): they timed out, even where the watchdog line
+    itself is not among the inputs."""
+    job_world: tuple[int, str] | None = None
+    """The job's size and where it came from (the rank file or Slurm job placing ranks, or the
+    user), set by the caller."""
 
     def merge(self, other: Facts) -> None:
         """Add `other`'s facts (one file's, read by a worker) to these."""
@@ -140,6 +164,10 @@ class Facts:
             self.ip_hosts.setdefault(ip, host)
         self.named_ranks |= other.named_ranks
         self.dropped.update(other.dropped)
+        self.mismatches += other.mismatches
+        self.coll_calls += other.coll_calls
+        for rank, evidence in other.gave_up.items():
+            self.gave_up.setdefault(rank, evidence)
 
 
 def expand(paths: Iterable[Path]) -> list[tuple[Path, str]]:
@@ -256,9 +284,9 @@ def _read_fr_text(path: Path, label: str, rank: int | None, facts: Facts) -> Non
 def _add_dump(dump: FlightRecorder, label: str, rank: int | None, facts: Facts,
               kind: str) -> None:
     owner = dump.rank if dump.rank is not None else rank
-    for mismatch in dump.mismatches:
-        facts.fr_findings.append((mismatch, Evidence(file=label, line=None,
-                                                     text=mismatch.message[:TEXT_MAX])))
+    for found in dump.mismatches:
+        facts.fr_findings.append((found, Evidence(file=label, line=None,
+                                                  text=found.message[:TEXT_MAX])))
     if dump.format != "fr_trace":
         facts.dumps.append((dump, owner, Evidence(file=label, line=None,
                                                   text=f"Flight Recorder {dump.format}")))
@@ -347,8 +375,22 @@ def _decode(raw: bytes) -> str:
     return _ANSI.sub("", text) if "\x1b" in text else text
 
 
+def unpaste(line: str) -> str:
+    """The log line as the program printed it, from the line as pasted into an issue or chat:
+    a quote marker (`> `), markdown links around addresses and file names, and a collector's
+    time stamp before the launcher prefix are taken off."""
+    if line.lstrip().startswith(">"):
+        line = _QUOTE.sub("", line, count=1)
+    if "](" in line:
+        line = _MD_LINK.sub(r"\1", line)
+    if line[:1].isdigit() or line[:2].strip().isdigit():
+        line = _ISO_STAMP.sub("", line, count=1)
+    return line
+
+
 def _split_prefix(line: str) -> tuple[int | None, str | None, str]:
     """(global rank from `[rankN]:` / mpirun prefix, srun task, text without the prefixes)."""
+    line = unpaste(line)
     task = None
     found = _MPI_PREFIX.match(line)
     if found:
@@ -369,8 +411,14 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
     repeats: Counter[str] = Counter()
     repeated = False
     total: list[int] = []
+    coll: deque[tuple[int, bytes]] = deque(maxlen=COLL_TAIL)
+    previous: tuple[int, object] | None = None
+    """(line number, stream) of the line kept last: a wrapped line continues it."""
     with open(path, "rb") as handle:
         for number, raw, follows in key_lines(handle, total=total):
+            if b": opCount " in raw:
+                coll.append((number, raw))
+                continue
             if not follows:
                 # A line said again word for word adds nothing but its count (nor do the lines
                 # that continue it).
@@ -391,6 +439,15 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
             prefix_rank, task, text = _split_prefix(line)
             key: object = ("rank", prefix_rank) if prefix_rank is not None else \
                 ("task", task) if task is not None else ("file", None)
+            if previous is not None and key == ("file", None) and number == previous[0] + 1 \
+                    and _wrapped(streams[previous[1]].texts[-1], text):
+                # A line a terminal or issue tracker wrapped: the rest of the line before.
+                before = streams[previous[1]]
+                before.texts[-1] += text
+                before.raws[-1] += line
+                previous = (number, previous[1])
+                continue
+            previous = (number, key)
             stream = streams.get(key)
             if stream is None:
                 stream = streams[key] = _Stream(rank=prefix_rank if prefix_rank is not None
@@ -398,6 +455,7 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
             stream.numbers.append(number)
             stream.raws.append(line)
             stream.texts.append(text)
+    _coll_calls(coll, label, facts)
     ranks: set[int] = set()
     first = len(facts.events)
     for stream in streams.values():
@@ -413,6 +471,55 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
         facts.files_by_rank.setdefault(one, label)
     facts.sources.append(SourceFile(file=label, kind="log", ranks=sorted(ranks),
                                     lines=total[0] if total else 0))
+
+
+_LINE_START = re.compile(r"^\s*(?:\[|[\w.\-]+:\d+:\d+ \[|\d{4}-\d\d-\d\d|[EWIF]\d{4} )")
+"""How a log line of its own starts: a bracket (`[rank3]:`, `[E ...]`), an NCCL host prefix, a
+date, a glog stamp."""
+
+
+_WRAPPABLE = ("ProcessGroupNCCL", "WorkNCCL", "NCCL WARN", "watchdog")
+"""Messages whose wrapped rest is joined back: PyTorch's c10d and NCCL's own lines (a
+torchrun report's lines are lines of their own)."""
+
+
+def _wrapped(before: str, text: str) -> bool:
+    """Whether `text` (a line with no prefix) is the wrapped rest of `before`: `before` is a
+    c10d or NCCL message that stops mid-message (not after `.`, `)` or `]`) and `text` does not
+    start a line of its own."""
+    end = before.rstrip()
+    return bool(end) and end[-1] not in ".)]" and bool(text.strip()) \
+        and any(key in before for key in _WRAPPABLE) and _LINE_START.match(text) is None
+
+
+def _coll_calls(lines: Iterable[tuple[int, bytes]], label: str, facts: Facts) -> None:
+    """The last few NCCL COLL call lines of each process and communicator size."""
+    last: dict[tuple[str, int, int, int], deque[tuple[mismatch.CollCall, Evidence]]] = {}
+    for number, raw in lines:
+        line = _decode(raw)
+        call = mismatch.coll_call(unpaste(line))
+        if call is None:
+            continue
+        key = (call.host, call.pid, call.device, call.nranks)
+        last.setdefault(key, deque(maxlen=mismatch.MAX_COLL_PER_PROCESS)).append(
+            (call, Evidence(file=label, line=number, text=line[:TEXT_MAX])))
+    for calls in last.values():
+        facts.coll_calls.extend(calls)
+
+
+def _pytorch_lines(stream: _Stream, label: str, facts: Facts) -> None:
+    """PyTorch lines the NCCL log parser does not turn into events: collective-mismatch reports
+    and the watchdog's `taking the entire process down`."""
+    for index, text in enumerate(stream.texts):
+        evidence = Evidence(file=label, line=stream.numbers[index],
+                            text=stream.raws[index][:TEXT_MAX])
+        if "Detected mismatch between collectives" in text:
+            sides = mismatch.fingerprints(text)
+            if len(sides) >= 2:
+                facts.mismatches.append(mismatch.MismatchReport(sides=sides, reporter=stream.rank,
+                                                                evidence=evidence))
+        elif "entire process down" in text and stream.rank is not None:
+            facts.gave_up.setdefault(stream.rank, evidence)
 
 
 def _closed_by_local_rank(stream: _Stream) -> list[NcclLogEvent]:
@@ -438,6 +545,7 @@ def _scan_stream(stream: _Stream, label: str, facts: Facts, ranks: set[int],
     in `facts.dropped` by its event's type and status."""
     if not stream.texts:
         return
+    _pytorch_lines(stream, label, facts)
     result = nccl_log.scan(stream.texts)
     if result is None:
         return

@@ -9,7 +9,7 @@ import re
 
 from fabtui.model.triage import Suspect, Verdict, WarnEvent
 from fabtui.topology.failed_paths import PathGroup, address, far_end, is_flush, path_groups
-from fabtui.triage import wc_status
+from fabtui.triage import async_events, wc_status
 from fabtui.triage.findings import Context, Finding, rank_at
 
 MAX_WARNINGS = 300
@@ -39,6 +39,11 @@ def warnings_of(ctx: Context) -> list[WarnEvent]:
             known = wc_status.describe(event.status)
             if known is not None:
                 meaning, role, name = known.meaning, known.role, name or known.name
+        elif event.type == "ib_async_event":
+            fault = async_events.describe(event.message)
+            role = "signal" if fault is not None else "other"
+            if fault is not None:
+                meaning, name = fault.meaning, fault.name
         elif event.type == "connection_closed":
             key = (item.rank, item.host)
             role = "teardown" if key in signalled else "signal"
@@ -97,9 +102,55 @@ def local_rank_findings(ctx: Context, warnings: list[WarnEvent]) -> list[Finding
     return out
 
 
+def async_findings(ctx: Context, warnings: list[WarnEvent]) -> list[Finding]:
+    """An IB async error event names the host and NIC that raised it: one finding per NIC, its
+    first event the evidence (see `async_events`)."""
+    first: dict[tuple[str | None, str | None], WarnEvent] = {}
+    ranks: dict[tuple[str | None, str | None], set[int]] = {}
+    for warn in warnings:
+        if warn.type == "ib_async_event" and warn.role == "signal":
+            first.setdefault((warn.node, warn.hca), warn)
+            ranks.setdefault((warn.node, warn.hca), set()).update(
+                [warn.rank] if warn.rank is not None else [])
+    out: list[Finding] = []
+    for (node, hca), warn in first.items():
+        where = f"{hca or 'its NIC'} on {node or 'a host no line names'}"
+        # Several ranks of the host saw the same NIC fail (old NCCL names no device): the NIC
+        # is shared, no one rank is it.
+        sharing = sorted(ranks[(node, hca)])
+        out.append(Finding(
+            verdict="culprit found" if node or warn.rank is not None else "network path",
+            summary=f"{where} raised an IB async error ({warn.status_name}: {warn.meaning}). "
+                    "That host's NIC is where the failure starts; completion errors its peers "
+                    "report afterwards (flushes, retries, rejected requests) are its consequence, "
+                    "not faults of their own.",
+            suspects=[Suspect(kind="nic", rank=warn.rank if len(sharing) < 2 else None,
+                              ranks=sharing if len(sharing) > 1 else [], node=node, nic=hca,
+                              confidence="high" if node else "medium",
+                              reason=f"its own NIC raised {warn.status_name} ({warn.meaning})",
+                              evidence=[warn.evidence])]))
+    return out
+
+
+def _async_origin(ctx: Context, warn: WarnEvent, faults: list[Suspect]) -> Suspect | None:
+    """The async-error NIC a completion error is the consequence of: one on the same host, or
+    the only one there is when the error's peer is on no other host the logs or topology name."""
+    if not faults:
+        return None
+    same = next((s for s in faults if s.node is not None and s.node == warn.node), None)
+    if same is not None:
+        return same
+    peer_host = ctx.host(far_end(warn)) or ctx.host(address(warn.peer))
+    if peer_host is not None:
+        return next((s for s in faults if s.node == peer_host), None)
+    return faults[0] if len(faults) == 1 else None
+
+
 def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding]) -> list[Finding]:
     """The first signal of each failing NIC: an IB error other than a flush, a refused or
-    timed-out connection; the flushes after it are teardown."""
+    timed-out connection; the flushes after it are teardown. A completion error that is the
+    consequence of an IB async error (`async_findings`, in `earlier`) is evidence of that."""
+    nic_faults = [s for f in earlier for s in f.suspects if s.kind == "nic"]
     # A process that died (or left no log) takes its queue pairs with it: its peers' retries
     # then run out, so their completion errors toward its host are its symptom. A rank that
     # is merely behind still acknowledges at the transport level: no such symptom.
@@ -124,6 +175,14 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
     for found in groups:
         group = found.members
         warn = group[0]
+        nic_fault = _async_origin(ctx, warn, nic_faults)
+        if nic_fault is not None:
+            # The host whose NIC raised an async error is the origin; this completion error is
+            # its consequence (the same host's queue pair, or a peer losing it).
+            nic_fault.evidence.extend(w.evidence for w in group[:2])
+            for member in group:
+                member.role = "teardown"
+            continue
         if found.chained:
             # No NIC is in every path: none is the culprit (and none is "toward its NIC").
             if not {w.rank for w in group} <= known_ranks:
@@ -139,26 +198,30 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
         if len(group) > 1 and not found.reported_from_nic and found.nic is not None:
             out.append(_toward_one_nic(ctx, found, peer_host))
             continue
+        if warn.node is None and warn.rank is None and not far_end(warn) and not warn.peer:
+            out.append(_unplaced(warn, len(group)))
+            continue
         known = wc_status.describe(warn.status) if warn.type == "ib_completion_error" else None
         host_side = known is not None and known.host_side
         status = f"status {warn.status} ({warn.status_name})" if warn.status is not None \
             else warn.type.replace("_", " ")
         who = f"rank {warn.rank}" if warn.rank is not None else "a rank"
         suspects = [Suspect(kind="link", rank=warn.rank, node=warn.node, nic=warn.hca,
+                            confidence="high" if warn.rank is not None else "medium",
                             peer=warn.remote_gid or warn.peer, peer_node=peer_host,
                             reason=f"{status}: {warn.meaning or 'connection failed'}"
                                    + (f"; {len(group) - 1} other rank(s) failed toward this "
                                       "NIC" if len(group) > 1 else ""),
                             evidence=[warn.evidence])]
         for other in group[1:]:
-            suspects.append(Suspect(kind="link", rank=other.rank, node=other.node,
+            suspects.append(Suspect(confidence="low", kind="link", rank=other.rank, node=other.node,
                                     nic=other.hca, peer=other.remote_gid or other.peer,
                                     reason=f"also failed ({other.status_name or other.type}), "
                                            f"toward {who}'s NIC: a symptom of the same path",
                                     evidence=[other.evidence]))
         if warn.peer and len(group) == 1 and not host_side:
             # The far NIC is the remote GID; the printed peer is its host's OOB socket address.
-            suspects.append(Suspect(kind="peer", rank=None, node=peer_host,
+            suspects.append(Suspect(confidence="low", kind="peer", rank=None, node=peer_host,
                                     peer=warn.remote_gid or warn.peer,
                                     reason=f"the far end of {who}'s failed path"
                                            + (f" (host {warn.peer} by its socket address)"
@@ -191,13 +254,27 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
             suspects=suspects))
     # Independent faults in the order they happened where every lead line says when (NCCL 2.26+
     # stamps its WARN lines), else in reading order (a combined log's is the time order).
-    stamps = [_STAMP.search(f.suspects[0].evidence[0].text) if f.suspects[0].evidence else None
-              for f in out]
+    stamps = [_STAMP.search(f.suspects[0].evidence[0].text)
+              if f.suspects and f.suspects[0].evidence else None for f in out]
     if all(stamps):
         order = {id(f): found.group(1) for f, found in zip(out, stamps, strict=True) if found}
         out.sort(key=lambda f: order[id(f)])
     out.sort(key=lambda f: f.verdict == "cannot tell")
     return out
+
+
+def _unplaced(warn: WarnEvent, count: int) -> Finding:
+    """A network failure no host, rank, peer or GID places (NCCL before 2.12 printed `Got
+    completion with error 12` alone; a paste that lost the line prefix): a path failed, the
+    logs cannot say which."""
+    status = f"status {warn.status} ({warn.status_name})" if warn.status is not None \
+        else warn.type.replace("_", " ")
+    return Finding(
+        verdict="cannot tell",
+        summary=f"{count} failure(s) with {status} name no host, rank, peer or GID (NCCL before "
+                "2.12 printed none on completion errors): a network path failed, but the logs "
+                "cannot say whose.",
+        suspects=[])
 
 
 def _chained_paths(ctx: Context, found: PathGroup[WarnEvent]) -> Finding:
@@ -215,7 +292,7 @@ def _chained_paths(ctx: Context, found: PathGroup[WarnEvent]) -> Finding:
                    reason=f"the {len(group)} failed paths chain over {len(addresses)} NICs and "
                           "no NIC is in all of them: the switch they all cross, or PFC on it",
                    evidence=[w.evidence for w in group[:3]])
-    links = [Suspect(kind="link", rank=w.rank, node=w.node, nic=w.hca,
+    links = [Suspect(confidence="low", kind="link", rank=w.rank, node=w.node, nic=w.hca,
                      peer=w.remote_gid or w.peer, peer_node=ctx.host(far_end(w)),
                      reason=f"{w.status_name or w.type} toward {far_end(w) or '?'}: one of the "
                             f"{len(group)} chained failed paths, a symptom of what they share, "
@@ -243,7 +320,7 @@ def _toward_one_nic(ctx: Context, found: PathGroup[WarnEvent], host: str | None)
                   reason=f"all {len(group)} failed paths end at this NIC and no log reports "
                          "from it",
                   evidence=[w.evidence for w in group[:3]])
-    links = [Suspect(kind="link", rank=w.rank, node=w.node, nic=w.hca,
+    links = [Suspect(confidence="low", kind="link", rank=w.rank, node=w.node, nic=w.hca,
                      peer=w.remote_gid or w.peer, peer_node=host,
                      reason=f"{w.status_name or w.type} toward {nic}: a symptom of that NIC's "
                             "path",

@@ -23,6 +23,8 @@ _RANK_ALONE = re.compile(r"^\s*Rank (\d+) has (?:launched up to operation (\d+)|
 """A group of one rank, printed on one line (`src/ras/client_support.cc`)."""
 _MISSING = re.compile(r"^\s*The missing ranks?: ([\d,\s\-]+)")
 _PROCESS = re.compile(r"^\s*Process (\d+) on node (\S+) managing GPU (\d+)")
+_JOB = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
+"""The `Job summary` row: nodes, processes per node, GPUs per process, processes, GPUs."""
 _ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d\-]+)\s+(\d+)\s+(\d+)\s+(\w+)\s+(\w+)\s*$")
 
 
@@ -71,6 +73,9 @@ class RasReport:
     rows_ok: bool | None = None
     """True when every summary row says `OK`, False when one does not, None without rows."""
     ranks_per_comm: int | None = None
+    processes: int | None = None
+    """Processes (total) of the `Job summary`: every process of the job, whether it logged or
+    not."""
     evidence: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -93,7 +98,9 @@ def parse(lines: Iterable[str]) -> RasReport:
     sizes: dict[str, int] = {}
     """Summary row (group #) -> ranks per communicator of that group."""
     for number, line in enumerate(kept, start=1):
-        if (row := _ROW.match(line)) is not None:
+        if report.processes is None and (job := _JOB.match(line)) is not None:
+            report.processes = int(job.group(4))
+        elif (row := _ROW.match(line)) is not None:
             ok = row.group(8) == "OK"
             report.rows_ok = ok if report.rows_ok is None else report.rows_ok and ok
             report.ranks_per_comm = max(report.ranks_per_comm or 0, int(row.group(5)))

@@ -24,10 +24,15 @@ def _header(report: TriageReport) -> list[str]:
     if report.collective is not None:
         c = report.collective
         lines.append(f"collective: {c.op or '?'} seq {c.seq if c.seq is not None else '?'}"
-                     f"{' in process group ' + c.pg if c.pg else ''}")
+                     f"{' in process group ' + c.pg if c.pg else ''}"
+                     + (f" (last enqueued {c.last_enqueued})"
+                        if c.last_enqueued is not None and c.last_enqueued != c.seq else ""))
     seen = compact_ranges(report.ranks_seen) if report.ranks_seen else "none"
-    lines.append(f"ranks with evidence: {seen}"
-                 f"{f' of {report.world_size}' if report.world_size else ''}")
+    world = f" of {report.world_size} ({report.world_size_source})" if report.world_size \
+        else f" of at least {report.world_size_at_least}" if report.world_size_at_least else ""
+    lines.append(f"ranks with evidence: {seen}{world}")
+    if report.rank_numbering == "group-local":
+        lines.append("rank numbering: group-local only (no global rank could be read)")
     return lines
 
 
@@ -37,11 +42,12 @@ def tables(report: TriageReport) -> list[Table]:
     if report.suspects:
         rows: list[list[Cell]] = []
         for s in report.suspects:
-            rows.append([s.fault, s.kind, _where(s), s.node, s.gpu, s.nic, s.port or s.switch,
-                         s.optic, s.peer_node or s.peer, s.reason])
+            rows.append([s.fault, s.kind, _where(s), s.confidence, s.node, s.gpu, s.nic,
+                         s.port or s.switch, s.optic, s.peer_node or s.peer, s.reason])
         out.append(Table.build(
-            [right("fault"), left("kind"), left("rank"), left("node"), right("gpu"),
-             left("nic"), left("port"), left("optic"), left("peer"), left("reason")], rows,
+            [right("fault"), left("kind"), left("rank"), left("sure"), left("node"),
+             right("gpu"), left("nic"), left("port"), left("optic"), left("peer"),
+             left("reason")], rows,
             title=["suspects (most likely first)"],
             notes=_evidence_lines(report)))
     unusual = [r for r in report.ranks
@@ -67,6 +73,7 @@ def tables(report: TriageReport) -> list[Table]:
              for w in report.warnings[:_WARN_ROWS]],
             title=[f"NCCL warnings ({len(report.warnings)})"]))
     tail = [f"note: {n}" for n in report.notes]
+    tail += [f"collect: {item}" for item in report.collect]
     tail += [f"next: fabtui runbook run {n.runbook}"
              + "".join(f" --input {k}={v}" for k, v in n.inputs.items()) + f"   # {n.why}"
              for n in report.next]
@@ -108,12 +115,13 @@ def markdown(report: TriageReport) -> str:
         lines.append(f"- {line}")
     if report.suspects:
         lines += ["", "## Suspects (most likely first)", "",
-                  "| fault | kind | rank | node | gpu | nic | port | optic | peer | reason |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "| fault | kind | rank | sure | node | gpu | nic | port | optic | peer "
+                  "| reason |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for s in report.suspects:
             lines.append("| " + " | ".join(_md(v) for v in (
-                s.fault, s.kind, _where(s), s.node, s.gpu, s.nic, s.port or s.switch, s.optic,
-                s.peer_node or s.peer, s.reason)) + " |")
+                s.fault, s.kind, _where(s), s.confidence, s.node, s.gpu, s.nic,
+                s.port or s.switch, s.optic, s.peer_node or s.peer, s.reason)) + " |")
         lines += ["", "### Evidence", ""]
         for s in report.suspects[:20]:
             for e in s.evidence[:3]:
@@ -127,6 +135,8 @@ def markdown(report: TriageReport) -> str:
                          f"{': ' + w.meaning if w.meaning else ''}")
     if report.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
+    if report.collect:
+        lines += ["", "## Collect next", ""] + [f"- {item}" for item in report.collect]
     if report.next:
         lines += ["", "## Next", ""]
         for n in report.next:

@@ -13,12 +13,15 @@ from fabtui.triage.locate import locate
 
 
 def triage_paths(paths: Sequence[Path], graph: FabricGraph | None = None,
-                 placement_known: bool = False) -> TriageReport:
+                 placement_known: bool = False,
+                 world: tuple[int, str] | None = None) -> TriageReport:
     """Triage the logs, dumps and RAS outputs at `paths` (files or folders). `graph` places
     suspects on the fabric; `placement_known` says its rank placement comes from a rank file
-    (otherwise only host names the logs print place ranks). Raises `InputError` for an input
-    that cannot be read (a missing path, an unsafe pickle)."""
+    (otherwise only host names the logs print place ranks); `world` is the job's size and where
+    it came from, when known outside the logs. Raises `InputError` for an input that cannot be
+    read (a missing path, an unsafe pickle)."""
     facts = read_all(paths)
+    facts.job_world = world
     if graph is not None:
         facts.addresses = {ip: host for ip, (host, _) in graph.nic_ips.items()}
         facts.addresses.update({node.mgmt: name for name, node in graph.nodes.items()

@@ -165,16 +165,20 @@ class Workspace:
             self.settings.ranks is not None
 
     def triage(self, paths: Sequence[Path], *, ranks: Path | None = None,
-               topology: Path | None = None, similar: bool = True) -> TriageReport:
+               topology: Path | None = None, similar: bool = True,
+               world_size: int | None = None) -> TriageReport:
         """`fabtui triage nccl PATHS` on this fabric: the report, its suspects placed by the one
         placement rule (`ranks`, else the followed Slurm job, else the configured rank file:
-        `graph`, `placement_known`), and (`similar`) the past cases like it. Raises
+        `graph`, `placement_known`), and (`similar`) the past cases like it. `world_size` is the
+        job's size as the operator gives it (else what the logs say; a Slurm job's task count is
+        not used: its tasks need not all be ranks of the hung communicator). Raises
         `InputError` for an input that cannot be read. Reads the inputs; opens the case
         library."""
         from fabtui.triage import triage_paths
 
+        world = (world_size, "--world-size") if world_size is not None else None
         report = triage_paths(list(paths), self.graph(topology, ranks),
-                              self.placement_known(ranks))
+                              self.placement_known(ranks), world=world)
         if similar and report.suspects:
             report.similar_cases = self.similar_cases(report)
         return report

@@ -79,7 +79,8 @@ def warn_line(state: State, number: int, line: str, following: str) -> Event | N
 
 def classify_warn(msg: str, head: str) -> EventType:
     lowered = msg.lower()
-    if "got completion from peer" in lowered:
+    if "got completion from peer" in lowered or "got completion with error" in lowered:
+        # NCCL before 2.12 printed no peer: `Got completion with error 12, opcode 0, ...`.
         return "ib_completion_error"
     if "async event" in lowered or "async fatal event" in lowered:
         return "ib_async_event"

@@ -1,0 +1,204 @@
+"""Hang triage on the classes of real-world variation of issue 36, one test per class, on log
+excerpts posted in public issue threads (tests/triage_fixtures/real, provenance in SOURCES.md).
+
+Each test asserts what an expert reading only those lines can say; the whole set is scored by
+tests/test_triage_scoreboard.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fabtui.model.triage import TriageReport
+from fabtui.triage import triage_paths
+
+REAL = Path(__file__).parent / "triage_fixtures" / "real"
+
+
+def run(case: str) -> TriageReport:
+    return triage_paths([REAL / case])
+
+
+# ---- Flight Recorder analyzer reports in their several versions -------------------------------
+
+def test_fr_analyzer_colon_wording_names_the_ranks_that_never_joined() -> None:
+    # pytorch/pytorch#140969: `Not all ranks joining collective: sequence number: 31117`, the
+    # wording between `... 5 at entry 4` (2.5) and `..., sequence number: N` (2.6+).
+    report = run("pytorch-pr140969-fr-not-all-ranks-colon")
+    assert report.verdict == "culprit found"
+    assert sorted(s.rank for s in report.suspects if s.rank is not None) == [3, 4, 5, 6, 7]
+    assert (report.world_size, report.world_size_source) == (8, "Flight Recorder analyzer")
+    assert report.hung_seq == 31117
+
+
+# ---- Asynchronous IB events name the host and NIC; the peer sees only the consequence ---------
+
+def test_an_async_event_names_the_host_and_nic_and_the_peer_is_not_blamed() -> None:
+    # NVIDIA/nccl#1710: node201's mlx5_0 raised `local access violation work queue error`;
+    # node023 then got status 9 from node201's socket address. The thread pasted the lines as
+    # a quote with every address turned into a markdown link.
+    report = run("nccl-1710-async-lav-markdown-links")
+    assert report.verdict == "culprit found"
+    first = report.suspects[0]
+    assert (first.kind, first.node, first.nic, first.confidence) == (
+        "nic", "node201", "mlx5_0", "high")
+    assert "IBV_EVENT_QP_ACCESS_ERR" in first.reason
+    assert not any(s.node == "node023" for s in report.suspects)
+    # The completion error is read through the markdown: peer and GIDs as NCCL printed them.
+    [completion] = [w for w in report.warnings if w.type == "ib_completion_error"]
+    assert (completion.peer, completion.remote_gid) == ("10.1.3.201", "::ffff:10.206.1.11")
+    assert completion.evidence in first.evidence
+
+
+def test_an_async_event_on_the_host_that_also_saw_a_completion_error_is_that_hosts_nic() -> None:
+    # NVIDIA/nccl#1905 (async fatal event + status 4 on h100-28) and #1524 (async event, then
+    # a status 5 flush on ubuntu20-server-2): one fault, that host's NIC.
+    for case, node, nic in (("nccl-1905-async-fatal-lav-status4", "h100-28", "mlx5_ib0"),
+                            ("nccl-1524-async-lav-then-flush", "ubuntu20-server-2", "mlx5_0")):
+        report = run(case)
+        assert report.verdict == "culprit found", case
+        assert [(s.kind, s.node, s.nic) for s in report.suspects] == [("nic", node, nic)], case
+
+
+def test_old_nccl_async_event_under_mpirun_with_collector_stamps_blames_the_host() -> None:
+    # NVIDIA/nccl#230 (NCCL 2.4, `net_ib.cu`): `2019-...Z: [1,12]<stdout>:host:...` and no
+    # device in the message: three ranks of one host saw its NIC fail, no one rank is it.
+    report = run("nccl-230-async-catastrophic-mpirun-stamped")
+    assert report.ranks_seen == [12, 13, 14]
+    [nic] = report.suspects
+    assert (nic.kind, nic.node, nic.rank, nic.ranks) == (
+        "nic", "container-e275-1553839402050-12124-01-000057", None, [12, 13, 14])
+    assert "IBV_EVENT_DEVICE_FATAL" in nic.reason
+
+
+def test_an_old_completion_error_naming_no_host_cannot_tell_and_says_what_to_collect() -> None:
+    # NVIDIA/nccl#902: `Got completion with error 12, opcode 0, len 0, vendor err 129` (NCCL
+    # before 2.12 printed no peer; the thread quotes the message without its host prefix).
+    report = run("nccl-902-old-completion-no-peer")
+    [warn] = report.warnings
+    assert (warn.type, warn.status, warn.status_name) == (
+        "ib_completion_error", 12, "IBV_WC_RETRY_EXC_ERR")
+    assert report.verdict == "cannot tell" and report.suspects == []
+    assert any("NCCL_DEBUG=INFO" in item for item in report.collect)
+
+
+# ---- Collective mismatch: PyTorch's fingerprint check and NCCL's COLL opCount lines ------------
+
+def test_pytorch_detected_mismatch_is_an_application_desync_with_two_sides_untold() -> None:
+    # modelscope/ms-swift#9443: rank 1 ALLREDUCE [195812480] vs rank 0 [51123456] at 3104;
+    # aurekaresearch/OpenDDE#23: _ALLGATHER_BASE [.., 1435, 16] on rank 1 vs 1436 on rank 2.
+    for case, seq, ranks in (("swift-9443-detected-mismatch-shape", 3104, [0, 1]),
+                             ("opendde-23-detected-mismatch-allgather", 0, [1, 2])):
+        report = run(case)
+        assert report.verdict == "application desync", case
+        assert sorted(s.rank for s in report.suspects if s.rank is not None) == ranks, case
+        # Two sides: which one took the other code path is not in the lines.
+        assert {s.confidence for s in report.suspects} == {"low"}, case
+        assert "cannot tell which one" in report.summary
+        assert report.hung_seq == seq
+        assert report.collect, case
+
+
+def test_nccl_coll_opcount_lines_where_one_process_runs_another_collective() -> None:
+    # ROCm/rccl#429: at opCount 28c GPU 0 (pid 45006) runs AllReduce, GPU 2 (pid 45012)
+    # AllGather, in the same 4-rank communicator. The lines name no rank: host and GPU.
+    report = run("rccl-429-coll-opcount-allgather-vs-allreduce")
+    assert report.verdict == "application desync"
+    assert sorted((s.node, s.gpu, s.rank) for s in report.suspects) == [
+        ("h03r3n06", 0, None), ("h03r3n06", 2, None)]
+    assert "opCount 28c" in report.summary
+
+
+def test_coll_opcount_odd_one_out_of_three_is_named_with_high_confidence(tmp_path: Path) -> None:
+    # The rccl#429 lines plus GPU 0's lines again as a third process (pid 45008, GPU 1), as the
+    # thread says ranks 0, 1 and 3 ran AllReduce: the AllGather process is the odd one out.
+    lines = (REAL / "rccl-429-coll-opcount-allgather-vs-allreduce" / "job.log").read_text()
+    third = [line.replace("45006:45006 [0]", "45008:45008 [1]")
+             for line in lines.splitlines() if "AllReduce" in line]
+    (tmp_path / "job.log").write_text(lines + "\n".join(third) + "\n")
+    report = triage_paths([tmp_path])
+    assert report.verdict == "application desync"
+    [odd] = report.suspects
+    assert (odd.node, odd.gpu, odd.confidence) == ("h03r3n06", 2, "high")
+    assert "AllGather count 59205120" in odd.reason and "2 others" in odd.reason
+
+
+# ---- Ranks that never logged a timeout ------------------------------------------------------
+
+def test_a_rank_with_no_timeout_is_named_only_once_the_jobs_size_is_known() -> None:
+    # huggingface/open-r1#620: ranks 1-6 time out in BROADCAST #4 (lines wrapped at 140
+    # columns, rank 4 only `taking the entire process down`); rank 0 never does.
+    case = REAL / "openr1-620-rank0-never-timed-out-wrapped"
+    report = triage_paths([case])
+    assert report.verdict == "cannot tell" and report.suspects == []
+    assert report.world_size is None and report.world_size_at_least == 7
+    assert report.hung_seq == 4
+    assert any("rank(s) 0:" in item for item in report.collect)
+    # The wrapped `OpTy` / `pe=BROADCAST` is read as one line.
+    assert {r.rank: r.op for r in report.ranks if r.timed_out == 4} == {
+        1: "BROADCAST", 2: "BROADCAST", 3: "BROADCAST", 5: "BROADCAST", 6: "BROADCAST"}
+    # With the job's size given (the launcher's 7 processes), rank 0 is the suspect.
+    known = triage_paths([case], world=(7, "--world-size"))
+    assert known.verdict == "culprit found"
+    assert [(s.kind, s.rank, s.confidence) for s in known.suspects] == [
+        ("missing log", 0, "medium")]
+    assert (known.world_size, known.world_size_source) == (7, "--world-size")
+
+
+# ---- Process-group-local ranks, hung vs last enqueued sequence, RAS ---------------------------
+
+def test_only_group_local_ranks_name_no_rank_and_say_so() -> None:
+    # pytorch/pytorch#118369: PyTorch 2.1 lines without a launcher prefix; `[Rank 0]` times out
+    # at 96117, 96120 and 96125 (several process groups), `[Rank 7]` at 64088.
+    report = run("pytorch-118369-pg-local-ranks-only")
+    assert report.rank_numbering == "group-local"
+    assert report.verdict == "cannot tell" and report.suspects == []
+    assert report.ranks_seen == []
+    assert "only process-group ranks" in report.summary
+    assert any("global rank" in item for item in report.collect)
+
+
+def test_the_hung_sequence_number_is_the_timed_out_one_not_the_last_enqueued() -> None:
+    # XPixelGroup/BasicSR#737: timed out in 808, enqueued up to 811.
+    report = run("basicsr-737-default-pg")
+    assert report.hung_seq == 808
+    assert report.collective is not None and report.collective.last_enqueued == 811
+
+
+def test_ras_world_size_and_the_ranks_it_printed_ahead() -> None:
+    # NVIDIA/nccl#1911: RAS printed ranks 12 and 13 (ahead, at 641); the 30 behind are unnamed.
+    report = run("nccl-1911-ras-names-ranks-ahead")
+    assert (report.world_size, report.world_size_source) == (32, "RAS job summary")
+    assert sorted(s.rank for s in report.suspects if s.rank is not None) == [
+        r for r in range(32) if r not in (12, 13)]
+    assert {s.confidence for s in report.suspects} == {"medium"}
+
+
+def test_ras_healthy_with_one_rank_timed_out_cannot_tell_and_reads_the_world_from_ras() -> None:
+    # NVIDIA/nccl#1730: RAS `RUNNING OK` for 256 ranks while rank 118's watchdog fired.
+    report = run("nccl-1730-ras-healthy-one-rank")
+    assert (report.world_size, report.world_size_source) == (256, "RAS job summary")
+    assert report.verdict == "cannot tell" and report.suspects == []
+    assert "launched the same operations" in report.summary
+    assert report.hung_seq == 2398459
+    assert any("py-spy" in item for item in report.collect)
+
+
+# ---- Two-rank desyncs ------------------------------------------------------------------------
+
+def test_a_two_rank_split_names_both_with_low_confidence_and_what_would_tell_them_apart() -> None:
+    # NVIDIA/nccl#1409: rank 7 in BROADCAST, rank 3 in ALLREDUCE at SeqNum 80078.
+    report = run("nccl-1409-broadcast-vs-allreduce")
+    assert report.verdict == "application desync"
+    [split] = report.suspects
+    assert split.ranks == [3, 7] and split.confidence == "low"
+    assert any("code path" in item for item in report.collect)
+
+
+def test_a_sub_group_rank_alone_is_no_global_rank() -> None:
+    # sgl-project/sglang#1693: `[PG 3 Rank 5] ... SeqNum=9141`, no launcher prefix.
+    report = run("sglang-1693-pg3-rank-only")
+    assert (report.verdict, report.rank_numbering, report.hung_seq) == (
+        "cannot tell", "group-local", 9141)
+    assert report.suspects == [] and report.ranks_seen == []
+    assert any("[PG 3 Rank 5]" in note for note in report.notes)

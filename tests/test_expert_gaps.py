@@ -318,3 +318,42 @@ def test_gap2_gpus_without_a_fabric_state_are_not_judged() -> None:
     v100 = parse((FIXTURES / "nvidia-smi-q" / "mockdata-nvidia-smi-q-v100-550.127.05-first-"
                   "gpu.txt").read_text(encoding="utf-8"), "nvidia-smi-q")
     assert _fabric_registration(v100.gpus, None) == []  # type: ignore[arg-type]
+
+
+# 8. Switch-side congestion evidence: buffer watermarks --------------------------------------
+
+def test_gap8_watermarks_of_the_lossless_pgs_are_reported_per_port() -> None:
+    from fabtui.paths import demo_topology
+    from fabtui.probes.catalog import load_catalog
+    from fabtui.probes.evaluate import EvalContext, evaluate, hardware_classes
+    from fabtui.probes.targets import resolve
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import load_topology
+
+    text = (FIXTURES / "queue-watermark" / "sonic-utilities-wm-test-vectors-pg-headroom-multi-"
+            "asic.txt").read_text(encoding="utf-8")
+    parsed: Any = parse(text)  # detected, not told
+    assert parsed.kind == "queue-watermark"
+    assert [t.namespace for t in parsed.tables] == ["asic0", "asic1"]
+    graph = FabricGraph(load_topology(demo_topology()).topology)
+    definition = load_catalog([shipped_dir("probes")])["switch.watermarks"]
+    target = resolve(graph, "leaf-g00-r1", definition.target)
+    ctx = EvalContext(probe=definition, target=target, interval=5.0,
+                      hardware=hardware_classes(target))
+    found = {f"{m.name}@{m.component}": m.value for m in evaluate("queue-watermark", None,
+                                                                  parsed, ctx)}
+    assert found["watermark.pg_headroom.PG3@leaf-g00-r1:Ethernet4"] == 203
+    assert found["watermark.pg_headroom.PG4@leaf-g00-r1:Ethernet-BP260"] == 204
+    assert not any(".PG0@" in key for key in found)
+
+
+def test_gap8_a_watermark_cell_that_is_not_bytes_is_refused_at_its_line() -> None:
+    import pytest
+
+    from fabtui.parsers.errors import ParseError
+
+    text = (FIXTURES / "queue-watermark" / "sonic-command-reference-queue-watermark-unicast.txt"
+            ).read_text(encoding="utf-8").replace("Ethernet8      0      0", "Ethernet8      0  lots")
+    with pytest.raises(ParseError) as error:
+        parse(text, "queue-watermark")
+    assert error.value.line == 7 and "UC1 is 'lots'" in str(error.value)

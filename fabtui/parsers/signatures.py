@@ -178,6 +178,10 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("queue-counters", "queue_counters",
          "SONiC `show queue counters` (queuestat): packets/bytes/drops per port and queue",
          r"Port\s+(?:TxQ|Voq)\s+Counter/pkts\s+Counter/bytes|\"totalpacket\"\s*:"),
+    _sig("queue-watermark", "queue_watermark",
+         "SONiC `show queue watermark` / `show priority-group watermark`: peak buffer "
+         "occupancy per queue or priority group (bytes)",
+         r"(?:Egress shared pool occupancy per|Ingress (?:shared pool occupancy|headroom) per PG)"),
     _sig("rdma-hw-counters", "rdma_hw_counters",
          "show_counters <dev> / sysfs hw_counters dump: RDMA port counters (CNP, ECN, ...)",
          r"(?i:Port\s+\d+\s+hw\s+counters)|/sys/class/infiniband/[^/\s]+/ports/|"

@@ -127,6 +127,8 @@ class GpuProduct:
     architecture: str
     memory_mib: int
     power_limit_w: int
+    vbios: str = "96.00.89.00.01"
+    """The VBIOS version nvidia-smi prints (the demo's)."""
     temperature_limits_c: tuple[int, int, int, int] | None = None
     """(shutdown, slowdown, max operating, memory max operating) °C as `nvidia-smi -q` prints
     them; None where no public output of the part was found (printed N/A)."""
@@ -158,7 +160,7 @@ def gpu_product(model: str | None) -> GpuProduct:
     generation = gpu_generation(model) or "H100"
     name, memory, power = _PRODUCTS[generation]
     return GpuProduct(name, PLATFORMS[generation].architecture, memory, power,
-                      _TEMPERATURE_LIMITS.get(generation))
+                      temperature_limits_c=_TEMPERATURE_LIMITS.get(generation))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,11 @@ from fabtui.model.topology import Node
 from fabtui.sim.core import Sim
 from fabtui.sim.programs._common import Result
 from fabtui.sim.scenario import FaultKind
+from fabtui.topology.platform import gpu_generation
+
+_DEVICE_IDS = {"A100": "20b2", "H100": "2330", "H200": "2335", "B200": "2901"}
+"""PCI device ids DCGM prints per GPU generation (A100 SXM4 80GB 20b2 as in the real capture;
+H100 SXM5 2330, H200 2335, B200 2901 from the PCI ids database)."""
 
 
 def dcgmi(sim: Sim, node: Node, args: list[str], t: float) -> Result:
@@ -14,7 +19,13 @@ def dcgmi(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         return "", "Usage: dcgmi diag -r <level>\n", 1
     level = args[args.index("-r") + 1] if args.index("-r") + 1 < len(args) else "1"
     hot = any(f.host == node.hostname for f in sim.active(FaultKind.SLOW_NODE, t))
-    rows = [("Deployment", [("Denylist", "Pass"), ("NVML Library", "Pass"),
+    # DCGM 3.x opens the table with what it ran against (its version, the driver, each GPU's
+    # PCI device id), as a real `dcgmi diag` does (awsome-distributed-training capture).
+    devices = ",".join(_DEVICE_IDS.get(gpu_generation(g.model) or "H100", "2330")
+                       for g in sorted(node.gpus, key=lambda g: g.index))
+    rows = [("Metadata", [("DCGM Version", "3.3.7"), ("Driver Version Detected", "550.127.05"),
+                          ("GPU Device IDs Detected", devices)]),
+            ("Deployment", [("Denylist", "Pass"), ("NVML Library", "Pass"),
                             ("CUDA Main Library", "Pass"),
                             ("Permissions and OS Blocks", "Pass"), ("Persistence Mode", "Pass"),
                             ("Environment Variables", "Pass"),

@@ -77,6 +77,11 @@ def nvidia_smi_q(sim: Sim, node: Node, t: float) -> str:
 \t\t<serial>165232{int(sim.noise('serial', node.hostname, gpu.index) * 1e7):07d}</serial>
 \t\t<uuid>GPU-{int(sim.noise('uuid', node.hostname, gpu.index) * 2**64):016x}-sim</uuid>
 \t\t<minor_number>{gpu.index}</minor_number>
+\t\t<vbios_version>{product.vbios}</vbios_version>
+\t\t<gpu_reset_status>
+\t\t\t<reset_required>No</reset_required>
+\t\t\t<drain_and_reset_recommended>No</drain_and_reset_recommended>
+\t\t</gpu_reset_status>
 \t\t<pci>
 \t\t\t<pci_bus_id>{bus}</pci_bus_id>
 \t\t\t<pci_gpu_link_info>

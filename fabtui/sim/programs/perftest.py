@@ -50,6 +50,7 @@ def perftest(tool: str) -> Callable[[Sim, Node, list[str], float], Result]:
                   " Link type       : Ethernet", f" GID index       : {options.get('-x', '3')}",
                   " Max inline data : 0[B]", " rdma_cm QPs\t : OFF",
                   " Data ex. method : Ethernet", "-" * 87]
+        lines += _addresses(sim, node, nic, peer, test)
         if kind == "bw":
             unit = "Gb/sec" if gbits else "MB/sec"
             lines.append(f" #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]"
@@ -73,6 +74,28 @@ def perftest(tool: str) -> Callable[[Sim, Node, list[str], float], Result]:
         return "\n".join(lines) + "\n", "", 0
 
     return run_tool
+
+
+def _addresses(sim: Sim, node: Node, nic: Nic, peer: str | None, test: str) -> list[str]:
+    """The QP each side exchanged, as perftest prints them before the results: on RoCE `LID
+    0000` and the GID below (RKey and VAddr for RDMA write/read), then a rule."""
+    # The server learns its client only from the exchange: the fabric's first other node.
+    far_host = peer if peer is not None else \
+        next(h for h in sim.graph.nodes if h != node.hostname)
+    far = sim.graph.find_nic(far_host, nic.name) or nic
+    lines = []
+    for where, host, card in (("local", node.hostname, nic), ("remote", far_host, far)):
+        qpn = 0x100 + int(sim.noise("qpn", host, card.name) * 0xF00)
+        psn = int(sim.noise("psn", host, card.name) * 0xFFFFFF)
+        text = f" {where} address: LID 0000 QPN {qpn:#06x} PSN {psn:#08x}"
+        if test in ("RDMA_Write", "RDMA_Read"):
+            rkey = int(sim.noise("rkey", host, card.name) * 0xFFFFFF)
+            vaddr = 0x7F0000000000 + int(sim.noise("va", host, card.name) * 0xFFFFFFFFFF)
+            text += f" RKey {rkey:#08x} VAddr {vaddr:#016x}"
+        octets = [int(o) for o in (card.ip or "0.0.0.0").split(".")]
+        gid = ":".join(["00"] * 10 + ["255", "255"] + [f"{o:02d}" for o in octets])
+        lines += [text, f" GID: {gid}"]
+    return [*lines, "-" * 87]
 
 
 def pair_rate(sim: Sim, node: Node, nic: Nic, peer: str | None, t: float,

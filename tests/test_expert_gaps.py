@@ -353,7 +353,8 @@ def test_gap8_a_watermark_cell_that_is_not_bytes_is_refused_at_its_line() -> Non
     from fabtui.parsers.errors import ParseError
 
     text = (FIXTURES / "queue-watermark" / "sonic-command-reference-queue-watermark-unicast.txt"
-            ).read_text(encoding="utf-8").replace("Ethernet8      0      0", "Ethernet8      0  lots")
+            ).read_text(encoding="utf-8")
+    text = text.replace("Ethernet8      0      0", "Ethernet8      0  lots")
     with pytest.raises(ParseError) as error:
         parse(text, "queue-watermark")
     assert error.value.line == 7 and "UC1 is 'lots'" in str(error.value)

@@ -170,12 +170,14 @@ async def test_journey_1_whole_from_the_hang_logs_to_the_filed_case() -> None:
         text = screen_text(app)
         assert "optic-replacement: inputs" in text and PORT in text
         assert "hand-over from nccl-hang-triage" in text
-        await pilot.press("enter", "enter", "enter")
+        await pilot.press("enter", "enter", "enter", "enter")  # its 4 inputs
         await until(pilot, lambda: isinstance(app.screen, SessionScreen)
                     and app.screen is not triage, "the optic replacement session")
         optic = app.screen
         assert isinstance(optic, SessionScreen)
         assert optic.book.meta.id == "optic-replacement" and optic.inputs["port"] == PORT
+        # what the triage did is carried: node003 is cordoned, so it is not drained again
+        assert optic.inputs["drained_node"] == "node003"
 
         # File the triage session as a case: the editor opens on its draft.
         await pilot.press("escape")

@@ -240,7 +240,7 @@ async def test_an_input_the_fabric_does_not_have_is_refused_with_the_reason() ->
                                      "triage: the suspect optic"))
         await pilot.pause(0.2)
         assert isinstance(app.screen, Form)
-        await pilot.press("enter", "enter", "enter")
+        await pilot.press("enter", "enter", "enter", "enter")  # its 4 inputs
         await pilot.pause()
         assert isinstance(app.screen, Form)
         assert "port: 'leaf-g00-r3:Ethernet999' is not a cabled switch port" in \
@@ -261,7 +261,7 @@ async def test_open_runbook_from_another_mode_prefills_and_open_session_shows_it
                                      "triage named this optic"))
         await pilot.pause(0.3)
         assert app.current_mode == "runbooks" and isinstance(app.screen, Form)
-        await pilot.press("enter", "enter", "enter")
+        await pilot.press("enter", "enter", "enter", "enter")  # its 4 inputs
         await pilot.pause()
         session = app.screen
         assert isinstance(session, SessionScreen)

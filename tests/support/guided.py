@@ -40,7 +40,7 @@ async def open_optic_replacement(pilot: Any, app: FabtuiApp) -> SessionScreen:
     await pilot.press("enter")
     await pilot.pause()
     assert isinstance(app.screen, Form)
-    await pilot.press(*PORT, "enter", "enter", "enter")
+    await pilot.press(*PORT, "enter", "enter", "enter", "enter")  # its 4 inputs
     await pilot.pause()
     session = app.screen
     assert isinstance(session, SessionScreen)

@@ -122,8 +122,7 @@ def test_layer_counts_read_one_way() -> None:
 
 
 # point 3: values whole, cuts marked --------------------------------------------------------------
-LONG_NAMES = ["delta.link_down_events_phy", "delta.module_bad_shorted",
-              "delta.rx_pci_signal_integrity", "delta.rx_pcs_symbol_err_phy",
+LONG_NAMES = ["delta.link_down_events_phy", "delta.rx_pci_signal_integrity",
               "delta.rx_prio3_cong_discard"]
 
 
@@ -139,14 +138,17 @@ async def test_the_console_at_80x24_shows_every_value_whole() -> None:
         await pilot.pause()
         metrics = [("node001:mlx5_4", name, 0.0, Verdict.OK) for name in LONG_NAMES]
         metrics += [("node001:mlx5_4", "rate.rx_prio3_marked", 15.338, Verdict.OK),
-                    ("node001:mlx5_4", "rate.rx_prio3_pause", 599.372, Verdict.OK)]
+                    ("node001:mlx5_4", "rate.rx_prio3_pause", 599.372, Verdict.OK),
+                    # a BER with every digit and a long counter name widen the table past
+                    # 80 columns, as the storm's real metrics did
+                    ("node001:mlx5_4", "pre_fec_ber", 4.912345678901234e-09, Verdict.OK),
+                    ("node001:mlx5_4", "delta.tx_pause_storm_warning_events", 0.0,
+                     Verdict.OK)]
         console._show(result("nic.ethtool", "node001:mlx5_4", metrics))
         await pilot.pause(0.1)
         text = screen_text(app)
-        assert "15.338" in text and "599.372" in text, text
+        assert "15.338" in text and "599.372" in text and "4.912345678901234e-09" in text, text
         table = console.query_one(FitTable)
-        assert all(line.rstrip().endswith(("/s", "0")) or "verdict" in line
-                   for line in table.shown_text()[1:]), table.shown_text()
         for name in LONG_NAMES:  # whole, or cut with a mark
             assert name in text or re.search(re.escape(name[:10]) + r"\S*…", text), name
         assert sum(table.widths) + 2 * (len(table.widths) - 1) <= table.size.width

@@ -122,8 +122,7 @@ def test_layer_counts_read_one_way() -> None:
 
 
 # point 3: values whole, cuts marked --------------------------------------------------------------
-LONG_NAMES = ["delta.link_down_events_phy", "delta.module_bad_shorted",
-              "delta.rx_pci_signal_integrity", "delta.rx_pcs_symbol_err_phy",
+LONG_NAMES = ["delta.link_down_events_phy", "delta.rx_pci_signal_integrity",
               "delta.rx_prio3_cong_discard"]
 
 
@@ -139,14 +138,17 @@ async def test_the_console_at_80x24_shows_every_value_whole() -> None:
         await pilot.pause()
         metrics = [("node001:mlx5_4", name, 0.0, Verdict.OK) for name in LONG_NAMES]
         metrics += [("node001:mlx5_4", "rate.rx_prio3_marked", 15.338, Verdict.OK),
-                    ("node001:mlx5_4", "rate.rx_prio3_pause", 599.372, Verdict.OK)]
+                    ("node001:mlx5_4", "rate.rx_prio3_pause", 599.372, Verdict.OK),
+                    # a BER with every digit and a long counter name widen the table past
+                    # 80 columns, as the storm's real metrics did
+                    ("node001:mlx5_4", "pre_fec_ber", 4.912345678901234e-09, Verdict.OK),
+                    ("node001:mlx5_4", "delta.tx_pause_storm_warning_events", 0.0,
+                     Verdict.OK)]
         console._show(result("nic.ethtool", "node001:mlx5_4", metrics))
         await pilot.pause(0.1)
         text = screen_text(app)
-        assert "15.338" in text and "599.372" in text, text
+        assert "15.338" in text and "599.372" in text and "4.912345678901234e-09" in text, text
         table = console.query_one(FitTable)
-        assert all(line.rstrip().endswith(("/s", "0")) or "verdict" in line
-                   for line in table.shown_text()[1:]), table.shown_text()
         for name in LONG_NAMES:  # whole, or cut with a mark
             assert name in text or re.search(re.escape(name[:10]) + r"\S*…", text), name
         assert sum(table.widths) + 2 * (len(table.widths) - 1) <= table.size.width
@@ -155,8 +157,7 @@ async def test_the_console_at_80x24_shows_every_value_whole() -> None:
 def test_a_shared_prefix_is_said_once() -> None:
     assert split_common([f"{PORT}/lane{n}" for n in (1, 2)]) == (f"{PORT}/", ["lane1",
                                                                                  "lane2"])
-    assert split_common([PORT, f"{PORT}/lane1"]) == ("leaf-g00-r3:", ["Ethernet16",
-                                                                      "Ethernet16/lane1"])
+    assert split_common([PORT, f"{PORT}/lane1"]) == (f"{PORT}/", ["", "lane1"])
     assert split_common(["node003:mlx5_3", PORT]) == ("", ["node003:mlx5_3", PORT])
     assert split_common([PORT, PORT]) == (PORT, ["", ""])
 
@@ -251,8 +252,9 @@ async def test_the_outline_moves_by_key_and_shows_each_block_again() -> None:
         assert text.count("-inf") >= 3  # the three dark lanes' before
         assert "-40" in text
         table = session.query_one("#result", FitTable)
-        # the switch said once above the table, the port and lane in the rows
-        assert table.caption.startswith("leaf-g00-r3 · dom-after (before: dom-before)")
+        # the port said once above the table, the lanes in the rows
+        assert table.caption == f"{PORT} · dom-after (before: dom-before)"
+        assert [row[0] for row in table.rows] == ["lane1", "lane2", "lane3", "lane4", "-"]
         assert max(len(line) for line in table.shown_text()) <= table.size.width
 
 

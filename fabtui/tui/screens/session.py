@@ -37,7 +37,7 @@ from fabtui.errors import InputError, RequestError, one_line
 from fabtui.model.events import Event, EventKind
 from fabtui.model.runbook import Block, InputSpec, Runbook
 from fabtui.model.table import Column, left, right
-from fabtui.render.table import cell_text
+from fabtui.render.table import cell_text, cut
 from fabtui.runbooks.engine import Engine, Observer, var_name
 from fabtui.tui.commands import SESSION_COMMANDS, bindings
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
@@ -374,7 +374,7 @@ class SessionScreen(FabtuiScreen):
         view = self.view
         head = Text()
         head.append(f"{self.book.meta.id}", "bold")
-        head.append(f" · {self.book.title[:60]}\n")
+        head.append(f" · {cut(self.book.title, 60)}\n")
         head.append(f"session {self.session or '(not started)'} · ")
         state = view.state if not self.busy else "running"
         if self._queue.qsize():
@@ -432,12 +432,12 @@ class SessionScreen(FabtuiScreen):
         if block is not None:
             text.append_text(badge(view.states.get(block, "pending"), self.app.current_theme,
                                    self.fab.ascii_only))
-            text.append(f"  {block}  {view.messages.get(block, '')[:200]}")
+            text.append(f"  {block}  {cut(view.messages.get(block, ''), 200)}")
             if block in view.commands:
-                text.append(f"\n$ {view.commands[block][:200]}", "dim")
+                text.append(f"\n$ {cut(view.commands[block], 200)}", "dim")
             if block in view.decisions:
                 text.append(f"\n{view.decisions[block]}", "italic")
-        if self.picked:
+        if self.picked and self.live:
             text.append("\nreading back: n or g runs on from where the session is", "dim")
         if view.handover:
             text.append(f"\nnext: runbook {view.handover} (o opens it)", "bold")

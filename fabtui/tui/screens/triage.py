@@ -31,9 +31,10 @@ from fabtui.model.triage import Suspect, TriageReport
 from fabtui.tui.commands import TRIAGE_COMMANDS, bindings
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
 from fabtui.tui.screens.base import FabtuiScreen
+from fabtui.tui.widgets.fit_table import fit_data_table
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.triage_view import (
-    SUSPECT_COLUMNS,
+    SUSPECT_FIT,
     chain_legend,
     chain_strip,
     chain_text,
@@ -120,7 +121,7 @@ class TriageScreen(FabtuiScreen):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns(*SUSPECT_COLUMNS)
+        table.add_columns(*(c.heading for c in SUSPECT_FIT))
         start = self.fab.triage_start
         if start is not None:
             self.fab.triage_start = None
@@ -184,9 +185,7 @@ class TriageScreen(FabtuiScreen):
         self.paths, self.report = paths, report
         self.state = f"{len(report.suspects)} suspect(s) from {' '.join(map(str, paths))}"
         table = self.query_one(DataTable)
-        table.clear()
-        for suspect in report.suspects:
-            table.add_row(*suspect_row(suspect))
+        self._fill_suspects()
         cases = self.query_one("#triage-cases", OptionList)
         cases.clear_options()
         cases.add_options([Option(case, id=case) for case in report.similar_cases])
@@ -206,6 +205,16 @@ class TriageScreen(FabtuiScreen):
         self.post_message(Highlight("triage", frozenset(keys), f"NCCL hang, {report.verdict}"))
         table.focus()
         self._paint()
+
+    def _fill_suspects(self) -> None:
+        """The suspects, columns sized to the screen: the rank, node, NIC, port and optic whole
+        (what the operator types next), the fault's wording cut with `…` first."""
+        if self.report is not None:
+            fit_data_table(self.query_one(DataTable), SUSPECT_FIT,
+                           [suspect_row(s) for s in self.report.suspects])
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fill_suspects)
 
     @on(ChainFinished)
     def _chained(self, message: ChainFinished) -> None:

@@ -139,7 +139,9 @@ class DetailPanel(VerticalScroll):
         ranked = sorted(state.values.items(), key=lambda item: (
             -item[1].verdict.rank, not item[0].startswith(KEY_COUNTERS),
             item[1].value in (0, 0.0, None), item[0] not in state.history, item[0]))
-        avail = max(30, self.content_size.width or 44)
+        # two columns spare: a line exactly as wide as the panel wrapped its sparkline onto a
+        # line of its own (the panel's scrollbar takes them when it shows)
+        avail = max(30, (self.content_size.width or 46) - 2)
         # a narrow panel (80 columns: the matrix takes its picture's width) keeps the names
         # readable before the sparklines
         spark = SPARK if avail >= 56 else 8 if avail >= 44 else 4

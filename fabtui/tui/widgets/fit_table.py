@@ -50,15 +50,18 @@ def fit_cell(cell: FitCell, width: int, align: str) -> Text:
 def split_common(texts: Sequence[str], separators: str = ":/") -> tuple[str, list[str]]:
     """What every one of `texts` starts with, up to and including a separator, and what is
     left of each: `leaf-g00-r3:Ethernet16/lane1`, `.../lane2` -> (`leaf-g00-r3:Ethernet16/`,
-    [`lane1`, `lane2`]); all alike -> (the text, [""...]); nothing shared -> ("", texts)."""
+    [`lane1`, `lane2`]); a text that is the shared part itself (the port beside its lanes)
+    leaves ""; all alike -> (the text, [""...]); nothing shared -> ("", texts)."""
     if not texts:
         return "", []
     if all(t == texts[0] for t in texts):
         return texts[0], ["" for _ in texts]
-    first = texts[0]
+    end = separators[-1]
+    padded = [t if t.endswith(tuple(separators)) else t + end for t in texts]
+    first = padded[0]
     length = 0
     for index, char in enumerate(first):
-        if any(len(t) <= index or t[index] != char for t in texts):
+        if any(len(t) <= index or t[index] != char for t in padded):
             break
         if char in separators:
             length = index + 1
@@ -106,8 +109,12 @@ class FitTable(ScrollView, can_focus=True):
         self.rows = [tuple(r) for r in rows]
         self.caption = caption
         self._laid_for = -1
-        self._layout(self.size.width)
+        self._layout(self._room())
         self.refresh(layout=True)
+
+    def _room(self) -> int:
+        """Columns the lines have: the view's width less a vertical scrollbar's."""
+        return self.scrollable_content_region.width if self.is_attached else 0
 
     def _layout(self, width: int) -> None:
         """Column widths for `width` columns (the natural ones until the view knows its
@@ -145,11 +152,11 @@ class FitTable(ScrollView, can_focus=True):
         return 2 if self.caption else 1
 
     def on_mount(self) -> None:
-        self._layout(self.size.width)
+        self._layout(self._room())
 
     def on_resize(self) -> None:
-        if self.size.width != self._laid_for:
-            self._layout(self.size.width)
+        if self._room() != self._laid_for:
+            self._layout(self._room())
             self.refresh()
 
     def shown_text(self) -> list[str]:
@@ -157,7 +164,9 @@ class FitTable(ScrollView, can_focus=True):
         return [strip.text for strip in self._lines]
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self._room()
+        if width != self._laid_for:  # a scrollbar came or went: the room changed
+            self._layout(width)
         # the caption and heading stay on top; the rows scroll under them
         index = y if y < self.sticky else y + int(self.scroll_offset.y)
         if not 0 <= index < len(self._lines):

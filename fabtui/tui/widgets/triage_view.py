@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from fabtui.model.chain import EvidenceChain
+from fabtui.model.table import left, right
 from fabtui.model.triage import Suspect, TriageReport
 from fabtui.topology.ranks import compact_ranges
 
@@ -40,6 +41,9 @@ def suspect_row(suspect: Suspect) -> tuple[str, ...]:
 
 
 SUSPECT_COLUMNS = ("fault", "kind", "rank", "node", "gpu", "nic", "leaf port", "optic")
+SUSPECT_FIT = (left("fault"), left("kind"), right("rank"), right("node"), right("gpu"),
+               right("nic"), right("leaf port"), right("optic"))
+"""The same columns for `fit_data_table`: the names an operator acts on are kept whole."""
 
 
 def verdict_text(report: TriageReport, chain: Text | None = None) -> Text:

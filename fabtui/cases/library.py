@@ -31,7 +31,7 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from pydantic import ValidationError
 
 from fabtui.cases.components import Locate
-from fabtui.cases.filing import SessionRecord, case_id_for, draft_case
+from fabtui.cases.filing import SessionRecord, case_id_for, draft_incident
 from fabtui.cases.markdown import case_file_name, parse_case, write_case
 from fabtui.cases.similar import Similar, similar_cases
 from fabtui.cases.store import CaseRow, CaseStore, ImportReport, is_damage, store_path
@@ -304,16 +304,23 @@ class CaseLibrary:
         index.ensure(self._all_docs, before)
         index.upsert([self._doc(c) for c in changed], after)
 
-    @_exclusive
     def file_session(self, record: SessionRecord) -> Case:
-        """A draft case from a session, stored. Filing a session again replaces its draft;
-        a case already completed from it is refused (`RequestError`)."""
-        existing = self.store.get(case_id_for(record.id))
+        """A draft case from one session, stored (`file_incident` of it alone)."""
+        return self.file_incident([record])
+
+    @_exclusive
+    def file_incident(self, records: Sequence[SessionRecord]) -> Case:
+        """A draft case from the sessions of one incident (first to last), stored under the
+        first session's case id. Filing again replaces the draft (a repair filed after its
+        triage replaces the triage's draft, now spanning both); a case already completed
+        from it is refused (`RequestError`)."""
+        first = records[0]
+        existing = self.store.get(case_id_for(first.id))
         if existing is not None and existing.status is not CaseStatus.DRAFT:
-            raise RequestError(f"session {record.id} was filed as {existing.id}, which is "
+            raise RequestError(f"session {first.id} was filed as {existing.id}, which is "
                                f"{existing.status.value} now; edit it with `fabtui cases "
                                "export`, then `fabtui cases import`")
-        return self.put(draft_case(record))
+        return self.put(draft_incident(records))
 
     @_exclusive
     def complete(self, case_id: str, *, root_cause: str | None = None,

@@ -144,6 +144,11 @@ class Decision(Payload):
 class Note(Payload):
     text: str
     by: str = "runbook"
+    """`runbook` (a note block), `operator`, or `demo` (what the demo fabric did for the
+    operator, e.g. a simulated repair: never part of a case)."""
+    case: str | None = None
+    """The case section a note block fills when the session is filed (its `case=` attribute:
+    `title`, `symptom`, `root-cause`, `resolution`)."""
 
 
 class StepFinished(Payload):

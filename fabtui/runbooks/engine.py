@@ -271,10 +271,11 @@ class Engine(BlockHandlers):
         self._running[1].cancel()
         return True
 
-    def note(self, text: str) -> None:
-        """An operator's note, recorded in the journal."""
+    def note(self, text: str, by: str = "operator") -> None:
+        """A note recorded in the journal: the operator's, or (`by="demo"`) what the demo
+        fabric did for the operator, which a filed case leaves out."""
         self.begin()
-        self._record(Note(text=text, by="operator"))
+        self._record(Note(text=text, by=by))
 
     async def rerun(self, block_id: str) -> Verdict:
         """Run a block again (its new result replaces the old one for later blocks)."""

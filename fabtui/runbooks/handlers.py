@@ -86,7 +86,8 @@ class BlockHandlers(EngineState):
         text = self._render(block.body.strip(), self.evaluator())
         if self._unknown:
             text += f"\n(dry run: {describe_unknown(self._unknown)})"
-        self._record(Note(text=text, by="runbook"), block.step, block.id)
+        self._record(Note(text=text, by="runbook", case=block.attrs.get("case") or None),
+                     block.step, block.id)
         return Outcome(Verdict.OK, text.splitlines()[0] if text else "")
 
     async def _check(self, block: Block) -> Outcome:

@@ -42,7 +42,7 @@ ATTRIBUTES: dict[BlockKind, set[str]] = {
     BlockKind.CONFIRM: _COMMON | {"type", "danger", "on_no"},
     BlockKind.INPUT: _COMMON | {"name", "type", "choices", "default", "secret", "pattern"},
     BlockKind.DECIDE: _COMMON,
-    BlockKind.NOTE: _COMMON,
+    BlockKind.NOTE: _COMMON | {"case"},
 }
 _FUNCTIONS = set(fabric_functions(None)) | set(BUILTINS)
 """Every function an expression may call (the engine's own table, so the two cannot drift)."""
@@ -52,6 +52,11 @@ _FREE_FORM = {InputType.STRING, InputType.PATH, InputType.CHOICE}
 _NODE_TYPES = {InputType.NODE}
 _NODE_FUNCTIONS = {"node_of_rank"}
 """Functions whose result is a node: an `on=` made of these is no switch."""
+
+
+CASE_SECTIONS = ("title", "symptom", "root-cause", "resolution")
+"""What a note block's `case=` attribute may name: the case section it fills when the session
+is filed (fabtui.cases.filing)."""
 
 
 @dataclass(frozen=True)
@@ -391,6 +396,10 @@ class _Checker:
 
     def _note(self, block: Block) -> None:
         self.template(block, block.body)
+        section = block.attrs.get("case")
+        if section is not None and section not in CASE_SECTIONS:
+            self.error(block.line, f"{block.id}: case={section!r} is not a case section a note "
+                       f"fills ({', '.join(CASE_SECTIONS)})")
 
     def _target(self, block: Block, target: str, line: int) -> None:
         if "{{" in target:

@@ -449,19 +449,59 @@ class Workspace:
                              tags=list(book.meta.tags) if book else [])
 
     def file_case(self, session: str) -> Case:
-        """File `session` (finished or abandoned) as a draft case, masked, and store it."""
-        return self.cases.file_session(self.session_record(session))
+        """File the incident `session` belongs to (it, and the sessions that handed over to
+        it: `incident`) as one draft case, masked, and store it."""
+        return self.cases.file_incident(self.incident(session))
+
+    def incident(self, session: str, within_s: float = 24 * 3600) -> list[SessionRecord]:
+        """The sessions of `session`'s incident, first to last: `session` and, before it, the
+        session that handed over to its runbook (ended with `next: runbook ...`) within
+        `within_s` before it started and whose recorded values hold every node, NIC, port or
+        switch this session was given (the hand-over carried them), and so on back. Raises
+        `RequestError` for an unknown session."""
+        from fabtui.model.events import SessionFinished
+
+        chain = [self.session_record(session)]
+        earlier = [s for s in self.journal.sessions(200) if s.started_at < chain[0].started_at]
+        for info in earlier:  # newest first
+            current = chain[0]
+            if current.started_at - info.started_at > within_s:
+                break
+            events = self.journal.events(info.id)
+            ended = next((e.data for e in reversed(events)
+                          if isinstance(e.data, SessionFinished)), None)
+            if ended is None or ended.handover != current.runbook:
+                continue
+            given = self._fabric_inputs(current.id)
+            held = {str(v) for e in events for v in getattr(e.data, "vars", {}).values()
+                    if isinstance(v, str | int)}
+            if given and given <= held:
+                chain.insert(0, self.session_record(info.id))
+        return chain
+
+    def _fabric_inputs(self, session: str) -> set[str]:
+        """The node, NIC, port and switch values `session` was started with."""
+        from fabtui.model.runbook import InputType
+
+        found = self.journal.session(session)
+        if found is None:
+            return set()
+        info, inputs = found
+        book = self.library.runbooks.get(info.runbook)
+        kinds = {InputType.NODE, InputType.NIC, InputType.PORT, InputType.SWITCH}
+        names = {spec.name for spec in book.meta.inputs if spec.type in kinds} if book else set()
+        return {str(v) for k, v in inputs.items() if k in names and v}
 
     def case_or_session(self, name: str) -> Case:
         """The case `name`, or the draft a session `name` would file as (not stored)."""
-        from fabtui.cases.filing import draft_case
+        from fabtui.cases.filing import draft_incident
 
         if name == "last":
             name = self.session_id(name)
         if self.cases.has(name):
             return self.cases.get(name)
         if self.journal.session(name) is not None:
-            return self.cases.masked(draft_case(self.session_record(name)))
+            return self.cases.masked(draft_incident(self.incident(name)))
         try:
             return self.cases.get(name)
         except RequestError as exc:

@@ -344,7 +344,7 @@ class SessionScreen(FabtuiScreen):
         said = f"repaired {component} on the demo fabric" + \
             (f": ended {', '.join(ended)}" if ended else " (no fault was active on it)")
         if self.engine is not None:
-            self.engine.note(said)
+            self.engine.note(said, by="demo")
         return said
 
     async def ask_input(self, block: Block, prompt: str, spec: InputSpec) -> str | None:

@@ -317,7 +317,8 @@ def test_gpu_values_are_dcgm_exporter_values(fabric: Fabric) -> None:
                if r.probe == "gpu.nvml" and r.target == "node001")
     temperatures = [m for m in gpu.metrics if m.name == "temperature_c"]
     assert len(temperatures) == 8
-    assert all(isinstance(m.value, int | float) and 40 <= m.value <= 90 for m in temperatures)
+    # idle (the pfc-storm job has died by now) or busy, below the 90 °C limit
+    assert all(isinstance(m.value, int | float) and 25 <= m.value <= 90 for m in temperatures)
     assert {m.limit for m in temperatures} == {90.0}  # gpu.nvml's catalog threshold
 
 

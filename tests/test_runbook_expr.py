@@ -110,9 +110,9 @@ def test_an_unknown_value_stays_named_and_never_becomes_empty() -> None:
         render("{{ serial }}", scope)  # a real run never renders a placeholder
     seen: list[tuple[str, Unknown]] = []
     assert render("old {{ serial }} in {{ port }}", scope, seen) == \
-        "old {{ serial }} in leaf:Ethernet16"
+        "old ‹serial› in leaf:Ethernet16"
     assert render_shell("echo {{ serial }} {{ port.split(':')[1] }}", scope, seen) == \
-        "echo {{ serial }} Ethernet16"
-    assert seen == [("{{ serial }}", unknown)]
+        "echo ‹serial› Ethernet16"
+    assert seen == [("‹serial›", unknown)]
     assert unknown.derived("s2").why == "set from serial, captured from the output of step 2 " \
         "block 'dom'"

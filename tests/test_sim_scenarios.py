@@ -101,7 +101,7 @@ def test_nccl_hang_triage_leads_to_the_nic_port_and_optic(fabric: Fabric) -> Non
     only(fabric.probe("nic.ibstat", "node003:mlx5_5"), "node003:mlx5_5", Verdict.FAIL)
     only(fabric.probe("switch.dom", "leaf-g00-r5:Ethernet16"), "leaf-g00-r5:Ethernet16",
          Verdict.FAIL)
-    only(fabric.probe("switch.counters", "leaf-g00-r5"), "leaf-g00-r5:Ethernet16", Verdict.WARN)
+    only(fabric.probe("switch.counters", "leaf-g00-r5"), "leaf-g00-r5:Ethernet16", Verdict.FAIL)
     clean(fabric.probe("nic.ibstat", "node003:mlx5_4"))
 
 
@@ -130,8 +130,8 @@ def test_interference_shows_as_congestion_behind_the_shared_leaf(fabric: Fabric)
 @scenario("leaf-uplink-down")
 def test_uplink_down_shows_on_both_ends_and_costs_alltoall_only_without_pxn(
         fabric: Fabric) -> None:
-    only(fabric.probe("switch.counters", "leaf-g00-r6"), "leaf-g00-r6:Ethernet80", Verdict.WARN)
-    only(fabric.probe("switch.counters", "spine-01"), "spine-01:Ethernet26/1", Verdict.WARN)
+    only(fabric.probe("switch.counters", "leaf-g00-r6"), "leaf-g00-r6:Ethernet80", Verdict.FAIL)
+    only(fabric.probe("switch.counters", "spine-01"), "spine-01:Ethernet26/1", Verdict.FAIL)
     clean(fabric.probe("switch.counters", "leaf-g00-r5"))
     # PXN keeps alltoall on the rails of this one-group fabric: the spines carry none of it.
     clean(fabric.probe("nccl.mpirun", "node001", collective="alltoall", **PAIR))

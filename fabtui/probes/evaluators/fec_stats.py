@@ -41,7 +41,7 @@ def fec_stats(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                                              "fec_symbol_err": old.fec_symbol_err}
         metrics += counter_metrics(previous, values, where, ctx.interval,
                                    deltas=("fec_uncorr", "fec_symbol_err"), rates=("fec_corr",))
-        if now.histogram:
+        if getattr(now, "histogram", None):
             metrics.append(_tail(old.histogram if old is not None else None, now.histogram,
                                  where))
     return metrics

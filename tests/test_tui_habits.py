@@ -377,7 +377,7 @@ async def test_a_refused_input_takes_the_focus_with_its_reason() -> None:
         app.post_message(OpenRunbook("optic-replacement", {}, ""))
         await until(pilot, lambda: isinstance(app.screen, Form), "the input form")
         form = app.screen
-        await pilot.press(*"leaf-g00-r3:Ethernet61", "enter", "enter", "enter")
+        await pilot.press(*"leaf-g00-r3:Ethernet61", "enter", "enter", "enter", "enter")
         await pilot.pause()
         assert isinstance(app.screen, Form)
         bad = form.query_one("#field-0", Input)
@@ -417,7 +417,7 @@ async def test_esc_in_a_session_goes_back_to_the_view_it_was_opened_from() -> No
         await pilot.pause()
         app.post_message(OpenRunbook("optic-replacement", {"port": PORT}, "from triage"))
         await until(pilot, lambda: isinstance(app.screen, Form), "the input form")
-        await pilot.press("enter", "enter", "enter")
+        await pilot.press("enter", "enter", "enter", "enter")
         await until(pilot, lambda: isinstance(app.screen, SessionScreen), "the session")
         await pilot.press("escape")
         await until(pilot, lambda: app.current_mode == "triage", "back on Triage")

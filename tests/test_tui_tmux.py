@@ -216,8 +216,8 @@ def test_journey_1_in_tmux_from_hang_logs_to_the_hand_over_and_the_filed_case(
     text = wait("enter: next / submit", "o: optic-replacement's first field focused")
     assert "leaf-g00-r5:Ethernet16" in text
     step("o: optic-replacement's inputs, carried from the session", text, began)
-    keys("Enter", "Enter", "Enter")
-    text = wait("optic-replacement ·", "enter x3: the optic-replacement session")
+    keys("Enter", "Enter", "Enter", "Enter")
+    text = wait("optic-replacement ·", "enter x4: the optic-replacement session")
     step("the optic replacement session, pre-filled", text, began)
     keys("Escape")
     wait("next: runbook optic-replacement (o opens it)", "esc: back to the triage session")

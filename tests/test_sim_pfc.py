@@ -59,7 +59,9 @@ def test_a_storm_on_a_100g_port_is_found(fabric: Fabric) -> None:
     history = fabric.probe("switch.pfc_history", "leaf-g00-r1")
     assert flagged(history)[port] is Verdict.FAIL
     held = values(history, "pause_time_share.rx.PFC3")[port]
-    assert isinstance(held, float) and 0.85 < held <= 1.0  # held paused nearly all the time
+    # Held paused most of the window (over the fail limit, 0.5): the pfcwd drop ends the spread
+    # after 200 ms, and where the two reads of a loaded machine's window fall moves the share.
+    assert isinstance(held, float) and 0.5 < held <= 1.0
     frames = fabric.probe("switch.pfc", "leaf-g00-r1")
     rate = values(frames, "rate.rx.PFC3")[port]
     # 2,980/s, a quarter of a 400G port's ~11.9k. The rate is over the time between the two
@@ -69,7 +71,7 @@ def test_a_storm_on_a_100g_port_is_found(fabric: Fabric) -> None:
     only(fabric.probe("switch.pfcwd", "leaf-g00-r1"), port, Verdict.FAIL)
     nic = fabric.probe("nic.ethtool", "node007:mlx5_1")
     ratio = values(nic, "pause_ratio.tx_prio3")["node007:mlx5_1"]
-    assert isinstance(ratio, float) and 0.85 < ratio <= 1.0
+    assert isinstance(ratio, float) and 0.5 < ratio <= 1.0
     assert flagged(nic)["node007:mlx5_1"] is Verdict.FAIL
     only(fabric.probe("nic.ibstat", "node007:mlx5_1"), "node007:mlx5_1", Verdict.FAIL)  # 100 < 400
     clean(fabric.probe("switch.pfc_history", "leaf-g00-r0"))

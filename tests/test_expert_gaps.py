@@ -179,8 +179,8 @@ def test_gap4_the_demo_nvlink_down_node_logs_xid_74_and_is_told_to_reset(tmp_pat
             "reset GPU or reboot node: Xid 74") for m in actions)
     finally:
         fabric.close()
-    healthy = Fabric("healthy", tmp_path / "h") if (tmp_path / "h").mkdir() is None else None
-    assert healthy is not None
+    (tmp_path / "h").mkdir()
+    healthy = Fabric("healthy", tmp_path / "h")
     try:
         assert not [m for m in healthy.probe("logs.dmesg", "node007").metrics
                     if m.name == "recovery_action"]
@@ -317,7 +317,7 @@ def test_gap2_gpus_without_a_fabric_state_are_not_judged() -> None:
 
     v100 = parse((FIXTURES / "nvidia-smi-q" / "mockdata-nvidia-smi-q-v100-550.127.05-first-"
                   "gpu.txt").read_text(encoding="utf-8"), "nvidia-smi-q")
-    assert _fabric_registration(v100.gpus, None) == []  # type: ignore[arg-type]
+    assert _fabric_registration(v100.gpus, None) == []  # type: ignore[attr-defined, arg-type]
 
 
 # 8. Switch-side congestion evidence: buffer watermarks --------------------------------------

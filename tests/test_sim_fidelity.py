@@ -19,32 +19,17 @@ from typing import Any
 
 import pytest
 
-from fabtui.parsers import registry
 from fabtui.paths import demo_topology, shipped_templates
 from fabtui.sim import physics
 from fabtui.sim.core import Sim
-from fabtui.sim.node_commands import run
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import build_sim, fresh_state
-from fabtui.sim.switch_cli import reply
+from tests.support.sim import node_out, parse, switch_out
 
 JOB_LOG = "/var/log/fabtui-sim/job.log"
 
 
-def parse(kind: str, text: str) -> Any:
-    return registry.get(kind).module.parse(text)
 
-
-def node_out(sim: Sim, host: str, argv: list[str], t: float) -> str:
-    out, err, status = run(sim, host, argv, t)
-    assert status == 0, err
-    return out
-
-
-def switch_out(sim: Sim, switch: str, command: str, t: float) -> str:
-    text, rejected = reply(sim, sim.graph.switches[switch], command, t)
-    assert not rejected, text
-    return text
 
 
 def demo(name: str, **params: Any) -> Sim:

@@ -12,38 +12,21 @@ text the transports carry; test_sim_scenarios and friends cover the transports).
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from fabtui.model.element import split_key
-from fabtui.parsers import registry
 from fabtui.paths import demo_topology, shipped_templates
 from fabtui.sim.core import Sim
-from fabtui.sim.node_commands import run
 from fabtui.sim.scenario import FaultKind, scenario_files, shipped_scenarios
 from fabtui.sim.state import build_sim, fresh_state
-from fabtui.sim.switch_cli import reply
+from tests.support.sim import node_out, parse, switch_out
 
 SCENARIOS = sorted(scenario_files([shipped_scenarios()]))
 CHANNEL_BUDGET_DB = 3.0
 """400GBASE-DR4 channel insertion loss (IEEE 802.3bs clause 124)."""
 
 
-def parse(kind: str, text: str) -> Any:
-    return registry.get(kind).module.parse(text)
 
-
-def node_out(sim: Sim, host: str, argv: list[str], t: float) -> str:
-    out, err, status = run(sim, host, argv, t)
-    assert status == 0, err
-    return out
-
-
-def switch_out(sim: Sim, switch: str, command: str, t: float) -> str:
-    text, rejected = reply(sim, sim.graph.switches[switch], command, t)
-    assert not rejected, text
-    return text
 
 
 def host_cables(sim: Sim) -> list[tuple[str, str, str, str]]:

@@ -11,20 +11,44 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
+from fabtui.parsers import registry
 from fabtui.paths import demo_topology, shipped_dir, shipped_templates
 from fabtui.probes.catalog import load_catalog
 from fabtui.probes.runner import ProbeRunner, Transports
+from fabtui.sim.core import Sim
 from fabtui.sim.latency import LATENCY_VAR
+from fabtui.sim.node_commands import run
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import TIME_VAR, build_sim, fresh_state, write_state
+from fabtui.sim.switch_cli import reply
 from fabtui.sim.transports import SimCliTransport, SimSshTransport
 
 CATALOG = load_catalog([shipped_dir("probes")])
 JOB_LOG = {"path": "/var/log/fabtui-sim/job.log"}
+
+
+def parse(kind: str, text: str) -> Any:
+    """`text` read by the registered parser of `kind`."""
+    return registry.get(kind).module.parse(text)
+
+
+def node_out(sim: Sim, host: str, argv: list[str], t: float) -> str:
+    """What the simulated `host` prints for `argv` at time `t`; a non-zero exit fails the test."""
+    out, err, status = run(sim, host, argv, t)
+    assert status == 0, err
+    return out
+
+
+def switch_out(sim: Sim, switch: str, command: str, t: float) -> str:
+    """What the simulated `switch`'s CLI answers to `command` at `t`; a rejection fails the test."""
+    text, rejected = reply(sim, sim.graph.switches[switch], command, t)
+    assert not rejected, text
+    return text
 
 
 class Fabric:

@@ -17,9 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from fabtui.model.parsed import SCHEMA_VERSION
 from fabtui.model.parsed.ethtool_stats import EthtoolStats
+from fabtui.parsers.counter_table import CounterTable
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import Streamed
+from fabtui.parsers.streaming import Plain
 from fabtui.parsers.text import clean_line_stream, clean_lines, split_lines
 
 KIND = "ethtool-stats"
@@ -49,9 +51,13 @@ def parse(text: str) -> EthtoolStats:
     return parse_lines(split_lines(text)).head
 
 
-def parse_lines(lines: Iterable[str]) -> Streamed[EthtoolStats]:
-    """Parse normalised lines (`fabtui parse` reads files this way, without the whole text)."""
-    counters: dict[str, int] = {}
+def parse_lines(lines: Iterable[str]) -> Plain[EthtoolStats]:
+    """Parse normalised lines (`fabtui parse` reads files this way, without the whole text).
+
+    The counters stay in a `CounterTable` until a model is asked for: `fabtui parse` writes
+    them from there, so a capture with millions of distinct counters costs about its size.
+    """
+    counters = CounterTable()
     warnings: list[str] = []
     interface = None
     for number, line in enumerate(clean_line_stream(lines), start=1):
@@ -60,7 +66,7 @@ def parse_lines(lines: Iterable[str]) -> Streamed[EthtoolStats]:
         match = _COUNTER.match(line)
         if match:
             name = match.group(1)
-            counters[_RING.sub("]: ", name) if "]" in name else name] = int(match.group(2))
+            counters.add(_RING.sub("]: ", name) if "]" in name else name, int(match.group(2)))
             continue
         command = _COMMAND.search(line)
         if command:
@@ -68,6 +74,16 @@ def parse_lines(lines: Iterable[str]) -> Streamed[EthtoolStats]:
             continue
         if re.match(r"^\s*[A-Za-z0-9_.\[\]\-]+:\s*\S", line):
             warnings.append(f"line {number}: not an integer counter: {line.strip()[:80]}")
-    if not counters:
+    if not len(counters.finish()):
         raise ParseError(KIND, None, "no `name: value` counter found")
-    return Streamed(EthtoolStats(interface=interface, counters=counters, warnings=warnings))
+    # The order `EthtoolStats.model_dump` writes its fields in.
+    data: dict[str, object] = {"kind": KIND, "schema_version": SCHEMA_VERSION,
+                               "warnings": warnings, "interface": interface,
+                               "counters": counters}
+    return Plain(data, _model)
+
+
+def _model(data: dict[str, object]) -> EthtoolStats:
+    table = data["counters"]
+    assert isinstance(table, CounterTable)
+    return EthtoolStats.model_validate({**data, "counters": table.to_dict()})

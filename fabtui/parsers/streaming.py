@@ -28,6 +28,7 @@ from json.encoder import encode_basestring  # what json.dumps uses with ensure_a
 from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
 from fabtui.gcpause import gc_paused
+from fabtui.parsers.counter_table import CounterTable
 from fabtui.parsers.text import normalize
 
 if TYPE_CHECKING:
@@ -394,6 +395,16 @@ def _encode(value: object, indent: str, out: list[str]) -> None:
             _encode(item, inner, out)
             separator = ",\n" + inner
         out.append("\n" + indent + "]")
+    elif type(value) is CounterTable:
+        # Written a block at a time with the C encoder: the table is never a dict as a whole.
+        inner = indent + "  "
+        encode = _flat_encoder(inner)
+        separator = "{\n" + inner
+        for batch in value.batches():
+            if batch:
+                out.append(separator + encode(batch)[1:-1])
+                separator = ",\n" + inner
+        out.append("{}" if separator[0] == "{" else "\n" + indent + "}")
     elif type(value) is LazyList:
         separator = "[\n" + indent + "  "
         for item in value:

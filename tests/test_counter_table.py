@@ -12,6 +12,7 @@ import pytest
 from fabtui.model.parsed.ethtool_stats import EthtoolStats
 from fabtui.parsers import ethtool_stats
 from fabtui.parsers.counter_table import CounterTable
+from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import write_json
 from fabtui.parsers.text import split_lines
 
@@ -58,5 +59,5 @@ def test_the_written_json_is_the_models_json_on_a_large_capture() -> None:
 
 
 def test_a_capture_without_counters_is_still_refused() -> None:
-    with pytest.raises(ethtool_stats.ParseError):
+    with pytest.raises(ParseError):
         ethtool_stats.parse_lines(split_lines("NIC statistics:\n"))

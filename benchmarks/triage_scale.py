@@ -11,8 +11,9 @@ The CPU seconds are printed too: on a machine shared with other work they are th
 figure; with two workers the wall time on an idle 2-core machine is about half of them.
 Never fails on timing or memory.
 
-    python benchmarks/triage_scale.py            # 1,024 ranks x 1 MB
-    python benchmarks/triage_scale.py --smoke    # 64 ranks x 256 KB (CI)
+    python benchmarks/triage_scale.py            # 256, 512, 1,024 ranks x 1 MB, RSS per rank
+    python benchmarks/triage_scale.py --smoke    # 16, 32, 64 ranks x 256 KB (CI)
+    python benchmarks/triage_scale.py --verbatim # the old input: repetitions byte for byte
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from parse_scale import run  # the same measured child process as every parse figure
+from parse_scale import _CLOCK, as_another_process, run  # the same measured child process
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "nccl-log"
 MB = 1024 * 1024
@@ -50,14 +51,36 @@ def culprit_of(ranks: int) -> int:
     return CULPRIT if ranks > CULPRIT else ranks // 2 + 5
 
 
-def rank_text(lines: list[str], rank: int, ranks: int, size: int) -> str:
-    """One rank's log: the samples with this rank's ids, repeated to `size`, then the hang."""
+def _later(match: re.Match[bytes], seconds: int) -> bytes:
+    total = (int(match[1]) * 3600 + int(match[2]) * 60 + int(match[3]) + seconds) % 86400
+    return b"%02d:%02d:%02d" % (total // 3600, total // 60 % 60, total % 60)
+
+
+def rank_text(lines: list[str], rank: int, ranks: int, size: int, *, distinct: bool = True) \
+        -> str:
+    """One rank's log: the samples with this rank's ids, repeated to `size`, then the hang.
+    `distinct` (the default) gives each repetition its own clock and each rank its own heads,
+    as a real job prints them; without it the repetitions are byte for byte (the old input)."""
     own = "\n".join(_INIT.sub(f"rank {rank} nranks {ranks}",
                               _RANK_MSG.sub(lambda m: f"[{m.group(1) or ''}Rank {rank}]",
                                             _RANK_TAG.sub(f"[rank{rank}]", line)))
                     for line in lines) + "\n"
-    body = own * max(1, size // len(own))
-    body += own[:max(0, size - len(body))]
+    if distinct:
+        # Another process for each rank (its host, pid, tid), and the clock moving on in each
+        # repetition: a real rank's log repeats its wording, never its heads and times.
+        mine = as_another_process(own.encode(), rank).decode()
+        parts, length, copy = [], 0, 0
+        while length < size:
+            part = _CLOCK.sub(lambda m, c=copy: _later(m, c), mine.encode()).decode() \
+                if copy else mine
+            parts.append(part)
+            length += len(part)
+            copy += 1
+        body = "".join(parts)[:size]
+        body = body[:body.rfind("\n") + 1] or body
+    else:
+        body = own * max(1, size // len(own))
+        body += own[:max(0, size - len(body))]
     if rank == culprit_of(ranks):
         tail = (f"[rank{rank}]:[E1003 18:37:02.833575187 ProcessGroupNCCL.cpp:1394] [PG 0 "
                 f"(default_pg) Rank {rank}] Received a dump signal due to a collective timeout "
@@ -76,22 +99,14 @@ def rank_text(lines: list[str], rank: int, ranks: int, size: int) -> str:
 
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="64 ranks x 256 KB (CI)")
-    parser.add_argument("--ranks", type=int, default=1024)
-    parser.add_argument("--size", type=int, default=MB, help="bytes of log per rank")
-    parser.add_argument("--keep", type=Path, help="build the logs in this folder and keep them")
-    args = parser.parse_args()
-    ranks, size = (64, 256 * 1024) if args.smoke else (args.ranks, args.size)
-    lines = _sample_lines()
-    print(f"{os.cpu_count()} CPUs; {ranks} ranks x {size // 1024} KB built from "
-          f"{len(lines)} lines of tests/fixtures/nccl-log samples")
+def measure_job(lines: list[str], ranks: int, size: int, distinct: bool) -> tuple[float, float]:
+    """Build the job's logs, print grep's and the triage's row; (seconds, peak RSS in MB)."""
     with tempfile.TemporaryDirectory() as folder:
-        logs = args.keep or Path(folder) / "logs"
+        logs = Path(folder) / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         for rank in range(ranks):
-            (logs / f"rank{rank}.log").write_text(rank_text(lines, rank, ranks, size))
+            (logs / f"rank{rank}.log").write_text(rank_text(lines, rank, ranks, size,
+                                                            distinct=distinct))
         total = sum(p.stat().st_size for p in logs.iterdir()) / MB
         from fabtui.triage.ingest import KEY_PATTERNS
 
@@ -101,21 +116,46 @@ def main() -> None:
         hits = sum(int(line.rsplit(b":", 1)[1]) for line in grep_out.splitlines())
         argv = [sys.executable, "-m", "fabtui", "triage", "nccl", "--json", str(logs)]
         seconds, rss, status, output, cpu = run(argv)
-        try:
-            report = json.loads(output)
-            named = [s["rank"] for s in report["suspects"]]
-        except (ValueError, KeyError):
-            named = []
-        right = named[:1] == [culprit_of(ranks)]
-        target = "ok" if seconds <= 15 * ranks / 1024 * size / MB and rss <= 500 \
-            else "OVER TARGET"
-        print(f"grep -c of the {len(KEY_PATTERNS)} key patterns  {grep_s:7.2f} s   {hits} "
-              "matching lines")
-        print(f"triage {total:.0f} MB (exit {status})    {seconds:7.2f} s   CPU {cpu:6.2f} s   "
-              f"RSS {rss:6.0f} MB "
-              f"(limit 500)   {total / max(seconds, 1e-9):6.0f} MB/s   ratio to grep "
-              f"{seconds / max(grep_s, 1e-9):5.1f}x   {target}"
-              f"{'' if right else f'   WRONG ANSWER: suspects {named[:5]}'}")
+    try:
+        report = json.loads(output)
+        named = [s["rank"] for s in report["suspects"]]
+    except (ValueError, KeyError):
+        named = []
+    right = named[:1] == [culprit_of(ranks)]
+    target = "ok" if seconds <= 15 * ranks / 1024 * size / MB and rss <= 500 else "OVER TARGET"
+    print(f"  grep -c of the {len(KEY_PATTERNS)} key patterns  {grep_s:7.2f} s   {hits} "
+          "matching lines")
+    print(f"triage {ranks:5d} ranks, {total:4.0f} MB (exit {status})  {seconds:7.2f} s   "
+          f"CPU {cpu:6.2f} s   RSS {rss:6.0f} MB (limit 500)   "
+          f"{total / max(seconds, 1e-9):4.0f} MB/s   ratio to grep "
+          f"{seconds / max(grep_s, 1e-9):5.1f}x   {target}"
+          f"{'' if right else f'   WRONG ANSWER: suspects {named[:5]}'}")
+    return seconds, rss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="16-64 ranks x 256 KB (CI)")
+    parser.add_argument("--ranks", type=int, default=1024, help="the largest job")
+    parser.add_argument("--size", type=int, default=MB, help="bytes of log per rank")
+    parser.add_argument("--verbatim", action="store_true",
+                        help="repeat each rank's samples byte for byte (the old input)")
+    args = parser.parse_args()
+    ranks, size = (64, 256 * 1024) if args.smoke else (args.ranks, args.size)
+    lines = _sample_lines()
+    print(f"{os.cpu_count()} CPUs; up to {ranks} ranks x {size // 1024} KB built from "
+          f"{len(lines)} lines of tests/fixtures/nccl-log samples, "
+          f"{'repeated verbatim' if args.verbatim else 'each rank its own heads and clock'}")
+    sizes = [ranks // 4, ranks // 2, ranks]
+    figures = [measure_job(lines, count, size, not args.verbatim) for count in sizes]
+    (small_s, small_rss), (_, _), (big_s, big_rss) = figures
+    per_rank = (big_rss - small_rss) / (sizes[2] - sizes[0])
+    import math
+
+    exponent = math.log(max(big_s, 1e-9) / max(small_s, 1e-9)) / math.log(sizes[2] / sizes[0])
+    print(f"  growth: {per_rank:.3f} MB of RSS per added rank "
+          f"({per_rank * 1024:.0f} MB per 1,024 ranks); time exponent {exponent:.2f} "
+          "(1 = linear)")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ Never fails on timing or memory.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -71,8 +72,8 @@ def rank_text(lines: list[str], rank: int, ranks: int, size: int, *, distinct: b
         mine = as_another_process(own.encode(), rank).decode()
         parts, length, copy = [], 0, 0
         while length < size:
-            part = _CLOCK.sub(lambda m, c=copy: _later(m, c), mine.encode()).decode() \
-                if copy else mine
+            part = _CLOCK.sub(functools.partial(_later, seconds=copy),
+                              mine.encode()).decode() if copy else mine
             parts.append(part)
             length += len(part)
             copy += 1

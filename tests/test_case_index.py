@@ -3,6 +3,7 @@ that is always derived (missing, stale, corrupt or half-built by a killed proces
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -368,3 +369,36 @@ def test_a_draft_ranks_below_a_reviewed_case_that_matches_as_well(tmp_path: Path
     hits = ix.search("optic no light", SearchFilters(rail=5)).hits
     assert [h.id for h in hits] == ["z-reviewed", "a-draft"]  # the id order alone says a-draft
     assert hits[1].score < hits[0].score
+
+
+_PARALLEL_BUILD = textwrap.dedent("""
+    import dataclasses, json, pathlib, sys, tempfile
+    from fabtui.cases import index as case_index
+    from tests.test_case_index import CORPUS
+    docs = [dataclasses.replace(doc, id=f"{doc.id}-{n}", title=f"{doc.title} {n}")
+            for n in range(20) for doc in CORPUS]
+    case_index._workers = lambda: 2  # whatever this machine has
+    found, segments = {}, []
+    for parallel_from in (10, 10**9):
+        case_index.PARALLEL_FROM = parallel_from
+        folder = pathlib.Path(tempfile.mkdtemp())
+        ix = case_index.CaseIndex(folder)
+        ix.ensure(lambda: docs, "g1")
+        segments.append(len(list((folder / (folder / "CURRENT").read_text()).glob("*.seg"))))
+        # Every hit with its score: equal scores may come in another order (segments differ).
+        found[parallel_from] = [sorted((h.id, round(h.score, 9))
+                                       for h in ix.search(q, limit=500).hits)
+                                for q in sys.argv[1:]]
+    print(json.dumps([found[10] == found[10**9], [len(hits) for hits in found[10]], segments]))
+""")
+
+
+def test_a_rebuild_spread_over_worker_processes_answers_as_one_built_alone() -> None:
+    # A process of its own: the workers are forked, which the test runner's threads forbid.
+    queries = ["nccl hang optic", "光模块", "rail 3", "xid 79", "pause storm node013"]
+    done = subprocess.run([sys.executable, "-c", _PARALLEL_BUILD, *queries], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    same, hits, segments = json.loads(done.stdout)
+    assert segments[0] >= 2 and segments[1] == 1  # the first build did spread
+    assert same and hits[0] >= 20 and all(hits)

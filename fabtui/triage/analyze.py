@@ -536,7 +536,9 @@ def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
         front = wavefront(states)
         if front is None:
             continue
-        below = [s for s in states if (s.arrived() or 0) < front and s.rank not in named]
+        # A rank of unknown progress (a line naming it without a sequence number) is no laggard.
+        below = [s for s in states if (arrived := s.arrived()) is not None and arrived < front
+                 and s.rank not in named]
         # A rank whose watchdog fired waits inside a collective: it arrived. Below the others
         # of the same group it can only be in another communicator (PyTorch 2.1 prints no
         # process group), never one that did not arrive.

@@ -86,6 +86,17 @@ def local_rank_findings(ctx: Context, warnings: list[WarnEvent]) -> list[Finding
             first[node][1].role = "teardown"
             cascade += 1
         first = own
+    # The process that closed had aborted its own communicator (`Abort COMPLETE` on that host
+    # and device): a watchdog's or the application's teardown after the hang, not the cause.
+    torn = {node: v for node, v in first.items()
+            if node is not None and (node, v[0]) in ctx.facts.aborted}
+    for node, (local, warn) in torn.items():
+        warn.role = "teardown"
+        abort = ctx.facts.aborted[(node, local)]
+        ctx.notes.append(f"`Connection closed by localRank {local}` on {node} follows that "
+                         f"process's own communicator abort ({abort.file}:{abort.line}): "
+                         "teardown after the hang, not its cause")
+        del first[node]
     out: list[Finding] = []
     for node, (local, warn) in first.items():
         rank = rank_at(ctx, node, local) if node else None

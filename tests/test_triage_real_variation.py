@@ -202,3 +202,71 @@ def test_a_sub_group_rank_alone_is_no_global_rank() -> None:
         "cannot tell", "group-local", 9141)
     assert report.suspects == [] and report.ranks_seen == []
     assert any("[PG 3 Rank 5]" in note for note in report.notes)
+
+
+# ---- Round 3, second pass: held-out-style threads (issue 36) ----------------------------------
+
+def test_two_ranks_at_one_number_with_different_sizes_are_a_desync_neither_blamed() -> None:
+    # rmaphoh/RETFound#39 (torchrun --nproc_per_node=2): both wait in SeqNum 5769, rank 0 with
+    # 1 element, rank 1 with 2958336: nothing in the lines says which side is the odd one.
+    report = run("retfound-39-two-rank-numel-differs")
+    assert report.verdict == "application desync"
+    [split] = report.suspects
+    assert (split.rank, split.ranks, split.confidence) == (None, [0, 1], "low")
+
+
+def test_a_rank_stuck_in_a_collective_its_peer_completed_is_behind_not_a_victim() -> None:
+    # hiyouga/LlamaFactory#2902: rank 0 times out in 1516 and enqueued nothing after it; rank 1
+    # completed 1516 and waits in 1517. Rank 1's watchdog line names no group: read as PG 1,
+    # the one group the other lines name, so the confidence is low.
+    report = run("llamafactory-2902-rank0-stopped-enqueuing")
+    assert report.verdict == "culprit found"
+    [culprit] = report.suspects
+    assert (culprit.kind, culprit.rank, culprit.confidence) == ("lagging", 0, "low")
+    assert "enqueued nothing after it" in culprit.reason
+    assert any("names no process group" in note for note in report.notes)
+
+
+def test_a_pg_less_watchdog_line_joins_the_group_the_other_lines_name() -> None:
+    # hiyouga/LlamaFactory#7396: rank 4 printed only `[Rank 4] Watchdog caught ...`; ranks 0
+    # and 3 print `[PG 1 Rank N]` at the same SeqNum: all three are PG 1's.
+    report = run("llamafactory-7396-pg1-all-timed-out")
+    assert {(r.rank, r.pg) for r in report.ranks} == {(0, "1"), (3, "1"), (4, "1")}
+    assert report.verdict == "cannot tell"
+
+
+def test_a_closure_after_the_process_aborted_its_own_communicator_is_teardown() -> None:
+    # modelscope/FunASR#2006: `Connection closed by localRank 3` on m-0, and that process
+    # (pid 14054, device 3: rank 11) printed `Abort COMPLETE` after its own watchdog fired.
+    report = run("funasr-2006-closed-localrank-after-abort")
+    assert report.verdict == "cannot tell" and report.suspects == []
+    assert {w.role for w in report.warnings if w.type == "connection_closed"} == {"teardown"}
+    assert any("own communicator abort" in note for note in report.notes)
+
+
+def test_lines_wrapped_mid_message_under_a_runner_prefix_are_read_and_nobody_is_blamed() -> None:
+    # mila-iqia/milabench#269: `host [stderr] [rankN]:` prefix, wrapped at 160 columns
+    # (`... detected` / `by watchdog at work: 2070`). Before: four waiting ranks were blamed.
+    report = run("milabench-269-host-stderr-prefix-wrapped")
+    assert report.verdict == "cannot tell" and report.suspects == []
+    states = {r.rank: r for r in report.ranks}
+    assert {rank: s.timed_out for rank, s in states.items()} == {
+        3: 2070, 11: 2070, 12: 2070, 14: 2070, 15: 2070}
+    assert states[12].last_enqueued == 2070 and states[3].last_enqueued == 2082
+
+
+def test_collector_prefixes_before_the_torchrun_rank_prefix_give_the_global_rank() -> None:
+    # verl-project/verl#2995 (Ray `(WorkerDict pid=835, ip=..)` and a markdown backtick) and
+    # NVIDIA/nccl#1610 (`[rank13]:` whose message says `[Rank 1]` of PG 11).
+    ray = run("verl-2995-ray-worker-prefix")
+    assert (ray.ranks_seen, ray.hung_seq, ray.suspects) == ([38], 10, [])
+    sub = run("nccl-1610-pg-local-under-global-prefix")
+    assert sub.verdict == "cannot tell" and sub.suspects == []
+    assert {r.rank for r in sub.ranks} == {13, 14, 15}
+
+
+def test_torchruns_first_failure_alone_blames_no_one() -> None:
+    # ArrowLuo/CLIP4Clip#78: the summary's root cause, rank 1, is the process its own watchdog
+    # took down (SIGABRT): a victim.
+    report = run("clip4clip-78-torchrun-first-failure")
+    assert report.verdict == "cannot tell" and report.suspects == []

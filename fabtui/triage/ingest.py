@@ -80,10 +80,10 @@ _MD_LINK = re.compile(r"\[([^\[\]\s]+)\]\((?:https?://)?[^()\s]*\)")
 """A markdown link an issue tracker made of an address or file name (`[10.1.3.201](http://
 10.1.3.201/)`): the text is what the log printed."""
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")
-_ISO_STAMP = re.compile(r"^\s*\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?"
+_ISO_STAMP = re.compile(r"^\s*\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?Z?"
                         r"(?:\s*[+-]\d\d:?\d\d)?:?\s+(?=\[)")
 """A collector's time stamp before a launcher prefix (`2019-06-02T16:13:44.884Z: [1,12]<stdout>:`,
-`2025-11-09 15:39:31.043 +08:00 [...]`)."""
+`2025-11-09 15:39:31.043 +08:00 [...]`, to the minute: ` 2025-02-18 12:54 [rank13]:`)."""
 _DEFAULT_PGS = (None, "0", "0 (default_pg)", "default_pg", "0(default_pg)")
 DEFAULT_PG = "0 (default_pg)"
 

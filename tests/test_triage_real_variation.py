@@ -270,3 +270,13 @@ def test_torchruns_first_failure_alone_blames_no_one() -> None:
     # took down (SIGABRT): a victim.
     report = run("clip4clip-78-torchrun-first-failure")
     assert report.verdict == "cannot tell" and report.suspects == []
+
+
+def test_a_last_completed_count_above_the_last_enqueued_is_no_count() -> None:
+    # vllm-project/vllm#6042: `Timeout at NCCL work: 1, last enqueued NCCL work: 1, last
+    # completed NCCL work: 93459313471793` (an unset counter): before, rank 1 was `completed`.
+    report = run("vllm-6042-ray-garbage-completed")
+    [state] = report.ranks
+    assert (state.rank, state.pg, state.last_completed, state.state) == (1, "1", None, "stopped")
+    assert any("not a real count" in note for note in report.notes)
+    assert report.verdict == "cannot tell" and report.suspects == []

@@ -250,7 +250,16 @@ def _from_events(ctx: Context) -> None:
             state.numel_out = event.numel_out if event.numel_out is not None \
                 else state.numel_out
         state.enqueued = max_of(state.enqueued, event.last_enqueued)
-        state.completed = max_of(state.completed, event.last_completed)
+        completed = event.last_completed
+        if completed is not None and event.last_enqueued is not None \
+                and completed > event.last_enqueued:
+            # No rank completes work it never enqueued: an unset counter printed as a number
+            # (vllm-project/vllm#6042: `last completed NCCL work: 93459313471793` at work 1).
+            ctx.notes.append(f"{item.evidence.file}:{item.evidence.line}: rank {item.rank}'s "
+                             f"last completed work {completed} is above its last enqueued "
+                             f"{event.last_enqueued}: not a real count, ignored")
+            completed = None
+        state.completed = max_of(state.completed, completed)
         state.evidence.append(item.evidence)
     if inferred:
         groups = sorted({s.pg for s in ctx.states.values() if s.pg_known == "inferred"})

@@ -280,3 +280,58 @@ def test_a_last_completed_count_above_the_last_enqueued_is_no_count() -> None:
     assert (state.rank, state.pg, state.last_completed, state.state) == (1, "1", None, "stopped")
     assert any("not a real count" in note for note in report.notes)
     assert report.verdict == "cannot tell" and report.suspects == []
+
+
+# ---- The job's size from torchrun's rendezvous ------------------------------------------------
+
+_RENDEZVOUS = """\
+INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:
+  restart_count=3
+  master_addr=127.0.0.1
+  master_port=29500
+  group_rank=0
+  group_world_size=1
+  local_ranks=[0, 1]
+  role_ranks=[0, 1]
+  global_ranks=[0, 1]
+  role_world_sizes=[2, 2]
+  global_world_sizes=[2, 2]
+"""
+"""tianweiy/CenterPoint#224 (a comment): the block as torchrun's agent printed it (2 workers)."""
+
+_RENDEZVOUS_RAY = """\
+ray/0 (CommandActor pid=494406) INFO:torch.distributed.elastic.agent.server.api:[] Rendezvous complete for workers. Result:
+ray/0 (CommandActor pid=494406)   restart_count=0
+ray/0 (CommandActor pid=494406)   master_addr=tristanr-arch2
+ray/0 (CommandActor pid=494406)   master_port=48089
+ray/0 (CommandActor pid=494406)   group_rank=0
+ray/0 (CommandActor pid=494406)   group_world_size=2
+ray/0 (CommandActor pid=494406)   local_ranks=[0]
+ray/0 (CommandActor pid=494406)   role_ranks=[0]
+ray/0 (CommandActor pid=494406)   global_ranks=[0]
+ray/0 (CommandActor pid=494406)   role_world_sizes=[2]
+ray/0 (CommandActor pid=494406)   global_world_sizes=[2]
+"""  # noqa: E501
+"""meta-pytorch/torchx#492 (the PR description): the block under a Ray actor's prefix (two
+agents of one worker each: `group_world_size` counts agents, `global_world_sizes` ranks)."""
+
+
+def test_the_rendezvous_global_world_size_is_the_jobs_size(tmp_path: Path) -> None:
+    for name, text in (("centerpoint", _RENDEZVOUS), ("torchx", _RENDEZVOUS_RAY)):
+        log = tmp_path / f"{name}.log"
+        log.write_text(text)
+        report = triage_paths([log])
+        assert (report.world_size, report.world_size_source) == (2, "torchrun rendezvous")
+
+
+def test_with_the_rendezvous_the_rank_that_never_timed_out_is_named(tmp_path: Path) -> None:
+    # ai2cm/ace#348's lines (ranks 1-3 wait in 1132079 on a 4-GPU node) after a rendezvous
+    # line written here in torchrun's form (the thread posted none): with the size known,
+    # rank 0 (no line) is the suspect; without it, no one is (the fixture's answer).
+    log = tmp_path / "job.log"
+    log.write_text("  global_world_sizes=[4, 4, 4, 4]\n" + (
+        REAL / "ace-348-three-of-four-rank0-silent" / "job.log").read_text())
+    report = triage_paths([log])
+    assert report.verdict == "culprit found"
+    assert [(s.kind, s.rank) for s in report.suspects] == [("missing log", 0)]
+    assert run("ace-348-three-of-four-rank0-silent").suspects == []

@@ -149,6 +149,8 @@ def _world(ctx: Context) -> None:
             sizes.append((report.ranks_per_comm, "RAS communicators"))
         for comm in report.comms:
             sizes.extend([(comm.size, "RAS communicators")] if comm.size else [])
+    if facts.launcher_world:
+        sizes.append((facts.launcher_world, "torchrun rendezvous"))
     if facts.job_world is not None:
         sizes.append(facts.job_world)
     if sizes:

@@ -53,7 +53,7 @@ TEXT_MAX = 300
 # that tells an IB completion error says `NCCL error`.
 _KEYS = (b"NCCL WARN", b"; OOB", b"atchdog", b"NCCL work", b"Init COMPLETE", b"didn't ",
          b"NCCL error", b"onnection ", b"ChildFailedError", b"Detected mismatch",
-         b"entire process down", b": opCount ", b"Abort COMPLETE")
+         b"entire process down", b": opCount ", b"Abort COMPLETE", b"global_world_sizes=")
 KEY_PATTERNS = tuple(key.decode() for key in _KEYS)
 """The key patterns as text (benchmarks/triage_scale.py greps for the same)."""
 _FOLLOW = {b"NCCL WARN": (b"Got completion from peer", b"vendor", 1),
@@ -67,6 +67,9 @@ _RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+|\(\w+ pid=\d+(?:, ip=[\d.]+)?\)\s+
 """`[rankN]:` as torchrun prints it, after what a collector put before it: a line number
 (`[80746] `), a Ray worker (`(WorkerDict pid=835, ip=10.0.0.1) `), a runner's `host [stderr] `,
 or a markdown backtick."""
+_RDZV_WORLD = re.compile(r"\bglobal_world_sizes=\[(\d+)")
+"""torchrun's rendezvous result (`Rendezvous complete for workers. Result:` ...
+`global_world_sizes=[8, 8, 8, 8]`): the job's size, as each worker of this agent sees it."""
 _ABORT = re.compile(r"([A-Za-z0-9_.\-]+):\d+:\d+ \[(\d+)\] NCCL INFO comm \S+ rank (\d+) "
                     r"nranks \d+ cudaDev \d+\b.*Abort COMPLETE")
 """NCCL's `comm 0x.. rank R nranks N cudaDev D ... - Abort COMPLETE`: the process on that host
@@ -153,6 +156,9 @@ class Facts:
     """Global ranks whose PyTorch watchdog took the process down (`To avoid data inconsistency,
     we are taking the entire process down`): they timed out, even where the watchdog line
     itself is not among the inputs."""
+    launcher_world: int | None = None
+    """The job's size torchrun's rendezvous printed (`global_world_sizes=[N, ...]`), the last
+    rendezvous read (an elastic restart rendezvous again)."""
     job_world: tuple[int, str] | None = None
     """The job's size and where it came from (the rank file or Slurm job placing ranks, or the
     user), set by the caller."""
@@ -181,6 +187,7 @@ class Facts:
             self.gave_up.setdefault(rank, evidence)
         for where, evidence in other.aborted.items():
             self.aborted.setdefault(where, evidence)
+        self.launcher_world = other.launcher_world or self.launcher_world
 
 
 def expand(paths: Iterable[Path]) -> list[tuple[Path, str]]:
@@ -544,8 +551,11 @@ def _pytorch_lines(stream: _Stream, label: str, facts: Facts) -> None:
 
 
 def _aborts(stream: _Stream, label: str, facts: Facts) -> None:
-    """NCCL's `Abort COMPLETE` lines, by the host and device of the process that printed them."""
+    """NCCL's `Abort COMPLETE` lines, by the host and device of the process that printed them;
+    and torchrun's rendezvous result's world size."""
     for index, text in enumerate(stream.texts):
+        if "global_world_sizes=" in text and (world := _RDZV_WORLD.search(text)) is not None:
+            facts.launcher_world = int(world.group(1))
         if "Abort COMPLETE" in text and (found := _ABORT.search(text)) is not None:
             facts.aborted.setdefault((found.group(1), int(found.group(2))), Evidence(
                 file=label, line=stream.numbers[index], text=stream.raws[index][:TEXT_MAX]))

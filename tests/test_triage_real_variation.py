@@ -335,3 +335,27 @@ def test_with_the_rendezvous_the_rank_that_never_timed_out_is_named(tmp_path: Pa
     assert report.verdict == "culprit found"
     assert [(s.kind, s.rank) for s in report.suspects] == [("missing log", 0)]
     assert run("ace-348-three-of-four-rank0-silent").suspects == []
+
+
+def test_ray_worker_prefixes_with_brackets_or_a_colour_remnant_give_the_global_rank() -> None:
+    # NVIDIA-NeMo/RL#2140: `(MegatronPolicyWorker[rank=97] pid=.., ip=..) [rank97]:` whose
+    # message says `[Rank 6]` (a sub-group's rank); vllm-project/vllm#5484: `[36m(RayWorker..`.
+    nemo = run("nemo-rl-2140-ray-worker-rank-pg-local")
+    assert nemo.ranks_seen == [31, 97] and nemo.suspects == []
+    assert (nemo.collective.seq, nemo.collective.op) == (1, "COALESCED")  # type: ignore[union-attr]
+    [sub] = [r for r in nemo.ranks if r.rank == 97]
+    assert sub.pg.startswith("?") and sub.timed_out == 1
+    vllm = run("vllm-5484-ansi-remnant-gather")
+    assert (vllm.ranks_seen, vllm.hung_seq, vllm.suspects) == ([1], 158046, [])
+
+
+def test_an_ib_queue_pair_setup_timeout_names_the_host_and_nic_it_failed_from() -> None:
+    # NVIDIA/nccl#2013: `host-01.example.com:XXXXXX [5] ... Call to ibv_modify_qp failed with
+    # 110 Connection timed out, on dev mlx_x:1, ... remote GID ...` (pid blanked by the poster).
+    # Before: an unread WARN, no answer.
+    report = run("nccl-2013-modify-qp-timeout-anonymized")
+    assert report.verdict == "network path"
+    first = report.suspects[0]
+    assert (first.kind, first.node, first.nic, first.peer) == (
+        "link", "host-01.example.com", "mlx_x", "::ffff:xxx.xx.xxx.xx")
+    assert "NCCL_CROSS_NIC" in report.summary

@@ -219,6 +219,11 @@ def _pg_of(ctx: Context, item: LineEvent) -> tuple[str, Literal["said", "inferre
         return item.pg, "said"
     if item.event.type != "watchdog_timeout":
         return item.pg, None
+    if item.pg_rank is not None and item.rank is not None and item.pg_rank != item.rank:
+        # `[rank97]:... [Rank 6] Watchdog caught ...`: rank 6 of some sub-group, not the
+        # default group (whose rank would be 97). Which sub-group the line does not say.
+        return f"? (rank {item.rank} is Rank {item.pg_rank} of a group the line does not name)", \
+            None
     said = [e for e in ctx.facts.events if e.event.pg is not None and e.rank is not None
             and e.event.type in ("watchdog_timeout", "pg_status")]
     own = {e.pg for e in said if e.rank == item.rank and e.event.seq == item.event.seq}
@@ -845,7 +850,11 @@ def _hung_at(states: list[Progress]) -> int | None:
 
 
 def _common_collective(ctx: Context) -> Collective | None:
-    for pg, states in sorted(by_pg(ctx).items()):
+    # A group some rank timed out in first: a group whose ranks only report their counters
+    # (a dump signal from another rank) says nothing of where the job hangs.
+    groups = sorted(by_pg(ctx).items(),
+                    key=lambda item: (all(s.timed_out is None for s in item[1]), item[0]))
+    for pg, states in groups:
         front = _hung_at(states)
         if front is not None:
             ops = Counter(s.op for s in states if s.op and

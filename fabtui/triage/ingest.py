@@ -62,11 +62,12 @@ _FOLLOW = {b"NCCL WARN": (b"Got completion from peer", b"vendor", 1),
 """Key -> (what a line must hold, what it must lack, lines after it that belong to the same
 message): a completion error wrapped onto the next line, torchrun's report, `what():`."""
 
-_RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+|\(\w+ pid=\d+(?:, ip=[\d.]+)?\)\s+`?"
+_RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+|(?:\[\d{1,3}m)?\([^()]{1,80}?pid=\d+[^()]*\)\s+`?"
                           r"|[\w.\-]+ \[(?:stdout|stderr)\]\s+|`)?\[rank(\d+)\]:\s?")
 """`[rankN]:` as torchrun prints it, after what a collector put before it: a line number
-(`[80746] `), a Ray worker (`(WorkerDict pid=835, ip=10.0.0.1) `), a runner's `host [stderr] `,
-or a markdown backtick."""
+(`[80746] `), a Ray worker (`(WorkerDict pid=835, ip=10.0.0.1) `, `(MegatronPolicyWorker[rank=31]
+pid=.., ip=..) `, after the rest of a colour code a paste kept: `[36m(RayWorkerWrapper pid=..) `),
+a runner's `host [stderr] `, or a markdown backtick."""
 _RDZV_WORLD = re.compile(r"\bglobal_world_sizes=\[(\d+)")
 """torchrun's rendezvous result (`Rendezvous complete for workers. Result:` ...
 `global_world_sizes=[8, 8, 8, 8]`): the job's size, as each worker of this agent sees it."""

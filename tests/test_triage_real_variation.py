@@ -359,3 +359,14 @@ def test_an_ib_queue_pair_setup_timeout_names_the_host_and_nic_it_failed_from() 
     assert (first.kind, first.node, first.nic, first.peer) == (
         "link", "host-01.example.com", "mlx_x", "::ffff:xxx.xx.xxx.xx")
     assert "NCCL_CROSS_NIC" in report.summary
+
+
+def test_ras_totals_table_gives_the_world_and_incomplete_data_blames_no_one() -> None:
+    # NVIDIA/nccl#1762 (closed as a RAS bug): NCCL 2.27's second job-summary table
+    # (`(total)` row: 2 nodes, 10 processes) and `Missing communicator data from 1 rank`.
+    # Before: the world read as 2 (a communicator's size) and the INCOMPLETE lines unread.
+    report = run("nccl-1762-ras-incomplete-bogus-rank")
+    assert (report.world_size, report.world_size_source) == (10, "RAS job summary")
+    assert report.verdict == "cannot tell" and report.suspects == []
+    assert any("from rank 1 (process 60004 on 10.4.109.13)" in n for n in report.notes)
+    assert report.summary.startswith("RAS reports errors")

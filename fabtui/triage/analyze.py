@@ -490,6 +490,19 @@ def _ras(ctx: Context) -> list[Finding]:
                 problems = True
                 mismatch = _ras_mismatch(ctx, comm, label)
                 found.extend([mismatch] if mismatch is not None else [])
+            elif comm.no_data:
+                problems = True
+                quiet = ", ".join(f"rank {r.rank} (process {r.pid} on {r.node})"
+                                  for r in comm.no_data[:4])
+                ctx.notes.append(f"{label}:{comm.line}: RAS could not collect communicator "
+                                 f"{comm.ident}'s data from {quiet}: that process did not answer "
+                                 "RAS. With no timeout or launch-count split in the inputs this "
+                                 "shows no hang; check that the process is alive and responsive")
+            elif comm.state in ("MISMATCH", "INCOMPLETE") and not comm.missing:
+                problems = True
+                ctx.notes.append(f"{label}:{comm.line}: RAS marks communicator {comm.ident} "
+                                 f"{comm.state} but prints no launch counts or ranks for it: no "
+                                 "rank is taken from it")
         for dead in report.dead:
             problems = True
             ev = Evidence(file=label, line=dead.line,
@@ -876,6 +889,10 @@ def _cannot_tell(ctx: Context) -> str:
                 f"{compact_ranges(seqs) if seqs else '?'}: no global rank can be read, so the "
                 "logs cannot say which rank the job waits for.")
     if not hang and not states and not ctx.facts.gave_up:
+        if any(report.rows_ok is False for report, _ in ctx.facts.ras):
+            return ("RAS reports errors (see the notes) but no launch-count split, and the "
+                    "inputs hold no watchdog timeout, desync report or Flight Recorder state: "
+                    "they do not show which rank, if any, the job waits for.")
         return "The inputs hold no hang evidence (no watchdog timeout, desync report, Flight " \
                "Recorder state or RAS mismatch): the logs do not say which rank stopped."
     waiting = sorted(waiting_ranks(ctx))

@@ -356,9 +356,12 @@ def key_lines(handle: object, chunk: int = CHUNK,
                 start = block.rfind(b"\n", 0, found) + 1
                 starts.setdefault(start, False)
                 if start > 1 and _LINE_START_B.match(block, start) is None:
-                    # Perhaps the wrapped rest of the line before (`... detected` / `by
+                    # Perhaps the wrapped rest of a c10d line before (`... detected` / `by
                     # watchdog at work: 2070`): that line is read too, `_wrapped` decides.
-                    starts.setdefault(block.rfind(b"\n", 0, start - 1) + 1, False)
+                    before = block.rfind(b"\n", 0, start - 1) + 1
+                    previous_line = block[before:start - 1].rstrip()
+                    if b"ProcessGroupNCCL" in previous_line and previous_line[-1:] not in b".)]":
+                        starts.setdefault(before, False)
                 end = block.find(b"\n", found)
                 if rule is not None and rule[0] in block[start:end] \
                         and not (rule[1] and rule[1] in block[start:end]):

@@ -69,3 +69,29 @@ def test_list_form() -> None:
     result = ibv_devinfo.parse(text)
     assert list(result.devices) == ["mlx5_0", "mlx5_1"]
     assert result.devices["mlx5_0"].fw_ver is None
+
+
+def test_a_capture_cut_at_both_ends_reads_the_whole_devices_and_warns_of_the_rest() -> None:
+    # deepseek-ai/DeepEP#38: starts inside a device whose `hca_id:` is lost, ends inside the
+    # ConnectX-7 mlx5_7's port. Before: the headless lines and the cut port were silent.
+    result = ibv_devinfo.parse(
+        (FIXTURES / "deepep-issue38-cx7-4129-roce-and-ib-cut-both-ends.txt").read_text())
+    assert list(result.devices) == ["mlx5_7"]
+    device = result.devices["mlx5_7"]
+    assert (device.vendor_part_id, device.fw_ver, device.board_id) == (
+        4129, "28.39.2048", "MT_0000000838")
+    port = device.ports["1"]
+    assert (port.state, port.max_mtu, port.active_mtu, port.link_layer) == (
+        "PORT_ACTIVE", 4096, None, None)
+    assert result.warnings[0].startswith("lines 1-14: fields of a device whose `hca_id:`")
+    assert "mlx5_7 port 1: no `link_layer`" in result.warnings[1]
+
+
+def test_a_last_device_with_no_port_block_is_a_warning() -> None:
+    # deepseek-ai/DeepEP#55: the excerpt ends after mlx5_4's `transport:` line.
+    result = ibv_devinfo.parse(
+        (FIXTURES / "deepep-issue55-4126-ib-lids-cut-both-ends.txt").read_text())
+    assert result.devices["mlx5_3"].ports["1"].port_lid == 1690
+    assert result.devices["mlx5_4"].ports == {}
+    assert result.warnings[-1] == (
+        "mlx5_4: no port block: the capture ends inside this device's block")

@@ -425,3 +425,20 @@ def test_repeated_messages_skipped_after_the_first_still_count_hosts_and_lines()
     assert (result.net_plugins, result.ofi_provider) == (["aws-ofi-nccl 1.9.1"], "efa")
     assert result.channel_transports == ["P2P/IPC"]
     assert result.info_lines == 15
+
+
+def test_an_ib_queue_pair_timeout_with_a_blanked_pid_is_a_failed_connection_of_that_host() -> None:
+    # NVIDIA/nccl#2013 (a comment): the poster blanked the pid and tid (`XXXXXX`) and addresses.
+    from fabtui.parsers import nccl_log
+
+    line = ("[2026-03-13 22:26:02] host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call "
+            "to ibv_modify_qp failed with 110 Connection timed out, on dev mlx_x:1, curr state "
+            "INIT, next state RTR, local GID index 3, local GID ::ffff:xxx.xx.xx.xx, remote GID "
+            "::ffff:xxx.xx.xxx.xx")
+    result = nccl_log.scan([line])
+    assert result is not None
+    [event] = result.events
+    assert (event.type, event.host, event.pid, event.device, event.status, event.hca,
+            event.local_gid, event.remote_gid) == (
+        "connect_failed", "host-01.example.com", None, 5, 110, "mlx_x", "::ffff:xxx.xx.xx.xx",
+        "::ffff:xxx.xx.xxx.xx")

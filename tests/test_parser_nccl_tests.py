@@ -364,3 +364,15 @@ def test_root_prompt_command_names_the_collective_when_nothing_else_does() -> No
     result = nccl_tests.parse(raw)
     assert (result.collective, result.collective_source) == ("alltoall", "command")
     assert result.command == "./build/alltoall_perf -g 8 -b 4294967296 -e 4294967296 -n 100"
+
+
+def test_a_paste_without_any_hash_is_detected_and_a_header_only_excerpt_refused() -> None:
+    # NVIDIA/nccl-tests#249: ` nThread 1 nGpus 1 minBytes 8 ...` (every `#` stripped), cut
+    # before the first row. Before: not detected as nccl-tests at all.
+    from fabtui.parsers import nccl_tests
+    from fabtui.parsers.errors import ParseError
+
+    text = (FIXTURES / "nccl-tests-issue249-no-hash-blocking-header-only.txt").read_text()
+    assert nccl_tests.detect(text) >= 0.9
+    with pytest.raises(ParseError, match="truncated"):
+        nccl_tests.parse(text)

@@ -143,3 +143,25 @@ def test_value_of_the_wrong_shape_is_warned_not_stored() -> None:
     result = topo.parse(raw)
     assert result.gpu_numa_id["GPU0"] is None and result.gpu_numa_id["GPU1"] == "10"
     assert any("GPU NUMA ID 'NODE'" in w for w in result.warnings)
+
+
+def test_a_matrix_cut_before_some_rows_says_which_columns_have_none() -> None:
+    # sgl-project/sglang#13973: the excerpt ends inside GPU6's row; the header names GPU0-GPU7
+    # and NIC0-NIC8. Before: six rows and no word of the missing eleven.
+    cut = _parse("sglang-issue13973-topo-m-8gpu-9nic-rows-cut.txt")
+    assert cut.devices == [f"GPU{i}" for i in range(6)]
+    assert cut.warnings == [
+        "column(s) GPU6, GPU7, NIC0, NIC1, NIC2, NIC3, NIC4, NIC5, NIC6, NIC7, NIC8 have no row: "
+        "the capture ends before them; their own links and affinities are not known"]
+    assert cut.cpu_affinity["GPU3"] == "24-47,120-143" and cut.numa_affinity["GPU4"] == "2"
+
+
+def test_wrapped_legend_entries_and_an_empty_cell_before_gpu_numa_id() -> None:
+    # noonghunna/club-3090#1125 (legend wrapped at 80 columns, 4-space indent) and #1229
+    # (`0\t\tN/A`: an empty cell between NUMA Affinity and GPU NUMA ID).
+    wrapped = _parse("club3090-issue1125-topo-m-markdown-indent-wrapped-legend.txt")
+    assert wrapped.legend["SYS"].endswith("between NUMA nodes (e.g., QPI/UPI)")
+    assert wrapped.matrix["GPU1"]["GPU0"] == "NODE" and wrapped.warnings == []
+    tabs = _parse("club3090-issue1229-topo-m-2x5090-tabs-empty-cell.txt")
+    assert (tabs.cpu_affinity["GPU1"], tabs.numa_affinity["GPU1"], tabs.gpu_numa_id["GPU1"]) == (
+        "0-63", "0", None)

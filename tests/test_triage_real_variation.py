@@ -202,3 +202,171 @@ def test_a_sub_group_rank_alone_is_no_global_rank() -> None:
         "cannot tell", "group-local", 9141)
     assert report.suspects == [] and report.ranks_seen == []
     assert any("[PG 3 Rank 5]" in note for note in report.notes)
+
+
+# ---- Round 3, second pass: held-out-style threads (issue 36) ----------------------------------
+
+def test_two_ranks_at_one_number_with_different_sizes_are_a_desync_neither_blamed() -> None:
+    # rmaphoh/RETFound#39 (torchrun --nproc_per_node=2): both wait in SeqNum 5769, rank 0 with
+    # 1 element, rank 1 with 2958336: nothing in the lines says which side is the odd one.
+    report = run("retfound-39-two-rank-numel-differs")
+    assert report.verdict == "application desync"
+    [split] = report.suspects
+    assert (split.rank, split.ranks, split.confidence) == (None, [0, 1], "low")
+
+
+def test_a_rank_stuck_in_a_collective_its_peer_completed_is_behind_not_a_victim() -> None:
+    # hiyouga/LlamaFactory#2902: rank 0 times out in 1516 and enqueued nothing after it; rank 1
+    # completed 1516 and waits in 1517. Rank 1's watchdog line names no group: read as PG 1,
+    # the one group the other lines name, so the confidence is low.
+    report = run("llamafactory-2902-rank0-stopped-enqueuing")
+    assert report.verdict == "culprit found"
+    [culprit] = report.suspects
+    assert (culprit.kind, culprit.rank, culprit.confidence) == ("lagging", 0, "low")
+    assert "enqueued nothing after it" in culprit.reason
+    assert any("names no process group" in note for note in report.notes)
+
+
+def test_a_pg_less_watchdog_line_joins_the_group_the_other_lines_name() -> None:
+    # hiyouga/LlamaFactory#7396: rank 4 printed only `[Rank 4] Watchdog caught ...`; ranks 0
+    # and 3 print `[PG 1 Rank N]` at the same SeqNum: all three are PG 1's.
+    report = run("llamafactory-7396-pg1-all-timed-out")
+    assert {(r.rank, r.pg) for r in report.ranks} == {(0, "1"), (3, "1"), (4, "1")}
+    assert report.verdict == "cannot tell"
+
+
+def test_a_closure_after_the_process_aborted_its_own_communicator_is_teardown() -> None:
+    # modelscope/FunASR#2006: `Connection closed by localRank 3` on m-0, and that process
+    # (pid 14054, device 3: rank 11) printed `Abort COMPLETE` after its own watchdog fired.
+    report = run("funasr-2006-closed-localrank-after-abort")
+    assert report.verdict == "cannot tell" and report.suspects == []
+    assert {w.role for w in report.warnings if w.type == "connection_closed"} == {"teardown"}
+    assert any("own communicator abort" in note for note in report.notes)
+
+
+def test_lines_wrapped_mid_message_under_a_runner_prefix_are_read_and_nobody_is_blamed() -> None:
+    # mila-iqia/milabench#269: `host [stderr] [rankN]:` prefix, wrapped at 160 columns
+    # (`... detected` / `by watchdog at work: 2070`). Before: four waiting ranks were blamed.
+    report = run("milabench-269-host-stderr-prefix-wrapped")
+    assert report.verdict == "cannot tell" and report.suspects == []
+    states = {r.rank: r for r in report.ranks}
+    assert {rank: s.timed_out for rank, s in states.items()} == {
+        3: 2070, 11: 2070, 12: 2070, 14: 2070, 15: 2070}
+    assert states[12].last_enqueued == 2070 and states[3].last_enqueued == 2082
+
+
+def test_collector_prefixes_before_the_torchrun_rank_prefix_give_the_global_rank() -> None:
+    # verl-project/verl#2995 (Ray `(WorkerDict pid=835, ip=..)` and a markdown backtick) and
+    # NVIDIA/nccl#1610 (`[rank13]:` whose message says `[Rank 1]` of PG 11).
+    ray = run("verl-2995-ray-worker-prefix")
+    assert (ray.ranks_seen, ray.hung_seq, ray.suspects) == ([38], 10, [])
+    sub = run("nccl-1610-pg-local-under-global-prefix")
+    assert sub.verdict == "cannot tell" and sub.suspects == []
+    assert {r.rank for r in sub.ranks} == {13, 14, 15}
+
+
+def test_torchruns_first_failure_alone_blames_no_one() -> None:
+    # ArrowLuo/CLIP4Clip#78: the summary's root cause, rank 1, is the process its own watchdog
+    # took down (SIGABRT): a victim.
+    report = run("clip4clip-78-torchrun-first-failure")
+    assert report.verdict == "cannot tell" and report.suspects == []
+
+
+def test_a_last_completed_count_above_the_last_enqueued_is_no_count() -> None:
+    # vllm-project/vllm#6042: `Timeout at NCCL work: 1, last enqueued NCCL work: 1, last
+    # completed NCCL work: 93459313471793` (an unset counter): before, rank 1 was `completed`.
+    report = run("vllm-6042-ray-garbage-completed")
+    [state] = report.ranks
+    assert (state.rank, state.pg, state.last_completed, state.state) == (1, "1", None, "stopped")
+    assert any("not a real count" in note for note in report.notes)
+    assert report.verdict == "cannot tell" and report.suspects == []
+
+
+# ---- The job's size from torchrun's rendezvous ------------------------------------------------
+
+_RENDEZVOUS = """\
+INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:
+  restart_count=3
+  master_addr=127.0.0.1
+  master_port=29500
+  group_rank=0
+  group_world_size=1
+  local_ranks=[0, 1]
+  role_ranks=[0, 1]
+  global_ranks=[0, 1]
+  role_world_sizes=[2, 2]
+  global_world_sizes=[2, 2]
+"""
+"""tianweiy/CenterPoint#224 (a comment): the block as torchrun's agent printed it (2 workers)."""
+
+_RENDEZVOUS_RAY = """\
+ray/0 (CommandActor pid=494406) INFO:torch.distributed.elastic.agent.server.api:[] Rendezvous complete for workers. Result:
+ray/0 (CommandActor pid=494406)   restart_count=0
+ray/0 (CommandActor pid=494406)   master_addr=tristanr-arch2
+ray/0 (CommandActor pid=494406)   master_port=48089
+ray/0 (CommandActor pid=494406)   group_rank=0
+ray/0 (CommandActor pid=494406)   group_world_size=2
+ray/0 (CommandActor pid=494406)   local_ranks=[0]
+ray/0 (CommandActor pid=494406)   role_ranks=[0]
+ray/0 (CommandActor pid=494406)   global_ranks=[0]
+ray/0 (CommandActor pid=494406)   role_world_sizes=[2]
+ray/0 (CommandActor pid=494406)   global_world_sizes=[2]
+"""  # noqa: E501
+"""meta-pytorch/torchx#492 (the PR description): the block under a Ray actor's prefix (two
+agents of one worker each: `group_world_size` counts agents, `global_world_sizes` ranks)."""
+
+
+def test_the_rendezvous_global_world_size_is_the_jobs_size(tmp_path: Path) -> None:
+    for name, text in (("centerpoint", _RENDEZVOUS), ("torchx", _RENDEZVOUS_RAY)):
+        log = tmp_path / f"{name}.log"
+        log.write_text(text)
+        report = triage_paths([log])
+        assert (report.world_size, report.world_size_source) == (2, "torchrun rendezvous")
+
+
+def test_with_the_rendezvous_the_rank_that_never_timed_out_is_named(tmp_path: Path) -> None:
+    # ai2cm/ace#348's lines (ranks 1-3 wait in 1132079 on a 4-GPU node) after a rendezvous
+    # line written here in torchrun's form (the thread posted none): with the size known,
+    # rank 0 (no line) is the suspect; without it, no one is (the fixture's answer).
+    log = tmp_path / "job.log"
+    log.write_text("  global_world_sizes=[4, 4, 4, 4]\n" + (
+        REAL / "ace-348-three-of-four-rank0-silent" / "job.log").read_text())
+    report = triage_paths([log])
+    assert report.verdict == "culprit found"
+    assert [(s.kind, s.rank) for s in report.suspects] == [("missing log", 0)]
+    assert run("ace-348-three-of-four-rank0-silent").suspects == []
+
+
+def test_ray_worker_prefixes_with_brackets_or_a_colour_remnant_give_the_global_rank() -> None:
+    # NVIDIA-NeMo/RL#2140: `(MegatronPolicyWorker[rank=97] pid=.., ip=..) [rank97]:` whose
+    # message says `[Rank 6]` (a sub-group's rank); vllm-project/vllm#5484: `[36m(RayWorker..`.
+    nemo = run("nemo-rl-2140-ray-worker-rank-pg-local")
+    assert nemo.ranks_seen == [31, 97] and nemo.suspects == []
+    assert (nemo.collective.seq, nemo.collective.op) == (1, "COALESCED")  # type: ignore[union-attr]
+    [sub] = [r for r in nemo.ranks if r.rank == 97]
+    assert sub.pg.startswith("?") and sub.timed_out == 1
+    vllm = run("vllm-5484-ansi-remnant-gather")
+    assert (vllm.ranks_seen, vllm.hung_seq, vllm.suspects) == ([1], 158046, [])
+
+
+def test_an_ib_queue_pair_setup_timeout_names_the_host_and_nic_it_failed_from() -> None:
+    # NVIDIA/nccl#2013: `host-01.example.com:XXXXXX [5] ... Call to ibv_modify_qp failed with
+    # 110 Connection timed out, on dev mlx_x:1, ... remote GID ...` (pid blanked by the poster).
+    # Before: an unread WARN, no answer.
+    report = run("nccl-2013-modify-qp-timeout-anonymized")
+    assert report.verdict == "network path"
+    first = report.suspects[0]
+    assert (first.kind, first.node, first.nic, first.peer) == (
+        "link", "host-01.example.com", "mlx_x", "::ffff:xxx.xx.xxx.xx")
+    assert "NCCL_CROSS_NIC" in report.summary
+
+
+def test_ras_totals_table_gives_the_world_and_incomplete_data_blames_no_one() -> None:
+    # NVIDIA/nccl#1762 (closed as a RAS bug): NCCL 2.27's second job-summary table
+    # (`(total)` row: 2 nodes, 10 processes) and `Missing communicator data from 1 rank`.
+    # Before: the world read as 2 (a communicator's size) and the INCOMPLETE lines unread.
+    report = run("nccl-1762-ras-incomplete-bogus-rank")
+    assert (report.world_size, report.world_size_source) == (10, "RAS job summary")
+    assert report.verdict == "cannot tell" and report.suspects == []
+    assert any("from rank 1 (process 60004 on 10.4.109.13)" in n for n in report.notes)
+    assert report.summary.startswith("RAS reports errors")

@@ -226,7 +226,8 @@ class TriageReport(_Model):
     """Ranks in the job, where the logs say (communicator size, pg_config, RAS)."""
     world_size_source: str | None = None
     """Where `world_size` was read (`NCCL init nranks`, `RAS job summary`, `RAS communicators`,
-    `Flight Recorder analyzer`, `Flight Recorder pg_config`, `--world-size`), or, with
+    `Flight Recorder analyzer`, `Flight Recorder pg_config`, `torchrun rendezvous` (its
+    `global_world_sizes=[N, ...]`), `--world-size`), or, with
     `world_size` null, `at least N: ranks 0..N-1 exist because rank N-1 logged` (a lower
     bound)."""
     world_size_at_least: int | None = None

@@ -125,6 +125,8 @@ def parse(text: str) -> IbvDevinfoOutput:
     warnings: list[str] = []
     first: int | None = None
     listing = False
+    orphans: list[int] = []
+    """Field lines before the first `hca_id:`: a device whose header the capture lost."""
     for number, line in enumerate(clean_lines(text), start=1):
         if _LIST.match(line):
             listing = True
@@ -138,6 +140,9 @@ def parse(text: str) -> IbvDevinfoOutput:
             first = first or number
             device = devices.setdefault(hca.group(1), IbvDevice())
             port = None
+            continue
+        if device is None and not listing and _KEY_VALUE.match(line):
+            orphans.append(number)
             continue
         if device is None or not line.strip():
             continue
@@ -163,6 +168,19 @@ def parse(text: str) -> IbvDevinfoOutput:
         raise ParseError(KIND, None, "no `hca_id:` block found")
     if not listing and not any(d.ports or d.fw_ver or d.transport for d in devices.values()):
         raise ParseError(KIND, first, "`hca_id:` without any device field (truncated?)")
+    if orphans:
+        warnings.insert(0, f"lines {orphans[0]}-{orphans[-1]}: fields of a device whose "
+                           "`hca_id:` line is not in the input (the capture starts inside its "
+                           "block): not read")
+    name, last = next(reversed(devices.items()))
+    if not listing and not last.ports and last.phys_port_cnt != 0:
+        warnings.append(f"{name}: no port block: the capture ends inside this device's block")
+    elif not listing and last.ports:
+        port_number, port = next(reversed(last.ports.items()))
+        if port.link_layer is None:
+            # `link_layer` closes every port block of ibv_devinfo (with or without -v).
+            warnings.append(f"{name} port {port_number}: no `link_layer`: the capture ends inside "
+                            "this port's block, its later fields are not known")
     return IbvDevinfoOutput(devices=devices, warnings=warnings)
 
 

@@ -54,6 +54,7 @@ _Category = Literal["nccl", "cuda", "test", "timeout", "wrong", "error", "launch
 _QUOTE = re.compile(r"^(?:>\s?)+")
 _PDSH = re.compile(r"^[A-Za-z][\w.-]*: (?=\s*(?:#|\d))")
 _PARAMS = re.compile(r"#\s*nThread\s+\d+")
+_BARE_PARAMS = re.compile(r"^\s*nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+", re.MULTILINE)
 _RANK = re.compile(r"^#\s*Rank\s+(\d+)(?:\s+Group\s+(\d+))?(?:\s+Pid\s+(\d+))?\s+on\s+(\S+)"
                    r"\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
 _VERSION = re.compile(r"#\s*nccl-tests version\s+(\S+)(?:.*?nccl-headers=(\d+))?"
@@ -214,6 +215,9 @@ def detect(text: str) -> float:
         return 0.97
     if _PARAMS.search(sample) and "nGpus" in sample:
         return 0.97
+    if _BARE_PARAMS.search(sample):
+        # A page or paste that dropped the `#` of the comment lines (` nThread 1 nGpus 1 ...`).
+        return 0.9
     if re.search(r"#\s+size\s+count\s+type\b", sample) and "busbw" in sample:
         return 0.96
     if "Out of bounds values" in sample or "Avg bus bandwidth" in sample:

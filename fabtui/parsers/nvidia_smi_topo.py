@@ -147,13 +147,14 @@ def _read_legends(lines: list[str], start: int) -> tuple[dict[str, str], dict[st
     legend: dict[str, str] = {}
     nic_legend: dict[str, str] = {}
     in_legend = False
+    last: str | None = None  # the entry a wrapped line continues
     for line in lines[start:]:
         stripped = line.strip()
         if stripped.startswith("NIC Legend"):
-            in_legend = False
+            in_legend, last = False, None
             continue
         if stripped.startswith("Legend"):
-            in_legend = True
+            in_legend, last = True, None
             continue
         nic = _NIC_LEGEND_ROW.match(line)
         if nic:
@@ -162,6 +163,14 @@ def _read_legends(lines: list[str], start: int) -> tuple[dict[str, str], dict[st
         entry = _LEGEND_ROW.match(line)
         if in_legend and entry:
             legend[entry.group(1)] = entry.group(2)
+            last = entry.group(1)
+        elif in_legend and last is not None and stripped and stripped[0].isalpha() \
+                and "GPU0" not in stripped:
+            # An entry a terminal or page wrapped (`... interconnect between` / `NUMA nodes
+            # (e.g., QPI/UPI)`): the rest of its text.
+            legend[last] = f"{legend[last]} {stripped}"
+        else:
+            last = None
     return legend, nic_legend
 
 
@@ -237,6 +246,11 @@ def parse(text: str) -> NvidiaSmiTopo:
             rows.warnings.append(f"line {end + 1}: not a matrix row: {lines[end].strip()[:60]}")
     if not rows.devices:
         raise ParseError(KIND, header + 2, "matrix header without any device row")
+    rowless = [c for c in columns if c not in rows.matrix]
+    if rowless:
+        # nvidia-smi prints a row for every column (GPUs and NICs): the capture stops early.
+        rows.warnings.append(f"column(s) {', '.join(rowless)} have no row: the capture ends "
+                             "before them; their own links and affinities are not known")
     legend, nic_legend = _read_legends(lines, end)
     cells = [code for row in rows.matrix.values() for code in row.values()]
     topo = NvidiaSmiTopo(

@@ -36,7 +36,7 @@ from fabtui.topology.ranks import compact_ranges
 from fabtui.triage.absent import absent_findings, waiting_ranks
 from fabtui.triage.collect import what_to_collect
 from fabtui.triage.findings import Context, Finding, Progress, by_pg, max_of, rank_at, wavefront
-from fabtui.triage.ingest import DEFAULT_PG, Facts
+from fabtui.triage.ingest import DEFAULT_PG, Facts, LineEvent
 from fabtui.triage.mismatch_findings import coll_findings, fingerprint_findings
 from fabtui.triage.network import (
     async_findings,
@@ -149,6 +149,8 @@ def _world(ctx: Context) -> None:
             sizes.append((report.ranks_per_comm, "RAS communicators"))
         for comm in report.comms:
             sizes.extend([(comm.size, "RAS communicators")] if comm.size else [])
+    if facts.launcher_world:
+        sizes.append((facts.launcher_world, "torchrun rendezvous"))
     if facts.job_world is not None:
         sizes.append(facts.job_world)
     if sizes:
@@ -208,14 +210,45 @@ def _group_local(ctx: Context) -> None:
                      "no rank is named from them")
 
 
+def _pg_of(ctx: Context, item: LineEvent) -> tuple[str, Literal["said", "inferred"] | None]:
+    """The process group of a rank's hang line: the one it names; for a watchdog line that names
+    none (`[Rank N] Watchdog caught ...`, PyTorch 2.2+ prints the group on the next line), the
+    group the same rank's status line names at the same sequence number, else the one group
+    every line that names one names (the job's lines are of one group)."""
+    if item.event.pg is not None:
+        return item.pg, "said"
+    if item.event.type != "watchdog_timeout":
+        return item.pg, None
+    if item.pg_rank is not None and item.rank is not None and item.pg_rank != item.rank:
+        # `[rank97]:... [Rank 6] Watchdog caught ...`: rank 6 of some sub-group, not the
+        # default group (whose rank would be 97). Which sub-group the line does not say.
+        return f"? (rank {item.rank} is Rank {item.pg_rank} of a group the line does not name)", \
+            None
+    said = [e for e in ctx.facts.events if e.event.pg is not None and e.rank is not None
+            and e.event.type in ("watchdog_timeout", "pg_status")]
+    own = {e.pg for e in said if e.rank == item.rank and e.event.seq == item.event.seq}
+    if len(own) == 1:
+        return own.pop(), "said"
+    groups = {e.pg for e in said}
+    if len(groups) == 1 and (only := next(iter(groups))) != DEFAULT_PG:
+        return only, "inferred"
+    return item.pg, None
+
+
 def _from_events(ctx: Context) -> None:
+    inferred: set[int] = set()
     for item in ctx.facts.events:
         event = item.event
         if item.rank is not None:
             ctx.seen.add(item.rank)
         if item.rank is None or event.type not in ("watchdog_timeout", "pg_status"):
             continue
-        state = ctx.state(item.pg, item.rank)
+        pg, known = _pg_of(ctx, item)
+        state = ctx.state(pg, item.rank)
+        if known == "said" or state.pg_known is None:
+            state.pg_known = known
+        if known == "inferred":
+            inferred.add(item.rank)
         if event.type == "watchdog_timeout":
             if event.seq is not None:
                 state.timed_out = event.seq
@@ -224,8 +257,22 @@ def _from_events(ctx: Context) -> None:
             state.numel_out = event.numel_out if event.numel_out is not None \
                 else state.numel_out
         state.enqueued = max_of(state.enqueued, event.last_enqueued)
-        state.completed = max_of(state.completed, event.last_completed)
+        completed = event.last_completed
+        if completed is not None and event.last_enqueued is not None \
+                and completed > event.last_enqueued:
+            # No rank completes work it never enqueued: an unset counter printed as a number
+            # (vllm-project/vllm#6042: `last completed NCCL work: 93459313471793` at work 1).
+            ctx.notes.append(f"{item.evidence.file}:{item.evidence.line}: rank {item.rank}'s "
+                             f"last completed work {completed} is above its last enqueued "
+                             f"{event.last_enqueued}: not a real count, ignored")
+            completed = None
+        state.completed = max_of(state.completed, completed)
         state.evidence.append(item.evidence)
+    if inferred:
+        groups = sorted({s.pg for s in ctx.states.values() if s.pg_known == "inferred"})
+        ctx.notes.append(f"rank(s) {compact_ranges(sorted(inferred))}: the watchdog line names "
+                         f"no process group; every line that names one names {groups[0]}, so "
+                         "it is read as that group's")
 
 
 def _from_dumps(ctx: Context) -> None:
@@ -443,6 +490,19 @@ def _ras(ctx: Context) -> list[Finding]:
                 problems = True
                 mismatch = _ras_mismatch(ctx, comm, label)
                 found.extend([mismatch] if mismatch is not None else [])
+            elif comm.no_data:
+                problems = True
+                quiet = ", ".join(f"rank {r.rank} (process {r.pid} on {r.node})"
+                                  for r in comm.no_data[:4])
+                ctx.notes.append(f"{label}:{comm.line}: RAS could not collect communicator "
+                                 f"{comm.ident}'s data from {quiet}: that process did not answer "
+                                 "RAS. With no timeout or launch-count split in the inputs this "
+                                 "shows no hang; check that the process is alive and responsive")
+            elif comm.state in ("MISMATCH", "INCOMPLETE") and not comm.missing:
+                problems = True
+                ctx.notes.append(f"{label}:{comm.line}: RAS marks communicator {comm.ident} "
+                                 f"{comm.state} but prints no launch counts or ranks for it: no "
+                                 "rank is taken from it")
         for dead in report.dead:
             problems = True
             ev = Evidence(file=label, line=dead.line,
@@ -536,11 +596,18 @@ def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
         front = wavefront(states)
         if front is None:
             continue
-        below = [s for s in states if (s.arrived() or 0) < front and s.rank not in named]
+        # A rank of unknown progress (a line naming it without a sequence number) is no laggard.
+        below = [s for s in states if (arrived := s.arrived()) is not None and arrived < front
+                 and s.rank not in named]
         # A rank whose watchdog fired waits inside a collective: it arrived. Below the others
         # of the same group it can only be in another communicator (PyTorch 2.1 prints no
         # process group), never one that did not arrive.
         behind = [s for s in below if not s.waiting()]
+        got_past = _got_past(states, below, front, named)
+        if got_past is not None:
+            found.append(got_past)
+            named.update(s.rank for s in got_past.suspects if s.rank is not None)
+            below = [s for s in below if s.rank not in named]
         inside = {s.rank: s.timed_out for s in below if s.timed_out is not None and s.waiting()}
         if inside:
             seqs = compact_ranges(sorted(set(inside.values())))
@@ -589,6 +656,45 @@ def _laggards(ctx: Context, earlier: list[Finding]) -> list[Finding]:
     if not found and not named:
         found += absent_findings(ctx)
     return found
+
+
+def _got_past(states: list[Progress], below: list[Progress], front: int,
+              named: set[int]) -> Finding | None:
+    """Ranks stuck in a collective that other ranks of the same process group completed: those
+    wait in the next one, `front`, and their watchdogs fired there. A rank whose collective
+    never completed while its peers got past it is behind them (its GPU stream, or what it
+    runs before the next collective: it enqueued nothing after), not a victim of theirs. Only
+    where the lines name the group of both (PyTorch 2.1 prints none: ranks at different
+    numbers may then be in different communicators)."""
+    past = sorted(s.rank for s in states if s.waiting() and s.timed_out == front
+                  and s.pg_known is not None)
+    stuck = [s for s in below if s.waiting() and s.pg_known is not None and s.rank not in named]
+    if not past or not stuck:
+        return None
+    pg = stuck[0].pg
+    suspects = []
+    for state in sorted(stuck, key=lambda s: s.rank):
+        seq = state.timed_out
+        stopped = state.enqueued is not None and state.enqueued == seq
+        sure = stopped and state.pg_known == "said" and all(
+            s.pg_known == "said" for s in states if s.rank in past)
+        suspects.append(Suspect(
+            kind="lagging", rank=state.rank, confidence="medium" if sure else "low",
+            reason=f"its collective {seq} of process group {pg} never completed"
+                   + (f" and it enqueued nothing after it (last enqueued {state.enqueued})"
+                      if stopped else "")
+                   + f", while rank(s) {compact_ranges(past)} completed {seq} and wait in "
+                     f"{front}: behind them, not waiting for them",
+            evidence=state.evidence[:2]))
+    ranks = [s.rank for s in suspects if s.rank is not None]
+    return Finding(
+        verdict="culprit found",
+        summary=f"Rank(s) {compact_ranges(ranks)} did not get past sequence number "
+                f"{min(s.timed_out or front for s in stuck)} of process group {pg}, which rank(s) "
+                f"{compact_ranges(past)} completed before waiting in {front}: the former are "
+                "behind (what runs on their GPU or before their next collective), the latter "
+                "wait for them.",
+        suspects=suspects, collective=Collective(op=None, seq=front, pg=pg))
 
 
 def _inside(ctx: Context, earlier: list[Finding]) -> list[Finding]:
@@ -757,7 +863,11 @@ def _hung_at(states: list[Progress]) -> int | None:
 
 
 def _common_collective(ctx: Context) -> Collective | None:
-    for pg, states in sorted(by_pg(ctx).items()):
+    # A group some rank timed out in first: a group whose ranks only report their counters
+    # (a dump signal from another rank) says nothing of where the job hangs.
+    groups = sorted(by_pg(ctx).items(),
+                    key=lambda item: (all(s.timed_out is None for s in item[1]), item[0]))
+    for pg, states in groups:
         front = _hung_at(states)
         if front is not None:
             ops = Counter(s.op for s in states if s.op and
@@ -779,6 +889,10 @@ def _cannot_tell(ctx: Context) -> str:
                 f"{compact_ranges(seqs) if seqs else '?'}: no global rank can be read, so the "
                 "logs cannot say which rank the job waits for.")
     if not hang and not states and not ctx.facts.gave_up:
+        if any(report.rows_ok is False for report, _ in ctx.facts.ras):
+            return ("RAS reports errors (see the notes) but no launch-count split, and the "
+                    "inputs hold no watchdog timeout, desync report or Flight Recorder state: "
+                    "they do not show which rank, if any, the job waits for.")
         return "The inputs hold no hang evidence (no watchdog timeout, desync report, Flight " \
                "Recorder state or RAS mismatch): the logs do not say which rank stopped."
     waiting = sorted(waiting_ranks(ctx))

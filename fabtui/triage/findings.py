@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import Literal
 
 from fabtui.model.parsed.flight_recorder import FrEntry
 from fabtui.model.triage import Collective, Evidence, Suspect, Verdict
@@ -37,6 +38,10 @@ class Progress:
     numel_out: int | None = None
     dtype: str | None = None
     evidence: list[Evidence] = field(default_factory=list)
+    pg_known: Literal["said", "inferred"] | None = None
+    """Whether a line named this process group (`said`), or the rank's watchdog line named none
+    and the group was inferred (`inferred`, see `analyze._pg_of`); None: not known (PyTorch 2.1
+    prints no group, so ranks at different numbers may be in different communicators)."""
 
     def arrived(self) -> int | None:
         values = [v for v in (self.enqueued, self.timed_out) if v is not None]

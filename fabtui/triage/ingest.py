@@ -53,16 +53,28 @@ TEXT_MAX = 300
 # that tells an IB completion error says `NCCL error`.
 _KEYS = (b"NCCL WARN", b"; OOB", b"atchdog", b"NCCL work", b"Init COMPLETE", b"didn't ",
          b"NCCL error", b"onnection ", b"ChildFailedError", b"Detected mismatch",
-         b"entire process down", b": opCount ")
+         b"entire process down", b": opCount ", b"Abort COMPLETE", b"global_world_sizes=")
 KEY_PATTERNS = tuple(key.decode() for key in _KEYS)
 """The key patterns as text (benchmarks/triage_scale.py greps for the same)."""
 _FOLLOW = {b"NCCL WARN": (b"Got completion from peer", b"vendor", 1),
-           b"atchdog": (b"WorkNCCL(", b"timing out", 1),
+           b"atchdog": (b"atchdog caught", b"timing out", 2),
            b"ChildFailedError": (b"ChildFailedError:", b"", 40)}
 """Key -> (what a line must hold, what it must lack, lines after it that belong to the same
 message): a completion error wrapped onto the next line, torchrun's report, `what():`."""
 
-_RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+)?\[rank(\d+)\]:\s?")
+_RANK_PREFIX = re.compile(r"^\s*(?:\[\d+\]\s+|(?:\[\d{1,3}m)?\([^()]{1,80}?pid=\d+[^()]*\)\s+`?"
+                          r"|[\w.\-]+ \[(?:stdout|stderr)\]\s+|`)?\[rank(\d+)\]:\s?")
+"""`[rankN]:` as torchrun prints it, after what a collector put before it: a line number
+(`[80746] `), a Ray worker (`(WorkerDict pid=835, ip=10.0.0.1) `, `(MegatronPolicyWorker[rank=31]
+pid=.., ip=..) `, after the rest of a colour code a paste kept: `[36m(RayWorkerWrapper pid=..) `),
+a runner's `host [stderr] `, or a markdown backtick."""
+_RDZV_WORLD = re.compile(r"\bglobal_world_sizes=\[(\d+)")
+"""torchrun's rendezvous result (`Rendezvous complete for workers. Result:` ...
+`global_world_sizes=[8, 8, 8, 8]`): the job's size, as each worker of this agent sees it."""
+_ABORT = re.compile(r"([A-Za-z0-9_.\-]+):\d+:\d+ \[(\d+)\] NCCL INFO comm \S+ rank (\d+) "
+                    r"nranks \d+ cudaDev \d+\b.*Abort COMPLETE")
+"""NCCL's `comm 0x.. rank R nranks N cudaDev D ... - Abort COMPLETE`: the process on that host
+and device aborted its communicator (a watchdog or the application did)."""
 _MPI_PREFIX = re.compile(r"^\[\d+,(\d+)\]<(?:stdout|stderr)>:\s?")
 _SRUN_PREFIX = re.compile(r"^\s*(\d+): ")
 _FILE_RANK = re.compile(r"(?:^|[^a-z])(?:rank|trace|dump)[_\-.]?(\d+)(?:\D|$)", re.IGNORECASE)
@@ -72,10 +84,10 @@ _MD_LINK = re.compile(r"\[([^\[\]\s]+)\]\((?:https?://)?[^()\s]*\)")
 """A markdown link an issue tracker made of an address or file name (`[10.1.3.201](http://
 10.1.3.201/)`): the text is what the log printed."""
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")
-_ISO_STAMP = re.compile(r"^\s*\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?"
+_ISO_STAMP = re.compile(r"^\s*\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?Z?"
                         r"(?:\s*[+-]\d\d:?\d\d)?:?\s+(?=\[)")
 """A collector's time stamp before a launcher prefix (`2019-06-02T16:13:44.884Z: [1,12]<stdout>:`,
-`2025-11-09 15:39:31.043 +08:00 [...]`)."""
+`2025-11-09 15:39:31.043 +08:00 [...]`, to the minute: ` 2025-02-18 12:54 [rank13]:`)."""
 _DEFAULT_PGS = (None, "0", "0 (default_pg)", "default_pg", "0(default_pg)")
 DEFAULT_PG = "0 (default_pg)"
 
@@ -138,10 +150,16 @@ class Facts:
     """PyTorch `Detected mismatch between collectives` reports."""
     coll_calls: list[tuple[mismatch.CollCall, Evidence]] = field(default_factory=list)
     """NCCL COLL call lines: the last few of each process and communicator size."""
+    aborted: dict[tuple[str, int], Evidence] = field(default_factory=dict)
+    """(host, CUDA device) -> NCCL's `Abort COMPLETE` line of the process there: that process
+    tore its communicator down itself, so its `Connection closed by localRank` is teardown."""
     gave_up: dict[int, Evidence] = field(default_factory=dict)
     """Global ranks whose PyTorch watchdog took the process down (`To avoid data inconsistency,
     we are taking the entire process down`): they timed out, even where the watchdog line
     itself is not among the inputs."""
+    launcher_world: int | None = None
+    """The job's size torchrun's rendezvous printed (`global_world_sizes=[N, ...]`), the last
+    rendezvous read (an elastic restart rendezvous again)."""
     job_world: tuple[int, str] | None = None
     """The job's size and where it came from (the rank file or Slurm job placing ranks, or the
     user), set by the caller."""
@@ -168,6 +186,9 @@ class Facts:
         self.coll_calls += other.coll_calls
         for rank, evidence in other.gave_up.items():
             self.gave_up.setdefault(rank, evidence)
+        for where, evidence in other.aborted.items():
+            self.aborted.setdefault(where, evidence)
+        self.launcher_world = other.launcher_world or self.launcher_world
 
 
 def expand(paths: Iterable[Path]) -> list[tuple[Path, str]]:
@@ -334,6 +355,13 @@ def key_lines(handle: object, chunk: int = CHUNK,
             while found >= 0:
                 start = block.rfind(b"\n", 0, found) + 1
                 starts.setdefault(start, False)
+                if start > 1 and _LINE_START_B.match(block, start) is None:
+                    # Perhaps the wrapped rest of a c10d line before (`... detected` / `by
+                    # watchdog at work: 2070`): that line is read too, `_wrapped` decides.
+                    before = block.rfind(b"\n", 0, start - 1) + 1
+                    previous_line = block[before:start - 1].rstrip()
+                    if b"ProcessGroupNCCL" in previous_line and previous_line[-1:] not in b".)]":
+                        starts.setdefault(before, False)
                 end = block.find(b"\n", found)
                 if rule is not None and rule[0] in block[start:end] \
                         and not (rule[1] and rule[1] in block[start:end]):
@@ -476,6 +504,10 @@ def _read_log(path: Path, label: str, rank: int | None, facts: Facts) -> None:
 _LINE_START = re.compile(r"^\s*(?:\[|[\w.\-]+:\d+:\d+ \[|\d{4}-\d\d-\d\d|[EWIF]\d{4} )")
 """How a log line of its own starts: a bracket (`[rank3]:`, `[E ...]`), an NCCL host prefix, a
 date, a glog stamp."""
+_LINE_START_B = re.compile(rb"\s*(?:\[|\(|`|[\w.\-]+:\d+:\d+ \[|\d{4}-\d\d-\d\d|[EWIF]\d{4} "
+                           rb"|[\w.\-]+ \[(?:stdout|stderr)\])")
+"""`_LINE_START` on the raw bytes `key_lines` reads (with a Ray worker's `(`, a backtick and a
+runner's `host [stderr]`)."""
 
 
 _WRAPPABLE = ("ProcessGroupNCCL", "WorkNCCL", "NCCL WARN", "watchdog")
@@ -522,6 +554,17 @@ def _pytorch_lines(stream: _Stream, label: str, facts: Facts) -> None:
             facts.gave_up.setdefault(stream.rank, evidence)
 
 
+def _aborts(stream: _Stream, label: str, facts: Facts) -> None:
+    """NCCL's `Abort COMPLETE` lines, by the host and device of the process that printed them;
+    and torchrun's rendezvous result's world size."""
+    for index, text in enumerate(stream.texts):
+        if "global_world_sizes=" in text and (world := _RDZV_WORLD.search(text)) is not None:
+            facts.launcher_world = int(world.group(1))
+        if "Abort COMPLETE" in text and (found := _ABORT.search(text)) is not None:
+            facts.aborted.setdefault((found.group(1), int(found.group(2))), Evidence(
+                file=label, line=stream.numbers[index], text=stream.raws[index][:TEXT_MAX]))
+
+
 def _closed_by_local_rank(stream: _Stream) -> list[NcclLogEvent]:
     """`[Service thread] Connection closed by localRank N`: NCCL prints it as INFO (the NCCL log
     parser only tallies INFO lines), yet it names the local process that went away."""
@@ -546,6 +589,7 @@ def _scan_stream(stream: _Stream, label: str, facts: Facts, ranks: set[int],
     if not stream.texts:
         return
     _pytorch_lines(stream, label, facts)
+    _aborts(stream, label, facts)
     result = nccl_log.scan(stream.texts)
     if result is None:
         return

@@ -86,6 +86,17 @@ def local_rank_findings(ctx: Context, warnings: list[WarnEvent]) -> list[Finding
             first[node][1].role = "teardown"
             cascade += 1
         first = own
+    # The process that closed had aborted its own communicator (`Abort COMPLETE` on that host
+    # and device): a watchdog's or the application's teardown after the hang, not the cause.
+    torn = {node: v for node, v in first.items()
+            if node is not None and (node, v[0]) in ctx.facts.aborted}
+    for node, (local, warn) in torn.items():
+        warn.role = "teardown"
+        abort = ctx.facts.aborted[(node, local)]
+        ctx.notes.append(f"`Connection closed by localRank {local}` on {node} follows that "
+                         f"process's own communicator abort ({abort.file}:{abort.line}): "
+                         "teardown after the hang, not its cause")
+        del first[node]
     out: list[Finding] = []
     for node, (local, warn) in first.items():
         rank = rank_at(ctx, node, local) if node else None
@@ -227,30 +238,45 @@ def link_findings(ctx: Context, warnings: list[WarnEvent], earlier: list[Finding
                                            + (f" (host {warn.peer} by its socket address)"
                                               if warn.remote_gid and warn.peer else ""),
                                     evidence=[warn.evidence]))
-        refused = warn.type != "ib_completion_error"
+        # An IB queue pair that never reached RTR/RTS (`ibv_modify_qp failed with 110`): the two
+        # NICs did not reach each other, a network path like a retry-exceeded completion.
+        queue_pair = warn.type == "connect_failed" and "ibv_modify_qp" in warn.evidence.text
+        if queue_pair:
+            suspects[0].reason = (f"queue pair setup on {warn.hca or 'its NIC'} timed out "
+                                  f"(errno {warn.status}): the far NIC never answered")
+        refused = warn.type != "ib_completion_error" and not queue_pair
         # The first signal names the rank whose NIC saw it: that NIC (and, on the topology, its
         # leaf port and optic) is the culprit, the far end its peer. Without a rank the logs
         # name only a path; a host-side error (status 1, 2, 4) names no path at all.
         verdict: Verdict = "cannot tell" if refused else \
             "culprit found" if warn.rank is not None else \
             "cannot tell" if host_side else "network path"
+        where = f"{who}{' on ' + warn.node if warn.node else ''}"
+        if queue_pair:
+            summary = (f"{where} could not set up a queue pair from {warn.hca or 'its NIC'} to "
+                       f"{far_end(warn) or '?'} (ibv_modify_qp timed out, errno {warn.status}): "
+                       "the two NICs never reached each other. Suspect the path (a down link, "
+                       "no route between them: on a rail-only fabric, traffic across rails, "
+                       "NCCL_CROSS_NIC=0), or the GID index (NCCL_IB_GID_INDEX).")
+        elif warn.type == "socket_connect_refused":
+            summary = (f"{who} was refused a connection by {warn.peer}: nothing listened there "
+                       "(the peer process died or had not started); the logs do not say why.")
+        elif refused:
+            summary = (f"{who} could not connect to {warn.peer} "
+                       f"({warn.type.replace('_', ' ')}): a socket (bootstrap / rendezvous) "
+                       "failure; the peer may be down or not started yet, and the logs do not "
+                       "say which.")
+        else:
+            summary = (f"{where} reported {status} talking to {far_end(warn) or '?'}"
+                       + (f", and {len(group) - 1} other rank(s) failed toward its NIC"
+                          if len(group) > 1 else "")
+                       + (": an error made on that host (memory registration, GPUDirect RDMA, "
+                          "the NIC or its driver), not on the network path." if host_side else
+                          ": the network path of that NIC (its leaf port and optic, then the "
+                          "peer's) is the suspect."))
         out.append(Finding(
             verdict=verdict,
-            summary=((f"{who} was refused a connection by {warn.peer}: nothing listened there "
-                      "(the peer process died or had not started); the logs do not say why."
-                      if warn.type == "socket_connect_refused" else
-                      f"{who} could not connect to {warn.peer} ({warn.type.replace('_', ' ')}): "
-                      "a socket (bootstrap / rendezvous) failure; the peer may be down or not "
-                      "started yet, and the logs do not say which.")
-                     if refused else
-                     f"{who}{' on ' + warn.node if warn.node else ''} reported {status} "
-                     f"talking to {far_end(warn) or '?'}"
-                     + (f", and {len(group) - 1} other rank(s) failed toward its NIC"
-                        if len(group) > 1 else "")
-                     + (": an error made on that host (memory registration, GPUDirect RDMA, "
-                        "the NIC or its driver), not on the network path." if host_side else
-                        ": the network path of that NIC (its leaf port and optic, then the "
-                        "peer's) is the suspect.")),
+            summary=summary,
             suspects=suspects))
     # Independent faults in the order they happened where every lead line says when (NCCL 2.26+
     # stamps its WARN lines), else in reading order (a combined log's is the time order).

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 _COMM = re.compile(r"^\s*#(\d+-\d+)\s+\((\w+)\)\s+(MISMATCH|INCOMPLETE|DEAD|\w+)")
 _COUNT = re.compile(r"^\s*(\d+) ranks? ha(?:ve|s) launched up to operation (\d+)")
+_NO_DATA = re.compile(r"^\s*Missing communicator data from (\d+) ranks?\s*$")
+"""NCCL 2.27+ INCOMPLETE detail: the `Rank R -- GPU ...` lines after it did not answer RAS."""
 _STATUS_GROUP = re.compile(r"^\s*(\d+) ranks? ha(?:ve|s) status (\w+)")
 _RANK = re.compile(r"^\s*Rank (\d+) -- GPU (\d+) managed by process (\d+) on node (\S+)")
 _RANK_ALONE = re.compile(r"^\s*Rank (\d+) has (?:launched up to operation (\d+)|not launched "
@@ -25,6 +27,10 @@ _MISSING = re.compile(r"^\s*The missing ranks?: ([\d,\s\-]+)")
 _PROCESS = re.compile(r"^\s*Process (\d+) on node (\S+) managing GPU (\d+)")
 _JOB = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
 """The `Job summary` row: nodes, processes per node, GPUs per process, processes, GPUs."""
+_TOTALS = re.compile(r"^\s*\(total\)\s+\(total\)\s+\(total\)\s*$")
+"""NCCL 2.27+'s second `Job summary` table, printed when nodes differ (`Nodes Processes GPUs` /
+`(total) (total) (total)`): its row is nodes, processes, GPUs of the whole job."""
+_TOTALS_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s*$")
 _ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d\-]+)\s+(\d+)\s+(\d+)\s+(\w+)\s+(\w+)\s*$")
 
 
@@ -60,6 +66,8 @@ class RasComm:
     size: int | None = None
     groups: list[RasGroup] = field(default_factory=list)
     missing: list[int] = field(default_factory=list)
+    no_data: list[RasRank] = field(default_factory=list)
+    """Ranks listed under `Missing communicator data from N ranks` (INCOMPLETE)."""
     line: int | None = None
     text: str = ""
 
@@ -97,8 +105,13 @@ def parse(lines: Iterable[str]) -> RasReport:
     group: RasGroup | None = None
     sizes: dict[str, int] = {}
     """Summary row (group #) -> ranks per communicator of that group."""
+    totals = no_data = False
     for number, line in enumerate(kept, start=1):
-        if report.processes is None and (job := _JOB.match(line)) is not None:
+        if _TOTALS.match(line):
+            totals = True
+        elif totals and (row3 := _TOTALS_ROW.match(line)) is not None:
+            report.processes, totals = int(row3.group(2)), False
+        elif report.processes is None and (job := _JOB.match(line)) is not None:
             report.processes = int(job.group(4))
         elif (row := _ROW.match(line)) is not None:
             ok = row.group(8) == "OK"
@@ -110,7 +123,12 @@ def parse(lines: Iterable[str]) -> RasReport:
             comm = RasComm(ident=found.group(1), hash=found.group(2), state=found.group(3),
                            line=number, text=line.strip())
             report.comms.append(comm)
-            group = None
+            group, no_data = None, False
+        elif comm is not None and _NO_DATA.match(line):
+            group, no_data = None, True
+        elif comm is not None and no_data and (quiet := _RANK.match(line)) is not None:
+            comm.no_data.append(RasRank(int(quiet.group(1)), int(quiet.group(2)),
+                                        int(quiet.group(3)), quiet.group(4), number))
         elif comm is not None and (count := _COUNT.match(line)) is not None:
             group = RasGroup(size=int(count.group(1)), count=int(count.group(2)), line=number,
                              text=line.strip())

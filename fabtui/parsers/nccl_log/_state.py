@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 
 _RankSource = Literal["pytorch", "desync", "torchrun", "init", "text"] | None
 MESSAGE_MAX = 500
-PREFIX = re.compile(r"(?:^|[\s\]:>])([A-Za-z0-9_.\-]+):(\d+):(\d+) \[(\d+)\]")
+PREFIX = re.compile(r"(?:^|[\s\]:>])([A-Za-z0-9_.\-]+):(?:(\d+):(\d+)|[Xx*]{3,}(?::[Xx*]{3,})?) "
+                    r"\[(\d+)\]")
+"""NCCL's `host:pid:tid [dev]` line prefix; a paste that blanked the process and thread ids
+(`host-01.example.com:XXXXXX [5]`) keeps the host and device, the pid is then unknown."""
 _WARN_SOURCE = re.compile(r"\]\s+(\S+?:\d+)(?:\s+\([^)]*\))?\s*$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+[\w.+\-]*)")
 # A log collector may number the lines (`[80746] [rank0]:[E321 02:07:08.40 File.cpp:607] ...`);
@@ -157,7 +160,8 @@ def line_prefix(head: str, *, source: bool = False) -> Prefix:
     match = PREFIX.search(head)
     if match is None:
         return Prefix()
-    found = Prefix(host=match.group(1), pid=int(match.group(2)), device=int(match.group(4)))
+    found = Prefix(host=match.group(1), pid=int(match.group(2)) if match.group(2) else None,
+                   device=int(match.group(4)))
     where = _WARN_SOURCE.search(head[match.end() - 1:])
     found.source = where.group(1) if where else None
     return found
@@ -169,7 +173,8 @@ def plain_prefix(head: str) -> Prefix:
     match = PREFIX.search(head)
     if match is None:
         return Prefix()
-    return Prefix(host=match.group(1), pid=int(match.group(2)), device=int(match.group(4)))
+    return Prefix(host=match.group(1), pid=int(match.group(2)) if match.group(2) else None,
+                  device=int(match.group(4)))
 
 
 def note_host(state: State, line: str, pos: int) -> None:

@@ -37,8 +37,11 @@ _IB_VENDOR = re.compile(r"vendor[ _]err[= ](\d+)")
 _IB_DIRECTION = re.compile(r"vendor[ _]err[= ]\d+\s*\((\w+)\)")
 _IB_LOCAL_GID = re.compile(r"localGid\s+(\S+)")
 _IB_REMOTE_GID = re.compile(r"remoteGids?\s*(\S+)")
-_HCA = re.compile(r"\bhca\s+(\S+)|\b(mlx\d+_\w+|ibp\w+|rdmap\w+|irdma\w*|bnxt_\w+):\d+")
-_ERRNO = re.compile(r"(?:returned|errno)\s+(\d+)")
+_QP_LOCAL_GID = re.compile(r"local GID (?!index\b)([^\s,]+)")
+_QP_REMOTE_GID = re.compile(r"remote GID ([^\s,]+)")
+_HCA = re.compile(r"\bhca\s+(\S+)|\b(mlx\d+_\w+|ibp\w+|rdmap\w+|irdma\w*|bnxt_\w+):\d+"
+                  r"|\bon dev (\S+?):\d+")
+_ERRNO = re.compile(r"(?:returned|errno|failed with)\s+(\d+)")
 # enum ibv_wc_status and ibv_wc_status_str() of rdma-core libibverbs/verbs.c, by value.
 _WC_STATUS = (
     ("SUCCESS", "success"), ("LOC_LEN_ERR", "local length error"),
@@ -84,6 +87,10 @@ def classify_warn(msg: str, head: str) -> EventType:
         return "ib_completion_error"
     if "async event" in lowered or "async fatal event" in lowered:
         return "ib_async_event"
+    if "ibv_modify_qp failed" in lowered and "timed out" in lowered:
+        # Moving a queue pair to RTR/RTS timed out (errno 110): the two NICs never reached each
+        # other (no route between them, as across the rails of a rail-only fabric).
+        return "connect_failed"
     if "connect to" in lowered and ("failed" in lowered or "returned" in lowered):
         return "socket_connect_refused" if "refused" in lowered else "connect_failed"
     if "connection refused" in lowered:
@@ -139,12 +146,17 @@ def fill_network_details(event: Event, msg: str, kind: EventType | None = None) 
     if kind in ("connect_failed", "socket_connect_refused", "connection_closed"):
         errno = _ERRNO.search(msg)
         event.status = int(errno.group(1)) if errno else None
-    if kind in ("ib_completion_error", "ib_async_event"):
+    if kind in ("ib_completion_error", "ib_async_event", "connect_failed"):
         hca = _HCA.search(msg)
         if hca:
-            event.hca = hca.group(1) or hca.group(2)
+            event.hca = hca.group(1) or hca.group(2) or hca.group(3)
     if kind == "ib_completion_error":
         _fill_ib_completion(event, msg)
+    elif kind == "connect_failed" and "ibv_modify_qp" in msg:
+        # `..., local GID ::ffff:10.0.0.1, remote GID ::ffff:10.0.0.2`: the far NIC.
+        local, remote = _QP_LOCAL_GID.search(msg), _QP_REMOTE_GID.search(msg)
+        event.local_gid = local.group(1) if local else None
+        event.remote_gid = remote.group(1) if remote else None
 
 
 def _fill_ib_completion(event: Event, msg: str) -> None:

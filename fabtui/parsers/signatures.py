@@ -176,8 +176,10 @@ SIGNATURES: tuple[Signature, ...] = (
          r"QUEUE\s+STATUS\s+STORM DETECTED/RESTORED|PORT\s+ACTION\s+DETECTION TIME\s+"
          r"RESTORATION TIME"),
     _sig("queue-counters", "queue_counters",
-         "SONiC `show queue counters` (queuestat): packets/bytes/drops per port and queue",
-         r"Port\s+(?:TxQ|Voq)\s+Counter/pkts\s+Counter/bytes|\"totalpacket\"\s*:"),
+         "SONiC `show queue counters` (queuestat): packets/bytes/drops per port and queue, "
+         "and `show queue wredcounters` (WRED drops, ECN-marked packets)",
+         r"Port\s+(?:TxQ|Voq)\s+(?:Counter/pkts\s+Counter/bytes|WredDrp/pkts|EcnMarked/pkts)"
+         r"|\"(?:totalpacket|ecnmarkedpacket|wreddroppacket)\"\s*:"),
     _sig("queue-watermark", "queue_watermark",
          "SONiC `show queue watermark` / `show priority-group watermark`: peak buffer "
          "occupancy per queue or priority group (bytes)",

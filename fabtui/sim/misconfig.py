@@ -37,7 +37,7 @@ HOST: dict[str, Any] = {
 """A healthy host NIC: the fleet's RoCE settings (NVIDIA RoCE configuration guides)."""
 SWITCH: dict[str, Any] = {
     "pfc": [3, 4], "ecn_min_kb": 150, "ecn_max_kb": 1500, "ecn_probability": 5,
-    "dscp_rdma": 26, "dscp_cnp": 48, "headroom_kb": 160,
+    "dscp_rdma": 26, "dscp_cnp": 48, "headroom_kb": 160, "ecn": "ecn_all",
 }
 """A healthy SONiC leaf: lossless priorities 3 and 4 (SONiC's default), WRED/ECN on them."""
 
@@ -210,7 +210,7 @@ def switch_reply(sim: Sim, switch: Switch, words: list[str], t: float,
         return ("Profile: AZURE_LOSSLESS\n"
                 "-----------------------  -------\n"
                 "red_max_threshold        2097152\n"
-                "ecn                      ecn_all\n"
+                f"ecn                      {setting(sim, name, 'ecn', t)}\n"
                 f"green_min_threshold      {int(low) * 1024}\n"
                 "red_min_threshold        1048576\n"
                 "yellow_min_threshold     1048576\n"

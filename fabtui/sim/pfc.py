@@ -26,12 +26,26 @@ en_ethtool.c); the warning event fires at 85 % of it (MLX5E_PFC_PREVEN_MINOR_PRE
 PFCWD_DETECTION_S = PFCWD_RESTORATION_S = 0.2
 """SONiC pfcwd defaults: detection and restoration time 200 ms (sonic-utilities pfcwd)."""
 
+INTERFERENCE_PAUSE_PER_S = 3000.0
+"""Pause frames/s a leaf sends each host when another job congests it with ECN off: a share of
+~0.25 of the time at 400G (warns) [inference]."""
+
 
 class PfcLayer(LinkLayer):
     """Pause frames on every port, storms, the watchdog's view and deadlock loops.
 
     Reads `faults`, `topology`, `graph` and the link layer (up/down, speed, which leaf a link
     hangs off, host or switch link). Fills the cache `_cycles` (each deadlock's loop)."""
+
+    def ecn_marking(self, switch: str | None, t: float) -> bool:
+        """False where `switch`'s lossless WRED profile marks nothing at `t` (a misconfig
+        `ecn: ecn_none`, SONiC's WRED_PROFILE `ecn` field): its queues then build until PFC
+        pauses instead of DCQCN slowing the senders."""
+        for fault in self.faults:
+            if fault.kind is FaultKind.MISCONFIG and fault.switch == switch and \
+                    fault.spec.params.get("setting") == "ecn" and fault.active(t):
+                return fault.spec.params.get("value") not in ("ecn_none", "off", None)
+        return True
 
     def storming(self, t: float) -> list[Fault]:
         """PFC storms whose NIC is sending pause at `t` (stall prevention not yet fired)."""
@@ -103,6 +117,16 @@ class PfcLayer(LinkLayer):
                     tx += 2000.0 if not self._is_host_link(link) else 600.0
                 elif self._spreading(fault, t) and self._leaf_of_link(link) == storm_leaf:
                     rx += 2000.0 if not self._is_host_link(link) else 600.0
+            elif fault.kind is FaultKind.INTERFERENCE and fault.active(t) and \
+                    not self.ecn_marking(fault.switch, t) and self._is_host_link(link) and \
+                    self._leaf_of_link(link) == fault.switch:
+                # Another job congests the leaf's uplinks and nothing marks ECN: no DCQCN
+                # slows the senders, the lossless PGs fill to XOFF and the leaf pauses its
+                # hosts for a quarter of the time at 400G [inference].
+                if device == fault.switch:
+                    tx += INTERFERENCE_PAUSE_PER_S
+                else:
+                    rx += INTERFERENCE_PAUSE_PER_S
             elif fault.kind is FaultKind.PFC_DEADLOCK and fault.active(t):
                 for waiter, holder, cycle_link in self.deadlock_cycle(fault):
                     if cycle_link == link:

@@ -1,0 +1,87 @@
+"""Issue 35, Deliver 4 (gap 8): switch-side congestion evidence, ECN marks beside pause.
+
+The real `show queue wredcounters` captures parse (tests/fixtures/queue-counters/SOURCES.md);
+on the demo fabric the switch's marks on a lossless queue grow with another job's congestion,
+and a leaf whose WRED profile marks nothing pauses its hosts instead, which `ecn_evidence`
+names and multi-job-interference no longer clears as "not shared". docs/thresholds.md gives
+the rule and its source.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabtui.parsers.registry import parse
+from fabtui.probes.ecn import ecn_evidence
+from tests.support.sim import Fabric
+
+FIXTURES = Path(__file__).parent / "fixtures" / "queue-counters"
+
+
+def test_a_real_wredcounters_capture_gives_ecn_marks_per_queue_and_na_wred() -> None:
+    text = (FIXTURES / "sonic-mgmt-snappi-show-queue-wredcounters-ethernet0-ecn-marked.txt"
+            ).read_text(encoding="utf-8")
+    parsed: Any = parse(text)  # detected, not told
+    assert parsed.kind == "queue-counters"
+    uc3 = parsed.ports["Ethernet0"]["UC3"]
+    assert uc3.other["ecnmarked_pkts"] == 3454820
+    assert uc3.other["ecnmarked_bytes"] == 5182230000
+    assert uc3.other["wreddrp_pkts"] is None  # N/A: the platform counts no WRED drops
+
+
+def test_the_wredcounters_json_names_its_counters_as_the_table_does() -> None:
+    text = ('{"Ethernet0": {"UC3": {"ecnmarkedbytes": "76", "ecnmarkedpacket": "19", '
+            '"wreddropbytes": "N/A", "wreddroppacket": "N/A"}}}')
+    parsed: Any = parse(text, "queue-counters")
+    assert parsed.ports["Ethernet0"]["UC3"].other == {
+        "ecnmarked_bytes": 76, "ecnmarked_pkts": 19, "wreddrp_bytes": None,
+        "wreddrp_pkts": None}
+
+
+def _dicts(*results: Any) -> list[dict[str, Any]]:
+    return [r.model_dump(mode="json") for r in results]
+
+
+def _marks(result: Any, port: str) -> int:
+    return sum(int(m.value) for m in result.metrics if m.name == "delta.ecnmarked_pkts"
+               and m.component == f"leaf-g00-r2:{port}/UC3")
+
+
+@pytest.mark.parametrize("scenario, kind, verdict", [
+    ("multi-job-interference", "ecn-marking", "ok"),
+    ("ecn-off", "ecn-off", "fail"),
+    ("healthy", "ecn-marking", "ok"),
+])
+def test_the_leaf_marks_ecn_under_congestion_unless_its_profile_marks_nothing(
+        tmp_path: Path, scenario: str, kind: str, verdict: str) -> None:
+    fabric = Fabric(scenario, tmp_path)
+    try:
+        marks = fabric.probe("switch.ecn", "leaf-g00-r2")
+        pause = fabric.probe("switch.pfc", "leaf-g00-r2")
+    finally:
+        fabric.close()
+    found = ecn_evidence(_dicts(marks, pause))
+    assert (found["kind"], found["verdict"]) == (kind, verdict), found["why"]
+    if scenario == "multi-job-interference":  # thousands of marks a second on each host port
+        assert _marks(marks, "Ethernet0") > 10000
+    if scenario == "ecn-off":
+        assert _marks(marks, "Ethernet0") == 0
+        assert found["max_pause"] >= 0.1 and "no ECN mark" in found["why"]
+
+
+def test_pause_with_the_marks_not_read_cannot_be_told() -> None:
+    pause = {"metrics": [{"name": "pause_share.tx.PFC3", "value": 0.3,
+                          "component": "leaf-a:Ethernet0"}]}
+    assert ecn_evidence([pause])["kind"] == "cannot-tell"
+    marks = {"metrics": [{"name": "delta.ecnmarked_pkts", "value": 5000,
+                          "component": "leaf-a:Ethernet0/UC3"}]}
+    assert ecn_evidence([pause, marks])["kind"] == "dcqcn-working"
+    # marks on a lossy queue do not count for the lossless class
+    lossy = {"metrics": [{"name": "delta.ecnmarked_pkts", "value": 5000,
+                          "component": "leaf-a:Ethernet0/UC0"},
+                         {"name": "delta.ecnmarked_pkts", "value": 0,
+                          "component": "leaf-a:Ethernet0/UC3"}]}
+    assert ecn_evidence([pause, lossy])["kind"] == "ecn-off"

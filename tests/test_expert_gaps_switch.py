@@ -85,3 +85,57 @@ def test_pause_with_the_marks_not_read_cannot_be_told() -> None:
                          {"name": "delta.ecnmarked_pkts", "value": 0,
                           "component": "leaf-a:Ethernet0/UC3"}]}
     assert ecn_evidence([pause, lossy])["kind"] == "ecn-off"
+
+
+# Headroom against the cable -------------------------------------------------------------------
+
+def test_the_headroom_a_cable_needs_follows_sonics_dynamic_formula() -> None:
+    from fabtui.topology.headroom import xoff_needed
+
+    # 400G, 5 m: bytes on cable 2*5*400000e9/1.98e8/8192 = 2466; propagation 9100 + 2466 + 819
+    # + 905*64 = 70305; x 2.25 (cell 144 B, all small packets) + 1024 = 159210 -> 159744.
+    assert xoff_needed(400, 5) == 159744
+    assert xoff_needed(400, 30) == 187392
+    assert xoff_needed(400, 300) > xoff_needed(400, 100) > xoff_needed(400, 30)
+    assert xoff_needed(100, 30) < xoff_needed(400, 30)  # fewer bytes in flight at 100G
+
+
+def test_the_real_mmuconfig_capture_gives_each_profiles_headroom() -> None:
+    text = (Path(__file__).parent / "fixtures" / "buffer-profiles" /
+            "sonic-utilities-mmuconfig-l.txt").read_text(encoding="utf-8")
+    parsed: Any = parse(text)
+    assert parsed.kind == "buffer-profiles"
+    assert parsed.profiles["headroom_profile"].fields == {
+        "dynamic_th": 0, "pool": "ingress_lossless_pool", "xon": 18432, "xoff": 32768,
+        "size": 51200}
+    assert parsed.pools["ingress_lossless_pool_hbm"].fields["size"] == 139458240
+
+
+def _margins(result: Any) -> dict[str, tuple[Any, str]]:
+    return {m.component: (m.value, m.verdict.value) for m in result.metrics
+            if m.name == "headroom_margin"}
+
+
+def test_a_leaf_whose_cable_length_table_was_left_at_5m_drops_lossless_packets(
+        tmp_path: Path) -> None:
+    healthy = Fabric("healthy", tmp_path / "healthy")
+    short = Fabric("headroom-short", tmp_path / "short")
+    try:
+        good = healthy.probe("switch.buffer", "leaf-g00-r0")
+        bad = short.probe("switch.buffer", "leaf-g00-r0")
+        other = short.probe("switch.buffer", "leaf-g00-r1")
+        drops = short.probe("switch.counters", "leaf-g00-r0")
+    finally:
+        healthy.close()
+        short.close()
+    # healthy: the 30 m rail-0 AOCs have a 30 m profile
+    assert set(_margins(good).values()) == {(0, "ok")}
+    # stale 5 m table: every 30 m port is 27,648 bytes short, and the leaf drops lossless
+    # packets on those ports while it pauses them
+    assert _margins(bad)["leaf-g00-r0:Ethernet0"] == (-27648, "fail")
+    assert len(_margins(bad)) == 8
+    assert bad.verdict.value == "fail"
+    rx_drp = {m.component: m.value for m in drops.metrics if m.name == "delta.rx_drp"}
+    assert rx_drp["leaf-g00-r0:Ethernet0"] > 100
+    # cables of unknown length are not judged
+    assert _margins(other) == {}

@@ -187,6 +187,8 @@ ROWS = [
     Row("SONiC show queue counters", "queue-counters",
         "queue-counters/sonic-show-queue-counters.txt",
         switch("leaf-g00-r3", "show queue counters Ethernet16")),
+    Row("SONiC mmuconfig -l", "buffer-profiles", "buffer-profiles/sonic-utilities-mmuconfig-l.txt",
+        switch("leaf-g00-r0", "mmuconfig -l")),
     Row("SONiC show queue wredcounters", "queue-counters",
         "queue-counters/sonic-utilities-show-queue-wredcounters-ethernet8.txt",
         switch("leaf-g00-r3", "show queue wredcounters Ethernet16")),
@@ -241,7 +243,6 @@ UNSAMPLED: dict[str, str] = {
     "SONiC show pfc priority": "no real capture; read by roce-qos-audit",
     "SONiC show ecn": "no real capture; read by roce-qos-audit",
     "SONiC show qos dscp-to-tc": "sim shorthand for DSCP_TO_TC_MAP (docs/sim.md)",
-    "SONiC mmuconfig -l": "no real capture; read by roce-qos-audit",
     "EOS show interfaces counters errors": "only a synthetic capture (synthetic-review-eos-"
                                            "counters-errors), no real one",
     "EOS show version": "no parser reads it",

@@ -66,6 +66,9 @@ def _sig(kind: str, module: str, description: str, pattern: str | None,
 
 
 SIGNATURES: tuple[Signature, ...] = (
+    _sig("buffer-profiles", "buffer_profiles",
+         "SONiC `mmuconfig -l`: buffer pools and profiles (lossless headroom xon/xoff/size)",
+         r"(?:Profile|Pool)(?: for namespace \S+)?:"),
     _sig("dcgmi-diag", "dcgmi_diag",
          "dcgmi diag -r 1|2|3|4: DCGM diagnostic results per test and per GPU",
          r"\|\s*Diagnostic\s+\|\s*Result\s+\||[|+]-{3,}\s+(?:Deployment|Metadata|Hardware|"

@@ -135,7 +135,43 @@ def test_a_leaf_whose_cable_length_table_was_left_at_5m_drops_lossless_packets(
     assert _margins(bad)["leaf-g00-r0:Ethernet0"] == (-27648, "fail")
     assert len(_margins(bad)) == 8
     assert bad.verdict.value == "fail"
-    rx_drp = {m.component: m.value for m in drops.metrics if m.name == "delta.rx_drp"}
+    rx_drp = {m.component: float(str(m.value)) for m in drops.metrics
+              if m.name == "delta.rx_drp"}
     assert rx_drp["leaf-g00-r0:Ethernet0"] > 100
     # cables of unknown length are not judged
     assert _margins(other) == {}
+
+
+# FEC histogram at both ends of a link ---------------------------------------------------------
+
+def test_the_nic_histogram_reads_the_same_from_text_and_json() -> None:
+    import json
+
+    from fabtui.parsers.mlxlink import fec_histogram
+
+    text = (Path(__file__).parent / "fixtures" / "mlxlink" /
+            "synthetic-mlxlink-c-rx-fec-histogram-cx7-400g.txt").read_text(encoding="utf-8")
+    parsed: Any = parse(text, "mlxlink")
+    assert fec_histogram(parsed)[4] == 1 and fec_histogram(parsed)[0] == 8839154829013
+    as_json = json.dumps({"result": {"output": {"Operational Info": {"State": "Active"},
+                                                "Histogram of FEC Errors": {
+        "Header": {"values": ["Range", "Occurrences"]},
+        "Bin 0": {"values": ["[0]", "7"]}, "Bin 9": {"values": ["[9]", "2"]}}}}})
+    from_json: Any = parse(as_json, "mlxlink")
+    assert fec_histogram(from_json) == {0: 7, 9: 2}
+
+
+def test_a_link_is_judged_on_its_worse_end_the_nic_histogram_fails_an_ageing_far_laser(
+        tmp_path: Path) -> None:
+    fabric = Fabric("optic-degrading", tmp_path)
+    try:
+        leaf_end = fabric.probe("switch.fec_histogram", "leaf-g00-r3:Ethernet16")
+        nic_end = fabric.probe("nic.fec_histogram", "node003:mlx5_3")
+    finally:
+        fabric.close()
+    tails = {r.probe: next(m for m in r.metrics if m.name == "fec_max_t")
+             for r in (leaf_end, nic_end)}
+    # the leaf's ageing laser: the leaf receives the NIC's good light, the NIC receives little
+    assert tails["switch.fec_histogram"].verdict.value == "ok"
+    assert tails["nic.fec_histogram"].verdict.value == "fail"
+    assert int(str(tails["nic.fec_histogram"].value)) >= 13

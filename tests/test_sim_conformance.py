@@ -233,6 +233,9 @@ UNSAMPLED: dict[str, str] = {
     "false": "no output",
     "pkill": "no output",
     "nvidia-smi nvlink -e": "no real capture in the fixtures",
+    "mlxlink --rx_fec_histogram --show_histogram": "no real text capture found; the section "
+                                                   "as mstflint MlxlinkPortInfo::showHistogram "
+                                                   "prints it (tests/fixtures/mlxlink)",
     "scontrol show node / update / requeue": "no real capture; only `show job` has one",
     "squeue -w": "no real capture; only --json has one",
     "ib_read_bw / ib_send_bw / *_lat": "same layout as ib_write_bw; captures exist for some "
@@ -253,7 +256,8 @@ SIMULATED_NODE_PROGRAMS = {
     "ethtool": ["ethtool -S", "ethtool --get-tunable"],
     "rdma": ["rdma statistic show"], "show_counters": ["show_counters"], "ibstat": ["ibstat"],
     "ibv_devinfo": ["ibv_devinfo"], "show_gids": ["show_gids"],
-    "ibdev2netdev": ["ibdev2netdev"], "mlxlink": ["mlxlink -m -c -e"],
+    "ibdev2netdev": ["ibdev2netdev"], "mlxlink": ["mlxlink -m -c -e",
+                                                  "mlxlink --rx_fec_histogram --show_histogram"],
     "nvidia-smi": ["nvidia-smi -q -x", "nvidia-smi", "nvidia-smi topo -m",
                    "nvidia-smi nvlink -e"],
     "tail": ["tail"], "cat": ["cat job.log", "cat (sysfs, rank logs)"], "dmesg": ["dmesg"],

@@ -187,6 +187,11 @@ ROWS = [
     Row("SONiC show queue counters", "queue-counters",
         "queue-counters/sonic-show-queue-counters.txt",
         switch("leaf-g00-r3", "show queue counters Ethernet16")),
+    Row("SONiC mmuconfig -l", "buffer-profiles", "buffer-profiles/sonic-utilities-mmuconfig-l.txt",
+        switch("leaf-g00-r0", "mmuconfig -l")),
+    Row("SONiC show queue wredcounters", "queue-counters",
+        "queue-counters/sonic-utilities-show-queue-wredcounters-ethernet8.txt",
+        switch("leaf-g00-r3", "show queue wredcounters Ethernet16")),
     Row("SONiC transceiver eeprom --dom", "transceiver-dom",
         "transceiver-dom/sonic-show-interfaces-transceiver-eeprom-dom-qsfpdd.txt",
         switch("leaf-g00-r3", "show interfaces transceiver eeprom --dom Ethernet16")),
@@ -228,6 +233,9 @@ UNSAMPLED: dict[str, str] = {
     "false": "no output",
     "pkill": "no output",
     "nvidia-smi nvlink -e": "no real capture in the fixtures",
+    "mlxlink --rx_fec_histogram --show_histogram": "no real text capture found; the section "
+                                                   "as mstflint MlxlinkPortInfo::showHistogram "
+                                                   "prints it (tests/fixtures/mlxlink)",
     "scontrol show node / update / requeue": "no real capture; only `show job` has one",
     "squeue -w": "no real capture; only --json has one",
     "ib_read_bw / ib_send_bw / *_lat": "same layout as ib_write_bw; captures exist for some "
@@ -238,7 +246,6 @@ UNSAMPLED: dict[str, str] = {
     "SONiC show pfc priority": "no real capture; read by roce-qos-audit",
     "SONiC show ecn": "no real capture; read by roce-qos-audit",
     "SONiC show qos dscp-to-tc": "sim shorthand for DSCP_TO_TC_MAP (docs/sim.md)",
-    "SONiC mmuconfig -l": "no real capture; read by roce-qos-audit",
     "EOS show interfaces counters errors": "only a synthetic capture (synthetic-review-eos-"
                                            "counters-errors), no real one",
     "EOS show version": "no parser reads it",
@@ -249,7 +256,8 @@ SIMULATED_NODE_PROGRAMS = {
     "ethtool": ["ethtool -S", "ethtool --get-tunable"],
     "rdma": ["rdma statistic show"], "show_counters": ["show_counters"], "ibstat": ["ibstat"],
     "ibv_devinfo": ["ibv_devinfo"], "show_gids": ["show_gids"],
-    "ibdev2netdev": ["ibdev2netdev"], "mlxlink": ["mlxlink -m -c -e"],
+    "ibdev2netdev": ["ibdev2netdev"], "mlxlink": ["mlxlink -m -c -e",
+                                                  "mlxlink --rx_fec_histogram --show_histogram"],
     "nvidia-smi": ["nvidia-smi -q -x", "nvidia-smi", "nvidia-smi topo -m",
                    "nvidia-smi nvlink -e"],
     "tail": ["tail"], "cat": ["cat job.log", "cat (sysfs, rank logs)"], "dmesg": ["dmesg"],
@@ -267,7 +275,8 @@ UNSAMPLED entry."""
 SIMULATED_SWITCH_COMMANDS = [
     "SONiC show interfaces counters", "SONiC fec-stats", "SONiC fec-histogram",
     "SONiC show pfc counters", "SONiC show pfc counters --history", "SONiC show pfcwd stats",
-    "SONiC show pfcwd config", "SONiC show queue counters", "SONiC transceiver eeprom --dom",
+    "SONiC show pfcwd config", "SONiC show queue counters",
+    "SONiC show queue wredcounters", "SONiC transceiver eeprom --dom",
     "SONiC show lldp table", "SONiC show interfaces status", "SONiC show logging",
     "SONiC show pfc priority", "SONiC show ecn", "SONiC show qos dscp-to-tc",
     "SONiC mmuconfig -l", "EOS show interfaces", "EOS show interfaces counters errors",

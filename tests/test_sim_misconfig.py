@@ -78,8 +78,17 @@ def test_healthy_switch_qos_commands_match_the_template() -> None:
     priority = _switch(sim, "leaf-g00-r0", "show pfc priority")
     assert "Ethernet0   " + ",".join(str(p) for p in qos["switch"]["pfc_priorities"]) in priority
     assert " 26:3 " in _switch(sim, "leaf-g00-r0", "show qos dscp-to-tc")
+    from fabtui.topology.headroom import XON, xoff_needed
+
+    # the dynamic buffer model: one lossless profile per cable length, sized for it (rail 0's
+    # cables are 30 m AOCs in the demo topology), every one above the template's minimum
     headroom = _switch(sim, "leaf-g00-r0", "mmuconfig -l")
-    assert f"size        {qos['switch']['headroom_min_kb'] * 1024 + 10240}" in headroom
+    assert "Profile: pg_lossless_400000_30m_profile" in headroom
+    assert f"xoff        {xoff_needed(400, 30)}\nsize        {xoff_needed(400, 30) + XON}" \
+        in headroom
+    five = _switch(sim, "leaf-g00-r1", "mmuconfig -l")
+    assert f"size        {xoff_needed(400, 5) + XON}" in five
+    assert xoff_needed(400, 5) + XON >= qos["switch"]["headroom_min_kb"] * 1024
 
 
 def test_scontrol_refuses_a_drain_without_reason_and_an_unknown_node() -> None:

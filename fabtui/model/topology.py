@@ -255,6 +255,9 @@ class Link(_Model):
     """Identifier of the optic (transceiver serial or asset tag) carrying this link."""
     cable: str | None = None
     """Cable type or asset id (DAC, AOC, fiber id, ...)."""
+    length_m: float | None = Field(None, gt=0, le=10000)
+    """Cable length in metres, where known: a lossless port's PFC headroom must hold what is in
+    flight over twice this length after XOFF (fabtui/topology/headroom.py)."""
     id: str | None = None
 
     @field_validator("b")

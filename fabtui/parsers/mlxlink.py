@@ -444,6 +444,25 @@ def parse_lines(lines: Iterable[str]) -> Streamed[MlxlinkOutput]:
     return Streamed(head, {"more_ports": lambda: (_build(report) for report in rest)})
 
 
+_HIST_SECTION = "Histogram of FEC Errors"
+_HIST_BIN = re.compile(r"^\s*\[(\d+)(?::(\d+))?\]\s*[,\s]\s*(\d+)\s*$")
+
+
+def fec_histogram(port: MlxlinkPort) -> dict[int, int]:
+    """`--rx_fec_histogram --show_histogram`: codewords per number of symbol errors the FEC
+    corrected, keyed by each bin's lowest count (`Bin 3 : [3]  12` or `[16:31]`; the `--json`
+    form `["[3]","12"]` reads the same). Empty when the section was not printed; a row that
+    is not `[range] count` is left out (mstflint `MlxlinkPortInfo::showHistogram`)."""
+    found: dict[int, int] = {}
+    for key, value in port.sections.get(_HIST_SECTION, {}).items():
+        if not key.lower().startswith("bin") or value is None:
+            continue
+        row = _HIST_BIN.match(value)
+        if row:
+            found[int(row.group(1))] = int(row.group(3))
+    return found
+
+
 def tables(result: MlxlinkOutput) -> list[Table]:
     """One row per port (state, speed, width, FEC, issue), then each port's lanes."""
     ports = [result, *result.more_ports]

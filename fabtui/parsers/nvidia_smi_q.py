@@ -158,6 +158,17 @@ def _ecc(node: _Node | None) -> tuple[int | None, int | None]:
     return _sum(correctable), _sum(uncorrectable)
 
 
+def _sram(node: _Node | None) -> tuple[int | None, int | None]:
+    """(SRAM correctable, SRAM uncorrectable) of a `Volatile` or `Aggregate` ECC block: the
+    `sram_uncorrectable` counter, or the sum of its 550+ split (Parity, SEC-DED)."""
+    if node is None:
+        return None, None
+    correctable = [_int_or_none(c.value) for c in node.children if c.name == "sram_correctable"]
+    uncorrectable = [_int_or_none(c.value) for c in node.children
+                     if c.name.startswith("sram_uncorrectable")]
+    return _sum(correctable), _sum(uncorrectable)
+
+
 def _event_reasons(gpu: _Node) -> list[str]:
     """Names of the clock event (throttle) reasons printed as `Active`."""
     block = gpu.child("clocks_event_reasons") or gpu.child("clocks_throttle_reasons")
@@ -189,6 +200,8 @@ def _gpu(node: _Node, warnings: list[str]) -> NvsmiQueryGpu:
     width = ("pci/pci_gpu_link_info/link_widths/", "pci/gpu_link_info/link_width/")
     volatile = _ecc(node.find("ecc_errors/volatile"))
     aggregate = _ecc(node.find("ecc_errors/aggregate"))
+    sram_volatile = _sram(node.find("ecc_errors/volatile"))
+    sram_aggregate = _sram(node.find("ecc_errors/aggregate"))
     return NvsmiQueryGpu(
         pci_bus_id=bus_id, product_name=r.text("product_name"),
         product_architecture=r.text("product_architecture"),
@@ -212,6 +225,11 @@ def _gpu(node: _Node, warnings: list[str]) -> NvsmiQueryGpu:
         ecc_volatile_correctable_total=volatile[0], ecc_volatile_uncorrectable_total=volatile[1],
         ecc_aggregate_correctable_total=aggregate[0],
         ecc_aggregate_uncorrectable_total=aggregate[1],
+        ecc_volatile_sram_correctable=sram_volatile[0],
+        ecc_volatile_sram_uncorrectable=sram_volatile[1],
+        ecc_aggregate_sram_correctable=sram_aggregate[0],
+        ecc_aggregate_sram_uncorrectable=sram_aggregate[1],
+        sram_threshold_exceeded=r.flag("ecc_errors/aggregate/sram_threshold_exceeded"),
         retired_pages_correctable=r.integer(
             "retired_pages/multiple_single_bit_retirement/retired_count",
             "retired_pages/single_bit_ecc"),
@@ -232,6 +250,14 @@ def _gpu(node: _Node, warnings: list[str]) -> NvsmiQueryGpu:
         temperature_c=r.integer("temperature/gpu_temp", "temperature/gpu_current_temp"),
         memory_temperature_c=r.integer("temperature/memory_temp",
                                        "temperature/memory_current_temp"),
+        temperature_shutdown_c=r.integer("temperature/gpu_temp_max_threshold",
+                                         "temperature/gpu_shutdown_temp"),
+        temperature_slowdown_c=r.integer("temperature/gpu_temp_slow_threshold",
+                                         "temperature/gpu_slowdown_temp"),
+        temperature_max_operating_c=r.integer("temperature/gpu_temp_max_gpu_threshold",
+                                              "temperature/gpu_max_operating_temp"),
+        memory_temperature_max_c=r.integer("temperature/gpu_temp_max_mem_threshold",
+                                           "temperature/memory_max_operating_temp"),
         power_draw_w=r.number(
             "gpu_power_readings/power_draw", "gpu_power_readings/instant_power_draw",
             "gpu_power_readings/instantaneous_power_draw",

@@ -11,6 +11,12 @@ One table per port (older releases print no `For namespace` line; after `sonic-c
 counters` each table is preceded by `Ethernet0 Last cached time was ...`). Newer releases add
 trimming, WRED/ECN and rate columns; `--voq` has a `Voq` column and `Credit-WD-Del/pkts`.
 `--json` gives `{port: {queue: {"totalpacket": ..., "droppacket": ...}}}`.
+
+`show queue wredcounters` (queuestat `--wredcounters`, SONiC's ECN and WRED statistics) prints
+the same table with `WredDrp/pkts WredDrp/bytes EcnMarked/pkts EcnMarked/bytes` in place of the
+packet and drop columns (`N/A` where the platform does not count them); those land in `other`
+as `wreddrp_pkts`, `wreddrp_bytes`, `ecnmarked_pkts`, `ecnmarked_bytes` (its `--json` keys
+`wreddroppacket`, `ecnmarkedpacket`, ... are renamed to the same).
 """
 
 from __future__ import annotations
@@ -35,16 +41,21 @@ from fabtui.parsers.errors import ParseError
 
 KIND = "queue-counters"
 MODEL = QueueCounters
-DESCRIPTION = "SONiC `show queue counters` (queuestat): packets/bytes/drops per port and queue"
+DESCRIPTION = ("SONiC `show queue counters` (queuestat): packets/bytes/drops per port and queue, "
+               "and `show queue wredcounters` (WRED drops, ECN-marked packets)")
 
-_HEADER = re.compile(r"(?m)^\s*Port\s+(?:TxQ|Voq)\s+Counter/pkts\s+Counter/bytes\b")
-_JSON = re.compile(r'"totalpacket"\s*:')
+_HEADER = re.compile(r"(?m)^\s*Port\s+(?:TxQ|Voq)\s+(?:Counter/pkts\s+Counter/bytes|WredDrp/pkts"
+                     r"|EcnMarked/pkts)\b")
+_JSON = re.compile(r'"(?:totalpacket|ecnmarkedpacket|wreddroppacket)"\s*:')
 _NAMESPACE = re.compile(r"^For namespace\s*(\S*?)\s*:\s*$")
 _CACHED = re.compile(r"^(\S+) Last cached time(?: for (\S+))? was (.+?)\s*$")
 _FIELDS = {"COUNTER/PKTS": "packets", "COUNTER/BYTES": "bytes", "DROP/PKTS": "drop_packets",
            "DROP/BYTES": "drop_bytes"}
 _JSON_FIELDS = {"totalpacket": "packets", "totalbytes": "bytes", "droppacket": "drop_packets",
                 "dropbytes": "drop_bytes"}
+_JSON_WRED = {"wreddroppacket": "wreddrp_pkts", "wreddropbytes": "wreddrp_bytes",
+              "ecnmarkedpacket": "ecnmarked_pkts", "ecnmarkedbytes": "ecnmarked_bytes"}
+"""`show queue wredcounters --json` keys, named as the table's columns are."""
 
 
 def detect(text: str) -> float:
@@ -52,7 +63,8 @@ def detect(text: str) -> float:
     cleaned = head(text)
     if _HEADER.search(cleaned):
         return 0.95
-    if _JSON.search(cleaned) and '"droppacket"' in cleaned:
+    if _JSON.search(cleaned) and re.search(r'"(?:droppacket|ecnmarkedbytes|wreddropbytes)"',
+                                           cleaned):
         return 0.85
     return 0.0
 
@@ -74,7 +86,8 @@ def parse(text: str) -> QueueCounters:
             from_json = _from_json(data)
             if from_json is not None:
                 return from_json
-        raise ParseError(KIND, None, "no `Port TxQ Counter/pkts ...` queue table found")
+        raise ParseError(KIND, None, "no `Port TxQ Counter/pkts ...` (or `... EcnMarked/pkts`) "
+                         "queue table found")
     if not result.ports:
         raise ParseError(KIND, first, "queue table without rows (truncated?)")
     for line in lines:
@@ -127,7 +140,7 @@ def _from_json(data: dict[str, Any]) -> QueueCounters | None:
         if not isinstance(queues, dict):
             continue
         for queue, fields in queues.items():
-            if not isinstance(fields, dict) or "totalpacket" not in fields:
+            if not isinstance(fields, dict) or not ({"totalpacket", *_JSON_WRED} & set(fields)):
                 continue
             result.voq = result.voq or "creditWDPkts" in fields
             entry: dict[str, Any] = {"other": {}}
@@ -140,6 +153,8 @@ def _from_json(data: dict[str, Any]) -> QueueCounters | None:
                     value = None
                 if name in _JSON_FIELDS:
                     entry[_JSON_FIELDS[name]] = value
+                elif name in _JSON_WRED:
+                    entry["other"][_JSON_WRED[name]] = value
                 else:
                     entry["other"][snake(name)] = value
             result.ports.setdefault(str(port), {})[str(queue)] = QueueStats(**entry)

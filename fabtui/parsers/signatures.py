@@ -66,6 +66,9 @@ def _sig(kind: str, module: str, description: str, pattern: str | None,
 
 
 SIGNATURES: tuple[Signature, ...] = (
+    _sig("buffer-profiles", "buffer_profiles",
+         "SONiC `mmuconfig -l`: buffer pools and profiles (lossless headroom xon/xoff/size)",
+         r"(?:Profile|Pool)(?: for namespace \S+)?:"),
     _sig("dcgmi-diag", "dcgmi_diag",
          "dcgmi diag -r 1|2|3|4: DCGM diagnostic results per test and per GPU",
          r"\|\s*Diagnostic\s+\|\s*Result\s+\||[|+]-{3,}\s+(?:Deployment|Metadata|Hardware|"
@@ -176,8 +179,10 @@ SIGNATURES: tuple[Signature, ...] = (
          r"QUEUE\s+STATUS\s+STORM DETECTED/RESTORED|PORT\s+ACTION\s+DETECTION TIME\s+"
          r"RESTORATION TIME"),
     _sig("queue-counters", "queue_counters",
-         "SONiC `show queue counters` (queuestat): packets/bytes/drops per port and queue",
-         r"Port\s+(?:TxQ|Voq)\s+Counter/pkts\s+Counter/bytes|\"totalpacket\"\s*:"),
+         "SONiC `show queue counters` (queuestat): packets/bytes/drops per port and queue, "
+         "and `show queue wredcounters` (WRED drops, ECN-marked packets)",
+         r"Port\s+(?:TxQ|Voq)\s+(?:Counter/pkts\s+Counter/bytes|WredDrp/pkts|EcnMarked/pkts)"
+         r"|\"(?:totalpacket|ecnmarkedpacket|wreddroppacket)\"\s*:"),
     _sig("queue-watermark", "queue_watermark",
          "SONiC `show queue watermark` / `show priority-group watermark`: peak buffer "
          "occupancy per queue or priority group (bytes)",

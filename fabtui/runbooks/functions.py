@@ -240,6 +240,16 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
                 if isinstance(r, dict)]
         return pause_origin(flat, fabric())
 
+    def ecn_evidence(*results: Any) -> dict[str, Any]:
+        """Did the switches in these `switch.ecn` / `switch.pfc` results mark ECN on their
+        lossless queues while they paused: `{kind, verdict, marked, paused, max_pause, why}`
+        (fabtui.probes.ecn)."""
+        from fabtui.probes.ecn import ecn_evidence as judge_ecn
+
+        flat = [r for item in results for r in (item if isinstance(item, list) else [item])
+                if isinstance(r, dict)]
+        return judge_ecn(flat)
+
     def nodes_behind(leaf: str) -> list[str]:
         """Nodes with a NIC cabled to `leaf`."""
         return sorted({a.node.hostname for a in fabric().hosts_behind(str(leaf))})
@@ -300,7 +310,8 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
         "netdev": netdev, "nic_speed": nic_speed, "blast": blast,
         "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,
-        "pfc_origin": pfc_origin, "nics_of": nics_of, "gpus_of": gpus_of,
+        "pfc_origin": pfc_origin, "ecn_evidence": ecn_evidence, "nics_of": nics_of,
+        "gpus_of": gpus_of,
         "platform": platform,
         "nodes": lambda: sorted(fabric().nodes), "switches": lambda: sorted(fabric().switches),
     })

@@ -255,6 +255,14 @@ class Sim(TrafficLayer, OpticsLayer):
         line = self.link_speed(link) * 1e9
         post = rates.uncorrectable * physics.RS_N * physics.SYMBOL_BITS / line if up else 0.0
         drops = int(self.noise("drp", *key) * 40)
+        if device in self.graph.switches:  # lossless packets past a too-short headroom
+            overflow = self.headroom_overflow(device, link, t)
+            if overflow:
+                drops += int(self.integrate(
+                    lambda x: self.pause_rates(device, port, link, x)[1], t, link)
+                    * overflow / FRAME) - (int(self.integrate(
+                        lambda x: self.pause_rates(device, port, link, x)[1], since, link)
+                        * overflow / FRAME) if since else 0)
         return PortCounters(
             up=up, rx_ok=rx_bytes // FRAME - bad, tx_ok=tx_bytes // FRAME, rx_bytes=rx_bytes,
             tx_bytes=tx_bytes, rx_err=bad, tx_err=0, rx_drp=drops, tx_drp=0,

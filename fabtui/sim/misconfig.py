@@ -19,6 +19,7 @@ the simulation's physics (no counter moves because of a setting).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,7 @@ from typing import Any
 from fabtui.model.topology import Nic, Node, Switch
 from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind
+from fabtui.topology.headroom import XON, xoff_needed
 
 Result = tuple[str, str, int]
 
@@ -37,9 +39,12 @@ HOST: dict[str, Any] = {
 """A healthy host NIC: the fleet's RoCE settings (NVIDIA RoCE configuration guides)."""
 SWITCH: dict[str, Any] = {
     "pfc": [3, 4], "ecn_min_kb": 150, "ecn_max_kb": 1500, "ecn_probability": 5,
-    "dscp_rdma": 26, "dscp_cnp": 48, "headroom_kb": 160,
+    "dscp_rdma": 26, "dscp_cnp": 48, "headroom_kb": None, "ecn": "ecn_all",
+    "cable_length_m": None,
 }
-"""A healthy SONiC leaf: lossless priorities 3 and 4 (SONiC's default), WRED/ECN on them."""
+"""A healthy SONiC leaf: lossless priorities 3 and 4 (SONiC's default), WRED/ECN on them, its
+headroom from the dynamic buffer model for each port's cable (`headroom_kb` overrides the
+profiles' size, `cable_length_m` the CABLE_LENGTH table)."""
 
 
 def setting(sim: Sim, where: str, name: str, t: float, *, nic: str | None = None) -> Any:
@@ -210,7 +215,7 @@ def switch_reply(sim: Sim, switch: Switch, words: list[str], t: float,
         return ("Profile: AZURE_LOSSLESS\n"
                 "-----------------------  -------\n"
                 "red_max_threshold        2097152\n"
-                "ecn                      ecn_all\n"
+                f"ecn                      {setting(sim, name, 'ecn', t)}\n"
                 f"green_min_threshold      {int(low) * 1024}\n"
                 "red_min_threshold        1048576\n"
                 "yellow_min_threshold     1048576\n"
@@ -224,11 +229,48 @@ def switch_reply(sim: Sim, switch: Switch, words: list[str], t: float,
         pairs = [f"{d}:{3 if d == rdma else 6 if d == cnp else 0}" for d in range(64)]
         return "DSCP_TO_TC_MAP AZURE\n" + " ".join(pairs) + "\n", False
     if words[:1] == ["mmuconfig"] and "-l" in words:
-        headroom = int(setting(sim, name, "headroom_kb", t)) * 1024
-        return ("Pool: ingress_lossless_pool\n----  --------\nmode  dynamic\nsize  "
-                "47218432\ntype  ingress\n----  --------\n\n"
-                "Profile: pg_lossless_400000_5m_profile\n----------  -----------------------\n"
-                "dynamic_th  0\npool        ingress_lossless_pool\n"
-                f"size        {headroom}\nxoff        {headroom - 18432}\nxon         18432\n"
-                "----------  -----------------------\n"), False
+        return _mmuconfig(sim, switch, t), False
     return None
+
+
+def cable_lengths(sim: Sim, switch: Switch, t: float) -> dict[str, int]:
+    """The switch's CABLE_LENGTH per cabled port in metres: the topology's length of the cable
+    (rounded up; 5 m, SONiC's default for server-facing ports, where the topology gives none),
+    unless a misconfig `cable_length_m` says otherwise for the whole switch (a stale table
+    after recabling)."""
+    stale = setting(sim, switch.name, "cable_length_m", t)
+    found = {}
+    for port in sim.switch_ports(switch.name):
+        link = sim.graph.link_at(f"{switch.name}:{port}")
+        length = sim.topology.links[link].length_m if link is not None else None
+        found[port] = int(stale) if stale is not None else \
+            math.ceil(length) if length is not None else 5
+    return found
+
+
+def profile_xoff(sim: Sim, switch: Switch, length_m: int, t: float) -> int:
+    """The xoff SONiC's dynamic model gives a 400G lossless PG for `length_m` of cable, or the
+    misconfigured `headroom_kb` size less xon."""
+    override = setting(sim, switch.name, "headroom_kb", t)
+    if override is not None:
+        return int(override) * 1024 - XON
+    return xoff_needed(400, length_m)
+
+
+def _mmuconfig(sim: Sim, switch: Switch, t: float) -> str:
+    """`mmuconfig -l`: the dynamic model's lossless traffic pattern (`default_dynamic_th` 0),
+    the lossless pool, then one lossless profile per cable length in the CABLE_LENGTH table
+    (the dynamic buffer model's `pg_lossless_<speed>_<len>m_profile`, the 5 m one first),
+    fields in the order sonic-utilities prints them."""
+    out = ["Lossless traffic pattern:", "------------------  -", "default_dynamic_th  0",
+           "------------------  -", "",
+           "Pool: ingress_lossless_pool", "----  --------", "mode  dynamic", "size  47218432",
+           "type  ingress", "----  --------", ""]
+    for length in sorted(set(cable_lengths(sim, switch, t).values()),
+                         key=lambda n: (n != 5, n)):
+        xoff = profile_xoff(sim, switch, length, t)
+        rule = "----------  ---------------------"
+        out += [f"Profile: pg_lossless_400000_{length}m_profile", rule, "dynamic_th  0",
+                "pool        ingress_lossless_pool", f"xon         {XON}", f"xoff        {xoff}",
+                f"size        {xoff + XON}", rule, ""]
+    return "\n".join(out) + "\n"

@@ -10,6 +10,8 @@ SONiC's watchdog storms a queue held paused for its detection time. docs/thresho
 from __future__ import annotations
 
 import itertools
+import math
+from typing import Any
 
 from fabtui.model.element import device_of
 from fabtui.model.topology import Flavor, Role
@@ -18,6 +20,7 @@ from fabtui.sim.faults import Fault
 from fabtui.sim.links import LinkLayer
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.expected import pause_frame_hold_s
+from fabtui.topology.headroom import XON, xoff_needed
 
 STALL_PREVENTION_S = 8.0
 """mlx5 PFC stall prevention: a receiver stalled this long stops sending pause (the critical
@@ -26,12 +29,50 @@ en_ethtool.c); the warning event fires at 85 % of it (MLX5E_PFC_PREVEN_MINOR_PRE
 PFCWD_DETECTION_S = PFCWD_RESTORATION_S = 0.2
 """SONiC pfcwd defaults: detection and restoration time 200 ms (sonic-utilities pfcwd)."""
 
+INTERFERENCE_PAUSE_PER_S = 3000.0
+"""Pause frames/s a leaf sends each host when another job congests it with ECN off: a share of
+~0.25 of the time at 400G (warns) [inference]."""
+
+DCQCN_PAUSE_PER_S = 300.0
+"""Pause frames/s a leaf still sends each host under another job's congestion while ECN marks:
+~0.025 of the time at 400G, well under the warn limit [inference]."""
+
 
 class PfcLayer(LinkLayer):
     """Pause frames on every port, storms, the watchdog's view and deadlock loops.
 
     Reads `faults`, `topology`, `graph` and the link layer (up/down, speed, which leaf a link
     hangs off, host or switch link). Fills the cache `_cycles` (each deadlock's loop)."""
+
+    def switch_setting(self, switch: str | None, name: str, t: float) -> Any:
+        """The value a misconfig fault gives switch-wide setting `name` on `switch` at `t`, or
+        None (the healthy default; fabtui/sim/misconfig.py prints the settings)."""
+        for fault in self.faults:
+            if fault.kind is FaultKind.MISCONFIG and fault.switch == switch and \
+                    fault.spec.params.get("setting") == name and fault.active(t):
+                return fault.spec.params.get("value")
+        return None
+
+    def ecn_marking(self, switch: str | None, t: float) -> bool:
+        """False where `switch`'s lossless WRED profile marks nothing at `t` (a misconfig
+        `ecn: ecn_none`, SONiC's WRED_PROFILE `ecn` field): its queues then build until PFC
+        pauses instead of DCQCN slowing the senders."""
+        return self.switch_setting(switch, "ecn", t) not in ("ecn_none", "off")
+
+    def headroom_overflow(self, switch: str, link: int, t: float) -> int:
+        """Bytes that overflow the lossless PG of `switch`'s port on `link` after each XOFF:
+        what its cable really holds in flight (the topology's `length_m`) beyond the xoff of
+        the profile the switch configured (its CABLE_LENGTH, or a misconfigured
+        `headroom_kb`); 0 where the topology gives no length."""
+        length = self.topology.links[link].length_m
+        if length is None:
+            return 0
+        speed = self.link_speed(link)
+        size = self.switch_setting(switch, "headroom_kb", t)
+        stale = self.switch_setting(switch, "cable_length_m", t)
+        have = int(size) * 1024 - XON if size is not None else \
+            xoff_needed(speed, float(stale) if stale is not None else math.ceil(length))
+        return max(0, xoff_needed(speed, length) - have)
 
     def storming(self, t: float) -> list[Fault]:
         """PFC storms whose NIC is sending pause at `t` (stall prevention not yet fired)."""
@@ -103,6 +144,18 @@ class PfcLayer(LinkLayer):
                     tx += 2000.0 if not self._is_host_link(link) else 600.0
                 elif self._spreading(fault, t) and self._leaf_of_link(link) == storm_leaf:
                     rx += 2000.0 if not self._is_host_link(link) else 600.0
+            elif fault.kind is FaultKind.INTERFERENCE and fault.active(t) and \
+                    self._is_host_link(link) and self._leaf_of_link(link) == fault.switch:
+                # Another job congests the leaf's uplinks. DCQCN (ECN marks) keeps the lossless
+                # PGs mostly below XOFF: a little pause. With nothing marking ECN the PGs fill
+                # to XOFF and the leaf pauses its hosts a quarter of the time at 400G
+                # [inference].
+                rate = INTERFERENCE_PAUSE_PER_S if not self.ecn_marking(fault.switch, t) \
+                    else DCQCN_PAUSE_PER_S
+                if device == fault.switch:
+                    tx += rate
+                else:
+                    rx += rate
             elif fault.kind is FaultKind.PFC_DEADLOCK and fault.active(t):
                 for waiter, holder, cycle_link in self.deadlock_cycle(fault):
                     if cycle_link == link:

@@ -94,6 +94,11 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
         return pfcwd(sim, switch, t), False
     if args[:2] == ["pfcwd", "config"]:
         return pfcwd_config(sim, switch, t), False
+    if args[:2] == ["queue", "wredcounters"]:
+        only = args[2] if len(args) > 2 else None
+        if only is not None and port_arg(sim, switch, only) is None:
+            return f"Port doesn't exist! {only}\n", True
+        return wred_counters(sim, switch, t, only), False
     if args[:2] == ["queue", "counters"]:
         only = args[2] if len(args) > 2 else None
         if only is not None and port_arg(sim, switch, only) is None:
@@ -278,6 +283,50 @@ def queue_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
                 packets, drops = data // 300, 0
             rows.append([port, name, _n(packets), _n(data), _n(drops), _n(drops * FRAME)])
     return "For namespace :\n" + _table(headers, rows, right={2, 3, 4, 5})
+
+
+def wred_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
+    """`show queue wredcounters [PORT]`: WRED drops and ECN-marked packets per queue, one table
+    per port (sonic-utilities queuestat `--wredcounters`). The lossless queue UC3 of a host
+    port marks what its NIC counts as received marked (`np_ecn_marked_roce_packets`); an
+    uplink of a leaf another job congests marks half as much again; a leaf whose WRED profile
+    marks nothing counts 0. WRED drops nothing on the ECN-enabled lossless queue."""
+    wanted = port_arg(sim, switch, only) if only else None
+    headers = ["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts",
+               "EcnMarked/bytes"]
+    out = []
+    for port in ports(sim, switch.name):
+        if wanted is not None and port != wanted:
+            continue
+        marked = _marked(sim, switch, port, t)
+        rows = []
+        for queue in range(16):
+            name = f"UC{queue}" if queue < 8 else f"MC{queue}"
+            count = marked if queue == PRIORITY else 0
+            rows.append([port, name, "0", "0", _n(count), _n(count * FRAME)])
+        out.append(_table(headers, rows, right=set(range(6))))
+    return "\n".join(out) + "\n"
+
+
+def _marked(sim: Sim, switch: Switch, port: str, t: float) -> int:
+    """ECN-marked packets the switch sent out of `port`'s lossless queue over [0, t]."""
+    seen = sim.neighbor(switch.name, port, t)
+    link = sim.real_link(switch.name, port, t)
+    if seen is None:
+        return 0
+    node = sim.graph.nodes.get(seen[0])
+    if node is not None:
+        nic = next((n for n in node.nics if seen[1] in (n.netdev, n.name)), None)
+        if nic is None:
+            return 0
+        return int(sim.integrate(lambda x: sim.congestion(node.hostname, nic, x)[0], t, link))
+
+    def uplink(x: float) -> float:
+        if not sim.ecn_marking(switch.name, x):
+            return 0.0
+        busy = any(f.switch == switch.name for f in sim.active(FaultKind.INTERFERENCE, x))
+        return 26000.0 if busy else 4.0 * (0.5 + sim.noise("ecn-up", switch.name, port))
+    return int(sim.integrate(uplink, t, link))
 
 
 def _dbm(value: float | None) -> str:

@@ -168,9 +168,12 @@ class TrafficLayer(PfcLayer):
         *own* sends for the CNPs its peers return (`rp_cnp_handled`), which depend on the
         queues its traffic crosses, not the ones its receive traffic crosses. Each direction
         and NIC has its own share [inference: 35-45 % of marks answered, per direction].
-        Another job on the NIC's leaf marks both directions heavily."""
+        Another job on the NIC's leaf marks both directions heavily. A leaf whose WRED profile
+        marks nothing (`ecn_marking`) marks no packet: no CNP either way."""
         where = self.actual_port(host, nic.name) or ""
         leaf = device_of(where)
+        if not self.ecn_marking(leaf, t):
+            return 0.0, 0.0, 0.0
         base = 3.0 + 5.0 * self.noise("cnp", host, nic.name)
         into = 0.35 + 0.1 * self.noise("np", host, nic.name)
         back = 0.8 + 0.4 * self.noise("rp", host, nic.name)

@@ -71,6 +71,18 @@ class NvsmiQueryGpu(BaseModel):
     """Lifetime (aggregate) correctable ECC errors, same rule as the volatile ones."""
     ecc_aggregate_uncorrectable_total: int | None = None
     """Lifetime (aggregate) uncorrectable ECC errors."""
+    ecc_volatile_sram_correctable: int | None = None
+    """Volatile SRAM correctable ECC errors (`SRAM Correctable`; Ampere and newer)."""
+    ecc_volatile_sram_uncorrectable: int | None = None
+    """Volatile SRAM uncorrectable ECC errors (`SRAM Uncorrectable`, or Parity + SEC-DED on
+    550+ drivers)."""
+    ecc_aggregate_sram_correctable: int | None = None
+    """Lifetime SRAM correctable ECC errors."""
+    ecc_aggregate_sram_uncorrectable: int | None = None
+    """Lifetime SRAM uncorrectable ECC errors."""
+    sram_threshold_exceeded: bool | None = None
+    """`SRAM Threshold Exceeded` (NVML `bThresholdExceeded`: the SRAM error threshold of field
+    diagnostics is exceeded); null where not printed."""
     retired_pages_correctable: int | None = None
     """Pages retired for multiple single-bit (correctable) errors (pre-Ampere page
     retirement)."""
@@ -90,6 +102,17 @@ class NvsmiQueryGpu(BaseModel):
     """GPU core temperature, °C."""
     memory_temperature_c: int | None = None
     """HBM temperature, °C (data-center GPUs)."""
+    temperature_shutdown_c: int | None = None
+    """The part's own GPU shutdown temperature (`GPU Shutdown Temp`, `gpu_temp_max_threshold`);
+    null where printed N/A or as a T.Limit offset (560+ text)."""
+    temperature_slowdown_c: int | None = None
+    """GPU slowdown temperature (`GPU Slowdown Temp`, `gpu_temp_slow_threshold`): hardware
+    throttling starts here."""
+    temperature_max_operating_c: int | None = None
+    """GPU max operating temperature (`GPU Max Operating Temp`, `gpu_temp_max_gpu_threshold`)."""
+    memory_temperature_max_c: int | None = None
+    """Memory max operating temperature (`Memory Max Operating Temp`,
+    `gpu_temp_max_mem_threshold`)."""
     power_draw_w: float | None = None
     """Power draw, W (`Power Draw`; on newer drivers the instantaneous, else the average one)."""
     power_limit_w: float | None = None

@@ -4,6 +4,7 @@
 `_nccl_events.py`). Importing this package registers them all."""
 
 from fabtui.probes.evaluators import (
+    buffer_profiles,
     dcgmi_diag,
     ethtool_stats,
     fec_stats,
@@ -35,6 +36,7 @@ from fabtui.probes.evaluators import (
 )
 
 __all__ = [
+    "buffer_profiles",
     "dcgmi_diag",
     "ethtool_stats",
     "fec_stats",

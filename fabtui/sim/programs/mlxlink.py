@@ -1,5 +1,7 @@
-"""`mlxlink -d DEV [-m] [-c]` on a simulated node: port state, the NIC's own module (`-m`) and
-the BER counters (`-c`)."""
+"""`mlxlink -d DEV [-m] [-c] [--rx_fec_histogram --show_histogram]` on a simulated node: port
+state, the NIC's own module (`-m`), the BER counters (`-c`) and the FEC histogram of what the
+NIC receives (codewords by symbols corrected, BIN0..BIN15 of RS(544,514), as the switch end's
+`fec-histogram` counts them)."""
 
 from __future__ import annotations
 
@@ -64,6 +66,12 @@ def mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
                   f"Raw Physical BER                   : {_ber(ber_now if up else 0.0)}",
                   f"Link Down Counter                  : {sim.down_events(link, t)}",
                   "Link Error Recovery Counter        : 0", ""]
+    if "--rx_fec_histogram" in args and "--show_histogram" in args and attachment is not None:
+        bins = sim.receiver_counts(link, node.hostname, nic.name, t)[3]
+        lines += ["Histogram of FEC Errors", "-----------------------",
+                  "Header                             : Range       Occurrences"]
+        lines += [f"Bin {i:<31}: {f'[{i}]':<12}{count}" for i, count in enumerate(bins)]
+        lines.append("")
     return "\n".join(lines) + "\n", "", 0
 
 

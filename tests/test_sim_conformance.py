@@ -123,6 +123,13 @@ ROWS = [
         shapes={"columns": "the CA blocks' `[1](guid) \\t\"S-...\"[N]` port lines; the capture "
                 "was cut (`...omitted`) before its CA blocks (their layout: the synthetic NDR "
                 "fixture beside it, from infiniband-diags' ibnetdiscover.c)"}),
+    Row("ibdiagnet", "ibdiagnet", "ibdiagnet/ydanzig-ibdiagnet-2.7.0-42nodes-width-errors.txt",
+        node("node001", "ibdiagnet", "--pm_pause_time", "30"), fabric="infiniband",
+        shapes={"key: value": "the port-counter `-E- S.../N.../Pn - \"counter\" increased "
+                "during the run (...)` lines (ibdiagnet2.log's message, SOURCES.md)"}),
+    Row("cat /var/log/opensm.log", "opensm-log",
+        "opensm-log/ibsim-opensm-trap128-link-down-heavy-sweep.txt",
+        node("node001", "cat", "/var/log/opensm.log"), fabric="infiniband"),
     Row("show_gids", "show-gids", "show-gids/slurmv4-show_gids-mlx5_0-roce.txt",
         node("node003", "show_gids", "mlx5_0")),
     Row("ibdev2netdev", "ibdev2netdev", "ibdev2netdev/slurmv4-ibdev2netdev-12hca-roce.txt",
@@ -242,7 +249,6 @@ UNSAMPLED: dict[str, str] = {
     "perfquery (RoCE)": "the RoCE demo answers with perfquery's own IB error, nothing to "
                         "parse; the IB variant's rows are checked above",
     "sminfo": "no real capture; one line in infiniband-diags' sminfo.c layout",
-    "ibdiagnet": "its parser comes with the next commit (issue 35, IB runbook)",
     "lsmod": "no real capture; read for one module name",
     "hostname": "one word",
     "uptime": "no parser reads it",
@@ -277,7 +283,8 @@ SIMULATED_NODE_PROGRAMS = {
     "ibdev2netdev": ["ibdev2netdev"], "mlxlink": ["mlxlink -m -c -e"],
     "nvidia-smi": ["nvidia-smi -q -x", "nvidia-smi", "nvidia-smi topo -m",
                    "nvidia-smi nvlink -e"],
-    "tail": ["tail"], "cat": ["cat job.log", "cat (sysfs, rank logs)"], "dmesg": ["dmesg"],
+    "tail": ["tail"], "cat": ["cat job.log", "cat (sysfs, rank logs)",
+                                                  "cat /var/log/opensm.log"], "dmesg": ["dmesg"],
     "dcgmi": ["dcgmi diag -r 2"],
     "perfquery": ["perfquery (RoCE)", "perfquery -x LID PORT (switch port)",
                   "perfquery -x -C DEV -P 1 (HCA port)"],

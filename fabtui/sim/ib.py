@@ -15,8 +15,10 @@ order from 1, then every HCA in cabling order. Port counters are the IBTA PortCo
   Links": Quantum, Quantum-2 and Quantum-3 increment xmit_wait every 8 bytes, `tick == 7`),
   so a port waiting a share `s` of the time counts `s x rate / 64` per second.
 
-Counters saturate as the IBTA sizes them (16 bits for symbol and receive errors, 8 for link
-downed), as real ports do.
+`perfquery -x` prints the extended counters (CapMask2 with the extended error counters, as
+the real `-x` capture shows after `CounterSelect2`): 64 bits, they do not saturate. The basic
+PortCounters (`perfquery` without `-x`) saturate as the IBTA sizes them (16 bits for symbol
+and receive errors, 8 for link downed, 32 for data, packets and XmitWait), as real ports do.
 """
 
 from __future__ import annotations
@@ -160,10 +162,10 @@ def pma_counters(sim: Sim, device: str, port: str, t: float) -> dict[str, int] |
         "PortXmitPkts": counters.tx_ok + multicast, "PortRcvPkts": counters.rx_ok + multicast,
         "PortUnicastXmitPkts": counters.tx_ok, "PortUnicastRcvPkts": counters.rx_ok,
         "PortMulticastXmitPkts": multicast, "PortMulticastRcvPkts": multicast,
-        "SymbolErrorCounter": min(counters.fec_uncorr, 0xFFFF),
+        "SymbolErrorCounter": counters.fec_uncorr,
         "LinkErrorRecoveryCounter": 0,
-        "LinkDownedCounter": min(counters.link_down_events, 0xFF),
-        "PortRcvErrors": min(counters.rx_err, 0xFFFF),
+        "LinkDownedCounter": counters.link_down_events,
+        "PortRcvErrors": counters.rx_err,
         "PortRcvRemotePhysicalErrors": 0, "PortRcvSwitchRelayErrors": 0,
         "PortXmitDiscards": 0, "PortXmitConstraintErrors": 0, "PortRcvConstraintErrors": 0,
         "LocalLinkIntegrityErrors": 0, "ExcessiveBufferOverrunErrors": 0, "VL15Dropped": 0,

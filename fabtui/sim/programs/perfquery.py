@@ -29,6 +29,14 @@ _BASIC = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter",
           "VL15Dropped", "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts",
           "PortXmitWait")
 
+_BASIC_MAX = {"SymbolErrorCounter": 0xFFFF, "LinkErrorRecoveryCounter": 0xFF,
+              "LinkDownedCounter": 0xFF, "PortRcvErrors": 0xFFFF,
+              "PortRcvRemotePhysicalErrors": 0xFFFF, "PortRcvSwitchRelayErrors": 0xFFFF,
+              "PortXmitDiscards": 0xFFFF, "PortXmitConstraintErrors": 0xFF,
+              "PortRcvConstraintErrors": 0xFF, "LocalLinkIntegrityErrors": 0xF,
+              "ExcessiveBufferOverrunErrors": 0xF, "VL15Dropped": 0xFFFF}
+"""Where the basic PortCounters saturate (IBTA widths); the rest are 32 bits."""
+
 
 def perfquery(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     """perfquery reads InfiniBand PMA counters: on a RoCE port there is no subnet manager."""
@@ -90,11 +98,7 @@ def _block(sim: Sim, device: str, port: str, lid: int, number: int, extended: bo
             if name == "CounterSelect2":
                 lines.append(_row(name, "0x00"))
                 continue
-            value = counters[name]
-            if name in ("PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts",
-                        "PortXmitWait"):
-                value = min(value, 0xFFFFFFFF)
-            lines.append(_row(name, value))
+            lines.append(_row(name, min(counters[name], _BASIC_MAX.get(name, 0xFFFFFFFF))))
     return "\n".join(lines) + "\n", "", 0
 
 

@@ -4,9 +4,12 @@ reading the same subnet (LIDs, SM, counters at both ends of a cable), its faults
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
 from fabtui.config import load_settings, with_scenario
 from fabtui.parsers import registry
@@ -95,3 +98,30 @@ def test_an_sm_flap_moves_the_master_and_the_log_shows_each_handover() -> None:
     assert out.count("Entering MASTER state") == 4  # start, then back at 5, 9 and 13 min
     healthy, _, _ = run(ib_sim("ib-healthy"), "node001", ["cat", ib.OPENSM_LOG], 900)
     assert healthy.count("SUBNET UP") == 1 and "STANDBY" not in healthy
+
+
+def test_the_cli_plays_an_ib_scenario_and_later_commands_keep_its_fabric(
+        run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FABTUI_SIM_IN_PROCESS", "1")
+    started = run("--scenario", "ib-bad-cable", "sim", "start")
+    assert started.exit_code == 0, started.stderr
+    shown = run("probe", "run", "nic.ibstat", "--target", "node005:mlx5_3", "--json")
+    assert shown.exit_code == 0, shown.stderr
+    assert '"InfiniBand"' in shown.stdout  # the IB fabric, with no --scenario repeated
+    diag = run("probe", "run", "ib.ibdiagnet", "--target", "node001", "--json")
+    assert diag.exit_code == 1  # a problem found
+    ports = {m["component"] for m in json.loads(diag.stdout)["metrics"]
+             if m["name"].startswith("port_error.")}
+    assert len(ports) == 1  # one port of the whole subnet: the bad cable's receiving end
+    back = run("sim", "start")
+    assert back.exit_code == 0
+    roce = run("probe", "run", "nic.ibstat", "--target", "node005:mlx5_3", "--json")
+    assert '"Ethernet"' in roce.stdout  # `sim start` is the RoCE demo again
+
+
+def test_ibdiagnet_on_the_healthy_ib_fabric_finds_nothing() -> None:
+    sim = ib_sim("ib-healthy")
+    out = parsed(sim, "node001", "ibdiagnet", "--pm_pause_time", "30", t=1200)
+    assert not out.port_errors  # type: ignore[attr-defined]
+    assert all(s.errors == 0 for s in out.stages.values())  # type: ignore[attr-defined]
+    assert out.switches == 10 and out.channel_adapters == 64  # type: ignore[attr-defined]

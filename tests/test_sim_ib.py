@@ -125,3 +125,14 @@ def test_ibdiagnet_on_the_healthy_ib_fabric_finds_nothing() -> None:
     assert not out.port_errors  # type: ignore[attr-defined]
     assert all(s.errors == 0 for s in out.stages.values())  # type: ignore[attr-defined]
     assert out.switches == 10 and out.channel_adapters == 64  # type: ignore[attr-defined]
+
+
+def test_a_slow_receiver_slows_the_job_and_collectives_through_it() -> None:
+    congested, healthy = ib_sim("ib-xmit-wait"), ib_sim("ib-healthy")
+    assert congested.job_factor(900) == pytest.approx(0.65)
+    pair = ["node005", "node006"]
+    assert congested.busbw(pair, 900, 1 << 30) == pytest.approx(
+        0.65 * healthy.busbw(pair, 900, 1 << 30), rel=0.02)
+    others = ["node001", "node002"]
+    assert congested.busbw(others, 900, 1 << 30) == pytest.approx(
+        healthy.busbw(others, 900, 1 << 30), rel=0.02)

@@ -248,7 +248,8 @@ UNSAMPLED: dict[str, str] = {
     "tail": "the same file reader as cat",
     "perfquery (RoCE)": "the RoCE demo answers with perfquery's own IB error, nothing to "
                         "parse; the IB variant's rows are checked above",
-    "sminfo": "no real capture; one line in infiniband-diags' sminfo.c layout",
+    "sminfo": "one line, no parser (ib-fabric-triage captures it by regex); that regex is "
+              "checked on real lines and the simulated one in test_sim_ib.py",
     "lsmod": "no real capture; read for one module name",
     "hostname": "one word",
     "uptime": "no parser reads it",

@@ -138,3 +138,29 @@ def test_a_slow_receiver_slows_the_job_and_collectives_through_it() -> None:
     others = ["node001", "node002"]
     assert congested.busbw(others, 900, 1 << 30) == pytest.approx(
         healthy.busbw(others, 900, 1 << 30), rel=0.02)
+
+
+REAL_SMINFO = [
+    # infiniband-diags sminfo, as printed on real fabrics (public notes; the code index's
+    # stored files 16761114325, 19332339083: a ConnectX-3 cluster and an Oracle BDA rack)
+    "sminfo: sm lid 37 sm guid 0x7cfe90030016aef1, activity count 4484381 priority 14 "
+    "state 3 SMINFO_MASTER",
+    "sminfo: sm lid 15 sm guid 0x10e0406d5aa0a0, activity count 26263191 priority 14 "
+    "state 3 SMINFO_MASTER",
+]
+
+
+def test_the_runbook_reads_sminfo_as_real_and_simulated_hosts_print_it() -> None:
+    import re
+
+    from fabtui.paths import shipped_dir
+
+    text = (shipped_dir("runbooks") / "ib-fabric-triage.md").read_text()
+    pattern = re.search(r'```sh \{id=sminfo .*?capture="(.+?)"\}\n', text)
+    assert pattern is not None
+    capture = re.compile(pattern.group(1))
+    simulated, _, _ = run(ib_sim("ib-healthy"), "node004", ["sminfo"], 900)
+    for line in [*REAL_SMINFO, simulated.strip()]:
+        found = capture.search(line)
+        assert found is not None, line
+        assert found.group("sm_state") == "3" and int(found.group("sm_lid")) > 0

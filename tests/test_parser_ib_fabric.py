@@ -66,3 +66,20 @@ def test_handovers_are_counted_and_a_mangled_line_is_said() -> None:
     out = opensm_log.parse(text)
     assert (out.masters, out.standbys) == (1, 1)
     assert any("line 3" in w for w in out.warnings)
+
+
+def test_evaluators_give_ibdiagnet_s_own_verdict_and_the_sm_s_handovers() -> None:
+    from tests.test_probe_evaluators import judge
+
+    diag = judge("ib.ibdiagnet", "node001", "ibdiagnet", ibdiagnet.parse(REAL_DIAG))
+    assert diag["errors.speed_width_checks@node001"].verdict.value == "fail"
+    assert diag["warnings.discovery@node001"].verdict.value == "warn"
+    assert diag["errors.port_counters@node001"].verdict.value == "ok"
+    log = judge("ib.opensm_log", "node001", "opensm-log", opensm_log.parse(REAL_SM))
+    assert log["sm.lost_mastership@node001"].verdict.value == "ok"
+    assert log["trap.128@node001"].value == 1 and log["trap.128@node001"].verdict.value == "ok"
+    flapping = opensm_log.parse("".join(
+        f"Jun 17 17:{m:02d}:00 000001 [4E8006C0] 0x02 -> osm_sm_state_mgr_process: Entering "
+        f"{state} state\n" for m, state in enumerate(["MASTER", "STANDBY"] * 3)))
+    fought = judge("ib.opensm_log", "node001", "opensm-log", flapping)
+    assert fought["sm.lost_mastership@node001"].verdict.value == "fail"

@@ -31,7 +31,7 @@ def opensm_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     verdict = Verdict.FAIL if lost >= 3 else Verdict.WARN if lost else Verdict.OK
     metrics = [
         Metric(name="sm.lost_mastership", value=lost, component=where, verdict=verdict,
-               limit=3 if lost >= 3 else 1, source=_HANDOVER),
+               source=_HANDOVER),
         Metric(name="sm.became_master", value=after.masters, component=where),
         Metric(name="heavy_sweeps", value=after.heavy_sweeps, component=where),
         Metric(name="subnet_up", value=after.subnet_ups, component=where),

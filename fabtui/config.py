@@ -441,7 +441,7 @@ def _resolve(config: Config, source: Path | None) -> Settings:
 
     return Settings(
         source=source,
-        topology=fix(config.topology) if config.topology else paths.demo_topology(),
+        topology=fix(config.topology) if config.topology else _demo_fabric(config.scenario, fix),
         topology_is_default=config.topology is None,
         ranks=fix(config.ranks) if config.ranks else None,
         scenario=_scenario(config.scenario, fix),
@@ -479,6 +479,37 @@ def _interval(value: float | str) -> float:
     except (TypeError, ValueError):
         return 10.0
     return seconds if seconds > 0 else 10.0
+
+
+def with_scenario(s: Settings, name: str, *, chosen: bool = True) -> Settings:
+    """`s` playing scenario `name` (`--scenario`, the app's demo screen): on the default demo
+    fabric, a scenario written for another shipped fabric (`topology: h100-64gpu-ib`) brings
+    that fabric with it; a configured topology stays."""
+    import dataclasses
+
+    topology = _demo_fabric(name, lambda p: p.resolve()) if s.topology_is_default \
+        else s.topology
+    return dataclasses.replace(s, scenario=name, scenario_chosen=chosen, topology=topology)
+
+
+def _demo_fabric(scenario: str | None, fix: Callable[[Path], Path]) -> Path:
+    """The demo fabric a scenario plays on when no topology is configured: the shipped template
+    its `topology:` names (the InfiniBand variant for the `ib-*` scenarios), else demo.yaml.
+    A scenario that cannot be read falls back to the demo (its problem is reported by
+    `_check`, with its line)."""
+    if scenario is None:
+        return paths.demo_topology()
+    # Imported here: only a command that names a scenario pays for the simulator's models.
+    from fabtui.sim.scenario import find_scenario, load_scenario
+
+    try:
+        wanted = load_scenario(find_scenario(_scenario(scenario, fix))).scenario.topology
+    except (InputError, OSError):
+        return paths.demo_topology()
+    if wanted is None:
+        return paths.demo_topology()
+    template = paths.shipped_templates() / f"{wanted}.yaml"
+    return template if template.is_file() else paths.demo_topology()
 
 
 def _scenario(name: str | None, fix: Callable[[Path], Path]) -> str:

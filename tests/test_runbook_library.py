@@ -24,7 +24,7 @@ SHIPPED = {"nccl-hang-triage", "optic-replacement", "busbw-low", "pfc-storm", "l
            "slow-node", "rdma-baseline", "new-node-acceptance", "gdr-not-effective",
            "rank-mapping-check", "multi-job-interference", "customer-acceptance",
            "cluster-bringup-audit", "network-expansion", "rdma-error-triage", "major-incident",
-           "roce-qos-audit", "nccl-perf-tuning"}
+           "roce-qos-audit", "nccl-perf-tuning", "ib-fabric-triage"}
 
 
 def test_the_library_is_complete_and_every_runbook_has_tests() -> None:
@@ -61,6 +61,9 @@ def test_runbook_case(book: Runbook, case: RunbookTest) -> None:
     ("tune NCCL environment variables", "nccl-perf-tuning"),
     ("新集群上线", "cluster-bringup-audit"),
     ("config audit", "cluster-bringup-audit"),
+    ("ibdiagnet errors", "ib-fabric-triage"),
+    ("PortXmitWait high", "ib-fabric-triage"),
+    ("子网管理器切换", "ib-fabric-triage"),
 ])
 def test_a_symptom_finds_its_runbook(text: str, expected: str) -> None:
     from fabtui.runbooks.library import match

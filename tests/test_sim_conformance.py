@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from fabtui.model.topology import Flavor
 from fabtui.parsers import registry
 from fabtui.paths import demo_topology, shipped_templates
+from fabtui.runbooks.testing import case_topology
 from fabtui.sim.core import Sim
 from fabtui.sim.node_commands import _COMMANDS, run
 from fabtui.sim.scenario import find_scenario
@@ -54,6 +55,9 @@ class Row:
     """Field paths of the real capture the simulation does not print, each with why."""
     shapes: dict[str, str] = field(default_factory=dict)
     """Line shapes the simulation prints that the capture lacks, each with why."""
+    fabric: str = "roce"
+    """`infiniband`: run on the demo's IB variant (template h100-64gpu-ib, scenario
+    ib-bad-cable) instead of the RoCE demo."""
 
 
 def node(host: str, *argv: str) -> Callable[[Sim], str]:
@@ -102,6 +106,30 @@ ROWS = [
                  "port's ibstat prints the rate alone"}),
     Row("ibv_devinfo", "ibv_devinfo", "ibv_devinfo/felixfu-ibv_devinfo-cx3-ib.txt",
         node("node003", "ibv_devinfo")),
+    Row("ibstat (InfiniBand)", "ibstat", "ibstat/felixfu-ibstat-cx3-fdr10.txt",
+        node("node003", "ibstat"), fabric="infiniband",
+        missing={"cas.*.ports.*.rate_info": "ibstat adds a speed name only for FDR10 "
+                 "(`40 (FDR10)`); an NDR port prints `Rate: 400`"}),
+    Row("ibv_devinfo (InfiniBand)", "ibv_devinfo", "ibv_devinfo/felixfu-ibv_devinfo-cx3-ib.txt",
+        node("node003", "ibv_devinfo"), fabric="infiniband"),
+    Row("perfquery -x LID PORT (switch port)", "perfquery",
+        "perfquery/infiniband-exporter-perfquery-x-switch-2ports.txt",
+        node("node001", "perfquery", "-x", "4", "3"), fabric="infiniband"),
+    Row("perfquery -x -C DEV -P 1 (HCA port)", "perfquery",
+        "perfquery/infiniband-exporter-perfquery-x-switch-2ports.txt",
+        node("node003", "perfquery", "-x", "-C", "mlx5_3", "-P", "1"), fabric="infiniband"),
+    Row("ibnetdiscover", "ibnetdiscover", "ibnetdiscover/blog-ibnetdiscover-qm9700-redacted.txt",
+        node("node001", "ibnetdiscover"), fabric="infiniband",
+        shapes={"columns": "the CA blocks' `[1](guid) \\t\"S-...\"[N]` port lines; the capture "
+                "was cut (`...omitted`) before its CA blocks (their layout: the synthetic NDR "
+                "fixture beside it, from infiniband-diags' ibnetdiscover.c)"}),
+    Row("ibdiagnet", "ibdiagnet", "ibdiagnet/ydanzig-ibdiagnet-2.7.0-42nodes-width-errors.txt",
+        node("node001", "ibdiagnet", "--pm_pause_time", "30"), fabric="infiniband",
+        shapes={"key: value": "the port-counter `-E- S.../N.../Pn - \"counter\" increased "
+                "during the run (...)` lines (ibdiagnet2.log's message, SOURCES.md)"}),
+    Row("cat /var/log/opensm.log", "opensm-log",
+        "opensm-log/ibsim-opensm-trap128-link-down-heavy-sweep.txt",
+        node("node001", "cat", "/var/log/opensm.log"), fabric="infiniband"),
     Row("show_gids", "show-gids", "show-gids/slurmv4-show_gids-mlx5_0-roce.txt",
         node("node003", "show_gids", "mlx5_0")),
     Row("ibdev2netdev", "ibdev2netdev", "ibdev2netdev/slurmv4-ibdev2netdev-12hca-roce.txt",
@@ -223,7 +251,10 @@ UNSAMPLED: dict[str, str] = {
     "ethtool --get-tunable": "no real capture; one line `pfc-prevention-tout: N` (ethtool.c)",
     "cat (sysfs, rank logs)": "sysfs files are one value each; rank-N.log is job.log unprefixed",
     "tail": "the same file reader as cat",
-    "perfquery": "the demo is RoCE: it answers with perfquery's own IB error, nothing to parse",
+    "perfquery (RoCE)": "the RoCE demo answers with perfquery's own IB error, nothing to "
+                        "parse; the IB variant's rows are checked above",
+    "sminfo": "one line, no parser (ib-fabric-triage captures it by regex); that regex is "
+              "checked on real lines and the simulated one in test_sim_ib.py",
     "lsmod": "no real capture; read for one module name",
     "hostname": "one word",
     "uptime": "no parser reads it",
@@ -254,14 +285,20 @@ UNSAMPLED: dict[str, str] = {
 
 SIMULATED_NODE_PROGRAMS = {
     "ethtool": ["ethtool -S", "ethtool --get-tunable"],
-    "rdma": ["rdma statistic show"], "show_counters": ["show_counters"], "ibstat": ["ibstat"],
-    "ibv_devinfo": ["ibv_devinfo"], "show_gids": ["show_gids"],
+    "rdma": ["rdma statistic show"], "show_counters": ["show_counters"],
+    "ibstat": ["ibstat", "ibstat (InfiniBand)"],
+    "ibv_devinfo": ["ibv_devinfo", "ibv_devinfo (InfiniBand)"], "show_gids": ["show_gids"],
     "ibdev2netdev": ["ibdev2netdev"], "mlxlink": ["mlxlink -m -c -e",
                                                   "mlxlink --rx_fec_histogram --show_histogram"],
     "nvidia-smi": ["nvidia-smi -q -x", "nvidia-smi", "nvidia-smi topo -m",
                    "nvidia-smi nvlink -e"],
-    "tail": ["tail"], "cat": ["cat job.log", "cat (sysfs, rank logs)"], "dmesg": ["dmesg"],
-    "dcgmi": ["dcgmi diag -r 2"], "perfquery": ["perfquery"], "lsmod": ["lsmod"],
+    "tail": ["tail"], "cat": ["cat job.log", "cat (sysfs, rank logs)",
+                                                  "cat /var/log/opensm.log"], "dmesg": ["dmesg"],
+    "dcgmi": ["dcgmi diag -r 2"],
+    "perfquery": ["perfquery (RoCE)", "perfquery -x LID PORT (switch port)",
+                  "perfquery -x -C DEV -P 1 (HCA port)"],
+    "ibnetdiscover": ["ibnetdiscover"], "sminfo": ["sminfo"], "ibdiagnet": ["ibdiagnet"],
+    "lsmod": ["lsmod"],
     "hostname": ["hostname"], "true": ["true"], "false": ["false"], "echo": ["echo"],
     "sh": ["sh"], "pkill": ["pkill"], "uptime": ["uptime"],
     "ib_write_bw": ["ib_write_bw (client)"], "mlnx_qos": ["mlnx_qos"],
@@ -348,12 +385,17 @@ def sims() -> dict[str, Sim]:
     for name in ("optic-degrading", "slow-node", "pfc-storm"):
         built[name] = build_sim(fresh_state(demo_topology(), find_scenario(name),
                                             [shipped_templates()]))
+    built["infiniband"] = build_sim(fresh_state(
+        case_topology("h100-64gpu-ib", [shipped_templates()]), find_scenario("ib-bad-cable"),
+        [shipped_templates()]))
     return built
 
 
 def _sim_for(row: Row, sims: dict[str, Sim]) -> Sim:
     """Where each command has something to show: hot GPUs on slow-node's node004, pause on
     pfc-storm's leaf-g00-r4, FEC and light on optic-degrading."""
+    if row.fabric == "infiniband":
+        return sims["infiniband"]
     cells = repr([c.cell_contents for c in row.run.__closure__ or ()])
     if "node004" in cells:
         return sims["slow-node"]

@@ -17,11 +17,14 @@ import pytest
 from fabtui.model.element import split_key
 from fabtui.paths import demo_topology, shipped_templates
 from fabtui.sim.core import Sim
-from fabtui.sim.scenario import FaultKind, scenario_files, shipped_scenarios
+from fabtui.sim.scenario import FaultKind, load_scenario, scenario_files, shipped_scenarios
 from fabtui.sim.state import build_sim, fresh_state
 from tests.support.sim import node_out, parse, switch_out
 
-SCENARIOS = sorted(scenario_files([shipped_scenarios()]))
+SCENARIOS = sorted(name for name, path in scenario_files([shipped_scenarios()]).items()
+                   if load_scenario(path).scenario.topology is None)
+"""The demo's scenarios (the `ib-*` ones play on the InfiniBand variant, whose layers
+test_sim_ib.py checks)."""
 CHANNEL_BUDGET_DB = 3.0
 """400GBASE-DR4 channel insertion loss (IEEE 802.3bs clause 124)."""
 

@@ -7,7 +7,6 @@ them lazily by name without an import cycle.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,15 +28,17 @@ class UserError(Exception):
 def settings(ctx: click.Context) -> Settings:
     """The configuration in effect, read once per invocation."""
     # Imported here: the config's models cost more than click itself, and `--help` needs none.
-    from fabtui.config import Settings, load_settings
+    from fabtui.config import Settings, load_settings, with_scenario
+    from fabtui.workspace.simfabric import follow_running_demo
 
     root = ctx.find_root()
     cached = root.meta.get("fabtui.settings")
     if cached is None:
         cached = load_settings(root.params.get("config_path"))
         if root.params.get("scenario"):
-            cached = dataclasses.replace(cached, scenario=root.params["scenario"],
-                                         scenario_chosen=True)
+            cached = with_scenario(cached, root.params["scenario"])
+        else:
+            cached = follow_running_demo(cached)
         root.meta["fabtui.settings"] = cached
     assert isinstance(cached, Settings)
     return cached

@@ -147,7 +147,12 @@ def start(ctx: click.Context, at: str | None, speed: float, as_json: bool) -> No
     """(Re)start the demo fabric: injected faults go, the clock restarts. Without --scenario it
     plays the configured scenario (healthy unless the config names one): the way back from a
     scenario that kept playing; `fabtui --scenario X sim start` restarts X."""
+    from fabtui.config import with_scenario
+
+    # The scenario it plays brings its own fabric (the RoCE demo for `healthy`), not the one
+    # the running demo had.
     s = _simulated(ctx)
+    s = with_scenario(s, s.scenario, chosen=s.scenario_chosen)
     path = state_file(s.data_dir)
     running = read_state(path)
     scenario = find_scenario(s.scenario)

@@ -89,6 +89,9 @@ SIGNATURES: tuple[Signature, ...] = (
          r"(?:scheduled|started|completed)\s+(?:nccl|gloo|xccl|ucc|mpi|custom)\S*:"),
     _sig("ibdev2netdev", "ibdev2netdev",
          "ibdev2netdev [-v]: RDMA device port -> netdev, link state", r"==>"),
+    _sig("ibdiagnet", "ibdiagnet",
+         "ibdiagnet: InfiniBand fabric sweep (stages, fabric summary, port-counter errors)",
+         r'Running version:\s*"IBDIAGNET|-I- Stage\s+Warnings\s+Errors'),
     _sig("ibnetdiscover", "ibnetdiscover",
          "ibnetdiscover [-p|-l]: InfiniBand fabric links and nodes, degraded links",
          r"(?:CA|SW|RT)\s+\d+\s+\d+\s+\S|(?:Switch|Ca|Rt)\s+\d+\s+\"|"
@@ -157,6 +160,9 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("nvlink-errors", "nvlink_errors",
          "nvidia-smi nvlink -e: NVLink replay, recovery and CRC error counters per link",
          r"Link\s+\d+:"),
+    _sig("opensm-log", "opensm_log",
+         "OpenSM log: SM state (master/standby), heavy sweeps, SUBNET UP, traps, port states",
+         r"\] 0x[0-9A-Fa-f]{2} -> "),
     _sig("perfquery", "perfquery",
          "perfquery [-x|-E|-D] <lid> <port>: InfiniBand port counters (PMA)",
          r"(?i:counters:\s*Lid)|(?:PortXmitData|PortRcvData|SymbolErrorCounter|PortXmitWait|"

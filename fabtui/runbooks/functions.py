@@ -14,6 +14,7 @@ from typing import Any
 from fabtui.model.element import device_of, split_key
 from fabtui.paths import shipped_dir
 from fabtui.probes.evaluators._optics import light_blame
+from fabtui.probes.ib_ports import ib_lid, ib_port_number, xmit_wait_share
 from fabtui.topology.expected import (
     Expected,
     expected_busbw,
@@ -157,6 +158,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "metrics": metrics, "metric": metric, "value": value, "failing": failing,
         "flagged": flagged, "port_of": port_of, "regex": regex, "first": first, "join": join,
         "ib_retry_window": ib_retry_window, "optic_blame": optic_blame, "template": template,
+        "xmit_wait_share": xmit_wait_share, "ib_lid": ib_lid, "ib_port_number": ib_port_number,
     }
 
     def fabric() -> FabricGraph:
@@ -250,6 +252,13 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
                 if isinstance(r, dict)]
         return judge_ecn(flat)
 
+    def ib_element(discovered: Any, guid: Any, port: Any) -> str | None:
+        """`switch:port` or `node:mlx5_N` of node GUID `guid` port `port`, through an
+        `ib.ibnetdiscover` result (fabtui.probes.ib_ports)."""
+        from fabtui.probes.ib_ports import ib_element as element
+
+        return element(discovered, guid, port, fabric())
+
     def nodes_behind(leaf: str) -> list[str]:
         """Nodes with a NIC cabled to `leaf`."""
         return sorted({a.node.hostname for a in fabric().hosts_behind(str(leaf))})
@@ -310,6 +319,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "gpu_of_rank": gpu_of_rank, "nic_of_rank": nic_of_rank, "leaf_of": leaf_of,
         "netdev": netdev, "nic_speed": nic_speed, "blast": blast,
         "nic_by_ip": nic_by_ip, "nodes_behind": nodes_behind, "is_switch": is_switch,
+        "ib_element": ib_element,
         "pfc_origin": pfc_origin, "ecn_evidence": ecn_evidence, "nics_of": nics_of,
         "gpus_of": gpus_of,
         "platform": platform,

@@ -33,7 +33,7 @@ from fabtui.runbooks.engine import Engine, Observer, RunSummary, ScriptedOperato
 from fabtui.runbooks.inputs import resolve_inputs
 from fabtui.sim.inprocess import InProcessSimLocalTransport, InProcessSimSshTransport
 from fabtui.sim.inprocess_cli import InProcessSimCliTransport
-from fabtui.sim.scenario import find_scenario
+from fabtui.sim.scenario import find_scenario, load_scenario
 from fabtui.sim.state import build_sim, fresh_state, repair, write_state
 
 FAST_INTERVAL = 1.0
@@ -89,9 +89,12 @@ async def run_test(runbook: Runbook, test: RunbookTest, *, topology: Path,
 async def _run(runbook: Runbook, test: RunbookTest, topology: Path, template_dirs: list[Path],
                catalog: dict[str, ProbeDef], folder: Path) -> RunSummary:
     at = float(parse_duration(test.at)) if test.at is not None else None
+    scenario = find_scenario(test.scenario)
     if test.topology is not None:
         topology = case_topology(test.topology, template_dirs)
-    state = fresh_state(topology, find_scenario(test.scenario), template_dirs, at=at)
+    elif (own := load_scenario(scenario).scenario.topology) is not None:
+        topology = case_topology(own, template_dirs)  # an ib-* scenario's own fabric
+    state = fresh_state(topology, scenario, template_dirs, at=at)
     state_path = folder / "state.json"
     write_state(state_path, state)
     graph = build_sim(state).graph

@@ -50,7 +50,7 @@ class FaultError(ValueError):
 def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
     """Find what `spec` acts on. Raises `FaultError` with a readable reason."""
     kind, text = spec.fault, spec.component.strip()
-    if kind in (FaultKind.SLOW_NODE, FaultKind.GDR_OFF):
+    if kind in (FaultKind.SLOW_NODE, FaultKind.GDR_OFF, FaultKind.SM_FLAP):
         if text not in graph.nodes:
             raise FaultError(f"{kind.value} needs a node; {text!r} is not a node of the fabric")
         return Fault(spec, host=text)
@@ -71,7 +71,7 @@ def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
         return _nic_fault(graph, spec, text)
     if kind is FaultKind.MISCONFIG:
         return _misconfig(graph, spec, text)
-    if kind in (FaultKind.PFC_STORM, FaultKind.RANK_MAPPING):
+    if kind in (FaultKind.PFC_STORM, FaultKind.RANK_MAPPING, FaultKind.XMIT_WAIT):
         return _nic_fault(graph, spec, text)
     return _link_fault(graph, spec, text)
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from fabtui.model.topology import Node
 from fabtui.sim import misconfig
 from fabtui.sim.core import Sim
+from fabtui.sim.ib import OPENSM_LOG
 from fabtui.sim.programs._common import Result
 from fabtui.sim.programs._nic_counters import (
     ethtool_counters,
@@ -28,6 +29,8 @@ from fabtui.sim.programs._shell import echo, lsmod, sh_c, simple
 from fabtui.sim.programs.dcgmi_diag import dcgmi
 from fabtui.sim.programs.ethtool_stats import ethtool
 from fabtui.sim.programs.ibdev2netdev import ibdev2netdev
+from fabtui.sim.programs.ibdiagnet import ibdiagnet
+from fabtui.sim.programs.ibnetdiscover import ibnetdiscover
 from fabtui.sim.programs.ibstat import ibstat
 from fabtui.sim.programs.ibv_devinfo import ibv_devinfo
 from fabtui.sim.programs.kernel_log import dmesg
@@ -35,6 +38,7 @@ from fabtui.sim.programs.mlxlink import mlxlink
 from fabtui.sim.programs.nccl_log import LOG_DIR, read_file
 from fabtui.sim.programs.nccl_tests import nccl_tests
 from fabtui.sim.programs.nvidia_smi import nvidia_smi
+from fabtui.sim.programs.opensm_log import opensm_log, sminfo
 from fabtui.sim.programs.perfquery import perfquery
 from fabtui.sim.programs.perftest import PERFTEST, perftest
 from fabtui.sim.programs.perftest import pair_rate as _pair_rate
@@ -60,6 +64,10 @@ def run(sim: Sim, host: str, argv: Sequence[str], t: float) -> Result:
     program = argv[0].rsplit("/", 1)[-1]
     if program in ("mpirun", "srun") or program.endswith("_perf"):
         return nccl_tests(sim, node, list(argv), t)
+    if program in ("cat", "tail") and OPENSM_LOG in argv[1:]:
+        text = opensm_log(sim, node, t)
+        if text is not None:
+            return text, "", 0
     handler = _COMMANDS.get(program)
     if handler is None:
         return "", f"bash: {argv[0]}: command not found\n", 127
@@ -76,6 +84,7 @@ _COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
     "ibv_devinfo": ibv_devinfo, "show_gids": show_gids, "ibdev2netdev": ibdev2netdev,
     "mlxlink": mlxlink, "nvidia-smi": nvidia_smi, "tail": read_file, "cat": read_file,
     "dmesg": dmesg, "dcgmi": dcgmi, "perfquery": perfquery,
+    "ibnetdiscover": ibnetdiscover, "ibdiagnet": ibdiagnet, "sminfo": sminfo,
     "lsmod": lsmod, "hostname": simple("{host}\n"), "true": simple(""),
     "false": simple("", 1), "echo": echo, "sh": _sh, "pkill": simple("", 1),
     "uptime": simple(" 10:00:00 up 42 days,  3:12,  0 users,  load average: 12.1, 12.3, 12.2\n"),

@@ -77,6 +77,14 @@ class FaultKind(StrEnum):
     LINK_SPEED = "link-speed"
     """A NIC's link (`node:mlx5_N`) trained below the topology's speed (param `speed_gbps`):
     ibstat's rate, RDMA and the collectives through it run at that speed."""
+    XMIT_WAIT = "xmit-wait"
+    """InfiniBand: an HCA (`node:mlx5_N`) drains slowly (param `share`, default 0.35): the
+    leaf port sending to it waits for credits that share of the time (PortXmitWait), the
+    other HCAs on its rail a third of it (fabtui/sim/ib.py)."""
+    SM_FLAP = "sm-flap"
+    """InfiniBand: mastership of the subnet manager changes hands every `period_s` (default
+    120) between the SM on node001 and the standby on node002 (component: the SM's node):
+    each handover is a heavy sweep in the OpenSM log and a new SM LID on every port."""
 
 
 class FaultSpec(BaseModel):
@@ -124,6 +132,9 @@ class Scenario(BaseModel):
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     description: str = ""
+    topology: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9-]*$")
+    """The shipped fabric template the scenario is written for (`h100-64gpu-ib`: the demo's
+    InfiniBand variant); played on it when no topology is configured. None: the demo."""
     duration: Seconds = 3600.0
     start: Seconds = 0.0
     """Where on the timeline a freshly started demo joins the story (e.g. when the fault already

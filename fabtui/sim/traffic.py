@@ -15,6 +15,7 @@ from functools import cache
 
 from fabtui.model.element import device_of
 from fabtui.model.topology import Nic
+from fabtui.sim.faults import Fault
 from fabtui.sim.pfc import PfcLayer
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.expected import (
@@ -103,7 +104,16 @@ class TrafficLayer(PfcLayer):
         factor = self.transport_share(t)
         for fault in self.active(FaultKind.SLOW_NODE, t):
             factor = min(factor, float(fault.spec.params.get("job_factor", 0.6)))
+        for fault in self.active(FaultKind.XMIT_WAIT, t):
+            factor = min(factor, self._drain_share(fault))
         return factor
+
+    @staticmethod
+    def _drain_share(fault: Fault) -> float:
+        """The pace a ring keeps with a slow receiver in it (InfiniBand `xmit-wait`): the leaf
+        port sending to it waits `share` of the time, so it drains 1 - share of its line rate
+        and every step waits for it [inference: a ring all_reduce runs at its slowest link]."""
+        return 1.0 - float(fault.spec.params.get("share", 0.35))
 
     def rate(self, link: int, t: float) -> float:
         """Bytes per second the link carries in each direction at `t`."""
@@ -233,6 +243,10 @@ class TrafficLayer(PfcLayer):
                              for leaf in self._behind(n)), default=1.0)
         if set(slow) & set(nodes):
             peak *= min(factor for host, factor in slow.items() if host in nodes)
+        draining = [self._drain_share(f) for f in self.active(FaultKind.XMIT_WAIT, t)
+                    if f.host in nodes]
+        if draining and len(nodes) > 1:
+            peak *= min(draining)
         if (self.active(FaultKind.NCCL_HANG, t) or self.cut_off(t) & set(nodes)) and \
                 len(nodes) > 1:
             return 0.0

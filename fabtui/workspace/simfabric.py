@@ -76,6 +76,21 @@ def switch_notice(s: Settings) -> str | None:
             f"`{RETURN_TO_HEALTHY}` returns to healthy")
 
 
+def follow_running_demo(s: Settings) -> Settings:
+    """Settings that follow the running demo when nobody named a scenario: a demo started on
+    another shipped fabric (an `ib-*` scenario brings the InfiniBand variant) keeps being
+    that fabric for later commands on the default topology. Reads the state file only."""
+    import dataclasses
+
+    if s.scenario_chosen or not s.topology_is_default or not s.simulated:
+        return s
+    running = read_state(state_file(s.data_dir))
+    if running is None or running.topology == s.topology.resolve() or \
+            not running.topology.is_file() or not running.scenario.is_file():
+        return s
+    return dataclasses.replace(s, topology=running.topology)
+
+
 def sim_state(s: Settings, *, restart: bool = False) -> tuple[Path, SimState]:
     """The running demo fabric for these settings (started now if needed) and its state file.
 
@@ -125,15 +140,16 @@ def play(s: Settings, name: str) -> Settings:
 
     Note: writes the state file.
     """
-    import dataclasses
 
+    from fabtui.config import with_scenario
     from fabtui.sim.state import fresh_state, write_state
 
+    s = with_scenario(s, name, chosen=False)
     scenario = find_scenario(name)
     state = fresh_state(s.topology, scenario, list(s.template_dirs))
     build_sim(state)
     write_state(state_file(s.data_dir), state)
-    return dataclasses.replace(s, scenario=name, scenario_chosen=False)
+    return s
 
 
 @dataclass(frozen=True)

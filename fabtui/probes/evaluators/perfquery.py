@@ -31,6 +31,15 @@ def perfquery(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
         if before is not None and old is None:
             continue
         metrics += counter_metrics(old.counters if old else None, port.counters,
-                                   ctx.component(), ctx.interval, deltas=_IB_DELTAS,
-                                   rates=_IB_RATES)
+                                   _component(ctx, port.lid, port.port), ctx.interval,
+                                   deltas=_IB_DELTAS, rates=_IB_RATES)
     return metrics
+
+
+def _component(ctx: EvalContext, lid: int | None, port: int | None) -> str:
+    """The NIC for a local read (`nic.perfquery`); for a read by LID from a host
+    (`ib.perfquery`), the port it addressed: `node001:lid4/port5` (the host it ran on, then
+    the LID and port; the runbook names the topology port)."""
+    if ctx.target.kind == "node" and lid is not None:
+        return ctx.component(f"lid{lid}/port{port}")
+    return ctx.component()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fabtui.model.topology import Node
-from fabtui.sim import misconfig
+from fabtui.sim import ib, misconfig
 from fabtui.sim.core import Sim
 from fabtui.sim.programs._common import Result, nic_guid, port_up
 
@@ -15,6 +15,8 @@ def ibv_devinfo(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     if not nics:
         return "", f"IB device '{wanted}' wasn't found\n", 255
     lines = []
+    infiniband = ib.is_ib(sim)
+    sm_lid = ib.sm_state(sim, t).master_lid if infiniband else 0
     for nic in nics:
         up = port_up(sim, node, nic, t)
         raw = nic_guid(sim, node.hostname, nic.name)[2:]
@@ -28,9 +30,18 @@ def ibv_devinfo(sim: Sim, node: Node, args: list[str], t: float) -> Result:
                   "\t\tport:\t1",
                   f"\t\t\tstate:\t\t\t{'PORT_ACTIVE (4)' if up else 'PORT_DOWN (1)'}",
                   "\t\t\tmax_mtu:\t\t4096 (5)", _mtu_line(misconfig.active_mtu(sim, node, nic, t)),
-                  "\t\t\tsm_lid:\t\t\t0", "\t\t\tport_lid:\t\t0", "\t\t\tport_lmc:\t\t0x00",
-                  "\t\t\tlink_layer:\t\tEthernet", ""]
+                  f"\t\t\tsm_lid:\t\t\t{sm_lid if up else 0}",
+                  f"\t\t\tport_lid:\t\t{_lid(sim, node, nic.name, infiniband, up)}",
+                  "\t\t\tport_lmc:\t\t0x00",
+                  f"\t\t\tlink_layer:\t\t{'InfiniBand' if infiniband else 'Ethernet'}", ""]
     return "\n".join(lines), "", 0
+
+
+def _lid(sim: Sim, node: Node, nic: str, infiniband: bool, up: bool) -> int:
+    """The port's LID: 0 on RoCE, 65535 on an IB port the SM has not configured (down)."""
+    if not infiniband:
+        return 0
+    return ib.hca_lid(sim, node.hostname, nic) if up else 65535
 
 
 def _mtu_line(mtu: int) -> str:

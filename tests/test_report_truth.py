@@ -146,20 +146,26 @@ def journey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
          "--answer", "cordon=node003", "--answer", "restart=yes")
     triage = _newest(config)
     port = "leaf-g00-r5:Ethernet16"
+    # The hand-over as the triage prints it: the port, the node it drained, the link.
     _cli(config, "runbook", "run", "optic-replacement", "--input", f"port={port}",
-         "--input", "soak_s=300", "--answer", "drain=node003", "--answer", "drained=yes",
+         "--input", "scheduler_host=node001", "--input", "drained_node=node003",
+         "--handed-over-from", triage, "--input", "soak_s=300",
          "--answer", f"shut-port={port}", "--answer", "cleaned=yes",
          "--answer", f"shut-again={port}")
     repair = _newest(config)
     code, stopped, _ = _cli(config, "report", repair, "--json")
+    code, stopped_text, _ = _cli(config, "report", repair)
     _cli(config, "sim", "repair", port)
     code, out, err = _cli(config, "runbook", "resume", repair, "--answer", "swapped=yes",
                           "--answer", "resume=node003")
     assert code == 0, out + err
-    yield {"config": config, "triage": triage, "repair": repair, "stopped": stopped}
+    yield {"config": config, "triage": triage, "repair": repair, "stopped": stopped,
+           "stopped_text": stopped_text}
 
 
 def test_the_journeys_reports_are_consistent_row_by_row(journey: dict[str, Any]) -> None:
+    """The triage's incident review, the repair's report (resumed after the swap), both as
+    one incident, and the repair's report as it stood stopped at the swap gate: every row."""
     config = journey["config"]
     for sessions in ([journey["triage"]], [journey["repair"]],
                      [journey["triage"], journey["repair"]]):
@@ -168,6 +174,11 @@ def test_the_journeys_reports_are_consistent_row_by_row(journey: dict[str, Any])
         for session in sessions:
             down |= _down_in_journal(config, session)
         assert check_rows(report, text, down) > 5
+    # Stopped at the swap gate (before the resume; the journal then held no after-state).
+    stopped = json.loads(journey["stopped"])
+    assert stopped["kind"] == "repair"
+    assert check_rows(stopped, journey["stopped_text"], _down_in_journal(
+        config, journey["repair"])) > 5
 
 
 def test_a_resumed_repair_is_judged_on_how_it_ended_after_the_swap(

@@ -10,13 +10,16 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import Result
 
 from fabtui.config import load_settings
 from fabtui.model.events import HandedOverFrom, HandedOverTo
+from fabtui.sim.scenario import scenario_files, shipped_scenarios
 from fabtui.workspace import Workspace
+from fabtui.yamldoc import load_yaml
 
 PORT = "leaf-g00-r5:Ethernet16"
 
@@ -160,3 +163,65 @@ def test_a_hand_over_from_a_session_that_did_not_hand_over_is_refused(
     unknown = fab(*handover[:-1], "20990101-000000-abcdef")
     assert unknown.exit_code != 0 and "no session '20990101-000000-abcdef'" in unknown.stderr
     assert _links(config, triage) == []  # nothing linked by a refused run
+
+
+def _planted() -> dict[str, Any]:
+    """What the nccl-hang scenario plants (its `expect:`): the rank, NIC, port and optic."""
+    path = scenario_files([shipped_scenarios()])["nccl-hang"]
+    expect: dict[str, Any] = load_yaml(path).data["expect"]
+    return expect
+
+
+def test_journey_a_case_states_what_the_fabric_showed_and_nothing_simulated(
+        fab: Callable[..., Result]) -> None:
+    """Journey (a) as a user runs it (the triage, the hand-over command it prints, the swap,
+    the resume, `cases file last`): the filed case is checked against what the scenario
+    planted and what the switch reads after the swap, as an engineer would check it before
+    sending it on."""
+    plant = _planted()
+    port, optic, nic, rank = plant["port"], plant["optic"], plant["component"], plant["rank"]
+    triage, repair = _journey(fab)
+    case = json.loads(fab("cases", "file", "last", "--json").stdout)
+    now = json.loads(fab("probe", "run", "switch.dom", "--target", port, "--json").stdout)
+    reads = now["parsed"]["interfaces"][port.split(":")[1]]
+    new_serial = reads["serial"]
+    rx_after = [float(m["value"]) for m in now["metrics"] if m["name"] == "rx_power_dbm"
+                and m["component"].startswith(f"{port}/lane")]
+    assert len(rx_after) == 4
+    assert new_serial != optic
+
+    assert case["sessions"] == [triage, repair]
+    # Title: the hang, where, the optic by port and serial, what was done.
+    title = case["title"]
+    assert title.startswith("NCCL hang") and nic in title and port in title
+    assert optic in title and title.endswith("replaced") and str(rank) in title
+    # Symptom: the hang (timed-out collective, stuck ranks including the planted one).
+    symptom = case["symptom"].split("\n\n")[0]
+    stuck = re.search(r"Stuck rank\(s\) ([\d, ]+),", symptom)
+    assert "NCCL job hung" in symptom and stuck, symptom
+    assert rank in {int(r) for r in stuck.group(1).split(", ")}
+    assert nic in symptom and port in symptom and optic in symptom
+    # Root cause: the planted optic by port and serial, dark.
+    assert f"The optic in {port} (serial {optic}) had failed" in case["root_cause"]
+    assert "no light on any lane" in case["root_cause"]
+    # Resolution: old and new serial as the switch reads them, Rx before and after as read.
+    resolution = case["resolution"]
+    assert f"old serial {optic}, new serial {new_serial}." in resolution
+    assert "Rx before -inf, -inf, -inf, -inf dBm" in resolution
+    assert f"after {', '.join(f'{v:.2f}' for v in rx_after)} dBm" in resolution
+    # Environment: the parts as the probes read them, the optics by their real part number.
+    environment = case["environment"]
+    assert environment["optic"] == "switch side NVIDIA MMS4X00-NS (400GBASE-DR4)"
+    assert environment["nic"] == "ConnectX-7 (MT4129)"
+    # Nothing of the simulator: no sim word, no placeholder part, no scenario's name (the
+    # symptom class and runbook ids are words of the case, not of the demo fabric).
+    prose = json.dumps({k: v for k, v in case.items()
+                        if k not in ("symptom_class", "tags", "runbooks")})
+    assert not re.search(r"(?i)\bsim\b|fabtui-sim|-SIM\b|\bSIM\d|demo fabric|scenario", prose)
+    for name in scenario_files([shipped_scenarios()]):
+        hit = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", prose)
+        assert hit is None, f"scenario name {name!r} in the case: " \
+            f"{prose[max(0, hit.start() - 80):hit.end() + 80]}"
+    # Components: the elements of the incident, never the host a log was read on.
+    assert {nic, port, f"optic:{optic}"} <= set(case["components"])
+    assert not [c for c in case["components"] if c.startswith("node001")]

@@ -248,6 +248,12 @@ def test_thresholds_are_numbers_with_their_source(journey: dict[str, Any]) -> No
     assert re.search(r"FAIL if < [\d.]+ mA", bias["requirement"])
     for row in report["criteria"]:
         assert row["reference"], row["name"]  # every threshold says where it comes from
+    # A pass judged against the module's own thresholds shows them, as the module printed them.
+    repair, _ = _report(journey["config"], journey["repair"])
+    rows = {c["name"]: c for c in repair["criteria"]}
+    bias = rows["switch.dom tx_bias_ma"]
+    assert bias["verdict"] == "ok" and bias["requirement"].startswith(
+        "FAIL if < 2 mA; FAIL if > 15 mA; WARN if < 4 mA; WARN if > 13 mA")
 
 
 def test_a_repair_stopped_before_anything_was_repaired_says_so(tmp_path: Path) -> None:

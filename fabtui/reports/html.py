@@ -37,6 +37,7 @@ h3 { font-size: 1.05em; }
 table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 12.5px; width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 3px 7px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
+td a code { white-space: nowrap; }
 code { font: 12px ui-monospace, "SFMono-Regular", Menlo, monospace, "Noto Sans Mono CJK SC",
        "Noto Sans CJK SC"; background: #f6f8fa;
        padding: 0 3px; border-radius: 3px; }

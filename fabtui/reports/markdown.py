@@ -312,7 +312,9 @@ def _anchor(source: Source) -> str:
 
 
 def _ref(source: Source) -> str:
-    label = _code(source.label())
+    # Session and block each in one code span: a browser breaks the cell between them, never
+    # inside the session id (the HTML keeps code spans in a cell whole).
+    label = _code(source.session) + (f" / {_code(source.block)}" if source.block else "")
     return _Markup(f"[{label}](#{_anchor(source)})" if _LINKS.get() else label)
 
 

@@ -271,3 +271,22 @@ def test_a_repair_stopped_before_anything_was_repaired_says_so(tmp_path: Path) -
     assert "No repair was made" in report["summary"][0]
     assert "leaf-g00-r3:Ethernet16" in {p["element"] for p in report["problems"]}
     assert check_rows(report, text, _down_in_journal(config, session)) > 5
+
+
+def test_a_review_of_a_case_alone_shows_the_case_environment_not_the_configured_fabric(
+        tmp_path: Path) -> None:
+    """A Chinese case from another cluster (H200, Arista spines), reviewed with no session
+    recorded here: its environment is the case's, the demo fabric's H100 inventory is not
+    claimed for it, and nothing says a summary is missing or links to sessions."""
+    config = _config(tmp_path)
+    report, text = _report(config, "--case", "optic-fec-ber-fr4-spine-zh")
+    assert report["kind"] == "incident" and report["inventory"] is None
+    assert report["environment"]["gpu"] == "H200-SXM-141GB"
+    assert "| GPU | H200-SXM-141GB |" in text and "H100" not in text
+    assert "from case `optic-fec-ber-fr4-spine-zh`." in text and "0 session(s)" not in text
+    assert "Not in this report" not in text and "## Sources" not in text
+    code, _, err = _cli(config, "report", "--case", "optic-fec-ber-fr4-spine-zh",
+                           "-o", str(tmp_path / "zh.html"))
+    html = (tmp_path / "zh.html").read_text()
+    assert code == 0 and "from case optic-fec-ber-fr4-spine-zh.</footer>" in html, err
+    assert "<h2>Sources</h2>" not in html and "H100" not in html

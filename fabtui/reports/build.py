@@ -137,6 +137,8 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
         missing.append("software versions: no probe in these sessions read a driver, CUDA, "
                        "OFED or firmware version (new-node-acceptance reads them)")
     inventory = inventory_of(given.topology) if given.topology is not None else None
+    if kind is ReportKind.INCIDENT and given.case is not None and not sessions:
+        inventory = None  # the case's own environment is shown: it may be another cluster
     if inventory is None and kind is not ReportKind.INCIDENT:
         missing.append("hardware: no topology to count GPUs, NICs, switches and optics from")
     if kind is ReportKind.RDMA:
@@ -176,6 +178,9 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
         before_problems=before, summary=summary, symptoms=said,
         faults=faults, timeline=sorted(timeline, key=lambda t: t.at), sections=sections,
         action_items=action_items, risks=_risks(sessions, checks, criteria),
+        case=str(given.case["id"]) if given.case is not None else None,
+        environment={str(k): str(v) for k, v in
+                     (given.case.get("environment") or {}).items()} if given.case else {},
         recommendations=_recommendations(sessions, failures, kind), missing=missing,
         verdict=verdict, conclusion=conclusion)
 
@@ -388,7 +393,7 @@ def _incident(case: Mapping[str, Any] | None, sessions: Sequence[SessionEvidence
     given = {str(k): str(v) for k, v in (case.get("sections") or {}).items() if v}
     sections = {name: given[name] for name in order if name in given}
     sections |= {k: v for k, v in given.items() if k not in sections}
-    for name in ("Summary", "Root cause", "Resolution"):
+    for name in ("Root cause", "Resolution"):  # (the headline says it in one line)
         if name not in sections:
             missing.append(f"case {case.get('id')}: no '{name}' section")
     timeline = [TimelineEntry(at=str(at), what=str(what)) for at, what in

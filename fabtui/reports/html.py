@@ -37,7 +37,6 @@ h3 { font-size: 1.05em; }
 table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 12.5px; width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 3px 7px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
-td a code { white-space: nowrap; }
 code { font: 12px ui-monospace, "SFMono-Regular", Menlo, monospace, "Noto Sans Mono CJK SC",
        "Noto Sans CJK SC"; background: #f6f8fa;
        padding: 0 3px; border-radius: 3px; }
@@ -54,6 +53,12 @@ footer { margin-top: 3em; color: #57606a; font-size: 12px; }
 @media print { body { max-width: none; margin: 0; } h2 { page-break-after: avoid; }
                table, img { page-break-inside: avoid; } a { color: inherit; } }
 """.replace("FONTS", FONTS)
+
+
+def _footer_from(report: Report) -> str:
+    made = [f"sessions {', '.join(s.id for s in report.sessions)}"] if report.sessions else []
+    return " and ".join([*made, *([f"case {report.case}"] if report.case else [])]) or \
+        "no session"
 
 
 def render_html(report: Report, *, plots: bool = True) -> str:
@@ -76,8 +81,8 @@ def render_html(report: Report, *, plots: bool = True) -> str:
             f"<title>{html.escape(report.title)}</title>\n"
             "<meta name=\"generator\" content=\"fabtui\">\n"
             f"<style>{STYLE}</style>\n</head>\n<body>\n{body}"
-            f"<footer>Generated {html.escape(report.generated)} by fabtui from sessions "
-            f"{html.escape(', '.join(s.id for s in report.sessions))}.</footer>\n"
+            f"<footer>Generated {html.escape(report.generated)} by fabtui from "
+            f"{html.escape(_footer_from(report))}.</footer>\n"
             "</body>\n</html>\n")
 
 

@@ -561,12 +561,13 @@ def _summary(kind: ReportKind, verdict: Verdict, judged: Sequence[_Judged],
 
 
 def _incident_conclusion(case: Mapping[str, Any]) -> str:
-    """`Resolved: <the root cause's first sentence>`, or what is still open."""
+    """`Root cause: <its first sentence>` (the headline says RESOLVED), or what is still
+    open."""
     status = str(case.get("status") or "draft")
     cause = " ".join(str((case.get("sections") or {}).get("Root cause") or "").split())
     first = cause.split(". ", 1)[0].rstrip(".") if cause else ""
     if status == "resolved":
-        return f"Resolved: {first}" if first else "Resolved (no root cause written)"
+        return f"Root cause: {first}" if first else "No root cause written"
     return f"{status.capitalize()}: " + (f"root cause so far: {first}" if first else
                                           "no root cause yet")
 

@@ -237,6 +237,11 @@ def test_triage_and_its_repair_together_are_one_resolved_incident(
     assert report["kind"] == "incident"
     assert "**Result: RESOLVED**" in text
     assert f"repaired and verified in session {journey['repair']}" in report["conclusion"]
+    # The headline says the incident in words, as its case is titled.
+    assert report["conclusion"].startswith(
+        "Resolved: NCCL hang on node003 (node003:mlx5_5, rank 13, 21): dark optic MT24000043 "
+        "in leaf-g00-r5:Ethernet16 replaced; ")
+    assert "unknown (" not in report["conclusion"]
     assert "injected faults" not in text.lower()
 
 

@@ -499,15 +499,19 @@ def _incident_status(verdict: Verdict, judged: Sequence[_Judged],
     """An incident from its sessions: what the triage found, where it handed over, and
     whether a repair verified the fix."""
     found = []
+    repaired = [j for j in judged if _verified(j, kinds)]
+    titles = [t for j in judged if kinds.get(j.session.runbook) != "repair" or j in repaired
+              for t in j.session.titles]
+    if titles:  # the incident in the runbooks' own words (what a case is titled)
+        found.append(": ".join(dict.fromkeys(titles)))
     for j in judged:
         if kinds.get(j.session.runbook) == "repair":
             continue
         failing = [b for b in j.blocks if b.kind == "check" and b.verdict in BAD]
-        if failing:
+        if failing and not titles:
             found.append(failing[-1].message)
         if j.session.finished is not None and j.session.finished.handover:
             found.append(f"handed over to {j.session.finished.handover}")
-    repaired = [j for j in judged if _verified(j, kinds)]
     if repaired:
         found.append(f"repaired and verified in session {repaired[0].session.id}")
     head = "Resolved" if verdict is Verdict.OK else "Open"

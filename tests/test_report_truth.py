@@ -93,8 +93,10 @@ def check_rows(report: dict[str, Any], text: str, down: dict[str, set[str]]) -> 
             for bound in bounds:  # the limits shown are the limits applied
                 assert f"{bound.verdict.value.upper()} if {bound.op}" in row["requirement"], where
         elif verdict is Verdict.OK:
-            # A pass without a limit shown must be a number its rule names in words.
-            assert isinstance(value, (int, float)), where
+            # A pass without a limit shown must be a number its rule names in words, or the
+            # very word the rule asks for (`link Active (any other state fails)`).
+            assert isinstance(value, (int, float)) or (
+                isinstance(value, str) and value and value in row["requirement"]), where
         if verdict is Verdict.OK:
             text_value = str(value).lower()
             assert "inf" not in text_value and "down" not in text_value, where
@@ -205,6 +207,10 @@ def test_a_resumed_repair_is_judged_on_how_it_ended_after_the_swap(
     before = {p["element"] for p in report["before_problems"]}
     assert {"leaf-g00-r5:Ethernet16", "node003:mlx5_5"} <= before
     assert not report["problems"]
+    # What failed before and was not read again is said so, never passed.
+    nic = {c["name"]: c for c in report["criteria"]}["nic.mlxlink state"]
+    assert (nic["measured"], nic["verdict"]) == ("not read after the repair", "skipped")
+    assert nic["before"].startswith("Disable on node003:mlx5_5 (fail)")
 
 
 def test_an_nccl_hang_triage_is_an_incident_not_an_acceptance(

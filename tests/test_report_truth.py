@@ -93,8 +93,10 @@ def check_rows(report: dict[str, Any], text: str, down: dict[str, set[str]]) -> 
             for bound in bounds:  # the limits shown are the limits applied
                 assert f"{bound.verdict.value.upper()} if {bound.op}" in row["requirement"], where
         elif verdict is Verdict.OK:
-            # A pass without a limit shown must be a number its rule names in words.
-            assert isinstance(value, (int, float)), where
+            # A pass without a limit shown must be a number its rule names in words, or the
+            # very word the rule asks for (`link Active (any other state fails)`).
+            assert isinstance(value, (int, float)) or (
+                isinstance(value, str) and value and value in row["requirement"]), where
         if verdict is Verdict.OK:
             text_value = str(value).lower()
             assert "inf" not in text_value and "down" not in text_value, where
@@ -146,20 +148,26 @@ def journey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
          "--answer", "cordon=node003", "--answer", "restart=yes")
     triage = _newest(config)
     port = "leaf-g00-r5:Ethernet16"
+    # The hand-over as the triage prints it: the port, the node it drained, the link.
     _cli(config, "runbook", "run", "optic-replacement", "--input", f"port={port}",
-         "--input", "soak_s=300", "--answer", "drain=node003", "--answer", "drained=yes",
+         "--input", "scheduler_host=node001", "--input", "drained_node=node003",
+         "--handed-over-from", triage, "--input", "soak_s=300",
          "--answer", f"shut-port={port}", "--answer", "cleaned=yes",
          "--answer", f"shut-again={port}")
     repair = _newest(config)
     code, stopped, _ = _cli(config, "report", repair, "--json")
+    code, stopped_text, _ = _cli(config, "report", repair)
     _cli(config, "sim", "repair", port)
     code, out, err = _cli(config, "runbook", "resume", repair, "--answer", "swapped=yes",
                           "--answer", "resume=node003")
     assert code == 0, out + err
-    yield {"config": config, "triage": triage, "repair": repair, "stopped": stopped}
+    yield {"config": config, "triage": triage, "repair": repair, "stopped": stopped,
+           "stopped_text": stopped_text}
 
 
 def test_the_journeys_reports_are_consistent_row_by_row(journey: dict[str, Any]) -> None:
+    """The triage's incident review, the repair's report (resumed after the swap), both as
+    one incident, and the repair's report as it stood stopped at the swap gate: every row."""
     config = journey["config"]
     for sessions in ([journey["triage"]], [journey["repair"]],
                      [journey["triage"], journey["repair"]]):
@@ -168,6 +176,11 @@ def test_the_journeys_reports_are_consistent_row_by_row(journey: dict[str, Any])
         for session in sessions:
             down |= _down_in_journal(config, session)
         assert check_rows(report, text, down) > 5
+    # Stopped at the swap gate (before the resume; the journal then held no after-state).
+    stopped = json.loads(journey["stopped"])
+    assert stopped["kind"] == "repair"
+    assert check_rows(stopped, journey["stopped_text"], _down_in_journal(
+        config, journey["repair"])) > 5
 
 
 def test_a_resumed_repair_is_judged_on_how_it_ended_after_the_swap(
@@ -194,6 +207,10 @@ def test_a_resumed_repair_is_judged_on_how_it_ended_after_the_swap(
     before = {p["element"] for p in report["before_problems"]}
     assert {"leaf-g00-r5:Ethernet16", "node003:mlx5_5"} <= before
     assert not report["problems"]
+    # What failed before and was not read again is said so, never passed.
+    nic = {c["name"]: c for c in report["criteria"]}["nic.mlxlink state"]
+    assert (nic["measured"], nic["verdict"]) == ("not read after the repair", "skipped")
+    assert nic["before"].startswith("Disable on node003:mlx5_5 (fail)")
 
 
 def test_an_nccl_hang_triage_is_an_incident_not_an_acceptance(
@@ -226,6 +243,11 @@ def test_triage_and_its_repair_together_are_one_resolved_incident(
     assert report["kind"] == "incident"
     assert "**Result: RESOLVED**" in text
     assert f"repaired and verified in session {journey['repair']}" in report["conclusion"]
+    # The headline says the incident in words, as its case is titled.
+    assert report["conclusion"].startswith(
+        "Resolved: NCCL hang on node003 (node003:mlx5_5, rank 13, 21): dark optic MT24000043 "
+        "in leaf-g00-r5:Ethernet16 replaced; ")
+    assert "unknown (" not in report["conclusion"]
     assert "injected faults" not in text.lower()
 
 
@@ -237,6 +259,12 @@ def test_thresholds_are_numbers_with_their_source(journey: dict[str, Any]) -> No
     assert re.search(r"FAIL if < [\d.]+ mA", bias["requirement"])
     for row in report["criteria"]:
         assert row["reference"], row["name"]  # every threshold says where it comes from
+    # A pass judged against the module's own thresholds shows them, as the module printed them.
+    repair, _ = _report(journey["config"], journey["repair"])
+    rows = {c["name"]: c for c in repair["criteria"]}
+    bias = rows["switch.dom tx_bias_ma"]
+    assert bias["verdict"] == "ok" and bias["requirement"].startswith(
+        "FAIL if < 2 mA; FAIL if > 15 mA; WARN if < 4 mA; WARN if > 13 mA")
 
 
 def test_a_repair_stopped_before_anything_was_repaired_says_so(tmp_path: Path) -> None:
@@ -254,3 +282,22 @@ def test_a_repair_stopped_before_anything_was_repaired_says_so(tmp_path: Path) -
     assert "No repair was made" in report["summary"][0]
     assert "leaf-g00-r3:Ethernet16" in {p["element"] for p in report["problems"]}
     assert check_rows(report, text, _down_in_journal(config, session)) > 5
+
+
+def test_a_review_of_a_case_alone_shows_the_case_environment_not_the_configured_fabric(
+        tmp_path: Path) -> None:
+    """A Chinese case from another cluster (H200, Arista spines), reviewed with no session
+    recorded here: its environment is the case's, the demo fabric's H100 inventory is not
+    claimed for it, and nothing says a summary is missing or links to sessions."""
+    config = _config(tmp_path)
+    report, text = _report(config, "--case", "optic-fec-ber-fr4-spine-zh")
+    assert report["kind"] == "incident" and report["inventory"] is None
+    assert report["environment"]["gpu"] == "H200-SXM-141GB"
+    assert "| GPU | H200-SXM-141GB |" in text and "H100" not in text
+    assert "from case `optic-fec-ber-fr4-spine-zh`." in text and "0 session(s)" not in text
+    assert "Not in this report" not in text and "## Sources" not in text
+    code, _, err = _cli(config, "report", "--case", "optic-fec-ber-fr4-spine-zh",
+                           "-o", str(tmp_path / "zh.html"))
+    html = (tmp_path / "zh.html").read_text()
+    assert code == 0 and "from case optic-fec-ber-fr4-spine-zh.</footer>" in html, err
+    assert "<h2>Sources</h2>" not in html and "H100" not in html

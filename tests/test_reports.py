@@ -176,7 +176,7 @@ def test_incident_review_from_a_shipped_case(fabric: dict[str, object]) -> None:
     code, out, _ = _cli(config, "report", "--case", "nccl-hang-optic-rail5-node003")
     assert code == 0, out
     assert out.startswith("# Incident review: ")
-    assert "**Result: RESOLVED** — Resolved: The 400G DR4 optic in leaf-g00-r5:Ethernet16" in out
+    assert "**Result: RESOLVED** — Root cause: The 400G DR4 optic in leaf-g00-r5:Ethernet16" in out
     for section in ("## Symptom", "## Root cause", "## Resolution"):
         assert section in out
     assert "MT24000043" in out  # the case's own words reach the review

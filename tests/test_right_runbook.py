@@ -124,9 +124,12 @@ def test_the_hand_over_carries_the_drained_node(run: Callable[..., Result],
                  "--answer", "cordon=node003", "--answer", "restart=yes")
     assert "next: runbook optic-replacement" in triage.stdout, triage.output
     line = next(x for x in triage.stdout.splitlines() if x.startswith("hand over with: "))
+    triage_id = workspace().sessions(1)[0].id
     assert line == ("hand over with: fabtui runbook run optic-replacement --input "
-                    f"port={PORT} --input scheduler_host=node001 --input drained_node=node003")
+                    f"port={PORT} --input scheduler_host=node001 --input drained_node=node003 "
+                    f"--handed-over-from {triage_id}")  # the journal links the two (issue 38)
     repair = run("runbook", "run", *line.removeprefix("hand over with: fabtui ").split()[2:])
+    assert f"== handed over from session {triage_id} (nccl-hang-triage)" in repair.stdout
     assert repair.exit_code == 5, repair.output  # waiting at the next gate: shut the port
     assert "note: node003 was drained already (by the runbook that handed over): not " \
         "drained again." in repair.stdout

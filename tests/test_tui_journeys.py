@@ -178,6 +178,8 @@ async def test_journey_1_whole_from_the_hang_logs_to_the_filed_case() -> None:
         assert optic.book.meta.id == "optic-replacement" and optic.inputs["port"] == PORT
         # what the triage did is carried: node003 is cordoned, so it is not drained again
         assert optic.inputs["drained_node"] == "node003"
+        # ... and it is opened as the triage's hand-over: its journal links the two (issue 38)
+        assert optic.from_session == first
 
         # File the triage session as a case: the editor opens on its draft.
         await pilot.press("escape")

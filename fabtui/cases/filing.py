@@ -132,7 +132,7 @@ def _when(at: float) -> str:
 
 
 def _real(text: str) -> str:
-    """`text` without what the demo fabric made up (`(part 400G-DR4-SIM)`, a
+    """`text` without what the demo fabric made up (`(part 400G-DR4-SIM)` in older journals, a
     `/var/log/fabtui-sim/...` path): simulator internals never reach a case."""
     if not _SIMULATED.search(text):
         return text
@@ -271,8 +271,10 @@ def _read(event: Event, draft: _Draft) -> None:
     elif isinstance(data, Decision):
         if data.by == "operator":
             what = data.answer or data.skip or data.jump or data.abort or data.input or ""
+            asked = data.prompt or (f"typed confirmation {event.block}" if data.typed
+                                    else event.block or "")
             draft.decisions.append(_line(f"operator at {event.step or '-'}: "
-                                         f"{data.prompt or ''} {what} {data.reason or ''}"))
+                                         f"{asked} {what} {data.reason or ''}"))
         elif data.target and data.target.startswith("runbook:"):
             draft.runbooks.append(data.target.removeprefix("runbook:"))
     elif isinstance(data, SessionFinished):
@@ -317,8 +319,10 @@ def _finished(event: Event, data: BlockFinished, draft: _Draft) -> None:
                 [v.value for v in _PROBLEMS]:
             continue
         component = str(metric.get("component") or result.get("target") or "")
+        if probe.startswith("logs."):
+            component = _logged_host(component, str(result.get("target") or ""))
         if not (probe.startswith("logs.") and component == result.get("target")):
-            draft.component(component)  # (the host a log was read on is not a suspect)
+            draft.component(component)
         value = f"{metric.get('value')}"
         unit = str(metric.get("unit") or "")
         value = _line(f"{value} {unit}".strip(), 200)
@@ -329,6 +333,18 @@ def _finished(event: Event, data: BlockFinished, draft: _Draft) -> None:
                                           value=value, source=probe))
     if not result.get("metrics") and result.get("target"):
         draft.component(result.get("target"))
+
+
+def _logged_host(component: str, log_host: str) -> str:
+    """A log's element without the host the log was read on: `node001:node003` (node003 as
+    node001's log names it, a host named like the log's own) is node003; `node003:mlx5_5` read
+    on node003 stays the NIC it is."""
+    head, _, rest = component.partition(":")
+    digitless = re.compile(r"\d+")
+    if head == log_host and rest and ":" not in rest and \
+            digitless.sub("", rest) == digitless.sub("", log_host):
+        return rest
+    return component
 
 
 def _symptom_class(record: SessionRecord, codes: list[str],
@@ -405,7 +421,9 @@ def _environment(result: dict[str, Any], found: dict[str, str]) -> None:
             if not isinstance(optic, dict) or not optic.get("present", True):
                 continue
             made = " ".join(str(optic.get(k) or "") for k in ("vendor", "part_number"))
-            what = made if made.strip() and not _SIMULATED.search(made) else \
-                " ".join(str(optic.get(k) or "") for k in ("identifier", "media_type"))
+            media = re.sub(r"\s*\(.*\)$", "", str(optic.get("media_type") or ""))
+            what = (made + (f" ({media})" if media else "")
+                    if made.strip() and not _SIMULATED.search(made) else
+                    " ".join(str(optic.get(k) or "") for k in ("identifier", "media_type")))
             put("optic", f"switch side {' '.join(what.split())}" if what.strip() else None)
             break

@@ -27,6 +27,7 @@ from fabtui.model.events import (
     BlockFinished,
     Decision,
     Event,
+    HandedOverFrom,
     Note,
     StepStarted,
 )
@@ -195,6 +196,8 @@ class _Printer(Observer):
             for line in data.text.splitlines():
                 click.echo(f"   note: {line}")
             self.noted = event.block
+        elif isinstance(data, HandedOverFrom):
+            click.echo(f"== handed over from session {data.session} ({data.runbook})")
         elif isinstance(data, Decision) and data.by == "runbook":
             click.echo(f"   -> {data.target}")
             self.noted = event.block
@@ -241,6 +244,8 @@ def _say_handover(ctx: click.Context, engine: Engine, name: str) -> None:
         return  # the summary names it; `runbook run` will say what is wrong with it
     carried = handover_inputs(engine.runbook, target, engine.scope())
     args = [arg for key, value in carried.items() for arg in ("--input", f"{key}={value}")]
+    if engine.session is not None and not engine.dry_run:  # the journal links the two
+        args += ["--handed-over-from", engine.session]
     click.echo(f"hand over with: {_fabtui(ctx, 'runbook', 'run', name, *args)}")
 
 
@@ -296,16 +301,20 @@ def _resume_args(engine: Engine, answers: dict[str, str]) -> list[str]:
               help="Skip a block, recording why (repeatable).")
 @click.option("--start-at", metavar="STEP", help="Begin at this step (recorded as a jump).")
 @click.option("--dry-run", is_flag=True, help="Render every command and gate; run nothing.")
+@click.option("--handed-over-from", "handed_over_from", metavar="SESSION",
+              help="The session whose hand-over (next: runbook NAME) this run takes up: both "
+                   "are journaled as one incident, and its case spans them.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_context
 def run_command(ctx: click.Context, name: str, inputs: tuple[str, ...],
                 answers: tuple[str, ...], skips: tuple[str, ...], start_at: str | None,
-                dry_run: bool, as_json: bool) -> None:
+                dry_run: bool, handed_over_from: str | None, as_json: bool) -> None:
     """Run runbook NAME headless: progress, then a summary. Gates need --answer."""
     given, answered = _pairs(inputs, "--input"), _pairs(answers, "--answer")
     engine = workspace(ctx).open_run(
         name, inputs=given, operator=ScriptedOperator(answered), observers=[_Printer(as_json)],
-        skips=_pairs(skips, "--skip"), start_at=start_at, dry_run=dry_run)
+        skips=_pairs(skips, "--skip"), start_at=start_at, dry_run=dry_run,
+        handed_over_from=handed_over_from)
     summary = _drive(ctx, engine, lambda: _resume_args(engine, answered))
     _finish(ctx, summary, as_json, engine, answered)
 

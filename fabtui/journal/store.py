@@ -57,9 +57,13 @@ CREATE TABLE IF NOT EXISTS events (
 MIGRATIONS: tuple[str, ...] = (
     SCHEMA,
     "CREATE INDEX IF NOT EXISTS sessions_by_start ON sessions(started_at);",
+    "SELECT 1;",
 )
 """`MIGRATIONS[n]` takes a journal from version n to n + 1 (idempotent SQL, so a version-0 file
-that already has the tables passes through unchanged)."""
+that already has the tables passes through unchanged). Version 3 changes no table: its
+journals may hold event kinds an older fabtui does not know (`handed_over_from`,
+`handed_over_to`), so an older fabtui refuses the file with its message instead of failing
+on the first such event."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -42,6 +42,12 @@ class EventKind(StrEnum):
     SESSION_WAITING = "session_waiting"
     """A gate was not passed (answered no, mistyped, nobody to answer): the session waits at
     it, not finished, resumable; only an operator's abandon (with a reason) ends it."""
+    HANDED_OVER_FROM = "handed_over_from"
+    """This session was opened from the hand-over of another (`next: runbook ...`): the first
+    session of the same incident (journaled right after `session_started`)."""
+    HANDED_OVER_TO = "handed_over_to"
+    """The runbook this session handed over to was opened as a new session (journaled in this,
+    already finished, session once the new one has started)."""
 
 
 class Payload(BaseModel):
@@ -183,6 +189,20 @@ class SessionWaiting(Payload):
     """What passes the gate: `yes`, or the phrase to type (`--answer GATE=ANSWER`)."""
 
 
+class HandedOverFrom(Payload):
+    """The session that handed over to this one, and its runbook."""
+
+    session: str
+    runbook: str = ""
+
+
+class HandedOverTo(Payload):
+    """The session opened from this one's hand-over, and its runbook."""
+
+    session: str
+    runbook: str = ""
+
+
 PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.SESSION_STARTED: SessionStarted, EventKind.SESSION_RESUMED: SessionResumed,
     EventKind.STEP_STARTED: StepStarted, EventKind.BLOCK_STARTED: BlockStarted,
@@ -191,7 +211,8 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.BLOCK_FINISHED: BlockFinished, EventKind.DECISION: Decision,
     EventKind.NOTE: Note, EventKind.STEP_FINISHED: StepFinished,
     EventKind.SESSION_FINISHED: SessionFinished, EventKind.SESSION_CANCELLED: SessionCancelled,
-    EventKind.SESSION_WAITING: SessionWaiting,
+    EventKind.SESSION_WAITING: SessionWaiting, EventKind.HANDED_OVER_FROM: HandedOverFrom,
+    EventKind.HANDED_OVER_TO: HandedOverTo,
 }
 KINDS: dict[type[Payload], EventKind] = {cls: kind for kind, cls in PAYLOADS.items()}
 

@@ -257,6 +257,12 @@ class Report(_Model):
     timeline: list[TimelineEntry] = Field(default_factory=list)
     sections: dict[str, str] = Field(default_factory=dict)
     """Prose sections of an incident review (summary, impact, root cause, ...), in order."""
+    case: str | None = None
+    """An incident review of a case: its id."""
+    environment: dict[str, str] = Field(default_factory=dict)
+    """An incident review of a case: the environment the case records (GPU, NIC, switch, ...),
+    shown instead of the configured fabric's inventory when no session of it is recorded here
+    (the incident may have happened on another cluster)."""
     action_items: list[str] = Field(default_factory=list)
     risks: list[str] = Field(default_factory=list)
     recommendations: list[str] = Field(default_factory=list)

@@ -137,6 +137,8 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
         missing.append("software versions: no probe in these sessions read a driver, CUDA, "
                        "OFED or firmware version (new-node-acceptance reads them)")
     inventory = inventory_of(given.topology) if given.topology is not None else None
+    if kind is ReportKind.INCIDENT and given.case is not None and not sessions:
+        inventory = None  # the case's own environment is shown: it may be another cluster
     if inventory is None and kind is not ReportKind.INCIDENT:
         missing.append("hardware: no topology to count GPUs, NICs, switches and optics from")
     if kind is ReportKind.RDMA:
@@ -176,6 +178,9 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
         before_problems=before, summary=summary, symptoms=said,
         faults=faults, timeline=sorted(timeline, key=lambda t: t.at), sections=sections,
         action_items=action_items, risks=_risks(sessions, checks, criteria),
+        case=str(given.case["id"]) if given.case is not None else None,
+        environment={str(k): str(v) for k, v in
+                     (given.case.get("environment") or {}).items()} if given.case else {},
         recommendations=_recommendations(sessions, failures, kind), missing=missing,
         verdict=verdict, conclusion=conclusion)
 
@@ -388,7 +393,7 @@ def _incident(case: Mapping[str, Any] | None, sessions: Sequence[SessionEvidence
     given = {str(k): str(v) for k, v in (case.get("sections") or {}).items() if v}
     sections = {name: given[name] for name in order if name in given}
     sections |= {k: v for k, v in given.items() if k not in sections}
-    for name in ("Summary", "Root cause", "Resolution"):
+    for name in ("Root cause", "Resolution"):  # (the headline says it in one line)
         if name not in sections:
             missing.append(f"case {case.get('id')}: no '{name}' section")
     timeline = [TimelineEntry(at=str(at), what=str(what)) for at, what in
@@ -494,15 +499,19 @@ def _incident_status(verdict: Verdict, judged: Sequence[_Judged],
     """An incident from its sessions: what the triage found, where it handed over, and
     whether a repair verified the fix."""
     found = []
+    repaired = [j for j in judged if _verified(j, kinds)]
+    titles = [t for j in judged if kinds.get(j.session.runbook) != "repair" or j in repaired
+              for t in j.session.titles]
+    if titles:  # the incident in the runbooks' own words (what a case is titled)
+        found.append(": ".join(dict.fromkeys(titles)))
     for j in judged:
         if kinds.get(j.session.runbook) == "repair":
             continue
         failing = [b for b in j.blocks if b.kind == "check" and b.verdict in BAD]
-        if failing:
+        if failing and not titles:
             found.append(failing[-1].message)
         if j.session.finished is not None and j.session.finished.handover:
             found.append(f"handed over to {j.session.finished.handover}")
-    repaired = [j for j in judged if _verified(j, kinds)]
     if repaired:
         found.append(f"repaired and verified in session {repaired[0].session.id}")
     head = "Resolved" if verdict is Verdict.OK else "Open"
@@ -556,12 +565,13 @@ def _summary(kind: ReportKind, verdict: Verdict, judged: Sequence[_Judged],
 
 
 def _incident_conclusion(case: Mapping[str, Any]) -> str:
-    """`Resolved: <the root cause's first sentence>`, or what is still open."""
+    """`Root cause: <its first sentence>` (the headline says RESOLVED), or what is still
+    open."""
     status = str(case.get("status") or "draft")
     cause = " ".join(str((case.get("sections") or {}).get("Root cause") or "").split())
     first = cause.split(". ", 1)[0].rstrip(".") if cause else ""
     if status == "resolved":
-        return f"Resolved: {first}" if first else "Resolved (no root cause written)"
+        return f"Root cause: {first}" if first else "No root cause written"
     return f"{status.capitalize()}: " + (f"root cause so far: {first}" if first else
                                           "no root cause yet")
 

@@ -89,6 +89,9 @@ class SessionEvidence:
     """Step id -> title, in the order the session entered them."""
     blocks: list[BlockRecord] = field(default_factory=list)
     notes: list[tuple[float, str | None, str]] = field(default_factory=list)
+    titles: list[str] = field(default_factory=list)
+    """What the session's `case=title` notes say (the incident in words: `NCCL hang on node003
+    (...)`, `dark optic MT24000043 in leaf-g00-r5:Ethernet16 replaced`)."""
     decisions: list[tuple[float, str | None, Decision]] = field(default_factory=list)
     decision_order: list[int] = field(default_factory=list)
     """Journal position of each of `decisions`."""
@@ -170,6 +173,8 @@ def read_session(session: str, info: Any, events: Sequence[Event]) -> SessionEvi
             found.blocks.append(record)
         elif isinstance(data, Note):
             found.notes.append((event.at, event.block, data.text))
+            if data.case == "title" and data.by != "demo" and data.text.strip():
+                found.titles.append(" ".join(data.text.split()))
         elif isinstance(data, Decision):
             found.decisions.append((event.at, event.block, data))
             found.decision_order.append(order)

@@ -55,6 +55,12 @@ footer { margin-top: 3em; color: #57606a; font-size: 12px; }
 """.replace("FONTS", FONTS)
 
 
+def _footer_from(report: Report) -> str:
+    made = [f"sessions {', '.join(s.id for s in report.sessions)}"] if report.sessions else []
+    return " and ".join([*made, *([f"case {report.case}"] if report.case else [])]) or \
+        "no session"
+
+
 def render_html(report: Report, *, plots: bool = True) -> str:
     """The report as a complete HTML document; `plots` draws the busbw and RDMA figures."""
     from markdown_it import MarkdownIt
@@ -75,8 +81,8 @@ def render_html(report: Report, *, plots: bool = True) -> str:
             f"<title>{html.escape(report.title)}</title>\n"
             "<meta name=\"generator\" content=\"fabtui\">\n"
             f"<style>{STYLE}</style>\n</head>\n<body>\n{body}"
-            f"<footer>Generated {html.escape(report.generated)} by fabtui from sessions "
-            f"{html.escape(', '.join(s.id for s in report.sessions))}.</footer>\n"
+            f"<footer>Generated {html.escape(report.generated)} by fabtui from "
+            f"{html.escape(_footer_from(report))}.</footer>\n"
             "</body>\n</html>\n")
 
 

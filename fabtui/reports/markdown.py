@@ -40,21 +40,25 @@ def render_markdown(report: Report, *, links: bool = False, images: Images | Non
     """The report as one markdown document (ends with a newline). With `links`, each "recorded
     in" cell links to the report's source list (`#s-<session>-<block>`), which is appended."""
     token = _LINKS.set(links)
+    alone = _ONE_SESSION.set(links and len(report.sessions) == 1)
     try:
         return _render(report, images or {})
     finally:
+        _ONE_SESSION.reset(alone)
         _LINKS.reset(token)
 
 
 _LINKS: ContextVar[bool] = ContextVar("report_links", default=False)
 """Whether source cells link to the source list (set for one render; safe across threads)."""
+_ONE_SESSION: ContextVar[bool] = ContextVar("report_one_session", default=False)
+"""A linked report of one session: a source cell names only the block (the session is in the
+method table, and the source list the link leads to names it)."""
 
 
 def _render(report: Report, images: Images) -> str:
     out: list[str] = [f"# {_cell(report.title)}", "",
                       f"**Result: {headline(report)}** — {_cell(report.conclusion)}", "",
-                      f"Generated {report.generated} by fabtui from "
-                      f"{len(report.sessions)} session(s).", ""]
+                      f"Generated {report.generated} by fabtui from {_made_from(report)}.", ""]
     if report.summary:
         out += ["## Summary", ""] + [f"- {_cell(line)}" for line in report.summary] + [""]
     if report.missing:
@@ -84,6 +88,14 @@ def _render(report: Report, images: Images) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _made_from(report: Report) -> str:
+    """What the report was built from: `2 session(s)`, `case ID`, or both."""
+    made = [f"{len(report.sessions)} session(s)"] if report.sessions or not report.case else []
+    if report.case:
+        made.append(f"case {_code(report.case)}")
+    return " and ".join(made)
+
+
 def _sources(report: Report) -> list[str]:
     """Every session and block a figure links to, each with its anchor marker (the HTML
     renderer turns `[[anchor:ID]]` into an element with that id)."""
@@ -92,6 +104,8 @@ def _sources(report: Report) -> list[str]:
     seen: dict[str, Source] = {}
     for source in _all_sources(report):
         seen.setdefault(_anchor(source), source)
+    if not seen:
+        return []  # nothing recorded here to link to (a review of a case alone)
     for anchor, source in seen.items():
         where = f"step {_code(source.step or '')}, block {_code(source.block)}" \
             if source.block else "session"
@@ -142,7 +156,8 @@ def _problems(problems: Sequence[Problem]) -> list[str]:
 
 
 def _environment(report: Report) -> list[str]:
-    out = ["## Test environment", ""]
+    incident = report.kind is ReportKind.INCIDENT
+    out = ["## Environment" if incident else "## Test environment", ""]
     inv = report.inventory
     if inv is not None:
         out += [f"Cluster **{_cell(inv.cluster)}** ({_cell(inv.fabric)}): {inv.nodes} nodes, "
@@ -153,6 +168,11 @@ def _environment(report: Report) -> list[str]:
         rows += [["NIC port speed", speed, str(count)] for speed, count in inv.speeds.items()]
         rows += [["switch", model, str(count)] for model, count in inv.switches.items()]
         out += ["### Hardware", "", *_table(["kind", "model", "count"], rows)]
+    if report.environment and (inv is None or not report.sessions):
+        out += [f"As case {_code(report.case or '')} records it:", ""]
+        out += _table(["component", "as recorded"],
+                      [[k.upper() if k in ("gpu", "nic", "os", "nccl", "cuda", "ofed")
+                        else k.capitalize(), v] for k, v in report.environment.items()])
     if report.software:
         out += ["### Software", ""]
         out += _table(["component", "version(s) read"],
@@ -312,7 +332,11 @@ def _anchor(source: Source) -> str:
 
 
 def _ref(source: Source) -> str:
-    label = _code(source.label())
+    # Session and block each in a code span of its own (the cell breaks between them).
+    if source.block and _ONE_SESSION.get():
+        label = _code(source.block)
+    else:
+        label = _code(source.session) + (f" / {_code(source.block)}" if source.block else "")
     return _Markup(f"[{label}](#{_anchor(source)})" if _LINKS.get() else label)
 
 

@@ -235,7 +235,7 @@ def bounds_for(reading: Reading, rules: Sequence[Threshold], words: Rule | None
         return []
     source = reading.metric.get("source")
     limit = number(reading.metric.get("limit"))
-    candidates: list[list[Bound]] = []
+    candidates: list[list[Bound]] = [module_bounds(reading)]
     for rule in rules:
         if fnmatch.fnmatchcase(reading.name, rule.metric) and \
                 (source is None or source == rule.source):
@@ -255,6 +255,35 @@ def bounds_for(reading: Reading, rules: Sequence[Threshold], words: Rule | None
         if bounds and judged_by(bounds, value) is reading.verdict:
             return bounds
     return []
+
+
+_MODULE_LIMITS: dict[str, tuple[str, str, bool]] = {
+    "tx_bias_ma": ("tx_bias", "ma", True), "temperature_c": ("temperature", "c", False)}
+"""Metric -> (the module's threshold name, its unit suffix, whether its low limits count): the
+metrics the optics evaluator judges against the module's own thresholds alone
+(probes/evaluators/_optics.py `lane_metrics`: bias low and high, temperature high)."""
+
+
+def module_bounds(reading: Reading) -> list[Bound]:
+    """The module's own alarm and warning thresholds `reading` was judged against, as its DOM
+    printed them in the same reading (switch DOM: per port), worst first; empty when the
+    reading holds none (the row then says the rule in words)."""
+    known = _MODULE_LIMITS.get(reading.name)
+    if known is None:
+        return []
+    what, unit, low = known
+    port = port_of(reading.component).rpartition(":")[2]
+    interface = (reading.block.parsed.get("interfaces") or {}).get(port)
+    limits = interface.get("thresholds") if isinstance(interface, dict) else None
+    if not isinstance(limits, dict):
+        return []
+    bounds = []
+    for verdict, level in ((Verdict.FAIL, "alarm"), (Verdict.WARN, "warning")):
+        for side, op in (("low", "<"), ("high", ">")):
+            value = number(limits.get(f"{what}_{side}_{level}_{unit}"))
+            if value is not None and (low or side == "high"):
+                bounds.append(Bound(verdict=verdict, op=op, limit=value))
+    return bounds
 
 
 def catalog_bounds(rule: Threshold) -> list[Bound]:

@@ -79,7 +79,8 @@ RULES: tuple[tuple[str, str, Rule], ...] = (
         "active MTU 4096 (below warns)", "fabric-diagnostics 6.1; docs/thresholds.md section 2",
         "below", Verdict.WARN)),
     ("*", "recommendation", Rule(
-        "mlxlink prints no troubleshooting recommendation (one printed warns)",
+        "mlxlink prints no troubleshooting recommendation (No issue was observed.; one printed "
+        "warns)",
         "mlxlink output (Troubleshooting Info)")),
     ("logs.dmesg", "link_flaps", Rule(
         "link-down events in the last 24 h: 5 or more fail, any warns",

@@ -42,6 +42,8 @@ from fabtui.model.events import (
     Decision,
     Event,
     EventKind,
+    HandedOverFrom,
+    HandedOverTo,
     Note,
     SessionCancelled,
     SessionFinished,
@@ -101,7 +103,22 @@ class Engine(BlockHandlers):
                 runbook=self.runbook.meta.id, version=self.runbook.meta.version,
                 digest=self.runbook.digest, inputs=public, dry_run=self.dry_run,
                 fabric=self.fabric))
+            self._link_handover()
         return self.session
+
+    def _link_handover(self) -> None:
+        """Journal the hand-over this session was opened from in both sessions: first here
+        (`handed_over_from`, what a case follows), then in the session that handed over
+        (`handed_over_to`). Each is one committed append, as every event is: a crash between
+        the two leaves the link readable from this side. A dry run measured nothing and links
+        nothing."""
+        if self.handed_over_from is None or self.dry_run or self.session is None:
+            return
+        source, runbook = self.handed_over_from
+        self._record(HandedOverFrom(session=source, runbook=runbook))
+        self.journal.append(source, EventKind.HANDED_OVER_TO,
+                            data=HandedOverTo(session=self.session,
+                                              runbook=self.runbook.meta.id).record())
 
     @property
     def finished(self) -> bool:

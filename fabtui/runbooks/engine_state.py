@@ -80,6 +80,9 @@ class EngineState:
         self.redactor.add(*secrets)
         self.operator_name = operator_name
         self.session: str | None = None
+        self.handed_over_from: tuple[str, str] | None = None
+        """(session, runbook) this session was opened from by its hand-over: `begin` journals
+        the link in both sessions (set before the run begins; `Workspace.open_run`)."""
         self.values: dict[str, Any] = {}
         """Block results and set / captured variables, by expression name."""
         self.verdicts: dict[str, Verdict] = {}

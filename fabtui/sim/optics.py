@@ -27,6 +27,16 @@ BIAS_LOW_ALARM, BIAS_LOW_WARNING, BIAS_HIGH_WARNING, BIAS_HIGH_ALARM = 2.0, 4.0,
 TEMP_HIGH_ALARM, TEMP_HIGH_WARNING = 75.0, 70.0
 LANES = 4
 
+# The parts: NVIDIA's single-mode DR4 pair for ConnectX-7 on a Spectrum-4 (or Quantum-2) switch.
+# The NIC's MMS4X00-NS400 (400Gb/s single-port OSFP, DR4, 100 m) "is linked to a single
+# 800Gb/s Twin-port 2x400G OSFP transceiver (MMS4X00-NS)" in the switch (NVIDIA, "MMS4X00-NS400
+# 400Gb/s Single-port OSFP Single Mode DR4 Transceivers Product Specifications", Overview,
+# docs.nvidia.com/networking/display/mms4x00ns400/overview; MMS4X00-NS: "800Gbps Twin-port OSFP
+# 2x400Gb/s Single Mode DR8 100m"). Not MMA4Z00-NS400 / MMA4Z00-NS: the multimode SR4 (50 m).
+# NVIDIA serial numbers read `MT` + year and week + `FT` + five digits (MT2304FT08516).
+NIC_PART = "MMS4X00-NS400"
+SWITCH_PART = "MMS4X00-NS"
+
 
 @dataclass(frozen=True)
 class Dom:
@@ -39,8 +49,8 @@ class Dom:
     temperature_c: float
     voltage_v: float
     serial: str
-    vendor: str = "FABTUI-SIM"
-    part_number: str = "400G-DR4-SIM"
+    vendor: str = "NVIDIA"
+    part_number: str = SWITCH_PART
 
 
 class OpticsLayer(LinkLayer):
@@ -284,10 +294,7 @@ class OpticsLayer(LinkLayer):
         dom = self.module_dom(attachment.link_index, host, nic, t)
         serial = f"MT{2400 + attachment.link_index % 100:04d}FT" \
                  f"{int(self.noise('nser', host, nic) * 1e5):05d}"
-        # NVIDIA's single-mode 400G DR4 OSFP for ConnectX-7 (100 m); MMA4Z00-NS400, printed
-        # here before, is the multimode SR4 (50 m) part.
-        return dataclasses.replace(dom, serial=serial, vendor="NVIDIA",
-                                   part_number="MMS4X00-NS400")
+        return dataclasses.replace(dom, serial=serial, vendor="NVIDIA", part_number=NIC_PART)
 
     def module_dom(self, link: int, device: str, port: str, t: float) -> Dom:
         """DOM of the module at `device`'s end of `link`: its own launch power, bias and
@@ -302,7 +309,8 @@ class OpticsLayer(LinkLayer):
         if device not in self.graph.switches:
             return Dom(rx_power_dbm=rx, tx_power_dbm=tx, tx_bias_ma=bias, temperature_c=temp,
                        voltage_v=voltage, serial="")
-        link_optic = self.topology.links[link].optic or f"SIM{link:06d}"
+        link_optic = self.topology.links[link].optic or \
+            f"MT{2400 + link % 100:04d}FT{int(self.noise('sser', link) * 1e5):05d}"
         swaps = sum(1 for _, at in self._repairs.get(link, []) if at <= t)
         if swaps:  # a new module reports its own serial number
             link_optic = f"MT{int(self.noise('serial', link, swaps) * 1e8):08d}"

@@ -344,10 +344,12 @@ def transceiver_dom(sim: Sim, switch: Switch, t: float, only: str | None) -> str
             out.append(f"{port}: SFP EEPROM Not detected\n")
             continue
         lines = [f"{port}: SFP EEPROM detected",
-                 "        Application Advertisement: 400GAUI-8 C2M (Annex 120E) - Host Assign "
+                 # One 400G half of a twin-port OSFP (optics.SWITCH_PART): 4 host lanes of
+                 # 100G-PAM4 (IEEE 802.3ck Annex 120G), one DR4 over an MPO-12.
+                 "        Application Advertisement: 400GAUI-4 C2M (Annex 120G) - Host Assign "
                  "(0x1) - 400GBASE-DR4 (Cl 124) - Media Assign (0x1)",
                  "        CMIS Rev: 5.0", "        Connector: MPO 1x12",
-                 "        Host Lane Count: 8",
+                 "        Host Lane Count: 4",
                  "        Identifier: OSFP 8X Pluggable Transceiver",
                  "        Media Interface Code: 400GBASE-DR4 (Cl 124)",
                  "        Media Lane Count: 4",

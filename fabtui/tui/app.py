@@ -219,7 +219,8 @@ class FabtuiApp(App[None]):
         the session comes back to the view it was opened from)."""
         origin = self.current_mode
         (await self._runbooks_screen()).open_runbook(message.runbook, message.inputs,
-                                                      message.why, origin=origin)
+                                                      message.why, origin=origin,
+                                                      from_session=message.from_session)
 
     async def on_open_session(self, message: OpenSession) -> None:
         """Show a recorded session in the Runbooks mode (Esc: back to the view it came from)."""

@@ -34,11 +34,13 @@ class OpenRunbook(Message):
     from a triage suspect, a Fabric element's findings or a case that references the runbook."""
 
     def __init__(self, runbook: str, inputs: dict[str, str] | None = None,
-                 why: str = "") -> None:
+                 why: str = "", from_session: str | None = None) -> None:
         super().__init__()
         self.runbook = runbook
         self.inputs = dict(inputs or {})
         self.why = why
+        self.from_session = from_session
+        """The session whose hand-over opens it (the journal links the two)."""
 
 
 class OpenSession(Message):

@@ -455,16 +455,30 @@ class Workspace:
 
     def incident(self, session: str, within_s: float = 24 * 3600) -> list[SessionRecord]:
         """The sessions of `session`'s incident, first to last: `session` and, before it, the
-        session that handed over to its runbook (ended with `next: runbook ...`) within
+        session that handed over to it, and so on back. The hand-over link the journal holds
+        (`handed_over_from`) decides; a session journaled before such links is linked to the
+        newest session that ended handing over to its runbook (`next: runbook ...`) within
         `within_s` before it started and whose recorded values hold every node, NIC, port or
-        switch this session was given (the hand-over carried them), and so on back. Raises
-        `RequestError` for an unknown session."""
-        from fabtui.model.events import SessionFinished
-
+        switch this session was given (the hand-over carried them). Raises `RequestError` for
+        an unknown session."""
         chain = [self.session_record(session)]
-        earlier = [s for s in self.journal.sessions(200) if s.started_at < chain[0].started_at]
+        while (before := self._handed_over_from(chain[0], within_s)) is not None and \
+                before not in {r.id for r in chain}:
+            chain.insert(0, self.session_record(before))
+        return chain
+
+    def _handed_over_from(self, current: SessionRecord, within_s: float) -> str | None:
+        """The session that handed over to `current`: the one its journal names
+        (`handed_over_from`, written when the hand-over opened it); for a session journaled
+        before that link existed, inferred as `incident` says."""
+        from fabtui.model.events import HandedOverFrom, SessionFinished
+
+        named = next((e.data.session for e in current.events
+                      if isinstance(e.data, HandedOverFrom)), None)
+        if named is not None:
+            return named if self.journal.session(named) is not None else None
+        earlier = [s for s in self.journal.sessions(200) if s.started_at < current.started_at]
         for info in earlier:  # newest first
-            current = chain[0]
             if current.started_at - info.started_at > within_s:
                 break
             events = self.journal.events(info.id)
@@ -476,8 +490,8 @@ class Workspace:
             held = {str(v) for e in events for v in getattr(e.data, "vars", {}).values()
                     if isinstance(v, str | int)}
             if given and given <= held:
-                chain.insert(0, self.session_record(info.id))
-        return chain
+                return info.id
+        return None
 
     def _fabric_inputs(self, session: str) -> set[str]:
         """The node, NIC, port and switch values `session` was started with."""
@@ -511,19 +525,26 @@ class Workspace:
     def open_run(self, name: str, *, inputs: Mapping[str, Any], operator: Operator,
                  observers: Sequence[Observer] = (), skips: Mapping[str, str] | None = None,
                  start_at: str | None = None, dry_run: bool = False,
-                 operator_name: str | None = None) -> Engine:
+                 operator_name: str | None = None,
+                 handed_over_from: str | None = None) -> Engine:
         """An engine ready to run runbook `name` (nothing journaled until it runs);
-        `operator_name` is who runs it, as the sessions list shows.
+        `operator_name` is who runs it, as the sessions list shows; `handed_over_from` is the
+        session whose hand-over (`next: runbook NAME`) opens it: both sessions journal the
+        link when it begins, and the case of the incident spans them.
 
         Raises `InputError` (unknown runbook, lint errors, bad inputs) or `RequestError` (a
-        skip or start step the runbook does not have).
+        skip or start step the runbook does not have, a session that did not hand over to
+        `name`).
         """
         from fabtui.runbooks.inputs import resolve_inputs
 
         book = self.runbook(name)
         self.refuse_if_broken(book)
+        source = self._handover_source(handed_over_from, book.meta.id) \
+            if handed_over_from else None
         values = resolve_inputs(book, dict(inputs), self.graph())
         engine = self._engine(book, values, operator, observers, dry_run, operator_name)
+        engine.handed_over_from = source
         engine.planned_skips = dict(skips or {})
         unknown = set(engine.planned_skips) - {b.id for b in book.blocks()}
         if unknown:
@@ -535,6 +556,26 @@ class Workspace:
                                    f"{', '.join(s.id for s in book.steps)})")
             engine.jump(start_at, "--start-at")
         return engine
+
+    def _handover_source(self, session: str, runbook: str) -> tuple[str, str]:
+        """(session, its runbook) when `session` ended handing over to `runbook`; raises
+        `RequestError` otherwise (a link the journal would get wrong)."""
+        from fabtui.model.events import SessionFinished
+
+        session = self.session_id(session)
+        found = self.journal.session(session)
+        if found is None:
+            raise RequestError(f"--handed-over-from: no session {session!r} in "
+                               f"{self.journal.path} (fabtui runbook sessions)")
+        ended = next((e.data for e in reversed(self.journal.events(session))
+                      if isinstance(e.data, SessionFinished)), None)
+        if ended is None or ended.handover != runbook:
+            how = "has not ended" if ended is None else \
+                (f"handed over to {ended.handover}" if ended.handover
+                 else f"ended {ended.outcome.value} without a hand-over")
+            raise RequestError(f"--handed-over-from: session {session} ({found[0].runbook}) "
+                               f"{how}, not to {runbook}")
+        return session, found[0].runbook
 
     def _resumable(self, session: str) -> tuple[Runbook, dict[str, Any], list[Event], list[str]]:
         """The runbook of an unfinished `session`, its recorded inputs, its events and notes

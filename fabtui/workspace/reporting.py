@@ -85,8 +85,9 @@ def case_sections(case: Case) -> dict[str, Any]:
              "Resolution": case.resolution, "Lessons": case.lessons, "Risks": case.risks}
     sections = {name: text for name, text in named.items() if text.strip()}
     sections |= {name: text for name, text in case.sections.items() if text.strip()}
+    environment = {k: str(v) for k, v in case.environment.model_dump().items() if v}
     return {"id": case.id, "title": case.title, "status": str(case.status),
-            "sections": sections,
+            "sections": sections, "environment": environment,
             "timeline": [(t.at, t.text) for t in case.timeline],
             "action_items": [f"{a.text}" + (f" ({a.owner})" if a.owner else "") +
                              (" — done" if a.done else "") for a in case.action_items]}

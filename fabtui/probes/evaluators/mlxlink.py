@@ -26,6 +26,9 @@ def mlxlink(before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     if after.issue_observed:
         metrics.append(Metric(name="recommendation", value=after.recommendation or "",
                               component=where, verdict=Verdict.WARN))
+    elif after.recommendation:  # "No issue was observed.": read, and clean (a report says so)
+        metrics.append(Metric(name="recommendation", value=after.recommendation,
+                              component=where, verdict=Verdict.OK))
     counters = after.counters
     if counters is not None:
         for name, value in (("raw_ber", counters.raw_physical_ber),

@@ -173,9 +173,11 @@ class RunbooksScreen(FabtuiScreen):
         (self.query_one("#rb-list", DataTable) if sessions.has_focus else sessions).focus()
 
     def open_runbook(self, name: str, inputs: dict[str, str] | None = None,
-                     why: str = "", origin: str | None = None) -> None:
+                     why: str = "", origin: str | None = None,
+                     from_session: str | None = None) -> None:
         """Ask `name`'s inputs (pre-filled with `inputs`), then open its guided session
-        (`origin`: the view it was asked from, where Esc in the session goes back to)."""
+        (`origin`: the view it was asked from, where Esc in the session goes back to;
+        `from_session`: the session whose hand-over opens it)."""
         try:
             book = self.fab.workspace.runbook(name)
         except InputError as exc:
@@ -183,7 +185,7 @@ class RunbooksScreen(FabtuiScreen):
             return
         given = dict(inputs or {})
         if not book.meta.inputs:
-            self._start(book, {}, why, origin)
+            self._start(book, {}, why, origin, from_session)
             return
         fields = [Field(spec.name, f"{spec.name} ({spec.type.value}"
                         f"{', required' if spec.required else ''})"
@@ -194,7 +196,7 @@ class RunbooksScreen(FabtuiScreen):
                   for spec in book.meta.inputs]
         self.app.push_screen(Form(f"{book.meta.id}: inputs", fields, self._checker(book),
                                   why or book.title),
-                             lambda values: self._start(book, values, why, origin)
+                             lambda values: self._start(book, values, why, origin, from_session)
                              if values is not None else None)
 
     def _checker(self, book: Runbook, specs: dict[str, InputSpec] | None = None,
@@ -214,9 +216,10 @@ class RunbooksScreen(FabtuiScreen):
         return check
 
     def _start(self, book: Runbook, values: dict[str, str], why: str,
-               origin: str | None = None) -> None:
+               origin: str | None = None, from_session: str | None = None) -> None:
         inputs = {k: v for k, v in values.items() if v != ""}
-        self.app.push_screen(SessionScreen(book, inputs=inputs, why=why, origin=origin))
+        self.app.push_screen(SessionScreen(book, inputs=inputs, why=why, origin=origin,
+                                           from_session=from_session))
 
     # sessions -----------------------------------------------------------------------------------
     def refresh_sessions(self) -> None:

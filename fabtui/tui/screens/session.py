@@ -119,8 +119,11 @@ class SessionScreen(FabtuiScreen):
 
     def __init__(self, book: Runbook, *, inputs: dict[str, Any] | None = None,
                  why: str = "", resume: str | None = None,
-                 recorded: list[Event] | None = None, origin: str | None = None) -> None:
+                 recorded: list[Event] | None = None, origin: str | None = None,
+                 from_session: str | None = None) -> None:
         super().__init__()
+        self.from_session = from_session
+        """The session whose hand-over opened this one (journaled as linked when it runs)."""
         self.origin = origin
         """The view the session was opened from (`triage`): Esc goes back there."""
         self.book = book
@@ -195,7 +198,8 @@ class SessionScreen(FabtuiScreen):
             return
         self.engine = ws.open_run(self.book.meta.id, inputs=self.inputs,
                                   operator=_Operator(self), observers=observers,
-                                  operator_name=operator_name())
+                                  operator_name=operator_name(),
+                                  handed_over_from=self.from_session)
         self.inputs = dict(self.engine.inputs)
 
     def _take(self, resumed: Resumed) -> None:
@@ -701,7 +705,8 @@ class SessionScreen(FabtuiScreen):
         scope = self.engine.scope() if self.engine is not None else self.view.scope
         self.app.post_message(OpenRunbook(name, guided.handover_inputs(self.book, target, scope),
                                           f"hand-over from {self.book.meta.id} "
-                                          f"(session {self.session})"))
+                                          f"(session {self.session})",
+                                          from_session=self.session))
 
     def action_similar(self) -> None:
         """The draft this session would file, beside the past cases like it (Cases view)."""

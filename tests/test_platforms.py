@@ -344,3 +344,23 @@ def test_customer_acceptance_hands_over_a_marginal_node_with_reservations(tmp_pa
     assert "hand-over passes with reservations" in text and "hand-over FAILS" not in text
     assert outcome.summary.vars["node_slow"] == []
     assert [n.split()[0] for n in outcome.summary.vars["node_marginal"]] == ["node002"]
+
+
+def _comm_lines(sim: Any) -> list[tuple[int, int]]:
+    """(localRanks, MNNVL) of every rank's `comm ... localRanks N localRank M MNNVL X` line in
+    the simulated job log (NCCL's init line, printed since 2.20)."""
+    import re
+
+    log = _out(sim, "node001", "cat", "/var/log/fabtui-sim/job.log")
+    return [(int(m.group(1)), int(m.group(2))) for m in
+            re.finditer(r"localRanks (\d+) localRank \d+ MNNVL (\d)", log)]
+
+
+def test_the_rack_job_log_says_it_runs_over_its_nvlink_domain() -> None:
+    """A job over a healthy NVL72 rack: 72 ranks, 4 per tray, and NCCL's init line says MNNVL 1
+    (it was `localRanks 8 ... MNNVL 0`, the HGX demo's line, while the collectives ran over
+    NVLink). A tray out of the domain when the job starts: MNNVL 0, as the busbw says."""
+    healthy = _comm_lines(_sim("gb200-nvl72", "healthy"))
+    assert len(healthy) == 72 and set(healthy) == {(4, 1)}
+    assert set(_comm_lines(_sim("gb200-nvl72", "nvlink-down"))) == {(4, 0)}
+    assert set(_comm_lines(_sim("b200-64gpu", "healthy"))) == {(8, 0)}  # HGX: no MNNVL

@@ -91,6 +91,24 @@ def pair(tool: str) -> Callable[[Sim], str]:
     return go
 
 
+PROMPT = {name: "read from the prompt line the capture starts with (the tool and its arguments)"
+          for name in ("command", "tool", "results[].command", "results[].tool")}
+CX3 = {"notices": "ConnectX-3's `WR postsend API` warnings; a ConnectX-7 has it"}
+
+
+def pair_side(tool: str, side: str, *flags: str) -> Callable[[Sim], str]:
+    """One side of a perftest pair: the server (listening on node002) or the client."""
+    def go(sim: Sim) -> str:
+        server = run(sim, "node002", [tool, "-d", "mlx5_0", *flags], T)
+        assert server[2] == 0, server[1]
+        if side == "server":
+            return server[0]
+        out, err, status = run(sim, "node001", [tool, "-d", "mlx5_0", *flags, "node002"], T)
+        assert status == 0, err
+        return out
+    return go
+
+
 ROWS = [
     Row("ethtool -S", "ethtool-stats",
         "ethtool-stats/lkml-ethtool-S-mlx5-xdp-kernel-5.15-nonzero.txt",
@@ -170,6 +188,22 @@ ROWS = [
              "all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2")),
     Row("all_reduce_perf (one node)", "nccl-tests", "nccl-tests/superbench-allreduce-8xA100-c0.txt",
         node("node001", "all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8")),
+    Row("ib_write_bw (server)", "perftest", "perftest/felixfu-ib_write_bw-cx3-ib-server.txt",
+        pair_side("ib_write_bw", "server", "-F", "--report_gbits"),
+        missing={**PROMPT, **CX3}),
+    Row("ib_send_bw (client)", "perftest", "perftest/cnnotes-ib_send_bw-a-roce-10g-client.txt",
+        pair_side("ib_send_bw", "client", "-a", "-F"), missing=PROMPT),
+    Row("ib_send_bw (server)", "perftest", "perftest/cnnotes-ib_send_bw-a-roce-10g-server.txt",
+        pair_side("ib_send_bw", "server", "-a", "-F"), missing=PROMPT),
+    Row("ib_write_lat (client)", "perftest", "perftest/felixfu-ib_write_lat-cx3-ib-client.txt",
+        pair_side("ib_write_lat", "client"), missing={**PROMPT, **CX3}),
+    Row("ib_write_lat (server)", "perftest", "perftest/felixfu-ib_write_lat-cx3-ib-server.txt",
+        pair_side("ib_write_lat", "server"), missing={**PROMPT, **CX3}),
+    Row("alltoall_perf (one node)", "nccl-tests", "nccl-tests/superbench-alltoall-8xA100-c0.txt",
+        node("node001", "alltoall_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8")),
+    Row("all_gather_perf (one node)", "nccl-tests",
+        "nccl-tests/superbench-allgather-8xA100-c0.txt",
+        node("node001", "all_gather_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8")),
     Row("cat job.log", "nccl-log",
         "nccl-log/slurmv4-nccl-2.27.5-full-init-2node-16gpu-roce-gdrdma.txt",
         node("node001", "cat", "/var/log/fabtui-sim/job.log"),
@@ -269,8 +303,9 @@ UNSAMPLED: dict[str, str] = {
                                                    "prints it (tests/fixtures/mlxlink)",
     "scontrol show node / update / requeue": "no real capture; only `show job` has one",
     "squeue -w": "no real capture; only --json has one",
-    "ib_read_bw / ib_send_bw / *_lat": "same layout as ib_write_bw; captures exist for some "
-                                       "(cnnotes, felixfu) and ib_write_bw stands for the family",
+    "ib_read_bw / ib_send_lat / ib_read_lat": "no real capture (only a synthetic "
+                                              "three-run paste); the same layout as the "
+                                              "ib_write_bw / ib_send_bw / ib_write_lat rows",
     # switch commands
     "SONiC show interfaces status": "no real capture; no parser",
     "SONiC show logging": "no real capture; syslog lines as SONiC writes them",
@@ -322,6 +357,15 @@ SIMULATED_SWITCH_COMMANDS = [
     "NVUE nv show interface X counters",
 ]
 """The switch commands docs/sim.md lists (every flavor)."""
+
+
+PERFTEST_FAMILY = ["ib_write_bw (server)", "ib_send_bw (client)", "ib_send_bw (server)",
+                   "ib_write_lat (client)", "ib_write_lat (server)",
+                   "ib_read_bw / ib_send_lat / ib_read_lat"]
+"""The perftest programs beyond ib_write_bw's client (each side prints its own report)."""
+NCCL_TESTS = ["all_reduce_perf (mpirun)", "all_reduce_perf (one node)",
+              "alltoall_perf (one node)", "all_gather_perf (one node)"]
+"""The nccl-tests binaries (`*_perf`, under mpirun/srun or alone) with a real capture."""
 
 
 # fields and line shapes ---------------------------------------------------------------------
@@ -429,8 +473,7 @@ def test_every_simulated_command_has_a_real_capture_or_a_reason() -> None:
     assert node_programs == set(SIMULATED_NODE_PROGRAMS), \
         sorted(node_programs ^ set(SIMULATED_NODE_PROGRAMS))
     listed = [entry for entries in SIMULATED_NODE_PROGRAMS.values() for entry in entries]
-    listed += [*SIMULATED_SWITCH_COMMANDS, "ib_read_bw / ib_send_bw / *_lat",
-               "all_reduce_perf (mpirun)", "all_reduce_perf (one node)"]
+    listed += [*SIMULATED_SWITCH_COMMANDS, *PERFTEST_FAMILY, *NCCL_TESTS]
     assert sorted(set(listed)) == sorted(covered), sorted(set(listed) ^ covered)
     unsampled = sorted(set(listed) - {r.name for r in ROWS})
     assert unsampled == sorted(UNSAMPLED)

@@ -11,6 +11,7 @@ S5 and S6), read through the devices' own commands and the real parsers on the d
 - S5: a throttled H100 reads below its shutdown limit, and `nvidia-smi -q` prints the limits.
 - S6: CNP counters differ by direction: np_cnp_sent where the congestion is seen, rp_cnp_handled
   where the sender slows down.
+- S4: the NIC's optic is a part that is what it prints: a single-mode 400G DR4 OSFP.
 """
 
 from __future__ import annotations
@@ -222,3 +223,24 @@ def test_cnp_counters_differ_by_direction(name: str) -> None:
         assert sent != handled, (host, nic, sent, handled)  # two directions, two counts
         assert 0 < sent < marked  # CNPs answer marks at most once per QP per interval
         assert handled > 0
+
+
+# S4 ------------------------------------------------------------------------------------------
+def test_the_nic_optic_is_a_single_mode_dr4_part_not_the_multimode_sr4() -> None:
+    """`mlxlink -m` on a ConnectX-7 prints 400GBASE-DR4 at 1310 nm; the part number it prints
+    must be that optic: NVIDIA MMS4X00-NS400 (single-port OSFP, single-mode DR4, 100 m), not
+    MMA4Z00-NS400 (multimode SR4, 50 m), which an operator ordering by it would get (NVIDIA
+    product specifications; field review S4). The fleet template allows it."""
+    import tomllib
+
+    from fabtui.paths import shipped_dir
+
+    sim = demo("healthy")
+    module = parse("mlxlink", node_out(sim, "node003", ["mlxlink", "-d", "mlx5_3", "-m"],
+                                       120.0)).module
+    assert module is not None
+    assert module.compliance is not None and "DR4" in module.compliance
+    assert module.vendor_part_number == "MMS4X00-NS400"
+    fleet = tomllib.loads((shipped_dir("runbooks") / "templates" / "fleet.toml").read_text())
+    allowed = fleet["optics"]["allowed_part_numbers"]
+    assert "MMS4X00-NS400" in allowed and "MMA4Z00-NS400" not in allowed

@@ -164,3 +164,15 @@ def test_the_runbook_reads_sminfo_as_real_and_simulated_hosts_print_it() -> None
         found = capture.search(line)
         assert found is not None, line
         assert found.group("sm_state") == "3" and int(found.group("sm_lid")) > 0
+
+
+def test_the_job_log_on_the_ib_fabric_says_infiniband_and_sets_no_roce_variables() -> None:
+    """NCCL names each HCA's link layer in its `NET/IB : Using [0]mlx5_0:1/IB` line (`/RoCE` on
+    Ethernet). The IB variant's job printed `/RoCE` and the RoCE fleet's nccl.conf (GID index
+    3, traffic class 106), so `logs.nccl` judged a DSCP on an InfiniBand fabric."""
+    sim = ib_sim("healthy")
+    out, err, status = run(sim, "node001", ["cat", "/var/log/fabtui-sim/job.log"], 600.0)
+    assert status == 0, err
+    log = registry.get("nccl-log").parse(out)
+    assert log.transports and {t.link_layer for t in log.transports} == {"IB"}
+    assert "NCCL_IB_GID_INDEX" not in log.env and "NCCL_IB_TC" not in log.env

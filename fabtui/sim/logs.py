@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 
 from fabtui.model.topology import Nic
-from fabtui.sim import misconfig
+from fabtui.sim import ib, misconfig
 from fabtui.sim.core import Sim, gpu_product
 from fabtui.sim.hangjob.lines import completion_warn
 from fabtui.sim.hangjob.spec import NCCL_RELEASES
@@ -73,6 +73,19 @@ def steps_done(sim: Sim, t: float) -> int:
     return _BASE_STEPS + int(sim.integrate(lambda x: sim.job_factor(x) / step_s, t))
 
 
+def _mnnvl(sim: Sim, nodes: list[str]) -> bool:
+    """Whether NCCL uses multi-node NVLink for the job (its init line's `MNNVL 1`): every node
+    of the job in one NVLink domain and registered in it when the job started, and the job did
+    not set `NCCL_MNNVL_ENABLE=0` (NCCL env docs)."""
+    members = [sim.graph.nodes[n] for n in nodes if n in sim.graph.nodes]
+    domains = {n.nvlink_domain for n in members}
+    if len(nodes) < 2 or len(domains) != 1 or None in domains:
+        return False
+    env = {**misconfig.nccl_conf(sim, nodes[0], 0.0), **sim.scenario.workload.nccl_env}
+    return env.get("NCCL_MNNVL_ENABLE") != "0" and \
+        all(sim.nvlink_registered(n, 0.0) for n in nodes)
+
+
 def _init_lines(sim: Sim) -> list[_Line]:
     """NCCL_DEBUG=INFO init, as each rank prints it (just before the scenario's t=0)."""
     lines: list[_Line] = []
@@ -82,13 +95,16 @@ def _init_lines(sim: Sim) -> list[_Line]:
     gdr_off = {f.host for f in sim.faults if f.kind is FaultKind.GDR_OFF and f.spec.at <= 0}
     comm = 0x9F1C2B3A4D5E6F70
     t0 = -95.0
+    link_layer = "IB" if ib.is_ib(sim) else "RoCE"
+    local_ranks = {host: sum(1 for _, h, _ in ranks if h == host) for host in nodes}
+    mnnvl = _mnnvl(sim, nodes)
     for rank, host, gpu in ranks:
         node = sim.graph.nodes[host]
         prefix = f"{host}:{_pid(rank)}:{_pid(rank)} [{gpu}] NCCL INFO "
         nic = sim.nic_of_gpu(host, gpu)
         conf = misconfig.nccl_conf(sim, host, 0.0)
         nics = misconfig.usable_nics(node, conf.get("NCCL_IB_HCA"))
-        using = " ".join(f"[{i}]{n.name}:1/RoCE" for i, n in enumerate(nics))
+        using = " ".join(f"[{i}]{n.name}:1/{link_layer}" for i, n in enumerate(nics))
         pointer = f"0x55d0c{rank:07x}"
         bus = node.gpus[gpu].pci.split(":", 1)[-1].replace(":", "").split(".")[0] + "0"
         text = []
@@ -101,8 +117,8 @@ def _init_lines(sim: Sim) -> list[_Line]:
                  "Using network IB",
                  f"ncclCommInitRank comm {pointer} rank {rank} nranks {nranks} cudaDev {gpu} "
                  f"nvmlDev {gpu} busId {bus} commId 0x{comm:x} - Init START",
-                 f"comm {pointer} rank {rank} nRanks {nranks} nNodes {len(nodes)} localRanks 8 "
-                 f"localRank {gpu} MNNVL 0"]
+                 f"comm {pointer} rank {rank} nRanks {nranks} nNodes {len(nodes)} "
+                 f"localRanks {local_ranks[host]} localRank {gpu} MNNVL {int(mnnvl)}"]
         if nic is not None and len(nodes) > 1:
             index = node.nics.index(nic)
             gdr = host not in gdr_off

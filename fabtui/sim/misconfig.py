@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fabtui.model.topology import Nic, Node, Switch
+from fabtui.sim import ib
 from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.headroom import XON, xoff_needed
@@ -157,7 +158,10 @@ def nccl_conf(sim: Sim, host: str, t: float) -> dict[str, str]:
     value = setting(sim, host, "nccl_env", t)
     extra = {str(k): str(v if v is not None else "")
              for k, v in value.items()} if isinstance(value, dict) else {}
-    merged = {**NCCL_CONF, **extra}
+    # The GID index and the GRH traffic class are RoCE settings: an InfiniBand fleet's
+    # nccl.conf has neither (the port's GID 0, the SL picks the virtual lane).
+    fleet = {} if ib.is_ib(sim) else NCCL_CONF
+    merged = {**fleet, **extra}
     return {k: v for k, v in merged.items() if v != ""}
 
 

@@ -40,7 +40,6 @@ ROOT = Path(fabtui.__file__).parent
 NO_EVALUATOR: dict[str, str] = {
     "flight-recorder": "evidence for hang triage, which reads every rank's dump together "
                        "(fabtui/triage); no probe reads one alone",
-    "ibnetdiscover": "read by `fabtui parse` only; no shipped probe runs ibnetdiscover",
     "ibswinfo": "read by `fabtui parse` only; no shipped probe runs ibswinfo.sh "
                 "(tests/test_probe_evaluators_registry.py keeps it unjudged on purpose)",
     "sacct": "Slurm's view of a job, read for rank placement (`--job`, workspace/slurm.py)",
@@ -55,8 +54,6 @@ NO_EVALUATOR: dict[str, str] = {
 NOT_SIMULATED: dict[str, str] = {
     "flight-recorder": "dump files, not a command's output: the demo's hung jobs write them "
                        "(fabtui/sim/hangjob/artefacts.py) for hang triage to read",
-    "ibnetdiscover": "the demo fabric is RoCE (SONiC, EOS, NVUE switches): no InfiniBand "
-                     "subnet to discover",
     "ibswinfo": "the demo fabric has no unmanaged InfiniBand switch",
     "nccl-triage": "fabtui's own report (`fabtui triage nccl --json`): on the demo, fabtui "
                    "prints it from the logs the simulated job writes",

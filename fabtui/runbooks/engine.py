@@ -446,7 +446,7 @@ class Engine(BlockHandlers):
             # follows from inputs and the topology alone is computed, so a dry run shows it.
             self.values[name] = Unknown(name, f"the result of {self._where(block)}, known "
                                         "when it runs")
-            for part in _assignments(assignments or ""):
+            for part in set_assignments(assignments or ""):
                 key, _, expression = part.partition("=")
                 try:
                     variables[key.strip()] = Evaluator({**self.scope(), **variables},
@@ -457,7 +457,7 @@ class Engine(BlockHandlers):
                     variables[key.strip()] = Unknown(key.strip(), f"not computable in a dry "
                                                      f"run ({exc})")
         elif assignments and outcome.verdict not in (Verdict.ERROR, Verdict.SKIPPED):
-            for part in _assignments(assignments):
+            for part in set_assignments(assignments):
                 key, _, expression = part.partition("=")
                 try:
                     variables[key.strip()] = Evaluator({**self.scope(), **variables},
@@ -579,7 +579,7 @@ class Engine(BlockHandlers):
                 self.values[name] = value
 
 
-def _assignments(text: str) -> list[str]:
+def set_assignments(text: str) -> list[str]:
     """`a=expr; b=expr` -> the assignments (a `;` inside quotes stays)."""
     parts, current, quote = [], "", ""
     for char in text:

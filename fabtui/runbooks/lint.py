@@ -28,7 +28,7 @@ from fabtui.model.probe import ProbeDef
 from fabtui.model.runbook import Block, BlockKind, InputType, Runbook
 from fabtui.runbooks import blocks as block_text
 from fabtui.runbooks.danger_lint import block_hazards, value_decides_program
-from fabtui.runbooks.engine import var_name
+from fabtui.runbooks.engine import set_assignments, var_name
 from fabtui.runbooks.expr import BUILTINS, ExprError, functions, names
 from fabtui.runbooks.functions import fabric_functions
 from fabtui.runbooks.resume import input_block_spec
@@ -301,8 +301,8 @@ class _Checker:
                        f"{block.kind.value} block (known: {known})")
         if "if" in block.attrs:
             self.expression(block, block.attrs["if"])
-        for assignment in re.split(r";", block.attrs.get("set", "")):
-            if assignment.strip():
+        for assignment in set_assignments(block.attrs.get("set", "")):
+            if assignment:
                 key, sep, expression = assignment.partition("=")
                 if not sep or not re.fullmatch(r"[a-z_][a-z0-9_]*", key.strip()):
                     self.error(block.line, f"{block.id}: set takes `name=expression; ...`")

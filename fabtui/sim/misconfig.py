@@ -232,8 +232,6 @@ def switch_reply(sim: Sim, switch: Switch, words: list[str], t: float,
         rdma, cnp = setting(sim, name, "dscp_rdma", t), setting(sim, name, "dscp_cnp", t)
         pairs = [f"{d}:{3 if d == rdma else 6 if d == cnp else 0}" for d in range(64)]
         return "DSCP_TO_TC_MAP AZURE\n" + " ".join(pairs) + "\n", False
-    if words[:1] == ["mmuconfig"] and "-l" in words:
-        return _mmuconfig(sim, switch, t), False
     return None
 
 
@@ -261,7 +259,7 @@ def profile_xoff(sim: Sim, switch: Switch, length_m: int, t: float) -> int:
     return xoff_needed(400, length_m)
 
 
-def _mmuconfig(sim: Sim, switch: Switch, t: float) -> str:
+def mmuconfig(sim: Sim, switch: Switch, t: float) -> str:
     """`mmuconfig -l`: the dynamic model's lossless traffic pattern (`default_dynamic_th` 0),
     the lossless pool, then one lossless profile per cable length in the CABLE_LENGTH table
     (the dynamic buffer model's `pg_lossless_<speed>_<len>m_profile`, the 5 m one first),

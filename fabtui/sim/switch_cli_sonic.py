@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 
 from fabtui.model.topology import Switch
+from fabtui.sim import misconfig
 from fabtui.sim.core import (
     BIAS_HIGH_ALARM,
     BIAS_HIGH_WARNING,
@@ -62,6 +63,8 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
         return "\x1b[H\x1b[2J", False
     if program == "hostname":
         return switch.name + "\n", False
+    if words[:1] == ["mmuconfig"] and "-l" in words:
+        return buffer_profiles(sim, switch, t), False
     if program not in ("show", "sudo"):
         return f"-bash: {program}: command not found\n", True
     if program == "sudo":
@@ -98,7 +101,7 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
         only = args[2] if len(args) > 2 else None
         if only is not None and port_arg(sim, switch, only) is None:
             return f"Port doesn't exist! {only}\n", True
-        return wred_counters(sim, switch, t, only), False
+        return queue_counters_wred(sim, switch, t, only), False
     if args[:2] == ["queue", "counters"]:
         only = args[2] if len(args) > 2 else None
         if only is not None and port_arg(sim, switch, only) is None:
@@ -285,7 +288,7 @@ def queue_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
     return "For namespace :\n" + _table(headers, rows, right={2, 3, 4, 5})
 
 
-def wred_counters(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
+def queue_counters_wred(sim: Sim, switch: Switch, t: float, only: str | None) -> str:
     """`show queue wredcounters [PORT]`: WRED drops and ECN-marked packets per queue, one table
     per port (sonic-utilities queuestat `--wredcounters`). The lossless queue UC3 of a host
     port marks what its NIC counts as received marked (`np_ecn_marked_roce_packets`); an
@@ -409,3 +412,9 @@ def _sonic_status(sim: Sim, switch: Switch, t: float) -> str:
                      state, "up", "OSFP 8X Pluggable Transceiver", "N/A"])
     return _table(["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper",
                    "Admin", "Type", "Asym PFC"], rows, right=set())
+
+
+def buffer_profiles(sim: Sim, switch: Switch, t: float) -> str:
+    """`mmuconfig -l`: the buffer profiles, their lossless xoff per cable length
+    (fabtui.sim.misconfig keeps the settings a scenario can change)."""
+    return misconfig.mmuconfig(sim, switch, t)

@@ -228,6 +228,39 @@ def test_n11_the_nic_side_fails_only_when_its_pre_fec_ber_confirms_the_lost_marg
     assert verdicts(link, "rx_power_dbm")[low[0]] is verdict
 
 
+def test_n11_new_node_acceptance_accepts_a_marginal_lane_with_that_reservation(
+        tmp_path: Path) -> None:
+    # The issue: "acceptance fails on `fail`, not `warn`". A lane a few tenths under the DR4
+    # informative minimum with clean FEC warns (above); the node is accepted, the lane named.
+    summary = play("new-node-acceptance", "marginal-lane", tmp_path,
+                   inputs={"node": "node002", "known_good": "node001"},
+                   answers={"out-of-service": "yes", "resume": "node002"})
+    assert summary.path[-1] == "accept", summary.text()
+    assert summary.outcome is Verdict.WARN
+    assert summary.vars["reasons"] == []
+    assert any("leaf-g00-r6:Ethernet8/lane1 rx_power_dbm=-6.26" in r
+               for r in summary.vars["reservations"]), summary.vars["reservations"]
+    assert "accept node002 with reservations" in said(summary)
+
+
+def test_n11_new_node_acceptance_still_rejects_a_lane_below_the_modules_low_alarm(
+        tmp_path: Path) -> None:
+    dark = scenario_file(tmp_path, "dark-lane", """start: 5m
+timeline:
+  - at: 0
+    fault: dirty-connector
+    component: node002:mlx5_6
+    params: {lanes: [1], loss_db: 9.5}
+""")
+    summary = play("new-node-acceptance", dark, tmp_path,
+                   inputs={"node": "node002", "known_good": "node001"},
+                   answers={"out-of-service": "yes", "resume": "node002"})
+    assert summary.path[-1] == "reject", summary.text()
+    assert summary.outcome is Verdict.FAIL
+    assert any("links of node002 not clean" in r and "Ethernet8/lane1" in r
+               for r in summary.vars["reasons"]), summary.vars["reasons"]
+
+
 # N12 --------------------------------------------------------------------------------------
 
 def _lane(name: str, lane: str, value: float, verdict: str = "ok") -> dict[str, object]:

@@ -439,3 +439,21 @@ def test_n19_rdma_triage_says_whether_the_job_is_hit_by_a_moved_gid(tmp_path: Pa
     unread = play("rdma-error-triage", "rdma-gid-mismatch", tmp_path / "unread",
                   inputs={"nic": "node006:mlx5_0"})
     assert "whether the job pins NCCL_IB_GID_INDEX was not read" in said(unread)
+
+
+# Residuals of the earlier review ----------------------------------------------------------
+
+def test_runbook_prose_makes_no_unsourced_claim_the_review_caught() -> None:
+    """rdma-baseline quoted 2.5-3 µs for a one-hop RoCE write (no capture or publication behind
+    it); new-node-acceptance said swapped cables pass perftest (not on routed leaves);
+    multi-job-interference gave every tenant its own lossless queue (two are practical)."""
+    def text(book: str) -> str:
+        return " ".join(Path(LIBRARY.runbooks[book].path).read_text(encoding="utf-8").split())
+
+    assert "2.5-3 µs" not in text("rdma-baseline")
+    assert "t_typical 0.98 µs" in text("rdma-baseline")
+    assert "passes ibstat and even perftest" not in text("new-node-acceptance")
+    assert "on routed leaves" in text("new-node-acceptance")
+    interference = text("multi-job-interference")
+    assert "give each tenant or job class its own traffic class" not in interference
+    assert "QoS separates two tenants at most" in interference

@@ -457,3 +457,20 @@ def test_runbook_prose_makes_no_unsourced_claim_the_review_caught() -> None:
     interference = text("multi-job-interference")
     assert "give each tenant or job class its own traffic class" not in interference
     assert "QoS separates two tenants at most" in interference
+
+
+def test_sonic_interfaces_status_lists_each_ports_own_lanes() -> None:
+    """Real SONiC prints each port's serdes lanes (sonic-utilities tests/intfutil_test.py:
+    Ethernet0 `0`, Ethernet32 `13,14,15,16`; sonic-mgmt's msn2700 capture: Ethernet0 `0,1,2,3`,
+    Ethernet4 `4,5,6,7`); the simulator printed `0,1,2,3,4,5,6,7` on every port."""
+    from tests.support.sim import switch_out
+
+    sim = build_sim(fresh_state(demo_topology(), find_scenario("healthy"),
+                                [shipped_templates()]))
+    text = switch_out(sim, "leaf-g00-r2", "show interfaces status", 60.0)
+    rows = [line.split() for line in text.splitlines() if line.strip().startswith("Ethernet")]
+    assert len(rows) > 2
+    lanes = {row[0]: row[1] for row in rows}
+    assert lanes["Ethernet8"] == "8,9,10,11,12,13,14,15", lanes
+    seen = [lane for value in lanes.values() for lane in value.split(",")]
+    assert len(seen) == len(set(seen))  # no lane on two ports

@@ -46,8 +46,9 @@ _CHANNEL_COUNTS = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels(?!,? per)|
 _INIT = re.compile(r"\brank (\d+) nranks (\d+)", re.IGNORECASE)
 _COMM_TOPO = re.compile(r"^comm (0x[0-9a-fA-F]+) rank (\d+) nRanks (\d+) nNodes (\d+) "
                         r"localRanks (\d+) localRank (\d+)(?: MNNVL (\d+))?")
-"""`comm 0x.. rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 1` (NCCL 2.2x `init.cc`;
-MNNVL printed by NVIDIA/nccl#2303's 2.30.7 and the 2.27.5 sample, absent from older logs)."""
+"""`comm 0x.. rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 1`: NVIDIA/nccl `src/init.cc`
+`INFO(NCCL_INIT, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d")`;
+real lines in NVIDIA/nccl#2303 (2.30.7) and the 2.27.5 sample; older logs end at localRank."""
 _CUDA_DEV = re.compile(r"cudaDev (\d+)")
 _BUS_ID = re.compile(r"busId (\w+)")
 _COMM_ID = re.compile(r"commId (0x[0-9a-fA-F]+)")

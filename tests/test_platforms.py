@@ -364,3 +364,51 @@ def test_the_rack_job_log_says_it_runs_over_its_nvlink_domain() -> None:
     assert len(healthy) == 72 and set(healthy) == {(4, 1)}
     assert set(_comm_lines(_sim("gb200-nvl72", "nvlink-down"))) == {(4, 0)}
     assert set(_comm_lines(_sim("b200-64gpu", "healthy"))) == {(8, 0)}  # HGX: no MNNVL
+
+
+def _job_log_verdict(scenario: str, folder: Path) -> Metric | None:
+    """`logs.nccl`'s `nvlink_domain` metric for the job log of the GB200 NVL72 rack."""
+    from tests.support.sim import JOB_LOG, Fabric
+
+    fabric = Fabric(scenario, folder, shipped_dir("topology") / "templates" / "gb200-nvl72.yaml")
+    try:
+        result = fabric.probe("logs.nccl", "node001", **JOB_LOG)
+    finally:
+        fabric.close()
+    return next((m for m in result.metrics if m.name == "nvlink_domain"), None)
+
+
+def test_a_rack_job_that_runs_over_its_nvlink_domain_passes(tmp_path: Path) -> None:
+    found = _job_log_verdict("healthy", tmp_path)
+    assert found is not None and found.verdict is Verdict.OK, found
+    assert "MNNVL 1" in str(found.value) and "18 nodes of NVLink domain nvl-00" in str(found.value)
+
+
+def test_a_rack_job_that_lost_its_nvlink_domain_fails_for_it(tmp_path: Path) -> None:
+    """Issue 35 Deliver 3: "an NVL72 job that lost its NVLink domain must not pass". node007's
+    tray is out of the domain when the job starts: every rank prints MNNVL 0."""
+    found = _job_log_verdict("nvlink-down", tmp_path)
+    assert found is not None and found.verdict is Verdict.FAIL, found
+    assert "runs without its NVLink domain" in str(found.value)
+    assert "IMEX" in str(found.value) and "NCCL_MNNVL_ENABLE" in str(found.value)
+
+
+def test_a_rack_job_that_turned_mnnvl_off_itself_warns_naming_it(tmp_path: Path) -> None:
+    off = tmp_path / "mnnvl-off.yaml"
+    off.write_text("name: mnnvl-off\nduration: 1h\nworkload: {job: llama3-70b-pretrain, "
+                   "utilization: 0.55, step_s: 4, nccl_env: {NCCL_MNNVL_ENABLE: \"0\"}}\n",
+                   encoding="utf-8")
+    found = _job_log_verdict(str(off), tmp_path)
+    assert found is not None and found.verdict is Verdict.WARN, found
+    assert "NCCL_MNNVL_ENABLE=0 set by the job" in str(found.value)
+
+
+def test_an_hgx_job_is_not_judged_on_an_nvlink_domain(tmp_path: Path) -> None:
+    from tests.support.sim import JOB_LOG, Fabric
+
+    fabric = Fabric("healthy", tmp_path)
+    try:
+        result = fabric.probe("logs.nccl", "node001", **JOB_LOG)
+    finally:
+        fabric.close()
+    assert [m for m in result.metrics if m.name == "nvlink_domain"] == []

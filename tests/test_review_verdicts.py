@@ -228,6 +228,39 @@ def test_n11_the_nic_side_fails_only_when_its_pre_fec_ber_confirms_the_lost_marg
     assert verdicts(link, "rx_power_dbm")[low[0]] is verdict
 
 
+def test_n11_new_node_acceptance_accepts_a_marginal_lane_with_that_reservation(
+        tmp_path: Path) -> None:
+    # The issue: "acceptance fails on `fail`, not `warn`". A lane a few tenths under the DR4
+    # informative minimum with clean FEC warns (above); the node is accepted, the lane named.
+    summary = play("new-node-acceptance", "marginal-lane", tmp_path,
+                   inputs={"node": "node002", "known_good": "node001"},
+                   answers={"out-of-service": "yes", "resume": "node002"})
+    assert summary.path[-1] == "accept", summary.text()
+    assert summary.outcome is Verdict.WARN
+    assert summary.vars["reasons"] == []
+    assert any("leaf-g00-r6:Ethernet8/lane1 rx_power_dbm=-6.26" in r
+               for r in summary.vars["reservations"]), summary.vars["reservations"]
+    assert "accept node002 with reservations" in said(summary)
+
+
+def test_n11_new_node_acceptance_still_rejects_a_lane_below_the_modules_low_alarm(
+        tmp_path: Path) -> None:
+    dark = scenario_file(tmp_path, "dark-lane", """start: 5m
+timeline:
+  - at: 0
+    fault: dirty-connector
+    component: node002:mlx5_6
+    params: {lanes: [1], loss_db: 9.5}
+""")
+    summary = play("new-node-acceptance", dark, tmp_path,
+                   inputs={"node": "node002", "known_good": "node001"},
+                   answers={"out-of-service": "yes", "resume": "node002"})
+    assert summary.path[-1] == "reject", summary.text()
+    assert summary.outcome is Verdict.FAIL
+    assert any("links of node002 not clean" in r and "Ethernet8/lane1" in r
+               for r in summary.vars["reasons"]), summary.vars["reasons"]
+
+
 # N12 --------------------------------------------------------------------------------------
 
 def _lane(name: str, lane: str, value: float, verdict: str = "ok") -> dict[str, object]:
@@ -406,3 +439,38 @@ def test_n19_rdma_triage_says_whether_the_job_is_hit_by_a_moved_gid(tmp_path: Pa
     unread = play("rdma-error-triage", "rdma-gid-mismatch", tmp_path / "unread",
                   inputs={"nic": "node006:mlx5_0"})
     assert "whether the job pins NCCL_IB_GID_INDEX was not read" in said(unread)
+
+
+# Residuals of the earlier review ----------------------------------------------------------
+
+def test_runbook_prose_makes_no_unsourced_claim_the_review_caught() -> None:
+    """rdma-baseline quoted 2.5-3 µs for a one-hop RoCE write (no capture or publication behind
+    it); new-node-acceptance said swapped cables pass perftest (not on routed leaves);
+    multi-job-interference gave every tenant its own lossless queue (two are practical)."""
+    def text(book: str) -> str:
+        return " ".join(Path(LIBRARY.runbooks[book].path).read_text(encoding="utf-8").split())
+
+    assert "2.5-3 µs" not in text("rdma-baseline")
+    assert "t_typical 0.98 µs" in text("rdma-baseline")
+    assert "passes ibstat and even perftest" not in text("new-node-acceptance")
+    assert "on routed leaves" in text("new-node-acceptance")
+    interference = text("multi-job-interference")
+    assert "give each tenant or job class its own traffic class" not in interference
+    assert "QoS separates two tenants at most" in interference
+
+
+def test_sonic_interfaces_status_lists_each_ports_own_lanes() -> None:
+    """Real SONiC prints each port's serdes lanes (sonic-utilities tests/intfutil_test.py:
+    Ethernet0 `0`, Ethernet32 `13,14,15,16`; sonic-mgmt's msn2700 capture: Ethernet0 `0,1,2,3`,
+    Ethernet4 `4,5,6,7`); the simulator printed `0,1,2,3,4,5,6,7` on every port."""
+    from tests.support.sim import switch_out
+
+    sim = build_sim(fresh_state(demo_topology(), find_scenario("healthy"),
+                                [shipped_templates()]))
+    text = switch_out(sim, "leaf-g00-r2", "show interfaces status", 60.0)
+    rows = [line.split() for line in text.splitlines() if line.strip().startswith("Ethernet")]
+    assert len(rows) > 2
+    lanes = {row[0]: row[1] for row in rows}
+    assert lanes["Ethernet8"] == "8,9,10,11,12,13,14,15", lanes
+    seen = [lane for value in lanes.values() for lane in value.split(",")]
+    assert len(seen) == len(set(seen))  # no lane on two ports

@@ -238,6 +238,18 @@ def test_rdma_write_is_judged_against_the_roce_ceiling() -> None:
         assert "4096/(4096+82)" in (judged.source or "")
 
 
+def test_rdma_read_and_send_are_not_judged_against_a_write_figure() -> None:
+    # Azure's 380 Gb/s (H100) is an ib_write_bw GPUDirect figure; read and send had it too
+    # (issue 35 residual). At 370 Gb/s, within the RoCE ceiling's 90 %, they now pass.
+    pair = "node001:mlx5_0,node002:mlx5_0"
+    for probe in ("perftest.ib_read_bw", "perftest.ib_send_bw"):
+        judged = one(evaluated(probe, pair, "perftest", perftest_at(370.0)), "bw_avg_gbps")
+        assert judged.verdict is Verdict.OK, (probe, judged)
+        assert "4096/(4096+82)" in (judged.source or "")
+        low = one(evaluated(probe, pair, "perftest", perftest_at(300.0)), "bw_avg_gbps")
+        assert low.verdict is Verdict.FAIL and low.limit == pytest.approx(313.7)
+
+
 # NCCL logs: the job's own link-flap tolerance ----------------------------------------------------
 
 def test_the_jobs_ib_retry_window_comes_from_its_version_and_environment() -> None:

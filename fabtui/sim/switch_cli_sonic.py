@@ -404,12 +404,21 @@ def lldp_neighbors(sim: Sim, switch: Switch, t: float) -> str:
             + "-" * 50 + f"\nTotal entries displayed:  {len(rows)}\n")
 
 
+def _lanes(port: str, index: int) -> str:
+    """The port's own serdes lanes, as SONiC lists them (port_config.ini): an 8-lane OSFP port
+    named EthernetN holds lanes N..N+7 (sonic-utilities tests/intfutil_test.py and sonic-mgmt's
+    msn2700 capture: Ethernet0 `0,1,2,3`, Ethernet4 `4,5,6,7`, each port its own lanes)."""
+    digits = port.removeprefix("Ethernet")
+    first = int(digits) if digits.isdigit() else index * 8
+    return ",".join(str(first + lane) for lane in range(8))
+
+
 def _sonic_status(sim: Sim, switch: Switch, t: float) -> str:
-    rows = []
+    rows: list[list[str]] = []
     for port, c in counters(sim, switch, t):
         state = "up" if c.up else "down"
-        rows.append([port, "0,1,2,3,4,5,6,7", f"{c.speed_gbps}G", "9100", "rs", port, "routed",
-                     state, "up", "OSFP 8X Pluggable Transceiver", "N/A"])
+        rows.append([port, _lanes(port, len(rows)), f"{c.speed_gbps}G", "9100", "rs", port,
+                     "routed", state, "up", "OSFP 8X Pluggable Transceiver", "N/A"])
     return _table(["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper",
                    "Admin", "Type", "Asym PFC"], rows, right=set())
 

@@ -54,8 +54,9 @@ def switch_out(sim: Sim, switch: str, command: str, t: float) -> str:
 class Fabric:
     """The demo fabric playing one scenario, and a probe runner wired to it."""
 
-    def __init__(self, scenario: str, folder: Path) -> None:
-        state = fresh_state(demo_topology(), find_scenario(scenario), [shipped_templates()])
+    def __init__(self, scenario: str, folder: Path, topology: Path | None = None) -> None:
+        state = fresh_state(topology or demo_topology(), find_scenario(scenario),
+                            [shipped_templates()])
         self.state_file = folder / "state.json"
         write_state(self.state_file, state)
         graph = build_sim(state).graph

@@ -228,6 +228,11 @@ class NcclLog(ParsedOutput):
     """Largest `nNodes` reported."""
     local_ranks: int | None = None
     """Largest `localRanks` reported (ranks per node)."""
+    mnnvl: bool | None = None
+    """Whether the job's largest communicator (most `nRanks`) uses multi-node NVLink: `MNNVL 1`
+    on any of its `comm 0x.. rank R nRanks N nNodes .. localRanks .. localRank .. MNNVL M` lines
+    (NCCL 2.2x); False when they all print 0 (no NVLink domain across nodes, or
+    `NCCL_MNNVL_ENABLE=0`); None when the log does not print it."""
     cuda_driver_version: int | None = None
     """`cudaDriverVersion` as printed (e.g. 12080)."""
     transports: list[NcclNetDevice] = Field(default_factory=list)

@@ -165,6 +165,7 @@ def _result(state: State) -> dict[str, object]:
         "events": [dump(event) for event in state.events], "events_dropped": state.dropped,
         "hosts": list(state.hosts), "ranks": [dump(rank) for rank in ranks],
         "nranks": state.nranks, "n_nodes": state.n_nodes, "local_ranks": state.local_ranks,
+        "mnnvl": _mnnvl(state),
         "cuda_driver_version": state.cuda_driver,
         "transports": [dump(device) for device in state.net_devices.values()],
         "relaxed_ordering": state.relaxed_ordering,
@@ -183,6 +184,15 @@ def _result(state: State) -> dict[str, object]:
         "env": dict(state.env), "collective_calls": dict(state.calls),
         "info_lines": state.info_lines, "warn_lines": state.warn_lines,
     }
+
+
+def _mnnvl(state: State) -> bool | None:
+    """MNNVL of the job's largest communicator (most nRanks): True when any of its ranks
+    printed `MNNVL 1`, False when they all printed 0, None when no comm line printed it."""
+    if not state.mnnvl:
+        return None
+    largest = max(nranks for nranks, _ in state.mnnvl.values())
+    return any(on for nranks, on in state.mnnvl.values() if nranks == largest)
 
 
 def _gdr_verdict(state: State, connections: int, with_gdr: int) -> bool | None:

@@ -45,7 +45,10 @@ _CHANNEL_COUNTS = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels(?!,? per)|
                              r"(\d+) p2p channels per peer")
 _INIT = re.compile(r"\brank (\d+) nranks (\d+)", re.IGNORECASE)
 _COMM_TOPO = re.compile(r"^comm (0x[0-9a-fA-F]+) rank (\d+) nRanks (\d+) nNodes (\d+) "
-                        r"localRanks (\d+) localRank (\d+)")
+                        r"localRanks (\d+) localRank (\d+)(?: MNNVL (\d+))?")
+"""`comm 0x.. rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 1`: NVIDIA/nccl `src/init.cc`
+`INFO(NCCL_INIT, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d")`;
+real lines in NVIDIA/nccl#2303 (2.30.7) and the 2.27.5 sample; older logs end at localRank."""
 _CUDA_DEV = re.compile(r"cudaDev (\d+)")
 _BUS_ID = re.compile(r"busId (\w+)")
 _COMM_ID = re.compile(r"commId (0x[0-9a-fA-F]+)")
@@ -325,8 +328,10 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
     topo = _COMM_TOPO.match(msg)
     if topo is None:
         return
-    pointer, rank, nranks, nodes, local_ranks, local_rank = topo.groups()
+    pointer, rank, nranks, nodes, local_ranks, local_rank, mnnvl = topo.groups()
     prefix = line_prefix(line[:pos])
+    if mnnvl is not None:
+        state.mnnvl[(prefix.host, prefix.pid, pointer)] = (int(nranks), mnnvl != "0")
     add_host(state, prefix.host)
     facts = (int(nodes), int(local_ranks), int(local_rank))
     if state.topo.setdefault((prefix.host, prefix.pid, pointer), facts) != facts:

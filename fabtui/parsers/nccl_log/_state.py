@@ -143,6 +143,9 @@ class State:
     nranks: int | None = None
     n_nodes: int | None = None
     local_ranks: int | None = None
+    mnnvl: dict[tuple[str | None, int | None, str], tuple[int, bool]] = \
+        field(default_factory=dict)
+    """(nRanks, MNNVL printed 1) of each communicator's `comm ... MNNVL M` line."""
     cuda_driver: int | None = None
     evidence: bool = False
     replay: dict[str, Replay] = field(default_factory=dict)

@@ -1,7 +1,8 @@
 """NCCL / PyTorch logs.
 
 A watchdog timeout or an IB completion error fails the job; GPUDirect RDMA not in effect is a
-warning (busbw halves when traffic bounces through host memory, perftest #241).
+warning (busbw halves when traffic bounces through host memory, perftest #241); a job over one
+NVL72 NVLink domain whose init line says `MNNVL 0` runs without its domain and fails.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
         metrics.append(Metric(name="gpudirect_rdma", value="in effect",
                               component=ctx.component()))
     metrics += _traffic_class(after, ctx)
+    metrics += _nvlink_domain(after, ctx)
     # How long a link may stay down before this job's QPs give up (completion error 12).
     metrics.append(Metric(name="ib_retry_window_s",
                           value=round(ib_retry_window_s(after.nccl_version, after.env), 2),
@@ -57,6 +59,42 @@ def nccl_log(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
                                  "env docs; default timeout 20 from NCCL 2.23, 18 from 2.14, "
                                  "14 before"))
     return metrics
+
+
+MNNVL_SOURCE = ("NCCL env docs (NCCL_MNNVL_ENABLE: multi-node NVLink used when the GPUs are "
+                "registered in one NVLink domain, needs IMEX); NCCL init line `comm .. MNNVL M` "
+                "(NVIDIA/nccl#2303)")
+
+
+def _nvlink_domain(log: Any, ctx: EvalContext) -> list[Metric]:
+    """`nvlink_domain`: a job whose nodes all belong to one multi-node NVLink domain (GB200 /
+    GB300 NVL72 in the topology) must run over it. Its init line printing `MNNVL 0` means NCCL
+    crosses the trays over the network: fails (IMEX, fabric manager or NCCL_MNNVL_ENABLE), or
+    warns when the job set NCCL_MNNVL_ENABLE=0 itself. Judged only when the log prints MNNVL
+    and the job spans two or more nodes of one domain; otherwise nothing is said."""
+    if ctx.graph is None or log.mnnvl is None:
+        return []
+    hosts = sorted({r.host for r in log.ranks if r.host} | set(log.hosts))
+    nodes = [ctx.graph.nodes[h] for h in hosts if h in ctx.graph.nodes]
+    domains = {n.nvlink_domain for n in nodes}
+    if len(nodes) < 2 or len(domains) != 1 or None in domains:
+        return []
+    domain = str(next(iter(domains)))
+    where = f"{len(nodes)} nodes of NVLink domain {domain}"
+    if log.mnnvl:
+        return [Metric(name="nvlink_domain", value=f"MNNVL 1: the job runs over {where}",
+                       component=ctx.component(), source=MNNVL_SOURCE)]
+    if str(log.env.get("NCCL_MNNVL_ENABLE", "")).strip() == "0":
+        return [Metric(name="nvlink_domain",
+                       value=f"MNNVL 0 on {where}: NCCL_MNNVL_ENABLE=0 set by the job, so it "
+                             "crosses the trays over the network (intended for a network test, "
+                             "else remove it)",
+                       component=ctx.component(), verdict=Verdict.WARN, source=MNNVL_SOURCE)]
+    return [Metric(name="nvlink_domain",
+                   value=f"MNNVL 0 on {where}: the job runs without its NVLink domain (check "
+                         "IMEX, the fabric manager and the GPUs' fabric registration "
+                         "(nvidia-smi -q Fabric), and NCCL_MNNVL_ENABLE)",
+                   component=ctx.component(), verdict=Verdict.FAIL, source=MNNVL_SOURCE)]
 
 
 def _traffic_class(log: Any, ctx: EvalContext) -> list[Metric]:

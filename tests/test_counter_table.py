@@ -11,7 +11,7 @@ import pytest
 
 from fabtui.model.parsed.ethtool_stats import EthtoolStats
 from fabtui.parsers import ethtool_stats
-from fabtui.parsers._counter_table import CounterTable
+from fabtui.parsers.counter_table import CounterTable
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import write_json
 from fabtui.parsers.text import split_lines

@@ -64,7 +64,8 @@ NOT_SIMULATED: dict[str, str] = {
 }
 """Parser kinds the demo fabric does not print, and why."""
 
-PARSER_MACHINERY = frozenset({"contract", "errors", "registry", "signatures", "streaming", "text"})
+PARSER_MACHINERY = frozenset({"contract", "counter_table", "errors", "registry", "signatures",
+                              "streaming", "text"})
 """Public modules of `fabtui/parsers/` that are not parsers."""
 
 SWITCH_CLI_VALUES: dict[str, str] = {

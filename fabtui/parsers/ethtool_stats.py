@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from fabtui.model.parsed import SCHEMA_VERSION
 from fabtui.model.parsed.ethtool_stats import EthtoolStats
-from fabtui.parsers._counter_table import CounterTable
+from fabtui.parsers.counter_table import CounterTable
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.streaming import Plain
 from fabtui.parsers.text import clean_line_stream, clean_lines, split_lines

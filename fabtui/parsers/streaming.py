@@ -28,7 +28,7 @@ from json.encoder import encode_basestring  # what json.dumps uses with ensure_a
 from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
 from fabtui.gcpause import gc_paused
-from fabtui.parsers._counter_table import CounterTable
+from fabtui.parsers.counter_table import CounterTable
 from fabtui.parsers.text import normalize
 
 if TYPE_CHECKING:

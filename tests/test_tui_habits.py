@@ -107,6 +107,34 @@ async def test_a_view_too_narrow_for_every_rail_says_which_are_out_of_sight() ->
             screen_text(app)
 
 
+@pytest.mark.parametrize(("size", "least"), [((80, 24), 37), ((100, 32), 46)])
+@asynctest
+async def test_the_detail_panel_keeps_its_share_of_a_narrow_screen(
+        size: tuple[int, int], least: int) -> None:
+    """Before the matrix became picture-wide the detail panel had 46 % of the width (37 columns
+    at 80); the picture then took three of them and cut the panel's names and values shorter.
+    The panel keeps its share (the matrix scrolls sideways and says which rails are out of
+    sight), and a wide screen still gives it everything the picture does not need."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        matrix = app.screen.query_one(FabricMatrix)
+        detail = app.screen.query_one("#detail")
+        assert detail.region.width >= least, (matrix.region, detail.region)
+        assert matrix.region.right == detail.region.x and detail.region.right == size[0]
+
+
+@asynctest
+async def test_a_wide_screen_gives_the_detail_panel_all_the_picture_does_not_need() -> None:
+    app = make_app()
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        matrix = app.screen.query_one(FabricMatrix)
+        detail = app.screen.query_one("#detail")
+        assert matrix.region.width <= matrix.virtual_size.width + 2
+        assert detail.region.x == matrix.region.right and detail.region.width > 140
+
+
 def test_layer_counts_read_one_way() -> None:
     """`✓0/64` read as "none of 64 fine"; a count is now of the elements in the state its
     glyph shows: all fine `✓64/64`, problems `✗1/64`, not read yet `?64/64`; narrow, the

@@ -10,6 +10,7 @@ lines, not thousands of widgets.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -69,7 +70,12 @@ PICTURE_WIDTH = 80
 MIN_WIDTH = 30
 """The matrix is never narrower than this (the label and a few rails)."""
 DETAIL_ROOM = 30
-"""Columns the matrix leaves beside it for the detail panel."""
+"""Columns the matrix leaves beside it for the detail panel, at the least."""
+DETAIL_SHARE = 0.46
+"""The share of the screen's width the detail panel keeps whatever the picture's width: the
+panel had 46 % before the matrix became picture-wide, and taking two or three of its columns
+at 80 cut its metric names and values shorter (issue 37). A wide screen still gives the panel
+everything the picture does not need."""
 TIER_LINES = 2
 """Lines a tier of switches (spines, super-spines) may take before its cells are aggregated."""
 
@@ -224,8 +230,8 @@ class FabricMatrix(ScrollView, can_focus=True):
         a rails heading says which rails are out of sight."""
         gutter = self.styles.scrollbar_size_vertical if \
             self.virtual_size.height > container.height else 0
-        return max(MIN_WIDTH, min(self.virtual_size.width + gutter,
-                                  container.width - DETAIL_ROOM))
+        room = max(DETAIL_ROOM, math.ceil(container.width * DETAIL_SHARE))
+        return max(MIN_WIDTH, min(self.virtual_size.width + gutter, container.width - room))
 
     def on_resize(self) -> None:
         """Lay the picture out again when a line holds another number of cells."""

@@ -29,7 +29,7 @@ from fabtui.model.events import (
 from fabtui.model.verdict import Verdict
 from fabtui.tui.messages import OpenRunbook
 from fabtui.tui.screens.cases import CasesScreen
-from fabtui.tui.screens.dialogs import Choose, Form
+from fabtui.tui.screens.dialogs import Choose, Form, Prompt
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.probes import ProbeConsole
 from fabtui.tui.screens.runbooks import RunbooksScreen
@@ -243,6 +243,51 @@ async def open_recorded(pilot: object, app: object) -> SessionScreen:
     await app.push_screen(session)
     await pilot.pause()  # type: ignore[attr-defined]
     return session
+
+
+@asynctest
+async def test_slash_filters_the_session_outline_and_results_then_esc_goes_back() -> None:
+    """`/` in a session filters its outline (the screen had no filter): `dom` keeps the
+    dom blocks under their steps; Esc leaves the field for the outline, the filter kept;
+    Esc clears it; Esc again goes back one level, to the Runbooks library."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        session = await open_recorded(pilot, app)
+        outline = session.query_one(OutlineList)
+        every = len(outline.lines)
+        await pilot.press("slash", *"dom")
+        await pilot.pause()
+        blocks = [line.block for line in outline.lines if line.block]
+        assert blocks and all("dom" in b for b in blocks) and len(outline.lines) < every
+        assert all(any(s.block is None and s.step == line.step for s in outline.lines)
+                   for line in outline.lines)  # each block under its step
+        await pilot.press("escape")
+        await pilot.pause()
+        assert session.focused is outline and session.view_filter == "dom"
+        await pilot.press("down")  # the outline has the keys, the filter holds
+        await pilot.pause()
+        assert len(outline.lines) < every and app.screen is session
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(outline.lines) == every and app.screen is session
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, RunbooksScreen), "the library")
+
+
+@pytest.mark.parametrize("key", ["1", "2", "3", "4"])
+@asynctest
+async def test_slash_filters_on_every_view(key: str) -> None:
+    """`/` on each view puts the focus in that view's filter or search field, where the
+    text typed filters the view's list (the Fabric view's find-or-filter prompt)."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("escape", key, "escape")
+        await pilot.pause()
+        await pilot.press("slash")
+        await pilot.pause()
+        focused = app.screen.focused
+        assert isinstance(focused, Input) or isinstance(app.screen, Prompt), \
+            (key, type(app.screen).__name__, focused)
 
 
 def outline_line(session: SessionScreen, block: str) -> int:

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 from textual.message import Message
+from textual.widgets import OptionList
 
 from fabtui.model.chain import ChainLink, EvidenceChain
 from fabtui.model.probe import Verdict
@@ -316,6 +317,34 @@ async def test_the_triage_screen_snapshot(size: tuple[int, int]) -> None:
         text = screen_text(app)
         assert "culprit rank 21" in text and "MT24000043" in text
         await assert_snapshot(pilot, f"triage-optic-{size[0]}x{size[1]}")
+
+
+@asynctest
+async def test_slash_filters_the_suspects_and_esc_leaves_then_clears_the_filter() -> None:
+    """`/` on Triage filters, as on every view (it focused the log field): `node002` keeps
+    rank 13's suspect and the selected suspect is that one (o, s, x act on it); Esc leaves
+    the field with the filter kept and said; Esc again clears it; the log field is `l`."""
+    ws, report = await asyncio.to_thread(triaged)
+    app = Recorder(ws, triage=((Path("logs"),), report))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TriageScreen) and len(screen.shown) == 2
+        await pilot.press("slash", *"node002")
+        await pilot.pause()
+        assert screen.shown == [1] and screen.selected_suspect is report.suspects[1]
+        cases = screen.query_one("#triage-cases", OptionList)
+        assert cases.option_count == 0  # no similar case names node002
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.focused is screen.query_one("#triage-suspects")
+        assert "/ node002" in screen_text(app) and "1 of 2 suspects" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.shown == [0, 1] and screen.view_filter == ""
+        assert "1 of 2 suspects" not in screen_text(app)
+        await pilot.press("l")
+        assert screen.focused is screen.query_one("#triage-path")
 
 
 # --- the non-visual links (workspace.crosslinks) -------------------------------------------

@@ -22,6 +22,7 @@ from textual.widgets import Log
 
 from fabtui.tui.glyphs import health_style
 from fabtui.views.guided import SessionView
+from fabtui.views.listfilter import filter_words, keeps
 from fabtui.views.status import Health
 
 _GLYPHS = {"pending": ("·", "."), "running": ("▶", ">"), "ok": ("✓", "+"), "warn": ("!", "!"),
@@ -77,6 +78,20 @@ def outline_lines(view: SessionView, theme: Theme, ascii_only: bool = False,
                 line.text.truncate(width - 1)
                 line.text.append("…")
     return lines
+
+
+def filter_outline(lines: list[OutlineLine], text: str) -> list[OutlineLine]:
+    """The outline lines the `/` filter `text` keeps: a block whose line holds every word,
+    under its step; a step whose title holds them, with all its blocks."""
+    words = filter_words(text)
+    if not words:
+        return lines
+    steps = {line.step for line in lines if line.block is None and keeps(words, [line.text.plain])}
+    blocks = {line.block for line in lines if line.block is not None and
+              (line.step in steps or keeps(words, [line.text.plain, line.block]))}
+    wanted = steps | {line.step for line in lines if line.block in blocks}
+    return [line for line in lines if line.step in wanted and
+            (line.block is None or line.block in blocks)]
 
 
 def outline(view: SessionView, theme: Theme, ascii_only: bool = False) -> tuple[Text, int]:

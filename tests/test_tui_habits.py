@@ -483,6 +483,24 @@ async def test_text_typed_on_a_select_picks_an_option_and_is_never_lost() -> Non
 
 
 @asynctest
+async def test_ctrl_s_submits_a_prefilled_form_in_one_key() -> None:
+    """A hand-over's form arrives filled: `ctrl+s` runs it as it stands (it took one `enter`
+    a field, four here); a value refused still takes the focus with its reason."""
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(OpenRunbook("optic-replacement", {"port": "leaf-g00-r3:Ethernet61"},
+                                     "a hand-over"))
+        await until(pilot, lambda: isinstance(app.screen, Form), "the input form")
+        form = app.screen
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is form and form.focused is form.query_one("#field-0", Input)
+        assert "not a cabled switch port" in screen_text(app)
+        await pilot.press(*PORT, "ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen), "the session")
+
+
+@asynctest
 async def test_esc_in_a_session_goes_back_to_the_view_it_was_opened_from() -> None:
     app = make_app(workspace(scenario="healthy", scenario_chosen=True))
     async with app.run_test(size=(100, 32)) as pilot:

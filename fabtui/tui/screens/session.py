@@ -384,6 +384,10 @@ class SessionScreen(FabtuiScreen):
         head = Text()
         head.append(f"{self.book.meta.id}", "bold")
         head.append(f" · {cut(self.book.title, 60)}\n")
+        if view.handover and view.state == "finished":
+            # the next thing to do, second: seen at 80x24, where the block's own line under
+            # the prose and the head's last lines are pushed out of the screen
+            head.append(f"next: runbook {view.handover} (o opens it)\n", "bold")
         head.append(f"session {self.session or '(not started)'} · ")
         state = view.state if not self.busy else "running"
         if self._queue.qsize():

@@ -12,6 +12,7 @@ the Runbooks and Cases screens' job.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import shlex
 import shutil
@@ -24,6 +25,8 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+from rich.console import Console
+from rich.text import Text
 from textual.message import Message
 from textual.widgets import OptionList
 
@@ -37,6 +40,7 @@ from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.runbook_choice import RunbookChoiceScreen
 from fabtui.tui.screens.triage import TriageScreen
 from fabtui.tui.widgets.detail import DetailPanel
+from fabtui.tui.widgets.hanging import hang
 from fabtui.tui.widgets.matrix import FabricMatrix
 from fabtui.tui.widgets.triage_view import chain_strip, chain_text
 from fabtui.views.crosslinks import (
@@ -345,6 +349,30 @@ async def test_slash_filters_the_suspects_and_esc_leaves_then_clears_the_filter(
         assert "1 of 2 suspects" not in screen_text(app)
         await pilot.press("l")
         assert screen.focused is screen.query_one("#triage-path")
+
+
+@asynctest
+async def test_at_80_columns_a_long_evidence_line_wraps_under_itself() -> None:
+    """The evidence line `logs/job.log:1155  2: node003 ... NCCL WARN NET/IB ...` wrapped back
+    to the panel's first column, where it read as a line of its own; it goes on indented."""
+    ws, report = await asyncio.to_thread(triaged)
+    app = Recorder(ws, triage=((Path("logs"),), report))
+    async with app.run_test(size=(80, 40)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        warn = next(i for i, line in enumerate(lines) if "NCCL WARN NET/IB" in line)
+        assert lines[warn].startswith("     NCCL WARN"), lines[warn - 1:warn + 2]
+        tail = next(i for i, line in enumerate(lines) if "remoteGids" in line)
+        assert tail > warn and lines[tail].startswith("     "), lines[warn:tail + 1]
+
+
+def test_a_hanging_line_goes_on_past_its_own_indent() -> None:
+    console = Console(width=30, file=io.StringIO())
+    lines = [t.plain for t in hang(console, Text("  file:1  " + "word " * 12), 30)]
+    assert lines[0].startswith("  file:1  word") and len(lines) > 2
+    assert all(line.startswith("    ") and line.strip() for line in lines[1:])
+    assert " ".join(" ".join(lines).split()) == "file:1 " + " ".join(["word"] * 12)
 
 
 # --- the non-visual links (workspace.crosslinks) -------------------------------------------

@@ -45,6 +45,7 @@ from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
 from fabtui.tui.widgets.fit_table import FitCell, FitTable, split_common
 from fabtui.tui.widgets.footer import KeyFooter
+from fabtui.tui.widgets.hanging import Hanging
 from fabtui.tui.widgets.session_parts import (
     OutlineList,
     OutputStream,
@@ -460,7 +461,7 @@ class SessionScreen(FabtuiScreen):
         if upcoming is not None and self.live and view.state != "finished":
             text.append(f"\nnext: {upcoming.kind.value} {upcoming.id}"
                         f"{' (a gate)' if guided.is_gate(upcoming) else ''}", "bold")
-        self.query_one("#block-head", Static).update(text)
+        self.query_one("#block-head", Static).update(Hanging(text))
         self._paint_output(block)
         self._paint_result()
 

@@ -33,6 +33,7 @@ from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.widgets.fit_table import fit_data_table
 from fabtui.tui.widgets.footer import KeyFooter
+from fabtui.tui.widgets.hanging import Hanging
 from fabtui.tui.widgets.triage_view import (
     SUSPECT_FIT,
     chain_legend,
@@ -272,7 +273,7 @@ class TriageScreen(FabtuiScreen):
         if self.chain is not None:
             body.append(chain_legend(self.fab.ascii_only) + "\n", "dim")
         body.append_text(notes_text(report))
-        self.query_one("#triage-detail-body", Static).update(body)
+        self.query_one("#triage-detail-body", Static).update(Hanging(body))
 
     @property
     def selected_index(self) -> int | None:

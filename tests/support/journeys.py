@@ -123,7 +123,8 @@ class Pane:
                 return text
             time.sleep(0.1)
         done = "\n".join(f"+{t:6.1f} s  {s}" for s, t, _ in self.tally.steps)
-        raise JourneyFailed(f"step {step!r}: {wanted!r} never showed in {seconds:g} s\n"
+        what = "the screen it needs" if callable(wanted) else repr(wanted)
+        raise JourneyFailed(f"step {step!r}: {what} never showed in {seconds:g} s\n"
                             f"--- steps before:\n{done}\n--- the pane:\n{text.rstrip()}")
 
     def gone(self, unwanted: str, step: str, seconds: float = 60) -> str:
@@ -258,11 +259,11 @@ def journey_a(folder: Path, size: tuple[int, int], socket: str, *,
         else:
             gate(pane, HANG_PORT, "shut the port")
         if slips:  # "no" at a gate: the session waits there, g asks again
-            question(pane, "inspected, cleaned and re-seated", "cleaned? no", answer="n")
+            question(pane, "cleaned and re-seated", "cleaned? no", answer="n")
             text = pane.wait("waiting", "n: the session waits at the gate")
             if "aborted" in text:
                 raise JourneyFailed(f"a no ended the session:\n{text}")
-        question(pane, "inspected, cleaned and re-seated", "cleaned?")
+        question(pane, "cleaned and re-seated", "cleaned?")
         gate(pane, HANG_PORT, "shut again to swap")
         pane.key("g")
         pane.wait("replaced and everything", "g: swapped?")
@@ -309,7 +310,7 @@ def journey_b(folder: Path, size: tuple[int, int], socket: str) -> Tally:
         gate(pane, NODE, "drain the node")
         question(pane, "drained", "drained?")
         gate(pane, DEGRADING_PORT, "shut the port")
-        question(pane, "inspected, cleaned and re-seated", "cleaned?")
+        question(pane, "cleaned and re-seated", "cleaned?")
         gate(pane, DEGRADING_PORT, "shut again to swap")
         pane.key("g")
         pane.wait("replaced and everything", "g: swapped?")

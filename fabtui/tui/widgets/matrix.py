@@ -383,7 +383,7 @@ class FabricMatrix(ScrollView, can_focus=True):
         index = y + self.scroll_offset.y
         width = self.size.width
         if not 0 <= index < len(self.rows):
-            return Strip.blank(width)
+            return Strip.blank(width, self.rich_style)
         selected = self.cursor[1] if index == self.cursor[0] else -1
         signature = (self._healths[index], selected, self.app.theme, self.ascii_only,
                      self.has_focus)
@@ -395,13 +395,16 @@ class FabricMatrix(ScrollView, can_focus=True):
         strip = cached[1].crop_extend(self.scroll_offset.x, self.scroll_offset.x + width, None)
         if self.rows[index].rails:
             strip = self._announce_hidden(self.rows[index], strip, width)
-        return strip
+        # the view's own background under the cells (the focus ring's tint shows through)
+        return strip.apply_style(self.rich_style)
 
     def hidden_rails(self, row: Row) -> tuple[list[int], list[int]]:
         """The rails heading `row` names that are out of sight: left of the view (scrolled
         past), and right of it (the view is too narrow)."""
         left = self.scroll_offset.x
-        right = left + self.size.width
+        # the lines' own width: a vertical scrollbar hides what is under it (a 1,024-node
+        # picture's last rail went under it unannounced)
+        right = left + self.scrollable_content_region.width
         columns = [(rail, self.label_width + RAIL_AXIS + CELL * i + 1)
                    for i, rail in enumerate(row.rails)]
         return ([r for r, x in columns if x < left], [r for r, x in columns if x >= right])

@@ -200,7 +200,7 @@ class OutlineList(ScrollView, can_focus=True):
         index = y + int(self.scroll_offset.y)
         width = self.scrollable_content_region.width
         if not 0 <= index < len(self.lines):
-            return Strip.blank(width)
+            return Strip.blank(width, self.rich_style)
         strip = self._strips.get(index)
         if strip is None:
             text = self.lines[index].text.copy()
@@ -212,7 +212,8 @@ class OutlineList(ScrollView, can_focus=True):
                 strip = strip.extend_cell_length(width).apply_style(
                     Style(reverse=self.has_focus, bold=True, underline=not self.has_focus))
             self._strips[index] = strip
-        return strip.crop_extend(0, width, None)
+        # the view's own background under the text (the focus ring's tint shows through)
+        return strip.crop_extend(0, width, None).apply_style(self.rich_style)
 
     def on_resize(self) -> None:
         self._strips.clear()

@@ -340,6 +340,28 @@ async def test_slash_filters_on_every_view(key: str) -> None:
             (key, type(app.screen).__name__, focused)
 
 
+@asynctest
+async def test_an_output_line_cut_at_80_columns_ends_in_an_ellipsis() -> None:
+    """A block's output line longer than the pane was cut at its edge without a sign (`[Sat
+    Oct 24 10:08:02 2026] mlx5_core 0000:99:00.`); it ends in `…`, and scrolled sideways its
+    start is marked instead and its end shows."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        session = await open_recorded(pilot, app)
+        log = session.query_one("#output", Log)
+        line = "[Sat Oct 24 10:08:02 2026] mlx5_core 0000:99:00.0: " + \
+            "Port module event: module 5, Cable plugged, rx power -inf dBm " * 2 + "END"
+        log.clear()
+        log.write_line(line)
+        await pilot.pause()
+        shown = next(t for t in screen_text(app).splitlines() if "[Sat Oct 24" in t)
+        assert "…" in shown and "END" not in shown, shown
+        log.scroll_to(x=len(line), animate=False, immediate=True)
+        await pilot.pause()
+        shown = next(t for t in screen_text(app).splitlines() if "END" in t)
+        assert "…" in shown and "[Sat Oct" not in shown, shown
+
+
 def outline_line(session: SessionScreen, block: str) -> int:
     outline = session.query_one(OutlineList)
     return next(i for i, line in enumerate(outline.lines) if line.block == block)

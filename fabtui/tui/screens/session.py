@@ -47,6 +47,7 @@ from fabtui.tui.widgets.fit_table import FitCell, FitTable, split_common
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.hanging import Hanging
 from fabtui.tui.widgets.session_parts import (
+    MarkedLog,
     OutlineList,
     OutputStream,
     badge,
@@ -171,8 +172,8 @@ class SessionScreen(FabtuiScreen):
                 with VerticalScroll(id="prose"):
                     yield Static(id="prose-text")
                 yield Static(id="block-head")
-                yield Log(id="output", max_lines=LOG_LINES, auto_scroll=True)
-                yield Log(id="block-output", max_lines=LOG_LINES, auto_scroll=False)
+                yield MarkedLog(id="output", max_lines=LOG_LINES, auto_scroll=True)
+                yield MarkedLog(id="block-output", max_lines=LOG_LINES, auto_scroll=False)
                 # the result table is mounted with the first result (`_result_table`)
         yield KeyFooter()
 

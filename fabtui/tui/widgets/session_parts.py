@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -225,6 +227,28 @@ class OutlineList(ScrollView, can_focus=True):
     def on_blur(self) -> None:
         self._strips.clear()
         self.refresh()
+
+
+class MarkedLog(Log):
+    """A `Log` whose line cut at the view's edge says so: `…` in its last cell (and its first
+    when scrolled past the start). The output of a block (`[Sat Oct 24 10:08:02 2026]
+    mlx5_core 0000:99:00.0: ...`) was cut silently at 80 columns; the rest is one scroll
+    sideways away (right/left, or the mouse)."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        index = y + int(self.scroll_offset.y)
+        width = min(strip.cell_length, self.scrollable_content_region.width)
+        if not 0 <= index < len(self.lines) or width < 2:
+            return strip
+        x = int(self.scroll_offset.x)
+        full = cell_len(self.lines[index].expandtabs())
+        mark = Strip([Segment("…", self.rich_style)])
+        if full > x + width:
+            strip = Strip.join([strip.crop(0, width - 1), mark])
+        if x > 0 and full > x:
+            strip = Strip.join([mark, strip.crop(1, width)])
+        return strip
 
 
 class OutputStream:

@@ -189,6 +189,8 @@ class CaseView(FabtuiScreen):
         self.similar: Similar | None = None
         self.links: list[tuple[str, str]] = []
         """(kind, target) of each line of the links list: runbook, session or case."""
+        self._links_painted: list[str] | None = None
+        """The links list's lines as last painted."""
 
 
     def compose(self) -> ComposeResult:
@@ -258,11 +260,16 @@ class CaseView(FabtuiScreen):
                 label.append(f"matched {why(found.matched)}", "dim")
                 options.append(Option(label))
                 self.links.append(("case", found.id))
+        painted = [str(o.prompt) for o in options]
+        if painted == self._links_painted:
+            return  # the same lines: the list (its layout and cursor) stays as it is
+        self._links_painted = painted
         links.clear_options()
         links.add_options(options)
         links.border_title = "links · similar"
 
     def on_resize(self) -> None:
+        """Names broken for the list's new width (repainted only when they change)."""
         self.call_after_refresh(self._paint_links)
 
     def _link(self, kind: str) -> str | None:

@@ -7,13 +7,16 @@ listing every match, the bad field focused, text typed on a select kept)."""
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from collections.abc import Iterator
 
 import pytest
+from rich.cells import cell_len
+from rich.console import Console
 from textual.app import App, ComposeResult
-from textual.widgets import Input, Log
+from textual.widgets import Input, Log, Static
 
 from fabtui.model.events import (
     BlockCommand,
@@ -27,9 +30,17 @@ from fabtui.model.events import (
     StepStarted,
 )
 from fabtui.model.verdict import Verdict
-from fabtui.tui.messages import OpenRunbook
+from fabtui.tui.messages import OpenCase, OpenRunbook
+from fabtui.tui.screens.case_edit import CaseEditor
+from fabtui.tui.screens.case_view import (
+    READING_WIDTH,
+    CaseTable,
+    CaseView,
+    break_name,
+    case_tables,
+)
 from fabtui.tui.screens.cases import CasesScreen
-from fabtui.tui.screens.dialogs import Choose, Form
+from fabtui.tui.screens.dialogs import Choose, Form, Prompt
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.probes import ProbeConsole
 from fabtui.tui.screens.runbooks import RunbooksScreen
@@ -107,6 +118,34 @@ async def test_a_view_too_narrow_for_every_rail_says_which_are_out_of_sight() ->
             screen_text(app)
 
 
+@pytest.mark.parametrize(("size", "least"), [((80, 24), 37), ((100, 32), 46)])
+@asynctest
+async def test_the_detail_panel_keeps_its_share_of_a_narrow_screen(
+        size: tuple[int, int], least: int) -> None:
+    """Before the matrix became picture-wide the detail panel had 46 % of the width (37 columns
+    at 80); the picture then took three of them and cut the panel's names and values shorter.
+    The panel keeps its share (the matrix scrolls sideways and says which rails are out of
+    sight), and a wide screen still gives it everything the picture does not need."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        matrix = app.screen.query_one(FabricMatrix)
+        detail = app.screen.query_one("#detail")
+        assert detail.region.width >= least, (matrix.region, detail.region)
+        assert matrix.region.right == detail.region.x and detail.region.right == size[0]
+
+
+@asynctest
+async def test_a_wide_screen_gives_the_detail_panel_all_the_picture_does_not_need() -> None:
+    app = make_app()
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        matrix = app.screen.query_one(FabricMatrix)
+        detail = app.screen.query_one("#detail")
+        assert matrix.region.width <= matrix.virtual_size.width + 2
+        assert detail.region.x == matrix.region.right and detail.region.width > 140
+
+
 def test_layer_counts_read_one_way() -> None:
     """`✓0/64` read as "none of 64 fine"; a count is now of the elements in the state its
     glyph shows: all fine `✓64/64`, problems `✗1/64`, not read yet `?64/64`; narrow, the
@@ -152,6 +191,45 @@ async def test_the_console_at_80x24_shows_every_value_whole() -> None:
         for name in LONG_NAMES:  # whole, or cut with a mark
             assert name in text or re.search(re.escape(name[:10]) + r"\S*…", text), name
         assert sum(table.widths) + 2 * (len(table.widths) - 1) <= table.size.width
+
+
+@pytest.mark.parametrize("case_id", ["optic-fec-ber-fr4-spine-zh",
+                                     "nccl-hang-optic-rail5-node003"])
+@asynctest
+async def test_the_case_view_at_80x24_shows_every_evidence_value_whole(case_id: str) -> None:
+    """The case view's tables were DataTables cut at the screen's edge (`4.6e-05（fail` lost its
+    limit, the value column of most rows was one character): each cell is now whole, a long
+    one wrapped inside its column; every word of every value and component is on the view."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(OpenCase(case_id))
+        await until(pilot, lambda: isinstance(app.screen, CaseView), "the case view")
+        await pilot.pause()
+        view = app.screen
+        assert isinstance(view, CaseView)
+        table = view.query_one(".evidence", Static)
+        width = table.content_size.width
+        assert 0 < width < 60
+        console = Console(width=width, record=True, file=io.StringIO())
+        console.print(CaseTable(*case_tables(view.case)["Evidence"]))
+        lines = console.export_text().splitlines()
+        assert all(cell_len(line.rstrip()) <= width for line in lines)
+        folded = "".join("".join(lines).split())
+        for row in view.case.evidence:
+            for word in row.component.split():
+                assert any(word in line for line in lines), (word, lines)
+            for word in row.value.split():
+                # a reading whole on a line; a longer word (a log line quoted) may fold,
+                # every character kept
+                assert any(word in line for line in lines) or \
+                    (cell_len(word) > READING_WIDTH and word in folded), (word, lines)
+
+
+def test_a_long_name_breaks_after_a_dash_never_mid_word() -> None:
+    assert break_name("fec-errors-spine-uplink-histogram-tail", 22) == \
+        "fec-errors-spine-\nuplink-histogram-tail"
+    assert break_name("20261205-091924-11ad78", 12) == "20261205-\n091924-\n11ad78"
+    assert break_name("short", 22) == "short"
 
 
 def test_a_shared_prefix_is_said_once() -> None:
@@ -215,6 +293,73 @@ async def open_recorded(pilot: object, app: object) -> SessionScreen:
     await app.push_screen(session)
     await pilot.pause()  # type: ignore[attr-defined]
     return session
+
+
+@asynctest
+async def test_slash_filters_the_session_outline_and_results_then_esc_goes_back() -> None:
+    """`/` in a session filters its outline (the screen had no filter): `dom` keeps the
+    dom blocks under their steps; Esc leaves the field for the outline, the filter kept;
+    Esc clears it; Esc again goes back one level, to the Runbooks library."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        session = await open_recorded(pilot, app)
+        outline = session.query_one(OutlineList)
+        every = len(outline.lines)
+        await pilot.press("slash", *"dom")
+        await pilot.pause()
+        blocks = [line.block for line in outline.lines if line.block]
+        assert blocks and all("dom" in b for b in blocks) and len(outline.lines) < every
+        assert all(any(s.block is None and s.step == line.step for s in outline.lines)
+                   for line in outline.lines)  # each block under its step
+        await pilot.press("escape")
+        await pilot.pause()
+        assert session.focused is outline and session.view_filter == "dom"
+        await pilot.press("down")  # the outline has the keys, the filter holds
+        await pilot.pause()
+        assert len(outline.lines) < every and app.screen is session
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(outline.lines) == every and app.screen is session
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, RunbooksScreen), "the library")
+
+
+@pytest.mark.parametrize("key", ["1", "2", "3", "4"])
+@asynctest
+async def test_slash_filters_on_every_view(key: str) -> None:
+    """`/` on each view puts the focus in that view's filter or search field, where the
+    text typed filters the view's list (the Fabric view's find-or-filter prompt)."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("escape", key, "escape")
+        await pilot.pause()
+        await pilot.press("slash")
+        await pilot.pause()
+        focused = app.screen.focused
+        assert isinstance(focused, Input) or isinstance(app.screen, Prompt), \
+            (key, type(app.screen).__name__, focused)
+
+
+@asynctest
+async def test_an_output_line_cut_at_80_columns_ends_in_an_ellipsis() -> None:
+    """A block's output line longer than the pane was cut at its edge without a sign (`[Sat
+    Oct 24 10:08:02 2026] mlx5_core 0000:99:00.`); it ends in `…`, and scrolled sideways its
+    start is marked instead and its end shows."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        session = await open_recorded(pilot, app)
+        log = session.query_one("#output", Log)
+        line = "[Sat Oct 24 10:08:02 2026] mlx5_core 0000:99:00.0: " + \
+            "Port module event: module 5, Cable plugged, rx power -inf dBm " * 2 + "END"
+        log.clear()
+        log.write_line(line)
+        await pilot.pause()
+        shown = next(t for t in screen_text(app).splitlines() if "[Sat Oct 24" in t)
+        assert "…" in shown and "END" not in shown, shown
+        log.scroll_to(x=len(line), animate=False, immediate=True)
+        await pilot.pause()
+        shown = next(t for t in screen_text(app).splitlines() if "END" in t)
+        assert "…" in shown and "[Sat Oct" not in shown, shown
 
 
 def outline_line(session: SessionScreen, block: str) -> int:
@@ -370,6 +515,88 @@ async def test_find_lists_every_match_instead_of_picking_the_first() -> None:
         assert matrix.view.text == "rail:4"
 
 
+def background_at(app: App[None], x: int, y: int) -> tuple[int, int, int]:
+    """The background colour of the screen's cell (x, y), as drawn."""
+    strip = app.screen._compositor.render_strips()[y]
+    at = 0
+    for segment in strip:
+        if at <= x < at + segment.cell_length:
+            color = segment.style.bgcolor if segment.style else None
+            assert color is not None, (x, y, segment)
+            triplet = color.get_truecolor()
+            return (triplet.red, triplet.green, triplet.blue)
+        at += segment.cell_length
+    raise AssertionError(f"no cell at {x},{y}")
+
+
+async def focus_rings(pilot: object, app: App[None]) -> dict[str, int]:
+    """Every focusable widget shown on the screen -> how far its centre's colour moves when
+    it takes the focus from another widget (RGB distance)."""
+    widgets = [w for w in app.screen.query("*") if w.focusable and w.display and
+               w.region.area]
+    moved = {}
+    for widget in widgets:
+        other = next(o for o in widgets if o is not widget)
+        x = widget.region.x + widget.region.width // 2
+        y = widget.region.y + widget.region.height // 2
+        other.focus()
+        await pilot.pause()  # type: ignore[attr-defined]
+        before = background_at(app, x, y)
+        widget.focus()
+        await pilot.pause()  # type: ignore[attr-defined]
+        after = background_at(app, x, y)
+        moved[f"{type(widget).__name__}#{widget.id}"] = sum(
+            abs(a - b) for a, b in zip(before, after, strict=True))
+    return moved
+
+
+RING = 15
+"""The least colour change (RGB distance) a focused widget shows: Textual's own focused and
+blurred borders differed by one shade of grey (3), which the review could not see."""
+
+
+@asynctest
+async def test_every_focusable_widget_on_every_view_shows_the_focus() -> None:
+    """The field or list that has the keys is drawn in the accent colour on every view, a
+    session and a case too (the matrix, the detail panel, the outline, the result table, the
+    case list and the scrolling panes had no ring at all)."""
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        seen: dict[str, int] = {}
+        for key in ("1", "2", "3", "4"):
+            await pilot.press("escape", key, "escape")
+            await pilot.pause()
+            seen |= await focus_rings(pilot, app)
+        await open_recorded(pilot, app)
+        seen |= await focus_rings(pilot, app)
+        app.post_message(OpenCase("nccl-hang-optic-rail5-node003"))
+        await until(pilot, lambda: isinstance(app.screen, CaseView), "the case view")
+        seen |= await focus_rings(pilot, app)
+    assert {"FabricMatrix#matrix", "DetailPanel#detail", "CaseList#case-list",
+            "OutlineList#outline", "FitTable#result", "VerticalScroll#case-body"} <= set(seen)
+    faint = {name: moved for name, moved in seen.items() if moved < RING}
+    assert not faint, faint
+
+
+@asynctest
+async def test_a_case_not_saved_gives_the_focus_to_the_field_it_names() -> None:
+    """The case editor's refusal (`title: write a title`) was said below the form while the
+    focus stayed where it was; the named field takes it, and keeps it."""
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        app.post_message(OpenCase("nccl-hang-optic-rail5-node003", edit=True))
+        await until(pilot, lambda: isinstance(app.screen, CaseEditor), "the case editor")
+        editor = app.screen
+        title = editor.query_one("#edit-title", Input)
+        assert title.cursor_position == 0  # a long title shows from its start
+        title.value = ""
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.pause(0.1)
+        assert app.screen is editor and editor.focused is title, editor.focused
+        assert "not saved: title" in screen_text(app)
+
+
 @asynctest
 async def test_a_refused_input_takes_the_focus_with_its_reason() -> None:
     app = make_app(workspace(scenario="healthy", scenario_chosen=True))
@@ -407,6 +634,24 @@ async def test_text_typed_on_a_select_picks_an_option_and_is_never_lost() -> Non
         await pilot.pause()
         assert pick.value == "sev3" and any("no option matches" in str(n.message)
                                             for n in app._notifications)
+
+
+@asynctest
+async def test_ctrl_s_submits_a_prefilled_form_in_one_key() -> None:
+    """A hand-over's form arrives filled: `ctrl+s` runs it as it stands (it took one `enter`
+    a field, four here); a value refused still takes the focus with its reason."""
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(OpenRunbook("optic-replacement", {"port": "leaf-g00-r3:Ethernet61"},
+                                     "a hand-over"))
+        await until(pilot, lambda: isinstance(app.screen, Form), "the input form")
+        form = app.screen
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is form and form.focused is form.query_one("#field-0", Input)
+        assert "not a cabled switch port" in screen_text(app)
+        await pilot.press(*PORT, "ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen), "the session")
 
 
 @asynctest

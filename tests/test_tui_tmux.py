@@ -17,6 +17,7 @@ import pytest
 
 from fabtui.sim.latency import LATENCY_VAR
 from tests.support import REPO
+from tests.support.journeys import walk
 from tests.support.tmux import tmux, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
@@ -324,3 +325,17 @@ def test_at_80x24_in_tmux_the_matrix_lines_up_find_lists_and_typing_searches(
     keys("Escape", "1")
     text = wait("spine links", "esc, 1: the Fabric view")
     keys("C-q")
+
+
+def test_journey_a_at_80x24_within_80_keys_through_a_no_and_a_typo() -> None:
+    """Issue 37's measure of journey (a), NCCL hang to filed case, at 80x24 in tmux (see
+    tests/support/journeys.py, `benchmarks/tui_journeys.py` prints every journey's figures):
+    at most 80 keys besides the typed confirmations; a "no" at a gate waits and a mistyped
+    confirmation is asked again (the review lost the session to each); every before/after
+    value on the screen whole. Fails, naming the step and its screen, when a screen never
+    shows what the step needs."""
+    tally = walk("a", (80, 24), slips=True)
+    print(f"\njourney (a) with a no and a typo at 80x24: {tally.other_keys} keys, "
+          f"{tally.confirm_chars} confirmation characters, {tally.seconds:.1f} s")
+    assert tally.keys_besides_confirmations <= 80
+    assert any("unreadable: []" in note for note in tally.notes), tally.notes

@@ -12,6 +12,7 @@ the Runbooks and Cases screens' job.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import shlex
 import shutil
@@ -24,7 +25,10 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+from rich.console import Console
+from rich.text import Text
 from textual.message import Message
+from textual.widgets import OptionList
 
 from fabtui.model.chain import ChainLink, EvidenceChain
 from fabtui.model.probe import Verdict
@@ -36,6 +40,7 @@ from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.screens.runbook_choice import RunbookChoiceScreen
 from fabtui.tui.screens.triage import TriageScreen
 from fabtui.tui.widgets.detail import DetailPanel
+from fabtui.tui.widgets.hanging import hang
 from fabtui.tui.widgets.matrix import FabricMatrix
 from fabtui.tui.widgets.triage_view import chain_strip, chain_text
 from fabtui.views.crosslinks import (
@@ -316,6 +321,58 @@ async def test_the_triage_screen_snapshot(size: tuple[int, int]) -> None:
         text = screen_text(app)
         assert "culprit rank 21" in text and "MT24000043" in text
         await assert_snapshot(pilot, f"triage-optic-{size[0]}x{size[1]}")
+
+
+@asynctest
+async def test_slash_filters_the_suspects_and_esc_leaves_then_clears_the_filter() -> None:
+    """`/` on Triage filters, as on every view (it focused the log field): `node002` keeps
+    rank 13's suspect and the selected suspect is that one (o, s, x act on it); Esc leaves
+    the field with the filter kept and said; Esc again clears it; the log field is `l`."""
+    ws, report = await asyncio.to_thread(triaged)
+    app = Recorder(ws, triage=((Path("logs"),), report))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TriageScreen) and len(screen.shown) == 2
+        await pilot.press("slash", *"node002")
+        await pilot.pause()
+        assert screen.shown == [1] and screen.selected_suspect is report.suspects[1]
+        cases = screen.query_one("#triage-cases", OptionList)
+        assert cases.option_count == 0  # no similar case names node002
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.focused is screen.query_one("#triage-suspects")
+        assert "/ node002" in screen_text(app) and "1 of 2 suspects" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.shown == [0, 1] and screen.view_filter == ""
+        assert "1 of 2 suspects" not in screen_text(app)
+        await pilot.press("l")
+        assert screen.focused is screen.query_one("#triage-path")
+
+
+@asynctest
+async def test_at_80_columns_a_long_evidence_line_wraps_under_itself() -> None:
+    """The evidence line `logs/job.log:1155  2: node003 ... NCCL WARN NET/IB ...` wrapped back
+    to the panel's first column, where it read as a line of its own; it goes on indented."""
+    ws, report = await asyncio.to_thread(triaged)
+    app = Recorder(ws, triage=((Path("logs"),), report))
+    async with app.run_test(size=(80, 40)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        warn = next(i for i, line in enumerate(lines) if "NCCL WARN NET/IB" in line)
+        assert lines[warn].startswith("     NCCL WARN"), lines[warn - 1:warn + 2]
+        tail = next(i for i, line in enumerate(lines) if "remoteGids" in line)
+        assert tail > warn and lines[tail].startswith("     "), lines[warn:tail + 1]
+
+
+def test_a_hanging_line_goes_on_past_its_own_indent() -> None:
+    console = Console(width=30, file=io.StringIO())
+    lines = [t.plain for t in hang(console, Text("  file:1  " + "word " * 12), 30)]
+    assert lines[0].startswith("  file:1  word") and len(lines) > 2
+    assert all(line.startswith("    ") and line.strip() for line in lines[1:])
+    assert " ".join(" ".join(lines).split()) == "file:1 " + " ".join(["word"] * 12)
 
 
 # --- the non-visual links (workspace.crosslinks) -------------------------------------------

@@ -151,8 +151,28 @@ class FabtuiApp(App[None]):
         if isinstance(self.screen, FabricScreen):
             self.screen.show_marks()
 
+    @property
+    def closing(self) -> bool:
+        """Whether the app is shutting down (quit, or a test's app leaving its `run_test`)."""
+        return not self._running
+
+    async def _show_mode(self, mode: str) -> bool:
+        """Switch to `mode`'s view; False, doing nothing, once the app is closing.
+
+        A message that opens a view (`OpenCase` after `f` files a case, `OpenRunbook` from a
+        hand-over) can still be queued when the app is told to quit, and is then handled while
+        Textual closes the views' screen stacks one by one. Switching to a mode not shown yet
+        adds a stack to the dict it iterates, and the quit ended in `RuntimeError: dictionary
+        changed size during iteration` (seen as a flaky app test under load)."""
+        if self.closing:
+            return False
+        await self.switch_mode(mode)
+        return True
+
     def show_on_fabric(self, key: str) -> None:
         """Switch to the Fabric screen with element `key` selected."""
+        if self.closing:
+            return
         self.switch_mode("fabric")
         self.call_after_refresh(self._select_on_fabric, key)
 
@@ -202,14 +222,17 @@ class FabtuiApp(App[None]):
 
     async def on_open_case(self, message: OpenCase) -> None:
         """Show the case on the Cases screen (its editor when `edit`), from any screen."""
-        await self.switch_mode("cases")
+        if not await self._show_mode("cases"):
+            return
         cases = self.screen_stack[0]
         assert isinstance(cases, CasesScreen)
         cases.open_case(message.case_id, edit=message.edit)
 
-    async def _runbooks_screen(self) -> RunbooksScreen:
-        """The Runbooks mode shown, and its library screen (the bottom of its stack)."""
-        await self.switch_mode("runbooks")
+    async def _runbooks_screen(self) -> RunbooksScreen | None:
+        """The Runbooks mode shown, and its library screen (the bottom of its stack); None
+        once the app is closing."""
+        if not await self._show_mode("runbooks"):
+            return None
         screen = self.screen_stack[0]
         assert isinstance(screen, RunbooksScreen)
         return screen
@@ -218,14 +241,17 @@ class FabtuiApp(App[None]):
         """Open the runbook's guided session, inputs pre-filled, in the Runbooks mode (Esc in
         the session comes back to the view it was opened from)."""
         origin = self.current_mode
-        (await self._runbooks_screen()).open_runbook(message.runbook, message.inputs,
-                                                      message.why, origin=origin,
-                                                      from_session=message.from_session)
+        screen = await self._runbooks_screen()
+        if screen is not None:
+            screen.open_runbook(message.runbook, message.inputs, message.why, origin=origin,
+                                from_session=message.from_session)
 
     async def on_open_session(self, message: OpenSession) -> None:
         """Show a recorded session in the Runbooks mode (Esc: back to the view it came from)."""
         origin = self.current_mode
-        (await self._runbooks_screen()).show_session(message.session, origin=origin)
+        screen = await self._runbooks_screen()
+        if screen is not None:
+            screen.show_session(message.session, origin=origin)
 
     def action_report(self) -> None:
         """Build the newest session's report in a worker and say where it was written."""

@@ -79,8 +79,11 @@ FABRIC_COMMANDS = (
             show=False),
 )
 TRIAGE_COMMANDS = (
-    Command("triage.logs", "l,slash", "focus_logs", "Logs", "Type the hung job's log folder "
-            "(or files); enter runs the triage. / does too: the view's one text field."),
+    Command("triage.logs", "l", "focus_logs", "Logs", "Type the hung job's log folder "
+            "(or files); enter runs the triage."),
+    Command("triage.filter", "slash", "filter_view", "Filter", "Show only the suspects and "
+            "similar cases holding every word typed (node003, optic, rail 5); esc leaves "
+            "the field, esc again clears it."),
     Command("triage.runbook", "o", "open_runbook", "Runbook", "Run the suggested runbook on "
             "the selected suspect (its node, NIC and port filled in)."),
     Command("triage.fabric", "s", "show_fabric", "On fabric", "Show the selected suspect on "
@@ -137,8 +140,12 @@ SESSION_COMMANDS = (
             "draft case it would file, beside its similar cases).", short="Past"),
     Command("session.file", "f", "file_case", "File case", "File the session as a draft case "
             "and open it to complete the root cause and resolution.", short="File"),
-    Command("session.back", "escape", "back", "Back", "Back to where the session was opened "
-            "from (a running block is cancelled; the session can be resumed)."),
+    Command("session.filter", "slash", "filter_view", "Filter", "Show only the outline's "
+            "steps and blocks and the result rows holding every word typed (dom, rx_power); "
+            "esc leaves the field, esc again clears it.", show=False),
+    Command("session.back", "escape", "back", "Back", "Leave the filter (esc again clears "
+            "it); else back to where the session was opened from (a running block is "
+            "cancelled; the session can be resumed)."),
 )
 CASES_COMMANDS = (
     Command("cases.search", "slash", "focus_search", "Search", "Type a symptom (English or "

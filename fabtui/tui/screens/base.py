@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from textual import events, on
+from textual.app import ComposeResult
 from textual.binding import NoBinding
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input
+from textual.widgets import Input, Label
 
 from fabtui.tui.widgets.tabs import ViewTabs
 from fabtui.tui.workers import ForwardsWorkerErrors
@@ -22,6 +24,39 @@ if TYPE_CHECKING:
     from fabtui.tui.app import FabtuiApp
 
 ResultType = TypeVar("ResultType")
+
+
+class FilterField(Input):
+    """The view's `/` filter field (see `FabtuiScreen.FILTERS`), in a `FilterBar`."""
+
+    DEFAULT_CSS = """
+    FilterField { height: 1; border: none; padding: 0; width: 1fr; }
+    """
+
+    def __init__(self, what: str) -> None:
+        super().__init__(placeholder=f"filter {what}: words (enter: to the list, esc: out, "
+                         "esc again: clear)", id="view-filter", select_on_focus=False)
+
+
+class FilterBar(Horizontal):
+    """One line docked under the view: `/`, the filter field and what it keeps (`1 of 2
+    suspects`). Hidden until `/`, shown while a filter is set, so the view never hides rows
+    without saying why."""
+
+    DEFAULT_CSS = """
+    FilterBar { dock: bottom; height: 1; display: none; background: $boost; }
+    FilterBar > Label { width: auto; padding: 0 1; }
+    FilterBar > #view-filter-count { color: $text-muted; }
+    """
+
+    def __init__(self, what: str) -> None:
+        super().__init__(id="view-filter-bar")
+        self.what = what
+
+    def compose(self) -> ComposeResult:
+        yield Label("/")
+        yield FilterField(self.what)
+        yield Label("", id="view-filter-count")
 
 
 class FabtuiAware:
@@ -96,6 +131,74 @@ class FabtuiScreen(FabtuiAware, ForwardsWorkerErrors, Screen[None]):
         for tabs in self.query(ViewTabs).results():
             tabs.show(self.app.current_mode, crumbs,
                       bool(getattr(self.app, "ascii_only", False)))
+
+    # the `/` filter -----------------------------------------------------------------------------
+    FILTERS: ClassVar[str] = ""
+    """What `/` filters on this screen (`suspects and similar cases`), for the field's hint;
+    empty: the screen has no `FilterField` (Fabric, Runbooks and Cases filter in their own
+    search fields, the same way: `/`, type, enter or Esc back to the list)."""
+    FILTER_LIST: ClassVar[str] = ""
+    """Selector of the list the focus goes back to from the filter field."""
+
+    @property
+    def view_filter(self) -> str:
+        """The text the view is filtered by ('' when none)."""
+        for field in self.query(FilterField).results():
+            return field.value.strip()
+        return ""
+
+    def action_filter_view(self) -> None:
+        """`/`: the filter field shown under the view, with the focus (its text kept)."""
+        for bar in self.query(FilterBar).results():
+            bar.display = True
+            bar.query_one(FilterField).focus()
+
+    def say_filtered(self, kept: int, of: int, what: str) -> None:
+        """What the filter keeps, beside it (`1 of 2 suspects`)."""
+        for label in self.query("#view-filter-count").results(Label):
+            label.update(f"{kept} of {of} {what}" if self.view_filter else "")
+
+    def apply_view_filter(self, text: str) -> None:
+        """Show only what `text` keeps (each screen its own lists; see `views.listfilter`)."""
+
+    @on(Input.Changed, "FilterField")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.apply_view_filter(event.value.strip())
+
+    @on(Input.Submitted, "FilterField")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._focus_filter_list()
+
+    def _focus_filter_list(self) -> None:
+        for widget in self.query(self.FILTER_LIST).results() if self.FILTER_LIST else []:
+            if widget.display:
+                widget.focus()
+                return
+        self.focus_next()
+
+    def leave_filter(self) -> bool:
+        """Esc, before going back a level: out of the filter field to the list (the filter
+        kept and still shown), else a filter set is cleared. False when there was neither."""
+        for bar in self.query(FilterBar).results():
+            field = bar.query_one(FilterField)
+            if self.focused is field:
+                if not field.value.strip():
+                    bar.display = False
+                self._focus_filter_list()
+                return True
+            if field.value.strip():
+                field.value = ""
+                bar.display = False
+                self.apply_view_filter("")
+                return True
+        return False
+
+    @on(events.Mount)
+    def _mount_filter(self) -> None:
+        if self.FILTERS:
+            self.mount(FilterBar(self.FILTERS))
 
     def leave_input(self) -> bool:
         """Esc in a text field: the focus to `AFTER_INPUT` (True), else nothing (False)."""

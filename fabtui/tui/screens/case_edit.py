@@ -24,6 +24,10 @@ from fabtui.tui.commands import CASE_EDIT_COMMANDS, bindings
 from fabtui.tui.screens.base import FabtuiAware
 from fabtui.tui.widgets.pick import TypedSelect
 
+FIELDS = {"title": "#edit-title", "severity": "#edit-severity", "status": "#edit-status",
+          "root cause": "#edit-root-cause", "resolution": "#edit-resolution"}
+"""The field a refusal names first (`title: write a title`) -> its widget."""
+
 
 class CaseEditor(FabtuiAware, ModalScreen[Case | None]):
     """See the module docstring."""
@@ -68,6 +72,8 @@ class CaseEditor(FabtuiAware, ModalScreen[Case | None]):
 
     def on_mount(self) -> None:
         self.query_one("#edit-root-cause", TextArea).focus()
+        # a long title shows from its start (the field showed its end: `21): dark optic…`)
+        self.query_one("#edit-title", Input).cursor_position = 0
 
     def action_save(self) -> None:
         """Validate and store the case; on a refusal say why and stay."""
@@ -93,8 +99,14 @@ class CaseEditor(FabtuiAware, ModalScreen[Case | None]):
         self.dismiss(saved)
 
     def _refuse(self, message: str) -> None:
+        """Say why the case was not saved, and give the focus to the field it names (`title:
+        ...`, `root cause: ...`), so what is typed next goes where the problem is."""
         self.error = message
         self.query_one("#edit-error", Static).update(f"not saved: {message}")
+        named = message.split(":", 1)[0].strip().lower().replace("_", " ")
+        field = FIELDS.get(named)
+        if field is not None:
+            self.query_one(field).focus()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -9,16 +9,20 @@ on one opens it. `e` edits, `x` exports.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import ClassVar
 
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Label, Markdown, OptionList, Static
+from textual.widgets import Label, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from fabtui.cases.markdown import SECTIONS
@@ -77,14 +81,88 @@ Rows = list[tuple[str, ...]]
 
 def case_tables(case: Case) -> dict[str, tuple[tuple[str, ...], Rows]]:
     """The case's tables by section heading: (columns, rows)."""
-    return {"Evidence": (("component", "metric", "value", "source"),
-                         [(r.component, r.metric, r.value, r.source) for r in case.evidence]),
+    return {"Evidence": (("component · metric", "value", "source"),
+                         [(f"{r.component}\n  {r.metric}", r.value, r.source)
+                          for r in case.evidence]),
             "Timeline": (("at", "what"), [(t.at, t.text) for t in case.timeline]),
             "Tuning": (("change", "metric", "before", "after"),
                        [(t.change, t.metric, t.before, t.after) for t in case.tuning]),
             "Action items": (("done", "item", "owner"),
                              [("x" if a.done else " ", a.text, a.owner or "")
                               for a in case.action_items])}
+
+
+def break_name(name: str, width: int) -> str:
+    """`name` in lines of at most `width` cells, broken after a `-`, `:` or `/` (a case id
+    wrapped by the list broke mid-word: `fec-errors-spine-upli` / `nk-histogram-tail`); a part
+    longer than a line is left to wrap as it must."""
+    if width <= 0 or cell_len(name) <= width:
+        return name
+    parts = re.findall(r"[^-:/]+[-:/]?|[-:/]", name)
+    lines = [""]
+    for part in parts:
+        if lines[-1] and cell_len(lines[-1] + part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)
+
+
+VALUES = frozenset({"value", "before", "after"})
+"""Columns of readings: the last to give way on a narrow screen."""
+READING_WIDTH = 12
+"""A reading with its unit is this wide at most (`-0.0000123`, `599.372 /s`): kept whole."""
+
+
+class CaseTable:
+    """A case's table as a document shows it: every cell whole, a long one wrapped inside its
+    own column (a DataTable cut the value column at the screen's edge: `4.6e-05（fail` lost
+    its limit, a timeline line its end). A column is kept at least as wide as its longest word
+    (a number or a name is never broken) while the widths fit; on a screen too narrow for all
+    of them the last columns give that up first (they fold), nothing is ever cut."""
+
+    def __init__(self, columns: tuple[str, ...], rows: Rows) -> None:
+        self.columns = columns
+        self.rows = rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1),
+                      header_style="bold")
+        widths = self.widths(options.max_width)
+        for name, width in zip(self.columns, widths, strict=True):
+            table.add_column(name, width=width, overflow="fold")
+        for row in self.rows:
+            table.add_row(*(str(cell) for cell in row))
+        yield table
+
+    def widths(self, width: int) -> list[int]:
+        """Each column's width in `width` cells: first its longest word (capped at 30); on a
+        screen too narrow for all of them some give way (see below; a word longer than its
+        column then folds, every character kept); then what is left shared by how much more
+        each column needs for its longest line."""
+        count = len(self.columns)
+        cells = [[str(row[n]) for row in self.rows] + [self.columns[n]] for n in range(count)]
+        words = [min(30, max(cell_len(w) for c in column for w in c.split() or [""]))
+                 for column in cells]
+        lines = [max(cell_len(line) for c in column for line in c.splitlines() or [""])
+                 for column in cells]
+        room = max(count, width - 2 * (count - 1))
+        least = [max(1, w) for w in words]
+        # who gives way, in turn: the last text columns, a value column down to a reading's
+        # width (a long log line quoted as a value folds), the first column (the component
+        # named), then the value column again
+        values = [n for n in range(count) if self.columns[n] in VALUES]
+        texts = [n for n in reversed(range(1, count)) if n not in values]
+        for columns, floor in ((texts, 8), (values, READING_WIDTH), ([0], 8), (values, 8)):
+            for n in columns:
+                while sum(least) > room and least[n] > floor:
+                    least[n] -= 1
+        if sum(least) > room:  # too narrow even for that: shared evenly
+            return [max(1, room // count)] * count
+        spare = room - sum(least)
+        wants = [max(0, line - w) for line, w in zip(lines, least, strict=True)]
+        total = sum(wants)
+        given = [spare * want // total if total else 0 for want in wants]
+        return [w + g for w, g in zip(least, given, strict=True)]
 
 
 class CaseView(FabtuiScreen):
@@ -100,7 +178,7 @@ class CaseView(FabtuiScreen):
     CaseView #case-links { width: 34%; max-width: 56; min-width: 24; }
     CaseView #case-facts { margin-bottom: 1; }
     CaseView .heading { text-style: bold; color: $accent; margin-top: 1; }
-    CaseView DataTable { height: auto; max-height: 16; }
+    CaseView .case-table { height: auto; width: 1fr; }
     """
 
     def __init__(self, case: Case, *, stored: bool = True) -> None:
@@ -111,6 +189,8 @@ class CaseView(FabtuiScreen):
         self.similar: Similar | None = None
         self.links: list[tuple[str, str]] = []
         """(kind, target) of each line of the links list: runbook, session or case."""
+        self._links_painted: list[str] | None = None
+        """The links list's lines as last painted."""
 
 
     def compose(self) -> ComposeResult:
@@ -129,7 +209,7 @@ class CaseView(FabtuiScreen):
         body = self.query_one("#case-body", VerticalScroll)
         with self.app.batch_update():
             await body.remove_children()
-            widgets: list[Static | Label | Markdown | DataTable[str]] = [
+            widgets: list[Static | Label | Markdown] = [
                 Static(facts(case, self.stored), id="case-facts")]
             tables = case_tables(case)
             prose = dict(sections(case))
@@ -140,11 +220,9 @@ class CaseView(FabtuiScreen):
                 widgets.append(Label(heading, classes="heading"))
                 if heading in tables and tables[heading][1]:
                     columns, rows = tables[heading]
-                    grid: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
-                                                     classes=heading.lower().replace(" ", "-"))
-                    grid.add_columns(*columns)
-                    grid.add_rows(rows)
-                    widgets.append(grid)
+                    kind = heading.lower().replace(" ", "-")
+                    widgets.append(Static(CaseTable(columns, rows),
+                                          classes=f"case-table {kind}"))
                 if heading in prose:
                     widgets.append(Markdown(prose[heading]))
             await body.mount_all(widgets)
@@ -157,10 +235,13 @@ class CaseView(FabtuiScreen):
         links = self.query_one("#case-links", OptionList)
         self.links = []
         options: list[Option] = []
+        room = links.scrollable_content_region.width - 2  # the option's padding
         for kind, values in (("runbook", case.runbooks), ("session", case.sessions)):
             for value in values:
                 self.links.append((kind, value))
-                options.append(Option(f"{kind}: {value}"))
+                shown = f"{kind}: {value}"
+                options.append(Option(shown if cell_len(shown) <= room or room <= 0 else
+                                      f"{kind}:\n{break_name(value, room)}"))
         if not self.links:
             options.append(Option("no runbook or session referenced", disabled=True))
             self.links.append(("", ""))
@@ -173,14 +254,23 @@ class CaseView(FabtuiScreen):
                                   disabled=True))
             self.links.append(("", ""))
             for found in self.similar.cases:
-                label = Text(f"{found.id} [{found.status}] {found.score:.1f}\n")
+                label = Text(f"{break_name(found.id, room)} [{found.status}] "
+                             f"{found.score:.1f}\n")
                 label.append(found.title[:120] + "\n")
                 label.append(f"matched {why(found.matched)}", "dim")
                 options.append(Option(label))
                 self.links.append(("case", found.id))
+        painted = [str(o.prompt) for o in options]
+        if painted == self._links_painted:
+            return  # the same lines: the list (its layout and cursor) stays as it is
+        self._links_painted = painted
         links.clear_options()
         links.add_options(options)
         links.border_title = "links · similar"
+
+    def on_resize(self) -> None:
+        """Names broken for the list's new width (repainted only when they change)."""
+        self.call_after_refresh(self._paint_links)
 
     def _link(self, kind: str) -> str | None:
         """The link of `kind` under the cursor of the links list, else the first of it."""

@@ -89,10 +89,13 @@ class Field:
 class Form(ModalScreen[dict[str, str] | None]):
     """Ask for several values (a runbook's inputs, one `input` block's value); each is checked
     by `check` when submitted and the form stays open with the reason until all pass.
-    `enter` on the last field submits, `esc` returns None."""
+    `enter` on the last field submits, `ctrl+s` submits every field as it stands (a form
+    pre-filled by a hand-over or a triage is one key, not one `enter` a field), `esc` returns
+    None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Back", id="form.back"),
+        Binding("ctrl+s", "submit_all", "Submit", id="form.submit"),
     ]
     DEFAULT_CSS = """
     Form { align: center middle; }
@@ -137,7 +140,8 @@ class Form(ModalScreen[dict[str, str] | None]):
     def _ready(self) -> None:
         """The keys' hint shows once the first field has the focus (`focus()` lands on a
         later turn): what is typed from then on goes into the form, not the screen below."""
-        self.query_one(VerticalScroll).border_subtitle = "enter: next / submit · esc: back"
+        self.query_one(VerticalScroll).border_subtitle = \
+            "enter: next / submit · ctrl+s: submit all · esc: back"
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """Follow the focus the operator moves (tab, a click); ours landing changes nothing."""
@@ -158,6 +162,11 @@ class Form(ModalScreen[dict[str, str] | None]):
             self._moving.append(self._at)
             self.query_one(f"#field-{self._at}", Input).focus()
             return
+        self.action_submit_all()
+
+    def action_submit_all(self) -> None:
+        """Every field checked as it stands; the first refused takes the focus with its
+        reason, else the form returns its values."""
         values = {f.name: self.query_one(f"#field-{i}", Input).value
                   for i, f in enumerate(self.fields)}
         for index, field in enumerate(self.fields):

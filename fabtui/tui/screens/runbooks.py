@@ -28,6 +28,7 @@ from fabtui.tui.screens.dialogs import Field, Form
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.fit_table import fit_data_table
 from fabtui.tui.widgets.footer import KeyFooter
+from fabtui.tui.widgets.hanging import Hanging
 from fabtui.tui.widgets.session_parts import badge
 from fabtui.views import guided
 
@@ -143,7 +144,7 @@ class RunbooksScreen(FabtuiScreen):
                 text.append(f"  {line}\n")
             text.append(f"\n{len(book.steps)} steps, {len(book.blocks())} blocks · "
                         "enter: open", "dim")
-        self.query_one("#rb-detail-text", Static).update(text)
+        self.query_one("#rb-detail-text", Static).update(Hanging(text))
 
     @on(DataTable.RowSelected, "#rb-list")
     def _selected(self, event: DataTable.RowSelected) -> None:

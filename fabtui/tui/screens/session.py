@@ -45,8 +45,17 @@ from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
 from fabtui.tui.widgets.fit_table import FitCell, FitTable, split_common
 from fabtui.tui.widgets.footer import KeyFooter
-from fabtui.tui.widgets.session_parts import OutlineList, OutputStream, badge, outline_lines
+from fabtui.tui.widgets.hanging import Hanging
+from fabtui.tui.widgets.session_parts import (
+    MarkedLog,
+    OutlineList,
+    OutputStream,
+    badge,
+    filter_outline,
+    outline_lines,
+)
 from fabtui.views import guided
+from fabtui.views.listfilter import filter_words, keeps
 
 if TYPE_CHECKING:
     from fabtui.workspace.core import Resumed
@@ -100,6 +109,8 @@ class SessionScreen(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = SESSION_COMMANDS
+    FILTERS = "the outline and the results"
+    FILTER_LIST = "#outline"
     BINDINGS: ClassVar[list[BindingType]] = bindings(SESSION_COMMANDS)
     DEFAULT_CSS = """
     SessionScreen #session-head { height: auto; max-height: 3; padding: 0 1;
@@ -164,8 +175,8 @@ class SessionScreen(FabtuiScreen):
                 with VerticalScroll(id="prose"):
                     yield Static(id="prose-text")
                 yield Static(id="block-head")
-                yield Log(id="output", max_lines=LOG_LINES, auto_scroll=True)
-                yield Log(id="block-output", max_lines=LOG_LINES, auto_scroll=False)
+                yield MarkedLog(id="output", max_lines=LOG_LINES, auto_scroll=True)
+                yield MarkedLog(id="block-output", max_lines=LOG_LINES, auto_scroll=False)
                 # the result table is mounted with the first result (`_result_table`)
         yield KeyFooter()
 
@@ -379,6 +390,10 @@ class SessionScreen(FabtuiScreen):
         head = Text()
         head.append(f"{self.book.meta.id}", "bold")
         head.append(f" · {cut(self.book.title, 60)}\n")
+        if view.handover and view.state == "finished":
+            # the next thing to do, second: seen at 80x24, where the block's own line under
+            # the prose and the head's last lines are pushed out of the screen
+            head.append(f"next: runbook {view.handover} (o opens it)\n", "bold")
         head.append(f"session {self.session or '(not started)'} · ")
         state = view.state if not self.busy else "running"
         if self._queue.qsize():
@@ -401,8 +416,11 @@ class SessionScreen(FabtuiScreen):
         elif not self.live:
             head.append("\nrecorded session (read only)")
         self.query_one("#session-head", Static).update(head)
-        self.query_one(OutlineList).set_lines(outline_lines(view, theme, ascii_only),
-                                              view.block)
+        lines = outline_lines(view, theme, ascii_only)
+        kept = filter_outline(lines, self.view_filter)
+        self.query_one(OutlineList).set_lines(kept, view.block)
+        self.say_filtered(sum(1 for line in kept if line.block),
+                          sum(1 for line in lines if line.block), "blocks")
         self._paint_prose()
         self._paint_block()
 
@@ -448,7 +466,7 @@ class SessionScreen(FabtuiScreen):
         if upcoming is not None and self.live and view.state != "finished":
             text.append(f"\nnext: {upcoming.kind.value} {upcoming.id}"
                         f"{' (a gate)' if guided.is_gate(upcoming) else ''}", "bold")
-        self.query_one("#block-head", Static).update(text)
+        self.query_one("#block-head", Static).update(Hanging(text))
         self._paint_output(block)
         self._paint_result()
 
@@ -472,8 +490,9 @@ class SessionScreen(FabtuiScreen):
             pairs = [p for b in blocks if view.states.get(b.id) not in ("pending", None)
                      and (p := guided.comparison(self.book, values, b.id, ours)) and p.rows]
         shown = picked_block or ""
-        key = ("pairs", *(p.after for p in pairs)) if pairs else \
-            ("block", shown) if view.results.get(shown, {}).get("metrics") else None
+        key = ("pairs", self.view_filter, *(p.after for p in pairs)) if pairs else \
+            ("block", self.view_filter, shown) if view.results.get(shown, {}).get("metrics") \
+            else None
         if key is None and self.picked is not None:
             self._result_table().display = False
             self._shown_result = None
@@ -516,6 +535,11 @@ class SessionScreen(FabtuiScreen):
                      part or "-", m["name"]) for m, part in zip(metrics, parts, strict=True)]
             if all(not part for part in parts):
                 columns, rows = (*columns[:3], columns[4]), [(*r[:3], r[4]) for r in rows]
+        words = filter_words(self.view_filter)
+        if words:
+            kept = [row for row in rows if keeps(words, row)]
+            caption = f"{caption} · filter {self.view_filter!r}: {len(kept)} of {len(rows)} rows"
+            rows = kept
         table = self._result_table()
         table.set_rows(columns, rows, caption)
         table.display = True
@@ -742,9 +766,18 @@ class SessionScreen(FabtuiScreen):
                                   title="file case")
         self.app.post_message(OpenCase(case.id, edit=True))
 
+    def apply_view_filter(self, text: str) -> None:
+        self._shown_result = None
+        self._paint()
+
     def action_back(self) -> None:
-        """Back one level: to the screen under this one and, when the session was opened from
-        another view (Triage's `o`, a case's runbook), to that view."""
+        """Back one level: out of the `/` filter first (then the filter cleared); else to
+        the screen under this one and, when the session was opened from another view
+        (Triage's `o`, a case's runbook), to that view."""
+        if self.leave_filter():
+            self._shown_result = None
+            self._paint()
+            return
         self.dismiss(None)
         if self.origin and self.origin != self.app.current_mode:
             self.app.switch_mode(self.origin)

@@ -33,6 +33,7 @@ from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.widgets.fit_table import fit_data_table
 from fabtui.tui.widgets.footer import KeyFooter
+from fabtui.tui.widgets.hanging import Hanging
 from fabtui.tui.widgets.triage_view import (
     SUSPECT_FIT,
     chain_legend,
@@ -44,6 +45,7 @@ from fabtui.tui.widgets.triage_view import (
     verdict_text,
 )
 from fabtui.views.crosslinks import report_keys, suspect_keys, suspect_runbook
+from fabtui.views.listfilter import filter_words, keeps
 
 
 class TriageFinished(Message):
@@ -79,6 +81,8 @@ class TriageScreen(FabtuiScreen):
     """See the module docstring."""
 
     COMMANDS_TABLE = TRIAGE_COMMANDS
+    FILTERS = "suspects and similar cases"
+    FILTER_LIST = "#triage-suspects"
     BINDINGS: ClassVar[list[BindingType]] = bindings(TRIAGE_COMMANDS)
     DEFAULT_CSS = """
     TriageScreen #triage-ask { height: 1; }
@@ -99,6 +103,8 @@ class TriageScreen(FabtuiScreen):
         self.chain: EvidenceChain | None = None
         self.chain_state = "not probed"
         self.state = "type the hung job's log folder and press enter"
+        self.shown: list[int] = []
+        """The suspects listed (indices into the report's), after the `/` filter."""
         self.runs = {"triage": 0, "chain": 0}
         """Triages and chains started: a thread worker cannot be stopped, so the answer of one
         that was replaced is recognised (its number is not the latest) and dropped."""
@@ -126,13 +132,14 @@ class TriageScreen(FabtuiScreen):
         if start is not None:
             self.fab.triage_start = None
             paths, report = start
-            self.query_one(Input).value = " ".join(shlex.quote(str(p)) for p in paths)
+            self.query_one("#triage-path", Input).value = " ".join(
+                shlex.quote(str(p)) for p in paths)
             if report is not None:
                 self._show(paths, report)
             else:
                 self.start(paths)
         else:
-            self.query_one(Input).focus()
+            self.query_one("#triage-path", Input).focus()
         self._paint()
 
     # running ------------------------------------------------------------------------------------
@@ -186,14 +193,10 @@ class TriageScreen(FabtuiScreen):
         self.state = f"{len(report.suspects)} suspect(s) from {' '.join(map(str, paths))}"
         table = self.query_one(DataTable)
         self._fill_suspects()
-        cases = self.query_one("#triage-cases", OptionList)
-        cases.clear_options()
-        cases.add_options([Option(case, id=case) for case in report.similar_cases])
+        self._fill_cases()
         self.query_one("#triage-cases-head", Label).update(
             "seen before (c opens the highlighted one, tab to choose):" if report.similar_cases
             else "seen before: no similar case in the case library")
-        if report.similar_cases:
-            cases.highlighted = 0
         self.chain = report.chain
         first = next((i for i, s in enumerate(report.suspects) if s.node), None)
         if self.chain is None and first is not None:
@@ -210,8 +213,31 @@ class TriageScreen(FabtuiScreen):
         """The suspects, columns sized to the screen: the rank, node, NIC, port and optic whole
         (what the operator types next), the fault's wording cut with `…` first."""
         if self.report is not None:
-            fit_data_table(self.query_one(DataTable), SUSPECT_FIT,
-                           [suspect_row(s) for s in self.report.suspects])
+            words = filter_words(self.view_filter)
+            rows = [(i, suspect_row(s)) for i, s in enumerate(self.report.suspects)]
+            kept = [(i, row) for i, row in rows
+                    if keeps(words, (*row, self.report.suspects[i].reason))]
+            self.shown = [i for i, _ in kept]
+            fit_data_table(self.query_one(DataTable), SUSPECT_FIT, [row for _, row in kept])
+            self.say_filtered(len(kept), len(rows), "suspects")
+
+    def _fill_cases(self) -> None:
+        """The similar cases the `/` filter keeps."""
+        report = self.report
+        cases = self.query_one("#triage-cases", OptionList)
+        cases.clear_options()
+        if report is None:
+            return
+        words = filter_words(self.view_filter)
+        kept = [case for case in report.similar_cases if keeps(words, (case,))]
+        cases.add_options([Option(case, id=case) for case in kept])
+        if kept:
+            cases.highlighted = 0
+
+    def apply_view_filter(self, text: str) -> None:
+        self._fill_suspects()
+        self._fill_cases()
+        self._paint()
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._fill_suspects)
@@ -247,14 +273,15 @@ class TriageScreen(FabtuiScreen):
         if self.chain is not None:
             body.append(chain_legend(self.fab.ascii_only) + "\n", "dim")
         body.append_text(notes_text(report))
-        self.query_one("#triage-detail-body", Static).update(body)
+        self.query_one("#triage-detail-body", Static).update(Hanging(body))
 
     @property
     def selected_index(self) -> int | None:
         report = self.report
-        if report is None or not report.suspects:
+        if report is None or not self.shown:
             return None
-        return min(max(self.query_one(DataTable).cursor_row, 0), len(report.suspects) - 1)
+        return self.shown[min(max(self.query_one(DataTable).cursor_row, 0),
+                              len(self.shown) - 1)]
 
     @property
     def selected_suspect(self) -> Suspect | None:
@@ -279,10 +306,14 @@ class TriageScreen(FabtuiScreen):
 
     # actions ------------------------------------------------------------------------------------
     def action_focus_logs(self) -> None:
-        self.query_one(Input).focus()
+        self.query_one("#triage-path", Input).focus()
 
     def action_back(self) -> None:
-        self.query_one(DataTable).focus()
+        """Esc: out of the filter (then the filter cleared), out of the log field; the
+        suspects have the keys."""
+        table = self.query_one(DataTable)
+        if self.focused is self.query_one("#triage-path", Input) or not self.leave_filter():
+            table.focus()
 
     def action_rerun(self) -> None:
         if self.paths:

@@ -136,7 +136,7 @@ class CaseList(ScrollView, can_focus=True):
         width = self.size.width
         index, part = divmod(line, LINES)
         if not 0 <= index < len(self.entries):
-            return Strip.blank(width)
+            return Strip.blank(width, self.rich_style)
         signature = (index == self.cursor, self.has_focus, self.app.theme, width)
         cached = self._cache.get(line)
         if cached is None or cached[0] != signature:
@@ -171,4 +171,4 @@ class CaseList(ScrollView, can_focus=True):
             if entry.why:
                 segments.append(Segment("matched ", muted))
                 segments.append(Segment(entry.why, Style(color=theme.accent)))
-        return Strip(segments).crop_extend(0, width, None)
+        return Strip(segments).crop_extend(0, width, None).apply_style(self.rich_style)

@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from fabtui.topology.graph import FabricGraph
 from fabtui.tui.glyphs import glyph, health_style, mark, short_number, sparkline
+from fabtui.tui.widgets.hanging import Hanging
 from fabtui.views.crosslinks import Mark
 from fabtui.views.fabricmap import SET, FabricMap, identity, selection_elements
 from fabtui.views.status import KEY_COUNTERS, FabricSnapshot
@@ -72,7 +73,8 @@ class DetailPanel(VerticalScroll):
         shape = (text.plain.count("\n"), width)
         same = shape == self._shape and all(len(line) < width for line in text.plain.split("\n"))
         self._shape = shape
-        self.query_one("#detail-body", Static).update(text, layout=not same)
+        # a line too long wraps under itself, never back to the panel's first column
+        self.query_one("#detail-body", Static).update(Hanging(text), layout=not same)
 
     def set_marks(self, marks: dict[str, list[Mark]], version: int) -> None:
         """Show these marks (redraws when `version` changed)."""

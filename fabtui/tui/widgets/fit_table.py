@@ -170,11 +170,12 @@ class FitTable(ScrollView, can_focus=True):
         # the caption and heading stay on top; the rows scroll under them
         index = y if y < self.sticky else y + int(self.scroll_offset.y)
         if not 0 <= index < len(self._lines):
-            return Strip.blank(width)
+            return Strip.blank(width, self.rich_style)
         if index == 0 and self.caption:  # the caption does not scroll sideways
-            return self._lines[0].crop_extend(0, width, None)
+            return self._lines[0].crop_extend(0, width, None).apply_style(self.rich_style)
         x = int(self.scroll_offset.x)
-        return self._lines[index].crop_extend(x, x + width, None)
+        # the view's own background under the cells (the focus ring's tint shows through)
+        return self._lines[index].crop_extend(x, x + width, None).apply_style(self.rich_style)
 
 
 def fit_data_table(table: DataTable[Any], columns: Sequence[Column],

@@ -10,6 +10,7 @@ lines, not thousands of widgets.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -69,7 +70,12 @@ PICTURE_WIDTH = 80
 MIN_WIDTH = 30
 """The matrix is never narrower than this (the label and a few rails)."""
 DETAIL_ROOM = 30
-"""Columns the matrix leaves beside it for the detail panel."""
+"""Columns the matrix leaves beside it for the detail panel, at the least."""
+DETAIL_SHARE = 0.46
+"""The share of the screen's width the detail panel keeps whatever the picture's width: the
+panel had 46 % before the matrix became picture-wide, and taking two or three of its columns
+at 80 cut its metric names and values shorter (issue 37). A wide screen still gives the panel
+everything the picture does not need."""
 TIER_LINES = 2
 """Lines a tier of switches (spines, super-spines) may take before its cells are aggregated."""
 
@@ -224,8 +230,8 @@ class FabricMatrix(ScrollView, can_focus=True):
         a rails heading says which rails are out of sight."""
         gutter = self.styles.scrollbar_size_vertical if \
             self.virtual_size.height > container.height else 0
-        return max(MIN_WIDTH, min(self.virtual_size.width + gutter,
-                                  container.width - DETAIL_ROOM))
+        room = max(DETAIL_ROOM, math.ceil(container.width * DETAIL_SHARE))
+        return max(MIN_WIDTH, min(self.virtual_size.width + gutter, container.width - room))
 
     def on_resize(self) -> None:
         """Lay the picture out again when a line holds another number of cells."""
@@ -377,7 +383,7 @@ class FabricMatrix(ScrollView, can_focus=True):
         index = y + self.scroll_offset.y
         width = self.size.width
         if not 0 <= index < len(self.rows):
-            return Strip.blank(width)
+            return Strip.blank(width, self.rich_style)
         selected = self.cursor[1] if index == self.cursor[0] else -1
         signature = (self._healths[index], selected, self.app.theme, self.ascii_only,
                      self.has_focus)
@@ -389,13 +395,16 @@ class FabricMatrix(ScrollView, can_focus=True):
         strip = cached[1].crop_extend(self.scroll_offset.x, self.scroll_offset.x + width, None)
         if self.rows[index].rails:
             strip = self._announce_hidden(self.rows[index], strip, width)
-        return strip
+        # the view's own background under the cells (the focus ring's tint shows through)
+        return strip.apply_style(self.rich_style)
 
     def hidden_rails(self, row: Row) -> tuple[list[int], list[int]]:
         """The rails heading `row` names that are out of sight: left of the view (scrolled
         past), and right of it (the view is too narrow)."""
         left = self.scroll_offset.x
-        right = left + self.size.width
+        # the lines' own width: a vertical scrollbar hides what is under it (a 1,024-node
+        # picture's last rail went under it unannounced)
+        right = left + self.scrollable_content_region.width
         columns = [(rail, self.label_width + RAIL_AXIS + CELL * i + 1)
                    for i, rail in enumerate(row.rails)]
         return ([r for r, x in columns if x < left], [r for r, x in columns if x >= right])

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -22,6 +24,7 @@ from textual.widgets import Log
 
 from fabtui.tui.glyphs import health_style
 from fabtui.views.guided import SessionView
+from fabtui.views.listfilter import filter_words, keeps
 from fabtui.views.status import Health
 
 _GLYPHS = {"pending": ("·", "."), "running": ("▶", ">"), "ok": ("✓", "+"), "warn": ("!", "!"),
@@ -77,6 +80,20 @@ def outline_lines(view: SessionView, theme: Theme, ascii_only: bool = False,
                 line.text.truncate(width - 1)
                 line.text.append("…")
     return lines
+
+
+def filter_outline(lines: list[OutlineLine], text: str) -> list[OutlineLine]:
+    """The outline lines the `/` filter `text` keeps: a block whose line holds every word,
+    under its step; a step whose title holds them, with all its blocks."""
+    words = filter_words(text)
+    if not words:
+        return lines
+    steps = {line.step for line in lines if line.block is None and keeps(words, [line.text.plain])}
+    blocks = {line.block for line in lines if line.block is not None and
+              (line.step in steps or keeps(words, [line.text.plain, line.block]))}
+    wanted = steps | {line.step for line in lines if line.block in blocks}
+    return [line for line in lines if line.step in wanted and
+            (line.block is None or line.block in blocks)]
 
 
 def outline(view: SessionView, theme: Theme, ascii_only: bool = False) -> tuple[Text, int]:
@@ -185,7 +202,7 @@ class OutlineList(ScrollView, can_focus=True):
         index = y + int(self.scroll_offset.y)
         width = self.scrollable_content_region.width
         if not 0 <= index < len(self.lines):
-            return Strip.blank(width)
+            return Strip.blank(width, self.rich_style)
         strip = self._strips.get(index)
         if strip is None:
             text = self.lines[index].text.copy()
@@ -197,7 +214,8 @@ class OutlineList(ScrollView, can_focus=True):
                 strip = strip.extend_cell_length(width).apply_style(
                     Style(reverse=self.has_focus, bold=True, underline=not self.has_focus))
             self._strips[index] = strip
-        return strip.crop_extend(0, width, None)
+        # the view's own background under the text (the focus ring's tint shows through)
+        return strip.crop_extend(0, width, None).apply_style(self.rich_style)
 
     def on_resize(self) -> None:
         self._strips.clear()
@@ -209,6 +227,28 @@ class OutlineList(ScrollView, can_focus=True):
     def on_blur(self) -> None:
         self._strips.clear()
         self.refresh()
+
+
+class MarkedLog(Log):
+    """A `Log` whose line cut at the view's edge says so: `…` in its last cell (and its first
+    when scrolled past the start). The output of a block (`[Sat Oct 24 10:08:02 2026]
+    mlx5_core 0000:99:00.0: ...`) was cut silently at 80 columns; the rest is one scroll
+    sideways away (right/left, or the mouse)."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        index = y + int(self.scroll_offset.y)
+        width = min(strip.cell_length, self.scrollable_content_region.width)
+        if not 0 <= index < len(self.lines) or width < 2:
+            return strip
+        x = int(self.scroll_offset.x)
+        full = cell_len(self.lines[index].expandtabs())
+        mark = Strip([Segment("…", self.rich_style)])
+        if full > x + width:
+            strip = Strip.join([strip.crop(0, width - 1), mark])
+        if x > 0 and full > x:
+            strip = Strip.join([mark, strip.crop(1, width)])
+        return strip
 
 
 class OutputStream:

@@ -141,13 +141,20 @@ async def shows(pilot: Any, *wanted: str, seconds: float = 60.0) -> str:
 async def assert_snapshot(pilot: Any, name: str) -> None:
     """The app's screen equals tests/snapshots/NAME.svg (see the module docstring).
 
-    A few frames are let by first: at the pilot's 5 ms idle grain the app reads idle before
-    its next 60 Hz frame has laid out what the last message changed (a scrollbar that the
-    new content needs showed in one run and not the next)."""
+    A few frames are let by first, and then frames until two in a row agree: at the pilot's
+    5 ms idle grain the app reads idle before its next 60 Hz frame has laid out what the last
+    message changed (a scrollbar that the new content needs showed in one run and not the
+    next), and on a loaded machine that takes longer."""
     await pilot.pause(0.05)
     await pilot.pause()
     app = pilot.app
     svg = _normalise(app.export_screenshot(title="fabtui"))
+    for _ in range(40):  # settled: two frames 50 ms apart agree (a loaded machine lays out late)
+        await pilot.pause(0.05)
+        again = _normalise(app.export_screenshot(title="fabtui"))
+        if again == svg:
+            break
+        svg = again
     path = SNAPSHOTS / f"{name}.svg"
     if os.environ.get("FABTUI_UPDATE_SNAPSHOTS") or not path.exists():
         if not os.environ.get("FABTUI_UPDATE_SNAPSHOTS") and os.environ.get("CI"):

@@ -325,6 +325,9 @@ def measure(config: Path, rounds: int, presence_every: int | None, rate: float,
           f"(slowest {waited[-1]:.2f} s); load average {os.getloadavg()[0]:.1f}")
     if 60 in at:
         print(f"RSS from refresh 60 to {rounds}: {at[rounds] - at[60]:+.1f} MB")
+    if rounds > 1:  # the smoke's figure: growth a refresh once the first has filled the maps
+        print(f"RSS growth a refresh after the first: "
+              f"{(at[rounds] - at[1]) / (rounds - 1):+.2f} MB ({at[1]:.0f} -> {at[rounds]:.0f} MB)")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, TypeVar
 from fabtui.config import PrometheusSettings
 from fabtui.model.element import device_of
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
+from fabtui.prom import heap
 from fabtui.prom import queries as promql
 from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
@@ -368,6 +369,8 @@ class PrometheusSource:
                 past = await self._past(devices, flagged)
                 if past.series:
                     yield past
+        if not sieving:  # every series decoded: give back what glibc's arenas kept
+            heap.trim()
         self.last_round_s = time.monotonic() - started
         self._offer_rules()
 

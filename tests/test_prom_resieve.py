@@ -7,7 +7,7 @@ from fabtui.paths import demo_topology
 from fabtui.prom.catalog import MAPPED
 from fabtui.prom.client import Sample
 from fabtui.prom.labels import LabelMap, Resolver
-from fabtui.prom.resieve import WHOLE_EVERY, SieveMemory, device_times
+from fabtui.prom.resieve import SLICES, WHOLE_EVERY, SieveMemory, device_times
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
 
@@ -48,18 +48,28 @@ def test_the_first_refresh_sieves_whole_then_only_the_devices_that_moved() -> No
         {"port": set()}
 
 
-def test_most_devices_moved_or_a_turn_due_sieves_the_kind_whole() -> None:
+def test_most_devices_moved_are_sieved_a_slice_a_refresh_and_a_due_turn_whole() -> None:
+    """One target serving a whole family moves all its devices at once: they are asked about
+    a slice a refresh (none asked twice, all within SLICES refreshes), never all at once;
+    every WHOLE_EVERY refreshes the kind is sieved whole, its old answers dropped."""
+    switches = sorted(GRAPH.switches)
     memory = SieveMemory()
-    times = clocks(leaf_g00_r0=10, leaf_g00_r1=10, leaf_g00_r2=10)
-    memory.plan({"port"}, times)
+    first = {"port": dict.fromkeys(switches, 10.0)}
+    memory.plan({"port"}, first)
     memory.record("port", None, {PFC.key: [port("leaf-g00-r1", "Ethernet8")]}, MAPPED,
-                  RESOLVER, times["port"])
-    moved = clocks(leaf_g00_r0=11, leaf_g00_r1=11, leaf_g00_r2=10)
-    assert memory.plan({"port"}, moved) == {"port": None}
-    memory.record("port", None, {}, MAPPED, RESOLVER, moved["port"])
-    assert memory.by_key() == {}  # the whole kind's old answers are dropped
+                  RESOLVER, first["port"])
+    moved = {"port": dict.fromkeys(switches, 11.0)}
+    asked: list[str] = []
+    for _ in range(SLICES):
+        plan = memory.plan({"port"}, moved)["port"]
+        assert plan is not None and len(plan) < len(switches)
+        asked += plan
+        memory.record("port", plan, {}, MAPPED, RESOLVER,
+                      {d: moved["port"][d] for d in plan})
+    assert sorted(asked) == switches
+    assert memory.by_key() == {}  # the moved switch's new answer (nothing near a limit)
     plans = [memory.plan({"port"}, moved)["port"] for _ in range(WHOLE_EVERY)]
-    assert plans.count(None) == 1
+    assert plans.count(None) == 1 and all(p == set() for p in plans if p is not None)
 
 
 def test_a_kind_without_clocks_is_sieved_whole_every_refresh() -> None:

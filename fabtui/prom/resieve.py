@@ -10,8 +10,9 @@ samples changes only by Prometheus's extrapolation to the window's moving end (b
 scrape intervals; it can rise only for a series younger than the window or a counter that began
 at zero inside it), so a device's verdict is re-decided when it has new samples to judge, within
 one scrape interval. An element kind is sieved whole (its old answers dropped) on the first
-refresh, where at least `WHOLE_SHARE` of its devices moved at once (one target serving a whole
-family), and every `WHOLE_EVERY` refreshes (a device without clock series, a device gone).
+refresh and every `WHOLE_EVERY` refreshes (a device without clock series, a device gone); where
+most of its devices moved at once (one target serving a whole family) they are sieved a slice
+a refresh (`SLICES`), judged up to 3 s after their scrape instead of at once.
 The full read of the elements named stays fresh every refresh (`fabtui.workspace.promsource`).
 
 No I/O and no PromQL: the source builds and asks the queries; this keeps what was answered.
@@ -21,6 +22,7 @@ fabric.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -30,8 +32,12 @@ from fabtui.prom.client import Sample
 from fabtui.prom.labels import Resolver
 
 WHOLE_SHARE = 0.5
-"""An element kind whose devices moved at least this share at once is sieved whole: one query
-without matchers instead of a regex listing most of the fabric's devices."""
+"""While at least this share of an element kind's devices moved (one scrape target serving a
+whole exporter family: all its devices move at once), a refresh sieves one of `SLICES` slices
+of them (by a stable hash), so that no refresh asks about the whole family."""
+
+SLICES = 4
+"""See `WHOLE_SHARE`: a family's devices are sieved over 3-4 refreshes after its scrape."""
 
 WHOLE_EVERY = 120
 """Each element kind is sieved whole at least this often (refreshes; kinds take turns), for the
@@ -67,8 +73,8 @@ class SieveMemory:
     def plan(self, kinds: Iterable[Element], times: Mapping[Element, Mapping[str, float]]
              ) -> Plan:
         """Per element kind of `kinds` (those with a sieve), what this refresh sieves: the
-        whole kind (None) when it was never sieved, is due (`WHOLE_EVERY`), has no clock or
-        most of its devices moved; else the devices whose clock moved (maybe none)."""
+        whole kind (None) when it was never sieved, is due (`WHOLE_EVERY`) or has no clock;
+        else the devices whose clock moved (maybe none; a slice of them where most moved)."""
         self.round += 1
         plan: Plan = {}
         ordered = sorted(kinds)
@@ -80,7 +86,10 @@ class SieveMemory:
                 plan[element] = None
                 continue
             moved = {device for device, at in now.items() if seen.get(device) != at}
-            plan[element] = None if moved and len(moved) >= WHOLE_SHARE * len(now) else moved
+            if moved and len(moved) >= WHOLE_SHARE * len(now):  # a slice of them now
+                turn_now = self.round % SLICES
+                moved = {d for d in moved if zlib.crc32(d.encode()) % SLICES == turn_now}
+            plan[element] = moved
         return plan
 
     def record(self, element: Element, devices: set[str] | None,

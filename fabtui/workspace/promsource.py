@@ -6,7 +6,9 @@ latest value for gauges, plus per device the newest `timestamp()` of its series 
 exporter was last scraped: one sample per scrape target), `up == 0` (scrapes failing) and the
 elements of a slice of the devices that have series at all (the presence, kept between
 refreshes by `fabtui.prom.presence`: each device's turn comes every `presence_every`
-refreshes). The PromQL is built by `fabtui.prom.queries`; this module runs the poll. Results
+refreshes). At scale the sieve (`fabtui.prom.sieve`) is asked after the device clocks, about
+the devices scraped since their last sieve only (`fabtui.prom.resieve`). The PromQL is built by
+`fabtui.prom.queries`; this module runs the poll. Results
 are the probes' own results (`fabtui.prom.results`), so verdicts are the probes' verdicts; each
 result is dated by its device's newest sample, so `FabricStatus` shows a device whose scrapes
 stopped as stale once `stale_after` has passed. Prometheus unreachable or too slow: every node

@@ -30,6 +30,7 @@ import contextlib
 import ctypes
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -47,14 +48,24 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from prom_refresh import build, rss_mb  # noqa: E402
 
 from fabtui.config import load_settings  # noqa: E402
+from fabtui.prom.catalog import MAPPED  # noqa: E402
 from fabtui.prom.rules import CLOCK, DEVICE_CLOCK, every_sieve, sieve_name  # noqa: E402
 from fabtui.views.fabricmap import FabricMap  # noqa: E402
 from fabtui.views.status import FabricStatus, PollState  # noqa: E402
 from fabtui.workspace import Workspace  # noqa: E402
 from tests.support.prom_server import free_port  # noqa: E402
 
+MAPPED_BY_NAME = {m.metric: m for m in MAPPED}
 TERM = re.compile(r"fabtui:clock:(\w+)(?:\{([^}]*)\})?")
 MATCHER = re.compile(r'(\w+)=~"((?:[^"\\]|\\.)*)"')
+RAW = re.compile(r"^(?:sum|max) by \(([^)]*)\) \((.*)\)$")
+SELECTED = re.compile(r"(?:rate\(|timestamp\()?(\w+)\{([^}]*)\}")
+LANES = 8
+"""DOM lanes per switch port (a 400G optic)."""
+OK_VALUES = {"sonic.oper_status": 1.0, "infiniband.state_id": 4.0, "sonic.rx_power": -2.0,
+             "sonic.tx_power": -1.0, "sonic.tx_bias": 7.0, "sonic.temperature": 45.0,
+             "dcgm.temperature": 50.0}
+"""Gauges read as a healthy fabric's (the rest: small rates, a new value each answer)."""
 
 
 def series_of(config: Path) -> dict[str, list[dict[str, str]]]:
@@ -75,8 +86,9 @@ def series_of(config: Path) -> dict[str, list[dict[str, str]]]:
     return kinds
 
 
-def serve(port: int, config: Path, storm: str, delay: float) -> None:
-    """The synthetic Prometheus (see the module docstring) on 127.0.0.1:`port`, forever."""
+def serve(port: int, config: Path, storm: str, delay: float, full: bool) -> None:
+    """The synthetic Prometheus (see the module docstring) on 127.0.0.1:`port`, forever;
+    `full`: it answers `mode = "full"`'s reads of raw series too."""
     kinds = series_of(config)
     host, _, nic_name = storm.partition(":")
     stormy = next(s for s in kinds["ibport"] if s["instance"].startswith(f"{host}:")
@@ -106,7 +118,45 @@ def serve(port: int, config: Path, storm: str, delay: float) -> None:
                            kinds[found.group(1)]
                            if all(rx.fullmatch(s.get(label, "")) for label, rx in tests)]
             return chosen
-        return sieve if query == every_sieve() else []
+        if query == every_sieve():
+            return sieve
+        return raw(query) if full else []
+
+    def selected(kind: str, text: str) -> list[dict[str, str]]:
+        """The series of `kind` the `label=~"..."` matchers of `text`'s terms select."""
+        chosen = []
+        for term in text.split(" or "):
+            found = SELECTED.search(term)
+            assert found is not None, term
+            tests = [(label, re.compile(value.replace("\\\\", "\\"))) for label, value
+                     in MATCHER.findall(found.group(2))]
+            chosen += [s for s in kinds[kind]
+                       if all(rx.fullmatch(s.get(label, "")) for label, rx in tests)]
+        return chosen
+
+    def raw(query: str) -> list[dict[str, str]]:
+        """`mode = "full"`: a mapped metric's read, a device clock or a presence query over
+        the raw series, answered per element (and lane) of its kind."""
+        found = RAW.match(query)
+        if found is None:
+            return []
+        by, inner = found.group(1).split(", "), found.group(2)
+        metric = SELECTED.search(inner)
+        assert metric is not None, query
+        mapped = MAPPED_BY_NAME[metric.group(1)]
+        if inner.startswith("timestamp(") and "device" not in by and "gpu" not in by:
+            return devices(mapped.element)
+        series = selected(mapped.element, inner)
+        if "lane" in by:
+            return [{**s, "lane": str(lane)} for s in series for lane in range(LANES)]
+        return series
+
+    def value(query: str, now: float) -> float:
+        metric = SELECTED.search(query)
+        mapped = MAPPED_BY_NAME.get(metric.group(1)) if metric else None
+        if mapped is None or (query.startswith("max by (") and "timestamp(" in query):
+            return now - 1
+        return OK_VALUES.get(mapped.key, round(random.random(), 6))
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -115,8 +165,8 @@ def serve(port: int, config: Path, storm: str, delay: float) -> None:
             time.sleep(delay)
             now = time.time()
             ranged = url.path.endswith("query_range")
-            result = [] if ranged else [{"metric": m, "value": [now, str(now - 1)]}
-                                        for m in answer(query)]
+            result = [] if ranged else [{"metric": m, "value": [now, str(
+                value(query, now) if full else now - 1)]} for m in answer(query)]
             body = json.dumps({"status": "success", "data": {
                 "resultType": "matrix" if ranged else "vector", "result": result}}).encode()
             self.send_response(200)
@@ -175,11 +225,17 @@ def main() -> None:
                         help="refreshes a second (default 0: back to back)")
     parser.add_argument("--delay", type=float, default=0.0,
                         help="seconds every answer waits first (default 0)")
+    parser.add_argument("--mode", choices=("recorded", "full"), default="recorded",
+                        help="how the source reads (default recorded; full: every raw series "
+                             "each refresh, values changing)")
+    parser.add_argument("--tracemalloc", default=None, metavar="A,B",
+                        help="print what was allocated between refresh A and B and is held")
     parser.add_argument("--serve", nargs=3, metavar=("PORT", "CONFIG", "STORM"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(int(args.serve[0]), Path(args.serve[1]), args.serve[2], args.delay)
+        serve(int(args.serve[0]), Path(args.serve[1]), args.serve[2], args.delay,
+              args.mode == "full")
         return
     nodes, rounds = (16, 5) if args.smoke else (1024, 480)
     nodes, rounds = args.nodes or nodes, args.rounds or rounds
@@ -191,20 +247,37 @@ def main() -> None:
         config.write_text(f'topology = "{topology}"\ndata_dir = "{folder / "data"}"\n'
                           f'source = "prometheus"\n[prometheus]\nurl = "http://127.0.0.1:{port}"'
                           f'\nwindow = "3m"\nstale_after = "10m"\ntimeout = "30s"\n'
-                          f'mode = "recorded"\n')
+                          f'mode = "{args.mode}"\n')
         server = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(config),
-                                   storm, "--delay", str(args.delay)],
+                                   storm, "--delay", str(args.delay), "--mode", args.mode],
                                   stdout=subprocess.PIPE, text=True)
         try:
             assert server.stdout is not None and "serving" in server.stdout.readline()
-            measure(config, rounds, args.presence_every, args.rate)
+            measure(config, rounds, args.presence_every, args.rate,
+                    tuple(int(n) for n in args.tracemalloc.split(",")) if args.tracemalloc
+                    else ())
         finally:
             server.terminate()
             server.wait(10)
 
 
-def measure(config: Path, rounds: int, presence_every: int | None, rate: float) -> None:
+def kept(status: FabricStatus) -> str:
+    """What the status keeps for sparklines: series, and the values in them."""
+    history = status._history
+    series = sum(len(per) for per in history.values())
+    points = sum(len(values) for per in history.values() for values in per.values())
+    return f"sparklines: {series:,} series, {points:,} values"
+
+
+def measure(config: Path, rounds: int, presence_every: int | None, rate: float,
+            traced: tuple[int, ...] = ()) -> None:
+    import tracemalloc
+
     from fabtui.workspace.promsource import live_source
+
+    if traced:
+        tracemalloc.start(4)
+    taken: list[tracemalloc.Snapshot] = []
 
     ws = Workspace(load_settings(config))
     source = live_source(ws)
@@ -232,16 +305,29 @@ def measure(config: Path, rounds: int, presence_every: int | None, rate: float) 
         wall.append(time.monotonic() - began)
         if round_no in marks:
             at[round_no] = rss_mb()
-            print(f"after refresh {round_no:4d}: RSS {at[round_no]:6.1f} MB; {heap()}",
-                  flush=True)
+            print(f"after refresh {round_no:4d}: RSS {at[round_no]:6.1f} MB; {heap()}; "
+                  f"{kept(status)}", flush=True)
+        if round_no in traced:
+            taken.append(tracemalloc.take_snapshot())
         if rate:
             time.sleep(max(0.0, 1 / rate - (time.monotonic() - began)))
+    if len(taken) == 2:
+        diff = taken[1].compare_to(taken[0], "traceback")
+        print(f"held, allocated between refresh {traced}: "
+              f"{sum(d.size_diff for d in diff) / 2**20:+.2f} MB")
+        for stat in diff[:8]:
+            print(f"  {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks")
+            for line in stat.traceback.format()[-4:]:
+                print("     ", line)
     later, waited = sorted(cpu[1:]) or cpu, sorted(wall[1:]) or wall
     print(f"a refresh: first {cpu[0]:.2f} s CPU, {wall[0]:.2f} s wall; after it median "
           f"{later[len(later) // 2]:.2f} s CPU, {waited[len(waited) // 2]:.2f} s wall "
           f"(slowest {waited[-1]:.2f} s); load average {os.getloadavg()[0]:.1f}")
     if 60 in at:
         print(f"RSS from refresh 60 to {rounds}: {at[rounds] - at[60]:+.1f} MB")
+    if rounds > 1:  # the smoke's figure: growth a refresh once the first has filled the maps
+        print(f"RSS growth a refresh after the first: "
+              f"{(at[rounds] - at[1]) / (rounds - 1):+.2f} MB ({at[1]:.0f} -> {at[rounds]:.0f} MB)")
 
 
 if __name__ == "__main__":

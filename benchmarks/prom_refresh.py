@@ -146,23 +146,36 @@ class Breakdown:
         self.others = others
         self.queries: list[tuple[float, str]] = []
         self.rows: list[tuple[float, float, float, str, dict[str, float]]] = []
+        self.asked: list[tuple[int, int]] = []
+        """Per refresh: (queries, series answered): what does not depend on the load."""
+        self.every: dict[str, list[tuple[float, int]]] = {}
+        """Per query text: (seconds, series answered) of each time it was asked."""
+        self.answered = 0
         wrap_queries(source, self._timed)
 
     def _timed(self, method: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         began = time.perf_counter()
+        count = 0
         try:
-            return method(*args)
+            found = method(*args)
+            count = len(found)
+            return found
         finally:
-            self.queries.append((time.perf_counter() - began, str(args[0])))
+            took = time.perf_counter() - began
+            self.queries.append((took, str(args[0])))
+            self.every.setdefault(str(args[0]), []).append((took, count))
+            self.answered += count
 
     def _cpu(self) -> dict[str, float]:
         return {name: sum(process_cpu(pid) for pid in pids) for name, pids in self.others.items()}
 
     def around(self, wall_of: Callable[[], float]) -> float:
         self.queries.clear()
+        self.answered = 0
         before = self._cpu()
         wall = wall_of()
         after = self._cpu()
+        self.asked.append((len(self.queries), self.answered))
         slowest = max(self.queries, default=(0.0, ""))
         self.rows.append((wall, CPU[-1], slowest[0], slowest[1][:70],
                           {k: after[k] - before[k] for k in after}))
@@ -173,6 +186,47 @@ class Breakdown:
         for wall, cpu, query_s, text, others in sorted(self.rows, reverse=True)[:count]:
             spent = ", ".join(f"{k} {v:.2f}" for k, v in others.items())
             print(f"  {wall:5.2f} s  CPU {cpu:4.2f}  query {query_s:4.2f} {text!r}  {spent}")
+
+    def summary(self) -> str:
+        """Median per refresh: queries, series answered, and the CPU seconds each process
+        used (fabtui's own, Prometheus's): on a shared machine these, not the wall time,
+        say what a refresh costs."""
+        def median(values: list[float]) -> float:
+            return sorted(values)[len(values) // 2] if values else 0.0
+        queries = median([float(q) for q, _ in self.asked])
+        series = median([float(n) for _, n in self.asked])
+        prom = median([others.get("prometheus", 0.0) for *_, others in self.rows])
+        here = median([cpu for _, cpu, *_ in self.rows])
+        return (f"{queries:.0f} queries, {series:,.0f} series answered; CPU s: fabtui "
+                f"{here:.2f}, prometheus {prom:.2f}")
+
+    def costliest(self, server: PrometheusServer, count: int = 8) -> None:
+        """The queries Prometheus spends most on: each distinct text asked again with
+        `stats=all` (its own evaluation time and the samples it touched, which do not
+        depend on the load), the largest first."""
+        import json
+        import urllib.parse
+        import urllib.request
+
+        rows = []
+        for text, seen in self.every.items():
+            query = urllib.parse.urlencode({"query": text, "stats": "all"})
+            try:
+                with urllib.request.urlopen(f"{server.url}/api/v1/query?{query}",
+                                            timeout=60) as answer:
+                    stats = json.load(answer)["data"].get("stats", {})
+            except OSError:
+                continue
+            samples = stats.get("samples", {}).get("totalQueryableSamples", 0)
+            evaluated = stats.get("timings", {}).get("evalTotalTime", 0.0)
+            rows.append((samples, evaluated, len(seen), seen[-1][1], text))
+        rows.sort(reverse=True)
+        print(f"queries by samples Prometheus reads (stats=all): {len(rows)} distinct; "
+              f"{sum(r[0] for r in rows):,} samples, {sum(r[1] for r in rows):.2f} s "
+              "evaluating them once each")
+        for samples, evaluated, asked, answered, text in rows[:count]:
+            print(f"  {samples:>10,} samples {evaluated:6.2f} s  x{asked:<3} -> {answered:>6,} "
+                  f"series  {text[:90]!r}")
 
 
 def fanout(ws: Workspace, sample: str) -> tuple[int, float]:
@@ -410,6 +464,8 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     print(f"{'memory (RSS) before / after them':<58}{start_rss:7.0f} MB / {rss_mb():.0f} MB")
     print(f"{'memory (RSS) after refresh N, MB':<58}{', '.join(rss)}")
     breakdown.report()
+    print(f"{'per 1 Hz refresh (median)':<58}{breakdown.summary()}")
+    breakdown.costliest(prometheus)
     if mode_setting == "auto" and source.sieving and not source.recorded:
         tuned(prometheus, ws, source, status, interval, min(rounds, 10))
 

@@ -436,3 +436,39 @@ def test_auto_reads_the_recording_rules_once_it_finds_them_loaded(
         return reads
 
     fabric.whole_moment(read)
+
+
+def test_a_refresh_sieves_only_the_devices_scraped_since_their_last_sieve(
+        fabric: Fabric) -> None:
+    """Sieving raw series, the first refresh sieves every element kind whole; a refresh of the
+    same moment (no device scraped since) asks no sieve at all and keeps the answers; with the
+    storm's switch and NIC's node as if scraped since (their answers forgotten), the next asks
+    about those two devices only, by their targets' labels, from the real Prometheus. Every
+    refresh's healths are the full read's."""
+    def healths(ws: Workspace, updates: list[StatusUpdate]) -> dict[str, Health]:
+        status = FabricStatus(FabricMap.build(ws.graph()))
+        for update in updates:
+            status.take(update)
+        return dict(status.snapshot(1, PollState.WAITING).health)
+
+    def read(moment: float) -> None:
+        ws, full = fabric.source(mode="full")
+        full.at = moment
+        expected = healths(ws, poll(full))
+        assert expected[STORM_PORT] is Health.FAIL
+        ws, source = fabric.source(mode="sieve")
+        source.at = moment
+        assert healths(ws, poll(source)) == expected
+        assert source.last_sieve == dict.fromkeys(("gpu", "ibport", "nic", "port"))
+        assert healths(ws, poll(source)) == expected
+        assert source.last_sieve == dict.fromkeys(("gpu", "ibport", "nic", "port"), 0)
+        memory = source._sieved
+        storm_node = STORM_NIC.partition(":")[0]
+        for element, device in (("port", "leaf-g00-r4"), ("nic", storm_node)):
+            memory.clocks[element][device] = 0.0
+            memory.answers[element].pop(device, None)
+        assert healths(ws, poll(source)) == expected
+        assert source.last_sieve == {"gpu": 0, "ibport": 0, "nic": 1, "port": 1}
+        assert "leaf-g00-r4" in memory.answers["port"] and storm_node in memory.answers["nic"]
+
+    fabric.whole_moment(read)

@@ -6,7 +6,9 @@ latest value for gauges, plus per device the newest `timestamp()` of its series 
 exporter was last scraped: one sample per scrape target), `up == 0` (scrapes failing) and the
 elements of a slice of the devices that have series at all (the presence, kept between
 refreshes by `fabtui.prom.presence`: each device's turn comes every `presence_every`
-refreshes). The PromQL is built by `fabtui.prom.queries`; this module runs the poll. Results
+refreshes). At scale the sieve (`fabtui.prom.sieve`) is asked after the device clocks, about
+the devices scraped since their last sieve only (`fabtui.prom.resieve`). The PromQL is built by
+`fabtui.prom.queries`; this module runs the poll. Results
 are the probes' own results (`fabtui.prom.results`), so verdicts are the probes' verdicts; each
 result is dated by its device's newest sample, so `FabricStatus` shows a device whose scrapes
 stopped as stale once `stale_after` has passed. Prometheus unreachable or too slow: every node
@@ -31,11 +33,13 @@ from typing import TYPE_CHECKING, TypeVar
 from fabtui.config import PrometheusSettings
 from fabtui.model.element import device_of
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
+from fabtui.prom import heap
 from fabtui.prom import queries as promql
 from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
 from fabtui.prom.presence import PRESENCE_EVERY, Presence, flagged
+from fabtui.prom.resieve import SieveMemory, device_times
 from fabtui.prom.results import Assembler, Readings
 from fabtui.prom.rules import every_sieve, rules_document, rules_yaml, sieve_name
 from fabtui.prom.sieve import sieves
@@ -121,6 +125,10 @@ class PrometheusSource:
     """`mode = "auto"`: whether this Prometheus evaluates `fabtui prom rules` (None: not asked
     yet); when it does, a refresh reads them as `mode = "recorded"` does."""
     _polls: int = 0
+    _sieved: SieveMemory = field(default_factory=SieveMemory)
+    """Sieving raw series: each device's last sieve answer (`fabtui.prom.resieve`)."""
+    last_sieve: dict[str, int | None] = field(default_factory=dict)
+    """Per element kind, how many devices the last refresh sieved (None: the whole kind)."""
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(ASKERS, thread_name_prefix="prometheus")
@@ -131,7 +139,8 @@ class PrometheusSource:
         self.assembler = Assembler(self.graph, self.catalog, self.mapped)
         self.queries = {m.key: self.query_of(m) for m in self.mapped}
         speeds = [link.speed for link in self.graph.topology.links if link.speed] or [400]
-        self.sieves = sieves(self.mapped, self.queries, self.catalog, min(speeds))
+        self._slowest = min(speeds)
+        self.sieves = sieves(self.mapped, self.queries, self.catalog, self._slowest)
         self._probes_of = {element: sorted({m.probe for m in self.mapped if m.element == element})
                            for element in promql.CLOCK_PROBE}
 
@@ -206,6 +215,8 @@ class PrometheusSource:
         with contextlib.suppress(PromError):  # the refresh itself reports an unreachable server
             found = (await self._ask([RULES_PROBE]))[0]
             self._rules_loaded = bool(found and found[0].value > 0)
+            if self._rules_loaded:  # read from the rules: what raw sieves kept is forgotten
+                self._sieved = SieveMemory()
 
     def _offer_rules(self) -> None:
         """A note, after a slow refresh in `mode = "auto"` without the rules, saying how to
@@ -231,11 +242,40 @@ class PrometheusSource:
         return rules_yaml(self.sieves, clocks, interval, devices)
 
     def _first_queries(self) -> list[str]:
-        """A refresh's first round: the sieve's (or the full read's) queries. Recorded: one
-        selector for every sieve's series."""
+        """A refresh's first round: the full read's queries, or (recorded) one selector for
+        every sieve's series. Sieving raw series: none (`_resieve` asks after the clocks)."""
         if self.recorded:
             return [every_sieve()]
-        return list((self.sieves if self.sieving else self.queries).values())
+        return [] if self.sieving else list(self.queries.values())
+
+    async def _resieve(self, clocks: Sequence[Element],
+                       dated: list[list[Sample]]) -> dict[str, list[Sample]]:
+        """The sieve's answers by mapping key, asking only about the devices scraped since
+        their last sieve (`fabtui.prom.resieve`; `dated`: the device clocks' answers)."""
+        times = device_times(clocks, dated, self.resolver)
+        kinds = {m.element for m in self.mapped if m.key in self.sieves}
+        plan = self._sieved.plan(kinds, times)
+        asked: list[tuple[Element, str]] = []
+        texts: list[str] = []
+        for element, devices in plan.items():
+            if devices is not None and not devices:
+                continue
+            terms: str | list[str] = "" if devices is None else \
+                self._presence.terms(element, devices)
+            of_kind = tuple(m for m in self.mapped if m.element == element)
+            for key, text in sieves(of_kind, {m.key: self.query_of(m, terms) for m in of_kind},
+                                    self.catalog, self._slowest).items():
+                asked.append((element, key))
+                texts.append(text)
+        answers = await self._ask(texts)
+        for element, devices in plan.items():
+            if devices is None or devices:
+                self._sieved.record(element, devices,
+                                    {k: a for (e, k), a in zip(asked, answers, strict=True)
+                                     if e == element}, self.mapped, self.resolver,
+                                    times.get(element, {}))
+        self.last_sieve = {str(e): (None if d is None else len(d)) for e, d in plan.items()}
+        return self._sieved.by_key()
 
     def _by_key(self, texts: list[str], answers: list[list[Sample]]) -> dict[str, list[Sample]]:
         """The first round's answers by mapping key (recorded: split by the series' name)."""
@@ -289,7 +329,10 @@ class PrometheusSource:
             if before is not None:  # a target came or went: read its elements, drop theirs
                 await self._changed(before)
             self._note_down(answers[-1])
-            by_key = self._by_key(first, answers[:len(first)])
+            if sieving and not self.recorded:
+                by_key = await self._resieve(list(clocks), dated)
+            else:
+                by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
             flagged: dict[Element, list[str]] | None = None
             if sieving:
@@ -328,6 +371,8 @@ class PrometheusSource:
                 past = await self._past(devices, flagged)
                 if past.series:
                     yield past
+        if not sieving:  # every series decoded: give back what glibc's arenas kept
+            heap.trim()
         self.last_round_s = time.monotonic() - started
         self._offer_rules()
 

@@ -1,0 +1,130 @@
+"""Which devices a refresh sieves: only those scraped since their last sieve.
+
+Prometheus's samples change only when their target is scraped (every 15-60 s) while the live view
+refreshes every second, so evaluating the sieve (`fabtui.prom.sieve`) over every series at every
+refresh (~770,000 at 1,024 nodes: most of a refresh's cost, Prometheus's) reads the same samples
+again and again. A refresh sieves instead the devices whose device clock (newest sample time)
+moved since their last sieve, by the labels of their scrape targets, and keeps every other
+device's last answer: a gauge's value is its last sample, and a counter's `rate()` over the same
+samples changes only by Prometheus's extrapolation to the window's moving end (bounded by 1.1
+scrape intervals; it can rise only for a series younger than the window or a counter that began
+at zero inside it), so a device's verdict is re-decided when it has new samples to judge, within
+one scrape interval. An element kind is sieved whole (its old answers dropped) on the first
+refresh and every `WHOLE_EVERY` refreshes (a device without clock series, a device gone); where
+most of its devices moved at once (one target serving a whole family) they are sieved a slice
+a refresh (`SLICES`), judged up to 3 s after their scrape instead of at once.
+The full read of the elements named stays fresh every refresh (`fabtui.workspace.promsource`).
+
+No I/O and no PromQL: the source builds and asks the queries; this keeps what was answered.
+Memory: one entry per device the last sieves named (the elements near a limit), bounded by the
+fabric.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from fabtui.model.element import device_of
+from fabtui.prom.catalog import Element, Mapped
+from fabtui.prom.client import Sample
+from fabtui.prom.labels import Resolver
+
+WHOLE_SHARE = 0.5
+"""While at least this share of an element kind's devices moved (one scrape target serving a
+whole exporter family: all its devices move at once), a refresh sieves one of `SLICES` slices
+of them (by a stable hash), so that no refresh asks about the whole family."""
+
+SLICES = 4
+"""See `WHOLE_SHARE`: a family's devices are sieved over 3-4 refreshes after its scrape."""
+
+WHOLE_EVERY = 120
+"""Each element kind is sieved whole at least this often (refreshes; kinds take turns), for the
+devices no clock dates."""
+
+Plan = dict[Element, set[str] | None]
+"""Per element kind, the devices this refresh sieves (None: the whole kind; empty: none)."""
+
+
+def device_times(kinds: Iterable[Element], answers: list[list[Sample]],
+                 resolver: Resolver) -> dict[Element, dict[str, float]]:
+    """Per element kind, each device's newest sample time (the device clocks' `answers`)."""
+    found: dict[Element, dict[str, float]] = {}
+    for element, samples in zip(kinds, answers, strict=True):
+        times = found.setdefault(element, {})
+        for sample in samples:
+            device = resolver.device(element, sample.labels)
+            if device is not None:
+                times[device] = max(times.get(device, 0.0), sample.value)
+    return found
+
+
+@dataclass
+class SieveMemory:
+    """See the module docstring: the last sieve answer of every device, refresh after refresh."""
+
+    round: int = 0
+    clocks: dict[Element, dict[str, float]] = field(default_factory=dict)
+    """Per element kind, each device's newest sample time when it was last sieved."""
+    answers: dict[Element, dict[str, dict[str, list[Sample]]]] = field(default_factory=dict)
+    """Per element kind, per device, per mapping key: the sieve's samples about its elements."""
+
+    def plan(self, kinds: Iterable[Element], times: Mapping[Element, Mapping[str, float]]
+             ) -> Plan:
+        """Per element kind of `kinds` (those with a sieve), what this refresh sieves: the
+        whole kind (None) when it was never sieved, is due (`WHOLE_EVERY`) or has no clock;
+        else the devices whose clock moved (maybe none; a slice of them where most moved)."""
+        self.round += 1
+        plan: Plan = {}
+        ordered = sorted(kinds)
+        for turn, element in enumerate(ordered):
+            seen, now = self.clocks.get(element), times.get(element)
+            offset = turn * WHOLE_EVERY // len(ordered)
+            due = self.round > 1 and (self.round - 1) % WHOLE_EVERY == offset
+            if seen is None or now is None or due:
+                plan[element] = None
+                continue
+            moved = {device for device, at in now.items() if seen.get(device) != at}
+            if moved and len(moved) >= WHOLE_SHARE * len(now):  # a slice of them now
+                turn_now = self.round % SLICES
+                moved = {d for d in moved if zlib.crc32(d.encode()) % SLICES == turn_now}
+            plan[element] = moved
+        return plan
+
+    def record(self, element: Element, devices: set[str] | None,
+               answers: Mapping[str, list[Sample]], mapped: Iterable[Mapped],
+               resolver: Resolver, times: Mapping[str, float]) -> None:
+        """The sieve's `answers` (by mapping key) for `devices` of `element` (None: all of the
+        kind) in place of what was kept of them; `times`: their clocks now."""
+        kinds = {m.key: m.element for m in mapped}
+        fresh: dict[str, dict[str, list[Sample]]] = {}
+        for key, samples in answers.items():
+            for sample in samples:
+                name = resolver.element(kinds[key], sample.labels)
+                if name is None:
+                    continue
+                device = device_of(name)
+                if devices is None or device in devices:
+                    fresh.setdefault(device, {}).setdefault(key, []).append(sample)
+        kept = self.answers.setdefault(element, {})
+        clocks = self.clocks.setdefault(element, {})
+        if devices is None:
+            kept.clear()
+            clocks.clear()
+            clocks.update(times)
+        else:
+            for device in devices:
+                kept.pop(device, None)
+                if device in times:
+                    clocks[device] = times[device]
+        kept.update(fresh)
+
+    def by_key(self) -> dict[str, list[Sample]]:
+        """Every kept sieve sample, by mapping key: what the refresh reads in full."""
+        merged: dict[str, list[Sample]] = {}
+        for devices in self.answers.values():
+            for keys in devices.values():
+                for key, samples in keys.items():
+                    merged.setdefault(key, []).extend(samples)
+        return merged

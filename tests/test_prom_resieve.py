@@ -1,0 +1,86 @@
+"""What a refresh sieves and keeps (`fabtui.prom.resieve`): only the devices scraped since their
+last sieve are asked about again; every other device's last answer stands."""
+
+from __future__ import annotations
+
+from fabtui.paths import demo_topology
+from fabtui.prom.catalog import MAPPED
+from fabtui.prom.client import Sample
+from fabtui.prom.labels import LabelMap, Resolver
+from fabtui.prom.resieve import SLICES, WHOLE_EVERY, SieveMemory, device_times
+from fabtui.topology.graph import FabricGraph
+from fabtui.topology.loader import load_topology
+
+GRAPH = FabricGraph(load_topology(demo_topology()).topology)
+RESOLVER = Resolver(GRAPH, LabelMap())
+PFC = next(m for m in MAPPED if m.key == "sonic.pfc_rx")
+
+
+def port(switch: str, name: str, value: float = 1.0) -> Sample:
+    return Sample({"instance": switch, "device": name}, value, 0.0)
+
+
+def clocks(**times: float) -> dict[str, dict[str, float]]:
+    return {"port": {switch.replace("_", "-"): at for switch, at in times.items()}}
+
+
+def test_the_first_refresh_sieves_whole_then_only_the_devices_that_moved() -> None:
+    memory = SieveMemory()
+    assert memory.plan({"port"}, clocks(leaf_g00_r0=10, leaf_g00_r1=10, leaf_g00_r2=10)) == \
+        {"port": None}
+    memory.record("port", None, {PFC.key: [port("leaf-g00-r0", "Ethernet0"),
+                                           port("leaf-g00-r1", "Ethernet8")]},
+                  MAPPED, RESOLVER, {"leaf-g00-r0": 10, "leaf-g00-r1": 10, "leaf-g00-r2": 10})
+    # nothing scraped since: nothing asked, both answers kept
+    assert memory.plan({"port"}, clocks(leaf_g00_r0=10, leaf_g00_r1=10, leaf_g00_r2=10)) == \
+        {"port": set()}
+    assert len(memory.by_key()[PFC.key]) == 2
+    # one switch scraped since: only it is asked about; its new answer replaces its old one
+    plan = memory.plan({"port"}, clocks(leaf_g00_r0=11, leaf_g00_r1=10, leaf_g00_r2=10))
+    assert plan == {"port": {"leaf-g00-r0"}}
+    memory.record("port", {"leaf-g00-r0"},
+                  {PFC.key: [port("leaf-g00-r0", "Ethernet4"), port("leaf-g00-r1", "Ethernet9")]},
+                  MAPPED, RESOLVER, {"leaf-g00-r0": 11})
+    kept = sorted(RESOLVER.element("port", s.labels) or "" for s in memory.by_key()[PFC.key])
+    # a sample of a device not asked about (a regex's cross product) is not taken
+    assert kept == ["leaf-g00-r0:Ethernet4", "leaf-g00-r1:Ethernet8"]
+    assert memory.plan({"port"}, clocks(leaf_g00_r0=11, leaf_g00_r1=10, leaf_g00_r2=10)) == \
+        {"port": set()}
+
+
+def test_most_devices_moved_are_sieved_a_slice_a_refresh_and_a_due_turn_whole() -> None:
+    """One target serving a whole family moves all its devices at once: they are asked about
+    a slice a refresh (none asked twice, all within SLICES refreshes), never all at once;
+    every WHOLE_EVERY refreshes the kind is sieved whole, its old answers dropped."""
+    switches = sorted(GRAPH.switches)
+    memory = SieveMemory()
+    first = {"port": dict.fromkeys(switches, 10.0)}
+    memory.plan({"port"}, first)
+    memory.record("port", None, {PFC.key: [port("leaf-g00-r1", "Ethernet8")]}, MAPPED,
+                  RESOLVER, first["port"])
+    moved = {"port": dict.fromkeys(switches, 11.0)}
+    asked: list[str] = []
+    for _ in range(SLICES):
+        plan = memory.plan({"port"}, moved)["port"]
+        assert plan is not None and len(plan) < len(switches)
+        asked += plan
+        memory.record("port", plan, {}, MAPPED, RESOLVER,
+                      {d: moved["port"][d] for d in plan})
+    assert sorted(asked) == switches
+    assert memory.by_key() == {}  # the moved switch's new answer (nothing near a limit)
+    plans = [memory.plan({"port"}, moved)["port"] for _ in range(WHOLE_EVERY)]
+    assert plans.count(None) == 1 and all(p == set() for p in plans if p is not None)
+
+
+def test_a_kind_without_clocks_is_sieved_whole_every_refresh() -> None:
+    memory = SieveMemory()
+    for _ in range(3):
+        assert memory.plan({"port"}, {}) == {"port": None}
+        memory.record("port", None, {}, MAPPED, RESOLVER, {})
+
+
+def test_device_times_are_each_devices_newest_sample() -> None:
+    answers = [[Sample({"instance": "leaf-g00-r0"}, 5.0, 0.0),
+                Sample({"instance": "leaf-g00-r0"}, 7.0, 0.0),
+                Sample({"instance": "nosuchswitch"}, 9.0, 0.0)]]
+    assert device_times(["port"], answers, RESOLVER) == {"port": {"leaf-g00-r0": 7.0}}

@@ -265,28 +265,35 @@ def journey_a(folder: Path, size: tuple[int, int], socket: str, *,
                 raise JourneyFailed(f"a no ended the session:\n{text}")
         question(pane, "cleaned and re-seated", "cleaned?")
         gate(pane, HANG_PORT, "shut again to swap")
-        pane.key("g")
-        pane.wait("replaced and everything", "g: swapped?")
-        pane.key("C-r")  # the demo fabric swaps the optic
-        pane.wait("repaired leaf-g00-r5:Ethernet16 on the demo fabric", "ctrl+r: the swap")
-        pane.key("y")
-        pane.gone("y: yes · n: not yet", "y: swapped")
-        gate(pane, NODE, "return the node")
-        pane.key("g")
-        text = pane.wait(lambda t: "finished ✓ ok" in t and bool(before_after_rows(t)),
-                         "g: finished, the before/after")
-        rows = before_after_rows(text)
-        bad = unreadable(rows)
-        tally.notes.append(f"before/after rows on screen: {len(rows)}, unreadable: {bad}")
-        if bad:
-            raise JourneyFailed(f"before/after values not whole: {bad}\n{text}")
-        pane.key("f")
-        pane.wait("(draft) ─", "f: the case editor on the draft")
-        pane.key("C-s")
-        text = pane.wait("links · similar", "ctrl+s: the case saved and shown")
-        tally.ended = time.monotonic()
-        pane.key("C-q")
+        swap_verify_and_file(pane, HANG_PORT, tally)
     return tally
+
+
+def swap_verify_and_file(pane: Pane, port: str, tally: Tally) -> None:
+    """From the swap gate of optic-replacement on `port` to its case filed: the demo fabric
+    swaps the optic (ctrl+r), the node goes back, the before/after values must be whole on
+    screen, the draft is saved (ctrl+s), and the app quits."""
+    pane.key("g")
+    pane.wait("replaced and everything", "g: swapped?")
+    pane.key("C-r")  # the demo fabric swaps the optic
+    pane.wait(f"repaired {port} on the demo fabric", "ctrl+r: the swap")
+    pane.key("y")
+    pane.gone("y: yes · n: not yet", "y: swapped")
+    gate(pane, NODE, "return the node")
+    pane.key("g")
+    text = pane.wait(lambda t: "finished ✓ ok" in t and bool(before_after_rows(t)),
+                     "g: finished, the before/after")
+    rows = before_after_rows(text)
+    bad = unreadable(rows)
+    tally.notes.append(f"before/after rows on screen: {len(rows)}, unreadable: {bad}")
+    if bad:
+        raise JourneyFailed(f"before/after values not whole: {bad}\n{text}")
+    pane.key("f")
+    pane.wait("(draft) ─", "f: the case editor on the draft")
+    pane.key("C-s")
+    pane.wait("links · similar", "ctrl+s: the case saved and shown")
+    tally.ended = time.monotonic()
+    pane.key("C-q")
 
 
 def journey_b(folder: Path, size: tuple[int, int], socket: str) -> Tally:
@@ -312,27 +319,7 @@ def journey_b(folder: Path, size: tuple[int, int], socket: str) -> Tally:
         gate(pane, DEGRADING_PORT, "shut the port")
         question(pane, "cleaned and re-seated", "cleaned?")
         gate(pane, DEGRADING_PORT, "shut again to swap")
-        pane.key("g")
-        pane.wait("replaced and everything", "g: swapped?")
-        pane.key("C-r")
-        pane.wait(f"repaired {DEGRADING_PORT} on the demo fabric", "ctrl+r: the swap")
-        pane.key("y")
-        pane.gone("y: yes · n: not yet", "y: swapped")
-        gate(pane, NODE, "return the node")
-        pane.key("g")
-        text = pane.wait(lambda t: "finished ✓ ok" in t and bool(before_after_rows(t)),
-                         "g: finished, the before/after")
-        rows = before_after_rows(text)
-        bad = unreadable(rows)
-        tally.notes.append(f"before/after rows on screen: {len(rows)}, unreadable: {bad}")
-        if bad:
-            raise JourneyFailed(f"before/after values not whole: {bad}\n{text}")
-        pane.key("f")
-        pane.wait("(draft) ─", "f: the case editor")
-        pane.key("C-s")
-        pane.wait("links · similar", "ctrl+s: the case saved and shown")
-        tally.ended = time.monotonic()
-        pane.key("C-q")
+        swap_verify_and_file(pane, DEGRADING_PORT, tally)
     return tally
 
 

@@ -175,7 +175,7 @@ class CaseView(FabtuiScreen):
     BINDINGS: ClassVar[list[BindingType]] = bindings(CASE_VIEW_COMMANDS)
     DEFAULT_CSS = """
     CaseView #case-body { width: 1fr; padding: 0 1; }
-    CaseView #case-links { width: 34%; max-width: 56; min-width: 24; }
+    CaseView #case-links { width: 34%; max-width: 56; min-width: 24; scrollbar-gutter: stable; }
     CaseView #case-facts { margin-bottom: 1; }
     CaseView .heading { text-style: bold; color: $accent; margin-top: 1; }
     CaseView .case-table { height: auto; width: 1fr; }

@@ -20,6 +20,7 @@ import pytest
 from fabtui.config import load_settings
 from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.paths import demo_topology, shipped_templates
+from fabtui.prom.catalog import Element
 from fabtui.sim.exporter import Exporter, scrape_config
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
@@ -464,7 +465,8 @@ def test_a_refresh_sieves_only_the_devices_scraped_since_their_last_sieve(
         assert source.last_sieve == dict.fromkeys(("gpu", "ibport", "nic", "port"), 0)
         memory = source._sieved
         storm_node = STORM_NIC.partition(":")[0]
-        for element, device in (("port", "leaf-g00-r4"), ("nic", storm_node)):
+        moved: tuple[tuple[Element, str], ...] = (("port", "leaf-g00-r4"), ("nic", storm_node))
+        for element, device in moved:
             memory.clocks[element][device] = 0.0
             memory.answers[element].pop(device, None)
         assert healths(ws, poll(source)) == expected

@@ -4,7 +4,7 @@ last sieve are asked about again; every other device's last answer stands."""
 from __future__ import annotations
 
 from fabtui.paths import demo_topology
-from fabtui.prom.catalog import MAPPED
+from fabtui.prom.catalog import MAPPED, Element
 from fabtui.prom.client import Sample
 from fabtui.prom.labels import LabelMap, Resolver
 from fabtui.prom.resieve import SLICES, WHOLE_EVERY, SieveMemory, device_times
@@ -20,7 +20,7 @@ def port(switch: str, name: str, value: float = 1.0) -> Sample:
     return Sample({"instance": switch, "device": name}, value, 0.0)
 
 
-def clocks(**times: float) -> dict[str, dict[str, float]]:
+def clocks(**times: float) -> dict[Element, dict[str, float]]:
     return {"port": {switch.replace("_", "-"): at for switch, at in times.items()}}
 
 
@@ -54,11 +54,11 @@ def test_most_devices_moved_are_sieved_a_slice_a_refresh_and_a_due_turn_whole() 
     every WHOLE_EVERY refreshes the kind is sieved whole, its old answers dropped."""
     switches = sorted(GRAPH.switches)
     memory = SieveMemory()
-    first = {"port": dict.fromkeys(switches, 10.0)}
+    first: dict[Element, dict[str, float]] = {"port": dict.fromkeys(switches, 10.0)}
     memory.plan({"port"}, first)
     memory.record("port", None, {PFC.key: [port("leaf-g00-r1", "Ethernet8")]}, MAPPED,
                   RESOLVER, first["port"])
-    moved = {"port": dict.fromkeys(switches, 11.0)}
+    moved: dict[Element, dict[str, float]] = {"port": dict.fromkeys(switches, 11.0)}
     asked: list[str] = []
     for _ in range(SLICES):
         plan = memory.plan({"port"}, moved)["port"]

@@ -12,6 +12,7 @@ import pytest
 from click.testing import Result
 
 from fabtui.config import load_settings, with_scenario
+from fabtui.model.parsed.nccl_log import NcclLog
 from fabtui.parsers import registry
 from fabtui.paths import demo_topology, shipped_templates
 from fabtui.runbooks.testing import case_topology
@@ -174,5 +175,6 @@ def test_the_job_log_on_the_ib_fabric_says_infiniband_and_sets_no_roce_variables
     out, err, status = run(sim, "node001", ["cat", "/var/log/fabtui-sim/job.log"], 600.0)
     assert status == 0, err
     log = registry.get("nccl-log").parse(out)
+    assert isinstance(log, NcclLog)
     assert log.transports and {t.link_layer for t in log.transports} == {"IB"}
     assert "NCCL_IB_GID_INDEX" not in log.env and "NCCL_IB_TC" not in log.env

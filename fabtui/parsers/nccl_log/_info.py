@@ -229,6 +229,12 @@ def _net_info(state: State, number: int, line: str, pos: int, msg: str) -> Repla
 
 def _net_using(state: State, line: str, pos: int, transport: str, rest: str) -> None:
     host = line_prefix(line[:pos]).host
+    if host:
+        read = (host, transport, rest)
+        if read in state.host_read:
+            return
+        if len(state.host_read) < INERT_MAX:
+            state.host_read.add(read)
     add_host(state, host)
     devices, _, oob = rest.partition(";")
     if "[RO]" in devices:
@@ -283,6 +289,12 @@ def _bootstrap_info(state: State, line: str, pos: int, msg: str) -> None:
     using = _BOOTSTRAP_USING.match(msg)
     if using:
         host = line_prefix(line[:pos]).host
+        if host:
+            read = (host, msg)
+            if read in state.host_read:
+                return  # this host's interface, already noted
+            if len(state.host_read) < INERT_MAX:
+                state.host_read.add(read)
         add_host(state, host)
         _add_interface(state, state.bootstrap, using.group(1), using.group(2), host)
 

@@ -123,6 +123,9 @@ class State:
     plain: set[str] = field(default_factory=set)
     """Other lines (neither INFO nor WARN) that changed nothing and never can: skipped."""
     using_cache: dict[tuple[str, str], list[tuple[object, ...]]] = field(default_factory=dict)
+    host_read: set[tuple[str, ...]] = field(default_factory=set)
+    """(host, what it printed) of the NET/… Using and Bootstrap lines read: each process of a
+    node prints the same, and reading it again for the same host would change nothing."""
     init_events: int = 0
     ring_gdr: set[int] = field(default_factory=set)
     gdr_enabled: int = 0

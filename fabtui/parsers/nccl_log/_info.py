@@ -153,7 +153,8 @@ def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Repl
         known = state.pid_rank.get((prefix.host, prefix.pid))
         if known is None or nranks > known[0]:
             state.pid_rank[(prefix.host, prefix.pid)] = (nranks, rank)
-    state.nranks = max(state.nranks or 0, nranks)
+    if state.nranks is None or nranks > state.nranks:
+        state.nranks = nranks
     if "Init COMPLETE" in msg:
         # One per rank and communicator: a big job prints thousands. Keep a sample so they
         # never crowd out the failures that matter (`max_events` caps all events together).
@@ -361,9 +362,13 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
     if state.topo.setdefault((prefix.host, prefix.pid, pointer), facts) != facts:
         state.topo[(prefix.host, prefix.pid, pointer)] = facts
         state.replay_broken = True
-    state.n_nodes = max(state.n_nodes or 0, nodes)
-    state.local_ranks = max(state.local_ranks or 0, local_ranks)
-    state.nranks = max(state.nranks or 0, nranks)
+    # The largest seen (plain comparisons: `max` costs a call, on every comm line).
+    if state.n_nodes is None or nodes > state.n_nodes:
+        state.n_nodes = nodes
+    if state.local_ranks is None or local_ranks > state.local_ranks:
+        state.local_ranks = local_ranks
+    if state.nranks is None or nranks > state.nranks:
+        state.nranks = nranks
     key = (prefix.host, prefix.pid, rank, nranks, pointer)
     seen = (rank, nranks, prefix.host, prefix.pid)
     if seen not in state.rank_seen:

@@ -153,6 +153,9 @@ class State:
     evidence: bool = False
     replay: dict[str, Replay] = field(default_factory=dict)
     """Lines read before, by what reading each again does (see `scan_batches`)."""
+    uncounted: int = 0
+    """Batches still to read line by line without counting them first: the last batch counted
+    had few repeats (a big job's combined log), so counting the next few would not pay."""
     replay_broken: bool = False
     """Set by a reading that overwrote a value a replayed line had set (a communicator's
     topology, a desync's op, a rank entry taken over): replays could then undo it, so the

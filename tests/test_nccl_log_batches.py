@@ -16,6 +16,7 @@ import pytest
 
 from fabtui.model.parsed.nccl_log import NcclLog
 from fabtui.parsers import nccl_log
+from fabtui.parsers.nccl_log import _reader
 from fabtui.parsers.streaming import FileLines
 from fabtui.parsers.text import split_lines
 from tests.support.fixture_inputs import FIXTURES
@@ -70,10 +71,13 @@ def test_each_real_sample_reads_the_same_counted_or_line_by_line(path: Path) -> 
 
 @pytest.mark.parametrize("cap", [nccl_log.MAX_EVENTS, 300, 25])
 @pytest.mark.parametrize("size", [1, 7, 333, 4096])
+@pytest.mark.parametrize("uncounted", [0, _reader._UNCOUNTED_RUN])
 def test_repeated_samples_and_hazards_read_the_same(monkeypatch: pytest.MonkeyPatch, cap: int,
-                                                    size: int) -> None:
+                                                    size: int, uncounted: int) -> None:
     # Small caps put most of the log past the events cap (WARN and PyTorch lines then replay
-    # too), and past the init_complete sample.
+    # too), and past the init_complete sample. With no run of uncounted batches after a batch
+    # of distinct lines, every batch is counted (and its lines read before replayed).
+    monkeypatch.setattr(_reader, "_UNCOUNTED_RUN", uncounted)
     monkeypatch.setattr(nccl_log, "MAX_EVENTS", cap)
     monkeypatch.setattr(nccl_log, "_INIT_EVENTS_MAX", min(cap, 256) // 5)
     lines = _log_lines()

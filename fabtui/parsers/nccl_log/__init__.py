@@ -209,14 +209,20 @@ def _gdr_verdict(state: State, connections: int, with_gdr: int) -> bool | None:
 
 def _resolve_ranks(state: State) -> None:
     """Ranks of NCCL-line events from init lines of the same process; desync ops by seq."""
+    # A process's first topology, by (host, pid): built once when a comm id is not found
+    # (a scan of every topology per event was a term in the number of processes times 256).
+    by_process: dict[tuple[str | None, int | None], tuple[int, int, int]] | None = None
     for event in state.events:
         if event.type == "desync" and event.op is None and event.seq in state.desync_ops:
             event.op = state.desync_ops[event.seq]
         if event.type == "init_complete":
             topo = state.topo.get((event.host, event.pid, event.comm_id or ""))
             if topo is None:
-                topo = next((t for (h, p, _), t in state.topo.items()
-                             if h == event.host and p == event.pid), None)
+                if by_process is None:
+                    by_process = {}
+                    for (h, p, _), t in state.topo.items():
+                        by_process.setdefault((h, p), t)
+                topo = by_process.get((event.host, event.pid))
             if topo:
                 event.n_nodes, event.local_ranks, event.local_rank = topo
             continue

@@ -9,6 +9,7 @@ failures become events. Each reader returns what reading the same line again wou
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from fabtui.parsers.nccl_log._records import Event, Interface, NetDevice, Rank
 from fabtui.parsers.nccl_log._state import (
@@ -133,20 +134,15 @@ def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Repl
     """Init START / COMPLETE: the rank map (rank -> host, pid, GPU) and init_complete events."""
     prefix = line_prefix(line[:pos])
     add_host(state, prefix.host)
-    init = _INIT.search(msg)
-    if init is None:
+    facts = _init_facts(msg)
+    if facts is None:
         return INFO
-    rank, nranks = int(init.group(1)), int(init.group(2))
-    device = int_group(_CUDA_DEV.search(msg))
-    bus = _bus_id(msg)
-    comm_match = _COMM_ID.search(msg) or _COMM_PTR.search(msg)
-    comm = comm_match.group(1) if comm_match else None
+    rank, nranks, device, bus, comm, pointer = facts
     key = (prefix.host, prefix.pid, rank, nranks, comm)
-    pointer = _COMM_PTR.search(msg)
     # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
     # (no Init START in the log): replace its entry, which only knew the comm pointer.
     if key not in state.ranks and pointer is not None and state.ranks.pop(
-            (prefix.host, prefix.pid, rank, nranks, pointer.group(1)), None) is not None:
+            (prefix.host, prefix.pid, rank, nranks, pointer), None) is not None:
         state.replay_broken = True
     if key not in state.ranks:
         state.rank_seen.add((rank, nranks, prefix.host, prefix.pid))
@@ -157,7 +153,8 @@ def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Repl
         known = state.pid_rank.get((prefix.host, prefix.pid))
         if known is None or nranks > known[0]:
             state.pid_rank[(prefix.host, prefix.pid)] = (nranks, rank)
-    state.nranks = max(state.nranks or 0, nranks)
+    if state.nranks is None or nranks > state.nranks:
+        state.nranks = nranks
     if "Init COMPLETE" in msg:
         # One per rank and communicator: a big job prints thousands. Keep a sample so they
         # never crowd out the failures that matter (`max_events` caps all events together).
@@ -173,6 +170,22 @@ def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Repl
             bus_id=bus, comm_id=comm))
         return None if added else INIT_DROPPED
     return INFO
+
+
+@lru_cache(maxsize=4096)
+def _init_facts(msg: str) -> tuple[int, int, int | None, str | None, str | None, str | None] \
+        | None:
+    """An Init START / COMPLETE message's rank, nranks, CUDA device, bus id, comm id (else its
+    pointer) and comm pointer; None when it names no rank. Read once per distinct message:
+    every restart of a job prints its messages again, with only the line heads changed."""
+    init = _INIT.search(msg)
+    if init is None:
+        return None
+    comm_pointer = _COMM_PTR.search(msg)
+    pointer = comm_pointer.group(1) if comm_pointer else None
+    comm_id = _COMM_ID.search(msg)
+    return (int(init.group(1)), int(init.group(2)), int_group(_CUDA_DEV.search(msg)),
+            _bus_id(msg), comm_id.group(1) if comm_id else pointer, pointer)
 
 
 def _bus_id(msg: str) -> str | None:
@@ -217,6 +230,12 @@ def _net_info(state: State, number: int, line: str, pos: int, msg: str) -> Repla
 
 def _net_using(state: State, line: str, pos: int, transport: str, rest: str) -> None:
     host = line_prefix(line[:pos]).host
+    if host:
+        read = (host, transport, rest)
+        if read in state.host_read:
+            return
+        if len(state.host_read) < INERT_MAX:
+            state.host_read.add(read)
     add_host(state, host)
     devices, _, oob = rest.partition(";")
     if "[RO]" in devices:
@@ -271,6 +290,12 @@ def _bootstrap_info(state: State, line: str, pos: int, msg: str) -> None:
     using = _BOOTSTRAP_USING.match(msg)
     if using:
         host = line_prefix(line[:pos]).host
+        if host:
+            read = (host, msg)
+            if read in state.host_read:
+                return  # this host's interface, already noted
+            if len(state.host_read) < INERT_MAX:
+                state.host_read.add(read)
         add_host(state, host)
         _add_interface(state, state.bootstrap, using.group(1), using.group(2), host)
 
@@ -325,29 +350,47 @@ def _misc_info(state: State, line: str, pos: int, msg: str) -> Replay:
 
 
 def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
-    topo = _COMM_TOPO.match(msg)
+    topo = _topology_facts(msg)
     if topo is None:
         return
-    pointer, rank, nranks, nodes, local_ranks, local_rank, mnnvl = topo.groups()
+    pointer, rank, nranks, facts, mnnvl = topo
+    nodes, local_ranks, _ = facts
     prefix = line_prefix(line[:pos])
     if mnnvl is not None:
-        state.mnnvl[(prefix.host, prefix.pid, pointer)] = (int(nranks), mnnvl != "0")
+        state.mnnvl[(prefix.host, prefix.pid, pointer)] = (nranks, mnnvl)
     add_host(state, prefix.host)
-    facts = (int(nodes), int(local_ranks), int(local_rank))
     if state.topo.setdefault((prefix.host, prefix.pid, pointer), facts) != facts:
         state.topo[(prefix.host, prefix.pid, pointer)] = facts
         state.replay_broken = True
-    state.n_nodes = max(state.n_nodes or 0, int(nodes))
-    state.local_ranks = max(state.local_ranks or 0, int(local_ranks))
-    state.nranks = max(state.nranks or 0, int(nranks))
-    key = (prefix.host, prefix.pid, int(rank), int(nranks), pointer)
-    seen = (int(rank), int(nranks), prefix.host, prefix.pid)
+    # The largest seen (plain comparisons: `max` costs a call, on every comm line).
+    if state.n_nodes is None or nodes > state.n_nodes:
+        state.n_nodes = nodes
+    if state.local_ranks is None or local_ranks > state.local_ranks:
+        state.local_ranks = local_ranks
+    if state.nranks is None or nranks > state.nranks:
+        state.nranks = nranks
+    key = (prefix.host, prefix.pid, rank, nranks, pointer)
+    seen = (rank, nranks, prefix.host, prefix.pid)
     if seen not in state.rank_seen:
         state.rank_seen.add(seen)
-        state.ranks[key] = Rank(rank=int(rank), nranks=int(nranks), host=prefix.host,
+        state.ranks[key] = Rank(rank=rank, nranks=nranks, host=prefix.host,
                                 pid=prefix.pid, device=prefix.device, bus_id=None,
                                 comm_id=pointer)
     if prefix.pid is not None:
         known = state.pid_rank.get((prefix.host, prefix.pid))
-        if known is None or int(nranks) > known[0]:
-            state.pid_rank[(prefix.host, prefix.pid)] = (int(nranks), int(rank))
+        if known is None or nranks > known[0]:
+            state.pid_rank[(prefix.host, prefix.pid)] = (nranks, rank)
+
+
+@lru_cache(maxsize=4096)
+def _topology_facts(msg: str) -> tuple[str, int, int, tuple[int, int, int], bool | None] \
+        | None:
+    """A `comm 0x.. rank R nRanks N nNodes ..` message's comm pointer, rank, nranks, (nNodes,
+    localRanks, localRank) and MNNVL (None when not printed); None when it is not one. Read
+    once per distinct message, as `_init_facts`."""
+    topo = _COMM_TOPO.match(msg)
+    if topo is None:
+        return None
+    pointer, rank, nranks, nodes, local_ranks, local_rank, mnnvl = topo.groups()
+    return (pointer, int(rank), int(nranks), (int(nodes), int(local_ranks), int(local_rank)),
+            None if mnnvl is None else mnnvl != "0")

@@ -33,6 +33,8 @@ from fabtui.parsers.nccl_log._torch import OTHER_KEYS, nccl_followup, other_line
 from fabtui.parsers.nccl_log._torchrun import child_block_line
 from fabtui.parsers.nccl_log._warn import warn_line
 
+_UNCOUNTED_RUN = 7
+"""Batches read without counting after one that had few repeats (one in 8 is counted)."""
 _REPLAY_MAX = 200000
 _REPLAY_LINE_MAX = 2000
 """Lines longer than this are never remembered: memory stays a few tens of MB at most."""
@@ -94,8 +96,13 @@ def read_lines(state: State, lines: Iterable[str], number: int, after: str) -> N
 
 def _scan_batch(state: State, lines: list[str], base: int, after: str) -> None:
     """Read `lines` (numbered from `base` + 1; `after` is the line that follows the last)."""
+    if state.uncounted:
+        state.uncounted -= 1
+        read_lines(state, lines, base, after)
+        return
     counts = Counter(lines)
     if len(counts) * 4 > len(lines) * 3:  # few lines repeat: counting would not pay
+        state.uncounted = _UNCOUNTED_RUN  # nor, likely, for the next batches
         read_lines(state, lines, base, after)
         return
     replay = state.replay

@@ -123,6 +123,9 @@ class State:
     plain: set[str] = field(default_factory=set)
     """Other lines (neither INFO nor WARN) that changed nothing and never can: skipped."""
     using_cache: dict[tuple[str, str], list[tuple[object, ...]]] = field(default_factory=dict)
+    host_read: set[tuple[str, ...]] = field(default_factory=set)
+    """(host, what it printed) of the NET/… Using and Bootstrap lines read: each process of a
+    node prints the same, and reading it again for the same host would change nothing."""
     init_events: int = 0
     ring_gdr: set[int] = field(default_factory=set)
     gdr_enabled: int = 0
@@ -150,6 +153,9 @@ class State:
     evidence: bool = False
     replay: dict[str, Replay] = field(default_factory=dict)
     """Lines read before, by what reading each again does (see `scan_batches`)."""
+    uncounted: int = 0
+    """Batches still to read line by line without counting them first: the last batch counted
+    had few repeats (a big job's combined log), so counting the next few would not pay."""
     replay_broken: bool = False
     """Set by a reading that overwrote a value a replayed line had set (a communicator's
     topology, a desync's op, a rank entry taken over): replays could then undo it, so the

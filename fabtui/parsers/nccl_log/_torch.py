@@ -20,6 +20,7 @@ from fabtui.parsers.nccl_log._state import (
     add_event,
     add_simple,
     clean_message,
+    event_dropped,
     exception_name,
     int_group,
     note_version,
@@ -133,11 +134,12 @@ def _watchdog_line(state: State, number: int, line: str) -> None:
     key = (rank, int(seq.group(1)) if seq else None)
     event = state.watchdogs.get(key)
     if event is None:
+        if event_dropped(state):  # past the cap: counted, not built
+            return
         event = Event(type="watchdog_timeout", rank=rank, rank_source=source, host=None,
                       seq=key[1], op=None, timeout_ms=None, peer=None, status=None,
                       line=number, message=clean_message(line), pg=pg)
-        if not add_event(state, event):
-            return
+        add_event(state, event)
         state.watchdogs[key] = event
     _fill_watchdog(event, line, pg)
 
@@ -182,6 +184,8 @@ def _desync_line(state: State, number: int, line: str) -> None:
     match = _DESYNC.search(line)
     if match is None:
         return
+    if event_dropped(state):  # past the cap: counted, not built
+        return
     rank, finished, _, seq = match.groups()
     add_event(state, Event(
         type="desync", rank=int(rank), rank_source="desync", host=None, seq=int(seq), op=None,
@@ -203,6 +207,8 @@ def _nccl_error_line(state: State, number: int, line: str) -> None:
     version = match.group(4) if match else old.group(2) if old else None
     if version:
         state.versions.setdefault(version, None)
+    if event_dropped(state):  # past the cap: counted, not built
+        return
     rank, pg, source = pytorch_rank(line)
     event = Event(
         type=kind, rank=rank, rank_source=source, host=None, seq=None, op=None,
@@ -210,9 +216,9 @@ def _nccl_error_line(state: State, number: int, line: str) -> None:
         source=f"{match.group(1)}:{match.group(2)}" if match else None, pg=pg,
         exception=exception_name(line))
     _nccl_details(event, line)
-    if add_event(state, event):
-        state.pending_nccl, state.pending_nccl_line = event, number
-        state.last_error_next = False
+    add_event(state, event)
+    state.pending_nccl, state.pending_nccl_line = event, number
+    state.last_error_next = False
 
 
 def _nccl_result_line(state: State, number: int, line: str) -> None:

@@ -20,7 +20,9 @@ import pytest
 from fabtui.config import load_settings
 from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.paths import demo_topology, shipped_templates
-from fabtui.prom.catalog import Element
+from fabtui.prom.catalog import Element, Mapped
+from fabtui.prom.client import Sample
+from fabtui.prom.results import Readings
 from fabtui.sim.exporter import Exporter, scrape_config
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
@@ -209,6 +211,43 @@ def test_verdicts_match_the_direct_probe(fabric: Fabric) -> None:
     missing = sorted(set(direct) - set(from_prom))
     assert not missing, f"ports Prometheus still had no reading of after 30 s: {missing}"
     assert {k: from_prom[k] for k in direct} == direct
+
+
+def test_a_full_read_decodes_one_answer_at_a_time(fabric: Fabric,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mode = "full"` fetches its answers concurrently but decodes each, and folds it into
+    the readings, before decoding the next: one answer's objects alive at a time (decoding
+    them all at once fragmented the heap: `benchmarks/prom_memory.py --mode full`), and
+    every answer is read."""
+    _, source = fabric.source(mode="full")
+    mapped = set(source.queries.values())
+    lock = threading.Lock()
+    open_now, most, decoded = 0, 0, []
+    samples, fold = source.client.samples, source._fold
+
+    def counted_samples(promql: str, body: bytes) -> list[Sample]:
+        nonlocal open_now, most
+        if promql in mapped:
+            with lock:
+                open_now += 1
+                most = max(most, open_now)
+                decoded.append(promql)
+            time.sleep(0.005)  # long enough for another thread's answer to overlap
+        return samples(promql, body)
+
+    def counted_fold(readings: Readings, which: Mapped, found: list[Sample],
+                     only: set[str] | None = None) -> None:
+        nonlocal open_now
+        fold(readings, which, found, only)
+        with lock:
+            open_now -= 1
+
+    monkeypatch.setattr(source.client, "samples", counted_samples)
+    monkeypatch.setattr(source, "_fold", counted_fold)
+    found = results_of(poll(source))
+    assert sorted(decoded) == sorted(mapped)
+    assert most == 1
+    assert any(r.probe == "switch.pfc" and r.verdict is Verdict.FAIL for r in found)
 
 
 def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:

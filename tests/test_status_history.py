@@ -22,8 +22,9 @@ def refresh(status: FabricStatus, round_no: int) -> None:
 
 
 def test_a_full_history_costs_under_a_kilobyte_a_series() -> None:
-    """640 series at 60 values each: held under 1 KB a series (a deque of float objects and
-    its frozen tuple took ~2.5 KB), and no more after 40 refreshes beyond full."""
+    """640 series at 60 values each: held under 850 bytes a series (a deque of float objects
+    and its frozen tuple took ~2.5 KB; arrays grown by append, over-allocated, 895 bytes), and
+    no more after 40 refreshes beyond full."""
     status = FabricStatus(FabricMap.build(workspace().graph()), clock=lambda: NOW)
     refresh(status, 0)
     status.snapshot(1, PollState.WAITING)
@@ -42,7 +43,7 @@ def test_a_full_history_costs_under_a_kilobyte_a_series() -> None:
         tracemalloc.stop()
     series = len(NICS) * len(COUNTERS)
     grown = sum(d.size_diff for d in full.compare_to(before, "filename"))
-    assert grown / series < 1024, f"{grown / series:.0f} bytes a series"
+    assert grown / series < 850, f"{grown / series:.0f} bytes a series"
     after_full = sum(d.size_diff for d in later.compare_to(full, "filename"))
     assert after_full / series < 64, f"{after_full / series:.0f} bytes a series after full"
 

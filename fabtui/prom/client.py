@@ -104,10 +104,20 @@ class PromClient:
 
     def query(self, promql: str, at: float | None = None) -> list[Sample]:
         """The instant vector `promql` evaluates to (now, or at `at`)."""
+        return self.samples(promql, self.fetch(promql, at))
+
+    def fetch(self, promql: str, at: float | None = None) -> bytes:
+        """The undecoded answer of the instant query `promql` (`samples` decodes it): many
+        fetched concurrently can be decoded one at a time, so that only one answer's objects
+        are alive at once (a full read's 55 answers decoded together fragment the heap)."""
         params = {"query": promql}
         if at is not None:
             params["time"] = f"{at:.3f}"
-        data, clean = self._get("/api/v1/query", params)
+        return self._fetch("/api/v1/query", params)
+
+    def samples(self, promql: str, body: bytes) -> list[Sample]:
+        """The instant vector in `body`, the answer `fetch(promql)` got."""
+        data, clean = self._decode(body, promql)
         if data.get("resultType") != "vector":
             raise PromError("bad-query", f"{promql}: expected an instant vector, got "
                                          f"{str(data.get('resultType'))[:40]}")
@@ -137,6 +147,10 @@ class PromClient:
     def _get(self, path: str, params: dict[str, str]
              ) -> tuple[dict[str, Any], Callable[[Any], dict[str, str]]]:
         """The `data` of an answer, and what makes its label sets safe to show."""
+        return self._decode(self._fetch(path, params), params["query"])
+
+    def _fetch(self, path: str, params: dict[str, str]) -> bytes:
+        """The body of a successful answer (its HTTP errors raised as `PromError`)."""
         params = {**params, "timeout": f"{self.timeout:g}s"}
         base = self.shown_url  # a user:password@ is never sent (nor shown by an error)
         url = f"{base}{path}?{urllib.parse.urlencode(params)}"
@@ -187,6 +201,12 @@ class PromClient:
                             ) from None
         finally:
             deadline.cancel()
+        return body
+
+    def _decode(self, body: bytes, promql: str
+                ) -> tuple[dict[str, Any], Callable[[Any], dict[str, str]]]:
+        """The `data` of an answer's body, and what makes its label sets safe to show."""
+        where = self.shown_url
         try:
             document = json.loads(body)
         except (ValueError, RecursionError):
@@ -195,7 +215,7 @@ class PromClient:
         if not isinstance(document, dict) or document.get("status") != "success":
             reason = document.get("error", "unknown error") if isinstance(document, dict) \
                 else "unexpected answer"
-            raise PromError("bad-query", f"{params['query']}: {_quoted(str(reason))}")
+            raise PromError("bad-query", f"{promql}: {_quoted(str(reason))}")
         data = document.get("data")
         if not isinstance(data, dict):
             raise PromError("unreachable", f"{where}: the answer has no data")

@@ -427,10 +427,12 @@ class FabricStatus:
 
 def _appended(values: array[float] | None, value: float) -> array[float]:
     """A new array: `values` (never changed: a frozen state may hold it) with `value` added,
-    the oldest dropped beyond `HISTORY`."""
-    fresh = array("d", values[1 - HISTORY:] if values is not None else ())
-    fresh.append(value)
-    return fresh
+    the oldest dropped beyond `HISTORY`. Built at its exact size (an append over-allocates:
+    a full one took 552 bytes of buffer from malloc instead of 480 from pymalloc's pools)."""
+    return (values[1 - HISTORY:] if values is not None else _EMPTY) + array("d", (value,))
+
+
+_EMPTY: array[float] = array("d")
 
 
 def _rollups(fabric: FabricMap) -> list[tuple[str, tuple[str, ...]]]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -242,11 +243,10 @@ class PrometheusSource:
         return rules_yaml(self.sieves, clocks, interval, devices)
 
     def _first_queries(self) -> list[str]:
-        """A refresh's first round: the full read's queries, or (recorded) one selector for
-        every sieve's series. Sieving raw series: none (`_resieve` asks after the clocks)."""
-        if self.recorded:
-            return [every_sieve()]
-        return [] if self.sieving else list(self.queries.values())
+        """A refresh's first round besides the clocks: (recorded) one selector for every
+        sieve's series. Sieving raw series: none (`_resieve` asks after the clocks); the full
+        read: none either (`_stream` reads it beside the first round)."""
+        return [every_sieve()] if self.recorded else []
 
     async def _resieve(self, clocks: Sequence[Element],
                        dated: list[list[Sample]]) -> dict[str, list[Sample]]:
@@ -291,6 +291,23 @@ class PrometheusSource:
         return found
 
     # polling --------------------------------------------------------------------------------
+    async def _stream(self, readings: Readings) -> None:
+        """The full read (not sieving) into `readings`: every mapped metric's query fetched
+        concurrently on the source's threads, and each answer decoded, folded in and dropped
+        before the next is decoded (one lock), so one answer's objects are alive at a time;
+        decoding them all at once, then folding, fragmented pymalloc's arenas and the RSS
+        grew a refresh (`benchmarks/prom_memory.py --mode full`)."""
+        loop = asyncio.get_running_loop()
+        decoding = threading.Lock()
+
+        def read(mapped: Mapped) -> None:
+            text = self.queries[mapped.key]
+            body = self.client.fetch(text, self.at)
+            with decoding:
+                self._fold(readings, mapped, self.client.samples(text, body))
+
+        await asyncio.gather(*(loop.run_in_executor(self._pool, read, m) for m in self.mapped))
+
     async def _ask(self, texts: list[str]) -> list[list[Sample]]:
         return await self._all(self.client.query, [(q, self.at) for q in texts])
 
@@ -315,11 +332,13 @@ class PrometheusSource:
         # which is what a loaded Prometheus (its rule evaluation) makes slow.
         guess = self._full_texts if sieving else []
         texts = [*first, *clocks.values(), *presence.values(), "up == 0"]
+        readings = Readings()
         try:
-            answers = await self._ask([*texts, *guess])
+            answers, _ = await asyncio.gather(
+                self._ask([*texts, *guess]),
+                self._stream(readings) if not sieving else asyncio.sleep(0))
             guessed = answers[len(texts):]
             del answers[len(texts):]
-            readings = Readings()
             ends = len(first) + len(clocks)
             dated = answers[len(first):ends]
             if self.recorded:
@@ -331,7 +350,7 @@ class PrometheusSource:
             self._note_down(answers[-1])
             if sieving and not self.recorded:
                 by_key = await self._resieve(list(clocks), dated)
-            else:
+            elif sieving:
                 by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
             flagged: dict[Element, list[str]] | None = None
@@ -345,8 +364,6 @@ class PrometheusSource:
                 self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)},
                            named)
                 quiet = self._presence.quiet(readings)
-            else:
-                self._read(readings, by_key)
         except PromError as exc:
             self.notes.append(f"prometheus {exc.kind}: {exc}")
             for result in self._unreachable(str(exc)):
@@ -412,11 +429,16 @@ class PrometheusSource:
         """Every sample of `answers` onto its element (of `only`'s elements, when given: the
         matchers of a sieve's full read select a cross product of labels, a superset)."""
         for mapped in self.mapped:
-            for sample in answers.get(mapped.key, []):
-                key = self.resolver.element(mapped.element, sample.labels)
-                if key is not None and (only is None or key in only):
-                    extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
-                    readings.add(mapped, key, extra, sample.value)
+            self._fold(readings, mapped, answers.get(mapped.key, []), only)
+
+    def _fold(self, readings: Readings, mapped: Mapped, samples: list[Sample],
+              only: set[str] | None = None) -> None:
+        """`mapped`'s samples onto their elements (of `only`'s, when given)."""
+        for sample in samples:
+            key = self.resolver.element(mapped.element, sample.labels)
+            if key is not None and (only is None or key in only):
+                extra = tuple(sorted((b, sample.labels.get(b, "")) for b in mapped.by))
+                readings.add(mapped, key, extra, sample.value)
 
     async def _changed(self, before: Mapping[Element, Mapping[str, object]]) -> None:
         """Devices dated now and not at the last refresh: their elements read at once; devices

@@ -467,7 +467,10 @@ def test_auto_reads_the_recording_rules_once_it_finds_them_loaded(
         reads["recorded"] = (True, dict(status.snapshot(1, PollState.WAITING).health), [])
         # Asserted here: a moment at which a scrape failed is read again (`whole_moment`).
         recorded, healths, notes = reads["loaded"]
-        assert recorded and healths.get(STORM_PORT) is Health.FAIL
+        # The recorded sieve is what Prometheus's last rule evaluation saw: the storm is
+        # flagged, and how far (warn or fail) depends on where in its ramp that evaluation
+        # fell (warn in one CI run); the point is that auto reads what recorded reads.
+        assert recorded and healths.get(STORM_PORT) in (Health.WARN, Health.FAIL)
         assert healths.get(STORM_PORT) is reads["recorded"][1].get(STORM_PORT)
         assert not any("recording rules" in note for note in notes)
         recorded, healths, notes = reads["missing"]

@@ -12,10 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fabtui.model.probe import Verdict
+from fabtui.model.probe import Metric, Verdict
 from fabtui.parsers.registry import parse
 from fabtui.paths import shipped_dir
 from fabtui.topology.traffic_class import judge, qos_design
+from tests.support.evaluation import evaluated
 from tests.support.sim import Fabric
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -191,20 +192,13 @@ def test_gap4_the_demo_nvlink_down_node_logs_xid_74_and_is_told_to_reset(tmp_pat
 # 3. NVLink error deltas --------------------------------------------------------------------
 
 def _nvlink_metrics(before: str | None, after: str) -> dict[str, tuple[object, Verdict]]:
-    from fabtui.paths import demo_topology
-    from fabtui.probes.catalog import load_catalog
-    from fabtui.probes.evaluate import EvalContext, evaluate, hardware_classes
-    from fabtui.probes.targets import resolve
-    from fabtui.topology.graph import FabricGraph
-    from fabtui.topology.loader import load_topology
+    return _by_name_at(evaluated("gpu.nvlink_errors", "node001", "nvlink-errors",
+                                 parse(after, "nvlink-errors"),
+                                 parse(before, "nvlink-errors") if before is not None else None,
+                                 interval=10.0))
 
-    graph = FabricGraph(load_topology(demo_topology()).topology)
-    definition = load_catalog([shipped_dir("probes")])["gpu.nvlink_errors"]
-    target = resolve(graph, "node001", definition.target)
-    ctx = EvalContext(probe=definition, target=target, interval=10.0,
-                      hardware=hardware_classes(target))
-    first = parse(before, "nvlink-errors") if before is not None else None
-    metrics = evaluate("nvlink-errors", first, parse(after, "nvlink-errors"), ctx)
+
+def _by_name_at(metrics: list[Metric]) -> dict[str, tuple[object, Verdict]]:
     return {f"{m.name}@{m.component}": (m.value, m.verdict) for m in metrics}
 
 
@@ -240,21 +234,10 @@ def test_gap3_the_demo_gpu_with_a_marginal_nvlink_shows_growing_replays(tmp_path
 # 7. FEC histogram tail --------------------------------------------------------------------
 
 def _fec_metrics(before: str | None, after: str) -> dict[str, tuple[object, Verdict]]:
-    from fabtui.paths import demo_topology
-    from fabtui.probes.catalog import load_catalog
-    from fabtui.probes.evaluate import EvalContext, evaluate, hardware_classes
-    from fabtui.probes.targets import resolve
-    from fabtui.topology.graph import FabricGraph
-    from fabtui.topology.loader import load_topology
-
-    graph = FabricGraph(load_topology(demo_topology()).topology)
-    definition = load_catalog([shipped_dir("probes")])["switch.fec_histogram"]
-    target = resolve(graph, "leaf-g00-r6:Ethernet8", definition.target)
-    ctx = EvalContext(probe=definition, target=target, interval=10.0,
-                      hardware=hardware_classes(target))
-    first = parse(before, "fec-stats") if before is not None else None
-    metrics = evaluate("fec-stats", first, parse(after, "fec-stats"), ctx)
-    return {f"{m.name}@{m.component}": (m.value, m.verdict) for m in metrics}
+    return _by_name_at(evaluated("switch.fec_histogram", "leaf-g00-r6:Ethernet8", "fec-stats",
+                                 parse(after, "fec-stats"),
+                                 parse(before, "fec-stats") if before is not None else None,
+                                 interval=10.0))
 
 
 def test_gap7_the_fec_histogram_tail_is_judged_on_its_growth() -> None:

@@ -13,12 +13,7 @@ from typing import Any
 
 from fabtui.model.probe import Metric
 from fabtui.parsers.registry import parse
-from fabtui.paths import demo_topology, shipped_dir
-from fabtui.probes.catalog import load_catalog
-from fabtui.probes.evaluate import EvalContext, evaluate, hardware_classes
-from fabtui.probes.targets import resolve
-from fabtui.topology.graph import FabricGraph
-from fabtui.topology.loader import load_topology
+from tests.support.evaluation import evaluated
 from tests.support.sim import Fabric
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nvidia-smi-q"
@@ -26,13 +21,7 @@ A100 = FIXTURES / "telegraf-nvidia-smi-q-x-a100-sxm4-80gb-mig.xml"
 
 
 def _judge(text: str) -> list[Metric]:
-    parsed: Any = parse(text, "nvidia-smi-q")
-    graph = FabricGraph(load_topology(demo_topology()).topology)
-    definition = load_catalog([shipped_dir("probes")])["gpu.smi_q"]
-    target = resolve(graph, "node001", definition.target)
-    ctx = EvalContext(probe=definition, target=target, interval=5.0,
-                      hardware=hardware_classes(target), graph=graph)
-    return evaluate("nvidia-smi-q", None, parsed, ctx)
+    return evaluated("gpu.smi_q", "node001", "nvidia-smi-q", parse(text, "nvidia-smi-q"))
 
 
 def _gpu_ecc(old: str, new: str) -> str:

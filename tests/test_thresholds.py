@@ -13,31 +13,13 @@ from fabtui.model.parsed.perftest import Perftest
 from fabtui.model.parsed.transceiver_dom import TransceiverDomReport
 from fabtui.model.probe import Metric, Verdict
 from fabtui.parsers import registry
-from fabtui.paths import demo_topology, shipped_dir
-from fabtui.probes.catalog import load_catalog
-from fabtui.probes.evaluate import EvalContext, evaluate, hardware_classes
 from fabtui.probes.targets import ProbeTarget, resolve
 from fabtui.sim.node_commands import run
 from fabtui.sim.scenario import find_scenario, load_scenario
 from fabtui.sim.state import sim_for
-from fabtui.topology.graph import FabricGraph
-from fabtui.topology.loader import load_topology
+from tests.support.evaluation import CATALOG, GRAPH, TOPOLOGY, evaluated
 
-CATALOG = load_catalog([shipped_dir("probes")])
-TOPOLOGY = load_topology(demo_topology()).topology
-GRAPH = FabricGraph(TOPOLOGY)
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def evaluated(probe: str, target: ProbeTarget | str, kind: str, after: Any,
-              before: Any = None) -> list[Metric]:
-    definition = CATALOG[probe]
-    resolved = target if isinstance(target, ProbeTarget) else \
-        resolve(GRAPH, target, definition.target)
-    ctx = EvalContext(probe=definition, target=resolved, interval=5.0,
-                      hardware=hardware_classes(resolved),
-                      graph=None if isinstance(target, ProbeTarget) else GRAPH)
-    return evaluate(kind, before, after, ctx)
 
 
 def one(metrics: list[Metric], name: str, component: str | None = None) -> Metric:

@@ -9,7 +9,11 @@ the simulation's own counters at the moment of the scrape (the same integrals `e
 `show pfc counters` and `nvidia-smi` print), so a fault scenario shows in PromQL as it shows in
 probes: a PFC storm is a pause rate on one port. Names follow `fabtui.prom.catalog`'s exporters
 (written out here rather than imported: the exporter imitates the exporters, the reader maps
-them, and the test through a real Prometheus checks that the two agree).
+them, and the test through a real Prometheus checks that the two agree). The dashboards
+(`fabtui.prom.dashboards`) read a few more, each under its real exporter's name: traffic
+(`*_bytes_phy`, SONiC's `sonic_interface_{receive,transmit}_bytes`), GPU utilisation and SM
+clock, dcgm-exporter's HPC job mapping (`hpc_job`), and the NCCL Inspector plugin's Prometheus
+output (`nccl_*`, served with node_exporter's series as its textfile collector would).
 
 Side effects: `serve` listens on a TCP port until stopped; each scrape reads the state file.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -29,6 +34,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from fabtui.sim.core import PRIORITY, Sim
 from fabtui.sim.node_commands import ethtool_counters, rdma_counters
+from fabtui.sim.programs._slurm_job import JOB_ID, JOB_NAME, job_nodes
 from fabtui.sim.state import FabricCache, SimState
 
 FAMILIES = ("dcgm", "node", "switch")
@@ -36,7 +42,8 @@ _ETHTOOL = ("rx_prio3_pause", "tx_prio3_pause", "rx_prio3_pause_duration",
             "tx_prio3_pause_duration", "rx_prio3_marked", "rx_crc_errors_phy",
             "rx_symbol_err_phy", "rx_discards_phy", "rx_prio3_buf_discard",
             "link_down_events_phy", "rx_out_of_buffer", "tx_pause_storm_warning_events",
-            "tx_pause_storm_error_events", "rx_bits_phy", "rx_corrected_bits_phy")
+            "tx_pause_storm_error_events", "rx_bits_phy", "rx_corrected_bits_phy",
+            "rx_bytes_phy", "tx_bytes_phy")
 _ETHTOOL_NAMES = {s: "node_ethtool_" + s.replace("rx_", "received_", 1).replace(
     "tx_", "transmitted_", 1) if s.startswith(("rx_", "tx_")) else "node_ethtool_" + s
     for s in _ETHTOOL}
@@ -77,9 +84,13 @@ class FabricCollector(Collector):
 
 
 def _dcgm(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
-    labels = ["gpu", "UUID", "device", "modelName", "Hostname", "instance"]
+    # `hpc_job`: dcgm-exporter's HPC job mapping (`--hpc-job-mapping-dir`, one file per GPU
+    # naming its job; the label is empty on a GPU no job holds).
+    labels = ["gpu", "UUID", "device", "modelName", "Hostname", "hpc_job", "instance"]
     names = {"temp": ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)."),
              "power": ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."),
+             "util": ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)."),
+             "sm_clock": ("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz)."),
              "xid": ("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered."),
              "dbe": ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Total number of double-bit volatile "
                                                      "ECC errors."),
@@ -98,19 +109,61 @@ def _dcgm(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
     families: dict[str, Untyped | GaugeMetricFamily] = {
         k: Untyped(n, d, labels) if k in ("replay", "crc", "nvreplay")
         else GaugeMetricFamily(n, d, labels=labels) for k, (n, d) in names.items()}
+    in_job = {(slot.node, slot.gpu) for slot in sim.graph.ranks}
     for host, node in sim.graph.nodes.items():
         for gpu in node.gpus:
             state = sim.gpu(host, gpu.index, t)
             values = [str(gpu.index), f"GPU-{abs(hash((host, gpu.index))) % 10**12:012d}",
                       f"nvidia{gpu.index}", "NVIDIA " + state.model.replace("-", " "), host,
-                      f"{host}:9400"]
+                      JOB_ID if (host, gpu.index) in in_job else "", f"{host}:9400"]
             for key, value in (("temp", state.temperature_c), ("power", state.power_w),
+                               ("util", state.utilization_pct),
+                               ("sm_clock", state.sm_clock_mhz),
                                ("xid", 0), ("dbe", state.ecc_volatile_uncorrectable),
                                ("sbe", state.ecc_volatile_correctable), ("rows", 0),
                                ("pending", 0), ("failure", 0), ("replay", 0), ("crc", 0),
                                ("nvreplay", 0)):
                 families[key].add_metric(values, float(value))
     yield from families.values()
+
+
+NCCL_MESSAGE = 1 << 30
+"""The message size of the job's collectives the NCCL Inspector reports (1 GiB)."""
+NCCL_DUMP_S = 30.0
+"""The Inspector's dump interval for its Prometheus output: at least 30 s (its minimum,
+`inspectorPromValidateInterval`)."""
+
+
+def _nccl(sim: Sim, t: float) -> dict[str, list[tuple[list[str], tuple[float, ...]]]]:
+    """Per node, the NCCL Inspector plugin's Prometheus lines for the demo job's ranks on it
+    (NVIDIA/nccl `ext-profiler/inspector/inspector_prom.cc`: `nccl_algorithm_bandwidth_gbs`,
+    `nccl_bus_bandwidth_gbs`, `nccl_collective_exec_time_microseconds`, one series per rank
+    and last completed collective): label values and (algbw, busbw, exec time in us). None
+    while the job completes no collective (hung or dead): the Inspector writes only completed
+    ones."""
+    nodes = job_nodes(sim)
+    busbw = sim.busbw(nodes, t, NCCL_MESSAGE) if nodes else 0.0
+    if busbw <= 0:
+        return {}
+    ranks = len(sim.graph.ranks)
+    algbw = busbw * ranks / (2 * (ranks - 1)) if ranks > 1 else busbw  # all_reduce's factor
+    dump = int(t // NCCL_DUMP_S)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(sim.epoch + dump * NCCL_DUMP_S))
+    comm = f"{int(sim.noise('comm', JOB_ID) * 16**15):015x}"
+    lines: dict[str, list[tuple[list[str], tuple[float, ...]]]] = {}
+    for slot in sim.graph.ranks:
+        jitter = 0.99 + 0.02 * sim.noise("nccl", slot.rank, dump)
+        labels = [comm, slot.node, str(slot.rank), JOB_NAME, JOB_ID, str(ranks),
+                  str(len(nodes)), f"GPU{slot.gpu}", "AllReduce", str(dump * 1000), stamp,
+                  "1.00GB"]
+        values = (algbw * jitter, busbw * jitter, NCCL_MESSAGE / (algbw * jitter * 1e3))
+        lines.setdefault(slot.node, []).append((labels, values))
+    return lines
+
+
+NCCL_LABELS = ["comm_id", "hostname", "rank", "slurm_job", "slurm_job_id", "nranks", "n_nodes",
+               "gpu_device_id", "collective", "coll_sn", "timestamp", "message_size",
+               "instance"]
 
 
 def _node(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
@@ -130,8 +183,16 @@ def _node(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
     state_id = GaugeMetricFamily("node_infiniband_state_id", "State of the InfiniBand port "
                                  "(0: no change, 1: down, 2: init, 3: armed, 4: active, "
                                  "5: act defer)", labels=ib_labels)
+    nccl = {n: GaugeMetricFamily(n, d, labels=NCCL_LABELS) for n, d in (
+        ("nccl_algorithm_bandwidth_gbs", "NCCL Inspector: algorithm bandwidth (GB/s)"),
+        ("nccl_bus_bandwidth_gbs", "NCCL Inspector: bus bandwidth (GB/s)"),
+        ("nccl_collective_exec_time_microseconds", "NCCL Inspector: execution time (us)"))}
+    collectives = _nccl(sim, t)
     for host, node in sim.graph.nodes.items():
         instance = f"{host}:9100"
+        for labels, values in collectives.get(host, []):
+            for nccl_family, value in zip(nccl.values(), values, strict=True):
+                nccl_family.add_metric([*labels, instance], value)
         for nic in node.nics:
             counters = ethtool_counters(sim, host, nic, t)
             for stat, family in ethtool.items():
@@ -151,6 +212,7 @@ def _node(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
     yield from rdma.values()
     yield from ib_families.values()
     yield state_id
+    yield from nccl.values()
 
 
 def _switch(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
@@ -161,6 +223,9 @@ def _switch(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
                        "interface", ["device", "type", "instance"])
     oper = GaugeMetricFamily("sonic_interface_operational_status", "Operational status "
                              "(1 up, 0 down)", labels=port_labels)
+    octets = {d: Untyped(f"sonic_interface_{d}_bytes", f"Number of bytes {done} on an interface",
+                         port_labels) for d, done in (("receive", "received"),
+                                                      ("transmit", "transmitted"))}
     speed = GaugeMetricFamily("sonic_interface_speed_bytes", "Network device property: "
                               "speed_bytes", labels=port_labels)
     pfc_labels = ["device", "priority", "instance"]
@@ -190,6 +255,8 @@ def _switch(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
             for kind, value in (("error", counters.tx_err), ("discard", counters.tx_drp),
                                 ("pause", sum(counters.tx_pfc))):
                 transmit.add_metric([port, kind, name], float(value))
+            octets["receive"].add_metric(values, float(counters.rx_bytes))
+            octets["transmit"].add_metric(values, float(counters.tx_bytes))
             oper.add_metric(values, 1.0 if counters.up else 0.0)
             speed.add_metric(values, counters.speed_gbps * 1e9 / 8)
             pfc_rx.add_metric([port, str(PRIORITY), name], float(counters.rx_pfc[PRIORITY]))
@@ -210,8 +277,8 @@ def _switch(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
                                                float("-inf") if tx is None else tx)
                 dom["tx_bias_ma"].add_metric(lane_values, bias)
             temperature.add_metric(values, module.temperature_c)
-    yield from (receive, transmit, oper, speed, pfc_rx, pfc_tx, *fec.values(), ber,
-                *dom.values(), temperature)
+    yield from (receive, transmit, *octets.values(), oper, speed, pfc_rx, pfc_tx,
+                *fec.values(), ber, *dom.values(), temperature)
 
 
 class Exporter:

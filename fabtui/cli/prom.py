@@ -4,6 +4,7 @@ PromQL it reads them with."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -98,3 +99,22 @@ def rules(ctx: click.Context, as_json: bool, interval: str | None) -> None:
     if interval is not None and not re.fullmatch(r"[0-9]+[smh]", interval):
         raise UserError(f"--interval {interval!r}: a duration like 30s, 1m or 2h")
     click.echo(_source(ctx).rules(interval, as_json=as_json), nl=False)
+
+
+@prom.command("dashboards")
+@click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
+@click.pass_context
+def dashboards(ctx: click.Context, outdir: Path) -> None:
+    """Write Grafana dashboards for this fabric to OUTDIR, one JSON file each (GPU, NIC/RDMA,
+    switch, NCCL, job, fabric symmetry; Grafana 11: import them or provision the folder, see
+    docs/dashboards.md). Uses [prometheus] labels and metrics when configured; asks no
+    Prometheus."""
+    from fabtui.errors import RequestError
+    from fabtui.workspace import dashboards as boards
+
+    try:
+        written = boards.write(workspace(ctx), outdir)
+    except RequestError as exc:
+        raise UserError(str(exc)) from None
+    for path in written:
+        click.echo(str(path))

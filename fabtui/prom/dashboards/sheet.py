@@ -13,6 +13,7 @@ from grafana_foundation_sdk.builders import prometheus as prom
 from grafana_foundation_sdk.builders import stat as stat_panel
 from grafana_foundation_sdk.builders import table as table_panel
 from grafana_foundation_sdk.builders import timeseries
+from grafana_foundation_sdk.models import common
 from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models import prometheus as pm
 
@@ -86,7 +87,9 @@ class Sheet:
               description: str = "", nonzero: bool = False, width: int = 12,
               links: Sequence[tuple[str, str]] = ()) -> None:
         """A time series panel."""
-        panel = timeseries.Panel().unit(unit)
+        # Lines, not points; a scrape missed under load does not break a line.
+        panel = timeseries.Panel().unit(unit).line_width(1).fill_opacity(10) \
+            .show_points(common.VisibilityMode.NEVER).span_nulls(True)
         self._add(panel, title, targets, description, nonzero, width, 8, links)
 
     def stat(self, title: str, targets: Sequence[Target], *, unit: str = "short",
@@ -98,7 +101,7 @@ class Sheet:
     def table(self, title: str, targets: Sequence[Target], *, description: str = "",
               links: Sequence[tuple[str, str]] = (), width: int = 12) -> None:
         """A table of the latest value per series, one column per label."""
-        panel = table_panel.Panel()
+        panel = table_panel.Panel().align(common.FieldTextAlignment.AUTO).inspect(False)
         self._add(panel, title, targets, description, False, width, 8, links, instant=True)
 
     def _add(self, panel: timeseries.Panel | stat_panel.Panel | table_panel.Panel, title: str,

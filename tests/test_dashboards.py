@@ -221,3 +221,14 @@ def test_an_outdir_that_is_a_file_is_a_clear_error(
     assert result.exit_code == 2
     assert "taken is a file, not a folder" in result.stderr
     assert not result.stdout
+
+
+def test_the_command_says_what_it_wrote_as_json(tmp_path: Path,
+                                                run: Callable[..., Result]) -> None:
+    result = run("prom", "dashboards", str(tmp_path / "out"), "--json")
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.stdout)
+    assert [item["uid"] for item in listed] == [f"fabtui-{n}" for n in NAMES]
+    for item in listed:
+        model = json.loads(Path(item["path"]).read_text())
+        assert item["panels"] == sum(1 for p in _panels(model) if p["type"] != "row") > 3

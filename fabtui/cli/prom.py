@@ -103,8 +103,10 @@ def rules(ctx: click.Context, as_json: bool, interval: str | None) -> None:
 
 @prom.command("dashboards")
 @click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the files written as JSON (name, uid, title, path, panels).")
 @click.pass_context
-def dashboards(ctx: click.Context, outdir: Path) -> None:
+def dashboards(ctx: click.Context, outdir: Path, as_json: bool) -> None:
     """Write Grafana dashboards for this fabric to OUTDIR, one JSON file each (GPU, NIC/RDMA,
     switch, NCCL, job, fabric symmetry; Grafana 11: import them or provision the folder, see
     docs/dashboards.md). Uses [prometheus] labels and metrics when configured; asks no
@@ -116,5 +118,10 @@ def dashboards(ctx: click.Context, outdir: Path) -> None:
         written = boards.write(workspace(ctx), outdir)
     except RequestError as exc:
         raise UserError(str(exc)) from None
-    for path in written:
-        click.echo(str(path))
+    if as_json:
+        click.echo(json.dumps([{"name": w.board.name, "uid": w.board.dashboard.uid,
+                                "title": w.board.dashboard.title, "path": str(w.path),
+                                "panels": w.panels} for w in written], indent=2))
+        return
+    for item in written:
+        click.echo(str(item.path))

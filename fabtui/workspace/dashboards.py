@@ -8,6 +8,7 @@ Side effects: `write` creates OUTDIR and writes its files (atomically, `fabtui.p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from fabtui.errors import RequestError
@@ -29,14 +30,23 @@ def build(ws: Workspace) -> list[Board]:
         raise RequestError(f"{ws.settings.topology}: {exc}") from None
 
 
-def write(ws: Workspace, folder: Path) -> list[Path]:
-    """Write every dashboard to `folder` (created), one `fabtui-<name>.json` each; the paths
-    written. A folder that cannot be written is a RequestError saying why."""
+@dataclass(frozen=True)
+class Written:
+    """One dashboard written: where, and how many panels (rows not counted) it has."""
+
+    board: Board
+    path: Path
+    panels: int
+
+
+def write(ws: Workspace, folder: Path) -> list[Written]:
+    """Write every dashboard to `folder` (created), one `fabtui-<name>.json` each. A folder
+    that cannot be written is a RequestError saying why."""
     built = build(ws)
     make_output_folder(folder)
     written = []
     for board in built:
         path = folder / board.filename
         write_output(path, board.json())
-        written.append(path)
+        written.append(Written(board, path, board.panel_count))
     return written

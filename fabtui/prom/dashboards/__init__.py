@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models.dashboard import Dashboard
+from grafana_foundation_sdk.models.dashboard import Dashboard, Panel
 
 from fabtui.prom.dashboards.gpu import gpu
 from fabtui.prom.dashboards.job import job
@@ -40,6 +40,11 @@ class Board:
     dashboard: Dashboard
     nonzero: frozenset[str]
     """Titles of its panels that must show a non-zero value on a fabric at work."""
+
+    @property
+    def panel_count(self) -> int:
+        """Its panels, rows not counted."""
+        return sum(1 for panel in self.dashboard.panels or [] if isinstance(panel, Panel))
 
     @property
     def filename(self) -> str:

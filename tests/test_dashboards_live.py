@@ -25,7 +25,14 @@ from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
-from tests.support.grafana import instant, interpolate, label_values, targets, variables
+from tests.support.grafana import (
+    instant,
+    interpolate,
+    label_values,
+    panel_values,
+    targets,
+    variables,
+)
 from tests.support.prom_server import PrometheusServer, require_prometheus
 
 SCENARIO = "multi-job-interference"
@@ -157,3 +164,18 @@ def test_the_rank_variable_follows_the_job(running: Running, generated: list[Boa
     url = running.prometheus.url
     assert _offered(url, dashboard, {"job": "4242"})["rank"] == sorted(str(r) for r in range(64))
     assert _offered(url, dashboard, {"job": "9999"})["rank"] == []
+
+
+def test_the_congested_rail_stands_out_in_the_symmetry_dashboard(
+        running: Running, generated: list[Board]) -> None:
+    """Another tenant congests leaf-g00-r2: its ports pause their hosts, so rail 2 is the one
+    rail whose NICs are paused and whose leaf pauses (docs/dashboards.md, fabric symmetry)."""
+    dashboard = _dashboard(next(b for b in generated if b.name == "symmetry"))
+    chosen: dict[str, str | list[str]] = {"switch": CONGESTED_LEAF, "job": "4242"}
+    nics = panel_values(running.prometheus.url, dashboard, "Most paused NIC per rail", chosen)
+    assert len(nics) == 8
+    assert {rail for rail, share in nics.items() if share > 0} == {f"rail {CONGESTED_RAIL}"}
+    leaves = panel_values(running.prometheus.url, dashboard, "Most paused leaf port per rail",
+                          chosen)
+    assert {line for line, share in leaves.items() if share > 0} == \
+        {f"rail {CONGESTED_RAIL} pausing its peer"}

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
-from tests.support.grafana import instant, interpolate, targets, variables
+from tests.support.grafana import panel_values
 from tests.support.prom_server import PrometheusServer, require_prometheus
 
 
@@ -56,22 +55,9 @@ def symmetry() -> dict[str, Any]:
 
 def _panel(prometheus: PrometheusServer, dashboard: dict[str, Any],
            title: str) -> dict[str, float]:
-    """A panel's latest value per line (its legend), its variables set to leaf-g00-r6."""
-    defined = variables(dashboard)
-    values: dict[str, float] = {}
-    for panel, target in targets(dashboard):
-        if panel["title"] != title:
-            continue
-        expr = interpolate(target["expr"], {"switch": "leaf-g00-r6", "job": "4242"}, defined)
-        answer = instant(prometheus.url, expr)
-        assert answer["status"] == "success", answer
-        for series in answer["data"]["result"]:
-            legend = target.get("legendFormat", "")
-            for label, value in series["metric"].items():
-                legend = legend.replace("{{" + label + "}}", value)
-            values[legend] = float(series["value"][1])
-    assert values, f"no panel {title!r} or no data"
-    return values
+    """A panel's latest value per line, its `switch` variable set to leaf-g00-r6."""
+    return panel_values(prometheus.url, dashboard, title, {"switch": "leaf-g00-r6",
+                                                            "job": "4242"})
 
 
 def _out_of_line(values: dict[str, float], share: float = 0.05) -> set[str]:

@@ -94,3 +94,23 @@ def instant(url: str, promql: str) -> dict[str, Any]:
             return dict(json.load(answer))
     except urllib.error.HTTPError as exc:  # 400: the query is invalid
         return dict(json.load(exc))
+
+
+def panel_values(url: str, dashboard: Mapping[str, Any], title: str,
+                 chosen: Mapping[str, str | list[str]]) -> dict[str, float]:
+    """A panel's latest value per line, keyed by its legend as Grafana renders it, its queries'
+    variables set from `chosen`."""
+    defined = variables(dashboard)
+    values: dict[str, float] = {}
+    for panel, target in targets(dashboard):
+        if panel["title"] != title:
+            continue
+        answer = instant(url, interpolate(target["expr"], chosen, defined))
+        assert answer["status"] == "success", answer
+        for series in answer["data"]["result"]:
+            legend = target.get("legendFormat", "")
+            for label, value in series["metric"].items():
+                legend = legend.replace("{{" + label + "}}", value)
+            values[legend] = float(series["value"][1])
+    assert values, f"no panel {title!r}, or no data for it"
+    return values

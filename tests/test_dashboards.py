@@ -67,6 +67,13 @@ def test_the_six_dashboards_with_stable_uids(generated: list[Board]) -> None:
     assert all("fabtui" in _model(b)["tags"] for b in generated)
 
 
+def test_the_same_fabric_gives_the_same_files(graph: FabricGraph,
+                                              generated: list[Board]) -> None:
+    """Provisioned files are re-generated: nothing in them changes unless the fabric, the
+    label mapping or a name does (no timestamps, no random ids)."""
+    assert [b.json() for b in boards(graph)] == [b.json() for b in generated]
+
+
 def test_the_sdk_model_reads_each_dashboard_back_unchanged(generated: list[Board]) -> None:
     register_default_plugins()  # Prometheus queries decode as the SDK's Prometheus type
     for board in generated:

@@ -89,3 +89,14 @@ def test_inputs_as_json_give_the_answer_the_arrays_give(tmp_path: Path) -> None:
         [(c.verdict.kind, c.verdict.cause, c.verdict.element) for c in direct.chains]
     assert {("not the fabric", "gpu", "node002"), ("fabric", None, "MT24000020")} == \
         {(c.verdict.kind, c.verdict.cause, c.verdict.element) for c in read.chains}
+
+
+def test_step_times_alone_cannot_tell_and_say_what_is_missing(tmp_path: Path) -> None:
+    sim = sim_of("slow-nic-optic")
+    inputs = play_slow_job(sim).to_inputs().model_copy(update={"busbw": [], "fabric": {}})
+    report = slow_job(sim.graph, inputs=inputs)
+    (chain,) = report.chains
+    assert chain.verdict.kind == "cannot tell"
+    assert "no busbw was read" in chain.verdict.summary
+    assert "NCCL_IB_HCA=mlx5_0" in chain.verdict.summary  # the pair test that would split it
+    assert [h.layer for h in chain.hops] == ["job"]

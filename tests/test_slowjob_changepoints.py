@@ -90,3 +90,25 @@ def test_a_late_rank_shows_as_busbw_above_its_peers() -> None:
     found = late_ranks(frame, inside, ~inside)
     assert [(x.rank, x.comm) for x in found] == [(5, "0x1")]
     assert found[0].ahead > 2.5
+
+
+def test_two_checkpoints_in_a_row_are_no_episode() -> None:
+    x = 4.0 * (1 + RNG.normal(0, 0.006, 240))
+    x[199], x[200] = 4.56, 5.05
+    assert find_episodes(_frame(x)).episodes == []
+
+
+def test_recurring_bursts_are_jitter_compared_at_their_spikes() -> None:
+    x = 4.0 * (1 + RNG.normal(0, 0.006, 240))
+    burst = np.zeros(240, dtype=bool)
+    for start in range(80, 160, 6):
+        burst[start:start + 2] = True
+    x[burst] *= 1.27
+    from fabtui.triage.slowjob.episodes import hot_moments
+
+    found = find_episodes(_frame(x))
+    (episode,) = found.episodes
+    assert episode.kind == "jitter" and episode.magnitude > 0.08
+    hot = hot_moments(found, found.masks[0])
+    assert not (hot & ~burst).any()  # only spikes: the quiet samples between are not compared
+    assert hot.sum() >= 0.8 * burst.sum()  # the edges of the burst train may fall outside

@@ -143,7 +143,7 @@ class Episode(_Strict):
     kind: EpisodeKind
     magnitude: float
     """`slow`: episode median / baseline median - 1 (0.18: 18 % slower); `jitter`: the
-    episode's robust spread (MAD) over the baseline median."""
+    episode's standard deviation over the baseline median."""
     baseline_s: float
     """Median step time outside every episode."""
     median_s: float

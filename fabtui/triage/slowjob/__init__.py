@@ -15,7 +15,7 @@ from __future__ import annotations
 from fabtui.model.slowjob import SlowChain, SlowJobInputs, SlowJobReport
 from fabtui.topology.graph import FabricGraph
 from fabtui.triage.slowjob import words
-from fabtui.triage.slowjob.episodes import find_episodes
+from fabtui.triage.slowjob.episodes import find_episodes, hot_moments
 from fabtui.triage.slowjob.frame import Frame, frame_from_inputs
 from fabtui.triage.slowjob.reach import build_reach
 from fabtui.triage.slowjob.walk import walk_episode
@@ -30,7 +30,7 @@ def analyze(frame: Frame, graph: FabricGraph) -> SlowJobReport:
     reach = build_reach(graph, ranks)
     chains: list[SlowChain] = []
     for episode, mask in zip(found.episodes, found.masks, strict=True):
-        chains += walk_episode(frame, reach, episode, mask, found.baseline)
+        chains += walk_episode(frame, reach, episode, hot_moments(found, mask), found.baseline)
     start = float(frame.t[0]) if frame.t.size else 0.0
     end = float(frame.t[-1]) if frame.t.size else 0.0
     return SlowJobReport(

@@ -100,3 +100,13 @@ def test_step_times_alone_cannot_tell_and_say_what_is_missing(tmp_path: Path) ->
     assert "no busbw was read" in chain.verdict.summary
     assert "NCCL_IB_HCA=mlx5_0" in chain.verdict.summary  # the pair test that would split it
     assert [h.layer for h in chain.hops] == ["job"]
+
+
+def test_a_trainer_that_logs_on_its_last_rank_only_still_reaches_the_optic() -> None:
+    sim = sim_of("slow-nic-optic")
+    inputs = play_slow_job(sim).to_inputs()
+    last = inputs.model_copy(update={"steps": [s for s in inputs.steps if s.rank == 63]})
+    report = slow_job(sim.graph, inputs=last)
+    assert report.ranks == 1
+    assert [(c.verdict.kind, c.verdict.element) for c in report.chains] == \
+        [("fabric", "MT24000014")]

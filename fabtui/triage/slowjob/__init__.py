@@ -26,8 +26,7 @@ __all__ = ["Frame", "analyze", "analyze_inputs", "frame_from_inputs"]
 def analyze(frame: Frame, graph: FabricGraph) -> SlowJobReport:
     """The episodes of the frame's window and the chain of each."""
     found = find_episodes(frame)
-    ranks = [int(r) for r in frame.ranks] or None
-    reach = build_reach(graph, ranks)
+    reach = build_reach(graph, job_ranks(frame, len(graph.ranks)))
     chains: list[SlowChain] = []
     for episode, mask in zip(found.episodes, found.masks, strict=True):
         chains += walk_episode(frame, reach, episode, hot_moments(found, mask), found.baseline)
@@ -39,6 +38,16 @@ def analyze(frame: Frame, graph: FabricGraph) -> SlowJobReport:
         episodes=found.episodes, chains=chains, healthy=not found.episodes,
         summary=_summary(found.baseline_s, chains, frame), sources=list(frame.sources),
         warnings=list(frame.warnings))
+
+
+def job_ranks(frame: Frame, placed: int) -> list[int] | None:
+    """The job's ranks: those with step times or in a communicator; None (every rank the
+    placement has) when they are fewer than two, e.g. a trainer that logs on its last rank
+    only."""
+    ranks = {int(r) for r in frame.ranks} | {int(r) for c in frame.comms for r in c.ranks} | \
+        {r for c in frame.comms for r in c.info.ranks}
+    known = sorted(r for r in ranks if 0 <= r < placed)
+    return known if len(known) > 1 else None
 
 
 def analyze_inputs(inputs: SlowJobInputs, graph: FabricGraph) -> SlowJobReport:

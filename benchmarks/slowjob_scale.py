@@ -10,7 +10,9 @@ Printed beside it, measured in the same run on the same arrays, the reference: n
 median (9 samples) and median/MAD of every series, the least any tool does to look at each
 series once. Each side runs in a child process of its own, so each peak RSS is its own (the
 input arrays included, built the same way in both); wall and CPU seconds count the analysis (or
-the reference) only. Never fails on timing or memory.
+the reference) only. The analysis is one thread, so on an idle machine its wall time is its CPU
+time; on a shared one (the load average is printed) the CPU seconds are the steadier figure,
+and the verdict is read from them. Never fails on timing or memory.
 
     python benchmarks/slowjob_scale.py            # 256, 512, 1,024 GPUs
     python benchmarks/slowjob_scale.py --smoke    # 64 GPUs (CI)
@@ -129,15 +131,18 @@ def main() -> int:
         child(args.child, args.gpus)
         return 0
     sizes = [64] if args.smoke else [256, 512, 1024]
+    import os
+
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{'GPUs':>6} {'series':>8}  {'analysis':>9} {'CPU':>7} {'RSS':>8}   "
           f"{'reference':>9} {'CPU':>7} {'RSS':>8}   verdict")
     for gpus in sizes:
         engine, reference = measure("engine", gpus), measure("reference", gpus)
         verdict = "WRONG ANSWER" if not engine["right"] else \
-            "ok" if engine["wall"] <= TARGET_S else "OVER TARGET"
+            "ok" if engine["cpu"] <= TARGET_S else "OVER TARGET"
         print(f"{gpus:>6} {engine['series']:>8}  {engine['wall']:>7.2f} s {engine['cpu']:>5.2f} s "
               f"{engine['rss']:>5.0f} MB   {reference['wall']:>7.2f} s {reference['cpu']:>5.2f} s "
-              f"{reference['rss']:>5.0f} MB   {verdict} (target {TARGET_S:g} s; input built "
+              f"{reference['rss']:>5.0f} MB   {verdict} (target {TARGET_S:g} s CPU; input built "
               f"in {engine['built']:.1f} s; found {engine['answer'] or 'nothing'}, planted "
               f"{engine['optic']})")
     return 0

@@ -15,8 +15,9 @@ from fabtui.cli.context import EXIT_FINDINGS, UserError, job_file_option, worksp
 
 @click.group()
 def triage() -> None:
-    """Hang triage: read a hung job's logs and say which rank, NIC or link it waits for; slow
-    jobs: from step-time jitter to the port and the optic (`triage slow`)."""
+    """Hang triage: read a hung job's logs and say which rank, NIC or link it waits for.
+
+    A slow or jittery job: `triage slow`, from its step time to the port and the optic."""
 
 
 triage_stragglers.register(triage)

@@ -228,6 +228,9 @@ class SlowJobReport(_Strict):
     moments (a throttling GPU and an ageing optic at once)."""
     healthy: bool
     """No episode: the step time held its baseline over the window."""
+    timeline: Series | None = None
+    """The job's step time per sample (median over its ranks; samples nobody reported are left
+    out): what a face draws the episodes on."""
     summary: str
     sources: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

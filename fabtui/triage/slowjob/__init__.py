@@ -12,11 +12,13 @@ docs/triage-slow.md. No side effects: reading the inputs is the caller's (the wo
 
 from __future__ import annotations
 
-from fabtui.model.slowjob import SlowChain, SlowJobInputs, SlowJobReport
+import numpy as np
+
+from fabtui.model.slowjob import Series, SlowChain, SlowJobInputs, SlowJobReport
 from fabtui.topology.graph import FabricGraph
 from fabtui.triage.slowjob import words
 from fabtui.triage.slowjob.episodes import find_episodes, hot_moments
-from fabtui.triage.slowjob.frame import Frame, frame_from_inputs
+from fabtui.triage.slowjob.frame import Array, Frame, frame_from_inputs
 from fabtui.triage.slowjob.reach import build_reach
 from fabtui.triage.slowjob.walk import walk_episode
 
@@ -36,6 +38,7 @@ def analyze(frame: Frame, graph: FabricGraph) -> SlowJobReport:
         job=frame.job, start=start, end=end, ranks=int(frame.ranks.size),
         baseline_s=round(found.baseline_s, 4) if found.baseline_s is not None else None,
         episodes=found.episodes, chains=chains, healthy=not found.episodes,
+        timeline=_timeline(frame, found.job),
         summary=_summary(found.baseline_s, chains, frame), sources=list(frame.sources),
         warnings=list(frame.warnings))
 
@@ -53,6 +56,13 @@ def job_ranks(frame: Frame, placed: int) -> list[int] | None:
 def analyze_inputs(inputs: SlowJobInputs, graph: FabricGraph) -> SlowJobReport:
     """`analyze` on inputs as read (lists), put on one grid first."""
     return analyze(frame_from_inputs(inputs), graph)
+
+
+def _timeline(frame: Frame, job: Array) -> Series | None:
+    keep = np.isfinite(job)
+    if not keep.any():
+        return None
+    return Series(t=[float(x) for x in frame.t[keep]], v=[round(float(x), 4) for x in job[keep]])
 
 
 def _summary(baseline: float | None, chains: list[SlowChain], frame: Frame) -> str:

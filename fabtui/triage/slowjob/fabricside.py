@@ -48,6 +48,19 @@ CONGESTION = frozenset({"pause_share_rx", "pause_share_tx", "pause_rx_per_s", "p
 ALL = DOWN | PHYSICAL | CONGESTION
 SPREAD_SHARE = 0.75
 """Evidence on this share of the leaves is the whole fabric, not one leaf."""
+PAUSE_WARN, PAUSE_FAIL = 0.1, 0.5
+"""The catalog's limits on a port's pause share (`switch.pfc`, docs/thresholds.md section 3)."""
+BER_WARN, BER_FAIL = 1e-6, 1e-5
+"""The catalog's limits on pre-FEC BER (`switch.fec` `fec_pre_ber`, `nic.ethtool`)."""
+
+
+def _against(value: float, warn: float, fail: float, what: str) -> str | None:
+    """`what` against the catalog's limits, or None below its warn limit."""
+    if value >= fail:
+        return f"{what} is past the catalog's fail limit ({fail:g})"
+    if value >= warn:
+        return f"{what} is past the catalog's warn limit ({warn:g})"
+    return None
 
 Mask = npt.NDArray[np.bool_]
 
@@ -204,10 +217,12 @@ def _physical(items: list[Moved], reach: Reach, comm: bool) -> tuple[list[Hop], 
     for end in ends:
         switch = end.port.switch or device_of(end.port.key)
         found = end.of(PHYSICAL)
+        ber = next((m.during for m in found if m.metric == "pre_fec_ber"), 0.0)
+        limit = _against(ber, BER_WARN, BER_FAIL, f"pre-FEC BER {ber:.1e}")
         hops.append(Hop(
             layer=_port_layer(end.port), element=end.port.key,
             claim=f"{end.port.key} receives with errors at the same moments",
-            evidence=[words.moved(m) for m in found[:4]],
+            evidence=[words.moved(m) for m in found[:4]] + ([limit] if limit else []),
             confidence=_confidence(end.z, comm=comm),
             probe=probes.port_fec(switch) if end.port.layer != "nic" else
             probes.nic_link(end.port.key)))
@@ -257,6 +272,11 @@ def _congestion(items: list[Moved], frame: Frame, reach: Reach, inside: Mask, ou
              for m in moved[:4]]
     quiet = [x for x in leaves if x not in by_leaf]
     evidence = [*lines, f"sibling leaves quiet: {len(quiet)} of {len(leaves) - 1}"]
+    pause = max((m.during for item in moved for m in item.of(CONGESTION)
+                 if m.metric.startswith("pause_share")), default=0.0)
+    limit = _against(pause, PAUSE_WARN, PAUSE_FAIL, f"a pause share of {pause * 100:.0f} %")
+    if limit:
+        evidence.append(limit)
     own = [move("util", frame.fabric[k]["util"], inside, outside)
            for k in reach.leaf_ports.get(leaf, []) if not reach.ports[k].uplink
            and "util" in frame.fabric.get(k, {})]

@@ -115,3 +115,15 @@ def test_a_trainer_that_logs_on_its_last_rank_only_still_reaches_the_optic() -> 
     assert report.ranks == 1
     assert [(c.verdict.kind, c.verdict.element) for c in report.chains] == \
         [("fabric", "MT24000014")]
+
+
+def test_values_in_probe_commands_are_quoted_for_a_shell() -> None:
+    import shlex
+
+    from fabtui.triage.slowjob import probes
+
+    probe = probes.port_dom("leaf 1:Ethernet$(reboot)")
+    assert shlex.split(probe.command)[-1] == "leaf 1:Ethernet$(reboot)"
+    pair = probes.rail_pair(["node;1", "node2"], "mlx5_3")
+    words = shlex.split(pair.command)
+    assert "hosts=node;1:8,node2:8" in words and "nccl_env=NCCL_IB_HCA=mlx5_3" in words

@@ -130,6 +130,12 @@ class SlowJobInputs(_Strict):
     """Where the series came from (files, a Prometheus URL, the demo's seed)."""
     warnings: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _window(self) -> SlowJobInputs:
+        if self.end < self.start:
+            raise ValueError(f"the window ends ({self.end}) before it starts ({self.start})")
+        return self
+
 
 EpisodeKind = Literal["slow", "jitter"]
 

@@ -96,6 +96,7 @@ FABRIC_METRICS: dict[str, str] = {
     "pause_tx_per_s": "PFC pause frames sent per second",
     "util": "transmit rate as a share of the line rate (0-1)",
     "link_up": "1 while the link is up, 0 while down",
+    "speed_gbps": "the speed the link trained at (Gb/s; node_exporter's speed, ibstat's rate)",
     "ecn_marked_per_s": "packets ECN-marked per second (switch port, lossless queues)",
     "cnp_per_s": "congestion notification packets handled per second (NIC, DCQCN)",
     "out_of_sequence_per_s": "RoCE out-of-sequence packets per second (NIC)",

@@ -32,6 +32,11 @@ def test_on_the_demo_a_slow_host_reads_not_the_fabric(run: Callable[..., Result]
     assert "NOT THE FABRIC: host (node006)" in out
     assert "ranks 40-47 reach the collectives late" in out
     assert "> fabtui probe run logs.dmesg --target node006 (runbook slow-node)" in out
+    line, marks = out.splitlines()[1:3]  # the step time drawn, the episode marked under it
+    assert line.startswith("  step time 4.00-") and "▁" in line and "█" in line
+    assert marks.strip() and set(marks.strip()) == {"^"}
+    first = marks.index("^")  # the marks start where the bars rise
+    assert line[first] != "▁" and line[first - 1] == "▁"
 
 
 def test_json_follows_the_documented_schema(run: Callable[..., Result], config: Path) -> None:

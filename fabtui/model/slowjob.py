@@ -151,10 +151,10 @@ class Episode(_Strict):
     samples: int
 
 
-HopLayer = Literal["job", "communicator", "rank", "host", "gpu", "nic", "rail", "leaf port",
-                   "spine port", "optic"]
+HopLayer = Literal["job", "communicator", "rank", "host", "gpu", "nic", "rail", "leaf",
+                   "leaf port", "spine", "spine port", "optic"]
 HOP_LAYERS: tuple[HopLayer, ...] = ("job", "communicator", "rank", "host", "gpu", "nic", "rail",
-                                    "leaf port", "spine port", "optic")
+                                    "leaf", "leaf port", "spine", "spine port", "optic")
 """Top (what the job sees) to bottom (the light in the fibre)."""
 
 
@@ -224,7 +224,8 @@ class SlowJobReport(_Strict):
     """Median step time of the window outside its episodes (None: no step times)."""
     episodes: list[Episode]
     chains: list[SlowChain]
-    """One per episode, in time order."""
+    """One per episode, in time order; two for one episode when two causes move at its
+    moments (a throttling GPU and an ageing optic at once)."""
     healthy: bool
     """No episode: the step time held its baseline over the window."""
     summary: str

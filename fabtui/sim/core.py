@@ -26,6 +26,7 @@ from fabtui.model.element import device_of
 from fabtui.model.topology import Nic, Switch, Topology
 from fabtui.sim import physics
 from fabtui.sim.base import DEFAULT_EPOCH, INF
+from fabtui.sim.faults import Fault
 from fabtui.sim.optics import (
     BIAS_HIGH_ALARM,
     BIAS_HIGH_WARNING,
@@ -153,6 +154,11 @@ _PRODUCTS: dict[str, tuple[str, int, int]] = {
     "GB300": ("NVIDIA GB300", 284208, 1400),
 }
 """Product name, memory (MiB) and power limit (W) as nvidia-smi prints them per generation."""
+
+
+def throttles(fault: Fault) -> bool:
+    """A slow-node fault whose GPUs throttle (not `cause: host`, where the host is slow)."""
+    return str(fault.spec.params.get("cause", "gpu")) != "host"
 
 
 def gpu_product(model: str | None) -> GpuProduct:
@@ -322,7 +328,8 @@ class Sim(TrafficLayer, OpticsLayer):
         """A GPU's clocks, temperature and health at `t`."""
         node = self.graph.nodes[host]
         gpu = next(g for g in node.gpus if g.index == index)
-        slow = any(f.host == host for f in self.active(FaultKind.SLOW_NODE, t))
+        slow = any(f.host == host and f.gpu in (None, index) and throttles(f)
+                   for f in self.active(FaultKind.SLOW_NODE, t))
         busy = self.job_factor(t) > 0
         # A thermally throttled GPU sits at its slowdown point, above its max operating
         # temperature (87 °C on an H100) and below its shutdown limit (92 °C): the driver

@@ -50,6 +50,13 @@ class FaultError(ValueError):
 def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
     """Find what `spec` acts on. Raises `FaultError` with a readable reason."""
     kind, text = spec.fault, spec.component.strip()
+    if kind is FaultKind.INPUT_STALL:
+        if text != "job":
+            raise FaultError(f"input-stall stalls the whole job's input: its component is "
+                             f"`job`, not {text!r}")
+        return Fault(spec)
+    if kind is FaultKind.SLOW_NODE and ":" in text:
+        return _nvlink(graph, spec, text)  # one GPU: `node:gpuN`, resolved as NVLink faults are
     if kind in (FaultKind.SLOW_NODE, FaultKind.GDR_OFF, FaultKind.SM_FLAP):
         if text not in graph.nodes:
             raise FaultError(f"{kind.value} needs a node; {text!r} is not a node of the fabric")

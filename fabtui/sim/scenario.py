@@ -45,7 +45,9 @@ class FaultKind(StrEnum):
     PFC_STORM = "pfc-storm"
     """A NIC (`node:mlx5_N`) sends pause frames without end; pause spreads to its leaf uplinks."""
     SLOW_NODE = "slow-node"
-    """A node's GPUs run with throttled clocks: a straggler in every collective it is in."""
+    """A node's GPUs run with throttled clocks: a straggler in every collective it is in. On
+    one GPU (`node:gpuN`) only that GPU throttles; with `params.cause: host` the host itself
+    is slow (CPU, memory, OS noise) and its GPUs keep their clocks."""
     NCCL_HANG = "nccl-hang"
     """The rank on a GPU (`node:gpuN`) stops entering collectives: its NIC's link has died."""
     RANK_MAPPING = "rank-mapping"
@@ -81,6 +83,10 @@ class FaultKind(StrEnum):
     """InfiniBand: an HCA (`node:mlx5_N`) drains slowly (param `share`, default 0.35): the
     leaf port sending to it waits for credits that share of the time (PortXmitWait), the
     other HCAs on its rail a third of it (fabtui/sim/ib.py)."""
+    INPUT_STALL = "input-stall"
+    """The job's input pipeline stalls (component `job`): every rank waits for its next batch
+    (params `extra_s`, mean seconds added per step, default 0.8), its GPUs idle meanwhile; the
+    fabric carries what it always did (fabtui/sim/slowjob.py)."""
     SM_FLAP = "sm-flap"
     """InfiniBand: mastership of the subnet manager changes hands every `period_s` (default
     120) between the SM on node001 and the standby on node002 (component: the SM's node):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fabtui.model.topology import Node
-from fabtui.sim.core import Sim
+from fabtui.sim.core import Sim, throttles
 from fabtui.sim.programs._common import Result
 from fabtui.sim.scenario import FaultKind
 from fabtui.topology.platform import gpu_generation
@@ -18,7 +18,8 @@ def dcgmi(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     if args[:1] != ["diag"] or "-r" not in args:
         return "", "Usage: dcgmi diag -r <level>\n", 1
     level = args[args.index("-r") + 1] if args.index("-r") + 1 < len(args) else "1"
-    hot = any(f.host == node.hostname for f in sim.active(FaultKind.SLOW_NODE, t))
+    hot = any(f.host == node.hostname and throttles(f)
+              for f in sim.active(FaultKind.SLOW_NODE, t))
     # DCGM 3.x opens the table with what it ran against (its version, the driver, each GPU's
     # PCI device id), as a real `dcgmi diag` does (awsome-distributed-training capture).
     devices = ",".join(_DEVICE_IDS.get(gpu_generation(g.model) or "H100", "2330")

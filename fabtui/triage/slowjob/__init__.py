@@ -1,0 +1,61 @@
+""""Why is the job slow?" (issue 39): from step-time jitter to the port and the optic, over time.
+
+`analyze(frame, graph)` finds the slow and jittery episodes of a job's window (`episodes`, with
+change points from `changepoints`) and walks each one down the topology (`walk`): the
+communicators that slowed (`collectives`), the ranks that arrived late and their hosts and GPUs
+(`hostside`), or the rail against its siblings, the ports and the optic that moved at the same
+moments (`fabricside`), each hop with its evidence, counter-evidence, a confidence and the
+cheapest probe that would confirm it (`probes`). `frame` puts the inputs on one grid; `reach`
+joins rank -> node -> GPU -> NIC -> rail -> leaf port -> spine port once. JSON schema:
+docs/triage-slow.md. No side effects: reading the inputs is the caller's (the workspace).
+"""
+
+from __future__ import annotations
+
+from fabtui.model.slowjob import SlowChain, SlowJobInputs, SlowJobReport
+from fabtui.topology.graph import FabricGraph
+from fabtui.triage.slowjob import words
+from fabtui.triage.slowjob.episodes import find_episodes
+from fabtui.triage.slowjob.frame import Frame, frame_from_inputs
+from fabtui.triage.slowjob.reach import build_reach
+from fabtui.triage.slowjob.walk import walk_episode
+
+__all__ = ["Frame", "analyze", "analyze_inputs", "frame_from_inputs"]
+
+
+def analyze(frame: Frame, graph: FabricGraph) -> SlowJobReport:
+    """The episodes of the frame's window and the chain of each."""
+    found = find_episodes(frame)
+    ranks = [int(r) for r in frame.ranks] or None
+    reach = build_reach(graph, ranks)
+    chains: list[SlowChain] = []
+    for episode, mask in zip(found.episodes, found.masks, strict=True):
+        chains += walk_episode(frame, reach, episode, mask, found.baseline)
+    start = float(frame.t[0]) if frame.t.size else 0.0
+    end = float(frame.t[-1]) if frame.t.size else 0.0
+    return SlowJobReport(
+        job=frame.job, start=start, end=end, ranks=int(frame.ranks.size),
+        baseline_s=round(found.baseline_s, 4) if found.baseline_s is not None else None,
+        episodes=found.episodes, chains=chains, healthy=not found.episodes,
+        summary=_summary(found.baseline_s, chains, frame), sources=list(frame.sources),
+        warnings=list(frame.warnings))
+
+
+def analyze_inputs(inputs: SlowJobInputs, graph: FabricGraph) -> SlowJobReport:
+    """`analyze` on inputs as read (lists), put on one grid first."""
+    return analyze(frame_from_inputs(inputs), graph)
+
+
+def _summary(baseline: float | None, chains: list[SlowChain], frame: Frame) -> str:
+    if baseline is None or frame.ranks.size == 0:
+        return "no step times in the window: nothing to judge"
+    if not chains:
+        return f"healthy: the step time held {baseline:.2f} s over the window (no slow or " \
+               f"jittery stretch)"
+    worst = max(chains, key=lambda c: c.episode.magnitude)
+    episodes = len({(c.episode.start, c.episode.end) for c in chains})
+    span = f"{words.clock(worst.episode.start)}-{words.clock(worst.episode.end)} UTC"
+    what = f"{words.pct(worst.episode.magnitude)} slower" if worst.episode.kind == "slow" \
+        else f"jitter {worst.episode.magnitude * 100:.0f} %"
+    return f"{episodes} episode{'s' if episodes > 1 else ''}; the worst {what} {span}: " \
+           f"{worst.verdict.summary}"

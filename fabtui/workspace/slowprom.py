@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from fabtui.model.slowjob import Series, SlowJobInputs
 from fabtui.prom import queries as promql
-from fabtui.prom.catalog import BY_KEY, Mapped
+from fabtui.prom.catalog import BY_KEY, Element, Mapped
 from fabtui.prom.client import PromError
 from fabtui.prom.client import Series as PromSeries
 from fabtui.triage.slowinputs import RankAt, prom_busbw, prom_steps
@@ -60,6 +60,41 @@ FABRIC_READS: tuple[FabricRead, ...] = (
 )
 """What the chain reads from Prometheus, in the exporters' own names (docs/prometheus.md)."""
 
+@dataclass(frozen=True)
+class RawRead:
+    """A fabric metric read from exporter series no probe maps (`fabtui.prom.catalog` has only
+    what a probe judges): its PromQL (`{by}` the element's labels, `{window}` the rate window)
+    and what turns a value into the chain's unit."""
+
+    metric: str
+    element: Element
+    promql: str
+    transform: Callable[[float], float] | None = None
+
+
+THROTTLING = 0x1CC
+"""dcgm clock-throttle reasons that slow a GPU down: SW power cap 0x4, HW slowdown 0x8, SW
+thermal 0x40, HW thermal 0x80, HW power brake 0x100 (idle 0x1, application clocks 0x2 and
+sync boost 0x10 are not slowdowns)."""
+
+RAW_READS: tuple[RawRead, ...] = (
+    RawRead("util", "port", "sum by ({by}) (rate(sonic_interface_transmit_bytes[{window}])) / "
+                            "max by ({by}) (sonic_interface_speed_bytes)"),
+    RawRead("util", "nic", "sum by ({by}) (rate(node_network_transmit_bytes_total[{window}])) / "
+                           "max by ({by}) (node_network_speed_bytes)"),
+    RawRead("pre_fec_ber", "nic",
+            "sum by ({by}) (rate(node_ethtool_received_corrected_bits_phy[{window}])) / "
+            "sum by ({by}) (rate(node_ethtool_received_bits_phy[{window}]))"),
+    RawRead("gpu_sm_clock_mhz", "gpu", "max by ({by}) (DCGM_FI_DEV_SM_CLOCK)"),
+    RawRead("gpu_util", "gpu", "max by ({by}) (DCGM_FI_DEV_GPU_UTIL) / 100"),
+    RawRead("gpu_throttle", "gpu", "max by ({by}) (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS)",
+            lambda v: 1.0 if int(v) & THROTTLING else 0.0),
+)
+"""Utilisation (node_exporter's netdev bytes, the SONiC exporter's transmit bytes over its
+`speed_bytes`), a NIC's pre-FEC BER (mlx5's `rx_corrected_bits_phy` over `rx_bits_phy`, as
+node_exporter's ethtool collector serves them) and the GPU's clock, busy share and throttle
+reasons (dcgm-exporter)."""
+
 STEP_METRIC = "training_step_time_seconds"
 """Default name of the step-time gauge (seconds per step, label `rank`): no standard exporter
 serves one; a trainer exports it (prometheus_client, a pushgateway) under this or another name."""
@@ -81,6 +116,21 @@ def fabric_series(source: PrometheusSource, start: float, end: float, step: floa
     failed (one failing metric does not stop the others)."""
     fabric: dict[str, dict[str, Series]] = {}
     warnings: list[str] = []
+    for raw in RAW_READS:
+        text = raw.promql.format(by=", ".join(source.labels.grouping(raw.element)),
+                                 window=source.settings.window)
+        try:
+            answer = source.client.query_range(text, start, end, step)
+        except PromError as exc:
+            warnings.append(f"{raw.metric}: {exc}")
+            continue
+        for item in answer:
+            element = source.resolver.element(raw.element, item.labels)
+            if element is None:
+                continue
+            fabric.setdefault(element, {})[raw.metric] = Series(
+                t=[t for t, _ in item.points],
+                v=[raw.transform(v) if raw.transform else v for _, v in item.points])
     for read in FABRIC_READS:
         summed: dict[str, dict[float, float]] = {}
         for key in read.keys:

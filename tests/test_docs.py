@@ -80,6 +80,7 @@ FINDS_SOMETHING = {
     "fabtui --scenario optic-degrading runbook run customer-acceptance --answer idle=yes",
     "fabtui --scenario nccl-hang probe run nic.ibstat --target leaf:leaf-g00-r5",
     "fabtui triage nccl examples/hung-job/",
+    "fabtui --scenario slow-spine-optic triage slow",
     "fabtui --scenario ib-bad-cable runbook run ib-fabric-triage",
 }
 """README lines that find a problem on purpose: exit 1, as the README says; the rest exit 0."""

@@ -9,16 +9,19 @@ from pathlib import Path
 
 import click
 
-from fabtui.cli import triage_stragglers
+from fabtui.cli import triage_slow, triage_stragglers
 from fabtui.cli.context import EXIT_FINDINGS, UserError, job_file_option, workspace
 
 
 @click.group()
 def triage() -> None:
-    """Hang triage: read a hung job's logs and say which rank, NIC or link it waits for."""
+    """Hang triage: read a hung job's logs and say which rank, NIC or link it waits for.
+
+    A slow or jittery job: `triage slow`, from its step time to the port and the optic."""
 
 
 triage_stragglers.register(triage)
+triage_slow.register(triage)
 
 
 @triage.command("nccl")

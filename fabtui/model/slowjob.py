@@ -143,7 +143,7 @@ class Episode(_Strict):
     kind: EpisodeKind
     magnitude: float
     """`slow`: episode median / baseline median - 1 (0.18: 18 % slower); `jitter`: the
-    episode's robust spread (MAD) over the baseline median."""
+    episode's standard deviation over the baseline median."""
     baseline_s: float
     """Median step time outside every episode."""
     median_s: float
@@ -228,6 +228,9 @@ class SlowJobReport(_Strict):
     moments (a throttling GPU and an ageing optic at once)."""
     healthy: bool
     """No episode: the step time held its baseline over the window."""
+    timeline: Series | None = None
+    """The job's step time per sample (median over its ranks; samples nobody reported are left
+    out): what a face draws the episodes on."""
     summary: str
     sources: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

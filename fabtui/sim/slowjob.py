@@ -253,7 +253,7 @@ def play_slow_job(sim: Sim, *, resolution: float = 15.0, start: float = 0.0,
             stall += waits
             idle = np.maximum(idle, waits)
         elif fault.kind is FaultKind.INTERFERENCE and fault.switch:
-            tenant[fault.switch] = active.astype(float)
+            tenant[fault.switch] = np.maximum(tenant.get(fault.switch, np.zeros(n)), active)
             rail = b.leaf_rail.get(fault.switch)
             if rail is not None:
                 dp_pace[rail] *= np.where(active, INTERFERENCE_PACE, 1.0)

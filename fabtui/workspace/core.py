@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from fabtui.model.events import Event
     from fabtui.model.probe import ProbeDef, ProbeResult
     from fabtui.model.runbook import Runbook, SessionInfo
+    from fabtui.model.slowjob import SlowJobReport
     from fabtui.model.triage import Suspect, TriageReport
     from fabtui.probes.runner import ProbeRunner, Transports
     from fabtui.probes.targets import ProbeTarget
@@ -201,6 +202,38 @@ class Workspace:
         from fabtui.workspace.triaging import evidence_chain
 
         return await evidence_chain(report, self.graph(), self, timeout, suspect=suspect)
+
+    def slow_job(self, *, inputs: Path | None = None, job: str | None = None,
+                 since: float = 3600.0, topology: Path | None = None) -> SlowJobReport:
+        """`fabtui triage slow`: the slow or jittery episodes of a job's window and the chain of
+        each (docs/triage-slow.md). Reads `inputs` (a `SlowJobInputs` JSON file) when given;
+        else, on the demo fabric, plays its job (4242) over the last `since` seconds of the
+        scenario's clock. Raises `InputError` for inputs that cannot be read, `RequestError`
+        for a job this fabric cannot read. Note: starts the demo fabric's state when simulated
+        and none runs."""
+        from fabtui.workspace import triaging
+
+        if inputs is not None:
+            return triaging.slow_job(self.graph(topology),
+                                     inputs=triaging.read_slow_inputs(inputs))
+        if not self.simulated(topology):
+            raise RequestError("reading a job's step times, Inspector busbw and fabric series "
+                               "from the live sources is not wired here yet: give --inputs "
+                               "FILE (docs/triage-slow.md)")
+        if job not in (None, triaging.DEMO_JOB):
+            raise RequestError(f"the demo fabric runs job {triaging.DEMO_JOB}, not {job}")
+        from fabtui.sim.state import build_sim
+        from fabtui.workspace.simfabric import sim_state, switch_notice, unhealthy_notice
+
+        switched = switch_notice(self.settings)
+        _, state = sim_state(self.settings)
+        message = switched or unhealthy_notice(state)
+        if message and self.notice is not None:
+            self.notice(message)
+        sim = build_sim(state)
+        now = state.now()
+        frame = triaging.demo_slow_frame(sim, start=max(0.0, now - since), end=now)
+        return triaging.slow_job(sim.graph, frame=frame)
 
     def simulated(self, topology: Path | None = None) -> bool:
         """True when probes on `topology` (default: the configured one) are answered by the

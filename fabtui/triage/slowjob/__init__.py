@@ -12,11 +12,13 @@ docs/triage-slow.md. No side effects: reading the inputs is the caller's (the wo
 
 from __future__ import annotations
 
-from fabtui.model.slowjob import SlowChain, SlowJobInputs, SlowJobReport
+import numpy as np
+
+from fabtui.model.slowjob import Series, SlowChain, SlowJobInputs, SlowJobReport
 from fabtui.topology.graph import FabricGraph
 from fabtui.triage.slowjob import words
-from fabtui.triage.slowjob.episodes import find_episodes
-from fabtui.triage.slowjob.frame import Frame, frame_from_inputs
+from fabtui.triage.slowjob.episodes import find_episodes, hot_moments
+from fabtui.triage.slowjob.frame import Array, Frame, frame_from_inputs
 from fabtui.triage.slowjob.reach import build_reach
 from fabtui.triage.slowjob.walk import walk_episode
 
@@ -26,24 +28,41 @@ __all__ = ["Frame", "analyze", "analyze_inputs", "frame_from_inputs"]
 def analyze(frame: Frame, graph: FabricGraph) -> SlowJobReport:
     """The episodes of the frame's window and the chain of each."""
     found = find_episodes(frame)
-    ranks = [int(r) for r in frame.ranks] or None
-    reach = build_reach(graph, ranks)
+    reach = build_reach(graph, job_ranks(frame, len(graph.ranks)))
     chains: list[SlowChain] = []
     for episode, mask in zip(found.episodes, found.masks, strict=True):
-        chains += walk_episode(frame, reach, episode, mask, found.baseline)
+        chains += walk_episode(frame, reach, episode, hot_moments(found, mask), found.baseline)
     start = float(frame.t[0]) if frame.t.size else 0.0
     end = float(frame.t[-1]) if frame.t.size else 0.0
     return SlowJobReport(
         job=frame.job, start=start, end=end, ranks=int(frame.ranks.size),
         baseline_s=round(found.baseline_s, 4) if found.baseline_s is not None else None,
         episodes=found.episodes, chains=chains, healthy=not found.episodes,
+        timeline=_timeline(frame, found.job),
         summary=_summary(found.baseline_s, chains, frame), sources=list(frame.sources),
         warnings=list(frame.warnings))
+
+
+def job_ranks(frame: Frame, placed: int) -> list[int] | None:
+    """The job's ranks: those with step times or in a communicator; None (every rank the
+    placement has) when they are fewer than two, e.g. a trainer that logs on its last rank
+    only."""
+    ranks = {int(r) for r in frame.ranks} | {int(r) for c in frame.comms for r in c.ranks} | \
+        {r for c in frame.comms for r in c.info.ranks}
+    known = sorted(r for r in ranks if 0 <= r < placed)
+    return known if len(known) > 1 else None
 
 
 def analyze_inputs(inputs: SlowJobInputs, graph: FabricGraph) -> SlowJobReport:
     """`analyze` on inputs as read (lists), put on one grid first."""
     return analyze(frame_from_inputs(inputs), graph)
+
+
+def _timeline(frame: Frame, job: Array) -> Series | None:
+    keep = np.isfinite(job)
+    if not keep.any():
+        return None
+    return Series(t=[float(x) for x in frame.t[keep]], v=[round(float(x), 4) for x in job[keep]])
 
 
 def _summary(baseline: float | None, chains: list[SlowChain], frame: Frame) -> str:

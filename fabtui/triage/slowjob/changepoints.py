@@ -90,7 +90,7 @@ def segments(x: Array, *, min_size: int = MIN_SEGMENT,
     sigma = noise_sigma(values)
     if sigma <= 0:
         sigma = max(1e-9, 1e-3 * abs(centre))
-    values = _winsorize(values, sigma)
+    values = winsorize(values, sigma)
     csum = np.concatenate(([0.0], np.cumsum(values)))
     csum2 = np.concatenate(([0.0], np.cumsum(values * values)))
     penalty = penalty_k * sigma * sigma * np.log(max(n, 2))
@@ -106,7 +106,7 @@ def segments(x: Array, *, min_size: int = MIN_SEGMENT,
     return sorted(found)
 
 
-def _winsorize(values: Array, sigma: float) -> Array:
+def winsorize(values: Array, sigma: float) -> Array:
     """Lone spikes clipped to the local median +- 5 sigma (a 9-sample running median, so a
     level shift is kept while a one-sample spike is not)."""
     n = values.size

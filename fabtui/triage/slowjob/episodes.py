@@ -6,8 +6,9 @@ did not report). `changepoints.segments` cuts it into constant-level stretches; 
 is the fastest stretch that is long enough to be the job's normal pace (`BASELINE_SHARE` of the
 window); a stretch at least `SLOW_AT` above it (and `SIGMAS` noise levels, so a quiet job's 2 %
 wobble is no episode) is **slow**, and neighbouring slow stretches merge. Outside slow stretches,
-a run of at least `MIN_SEGMENT` samples whose rolling robust spread is `JITTER_AT` of the
-baseline or more is **jitter**. Thresholds: docs/thresholds.md ("slow-job episodes").
+a run of at least `MIN_SEGMENT` samples whose rolling robust spread around the fitted levels is
+`JITTER_AT` of the baseline or more, or where spikes recur (`SPIKE_SHARE` of a `SPIKE_WINDOW`
+window), is **jitter**. Thresholds: docs/thresholds.md section 8.
 No side effects.
 """
 
@@ -20,12 +21,11 @@ import numpy.typing as npt
 
 from fabtui.model.slowjob import Episode
 from fabtui.triage.slowjob.changepoints import (
-    MAD_SCALE,
     MIN_SEGMENT,
-    mad,
     noise_sigma,
     rolling_spread,
     segments,
+    winsorize,
 )
 from fabtui.triage.slowjob.frame import Array, Frame
 
@@ -38,6 +38,10 @@ step variance of a job whose stragglers are tamed, a quarter of the ~20 % of one
 (Guard / NodeSweep 2026, anchors 2.12) [inference]."""
 SIGMAS = 4.0
 """A slow stretch also stands this many noise levels above the baseline."""
+SPIKE_WINDOW, SPIKE_SHARE = 24, 0.25
+"""Spikes (samples `SLOW_AT` above the baseline) on a quarter of a 24-sample window (6 min at
+15 s) are jitter: bursts recur. Healthy noise with a checkpoint spike on 2 % of samples reaches
+six in a window about once in 500 hours [binomial; inference]."""
 BASELINE_SHARE = 0.03
 """The baseline stretch covers at least this share of the window (and two minimum segments): a
 job slow from its third minute on still has its first minutes as the pace to compare with."""
@@ -55,6 +59,14 @@ class Found:
     baseline_s: float | None
     job: Array
     """The job's step time per sample (median over ranks)."""
+
+
+def rolling_share(flags: npt.NDArray[np.bool_], width: int) -> Array:
+    """The share of True in a centred window of `width` samples (shorter at the ends)."""
+    counts = np.convolve(flags.astype(float), np.ones(width), mode="same")
+    span = np.convolve(np.ones(flags.size), np.ones(width), mode="same")
+    share: Array = counts / np.maximum(span, 1.0)
+    return share
 
 
 def job_step(frame: Frame) -> Array:
@@ -86,7 +98,11 @@ def find_episodes(frame: Frame) -> Found:
         median = float(np.nanmedian(job)) if finite.any() else None
         return Found([], [], ~none, median, job)
     pieces = segments(job)
-    levels = [float(np.nanmedian(job[i:j])) if finite[i:j].any() else np.inf
+    # levels of the series with lone spikes clipped, as the segmentation saw it: two
+    # checkpoints in a row must not make a four-sample stretch "slow"
+    filled = np.where(finite, job, np.nanmedian(job))
+    clean = np.where(finite, winsorize(filled, noise_sigma(filled) or 1e-9), np.nan)
+    levels = [float(np.nanmedian(clean[i:j])) if finite[i:j].any() else np.inf
               for i, j in pieces]
     long_enough = [k for k, (i, j) in enumerate(pieces)
                    if j - i >= max(2 * MIN_SEGMENT, BASELINE_SHARE * n)]
@@ -102,9 +118,16 @@ def find_episodes(frame: Frame) -> Found:
     for i, j in _runs(~slow):  # a short lull between two slow stretches is one episode
         if i > 0 and j < n and j - i < MIN_SEGMENT:
             slow[i:j] = True
-    # jitter is spread around the fitted levels: a level shift is not jitter
+    # jitter is spread around the fitted levels (a level shift is not jitter), or spikes that
+    # recur: a lone checkpoint is neither
     spread = rolling_spread(np.where(finite, job - fitted, 0.0))
-    jitter = (spread >= JITTER_AT * base) & ~slow
+    with np.errstate(invalid="ignore"):
+        spikes = (job >= base * (1 + SLOW_AT)) & ~slow
+    spiky = rolling_share(spikes, SPIKE_WINDOW) >= SPIKE_SHARE
+    jitter = ((spread >= JITTER_AT * base) | spiky) & ~slow
+    for i, j in _runs(jitter):  # jitter at the edge of a slow stretch is part of it
+        if (i > 0 and slow[i - 1]) or (j < n and slow[j]):
+            slow[i:j], jitter[i:j] = True, False
     episodes: list[Episode] = []
     masks: list[npt.NDArray[np.bool_]] = []
     marked = [(i, j, "slow") for i, j in _runs(slow)] + \
@@ -122,9 +145,22 @@ def find_episodes(frame: Frame) -> Found:
         inside = job[mask]
         median = float(np.nanmedian(inside))
         magnitude = median / baseline_s - 1 if kind == "slow" else \
-            MAD_SCALE * mad(inside) / baseline_s
+            float(np.nanstd(inside)) / baseline_s
         episodes.append(Episode(start=float(frame.t[i]), end=float(frame.t[j - 1]) + step,
                                 kind="slow" if kind == "slow" else "jitter",
                                 magnitude=round(magnitude, 4), baseline_s=round(baseline_s, 4),
                                 median_s=round(median, 4), samples=int(j - i)))
     return Found(episodes, masks, outside, baseline_s, job)
+
+
+def hot_moments(found: Found, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """The samples of an episode at which the step ran slow (`SLOW_AT` above the baseline):
+    what "at the same moments" compares. A sustained slow stretch is slow at nearly all of
+    them; a jittery one, or one made of short bursts, only at its spikes, and the element that
+    moves at the spikes is the one that moves with it. Fewer than `MIN_SEGMENT` such samples:
+    the whole episode."""
+    if found.baseline_s is None:
+        return mask
+    with np.errstate(invalid="ignore"):
+        hot = mask & (found.job >= found.baseline_s * (1 + SLOW_AT))
+    return hot if int(hot.sum()) >= MIN_SEGMENT else mask

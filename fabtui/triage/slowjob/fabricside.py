@@ -130,7 +130,10 @@ def _rail_hop(moved: list[Moved], dropped: list[CommMove], reach: Reach) -> Hop 
                     f"moments")
     label = compact_ranges(sorted(rails))
     z = max((i.z for r in rails for i in by_rail.get(r, [])), default=4.0)
-    nodes = sorted(set(reach.rank_node.values()))
+    suspects = [device_of(i.port.key if i.port.layer == "nic" else i.port.far or "")
+                for r in rails for i in by_rail.get(r, [])]
+    nodes = [n for n in suspects if n in reach.graph.nodes] + \
+        sorted(set(reach.rank_node.values()))
     rail = min(rails)
     nic = next((p.key.partition(":")[2] for p in reach.on_rail(rail) if p.layer == "nic"),
                f"mlx5_{rail}")
@@ -207,7 +210,7 @@ def _physical(items: list[Moved], reach: Reach, comm: bool) -> tuple[list[Hop], 
             evidence=[words.moved(m) for m in found[:4]],
             confidence=_confidence(end.z, comm=comm),
             probe=probes.port_fec(switch) if end.port.layer != "nic" else
-            probes.nic_congestion(end.port.key)))
+            probes.nic_link(end.port.key)))
     receiving = ends[0].port
     optic = receiving.optic or f"link:{link}"
     power = next((m for m in ends[0].moves if m.metric == "rx_power_dbm"), None)
@@ -220,6 +223,8 @@ def _physical(items: list[Moved], reach: Reach, comm: bool) -> tuple[list[Hop], 
         f" ({len(by_link) - 1} other link(s) move less)"
     confidence = _confidence(max(m.z for m in ends), comm=comm)
     dom_port = receiving.key if receiving.layer != "nic" else (receiving.far or receiving.key)
+    confirm = probes.nic_link(receiving.key) if receiving.layer == "nic" else \
+        probes.port_fec(receiving.switch or device_of(receiving.key))
     hops.append(Hop(
         layer="optic", element=optic,
         claim=f"the optic on {receiving.far} <-> {receiving.key} is failing: {light}",
@@ -229,9 +234,8 @@ def _physical(items: list[Moved], reach: Reach, comm: bool) -> tuple[list[Hop], 
     return hops, SlowVerdict(
         kind="fabric", element=optic, layer="optic", confidence=confidence,
         summary=f"fabric: the optic {optic} on {receiving.far} <-> {receiving.key}; its errors "
-                f"rise with the step time. Confirm: "
-                f"{probes.port_fec(receiving.switch or device_of(dom_port)).command}; "
-                f"then runbook optic-replacement")
+                f"rise with the step time. Confirm: {confirm.command}; then runbook "
+                f"optic-replacement")
 
 
 def _congestion(items: list[Moved], frame: Frame, reach: Reach, inside: Mask, outside: Mask,

@@ -88,6 +88,11 @@ def late_chain(frame: Frame, reach: Reach, late: list[Late], inside: Mask,
                     port_lines.append(f"{key}: {words.moved(found[0])}")
                 else:
                     quiet_ports += 1
+    others = sorted(set(ranks) - set(node_ranks))
+    if others:
+        rank_hop.evidence.append(f"also late, on other nodes: {words.ranks(others)} "
+                                 f"({words.listing(sorted(set(by_node) - {node}))}); the "
+                                 f"chain follows {node}, which has the most")
     hops = [rank_hop]
     counter = [f"moving at the same moments: {line}" for line in port_lines[:3]]
     port_note = f"their NICs and leaf ports are quiet ({quiet_ports} read: no pause, FEC, " \

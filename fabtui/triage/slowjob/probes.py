@@ -44,6 +44,12 @@ def leaf_pfc(switch: str, runbook: str = "multi-job-interference") -> Probe:
                  runbook=runbook)
 
 
+def nic_link(nic: str) -> Probe:
+    """A NIC's own view of its link: FEC, pre-FEC BER, the light its optic receives."""
+    return Probe(probe="nic.mlxlink", target=nic, command=_run("nic.mlxlink", nic),
+                 runbook="optic-replacement")
+
+
 def nic_congestion(nic: str) -> Probe:
     """A NIC's RDMA counters (CNPs, out-of-sequence)."""
     return Probe(probe="nic.rdma_statistic", target=nic,
@@ -51,8 +57,8 @@ def nic_congestion(nic: str) -> Probe:
 
 
 def rail_pair(nodes: list[str], nic: str, gpus: int = 8) -> Probe:
-    """A ring all_reduce between two nodes pinned to one rail's NIC."""
-    pair = nodes[:2]
+    """A ring all_reduce between two nodes (the suspect first) pinned to one rail's NIC."""
+    pair = list(dict.fromkeys(nodes))[:2]
     hosts = ",".join(f"{n}:{gpus}" for n in pair)
     return Probe(probe="nccl.mpirun", target=pair[0],
                  command=_run("nccl.mpirun", pair[0], hosts=hosts, ranks=str(gpus * len(pair)),

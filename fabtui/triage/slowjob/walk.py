@@ -84,8 +84,11 @@ def walk_episode(frame: Frame, reach: Reach, episode: Episode, inside: Mask,
         why = (f"the collectives slowed ({words.listing([c.name for c in dropped])}) "
                f"and no rank arrived late, yet none of the {read} NICs and ports read on the "
                f"job's path moved at the same moments")
-    else:
+    elif read:
         why = f"no busbw was read and none of the {read} NICs and ports read on the job's " \
               f"path moved at the same moments"
+    else:
+        why = "no busbw was read and no NIC, port or GPU series: nothing to walk the step " \
+              "time down to"
     verdict = _cannot_tell(frame, reach, head, why)
     return [SlowChain(episode=episode, hops=[top, *head], verdict=verdict)]

@@ -1,0 +1,117 @@
+"""`fabtui triage slow` on the demo fabric and on inputs read from a file (issue 39): the on-call
+note, `--json` as docs/triage-slow.md documents it, the exit codes, and the same answer from
+the JSON inputs as from the simulator's arrays."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+from fabtui.model.slowjob import SCHEMA, SlowJobReport
+from fabtui.sim.slowjob import play_slow_job
+from fabtui.workspace.triaging import read_slow_inputs, slow_job
+from tests.support.slowjob_scoreboard import report_of, sim_of
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "fabtui.toml"
+    path.write_text(f'data_dir = "{tmp_path / "data"}"\n')
+    return path
+
+
+def test_on_the_demo_a_slow_host_reads_not_the_fabric(run: Callable[..., Result],
+                                                      config: Path) -> None:
+    result = run("--config", str(config), "--scenario", "slow-host", "triage", "slow")
+    assert result.exit_code == 1, result.stderr
+    out = result.stdout
+    assert "NOT THE FABRIC: host (node006)" in out
+    assert "ranks 40-47 reach the collectives late" in out
+    assert "> fabtui probe run logs.dmesg --target node006 (runbook slow-node)" in out
+
+
+def test_json_follows_the_documented_schema(run: Callable[..., Result], config: Path) -> None:
+    result = run("--config", str(config), "--scenario", "slow-tenant-pfc", "triage", "slow",
+                 "--json")
+    assert result.exit_code == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert data["schema"] == SCHEMA and data["job"] == "4242" and data["ranks"] == 64
+    report = SlowJobReport.model_validate(data)
+    (chain,) = report.chains
+    assert chain.verdict.kind == "fabric" and chain.verdict.element == "leaf-g00-r5"
+    timeline = report.timeline
+    assert timeline is not None and len(timeline.t) == len(timeline.v) > 100
+    inside = [v for t, v in zip(timeline.t, timeline.v, strict=True)
+              if chain.episode.start <= t < chain.episode.end]
+    assert min(inside) > report.baseline_s
+    documented = (Path(__file__).parents[1] / "docs" / "triage-slow.md").read_text()
+    for field in ("baseline_s", "episodes", "chains", "healthy", "counter_evidence",
+                  "confidence", "runbook", "magnitude", "cause"):
+        assert field in documented
+    output = documented[documented.index("## Output"):]
+    for name in data:  # every top-level field has its row
+        assert f"| `{name}`" in output or f"| `{name}[]`" in output, name
+
+
+def test_a_healthy_demo_job_exits_0(run: Callable[..., Result], config: Path) -> None:
+    result = run("--config", str(config), "--scenario", "healthy", "triage", "slow",
+                 "--since", "30m")
+    assert result.exit_code == 0, result.stderr
+    assert "healthy: the step time held" in result.stdout
+
+
+def test_bad_requests_are_one_line_errors(run: Callable[..., Result], config: Path,
+                                          tmp_path: Path) -> None:
+    other = run("--config", str(config), "--scenario", "healthy", "triage", "slow",
+                "--job", "99")
+    assert other.exit_code == 2 and "the demo fabric runs job 4242, not 99" in other.stderr
+    since = run("--config", str(config), "triage", "slow", "--since", "soon")
+    assert since.exit_code == 2 and "--since: 'soon' is not a duration" in since.stderr
+    broken = tmp_path / "inputs.json"
+    broken.write_text('{"job": "1", "start": 0, "end": 10, "steps": [{"rank": -1, "t": [1],'
+                      ' "step_s": [4]}, {"rank": 2, "t": [1], "step_s": []}]}')
+    bad = run("--config", str(config), "triage", "slow", "--inputs", str(broken))
+    assert bad.exit_code == 2
+    assert f"{broken}: steps.0.rank:" in bad.stderr and "Traceback" not in bad.stderr
+    assert f"{broken}: steps.1: Value error, t has 1 samples but step_s has 0" in bad.stderr
+    broken.write_text("{not json")
+    bad = run("--config", str(config), "triage", "slow", "--inputs", str(broken))
+    assert bad.exit_code == 2 and f"{broken}:1: not JSON" in bad.stderr
+
+
+def test_inputs_as_json_give_the_answer_the_arrays_give(tmp_path: Path) -> None:
+    sim = sim_of("slow-gpu-and-optic")
+    direct = report_of(sim)
+    inputs = play_slow_job(sim).to_inputs()
+    path = tmp_path / "inputs.json"
+    path.write_text(inputs.model_dump_json())
+    read = slow_job(sim.graph, inputs=read_slow_inputs(path))
+    assert [(c.verdict.kind, c.verdict.cause, c.verdict.element) for c in read.chains] == \
+        [(c.verdict.kind, c.verdict.cause, c.verdict.element) for c in direct.chains]
+    assert {("not the fabric", "gpu", "node002"), ("fabric", None, "MT24000020")} == \
+        {(c.verdict.kind, c.verdict.cause, c.verdict.element) for c in read.chains}
+
+
+def test_step_times_alone_cannot_tell_and_say_what_is_missing(tmp_path: Path) -> None:
+    sim = sim_of("slow-nic-optic")
+    inputs = play_slow_job(sim).to_inputs().model_copy(update={"busbw": [], "fabric": {}})
+    report = slow_job(sim.graph, inputs=inputs)
+    (chain,) = report.chains
+    assert chain.verdict.kind == "cannot tell"
+    assert "no busbw was read" in chain.verdict.summary
+    assert "NCCL_IB_HCA=mlx5_0" in chain.verdict.summary  # the pair test that would split it
+    assert [h.layer for h in chain.hops] == ["job"]
+
+
+def test_a_trainer_that_logs_on_its_last_rank_only_still_reaches_the_optic() -> None:
+    sim = sim_of("slow-nic-optic")
+    inputs = play_slow_job(sim).to_inputs()
+    last = inputs.model_copy(update={"steps": [s for s in inputs.steps if s.rank == 63]})
+    report = slow_job(sim.graph, inputs=last)
+    assert report.ranks == 1
+    assert [(c.verdict.kind, c.verdict.element) for c in report.chains] == \
+        [("fabric", "MT24000014")]

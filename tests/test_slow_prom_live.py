@@ -20,7 +20,7 @@ from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
 from fabtui.workspace import Workspace
 from fabtui.workspace.promsource import PrometheusSource, live_source
-from fabtui.workspace.slowprom import slow_inputs
+from fabtui.workspace.slowprom import job_inputs, slow_inputs
 from tests.support.prom_server import PrometheusServer, free_port, require_prometheus
 
 STORM_PORT = "leaf-g00-r4:Ethernet40"
@@ -65,12 +65,15 @@ class Running:
         self.prometheus = PrometheusServer(
             folder, scrape_config("sim", f"127.0.0.1:{self.exporter.port}") + job_scrape)
 
-    def source(self) -> PrometheusSource:
+    def workspace(self) -> Workspace:
         config = self.folder / "config.toml"
         config.write_text(f'data_dir = "{self.data}"\nscenario = "pfc-storm"\n'
                           'source = "prometheus"\n[prometheus]\n'
                           f'url = "{self.prometheus.url}"\nwindow = "8s"\ntimeout = "10s"\n')
-        found = live_source(Workspace(load_settings(config)))
+        return Workspace(load_settings(config))
+
+    def source(self) -> PrometheusSource:
+        found = live_source(self.workspace())
         assert found is not None
         return found
 
@@ -132,3 +135,10 @@ def test_step_times_and_inspector_busbw_land_on_the_jobs_ranks(running: Running)
     odd = {b.rank for b in inputs.busbw if min(b.busbw_gbs) > 400}
     assert odd == {9}  # node002 GPU1 is rank 9 in the placement
     assert not [w for w in inputs.warnings if "no rank" in w]
+
+
+def test_a_slurm_jobs_window_is_placed_by_its_placement(running: Running) -> None:
+    # The demo's simulated Slurm places job 4242 in blocks of 8: node002's GPU1 is rank 9.
+    inputs = job_inputs(running.workspace(), JOB, 6.0, step=1.0, end=time.time() - 1)
+    assert {b.rank for b in inputs.busbw if min(b.busbw_gbs) > 400} == {9}
+    assert any(s.startswith("placement: `scontrol show job -d 4242`") for s in inputs.sources)

@@ -15,9 +15,12 @@ Side effects: HTTP range queries to the configured Prometheus.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from fabtui.errors import RequestError
 from fabtui.model.slowjob import Series, SlowJobInputs
 from fabtui.prom import queries as promql
 from fabtui.prom.catalog import BY_KEY, Element, Mapped
@@ -25,6 +28,9 @@ from fabtui.prom.client import PromError
 from fabtui.prom.client import Series as PromSeries
 from fabtui.triage.slowinputs import RankAt, prom_busbw, prom_steps
 from fabtui.workspace.promsource import PrometheusSource
+
+if TYPE_CHECKING:
+    from fabtui.workspace.core import Workspace
 
 
 @dataclass(frozen=True)
@@ -189,3 +195,25 @@ def slow_inputs(source: PrometheusSource, job: str, start: float, end: float, *,
                          communicators=communicators, busbw=busbw, fabric=fabric,
                          sources=[f"Prometheus {source.client.shown_url}"],
                          warnings=warnings)
+
+
+def job_inputs(ws: Workspace, job: str, since: float, *, step: float = 15.0,
+               end: float | None = None) -> SlowJobInputs:
+    """A Slurm job's last `since` seconds (to `end`, default now) read from the configured
+    Prometheus, its ranks placed by the job's Slurm placement (`fabtui.workspace.slurm`).
+    Raises `RequestError` when no Prometheus source is configured or the job is unknown."""
+    from fabtui.workspace.promsource import live_source
+    from fabtui.workspace.slurm import job_placement
+
+    source = live_source(ws)
+    if source is None:
+        raise RequestError("reading a job's series needs the Prometheus source: set source = "
+                           '"prometheus" and its [prometheus] url (docs/prometheus.md), or give '
+                           "--inputs FILE (docs/triage-slow.md)")
+    placement = job_placement(ws, job)
+    placed = {(slot.node, slot.gpu): slot.rank for slot in placement.slots}
+    stop = time.time() if end is None else end
+    inputs = slow_inputs(source, job, stop - since, stop, step=step,
+                         rank_at=lambda host, gpu: placed.get((host, gpu)))
+    inputs.sources.append(f"placement: {placement.source}")
+    return inputs

@@ -40,6 +40,8 @@ ROOT = Path(fabtui.__file__).parent
 NO_EVALUATOR: dict[str, str] = {
     "flight-recorder": "evidence for hang triage, which reads every rank's dump together "
                        "(fabtui/triage); no probe reads one alone",
+    "nccl-inspector": "a job's NCCL Inspector output, read over a window by the slow-job chain "
+                      "(issue 39) with the job's other series; no probe reads one file alone",
     "ibswinfo": "read by `fabtui parse` only; no shipped probe runs ibswinfo.sh "
                 "(tests/test_probe_evaluators_registry.py keeps it unjudged on purpose)",
     "sacct": "Slurm's view of a job, read for rank placement (`--job`, workspace/slurm.py)",
@@ -48,6 +50,8 @@ NO_EVALUATOR: dict[str, str] = {
     "squeue-json": "Slurm's view of a job, read for rank placement (`--job`, "
                    "workspace/slurm.py)",
     "switch-l1": "read by `fabtui parse` only; no shipped probe runs Cumulus `l1-show`",
+    "training-log": "a training job's log, read over a window by the slow-job chain (issue 39) "
+                    "for its step times; no probe runs a command that prints one",
 }
 """Parser kinds no evaluator judges, and why."""
 
@@ -55,6 +59,10 @@ NOT_SIMULATED: dict[str, str] = {
     "flight-recorder": "dump files, not a command's output: the demo's hung jobs write them "
                        "(fabtui/sim/hangjob/artefacts.py) for hang triage to read",
     "ibswinfo": "the demo fabric has no unmanaged InfiniBand switch",
+    "nccl-inspector": "files an NCCL plugin writes, not a command's output: the demo's job "
+                      "serves them as series (issue 39)",
+    "training-log": "a training job's own log, not a command's output: the demo's job serves "
+                    "its step times as series (issue 39)",
     "nccl-triage": "fabtui's own report (`fabtui triage nccl --json`): on the demo, fabtui "
                    "prints it from the logs the simulated job writes",
     "switch-l1": "the demo's NVUE switches answer `nv show`; Cumulus `l1-show` is not "

@@ -123,12 +123,25 @@ def show(ctx: click.Context, case_id: str, as_json: bool, as_markdown: bool) -> 
 
 
 @cases.command("file")
-@click.argument("session")
+@click.argument("session", required=False)
+@click.option("--slow", "slow", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FILE", help="File a slow-job analysis (the JSON of `fabtui triage slow "
+                                   "--json`) instead of a session.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def file_command(ctx: click.Context, session: str, as_json: bool) -> None:
-    """File a finished or abandoned session as a draft case (then `cases complete`)."""
-    case = workspace(ctx).file_case(session)
+def file_command(ctx: click.Context, session: str | None, slow: Path | None,
+                 as_json: bool) -> None:
+    """File a finished or abandoned session, or a slow-job analysis, as a draft case (then
+    `cases complete`)."""
+    if (session is None) == (slow is None):
+        raise UserError("fabtui cases file: give a SESSION or --slow FILE (one of them)")
+    if slow is not None:
+        from fabtui.workspace.reporting import read_slow
+        from fabtui.workspace.slowfaces import file_slow_case
+
+        case = file_slow_case(workspace(ctx), read_slow(slow), slow.name)
+    else:
+        case = workspace(ctx).file_case(str(session))
     if as_json:
         _echo_json(case.model_dump(mode="json"))
         return

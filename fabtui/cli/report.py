@@ -39,6 +39,9 @@ def _wrong_suffix(output: Path, fmt: str, chosen: bool) -> str:
 @click.option("--case", "case", default=None, metavar="ID",
               help="An incident review from this case of the library (and the sessions it "
                    "names, unless SESSIONs are given).")
+@click.option("--slow", "slow", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FILE", help="A slow-job report from this analysis (the JSON of "
+                                   "`fabtui triage slow --json`).")
 @click.option("--kind", type=click.Choice([k.value for k in ReportKind]), default=None,
               help="What to report (default: from the sessions' runbooks).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
@@ -49,8 +52,9 @@ def _wrong_suffix(output: Path, fmt: str, chosen: bool) -> str:
 @click.option("--json", "as_json", is_flag=True,
               help="The report as data (its model as JSON) on standard output.")
 @click.pass_context
-def report(ctx: click.Context, sessions: tuple[str, ...], case: str | None, kind: str | None,
-           fmt: str | None, output: Path | None, as_json: bool) -> None:
+def report(ctx: click.Context, sessions: tuple[str, ...], case: str | None,
+           slow: Path | None, kind: str | None, fmt: str | None, output: Path | None,
+           as_json: bool) -> None:
     """Reports a customer can read, from journaled sessions.
 
     One or more SESSIONs (`last` is the newest) become an acceptance, RDMA, NCCL,
@@ -58,14 +62,21 @@ def report(ctx: click.Context, sessions: tuple[str, ...], case: str | None, kind
     from fabtui.cli.context import UserError
     from fabtui.workspace import reporting
 
-    if not sessions and not case:
-        raise UserError("fabtui report: give a SESSION (`last` is the newest) or --case ID")
+    if not sessions and not case and slow is None:
+        raise UserError("fabtui report: give a SESSION (`last` is the newest), --case ID or "
+                        "--slow FILE")
+    if slow is not None and (sessions or case):
+        raise UserError("fabtui report --slow FILE: a slow-job report is made from the "
+                        "analysis alone; give no SESSION or --case with it")
     started = time.perf_counter()
     chosen = fmt or ("html" if output is not None and output.suffix.lower() in SUFFIXES["html"]
                      else "md")
     if output is not None and output.suffix.lower() not in SUFFIXES[chosen]:
         raise UserError(_wrong_suffix(output, chosen, fmt is not None))
-    built = reporting.build(workspace(ctx), sessions, kind, case)
+    if slow is not None:
+        built = reporting.build_slow(workspace(ctx), reporting.read_slow(slow), slow.name)
+    else:
+        built = reporting.build(workspace(ctx), sessions, kind, case)
     if as_json:
         click.echo(built.model_dump_json(indent=2))
         return

@@ -22,6 +22,8 @@ class ReportKind(StrEnum):
     NCCL = "nccl"
     FAULT_INJECTION = "fault-injection"
     INCIDENT = "incident"
+    SLOW_JOB = "slow-job"
+    """Why a job ran slow (`fabtui triage slow`): its episodes and their chains (issue 39)."""
 
 
 class _Model(BaseModel):

@@ -127,6 +127,12 @@ SIGNATURES: tuple[Signature, ...] = (
          "mlxlink -d <dev> [-p port] [-m] [-c]: port state, FEC, BER counters, module DOM",
          r"Operational Info|(?:State|Speed|FEC|Status Opcode|Recommendation|BER|"
          r"\(Enabled\))\s+:"),
+    _sig("nccl-inspector", "nccl_inspector",
+         "NCCL Inspector profiler plugin output: per-communicator collective busbw "
+         "(JSON log or Prometheus textfile)",
+         r'"(?:coll_perf|p2p_perf|inspector_output_format_version)"|'
+         r"nccl_(?:bus_bandwidth_gbs|collective_exec_time_microseconds|"
+         r"p2p_bus_bandwidth_gbs|p2p_exec_time_microseconds)\{"),
     _sig("nccl-log", "nccl_log",
          "NCCL_DEBUG=INFO/WARN logs and PyTorch ProcessGroupNCCL watchdog, desync and torchrun "
          "failure messages",
@@ -229,6 +235,13 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("switch-l1", "switch_l1",
          "Cumulus Linux `l1-show <swp>`: module, link, FEC, optical power, SerDes eyes",
          r"Module Info|Operational State|Port Hardware State"),
+    _sig("training-log", "training_log",
+         "training job log (Megatron-LM, TorchTitan, DeepSpeed, Hugging Face Trainer, "
+         "tqdm): step lines and step times",
+         r"iteration\s+\d+\s*/\s*\d+\s*\||step:\s*\d+\s+loss:|\[Rank \d+\] step=\d+, "
+         r"skipped=|SamplesPerSec=|rank=\d+ time \(ms\) \|\s*forward:|"
+         r"\{'(?:loss|train_runtime)':|\d+/\d+ \[\d+(?::\d+){1,2}<[\d:?]+,\s*[\d.]+"
+         r"(?:s/it|it/s)"),
     _sig("transceiver-dom", "transceiver_dom",
          "transceiver DOM (optical power, bias, temperature, thresholds): SONiC `show "
          "interfaces transceiver eeprom --dom`, EOS `show interfaces transceiver [detail]`, "

@@ -119,7 +119,7 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
         if s.dry_run:
             missing.append(f"session {s.id} was a dry run: it measured nothing")
     judged = [_judge(s, kind, given.kinds) for s in sessions]
-    optics = _optics(given.topology) if given.topology is not None else {}
+    optics = optics_of(given.topology) if given.topology is not None else {}
     checks = [c for j in judged for c in _checks(j.session, j.session.current())]
     curves = [c for s in sessions for c in _curves(s)]
     pairs = [p for s in sessions for p in _pairs(s)]
@@ -422,7 +422,7 @@ def _verified(judged: _Judged, kinds: Mapping[str, str]) -> bool:
         not any(b.verdict in BAD for b in judged.blocks if b.kind == "check")
 
 
-def _optics(topology: Topology) -> dict[str, str]:
+def optics_of(topology: Topology) -> dict[str, str]:
     """Port (`leaf-g00-r3:Ethernet16`, `node003:mlx5_3`) -> the optic serial its link records."""
     found: dict[str, str] = {}
     for link in topology.links:

@@ -64,11 +64,12 @@ def _render(report: Report, images: Images) -> str:
     if report.missing:
         out += ["> **Not in this report** (the sessions do not hold it):", ">"]
         out += [f"> - {_cell(m)}" for m in report.missing] + [""]
-    if report.kind is ReportKind.INCIDENT:
+    if report.kind in (ReportKind.INCIDENT, ReportKind.SLOW_JOB):
         out += _incident(report)
-    out += _environment(report)
+    if report.kind is not ReportKind.SLOW_JOB:
+        out += _environment(report)
     out += _method(report)
-    if report.kind is not ReportKind.INCIDENT or not report.sections:
+    if report.kind not in (ReportKind.INCIDENT, ReportKind.SLOW_JOB) or not report.sections:
         out += _results(report, images)
     if report.faults:
         out += ["## Injected faults", ""]
@@ -89,7 +90,10 @@ def _render(report: Report, images: Images) -> str:
 
 
 def _made_from(report: Report) -> str:
-    """What the report was built from: `2 session(s)`, `case ID`, or both."""
+    """What the report was built from: `2 session(s)`, `case ID`, or both; a slow-job
+    report, the analysis it lays out."""
+    if report.kind is ReportKind.SLOW_JOB:
+        return f"the slow-job analysis {_code(report.environment.get('analysis', '?'))}"
     made = [f"{len(report.sessions)} session(s)"] if report.sessions or not report.case else []
     if report.case:
         made.append(f"case {_code(report.case)}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -284,7 +284,10 @@ def _switch(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
 class Exporter:
     """The HTTP server (see the module docstring); `start()` serves on a thread."""
 
-    def __init__(self, state_file: Path, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, state_file: Path, port: int = 0, host: str = "127.0.0.1", *,
+                 window: Callable[[], bytes] | None = None) -> None:
+        """`window`: what `/metrics/window` serves (timestamped history, e.g. the demo job's
+        window from `fabtui.sim.slowjob_window`); without it that path is not served."""
         self.collectors = {f: FabricCollector(state_file, f) for f in FAMILIES}
         registries: dict[str, CollectorRegistry] = {}
         for family, collector in self.collectors.items():
@@ -296,6 +299,9 @@ class Exporter:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 family = self.path.split("?")[0].rstrip("/").rpartition("/")[2]
+                if family == "window" and window is not None:
+                    self._answer(window())
+                    return
                 chosen = list(registries) if family == "metrics" else [family]
                 if not all(f in registries for f in chosen):
                     self.send_error(404, "paths: /metrics, /metrics/dcgm, /metrics/node, "
@@ -304,7 +310,9 @@ class Exporter:
                 if any(exporter.collectors[f].paused.is_set() for f in chosen):
                     self.send_error(503, "exporter paused")
                     return
-                body = b"".join(generate_latest(registries[f]) for f in chosen)
+                self._answer(b"".join(generate_latest(registries[f]) for f in chosen))
+
+            def _answer(self, body: bytes) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", CONTENT_TYPE_LATEST)
                 self.send_header("Content-Length", str(len(body)))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from fabtui.errors import RequestError
 from fabtui.model.report import Report, ReportKind
+from fabtui.model.slowjob import SlowJobReport
 from fabtui.paths import write_output
 from fabtui.reports.build import ReportInputs, build_report, guess_kind
 from fabtui.reports.evidence import ReportError, SessionEvidence, read_session
@@ -40,6 +41,10 @@ def build(ws: Workspace, sessions: Sequence[str], kind: str | None = None,
     order given; `case` (an id in the case library) makes it an incident review, with the
     sessions the case names when none are given. Raises `RequestError` for an unknown
     session, case or kind."""
+    if kind == ReportKind.SLOW_JOB.value:
+        raise RequestError("--kind slow-job: a slow-job report is made from an analysis, not "
+                           "from sessions: `fabtui report --slow FILE` (FILE from `fabtui "
+                           "triage slow --json`)")
     found = ws.cases.get(case) if case else None
     if found is not None and not sessions:
         sessions = [s for s in found.sessions if ws.journal.session(s) is not None]
@@ -61,6 +66,34 @@ def build(ws: Workspace, sessions: Sequence[str], kind: str | None = None,
         return build_report(chosen, inputs)
     except ReportError as exc:
         raise RequestError(str(exc)) from None
+
+
+def read_slow(path: Path) -> SlowJobReport:
+    """A saved `fabtui triage slow --json` analysis. Raises `RequestError` saying what is
+    wrong with the file (unreadable, not JSON, not a slow-job analysis)."""
+    from pydantic import ValidationError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RequestError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        return SlowJobReport.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "the document"
+        raise RequestError(f"{path}: not a `fabtui triage slow --json` analysis: {where}: "
+                           f"{first.get('msg', 'invalid')}") from None
+
+
+def build_slow(ws: Workspace, analysis: SlowJobReport, made_from: str) -> Report:
+    """The slow-job report of an analysis, the failing ports named with the optic serial the
+    topology records for them."""
+    from fabtui.reports.build import optics_of
+    from fabtui.reports.slowjob import build_slow_report
+
+    return build_slow_report(analysis, made_from=made_from,
+                             optics=optics_of(ws.topology().topology))
 
 
 def runbook_kinds(ws: Workspace, names: set[str]) -> dict[str, str]:

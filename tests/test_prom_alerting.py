@@ -78,6 +78,7 @@ def test_every_rule_names_its_element_and_cites_its_source(tmp_path: Path) -> No
         labels, notes = rule["labels"], rule["annotations"]
         assert labels["fabtui_element"] in ("port", "nic", "ibport", "gpu", "target")
         assert labels["fabtui_role"] in ("cause", "symptom")
+        assert labels["fabtui_suspect"] in ("self", "far-end", "link")
         assert notes["threshold_source"], rule["alert"]
         probe = notes["threshold"].split()[0]
         if "." in probe:  # a catalog threshold: cited as docs/thresholds.md lists it
@@ -104,10 +105,11 @@ def test_a_threshold_changed_in_the_catalog_changes_the_rule(tmp_path: Path) -> 
     assert after["FabricPfcStormFromNic"].endswith(">= 0.7")
 
 
-def _labels(rule: str, severity: str, element: str, role: str, fault: str,
+def _labels(suspect: str, severity: str, element: str, role: str, fault: str,
             **where: str) -> dict[str, object]:
     return {"exp_labels": {"severity": severity, "fabtui_element": element,
-                           "fabtui_role": role, "fabtui_fault": fault, **where}}
+                           "fabtui_role": role, "fabtui_fault": fault,
+                           "fabtui_suspect": suspect, **where}}
 
 
 def test_promtool_unit_tests_of_the_storm_flap_and_optic_rules(pack: Path,
@@ -144,23 +146,23 @@ def test_promtool_unit_tests_of_the_storm_flap_and_optic_rules(pack: Path,
             {"eval_time": "20s", "alertname": "FabricPfcStormFromHost",
              "exp_alerts": expect("FabricPfcStormFromHost", "leaf-g00-r4 Ethernet40 receives "
                                   "PFC pause from its host 100% of the time",
-                                  _labels("", "critical", "port", "cause", "pfc-storm",
+                                  _labels("far-end", "critical", "port", "cause", "pfc-storm",
                                           instance="leaf-g00-r4", device="Ethernet40"))},
             {"eval_time": "20s", "alertname": "FabricPauseSpreadingUplink",
              "exp_alerts": expect("FabricPauseSpreadingUplink", "pause spreads up the fabric:"
                                   " leaf-g00-r4 Ethernet80 pauses its spine 25.17% of the time",
-                                  _labels("", "warning", "port", "symptom", "pause-spreading",
+                                  _labels("self", "warning", "port", "symptom", "pause-spreading",
                                           instance="leaf-g00-r4", device="Ethernet80"))},
             {"eval_time": "5s", "alertname": "FabricPortFlapping", "exp_alerts": []},
             {"eval_time": "30s", "alertname": "FabricPortFlapping",
              "exp_alerts": expect("FabricPortFlapping", "leaf-g00-r1 Ethernet32 went down "
                                   "and up again within 15m",
-                                  _labels("", "warning", "port", "cause", "link-flap",
+                                  _labels("link", "warning", "port", "cause", "link-flap",
                                           instance="leaf-g00-r1", device="Ethernet32"))},
             {"eval_time": "20s", "alertname": "FabricOpticLaunchLow",
              "exp_alerts": expect("FabricOpticLaunchLow", "leaf-g00-r3 Ethernet16: its optic "
                                   "launches -7 dBm (an ageing laser)",
-                                  _labels("", "critical", "port", "cause", "optic",
+                                  _labels("self", "critical", "port", "cause", "optic",
                                           instance="leaf-g00-r3", device="Ethernet16"))},
         ]}]}
     path = tmp_path / "tests.yml"

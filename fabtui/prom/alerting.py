@@ -84,11 +84,16 @@ class AlertRule:
     threshold: str
     """The limit as docs/thresholds.md lists it (`switch.pfc pause_share.rx.PFC* fail 0.5`)."""
     for_: str = "0s"
+    suspect: str = "self"
+    """Which end the alert accuses: `self` (its element), `far-end` (the element at the other
+    end of its cable: a port receiving pause accuses its host) or `link` (either end: a link
+    down, errors on receive)."""
 
     def document(self) -> dict[str, Any]:
         """The rule as Prometheus reads it."""
         labels = {"severity": self.severity, "fabtui_element": self.element,
-                  "fabtui_role": self.role, "fabtui_fault": self.fault}
+                  "fabtui_role": self.role, "fabtui_fault": self.fault,
+                  "fabtui_suspect": self.suspect}
         annotations = {"summary": self.summary, "threshold": self.threshold,
                        "threshold_source": self.source}
         runbook = RUNBOOKS.get(self.fault)
@@ -220,7 +225,7 @@ class RuleBook:
                 "FabricPfcStormFromHost", f"{share} >= {value:g}", severity, "port", "cause",
                 "pfc-storm", self.say("<switch> <port> receives PFC pause from its host {{ "
                                       "$value | humanizePercentage }} of the time"),
-                rx.source, f"switch.pfc pause_share.rx.PFC* {text}"))
+                rx.source, f"switch.pfc pause_share.rx.PFC* {text}", suspect="far-end"))
         tx = threshold(self.catalog, "switch.pfc", "pause_share.tx.PFC*")
         value, _, text = (tx.warn, "warning", f"warn {tx.warn:g}") if tx.warn is not None \
             else _limit(tx)
@@ -266,24 +271,24 @@ class RuleBook:
             AlertRule("FabricPortDown", f"max by ({self.by('port')}) ({oper}) == 0", severity,
                       "port", "cause", "link-down",
                       self.say("<switch> <port> is operationally down"), down.source,
-                      f"switch.counters state_down {text}"),
+                      f"switch.counters state_down {text}", suspect="link"),
             AlertRule("FabricNicLinkDown", f"max by ({self.by('ibport')}) ({state}) == 1",
                       severity, "ibport", "cause", "link-down",
                       self.say("<node> <nic>: link down (port state 1)"), down.source,
                       f"switch.counters state_down {text} (the NIC end of the link: "
-                      "node_infiniband_state_id 1 is DOWN)"),
+                      "node_infiniband_state_id 1 is DOWN)", suspect="link"),
             AlertRule("FabricPortFlapping",
                       f"max by ({self.by('port')}) (changes({oper}[{self.flap_window}])) >= 2",
                       flap_severity, "port", "cause", "link-flap",
                       self.say("<switch> <port> went down and up again within <flap_window>"),
                       flap.source,
                       f"nic.ethtool delta.link_down_events_phy {flap_text} (applied to the "
-                      f"switch end: a down-and-up of its oper status)"),
+                      f"switch end: a down-and-up of its oper status)", suspect="link"),
             AlertRule("FabricNicLinkFlapping",
                       f"sum by ({self.by('nic')}) (increase({events}[{self.flap_window}])) "
                       f">= {flap_value:g}", flap_severity, "nic", "cause", "link-flap",
                       self.say("<node> <nic>: link down events within <flap_window>"), flap.source,
-                      f"nic.ethtool delta.link_down_events_phy {flap_text}"),
+                      f"nic.ethtool delta.link_down_events_phy {flap_text}", suspect="link"),
         ]
 
     # FEC and BER -----------------------------------------------------------------------------
@@ -303,24 +308,24 @@ class RuleBook:
                       f"sum by ({self.by('port')}) (increase({self.sel('sonic.fec_uncorr')}[{w}]))"
                       f" >= {value:g}", severity, "port", "cause", "fec",
                       self.say("<switch> <port> loses frames FEC cannot correct"), uncorr.source,
-                      f"switch.fec delta.fec_uncorr {text}"),
+                      f"switch.fec delta.fec_uncorr {text}", suspect="link"),
             AlertRule("FabricPreFecBerHigh",
                       f"max by ({self.by('port')}) ({self.sel('sonic.fec_pre_ber')}) >= "
                       f"{ber_value:g}", ber_severity, "port", "cause", "fec",
                       self.say("<switch> <port> pre-FEC BER {{ $value }}"), ber.source,
-                      f"switch.fec fec_pre_ber {ber_text}"),
+                      f"switch.fec fec_pre_ber {ber_text}", suspect="link"),
             AlertRule("FabricNicPreFecBerHigh",
                       f"sum by ({self.by('nic')}) (rate({corrected}[{w}])) / "
                       f"sum by ({self.by('nic')}) (rate({bits}[{w}])) >= {nic_value:g}",
                       nic_severity, "nic", "cause", "fec",
                       self.say("<node> <nic> pre-FEC BER {{ $value }}"), nic_ber.source,
-                      f"nic.ethtool pre_fec_ber {nic_text}"),
+                      f"nic.ethtool pre_fec_ber {nic_text}", suspect="link"),
             AlertRule("FabricNicCrcErrors",
                       f"sum by ({self.by('nic')}) (increase("
                       f"{self.sel('ethtool.rx_crc_errors_phy')}[{w}])) >= {crc_value:g}",
                       crc_severity, "nic", "cause", "fec",
                       self.say("<node> <nic> receives frames FEC did not correct"), crc.source,
-                      f"nic.ethtool delta.rx_crc_errors_phy {crc_text}"),
+                      f"nic.ethtool delta.rx_crc_errors_phy {crc_text}", suspect="link"),
         ]
 
     # optics -----------------------------------------------------------------------------------
@@ -337,13 +342,14 @@ class RuleBook:
                       f"min by ({self.by('port')}) ({power} > -Inf) <= {value:g}", severity,
                       "port", "cause", "optic",
                       self.say("<switch> <port> receives {{ $value }} dBm"),
-                      rx.source, f"switch.dom_all rx_power_dbm {text} (below)"),
+                      rx.source, f"switch.dom_all rx_power_dbm {text} (below)", suspect="link"),
             AlertRule("FabricOpticRxPowerHigh",
                       f"max by ({self.by('port', *lane)}) ({power}) > {RX_OVERLOAD_DBM:g}",
                       "warning", "port", "cause", "optic",
                       self.say("<switch> <port> lane {{ $labels.lane }} receives {{ $value "
                                "}} dBm (overload)"), DOM_DR4,
-                      f"transceiver-dom receive maximum {RX_OVERLOAD_DBM:g} dBm (DR4/DR8)"),
+                      f"transceiver-dom receive maximum {RX_OVERLOAD_DBM:g} dBm (DR4/DR8)",
+                      suspect="link"),
             AlertRule("FabricOpticLaunchLow",
                       f"min by ({self.by('port')}) ({launch} > -Inf) < -2.9", "critical",
                       "port", "cause", "optic",

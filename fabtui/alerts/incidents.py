@@ -101,6 +101,8 @@ class Incident:
     resolved_at: float | None = None
     merged_into: str | None = None
     silences: list[dict[str, Any]] = field(default_factory=list)
+    alertmanager: str = ""
+    """The Alertmanager that sent its first alerts (where its silences go)."""
     seen_at: float = 0.0
     """When it last changed (journal time)."""
 
@@ -134,6 +136,8 @@ class Receipt:
     closed: list[str] = field(default_factory=list)
     unmapped: int = 0
     notes: list[str] = field(default_factory=list)
+    suspects: dict[str, str] = field(default_factory=dict)
+    """Incident id -> its suspect, for the incidents this notification opened or changed."""
 
     def line(self) -> str:
         """One log line."""
@@ -141,7 +145,8 @@ class Receipt:
         for label, ids in (("opened", self.opened), ("updated", self.updated),
                            ("resolved", self.closed)):
             if ids:
-                parts.append(f"{label} {', '.join(ids)}")
+                named = [f"{i} ({self.suspects[i]})" if i in self.suspects else i for i in ids]
+                parts.append(f"{label} {', '.join(named)}")
         if self.unmapped:
             parts.append(f"{self.unmapped} name nothing in the topology (incident "
                          f"'{UNMAPPED}')")
@@ -222,9 +227,9 @@ class IncidentBook:
                 "incident; check [prometheus.labels] and the alert's labels")
         self._resolve(resolved, receipt)
         if touched:
-            self._regroup(receipt)
+            self._regroup(receipt, notification.external_url)
         for name, records in unmapped.items():
-            self._unmapped(name, records, receipt)
+            self._unmapped(name, records, receipt, notification.external_url)
         return receipt
 
     def _resolve(self, resolved: dict[str, list[str]], receipt: Receipt) -> None:
@@ -254,7 +259,7 @@ class IncidentBook:
             self.journal.append(incident.id, "incident_resolved", data={})
         self.journal.set_status(incident.id, status)
 
-    def _regroup(self, receipt: Receipt) -> None:
+    def _regroup(self, receipt: Receipt, sender: str = "") -> None:
         """Group every firing alert again and reconcile with the open incidents."""
         groups = group_alerts(list(self.active.values()), self.locator.tier)
         for group in groups:
@@ -264,7 +269,9 @@ class IncidentBook:
             new = [p for p in group.alerts if p.alert.fingerprint not in self.owner]
             if not owners:
                 if new:
-                    receipt.opened.append(self._open(group))
+                    opened = self._open(group, sender)
+                    receipt.opened.append(opened)
+                    receipt.suspects[opened] = group.suspect
                 continue
             keep = self.incidents[owners[0]]
             for other_id in owners[1:]:
@@ -279,18 +286,21 @@ class IncidentBook:
                 self._suspect(keep, group)
             if (new or owners[1:]) and keep.id not in receipt.updated:
                 receipt.updated.append(keep.id)
+                receipt.suspects[keep.id] = keep.suspect
 
-    def _open(self, group: Group) -> str:
+    def _open(self, group: Group, sender: str = "") -> str:
         records = [AlertRecord.of(p.alert, p.where.element) for p in group.alerts]
         context = self.enrich(group.suspect, group.kind, records)
         incident_id = self.journal.start(RUNBOOK, f"{group.suspect}: {group.reason}"[:200],
                                          "alertmanager", "", {})
         self.journal.append(incident_id, "incident_opened", data={
             "suspect": group.suspect, "kind": group.kind, "reason": group.reason,
-            "context": context.__dict__, "alerts": [r.record() for r in records]})
+            "alertmanager": sender, "context": context.__dict__,
+            "alerts": [r.record() for r in records]})
         self.journal.set_status(incident_id, OPEN)
         incident = Incident(incident_id, time.time(), group.suspect, group.kind, group.reason,
-                            alerts={r.fingerprint: r for r in records}, context=context)
+                            alerts={r.fingerprint: r for r in records}, context=context,
+                            alertmanager=sender)
         self.incidents[incident_id] = incident
         for r in records:
             self.owner[r.fingerprint] = incident_id
@@ -314,7 +324,8 @@ class IncidentBook:
             group.reason
         incident.context = context
 
-    def _unmapped(self, name: str, records: list[AlertRecord], receipt: Receipt) -> None:
+    def _unmapped(self, name: str, records: list[AlertRecord], receipt: Receipt,
+                  sender: str) -> None:
         suspect = f"{UNMAPPED}:{name}"
         found = next((i for i in self.incidents.values()
                       if i.status == OPEN and i.suspect == suspect), None)
@@ -326,10 +337,11 @@ class IncidentBook:
                       "[prometheus.labels])")
             self.journal.append(incident_id, "incident_opened", data={
                 "suspect": suspect, "kind": UNMAPPED, "reason": reason,
-                "context": Context().__dict__, "alerts": [r.record() for r in records]})
+                "alertmanager": sender, "context": Context().__dict__,
+                "alerts": [r.record() for r in records]})
             self.journal.set_status(incident_id, OPEN)
             found = Incident(incident_id, time.time(), suspect, UNMAPPED, reason,
-                             alerts={r.fingerprint: r for r in records})
+                             alerts={r.fingerprint: r for r in records}, alertmanager=sender)
             self.incidents[incident_id] = found
             receipt.opened.append(incident_id)
         elif new:
@@ -366,7 +378,8 @@ def fold(incident_id: str, started: float, events: Iterable[Any]) -> Incident | 
             incident = Incident(incident_id, event.at, data["suspect"], data["kind"],
                                 data.get("reason", ""),
                                 alerts={r.fingerprint: r for r in records},
-                                context=Context(**data.get("context", {})))
+                                context=Context(**data.get("context", {})),
+                                alertmanager=data.get("alertmanager", ""))
         elif incident is None:
             continue
         elif event.kind == "alerts_firing":

@@ -223,6 +223,8 @@ class IncidentOpened(Payload):
     suspect: str
     kind: str
     reason: str = ""
+    alertmanager: str = ""
+    """The Alertmanager that sent its first alerts (`externalURL`): where silences go."""
     context: dict[str, Any] = Field(default_factory=dict)
     alerts: list[dict[str, Any]] = Field(default_factory=list)
 

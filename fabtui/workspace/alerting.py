@@ -20,7 +20,7 @@ import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fabtui.alerts.incidents import UNMAPPED, AlertRecord, Context, Incident, IncidentBook, Receipt
 from fabtui.alerts.locate import Locator
@@ -31,7 +31,30 @@ from fabtui.model.case import Case, CaseStatus, SymptomClass
 from fabtui.prom.labels import LabelMap
 
 if TYPE_CHECKING:
-    from fabtui.workspace.core import Workspace
+    from fabtui.cases.library import CaseLibrary
+    from fabtui.config import Settings
+    from fabtui.runbooks.library import Library
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.ranks import RankSlot
+
+
+class Workspace(Protocol):
+    """What this module uses of `fabtui.workspace.core.Workspace` (named here, not imported:
+    the workspace imports this module)."""
+
+    settings: Settings
+    job_slots: tuple[RankSlot, ...] | None
+
+    def graph(self) -> FabricGraph: ...
+
+    @property
+    def library(self) -> Library: ...
+
+    @property
+    def cases(self) -> CaseLibrary: ...
+
+    @property
+    def alerts(self) -> IncidentBook: ...
 
 CLASS_OF_FAULT = {"pfc-storm": SymptomClass.PFC_STORM,
                   "pause-spreading": SymptomClass.PFC_STORM,

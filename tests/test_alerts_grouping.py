@@ -248,3 +248,16 @@ def test_silences_are_suggested_per_element_and_gated_on_the_suspect(
     body = specs[0].body("oncall")
     assert body["createdBy"] == "oncall" and body["comment"].startswith("fabtui incident")
     assert gate_phrase(incident) == "node006:mlx5_4"
+
+
+def test_a_link_that_flaps_again_reopens_its_incident(book: IncidentBook,
+                                                      tmp_path: Path) -> None:
+    opened = book.receive(parse_notification(payload(*FLAP))).opened
+    book.receive(parse_notification(payload(*[{**a, "status": "resolved"} for a in FLAP],
+                                            status="resolved")))
+    assert book.open_incidents() == []
+    again = book.receive(parse_notification(payload(*FLAP))).opened
+    assert again == opened and suspects(book) == ["leaf-g00-r1:Ethernet32"]
+    assert len(book.incidents) == 1
+    restarted = IncidentBook(Journal(tmp_path / "alerts.sqlite"), Locator(GRAPH, LabelMap()))
+    assert suspects(restarted) == ["leaf-g00-r1:Ethernet32"]

@@ -35,6 +35,9 @@ RUNBOOK = "alertmanager"
 """The `runbook` column of an incident's journal session."""
 OPEN, RESOLVED, MERGED = "open", "resolved", "merged"
 UNMAPPED = "unmapped"
+REOPEN_S = 900.0
+"""An incident resolved less than this long ago opens again when its suspect alerts again
+(a link that flaps every few minutes is one incident, not one per flap)."""
 
 
 @dataclass
@@ -268,10 +271,18 @@ class IncidentBook:
                             key=lambda i: (self.incidents[i].opened_at, i))
             new = [p for p in group.alerts if p.alert.fingerprint not in self.owner]
             if not owners:
-                if new:
-                    opened = self._open(group, sender)
-                    receipt.opened.append(opened)
-                    receipt.suspects[opened] = group.suspect
+                if not new:
+                    continue
+                again = self._recent(group.suspect)
+                if again is not None:
+                    self._reopen(again, [AlertRecord.of(p.alert, p.where.element)
+                                         for p in new])
+                    receipt.opened.append(again.id)
+                    receipt.suspects[again.id] = again.suspect
+                    continue
+                opened = self._open(group, sender)
+                receipt.opened.append(opened)
+                receipt.suspects[opened] = group.suspect
                 continue
             keep = self.incidents[owners[0]]
             for other_id in owners[1:]:
@@ -287,6 +298,23 @@ class IncidentBook:
             if (new or owners[1:]) and keep.id not in receipt.updated:
                 receipt.updated.append(keep.id)
                 receipt.suspects[keep.id] = keep.suspect
+
+    def _recent(self, suspect: str) -> Incident | None:
+        """The incident on `suspect` resolved within `REOPEN_S`, if any."""
+        now = time.time()
+        found = [i for i in self.incidents.values() if i.status == RESOLVED and
+                 i.suspect == suspect and i.resolved_at is not None and
+                 now - i.resolved_at < REOPEN_S]
+        return max(found, key=lambda i: i.resolved_at or 0.0) if found else None
+
+    def _reopen(self, incident: Incident, records: list[AlertRecord]) -> None:
+        self.journal.append(incident.id, "incident_reopened",
+                            data={"alerts": [r.record() for r in records]})
+        self.journal.set_status(incident.id, OPEN)
+        incident.status, incident.resolved_at = OPEN, None
+        for r in records:
+            incident.alerts[r.fingerprint] = r
+            self.owner[r.fingerprint] = incident.id
 
     def _open(self, group: Group, sender: str = "") -> str:
         records = [AlertRecord.of(p.alert, p.where.element) for p in group.alerts]
@@ -382,7 +410,9 @@ def fold(incident_id: str, started: float, events: Iterable[Any]) -> Incident | 
                                 alertmanager=data.get("alertmanager", ""))
         elif incident is None:
             continue
-        elif event.kind == "alerts_firing":
+        elif event.kind in ("alerts_firing", "incident_reopened"):
+            if event.kind == "incident_reopened":
+                incident.status, incident.resolved_at = OPEN, None
             for r in data.get("alerts", []):
                 record = AlertRecord.from_record(r)
                 incident.alerts[record.fingerprint] = record

@@ -57,6 +57,9 @@ class EventKind(StrEnum):
     SUSPECT_CHANGED = "suspect_changed"
     INCIDENT_RESOLVED = "incident_resolved"
     """Every alert of the incident has resolved."""
+    INCIDENT_REOPENED = "incident_reopened"
+    """Alerts on the suspect of a recently resolved incident fire again (a flapping link):
+    the incident opens again rather than a new one."""
     INCIDENT_MERGED = "incident_merged"
     """Its alerts turned out to share an element with an older incident, which took them."""
     SILENCE_REQUESTED = "silence_requested"
@@ -249,6 +252,10 @@ class IncidentResolved(Payload):
     pass
 
 
+class IncidentReopened(Payload):
+    alerts: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class IncidentMerged(Payload):
     incident: str
     """The older incident that took its alerts."""
@@ -281,6 +288,7 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.INCIDENT_OPENED: IncidentOpened, EventKind.ALERTS_FIRING: AlertsFiring,
     EventKind.ALERTS_RESOLVED: AlertsResolved, EventKind.SUSPECT_CHANGED: SuspectChanged,
     EventKind.INCIDENT_RESOLVED: IncidentResolved, EventKind.INCIDENT_MERGED: IncidentMerged,
+    EventKind.INCIDENT_REOPENED: IncidentReopened,
     EventKind.SILENCE_REQUESTED: SilenceRequested, EventKind.SILENCE_APPLIED: SilenceApplied,
     EventKind.SILENCE_FAILED: SilenceFailed,
 }

@@ -67,6 +67,9 @@ SUBCOMMANDS = {
     "prom": Subcommand("fabtui.cli.prom:prom",
                        "Read the fabric from Prometheus: check the label mapping, show the "
                        "PromQL."),
+    "alerts": Subcommand("fabtui.cli.alerts:alerts",
+                         "Alertmanager's alerts as fabric incidents: receive, list, show, "
+                         "silence."),
     "tui": Subcommand("fabtui.cli.tui:tui",
                       "Open the live fabric view (the configured fabric; the demo fabric by "
                       "default)."),

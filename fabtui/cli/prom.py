@@ -87,18 +87,35 @@ def queries(ctx: click.Context, as_json: bool) -> None:
 @click.option("--interval", default=None, metavar="DURATION",
               help="The rule group's evaluation interval (`1m`); default Prometheus's global "
                    "evaluation_interval. Use the exporters' scrape interval.")
+@click.option("--alerting/--no-alerting", default=True, show_default=True,
+              help="Add the fabric's alerting rules (group fabtui-alerts) beside the recording "
+                   "rules.")
+@click.option("--flap-window", default="15m", show_default=True, metavar="DURATION",
+              help="How far back a link's down-and-up counts as a flap.")
 @click.pass_context
-def rules(ctx: click.Context, as_json: bool, interval: str | None) -> None:
+def rules(ctx: click.Context, as_json: bool, interval: str | None, alerting: bool,
+          flap_window: str) -> None:
     """Print the recording rules `mode = "recorded"` reads (a Prometheus rule file for
     `rule_files`): the sieve and the per-element clocks, evaluated once per interval by
     Prometheus instead of once per refresh. `mode = "auto"` (the default) notices them once
-    Prometheus evaluates them and reads them too. Re-generate it when thresholds or labels
-    change."""
+    Prometheus evaluates them and reads them too. Beside them, the fabric's alerting rules
+    (PFC storms, pause spreading, links down and flapping, FEC, optics, RDMA loss, GPU Xids,
+    exporters down), each citing its threshold's source, for an Alertmanager to route to
+    `fabtui alerts serve` (docs/alerts.md). Re-generate it when thresholds, labels or the
+    topology change."""
     import re
 
-    if interval is not None and not re.fullmatch(r"[0-9]+[smh]", interval):
-        raise UserError(f"--interval {interval!r}: a duration like 30s, 1m or 2h")
-    click.echo(_source(ctx).rules(interval, as_json=as_json), nl=False)
+    from fabtui.prom.alerting import MissingThreshold
+
+    for name, value in (("--interval", interval), ("--flap-window", flap_window)):
+        if value is not None and not re.fullmatch(r"[0-9]+[smh]", value):
+            raise UserError(f"{name} {value!r}: a duration like 30s, 1m or 2h")
+    try:
+        text = _source(ctx).rules(interval, as_json=as_json, alerting=alerting,
+                                  flap_window=flap_window)
+    except MissingThreshold as exc:
+        raise UserError(str(exc)) from None
+    click.echo(text, nl=False)
 
 
 @prom.command("dashboards")

@@ -48,6 +48,25 @@ class EventKind(StrEnum):
     HANDED_OVER_TO = "handed_over_to"
     """The runbook this session handed over to was opened as a new session (journaled in this,
     already finished, session once the new one has started)."""
+    # An incident from Alertmanager's alerts (`fabtui.alerts`): written only to the alerts
+    # journal (`alerts.sqlite`, one session per incident), never to a runbook's.
+    INCIDENT_OPENED = "incident_opened"
+    ALERTS_FIRING = "alerts_firing"
+    """More alerts the incident explains."""
+    ALERTS_RESOLVED = "alerts_resolved"
+    SUSPECT_CHANGED = "suspect_changed"
+    INCIDENT_RESOLVED = "incident_resolved"
+    """Every alert of the incident has resolved."""
+    INCIDENT_REOPENED = "incident_reopened"
+    """Alerts on the suspect of a recently resolved incident fire again (a flapping link):
+    the incident opens again rather than a new one."""
+    INCIDENT_MERGED = "incident_merged"
+    """Its alerts turned out to share an element with an older incident, which took them."""
+    SILENCE_REQUESTED = "silence_requested"
+    """An operator passed the typed gate: the silences are about to be sent (journaled first:
+    after a crash, the incident says they may exist)."""
+    SILENCE_APPLIED = "silence_applied"
+    SILENCE_FAILED = "silence_failed"
 
 
 class Payload(BaseModel):
@@ -203,6 +222,59 @@ class HandedOverTo(Payload):
     runbook: str = ""
 
 
+class IncidentOpened(Payload):
+    suspect: str
+    kind: str
+    reason: str = ""
+    alertmanager: str = ""
+    """The Alertmanager that sent its first alerts (`externalURL`): where silences go."""
+    context: dict[str, Any] = Field(default_factory=dict)
+    alerts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class AlertsFiring(Payload):
+    alerts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class AlertsResolved(Payload):
+    fingerprints: list[str] = Field(default_factory=list)
+
+
+class SuspectChanged(Payload):
+    suspect: str
+    kind: str
+    reason: str = ""
+    was: str = ""
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class IncidentResolved(Payload):
+    pass
+
+
+class IncidentReopened(Payload):
+    alerts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class IncidentMerged(Payload):
+    incident: str
+    """The older incident that took its alerts."""
+
+
+class SilenceRequested(Payload):
+    silences: list[dict[str, Any]] = Field(default_factory=list)
+    operator: str = ""
+    alertmanager: str = ""
+
+
+class SilenceApplied(SilenceRequested):
+    ids: list[str] = Field(default_factory=list)
+
+
+class SilenceFailed(SilenceRequested):
+    reason: str = ""
+
+
 PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.SESSION_STARTED: SessionStarted, EventKind.SESSION_RESUMED: SessionResumed,
     EventKind.STEP_STARTED: StepStarted, EventKind.BLOCK_STARTED: BlockStarted,
@@ -213,6 +285,12 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.SESSION_FINISHED: SessionFinished, EventKind.SESSION_CANCELLED: SessionCancelled,
     EventKind.SESSION_WAITING: SessionWaiting, EventKind.HANDED_OVER_FROM: HandedOverFrom,
     EventKind.HANDED_OVER_TO: HandedOverTo,
+    EventKind.INCIDENT_OPENED: IncidentOpened, EventKind.ALERTS_FIRING: AlertsFiring,
+    EventKind.ALERTS_RESOLVED: AlertsResolved, EventKind.SUSPECT_CHANGED: SuspectChanged,
+    EventKind.INCIDENT_RESOLVED: IncidentResolved, EventKind.INCIDENT_MERGED: IncidentMerged,
+    EventKind.INCIDENT_REOPENED: IncidentReopened,
+    EventKind.SILENCE_REQUESTED: SilenceRequested, EventKind.SILENCE_APPLIED: SilenceApplied,
+    EventKind.SILENCE_FAILED: SilenceFailed,
 }
 KINDS: dict[type[Payload], EventKind] = {cls: kind for kind, cls in PAYLOADS.items()}
 

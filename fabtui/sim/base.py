@@ -62,6 +62,9 @@ class SimBase:
         for fault in self.faults:
             if fault.link is not None:
                 self._by_link.setdefault(fault.link, []).append(fault)
+            elif fault.kind is FaultKind.SWITCH_DOWN and fault.switch is not None:
+                for link in self.graph.switch_links(fault.switch):
+                    self._by_link.setdefault(link, []).append(fault)
         for link in self._shut:
             self._by_link.setdefault(link, [])
         edges = {f.spec.at for f in self.faults} | \
@@ -120,6 +123,10 @@ class SimBase:
     def active(self, kind: FaultKind, t: float) -> list[Fault]:
         """Faults of `kind` in effect at `t`."""
         return [f for f in self.faults if f.kind is kind and f.active(t)]
+
+    def switch_dead(self, switch: str, t: float) -> bool:
+        """True while a `switch-down` fault has `switch` dead (it answers nothing)."""
+        return any(f.switch == switch for f in self.active(FaultKind.SWITCH_DOWN, t))
 
     def breakpoints(self) -> list[float]:
         """Times at which some fault starts or ends."""

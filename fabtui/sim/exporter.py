@@ -244,6 +244,8 @@ def _switch(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
     temperature = GaugeMetricFamily("sonic_interface_transceiver_temperature_celsius",
                                     "Transceiver temperature", labels=port_labels)
     for name, switch in sim.graph.switches.items():
+        if sim.switch_dead(name, t):
+            continue  # its exporter answers nothing: no series at all
         for port in sim.switch_ports(name):
             counters = sim.port_counters(switch, port, t)
             if counters is None:

@@ -61,6 +61,11 @@ def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
         if text not in graph.nodes:
             raise FaultError(f"{kind.value} needs a node; {text!r} is not a node of the fabric")
         return Fault(spec, host=text)
+    if kind is FaultKind.SWITCH_DOWN:
+        if text not in graph.switches:
+            raise FaultError(f"switch-down needs a switch; {text!r} is not a switch of the "
+                             "fabric")
+        return Fault(spec, switch=text)
     if kind is FaultKind.INTERFERENCE:
         switch = graph.switches.get(text)
         if switch is None or switch.role is not Role.LEAF:

@@ -97,7 +97,8 @@ class OpticsLayer(LinkLayer):
 
     def _dead(self, link: int, t: float) -> bool:
         """No light at all on the cable (a dead optic behind a hang, a downed uplink)."""
-        return any(f.kind in (FaultKind.NCCL_HANG, FaultKind.UPLINK_DOWN) and f.active(t)
+        return any(f.kind in (FaultKind.NCCL_HANG, FaultKind.UPLINK_DOWN,
+                              FaultKind.SWITCH_DOWN) and f.active(t)
                    for f in self._by_link.get(link, []))
 
     def healthy_tx(self, link: int, side: int, lane: int) -> float:

@@ -93,6 +93,13 @@ class PfcLayer(LinkLayer):
         """Seconds mlx5 lets its receiver stall while pausing before it stops (0: never)."""
         return float(fault.spec.params.get("stall_prevention_s", STALL_PREVENTION_S))
 
+    @staticmethod
+    def pfcwd_on(fault: Fault) -> bool:
+        """Whether the storming NIC's leaf runs its PFC watchdog on the storm's queue (param
+        `pfcwd: false`: not running there, never started or stopped by an operator; the pause
+        then spreads up the fabric until the NIC stops)."""
+        return fault.spec.params.get("pfcwd", True) is not False
+
     def watchdog_drops(self, fault: Fault) -> tuple[float, float] | None:
         """When the storming NIC's leaf runs SONiC's PFC watchdog (action drop), the window in
         which it has stormed the NIC's lossless queue: from the detection time after the pause
@@ -102,7 +109,7 @@ class PfcLayer(LinkLayer):
         the leaf has no watchdog."""
         leaf = self._leaf_of_link(fault.link or -1)
         switch = self.graph.switches.get(leaf or "")
-        if switch is None or switch.flavor is not Flavor.SONIC:
+        if switch is None or switch.flavor is not Flavor.SONIC or not self.pfcwd_on(fault):
             return None
         start, end = self.storm_pause_window(fault)
         if end - start <= PFCWD_DETECTION_S:
@@ -210,6 +217,8 @@ class PfcLayer(LinkLayer):
         for fault in self.faults:
             if fault.kind is FaultKind.PFC_STORM and fault.link == link and \
                     switch == self._leaf_of_link(fault.link or -1):
+                if not self.pfcwd_on(fault):
+                    continue
                 start, end = self.storm_pause_window(fault)
             elif fault.kind is FaultKind.PFC_DEADLOCK and any(
                     w == switch and c == link for w, _, c in self.deadlock_cycle(fault)):

@@ -58,6 +58,10 @@ class FaultKind(StrEnum):
     """Another job shares a leaf's uplinks: ECN marks and CNPs on the nodes behind it."""
     UPLINK_DOWN = "uplink-down"
     """A leaf uplink (`leaf:port`) is down; traffic reroutes over the remaining uplinks."""
+    SWITCH_DOWN = "switch-down"
+    """A whole switch (`leaf-g00-r2`, a spine) is dead (power, a crashed ASIC): every cable
+    of it goes dark at both ends, and its own exporter and CLI stop answering; traffic of a
+    leaf's rail has nowhere to go, a spine's reroutes over the other spines."""
     MISCONFIG = "misconfig"
     """A setting differs from the fleet's (`node:mlx5_N`, `node` or a switch; params `setting`,
     `value`): what configuration commands print (fabtui/sim/misconfig.py)."""

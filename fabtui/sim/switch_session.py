@@ -151,6 +151,9 @@ def serve(path: Path, term: Terminal, name: str, delay: float = 0.0, *, fabric: 
     if current is None or switch is None:
         term.error(f"ssh: Could not resolve hostname {name}: Name or service not known\n")
         return 255
+    if current[1].switch_dead(name, now(current[0])):  # a switch-down fault: no answer at all
+        term.error(f"ssh: connect to host {name} port 22: No route to host\n")
+        return 255
     flavor = switch.flavor.value
     term.write(_banner(flavor, name) + prompt(switch))
     paging = True

@@ -40,6 +40,7 @@ from fabtui.config import Settings
 from fabtui.errors import InputError, RequestError
 
 if TYPE_CHECKING:
+    from fabtui.alerts.incidents import IncidentBook
     from fabtui.cases.components import Locate
     from fabtui.cases.filing import SessionRecord
     from fabtui.cases.library import CaseLibrary
@@ -89,6 +90,7 @@ class Workspace:
         self._library: Library | None = None
         self._scenarios: list[str] | None = None
         self._journal: Journal | None = None
+        self._alerts: IncidentBook | None = None
         self._cases: CaseLibrary | None = None
         self.case_sync: ImportReport | None = None
         """What importing the case folders did when the library was first used."""
@@ -111,6 +113,9 @@ class Workspace:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
+        if self._alerts is not None:
+            self._alerts.journal.close()
+            self._alerts = None
         if self._cases is not None:
             self._cases.close()
             self._cases = None
@@ -381,6 +386,18 @@ class Workspace:
                 yield asyncio.run(run_test(book, case, topology=demo_topology(),
                                            template_dirs=[shipped_templates()],
                                            catalog=self.catalog))
+
+    # incidents from Alertmanager ----------------------------------------------------------------
+    @property
+    def alerts(self) -> IncidentBook:
+        """The incidents Alertmanager's alerts became (`fabtui.workspace.alerting`): their own
+        journal in the data folder, opened on first use and read back; `close()` closes it."""
+        with self._build:
+            if self._alerts is None:
+                from fabtui.workspace.alerting import open_book
+
+                self._alerts = open_book(self)
+            return self._alerts
 
     # the journal ------------------------------------------------------------------------------
     @property

@@ -36,6 +36,7 @@ from fabtui.model.element import device_of
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
 from fabtui.prom import heap
 from fabtui.prom import queries as promql
+from fabtui.prom.alerting import AlertRule, RuleBook, alerting_document, alerting_yaml
 from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
@@ -230,17 +231,29 @@ class PrometheusSource:
                 "<dir>/fabtui.rules.yml`, list it under rule_files, reload Prometheus "
                 "(fabtui notices them by itself)")
 
-    def rules(self, interval: str | None = None, *, as_json: bool = False) -> str:
+    def rules(self, interval: str | None = None, *, as_json: bool = False,
+              alerting: bool = False, flap_window: str = "15m") -> str:
         """The recording rule file `mode = "recorded"` reads (`fabtui.prom.rules`): YAML, or
-        JSON (which Prometheus reads as YAML too)."""
+        JSON (which Prometheus reads as YAML too); with `alerting`, the fabric's alerting
+        rules beside them (`fabtui.prom.alerting`, a second group)."""
         clocks = {str(element): text for element, text in
                   promql.clock_queries(self.labels, self._stamps()).items()}
         devices = {str(element): text for element, text in
                    promql.recorded_device_clocks(self.labels, self._stamps()).items()}
+        alerts = self.alert_rules(flap_window) if alerting else []
         if as_json:
-            return json.dumps(rules_document(self.sieves, clocks, interval, devices),
-                              indent=2) + "\n"
-        return rules_yaml(self.sieves, clocks, interval, devices)
+            document = rules_document(self.sieves, clocks, interval, devices)
+            if alerts:
+                document["groups"].append(alerting_document(alerts, interval))
+            return json.dumps(document, indent=2) + "\n"
+        text = rules_yaml(self.sieves, clocks, interval, devices)
+        return text + alerting_yaml(alerts, interval) if alerts else text
+
+    def alert_rules(self, flap_window: str = "15m") -> list[AlertRule]:
+        """The fabric's alerting rules (`fabtui.prom.alerting`) for this topology, label
+        mapping, metric names and catalog, counting rates over the configured window."""
+        return RuleBook(self.graph, self.labels, self.names, self.catalog,
+                        self.settings.window, flap_window).rules()
 
     def _first_queries(self) -> list[str]:
         """A refresh's first round besides the clocks: (recorded) one selector for every

@@ -41,7 +41,7 @@ class PrometheusServer:
     """One prometheus process scraping `scrape` (YAML `scrape_configs` items); `stop()` ends it."""
 
     def __init__(self, folder: Path, scrape: str, *, interval: str = "1s",
-                 rules: str | None = None) -> None:
+                 rules: str | None = None, alertmanager: str | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = folder / "prometheus.yml"
@@ -49,6 +49,9 @@ class PrometheusServer:
         if rules is not None:  # evaluated from the start: no reload to wait for
             (folder / "rules.yml").write_text(rules)
             loaded = f"rule_files: ['{folder / 'rules.yml'}']\n"
+        if alertmanager is not None:  # host:port of the Alertmanager its alerts go to
+            loaded += ("alerting:\n  alertmanagers:\n"
+                       f"    - static_configs: [{{targets: ['{alertmanager}']}}]\n")
         config.write_text(f"global:\n  scrape_interval: {interval}\n"
                           f"  evaluation_interval: {interval}\n{loaded}"
                           f"scrape_configs:\n{scrape}")

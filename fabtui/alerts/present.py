@@ -1,0 +1,81 @@
+"""An incident as text: the list row and the full account, shared by `fabtui alerts` and the
+app (a face only lays these out). Pure."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fabtui.alerts.incidents import Incident
+from fabtui.alerts.silence import suggest
+
+HEADERS = ("incident", "status", "opened", "suspect", "alerts", "runbook")
+
+
+def when(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+
+
+def row(incident: Incident) -> tuple[str, ...]:
+    """The incident's line in a list (`HEADERS`)."""
+    firing = len(incident.firing)
+    total = len(incident.alerts)
+    return (incident.id, incident.status, when(incident.opened_at), incident.suspect,
+            f"{firing}/{total} firing", incident.context.runbook or "-")
+
+
+def summary(incident: Incident) -> dict[str, Any]:
+    """The incident as JSON data (`--json`, `GET /incidents`)."""
+    return {"id": incident.id, "status": incident.status, "opened_at": incident.opened_at,
+            "suspect": incident.suspect, "kind": incident.kind, "reason": incident.reason,
+            "runbook": incident.context.runbook, "similar": incident.context.similar,
+            "impact": incident.context.impact, "blast": incident.context.blast,
+            "merged_into": incident.merged_into, "alertmanager": incident.alertmanager,
+            "silences": incident.silences,
+            "alerts": [{"name": a.name, "status": a.status, "element": a.element,
+                        "role": a.role, "severity": a.severity, "summary": a.summary,
+                        "fingerprint": a.fingerprint, "threshold": a.threshold}
+                       for a in incident.explains]}
+
+
+def account(incident: Incident, alertmanager: str | None = None,
+            max_alerts: int = 40) -> list[str]:
+    """The full account, suspect first: why, blast radius, who is behind it, the runbook,
+    similar cases, the alerts it explains, and the silences it suggests."""
+    ctx = incident.context
+    lines = [f"incident {incident.id} ({incident.status}, opened {when(incident.opened_at)})",
+             f"suspect: {incident.suspect} ({incident.kind})", f"why: {incident.reason}"]
+    if incident.merged_into:
+        lines.append(f"merged into {incident.merged_into}")
+    blast = ctx.blast
+    if blast:
+        down = ", ".join(blast.get("links_down", [])[:4]) or "-"
+        lines.append(f"blast radius: {blast.get('nodes_affected', 0)} node(s), "
+                     f"{blast.get('ranks_affected', 0)} rank(s); links down if it fails: "
+                     f"{down}")
+        for rail in blast.get("rails", [])[:8]:
+            lines.append(f"  rail {rail['rail']}: injection -{rail['injection_lost']:.0%}, "
+                         f"uplinks -{rail['uplink_lost']:.0%}")
+    for line in ctx.impact:
+        lines.append(f"behind it: {line}")
+    lines.append(f"runbook: {'fabtui runbook run ' + ctx.runbook if ctx.runbook else '-'}")
+    lines.append(f"similar cases: {', '.join(ctx.similar) if ctx.similar else '-'}")
+    explains = incident.explains
+    lines.append(f"alerts it explains ({len(explains)}):")
+    for a in explains[:max_alerts]:
+        role = "" if a.role == "cause" else " [symptom]"
+        lines.append(f"  {a.status:8} {a.name} {a.element}{role}: {a.summary}")
+    if len(explains) > max_alerts:
+        lines.append(f"  ... and {len(explains) - max_alerts} more (--json)")
+    specs = suggest(incident) if incident.status == "open" else []
+    if specs:
+        url = alertmanager or incident.alertmanager or "http://ALERTMANAGER:9093"
+        lines.append("silences it suggests (not applied: `fabtui alerts silence "
+                     f"{incident.id} --confirm {incident.suspect}`):")
+        lines += [f"  {spec.amtool(url)}" for spec in specs[:10]]
+        if len(specs) > 10:
+            lines.append(f"  ... and {len(specs) - 10} more")
+    for applied in incident.silences:
+        lines.append(f"silenced by {applied.get('operator', '?')}: "
+                     f"{', '.join(applied.get('ids', []))}")
+    return lines

@@ -1,0 +1,45 @@
+"""The open incidents as the app shows them (issue 40): a headless view model over an incident
+book that reads the alerts journal, which `fabtui alerts serve` writes, often in another
+process. `refresh()` reads the journal again and returns the rows; `account(id)` the lines of
+one incident. The Incidents screen calls both in a worker.
+
+Side effects: reads the alerts journal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabtui.alerts.incidents import Incident, IncidentBook
+from fabtui.alerts.present import account, row
+
+
+@dataclass(frozen=True)
+class IncidentRow:
+    """One line of the list."""
+
+    id: str
+    cells: tuple[str, ...]
+    """`fabtui.alerts.present.HEADERS` order."""
+    suspect: str
+    firing: int
+
+
+class IncidentList:
+    """See the module docstring."""
+
+    def __init__(self, book: IncidentBook) -> None:
+        self.book = book
+        self.shown: dict[str, Incident] = {}
+
+    def refresh(self) -> list[IncidentRow]:
+        """The open incidents now, newest first (the journal read again)."""
+        self.book.load()
+        incidents = self.book.open_incidents()
+        self.shown = {i.id: i for i in incidents}
+        return [IncidentRow(i.id, row(i), i.suspect, len(i.firing)) for i in incidents]
+
+    def account(self, incident_id: str) -> list[str]:
+        """The full account of a listed incident ([] when it is no longer listed)."""
+        found = self.shown.get(incident_id)
+        return account(found) if found is not None else []

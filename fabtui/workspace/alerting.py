@@ -1,0 +1,277 @@
+"""Alertmanager's alerts joined to the rest of the workspace (issue 40): the incident book on
+this fabric and label mapping, what each incident says beyond its alerts (blast radius, the
+runbook to run, similar past cases, the jobs and ranks behind the suspect), and silences
+applied through the typed gate.
+
+`Workspace.alerts` is the door (one book per workspace, its journal `alerts.sqlite` in the data
+folder beside the runbook journal); `receive_alerts(ws, body)` is what the receiver's HTTP
+handler and the tests call; `apply_silences` is the one way a silence reaches an Alertmanager.
+
+Side effects: writes the alerts journal; reads the case library; `apply_silences` POSTs to
+Alertmanager's API.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from fabtui.alerts.incidents import UNMAPPED, AlertRecord, Context, Incident, IncidentBook, Receipt
+from fabtui.alerts.locate import Locator
+from fabtui.alerts.payload import PayloadError, parse_notification
+from fabtui.alerts.silence import gate_phrase, suggest
+from fabtui.errors import RequestError
+from fabtui.model.case import Case, CaseStatus, SymptomClass
+from fabtui.prom.labels import LabelMap
+
+if TYPE_CHECKING:
+    from fabtui.cases.library import CaseLibrary
+    from fabtui.config import Settings
+    from fabtui.runbooks.library import Library
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.ranks import RankSlot
+
+
+class Workspace(Protocol):
+    """What this module uses of `fabtui.workspace.core.Workspace` (named here, not imported:
+    the workspace imports this module)."""
+
+    settings: Settings
+    job_slots: tuple[RankSlot, ...] | None
+
+    def graph(self) -> FabricGraph: ...
+
+    @property
+    def library(self) -> Library: ...
+
+    @property
+    def cases(self) -> CaseLibrary: ...
+
+    @property
+    def alerts(self) -> IncidentBook: ...
+
+CLASS_OF_FAULT = {"pfc-storm": SymptomClass.PFC_STORM,
+                  "pause-spreading": SymptomClass.PFC_STORM,
+                  "link-down": SymptomClass.LINK_FLAP, "link-flap": SymptomClass.LINK_FLAP,
+                  "fec": SymptomClass.FEC_ERRORS, "optic": SymptomClass.OPTIC_FAILURE,
+                  "gpu-xid": SymptomClass.GPU_XID, "rdma-loss": SymptomClass.PORT_DROPS,
+                  "congestion": SymptomClass.MULTI_JOB_INTERFERENCE}
+"""The case library's symptom class of each rule-pack fault (`fabtui_fault`)."""
+SHOWN_NODES = 16
+
+
+def alerts_journal_path(data_dir: Path) -> Path:
+    """Where the incidents live in a data folder (beside `journal.sqlite`)."""
+    return data_dir / "alerts.sqlite"
+
+
+def label_map(ws: Workspace) -> LabelMap:
+    """The configured label mapping (`[prometheus.labels]`), the exporters' defaults without
+    one."""
+    prom = ws.settings.prometheus
+    return LabelMap(**dict(prom.labels)) if prom is not None else LabelMap()
+
+
+def open_book(ws: Workspace) -> IncidentBook:
+    """The incident book of this workspace's fabric (opens, or creates, the alerts journal)."""
+    from fabtui.journal.store import Journal
+
+    return IncidentBook(Journal(alerts_journal_path(ws.settings.data_dir)),
+                        Locator(ws.graph(), label_map(ws)), enrich=Enricher(ws))
+
+
+class Enricher:
+    """What an incident says about its suspect (see the module docstring)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    def __call__(self, suspect: str, kind: str, alerts: list[AlertRecord]) -> Context:
+        if kind == UNMAPPED:
+            return Context()
+        return Context(blast=self.blast(suspect), runbook=self.runbook(alerts),
+                       similar=self.similar(suspect, alerts), impact=self.impact(suspect))
+
+    def blast(self, suspect: str) -> dict[str, Any]:
+        """`topo blast SUSPECT`, summarised ({} when the topology cannot place it)."""
+        from fabtui.topology.blast import UnknownComponent, blast_radius
+
+        try:
+            radius = blast_radius(self.ws.graph(), suspect)
+        except UnknownComponent:
+            return {}
+        return {"component": radius.component, "kind": radius.kind,
+                "links_down": [str(link) for link in radius.links_down],
+                "switches_down": radius.switches_down,
+                "nodes": [n.model_dump() for n in radius.nodes[:SHOWN_NODES]],
+                "nodes_affected": len(radius.nodes), "ranks_affected": len(radius.ranks),
+                "rails": [r.model_dump() for r in radius.rails], "notes": radius.notes}
+
+    def runbook(self, alerts: list[AlertRecord]) -> str | None:
+        """The runbook the cause alerts name most (annotation `runbook`), if the library has
+        it."""
+        named = Counter(a.runbook for a in alerts if a.runbook and a.role == "cause") or \
+            Counter(a.runbook for a in alerts if a.runbook)
+        try:
+            known = set(self.ws.library.runbooks)
+        except (RequestError, OSError):
+            known = set()
+        for name, _ in named.most_common():
+            if name in known:
+                return name
+        return None
+
+    def similar(self, suspect: str, alerts: list[AlertRecord], limit: int = 3) -> list[str]:
+        """Ids of the past cases most like this incident ([] when the library cannot say)."""
+        faults = Counter(a.fault for a in alerts if a.fault and a.role == "cause") or \
+            Counter(a.fault for a in alerts if a.fault)
+        fault = faults.most_common(1)[0][0] if faults else ""
+        graph = self.ws.graph()
+        components = [suspect]
+        optic = graph.optic_at(suspect) if ":" in suspect else None
+        if optic:
+            components.append(f"optic:{optic}")
+        device = suspect.split(":", 1)[0]
+        if device != suspect:
+            components.append(device)
+        names = sorted({a.name for a in alerts})
+        draft = Case(id="alert-draft", title=f"{suspect}: {', '.join(names[:3])}",
+                     status=CaseStatus.DRAFT,
+                     symptom_class=CLASS_OF_FAULT.get(fault, SymptomClass.OTHER),
+                     components=components, symptom="; ".join(a.summary for a in alerts[:5]),
+                     tags=sorted({a.fault for a in alerts if a.fault}))
+        try:
+            return [hit.id for hit in self.ws.cases.similar(draft, limit=limit).cases]
+        except (RequestError, OSError, ValueError):
+            return []
+
+    def impact(self, suspect: str) -> list[str]:
+        """The ranks behind the suspect (by the workspace's placement: a followed Slurm job,
+        a rank file, or 8 per node), one line per node."""
+        from fabtui.topology.blast import UnknownComponent, blast_radius
+
+        try:
+            radius = blast_radius(self.ws.graph(), suspect)
+        except UnknownComponent:
+            return []
+        by_node: dict[str, list[int]] = {}
+        for rank in radius.ranks:
+            by_node.setdefault(rank.node, []).append(rank.rank)
+        placed = "the followed Slurm job" if self.ws.job_slots is not None else \
+            "the rank file" if self.ws.settings.ranks else "8 ranks per node (no job followed)"
+        lines = [f"{node}: ranks {_spans(ranks)}" for node, ranks in by_node.items()]
+        return [f"placement: {placed}", *lines] if lines else []
+
+
+def _spans(ranks: list[int]) -> str:
+    """`0-7, 9` for ranks 0..7 and 9."""
+    ordered = sorted(ranks)
+    spans: list[str] = []
+    start = prev = ordered[0]
+    for r in ordered[1:]:
+        if r != prev + 1:
+            spans.append(str(start) if start == prev else f"{start}-{prev}")
+            start = r
+        prev = r
+    spans.append(str(start) if start == prev else f"{start}-{prev}")
+    return ", ".join(spans)
+
+
+class Receiver:
+    """The receiver's side of the workspace: one book, one notification at a time."""
+
+    def __init__(self, ws: Workspace, log: Callable[[str], None]) -> None:
+        self.ws = ws
+        self.log = log
+        self.book = open_book(ws)
+        self._lock = threading.Lock()
+        self.listeners: list[Callable[[Receipt], None]] = []
+
+    def receive(self, body: bytes, peer: str = "") -> tuple[int, str]:
+        """(HTTP status, message) for one POSTed body: 200 once its incidents are journaled,
+        400 for a body that is no notification (Alertmanager does not retry it), 500 when it
+        could not be recorded (Alertmanager retries)."""
+        where = f" from {peer}" if peer else ""
+        try:
+            notification = parse_notification(body)
+        except PayloadError as exc:
+            self.log(f"rejected a notification{where}: {exc}")
+            return 400, str(exc)
+        try:
+            with self._lock:
+                receipt = self.book.receive(notification)
+        except Exception as exc:
+            self.log(f"could not record a notification{where} ({type(exc).__name__}: {exc}); "
+                     "Alertmanager will send it again")
+            return 500, "not recorded; send again"
+        for note in receipt.notes:
+            self.log(f"notification{where}: {note}")
+        self.log(f"notification{where}: {receipt.line()}")
+        for listener in list(self.listeners):
+            listener(receipt)
+        return 200, receipt.line()
+
+
+def find_incident(book: IncidentBook, name: str) -> Incident:
+    """The incident `name` (its id, or a unique prefix of it). Raises `RequestError`."""
+    if name in book.incidents:
+        return book.incidents[name]
+    found = [i for i in book.incidents.values() if i.id.startswith(name)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise RequestError(f"no incident {name!r} in the alerts journal (`fabtui alerts list`)")
+    raise RequestError(f"{name!r} matches {len(found)} incidents; give more of the id")
+
+
+def apply_silences(ws: Workspace, incident: Incident, typed: str | None, *, author: str,
+                   alertmanager: str | None = None, duration_s: float = 7200.0,
+                   timeout: float = 10.0) -> list[str]:
+    """Send the incident's suggested silences to Alertmanager once `typed` is the gate phrase
+    (the suspect element); journal the request before sending and the ids (or the failure)
+    after. Returns the silence ids. Raises `RequestError` (gate not passed, nothing to silence,
+    no Alertmanager known, Alertmanager refused)."""
+    phrase = gate_phrase(incident)
+    if typed is None or typed.strip() != phrase:
+        raise RequestError(f"silences for {incident.id} not applied: type the suspect "
+                           f"{phrase!r} to apply them (they hide alerts, they fix nothing)")
+    specs = suggest(incident, duration_s)
+    if not specs:
+        raise RequestError(f"{incident.id} has no firing alert to silence")
+    url = (alertmanager or incident.alertmanager).rstrip("/")
+    if not url:
+        raise RequestError("no Alertmanager URL: give --alertmanager URL (the incident's "
+                           "alerts did not say which Alertmanager sent them)")
+    book = ws.alerts
+    bodies = [spec.body(author) for spec in specs]
+    record = {"silences": bodies, "operator": author, "alertmanager": url}
+    book.record(incident.id, "silence_requested", record)
+    ids: list[str] = []
+    try:
+        for body in bodies:
+            ids.append(_post_silence(url, body, timeout))
+    except RequestError as exc:
+        book.record(incident.id, "silence_failed", {**record, "reason": str(exc), "ids": ids})
+        raise
+    book.record(incident.id, "silence_applied", {**record, "ids": ids})
+    return ids
+
+
+def _post_silence(url: str, body: dict[str, Any], timeout: float) -> str:
+    request = urllib.request.Request(f"{url}/api/v2/silences", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"},
+                                     method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return str(json.load(answer).get("silenceID", ""))
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")[:200]
+        raise RequestError(f"{url} refused the silence: HTTP {exc.code} {detail}") from None
+    except (OSError, ValueError) as exc:
+        raise RequestError(f"{url}: cannot reach Alertmanager ({exc})") from None

@@ -177,11 +177,19 @@ def cli(ctx: click.Context, config_path: Path | None, scenario: str | None) -> N
         print_overview(ctx)
 
 
-@cli.command("config")
+@cli.group("config", cls=FabtuiGroup, invoke_without_command=True, lazy={
+    "render": Subcommand("fabtui.cli.configs:render", "Render a configuration scenario for "
+                         "the fabric's devices."),
+    "scenarios": Subcommand("fabtui.cli.configs:scenarios", "List the configuration "
+                            "scenarios."),
+})
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def config_command(ctx: click.Context, as_json: bool) -> None:
-    """Show the configuration in effect and where it came from."""
+    """Show the configuration in effect and where it came from; `config render SCENARIO`
+    renders the fabric's intended device configuration (configs/)."""
+    if ctx.invoked_subcommand is not None:
+        return
     s = settings(ctx)
     values = {
         "config_file": str(s.source) if s.source else None,

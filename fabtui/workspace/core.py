@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from fabtui.cases.filing import SessionRecord
     from fabtui.cases.library import CaseLibrary
     from fabtui.cases.store import ImportReport
+    from fabtui.intent.render import Rendered
     from fabtui.journal.store import Journal
     from fabtui.model.case import Case
     from fabtui.model.chain import EvidenceChain
@@ -734,6 +735,15 @@ class Workspace:
             return await engine.run()
         finally:
             await engine.close()
+
+    # configuration intent (issue 41) ----------------------------------------------------------
+    def render_configs(self, scenario: str, devices: Sequence[str] = (),
+                       topology: Path | None = None) -> list[Rendered]:
+        """Scenario `scenario` (`configs/scenarios/`) rendered for `devices` (default: every
+        node and switch of the fabric). Raises `InputError` or `RequestError`."""
+        from fabtui.workspace.intent import render_configs
+
+        return render_configs(self.graph(topology), scenario, list(devices) or None)
 
     # probes -----------------------------------------------------------------------------------
     def sweep_targets(self, name: str, target: str | None,

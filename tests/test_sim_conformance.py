@@ -249,6 +249,11 @@ ROWS = [
     Row("SONiC show queue counters", "queue-counters",
         "queue-counters/sonic-show-queue-counters.txt",
         switch("leaf-g00-r3", "show queue counters Ethernet16")),
+    Row("mlnx_qos", "mlnx-qos", "mlnx-qos/blog-mlnx-qos-cx-dscp-pfc3-firmware-dcbx.txt",
+        node("node001", "mlnx_qos", "-i", "enp23s0f0np0")),
+    Row("SONiC show runningconfiguration all", "sonic-config-db",
+        "sonic-config-db/sonic-buildimage-qos-nokia-ixr7250e-36x400g-excerpt.json",
+        switch("leaf-g00-r0", "show runningconfiguration all")),
     Row("SONiC mmuconfig -l", "buffer-profiles", "buffer-profiles/sonic-utilities-mmuconfig-l.txt",
         switch("leaf-g00-r0", "mmuconfig -l")),
     Row("SONiC show queue wredcounters", "queue-counters",
@@ -281,7 +286,8 @@ ROWS = [
 UNSAMPLED: dict[str, str] = {
     # node programs
     "cma_roce_mode": "no real capture in shared/samples or the fixtures; no parser reads it",
-    "mlnx_qos": "no real capture; read by the roce-qos-audit runbook's own regexes",
+    "grep -H": "no real capture with provenance: GNU grep's documented FILE:LINE "
+               "(tests/fixtures/file-values, synthetic)",
     "ethtool --get-tunable": "no real capture; one line `pfc-prevention-tout: N` (ethtool.c)",
     "cat (sysfs, rank logs)": "sysfs files are one value each; rank-N.log is job.log unprefixed",
     "tail": "the same file reader as cat",
@@ -337,7 +343,7 @@ SIMULATED_NODE_PROGRAMS = {
     "hostname": ["hostname"], "true": ["true"], "false": ["false"], "echo": ["echo"],
     "sh": ["sh"], "pkill": ["pkill"], "uptime": ["uptime"],
     "ib_write_bw": ["ib_write_bw (client)"], "mlnx_qos": ["mlnx_qos"],
-    "cma_roce_mode": ["cma_roce_mode"],
+    "cma_roce_mode": ["cma_roce_mode"], "grep": ["grep -H"],
     "scontrol": ["scontrol show job -d", "scontrol show node / update / requeue"],
     "squeue": ["squeue --json", "squeue -w"], "sacct": ["sacct -P"],
 }
@@ -351,7 +357,7 @@ SIMULATED_SWITCH_COMMANDS = [
     "SONiC show queue wredcounters", "SONiC transceiver eeprom --dom",
     "SONiC show lldp table", "SONiC show interfaces status", "SONiC show logging",
     "SONiC show pfc priority", "SONiC show ecn", "SONiC show qos dscp-to-tc",
-    "SONiC mmuconfig -l", "EOS show interfaces", "EOS show interfaces counters errors",
+    "SONiC mmuconfig -l", "SONiC show runningconfiguration all", "EOS show interfaces", "EOS show interfaces counters errors",
     "EOS show interfaces transceiver", "EOS show interfaces transceiver detail",
     "EOS show lldp neighbors", "EOS show version", "NVUE nv show interface",
     "NVUE nv show interface X counters",

@@ -67,6 +67,10 @@ SUBCOMMANDS = {
     "prom": Subcommand("fabtui.cli.prom:prom",
                        "Read the fabric from Prometheus: check the label mapping, show the "
                        "PromQL."),
+    "drift": Subcommand("fabtui.cli.drift:drift",
+                        "Compare the running configuration with the intent: each difference "
+                        "per device, with the command that fixes it (exit 1 when there is "
+                        "one)."),
     "tui": Subcommand("fabtui.cli.tui:tui",
                       "Open the live fabric view (the configured fabric; the demo fabric by "
                       "default)."),

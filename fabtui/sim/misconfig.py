@@ -64,39 +64,17 @@ def setting(sim: Sim, where: str, name: str, t: float, *, nic: str | None = None
 
 # node ------------------------------------------------------------------------------------------
 
-def _nic(node: Node, name: str) -> Nic | None:
+def nic_named(node: Node, name: str) -> Nic | None:
+    """The NIC of `node` named `name` (RDMA device or netdev), or None."""
     return next((n for n in node.nics if name in (n.name, n.netdev)), None)
 
 
-def _mlnx_qos(sim: Sim, node: Node, args: list[str], t: float) -> Result:
-    if "-i" not in args or args.index("-i") + 1 >= len(args):
-        return "", "Usage: mlnx_qos -i <interface>\n", 2
-    nic = _nic(node, args[args.index("-i") + 1])
-    if nic is None:
-        return "", "Netlink error: No such device\n", 1
-    host = node.hostname
-    trust = setting(sim, host, "trust", t, nic=nic.name)
-    enabled = {int(p) for p in setting(sim, host, "pfc", t, nic=nic.name) or []}
-    lines = ["DCBX mode: OS controlled", f"Priority trust state: {trust}"]
-    if trust == "dscp":
-        lines.append("dscp2prio mapping:")
-        for prio in range(8):
-            dscps = ",".join(str(d) for d in range(prio * 8, prio * 8 + 8))
-            lines.append(f"\tprio:{prio} dscp:{dscps},")
-    lines += ["default priority:", "Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,",
-              "Cable len: 7", "PFC configuration:",
-              "\tpriority    0   1   2   3   4   5   6   7",
-              "\tenabled     " + "   ".join("1" if p in enabled else "0" for p in range(8)),
-              "\tbuffer      0   0   0   1   0   0   0   0"]
-    for tc in range(8):
-        lines += [f"tc: {tc} ratelimit: unlimited, tsa: vendor", f"\t priority:  {tc}"]
-    return "\n".join(lines) + "\n", "", 0
 
 
 def _cma_roce_mode(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     device = args[args.index("-d") + 1] if "-d" in args and args.index("-d") + 1 < len(args) \
         else ""
-    nic = _nic(node, device)
+    nic = nic_named(node, device)
     if nic is None:
         return "", f"Failed to open device {device}\n", 1
     return str(setting(sim, node.hostname, "roce_mode", t, nic=nic.name)) + "\n", "", 0
@@ -110,7 +88,7 @@ def read_file(sim: Sim, node: Node, path: str, t: float) -> str | None:
     """The content of a configuration file of the node, or None when it is not one of them."""
     match = _SYSFS_ECN.fullmatch(path)
     if match:
-        nic = _nic(node, match.group("netdev"))
+        nic = nic_named(node, match.group("netdev"))
         if nic is None:
             return None
         host, name = node.hostname, nic.name
@@ -121,6 +99,8 @@ def read_file(sim: Sim, node: Node, path: str, t: float) -> str | None:
             return f"{setting(sim, host, 'cnp_prio', t, nic=name)}\n"
         key = "ecn_np" if match.group("what") == "roce_np" else "ecn_rp"
         return f"{setting(sim, host, key, t, nic=name)}\n"
+    if path == "/etc/nccl.conf":
+        return "".join(f"{k}={v}\n" for k, v in nccl_conf(sim, node.hostname, t).items())
     if re.fullmatch(r"/sys/devices/system/cpu/cpu\d+/cpufreq/scaling_governor", path):
         return f"{setting(sim, node.hostname, 'governor', t)}\n"
     if path == "/sys/module/nvidia_peermem/initstate":
@@ -195,8 +175,10 @@ def hca_share(sim: Sim, nodes: list[str], argv: list[str], t: float) -> float:
     return min(shares, default=1.0)
 
 
+
+
 COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
-    "mlnx_qos": _mlnx_qos, "cma_roce_mode": _cma_roce_mode,
+    "cma_roce_mode": _cma_roce_mode,
 }
 
 

@@ -4,7 +4,8 @@ pfcstat's, pfcwd's, queuestat's, sfputil's and lldpshow's own layouts (`tabulate
 `show interfaces counters [-i PORT]`, `show interfaces counters fec-stats`, `show interfaces
 counters fec-histogram PORT`, `show pfc counters [--history]`, `show pfcwd stats|config`,
 `show queue counters [PORT]`, `show interfaces transceiver eeprom --dom [PORT]`,
-`show lldp table`, `show interfaces status`; anything else gets click's or bash's error.
+`show lldp table`, `show interfaces status`, `show runningconfiguration all` (CONFIG_DB as
+JSON, `sim.config_db`); anything else gets click's or bash's error.
 `queue_drops` is what the PFC watchdog dropped on a port's lossless queue; `_deadlock_held` what
 a lossless queue did not send while a PFC deadlock held its port paused.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import time
 
 from fabtui.model.topology import Switch
-from fabtui.sim import misconfig
+from fabtui.sim import config_db, misconfig
 from fabtui.sim.core import (
     BIAS_HIGH_ALARM,
     BIAS_HIGH_WARNING,
@@ -117,6 +118,8 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
         return lldp_neighbors(sim, switch, t), False
     if args[:2] == ["interfaces", "status"]:
         return _sonic_status(sim, switch, t), False
+    if args == ["runningconfiguration", "all"]:
+        return sonic_config_db(sim, switch, t), False
     if len(args) >= 2 and args[0] in ("interfaces", "pfc", "pfcwd", "queue", "lldp"):
         return _click_error(f"show {args[0]}", args[1]), True
     return _click_error("show", args[0] if args else ""), True
@@ -427,3 +430,8 @@ def buffer_profiles(sim: Sim, switch: Switch, t: float) -> str:
     """`mmuconfig -l`: the buffer profiles, their lossless xoff per cable length
     (fabtui.sim.misconfig keeps the settings a scenario can change)."""
     return misconfig.mmuconfig(sim, switch, t)
+
+
+def sonic_config_db(sim: Sim, switch: Switch, t: float) -> str:
+    """`show runningconfiguration all`: the leaf's CONFIG_DB as JSON (`sim.config_db`)."""
+    return config_db.running_config(sim, switch, t, ports(sim, switch.name))

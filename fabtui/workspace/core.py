@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from fabtui.cases.filing import SessionRecord
     from fabtui.cases.library import CaseLibrary
     from fabtui.cases.store import ImportReport
+    from fabtui.intent.drift import DriftReport
     from fabtui.intent.render import Rendered
     from fabtui.journal.store import Journal
     from fabtui.model.case import Case
@@ -744,6 +745,15 @@ class Workspace:
         from fabtui.workspace.intent import render_configs
 
         return render_configs(self.graph(topology), scenario, list(devices) or None)
+
+    async def drift(self, scenario: str | None = None, devices: Sequence[str] = (),
+                    topology: Path | None = None) -> DriftReport:
+        """The running configuration of `devices` (default: every node and switch) against
+        configuration scenario `scenario` (default: the fabric's kind's), each difference with
+        its fix. Runs read-only probes. Raises `InputError` or `RequestError`."""
+        from fabtui.workspace.intent import drift
+
+        return await drift(self, self.graph(topology), scenario, list(devices) or None)
 
     # probes -----------------------------------------------------------------------------------
     def sweep_targets(self, name: str, target: str | None,

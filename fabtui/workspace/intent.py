@@ -1,15 +1,37 @@
 """Configuration intent joined to the workspace's fabric: render a scenario for the configured
-topology's devices (`Workspace.render_configs` is the door). Reads files; writes nothing."""
+topology's devices, read the running configuration through the probes and compare it
+(`Workspace.render_configs`, `Workspace.drift` are the doors). Runs read-only probes; writes
+nothing."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fabtui.errors import RequestError
 
 if TYPE_CHECKING:
+    from fabtui.intent.drift import DriftReport
     from fabtui.intent.render import Rendered
+    from fabtui.model.probe import ProbeDef, ProbeResult
+    from fabtui.probes.targets import ProbeTarget
     from fabtui.topology.graph import FabricGraph
+
+
+class Workspace(Protocol):
+    """What these functions use of `fabtui.workspace.core.Workspace` (named here, not
+    imported: the workspace imports this module)."""
+
+    def probe(self, name: str) -> ProbeDef: ...
+
+    def sweep_targets(self, name: str, target: str | None,
+                      topology: Path | None = None) -> list[ProbeTarget] | None: ...
+
+    def sweep(self, name: str, targets: Sequence[ProbeTarget], params: Mapping[str, str],
+              topology: Path | None = None, *, limit: int | None = None,
+              target_timeout: float | None = None, confirmed: str | None = None,
+              named: str | None = None) -> AsyncGenerator[ProbeResult, None]: ...
 
 
 def render_configs(graph: FabricGraph, scenario: str,
@@ -26,3 +48,78 @@ def render_configs(graph: FabricGraph, scenario: str,
             raise RequestError(f"--device {', '.join(unknown)}: not a node or switch of "
                                f"{graph.topology.cluster.name}")
     return render_all(loaded, graph, devices or None)
+
+
+def default_scenario(graph: FabricGraph) -> str:
+    """The configuration scenario a fabric is compared with when none is named: the lossless
+    RoCE design on a RoCE fabric, the InfiniBand one on InfiniBand."""
+    return "infiniband" if str(graph.topology.cluster.fabric) == "infiniband" else \
+        "roce-lossless"
+
+
+def _targets(graph: FabricGraph, devices: list[str], kind: str,
+             flavor: str | None = None) -> list[str]:
+    if kind == "nic":
+        return [f"{d}:{n.name}" for d in devices if d in graph.nodes for n in graph.nodes[d].nics]
+    if kind == "node":
+        return [d for d in devices if d in graph.nodes]
+    return [d for d in devices if d in graph.switches and
+            str(graph.switches[d].flavor) == flavor]
+
+
+async def read_running(ws: Workspace, graph: FabricGraph, devices: list[str],
+                       plan: list[tuple[str, str, str | None]]) -> dict[str, dict[str, Any]]:
+    """Run each (probe, target kind, switch flavor) of `plan` on its targets among `devices`:
+    target -> probe -> the parsed output, or `Unreadable` when it failed. Sweeps one probe at a
+    time, each target at most once."""
+    from fabtui.intent.drift import Unreadable
+
+    readings: dict[str, dict[str, Any]] = {}
+    for probe, kind, flavor in plan:
+        names = _targets(graph, devices, kind, flavor)
+        if not names:
+            continue
+        targets = ws.sweep_targets(probe, ",".join(names)) or []
+        if not targets:
+            from fabtui.probes.targets import resolve_set
+
+            targets = resolve_set(graph, names[0], ws.probe(probe).target)
+        async for result in ws.sweep(probe, targets, {}):
+            slot = readings.setdefault(result.target, {})
+            if result.parsed is not None and result.error is None:
+                slot[probe] = result.parsed
+            else:
+                slot[probe] = Unreadable(result.error or "no output parsed")
+    return readings
+
+
+def drift_plan(graph: FabricGraph) -> list[tuple[str, str, str | None]]:
+    """What drift reads: every host NIC and host probe, and each switch flavor's."""
+    from fabtui.intent.drift import HOST_NIC_PROBES, HOST_PROBES, SWITCH_PROBES
+
+    plan: list[tuple[str, str, str | None]] = [(p, "nic", None) for p in HOST_NIC_PROBES]
+    plan += [(p, "node", None) for p in HOST_PROBES]
+    plan += [(p, "switch", flavor) for flavor, probes in SWITCH_PROBES.items()
+             for p in probes]
+    return plan
+
+
+async def drift(ws: Workspace, graph: FabricGraph, scenario: str | None,
+                devices: list[str] | None) -> DriftReport:
+    """The running configuration of `devices` (default: all) against `scenario` (default:
+    `default_scenario`): read through the probes, compared by `fabtui.intent.drift`."""
+    from fabtui.intent.drift import drift as compare
+    from fabtui.intent.scenario import load_scenario
+
+    loaded = load_scenario(scenario or default_scenario(graph))
+    chosen = devices or [*graph.nodes, *graph.switches]
+    _check_devices(graph, chosen)
+    readings = await read_running(ws, graph, chosen, drift_plan(graph))
+    return compare(loaded, graph, readings, chosen)
+
+
+def _check_devices(graph: FabricGraph, devices: list[str]) -> None:
+    unknown = [d for d in devices if d not in graph.nodes and d not in graph.switches]
+    if unknown:
+        raise RequestError(f"{', '.join(unknown)}: not a node or switch of "
+                           f"{graph.topology.cluster.name}")

@@ -71,6 +71,9 @@ SUBCOMMANDS = {
                         "Compare the running configuration with the intent: each difference "
                         "per device, with the command that fixes it (exit 1 when there is "
                         "one)."),
+    "fleet": Subcommand("fabtui.cli.fleet:fleet",
+                        "The selection database: what the fleet runs against validated "
+                        "combinations."),
     "tui": Subcommand("fabtui.cli.tui:tui",
                       "Open the live fabric view (the configured fabric; the demo fabric by "
                       "default)."),

@@ -74,6 +74,9 @@ SIGNATURES: tuple[Signature, ...] = (
          r"\|\s*Diagnostic\s+\|\s*Result\s+\||[|+]-{3,}\s+(?:Deployment|Metadata|Hardware|"
          r"Integration|Stress)\s+-|Successfully ran diagnostic|dcgmi\s+diag|"
          r"DCGM (?:GPU )?Diagnostic|\|\s*(?:Pass|Fail|Skip|Warn) - (?:All|GPU)"),
+    _sig("ethtool-info", "ethtool_info",
+         "ethtool -i NETDEV: driver, driver version (OFED/DOCA or kernel), firmware, PSID",
+         r"(?m)^driver: \S"),
     _sig("ethtool-stats", "ethtool_stats", "ethtool -S <netdev>: NIC statistics counters",
          r"NIC statistics:|(?:rx|tx)_\w*(?:packets|bytes)"),
     _sig("fec-stats", "fec_stats",
@@ -238,6 +241,9 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("switch-l1", "switch_l1",
          "Cumulus Linux `l1-show <swp>`: module, link, FEC, optical power, SerDes eyes",
          r"Module Info|Operational State|Port Hardware State"),
+    _sig("switch-version", "switch_version",
+         "show version (SONiC, Arista EOS): network OS, its version, platform, model",
+         r"SONiC Software Version:|Software image version:"),
     _sig("transceiver-dom", "transceiver_dom",
          "transceiver DOM (optical power, bias, temperature, thresholds): SONiC `show "
          "interfaces transceiver eeprom --dom`, EOS `show interfaces transceiver [detail]`, "

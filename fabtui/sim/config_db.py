@@ -30,8 +30,9 @@ def running_config(sim: Sim, switch: Switch, t: float, ports: list[str]) -> str:
     profiles = {length: f"pg_lossless_400000_{length}m_profile" for length in
                 set(lengths.values())}
     tables: dict[str, Any] = {
-        "DEVICE_METADATA": {"localhost": {"hostname": name, "hwsku": "ACS-SN5600",
-                                          "platform": "x86_64-nvidia_sn5600-r0",
+        "DEVICE_METADATA": {"localhost": {"hostname": name,
+                                          "hwsku": misconfig.SONIC_PLATFORM[1],
+                                          "platform": misconfig.SONIC_PLATFORM[0],
                                           "type": "ToRRouter"}},
         "PORT_QOS_MAP": {"global": {"dscp_to_tc_map": "AZURE"}, **{
             port: {"dscp_to_tc_map": "AZURE", "tc_to_queue_map": "AZURE",

@@ -35,17 +35,27 @@ Result = tuple[str, str, int]
 HOST: dict[str, Any] = {
     "trust": "dscp", "pfc": [3], "ecn_np": 1, "ecn_rp": 1, "cnp_dscp": 48, "cnp_prio": 6,
     "roce_mode": "RoCE v2", "mtu": 4096, "firmware": "28.39.1002", "gid_index": 3,
-    "governor": "performance", "peermem": True,
+    "governor": "performance", "peermem": True, "nic_driver": "23.10-1.1.9",
 }
-"""A healthy host NIC: the fleet's RoCE settings (NVIDIA RoCE configuration guides)."""
+"""A healthy host NIC: the fleet's RoCE settings (NVIDIA RoCE configuration guides); its
+driver is MLNX_OFED 23.10-1.1.9 (`ethtool -i` version, as the real capture in
+tests/fixtures/ethtool-info)."""
 SWITCH: dict[str, Any] = {
     "pfc": [3, 4], "ecn_min_kb": 150, "ecn_max_kb": 1500, "ecn_probability": 5,
     "dscp_rdma": 26, "dscp_cnp": 48, "headroom_kb": None, "ecn": "ecn_all",
-    "cable_length_m": None,
+    "cable_length_m": None, "os_version": None,
 }
 """A healthy SONiC leaf: lossless priorities 3 and 4 (SONiC's default), WRED/ECN on them, its
 headroom from the dynamic buffer model for each port's cable (`headroom_kb` overrides the
-profiles' size, `cable_length_m` the CABLE_LENGTH table)."""
+profiles' size, `cable_length_m` the CABLE_LENGTH table); `os_version` replaces the image
+version `show version` prints (None: the flavor's own, `SONIC_VERSION` / `EOS_VERSION`)."""
+SONIC_VERSION = "202311.1"
+EOS_VERSION = "4.31.2F"
+SONIC_PLATFORM = ("x86_64-nvidia_sn5600-r0", "Mellanox-SN5600-O128", "SN5600")
+"""The demo leaves' SONiC platform and HwSKU (sonic-buildimage device/mellanox/
+x86_64-nvidia_sn5600-r0/Mellanox-SN5600-O128: a Spectrum-4 SN5600 as 128 x 400G, twin-port
+OSFP cages, which the MMS4X00-NS optics of `optics.py` fit); the model number is the sim's
+own shorthand."""
 
 
 def setting(sim: Sim, where: str, name: str, t: float, *, nic: str | None = None) -> Any:

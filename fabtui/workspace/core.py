@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from fabtui.cases.store import ImportReport
     from fabtui.intent.drift import DriftReport
     from fabtui.intent.render import Rendered
+    from fabtui.intent.selection import FleetReport
     from fabtui.journal.store import Journal
     from fabtui.model.case import Case
     from fabtui.model.chain import EvidenceChain
@@ -754,6 +755,15 @@ class Workspace:
         from fabtui.workspace.intent import drift
 
         return await drift(self, self.graph(topology), scenario, list(devices) or None)
+
+    async def fleet_check(self, devices: Sequence[str] = (),
+                          topology: Path | None = None) -> FleetReport:
+        """What every node and switch (or `devices`) runs against the selection database
+        (`configs/selection/`): each combination outside the validated matrix, with its
+        source. Runs read-only probes. Raises `InputError` or `RequestError`."""
+        from fabtui.workspace.intent import fleet_check
+
+        return await fleet_check(self, self.graph(topology), list(devices) or None)
 
     # probes -----------------------------------------------------------------------------------
     def sweep_targets(self, name: str, target: str | None,

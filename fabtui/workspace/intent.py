@@ -14,6 +14,7 @@ from fabtui.errors import RequestError
 if TYPE_CHECKING:
     from fabtui.intent.drift import DriftReport
     from fabtui.intent.render import Rendered
+    from fabtui.intent.selection import FleetReport
     from fabtui.model.probe import ProbeDef, ProbeResult
     from fabtui.probes.targets import ProbeTarget
     from fabtui.topology.graph import FabricGraph
@@ -64,7 +65,7 @@ def _targets(graph: FabricGraph, devices: list[str], kind: str,
     if kind == "node":
         return [d for d in devices if d in graph.nodes]
     return [d for d in devices if d in graph.switches and
-            str(graph.switches[d].flavor) == flavor]
+            (flavor is None or str(graph.switches[d].flavor) == flavor)]
 
 
 async def read_running(ws: Workspace, graph: FabricGraph, devices: list[str],
@@ -123,3 +124,30 @@ def _check_devices(graph: FabricGraph, devices: list[str]) -> None:
     if unknown:
         raise RequestError(f"{', '.join(unknown)}: not a node or switch of "
                            f"{graph.topology.cluster.name}")
+
+
+FLEET_PLAN: list[tuple[str, str, str | None]] = [
+    ("nic.ibv_devinfo", "nic", None), ("nic.ethtool_info", "nic", None),
+    ("gpu.smi_q", "node", None), ("switch.version", "switch", None),
+    ("switch.dom_all", "switch", None)]
+"""What the fleet check reads: firmware, driver, GPU driver and CUDA, switch OS, optics."""
+
+
+async def fleet_check(ws: Workspace, graph: FabricGraph,
+                      devices: list[str] | None) -> FleetReport:
+    """What every node and switch (or `devices`) runs, against the selection database
+    (`configs/selection/`): each combination outside the matrix, with its source."""
+    from fabtui.intent.selection import FleetReport, check, combinations, load_matrix
+
+    matrix = load_matrix()
+    chosen = devices or [*graph.nodes, *graph.switches]
+    _check_devices(graph, chosen)
+    readings = await read_running(ws, graph, chosen, FLEET_PLAN)
+    wanted = set(chosen)
+    scope = {k: v for k, v in readings.items() if k.split(":")[0] in wanted}
+    found = FleetReport()
+    combos = [c for c in combinations(graph, scope, found)
+              if c.component.split(":")[0] in wanted]
+    report = check(matrix, combos)
+    report.unread = [u for u in found.unread if u[0].split(":")[0] in wanted]
+    return report

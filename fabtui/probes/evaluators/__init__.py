@@ -6,6 +6,7 @@
 from fabtui.probes.evaluators import (
     buffer_profiles,
     dcgmi_diag,
+    ethtool_info,
     ethtool_stats,
     fec_stats,
     file_values,
@@ -38,12 +39,14 @@ from fabtui.probes.evaluators import (
     show_gids,
     sonic_config_db,
     switch_counters,
+    switch_version,
     transceiver_dom,
 )
 
 __all__ = [
     "buffer_profiles",
     "dcgmi_diag",
+    "ethtool_info",
     "ethtool_stats",
     "fec_stats",
     "file_values",
@@ -76,5 +79,6 @@ __all__ = [
     "show_gids",
     "sonic_config_db",
     "switch_counters",
+    "switch_version",
     "transceiver_dom",
 ]

@@ -67,6 +67,9 @@ SUBCOMMANDS = {
     "prom": Subcommand("fabtui.cli.prom:prom",
                        "Read the fabric from Prometheus: check the label mapping, show the "
                        "PromQL."),
+    "baseline": Subcommand("fabtui.cli.baseline:baseline",
+                           "Known-good states: record one, list them (`fabtui drift "
+                           "--since-good` compares)."),
     "drift": Subcommand("fabtui.cli.drift:drift",
                         "Compare the running configuration with the intent: each difference "
                         "per device, with the command that fixes it (exit 1 when there is "

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from fabtui.cases.filing import SessionRecord
     from fabtui.cases.library import CaseLibrary
     from fabtui.cases.store import ImportReport
+    from fabtui.intent.baseline import Baseline, Change
     from fabtui.intent.drift import DriftReport
     from fabtui.intent.render import Rendered
     from fabtui.intent.selection import FleetReport
@@ -764,6 +765,24 @@ class Workspace:
         from fabtui.workspace.intent import fleet_check
 
         return await fleet_check(self, self.graph(topology), list(devices) or None)
+
+    async def record_baseline(self, name: str, scenario: str | None = None
+                              ) -> tuple[Baseline, DriftReport, FleetReport]:
+        """Read every device, judge it (drift against `scenario`, the fleet check) and store
+        its versions and settings as baseline `name` in the data folder, good when nothing was
+        found. Runs read-only probes; writes `baselines.sqlite`."""
+        from fabtui.workspace.intent import record_baseline
+
+        return await record_baseline(self, self.graph(), self.settings.data_dir, name, scenario)
+
+    async def since_baseline(self, name: str | None = None,
+                             job_nodes: Sequence[str] = ()) -> tuple[Baseline, list[Change]]:
+        """What changed since baseline `name` (default: the newest good one), per component;
+        only what a job on `job_nodes` uses when given. Runs read-only probes."""
+        from fabtui.workspace.intent import since_baseline
+
+        return await since_baseline(self, self.graph(), self.settings.data_dir, name,
+                                    list(job_nodes) or None)
 
     # probes -----------------------------------------------------------------------------------
     def sweep_targets(self, name: str, target: str | None,

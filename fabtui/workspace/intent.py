@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from fabtui.errors import RequestError
 
 if TYPE_CHECKING:
+    from fabtui.intent.baseline import Baseline, Change
     from fabtui.intent.drift import DriftReport
     from fabtui.intent.render import Rendered
     from fabtui.intent.selection import FleetReport
@@ -151,3 +152,75 @@ async def fleet_check(ws: Workspace, graph: FabricGraph,
     report = check(matrix, combos)
     report.unread = [u for u in found.unread if u[0].split(":")[0] in wanted]
     return report
+
+
+def _union(*plans: list[tuple[str, str, str | None]]) -> list[tuple[str, str, str | None]]:
+    seen: dict[tuple[str, str | None], tuple[str, str, str | None]] = {}
+    for plan in plans:
+        for item in plan:
+            seen.setdefault((item[0], item[2]), item)
+    return list(seen.values())
+
+
+async def record_baseline(ws: Workspace, graph: FabricGraph, data_dir: Path, name: str,
+                          scenario: str | None) -> tuple[Baseline, DriftReport, FleetReport]:
+    """Read every device once (drift's and the fleet check's probes), judge it, and store its
+    versions and settings as baseline `name` in `data_dir` (good when drift and the fleet
+    check found nothing). Returns the baseline and the two judgements."""
+    import re
+
+    from fabtui.intent.baseline import STORE_NAME, BaselineStore, facts
+    from fabtui.intent.drift import drift as compare
+    from fabtui.intent.scenario import load_scenario
+    from fabtui.intent.selection import FleetReport, check, combinations, load_matrix
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
+        raise RequestError(f"baseline name {name!r}: letters, digits, '.', '_' and '-' "
+                           "(at most 64)")
+    loaded = load_scenario(scenario or default_scenario(graph))
+    chosen = [*graph.nodes, *graph.switches]
+    readings = await read_running(ws, graph, chosen, _union(drift_plan(graph), FLEET_PLAN))
+    drifted = compare(loaded, graph, readings, chosen)
+    found = FleetReport()
+    fleet = check(load_matrix(), combinations(graph, readings, found))
+    fleet.unread = found.unread
+    store = BaselineStore(data_dir / STORE_NAME)
+    try:
+        baseline = store.record(name, facts(graph, readings),
+                                findings=len(drifted.lines) + len(fleet.findings),
+                                scenario=loaded.name, topology=graph.topology.cluster.name)
+    finally:
+        store.close()
+    return baseline, drifted, fleet
+
+
+async def since_baseline(ws: Workspace, graph: FabricGraph, data_dir: Path, name: str | None,
+                         scope_nodes: list[str] | None) -> tuple[Baseline, list[Change]]:
+    """What changed since baseline `name` (None: the newest good one), read now; narrowed to
+    the components a job on `scope_nodes` uses when given. Raises `RequestError` when there
+    is no such baseline."""
+    from fabtui.intent.baseline import STORE_NAME, BaselineStore, changes, facts, in_scope
+
+    store = BaselineStore(data_dir / STORE_NAME)
+    try:
+        baseline = store.get(name) if name is not None else store.latest_good()
+        known = [b.name for b in store.all()]
+    finally:
+        store.close()
+    if baseline is None:
+        raise RequestError(
+            (f"no baseline {name!r} (recorded: {', '.join(known) or 'none'})" if name else
+             "no good baseline recorded yet: `fabtui baseline record NAME` on a healthy "
+             "fabric") + f" in {data_dir / STORE_NAME}")
+    devices = [*graph.nodes, *graph.switches]
+    if scope_nodes:
+        _check_devices(graph, scope_nodes)
+        scope = in_scope(graph, scope_nodes)
+        devices = [d for d in devices if d in scope]
+    readings = await read_running(ws, graph, devices, _union(drift_plan(graph), FLEET_PLAN))
+    now = facts(graph, readings)
+    before = baseline.facts
+    if scope_nodes:
+        before = {k: v for k, v in before.items() if k.split("\t")[0] in scope}
+        now = {k: v for k, v in now.items() if k.split("\t")[0] in scope}
+    return baseline, changes(before, now, read_now=devices)

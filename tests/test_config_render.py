@@ -74,7 +74,8 @@ def test_every_scenario_renders_for_its_fabric() -> None:
         assert files, name
         assert all(f.text.strip() for f in files), name
         if scenario.fabric == "infiniband":
-            assert not any("NCCL_IB_TC" in f.text for f in files)
+            assert not any("NCCL_IB_TC" in line for f in files for line in f.text.splitlines()
+                           if not line.startswith("#"))
 
 
 def test_a_misspelt_value_is_an_error_at_its_line(tmp_path: Path) -> None:
@@ -124,3 +125,14 @@ def test_cli_renders_one_device_and_refuses_unknown_ones(
     assert written.exit_code == 0
     assert (tmp_path / "out" / "spine-01" / "eos-qos.cfg").is_file()
     assert run("config").exit_code == 0
+
+
+def test_text_files_carry_the_sources_of_their_values() -> None:
+    graph = _graph()
+    scenario = load_scenario("roce-lossless")
+    for device in ("node001", "leaf-g00-r0", "spine-01"):
+        for rendered in render_device(scenario, graph, device):
+            if rendered.name.endswith(".json"):
+                continue  # JSON has no comments: its sources are the template's header
+            assert "roce-qos.toml" in rendered.text or "fleet.toml" in rendered.text, \
+                rendered.name

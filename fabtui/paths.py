@@ -1,9 +1,9 @@
 """Where fabtui finds its shipped data and keeps the user's files.
 
-The shipped folders (`topology/`, `runbooks/`, `cases/`, `probes/`, `examples/`) sit at the top
-of the source tree. A wheel carries them inside the package as `fabtui/_data/<name>` (see
-pyproject.toml), so both a source checkout (editable install) and a plain `pip install .` find
-them.
+The shipped folders (`topology/`, `runbooks/`, `cases/`, `probes/`, `examples/`, `configs/`)
+sit at the top of the source tree. A wheel carries them inside the package as
+`fabtui/_data/<name>` (see pyproject.toml), so both a source checkout (editable install) and a
+plain `pip install .` find them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import platformdirs
 
 APP_NAME = "fabtui"
-SHIPPED = ("topology", "runbooks", "cases", "probes", "examples")
+SHIPPED = ("topology", "runbooks", "cases", "probes", "examples", "configs")
 
 _PACKAGE = Path(__file__).resolve().parent
 

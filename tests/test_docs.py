@@ -82,6 +82,8 @@ FINDS_SOMETHING = {
     "fabtui triage nccl examples/hung-job/",
     "fabtui --scenario slow-spine-optic triage slow",
     "fabtui --scenario ib-bad-cable runbook run ib-fabric-triage",
+    "fabtui --scenario qos-misconfig drift",
+    "fabtui drift --since-good --job 4242",
 }
 """README lines that find a problem on purpose: exit 1, as the README says; the rest exit 0."""
 WAITS_AT_A_GATE = {

@@ -249,6 +249,20 @@ ROWS = [
     Row("SONiC show queue counters", "queue-counters",
         "queue-counters/sonic-show-queue-counters.txt",
         switch("leaf-g00-r3", "show queue counters Ethernet16")),
+    Row("mlnx_qos", "mlnx-qos", "mlnx-qos/blog-mlnx-qos-cx-dscp-pfc3-firmware-dcbx.txt",
+        node("node001", "mlnx_qos", "-i", "enp23s0f0np0")),
+    Row("SONiC show runningconfiguration all", "sonic-config-db",
+        "sonic-config-db/sonic-buildimage-qos-nokia-ixr7250e-36x400g-excerpt.json",
+        switch("leaf-g00-r0", "show runningconfiguration all")),
+    Row("ethtool -i", "ethtool-info", "ethtool-info/blog-ethtool-i-cx7-mlnx-ofed-23.10.txt",
+        node("node001", "ethtool", "-i", "enp23s0f0np0")),
+    Row("SONiC show version", "switch-version",
+        "switch-version/sonic-utilities-command-reference-show-version.txt",
+        switch("leaf-g00-r0", "show version")),
+    Row("EOS show version", "switch-version",
+        "switch-version/lab-notes-eos-show-version-7280sr3k.txt",
+        switch("spine-01", "show version"),
+        missing={"serial": "the demo spines print no serial number"}),
     Row("SONiC mmuconfig -l", "buffer-profiles", "buffer-profiles/sonic-utilities-mmuconfig-l.txt",
         switch("leaf-g00-r0", "mmuconfig -l")),
     Row("SONiC show queue wredcounters", "queue-counters",
@@ -281,7 +295,8 @@ ROWS = [
 UNSAMPLED: dict[str, str] = {
     # node programs
     "cma_roce_mode": "no real capture in shared/samples or the fixtures; no parser reads it",
-    "mlnx_qos": "no real capture; read by the roce-qos-audit runbook's own regexes",
+    "grep -H": "no real capture with provenance: GNU grep's documented FILE:LINE "
+               "(tests/fixtures/file-values, synthetic)",
     "ethtool --get-tunable": "no real capture; one line `pfc-prevention-tout: N` (ethtool.c)",
     "cat (sysfs, rank logs)": "sysfs files are one value each; rank-N.log is job.log unprefixed",
     "tail": "the same file reader as cat",
@@ -314,12 +329,11 @@ UNSAMPLED: dict[str, str] = {
     "SONiC show qos dscp-to-tc": "sim shorthand for DSCP_TO_TC_MAP (docs/sim.md)",
     "EOS show interfaces counters errors": "only a synthetic capture (synthetic-review-eos-"
                                            "counters-errors), no real one",
-    "EOS show version": "no parser reads it",
     "NVUE nv show interface": "no real capture of the table form the sim prints",
 }
 
 SIMULATED_NODE_PROGRAMS = {
-    "ethtool": ["ethtool -S", "ethtool --get-tunable"],
+    "ethtool": ["ethtool -S", "ethtool --get-tunable", "ethtool -i"],
     "rdma": ["rdma statistic show"], "show_counters": ["show_counters"],
     "ibstat": ["ibstat", "ibstat (InfiniBand)"],
     "ibv_devinfo": ["ibv_devinfo", "ibv_devinfo (InfiniBand)"], "show_gids": ["show_gids"],
@@ -337,7 +351,7 @@ SIMULATED_NODE_PROGRAMS = {
     "hostname": ["hostname"], "true": ["true"], "false": ["false"], "echo": ["echo"],
     "sh": ["sh"], "pkill": ["pkill"], "uptime": ["uptime"],
     "ib_write_bw": ["ib_write_bw (client)"], "mlnx_qos": ["mlnx_qos"],
-    "cma_roce_mode": ["cma_roce_mode"],
+    "cma_roce_mode": ["cma_roce_mode"], "grep": ["grep -H"],
     "scontrol": ["scontrol show job -d", "scontrol show node / update / requeue"],
     "squeue": ["squeue --json", "squeue -w"], "sacct": ["sacct -P"],
 }
@@ -351,7 +365,8 @@ SIMULATED_SWITCH_COMMANDS = [
     "SONiC show queue wredcounters", "SONiC transceiver eeprom --dom",
     "SONiC show lldp table", "SONiC show interfaces status", "SONiC show logging",
     "SONiC show pfc priority", "SONiC show ecn", "SONiC show qos dscp-to-tc",
-    "SONiC mmuconfig -l", "EOS show interfaces", "EOS show interfaces counters errors",
+    "SONiC mmuconfig -l", "SONiC show runningconfiguration all", "SONiC show version",
+    "EOS show interfaces", "EOS show interfaces counters errors",
     "EOS show interfaces transceiver", "EOS show interfaces transceiver detail",
     "EOS show lldp neighbors", "EOS show version", "NVUE nv show interface",
     "NVUE nv show interface X counters",

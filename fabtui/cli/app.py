@@ -70,6 +70,16 @@ SUBCOMMANDS = {
     "alerts": Subcommand("fabtui.cli.alerts:alerts",
                          "Alertmanager's alerts as fabric incidents: receive, list, show, "
                          "silence."),
+    "baseline": Subcommand("fabtui.cli.baseline:baseline",
+                           "Known-good states: record one, list them (`fabtui drift "
+                           "--since-good` compares)."),
+    "drift": Subcommand("fabtui.cli.drift:drift",
+                        "Compare the running configuration with the intent: each difference "
+                        "per device, with the command that fixes it (exit 1 when there is "
+                        "one)."),
+    "fleet": Subcommand("fabtui.cli.fleet:fleet",
+                        "The selection database: what the fleet runs against validated "
+                        "combinations."),
     "tui": Subcommand("fabtui.cli.tui:tui",
                       "Open the live fabric view (the configured fabric; the demo fabric by "
                       "default)."),
@@ -180,11 +190,19 @@ def cli(ctx: click.Context, config_path: Path | None, scenario: str | None) -> N
         print_overview(ctx)
 
 
-@cli.command("config")
+@cli.group("config", cls=FabtuiGroup, invoke_without_command=True, lazy={
+    "render": Subcommand("fabtui.cli.configs:render", "Render a configuration scenario for "
+                         "the fabric's devices."),
+    "scenarios": Subcommand("fabtui.cli.configs:scenarios", "List the configuration "
+                            "scenarios."),
+})
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def config_command(ctx: click.Context, as_json: bool) -> None:
-    """Show the configuration in effect and where it came from."""
+    """Show the configuration in effect and where it came from; `config render SCENARIO`
+    renders the fabric's intended device configuration (configs/)."""
+    if ctx.invoked_subcommand is not None:
+        return
     s = settings(ctx)
     values = {
         "config_file": str(s.source) if s.source else None,

@@ -74,12 +74,18 @@ SIGNATURES: tuple[Signature, ...] = (
          r"\|\s*Diagnostic\s+\|\s*Result\s+\||[|+]-{3,}\s+(?:Deployment|Metadata|Hardware|"
          r"Integration|Stress)\s+-|Successfully ran diagnostic|dcgmi\s+diag|"
          r"DCGM (?:GPU )?Diagnostic|\|\s*(?:Pass|Fail|Skip|Warn) - (?:All|GPU)"),
+    _sig("ethtool-info", "ethtool_info",
+         "ethtool -i NETDEV: driver, driver version (OFED/DOCA or kernel), firmware, PSID",
+         r"(?m)^driver: \S"),
     _sig("ethtool-stats", "ethtool_stats", "ethtool -S <netdev>: NIC statistics counters",
          r"NIC statistics:|(?:rx|tx)_\w*(?:packets|bytes)"),
     _sig("fec-stats", "fec_stats",
          "SONiC `show interfaces counters fec-stats` / `fec-histogram`: FEC corrected, "
          "uncorrectable, symbol errors, pre/post-FEC BER, FLR per port",
          r"FEC_CORR|Symbol Errors Per Codeword\s+Codewords|BIN0\s+BIN1"),
+    _sig("file-values", "file_values",
+         "grep -H . FILE...: sysfs values and KEY=VALUE files, each line with its file",
+         r"(?m)^/[^:\s]*:"),
     _sig("flight-recorder", "flight_recorder",
          "PyTorch Flight Recorder: torchfrtrace/fr_trace report, dump (JSON or unpickled), "
          "per-entry state listing",
@@ -123,6 +129,9 @@ SIGNATURES: tuple[Signature, ...] = (
          r"(?i:lldp)|LocalPort|Neighbor\s+Device|Hold-time|Remote\s*(?:Host|IP)|Interface:|"
          r"(?i:Local\s+Port\s+id)|Last\s+table\s+change|Number\s+of\s+table|nv\s+show|"
          r"Local\s+chassis|Global\s+configuration"),
+    _sig("mlnx-qos", "mlnx_qos",
+         "mlnx_qos -i NETDEV (mlnx-tools): DSCP/PCP trust, PFC per priority, TC groups",
+         r"Priority trust state:"),
     _sig("mlxlink", "mlxlink",
          "mlxlink -d <dev> [-p port] [-m] [-c]: port state, FEC, BER counters, module DOM",
          r"Operational Info|(?:State|Speed|FEC|Status Opcode|Recommendation|BER|"
@@ -218,6 +227,9 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("show-gids", "show_gids",
          "show_gids (mlnx-tools): RoCE/IB GID table, index, IPv4, RoCE version, netdev",
          r"(?i:DEV\s+PORT\s+INDEX\s+GID)|n_gids_found\s*=\s*\d"),
+    _sig("sonic-config-db", "sonic_config_db",
+         "SONiC CONFIG_DB JSON (show runningconfiguration all, config_db.json): tables",
+         r'"[A-Z][A-Z0-9_]+"\s*:\s*\{'),
     _sig("squeue-json", "squeue_json",
          "squeue --json (Slurm 21.08-24.x): jobs, states, node lists, per-node allocation",
          r'"jobs"'),
@@ -242,6 +254,9 @@ SIGNATURES: tuple[Signature, ...] = (
          r"skipped=|SamplesPerSec=|rank=\d+ time \(ms\) \|\s*forward:|"
          r"\{'(?:loss|train_runtime)':|\d+/\d+ \[\d+(?::\d+){1,2}<[\d:?]+,\s*[\d.]+"
          r"(?:s/it|it/s)"),
+    _sig("switch-version", "switch_version",
+         "show version (SONiC, Arista EOS): network OS, its version, platform, model",
+         r"SONiC Software Version:|Software image version:"),
     _sig("transceiver-dom", "transceiver_dom",
          "transceiver DOM (optical power, bias, temperature, thresholds): SONiC `show "
          "interfaces transceiver eeprom --dom`, EOS `show interfaces transceiver [detail]`, "

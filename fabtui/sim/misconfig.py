@@ -35,17 +35,27 @@ Result = tuple[str, str, int]
 HOST: dict[str, Any] = {
     "trust": "dscp", "pfc": [3], "ecn_np": 1, "ecn_rp": 1, "cnp_dscp": 48, "cnp_prio": 6,
     "roce_mode": "RoCE v2", "mtu": 4096, "firmware": "28.39.1002", "gid_index": 3,
-    "governor": "performance", "peermem": True,
+    "governor": "performance", "peermem": True, "nic_driver": "23.10-1.1.9",
 }
-"""A healthy host NIC: the fleet's RoCE settings (NVIDIA RoCE configuration guides)."""
+"""A healthy host NIC: the fleet's RoCE settings (NVIDIA RoCE configuration guides); its
+driver is MLNX_OFED 23.10-1.1.9 (`ethtool -i` version, as the real capture in
+tests/fixtures/ethtool-info)."""
 SWITCH: dict[str, Any] = {
     "pfc": [3, 4], "ecn_min_kb": 150, "ecn_max_kb": 1500, "ecn_probability": 5,
     "dscp_rdma": 26, "dscp_cnp": 48, "headroom_kb": None, "ecn": "ecn_all",
-    "cable_length_m": None,
+    "cable_length_m": None, "os_version": None,
 }
 """A healthy SONiC leaf: lossless priorities 3 and 4 (SONiC's default), WRED/ECN on them, its
 headroom from the dynamic buffer model for each port's cable (`headroom_kb` overrides the
-profiles' size, `cable_length_m` the CABLE_LENGTH table)."""
+profiles' size, `cable_length_m` the CABLE_LENGTH table); `os_version` replaces the image
+version `show version` prints (None: the flavor's own, `SONIC_VERSION` / `EOS_VERSION`)."""
+SONIC_VERSION = "202311.1"
+EOS_VERSION = "4.31.2F"
+SONIC_PLATFORM = ("x86_64-nvidia_sn5600-r0", "Mellanox-SN5600-O128", "SN5600")
+"""The demo leaves' SONiC platform and HwSKU (sonic-buildimage device/mellanox/
+x86_64-nvidia_sn5600-r0/Mellanox-SN5600-O128: a Spectrum-4 SN5600 as 128 x 400G, twin-port
+OSFP cages, which the MMS4X00-NS optics of `optics.py` fit); the model number is the sim's
+own shorthand."""
 
 
 def setting(sim: Sim, where: str, name: str, t: float, *, nic: str | None = None) -> Any:
@@ -64,39 +74,17 @@ def setting(sim: Sim, where: str, name: str, t: float, *, nic: str | None = None
 
 # node ------------------------------------------------------------------------------------------
 
-def _nic(node: Node, name: str) -> Nic | None:
+def nic_named(node: Node, name: str) -> Nic | None:
+    """The NIC of `node` named `name` (RDMA device or netdev), or None."""
     return next((n for n in node.nics if name in (n.name, n.netdev)), None)
 
 
-def _mlnx_qos(sim: Sim, node: Node, args: list[str], t: float) -> Result:
-    if "-i" not in args or args.index("-i") + 1 >= len(args):
-        return "", "Usage: mlnx_qos -i <interface>\n", 2
-    nic = _nic(node, args[args.index("-i") + 1])
-    if nic is None:
-        return "", "Netlink error: No such device\n", 1
-    host = node.hostname
-    trust = setting(sim, host, "trust", t, nic=nic.name)
-    enabled = {int(p) for p in setting(sim, host, "pfc", t, nic=nic.name) or []}
-    lines = ["DCBX mode: OS controlled", f"Priority trust state: {trust}"]
-    if trust == "dscp":
-        lines.append("dscp2prio mapping:")
-        for prio in range(8):
-            dscps = ",".join(str(d) for d in range(prio * 8, prio * 8 + 8))
-            lines.append(f"\tprio:{prio} dscp:{dscps},")
-    lines += ["default priority:", "Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,",
-              "Cable len: 7", "PFC configuration:",
-              "\tpriority    0   1   2   3   4   5   6   7",
-              "\tenabled     " + "   ".join("1" if p in enabled else "0" for p in range(8)),
-              "\tbuffer      0   0   0   1   0   0   0   0"]
-    for tc in range(8):
-        lines += [f"tc: {tc} ratelimit: unlimited, tsa: vendor", f"\t priority:  {tc}"]
-    return "\n".join(lines) + "\n", "", 0
 
 
 def _cma_roce_mode(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     device = args[args.index("-d") + 1] if "-d" in args and args.index("-d") + 1 < len(args) \
         else ""
-    nic = _nic(node, device)
+    nic = nic_named(node, device)
     if nic is None:
         return "", f"Failed to open device {device}\n", 1
     return str(setting(sim, node.hostname, "roce_mode", t, nic=nic.name)) + "\n", "", 0
@@ -110,7 +98,7 @@ def read_file(sim: Sim, node: Node, path: str, t: float) -> str | None:
     """The content of a configuration file of the node, or None when it is not one of them."""
     match = _SYSFS_ECN.fullmatch(path)
     if match:
-        nic = _nic(node, match.group("netdev"))
+        nic = nic_named(node, match.group("netdev"))
         if nic is None:
             return None
         host, name = node.hostname, nic.name
@@ -121,6 +109,8 @@ def read_file(sim: Sim, node: Node, path: str, t: float) -> str | None:
             return f"{setting(sim, host, 'cnp_prio', t, nic=name)}\n"
         key = "ecn_np" if match.group("what") == "roce_np" else "ecn_rp"
         return f"{setting(sim, host, key, t, nic=name)}\n"
+    if path == "/etc/nccl.conf":
+        return "".join(f"{k}={v}\n" for k, v in nccl_conf(sim, node.hostname, t).items())
     if re.fullmatch(r"/sys/devices/system/cpu/cpu\d+/cpufreq/scaling_governor", path):
         return f"{setting(sim, node.hostname, 'governor', t)}\n"
     if path == "/sys/module/nvidia_peermem/initstate":
@@ -195,8 +185,10 @@ def hca_share(sim: Sim, nodes: list[str], argv: list[str], t: float) -> float:
     return min(shares, default=1.0)
 
 
+
+
 COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
-    "mlnx_qos": _mlnx_qos, "cma_roce_mode": _cma_roce_mode,
+    "cma_roce_mode": _cma_roce_mode,
 }
 
 

@@ -28,12 +28,14 @@ from fabtui.sim.programs._nic_counters import (
 from fabtui.sim.programs._shell import echo, lsmod, sh_c, simple
 from fabtui.sim.programs.dcgmi_diag import dcgmi
 from fabtui.sim.programs.ethtool_stats import ethtool
+from fabtui.sim.programs.file_values import grep
 from fabtui.sim.programs.ibdev2netdev import ibdev2netdev
 from fabtui.sim.programs.ibdiagnet import ibdiagnet
 from fabtui.sim.programs.ibnetdiscover import ibnetdiscover
 from fabtui.sim.programs.ibstat import ibstat
 from fabtui.sim.programs.ibv_devinfo import ibv_devinfo
 from fabtui.sim.programs.kernel_log import dmesg
+from fabtui.sim.programs.mlnx_qos import mlnx_qos
 from fabtui.sim.programs.mlxlink import mlxlink
 from fabtui.sim.programs.nccl_log import LOG_DIR, read_file
 from fabtui.sim.programs.nccl_tests import nccl_tests
@@ -89,6 +91,6 @@ _COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {
     "false": simple("", 1), "echo": echo, "sh": _sh, "pkill": simple("", 1),
     "uptime": simple(" 10:00:00 up 42 days,  3:12,  0 users,  load average: 12.1, 12.3, 12.2\n"),
     **{tool: perftest(tool) for tool in PERFTEST},
-    **misconfig.COMMANDS,
+    **misconfig.COMMANDS, "mlnx_qos": mlnx_qos, "grep": grep,
     "scontrol": scontrol, "squeue": squeue, "sacct": sacct,
 }

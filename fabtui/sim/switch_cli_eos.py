@@ -11,6 +11,7 @@ import math
 import re
 
 from fabtui.model.topology import Switch
+from fabtui.sim import misconfig
 from fabtui.sim.core import (
     BIAS_HIGH_ALARM,
     BIAS_HIGH_WARNING,
@@ -69,8 +70,7 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
     if args[:2] == ["lldp", "neighbors"]:
         return lldp_neighbors(sim, switch, t), False
     if args[:1] == ["version"]:
-        return ("Arista DCS-7800R3-36P-LC\nHardware version: 11.00\nSoftware image version: "
-                "4.31.2F\nArchitecture: x86_64\n"), False
+        return switch_version(sim, switch, t), False
     return _eos_invalid(words, 1), True
 
 
@@ -199,3 +199,11 @@ def lldp_neighbors(sim: Sim, switch: Switch, t: float) -> str:
     for port, device, far, _ in rows:
         lines.append(f"{_eos_short(port):<11}{device:<25}{far:<23}120")
     return "\n".join(lines) + "\n"
+
+
+def switch_version(sim: Sim, switch: Switch, t: float) -> str:
+    """`show version`: the model line and the software image version (misconfig
+    `os_version`, else `EOS_VERSION`), in EOS's layout (tests/fixtures/switch-version)."""
+    version = misconfig.setting(sim, switch.name, "os_version", t) or misconfig.EOS_VERSION
+    return ("Arista DCS-7800R3-36P-LC\nHardware version: 11.00\n\n"
+            f"Software image version: {version}\nArchitecture: x86_64\n")

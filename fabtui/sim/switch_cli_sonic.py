@@ -4,7 +4,8 @@ pfcstat's, pfcwd's, queuestat's, sfputil's and lldpshow's own layouts (`tabulate
 `show interfaces counters [-i PORT]`, `show interfaces counters fec-stats`, `show interfaces
 counters fec-histogram PORT`, `show pfc counters [--history]`, `show pfcwd stats|config`,
 `show queue counters [PORT]`, `show interfaces transceiver eeprom --dom [PORT]`,
-`show lldp table`, `show interfaces status`; anything else gets click's or bash's error.
+`show lldp table`, `show interfaces status`, `show runningconfiguration all` (CONFIG_DB as
+JSON, `sim.config_db`); anything else gets click's or bash's error.
 `queue_drops` is what the PFC watchdog dropped on a port's lossless queue; `_deadlock_held` what
 a lossless queue did not send while a PFC deadlock held its port paused.
 """
@@ -12,9 +13,10 @@ a lossless queue did not send while a PFC deadlock held its port paused.
 from __future__ import annotations
 
 import time
+import zlib
 
 from fabtui.model.topology import Switch
-from fabtui.sim import misconfig
+from fabtui.sim import config_db, misconfig
 from fabtui.sim.core import (
     BIAS_HIGH_ALARM,
     BIAS_HIGH_WARNING,
@@ -117,6 +119,10 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
         return lldp_neighbors(sim, switch, t), False
     if args[:2] == ["interfaces", "status"]:
         return _sonic_status(sim, switch, t), False
+    if args == ["runningconfiguration", "all"]:
+        return sonic_config_db(sim, switch, t), False
+    if args == ["version"]:
+        return switch_version(sim, switch, t), False
     if len(args) >= 2 and args[0] in ("interfaces", "pfc", "pfcwd", "queue", "lldp"):
         return _click_error(f"show {args[0]}", args[1]), True
     return _click_error("show", args[0] if args else ""), True
@@ -427,3 +433,26 @@ def buffer_profiles(sim: Sim, switch: Switch, t: float) -> str:
     """`mmuconfig -l`: the buffer profiles, their lossless xoff per cable length
     (fabtui.sim.misconfig keeps the settings a scenario can change)."""
     return misconfig.mmuconfig(sim, switch, t)
+
+
+def sonic_config_db(sim: Sim, switch: Switch, t: float) -> str:
+    """`show runningconfiguration all`: the leaf's CONFIG_DB as JSON (`sim.config_db`)."""
+    return config_db.running_config(sim, switch, t, ports(sim, switch.name))
+
+
+def switch_version(sim: Sim, switch: Switch, t: float) -> str:
+    """`show version`: the image, platform and HwSKU in sonic-utilities' layout
+    (tests/fixtures/switch-version), the Docker table cut to two rows."""
+    version = misconfig.setting(sim, switch.name, "os_version", t) or misconfig.SONIC_VERSION
+    platform, hwsku, model = misconfig.SONIC_PLATFORM
+    return (f"SONiC Software Version: SONiC.{version}\nDistribution: Debian 11.8\n"
+            "Kernel: 5.10.0-23-2-amd64\nBuild commit: 8c08d87\n"
+            "Build date: Thu Nov 16 14:23:00 UTC 2023\nBuilt by: sonicbld@sonic-build\n\n"
+            f"Platform: {platform}\nHwSKU: {hwsku}\nASIC: mellanox\nASIC Count: 1\n"
+            f"Serial Number: MT2302X0{zlib.crc32(switch.name.encode()) % 10000:04d}\n"
+            f"Model Number: {model}\nHardware Rev: A1\n"
+            "Uptime: 10:00:00 up 42 days,  3:12,  1 user,  load average: 1.02, 1.10, 1.08\n\n"
+            "Docker images:\nREPOSITORY                 TAG                 IMAGE ID"
+            "            SIZE\n"
+            f"docker-syncd-mlnx          {version:<20}434240daff6e        362MB\n"
+            f"docker-orchagent           {version:<20}e4f9c4631025        287MB\n")

@@ -45,6 +45,10 @@ if TYPE_CHECKING:
     from fabtui.cases.filing import SessionRecord
     from fabtui.cases.library import CaseLibrary
     from fabtui.cases.store import ImportReport
+    from fabtui.intent.baseline import Baseline, Change
+    from fabtui.intent.drift import DriftReport
+    from fabtui.intent.render import Rendered
+    from fabtui.intent.selection import FleetReport
     from fabtui.journal.store import Journal
     from fabtui.model.case import Case
     from fabtui.model.chain import EvidenceChain
@@ -784,6 +788,51 @@ class Workspace:
             return await engine.run()
         finally:
             await engine.close()
+
+    # configuration intent (issue 41) ----------------------------------------------------------
+    def render_configs(self, scenario: str, devices: Sequence[str] = (),
+                       topology: Path | None = None) -> list[Rendered]:
+        """Scenario `scenario` (`configs/scenarios/`) rendered for `devices` (default: every
+        node and switch of the fabric). Raises `InputError` or `RequestError`."""
+        from fabtui.workspace.intent import render_configs
+
+        return render_configs(self.graph(topology), scenario, list(devices) or None)
+
+    async def drift(self, scenario: str | None = None, devices: Sequence[str] = (),
+                    topology: Path | None = None) -> DriftReport:
+        """The running configuration of `devices` (default: every node and switch) against
+        configuration scenario `scenario` (default: the fabric's kind's), each difference with
+        its fix. Runs read-only probes. Raises `InputError` or `RequestError`."""
+        from fabtui.workspace.intent import drift
+
+        return await drift(self, self.graph(topology), scenario, list(devices) or None)
+
+    async def fleet_check(self, devices: Sequence[str] = (),
+                          topology: Path | None = None) -> FleetReport:
+        """What every node and switch (or `devices`) runs against the selection database
+        (`configs/selection/`): each combination outside the validated matrix, with its
+        source. Runs read-only probes. Raises `InputError` or `RequestError`."""
+        from fabtui.workspace.intent import fleet_check
+
+        return await fleet_check(self, self.graph(topology), list(devices) or None)
+
+    async def record_baseline(self, name: str, scenario: str | None = None
+                              ) -> tuple[Baseline, DriftReport, FleetReport]:
+        """Read every device, judge it (drift against `scenario`, the fleet check) and store
+        its versions and settings as baseline `name` in the data folder, good when nothing was
+        found. Runs read-only probes; writes `baselines.sqlite`."""
+        from fabtui.workspace.intent import record_baseline
+
+        return await record_baseline(self, self.graph(), self.settings.data_dir, name, scenario)
+
+    async def since_baseline(self, name: str | None = None,
+                             job_nodes: Sequence[str] = ()) -> tuple[Baseline, list[Change]]:
+        """What changed since baseline `name` (default: the newest good one), per component;
+        only what a job on `job_nodes` uses when given. Runs read-only probes."""
+        from fabtui.workspace.intent import since_baseline
+
+        return await since_baseline(self, self.graph(), self.settings.data_dir, name,
+                                    list(job_nodes) or None)
 
     # probes -----------------------------------------------------------------------------------
     def sweep_targets(self, name: str, target: str | None,

@@ -1,5 +1,6 @@
-"""`ethtool -S NETDEV` on a simulated node: the mlx5 counters of `ethtool_counters`; and
-`ethtool --get-tunable NETDEV pfc-prevention-tout`, mlx5's PFC stall prevention timeout."""
+"""`ethtool -S NETDEV` on a simulated node: the mlx5 counters of `ethtool_counters`;
+`ethtool --get-tunable NETDEV pfc-prevention-tout`, mlx5's PFC stall prevention timeout; and
+`ethtool -i NETDEV` (`programs.ethtool_info`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from fabtui.sim.core import Sim
 from fabtui.sim.pfc import STALL_PREVENTION_S
 from fabtui.sim.programs._common import Result, nic_by
 from fabtui.sim.programs._nic_counters import ethtool_counters
+from fabtui.sim.programs.ethtool_info import ethtool_info
 from fabtui.sim.scenario import FaultKind
 
 
 def ethtool(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     if len(args) == 3 and args[0] == "--get-tunable":
         return _tunable(sim, node, args[1], args[2])
+    if len(args) == 2 and args[0] in ("-i", "--driver"):
+        return ethtool_info(sim, node, args[1], t)
     if len(args) != 2 or args[0] not in ("-S", "--statistics"):
         return "", "ethtool: bad command line argument(s)\n", 1
     nic = nic_by(node, args[1])

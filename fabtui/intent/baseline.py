@@ -1,0 +1,224 @@
+"""Baselines: each device's versions and settings recorded at a known-good moment, and what
+changed since, per node, port and job.
+
+`facts` flattens parsed readings (the `Readings` drift and the fleet check use) into
+`Fact`s: component (a node, a NIC `node:mlx5_N`, a switch, a switch port `leaf:EthernetN`),
+setting, value. `BaselineStore` keeps named snapshots in the workspace's data folder (SQLite,
+`baselines.sqlite`: one row per baseline, its facts as JSON), each marked good when drift and
+the fleet check found nothing when it was taken. `changes` compares two snapshots; `in_scope`
+narrows them to a job (its nodes, their NICs and the switch ports those NICs are cabled to).
+Writes only the store's file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fabtui.topology.graph import FabricGraph
+
+STORE_NAME = "baselines.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS baseline (
+    name TEXT PRIMARY KEY,
+    recorded_at TEXT NOT NULL,
+    good INTEGER NOT NULL,
+    findings INTEGER NOT NULL,
+    scenario TEXT NOT NULL,
+    topology TEXT NOT NULL,
+    facts TEXT NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """One recorded state."""
+
+    name: str
+    recorded_at: str
+    good: bool
+    findings: int
+    """Drift lines plus fleet findings when it was recorded (0 for a good one)."""
+    scenario: str
+    topology: str
+    facts: dict[str, str]
+    """`component\\tsetting` -> value."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One setting or version that differs from the baseline."""
+
+    component: str
+    setting: str
+    before: str | None
+    """None: not there when the baseline was recorded."""
+    after: str | None
+    """None: not read now (gone, or its reading failed)."""
+
+    @property
+    def device(self) -> str:
+        return self.component.split(":")[0]
+
+    def text(self) -> str:
+        before = "absent" if self.before is None else self.before
+        after = "absent" if self.after is None else self.after
+        return f"{self.component}: {self.setting} {before} -> {after}"
+
+
+def _key(component: str, setting: str) -> str:
+    return f"{component}\t{setting}"
+
+
+def facts(graph: FabricGraph, readings: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Every version and setting the readings hold, flattened (see the module docstring)."""
+    from fabtui.intent.drift import Unreadable
+
+    found: dict[str, str] = {}
+
+    def put(component: str, setting: str, value: Any) -> None:
+        if value is not None and value != "":
+            found[_key(component, setting)] = str(value)
+
+    for target, probes in readings.items():
+        for probe, parsed in probes.items():
+            if isinstance(parsed, Unreadable) or parsed is None:
+                continue
+            data = dict(parsed)
+            nic = target.partition(":")[2]
+            if probe == "nic.qos":
+                put(target, "trust", data.get("trust"))
+                put(target, "pfc", ",".join(str(p) for p in data.get("pfc_enabled", [])))
+            elif probe == "nic.dcqcn":
+                for path, lines in data.get("files", {}).items():
+                    put(target, path.rsplit("/ecn/", 1)[-1], lines[0] if lines else None)
+            elif probe == "nic.ibv_devinfo":
+                hca = data.get("devices", {}).get(nic, {})
+                put(target, "firmware", hca.get("fw_ver"))
+                for port in hca.get("ports", {}).values():
+                    put(target, "active_mtu", port.get("active_mtu"))
+                    break
+            elif probe == "nic.show_gids":
+                usable = [g["index"] for g in data.get("gids", []) if g.get("dev") == nic
+                          and str(g.get("version") or "").lower() == "v2" and g.get("ipv4")]
+                put(target, "roce_v2_ipv4_gid_index", ",".join(str(i) for i in usable))
+            elif probe == "nic.ethtool_info":
+                put(target, "driver", data.get("version"))
+            elif probe == "host.nccl_conf":
+                for key, value in data.get("settings", {}).items():
+                    put(target, f"nccl.conf {key}", value)
+            elif probe == "gpu.smi_q":
+                put(target, "gpu driver", data.get("driver_version"))
+                put(target, "cuda", data.get("cuda_version"))
+                for gpu in data.get("gpus", []):
+                    put(target, f"GPU {gpu.get('minor_number', '?')} vbios",
+                        gpu.get("vbios_version"))
+            elif probe == "switch.version":
+                put(target, "os", f"{data.get('os')} {data.get('version')}")
+                put(target, "model", data.get("model"))
+            elif probe == "switch.running_config":
+                _config_db(target, data.get("tables", {}), put)
+            elif probe == "switch.dom_all":
+                for port, module in data.get("interfaces", {}).items():
+                    put(f"{target}:{port}", "optic", module.get("part_number"))
+    return dict(sorted(found.items()))
+
+
+def _config_db(switch: str, tables: Mapping[str, Mapping[str, Mapping[str, str]]],
+               put: Any) -> None:
+    for table, rows in tables.items():
+        for key, fields in rows.items():
+            port = key.split("|")[0]
+            for name, value in fields.items():
+                if table == "CABLE_LENGTH":
+                    put(f"{switch}:{name}", f"{table}|{key}", value)
+                elif port.startswith("Ethernet"):
+                    put(f"{switch}:{port}", f"{table}|{key} {name}", value)
+                else:
+                    put(switch, f"{table}|{key} {name}", value)
+
+
+def changes(before: Mapping[str, str], after: Mapping[str, str],
+            read_now: Iterable[str] | None = None) -> list[Change]:
+    """What differs between two snapshots' facts. A fact missing now on a component that was
+    not read now (`read_now`: the devices read) is left out: not read is not changed."""
+    devices = set(read_now) if read_now is not None else None
+    found = []
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        component, setting = key.split("\t", 1)
+        if new is None and devices is not None and component.split(":")[0] not in devices:
+            continue
+        found.append(Change(component, setting, old, new))
+    return found
+
+
+def in_scope(graph: FabricGraph, nodes: Iterable[str]) -> set[str]:
+    """The components a job on `nodes` uses: the nodes, their NICs and the switch ports those
+    NICs are cabled to, and those switches themselves (their global settings)."""
+    scope: set[str] = set()
+    for node in nodes:
+        scope.add(node)
+        for nic in graph.nodes[node].nics if node in graph.nodes else ():
+            scope.add(f"{node}:{nic.name}")
+            far = graph.far_end(f"{node}:{nic.name}")
+            if far is not None:
+                scope.add(far)
+                scope.add(far.split(":")[0])
+    return scope
+
+
+class BaselineStore:
+    """Named baselines in one SQLite file (see the module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path)
+        self._db.execute("PRAGMA busy_timeout = 5000")
+        with self._db:
+            self._db.execute(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def record(self, name: str, facts_now: Mapping[str, str], *, findings: int, scenario: str,
+               topology: str) -> Baseline:
+        """Store the state as `name` (replacing one of that name), good when `findings` is
+        0, and return it."""
+        baseline = Baseline(name, datetime.now(UTC).isoformat(timespec="seconds"),
+                            findings == 0, findings, scenario, topology, dict(facts_now))
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO baseline VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, baseline.recorded_at, int(baseline.good), findings, scenario, topology,
+                 json.dumps(baseline.facts, sort_keys=True)))
+        return baseline
+
+    def get(self, name: str) -> Baseline | None:
+        row = self._db.execute("SELECT * FROM baseline WHERE name = ?", (name,)).fetchone()
+        return _baseline(row) if row else None
+
+    def latest_good(self) -> Baseline | None:
+        row = self._db.execute("SELECT * FROM baseline WHERE good = 1 ORDER BY recorded_at "
+                               "DESC, rowid DESC LIMIT 1").fetchone()
+        return _baseline(row) if row else None
+
+    def all(self) -> list[Baseline]:
+        rows = self._db.execute("SELECT * FROM baseline ORDER BY recorded_at, rowid").fetchall()
+        return [_baseline(r) for r in rows]
+
+
+def _baseline(row: tuple[Any, ...]) -> Baseline:
+    name, recorded_at, good, findings, scenario, topology, facts_json = row
+    return Baseline(str(name), str(recorded_at), bool(good), int(findings), str(scenario),
+                    str(topology), dict(json.loads(facts_json)))

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from fabtui.cases.library import CaseLibrary
     from fabtui.cases.store import ImportReport
     from fabtui.journal.store import Journal
+    from fabtui.model.cabling import CablingReport
     from fabtui.model.case import Case
     from fabtui.model.chain import EvidenceChain
     from fabtui.model.events import Event
@@ -773,6 +774,21 @@ class Workspace:
                     named=named)) as stream:
                 async for result in stream:
                     yield result
+        finally:
+            await runner.close()
+
+    async def cabling(self, nodes: Sequence[str] = (), *, affinity: bool = True,
+                      topology: Path | None = None) -> CablingReport:
+        """The design against the cabling: LLDP (or ibnetdiscover) and `nvidia-smi topo -m`
+        read from the fabric and compared with the topology, each difference with its fix
+        (`fabtui.workspace.cabling`). `nodes`: only those nodes' cabling. Runs read-only
+        probes on the fabric. Raises `RequestError` for a node not in the fabric."""
+        from fabtui.workspace.cabling import read_cabling
+
+        runner = self.runner(topology)
+        try:
+            return await read_cabling(self.graph(topology), runner, self.catalog, nodes=nodes,
+                                      affinity=affinity)
         finally:
             await runner.close()
 

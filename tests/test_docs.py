@@ -81,6 +81,7 @@ FINDS_SOMETHING = {
     "fabtui --scenario nccl-hang probe run nic.ibstat --target leaf:leaf-g00-r5",
     "fabtui triage nccl examples/hung-job/",
     "fabtui --scenario ib-bad-cable runbook run ib-fabric-triage",
+    "fabtui --scenario miscabled-swap topo cabling",
 }
 """README lines that find a problem on purpose: exit 1, as the README says; the rest exit 0."""
 WAITS_AT_A_GATE = {

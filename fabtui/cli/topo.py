@@ -334,3 +334,12 @@ def cabling(ctx: click.Context, nodes: tuple[str, ...], no_affinity: bool, path:
         click.echo(render.cabling(report))
     if not report.ok:
         ctx.exit(EXIT_FINDINGS)
+
+
+def _register() -> None:
+    from fabtui.cli.topo_slurm import slurm
+
+    topo.add_command(slurm)
+
+
+_register()

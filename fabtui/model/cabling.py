@@ -51,6 +51,9 @@ class CablingReport(BaseModel):
     findings: list[CablingFinding] = Field(default_factory=list)
     unread: list[str] = Field(default_factory=list)
     """Switches or nodes that could not be read, with why: the evidence says nothing of them."""
+    heard: dict[str, str] = Field(default_factory=dict)
+    """NIC (`node:mlx5_N`) -> the switch port it was heard on: the plant, for the scheduler's
+    topology and rank placement."""
 
     @property
     def ok(self) -> bool:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from fabtui.model.cabling import CablingFinding, CablingReport
+from fabtui.model.element import device_of
 from fabtui.model.parsed.ibnetdiscover import IbnetdiscoverOutput
 from fabtui.model.parsed.lldp_neighbors import LldpNeighbors
 from fabtui.model.parsed.nvidia_smi_topo import NvidiaSmiTopo
@@ -105,6 +106,7 @@ async def read_cabling(graph: FabricGraph, runner: ProbeRunner, catalog: Mapping
                 unread.append(f"{result.target}: {result.error or 'no nvidia-smi topo -m'}")
         findings += slots
         sources.append(f"nvidia-smi topo -m on {seen} nodes")
+    nics = {item.far: item.port for item in heard if device_of(item.far) in graph.nodes}
     return CablingReport(cluster=graph.topology.cluster.name, sources=sources,
                          ports_checked=checked, ports_matched=matched, findings=findings,
-                         unread=sorted(unread))
+                         unread=sorted(unread), heard=dict(sorted(nics.items())))

@@ -337,8 +337,10 @@ def cabling(ctx: click.Context, nodes: tuple[str, ...], no_affinity: bool, path:
 
 
 def _register() -> None:
+    from fabtui.cli.topo_netbox import netbox
     from fabtui.cli.topo_slurm import slurm
 
+    topo.add_command(netbox)
     topo.add_command(slurm)
 
 

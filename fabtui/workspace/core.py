@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from fabtui.model.probe import ProbeDef, ProbeResult
     from fabtui.model.runbook import Runbook, SessionInfo
     from fabtui.model.scheduler import SchedulerAudit
+    from fabtui.model.topology import Topology
     from fabtui.model.triage import Suspect, TriageReport
     from fabtui.probes.runner import ProbeRunner, Transports
     from fabtui.probes.targets import ProbeTarget
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from fabtui.topology.graph import FabricGraph
     from fabtui.topology.loader import LoadedTopology
     from fabtui.topology.ranks import RankSlot
+    from fabtui.workspace.netbox import ExportResult
 
 
 @dataclass
@@ -843,6 +845,32 @@ class Workspace:
         nics = plant_nics(await self.cabling(affinity=False, topology=topology)) \
             if cabled else None
         return job_locality(self.graph(topology), slots, source, nics)
+
+    def netbox_export(self, url: str, token: str | None, *,
+                      topology: Path | None = None) -> ExportResult:
+        """Create this fabric's design in the NetBox at `url` (`token`: a reference such as
+        `env:NETBOX_TOKEN`); refuses a site that already holds devices
+        (`fabtui.workspace.netbox`). Raises `RequestError` / `InputError`."""
+        from fabtui.errors import Problem
+        from fabtui.workspace.netbox import NetboxError, connect, export_design
+
+        loaded = self.topology(topology)
+        try:
+            return export_design(connect(url, token), loaded.topology)
+        except NetboxError as exc:
+            raise InputError([Problem(loaded.source, None, p) for p in exc.problems]) from None
+
+    def netbox_import(self, url: str, token: str | None, site: str) -> Topology:
+        """The design NetBox site `site` holds, as a topology (`fabtui.workspace.netbox`).
+        Raises `RequestError`, or `InputError` naming each NetBox object that does not read."""
+        from fabtui.errors import Problem
+        from fabtui.workspace.netbox import NetboxError, connect, import_design
+
+        try:
+            return import_design(connect(url, token), site)[0]
+        except NetboxError as exc:
+            raise InputError([Problem(f"{url.rstrip('/')}/api", None, p)
+                              for p in exc.problems]) from None
 
     async def run_probe(self, name: str, target: str | None, params: Mapping[str, str],
                         topology: Path | None = None, *,

@@ -49,6 +49,7 @@ def test_a_swap_of_one_nodes_cables_is_fixed_at_the_node() -> None:
                                              "node007")
     assert "node007 mlx5_2 lands on leaf-g00-r6:Ethernet48" in report.findings[0].message
     assert report.ports_checked - report.ports_matched == 2
+    assert report.findings[0].ranks == [50, 54]  # node007's GPUs 2 and 6 send through them
 
 
 @pytest.mark.parametrize("scenario", ["healthy", "ib-healthy"])

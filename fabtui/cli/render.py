@@ -177,6 +177,8 @@ def cabling(report: CablingReport) -> str:
     for finding in report.findings:
         lines += [f"{finding.rule}: {finding.message}", f"  fix: {finding.fix}",
                   f"  seen by: {finding.evidence}"]
+        if finding.ranks:
+            lines.append(f"  ranks sending through it: {_ranges(finding.ranks)}")
     lines += [f"not read: {item}" for item in report.unread]
     if report.ok:
         lines.append("the cabling matches the design: no finding")

@@ -34,6 +34,9 @@ class CablingFinding(BaseModel):
     """The exact change to the plant that makes it match the design."""
     evidence: str
     """Which reading shows it (`lldp on leaf-g00-r2`, `ibnetdiscover`, `nvidia-smi topo -m`)."""
+    ranks: list[int] = Field(default_factory=list)
+    """The job's ranks whose GPUs send through the NICs involved (the workspace's rank
+    placement: a rank file, a followed Slurm job, or 8 per node)."""
 
 
 class CablingReport(BaseModel):

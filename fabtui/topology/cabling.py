@@ -50,11 +50,11 @@ def lldp_heard(graph: FabricGraph, switch: str, parsed: LldpNeighbors) -> list[H
     for neighbor in parsed.neighbors:
         port = f"{switch}:{long_port_name(neighbor.local_port)}"
         if port not in found:
-            found[port] = Heard(port, _lldp_endpoint(graph, neighbor), f"lldp on {switch}")
+            found[port] = Heard(port, lldp_endpoint(graph, neighbor), f"lldp on {switch}")
     return list(found.values())
 
 
-def _lldp_endpoint(graph: FabricGraph, neighbor: LldpNeighbor) -> str:
+def lldp_endpoint(graph: FabricGraph, neighbor: LldpNeighbor) -> str:
     """`device:port` in topology names for what LLDP reports (a host's NIC by RDMA name)."""
     device = neighbor.device or neighbor.chassis_id or "?"
     if device not in graph.nodes and device not in graph.switches:
@@ -124,6 +124,20 @@ def _nic_words(graph: FabricGraph, endpoint: str) -> str:
     return f"{device} {port}" if device in graph.nodes else endpoint
 
 
+def with_ranks(graph: FabricGraph, finding: CablingFinding) -> CablingFinding:
+    """`finding` with the ranks whose GPUs send through the NICs it names."""
+    ranks = set()
+    for component in finding.components:
+        host, nic = split_key(component)
+        node = graph.nodes.get(host)
+        found = graph.find_nic(host, nic) if node is not None else None
+        if node is None or found is None:
+            continue
+        gpus = set(gpu_map(node).get(found.name, ()))
+        ranks |= {slot.rank for slot in graph.ranks_by_node.get(host, []) if slot.gpu in gpus}
+    return finding.model_copy(update={"ranks": sorted(ranks)}) if ranks else finding
+
+
 def compare_cabling(graph: FabricGraph, heard: Iterable[Heard],
                     read: set[str]) -> tuple[list[CablingFinding], int, int]:
     """(findings, ports checked, ports matched) of the switch ports of `read` against the
@@ -173,7 +187,7 @@ def compare_cabling(graph: FabricGraph, heard: Iterable[Heard],
             evidence=f"lldp on {device_of(port)}"))
     checked = len(set(design) | set(at))
     matched = sum(1 for port, item in at.items() if design.get(port) == item.far)
-    return findings, checked, matched
+    return [with_ranks(graph, f) for f in findings], checked, matched
 
 
 def _swap(graph: FabricGraph, port: str, item: Heard, home: str,
@@ -266,4 +280,4 @@ def nic_slot_findings(graph: FabricGraph, host: str,
                 f"({where}{numa}); if this server model is built so, correct the design "
                 f"(the NIC's pcie_switch, numa and gpus)",
             evidence=f"nvidia-smi topo -m on {host}"))
-    return findings
+    return [with_ranks(graph, f) for f in findings]

@@ -48,6 +48,8 @@ NO_EVALUATOR: dict[str, str] = {
     "squeue-json": "Slurm's view of a job, read for rank placement (`--job`, "
                    "workspace/slurm.py)",
     "switch-l1": "read by `fabtui parse` only; no shipped probe runs Cumulus `l1-show`",
+    "slurm-topology": "Slurm's tree, judged whole against the fabric by `fabtui topo slurm "
+                      "audit` (workspace/scheduler.py); no probe reads it",
 }
 """Parser kinds no evaluator judges, and why."""
 
@@ -59,6 +61,8 @@ NOT_SIMULATED: dict[str, str] = {
                    "prints it from the logs the simulated job writes",
     "switch-l1": "the demo's NVUE switches answer `nv show`; Cumulus `l1-show` is not "
                  "simulated",
+    "slurm-topology": "the demo's Slurm answers for its job only; the tests start a real "
+                      "slurmctld 22.05 for the tree (tests/support/slurm_server.py)",
     "queue-watermark": "buffer watermarks need a model of the switch's buffer occupancy, which "
                        "the simulator does not have yet (issue 35, Deliver 4 gap 8)",
 }

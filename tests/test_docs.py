@@ -84,6 +84,7 @@ FINDS_SOMETHING = {
     "fabtui --scenario ib-bad-cable runbook run ib-fabric-triage",
     "fabtui --scenario qos-misconfig drift",
     "fabtui drift --since-good --job 4242",
+    "fabtui --scenario miscabled-swap topo cabling",
 }
 """README lines that find a problem on purpose: exit 1, as the README says; the rest exit 0."""
 WAITS_AT_A_GATE = {

@@ -52,6 +52,8 @@ NO_EVALUATOR: dict[str, str] = {
     "switch-l1": "read by `fabtui parse` only; no shipped probe runs Cumulus `l1-show`",
     "training-log": "a training job's log, read over a window by the slow-job chain (issue 39) "
                     "for its step times; no probe runs a command that prints one",
+    "slurm-topology": "Slurm's tree, judged whole against the fabric by `fabtui topo slurm "
+                      "audit` (workspace/scheduler.py); no probe reads it",
 }
 """Parser kinds no evaluator judges, and why."""
 
@@ -67,6 +69,8 @@ NOT_SIMULATED: dict[str, str] = {
                    "prints it from the logs the simulated job writes",
     "switch-l1": "the demo's NVUE switches answer `nv show`; Cumulus `l1-show` is not "
                  "simulated",
+    "slurm-topology": "the demo's Slurm answers for its job only; the tests start a real "
+                      "slurmctld 22.05 for the tree (tests/support/slurm_server.py)",
     "queue-watermark": "buffer watermarks need a model of the switch's buffer occupancy, which "
                        "the simulator does not have yet (issue 35, Deliver 4 gap 8)",
 }

@@ -9,6 +9,7 @@ from fabtui.model.table import Column, Table
 from fabtui.render.table import render_table
 
 if TYPE_CHECKING:
+    from fabtui.model.cabling import CablingReport
     from fabtui.model.findings import Finding
     from fabtui.topology.blast import BlastRadius
     from fabtui.topology.export import TopologySummary
@@ -166,4 +167,21 @@ def blast(b: BlastRadius, limit: int = 50) -> str:
         if len(b.ranks) > limit:
             lines.append(f"... and {len(b.ranks) - limit} more ranks (--json lists all)")
     lines += [f"note: {n}" for n in b.notes]
+    return "\n".join(lines)
+
+
+def cabling(report: CablingReport) -> str:
+    """The design-against-cabling report: what was read, then each difference and its fix."""
+    lines = [f"{report.cluster}: {'; '.join(report.sources) or 'nothing read'}; "
+             f"{report.ports_matched} of {report.ports_checked} switch ports as designed"]
+    for finding in report.findings:
+        lines += [f"{finding.rule}: {finding.message}", f"  fix: {finding.fix}",
+                  f"  seen by: {finding.evidence}"]
+        if finding.ranks:
+            lines.append(f"  ranks sending through it: {_ranges(finding.ranks)}")
+    lines += [f"not read: {item}" for item in report.unread]
+    if report.ok:
+        lines.append("the cabling matches the design: no finding")
+    elif report.findings:
+        lines.append(f"{len(report.findings)} finding(s)")
     return "\n".join(lines)

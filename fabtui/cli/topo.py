@@ -308,3 +308,40 @@ def templates(ctx: click.Context, as_json: bool) -> None:
              else json.dumps(info["default"], default=str), info["description"])
             for name, info in parameters.items()]
     click.echo(render.table(("parameter", "default", "meaning"), rows))
+
+
+@topo.command()
+@click.option("--node", "nodes", multiple=True, metavar="NODE",
+              help="Only this node's cabling (repeatable); default: every node.")
+@click.option("--no-affinity", is_flag=True,
+              help="Do not read nvidia-smi topo -m (GPU-NIC placement) on the nodes.")
+@topology_option
+@json_option
+@click.pass_context
+def cabling(ctx: click.Context, nodes: tuple[str, ...], no_affinity: bool, path: Path | None,
+            as_json: bool) -> None:
+    """The design against the cabling: what the switches hear (LLDP; ibnetdiscover on
+    InfiniBand) and where each node's NICs sit (nvidia-smi topo -m), compared with the
+    topology, each difference with the exact fix. Exit 1 when anything differs or could not
+    be read."""
+    import asyncio
+
+    report = asyncio.run(workspace(ctx).cabling(nodes, affinity=not no_affinity,
+                                                topology=path))
+    if as_json:
+        _emit_json({"ok": report.ok, **report.model_dump(mode="json")})
+    else:
+        click.echo(render.cabling(report))
+    if not report.ok:
+        ctx.exit(EXIT_FINDINGS)
+
+
+def _register() -> None:
+    from fabtui.cli.topo_netbox import netbox
+    from fabtui.cli.topo_slurm import slurm
+
+    topo.add_command(netbox)
+    topo.add_command(slurm)
+
+
+_register()

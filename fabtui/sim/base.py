@@ -13,8 +13,9 @@ import hashlib
 import math
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from fabtui.model.element import split_key
+from fabtui.model.element import device_of, split_key
 from fabtui.model.topology import Topology
 from fabtui.sim import physics
 from fabtui.sim.faults import Fault, resolve_all
@@ -73,8 +74,7 @@ class SimBase:
                   for edge in window if edge != INF}
         self._breakpoints = sorted(edges)
         # Caches, empty until the layer that reads each fills it. This one:
-        self._cablings: dict[tuple[int, ...], tuple[dict[tuple[str, str], str],
-                                                     dict[str, tuple[str, str]]]] = {}
+        self._cablings: dict[tuple[int, ...], Cabling] = {}
         self._ports: dict[str, list[str]] | None = None
         # links.py:
         self._windows: dict[int, list[tuple[float, float]]] = {}
@@ -136,7 +136,13 @@ class SimBase:
         """The cabled ports of `switch`, in the order the switch lists them (natural order)."""
         if self._ports is None:
             found: dict[str, list[str]] = {}
-            for key in self.graph.port_links:
+            keys = list(self.graph.port_links)
+            for fault in self.faults:  # the ports cabling faults plug a cable into
+                if fault.kind in (FaultKind.MISCABLED, FaultKind.CABLE_EXTRA):
+                    keys.append(f"{fault.switch}:{fault.port}")
+                if fault.kind is FaultKind.CABLE_EXTRA and fault.partner:
+                    keys.append(fault.partner)
+            for key in dict.fromkeys(keys):
                 device, port = split_key(key)
                 if device in self.graph.switches:
                     found.setdefault(device, []).append(port)
@@ -144,39 +150,64 @@ class SimBase:
         return self._ports.get(switch, [])
 
     # cabling ---------------------------------------------------------------------------------
-    def _cabling_for(self, t: float | None) -> tuple[dict[tuple[str, str], str],
-                                                      dict[str, tuple[str, str]]]:
-        """The real cabling at `t` (None: with every rank-mapping swap ever planted), and the
-        reverse map `switch:port` -> (host, nic). A re-cabled swap (a repair) undoes itself."""
-        swaps = tuple(i for i, f in enumerate(self.faults)
-                      if f.kind is FaultKind.RANK_MAPPING and (t is None or f.active(t)))
-        cached = self._cablings.get(swaps)
+    def _cabling_for(self, t: float | None) -> Cabling:
+        """The real cabling at `t` (None: with every cabling fault ever planted): swapped,
+        moved and missing NIC cables and extra switch cables. A re-cabled swap (a repair)
+        undoes itself."""
+        planted = tuple(i for i, f in enumerate(self.faults)
+                        if f.kind in CABLING_FAULTS and (t is None or f.active(t)))
+        cached = self._cablings.get(planted)
         if cached is not None:
             return cached
-        actual = {key: f"{a.switch}:{a.port}" for key, a in self.graph.attachments.items()}
-        for index in swaps:
+        designed = {key: f"{a.switch}:{a.port}" for key, a in self.graph.attachments.items()}
+        actual: dict[tuple[str, str], str | None] = dict(designed)
+        extra: dict[str, str] = {}
+        for index in planted:
             fault = self.faults[index]
-            if fault.host and fault.nic and fault.partner:
-                one, other = (fault.host, fault.nic), (fault.host, fault.partner)
+            if fault.kind is FaultKind.RANK_MAPPING and fault.host and fault.nic and \
+                    fault.partner:
+                one, other = (fault.host, fault.nic), (fault.partner_host or fault.host,
+                                                       fault.partner)
                 actual[one], actual[other] = actual[other], actual[one]
-        landed = {where: key for key, where in actual.items()}
-        self._cablings[swaps] = (actual, landed)
-        return actual, landed
+            elif fault.kind is FaultKind.MISCABLED and fault.host and fault.nic:
+                actual[(fault.host, fault.nic)] = f"{fault.switch}:{fault.port}"
+            elif fault.kind is FaultKind.CABLE_MISSING and fault.host and fault.nic:
+                actual[(fault.host, fault.nic)] = None
+            elif fault.kind is FaultKind.CABLE_EXTRA and fault.partner:
+                near = f"{fault.switch}:{fault.port}"
+                extra[near], extra[fault.partner] = fault.partner, near
+        landed = {where: key for key, where in actual.items() if where is not None}
+        vacated = frozenset(where for where in designed.values() if where not in landed)
+        moved = tuple((key[0], key[1], device_of(designed[key]), device_of(where or ""))
+                      for key, where in actual.items() if where != designed[key])
+        found = Cabling(actual, landed, vacated, extra, moved)
+        self._cablings[planted] = found
+        return found
 
     def actual_port(self, host: str, nic: str, t: float | None = None) -> str | None:
-        """Where the cable of `host:nic` really lands (`switch:port`) at `t`."""
-        return self._cabling_for(t)[0].get((host, nic))
+        """Where the cable of `host:nic` really lands (`switch:port`) at `t`; None: no cable."""
+        return self._cabling_for(t).actual.get((host, nic))
+
+    def moved_nics(self, t: float | None = None) -> tuple[tuple[str, str, str, str], ...]:
+        """(host, NIC, designed switch, real switch or '') of every NIC cabled elsewhere than
+        the topology says at `t`."""
+        return self._cabling_for(t).moved
 
     def neighbor(self, switch: str, port: str,
                  t: float | None = None) -> tuple[str, str] | None:
         """What LLDP on `switch:port` sees at `t`: (device, its port) at the far end of the
         real cable."""
         target = f"{switch}:{port}"
-        landed = self._cabling_for(t)[1].get(target)
+        cabling = self._cabling_for(t)
+        if target in cabling.extra:
+            return split_key(cabling.extra[target])
+        landed = cabling.landed.get(target)
         if landed is not None:
             host, nic = landed
             found = self.graph.find_nic(host, nic)
             return host, (found.netdev or nic) if found else nic
+        if target in cabling.vacated:
+            return None
         far = self.graph.far_end(target)
         if far is None:
             return None
@@ -184,13 +215,37 @@ class SimBase:
         return (device, far_port) if device in self.graph.switches else None
 
     def real_link(self, switch: str, port: str, t: float | None = None) -> int | None:
-        """The topology link of whatever is really cabled at `switch:port` at `t`."""
+        """The topology link of whatever is really cabled at `switch:port` at `t` (None: no
+        cable, or one the topology does not have)."""
         endpoint = f"{switch}:{port}"
-        landed = self._cabling_for(t)[1].get(endpoint)
+        cabling = self._cabling_for(t)
+        landed = cabling.landed.get(endpoint)
         if landed is not None:
             attachment = self.graph.attachments.get(landed)
             return attachment.link_index if attachment else None
+        if endpoint in cabling.vacated or endpoint in cabling.extra:
+            return None
         return self.graph.port_links.get(endpoint)
+
+
+class Cabling(NamedTuple):
+    """The plant as it really is at one moment (see `SimBase._cabling_for`)."""
+
+    actual: dict[tuple[str, str], str | None]
+    """(host, NIC) -> the `switch:port` its cable lands on; None: no cable."""
+    landed: dict[str, tuple[str, str]]
+    """`switch:port` -> the (host, NIC) whose cable lands there."""
+    vacated: frozenset[str]
+    """Switch ports the topology cables to a NIC whose cable is not there."""
+    extra: dict[str, str]
+    """Both ends of each cable the topology does not have: `switch:port` -> the other end."""
+    moved: tuple[tuple[str, str, str, str], ...]
+    """(host, NIC, designed switch, real switch or '') of each NIC cabled elsewhere."""
+
+
+CABLING_FAULTS = frozenset({FaultKind.RANK_MAPPING, FaultKind.MISCABLED,
+                            FaultKind.CABLE_MISSING, FaultKind.CABLE_EXTRA})
+"""The faults that change the plant (what is cabled where), not a link's health."""
 
 
 def _natural(name: str) -> list[int | str]:

@@ -31,7 +31,10 @@ class Fault:
     """The switch port whose receiver degrades (optic-degrading) or that is down (uplink)."""
     gpu: int | None = None
     partner: str | None = None
-    """rank-mapping: the NIC whose cable this NIC's cable was swapped with."""
+    """rank-mapping: the NIC whose cable this NIC's cable was swapped with; cable-extra: the
+    far end (`switch:port`) of the extra cable."""
+    partner_host: str | None = None
+    """rank-mapping: the node of `partner` (None: the same node as `host`)."""
 
     @property
     def kind(self) -> FaultKind:
@@ -83,8 +86,27 @@ def resolve_fault(graph: FabricGraph, spec: FaultSpec) -> Fault:
         return _nic_fault(graph, spec, text)
     if kind is FaultKind.MISCONFIG:
         return _misconfig(graph, spec, text)
-    if kind in (FaultKind.PFC_STORM, FaultKind.RANK_MAPPING, FaultKind.XMIT_WAIT):
+    if kind in (FaultKind.PFC_STORM, FaultKind.RANK_MAPPING, FaultKind.XMIT_WAIT,
+                FaultKind.CABLE_MISSING):
         return _nic_fault(graph, spec, text)
+    if kind is FaultKind.MISCABLED:
+        host, nic, link = _nic(graph, text, kind)
+        to_switch, to_port = _free_port(graph, str(spec.params.get("to", "")), kind)
+        return Fault(spec, link=link, host=host, nic=nic, switch=to_switch, port=to_port)
+    if kind is FaultKind.CABLE_EXTRA:
+        near = _free_port(graph, text, kind)
+        far = _free_port(graph, str(spec.params.get("to", "")), kind)
+        if far == near:
+            raise FaultError("cable-extra needs two different ports")
+        return Fault(spec, switch=near[0], port=near[1], partner=f"{far[0]}:{far[1]}")
+    if kind is FaultKind.NIC_SLOT:
+        host, nic, link = _nic(graph, text, kind)
+        gpu = spec.params.get("near_gpu")
+        if not isinstance(gpu, int) or isinstance(gpu, bool) or \
+                gpu not in {g.index for g in graph.nodes[host].gpus}:
+            raise FaultError(f"nic-slot needs params.near_gpu: the index of a GPU of {host} "
+                             "whose PCIe switch the card really sits under")
+        return Fault(spec, link=link, host=host, nic=nic, gpu=gpu)
     return _link_fault(graph, spec, text)
 
 
@@ -110,18 +132,33 @@ def _nic(graph: FabricGraph, text: str, kind: FaultKind) -> tuple[str, str, int]
     return device, nic.name, attachment.link_index
 
 
+def _free_port(graph: FabricGraph, text: str, kind: FaultKind) -> tuple[str, str]:
+    """`switch:port` of a switch, on a port the topology cables nothing to."""
+    device, port = split_key(text) if ":" in text else (text, "")
+    if device not in graph.switches or not port:
+        raise FaultError(f"{kind.value} needs a switch port such as leaf-g00-r3:Ethernet200; "
+                         f"{text!r} is not one")
+    if text in graph.port_links:
+        raise FaultError(f"{kind.value}: {text} is cabled in the topology; name a port it "
+                         "leaves empty")
+    return device, port
+
+
 def _nic_fault(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:
     host, nic, link = _nic(graph, text, spec.fault)
     if spec.fault is not FaultKind.RANK_MAPPING:
         return Fault(spec, link=link, host=host, nic=nic)
-    partner_name = str(spec.params.get("with", ""))
-    partner = graph.find_nic(host, partner_name) if partner_name else None
-    if partner is None or partner.name == nic:
-        raise FaultError(f"rank-mapping needs params.with: another NIC of {host} whose cable "
-                         f"was swapped with {nic}'s")
-    if (host, partner.name) not in graph.attachments:
-        raise FaultError(f"{host}:{partner.name} has no cable to a switch")
-    return Fault(spec, link=link, host=host, nic=nic, partner=partner.name)
+    partner_text = str(spec.params.get("with", ""))
+    other_host, partner_name = split_key(partner_text) if ":" in partner_text else \
+        (host, partner_text)
+    partner = graph.find_nic(other_host, partner_name) if partner_name else None
+    if partner is None or (other_host, partner.name) == (host, nic):
+        raise FaultError(f"rank-mapping needs params.with: another NIC (mlx5_B of {host}, or "
+                         f"nodeB:mlx5_B) whose cable was swapped with {host}:{nic}'s")
+    if (other_host, partner.name) not in graph.attachments:
+        raise FaultError(f"{other_host}:{partner.name} has no cable to a switch")
+    return Fault(spec, link=link, host=host, nic=nic, partner=partner.name,
+                 partner_host=None if other_host == host else other_host)
 
 
 def _deadlock(graph: FabricGraph, spec: FaultSpec, text: str) -> Fault:

@@ -55,7 +55,8 @@ class LinkLayer(SimBase):
                 start = spec.at + float(params.get("flap_after_s", ramp))
                 windows += _periodic(start, end, float(params.get("period_s", 120)),
                                      float(params.get("down_s", 10)))
-            elif fault.kind in (FaultKind.UPLINK_DOWN, FaultKind.SWITCH_DOWN) or (
+            elif fault.kind in (FaultKind.UPLINK_DOWN, FaultKind.SWITCH_DOWN,
+                                FaultKind.CABLE_MISSING) or (
                     hang and fault.kind is FaultKind.NCCL_HANG):
                 windows.append((spec.at, spec.until if spec.until is not None else INF))
         windows += self._receiver_down(link)

@@ -51,7 +51,19 @@ class FaultKind(StrEnum):
     NCCL_HANG = "nccl-hang"
     """The rank on a GPU (`node:gpuN`) stops entering collectives: its NIC's link has died."""
     RANK_MAPPING = "rank-mapping"
-    """Two NICs of a node (`node:mlx5_A`, param `with: mlx5_B`) are cabled to each other's leaf."""
+    """Two NICs (`node:mlx5_A`, param `with: mlx5_B` of the same node or `with: nodeB:mlx5_B`
+    of another) are cabled to each other's switch port: swapped cables."""
+    MISCABLED = "miscabled"
+    """A NIC's cable (`node:mlx5_N`) lands on another switch port (param `to: switch:port`, a
+    port the topology leaves empty) than the topology's: the wrong leaf or the wrong port."""
+    CABLE_MISSING = "cable-missing"
+    """A NIC (`node:mlx5_N`) has no cable: its switch port is dark and LLDP hears nobody."""
+    CABLE_EXTRA = "cable-extra"
+    """A cable the topology does not have, between two switch ports it leaves empty
+    (component `switch:port`, param `to: switch:port`): LLDP hears it on both."""
+    NIC_SLOT = "nic-slot"
+    """A NIC card (`node:mlx5_N`) sits in another PCIe slot than the topology's: under the
+    PCIe switch of GPU `near_gpu` (param), so `nvidia-smi topo -m` pairs it with that GPU."""
     GDR_OFF = "gdr-off"
     """GPUDirect RDMA is not in effect on a node: NCCL bounces traffic through host memory."""
     INTERFERENCE = "interference"

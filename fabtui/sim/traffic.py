@@ -150,19 +150,10 @@ class TrafficLayer(PfcLayer):
 
     def _crossing_nics(self, leaf: str, t: float) -> int:
         """NICs whose traffic must cross the spines at `leaf`: the topology cables every NIC
-        to its rail's leaf, so only swapped cables (rank-mapping) put a NIC of another rail on
-        `leaf` or take one of its rail elsewhere."""
-        count = 0
-        for fault in self.faults:
-            if fault.kind is not FaultKind.RANK_MAPPING or not fault.active(t) or \
-                    fault.host is None:
-                continue
-            for nic in (fault.nic, fault.partner):
-                nominal = device_of(self.graph.far_end(f"{fault.host}:{nic}") or "")
-                landed = device_of(self.actual_port(fault.host, nic or "", t) or "")
-                if nominal != landed and leaf in (nominal, landed):
-                    count += 1
-        return count
+        to its rail's leaf, so only cabling faults (swapped or moved cables) put a NIC of
+        another rail on `leaf` or take one of its rail elsewhere."""
+        return sum(1 for _, _, nominal, landed in self.moved_nics(t)
+                   if landed and nominal != landed and leaf in (nominal, landed))
 
     def bytes_moved(self, link: int, t: float) -> int:
         """Bytes the link carried in one direction over [0, t]."""

@@ -16,6 +16,7 @@ from fabtui.model.element import device_of, split_key
 from fabtui.model.probe import Metric, Verdict
 from fabtui.model.topology import long_port_name
 from fabtui.probes.evaluators.base import EvalContext, evaluator
+from fabtui.topology.cabling import lldp_endpoint
 
 
 @evaluator("lldp-neighbors")
@@ -43,7 +44,7 @@ def lldp_neighbors(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
             metrics.append(Metric(name="lldp_neighbor", value=f"none (expected {expected})",
                                   component=where, verdict=Verdict.WARN))
             continue
-        actual = _endpoint(graph, neighbor)
+        actual = lldp_endpoint(graph, neighbor)
         if actual == expected:
             matches += 1
             continue
@@ -52,21 +53,7 @@ def lldp_neighbors(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     if ctx.target.port is None:
         for port, neighbor in sorted(seen.items()):
             metrics.append(Metric(name="lldp_neighbor",
-                                  value=f"{_endpoint(graph, neighbor)} (not in the topology)",
+                                  value=f"{lldp_endpoint(graph, neighbor)} (not in the topology)",
                                   component=ctx.component(port), verdict=Verdict.WARN))
     metrics.append(Metric(name="lldp_matches", value=matches, component=ctx.component()))
     return metrics
-
-
-def _endpoint(graph: Any, neighbor: Any) -> str:
-    """`device:port` in topology names for what LLDP reports."""
-    device = (neighbor.device or neighbor.chassis_id or "?").split(".")[0] \
-        if neighbor.device not in graph.nodes and neighbor.device not in graph.switches \
-        else neighbor.device
-    for candidate in (neighbor.port_id, neighbor.port_description):
-        if candidate and device in graph.nodes:
-            nic = graph.find_nic(device, candidate)
-            if nic is not None:
-                return f"{device}:{nic.name}"
-    port = long_port_name(neighbor.port_id or neighbor.port_description or "?")
-    return f"{device}:{port}"

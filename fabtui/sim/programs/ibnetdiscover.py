@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 
-from fabtui.model.element import device_of
 from fabtui.model.topology import Node
 from fabtui.sim import ib
 from fabtui.sim.core import Sim
@@ -26,23 +25,24 @@ def ibnetdiscover(sim: Sim, node: Node, args: list[str], t: float) -> Result:
            f"# Initiated from node {me} port {me}", ""]
     ports: dict[str, list[tuple[int, str]]] = {}
     cas: list[tuple[str, str, str, str, int, int]] = []
-    for link, cable in enumerate(sim.topology.links):
-        a, b = cable.a, cable.b
-        if not sim.link_up(link, t):
-            continue
-        speed = _SPEED.get(sim.link_speed(link), "4x???")
-        ends = [a, b]
-        for near, far in (ends, ends[::-1]):
-            device, port = device_of(near), near.split(":", 1)[1]
-            if device not in sim.graph.switches:
+    for device in ib.leaves_and_spines(sim):  # the plant as cabled, not as designed
+        for port in sim.switch_ports(device):
+            seen = sim.neighbor(device, port, t)
+            if seen is None:
                 continue
-            far_dev, far_port = device_of(far), far.split(":", 1)[1]
+            link = sim.real_link(device, port, t)
+            if link is not None and not sim.link_up(link, t):
+                continue
+            speed = _SPEED.get(sim.link_speed(link), "4x???") if link is not None else "4xNDR"
+            far_dev, far_port = seen
             number = ib.port_number(port)
             if far_dev in sim.graph.switches:
                 guid = ib.switch_guid(sim, far_dev)[2:]
                 line = (f'[{number}]\t"S-{guid}"[{ib.port_number(far_port)}]\t\t# '
                         f'"MF0;{far_dev}:MQM9700/U1" lid {ib.switch_lid(sim, far_dev)} {speed}')
             else:
+                found = sim.graph.find_nic(far_dev, far_port)
+                far_port = found.name if found is not None else far_port
                 guid = nic_guid(sim, far_dev, far_port)[2:]
                 lid = ib.hca_lid(sim, far_dev, far_port)
                 line = (f'[{number}]\t"H-{guid}"[1]({guid}) \t\t# "{far_dev} {far_port}" '

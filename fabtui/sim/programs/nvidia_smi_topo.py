@@ -3,12 +3,13 @@ and the NIC the topology pairs it with share a PCIe switch (PIX); on a Grace tra
 GB300, GH200) the NIC hangs off the Grace CPU and the GPU reaches it over NVLink-C2C, so the
 NICs of the GPU's own CPU are NODE and the other CPU's SYS, as real trays print
 (Mellanox/ngc_multinode_perf PR #129). A GPU whose NVLinks are down shows no NV# to the
-others."""
+others; a NIC card in another slot (nic-slot) is PIX to the GPU it really sits by."""
 
 from __future__ import annotations
 
 from fabtui.model.topology import Node
 from fabtui.sim.core import Sim
+from fabtui.sim.scenario import FaultKind
 from fabtui.topology.pairing import gpu_map
 from fabtui.topology.platform import platform_of
 
@@ -19,7 +20,14 @@ _GRACE_CPUS = {0: "0-71", 1: "72-143"}
 def nvidia_smi_topo(node: Node, sim: Sim | None = None, t: float = 0.0) -> str:
     gpus = sorted(node.gpus, key=lambda g: g.index)
     nics = list(node.nics)
-    mapping = gpu_map(node)
+    mapping = dict(gpu_map(node))
+    numa_moved: dict[str, int | None] = {}
+    if sim is not None:  # a card in another slot than the topology's sits by another GPU
+        for fault in sim.active(FaultKind.NIC_SLOT, t):
+            if fault.host == node.hostname and fault.nic and fault.gpu is not None:
+                mapping[fault.nic] = (fault.gpu,)
+                numa_moved[fault.nic] = next(
+                    (g.numa for g in node.gpus if g.index == fault.gpu), None)
     platform = platform_of(gpus[0].model) if gpus else None
     grace = platform is not None and platform.grace
     links = platform.nvlink_links if platform is not None else 18
@@ -31,7 +39,8 @@ def nvidia_smi_topo(node: Node, sim: Sim | None = None, t: float = 0.0) -> str:
     def numa_of(index: int) -> int:
         if index < len(gpus):
             return gpus[index].numa or 0
-        return nics[index - len(gpus)].numa or 0
+        nic = nics[index - len(gpus)]
+        return numa_moved.get(nic.name, nic.numa) or 0
 
     def lost(index: int) -> bool:
         return sim is not None and sim.nvlink_lost(node.hostname, t, gpus[index].index)

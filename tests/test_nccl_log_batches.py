@@ -9,6 +9,7 @@ bytes that are not UTF-8, reports and NCCL errors open across batches, values ov
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +30,9 @@ h1:10:11 [0] NCCL INFO comm 0xaa rank 0 nRanks 4 nNodes 2 localRanks 2 localRank
 h1:10:11 [0] NCCL INFO comm 0xaa rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 0
 h1:10:11 [0] NCCL INFO comm 0xaa rank 0 nRanks 4 nNodes 2 localRanks 2 localRank 0 MNNVL 0
 h1:10:11 [0] NCCL INFO Init START comm 0xbb rank 1 nranks 4 cudaDev 1 busId 1b000
+h3:30:31 [2] NCCL INFO comm 0xdd rank 2 nRanks 4 nNodes 1 localRanks 4 localRank 2
+h3:30:31 [2] NCCL INFO Init COMPLETE comm 0xdd rank 2 nranks 4 commId 0xee - Init COMPLETE
+h3:30:31 [2] NCCL INFO comm 0xdd rank 2 nRanks 4 nNodes 1 localRanks 4 localRank 2
 h1:10:11 [0] NCCL INFO Init COMPLETE comm 0xbb rank 1 nranks 4 commId 0xcc - Init COMPLETE
 h1:10:11 [0] NCCL INFO Init START comm 0xbb rank 1 nranks 4 cudaDev 1 busId 1b000
 [rank0]:[E1003 18:37:01.83 ProcessGroupNCCL.cpp:1] - [0] Timeout at collective: ALLREDUCE, #3
@@ -120,3 +124,54 @@ def test_a_broken_replay_is_read_again_line_by_line() -> None:
     init = next(e for e in result.events if e.type == "init_complete" and e.host == "h1")
     assert (init.n_nodes, init.local_ranks) == (2, 2)
     assert _dump(result) == _dump(nccl_log.scan_each_line(lines))
+
+
+def _as_processes(copies: int) -> list[str]:
+    """The real samples as `copies` processes of a big job printed them (the benchmark's own
+    input, `benchmarks/parse_scale.py`): each its own host (one per 8 processes), pid, tid and
+    clock, so most lines are distinct but their messages repeat."""
+    spec = importlib.util.spec_from_file_location(
+        "parse_scale", Path(__file__).resolve().parent.parent / "benchmarks" / "parse_scale.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    text = "".join(path.read_text(encoding="utf-8", errors="replace") + "\n"
+                   for path in SAMPLES).encode()
+    job = b"".join(bench.as_another_process(text, copy) for copy in range(copies))
+    return split_lines(HAZARDS + job.decode() + HAZARDS)
+
+
+@pytest.mark.parametrize("cap", [nccl_log.MAX_EVENTS, 300])
+@pytest.mark.parametrize("size", [7, 333, 4096])
+@pytest.mark.parametrize("uncounted", [0, _reader._UNCOUNTED_RUN])
+def test_a_big_jobs_distinct_heads_read_the_same(monkeypatch: pytest.MonkeyPatch, cap: int,
+                                                 size: int, uncounted: int) -> None:
+    # Every process prints the same messages under its own head: the sieve passes the INFO
+    # lines it knows by their message, per host where the host matters (NET/IB : Using, the
+    # Bootstrap interface), and PyTorch lines without a head replay; past the cap a WARN line
+    # is only counted. All of it must read as every line read in order does.
+    monkeypatch.setattr(_reader, "_UNCOUNTED_RUN", uncounted)
+    monkeypatch.setattr(nccl_log, "MAX_EVENTS", cap)
+    monkeypatch.setattr(nccl_log, "_INIT_EVENTS_MAX", min(cap, 256) // 5)
+    lines = _as_processes(20)
+    expected = nccl_log.scan_each_line(lines)
+    assert expected is not None and len(expected.hosts) >= 3 and expected.info_lines
+    counted = nccl_log.scan_batches(_batches(lines, size))
+    assert _dump(counted) == _dump(expected)
+
+
+def test_the_sieve_passes_most_lines_of_a_big_jobs_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What makes a big job's log cheap to read: after the first processes, most INFO lines
+    # are known by their message (the sieve) and are not read again one by one.
+    lines = _as_processes(20)
+    read: list[str] = []
+    read_line = _reader._read_line
+
+    def counting(state: object, number: int, line: str, following: str) -> object:
+        read.append(line)
+        return read_line(state, number, line, following)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_reader, "_read_line", counting)
+    nccl_log.scan_batches(_batches(lines, 4096))
+    info = sum(1 for line in lines if "NCCL INFO" in line)
+    assert sum(1 for line in read if "NCCL INFO" in line) < info / 4

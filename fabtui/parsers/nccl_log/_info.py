@@ -140,10 +140,11 @@ def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Repl
     rank, nranks, device, bus, comm, pointer = facts
     key = (prefix.host, prefix.pid, rank, nranks, comm)
     # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
-    # (no Init START in the log): replace its entry, which only knew the comm pointer.
-    if key not in state.ranks and pointer is not None and state.ranks.pop(
-            (prefix.host, prefix.pid, rank, nranks, pointer), None) is not None:
-        state.replay_broken = True
+    # (no Init START in the log): replace its entry, which only knew the comm pointer. No
+    # replay is made wrong by this: reading that comm line again would not add its entry
+    # back (`rank_seen` holds the rank), nor would reading this line again change anything.
+    if key not in state.ranks and pointer is not None:
+        state.ranks.pop((prefix.host, prefix.pid, rank, nranks, pointer), None)
     if key not in state.ranks:
         state.rank_seen.add((rank, nranks, prefix.host, prefix.pid))
         state.ranks[key] = Rank(
@@ -231,6 +232,7 @@ def _net_info(state: State, number: int, line: str, pos: int, msg: str) -> Repla
 def _net_using(state: State, line: str, pos: int, transport: str, rest: str) -> None:
     host = line_prefix(line[:pos]).host
     if host:
+        _per_host(state, line[pos + 10:].strip())
         read = (host, transport, rest)
         if read in state.host_read:
             return
@@ -288,16 +290,19 @@ def _add_interface(state: State, target: dict[tuple[str, str], Interface], inter
 
 def _bootstrap_info(state: State, line: str, pos: int, msg: str) -> None:
     using = _BOOTSTRAP_USING.match(msg)
-    if using:
-        host = line_prefix(line[:pos]).host
-        if host:
-            read = (host, msg)
-            if read in state.host_read:
-                return  # this host's interface, already noted
-            if len(state.host_read) < INERT_MAX:
-                state.host_read.add(read)
-        add_host(state, host)
-        _add_interface(state, state.bootstrap, using.group(1), using.group(2), host)
+    if using is None:
+        _inert(state, msg)  # `Bootstrap timings ...`, say: read for nothing
+        return
+    host = line_prefix(line[:pos]).host
+    if host:
+        _per_host(state, msg)
+        read = (host, msg)
+        if read in state.host_read:
+            return  # this host's interface, already noted
+        if len(state.host_read) < INERT_MAX:
+            state.host_read.add(read)
+    add_host(state, host)
+    _add_interface(state, state.bootstrap, using.group(1), using.group(2), host)
 
 
 def _gdr_line(state: State, msg: str) -> Replay:
@@ -308,6 +313,13 @@ def _gdr_line(state: State, msg: str) -> Replay:
         state.gdr_enabled += 1
         return GDR_ENABLED
     return INFO
+
+
+def _per_host(state: State, msg: str) -> None:
+    """Remember that reading `msg` again on a host whose line with `msg` was read would change
+    nothing (each process of a node prints the same `NET/IB : Using ...`)."""
+    if len(state.per_host) < INERT_MAX:
+        state.per_host.add(msg)
 
 
 def _inert(state: State, msg: str, *, notes_host: bool = False) -> None:

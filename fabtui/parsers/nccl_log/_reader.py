@@ -13,7 +13,7 @@ through `_read_line`, which may consume it. Each line is handed to its family: `
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import chain, compress, pairwise
 from itertools import count as numbers
 
@@ -36,6 +36,21 @@ from fabtui.parsers.nccl_log._warn import warn_line
 _UNCOUNTED_RUN = 7
 """Batches read without counting after one that had few repeats (one in 8 is counted)."""
 _REPLAY_MAX = 200000
+_FRESH_REPLAY_MAX = 20000
+"""Replays kept by `_read_fresh` at most: most lines it reads are never seen again (a clock in
+each), and the few that repeat are met early."""
+_SIEVE_MAX = 200000
+"""Message texts the sieve knows at most (messages, not whole lines: a job's processes print
+the same ones; see `_read_fresh`)."""
+COUNTED = 0
+"""The sieve's code of an INFO line that is only counted."""
+HOST = 1
+"""The sieve's code of an INFO line that is counted and notes its line's host."""
+PER_HOST = 2
+"""The sieve's code of an INFO line that is only counted once a line with the same message
+was read on its host (`State.per_host`), and is read otherwise."""
+_TALLY_BASE = 3
+"""Codes from here name a NET connection's tally (`State.sieve_tallies`)."""
 _REPLAY_LINE_MAX = 2000
 """Lines longer than this are never remembered: memory stays a few tens of MB at most."""
 
@@ -96,14 +111,17 @@ def read_lines(state: State, lines: Iterable[str], number: int, after: str) -> N
 
 def _scan_batch(state: State, lines: list[str], base: int, after: str) -> None:
     """Read `lines` (numbered from `base` + 1; `after` is the line that follows the last)."""
+    if state.replay_broken:  # a value overwritten where no replay was looked at: forget them
+        state.replay.clear()
+        state.replay_broken = False
     if state.uncounted:
         state.uncounted -= 1
-        read_lines(state, lines, base, after)
+        _read_fresh(state, lines, base, after)
         return
     counts = Counter(lines)
     if len(counts) * 4 > len(lines) * 3:  # few lines repeat: counting would not pay
         state.uncounted = _UNCOUNTED_RUN  # nor, likely, for the next batches
-        read_lines(state, lines, base, after)
+        _read_fresh(state, lines, base, after)
         return
     replay = state.replay
     slow: set[str] = set()
@@ -126,6 +144,128 @@ def _scan_batch(state: State, lines: list[str], base: int, after: str) -> None:
     if slow or state.block is not None or state.pending_nccl is not None:
         _read_in_order(state, lines, base, after, slow, counts)
     _add_replays(state, counts, counted)
+
+
+def _read_fresh(state: State, lines: list[str], base: int, after: str) -> None:
+    """Read a batch of mostly distinct lines in order, as `read_lines` does (a big job's
+    combined log: every process prints the same messages under its own `host:pid:tid` head,
+    and its own clock).
+
+    Two things read before are known without reading them again. An INFO line whose message
+    is inert or a channel line already read: its effect (a count, a NET connection's tally,
+    its host noted) depends only on its message, so the sieve maps the text after `NCCL INFO`
+    to a code (`_learn`). A line that is neither INFO nor WARN and repeats exactly (PyTorch's
+    messages carry no head): its `Replay`, as the counted path keeps it.
+    """
+    info = 0
+    sieve, replay, plain = state.sieve, state.replay, state.plain
+    tallies, channel_use = state.sieve_tallies, state.channel_use
+    host_read = state.host_tails
+    last = len(lines) - 1
+    # Only a line read may open a report (or close one): the test for one follows those.
+    lines_at = enumerate(lines)
+    if state.block is not None or state.pending_nccl is not None:
+        _read_while_open(state, lines, base, after, lines_at)
+    for index, line in lines_at:
+        pos = line.find("NCCL INFO")
+        if pos >= 0:
+            tail = line[pos + 10:]
+            code = sieve.get(tail)
+            if code == COUNTED:
+                info += 1
+                continue
+            if code is not None:
+                if code >= _TALLY_BASE:
+                    key, owner = tallies[code - _TALLY_BASE]
+                    use = channel_use.get(key)
+                    if use is None:
+                        use = channel_use[key] = [0, set()]
+                    use[0] += 1
+                    if owner is not None:
+                        use[1].add(owner)
+                    info += 1
+                    continue
+                if code == HOST:
+                    note_host(state, line, pos)
+                    info += 1
+                    continue
+                host = plain_prefix(line[:pos]).host  # PER_HOST
+                if host and (host, tail) in host_read:
+                    info += 1
+                    continue
+                if host and len(host_read) < INERT_MAX:
+                    host_read.add((host, tail))
+            _read_line(state, base + index + 1, line,
+                       lines[index + 1] if index < last else after)
+            if state.replay_broken:
+                replay.clear()
+                state.replay_broken = False
+        elif "NCCL WARN" in line:
+            warn_line(state, base + index + 1, line, lines[index + 1] if index < last else after)
+            continue
+        elif line in plain:
+            continue
+        else:
+            known = replay.get(line)
+            if known is not None and known.following is None:
+                _add_replay(state, known, 1)
+                if known.event is not None:
+                    _add_copy(state, known.event, base + index + 1)
+                continue
+            known = _read_line(state, base + index + 1, line,
+                               lines[index + 1] if index < last else after)
+            if state.replay_broken:
+                replay.clear()
+                state.replay_broken = False
+            elif known is not None and state.block is None and state.pending_nccl is None \
+                    and len(replay) < _FRESH_REPLAY_MAX and len(line) <= _REPLAY_LINE_MAX:
+                replay[line] = known
+        if state.block is not None or state.pending_nccl is not None:
+            _read_while_open(state, lines, base, after, lines_at)
+    if info:
+        state.info_lines += info
+        state.evidence = True
+
+
+def _read_while_open(state: State, lines: list[str], base: int, after: str,
+                     lines_at: Iterator[tuple[int, str]]) -> None:
+    """Read the next of `lines_at` (indexes and lines of `lines`) one by one while a torchrun
+    report or an NCCL error's follow-up is open: each is offered to it first."""
+    last = len(lines) - 1
+    for index, line in lines_at:
+        _read_line(state, base + index + 1, line, lines[index + 1] if index < last else after)
+        if state.replay_broken:
+            state.replay.clear()
+            state.replay_broken = False
+        if state.block is None and state.pending_nccl is None:
+            return
+
+
+def _learn(state: State, line: str, pos: int, msg: str) -> None:
+    """Note in the sieve what reading again the INFO line `line` (its `NCCL INFO` at `pos`, `msg`
+    its message), just read or looked at, would do, when its message tells it."""
+    sieve = state.sieve
+    if len(sieve) >= _SIEVE_MAX or len(line) > _REPLAY_LINE_MAX:
+        return
+    if msg.startswith(("Channel ", "Ring ")):
+        cached = state.channel_cache.get(msg)
+        if cached is None:
+            return  # the cache was full: every such line is read
+        _, key, owner = cached
+        if key is None:
+            sieve[line[pos + 10:]] = COUNTED
+            return
+        code = state.sieve_codes.get((key, owner))
+        if code is None:
+            code = state.sieve_codes[(key, owner)] = _TALLY_BASE + len(state.sieve_tallies)
+            state.sieve_tallies.append((key, owner))
+        sieve[line[pos + 10:]] = code
+        return
+    notes_host = state.inert.get(msg)
+    if notes_host is not None:
+        sieve[line[pos + 10:]] = HOST if notes_host else COUNTED
+    elif msg in state.per_host:
+        sieve[line[pos + 10:]] = PER_HOST
 
 
 def _read_in_order(state: State, lines: list[str], base: int, after: str, slow: set[str],
@@ -250,12 +390,14 @@ def _replay_before_reading(state: State, line: str) -> Replay | None:
             cached = state.channel_cache.get(msg)
             if cached is None:
                 return None
+            _learn(state, line, pos, msg)
             name, key, owner = cached
             return INFO if name is None or key is None else Replay(info=1, channel=key,
                                                                    owner=owner)
         notes_host = state.inert.get(msg)
         if notes_host is None:
             return None
+        _learn(state, line, pos, msg)
         if notes_host:
             host = plain_prefix(line[:pos]).host
             if host and host not in state.hosts:
@@ -295,7 +437,10 @@ def _read_line(state: State, number: int, line: str, following: str) -> Replay |
             return _replay_before_reading(state, line)
         notes_host = state.inert.get(msg)
         if notes_host is None:
-            return info_line(state, number, line, pos, msg)
+            known = info_line(state, number, line, pos, msg)
+            _learn(state, line, pos, msg)
+            return known
+        _learn(state, line, pos, msg)
         if notes_host:
             note_host(state, line, pos)
         return INFO

@@ -126,6 +126,11 @@ class State:
     host_read: set[tuple[str, ...]] = field(default_factory=set)
     """(host, what it printed) of the NET/… Using and Bootstrap lines read: each process of a
     node prints the same, and reading it again for the same host would change nothing."""
+    per_host: set[str] = field(default_factory=set)
+    """INFO messages whose reading again on a host that printed them changes nothing (the
+    NET/… Using and Bootstrap lines, see `host_read`)."""
+    host_tails: set[tuple[str, str]] = field(default_factory=set)
+    """(host, text after `NCCL INFO`) of the `per_host` lines read (see `_reader._read_fresh`)."""
     init_events: int = 0
     ring_gdr: set[int] = field(default_factory=set)
     gdr_enabled: int = 0
@@ -153,6 +158,13 @@ class State:
     evidence: bool = False
     replay: dict[str, Replay] = field(default_factory=dict)
     """Lines read before, by what reading each again does (see `scan_batches`)."""
+    sieve: dict[str, int] = field(default_factory=dict)
+    """The text after `NCCL INFO` of lines whose reading again is only a count or a tally, by
+    its code (see `_reader._sieve`)."""
+    sieve_codes: dict[tuple[tuple[str, int, bool], int | None], int] = \
+        field(default_factory=dict)
+    sieve_tallies: list[tuple[tuple[str, int, bool], int | None]] = field(default_factory=list)
+    """The (NET connection, owner) of each tally code of the sieve, and its code."""
     uncounted: int = 0
     """Batches still to read line by line without counting them first: the last batch counted
     had few repeats (a big job's combined log), so counting the next few would not pay."""

@@ -71,6 +71,10 @@ def warn_line(state: State, number: int, line: str, following: str) -> Event | N
     state.warn_lines += 1
     state.evidence = True
     pos = line.find("NCCL WARN")
+    if len(state.events) >= state.max_events:  # past the cap: what `event_from_prefix` does
+        state.dropped += 1  # (the message and its kind are not needed)
+        note_host(state, line, pos)
+        return None
     msg = line[pos + 9:].strip()
     if "Got completion from peer" in msg and "vendor" not in msg:
         follow = following.strip()

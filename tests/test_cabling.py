@@ -30,10 +30,10 @@ def _report(scenario: str, *nodes: str, affinity: bool = True) -> CablingReport:
         return asyncio.run(ws.cabling(nodes, affinity=affinity))
 
 
-@pytest.mark.parametrize("scenario", ["miscabled-swap", "miscabled-plant"])
+@pytest.mark.parametrize("scenario", ["miscabled-swap", "miscabled-plant", "ib-miscabled"])
 def test_each_miscabling_scenario_is_found_with_the_exact_fix(scenario: str) -> None:
     expect = load_scenario(find_scenario(scenario)).scenario.expect["cabling"]
-    report = _report(scenario)
+    report = _report(scenario, affinity=scenario != "ib-miscabled")
     assert not report.ok and not report.unread
     found = sorted((f.rule, f.fix) for f in report.findings)
     assert len(found) == len(expect), found

@@ -80,13 +80,19 @@ def _ib_switch(graph: FabricGraph, description: str | None) -> str | None:
 
 
 def _ib_port(graph: FabricGraph, switch: str, number: int | None) -> str:
-    """The topology name of port `number` of an IB switch (`IB1/5` for 5); `port5` if the
-    design has no port with that number."""
+    """The topology name of port `number` of an IB switch: the designed port with that number
+    (`IB1/5` for 5), else a designed port's name with its number replaced (`IB1/30`), else
+    `port30`."""
+    pattern = None
     for key in graph.port_links:
         device, port = split_key(key)
         found = re.search(r"(\d+)$", port)
-        if device == switch and found and int(found.group(1)) == number:
-            return port
+        if device == switch and found:
+            if int(found.group(1)) == number:
+                return port
+            pattern = pattern or port
+    if pattern is not None and number is not None:
+        return re.sub(r"\d+$", str(number), pattern)
     return f"port{number}"
 
 
@@ -138,10 +144,11 @@ def with_ranks(graph: FabricGraph, finding: CablingFinding) -> CablingFinding:
     return finding.model_copy(update={"ranks": sorted(ranks)}) if ranks else finding
 
 
-def compare_cabling(graph: FabricGraph, heard: Iterable[Heard],
-                    read: set[str]) -> tuple[list[CablingFinding], int, int]:
+def compare_cabling(graph: FabricGraph, heard: Iterable[Heard], read: set[str],
+                    source: str = "lldp") -> tuple[list[CablingFinding], int, int]:
     """(findings, ports checked, ports matched) of the switch ports of `read` against the
-    design: see the module docstring for how differences become fixes."""
+    design: see the module docstring for how differences become fixes. `source` names the
+    reading in a finding about a port nothing was heard on (`lldp`, `ibnetdiscover`)."""
     design = {key: far for key in graph.port_links if device_of(key) in read
               and (far := graph.far_end(key)) is not None}
     at: dict[str, Heard] = {}
@@ -159,7 +166,7 @@ def compare_cabling(graph: FabricGraph, heard: Iterable[Heard],
         pair = frozenset((port, item.far))
         if pair in done:
             continue
-        home = graph.far_end(item.far) if item.far not in graph.switches else None
+        home = graph.far_end(item.far)
         other = wrong.get(home or "")
         if home and other is not None and other.far == design.get(port) and port < home:
             done |= {pair, frozenset((home, other.far))}
@@ -183,8 +190,9 @@ def compare_cabling(graph: FabricGraph, heard: Iterable[Heard],
             message=f"nothing is heard on {port}; the design cables {_nic_words(graph, far)} "
                     "there, and it is heard on no other port",
             fix=f"plug the cable of {_nic_words(graph, far)} into {port} (if it is plugged: "
-                "the link is dark; check both ends are up and send LLDP)",
-            evidence=f"lldp on {device_of(port)}"))
+                "the link is dark; check both ends are up" +
+                (" and send LLDP)" if source == "lldp" else ")"),
+            evidence=f"{source} on {device_of(port)}" if source == "lldp" else source))
     checked = len(set(design) | set(at))
     matched = sum(1 for port, item in at.items() if design.get(port) == item.far)
     return [with_ranks(graph, f) for f in findings], checked, matched

@@ -74,6 +74,9 @@ def audit(graph: FabricGraph, text: str, source: str,
     except SchedulerTopologyError as exc:
         raise RequestError(str(exc)) from None
     notes = [f"{source}: {w}" for w in live.warnings]
+    if any(s.nodes and not s.node_names for s in live.switches):
+        notes.append("a node list did not expand: which nodes are under no switch cannot be "
+                     "told, and the tree is not said to agree")
     if nics is None:
         notes.append("the cabling was not read (--cabling): judged against the design only")
     return SchedulerAudit(source=f"{source} ({live.source})", agrees=agrees,
@@ -89,5 +92,4 @@ def job_locality(graph: FabricGraph, slots: Sequence[RankSlot], source: str,
         "GPU indexes, or it runs on one node): not judged"]
     if nics is None:
         notes.append("the cabling was not read (--cabling): rails placed as designed")
-    return SchedulerAudit(source=source, agrees=assumed and not findings, findings=findings,
-                          notes=notes)
+    return SchedulerAudit(source=source, agrees=not findings, findings=findings, notes=notes)

@@ -133,6 +133,18 @@ def test_an_unknown_neighbour_and_an_uplink_on_the_wrong_spine_port() -> None:
         "re-cable leaf-g00-r4:Ethernet8 to node002 mlx5_4")
 
 
+def test_an_uplink_moved_to_a_spare_spine_port_is_moved_back() -> None:
+    graph = _demo()
+    uplink = "leaf-g00-r0:Ethernet112"
+    spine_end = graph.far_end(uplink) or ""
+    findings, _, _ = compare_cabling(
+        graph, _heard(graph, {uplink: "spine-01:Ethernet60/1", spine_end: None}),
+        {"leaf-g00-r0"})
+    assert [(f.rule, f.fix) for f in findings] == [
+        ("wrong-port", f"move the far end of the cable in {uplink} from spine-01:Ethernet60/1 "
+                       f"to {spine_end}")]
+
+
 def test_switches_not_read_are_not_judged() -> None:
     graph = _demo()
     findings, checked, _ = compare_cabling(graph, [], {"leaf-g00-r0"})

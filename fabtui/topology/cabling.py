@@ -230,12 +230,18 @@ def _misplaced(graph: FabricGraph, port: str, item: Heard, designed: str | None,
             message=f"{port} hears {far_words}, a cable the design does not have",
             fix=f"remove the cable between {port} and {item.far}, or add it to the topology",
             evidence=item.evidence)
-    if home is None:
-        rule = "extra" if known else "unknown-peer"
-        what = "a port the design leaves empty" if known else "a device the design does not know"
+    if home is None and designed is not None and known:
+        # The far end sits on a spare port: the cable's other end was plugged elsewhere.
+        rule = "wrong-port" if device_of(item.far) == device_of(designed) else "wrong-leaf"
         return CablingFinding(
-            rule=rule, components=[port, item.far, *([designed] if designed else [])],
-            message=f"{port} hears {far_words} ({what}){instead}",
+            rule=rule, components=[port, item.far, designed],
+            message=f"{port} hears {far_words} (a port the design leaves empty){instead}",
+            fix=f"move the far end of the cable in {port} from {item.far} to {designed}",
+            evidence=item.evidence)
+    if home is None:
+        return CablingFinding(
+            rule="unknown-peer", components=[port, item.far, *([designed] if designed else [])],
+            message=f"{port} hears {far_words} (a device the design does not know){instead}",
             fix=f"re-cable {port} to {_nic_words(graph, designed or '?')} as designed; "
                 f"{item.far} belongs to no cable of the topology",
             evidence=item.evidence)

@@ -26,7 +26,9 @@ from fabtui.topology.pairing import gpu_map
 from fabtui.topology.ranks import RankSlot
 
 YAML_SINCE = "25.05"
-"""The first Slurm release that reads topology.yaml (topology.yaml(5), dated May 2025)."""
+"""The first Slurm release that reads topology.yaml: its release notes' highlight "Support for
+defining multiple topologies" (SchedMD/slurm RELEASE_NOTES, 25.05; topology.yaml(5) is dated
+March-May 2025). 22.05 to 24.11 read topology.conf only."""
 
 
 class SchedulerTopologyError(ValueError):

@@ -151,3 +151,17 @@ def test_switches_not_read_are_not_judged() -> None:
     assert checked == 16 and len(findings) == 16  # 8 hosts and 8 uplinks, none heard
     assert {f.rule for f in findings} == {"missing"}
     assert all(f.components[0].startswith("leaf-g00-r0:") for f in findings)
+
+
+def test_what_a_switch_reports_is_printed_escaped() -> None:
+    from fabtui.cli.render import cabling
+    from fabtui.model.cabling import CablingReport
+
+    graph = _demo()
+    findings, checked, matched = compare_cabling(
+        graph, _heard(graph, {"leaf-g00-r4:Ethernet8": "evil\x1b]0;owned\x07\nfix: none:eth0"}),
+        set(graph.switches))
+    text = cabling(CablingReport(cluster="demo", findings=findings, ports_checked=checked,
+                                 ports_matched=matched))
+    assert "\x1b" not in text and "\x07" not in text and "\nfix: none" not in text
+    assert "evil\\x1b]0;owned\\x07\\nfix: none:eth0" in text

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from fabtui.cli.context import EXIT_FINDINGS, UserError, job_file_option, workspace
+from fabtui.errors import printable
 from fabtui.model.scheduler import SchedulerAudit
 
 _topology = click.option(
@@ -66,9 +67,10 @@ def _report(ctx: click.Context, result: SchedulerAudit, as_json: bool,
             verdict = "agrees with the fabric" if result.agrees else \
                 "differs from the fabric" if result.findings else "cannot tell (see the notes)"
         lines = [f"{result.source}: {verdict}"]
-        for finding in result.findings:
-            lines += [f"{finding.rule}: {finding.message}", f"  fix: {finding.fix}"]
-        lines += [f"note: {note}" for note in result.notes]
+        for finding in result.findings:  # names from a live file: shown escaped
+            lines += [f"{finding.rule}: {printable(finding.message)}",
+                      f"  fix: {printable(finding.fix)}"]
+        lines += [f"note: {printable(note)}" for note in result.notes]
         click.echo("\n".join(lines))
     if not result.agrees:
         ctx.exit(EXIT_FINDINGS)

@@ -14,6 +14,7 @@ them one switch of the next level, and a root joins those when there are several
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -268,8 +269,9 @@ def _cabling(graph: FabricGraph, nic_switch: Mapping[tuple[str, str], str],
         message=f"{node}: {'; '.join(said)}. Slurm (from the design) places {node} with "
                 f"{group_of[node]} ({fold(want[group_of[node]].fabric)}): the traffic of those "
                 "rails crosses the spines (or stops) until it is re-cabled",
-        fix=f"re-cable {node} (`fabtui topo cabling --node {node}` says how), or drain it "
-            f"until then: scontrol update nodename={node} state=drain reason=\"miscabled\"")
+        fix=f"re-cable {node} (`fabtui topo cabling --node {shlex.quote(node)}` says how), or "
+            f"drain it until then: scontrol update nodename={shlex.quote(node)} state=drain "
+            "reason=miscabled")
         for node, said in wrong.items()]
 
 

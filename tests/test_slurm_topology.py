@@ -109,6 +109,17 @@ def test_a_file_that_is_no_slurm_topology_is_refused_with_its_line() -> None:
     assert str(caught.value).startswith("x:1: slurm_load_topo error")
 
 
+def test_a_node_without_a_cable_is_left_out_and_the_header_says_so() -> None:
+    from fabtui.workspace.scheduler import generate
+
+    topology = load_topology(demo_topology()).topology
+    lonely = topology.model_copy(update={"links": tuple(
+        link for link in topology.links if not link.a.startswith("node008:"))})
+    text = generate(FabricGraph(lonely), "conf", "header")
+    assert "Left out, cabled to no switch: node008" in text
+    assert "Nodes=node[001-007]" in text
+
+
 def test_the_yaml_form_names_the_same_tree() -> None:
     graph = _graph(BIG)
     tree = scheduler_tree(graph)

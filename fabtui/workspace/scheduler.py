@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from fabtui.errors import InputError, Problem, RequestError
+from fabtui.hostlist import fold
 from fabtui.model.element import device_of, split_key
 from fabtui.model.scheduler import SchedulerAudit
 from fabtui.topology.scheduler import (
@@ -51,6 +52,11 @@ def generate(graph: FabricGraph, fmt: str, header: str,
         tree = scheduler_tree(graph, leaves)
     except SchedulerTopologyError as exc:
         raise RequestError(str(exc)) from None
+    placed = {node for switch in tree for node in switch.nodes}
+    left = [node for node in graph.nodes if node not in placed]
+    if left:  # Slurm places them with no regard to the fabric: say so where the file is read
+        header += (f"\nLeft out, cabled to no switch{' as heard' if leaves else ''}: "
+                   f"{fold(left)}")
     if fmt == "yaml":
         return topology_yaml(tree, graph.topology.cluster.name, header)
     return topology_conf(tree, header)

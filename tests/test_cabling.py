@@ -30,10 +30,10 @@ def _report(scenario: str, *nodes: str, affinity: bool = True) -> CablingReport:
         return asyncio.run(ws.cabling(nodes, affinity=affinity))
 
 
-@pytest.mark.parametrize("scenario", ["miscabled-swap", "miscabled-plant"])
+@pytest.mark.parametrize("scenario", ["miscabled-swap", "miscabled-plant", "ib-miscabled"])
 def test_each_miscabling_scenario_is_found_with_the_exact_fix(scenario: str) -> None:
     expect = load_scenario(find_scenario(scenario)).scenario.expect["cabling"]
-    report = _report(scenario)
+    report = _report(scenario, affinity=scenario != "ib-miscabled")
     assert not report.ok and not report.unread
     found = sorted((f.rule, f.fix) for f in report.findings)
     assert len(found) == len(expect), found
@@ -133,9 +133,35 @@ def test_an_unknown_neighbour_and_an_uplink_on_the_wrong_spine_port() -> None:
         "re-cable leaf-g00-r4:Ethernet8 to node002 mlx5_4")
 
 
+def test_an_uplink_moved_to_a_spare_spine_port_is_moved_back() -> None:
+    graph = _demo()
+    uplink = "leaf-g00-r0:Ethernet112"
+    spine_end = graph.far_end(uplink) or ""
+    findings, _, _ = compare_cabling(
+        graph, _heard(graph, {uplink: "spine-01:Ethernet60/1", spine_end: None}),
+        {"leaf-g00-r0"})
+    assert [(f.rule, f.fix) for f in findings] == [
+        ("wrong-port", f"move the far end of the cable in {uplink} from spine-01:Ethernet60/1 "
+                       f"to {spine_end}")]
+
+
 def test_switches_not_read_are_not_judged() -> None:
     graph = _demo()
     findings, checked, _ = compare_cabling(graph, [], {"leaf-g00-r0"})
     assert checked == 16 and len(findings) == 16  # 8 hosts and 8 uplinks, none heard
     assert {f.rule for f in findings} == {"missing"}
     assert all(f.components[0].startswith("leaf-g00-r0:") for f in findings)
+
+
+def test_what_a_switch_reports_is_printed_escaped() -> None:
+    from fabtui.cli.render import cabling
+    from fabtui.model.cabling import CablingReport
+
+    graph = _demo()
+    findings, checked, matched = compare_cabling(
+        graph, _heard(graph, {"leaf-g00-r4:Ethernet8": "evil\x1b]0;owned\x07\nfix: none:eth0"}),
+        set(graph.switches))
+    text = cabling(CablingReport(cluster="demo", findings=findings, ports_checked=checked,
+                                 ports_matched=matched))
+    assert "\x1b" not in text and "\x07" not in text and "\nfix: none" not in text
+    assert "evil\\x1b]0;owned\\x07\\nfix: none:eth0" in text

@@ -139,3 +139,21 @@ def test_uplink_down_shows_on_both_ends_and_costs_alltoall_only_without_pxn(
                            nccl_env="NCCL_PXN_DISABLE=1", **PAIR)
     assert without.verdict is not Verdict.OK
     clean(fabric.probe("nccl.mpirun", "node001", **PAIR))
+
+
+@scenario("miscabled-swap")
+def test_a_swap_across_nodes_and_a_cable_on_the_wrong_leaf_show_in_lldp(fabric: Fabric) -> None:
+    assert flagged(fabric.probe("switch.lldp", "leaf-g00-r2")) == {
+        "leaf-g00-r2:Ethernet16": Verdict.FAIL, "leaf-g00-r2:Ethernet128": Verdict.WARN}
+    only(fabric.probe("switch.lldp", "leaf-g00-r6"), "leaf-g00-r6:Ethernet32", Verdict.FAIL)
+    only(fabric.probe("switch.lldp", "leaf-g00-r1"), "leaf-g00-r1:Ethernet24", Verdict.WARN)
+    clean(fabric.probe("switch.lldp", "leaf-g00-r0"))
+
+
+@scenario("miscabled-plant")
+def test_a_missing_and_an_extra_cable_and_a_card_in_another_slot_show(fabric: Fabric) -> None:
+    only(fabric.probe("switch.lldp", "leaf-g00-r3"), "leaf-g00-r3:Ethernet40", Verdict.WARN)
+    only(fabric.probe("switch.lldp", "leaf-g00-r0"), "leaf-g00-r0:Ethernet248", Verdict.WARN)
+    only(fabric.probe("nic.ibstat", "node006:mlx5_3"), "node006:mlx5_3", Verdict.FAIL)
+    only(fabric.probe("gpu.topo", "node002"), "node002:GPU5", Verdict.FAIL)
+    clean(fabric.probe("gpu.topo", "node001"))

@@ -95,12 +95,29 @@ def test_one_slurm_leaf_over_two_groups_is_merged_and_half_a_group_is_split() ->
     assert missing.findings[0].nodes == ["node128"]
 
 
+def test_a_node_list_that_does_not_expand_is_not_taken_for_missing_nodes() -> None:
+    result = audit(_graph(), "SwitchName=a Nodes=node[001-\n", "bad.conf")
+    assert not result.agrees and result.findings == []
+    assert any("did not expand" in note for note in result.notes)
+
+
 def test_a_file_that_is_no_slurm_topology_is_refused_with_its_line() -> None:
     from fabtui.errors import InputError
 
     with pytest.raises(InputError) as caught:
         audit(_graph(), "slurm_load_topo error: Unable to contact slurm controller\n", "x")
     assert str(caught.value).startswith("x:1: slurm_load_topo error")
+
+
+def test_a_node_without_a_cable_is_left_out_and_the_header_says_so() -> None:
+    from fabtui.workspace.scheduler import generate
+
+    topology = load_topology(demo_topology()).topology
+    lonely = topology.model_copy(update={"links": tuple(
+        link for link in topology.links if not link.a.startswith("node008:"))})
+    text = generate(FabricGraph(lonely), "conf", "header")
+    assert "Left out, cabled to no switch: node008" in text
+    assert "Nodes=node[001-007]" in text
 
 
 def test_the_yaml_form_names_the_same_tree() -> None:
@@ -162,3 +179,20 @@ def test_the_commands_generate_audit_and_exit_on_findings(tmp_path: Path) -> Non
     assert bad.exit_code == 1 and "node004: mlx5_1 is cabled to leaf-g00-r2" in bad.stdout
     neither = runner.invoke(cli, ["topo", "slurm", "job"])
     assert neither.exit_code == 2 and "give --ranks FILE or --job JOBID" in neither.output
+
+
+@pytest.mark.usefixtures("sim_in_process")
+def test_the_tree_as_cabled_is_loaded_too_and_keeps_miscabled_nodes_apart(
+        tmp_path: Path) -> None:
+    with Workspace(with_scenario(load_settings(None), "miscabled-swap")) as ws:
+        conf = asyncio.run(ws.scheduler_topology(cabled=True))
+        nodes = list(ws.graph().nodes)
+    assert "SwitchName=leaves-g00-2 Nodes=node003" in conf
+    with slurm_controller(tmp_path, nodes, conf) as slurm:
+        shown = slurm.scontrol("show", "topology").stdout
+    leaves = {line.split()[0]: line.split("Nodes=")[1] for line in shown.splitlines()
+              if "Level=0" in line}
+    assert leaves == {"SwitchName=leaves-g00": "node[001-002,006-008]",
+                      "SwitchName=leaves-g00-2": "node003", "SwitchName=leaves-g00-3": "node004",
+                      "SwitchName=leaves-g00-4": "node005"}
+    assert "Switches=leaves-g00,leaves-g00-[2-4]" in shown

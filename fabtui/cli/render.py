@@ -172,14 +172,16 @@ def blast(b: BlastRadius, limit: int = 50) -> str:
 
 def cabling(report: CablingReport) -> str:
     """The design-against-cabling report: what was read, then each difference and its fix."""
+    from fabtui.errors import printable  # what switches and nodes report is shown escaped
+
     lines = [f"{report.cluster}: {'; '.join(report.sources) or 'nothing read'}; "
              f"{report.ports_matched} of {report.ports_checked} switch ports as designed"]
     for finding in report.findings:
-        lines += [f"{finding.rule}: {finding.message}", f"  fix: {finding.fix}",
-                  f"  seen by: {finding.evidence}"]
+        lines += [f"{finding.rule}: {printable(finding.message)}",
+                  f"  fix: {printable(finding.fix)}", f"  seen by: {finding.evidence}"]
         if finding.ranks:
             lines.append(f"  ranks sending through it: {_ranges(finding.ranks)}")
-    lines += [f"not read: {item}" for item in report.unread]
+    lines += [f"not read: {printable(item)}" for item in report.unread]
     if report.ok:
         lines.append("the cabling matches the design: no finding")
     elif report.findings:

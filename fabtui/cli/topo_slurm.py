@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from fabtui.cli.context import EXIT_FINDINGS, UserError, job_file_option, workspace
+from fabtui.errors import printable
 from fabtui.model.scheduler import SchedulerAudit
 
 _topology = click.option(
@@ -55,17 +56,23 @@ def generate(ctx: click.Context, as_yaml: bool, as_cabled: bool, output: Path | 
     click.echo(f"wrote {output}", err=True)
 
 
-def _report(ctx: click.Context, result: SchedulerAudit, as_json: bool) -> None:
+def _report(ctx: click.Context, result: SchedulerAudit, as_json: bool,
+            job: bool = False) -> None:
     if as_json:
         click.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
-        lines = [f"{result.source}: "
-                 f"{'agrees with the fabric' if result.agrees else 'differs from the fabric'}"]
-        for finding in result.findings:
-            lines += [f"{finding.rule}: {finding.message}", f"  fix: {finding.fix}"]
-        lines += [f"note: {note}" for note in result.notes]
+        if job:
+            verdict = "flagged" if result.findings else "nothing flagged"
+        else:
+            verdict = "agrees with the fabric" if result.agrees else \
+                "differs from the fabric" if result.findings else "cannot tell (see the notes)"
+        lines = [f"{result.source}: {verdict}"]
+        for finding in result.findings:  # names from a live file: shown escaped
+            lines += [f"{finding.rule}: {printable(finding.message)}",
+                      f"  fix: {printable(finding.fix)}"]
+        lines += [f"note: {printable(note)}" for note in result.notes]
         click.echo("\n".join(lines))
-    if result.findings:
+    if not result.agrees:
         ctx.exit(EXIT_FINDINGS)
 
 
@@ -116,4 +123,4 @@ def job(ctx: click.Context, ranks: Path | None, job_id: str | None, job_file: Pa
         placement = job_placement(ws, job_id, source=job_file)
         slots, source = list(placement.slots), f"job {job_id} ({placement.source})"
     _report(ctx, asyncio.run(ws.scheduler_job(slots, source, ranks=ranks, cabled=cabling,
-                                              topology=path)), as_json)
+                                              topology=path)), as_json, job=True)

@@ -36,7 +36,8 @@ class SchedulerAudit(BaseModel):
     source: str
     """What was audited: a file, `scontrol show topology`, a job."""
     agrees: bool
-    """The live tree groups the nodes exactly as the generated one does."""
+    """A live tree: it groups the nodes exactly as the generated one does (False with no
+    finding: the input could not tell, the notes say why). A job: nothing is flagged."""
     findings: list[SchedulerFinding] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     """What the audit could not judge, and why."""

@@ -80,13 +80,19 @@ def _ib_switch(graph: FabricGraph, description: str | None) -> str | None:
 
 
 def _ib_port(graph: FabricGraph, switch: str, number: int | None) -> str:
-    """The topology name of port `number` of an IB switch (`IB1/5` for 5); `port5` if the
-    design has no port with that number."""
+    """The topology name of port `number` of an IB switch: the designed port with that number
+    (`IB1/5` for 5), else a designed port's name with its number replaced (`IB1/30`), else
+    `port30`."""
+    pattern = None
     for key in graph.port_links:
         device, port = split_key(key)
         found = re.search(r"(\d+)$", port)
-        if device == switch and found and int(found.group(1)) == number:
-            return port
+        if device == switch and found:
+            if int(found.group(1)) == number:
+                return port
+            pattern = pattern or port
+    if pattern is not None and number is not None:
+        return re.sub(r"\d+$", str(number), pattern)
     return f"port{number}"
 
 
@@ -138,10 +144,11 @@ def with_ranks(graph: FabricGraph, finding: CablingFinding) -> CablingFinding:
     return finding.model_copy(update={"ranks": sorted(ranks)}) if ranks else finding
 
 
-def compare_cabling(graph: FabricGraph, heard: Iterable[Heard],
-                    read: set[str]) -> tuple[list[CablingFinding], int, int]:
+def compare_cabling(graph: FabricGraph, heard: Iterable[Heard], read: set[str],
+                    source: str = "lldp") -> tuple[list[CablingFinding], int, int]:
     """(findings, ports checked, ports matched) of the switch ports of `read` against the
-    design: see the module docstring for how differences become fixes."""
+    design: see the module docstring for how differences become fixes. `source` names the
+    reading in a finding about a port nothing was heard on (`lldp`, `ibnetdiscover`)."""
     design = {key: far for key in graph.port_links if device_of(key) in read
               and (far := graph.far_end(key)) is not None}
     at: dict[str, Heard] = {}
@@ -159,7 +166,7 @@ def compare_cabling(graph: FabricGraph, heard: Iterable[Heard],
         pair = frozenset((port, item.far))
         if pair in done:
             continue
-        home = graph.far_end(item.far) if item.far not in graph.switches else None
+        home = graph.far_end(item.far)
         other = wrong.get(home or "")
         if home and other is not None and other.far == design.get(port) and port < home:
             done |= {pair, frozenset((home, other.far))}
@@ -183,8 +190,9 @@ def compare_cabling(graph: FabricGraph, heard: Iterable[Heard],
             message=f"nothing is heard on {port}; the design cables {_nic_words(graph, far)} "
                     "there, and it is heard on no other port",
             fix=f"plug the cable of {_nic_words(graph, far)} into {port} (if it is plugged: "
-                "the link is dark; check both ends are up and send LLDP)",
-            evidence=f"lldp on {device_of(port)}"))
+                "the link is dark; check both ends are up" +
+                (" and send LLDP)" if source == "lldp" else ")"),
+            evidence=f"{source} on {device_of(port)}" if source == "lldp" else source))
     checked = len(set(design) | set(at))
     matched = sum(1 for port, item in at.items() if design.get(port) == item.far)
     return [with_ranks(graph, f) for f in findings], checked, matched
@@ -222,12 +230,18 @@ def _misplaced(graph: FabricGraph, port: str, item: Heard, designed: str | None,
             message=f"{port} hears {far_words}, a cable the design does not have",
             fix=f"remove the cable between {port} and {item.far}, or add it to the topology",
             evidence=item.evidence)
-    if home is None:
-        rule = "extra" if known else "unknown-peer"
-        what = "a port the design leaves empty" if known else "a device the design does not know"
+    if home is None and designed is not None and known:
+        # The far end sits on a spare port: the cable's other end was plugged elsewhere.
+        rule = "wrong-port" if device_of(item.far) == device_of(designed) else "wrong-leaf"
         return CablingFinding(
-            rule=rule, components=[port, item.far, *([designed] if designed else [])],
-            message=f"{port} hears {far_words} ({what}){instead}",
+            rule=rule, components=[port, item.far, designed],
+            message=f"{port} hears {far_words} (a port the design leaves empty){instead}",
+            fix=f"move the far end of the cable in {port} from {item.far} to {designed}",
+            evidence=item.evidence)
+    if home is None:
+        return CablingFinding(
+            rule="unknown-peer", components=[port, item.far, *([designed] if designed else [])],
+            message=f"{port} hears {far_words} (a device the design does not know){instead}",
             fix=f"re-cable {port} to {_nic_words(graph, designed or '?')} as designed; "
                 f"{item.far} belongs to no cable of the topology",
             evidence=item.evidence)

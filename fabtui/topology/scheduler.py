@@ -14,6 +14,7 @@ them one switch of the next level, and a root joins those when there are several
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -26,7 +27,9 @@ from fabtui.topology.pairing import gpu_map
 from fabtui.topology.ranks import RankSlot
 
 YAML_SINCE = "25.05"
-"""The first Slurm release that reads topology.yaml (topology.yaml(5), dated May 2025)."""
+"""The first Slurm release that reads topology.yaml: its release notes' highlight "Support for
+defining multiple topologies" (SchedMD/slurm RELEASE_NOTES, 25.05; topology.yaml(5) is dated
+March-May 2025). 22.05 to 24.11 read topology.conf only."""
 
 
 class SchedulerTopologyError(ValueError):
@@ -182,8 +185,9 @@ def audit_tree(graph: FabricGraph, live: SlurmTopologyOutput,
         for node in nodes:
             placed.setdefault(node, []).append(switch)
     findings: list[SchedulerFinding] = []
+    unreadable = [s.name for s in live.switches if s.nodes and not s.node_names]
     unplaced = [n for n in group_of if n not in placed]
-    if unplaced:
+    if unplaced and not unreadable:  # a list that did not expand may hold them: cannot tell
         findings.append(SchedulerFinding(
             rule="unplaced", nodes=unplaced,
             message=f"{fold(unplaced)} under no leaf switch of the live topology: Slurm "
@@ -239,7 +243,7 @@ def audit_tree(graph: FabricGraph, live: SlurmTopologyOutput,
             fix=f"add a switch above them: SwitchName=fabric Switches={fold(roots)}"))
     if nic_switch is not None:
         findings += _cabling(graph, nic_switch, group_of, want)
-    agrees = not findings and {frozenset(n) for n in leaves.values()} == \
+    agrees = not findings and not unreadable and {frozenset(n) for n in leaves.values()} == \
         {frozenset(s.nodes) for s in want.values()}
     return agrees, findings
 
@@ -265,8 +269,9 @@ def _cabling(graph: FabricGraph, nic_switch: Mapping[tuple[str, str], str],
         message=f"{node}: {'; '.join(said)}. Slurm (from the design) places {node} with "
                 f"{group_of[node]} ({fold(want[group_of[node]].fabric)}): the traffic of those "
                 "rails crosses the spines (or stops) until it is re-cabled",
-        fix=f"re-cable {node} (`fabtui topo cabling --node {node}` says how), or drain it "
-            f"until then: scontrol update nodename={node} state=drain reason=\"miscabled\"")
+        fix=f"re-cable {node} (`fabtui topo cabling --node {shlex.quote(node)}` says how), or "
+            f"drain it until then: scontrol update nodename={shlex.quote(node)} state=drain "
+            "reason=miscabled")
         for node, said in wrong.items()]
 
 

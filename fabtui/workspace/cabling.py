@@ -87,7 +87,8 @@ async def read_cabling(graph: FabricGraph, runner: ProbeRunner, catalog: Mapping
             else:
                 unread.append(f"{result.target}: {result.error or 'no LLDP table'}")
         sources.append(f"lldp on {len(read)} switches")
-    findings, checked, matched = compare_cabling(graph, heard, read)
+    findings, checked, matched = compare_cabling(
+        graph, heard, read, "ibnetdiscover" if infiniband else "lldp")
     if wanted:
         findings = [f for f in findings
                     if any(c.split(":")[0] in wanted for c in f.components)]

@@ -56,8 +56,8 @@ if TYPE_CHECKING:
     from fabtui.model.events import Event
     from fabtui.model.probe import ProbeDef, ProbeResult
     from fabtui.model.runbook import Runbook, SessionInfo
-    from fabtui.model.slowjob import SlowJobReport
     from fabtui.model.scheduler import SchedulerAudit
+    from fabtui.model.slowjob import SlowJobReport
     from fabtui.model.topology import Topology
     from fabtui.model.triage import Suspect, TriageReport
     from fabtui.probes.runner import ProbeRunner, Transports

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from fabtui.errors import InputError, Problem, RequestError
+from fabtui.hostlist import fold
 from fabtui.model.element import device_of, split_key
 from fabtui.model.scheduler import SchedulerAudit
 from fabtui.topology.scheduler import (
@@ -51,6 +52,11 @@ def generate(graph: FabricGraph, fmt: str, header: str,
         tree = scheduler_tree(graph, leaves)
     except SchedulerTopologyError as exc:
         raise RequestError(str(exc)) from None
+    placed = {node for switch in tree for node in switch.nodes}
+    left = [node for node in graph.nodes if node not in placed]
+    if left:  # Slurm places them with no regard to the fabric: say so where the file is read
+        header += (f"\nLeft out, cabled to no switch{' as heard' if leaves else ''}: "
+                   f"{fold(left)}")
     if fmt == "yaml":
         return topology_yaml(tree, graph.topology.cluster.name, header)
     return topology_conf(tree, header)
@@ -74,6 +80,9 @@ def audit(graph: FabricGraph, text: str, source: str,
     except SchedulerTopologyError as exc:
         raise RequestError(str(exc)) from None
     notes = [f"{source}: {w}" for w in live.warnings]
+    if any(s.nodes and not s.node_names for s in live.switches):
+        notes.append("a node list did not expand: which nodes are under no switch cannot be "
+                     "told, and the tree is not said to agree")
     if nics is None:
         notes.append("the cabling was not read (--cabling): judged against the design only")
     return SchedulerAudit(source=f"{source} ({live.source})", agrees=agrees,
@@ -89,5 +98,4 @@ def job_locality(graph: FabricGraph, slots: Sequence[RankSlot], source: str,
         "GPU indexes, or it runs on one node): not judged"]
     if nics is None:
         notes.append("the cabling was not read (--cabling): rails placed as designed")
-    return SchedulerAudit(source=source, agrees=assumed and not findings, findings=findings,
-                          notes=notes)
+    return SchedulerAudit(source=source, agrees=not findings, findings=findings, notes=notes)

@@ -109,6 +109,8 @@ def facts(graph: FabricGraph, readings: Mapping[str, Mapping[str, Any]]) -> dict
                 usable = [g["index"] for g in data.get("gids", []) if g.get("dev") == nic
                           and str(g.get("version") or "").lower() == "v2" and g.get("ipv4")]
                 put(target, "roce_v2_ipv4_gid_index", ",".join(str(i) for i in usable))
+            elif probe == "nic.mlxlink":
+                put(target, "optic", (data.get("module") or {}).get("vendor_part_number"))
             elif probe == "nic.ethtool_info":
                 put(target, "driver", data.get("version"))
             elif probe == "host.nccl_conf":

@@ -129,9 +129,11 @@ def _check_devices(graph: FabricGraph, devices: list[str]) -> None:
 
 FLEET_PLAN: list[tuple[str, str, str | None]] = [
     ("nic.ibv_devinfo", "nic", None), ("nic.ethtool_info", "nic", None),
+    ("nic.mlxlink", "nic", None),
     ("gpu.smi_q", "node", None), ("switch.version", "switch", None),
     ("switch.dom_all", "switch", None)]
-"""What the fleet check reads: firmware, driver, GPU driver and CUDA, switch OS, optics."""
+"""What the fleet check reads: firmware, driver, the NIC's optic (mlxlink's module), GPU driver
+and CUDA, switch OS, the leaves' optics."""
 
 
 async def fleet_check(ws: Workspace, graph: FabricGraph,

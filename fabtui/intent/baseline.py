@@ -127,6 +127,13 @@ def facts(graph: FabricGraph, readings: Mapping[str, Mapping[str, Any]]) -> dict
                 put(target, "model", data.get("model"))
             elif probe == "switch.running_config":
                 _config_db(target, data.get("tables", {}), put)
+            elif probe == "switch.running_config_eos":
+                for section, lines in data.get("sections", {}).items():
+                    where = f"{target}:{section.split()[1]}" \
+                        if section.startswith("interface ") else target
+                    for line in lines:
+                        put(where, f"config {section + ' / ' if section else ''}{line}",
+                            "present")
             elif probe == "switch.dom_all":
                 for port, module in data.get("interfaces", {}).items():
                     put(f"{target}:{port}", "optic", module.get("part_number"))

@@ -90,8 +90,8 @@ def test_verdicts_of_the_check() -> None:
 def test_healthy_fleet_has_no_finding_and_reads_every_class() -> None:
     report = _fleet("healthy")
     assert report.findings == [] and report.unread == []
-    # 64 NICs x (firmware, driver), 8 nodes' GPUs, 10 switches' OS, 8 leaves x 16 optics
-    assert report.checked == 64 * 2 + 8 + 10 + 8 * 16
+    # 64 NICs x (firmware, driver, optic), 8 nodes' GPUs, 10 switches' OS, 8 leaves x 16 optics
+    assert report.checked == 64 * 3 + 8 + 10 + 8 * 16
     assert {n.cls for n in report.notes} == {"driver-firmware", "switch-os"}
 
 

@@ -109,6 +109,8 @@ def facts(graph: FabricGraph, readings: Mapping[str, Mapping[str, Any]]) -> dict
                 usable = [g["index"] for g in data.get("gids", []) if g.get("dev") == nic
                           and str(g.get("version") or "").lower() == "v2" and g.get("ipv4")]
                 put(target, "roce_v2_ipv4_gid_index", ",".join(str(i) for i in usable))
+            elif probe == "nic.mlxlink":
+                put(target, "optic", (data.get("module") or {}).get("vendor_part_number"))
             elif probe == "nic.ethtool_info":
                 put(target, "driver", data.get("version"))
             elif probe == "host.nccl_conf":
@@ -125,6 +127,13 @@ def facts(graph: FabricGraph, readings: Mapping[str, Mapping[str, Any]]) -> dict
                 put(target, "model", data.get("model"))
             elif probe == "switch.running_config":
                 _config_db(target, data.get("tables", {}), put)
+            elif probe == "switch.running_config_eos":
+                for section, lines in data.get("sections", {}).items():
+                    where = f"{target}:{section.split()[1]}" \
+                        if section.startswith("interface ") else target
+                    for line in lines:
+                        put(where, f"config {section + ' / ' if section else ''}{line}",
+                            "present")
             elif probe == "switch.dom_all":
                 for port, module in data.get("interfaces", {}).items():
                     put(f"{target}:{port}", "optic", module.get("part_number"))

@@ -7,14 +7,17 @@ this module runs nothing: the workspace reads (`fabtui.workspace.intent`), this 
 - a SONiC switch: its running CONFIG_DB (`switch.running_config`) against the scenario's
   rendered `sonic-qos.json`, table by table, key by key, field by field (a key or field the
   intent does not name is not judged); fix `sonic-db-cli CONFIG_DB HSET 'TABLE|KEY' ...`;
+- an EOS switch: its `show running-config` (`switch.running_config_eos`) against the rendered
+  `eos-qos.cfg`, line by line in each section (lines the intent does not write are not
+  judged); fix the configure-mode lines;
 - a host NIC: trust and PFC (`nic.qos`), DCQCN and CNP marking (`nic.dcqcn`), the RoCE active
   MTU and firmware (`nic.ibv_devinfo`) and where the RoCE v2 IPv4 GID sits (`nic.show_gids`),
   against roce-qos.toml and fleet.toml, the values the host script is rendered from;
 - a host: /etc/nccl.conf (`host.nccl_conf`) against the rendered `nccl.conf`, by meaning:
   `NCCL_IB_HCA` as the set of NICs it selects (unset selects them all).
 
-A device whose kind has no reader (an EOS or NVUE switch here) or whose read failed is listed as
-not read, never as clean.
+A device whose kind has no reader (an NVUE switch here) or whose read failed is listed as not
+read, never as clean.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ Readings = Mapping[str, Mapping[str, Any]]
 
 HOST_NIC_PROBES = ("nic.qos", "nic.dcqcn", "nic.ibv_devinfo", "nic.show_gids")
 HOST_PROBES = ("host.nccl_conf",)
-SWITCH_PROBES = {"sonic": ("switch.running_config",)}
+SWITCH_PROBES = {"sonic": ("switch.running_config",), "eos": ("switch.running_config_eos",)}
 """The probes drift reads, by target kind (switches: by flavor)."""
 
 
@@ -119,6 +122,9 @@ def _switch(scenario: Scenario, graph: FabricGraph, device: str, readings: Readi
                                       f"`fabtui config render {scenario.name} --device "
                                       f"{device}` by hand"))
         return
+    if flavor == "eos":
+        _eos(scenario, graph, device, readings, report)
+        return
     running = _reading(readings, device, "switch.running_config", report)
     if running is None:
         return
@@ -148,6 +154,51 @@ def _switch(scenario: Scenario, graph: FabricGraph, device: str, readings: Readi
                     device, comp, f"{ref} {name}", have.get(name, "unset"), str(value),
                     f"sudo sonic-db-cli CONFIG_DB HSET {shlex.quote(ref)} {name} "
                     f"{shlex.quote(str(value))}", why))
+
+
+def _eos(scenario: Scenario, graph: FabricGraph, device: str, readings: Readings,
+         report: DriftReport) -> None:
+    """An EOS switch: every line of the rendered `eos-qos.cfg`, in its section, must be in the
+    running configuration (lines the intent does not write are not judged)."""
+    from fabtui.parsers import eos_running_config
+
+    running = _reading(readings, device, "switch.running_config_eos", report)
+    rendered = next((r for r in render_device(scenario, graph, device)
+                     if r.name.endswith(".cfg")), None)
+    if running is None or rendered is None:
+        return
+    intended = eos_running_config.parse(rendered.text).sections
+    have: dict[str, list[str]] = running.get("sections", {})
+    why = f"{rendered.template}, scenario {scenario.name}"
+    for section, lines in intended.items():
+        present = have.get(section)
+        component = f"{device}:{section.split()[1]}" if section.startswith("interface ") \
+            else device
+        for line in lines:
+            if present is not None and line in present:
+                continue
+            closest = _closest(line, present or [])
+            steps = ([section] if section else []) + line.split(" / ")
+            report.lines.append(DriftLine(
+                device, component, f"{section + ': ' if section else ''}{line}",
+                closest or ("no such section" if present is None else "absent"), line,
+                "configure; " + "; ".join(steps) + "; end; write memory", why))
+
+
+def _closest(line: str, present: list[str]) -> str | None:
+    """The running line sharing the longest run of leading words (two at least) with `line`:
+    what is configured in its place."""
+    words = line.split()
+    best, score = None, 1
+    for other in present:
+        common = 0
+        for a, b in zip(words, other.split(), strict=False):
+            if a != b:
+                break
+            common += 1
+        if common > score:
+            best, score = other, common
+    return best
 
 
 def _switch_component(device: str, table: str, key: str) -> str:

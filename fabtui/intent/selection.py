@@ -221,6 +221,12 @@ def combinations(graph: FabricGraph, readings: Mapping[str, Mapping[str, Any]],
             if firmware:
                 combos.append(Combination("nic-firmware", target,
                                           {"nic": model, "firmware": firmware}))
+            optic = readings.get(target, {}).get("nic.mlxlink")
+            if optic is not None and not isinstance(optic, Unreadable):
+                part = (optic.get("module") or {}).get("vendor_part_number")
+                if part:
+                    combos.append(Combination("optics", target, {"part": part,
+                                                                 "device": "NIC"}))
             if info is not None and info.get("version") and firmware:
                 combos.append(Combination("driver-firmware", target,
                                           {"driver": info["version"], "nic": model,

@@ -74,6 +74,9 @@ SIGNATURES: tuple[Signature, ...] = (
          r"\|\s*Diagnostic\s+\|\s*Result\s+\||[|+]-{3,}\s+(?:Deployment|Metadata|Hardware|"
          r"Integration|Stress)\s+-|Successfully ran diagnostic|dcgmi\s+diag|"
          r"DCGM (?:GPU )?Diagnostic|\|\s*(?:Pass|Fail|Skip|Warn) - (?:All|GPU)"),
+    _sig("eos-running-config", "eos_running_config",
+         "Arista EOS show running-config: commands by section, nested lines with parents",
+         r"(?m)^! (?:Command: show running-config|device: )"),
     _sig("ethtool-info", "ethtool_info",
          "ethtool -i NETDEV: driver, driver version (OFED/DOCA or kernel), firmware, PSID",
          r"(?m)^driver: \S"),

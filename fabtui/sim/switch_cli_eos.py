@@ -18,6 +18,8 @@ from fabtui.sim.core import (
     BIAS_LOW_ALARM,
     BIAS_LOW_WARNING,
     FRAME,
+    PFCWD_DETECTION_S,
+    PFCWD_RESTORATION_S,
     RX_HIGH_ALARM,
     RX_HIGH_WARNING,
     RX_LOW_ALARM,
@@ -71,6 +73,8 @@ def reply(sim: Sim, switch: Switch, words: list[str], t: float) -> Reply:
         return lldp_neighbors(sim, switch, t), False
     if args[:1] == ["version"]:
         return switch_version(sim, switch, t), False
+    if args == ["running-config"]:
+        return eos_running_config(sim, switch, t), False
     return _eos_invalid(words, 1), True
 
 
@@ -207,3 +211,37 @@ def switch_version(sim: Sim, switch: Switch, t: float) -> str:
     version = misconfig.setting(sim, switch.name, "os_version", t) or misconfig.EOS_VERSION
     return ("Arista DCS-7800R3-36P-LC\nHardware version: 11.00\n\n"
             f"Software image version: {version}\nArchitecture: x86_64\n")
+
+
+def eos_running_config(sim: Sim, switch: Switch, t: float) -> str:
+    """`show running-config`: the header, hostname and the spine's lossless QoS in EOS's layout
+    (tests/fixtures/eos-running-config), from its settings (`misconfig.setting`: lossless
+    priorities, DSCP map, ECN thresholds; PFC watchdog as the sim's): what a drift check
+    compares with the rendered `eos-qos.cfg`."""
+    name = switch.name
+    version = misconfig.setting(sim, name, "os_version", t) or misconfig.EOS_VERSION
+    rdma, cnp = misconfig.setting(sim, name, "dscp_rdma", t), misconfig.setting(sim, name,
+                                                                                "dscp_cnp", t)
+    lossless = [int(p) for p in misconfig.setting(sim, name, "pfc", t) or []]
+    marks = misconfig.setting(sim, name, "ecn", t) != "ecn_none"
+    low, high = misconfig.setting(sim, name, "ecn_min_kb", t), misconfig.setting(
+        sim, name, "ecn_max_kb", t)
+    chance = misconfig.setting(sim, name, "ecn_probability", t)
+    out = ["! Command: show running-config",
+           f"! device: {name} (DCS-7800R3-36P-LC, EOS-{version})", "!",
+           "service routing protocols model multi-agent", "!", f"hostname {name}", "!",
+           f"qos map dscp {rdma} to traffic-class 3", f"qos map dscp {cnp} to traffic-class 6",
+           "!", f"priority-flow-control pause watchdog default timeout "
+                f"{PFCWD_DETECTION_S:g}",
+           f"priority-flow-control pause watchdog default recovery-time "
+           f"{PFCWD_RESTORATION_S:g}", "priority-flow-control pause watchdog action drop"]
+    for port in ports(sim, name):
+        out += ["!", f"interface {port}", f"   mtu {switch.mtu or 9216}", "   no switchport",
+                "   qos trust dscp", "   priority-flow-control on"]
+        out += [f"   priority-flow-control priority {p} no-drop" for p in lossless]
+        out.append("   tx-queue 3")
+        if marks:
+            out.append(f"      random-detect ecn minimum-threshold {low} kbytes "
+                       f"maximum-threshold {high} kbytes max-mark-probability {chance}")
+    out += ["!", "ip routing", "!", "end"]
+    return "\n".join(out) + "\n"

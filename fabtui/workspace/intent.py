@@ -1,7 +1,8 @@
 """Configuration intent joined to the workspace's fabric: render a scenario for the configured
-topology's devices, read the running configuration through the probes and compare it
-(`Workspace.render_configs`, `Workspace.drift` are the doors). Runs read-only probes; writes
-nothing."""
+topology's devices, read what the devices run through the probes and compare it with the
+intent (drift), the selection database (the fleet check) or a recorded baseline
+(`Workspace.render_configs`, `drift`, `fleet_check`, `record_baseline`, `since_baseline` are the
+doors). Runs read-only probes; writes only the baseline store (`record_baseline`)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from fabtui.topology.graph import FabricGraph
 
 
-class Workspace(Protocol):
+class ProbeSweeper(Protocol):
     """What these functions use of `fabtui.workspace.core.Workspace` (named here, not
     imported: the workspace imports this module)."""
 
@@ -69,7 +70,7 @@ def _targets(graph: FabricGraph, devices: list[str], kind: str,
             (flavor is None or str(graph.switches[d].flavor) == flavor)]
 
 
-async def read_running(ws: Workspace, graph: FabricGraph, devices: list[str],
+async def read_running(ws: ProbeSweeper, graph: FabricGraph, devices: list[str],
                        plan: list[tuple[str, str, str | None]]) -> dict[str, dict[str, Any]]:
     """Run each (probe, target kind, switch flavor) of `plan` on its targets among `devices`:
     target -> probe -> the parsed output, or `Unreadable` when it failed. Sweeps one probe at a
@@ -106,7 +107,7 @@ def drift_plan(graph: FabricGraph) -> list[tuple[str, str, str | None]]:
     return plan
 
 
-async def drift(ws: Workspace, graph: FabricGraph, scenario: str | None,
+async def drift(ws: ProbeSweeper, graph: FabricGraph, scenario: str | None,
                 devices: list[str] | None) -> DriftReport:
     """The running configuration of `devices` (default: all) against `scenario` (default:
     `default_scenario`): read through the probes, compared by `fabtui.intent.drift`."""
@@ -129,12 +130,14 @@ def _check_devices(graph: FabricGraph, devices: list[str]) -> None:
 
 FLEET_PLAN: list[tuple[str, str, str | None]] = [
     ("nic.ibv_devinfo", "nic", None), ("nic.ethtool_info", "nic", None),
+    ("nic.mlxlink", "nic", None),
     ("gpu.smi_q", "node", None), ("switch.version", "switch", None),
     ("switch.dom_all", "switch", None)]
-"""What the fleet check reads: firmware, driver, GPU driver and CUDA, switch OS, optics."""
+"""What the fleet check reads: firmware, driver, the NIC's optic (mlxlink's module), GPU driver
+and CUDA, switch OS, the leaves' optics."""
 
 
-async def fleet_check(ws: Workspace, graph: FabricGraph,
+async def fleet_check(ws: ProbeSweeper, graph: FabricGraph,
                       devices: list[str] | None) -> FleetReport:
     """What every node and switch (or `devices`) runs, against the selection database
     (`configs/selection/`): each combination outside the matrix, with its source."""
@@ -162,7 +165,7 @@ def _union(*plans: list[tuple[str, str, str | None]]) -> list[tuple[str, str, st
     return list(seen.values())
 
 
-async def record_baseline(ws: Workspace, graph: FabricGraph, data_dir: Path, name: str,
+async def record_baseline(ws: ProbeSweeper, graph: FabricGraph, data_dir: Path, name: str,
                           scenario: str | None) -> tuple[Baseline, DriftReport, FleetReport]:
     """Read every device once (drift's and the fleet check's probes), judge it, and store its
     versions and settings as baseline `name` in `data_dir` (good when drift and the fleet
@@ -194,7 +197,7 @@ async def record_baseline(ws: Workspace, graph: FabricGraph, data_dir: Path, nam
     return baseline, drifted, fleet
 
 
-async def since_baseline(ws: Workspace, graph: FabricGraph, data_dir: Path, name: str | None,
+async def since_baseline(ws: ProbeSweeper, graph: FabricGraph, data_dir: Path, name: str | None,
                          scope_nodes: list[str] | None) -> tuple[Baseline, list[Change]]:
     """What changed since baseline `name` (None: the newest good one), read now; narrowed to
     the components a job on `scope_nodes` uses when given. Raises `RequestError` when there

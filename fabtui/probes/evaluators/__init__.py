@@ -6,6 +6,7 @@
 from fabtui.probes.evaluators import (
     buffer_profiles,
     dcgmi_diag,
+    eos_running_config,
     ethtool_info,
     ethtool_stats,
     fec_stats,
@@ -46,6 +47,7 @@ from fabtui.probes.evaluators import (
 __all__ = [
     "buffer_profiles",
     "dcgmi_diag",
+    "eos_running_config",
     "ethtool_info",
     "ethtool_stats",
     "fec_stats",

@@ -94,6 +94,8 @@ async def test_from_triage_to_the_optic_its_runbook_the_fabric_and_a_case() -> N
         (request,) = app.requests
         assert isinstance(request, OpenRunbook) and request.runbook == "optic-replacement"
         assert OPTIC in request.why
+        # the optic sits in an uplink cable: the runbook starts at its leaf end
+        assert request.inputs["port"] == "leaf-g00-r3:Ethernet64"
 
         await pilot.press("f")
         await until(pilot, lambda: any(c.id.startswith("slow-4242-")

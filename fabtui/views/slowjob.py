@@ -187,6 +187,24 @@ def mark_keys(fabric: FabricMap, report: SlowJobReport, limit: int = 32) -> list
     return keys[:limit]
 
 
+def place_of(fabric: FabricMap, element: str) -> Place:
+    """Where an element of a chain is, as runbook inputs name it. An optic on a switch-to-switch
+    cable has no host cell: its place is the ports its cable plugs into (the leaf's first,
+    where the optic-replacement runbook starts)."""
+    place = Place.of_element(fabric, element) if element in fabric.kinds else \
+        Place(element=element)
+    if place.port is None:
+        ports = sorted((k for k in fabric.kinds if fabric.optic_of(k) == element),
+                       key=lambda k: (not k.startswith("leaf"), k))
+        if ports:
+            leaf = ports[0].partition(":")[0]
+            return Place(node=place.node, nic=place.nic, port=ports[0],
+                         leaf=leaf if fabric.kinds.get(leaf) is not None and
+                         leaf.startswith("leaf") else place.leaf,
+                         optic=element, element=element)
+    return place
+
+
 def runbook_choice(library: Library, fabric: FabricMap, report: SlowJobReport,
                    episode: int = 0) -> RunbookChoice | None:
     """The runbook for the deepest confirmed element of an episode, its inputs filled from
@@ -196,8 +214,7 @@ def runbook_choice(library: Library, fabric: FabricMap, report: SlowJobReport,
     book = library.get(name) if name else None
     if book is None or deepest is None:
         return None
-    element = deepest.element
-    place = Place.of_element(fabric, element) if element in fabric.kinds else \
-        Place(element=element)
+    place = place_of(fabric, deepest.element)
     return RunbookChoice(name or "", book.title, fill_inputs(book, place),
-                         f"slow job {report.job}: {deepest.layer} {element} — {deepest.claim}")
+                         f"slow job {report.job}: {deepest.layer} {deepest.element} — "
+                         f"{deepest.claim}")

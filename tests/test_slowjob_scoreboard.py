@@ -73,6 +73,7 @@ def test_the_spine_optic_chain_walks_every_layer(scores: list[Score]) -> None:
     port = chain.hops[3]
     assert port.element == "spine-01:Ethernet13/1"
     assert any(e.startswith("FEC uncorrectable") for e in port.evidence)
+    assert "pre-FEC BER 1.3e-03 is past the catalog's fail limit (1e-05)" in port.evidence
     assert port.probe is not None and port.probe.command == \
         "fabtui probe run switch.fec --target spine-01"
     assert chain.hops[4].probe is not None and chain.hops[4].probe.runbook == "optic-replacement"

@@ -32,6 +32,11 @@ def test_on_the_demo_a_slow_host_reads_not_the_fabric(run: Callable[..., Result]
     assert "NOT THE FABRIC: host (node006)" in out
     assert "ranks 40-47 reach the collectives late" in out
     assert "> fabtui probe run logs.dmesg --target node006 (runbook slow-node)" in out
+    line, marks = out.splitlines()[1:3]  # the step time drawn, the episode marked under it
+    assert line.startswith("  step time 4.00-") and "▁" in line and "█" in line
+    assert marks.strip() and set(marks.strip()) == {"^"}
+    first = marks.index("^")  # the marks start where the bars rise
+    assert line[first] != "▁" and line[first - 1] == "▁"
 
 
 def test_json_follows_the_documented_schema(run: Callable[..., Result], config: Path) -> None:
@@ -115,3 +120,15 @@ def test_a_trainer_that_logs_on_its_last_rank_only_still_reaches_the_optic() -> 
     assert report.ranks == 1
     assert [(c.verdict.kind, c.verdict.element) for c in report.chains] == \
         [("fabric", "MT24000014")]
+
+
+def test_values_in_probe_commands_are_quoted_for_a_shell() -> None:
+    import shlex
+
+    from fabtui.triage.slowjob import probes
+
+    probe = probes.port_dom("leaf 1:Ethernet$(reboot)")
+    assert shlex.split(probe.command)[-1] == "leaf 1:Ethernet$(reboot)"
+    pair = probes.rail_pair(["node;1", "node2"], "mlx5_3")
+    words = shlex.split(pair.command)
+    assert "hosts=node;1:8,node2:8" in words and "nccl_env=NCCL_IB_HCA=mlx5_3" in words

@@ -96,6 +96,7 @@ FABRIC_METRICS: dict[str, str] = {
     "pause_tx_per_s": "PFC pause frames sent per second",
     "util": "transmit rate as a share of the line rate (0-1)",
     "link_up": "1 while the link is up, 0 while down",
+    "speed_gbps": "the speed the link trained at (Gb/s; node_exporter's speed, ibstat's rate)",
     "ecn_marked_per_s": "packets ECN-marked per second (switch port, lossless queues)",
     "cnp_per_s": "congestion notification packets handled per second (NIC, DCQCN)",
     "out_of_sequence_per_s": "RoCE out-of-sequence packets per second (NIC)",
@@ -129,6 +130,12 @@ class SlowJobInputs(_Strict):
     sources: list[str] = Field(default_factory=list)
     """Where the series came from (files, a Prometheus URL, the demo's seed)."""
     warnings: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _window(self) -> SlowJobInputs:
+        if self.end < self.start:
+            raise ValueError(f"the window ends ({self.end}) before it starts ({self.start})")
+        return self
 
 
 EpisodeKind = Literal["slow", "jitter"]

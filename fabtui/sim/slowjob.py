@@ -27,6 +27,9 @@ all ranks (`ep`). A step is compute, then the dp all_reduce, then the ep alltoal
   has them; lost frames cost the flows through it 1 / (1 + loss x 32) of their pace (RoCE
   go-back-N, `GO_BACK_N_FRAMES`); a host link slows its rail's dp communicator and the ep
   alltoall, an uplink only what crosses the spines.
+- `link-speed` on a NIC: while the fault lasts, both ends report the slower speed and the flows
+  through it (its rail's dp all_reduce, the ep alltoall) run at that share of their pace (a
+  ring runs at its slowest link).
 - `uplink-down`: the link is down; what crosses the spines through that leaf squeezes through
   the rest (the sim's uplink share).
 - `NCCL_PXN_DISABLE=1` (the workload's `nccl_env`, or a `misconfig` fault's `nccl_env`): the
@@ -68,7 +71,7 @@ INTERFERENCE_PACE = 0.7
 """What crosses a leaf another tenant fills keeps this share of its pace (the sim's busbw)."""
 _LINK_FAULTS = (FaultKind.OPTIC_DEGRADING, FaultKind.DIRTY_CONNECTOR, FaultKind.LINK_FLAP,
                 FaultKind.UPLINK_DOWN)
-_MODELLED = (*_LINK_FAULTS, FaultKind.SLOW_NODE, FaultKind.INPUT_STALL,
+_MODELLED = (*_LINK_FAULTS, FaultKind.LINK_SPEED, FaultKind.SLOW_NODE, FaultKind.INPUT_STALL,
              FaultKind.INTERFERENCE, FaultKind.MISCONFIG)
 
 
@@ -168,6 +171,7 @@ class _Builder:
         self.put(key, "fec_corrected_per_s", fec.corrected_codewords * np.exp(self.noise(0.02)))
         self.put(key, "fec_uncorrectable_per_s", np.zeros(self.n))
         self.put(key, "link_up", np.ones(self.n))
+        self.put(key, "speed_gbps", np.full(self.n, float(self.sim.graph.link_speed(link) or 400)))
         self.put(key, "util", np.clip(util * (1 + self.noise(0.02)), 0, 1))
         self.put(key, "pause_share_rx", np.abs(self.noise(0.002)))
         self.put(key, "pause_share_tx", np.abs(self.noise(0.002)))
@@ -293,6 +297,17 @@ def play_slow_job(sim: Sim, *, resolution: float = 15.0, start: float = 0.0,
                 for key in b.cable(u):
                     if b.fabric[key]["link_up"].min() > 0:
                         b.fabric[key]["util"] = np.clip(b.fabric[key]["util"] / share, 0, 1)
+    for fault in sim.faults:  # a link that came up slower, while the fault lasts
+        if fault.kind is not FaultKind.LINK_SPEED or fault.link not in b.host_links:
+            continue
+        active = _active(fault, ts)
+        nominal = float(graph.link_speed(fault.link) or 400)
+        slower = float(fault.spec.params.get("speed_gbps", nominal))
+        for key in b.cable(fault.link):
+            b.fabric[key]["speed_gbps"] = np.where(active, slower, nominal)
+        pace = np.where(active, min(1.0, slower / nominal), 1.0)
+        dp_pace[b.host_links[fault.link][2]] *= pace
+        ep_pace *= pace
     worst_cross = np.min(np.vstack(list(cross_pace.values())), axis=0) if cross_pace else \
         np.ones(n)
     ep_time = ep_s * ((1 - cross) + cross / (ECMP_SHARE * worst_cross)) / ep_pace

@@ -85,6 +85,9 @@ def plants(sim: Sim) -> list[Plant]:
                 str(value.get("NCCL_PXN_DISABLE")) == "1":
             plant = Plant("not the fabric", "application", frozenset(), start, end,
                           "misconfig NCCL_PXN_DISABLE=1")
+        elif fault.kind is FaultKind.LINK_SPEED and fault.link is not None:
+            link = sim.topology.links[fault.link]
+            plant = Plant("fabric", None, frozenset({link.a, link.b}), start, end, label)
         elif fault.kind is FaultKind.INTERFERENCE and fault.switch:
             plant = Plant("fabric", None, frozenset({fault.switch}), start, end, label)
         elif fault.kind in (FaultKind.UPLINK_DOWN, FaultKind.OPTIC_DEGRADING) and \

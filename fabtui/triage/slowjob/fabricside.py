@@ -10,6 +10,7 @@ ends the chain:
 2. **the light or the bits** (receive power, pre-FEC BER, FEC corrected / uncorrectable): the
    link whose ends moved most, then its optic; the end whose receiver degrades names the far
    end's transmitter or the fibre between;
+   then **a link that trained slower** (`speed_gbps`): its NIC end;
 3. **congestion concentrated on one leaf** (pause, ECN marks, CNPs, out-of-sequence): that leaf,
    when its sibling leaves stay quiet (fabric symmetry); if the job's own load on the leaf did
    not grow, the traffic that fills it is not the job's;
@@ -41,13 +42,27 @@ from fabtui.triage.slowjob.moves import Move, move, moves
 from fabtui.triage.slowjob.reach import Port, Reach
 
 DOWN = frozenset({"link_up"})
+SLOWER = frozenset({"speed_gbps"})
 PHYSICAL = frozenset({"fec_uncorrectable_per_s", "fec_corrected_per_s", "pre_fec_ber",
                       "rx_power_dbm"})
 CONGESTION = frozenset({"pause_share_rx", "pause_share_tx", "pause_rx_per_s", "pause_tx_per_s",
                         "ecn_marked_per_s", "cnp_per_s", "out_of_sequence_per_s"})
-ALL = DOWN | PHYSICAL | CONGESTION
+ALL = DOWN | SLOWER | PHYSICAL | CONGESTION
 SPREAD_SHARE = 0.75
 """Evidence on this share of the leaves is the whole fabric, not one leaf."""
+PAUSE_WARN, PAUSE_FAIL = 0.1, 0.5
+"""The catalog's limits on a port's pause share (`switch.pfc`, docs/thresholds.md section 3)."""
+BER_WARN, BER_FAIL = 1e-6, 1e-5
+"""The catalog's limits on pre-FEC BER (`switch.fec` `fec_pre_ber`, `nic.ethtool`)."""
+
+
+def _against(value: float, warn: float, fail: float, what: str) -> str | None:
+    """`what` against the catalog's limits, or None below its warn limit."""
+    if value >= fail:
+        return f"{what} is past the catalog's fail limit ({fail:g})"
+    if value >= warn:
+        return f"{what} is past the catalog's warn limit ({warn:g})"
+    return None
 
 Mask = npt.NDArray[np.bool_]
 
@@ -204,10 +219,12 @@ def _physical(items: list[Moved], reach: Reach, comm: bool) -> tuple[list[Hop], 
     for end in ends:
         switch = end.port.switch or device_of(end.port.key)
         found = end.of(PHYSICAL)
+        ber = next((m.during for m in found if m.metric == "pre_fec_ber"), 0.0)
+        limit = _against(ber, BER_WARN, BER_FAIL, f"pre-FEC BER {ber:.1e}")
         hops.append(Hop(
             layer=_port_layer(end.port), element=end.port.key,
             claim=f"{end.port.key} receives with errors at the same moments",
-            evidence=[words.moved(m) for m in found[:4]],
+            evidence=[words.moved(m) for m in found[:4]] + ([limit] if limit else []),
             confidence=_confidence(end.z, comm=comm),
             probe=probes.port_fec(switch) if end.port.layer != "nic" else
             probes.nic_link(end.port.key)))
@@ -238,6 +255,29 @@ def _physical(items: list[Moved], reach: Reach, comm: bool) -> tuple[list[Hop], 
                 f"optic-replacement")
 
 
+def _slower(items: list[Moved], comm: bool) -> tuple[list[Hop], SlowVerdict]:
+    """A link that trained below its speed: its NIC end (what `ibstat` on the host reads)."""
+    item = max(items, key=lambda m: (m.port.layer == "nic", m.z))
+    port = item.port
+    speed = item.of(SLOWER)[0]
+    also = [m for m in item.moves if m.metric not in SLOWER]
+    confidence = _confidence(item.z, comm=comm)
+    probe = probes.nic_rate(port.key) if port.layer == "nic" else \
+        probes.port_state(port.switch or device_of(port.key))
+    hop = Hop(layer=_port_layer(port), element=port.key,
+              claim=f"{port.key} <-> {port.far} runs at {speed.during:.0f} Gb/s, not "
+                    f"{speed.before:.0f}: every ring through it runs at that link's pace",
+              evidence=[f"{words.moved(speed)} at the same moments"] +
+              ([] if also else ["no pause, ECN or CNP moving on it: the link trained slower "
+                                "(a retrain after a flap, a cable or module of a lower rate)"]),
+              counter_evidence=[f"also moving: {words.moved(m)}" for m in also[:3]],
+              confidence=confidence, probe=probe)
+    return [hop], SlowVerdict(
+        kind="fabric", element=port.key, layer=_port_layer(port), confidence=confidence,
+        summary=f"fabric: {port.key} trained at {speed.during:.0f} Gb/s instead of "
+                f"{speed.before:.0f}. Confirm: {probe.command}")
+
+
 def _congestion(items: list[Moved], frame: Frame, reach: Reach, inside: Mask, outside: Mask,
                 comm: bool) -> tuple[list[Hop], SlowVerdict] | None:
     by_leaf: dict[str, list[Moved]] = defaultdict(list)
@@ -257,6 +297,11 @@ def _congestion(items: list[Moved], frame: Frame, reach: Reach, inside: Mask, ou
              for m in moved[:4]]
     quiet = [x for x in leaves if x not in by_leaf]
     evidence = [*lines, f"sibling leaves quiet: {len(quiet)} of {len(leaves) - 1}"]
+    pause = max((m.during for item in moved for m in item.of(CONGESTION)
+                 if m.metric.startswith("pause_share")), default=0.0)
+    limit = _against(pause, PAUSE_WARN, PAUSE_FAIL, f"a pause share of {pause * 100:.0f} %")
+    if limit:
+        evidence.append(limit)
     own = [move("util", frame.fabric[k]["util"], inside, outside)
            for k in reach.leaf_ports.get(leaf, []) if not reach.ports[k].uplink
            and "util" in frame.fabric.get(k, {})]
@@ -336,6 +381,11 @@ def fabric_chain(frame: Frame, reach: Reach, dropped: list[CommMove], held: list
     if physical:
         rail = _rail_hop(physical, dropped, reach)
         hops, verdict = _physical(physical, reach, comm)
+        return [*head, *([rail] if rail else []), *hops], verdict
+    slower = [m for m in moved if m.of(SLOWER) and m.port.link not in dark]
+    if slower:
+        rail = _rail_hop(slower, dropped, reach)
+        hops, verdict = _slower(slower, comm)
         return [*head, *([rail] if rail else []), *hops], verdict
     if congested:
         found = _congestion(congested, frame, reach, inside, outside, comm)

@@ -29,7 +29,7 @@ DIRECTION: dict[str, int] = {
     "pause_share_rx": 1, "pause_share_tx": 1, "pause_rx_per_s": 1, "pause_tx_per_s": 1,
     "ecn_marked_per_s": 1, "cnp_per_s": 1, "out_of_sequence_per_s": 1,
     "fec_corrected_per_s": 1, "fec_uncorrectable_per_s": 1, "pre_fec_ber": 1,
-    "rx_power_dbm": -1, "link_up": -1, "util": 1,
+    "rx_power_dbm": -1, "link_up": -1, "speed_gbps": -1, "util": 1,
     "gpu_sm_clock_mhz": -1, "gpu_throttle": 1, "gpu_util": -1, "xid": 1,
     "nvlink_errors_per_s": 1, "busbw": -1,
 }
@@ -38,7 +38,8 @@ FLOOR: dict[str, float] = {
     "pause_share_rx": 0.02, "pause_share_tx": 0.02, "pause_rx_per_s": 200.0,
     "pause_tx_per_s": 200.0, "ecn_marked_per_s": 1000.0, "cnp_per_s": 1000.0,
     "out_of_sequence_per_s": 5.0, "fec_corrected_per_s": 0.0, "fec_uncorrectable_per_s": 0.25,
-    "pre_fec_ber": 0.25, "rx_power_dbm": 0.3, "link_up": 0.1, "util": 0.02,
+    "pre_fec_ber": 0.25, "rx_power_dbm": 0.3, "link_up": 0.1, "speed_gbps": 1.0,
+    "util": 0.02,
     "gpu_sm_clock_mhz": 30.0, "gpu_throttle": 0.1, "gpu_util": 0.03, "xid": 0.1,
     "nvlink_errors_per_s": 1.0,
 }

@@ -3,8 +3,37 @@ next. Plain text that also reads as markdown. No side effects."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from fabtui.model.slowjob import SlowChain, SlowJobReport
 from fabtui.triage.slowjob import words
+
+_BARS = "▁▂▃▄▅▆▇█"
+WIDTH = 60
+"""Columns of the step-time line."""
+
+
+def sparkline(report: SlowJobReport, width: int = WIDTH) -> list[str]:
+    """The step time as one line of bars (each column the median of its samples, the lowest
+    bar the baseline) and, under it, `^` where an episode runs; [] without a timeline."""
+    timeline = report.timeline
+    if timeline is None or len(timeline.v) < 2:
+        return []
+    t, v = np.asarray(timeline.t), np.asarray(timeline.v)
+    edges = np.linspace(t[0], t[-1], min(width, v.size) + 1)
+    column = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, edges.size - 2)
+    levels = np.array([np.median(v[column == c]) if (column == c).any() else np.nan
+                       for c in range(edges.size - 1)])
+    low = report.baseline_s or float(np.nanmin(levels))
+    high = max(float(np.nanmax(levels)), low * 1.05)
+    scaled = np.clip((levels - low) / (high - low), 0, 1)
+    bars = "".join(" " if np.isnan(x) else _BARS[round(float(x) * (len(_BARS) - 1))]
+                   for x in scaled)
+    marks = "".join("^" if any(e.start <= (edges[c] + edges[c + 1]) / 2 <= e.end
+                               for e in report.episodes) else " "
+                    for c in range(edges.size - 1))
+    return [f"  step time {low:.2f}-{high:.2f} s  {bars}",
+            f"  {'':<{len(f'step time {low:.2f}-{high:.2f} s')}}  {marks.rstrip()}"]
 
 
 def _verdict(chain: SlowChain) -> str:
@@ -21,7 +50,8 @@ def _verdict(chain: SlowChain) -> str:
 def note(report: SlowJobReport) -> str:
     """The report for a terminal."""
     span = f"{words.clock(report.start)}-{words.clock(report.end)} UTC"
-    lines = [f"Job {report.job}, {span}, {report.ranks} ranks: {report.summary}"]
+    lines = [f"Job {report.job}, {span}, {report.ranks} ranks: {report.summary}",
+             *sparkline(report)]
     for number, chain in enumerate(report.chains, 1):
         episode = chain.episode
         what = f"{words.pct(episode.magnitude)} slower" if episode.kind == "slow" else \

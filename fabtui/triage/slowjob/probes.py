@@ -50,6 +50,12 @@ def nic_link(nic: str) -> Probe:
                  runbook="optic-replacement")
 
 
+def nic_rate(nic: str) -> Probe:
+    """A NIC's port state and the rate its link trained at."""
+    return Probe(probe="nic.ibstat", target=nic, command=_run("nic.ibstat", nic),
+                 runbook="busbw-low")
+
+
 def nic_congestion(nic: str) -> Probe:
     """A NIC's RDMA counters (CNPs, out-of-sequence)."""
     return Probe(probe="nic.rdma_statistic", target=nic,

@@ -15,7 +15,7 @@ _LABEL = {
     "ecn_marked_per_s": "ECN marks", "cnp_per_s": "CNPs", "out_of_sequence_per_s":
     "out-of-sequence packets", "fec_corrected_per_s": "FEC corrected",
     "fec_uncorrectable_per_s": "FEC uncorrectable", "pre_fec_ber": "pre-FEC BER",
-    "rx_power_dbm": "receive power", "link_up": "link", "util": "load",
+    "rx_power_dbm": "receive power", "link_up": "link", "speed_gbps": "speed", "util": "load",
     "gpu_sm_clock_mhz": "SM clock", "gpu_throttle": "throttled", "gpu_util": "GPU busy",
     "xid": "Xid events", "nvlink_errors_per_s": "NVLink errors", "busbw": "busbw",
 }
@@ -41,6 +41,8 @@ def value(metric: str, x: float) -> str:
         return f"{x:.1f} dBm"
     if metric == "gpu_sm_clock_mhz":
         return f"{x:.0f} MHz"
+    if metric == "speed_gbps":
+        return f"{x:.0f} Gb/s"
     if metric == "link_up":
         return "up" if x >= 0.5 else "down"
     if metric == "busbw":

@@ -3,6 +3,7 @@ time and on ranks only as far as the input says."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,40 @@ def test_a_step_gauge_without_a_rank_is_left_out_with_a_warning() -> None:
                                   metric="training_step_time_seconds")
     assert [(s.rank, s.step_s) for s in series] == [(3, [2.5])]
     assert len(warnings) == 1 and "names no rank" in warnings[0]
+
+
+def test_real_files_become_the_inputs_triage_slow_reads(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from fabtui.cli import cli
+
+    config = tmp_path / "fabtui.toml"
+    config.write_text(f'data_dir = "{tmp_path / "data"}"\n')
+    out = tmp_path / "inputs.json"
+    log = FIXTURES / "training-log" / "torchtitan-pr3393-rank0-tee-prefix.txt"
+    inspector = FIXTURES / "nccl-inspector" / "synthetic-jsonl-2.30-comm-name-p2p-nan-cut.txt"
+    run = CliRunner().invoke(cli, ["--config", str(config), "triage", "slow-inputs", "--job",
+                                   "4242", "--log", str(log), "--inspector", str(inspector),
+                                   "-o", str(out)], catch_exceptions=False)
+    assert run.exit_code == 0, run.stderr
+    assert "without the job's rank map they are not placed" in run.stderr
+    data = json.loads(out.read_text())
+    assert [s["rank"] for s in data["steps"]] == [0] and len(data["steps"][0]["t"]) == 7
+    run = CliRunner().invoke(cli, ["--config", str(config), "triage", "slow", "--inputs",
+                                   str(out), "--json"], catch_exceptions=False)
+    assert run.exit_code in (0, 1), run.stderr
+    assert json.loads(run.stdout)["ranks"] == 1
+
+
+def test_a_file_given_as_a_log_that_is_none_says_which_and_why(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from fabtui.cli import cli
+
+    config = tmp_path / "fabtui.toml"
+    config.write_text(f'data_dir = "{tmp_path / "data"}"\n')
+    bad = FIXTURES / "training-log" / "deepspeed-issue5779-overflow-only-no-step.txt"
+    run = CliRunner().invoke(cli, ["--config", str(config), "triage", "slow-inputs", "--log",
+                                   str(bad)], catch_exceptions=False)
+    assert run.exit_code == 2
+    assert run.stderr.startswith(f"{bad}: no training step line")  # file: what is wrong

@@ -26,7 +26,7 @@ from fabtui.model.slowjob import (
 from fabtui.model.verdict import Verdict
 from fabtui.reports.markdown import render_markdown
 from fabtui.reports.slowjob import build_slow_report
-from fabtui.workspace.slowfaces import deepest_confirmed, runbook_for
+from fabtui.views.slowjob import deepest_confirmed, runbook_name
 
 OPTIC_PORT = "spine-01:Ethernet1/1"
 T0 = 1_796_400_000.0
@@ -107,8 +107,8 @@ def test_the_runbook_opened_is_the_deepest_confirmed_elements() -> None:
     found = analysis(fabric_chain())
     deepest = deepest_confirmed(found)
     assert deepest is not None and deepest.element == OPTIC_PORT  # the optic hop is a lead
-    assert runbook_for(found) == "optic-replacement"
-    assert runbook_for(analysis(host_chain())) == "slow-node"
+    assert runbook_name(found) == "optic-replacement"
+    assert runbook_name(analysis(host_chain())) == "slow-node"
 
 
 def test_the_case_keeps_the_chain_and_leaves_the_root_cause_to_the_operator() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from fabtui.cli import triage_slow, triage_stragglers
+from fabtui.cli import triage_slow, triage_slow_inputs, triage_stragglers
 from fabtui.cli.context import EXIT_FINDINGS, UserError, job_file_option, workspace
 
 
@@ -22,6 +22,7 @@ def triage() -> None:
 
 triage_stragglers.register(triage)
 triage_slow.register(triage)
+triage_slow_inputs.register(triage)
 
 
 @triage.command("nccl")

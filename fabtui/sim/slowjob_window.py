@@ -136,10 +136,27 @@ def _port(out: _Out, switch: str, port: str, metrics: dict[str, Series]) -> None
                     [("device", port), ("lane", str(lane)), ("instance", switch)],
                     _gauge(metrics["rx_power_dbm"]))
     if "util" in metrics:
-        out.put("sonic_interface_transmit_bytes", labels,
-                _counter(metrics["util"], LINE_RATE_BYTES))
-        out.put("sonic_interface_speed_bytes", labels,
-                ((t, LINE_RATE_BYTES) for t in metrics["util"].t))
+        out.put("sonic_interface_transmit_bytes", labels, _counter(_sent(metrics), 1.0))
+    _speed(out, "sonic_interface_speed_bytes", labels, metrics)
+
+
+def _sent(metrics: dict[str, Series]) -> Series:
+    """Bytes sent per second: the share of the line used times the speed the link runs at."""
+    util = metrics["util"]
+    speed = metrics.get("speed_gbps")
+    rates = [u * (s * 1e9 / 8 if speed is not None else LINE_RATE_BYTES)
+             for u, s in zip(util.v, speed.v if speed is not None else util.v, strict=True)]
+    return Series(t=util.t, v=rates)
+
+
+def _speed(out: _Out, name: str, labels: Sequence[tuple[str, str]],
+           metrics: dict[str, Series]) -> None:
+    """The link's speed in bytes per second, as node_exporter and the SONiC exporter serve it:
+    the speed it trained at when the play has it, else the line rate."""
+    if "speed_gbps" in metrics:
+        out.put(name, labels, _gauge(metrics["speed_gbps"], 1e9 / 8))
+    elif "util" in metrics:
+        out.put(name, labels, ((t, LINE_RATE_BYTES) for t in metrics["util"].t))
 
 
 def _nic(out: _Out, host: str, rdma: str, netdev: str, metrics: dict[str, Series]) -> None:
@@ -164,10 +181,8 @@ def _nic(out: _Out, host: str, rdma: str, netdev: str, metrics: dict[str, Series
         out.put("node_ethtool_received_corrected_bits_phy", eth,
                 _counter(bits, LINE_RATE_BYTES * 8))
     if "util" in metrics:
-        out.put("node_network_transmit_bytes_total", eth,
-                _counter(metrics["util"], LINE_RATE_BYTES))
-        out.put("node_network_speed_bytes", eth,
-                ((t, LINE_RATE_BYTES) for t in metrics["util"].t))
+        out.put("node_network_transmit_bytes_total", eth, _counter(_sent(metrics), 1.0))
+    _speed(out, "node_network_speed_bytes", eth, metrics)
 
 
 def _gpu(out: _Out, host: str, index: str, metrics: dict[str, Series]) -> None:

@@ -93,8 +93,22 @@ TRIAGE_COMMANDS = (
     Command("triage.chain", "x", "chain", "Chain", "Probe the fabric along the selected "
             "suspect's path: job, busbw, rail, PFC, FEC, optic."),
     Command("triage.rerun", "r", "rerun", "Re-run", "Triage the same logs again."),
+    Command("triage.slow", "j", "slow_job", "Slow job", "Why is the job slow? Its step-time "
+            "timeline with the episodes, and each one's chain down to the port and optic."),
     Command("triage.back", "escape", "back", "Back", "Leave the log field for the suspects.",
             show=False),
+)
+SLOW_COMMANDS = (
+    Command("slow.runbook", "o", "open_runbook", "Runbook", "Open the runbook for the deepest "
+            "element the selected episode's evidence confirms, its place filled in."),
+    Command("slow.fabric", "s", "show_fabric", "On fabric", "Show the selected episode's "
+            "elements marked on the Fabric screen (the deepest selected)."),
+    Command("slow.case", "f", "file_case", "File case", "File the analysis as a draft case "
+            "(root cause left to you: `fabtui cases complete`)."),
+    Command("slow.report", "w", "write_report", "Report", "Write the analysis as an HTML "
+            "report in the data folder (`fabtui report --slow`)."),
+    Command("slow.rerun", "r", "rerun", "Re-run", "Analyse the job's window again."),
+    Command("slow.back", "escape", "back", "Back", "Back to the hang triage.", show=False),
 )
 CONSOLE_COMMANDS = (
     Command("console.run", "r", "run", "Run", "Run the probe on the target (or target set); "
@@ -177,7 +191,8 @@ CASE_EDIT_COMMANDS = (
 )
 
 
-ALL_COMMANDS = (*APP_COMMANDS, *FABRIC_COMMANDS, *TRIAGE_COMMANDS, *CONSOLE_COMMANDS,
+ALL_COMMANDS = (*APP_COMMANDS, *FABRIC_COMMANDS, *TRIAGE_COMMANDS, *SLOW_COMMANDS,
+                *CONSOLE_COMMANDS,
                 *CASES_COMMANDS, *CASE_VIEW_COMMANDS, *CASE_EDIT_COMMANDS, *RUNBOOKS_COMMANDS,
                 *SESSION_COMMANDS)
 """Every command, in the help page's order."""
@@ -196,7 +211,8 @@ def bindings(commands: Iterable[Command]) -> list[BindingType]:
 VIEW_TABLES = (("Fabric", FABRIC_COMMANDS), ("Probe console", CONSOLE_COMMANDS),
                ("Runbooks", RUNBOOKS_COMMANDS), ("Guided session", SESSION_COMMANDS),
                ("Cases", CASES_COMMANDS), ("A case", CASE_VIEW_COMMANDS),
-               ("Case editor", CASE_EDIT_COMMANDS), ("Triage", TRIAGE_COMMANDS))
+               ("Case editor", CASE_EDIT_COMMANDS), ("Triage", TRIAGE_COMMANDS),
+               ("Slow job", SLOW_COMMANDS))
 """Each screen's own keys under its name, in the help page's order after the current one."""
 
 MOVES = (("arrows/hjkl", "Move", "Up, down, left, right in a list or the matrix (the session "

@@ -1,5 +1,6 @@
-"""A slow-job analysis handed to the faces (issue 39): filed as a draft case, and the runbook
-for the deepest element its evidence confirms. One place for the CLI and the app.
+"""A slow-job analysis handed to the faces (issue 39): filed as a draft case; the runbook for
+the deepest element its evidence confirms is `fabtui.views.slowjob`'s. One place for the CLI
+and the app.
 
 Side effects: `file_slow_case` writes the case library.
 """
@@ -11,14 +12,10 @@ from typing import TYPE_CHECKING
 from fabtui.cases.slowjob import case_id_for_slow, draft_slow_case
 from fabtui.errors import RequestError
 from fabtui.model.case import Case, CaseStatus
-from fabtui.model.slowjob import Hop, SlowJobReport
+from fabtui.model.slowjob import SlowJobReport
 
 if TYPE_CHECKING:
     from fabtui.workspace.core import Workspace
-
-CONFIRMED = 0.6
-"""A hop at or above this confidence counts as confirmed by the evidence (the engine's scale:
-0-1); below it, the chain is a lead, not a finding."""
 
 
 def file_slow_case(ws: Workspace, analysis: SlowJobReport, made_from: str) -> Case:
@@ -30,27 +27,3 @@ def file_slow_case(ws: Workspace, analysis: SlowJobReport, made_from: str) -> Ca
                            f"{existing.status.value} now; edit it with `fabtui cases export`, "
                            "then `fabtui cases import`")
     return ws.cases.put(draft_slow_case(analysis, made_from))
-
-
-def deepest_confirmed(analysis: SlowJobReport, episode: int = 0) -> Hop | None:
-    """The deepest hop of an episode's chain the evidence confirms (confidence at least
-    `CONFIRMED`), or None when no hop is."""
-    if not 0 <= episode < len(analysis.chains):
-        return None
-    return next((h for h in reversed(analysis.chains[episode].hops)
-                 if h.confidence >= CONFIRMED), None)
-
-
-def runbook_for(analysis: SlowJobReport, episode: int = 0) -> str | None:
-    """The runbook for the deepest confirmed element of an episode: its hop's own, else the
-    nearest one above it that names one (None: no confirmed hop names a runbook)."""
-    if not 0 <= episode < len(analysis.chains):
-        return None
-    deepest = deepest_confirmed(analysis, episode)
-    if deepest is None:
-        return None
-    hops = analysis.chains[episode].hops
-    for hop in reversed(hops[:hops.index(deepest) + 1]):
-        if hop.probe is not None and hop.probe.runbook:
-            return hop.probe.runbook
-    return None

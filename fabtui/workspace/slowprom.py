@@ -88,6 +88,8 @@ RAW_READS: tuple[RawRead, ...] = (
                             "max by ({by}) (sonic_interface_speed_bytes)"),
     RawRead("util", "nic", "sum by ({by}) (rate(node_network_transmit_bytes_total[{window}])) / "
                            "max by ({by}) (node_network_speed_bytes)"),
+    RawRead("speed_gbps", "port", "max by ({by}) (sonic_interface_speed_bytes) * 8 / 1e9"),
+    RawRead("speed_gbps", "nic", "max by ({by}) (node_network_speed_bytes) * 8 / 1e9"),
     RawRead("pre_fec_ber", "nic",
             "sum by ({by}) (rate(node_ethtool_received_corrected_bits_phy[{window}])) / "
             "sum by ({by}) (rate(node_ethtool_received_bits_phy[{window}]))"),

@@ -319,6 +319,12 @@ class TriageScreen(FabtuiScreen):
         if self.paths:
             self.start(self.paths)
 
+    def action_slow_job(self) -> None:
+        """The slow-job screen: a job that runs slow, not one that hangs."""
+        from fabtui.tui.screens.slowjob import SlowJobScreen
+
+        self.app.push_screen(SlowJobScreen())
+
     def action_open_runbook(self) -> None:
         suspect = self.selected_suspect
         if self.report is None or suspect is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def _demo() -> FabricGraph:
     return FabricGraph(load_topology(demo_topology()).topology)
 
 
-def _heard(graph: FabricGraph, changes: dict[str, str | None]) -> list[Heard]:
+def _heard(graph: FabricGraph, changes: Mapping[str, str | None]) -> list[Heard]:
     """Every designed port of every switch heard as designed, except `changes` (None:
     silent)."""
     heard = {key: graph.far_end(key) for key in graph.port_links

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.model.parsed.training_log import TrainingLog
 from fabtui.parsers import nccl_inspector, training_log
 from fabtui.triage.slowinputs import inspector_busbw, log_step_series, prom_busbw, prom_steps
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def _log(name: str) -> training_log.TrainingLog:
+def _log(name: str) -> TrainingLog:
     return training_log.parse((FIXTURES / "training-log" / name).read_text())
 
 

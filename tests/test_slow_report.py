@@ -33,7 +33,7 @@ T0 = 1_796_400_000.0
 
 
 def _episode(kind: str = "slow") -> Episode:
-    return Episode(start=T0 + 600, end=T0 + 1500, kind=kind, magnitude=0.18, baseline_s=2.4,  # type: ignore[arg-type]
+    return Episode(start=T0 + 600, end=T0 + 1500, kind=kind, magnitude=0.18, baseline_s=2.4,
                    median_s=2.83, samples=60)
 
 

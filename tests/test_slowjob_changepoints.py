@@ -17,7 +17,7 @@ RNG = np.random.default_rng(39)
 
 
 def _frame(job: np.ndarray, ranks: int = 4) -> Frame:
-    t = 1.7e9 + 15.0 * np.arange(job.size)
+    t = 1.7e9 + 15.0 * np.arange(job.size, dtype=np.float64)
     steps = job[None, :] * (1 + RNG.normal(0, 0.001, (ranks, job.size)))
     return Frame(job="j", t=t, ranks=np.arange(ranks), steps=steps)
 
@@ -85,7 +85,7 @@ def test_a_late_rank_shows_as_busbw_above_its_peers() -> None:
     wait = late.max(axis=0)[None, :] - late
     busbw = 46.0 * transfer / (transfer + wait) * (1 + RNG.normal(0, 0.01, (8, n)))
     info = Communicator(id="0x1", nranks=8, ranks=list(range(8)))
-    frame = Frame(job="j", t=np.arange(n) * 15.0, ranks=np.arange(8),
+    frame = Frame(job="j", t=np.arange(n, dtype=np.float64) * 15.0, ranks=np.arange(8),
                   steps=np.full((8, n), 4.0), comms=[CommFrame(info, np.arange(8), busbw)])
     found = late_ranks(frame, inside, ~inside)
     assert [(x.rank, x.comm) for x in found] == [(5, "0x1")]

@@ -52,7 +52,7 @@ def test_json_follows_the_documented_schema(run: Callable[..., Result], config: 
     assert timeline is not None and len(timeline.t) == len(timeline.v) > 100
     inside = [v for t, v in zip(timeline.t, timeline.v, strict=True)
               if chain.episode.start <= t < chain.episode.end]
-    assert min(inside) > report.baseline_s
+    assert report.baseline_s is not None and min(inside) > report.baseline_s
     documented = (Path(__file__).parents[1] / "docs" / "triage-slow.md").read_text()
     for field in ("baseline_s", "episodes", "chains", "healthy", "counter_evidence",
                   "confidence", "runbook", "magnitude", "cause"):

@@ -167,7 +167,8 @@ class NetboxServer:
             elif key == "device_id":
                 value = obj.get("device")
                 if endpoint == "ipam/ip-addresses":
-                    iface = self.store["dcim/interfaces"].get(obj.get("assigned_object_id"))
+                    assigned = int(obj.get("assigned_object_id") or 0)
+                    iface = self.store["dcim/interfaces"].get(assigned)
                     value = iface["device"] if iface else None
             else:
                 value = obj.get(key)
@@ -295,8 +296,9 @@ class NetboxServer:
                 "display_url": self._url(endpoint, key).replace("/api/", "/"),
                 "display": obj.get("name") or obj.get("model") or obj.get("address") or
                 obj.get("label") or f"#{key}"}
-        tail = {"owner": None, "tags": [], "custom_fields": self._custom(endpoint, obj),
-                "created": STAMP, "last_updated": STAMP}
+        tail: dict[str, Any] = {
+            "owner": None, "tags": [], "custom_fields": self._custom(endpoint, obj),
+            "created": STAMP, "last_updated": STAMP}
         if endpoint == "dcim/devices":
             return {**base, "name": obj["name"],
                     "device_type": self._brief("dcim/device-types", obj["device_type"]),

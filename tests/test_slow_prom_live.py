@@ -142,3 +142,15 @@ def test_a_slurm_jobs_window_is_placed_by_its_placement(running: Running) -> Non
     inputs = job_inputs(running.workspace(), JOB, 6.0, step=1.0, end=time.time() - 1)
     assert {b.rank for b in inputs.busbw if min(b.busbw_gbs) > 400} == {9}
     assert any(s.startswith("placement: `scontrol show job -d 4242`") for s in inputs.sources)
+
+
+def test_triage_slow_reads_the_jobs_window_from_the_configured_prometheus(
+        running: Running) -> None:
+    """Where the live view reads Prometheus, `fabtui triage slow --job` (the function the CLI
+    and the app call) reads the job's window from it, placed by the job's Slurm placement: the
+    report names the job and its sources say Prometheus, not the simulator."""
+    from fabtui.workspace.slowprom import slow_job
+
+    report = slow_job(running.workspace(), job=JOB, since=8.0)
+    assert report.job == JOB
+    assert any(s.startswith("placement: `scontrol show job -d 4242`") for s in report.sources)

@@ -55,8 +55,10 @@ def slow(ctx: click.Context, job_id: str | None, job_file: Path | None, since: s
         from fabtui.cli.tui import follow
 
         follow(ctx, job_id, job_file)  # the job's placement places the inputs' ranks
-    report = workspace(ctx).slow_job(inputs=inputs, job=job_id, since=_seconds(since),
-                                     topology=topology)
+    from fabtui.workspace.slowprom import slow_job
+
+    report = slow_job(workspace(ctx), inputs=inputs, job=job_id, since=_seconds(since),
+                      topology=topology)
     click.echo(report.model_dump_json(indent=2, by_alias=True) if as_json else note(report))
     if report.episodes:
         ctx.exit(EXIT_FINDINGS)

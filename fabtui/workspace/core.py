@@ -230,9 +230,9 @@ class Workspace:
             return triaging.slow_job(self.graph(topology),
                                      inputs=triaging.read_slow_inputs(inputs))
         if not self.simulated(topology):
-            raise RequestError("reading a job's step times, Inspector busbw and fabric series "
-                               "from the live sources is not wired here yet: give --inputs "
-                               "FILE (docs/triage-slow.md)")
+            raise RequestError("a real fabric's job is read from Prometheus by "
+                               "`fabtui.workspace.slowprom.slow_job`; here give --inputs FILE "
+                               "(docs/triage-slow.md)")
         if job not in (None, triaging.DEMO_JOB):
             raise RequestError(f"the demo fabric runs job {triaging.DEMO_JOB}, not {job}")
         from fabtui.sim.state import build_sim

@@ -30,6 +30,9 @@ from fabtui.triage.slowinputs import RankAt, prom_busbw, prom_steps
 from fabtui.workspace.promsource import PrometheusSource
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from fabtui.model.slowjob import SlowJobReport
     from fabtui.workspace.core import Workspace
 
 
@@ -219,3 +222,27 @@ def job_inputs(ws: Workspace, job: str, since: float, *, step: float = 15.0,
                          rank_at=lambda host, gpu: placed.get((host, gpu)))
     inputs.sources.append(f"placement: {placement.source}")
     return inputs
+
+
+def slow_job(ws: Workspace, *, inputs: Path | None = None, job: str | None = None,
+             since: float = 3600.0, topology: Path | None = None) -> SlowJobReport:
+    """`fabtui triage slow` and the app's Slow job screen. An inputs file, or where the live
+    view reads Prometheus (`source = "prometheus"`) the job's window read from it
+    (`job_inputs`; on the demo fabric its job 4242 by default), else on the demo fabric the
+    job the simulator plays (`Workspace.slow_job`). Here rather than in the workspace core,
+    which may not import this module (it reads the Prometheus source, which reads the core).
+    Raises `RequestError` when a real fabric gives no job or reads no Prometheus."""
+    from fabtui.workspace import triaging
+
+    if inputs is None and ws.settings.live_source == "prometheus":
+        if job is None and ws.simulated(topology):
+            job = triaging.DEMO_JOB
+        if job is None:
+            raise RequestError("which job? give --job JOBID (its Slurm placement places the "
+                               "ranks), or --inputs FILE (docs/triage-slow.md)")
+        return triaging.slow_job(ws.graph(topology), inputs=job_inputs(ws, job, since))
+    if inputs is None and not ws.simulated(topology):
+        raise RequestError("a real fabric's job is read from Prometheus (source = "
+                           '"prometheus", docs/prometheus.md) or from --inputs FILE '
+                           "(docs/triage-slow.md)")
+    return ws.slow_job(inputs=inputs, job=job, since=since, topology=topology)

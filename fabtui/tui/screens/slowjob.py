@@ -92,8 +92,10 @@ class SlowJobScreen(FabtuiScreen):
     @work(thread=True, group="slow", exclusive=True, exit_on_error=False,
           description="slow-job analysis")
     def _analyse(self, run: int) -> None:
+        from fabtui.workspace.slowprom import slow_job  # reads Prometheus on a real fabric
+
         try:
-            report = self.fab.workspace.slow_job()
+            report = slow_job(self.fab.workspace)
         except (InputError, RequestError) as exc:
             self.post_message(SlowFinished(run, None, str(exc).splitlines()[0]))
             return

@@ -112,3 +112,13 @@ def test_recurring_bursts_are_jitter_compared_at_their_spikes() -> None:
     hot = hot_moments(found, found.masks[0])
     assert not (hot & ~burst).any()  # only spikes: the quiet samples between are not compared
     assert hot.sum() >= 0.8 * burst.sum()  # the edges of the burst train may fall outside
+
+
+def test_a_window_shorter_than_the_spike_window_is_read_not_crashed() -> None:
+    # 21 samples (5 minutes at 15 s): fewer than SPIKE_WINDOW; slow-node minutes after its start
+    # crashed with "operands could not be broadcast together" here
+    x = 4.0 + RNG.normal(0, 0.01, 21)
+    x[10:] += 1.0
+    found = find_episodes(_frame(x))
+    assert [e.kind for e in found.episodes] == ["slow"]
+    assert found.episodes[0].samples == 11

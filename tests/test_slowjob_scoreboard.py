@@ -113,3 +113,27 @@ def test_every_printed_probe_runs_on_its_target(scores: list[Score]) -> None:
                     assert switch.flavor.value in (probe.command.cli or {}), \
                         f"{s.scenario}: {hop.probe.command} has no {switch.flavor.value} command"
     assert checked
+
+
+def test_an_episode_with_two_causes_names_both_in_its_headline(scores: list[Score]) -> None:
+    # slow-gpu-and-optic: a throttling node and a dying optic slow the same steps; a headline
+    # of "not the fabric" alone would send the optic's page back to sleep
+    from fabtui.triage.slowjob.note import note
+
+    for s in scores:
+        by_episode: dict[tuple[float, float], list[str]] = {}
+        for chain in s.report.chains:
+            span = (chain.episode.start, chain.episode.end)
+            by_episode.setdefault(span, []).append(chain.verdict.kind)
+        text = note(s.report)
+        for span, kinds in by_episode.items():
+            if len(kinds) < 2:
+                continue
+            worst = max(s.report.chains, key=lambda c: c.episode.magnitude).episode
+            if span == (worst.start, worst.end):
+                assert s.report.summary.count("also in this episode") == len(kinds) - 1, \
+                    s.report.summary
+            assert f"cause {len(kinds)} of {len(kinds)}" in text
+    two = next(s for s in scores if s.scenario == "slow-gpu-and-optic")
+    assert "not the fabric" in two.report.summary and "fabric, MT" in two.report.summary
+    assert "Episode 2" not in note(two.report)

@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from fabtui.model.slowjob import Series, SlowChain, SlowJobInputs, SlowJobReport
+from fabtui.model.slowjob import (
+    Series,
+    SlowChain,
+    SlowJobInputs,
+    SlowJobReport,
+    SlowVerdict,
+)
 from fabtui.topology.graph import FabricGraph
 from fabtui.triage.slowjob import words
 from fabtui.triage.slowjob.episodes import find_episodes, hot_moments
@@ -76,5 +82,18 @@ def _summary(baseline: float | None, chains: list[SlowChain], frame: Frame) -> s
     span = f"{words.clock(worst.episode.start)}-{words.clock(worst.episode.end)} UTC"
     what = f"{words.pct(worst.episode.magnitude)} slower" if worst.episode.kind == "slow" \
         else f"jitter {worst.episode.magnitude * 100:.0f} %"
+    # the other causes of the same episode are named too: "not the fabric" alone in the
+    # headline would hide a dying optic that slows the same steps
+    also = [c.verdict for c in chains if c is not worst and c.episode == worst.episode]
+    more = "".join(f"; also in this episode: {_short(v)}" for v in also)
     return f"{episodes} episode{'s' if episodes > 1 else ''}; the worst {what} {span}: " \
-           f"{worst.verdict.summary}"
+           f"{worst.verdict.summary}{more}"
+
+
+def _short(verdict: SlowVerdict) -> str:
+    """A verdict in a few words: its kind and the element it ends at."""
+    if verdict.kind == "fabric":
+        return f"fabric, {verdict.element} ({verdict.layer})"
+    if verdict.kind == "not the fabric":
+        return f"not the fabric, {verdict.cause} ({verdict.element})"
+    return "cannot tell"

@@ -239,3 +239,34 @@ def test_the_command_says_what_it_wrote_as_json(tmp_path: Path,
     for item in listed:
         model = json.loads(Path(item["path"]).read_text())
         assert item["panels"] == sum(1 for p in _panels(model) if p["type"] != "row") > 3
+
+
+def test_the_job_board_counts_gpus_not_inspector_series(generated: list[Board],
+                                                         tmp_path: Path) -> None:
+    # The NCCL Inspector writes one series per communicator and last collective, with `rank`
+    # the rank within that communicator (NVIDIA/nccl ext-profiler/inspector/inspector_prom.cc):
+    # one GPU in two communicators is one GPU, whatever count() of the series says.
+    import shutil
+    import subprocess
+
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool not installed")
+    job = _model(next(b for b in generated if b.name == "job"))
+    expr = next(t["expr"] for p, t in targets(job) if p["title"] == "GPUs reporting")
+    expr = expr.replace("$job", "42")
+    base = 'nccl_bus_bandwidth_gbs{slurm_job_id="42",hostname="node001",gpu_device_id="GPU0"'
+    case = {
+        "rule_files": [], "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": [
+            {"series": base + ',comm_id="a",rank="0"}', "values": "40 40"},
+            {"series": base + ',comm_id="b",rank="3"}', "values": "20 20"},
+            {"series": base.replace("GPU0", "GPU1") + ',comm_id="a",rank="1"}',
+             "values": "40 40"}],
+            "promql_expr_test": [{"expr": expr, "eval_time": "1m",
+                                  "exp_samples": [{"labels": "{}", "value": 2}]}]}]}
+    path = tmp_path / "case.yaml"
+    path.write_text(yaml.safe_dump(case))
+    run = subprocess.run([promtool, "test", "rules", str(path)], capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr

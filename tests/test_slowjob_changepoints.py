@@ -112,3 +112,27 @@ def test_recurring_bursts_are_jitter_compared_at_their_spikes() -> None:
     hot = hot_moments(found, found.masks[0])
     assert not (hot & ~burst).any()  # only spikes: the quiet samples between are not compared
     assert hot.sum() >= 0.8 * burst.sum()  # the edges of the burst train may fall outside
+
+
+def test_a_window_shorter_than_the_spike_window_is_read_not_crashed() -> None:
+    # 21 samples (5 minutes at 15 s): fewer than SPIKE_WINDOW; slow-node minutes after its start
+    # crashed with "operands could not be broadcast together" here
+    x = 4.0 + RNG.normal(0, 0.01, 21)
+    x[10:] += 1.0
+    found = find_episodes(_frame(x))
+    assert [e.kind for e in found.episodes] == ["slow"]
+    assert found.episodes[0].samples == 11
+
+
+def test_a_window_too_short_to_judge_is_not_called_healthy() -> None:
+    # three samples (a job a minute old): no change-point search is possible, so no verdict
+    from fabtui.paths import demo_topology
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import load_topology
+    from fabtui.triage.slowjob import analyze
+
+    graph = FabricGraph(load_topology(demo_topology()).topology)
+    report = analyze(_frame(np.full(3, 4.0)), graph)
+    assert not report.healthy and report.summary.startswith("cannot tell yet: 3 step-time")
+    judged = analyze(_frame(4.0 + RNG.normal(0, 0.01, 40)), graph)
+    assert judged.healthy and judged.summary.startswith("healthy")

@@ -74,8 +74,9 @@ def test_the_spine_optic_chain_walks_every_layer(scores: list[Score]) -> None:
     assert port.element == "spine-01:Ethernet13/1"
     assert any(e.startswith("FEC uncorrectable") for e in port.evidence)
     assert "pre-FEC BER 1.3e-03 is past the catalog's fail limit (1e-05)" in port.evidence
+    # spine-01 runs EOS: the catalog's switch.fec has no EOS command, the port's light does
     assert port.probe is not None and port.probe.command == \
-        "fabtui probe run switch.fec --target spine-01"
+        "fabtui probe run switch.dom --target spine-01:Ethernet13/1"
     assert chain.hops[4].probe is not None and chain.hops[4].probe.runbook == "optic-replacement"
 
 
@@ -88,3 +89,51 @@ def test_a_slow_host_says_why_it_is_not_the_fabric(scores: list[Score]) -> None:
     assert "hold their clocks" in text and "no Xid" in text and "quiet" in text
     rank = chain.hops[1]
     assert rank.layer == "rank" and rank.element == "ranks 40-47"
+
+
+def test_every_printed_probe_runs_on_its_target(scores: list[Score]) -> None:
+    # the confirm command of a chain is typed at 3 a.m. as printed: a CLI probe must have a
+    # command for the flavor of the switch it names (switch.fec has none for EOS spines)
+    from fabtui.model.element import device_of
+    from fabtui.paths import shipped_dir
+    from fabtui.probes.catalog import load_catalog
+
+    catalog = load_catalog([shipped_dir("probes")])
+    checked = 0
+    for s in scores:
+        switches = sim_of(s.scenario).graph.switches
+        for chain in s.report.chains:
+            for hop in chain.hops:
+                if hop.probe is None or hop.probe.probe is None:
+                    continue
+                probe = catalog[hop.probe.probe]
+                switch = switches.get(device_of(hop.probe.target or ""))
+                if probe.transport == "cli" and switch is not None:
+                    checked += 1
+                    assert switch.flavor.value in (probe.command.cli or {}), \
+                        f"{s.scenario}: {hop.probe.command} has no {switch.flavor.value} command"
+    assert checked
+
+
+def test_an_episode_with_two_causes_names_both_in_its_headline(scores: list[Score]) -> None:
+    # slow-gpu-and-optic: a throttling node and a dying optic slow the same steps; a headline
+    # of "not the fabric" alone would send the optic's page back to sleep
+    from fabtui.triage.slowjob.note import note
+
+    for s in scores:
+        by_episode: dict[tuple[float, float], list[str]] = {}
+        for chain in s.report.chains:
+            span = (chain.episode.start, chain.episode.end)
+            by_episode.setdefault(span, []).append(chain.verdict.kind)
+        text = note(s.report)
+        for span, kinds in by_episode.items():
+            if len(kinds) < 2:
+                continue
+            worst = max(s.report.chains, key=lambda c: c.episode.magnitude).episode
+            if span == (worst.start, worst.end):
+                assert s.report.summary.count("also in this episode") == len(kinds) - 1, \
+                    s.report.summary
+            assert f"cause {len(kinds)} of {len(kinds)}" in text
+    two = next(s for s in scores if s.scenario == "slow-gpu-and-optic")
+    assert "not the fabric" in two.report.summary and "fabric, MT" in two.report.summary
+    assert "Episode 2" not in note(two.report)

@@ -196,3 +196,30 @@ def test_the_tree_as_cabled_is_loaded_too_and_keeps_miscabled_nodes_apart(
                       "SwitchName=leaves-g00-2": "node003", "SwitchName=leaves-g00-3": "node004",
                       "SwitchName=leaves-g00-4": "node005"}
     assert "Switches=leaves-g00,leaves-g00-[2-4]" in shown
+
+
+@pytest.mark.usefixtures("sim_in_process")
+def test_a_job_on_a_node_with_an_uncabled_nic_is_flagged_when_the_cabling_is_read(
+        tmp_path: Path) -> None:
+    # ib-miscabled: node003's mlx5_4 has no cable. Its rail-4 rank has no link on the rail;
+    # taking the NIC "as designed" said "nothing flagged" for a job on node001 + node003
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node001 slots=8\nnode003 slots=8\n")
+    with Workspace(with_scenario(load_settings(None), "ib-miscabled")) as ws:
+        designed = asyncio.run(ws.scheduler_job(None, "", ranks=hosts))
+        cabled = asyncio.run(ws.scheduler_job(None, "", ranks=hosts, cabled=True))
+    assert designed.agrees
+    assert [(f.rule, f.nodes) for f in cabled.findings] == [("cabling", ["node003"])]
+    assert cabled.findings[0].message.startswith("rail 4: node003:mlx5_4 is heard on no switch")
+    # with a switch unread, an unheard NIC says nothing: taken as designed, and a note says so
+    graph = _graph()
+    slots = [RankSlot(i * 8 + g, n, g) for i, n in enumerate(["node001", "node003"])
+             for g in range(8)]
+    nics = {(s.node, f"mlx5_{s.gpu}"): f"leaf-g00-r{s.gpu}" for s in slots
+            if (s.node, s.gpu) != ("node003", 4)}
+    from fabtui.workspace.scheduler import job_locality
+
+    partial = job_locality(graph, slots, "hosts", nics, ["leaf-g00-r4: timed out"])
+    assert partial.agrees and any("taken as designed" in n for n in partial.notes)
+    whole = job_locality(graph, slots, "hosts", nics)
+    assert [f.rule for f in whole.findings] == ["cabling"]

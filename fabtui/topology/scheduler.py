@@ -277,12 +277,15 @@ def _cabling(graph: FabricGraph, nic_switch: Mapping[tuple[str, str], str],
 
 # a job's rail locality ----------------------------------------------------------------------------
 def rail_locality(graph: FabricGraph, slots: Sequence[RankSlot],
-                  nic_switch: Mapping[tuple[str, str], str] | None = None) -> \
-        tuple[bool, list[SchedulerFinding]]:
+                  nic_switch: Mapping[tuple[str, str], str] | None = None,
+                  complete: bool = True) -> tuple[bool, list[SchedulerFinding]]:
     """(assumed, findings): whether the placement assumes rail locality (every node's ranks, in
     rank order, on the same GPU indexes: local rank i on GPU i, so ranks i, i+8, ... are rail
     peers), and, when it does, each rail whose peers sit behind more than one leaf (the design's
-    cabling, or `nic_switch`: (node, NIC) -> the switch it is really cabled to)."""
+    cabling, or `nic_switch`: (node, NIC) -> the switch it is really cabled to). With
+    `nic_switch` read from every switch (`complete`), a NIC of the job absent from it has no
+    link: its ranks have no way onto that rail (a `cabling` finding); with some switch unread,
+    such a NIC is taken as designed (the evidence says nothing of it)."""
     by_node: dict[str, list[RankSlot]] = {}
     for slot in sorted(slots):
         by_node.setdefault(slot.node, []).append(slot)
@@ -291,6 +294,7 @@ def rail_locality(graph: FabricGraph, slots: Sequence[RankSlot],
         return False, []
     findings = []
     rails: dict[int, dict[str, list[RankSlot]]] = {}
+    dark: dict[int, dict[str, list[RankSlot]]] = {}
     for node, ranks in by_node.items():
         found = graph.nodes.get(node)
         if found is None:
@@ -299,6 +303,12 @@ def rail_locality(graph: FabricGraph, slots: Sequence[RankSlot],
         for slot in ranks:
             for nic in found.nics:
                 if slot.gpu in pairing.get(nic.name, ()):
+                    if complete and nic_switch is not None and \
+                            (node, nic.name) not in nic_switch:
+                        # read and heard on no switch: no link, not "as designed"
+                        dark.setdefault(nic.rail, {}).setdefault(
+                            f"{node}:{nic.name}", []).append(slot)
+                        continue
                     attachment = graph.attachments.get((node, nic.name))
                     switch = (nic_switch or {}).get((node, nic.name)) or \
                         (attachment.switch if attachment else None)
@@ -317,6 +327,18 @@ def rail_locality(graph: FabricGraph, slots: Sequence[RankSlot],
             fix="place the job within one group of leaves (sbatch --switches=1 with the "
                 "generated topology.conf), or re-cable the node whose NIC is on another "
                 "rail's leaf (`fabtui topo cabling`)"))
+    for rail, nics in sorted(dark.items()):
+        names = ", ".join(sorted(nics))
+        slots_dark = [s for group in nics.values() for s in group]
+        nodes = sorted({s.node for s in slots_dark})
+        findings.append(SchedulerFinding(
+            rule="cabling", nodes=nodes,
+            message=f"rail {rail}: {names} is heard on no switch, so {_ranks(slots_dark)} have "
+                    "no link on the rail: NCCL leaves a NIC that is down out and sends those "
+                    "GPUs' traffic through another NIC (another rail's leaf, across the "
+                    "spines), or the job fails to start",
+            fix=f"cable it (`fabtui topo cabling --node {nodes[0]}` says where), or keep the "
+                f"job off {', '.join(nodes)} until then (sbatch --exclude={','.join(nodes)})"))
     return True, findings
 
 

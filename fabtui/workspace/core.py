@@ -941,9 +941,10 @@ class Workspace:
             source = display_path(ranks)
         if slots is None:
             raise RequestError("no placement to check: give a rank file or a job")
-        nics = plant_nics(await self.cabling(affinity=False, topology=topology)) \
-            if cabled else None
-        return job_locality(self.graph(topology), slots, source, nics)
+        read = await self.cabling(affinity=False, topology=topology) if cabled else None
+        nics = plant_nics(read) if read is not None else None
+        return job_locality(self.graph(topology), slots, source, nics,
+                            read.unread if read is not None else ())
 
     def netbox_export(self, url: str, token: str | None, *,
                       topology: Path | None = None) -> ExportResult:

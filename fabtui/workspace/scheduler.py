@@ -90,12 +90,18 @@ def audit(graph: FabricGraph, text: str, source: str,
 
 
 def job_locality(graph: FabricGraph, slots: Sequence[RankSlot], source: str,
-                 nics: Mapping[tuple[str, str], str] | None = None) -> SchedulerAudit:
-    """A job's rank placement checked for rail locality (`fabtui.topology.scheduler`)."""
-    assumed, findings = rail_locality(graph, slots, nics)
+                 nics: Mapping[tuple[str, str], str] | None = None,
+                 unread: Sequence[str] = ()) -> SchedulerAudit:
+    """A job's rank placement checked for rail locality (`fabtui.topology.scheduler`); with the
+    cabling read (`nics`), a NIC of the job heard on no switch is flagged too, unless some
+    switch could not be read (`unread`: then it is taken as designed, and a note says so)."""
+    assumed, findings = rail_locality(graph, slots, nics, complete=not unread)
     notes = [] if assumed else [
         "the placement does not assume rail locality (its nodes' ranks are not on the same "
         "GPU indexes, or it runs on one node): not judged"]
     if nics is None:
         notes.append("the cabling was not read (--cabling): rails placed as designed")
+    elif unread:
+        notes.append("some cabling could not be read (" + "; ".join(unread) + "): a NIC heard "
+                     "on no switch is taken as designed")
     return SchedulerAudit(source=source, agrees=not findings, findings=findings, notes=notes)

@@ -17,16 +17,27 @@ def job(site: Site) -> Sheet:
     nics = site.node_is()
 
     sheet.row("Ranks")
-    sheet.stat("Slowest rank's bus bandwidth", [Target(f"min({busbw})")], unit="GBs",
-               nonzero=True)
-    sheet.stat("Ranks reporting", [Target(f"count({busbw})")], nonzero=True)
+    # The Inspector's `rank` is a rank within one communicator and its series are one per
+    # communicator and last collective: count GPUs (host, device), not series. The lowest busbw
+    # is not the slow rank's: a rank that arrives late times its collective short and shows
+    # the highest busbw; the ranks waiting for it show the lowest (`fabtui triage slow`).
+    sheet.stat("Lowest bus bandwidth (any communicator)", [Target(f"min({busbw})")],
+               unit="GBs", nonzero=True,
+               description="The lowest of every rank's last collective in every communicator. "
+                           "A late rank shows the highest busbw, the ranks waiting for it the "
+                           "lowest: read it as 'is any collective slow', not 'which rank'.")
+    sheet.stat("GPUs reporting", [Target(
+        f"count(count by ({NCCL_HOST}, gpu_device_id) ({busbw}))")], nonzero=True,
+        description="GPUs (host, device) whose NCCL Inspector reports the job's collectives.")
     sheet.stat("Nodes", [Target(f"count(count by ({host}) "
                                 f"({site.series('dcgm.gpu_util', gpus)}))")], nonzero=True)
     sheet.stat("Lowest GPU utilisation", [Target(
         f"min({site.series('dcgm.gpu_util', gpus)})")], unit="percent", nonzero=True)
     sheet.table("Rank placement", [Target(
         f"max by ({NCCL_RANK}, {NCCL_HOST}, gpu_device_id) ({busbw})")],
-        description="Rank -> node -> GPU, as the job's NCCL communicators report them.",
+        description="Rank -> node -> GPU, as the job's NCCL communicators report them (a "
+                    "rank is its rank within each communicator: one GPU holds a rank in each "
+                    "communicator it is part of).",
         links=[(f"GPUs of ${{__data.fields.{NCCL_HOST}}}",
                 link_to("gpu", node=f"${{__data.fields.{NCCL_HOST}}}"))], width=24)
     sheet.row("Nodes")

@@ -14,9 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from fabtui.model.slowjob import Series, SlowChain, SlowJobInputs, SlowJobReport
+from fabtui.model.slowjob import (
+    Series,
+    SlowChain,
+    SlowJobInputs,
+    SlowJobReport,
+    SlowVerdict,
+)
 from fabtui.topology.graph import FabricGraph
 from fabtui.triage.slowjob import words
+from fabtui.triage.slowjob.changepoints import MIN_SEGMENT
 from fabtui.triage.slowjob.episodes import find_episodes, hot_moments
 from fabtui.triage.slowjob.frame import Array, Frame, frame_from_inputs
 from fabtui.triage.slowjob.reach import build_reach
@@ -32,14 +39,18 @@ def analyze(frame: Frame, graph: FabricGraph) -> SlowJobReport:
     chains: list[SlowChain] = []
     for episode, mask in zip(found.episodes, found.masks, strict=True):
         chains += walk_episode(frame, reach, episode, hot_moments(found, mask), found.baseline)
+    # fewer step times than the change-point search needs (a job minutes old) is no verdict:
+    # "healthy" from one sample would send a real slowdown back to sleep
+    judged = int(np.isfinite(found.job).sum()) >= 2 * MIN_SEGMENT
     start = float(frame.t[0]) if frame.t.size else 0.0
     end = float(frame.t[-1]) if frame.t.size else 0.0
     return SlowJobReport(
         job=frame.job, start=start, end=end, ranks=int(frame.ranks.size),
         baseline_s=round(found.baseline_s, 4) if found.baseline_s is not None else None,
-        episodes=found.episodes, chains=chains, healthy=not found.episodes,
+        episodes=found.episodes, chains=chains, healthy=judged and not found.episodes,
         timeline=_timeline(frame, found.job),
-        summary=_summary(found.baseline_s, chains, frame), sources=list(frame.sources),
+        summary=_summary(found.baseline_s, chains, frame) if judged or chains else
+        _too_few(int(np.isfinite(found.job).sum()), frame), sources=list(frame.sources),
         warnings=list(frame.warnings))
 
 
@@ -65,6 +76,13 @@ def _timeline(frame: Frame, job: Array) -> Series | None:
     return Series(t=[float(x) for x in frame.t[keep]], v=[round(float(x), 4) for x in job[keep]])
 
 
+def _too_few(samples: int, frame: Frame) -> str:
+    if samples == 0 or frame.ranks.size == 0:
+        return "no step times in the window: nothing to judge"
+    return f"cannot tell yet: {samples} step-time sample(s) in the window, " \
+           f"{2 * MIN_SEGMENT} needed to tell a slow stretch from the baseline"
+
+
 def _summary(baseline: float | None, chains: list[SlowChain], frame: Frame) -> str:
     if baseline is None or frame.ranks.size == 0:
         return "no step times in the window: nothing to judge"
@@ -76,5 +94,18 @@ def _summary(baseline: float | None, chains: list[SlowChain], frame: Frame) -> s
     span = f"{words.clock(worst.episode.start)}-{words.clock(worst.episode.end)} UTC"
     what = f"{words.pct(worst.episode.magnitude)} slower" if worst.episode.kind == "slow" \
         else f"jitter {worst.episode.magnitude * 100:.0f} %"
+    # the other causes of the same episode are named too: "not the fabric" alone in the
+    # headline would hide a dying optic that slows the same steps
+    also = [c.verdict for c in chains if c is not worst and c.episode == worst.episode]
+    more = "".join(f"; also in this episode: {_short(v)}" for v in also)
     return f"{episodes} episode{'s' if episodes > 1 else ''}; the worst {what} {span}: " \
-           f"{worst.verdict.summary}"
+           f"{worst.verdict.summary}{more}"
+
+
+def _short(verdict: SlowVerdict) -> str:
+    """A verdict in a few words: its kind and the element it ends at."""
+    if verdict.kind == "fabric":
+        return f"fabric, {verdict.element} ({verdict.layer})"
+    if verdict.kind == "not the fabric":
+        return f"not the fabric, {verdict.cause} ({verdict.element})"
+    return "cannot tell"

@@ -62,7 +62,10 @@ class Found:
 
 
 def rolling_share(flags: npt.NDArray[np.bool_], width: int) -> Array:
-    """The share of True in a centred window of `width` samples (shorter at the ends)."""
+    """The share of True in a centred window of `width` samples (shorter at the ends; the
+    whole series when it is shorter than `width`: numpy's "same" mode would return `width`
+    values for it, and a job caught minutes after it started has fewer samples than that)."""
+    width = max(1, min(width, flags.size))
     counts = np.convolve(flags.astype(float), np.ones(width), mode="same")
     span = np.convolve(np.ones(flags.size), np.ones(width), mode="same")
     share: Array = counts / np.maximum(span, 1.0)

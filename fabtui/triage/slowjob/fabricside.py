@@ -170,6 +170,12 @@ def _moved_ports(frame: Frame, reach: Reach, inside: Mask, outside: Mask) -> lis
     return sorted(found, key=lambda m: -m.z)
 
 
+def _flavor(reach: Reach, switch: str) -> str | None:
+    """The switch's flavor (`sonic`, `eos`, ...), None when the topology does not hold it."""
+    found = reach.graph.switches.get(switch)
+    return found.flavor.value if found is not None else None
+
+
 def _port_layer(port: Port) -> HopLayer:
     return "nic" if port.layer == "nic" else "spine port" if port.layer == "spine port" \
         else "leaf port"
@@ -226,8 +232,8 @@ def _physical(items: list[Moved], reach: Reach, comm: bool) -> tuple[list[Hop], 
             claim=f"{end.port.key} receives with errors at the same moments",
             evidence=[words.moved(m) for m in found[:4]] + ([limit] if limit else []),
             confidence=_confidence(end.z, comm=comm),
-            probe=probes.port_fec(switch) if end.port.layer != "nic" else
-            probes.nic_link(end.port.key)))
+            probe=probes.port_errors(switch, _flavor(reach, switch), end.port.key)
+            if end.port.layer != "nic" else probes.nic_link(end.port.key)))
     receiving = ends[0].port
     optic = receiving.optic or f"link:{link}"
     power = next((m for m in ends[0].moves if m.metric == "rx_power_dbm"), None)
@@ -240,8 +246,9 @@ def _physical(items: list[Moved], reach: Reach, comm: bool) -> tuple[list[Hop], 
         f" ({len(by_link) - 1} other link(s) move less)"
     confidence = _confidence(max(m.z for m in ends), comm=comm)
     dom_port = receiving.key if receiving.layer != "nic" else (receiving.far or receiving.key)
+    switch = receiving.switch or device_of(receiving.key)
     confirm = probes.nic_link(receiving.key) if receiving.layer == "nic" else \
-        probes.port_fec(receiving.switch or device_of(receiving.key))
+        probes.port_errors(switch, _flavor(reach, switch), receiving.key)
     hops.append(Hop(
         layer="optic", element=optic,
         claim=f"the optic on {receiving.far} <-> {receiving.key} is failing: {light}",

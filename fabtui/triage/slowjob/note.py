@@ -3,6 +3,8 @@ next. Plain text that also reads as markdown. No side effects."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from fabtui.model.slowjob import SlowChain, SlowJobReport
@@ -52,11 +54,20 @@ def note(report: SlowJobReport) -> str:
     span = f"{words.clock(report.start)}-{words.clock(report.end)} UTC"
     lines = [f"Job {report.job}, {span}, {report.ranks} ranks: {report.summary}",
              *sparkline(report)]
-    for number, chain in enumerate(report.chains, 1):
+    # one episode can have several causes at once (a throttling GPU and a dying optic): its
+    # chains share the episode's number and say which cause of how many each one is
+    spans = list(dict.fromkeys((c.episode.start, c.episode.end) for c in report.chains))
+    causes = Counter((c.episode.start, c.episode.end) for c in report.chains)
+    seen: Counter[tuple[float, float]] = Counter()
+    for chain in report.chains:
         episode = chain.episode
+        key = (episode.start, episode.end)
+        seen[key] += 1
+        cause = f", cause {seen[key]} of {causes[key]}" if causes[key] > 1 else ""
         what = f"{words.pct(episode.magnitude)} slower" if episode.kind == "slow" else \
             f"jitter {episode.magnitude * 100:.0f} %"
-        lines += ["", f"Episode {number}: {what}, {words.clock(episode.start)}-"
+        lines += ["", f"Episode {spans.index(key) + 1}{cause}: {what}, "
+                      f"{words.clock(episode.start)}-"
                       f"{words.clock(episode.end)} UTC ({episode.median_s:.2f} s per step "
                       f"against {episode.baseline_s:.2f} s)",
                   f"  {_verdict(chain)}", f"  {chain.verdict.summary}", "  Chain:"]

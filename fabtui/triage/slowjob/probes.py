@@ -20,6 +20,18 @@ def _run(probe: str, target: str, **params: str) -> str:
     return " ".join(parts)
 
 
+FEC_FLAVORS = frozenset({"sonic"})
+"""The switch flavors `switch.fec` has a command for (probes/switch.toml: SONiC's fec-stats;
+EOS has none in the catalog)."""
+
+
+def port_errors(switch: str, flavor: str | None, port: str) -> Probe:
+    """The cheapest read of a switch port's receive errors that runs on this switch: its FEC
+    counters where the catalog has a command for the flavor, else the optic's light in that port
+    (`switch.dom`, which every flavor has): a printed command must run as printed."""
+    return port_fec(switch) if flavor in FEC_FLAVORS else port_dom(port)
+
+
 def port_fec(switch: str) -> Probe:
     """A switch's FEC counters (corrected / uncorrectable per port, pre-FEC BER)."""
     return Probe(probe="switch.fec", target=switch, command=_run("switch.fec", switch),

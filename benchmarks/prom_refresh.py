@@ -151,6 +151,9 @@ class Breakdown:
         self.every: dict[str, list[tuple[float, int]]] = {}
         """Per query text: (seconds, series answered) of each time it was asked."""
         self.answered = 0
+        self.began = 0.0
+        self.timeline: list[tuple[float, float, int, str]] = []
+        """The last refresh's queries: (start after the refresh began, seconds, series, text)."""
         wrap_queries(source, self._timed)
 
     def _timed(self, method: Callable[..., Any], args: tuple[Any, ...]) -> Any:
@@ -162,6 +165,7 @@ class Breakdown:
             return found
         finally:
             took = time.perf_counter() - began
+            self.timeline.append((began - self.began, took, count, str(args[0])))
             self.queries.append((took, str(args[0])))
             self.every.setdefault(str(args[0]), []).append((took, count))
             self.answered += count
@@ -171,7 +175,9 @@ class Breakdown:
 
     def around(self, wall_of: Callable[[], float]) -> float:
         self.queries.clear()
+        self.timeline.clear()
         self.answered = 0
+        self.began = time.perf_counter()
         before = self._cpu()
         wall = wall_of()
         after = self._cpu()
@@ -180,6 +186,30 @@ class Breakdown:
         self.rows.append((wall, CPU[-1], slowest[0], slowest[1][:70],
                           {k: after[k] - before[k] for k in after}))
         return wall
+
+    def first(self) -> None:
+        """The first refresh (already timed by `around`): its cost by process, then its
+        queries in the order they were asked, grouped into the rounds a refresh makes (a
+        round: the queries asked together, one wave of answers to wait for)."""
+        _, cpu, _, _, others = self.rows[-1]
+        queries, series = self.asked[-1]
+        print(f"{'  first refresh: queries, series; CPU s fabtui / prometheus':<58}"
+              f"{queries:7d}, {series:,}; {cpu:.2f} / {others.get('prometheus', 0.0):.2f}")
+        rounds: list[list[tuple[float, float, int, str]]] = []
+        for item in sorted(self.timeline):
+            if rounds and item[0] < rounds[-1][0][0] + 0.05:
+                rounds[-1].append(item)
+            else:
+                rounds.append([item])
+        for items in rounds:
+            start = items[0][0]
+            end = max(at + took for at, took, _, _ in items)
+            slowest = max(items, key=lambda item: item[1])
+            print(f"    at {start:5.2f} s: {len(items):3d} queries, {sum(i[2] for i in items):>7,} "
+                  f"series, done at {end:5.2f} s; slowest {slowest[1]:.2f} s "
+                  f"{slowest[3][:60]!r}")
+        self.rows.clear()
+        self.asked.clear()
 
     def report(self, count: int = 5) -> None:
         print("slowest refreshes: wall, CPU here, slowest query (s, text), others' CPU meanwhile")
@@ -431,7 +461,8 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     print(f"fabric: {len(graph.nodes)} nodes x 8 GPUs, {nics} NICs, {len(graph.switches)} "
           f"switches; {series:,} series in Prometheus (scrape every {interval}, first rates "
           f"after {waited:.0f} s{ruled}); {os.cpu_count()} CPUs")
-    first = refresh(source, status, 1)
+    breakdown = Breakdown(source, others)
+    first = breakdown.around(functools.partial(refresh, source, status, 1))
     port_of = fabric.cells[(storm.partition(":")[0], 3)].port
     assert port_of is not None
     storming = status.snapshot(1, PollState.WAITING).of(port_of)
@@ -440,6 +471,7 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     print(f"{f'first refresh, {mode} (poll + judge + apply + snapshot)':<58}{first:7.2f} s   "
           f"goal {GOAL_S:g} s: {'ok' if first <= GOAL_S else 'OVER GOAL'}   "
           f"({CPU[-1]:.2f} s CPU here)")
+    breakdown.first()
     print(f"{'storming port ' + port_of:<58}{storming.value:>7}"
           f"{'' if storming is Health.FAIL else '   (expected fail)'}")
     start_rss = rss_mb()
@@ -447,7 +479,6 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     marks = {1, 10, 30, *(60 * 2**k for k in range(12)), rounds + 1}
     rss = [f"1: {start_rss:.0f}"]
     probes.begin(source)
-    breakdown = Breakdown(source, others)
     for round_no in range(2, rounds + 2):
         began = time.monotonic()
         times.append(breakdown.around(functools.partial(refresh, source, status, round_no)))

@@ -8,6 +8,10 @@ the fabric screen applying it, the frame drawn, and a cursor key pressed. Time i
 the clock the app reads advances one second per cycle, so 600 cycles are ten minutes of
 polling at 1 Hz (ages, staleness and sparkline histories all see ten minutes).
 
+The status model (`FabricStatus`, what the poller feeds and the screen draws from) is run
+headless for the 600 cycles (~0.7 s of CPU a cycle: 1,280 results, ~49,000 element updates),
+and the whole app for fewer (`--app-cycles`, 120: each of its cycles also drives Textual, and
+600 took over 25 minutes on the shared machine).
 Printed at the start, after 60, 300 and 600 cycles: RSS, the interpreter's allocated blocks
 and the objects the garbage collector tracks (both free to read, so the run is not slowed),
 with `--trace` the Python heap traced by tracemalloc too, and the growth since the start
@@ -20,8 +24,9 @@ has them beside a DataTable reference). `--top N` (implies `--trace`) lists the 
 sites that grew most after the first checkpoint (what to look at when the growth is not
 flat). Prints figures; never fails.
 
-    python benchmarks/tui_memory.py                 # 600 cycles of simulated time
-    python benchmarks/tui_memory.py --smoke         # 30 cycles (CI)
+    python benchmarks/tui_memory.py                 # the model 600 cycles, the app 120
+    python benchmarks/tui_memory.py --app-cycles 600  # the whole app for all 600 (slow)
+    python benchmarks/tui_memory.py --smoke         # 30 cycles of the model, 10 of the app (CI)
     python benchmarks/tui_memory.py --minutes 10    # real time: one poll a second, untraced
 """
 
@@ -217,6 +222,41 @@ async def measure_app(topology: Path, cycles: int, checkpoints: list[int],
     return memory, cycle_s, frames, keys
 
 
+async def measure_model(topology: Path, cycles: int, checkpoints: list[int]) -> tuple[
+        Memory, list[float]]:
+    """The live view's status model alone, headless: each cycle the synthetic source's poll is
+    taken into `FabricStatus` and frozen into a snapshot (what the app's poller does on its
+    worker thread, and all the app keeps of a poll), the last snapshot held as the screen
+    holds it. No Textual: what grows here is the model's; the app's run adds the screen's."""
+    from fabtui.views.status import FabricStatus, PollState
+
+    settings = dataclasses.replace(load_settings(), topology=topology, simulated=True,
+                                   topology_is_default=False, scenario="healthy")
+    clock = SimClock(START)
+    fabric = FabricMap.build(Workspace(settings).graph())
+    status = FabricStatus(fabric, clock)
+
+    def advance() -> None:
+        clock.now += 1.0
+
+    source = SyntheticSource(fabric, clock, None, advance)
+    memory = Memory()
+    cycle_s: list[float] = []
+    held = status.snapshot(0, PollState.WAITING)
+    memory.take(0)
+    for n in range(1, cycles + 1):
+        start = time.perf_counter()
+        async for update in source.poll():
+            status.take(update)
+        held = status.snapshot(n, PollState.WAITING, 0.01)
+        cycle_s.append(time.perf_counter() - start)
+        if n in checkpoints:
+            memory.take(n)
+            print(f"  model cycle {n}: RSS {memory.rss[-1]:.1f} MB", file=sys.stderr, flush=True)
+    del held
+    return memory, cycle_s
+
+
 async def measure_reference(cycles: int, checkpoints: list[int]) -> Memory:
     """A bare Textual app: a Line-API view of 1,024 lines, 5 % of them repainted per cycle."""
     from rich.segment import Segment
@@ -295,16 +335,18 @@ def row(label: str, memory: Memory, field: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="30 cycles (CI)")
-    parser.add_argument("--cycles", type=int, default=600)
+    parser.add_argument("--smoke", action="store_true",
+                        help="30 cycles of the model, 10 of the app (CI)")
+    parser.add_argument("--cycles", type=int, default=600,
+                        help="cycles of the status model, headless (default 600)")
+    parser.add_argument("--app-cycles", type=int, default=APP_CYCLES,
+                        help=f"cycles of the whole app (default {APP_CYCLES}; 0: none)")
     parser.add_argument("--minutes", type=float, help="real time instead: one poll a second")
     parser.add_argument("--trace", action="store_true", help="trace the heap (slower)")
     parser.add_argument("--top", type=int, default=0,
-                        help="list the allocation sites that grew most")
+                        help="list the allocation sites that grew most (in the app's run)")
     args = parser.parse_args()
-    cycles = 30 if args.smoke else args.cycles
-    checkpoints = [c for c in CHECKPOINTS if c < cycles] + [cycles] if not args.smoke \
-        else [10, 20, 30]
+    cycles, app_cycles = (30, 10) if args.smoke else (args.cycles, args.app_cycles)
     with tempfile.TemporaryDirectory(prefix="fabtui-tui-memory-") as tmp:
         os.environ.update(HOME=tmp, XDG_DATA_HOME=str(Path(tmp) / "data"),
                           XDG_CONFIG_HOME=str(Path(tmp) / "config"))
@@ -316,26 +358,28 @@ def main() -> None:
         if args.trace or args.top:
             tracemalloc.start()
         start = time.perf_counter()
-        memory, cycle_s, frames, keys = asyncio.run(measure_app(topology, cycles, checkpoints,
-                                                       args.top))
-        total = time.perf_counter() - start
-        reference = asyncio.run(measure_reference(cycles, checkpoints))
+        model, model_s = asyncio.run(measure_model(topology, cycles, _marks(cycles, args.smoke)))
+        model_total = time.perf_counter() - start
+        if app_cycles:
+            marks = _marks(app_cycles, args.smoke)
+            start = time.perf_counter()
+            memory, cycle_s, frames, keys = asyncio.run(measure_app(topology, app_cycles, marks,
+                                                                    args.top))
+            total = time.perf_counter() - start
+            reference = asyncio.run(measure_reference(app_cycles, marks))
         tracemalloc.stop()
-    print(f"{os.cpu_count()} CPUs; 1,024 nodes x 8 rails; {cycles} poll cycles at 1 Hz of "
-          f"simulated time through the poller; {SIZE[0]}x{SIZE[1]}; run {total:.1f} s")
-    print(f"{'after N cycles':<44}{''.join(f'{c:>9}' for c in memory.cycles)}"
-          f"{'growth':>10}")
-    for label, field in (("RSS MB", "rss"), ("allocated blocks (k)", "blocks"),
-                         ("gc-tracked objects (k)", "objects"), ("traced heap MB", "heap")):
-        if field != "heap" or tracemalloc.is_tracing() or args.trace or args.top:
-            print(row(f"app {label}", memory, field))
-            print(row(f"reference: bare app {label}", reference, field))
-    if len(memory.cycles) > 2:
-        grown = memory.blocks[-1] - memory.blocks[1]
-        bare = reference.blocks[-1] - reference.blocks[1]
-        print(f"allocated blocks from cycle {memory.cycles[1]} to cycle {memory.cycles[-1]}: "
-              f"{grown:+.1f}k ({'flat' if abs(grown) < 5 else 'NOT flat'}: within 5k; "
-              f"the reference: {bare:+.1f}k)")
+    traced = args.trace or args.top
+    print(f"{os.cpu_count()} CPUs; 1,024 nodes x 8 rails; poll cycles at 1 Hz of simulated time; "
+          f"the status model headless, {cycles} cycles in {model_total:.1f} s (median "
+          f"{statistics.median(model_s) * 1000:.0f} ms a cycle)")
+    _table("status model, headless: after N cycles", model, None, traced)
+    _flat(model, None)
+    if not app_cycles:
+        return
+    print(f"the whole app through the poller, {SIZE[0]}x{SIZE[1]}: {app_cycles} cycles in "
+          f"{total:.1f} s")
+    _table("app: after N cycles", memory, reference, traced)
+    _flat(memory, reference)
     print(f"{'median / max ms':<58}{'median':>9}{'max':>9}")
     for label, values, goal in (
             ("poll cycle (1,280 results applied, snapshots, frame)", cycle_s, None),
@@ -345,6 +389,41 @@ def main() -> None:
         said = "" if goal is None else \
             f"   goal <= {goal} ms: {'met' if median <= goal else 'NOT met'}"
         print(f"{label:<58}{median:9.1f}{max(values) * 1000:9.1f}{said}")
+
+
+APP_CYCLES = 120
+"""The whole app's cycles by default: each also drives Textual (a frame, a key press); 600 of
+them took over 25 minutes on the shared machine."""
+
+
+def _marks(cycles: int, smoke: bool) -> list[int]:
+    if smoke:
+        return [c for c in (5, 10, 20, 30) if c <= cycles]
+    return sorted({c for c in (*CHECKPOINTS, 60 if cycles < 300 else 0) if 0 < c < cycles}
+                  | {cycles})
+
+
+def _table(title: str, memory: Memory, reference: Memory | None, traced: bool) -> None:
+    print(f"{title:<44}{''.join(f'{c:>9}' for c in memory.cycles)}{'growth':>10}")
+    for label, field in (("RSS MB", "rss"), ("allocated blocks (k)", "blocks"),
+                         ("gc-tracked objects (k)", "objects"), ("traced heap MB", "heap")):
+        if field != "heap" or traced:
+            print(row(f"  {label}", memory, field))
+            if reference is not None:
+                print(row(f"  reference: bare app {label}", reference, field))
+
+
+def _flat(memory: Memory, reference: Memory | None) -> None:
+    """Growth from the first checkpoint (every history full from cycle 60) to the last."""
+    if len(memory.cycles) <= 2:
+        return
+    grown = memory.blocks[-1] - memory.blocks[1]
+    rss = memory.rss[-1] - memory.rss[1]
+    bare = "" if reference is None else \
+        f"; the reference: {reference.blocks[-1] - reference.blocks[1]:+.1f}k"
+    print(f"  from cycle {memory.cycles[1]} to {memory.cycles[-1]}: RSS {rss:+.1f} MB, "
+          f"allocated blocks {grown:+.1f}k ({'flat' if abs(grown) < 5 else 'NOT flat'}: "
+          f"within 5k{bare})")
 
 
 if __name__ == "__main__":

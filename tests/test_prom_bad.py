@@ -44,12 +44,16 @@ class FakePrometheus:
 
     def __init__(self, answer: Callable[[str], Answer]) -> None:
         self.headers: list[dict[str, str]] = []
+        self.asked: list[tuple[float, str, str]] = []
+        """(when, path, query) of every request, in the order they came."""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+                url = urllib.parse.urlparse(self.path)
+                query = urllib.parse.parse_qs(url.query)
                 fake.headers.append(dict(self.headers))
+                fake.asked.append((time.time(), url.path, query.get("query", [""])[0]))
                 status, body, delay = answer(query.get("query", [""])[0])
                 time.sleep(delay)
                 data = json.dumps(body).encode()
@@ -503,3 +507,39 @@ def test_a_steady_sieve_is_read_in_one_round_trip(tmp_path: Path, fake: StartFak
     assert min(first) >= sieve_answered[0] - 0.05  # after the sieve's answer came
     assert max(second) < sieve_answered[1] - delay / 2  # beside the sieve, not after it
     assert values[0] == values[1] and values[0]
+
+
+def test_a_first_raw_sieve_is_asked_with_the_clocks_and_the_past_with_the_full_read(
+        tmp_path: Path, fake: StartFake) -> None:
+    """Sieving raw series, the first refresh sieves every element kind whole whatever the
+    device clocks say: its sieves are asked with the clocks, not after their answer (one round
+    trip fewer, on the refresh where Prometheus has most to evaluate); and the sparklines' past
+    of the NIC the sieve names is asked with that NIC's full read, not after it. Every answer
+    of the clocks and of the full read is slow (as a busy Prometheus's)."""
+    delay = 3.0  # long beside the scheduling of a loaded 2-core CI machine (load 35: 1.3 s)
+    answered: dict[str, list[float]] = {"clock": [], "full": []}
+    nic = {"instance": "node001:9100", "device": "mlx5_0"}
+
+    def answer(query: str) -> Answer:
+        now = time.time()
+        if query.startswith("max by (instance) (timestamp("):  # a device clock
+            answered["clock"].append(now + delay)
+            return 200, vector([{"metric": {"instance": "node001:9100"},
+                                 "value": [now, str(now - 1)]}]), delay
+        if "transmitted_prio3_pause_duration{" in query and " >= " in query:  # its sieve
+            return 200, vector([{"metric": nic, "value": [now, "5000"]}]), 0
+        if 'instance=~"node001:9100"' in query:  # the full read of the NIC named
+            answered["full"].append(now + delay)
+            return 200, vector([{"metric": nic, "value": [now, "5000"]}]), delay
+        return 200, vector([]), 0
+
+    server = fake(answer)
+    source = source_of(workspace(tmp_path, server.url, mode="sieve"))
+    poll(source)
+    sieves = set(source.sieves.values())
+    sieved = [at for at, path, query in server.asked if query in sieves]
+    assert len(sieved) == len(sieves) and answered["clock"]
+    assert max(sieved) < min(answered["clock"]) - delay / 2  # beside the clocks
+    past = [at for at, path, _ in server.asked if path.endswith("/query_range")]
+    assert past and answered["full"]
+    assert max(past) < min(answered["full"]) - delay / 2  # beside the full read

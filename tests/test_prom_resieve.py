@@ -84,3 +84,22 @@ def test_device_times_are_each_devices_newest_sample() -> None:
                 Sample({"instance": "leaf-g00-r0"}, 7.0, 0.0),
                 Sample({"instance": "nosuchswitch"}, 9.0, 0.0)]]
     assert device_times(["port"], answers, RESOLVER) == {"port": {"leaf-g00-r0": 7.0}}
+
+
+def test_the_kinds_sieved_whole_are_known_before_the_clocks() -> None:
+    """What `plan` will sieve whole whatever the clocks say (never sieved, or the kind's turn)
+    is known ahead, so the source asks those sieves with the clocks: every kind on the first
+    refresh, none after, each kind again at its turn."""
+    memory = SieveMemory()
+    kinds: set[Element] = {"port", "nic"}
+    times: dict[Element, dict[str, float]] = {"port": {"leaf-g00-r0": 10.0},
+                                              "nic": {"node001": 10.0}}
+    for round_no in range(1, 2 * WHOLE_EVERY + 2):
+        ahead = memory.whole_ahead(kinds)
+        plan = memory.plan(kinds, times)
+        assert ahead == {kind for kind, devices in plan.items() if devices is None}, round_no
+        for kind in kinds:
+            memory.record(kind, plan[kind], {}, MAPPED, RESOLVER, times[kind])
+        if round_no == 1:
+            assert ahead == kinds
+    assert memory.whole_ahead(kinds) == set()

@@ -70,6 +70,16 @@ class SieveMemory:
     answers: dict[Element, dict[str, dict[str, list[Sample]]]] = field(default_factory=dict)
     """Per element kind, per device, per mapping key: the sieve's samples about its elements."""
 
+    def whole_ahead(self, kinds: Iterable[Element]) -> set[Element]:
+        """The kinds of `kinds` the next `plan` sieves whole whatever the clocks say (never
+        sieved, or their turn): their sieve can be asked before the clocks are answered."""
+        ordered = sorted(kinds)
+        upcoming = self.round + 1
+        return {element for turn, element in enumerate(ordered)
+                if self.clocks.get(element) is None or (
+                    upcoming > 1 and (upcoming - 1) % WHOLE_EVERY
+                    == turn * WHOLE_EVERY // len(ordered))}
+
     def plan(self, kinds: Iterable[Element], times: Mapping[Element, Mapping[str, float]]
              ) -> Plan:
         """Per element kind of `kinds` (those with a sieve), what this refresh sieves: the

@@ -208,17 +208,26 @@ class PrometheusSource:
             return bool(self._rules_loaded) and self.sieving
         return self.settings.mode == "recorded"
 
-    async def _detect_rules(self) -> None:
-        """`mode = "auto"`: ask whether the recording rules are loaded, at the first refresh
-        and every `RULES_CHECK_EVERY` after (an unanswered question keeps the last answer)."""
-        if self.settings.mode != "auto" or not self.sieving or (
-                self._rules_loaded is not None and self._polls % RULES_CHECK_EVERY):
-            return
-        with contextlib.suppress(PromError):  # the refresh itself reports an unreachable server
+    def _rules_check_due(self) -> bool:
+        """`mode = "auto"` at scale: whether this refresh asks if the recording rules are
+        loaded (the first refresh, and every `RULES_CHECK_EVERY` after)."""
+        return self.settings.mode == "auto" and self.sieving and (
+            self._rules_loaded is None or not self._polls % RULES_CHECK_EVERY)
+
+    async def _rules_found(self) -> bool | None:
+        """Whether the recording rules are loaded; None when Prometheus did not answer (the
+        refresh itself reports an unreachable server; the last answer is kept)."""
+        with contextlib.suppress(PromError):
             found = (await self._ask([RULES_PROBE]))[0]
-            self._rules_loaded = bool(found and found[0].value > 0)
-            if self._rules_loaded:  # read from the rules: what raw sieves kept is forgotten
-                self._sieved = SieveMemory()
+            return bool(found and found[0].value > 0)
+        return None
+
+    def _take_rules(self, found: bool | None) -> None:
+        if found is None:
+            return
+        if found and not self._rules_loaded:  # read from the rules: raw sieves forgotten
+            self._sieved = SieveMemory()
+        self._rules_loaded = found
 
     def _offer_rules(self) -> None:
         """A note, after a slow refresh in `mode = "auto"` without the rules, saying how to
@@ -261,17 +270,32 @@ class PrometheusSource:
         read: none either (`_stream` reads it beside the first round)."""
         return [every_sieve()] if self.recorded else []
 
-    async def _resieve(self, clocks: Sequence[Element],
-                       dated: list[list[Sample]]) -> dict[str, list[Sample]]:
+    def _sieve_kinds(self) -> set[Element]:
+        return {m.element for m in self.mapped if m.key in self.sieves}
+
+    def _whole_ahead(self) -> list[tuple[Element, str]]:
+        """(element kind, mapping key) of the sieves this refresh asks of whole kinds whatever
+        the clocks say (`SieveMemory.whole_ahead`: on the first refresh, every kind): asked
+        with the first round instead of after it (one round trip fewer; the first refresh's
+        whole sieve is most of what Prometheus evaluates)."""
+        ahead = self._sieved.whole_ahead(self._sieve_kinds())
+        return [(m.element, m.key) for m in self.mapped
+                if m.element in ahead and m.key in self.sieves]
+
+    async def _resieve(self, clocks: Sequence[Element], dated: list[list[Sample]],
+                       ahead: Mapping[tuple[Element, str], list[Sample]]
+                       ) -> dict[str, list[Sample]]:
         """The sieve's answers by mapping key, asking only about the devices scraped since
-        their last sieve (`fabtui.prom.resieve`; `dated`: the device clocks' answers)."""
+        their last sieve (`fabtui.prom.resieve`; `dated`: the device clocks' answers;
+        `ahead`: the whole kinds' sieves, already answered)."""
         times = device_times(clocks, dated, self.resolver)
-        kinds = {m.element for m in self.mapped if m.key in self.sieves}
-        plan = self._sieved.plan(kinds, times)
+        plan = self._sieved.plan(self._sieve_kinds(), times)
         asked: list[tuple[Element, str]] = []
         texts: list[str] = []
         for element, devices in plan.items():
             if devices is not None and not devices:
+                continue
+            if devices is None and any(e == element for e, _ in ahead):
                 continue
             terms: str | list[str] = "" if devices is None else \
                 self._presence.terms(element, devices)
@@ -280,13 +304,13 @@ class PrometheusSource:
                                     self.catalog, self._slowest).items():
                 asked.append((element, key))
                 texts.append(text)
-        answers = await self._ask(texts)
+        answers = dict(zip(asked, await self._ask(texts), strict=True))
+        answers.update(ahead)
         for element, devices in plan.items():
             if devices is None or devices:
                 self._sieved.record(element, devices,
-                                    {k: a for (e, k), a in zip(asked, answers, strict=True)
-                                     if e == element}, self.mapped, self.resolver,
-                                    times.get(element, {}))
+                                    {k: a for (e, k), a in answers.items() if e == element},
+                                    self.mapped, self.resolver, times.get(element, {}))
         self.last_sieve = {str(e): (None if d is None else len(d)) for e, d in plan.items()}
         return self._sieved.by_key()
 
@@ -333,7 +357,12 @@ class PrometheusSource:
     async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
         self.notes.clear()
         started = time.monotonic()
-        await self._detect_rules()
+        recheck = False
+        if self._rules_check_due():
+            if self._rules_loaded is None:  # what to read depends on it: asked first
+                self._take_rules(await self._rules_found())
+            else:  # asked beside the first round; taken up from the next refresh
+                recheck = True
         self._polls += 1
         first = self._first_queries()
         sieving = self.sieving
@@ -342,15 +371,23 @@ class PrometheusSource:
         presence = self._presence_queries(due)
         # The last refresh's full read, asked with the first round: when the sieve names the
         # same elements again (a storm lasts minutes) the refresh needs no second round trip,
-        # which is what a loaded Prometheus (its rule evaluation) makes slow.
+        # which is what a loaded Prometheus (its rule evaluation) makes slow. So are the
+        # sieves of the kinds sieved whole (the first refresh's: every kind).
         guess = self._full_texts if sieving else []
+        ahead = self._whole_ahead() if sieving and not self.recorded else []
         texts = [*first, *clocks.values(), *presence.values(), "up == 0"]
         readings = Readings()
+        rules_found: bool | None = None
+        past: tuple[list[str], list[list[Series]]] | None = None
         try:
-            answers, _ = await asyncio.gather(
-                self._ask([*texts, *guess]),
-                self._stream(readings) if not sieving else asyncio.sleep(0))
-            guessed = answers[len(texts):]
+            answers, _, rules_found, past = await asyncio.gather(
+                self._ask([*texts, *guess, *(self.sieves[key] for _, key in ahead)]),
+                self._stream(readings) if not sieving else asyncio.sleep(0),
+                self._rules_found() if recheck else _nothing(),
+                # the sparklines' past of a full read: every device's, asked at once
+                self._past_asked(None) if not sieving and not self._seeded else _nothing())
+            whole = dict(zip(ahead, answers[len(texts) + len(guess):], strict=True))
+            guessed = answers[len(texts):len(texts) + len(guess)]
             del answers[len(texts):]
             ends = len(first) + len(clocks)
             dated = answers[len(first):ends]
@@ -362,7 +399,7 @@ class PrometheusSource:
                 await self._changed(before)
             self._note_down(answers[-1])
             if sieving and not self.recorded:
-                by_key = await self._resieve(list(clocks), dated)
+                by_key = await self._resieve(list(clocks), dated, whole)
             elif sieving:
                 by_key = self._by_key(first, answers[:len(first)])
             quiet: dict[tuple[str, Element], list[str]] = {}
@@ -372,7 +409,10 @@ class PrometheusSource:
                 wanted = [(m, self.query_of(m, flagged[m.element])) for m in self.mapped
                           if m.element in flagged]
                 asked = [q for _, q in wanted]
-                full = guessed if asked == guess else await self._ask(asked)
+                # the sparklines' past (the first refresh) beside the full read it dates
+                full, past = await asyncio.gather(
+                    _ready(guessed) if asked == guess else self._ask(asked),
+                    self._past_asked(flagged) if not self._seeded else _nothing())
                 self._full_texts = asked
                 self._read(readings, {m.key: a for (m, _), a in zip(wanted, full, strict=True)},
                            named)
@@ -397,20 +437,21 @@ class PrometheusSource:
             self._seeded = True
             devices = {device_of(key) for per_key in readings.values.values()
                        for key in per_key}
-            with contextlib.suppress(PromError):  # sparklines then start empty, as for probes
-                past = await self._past(devices, flagged)
-                if past.series:
-                    yield past
+            if past is not None:  # else: sparklines start empty, as for probes
+                history = self._past(devices, *past)
+                if history.series:
+                    yield history
         if not sieving:  # every series decoded: give back what glibc's arenas kept
             heap.trim()
         self.last_round_s = time.monotonic() - started
+        self._take_rules(rules_found)
         self._offer_rules()
 
-    async def _past(self, devices: set[str],
-                    flagged: Mapping[Element, list[str]] | None) -> History:
-        """The sparklines' past from range queries: pause and FEC rates of the devices just
-        read in full (at scale: the ones near a limit, and only theirs are asked for, by the
-        sieve's `flagged` matchers), `HISTORY` steps back."""
+    async def _past_asked(self, flagged: Mapping[Element, list[str]] | None
+                          ) -> tuple[list[str], list[list[Series]]] | None:
+        """The sparklines' past from range queries, `HISTORY` steps back: pause and FEC rates
+        of every device (a full read), or at scale of those the sieve named (its `flagged`
+        matchers); (mapping keys, answers), or None when Prometheus did not answer."""
         from fabtui.views.status import HISTORY
 
         now = time.time()
@@ -422,8 +463,15 @@ class PrometheusSource:
             keys = [k for k in keys if kinds[k] in flagged]
         texts = [self.queries[k] if flagged is None else
                  self.query_of(self._mapped_of(k), flagged[kinds[k]]) for k in keys]
-        answers = await self._all(self.client.query_range,
-                                  [(text, now - span, now - step, step) for text in texts])
+        with contextlib.suppress(PromError):
+            return keys, await self._all(self.client.query_range,
+                                         [(text, now - span, now - step, step)
+                                          for text in texts])
+        return None
+
+    def _past(self, devices: set[str], keys: list[str],
+              answers: list[list[Series]]) -> History:
+        """The sparklines' past of the devices just read in full, from `_past_asked`."""
         past: dict[str, dict[str, list[float]]] = {}
         for key, series in zip(keys, answers, strict=True):
             mapped = self._mapped_of(key)
@@ -551,6 +599,15 @@ class PrometheusSource:
                 "nic": nics, "ibport": nics,
                 "port": [p for p in graph.port_links
                          if device_of(p) in graph.switches]}
+
+
+async def _nothing() -> None:
+    """An awaitable of nothing, in the place of a query a refresh does not ask."""
+    return None
+
+
+async def _ready(value: T) -> T:
+    return value
 
 
 def prometheus_source(settings: PrometheusSettings, graph: FabricGraph,

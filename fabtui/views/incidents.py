@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabtui.alerts.incidents import Incident, IncidentBook
-from fabtui.alerts.present import account, row
+from fabtui.alerts.present import account, screen_row
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class IncidentRow:
 
     id: str
     cells: tuple[str, ...]
-    """`fabtui.alerts.present.HEADERS` order."""
+    """`fabtui.alerts.present.SCREEN_HEADERS` order."""
     suspect: str
     firing: int
 
@@ -37,7 +37,7 @@ class IncidentList:
         self.book.load()
         incidents = self.book.open_incidents()
         self.shown = {i.id: i for i in incidents}
-        return [IncidentRow(i.id, row(i), i.suspect, len(i.firing)) for i in incidents]
+        return [IncidentRow(i.id, screen_row(i), i.suspect, len(i.firing)) for i in incidents]
 
     def account(self, incident_id: str) -> list[str]:
         """The full account of a listed incident ([] when it is no longer listed)."""

@@ -56,7 +56,7 @@ class Stack:
         self.exporter = Exporter(self.state).start()
         config = folder / "config.toml"
         config.write_text(f'data_dir = "{self.data}"\nsource = "prometheus"\n[prometheus]\n'
-                          'url = "http://127.0.0.1:9"\nwindow = "8s"\n')
+                          'url = "http://127.0.0.1:9"\nwindow = "10s"\n')
         self.ws = Workspace(load_settings(config))
         self.lines: list[str] = []
         self.receipts: list[tuple[float, Receipt]] = []
@@ -77,7 +77,9 @@ class Stack:
         # their alerts resolve within the module's time.
         rules = source.rules(alerting=True, flap_window="1m")
         self.prometheus = PrometheusServer(
-            folder, scrape_config("sim", f"127.0.0.1:{self.exporter.port}"), rules=rules,
+            # Every 2 s (1 s scrapes of the whole demo time out on a loaded machine).
+            folder, scrape_config("sim", f"127.0.0.1:{self.exporter.port}", interval="2s"),
+            rules=rules,
             alertmanager=f"127.0.0.1:{self.alertmanager.port}")
         self.viewer = IncidentList(Workspace(load_settings(config)).alerts)
         """What the app shows: a second workspace reading the same alerts journal."""

@@ -118,21 +118,25 @@ class Stack:
 
         update_state(self.state, end)
 
-    def settled(self, want: int, timeout: float = 120.0) -> list[Incident]:
-        """The open incidents once at least `want` are open and nothing changed for
-        `SETTLE_S`."""
+    def settled(self, since: float, want: int, timeout: float = 180.0) -> list[Incident]:
+        """The incidents opened (or opened again) since `since`, once there are at least
+        `want` and no notification came for `SETTLE_S`. Counted as distinct incidents, not
+        as open ones: on a loaded machine a scrape that times out makes the series stale, the
+        alerts resolve and fire again a scrape later, and the incident closes and opens again
+        (the same one: a suspect alerting again within 15 minutes reopens it)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             count = len(self.receipts)
-            opened = self.receiver.book.open_incidents()
+            ids = list(dict.fromkeys(i for t, r in self.receipts if t >= since
+                                     for i in r.opened))
             last = self.receipts[-1][0] if self.receipts else 0.0
-            if len(opened) >= want and time.time() - last >= SETTLE_S and \
+            if len(ids) >= want and time.time() - last >= SETTLE_S and \
                     count == len(self.receipts):
-                return opened
+                return [self.receiver.book.incidents[i] for i in ids]
             time.sleep(0.5)
         raise AssertionError(f"incidents did not settle in {timeout}s: "
                              f"{[i.suspect for i in self.receiver.book.open_incidents()]}; "
-                             f"log: {self.lines[-5:]}")
+                             f"log: {self.lines[-8:]}")
 
     def all_resolved(self, timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout
@@ -148,6 +152,7 @@ class Stack:
         """Until `stop_watching`: refresh the app's model every 50 ms (the app's worker does
         it every second) and note when each incident first shows there."""
         self.watching = True
+        self.watch_started = time.time()
         self.shown: dict[str, float] = {}
 
         def loop() -> None:
@@ -166,7 +171,8 @@ class Stack:
     def shown_after_webhook(self, incident: str) -> float:
         """Seconds from the webhook that opened `incident` arriving to the app's model
         (a second workspace reading the journal) listing it."""
-        opened_at = max(t for t, r in self.receipts if incident in r.opened)
+        opened_at = min(t for t, r in self.receipts
+                        if incident in r.opened and t >= self.watch_started)
         arrival = max(a for a in self.arrivals if a <= opened_at)
         return self.shown[incident] - arrival
 
@@ -199,8 +205,9 @@ def planted(stack: Stack, *scenarios: str, want: int = 1) -> list[Incident]:
     stack.all_resolved()
     stack.watch()
     try:
+        since = time.time()
         stack.plant(*scenarios)
-        incidents = stack.settled(want)
+        incidents = stack.settled(since, want)
     finally:
         stack.stop_watching()
     for incident in incidents:

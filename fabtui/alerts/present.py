@@ -24,6 +24,16 @@ def row(incident: Incident) -> tuple[str, ...]:
             f"{firing}/{total} firing", incident.context.runbook or "-")
 
 
+SCREEN_HEADERS = ("opened", "suspect", "firing", "runbook")
+"""The app's list: narrow enough for 80 columns (the id is in the account below it)."""
+
+
+def screen_row(incident: Incident) -> tuple[str, ...]:
+    """The incident's line in the app's list (`SCREEN_HEADERS`)."""
+    return (time.strftime("%H:%M:%S", time.localtime(incident.opened_at)), incident.suspect,
+            f"{len(incident.firing)}/{len(incident.alerts)}", incident.context.runbook or "-")
+
+
 def summary(incident: Incident) -> dict[str, Any]:
     """The incident as JSON data (`--json`, `GET /incidents`)."""
     return {"id": incident.id, "status": incident.status, "opened_at": incident.opened_at,

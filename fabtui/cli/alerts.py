@@ -20,8 +20,10 @@ def alerts() -> None:
 @click.option("--listen", default="127.0.0.1:9095", show_default=True, metavar="HOST:PORT",
               help="Where Alertmanager's webhook posts (webhook_configs url: "
                    "http://HOST:PORT/alerts).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Log one JSON object a line ({\"at\", \"line\"}) for a log shipper.")
 @click.pass_context
-def serve(ctx: click.Context, listen: str) -> None:
+def serve(ctx: click.Context, listen: str, as_json: bool) -> None:
     """Receive Alertmanager's webhook and turn its alerts into incidents (runs until
     stopped). Every notification is one log line on stderr; incidents go to the alerts
     journal in the data folder, where `fabtui alerts list` and the app read them."""
@@ -36,7 +38,10 @@ def serve(ctx: click.Context, listen: str) -> None:
         raise UserError(f"--listen {listen!r}: HOST:PORT, such as 127.0.0.1:9095")
 
     def log(line: str) -> None:
-        click.echo(f"{time.strftime('%H:%M:%S')} fabtui alerts: {line}", err=True)
+        if as_json:
+            click.echo(json.dumps({"at": time.time(), "line": line}), err=True)
+        else:
+            click.echo(f"{time.strftime('%H:%M:%S')} fabtui alerts: {line}", err=True)
 
     ws = workspace(ctx)
     receiver = Receiver(ws, log)
@@ -104,9 +109,10 @@ def show(ctx: click.Context, incident: str, as_json: bool, alertmanager: str | N
 @click.option("--alertmanager", metavar="URL", help="Where to send them (default: the "
               "Alertmanager that sent the alerts).")
 @click.option("--hours", type=click.FloatRange(0.05, 168), default=2.0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def silence(ctx: click.Context, incident: str, typed: str | None, alertmanager: str | None,
-            hours: float) -> None:
+            hours: float, as_json: bool) -> None:
     """Apply the silences an incident suggests, after typing its suspect (journaled: the
     request before it is sent, the silence ids after). Without --confirm, at a terminal,
     asks for it; otherwise prints what would be silenced and exits 2."""
@@ -121,10 +127,15 @@ def silence(ctx: click.Context, incident: str, typed: str | None, alertmanager: 
     found = find_incident(ws.alerts, incident)
     phrase = gate_phrase(found)
     url = alertmanager or found.alertmanager or "http://ALERTMANAGER:9093"
-    for spec in suggest(found, hours * 3600):
-        click.echo(spec.amtool(url))
+    commands = [spec.amtool(url) for spec in suggest(found, hours * 3600)]
+    if not as_json:
+        for command in commands:
+            click.echo(command)
     if typed is None:
-        if not interactive():
+        if as_json:  # a script: what would be silenced, nothing asked
+            click.echo(json.dumps({"incident": found.id, "suggested": commands,
+                                   "applied": []}, indent=2))
+        if as_json or not interactive():
             click.echo(f"not applied: a silence hides alerts, it fixes nothing. Add --confirm "
                        f"{shlex.quote(phrase)} (or run it at a terminal and type it)", err=True)
             ctx.exit(EXIT_BAD_INPUT)
@@ -136,4 +147,8 @@ def silence(ctx: click.Context, incident: str, typed: str | None, alertmanager: 
                              alertmanager=alertmanager, duration_s=hours * 3600)
     except RequestError as exc:
         raise UserError(str(exc)) from None
-    click.echo(f"silenced: {', '.join(ids)} (journaled in incident {found.id})")
+    if as_json:
+        click.echo(json.dumps({"incident": found.id, "suggested": commands, "applied": ids},
+                              indent=2))
+    else:
+        click.echo(f"silenced: {', '.join(ids)} (journaled in incident {found.id})")

@@ -398,7 +398,7 @@ class RuleBook:
         return [AlertRule("FabricExporterDown", "up == 0", "critical", TARGET, "cause",
                           "exporter-down", "{{ $labels.job }} target {{ $labels.instance }} "
                           "does not answer its scrapes", EXPORTER_SOURCE, "up == 0",
-                          for_="30s")]
+                          for_="2m")]
 
 
 def alerting_document(rules: list[AlertRule], interval: str | None) -> dict[str, Any]:

@@ -169,16 +169,19 @@ class FabtuiApp(App[None]):
         await self.switch_mode(mode)
         return True
 
-    def show_on_fabric(self, key: str) -> None:
-        """Switch to the Fabric screen with element `key` selected."""
+    def show_on_fabric(self, key: str, *instead: str) -> None:
+        """Switch to the Fabric screen with element `key` selected (else the first of
+        `instead` the screen shows: an uplink port's leaf)."""
         if self.closing:
             return
         self.switch_mode("fabric")
-        self.call_after_refresh(self._select_on_fabric, key)
+        self.call_after_refresh(self._select_on_fabric, key, *instead)
 
-    def _select_on_fabric(self, key: str) -> None:
+    def _select_on_fabric(self, key: str, *instead: str) -> None:
         if isinstance(self.screen, FabricScreen):
-            self.screen.select_element(key)
+            for each in (key, *instead):
+                if self.screen.select_element(each):
+                    return
 
     def on_unmount(self) -> None:
         self.stop_poller()
@@ -268,6 +271,13 @@ class FabtuiApp(App[None]):
             self.call_from_thread(self.notify, str(exc), title="report", severity="error")
             return
         self.call_from_thread(self.notify, f"wrote {path}", title="report")
+
+    def action_incidents(self) -> None:
+        """`A`: the open incidents from Alertmanager, on top of the current view."""
+        from fabtui.tui.screens.incidents import IncidentsScreen
+
+        if not isinstance(self.screen, IncidentsScreen):
+            self.push_screen(IncidentsScreen())
 
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"

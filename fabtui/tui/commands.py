@@ -44,6 +44,9 @@ APP_COMMANDS = (
             "seen this before? Search past incidents by symptom, in English or Chinese."),
     Command("app.triage", "4", "switch_mode('triage')", "Triage", "NCCL hang triage: a hung "
             "job's logs -> the culprit rank, its NIC, leaf port and optic, and what to run."),
+    Command("app.incidents", "A", "incidents", "Incidents", "The open incidents Alertmanager's "
+            "alerts became (`fabtui alerts serve`): the suspect first, blast radius, runbook, "
+            "similar cases.", show=False),
     Command("app.help", "question_mark", "help", "Help", "Show the keys and what they do."),
     Command("app.theme", "T", "toggle_dark", "Theme", "Switch between the light and dark "
             "themes.", show=False),
@@ -109,6 +112,16 @@ SLOW_COMMANDS = (
             "report in the data folder (`fabtui report --slow`)."),
     Command("slow.rerun", "r", "rerun", "Re-run", "Analyse the job's window again."),
     Command("slow.back", "escape", "back", "Back", "Back to the hang triage.", show=False),
+)
+INCIDENTS_COMMANDS = (
+    Command("incidents.runbook", "o", "open_runbook", "Runbook", "Open the highlighted "
+            "incident's runbook as a guided session."),
+    Command("incidents.fabric", "s", "show_fabric", "On fabric", "Show the highlighted "
+            "incident's suspect on the Fabric screen."),
+    Command("incidents.refresh", "r", "refresh", "Refresh", "Read the alerts journal now (it "
+            "is read every second)."),
+    Command("incidents.back", "escape", "back", "Back", "Back to the view it was opened "
+            "from.", show=False),
 )
 CONSOLE_COMMANDS = (
     Command("console.run", "r", "run", "Run", "Run the probe on the target (or target set); "
@@ -192,6 +205,7 @@ CASE_EDIT_COMMANDS = (
 
 
 ALL_COMMANDS = (*APP_COMMANDS, *FABRIC_COMMANDS, *TRIAGE_COMMANDS, *SLOW_COMMANDS,
+                *INCIDENTS_COMMANDS,
                 *CONSOLE_COMMANDS,
                 *CASES_COMMANDS, *CASE_VIEW_COMMANDS, *CASE_EDIT_COMMANDS, *RUNBOOKS_COMMANDS,
                 *SESSION_COMMANDS)
@@ -212,7 +226,7 @@ VIEW_TABLES = (("Fabric", FABRIC_COMMANDS), ("Probe console", CONSOLE_COMMANDS),
                ("Runbooks", RUNBOOKS_COMMANDS), ("Guided session", SESSION_COMMANDS),
                ("Cases", CASES_COMMANDS), ("A case", CASE_VIEW_COMMANDS),
                ("Case editor", CASE_EDIT_COMMANDS), ("Triage", TRIAGE_COMMANDS),
-               ("Slow job", SLOW_COMMANDS))
+               ("Slow job", SLOW_COMMANDS), ("Incidents", INCIDENTS_COMMANDS))
 """Each screen's own keys under its name, in the help page's order after the current one."""
 
 MOVES = (("arrows/hjkl", "Move", "Up, down, left, right in a list or the matrix (the session "

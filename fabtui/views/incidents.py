@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabtui.alerts.incidents import Incident, IncidentBook
-from fabtui.alerts.present import account, row
+from fabtui.alerts.present import account, screen_row
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class IncidentRow:
 
     id: str
     cells: tuple[str, ...]
-    """`fabtui.alerts.present.HEADERS` order."""
+    """`fabtui.alerts.present.SCREEN_HEADERS` order."""
     suspect: str
     firing: int
 
@@ -31,13 +31,34 @@ class IncidentList:
     def __init__(self, book: IncidentBook) -> None:
         self.book = book
         self.shown: dict[str, Incident] = {}
+        self._stamp: tuple[tuple[int, int], ...] | None = None
+        self._rows: list[IncidentRow] = []
+
+    def _journal_stamp(self) -> tuple[tuple[int, int], ...]:
+        """When and how much the journal file and its write-ahead log last changed: a
+        refresh with nothing new reads nothing."""
+        path = self.book.journal.path
+        found = []
+        for each in (path, path.with_name(path.name + "-wal")):
+            try:
+                info = each.stat()
+                found.append((info.st_mtime_ns, info.st_size))
+            except OSError:
+                found.append((0, 0))
+        return tuple(found)
 
     def refresh(self) -> list[IncidentRow]:
-        """The open incidents now, newest first (the journal read again)."""
+        """The open incidents now, newest first (the journal read again when it changed)."""
+        stamp = self._journal_stamp()
+        if stamp == self._stamp:
+            return self._rows
         self.book.load()
         incidents = self.book.open_incidents()
         self.shown = {i.id: i for i in incidents}
-        return [IncidentRow(i.id, row(i), i.suspect, len(i.firing)) for i in incidents]
+        self._rows = [IncidentRow(i.id, screen_row(i), i.suspect, len(i.firing))
+                      for i in incidents]
+        self._stamp = stamp
+        return self._rows
 
     def account(self, incident_id: str) -> list[str]:
         """The full account of a listed incident ([] when it is no longer listed)."""

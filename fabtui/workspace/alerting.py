@@ -189,7 +189,7 @@ class Receiver:
     def __init__(self, ws: Workspace, log: Callable[[str], None]) -> None:
         self.ws = ws
         self.log = log
-        self.book = open_book(ws)
+        self.book = ws.alerts  # the workspace's one book: silences applied here land in it
         self._lock = threading.Lock()
         self.listeners: list[Callable[[Receipt], None]] = []
 

@@ -73,7 +73,7 @@ def test_silences_go_through_the_typed_gate(stack: Stack) -> None:
         assert set(ids) <= set(silences)
         assert all(silences[i]["comment"].startswith(f"fabtui incident {incident.id}")
                    for i in ids)
-        kinds = [e.kind for e in stack.receiver.book.journal.events(incident.id)]
+        kinds = [str(e.kind) for e in stack.receiver.book.journal.events(incident.id)]
         assert kinds.index("silence_requested") < kinds.index("silence_applied")
         assert stack.receiver.book.incidents[incident.id].silences[-1]["ids"] == ids
     finally:

@@ -356,8 +356,17 @@ def _nccl_conf(scenario: Scenario, graph: FabricGraph, device: str, readings: Re
             continue
         if running == value:
             continue
-        fix = (f"sed -i 's/^{key}=.*/{key}={value}/' /etc/nccl.conf" if running is not None
+        fix = (f"sed -i {shlex.quote(f's/^{key}=.*/{key}={value}/')} /etc/nccl.conf"
+               if running is not None
                else f"echo {shlex.quote(f'{key}={value}')} >> /etc/nccl.conf")
         report.lines.append(DriftLine(device, device, f"/etc/nccl.conf {key}",
                                       running if running is not None else "unset", value,
                                       fix, why))
+    # A key the intent does not set still changes how every job on the node runs (a pushed
+    # NCCL_PXN_DISABLE=1 sends alltoall across the spines): it is a difference too, and the
+    # fix is to remove it or to add it to the intent.
+    for key in sorted(set(have) - set(want)):
+        report.lines.append(DriftLine(
+            device, device, f"/etc/nccl.conf {key}", have[key], "not set by the intent",
+            f"sed -i {shlex.quote(f'/^{key}=/d')} /etc/nccl.conf (or add it to the intent)",
+            why))

@@ -230,12 +230,12 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("show-gids", "show_gids",
          "show_gids (mlnx-tools): RoCE/IB GID table, index, IPv4, RoCE version, netdev",
          r"(?i:DEV\s+PORT\s+INDEX\s+GID)|n_gids_found\s*=\s*\d"),
-    _sig("sonic-config-db", "sonic_config_db",
-         "SONiC CONFIG_DB JSON (show runningconfiguration all, config_db.json): tables",
-         r'"[A-Z][A-Z0-9_]+"\s*:\s*\{'),
     _sig("slurm-topology", "slurm_topology",
          "scontrol show topology / topology.conf: Slurm's tree of switches and nodes",
          r"(?i:SwitchName\s*=)"),
+    _sig("sonic-config-db", "sonic_config_db",
+         "SONiC CONFIG_DB JSON (show runningconfiguration all, config_db.json): tables",
+         r'"[A-Z][A-Z0-9_]+"\s*:\s*\{'),
     _sig("squeue-json", "squeue_json",
          "squeue --json (Slurm 21.08-24.x): jobs, states, node lists, per-node allocation",
          r'"jobs"'),
@@ -253,6 +253,9 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("switch-l1", "switch_l1",
          "Cumulus Linux `l1-show <swp>`: module, link, FEC, optical power, SerDes eyes",
          r"Module Info|Operational State|Port Hardware State"),
+    _sig("switch-version", "switch_version",
+         "show version (SONiC, Arista EOS): network OS, its version, platform, model",
+         r"SONiC Software Version:|Software image version:"),
     _sig("training-log", "training_log",
          "training job log (Megatron-LM, TorchTitan, DeepSpeed, Hugging Face Trainer, "
          "tqdm): step lines and step times",
@@ -260,9 +263,6 @@ SIGNATURES: tuple[Signature, ...] = (
          r"skipped=|SamplesPerSec=|rank=\d+ time \(ms\) \|\s*forward:|"
          r"\{'(?:loss|train_runtime)':|\d+/\d+ \[\d+(?::\d+){1,2}<[\d:?]+,\s*[\d.]+"
          r"(?:s/it|it/s)"),
-    _sig("switch-version", "switch_version",
-         "show version (SONiC, Arista EOS): network OS, its version, platform, model",
-         r"SONiC Software Version:|Software image version:"),
     _sig("transceiver-dom", "transceiver_dom",
          "transceiver DOM (optical power, bias, temperature, thresholds): SONiC `show "
          "interfaces transceiver eeprom --dom`, EOS `show interfaces transceiver [detail]`, "

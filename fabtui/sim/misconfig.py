@@ -28,6 +28,7 @@ from fabtui.model.topology import Nic, Node, Switch
 from fabtui.sim import ib
 from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind
+from fabtui.topology.hca import selected_nics
 from fabtui.topology.headroom import XON, xoff_needed
 
 Result = tuple[str, str, int]
@@ -156,19 +157,9 @@ def nccl_conf(sim: Sim, host: str, t: float) -> dict[str, str]:
 
 
 def usable_nics(node: Node, wanted: str | None) -> list[Nic]:
-    """The NICs NCCL uses under `NCCL_IB_HCA=wanted`: names matched as prefixes, `=` for
-    exact names, `^` to exclude (NCCL env docs); every NIC when unset."""
-    if not wanted:
-        return list(node.nics)
-    exclude = wanted.startswith("^")
-    rest = wanted.removeprefix("^")
-    exact = rest.startswith("=")
-    names = [w.split(":")[0] for w in rest.removeprefix("=").split(",") if w]
-
-    def named(nic: Nic) -> bool:
-        return any(nic.name == w if exact else nic.name.startswith(w) for w in names)
-
-    return [n for n in node.nics if named(n) != exclude]
+    """The NICs NCCL uses under `NCCL_IB_HCA=wanted` (fabtui.topology.hca: the one reading
+    the evaluators share); every NIC when unset."""
+    return selected_nics(node, wanted)
 
 
 def hca_share(sim: Sim, nodes: list[str], argv: list[str], t: float) -> float:

@@ -162,3 +162,15 @@ def test_the_printed_rail_pair_passes_on_a_healthy_fabric(run: Callable[..., Res
     assert ": OK" in result.stdout.splitlines()[0]
     expected = next(x for x in result.stdout.splitlines() if " busbw_expected " in x)
     assert "48 GB/s" in expected  # one 400G NIC: 400/8 x 0.96
+
+
+def test_the_printed_rail_pair_fails_on_the_degraded_rail_only(run: Callable[..., Result],
+                                                               config: Path) -> None:
+    # slow-nic-optic: node006's mlx5_1 optic loses frames; the pair pinned to rail 1 fails, the
+    # same pair pinned to a sibling rail passes (the sim costs go-back-N on the lossy link only)
+    words = _printed_rail_pair(run, config, "slow-nic-optic")
+    bad = run("--config", str(config), "--scenario", "slow-nic-optic", *words)
+    assert bad.exit_code != 0 and ": FAIL" in bad.stdout.splitlines()[0], bad.stdout
+    sibling = [w.replace("NCCL_IB_HCA==mlx5_1", "NCCL_IB_HCA==mlx5_2") for w in words]
+    good = run("--config", str(config), "--scenario", "slow-nic-optic", *sibling)
+    assert good.exit_code == 0 and ": OK" in good.stdout.splitlines()[0], good.stdout

@@ -70,6 +70,12 @@ def test_the_spine_optic_chain_walks_every_layer(scores: list[Score]) -> None:
     assert layers == ["job", "communicator", "rail", "spine port", "optic"]
     rail = chain.hops[2]
     assert rail.element == "rail 3" and any("sibling rails" in e for e in rail.evidence)
+    # issue 39: the demo has one leaf per rail, so no rail-3 pair of the job's nodes crosses
+    # the spine; a pair test would pass and "clear" the uplink: the port's read is the check
+    assert rail.probe is not None and rail.probe.probe == "switch.dom" and \
+        rail.probe.target == "spine-01:Ethernet13/1"
+    assert any("no pair test crosses spine-01:Ethernet13/1" in e and "leaf-g00-r3" in e
+               for e in rail.evidence)
     port = chain.hops[3]
     assert port.element == "spine-01:Ethernet13/1"
     assert any(e.startswith("FEC uncorrectable") for e in port.evidence)

@@ -115,7 +115,7 @@ def test_step_times_alone_cannot_tell_and_say_what_is_missing(tmp_path: Path) ->
     (chain,) = report.chains
     assert chain.verdict.kind == "cannot tell"
     assert "no busbw was read" in chain.verdict.summary
-    assert "NCCL_IB_HCA=mlx5_0" in chain.verdict.summary  # the pair test that would split it
+    assert "NCCL_IB_HCA==mlx5_0" in chain.verdict.summary  # the pair test that would split it
     assert [h.layer for h in chain.hops] == ["job"]
 
 
@@ -138,4 +138,39 @@ def test_values_in_probe_commands_are_quoted_for_a_shell() -> None:
     assert shlex.split(probe.command)[-1] == "leaf 1:Ethernet$(reboot)"
     pair = probes.rail_pair(["node;1", "node2"], "mlx5_3")
     words = shlex.split(pair.command)
-    assert "hosts=node;1:8,node2:8" in words and "nccl_env=NCCL_IB_HCA=mlx5_3" in words
+    assert "hosts=node;1:8,node2:8" in words and "nccl_env=NCCL_IB_HCA==mlx5_3" in words
+
+
+def _printed_rail_pair(run: Callable[..., Result], config: Path, scenario: str) -> list[str]:
+    """The rail-pinned pair test `triage slow` prints for `scenario`, as argv after `fabtui`."""
+    import shlex
+
+    out = run("--config", str(config), "--scenario", scenario, "triage", "slow").stdout
+    line = next(x for x in out.splitlines() if "> fabtui probe run nccl.mpirun" in x)
+    words = shlex.split(line.split("> ", 1)[1].split(" (runbook", 1)[0])
+    assert words[0] == "fabtui" and "nccl_env=NCCL_IB_HCA==mlx5_1" in words
+    return words[1:]
+
+
+def test_the_printed_rail_pair_passes_on_a_healthy_fabric(run: Callable[..., Result],
+                                                          config: Path) -> None:
+    # issue 39: the pair is pinned to one NIC; judged against all 8 NICs' worth it failed on a
+    # healthy fabric (48 GB/s against 384) and "confirmed" a rail that was fine.
+    words = _printed_rail_pair(run, config, "slow-nic-optic")
+    result = run("--config", str(config), "--scenario", "healthy", *words)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert ": OK" in result.stdout.splitlines()[0]
+    expected = next(x for x in result.stdout.splitlines() if " busbw_expected " in x)
+    assert "48 GB/s" in expected  # one 400G NIC: 400/8 x 0.96
+
+
+def test_the_printed_rail_pair_fails_on_the_degraded_rail_only(run: Callable[..., Result],
+                                                               config: Path) -> None:
+    # slow-nic-optic: node006's mlx5_1 optic loses frames; the pair pinned to rail 1 fails, the
+    # same pair pinned to a sibling rail passes (the sim costs go-back-N on the lossy link only)
+    words = _printed_rail_pair(run, config, "slow-nic-optic")
+    bad = run("--config", str(config), "--scenario", "slow-nic-optic", *words)
+    assert bad.exit_code != 0 and ": FAIL" in bad.stdout.splitlines()[0], bad.stdout
+    sibling = [w.replace("NCCL_IB_HCA==mlx5_1", "NCCL_IB_HCA==mlx5_2") for w in words]
+    good = run("--config", str(config), "--scenario", "slow-nic-optic", *sibling)
+    assert good.exit_code == 0 and ": OK" in good.stdout.splitlines()[0], good.stdout

@@ -304,6 +304,20 @@ class Sim(TrafficLayer, OpticsLayer):
                 worst = max(worst, self.frame_loss(link, device, "", t))
         return 1.0 / (1.0 + worst * GO_BACK_N_FRAMES)
 
+    def nic_path_share(self, nics: list[tuple[str, str]], t: float) -> float:
+        """The share of its pace a run keeps whose traffic crosses the host links of `nics`
+        ((node, NIC) pairs): as `transport_share`, on the worst of those links only (a run
+        pinned by `NCCL_IB_HCA` to a healthy rail does not feel another rail's optic)."""
+        worst = 0.0
+        lossy = set(self._lossy_links())
+        for host, nic in nics:
+            attachment = self.graph.attachments.get((host, nic))
+            if attachment is None or attachment.link_index not in lossy:
+                continue
+            for device in self._link_ends(attachment.link_index):
+                worst = max(worst, self.frame_loss(attachment.link_index, device, "", t))
+        return 1.0 / (1.0 + worst * GO_BACK_N_FRAMES)
+
     def _lossy_links(self) -> list[int]:
         """Host links whose light a fault weakens (they may lose frames)."""
         return [link for link, faults in self._by_link.items() if self._is_host_link(link) and

@@ -28,6 +28,7 @@ from fabtui.model.topology import Nic, Node, Switch
 from fabtui.sim import ib
 from fabtui.sim.core import Sim
 from fabtui.sim.scenario import FaultKind
+from fabtui.topology.hca import selected_nics
 from fabtui.topology.headroom import XON, xoff_needed
 
 Result = tuple[str, str, int]
@@ -156,35 +157,32 @@ def nccl_conf(sim: Sim, host: str, t: float) -> dict[str, str]:
 
 
 def usable_nics(node: Node, wanted: str | None) -> list[Nic]:
-    """The NICs NCCL uses under `NCCL_IB_HCA=wanted`: names matched as prefixes, `=` for
-    exact names, `^` to exclude (NCCL env docs); every NIC when unset."""
-    if not wanted:
-        return list(node.nics)
-    exclude = wanted.startswith("^")
-    rest = wanted.removeprefix("^")
-    exact = rest.startswith("=")
-    names = [w.split(":")[0] for w in rest.removeprefix("=").split(",") if w]
+    """The NICs NCCL uses under `NCCL_IB_HCA=wanted` (fabtui.topology.hca: the one reading
+    the evaluators share); every NIC when unset."""
+    return selected_nics(node, wanted)
 
-    def named(nic: Nic) -> bool:
-        return any(nic.name == w if exact else nic.name.startswith(w) for w in names)
 
-    return [n for n in node.nics if named(n) != exclude]
+def _wanted(sim: Sim, host: str, argv: list[str], t: float) -> str | None:
+    """The `NCCL_IB_HCA` a run's ranks on `host` see: the command line's (`mpirun -x`, the last
+    one wins) over the node's nccl.conf, as the environment does."""
+    cli = [a.split("=", 1)[1] for a in argv if a.startswith("NCCL_IB_HCA=")]
+    return cli[-1] if cli else nccl_conf(sim, host, t).get("NCCL_IB_HCA")
 
 
 def hca_share(sim: Sim, nodes: list[str], argv: list[str], t: float) -> float:
-    """The least share, over `nodes`, of a node's NICs a multi-node NCCL run may use: an
-    `NCCL_IB_HCA=` on the command line (`mpirun -x`) wins over the node's nccl.conf, as the
-    environment does."""
-    cli = next((a.split("=", 1)[1] for a in argv if a.startswith("NCCL_IB_HCA=")), None)
+    """The least share, over `nodes`, of a node's NICs a multi-node NCCL run may use."""
     shares = []
     for host in nodes:
         node = sim.graph.nodes[host]
-        wanted = cli if cli is not None else nccl_conf(sim, host, t).get("NCCL_IB_HCA")
         if node.nics:
-            shares.append(len(usable_nics(node, wanted)) / len(node.nics))
+            shares.append(len(usable_nics(node, _wanted(sim, host, argv, t))) / len(node.nics))
     return min(shares, default=1.0)
 
 
+def run_nics(sim: Sim, nodes: list[str], argv: list[str], t: float) -> list[tuple[str, str]]:
+    """(node, NIC) of every NIC a multi-node NCCL run over `nodes` may use."""
+    return [(host, nic.name) for host in nodes
+            for nic in usable_nics(sim.graph.nodes[host], _wanted(sim, host, argv, t))]
 
 
 COMMANDS: dict[str, Callable[[Sim, Node, list[str], float], Result]] = {

@@ -15,6 +15,7 @@ from fabtui.model.topology import Node
 from fabtui.probes.evaluators._nccl_events import event_metrics
 from fabtui.probes.evaluators.base import EvalContext, evaluator
 from fabtui.topology.expected import Expected, expected_busbw, node_shape
+from fabtui.topology.hca import hca_in_command, selected_nics
 
 
 @evaluator("nccl-tests")
@@ -71,6 +72,15 @@ def _expected(after: Any, ctx: EvalContext) -> Expected | None:
         return None
     if "NCCL_MNNVL_ENABLE=0" in ctx.command:  # multi-node NVLink off: the run measures the NICs
         shape = replace(shape, nvlink_domain_gpus=0)
+    hca = hca_in_command(ctx.command)
+    if hca is not None and len(hosts) > 1:
+        # NCCL_IB_HCA pins the run to some NICs (a rail-pinned pair: one NIC a node): the
+        # network part is what the fewest selected NICs of a node move, not every rail's.
+        selected = min(len(selected_nics(n, hca)) for n in nodes)
+        if selected == 0:
+            return None  # no NIC selected: NCCL falls back to sockets or fails; no figure
+        if selected < shape.nics:
+            shape = replace(shape, nics=selected)
     return expected_busbw(after.collective, max(len(hosts), 1), shape)
 
 

@@ -93,6 +93,9 @@ def nccl_tests(sim: Sim, node: Node, argv: list[str], t: float) -> Result:
         busbw = sim.busbw(nodes, t, size, collective=collective, pxn=pxn, mnnvl=mnnvl)
         if len(nodes) > 1:  # fewer NICs under NCCL_IB_HCA: the network part shrinks with them
             busbw *= misconfig.hca_share(sim, nodes, launch_argv, t)
+            # a ring waits on its slowest channel: a lossy host link among the NICs it uses
+            # (an ageing optic) costs it the go-back-N share, the others' optics do not
+            busbw *= sim.nic_path_share(misconfig.run_nics(sim, nodes, launch_argv, t), t)
         algbw = busbw / factor if factor else busbw
         time_us = size / (algbw * 1e3) if algbw else 0.0
         redop = "sum" if collective in ("all_reduce", "reduce_scatter", "reduce") else "none"

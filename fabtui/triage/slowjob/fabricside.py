@@ -39,6 +39,7 @@ from fabtui.triage.slowjob import probes, words
 from fabtui.triage.slowjob.collectives import CommMove
 from fabtui.triage.slowjob.frame import Frame
 from fabtui.triage.slowjob.moves import Move, move, moves
+from fabtui.triage.slowjob.railprobe import rail_check
 from fabtui.triage.slowjob.reach import Port, Reach
 
 DOWN = frozenset({"link_up"})
@@ -150,12 +151,15 @@ def _rail_hop(moved: list[Moved], dropped: list[CommMove], reach: Reach) -> Hop 
     nodes = [n for n in suspects if n in reach.graph.nodes] + \
         sorted(set(reach.rank_node.values()))
     rail = min(rails)
-    nic = next((p.key.partition(":")[2] for p in reach.on_rail(rail) if p.layer == "nic"),
-               f"mlx5_{rail}")
+    on_rail = by_rail.get(rail, [])
+    check = rail_check(rail, [i.port for i in on_rail], nodes, reach,
+                       frozenset(i.port.key for i in on_rail if i.of(DOWN)))
+    if check.note:
+        evidence.append(check.note)
     return Hop(layer="rail", element=f"rail {label}",
                claim=f"rail {label} is out of line with its sibling rails",
                evidence=evidence, confidence=_confidence(z, comm=bool(dropped)),
-               probe=probes.rail_pair(nodes, nic) if len(nodes) >= 2 else None)
+               probe=check.probe)
 
 
 def _moved_ports(frame: Frame, reach: Reach, inside: Mask, outside: Mask) -> list[Moved]:

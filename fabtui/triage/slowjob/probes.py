@@ -80,7 +80,7 @@ def rail_pair(nodes: list[str], nic: str, gpus: int = 8) -> Probe:
     hosts = ",".join(f"{n}:{gpus}" for n in pair)
     return Probe(probe="nccl.mpirun", target=pair[0],
                  command=_run("nccl.mpirun", pair[0], hosts=hosts, ranks=str(gpus * len(pair)),
-                              nccl_env=f"NCCL_IB_HCA={nic}", nccl_env2="NCCL_ALGO=Ring"),
+                              nccl_env=f"NCCL_IB_HCA=={nic}", nccl_env2="NCCL_ALGO=Ring"),
                  runbook="busbw-low")
 
 

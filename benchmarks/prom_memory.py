@@ -48,7 +48,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from prom_refresh import build, rss_mb  # noqa: E402
 
 from fabtui.config import load_settings  # noqa: E402
-from fabtui.prom.catalog import MAPPED  # noqa: E402
+from fabtui.prom.catalog import LANE, MAPPED  # noqa: E402
 from fabtui.prom.rules import CLOCK, DEVICE_CLOCK, every_sieve, sieve_name  # noqa: E402
 from fabtui.views.fabricmap import FabricMap  # noqa: E402
 from fabtui.views.status import FabricStatus, PollState  # noqa: E402
@@ -147,8 +147,8 @@ def serve(port: int, config: Path, storm: str, delay: float, full: bool) -> None
         if inner.startswith("timestamp(") and "device" not in by and "gpu" not in by:
             return devices(mapped.element)
         series = selected(mapped.element, inner)
-        if "lane" in by:
-            return [{**s, "lane": str(lane)} for s in series for lane in range(LANES)]
+        if LANE in by:
+            return [{**s, LANE: str(lane)} for s in series for lane in range(1, LANES + 1)]
         return series
 
     def value(query: str, now: float) -> float:

@@ -64,7 +64,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         fabric.prometheus.wait_ready()
         # Several scrapes of every family: each counter has a rate over the window.
         fabric.prometheus.wait_for(
-            'count_over_time(sonic_interface_transmit_bytes{device="Ethernet0",'
+            'count_over_time(sonic_interface_transmit_bytes_total{device="Ethernet0",'
             'instance="leaf-g00-r0"}[1m]) > 4 and on() '
             'count_over_time(node_ethtool_transmitted_bytes_phy{device="enp23s0f0np0",'
             'instance="node001:9100"}[1m]) > 4 and on() '

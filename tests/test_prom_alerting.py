@@ -129,8 +129,8 @@ def test_promtool_unit_tests_of_the_storm_flap_and_optic_rules(pack: Path,
     spread = 'sonic_interface_transmit_pfc_packets{priority="3",instance="leaf-g00-r4",' \
              'device="Ethernet80"}'
     oper = 'sonic_interface_operational_status{instance="leaf-g00-r1",device="Ethernet32"}'
-    launch = 'sonic_interface_transceiver_tx_power_dbm{instance="leaf-g00-r3",' \
-             'device="Ethernet16",lane="%d"}'
+    launch = 'sonic_interface_optic_transmit_power_dbm{instance="leaf-g00-r3",' \
+             'device="Ethernet16",unit="%d"}'
     tests = {"rule_files": [str(pack)], "evaluation_interval": "1s", "tests": [{
         "interval": "1s",
         "input_series": [

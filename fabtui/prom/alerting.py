@@ -33,7 +33,7 @@ from typing import Any
 
 from fabtui.model.element import device_of, split_key
 from fabtui.model.probe import ProbeDef, Threshold
-from fabtui.prom.catalog import BY_KEY, Element
+from fabtui.prom.catalog import BY_KEY, LANE, Element
 from fabtui.prom.labels import LabelMap
 from fabtui.prom.queries import alternatives, selector
 from fabtui.topology.expected import pause_frame_hold_s
@@ -332,7 +332,7 @@ class RuleBook:
     def _optics(self) -> list[AlertRule]:
         rx = threshold(self.catalog, "switch.dom_all", "rx_power_dbm")
         value, severity, text = _limit(rx)
-        lane = ("lane",)
+        lane = (LANE,)
         power = self.sel("sonic.rx_power")
         launch = self.sel("sonic.tx_power")
         # A lane at -inf (no light at all) is the link-down alert's: the optic alerts read
@@ -346,8 +346,8 @@ class RuleBook:
             AlertRule("FabricOpticRxPowerHigh",
                       f"max by ({self.by('port', *lane)}) ({power}) > {RX_OVERLOAD_DBM:g}",
                       "warning", "port", "cause", "optic",
-                      self.say("<switch> <port> lane {{ $labels.lane }} receives {{ $value "
-                               "}} dBm (overload)"), DOM_DR4,
+                      self.say("<switch> <port> lane {{ $labels." + LANE + " }} receives "
+                               "{{ $value }} dBm (overload)"), DOM_DR4,
                       f"transceiver-dom receive maximum {RX_OVERLOAD_DBM:g} dBm (DR4/DR8)",
                       suspect="link"),
             AlertRule("FabricOpticLaunchLow",

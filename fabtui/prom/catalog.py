@@ -14,10 +14,14 @@ Exporters and their names:
     collector/ethtool_linux.go), label `device` (the netdev); `ethtool_name()` does the same;
   - node_exporter's `infiniband` collector (`node_infiniband_*`, labels `device`, `port`);
   - vinted/sonic-exporter's interface collector for switch ports (`sonic_interface_*`, label
-    `device`): receive/transmit errors by `type`; PFC per priority, FEC, oper status and DOM
-    follow the same naming for the SAI counters SONiC keeps in COUNTERS_DB / STATE_DB (that
-    exporter does not export them; see docs/prometheus.md). Every name can be replaced in the
-    config (`[prometheus.metrics]`, by key).
+    `device`; internal/collector/interface_collector.go, the same names v0.1.0 to 3759410):
+    `sonic_interface_{receive,transmit}_errs_total` by `type`, `..._operational_status`,
+    `..._optic_{receive,transmit}_power_dbm` by `unit` (the lane: STATE_DB `rx<N>power`) and
+    `..._transceiver_temperature_celsius`. It serves no PFC, FEC or laser bias series: those
+    keys (`sonic.pfc_*`, `sonic.fec_*`, `sonic.tx_bias`) are fabtui's own names for the SAI
+    counters SONiC keeps in COUNTERS_DB / STATE_DB, in the same style, for a site that exports
+    them (see docs/prometheus.md). Every name can be replaced in the config
+    (`[prometheus.metrics]`, by key).
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ from typing import Literal
 Element = Literal["gpu", "nic", "ibport", "port"]
 """What a series' labels name: a GPU of a node, a NIC by netdev, an IB device port, a switch
 port."""
+
+LANE = "unit"
+"""The label naming a transceiver lane on a switch port's DOM series: sonic-exporter's `unit`,
+the digit of STATE_DB's `rx<N>power` (empty, so absent, for a single-lane `rxpower`)."""
 
 PRIORITY = 3
 """The lossless RoCE priority whose PFC counters are read (the fabric's RoCE class)."""
@@ -123,13 +131,13 @@ MAPPED: tuple[Mapped, ...] = (
            True, "gpu.nvml", "nvlink_crc_flit_errors"),
     Mapped("dcgm.nvlink_replay", _DCGM, "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "gpu",
            True, "gpu.nvml", "nvlink_replay_errors"),
-    Mapped("sonic.rx_err", _SONIC, "sonic_interface_receive_errs", "port", True,
+    Mapped("sonic.rx_err", _SONIC, "sonic_interface_receive_errs_total", "port", True,
            "switch.counters", "rx_err", 'type="error"'),
-    Mapped("sonic.rx_drp", _SONIC, "sonic_interface_receive_errs", "port", True,
+    Mapped("sonic.rx_drp", _SONIC, "sonic_interface_receive_errs_total", "port", True,
            "switch.counters", "rx_drp", 'type="drop"'),
-    Mapped("sonic.tx_err", _SONIC, "sonic_interface_transmit_errs", "port", True,
+    Mapped("sonic.tx_err", _SONIC, "sonic_interface_transmit_errs_total", "port", True,
            "switch.counters", "tx_err", 'type="error"'),
-    Mapped("sonic.tx_drp", _SONIC, "sonic_interface_transmit_errs", "port", True,
+    Mapped("sonic.tx_drp", _SONIC, "sonic_interface_transmit_errs_total", "port", True,
            "switch.counters", "tx_drp", 'type="discard"'),
     Mapped("sonic.oper_status", _SONIC, "sonic_interface_operational_status", "port", False,
            "switch.counters", "state"),
@@ -145,12 +153,12 @@ MAPPED: tuple[Mapped, ...] = (
            "switch.fec", "fec_symbol_err"),
     Mapped("sonic.fec_pre_ber", _SONIC, "sonic_interface_fec_pre_ber", "port", False,
            "switch.fec", "fec_pre_ber"),
-    Mapped("sonic.rx_power", _SONIC, "sonic_interface_transceiver_rx_power_dbm", "port", False,
-           "switch.dom_all", "rx_power_dbm", by=("lane",)),
-    Mapped("sonic.tx_power", _SONIC, "sonic_interface_transceiver_tx_power_dbm", "port", False,
-           "switch.dom_all", "tx_power_dbm", by=("lane",)),
+    Mapped("sonic.rx_power", _SONIC, "sonic_interface_optic_receive_power_dbm", "port", False,
+           "switch.dom_all", "rx_power_dbm", by=(LANE,)),
+    Mapped("sonic.tx_power", _SONIC, "sonic_interface_optic_transmit_power_dbm", "port", False,
+           "switch.dom_all", "tx_power_dbm", by=(LANE,)),
     Mapped("sonic.tx_bias", _SONIC, "sonic_interface_transceiver_tx_bias_ma", "port", False,
-           "switch.dom_all", "tx_bias_ma", by=("lane",)),
+           "switch.dom_all", "tx_bias_ma", by=(LANE,)),
     Mapped("sonic.temperature", _SONIC, "sonic_interface_transceiver_temperature_celsius",
            "port", False, "switch.dom_all", "temperature_c"),
 )

@@ -33,7 +33,7 @@ from fabtui.probes.evaluate import (
 )
 from fabtui.probes.evaluators.kernel_log import FAILING_XIDS
 from fabtui.probes.targets import ProbeTarget
-from fabtui.prom.catalog import MAPPED, Mapped
+from fabtui.prom.catalog import LANE, MAPPED, Mapped
 from fabtui.topology.graph import FabricGraph
 
 Extra = tuple[tuple[str, str], ...]
@@ -272,7 +272,7 @@ class Assembler:
                     if key == "sonic.temperature":
                         temperature = value
                         continue
-                    lane = dict(labels).get("lane", "1")
+                    lane = dict(labels).get(LANE) or "1"
                     lanes[key][lane] = None if value == float("-inf") else value
             rx = lanes.get("sonic.rx_power", {})
             interfaces[port] = SimpleNamespace(

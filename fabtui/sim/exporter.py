@@ -11,7 +11,7 @@ probes: a PFC storm is a pause rate on one port. Names follow `fabtui.prom.catal
 (written out here rather than imported: the exporter imitates the exporters, the reader maps
 them, and the test through a real Prometheus checks that the two agree). The dashboards
 (`fabtui.prom.dashboards`) read a few more, each under its real exporter's name: traffic
-(`*_bytes_phy`, SONiC's `sonic_interface_{receive,transmit}_bytes`), GPU utilisation and SM
+(`*_bytes_phy`, SONiC's `sonic_interface_{receive,transmit}_bytes_total`), GPU utilisation and SM
 clock, dcgm-exporter's HPC job mapping (`hpc_job`), and the NCCL Inspector plugin's Prometheus
 output (`nccl_*`, served with node_exporter's series as its textfile collector would).
 
@@ -217,15 +217,15 @@ def _node(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
 
 def _switch(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
     port_labels = ["device", "instance"]
-    receive = Untyped("sonic_interface_receive_errs", "Number of receive errs on an interface",
-                      ["device", "type", "instance"])
-    transmit = Untyped("sonic_interface_transmit_errs", "Number of transmit errs on an "
+    receive = Untyped("sonic_interface_receive_errs_total", "Number of receive errs on an "
+                      "interface", ["device", "type", "instance"])
+    transmit = Untyped("sonic_interface_transmit_errs_total", "Number of transmit errs on an "
                        "interface", ["device", "type", "instance"])
     oper = GaugeMetricFamily("sonic_interface_operational_status", "Operational status "
                              "(1 up, 0 down)", labels=port_labels)
-    octets = {d: Untyped(f"sonic_interface_{d}_bytes", f"Number of bytes {done} on an interface",
-                         port_labels) for d, done in (("receive", "received"),
-                                                      ("transmit", "transmitted"))}
+    octets = {d: Untyped(f"sonic_interface_{d}_bytes_total",
+                         f"Number of bytes {done} on an interface", port_labels)
+              for d, done in (("receive", "received"), ("transmit", "transmitted"))}
     speed = GaugeMetricFamily("sonic_interface_speed_bytes", "Network device property: "
                               "speed_bytes", labels=port_labels)
     pfc_labels = ["device", "priority", "instance"]
@@ -237,10 +237,15 @@ def _switch(_state: SimState, sim: Sim, t: float) -> Iterator[Metric]:
            for n in ("correctable_frames", "uncorrectable_frames", "symbol_errors")}
     ber = GaugeMetricFamily("sonic_interface_fec_pre_ber", "Pre-FEC bit error ratio",
                             labels=port_labels)
-    lane_labels = ["device", "lane", "instance"]
-    dom = {n: GaugeMetricFamily(f"sonic_interface_transceiver_{n}", f"Transceiver {n}",
-                                labels=lane_labels) for n in ("rx_power_dbm", "tx_power_dbm",
-                                                              "tx_bias_ma")}
+    # sonic-exporter's optic power: the lane is label `unit` (STATE_DB `rx<N>power`); the
+    # laser bias is fabtui's own series, labelled the same way.
+    lane_labels = ["device", "unit", "instance"]
+    dom = {k: GaugeMetricFamily(name, text, labels=lane_labels) for k, name, text in (
+        ("rx_power_dbm", "sonic_interface_optic_receive_power_dbm",
+         "Network device transceiver receive power (dBm)"),
+        ("tx_power_dbm", "sonic_interface_optic_transmit_power_dbm",
+         "Network device transceiver transmit power (dBm)"),
+        ("tx_bias_ma", "sonic_interface_transceiver_tx_bias_ma", "Transceiver tx_bias_ma"))}
     temperature = GaugeMetricFamily("sonic_interface_transceiver_temperature_celsius",
                                     "Transceiver temperature", labels=port_labels)
     for name, switch in sim.graph.switches.items():

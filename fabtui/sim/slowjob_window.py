@@ -6,13 +6,13 @@ the simulator directly).
 Names and labels are the exporters' (`fabtui.sim.exporter`, docs/prometheus.md): SONiC port
 counters and gauges, node_exporter's ethtool, infiniband and netdev series for the NICs,
 dcgm-exporter's for the GPUs, a trainer's step-time gauge and NCCL Inspector's textfile metric.
-Rates become counters (their running sums), shares the counters real exporters keep for them:
-a NIC's paused share is mlx5's `rx_prio3_pause_duration` (microseconds paused), a switch port's
-is the PFC frames a paused link carries (`PAUSE_FRAMES_PER_PAUSED_S`, the only pause series a
-SONiC exporter has). What no exporter serves is left out, as a real Prometheus would lack it:
-a switch port's ECN marks, a NIC's light and FEC codeword counts (node_exporter has no
-`ethtool -m`; mlx5's corrected and received bits give the NIC's pre-FEC BER), Xid counts (dcgm's
-`DCGM_FI_DEV_XID_ERRORS` is the last Xid, not a count). No side effects.
+Rates become counters (their running sums), shares the counters real exporters keep for them: a
+NIC's paused share is mlx5's `rx_prio3_pause_duration` (microseconds paused), a switch port's is the
+PFC frames a paused link carries (`PAUSE_FRAMES_PER_PAUSED_S`, on fabtui's own PFC series for a
+switch port: vinted/sonic-exporter serves none, docs/prometheus.md). What no exporter serves is left
+out, as a real Prometheus would lack it: a switch port's ECN marks, a NIC's light and FEC codeword
+counts (node_exporter has no `ethtool -m`; mlx5's corrected and received bits give the NIC's pre-FEC
+BER), Xid counts (dcgm's `DCGM_FI_DEV_XID_ERRORS` is the last Xid, not a count). No side effects.
 """
 
 from __future__ import annotations
@@ -132,11 +132,11 @@ def _port(out: _Out, switch: str, port: str, metrics: dict[str, Series]) -> None
         out.put("sonic_interface_operational_status", labels, _gauge(metrics["link_up"]))
     if "rx_power_dbm" in metrics:
         for lane in range(1, 5):
-            out.put("sonic_interface_transceiver_rx_power_dbm",
-                    [("device", port), ("lane", str(lane)), ("instance", switch)],
+            out.put("sonic_interface_optic_receive_power_dbm",
+                    [("device", port), ("unit", str(lane)), ("instance", switch)],
                     _gauge(metrics["rx_power_dbm"]))
     if "util" in metrics:
-        out.put("sonic_interface_transmit_bytes", labels, _counter(_sent(metrics), 1.0))
+        out.put("sonic_interface_transmit_bytes_total", labels, _counter(_sent(metrics), 1.0))
     _speed(out, "sonic_interface_speed_bytes", labels, metrics)
 
 

@@ -87,8 +87,9 @@ thermal 0x40, HW thermal 0x80, HW power brake 0x100 (idle 0x1, application clock
 sync boost 0x10 are not slowdowns)."""
 
 RAW_READS: tuple[RawRead, ...] = (
-    RawRead("util", "port", "sum by ({by}) (rate(sonic_interface_transmit_bytes[{window}])) / "
-                            "max by ({by}) (sonic_interface_speed_bytes)"),
+    RawRead("util", "port",
+            "sum by ({by}) (rate(sonic_interface_transmit_bytes_total[{window}])) / "
+            "max by ({by}) (sonic_interface_speed_bytes)"),
     RawRead("util", "nic", "sum by ({by}) (rate(node_network_transmit_bytes_total[{window}])) / "
                            "max by ({by}) (node_network_speed_bytes)"),
     RawRead("speed_gbps", "port", "max by ({by}) (sonic_interface_speed_bytes) * 8 / 1e9"),

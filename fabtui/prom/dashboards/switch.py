@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fabtui.prom.catalog import LANE
 from fabtui.prom.dashboards.sheet import Sheet, Target, link_to
 from fabtui.prom.dashboards.site import QUANTA_BITS, Site
 
@@ -63,11 +64,11 @@ def switch(site: Site) -> Sheet:
                 nonzero=True)
     sheet.graph("Operational status (1 up)", [gauge("sonic.oper_status")], nonzero=True)
     sheet.row("Optics")
-    lane = f"{{{{switch}}}} {{{{{site.labels.port}}}}} lane {{{{lane}}}}"
+    lane = f"{{{{switch}}}} {{{{{site.labels.port}}}}} lane {{{{{LANE}}}}}"
     for key, title, unit in (("sonic.rx_power", "Receive power", "dBm"),
                              ("sonic.tx_power", "Transmit power", "dBm"),
                              ("sonic.tx_bias", "Laser bias", "mamp")):
-        sheet.graph(title, [Target(site.named(f"max by ({by}, lane) ({site.series(key, where)})",
+        sheet.graph(title, [Target(site.named(f"max by ({by}, {LANE}) ({site.series(key, where)})",
                                               "switch"), lane)], unit=unit, nonzero=True)
     sheet.graph("Module temperature", [gauge("sonic.temperature")], unit="celsius",
                 nonzero=True)

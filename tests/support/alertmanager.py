@@ -13,13 +13,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.support.prom_server import free_port
+from tests.support.prom_server import free_port, wait_ready
 
 ALERTMANAGER = shutil.which("prometheus-alertmanager") or "/usr/bin/prometheus-alertmanager"
 
@@ -56,18 +54,7 @@ class AlertmanagerServer:
             stdout=self.log, stderr=subprocess.STDOUT, cwd=folder)
 
     def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError("alertmanager exited: " +
-                                   (self.folder / "alertmanager.log").read_text()[-2000:])
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as answer:
-                    if answer.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("alertmanager did not become ready")
+        wait_ready(self.process, self.url, self.folder / "alertmanager.log", timeout)
 
     def stop(self) -> None:
         self.process.terminate()

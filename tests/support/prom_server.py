@@ -37,6 +37,24 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_ready(process: subprocess.Popen[bytes], url: str, log: Path,
+               timeout: float = 30.0) -> None:
+    """Until the server at `url` (Prometheus, Alertmanager) answers `/-/ready`; raises with the
+    tail of its log if it exits first, or when `timeout` passes."""
+    name = Path(str(process.args[0])).name if isinstance(process.args, list) else "server"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited: " + log.read_text()[-2000:])
+        try:
+            with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{name} did not become ready")
+
+
 class PrometheusServer:
     """One prometheus process scraping `scrape` (YAML `scrape_configs` items); `stop()` ends it."""
 
@@ -64,18 +82,7 @@ class PrometheusServer:
         self.folder = folder
 
     def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError("prometheus exited: " +
-                                   (self.folder / "prometheus.log").read_text()[-2000:])
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as answer:
-                    if answer.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("prometheus did not become ready")
+        wait_ready(self.process, self.url, self.folder / "prometheus.log", timeout)
 
     def wait_for(self, promql: str, timeout: float = 30.0, *, want: int = 1) -> None:
         """Until `promql` returns at least `want` series (scrapes have happened)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.prom_server import free_port, wait_ready
+from tests.support.prom_server import free_port, stop_process, wait_ready
 
 ALERTMANAGER = shutil.which("prometheus-alertmanager") or "/usr/bin/prometheus-alertmanager"
 
@@ -57,10 +57,4 @@ class AlertmanagerServer:
         wait_ready(self.process, self.url, self.folder / "alertmanager.log", timeout)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
+        stop_process(self.process, self.log)

@@ -17,6 +17,7 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -53,6 +54,17 @@ def wait_ready(process: subprocess.Popen[bytes], url: str, log: Path,
         except OSError:
             time.sleep(0.2)
     raise RuntimeError(f"{name} did not become ready")
+
+
+def stop_process(process: subprocess.Popen[bytes], log: IO[bytes]) -> None:
+    """Terminate a test server (killed after 10 s) and close its log."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    log.close()
 
 
 class PrometheusServer:
@@ -146,10 +158,4 @@ class PrometheusServer:
         raise RuntimeError(f"the rules were not evaluated within {timeout}s")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
+        stop_process(self.process, self.log)

@@ -118,6 +118,27 @@ def test_ibstat_rate_below_the_topology_speed_fails() -> None:
     assert rate.value == 200.0 and rate.limit == 400.0 and rate.verdict is Verdict.FAIL
 
 
+def test_ibstat_on_a_node_names_each_port_as_the_topology_nic_it_is() -> None:
+    """`node.ibstat` (the live view's link-state read, one command per node): a port of a NIC
+    the topology lists lands on that NIC with its rate judged against the NIC's speed; an HCA
+    the topology does not list (mlx5_8 and up on the demo's nodes) keeps its device/port."""
+    metrics = judge("node.ibstat", "node001", "ibstat",
+                    parsed("ibstat", "github-b300-host-ibstat-cx8-mt4131-cx7-mt4129"))
+    down = metrics["port.state@node001:mlx5_0"]
+    assert down.value == "Down" and down.verdict is Verdict.FAIL
+    assert metrics["port.physical_state@node001:mlx5_0"].value == "Disabled"
+    assert metrics["port.physical_state@node001:mlx5_0"].verdict is Verdict.FAIL
+    up = metrics["port.state@node001:mlx5_2"]
+    assert up.value == "Active" and up.verdict is Verdict.OK
+    rate = metrics["port.rate_gbps@node001:mlx5_2"]  # 100 where the demo's NIC is 400
+    assert rate.value == 100.0 and rate.limit == 400.0 and rate.verdict is Verdict.FAIL
+    assert metrics["port.rate_gbps@node001:mlx5_0"].verdict is Verdict.OK  # down: no rate
+    extra = metrics["port.state@node001:mlx5_10/1"]
+    assert extra.verdict is Verdict.FAIL and extra.limit is None
+    assert metrics["port.rate_gbps@node001:mlx5_10/1"].limit is None
+    assert not any(k.endswith("node001:mlx5_2/1") for k in metrics)
+
+
 def test_rdma_counters_two_samples_give_deltas_and_rates() -> None:
     before = parsed("rdma-statistic", "cnnotes-rdma-statistic-show-4links-cx4lx")
     after = before.model_copy(deep=True)

@@ -20,9 +20,13 @@ from fabtui.views.updates import SourceFailed, StatusSource
 RETRY_CAP_S = 60.0
 """The longest wait between tries after failed rounds (the interval when it is longer)."""
 
-DEFAULT_PLAN = ("nic.ethtool@node*:*", "switch.pfc@*", "switch.fec@*", "switch.dom_all@*",
-                "switch.counters@*", "gpu.smi@node*")
-"""What the live view polls when the config names nothing: `probe@target set`."""
+DEFAULT_PLAN = ("node.ibstat@node*", "nic.ethtool@node*:*", "switch.pfc@*", "switch.fec@*",
+                "switch.dom_all@*", "switch.counters@*", "gpu.smi@node*")
+"""What the live view polls when the config names nothing: `probe@target set`.
+
+`node.ibstat` reads every NIC port's state: counters alone (`nic.ethtool`) cannot show a link
+that was down before the first poll, as nothing on it moves. One command per node, first in the
+round: a single fast read (sysfs), where each ethtool read waits its sampling interval."""
 
 
 @dataclass(frozen=True)

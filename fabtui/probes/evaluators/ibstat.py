@@ -16,16 +16,13 @@ from fabtui.probes.evaluators.base import EvalContext, evaluator
 _LINK_UP = {"linkup", "link_up", "5: linkup"}
 
 
-def _expected_rate(ctx: EvalContext) -> float | None:
-    return float(ctx.target.nic.speed) if ctx.target.nic is not None else None
-
-
 @evaluator("ibstat")
 def ibstat(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
-    """State, physical state and rate of each port."""
+    """State, physical state and rate of each port (the rate judged against the topology's
+    speed of the NIC the port is, when it is one)."""
     metrics = []
-    expected = _expected_rate(ctx)
-    for where, port, active in hca_ports(ctx, after.cas):
+    for where, port, active, nic in hca_ports(ctx, after.cas):
+        expected = float(nic.speed) if nic is not None else None
         metrics.append(state_metric(where, port, active))
         if port.physical_state is not None:
             up = port.physical_state.lower() in _LINK_UP

@@ -13,7 +13,7 @@ from fabtui.probes.evaluators.base import EvalContext, evaluator
 def ibv_devinfo(_before: Any, after: Any, ctx: EvalContext) -> list[Metric]:
     """Port state and active MTU (NCCL over RDMA wants 4096)."""
     metrics = []
-    for where, port, active in hca_ports(ctx, after.devices):
+    for where, port, active, _nic in hca_ports(ctx, after.devices):
         metrics.append(state_metric(where, port, active))
         if port.active_mtu is not None:
             small = active and port.active_mtu < 4096

@@ -36,13 +36,18 @@ def _seconds(text: str) -> float:
 @click.option("--inputs", type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="Read the job's step times, Inspector busbw and fabric series from a JSON "
                    "file (docs/triage-slow.md) instead of the sources.")
+@click.option("--job-log", metavar="PATH",
+              help="The job's log as a path on its nodes (Slurm's StdOut, or NCCL_DEBUG_FILE): "
+                   "the logs.nccl check a chain prints reads it (default: the inputs' "
+                   "job_log; unknown: printed as ‹job-log› to fill in).")
 @click.option("-t", "--topology", type=click.Path(path_type=Path, dir_okay=False),
               help="Topology file (default: the configured one, else the demo fabric).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (schema: docs/triage-slow.md).")
 @click.pass_context
 def slow(ctx: click.Context, job_id: str | None, job_file: Path | None, since: str,
-         inputs: Path | None, topology: Path | None, as_json: bool) -> None:
+         inputs: Path | None, job_log: str | None, topology: Path | None,
+         as_json: bool) -> None:
     """Find the slow or jittery stretches of a job's step time and walk each down the fabric
     (communicator, ranks, rail against its siblings, ports, optic), or say it is not the fabric
     (host, GPU, application, input pipeline), or that the evidence cannot tell. Exit 1 when a
@@ -58,7 +63,7 @@ def slow(ctx: click.Context, job_id: str | None, job_file: Path | None, since: s
     from fabtui.workspace.slowprom import slow_job
 
     report = slow_job(workspace(ctx), inputs=inputs, job=job_id, since=_seconds(since),
-                      topology=topology)
+                      topology=topology, job_log=job_log)
     click.echo(report.model_dump_json(indent=2, by_alias=True) if as_json else note(report))
     if report.episodes:
         ctx.exit(EXIT_FINDINGS)

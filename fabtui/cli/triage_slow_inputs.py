@@ -27,13 +27,16 @@ from fabtui.cli.context import UserError
 @click.option("--world-size", type=int, default=None, metavar="N",
               help="The job's rank count: an Inspector communicator of this size numbers its "
                    "ranks as the job does.")
+@click.option("--job-log", metavar="PATH",
+              help="The job's log as a path on its nodes (Slurm's StdOut, or NCCL_DEBUG_FILE), "
+                   "kept in the inputs for the logs.nccl check a chain prints.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="Write the inputs here.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the inputs (JSON) on standard output.")
 def slow_inputs(job_id: str, logs: tuple[Path, ...], inspector: tuple[Path, ...],
-                utc_offset: float, world_size: int | None, output: Path | None,
-                as_json: bool) -> None:
+                utc_offset: float, world_size: int | None, job_log: str | None,
+                output: Path | None, as_json: bool) -> None:
     """Turn a job's training logs and NCCL Inspector files into the inputs of `fabtui
     triage slow --inputs FILE`: per-rank step times (one rank's log is the job's step time) and
     per-communicator busbw, with a warning for everything that could not be placed."""
@@ -43,7 +46,7 @@ def slow_inputs(job_id: str, logs: tuple[Path, ...], inspector: tuple[Path, ...]
     if not logs and not inspector:
         raise UserError("fabtui triage slow-inputs: give --log and/or --inspector")
     inputs = inputs_from_files(job_id, logs, inspector, utc_offset_s=utc_offset * 3600,
-                               world_size=world_size)
+                               world_size=world_size, job_log=job_log)
     text = inputs.model_dump_json(indent=2)
     if output is not None:
         write_output(output, text + "\n")

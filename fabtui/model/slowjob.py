@@ -130,6 +130,10 @@ class SlowJobInputs(_Strict):
     sources: list[str] = Field(default_factory=list)
     """Where the series came from (files, a Prometheus URL, the demo's seed)."""
     warnings: list[str] = Field(default_factory=list)
+    job_log: str | None = None
+    """The job's log as a path on its nodes, where its NCCL INFO lines go (Slurm's `StdOut`, or
+    `NCCL_DEBUG_FILE`): the `logs.nccl` check a chain prints reads it. None: not known, and
+    that check prints `‹job-log›` for the person to fill in."""
 
     @model_validator(mode="after")
     def _window(self) -> SlowJobInputs:

@@ -56,6 +56,7 @@ from fabtui.model.slowjob import BusbwSeries, Communicator, Series, SlowJobInput
 from fabtui.sim.core import GO_BACK_N_FRAMES, Sim
 from fabtui.sim.faults import Fault
 from fabtui.sim.optics import LANES
+from fabtui.sim.programs.nccl_log import JOB_LOG
 from fabtui.sim.scenario import FaultKind
 from fabtui.sim.traffic import BACKGROUND_UPLINK_SHARE
 
@@ -96,6 +97,8 @@ class SlowJobPlay:
     fabric: dict[str, dict[str, Array]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    job_log: str = JOB_LOG
+    """Where the simulated job's log is on its nodes (what `logs.nccl` reads there)."""
 
     def to_inputs(self) -> SlowJobInputs:
         """The same window as `SlowJobInputs` (lists, JSON)."""
@@ -113,7 +116,7 @@ class SlowJobPlay:
             fabric={element: {metric: Series(t=times, v=[float(v) for v in values])
                               for metric, values in metrics.items()}
                     for element, metrics in self.fabric.items()},
-            sources=list(self.sources), warnings=list(self.warnings))
+            sources=list(self.sources), warnings=list(self.warnings), job_log=self.job_log)
 
 
 def _pxn_off(sim: Sim, ts: Array) -> npt.NDArray[np.bool_]:

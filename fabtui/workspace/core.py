@@ -217,18 +217,22 @@ class Workspace:
         return await evidence_chain(report, self.graph(), self, timeout, suspect=suspect)
 
     def slow_job(self, *, inputs: Path | None = None, job: str | None = None,
-                 since: float = 3600.0, topology: Path | None = None) -> SlowJobReport:
+                 since: float = 3600.0, topology: Path | None = None,
+                 job_log: str | None = None) -> SlowJobReport:
         """`fabtui triage slow`: the slow or jittery episodes of a job's window and the chain of
         each (docs/triage-slow.md). Reads `inputs` (a `SlowJobInputs` JSON file) when given;
         else, on the demo fabric, plays its job (4242) over the last `since` seconds of the
-        scenario's clock. Raises `InputError` for inputs that cannot be read, `RequestError`
-        for a job this fabric cannot read. Note: starts the demo fabric's state when simulated
-        and none runs."""
+        scenario's clock. `job_log`: the job's log as a path on its nodes, in place of the
+        inputs' own (`SlowJobInputs.job_log`). Raises `InputError` for inputs that cannot be
+        read, `RequestError` for a job this fabric cannot read. Note: starts the demo fabric's
+        state when simulated and none runs."""
         from fabtui.workspace import triaging
 
         if inputs is not None:
-            return triaging.slow_job(self.graph(topology),
-                                     inputs=triaging.read_slow_inputs(inputs))
+            read = triaging.read_slow_inputs(inputs)
+            if job_log:
+                read = read.model_copy(update={"job_log": job_log})
+            return triaging.slow_job(self.graph(topology), inputs=read)
         if not self.simulated(topology):
             raise RequestError("a real fabric's job is read from Prometheus by "
                                "`fabtui.workspace.slowprom.slow_job`; here give --inputs FILE "
@@ -246,6 +250,7 @@ class Workspace:
         sim = build_sim(state)
         now = state.now()
         frame = triaging.demo_slow_frame(sim, start=max(0.0, now - since), end=now)
+        frame.job_log = job_log or frame.job_log
         return triaging.slow_job(sim.graph, frame=frame)
 
     def simulated(self, topology: Path | None = None) -> bool:

@@ -57,10 +57,11 @@ def _parse(path: Path, kind: str) -> TrainingLog | NcclInspector:
 def inputs_from_files(job: str, logs: Sequence[Path], inspector: Sequence[Path], *,
                       utc_offset_s: float = 0.0, world_size: int | None = None,
                       rank_at: Callable[[str, int], int | None] | None = None,
-                      ) -> SlowJobInputs:
+                      job_log: str | None = None) -> SlowJobInputs:
     """The job's inputs from its training logs and Inspector files (folders are read file by
-    file). Raises `InputError` with `file:line: what is wrong` for a file that is not what it
-    was given as."""
+    file); `job_log`, the job's log as a path on its nodes, is kept as given. Raises
+    `InputError` with `file:line: what is wrong` for a file that is not what it was given
+    as."""
     steps: list[StepSeries] = []
     comms: list[Communicator] = []
     busbw: list[BusbwSeries] = []
@@ -105,4 +106,5 @@ def inputs_from_files(job: str, logs: Sequence[Path], inspector: Sequence[Path],
                                 "in a window")
     return SlowJobInputs(job=job, start=min(times), end=max(times), steps=steps,
                          communicators=comms, busbw=busbw,
-                         sources=[str(p) for p in [*logs, *inspector]], warnings=warnings)
+                         sources=[str(p) for p in [*logs, *inspector]], warnings=warnings,
+                         job_log=job_log)

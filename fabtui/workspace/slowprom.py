@@ -226,13 +226,16 @@ def job_inputs(ws: Workspace, job: str, since: float, *, step: float = 15.0,
 
 
 def slow_job(ws: Workspace, *, inputs: Path | None = None, job: str | None = None,
-             since: float = 3600.0, topology: Path | None = None) -> SlowJobReport:
+             since: float = 3600.0, topology: Path | None = None,
+             job_log: str | None = None) -> SlowJobReport:
     """`fabtui triage slow` and the app's Slow job screen. An inputs file, or where the live
     view reads Prometheus (`source = "prometheus"`) the job's window read from it
     (`job_inputs`; on the demo fabric its job 4242 by default), else on the demo fabric the
     job the simulator plays (`Workspace.slow_job`). Here rather than in the workspace core,
     which may not import this module (it reads the Prometheus source, which reads the core).
-    Raises `RequestError` when a real fabric gives no job or reads no Prometheus."""
+    `job_log`: the job's log as a path on its nodes, for the `logs.nccl` check a chain prints
+    (else the inputs' own; on the demo its job's). Raises `RequestError` when a real fabric
+    gives no job or reads no Prometheus."""
     from fabtui.workspace import triaging
 
     if inputs is None and ws.settings.live_source == "prometheus":
@@ -241,9 +244,21 @@ def slow_job(ws: Workspace, *, inputs: Path | None = None, job: str | None = Non
         if job is None:
             raise RequestError("which job? give --job JOBID (its Slurm placement places the "
                                "ranks), or --inputs FILE (docs/triage-slow.md)")
-        return triaging.slow_job(ws.graph(topology), inputs=job_inputs(ws, job, since))
+        read = job_inputs(ws, job, since)
+        read.job_log = job_log or _demo_job_log(ws, topology)
+        return triaging.slow_job(ws.graph(topology), inputs=read)
     if inputs is None and not ws.simulated(topology):
         raise RequestError("a real fabric's job is read from Prometheus (source = "
                            '"prometheus", docs/prometheus.md) or from --inputs FILE '
                            "(docs/triage-slow.md)")
-    return ws.slow_job(inputs=inputs, job=job, since=since, topology=topology)
+    return ws.slow_job(inputs=inputs, job=job, since=since, topology=topology, job_log=job_log)
+
+
+def _demo_job_log(ws: Workspace, topology: Path | None) -> str | None:
+    """Where the demo's job logs on its nodes (a real fabric's job log is not in Prometheus:
+    None, unless given)."""
+    if not ws.simulated(topology):
+        return None
+    from fabtui.sim.programs.nccl_log import JOB_LOG
+
+    return JOB_LOG

@@ -118,7 +118,8 @@ def demo_slow_frame(sim: Sim, *, start: float, end: float, job: str = DEMO_JOB) 
     play = play_slow_job(sim, start=start, end=end, job=job)
     return Frame(job=play.job, t=play.t, ranks=play.ranks, steps=play.steps,
                  comms=[CommFrame(c.info, c.ranks, c.busbw) for c in play.comms],
-                 fabric=play.fabric, sources=play.sources, warnings=play.warnings)
+                 fabric=play.fabric, sources=play.sources, warnings=play.warnings,
+                 job_log=play.job_log)
 
 
 def slow_job(graph: FabricGraph, *, inputs: SlowJobInputs | None = None,

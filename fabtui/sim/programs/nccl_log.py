@@ -12,6 +12,8 @@ from fabtui.sim.programs._common import Result
 
 LOG_DIR = "/var/log/fabtui-sim"
 """Where the simulated job writes its logs (`job.log`; `rank-N.log` on the rank's node)."""
+JOB_LOG = f"{LOG_DIR}/job.log"
+"""The simulated job's log, every rank's lines, on every node."""
 
 
 def read_file(sim: Sim, node: Node, args: list[str], t: float) -> Result:
@@ -22,7 +24,7 @@ def read_file(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     path = paths[-1]
     from fabtui.sim.logs import job_log, rank_log
 
-    if path == f"{LOG_DIR}/job.log":
+    if path == JOB_LOG:
         return job_log(sim, t), "", 0
     match = re.fullmatch(re.escape(LOG_DIR) + r"/rank-(\d+)\.log", path)
     if match:

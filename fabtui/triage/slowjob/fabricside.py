@@ -353,6 +353,9 @@ def _pattern(frame: Frame, reach: Reach, inside: Mask, outside: Mask,
     before = float(np.median([m.before for _, m in busier]))
     during = float(np.median([m.during for _, m in busier]))
     node = next(iter(reach.rank_node.values()), "")
+    check = probes.nccl_log(node, frame.job_log)
+    fill = "" if frame.job_log else \
+        f" ({probes.JOB_LOG}: the job's log on {node}, where its NCCL INFO lines go)"
     hop = Hop(layer="job", element=frame.job,
               claim="the job's traffic moved onto the spines on every leaf at once: a change in "
                     "how NCCL routes it, not a fabric element",
@@ -360,13 +363,13 @@ def _pattern(frame: Frame, reach: Reach, inside: Mask, outside: Mask,
                         f"same moments: load {before * 100:.0f} % -> {during * 100:.0f} %",
                         "no port down, no FEC or light moving, no leaf out of line with its "
                         "siblings"],
-              confidence=0.75 if comm else 0.6, probe=probes.nccl_log(node))
+              confidence=0.75 if comm else 0.6, probe=check)
     return [hop], SlowVerdict(
         kind="not the fabric", element=frame.job, layer="job", cause="application",
         confidence=hop.confidence,
         summary="not the fabric: the job now crosses the spines with cross-rail traffic (NCCL "
                 "PXN off, NCCL_PXN_DISABLE=1, or a new collective pattern); the fabric carries "
-                f"it as built. Check the job's NCCL settings: {probes.nccl_log(node).command}")
+                f"it as built. Check the job's NCCL settings: {check.command}{fill}")
 
 
 def fabric_chain(frame: Frame, reach: Reach, dropped: list[CommMove], held: list[CommMove],

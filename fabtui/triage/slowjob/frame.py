@@ -50,6 +50,8 @@ class Frame:
     """Element key -> metric -> values on the grid."""
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    job_log: str | None = None
+    """The job's log as a path on its nodes (`SlowJobInputs.job_log`); None: not known."""
 
     def series(self, element: str, metric: str) -> Array | None:
         """The values of `metric` on `element`, or None when nobody measured it."""
@@ -108,4 +110,4 @@ def frame_from_inputs(inputs: SlowJobInputs) -> Frame:
     fabric = {element: {metric: on_grid(s.t, s.v, grid) for metric, s in metrics.items()}
               for element, metrics in inputs.fabric.items()}
     return Frame(job=inputs.job, t=grid, ranks=ranks, steps=steps, comms=comms, fabric=fabric,
-                 sources=list(inputs.sources), warnings=warnings)
+                 sources=list(inputs.sources), warnings=warnings, job_log=inputs.job_log)

@@ -96,9 +96,16 @@ def host_log(node: str) -> Probe:
                  runbook="slow-node")
 
 
-def nccl_log(node: str, path: str = "/var/log/fabtui-sim/job.log") -> Probe:
-    """The job's NCCL log on a node (its NCCL_* settings, PXN, rings)."""
-    return Probe(probe="logs.nccl", target=node, command=_run("logs.nccl", node, path=path),
+JOB_LOG = "‹job-log›"
+"""What a printed `logs.nccl` check names the job's log when the inputs do not say where it is
+on the nodes: a placeholder the person fills in (as a dry run shows a value it cannot know)."""
+
+
+def nccl_log(node: str, path: str | None) -> Probe:
+    """The job's NCCL log on a node (its NCCL_* settings, PXN, rings): `path` as the inputs
+    name it on the nodes (`SlowJobInputs.job_log`), else `JOB_LOG` to fill in."""
+    return Probe(probe="logs.nccl", target=node,
+                 command=_run("logs.nccl", node, path=path or JOB_LOG),
                  runbook="nccl-perf-tuning")
 
 

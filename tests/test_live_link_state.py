@@ -5,9 +5,13 @@ poll moves no counter, so only a port-state read can show it (issue 40/39 follow
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
 
+from fabtui.model.probe import ProbeResult
+from fabtui.model.transport import ErrorKind, TransportResult
+from fabtui.model.verdict import Verdict
 from fabtui.views.fabricmap import FabricMap, Layer
 from fabtui.views.poller import DEFAULT_PLAN, PlanItem
 from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState
@@ -62,3 +66,32 @@ def test_a_healthy_fabric_stays_all_ok_with_the_link_state_read() -> None:
         readings = snap.states[cell.nic].readings
         assert "node.ibstat" in readings and "nic.ethtool" in readings, cell.nic
         assert snap.states[cell.nic].values["port.state"].value == "Active"
+
+
+def _failed(error: ErrorKind, message: str) -> ProbeResult:
+    """`node.ibstat` on node001 whose transport ended with `error`."""
+    now = datetime.now(UTC)
+    raw = TransportResult(target="node001", transport="ssh", command="ibstat", started_at=now,
+                          ended_at=now, error=error, error_message=message, exit_status=127)
+    return ProbeResult(probe="node.ibstat", target="node001", command="ibstat",
+                       started_at=now, ended_at=now, verdict=Verdict.ERROR, raw=[raw],
+                       error=message)
+
+
+def test_a_node_without_ibstat_is_a_warning_that_says_so_not_a_node_down() -> None:
+    """A RoCE node without infiniband-diags answers `ibstat: command not found`: the node is
+    reachable, so it must not show unreachable; the warning names what could not be read."""
+    ws = workspace(scenario="healthy", scenario_chosen=True)
+    status = FabricStatus(FabricMap.build(ws.graph()))
+    status.apply(_failed(ErrorKind.COMMAND, "ibstat: command not found"), 30.0)
+    snap = status.snapshot(1, PollState.WAITING)
+    assert snap.of("node001") is Health.WARN
+    assert [f.line for f in snap.states["node001"].findings] == [
+        "warning: node001: node.ibstat could not read: ibstat: command not found"]
+
+
+def test_a_node_that_did_not_answer_is_unreachable() -> None:
+    ws = workspace(scenario="healthy", scenario_chosen=True)
+    status = FabricStatus(FabricMap.build(ws.graph()))
+    status.apply(_failed(ErrorKind.UNREACHABLE, "node001: connection refused"), 30.0)
+    assert status.snapshot(1, PollState.WAITING).of("node001") is Health.UNREACHABLE

@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from fabtui.model.element import Kind
 from fabtui.model.probe import ProbeResult
+from fabtui.model.transport import ErrorKind
 from fabtui.model.verdict import Verdict
 from fabtui.views.fabricmap import LAYER_OF, FabricMap, Layer
 from fabtui.views.updates import History, Quiet, Results, StatusUpdate
@@ -62,6 +63,13 @@ _RANK = {Health.UNKNOWN: 0, Health.OK: 1, Health.STALE: 2, Health.WARN: 3, Healt
 _OF_VERDICT = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: Health.WARN,
                Verdict.FAIL: Health.FAIL}
 _NEVER = float("inf")
+
+
+def _answered(result: ProbeResult) -> bool:
+    """Whether the probe's device answered and its command failed (a missing tool, a CLI that
+    rejected the command), as opposed to a device that did not answer at all."""
+    last = result.raw[-1] if result.raw else None
+    return last is not None and last.error in (ErrorKind.COMMAND, ErrorKind.UNSUPPORTED)
 
 
 def worst_health(values: Iterable[Health]) -> Health:
@@ -304,12 +312,22 @@ class FabricStatus:
             findings.setdefault(key, []).append(LiveFinding(
                 result.probe, finding.severity.value, finding.component, finding.message))
         error = result.error if result.verdict is Verdict.ERROR and not result.metrics else None
+        verdict_of_error = Verdict.ERROR
         if error is not None:
             grouped.setdefault(result.target, [])
+            if _answered(result):
+                # The device answered but the command failed (`ibstat: command not found`):
+                # it is reachable; what this probe reads is unknown there, which is a warning
+                # naming why, never a device shown as down.
+                findings.setdefault(result.target, []).append(LiveFinding(
+                    result.probe, "warning", result.target,
+                    f"{result.target}: {result.probe} could not read: {error}"))
+                verdict_of_error, error = Verdict.WARN, None
         with self._lock:
             self._last_data = max(self._last_data or 0.0, at)
             for key, values in grouped.items():
-                verdicts = [v.verdict for _, v in values] or [result.verdict]
+                verdicts = [v.verdict for _, v in values] or [
+                    verdict_of_error if result.verdict is Verdict.ERROR else result.verdict]
                 verdict = max(verdicts, key=lambda v: v.rank)
                 reading = Reading(result.probe, verdict, at, stale_after, error)
                 self._update(key, reading, values, findings.get(key, ()))

@@ -37,7 +37,7 @@ from fabtui.runbooks.templates import shell_problems, template_expressions
 _COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
 ATTRIBUTES: dict[BlockKind, set[str]] = {
     BlockKind.SH: _COMMON | {"on", "capture", "danger", "confirm", "ok_status", "on_no"},
-    BlockKind.PROBE: _COMMON | {"interval", "danger", "confirm", "on_no"},
+    BlockKind.PROBE: _COMMON | {"interval", "samples", "danger", "confirm", "on_no"},
     BlockKind.CHECK: _COMMON,
     BlockKind.CONFIRM: _COMMON | {"type", "danger", "on_no"},
     BlockKind.INPUT: _COMMON | {"name", "type", "choices", "default", "secret", "pattern"},

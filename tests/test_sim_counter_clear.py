@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from fabtui.parsers import registry
+from fabtui.parsers.mlxlink import fec_histogram
+from fabtui.sim.core import Sim
 from fabtui.sim.inprocess import InProcessSimSshTransport
 from fabtui.sim.node_commands import run
 from fabtui.sim.state import TIME_VAR, CounterClear, build_sim, read_state
@@ -103,3 +105,23 @@ def test_only_a_clear_of_a_known_nic_is_recorded(
     assert status == 0 and "Clearing Counters" not in out
     saved = read_state(state)
     assert saved is not None and saved.cleared == []
+
+
+def test_the_fec_histogram_counts_from_the_clear_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--pc` clears every PPCNT group, the FEC histogram's (0x23) among them."""
+    state = pinned_state(tmp_path, monkeypatch, "optic-degrading")
+    loaded = read_state(state)
+    assert loaded is not None
+    plain = build_sim(loaded)
+    cleared = build_sim(loaded.model_copy(update={"cleared": [
+        CounterClear(endpoint="node003:mlx5_3", at=CLEAR_AT)]}))
+    argv = ["mlxlink", "-d", "mlx5_3", "--rx_fec_histogram", "--show_histogram"]
+
+    def bins(sim: Sim, t: float) -> dict[int, int]:
+        return fec_histogram(registry.parse(run(sim, "node003", argv, t)[0], "mlxlink")) or {}
+
+    since = {k: bins(plain, CLEAR_AT + SOAK)[k] - bins(plain, CLEAR_AT)[k]
+             for k in bins(plain, CLEAR_AT)}
+    assert bins(cleared, CLEAR_AT + SOAK) == since
+    assert sum(since.values()) < sum(bins(plain, CLEAR_AT + SOAK).values())

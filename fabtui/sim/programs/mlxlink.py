@@ -3,10 +3,14 @@ port state, the NIC's own module (`-m`), the BER counters (`-c`), the FEC histog
 NIC receives (codewords by symbols corrected, BIN0..BIN15 of RS(544,514), as the switch end's
 `fec-histogram` counts them), and `--pc`, which clears the port's counters.
 
-The BER counters count since the last clear, as mlxlink's `Time Since Last Clear` says (PPCNT
-is cleared by `--pc`: mstflint mlxlink_commander.h `PPCNT_CLEAR_FLAG "pc"`,
-MlxlinkCommander::clearCounters). The clear itself is a change of the fabric's state: the node
-transports record it (`cleared_nics`, `state.clear_counters`); this program only says so."""
+The BER counters and the FEC histogram count since the last clear, as mlxlink's `Time Since
+Last Clear` says (`--pc` clears PPCNT, every group: mstflint mlxlink_commander.h
+`PPCNT_CLEAR_FLAG "pc"`, MlxlinkCommander::clearCounters with `PPCNT_ALL_GROUPS`, or group by
+group, the histogram group 0x23 among them, mlxlink_maps.cpp `initPpcntGroupsMapping`). The
+sim's `ethtool -S` still counts from the scenario's start (mlx5 reads the same PPCNT groups, so
+a real NIC's PHY counters restart too): a delta read after the clear is the same either way.
+The clear itself is a change of the fabric's state: the node transports record it
+(`cleared_nics`, `state.clear_counters`); this program only says so."""
 
 from __future__ import annotations
 
@@ -61,6 +65,10 @@ def mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
         lines += _counters(sim, node, nic, link, up, t)
     if "--rx_fec_histogram" in args and "--show_histogram" in args and attachment is not None:
         bins = sim.receiver_counts(link, node.hostname, nic.name, t)[3]
+        since = sim.last_clear(node.hostname, nic.name, t)
+        if since is not None:  # `--pc` clears every PPCNT group, the histogram's (0x23) too
+            then = sim.receiver_counts(link, node.hostname, nic.name, since)[3]
+            bins = tuple(max(now - old, 0) for now, old in zip(bins, then, strict=True))
         lines += ["Histogram of FEC Errors", "-----------------------",
                   "Header                             : Range       Occurrences"]
         lines += [f"Bin {i:<31}: {f'[{i}]':<12}{count}" for i, count in enumerate(bins)]

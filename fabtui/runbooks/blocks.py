@@ -220,7 +220,7 @@ class BlockAttrs:
 _TRUE = ("true", "yes", "1")
 
 
-def _samples(raw: str | None) -> int | None:
+def parse_samples(raw: str | None) -> int | None:
     """`samples=1|2`; a `BlockError` for anything else (a probe reads once or twice)."""
     if raw is None:
         return None
@@ -251,7 +251,7 @@ def block_attrs(block: Block) -> BlockAttrs:
         on_fail=raw.get("on_fail"), on_error=raw.get("on_error", "stop"),
         on_no=raw.get("on_no"), timeout=number("timeout"),
         interval=raw["interval"] if "{{" in raw.get("interval", "") else number("interval"),
-        samples=_samples(raw.get("samples")),
+        samples=parse_samples(raw.get("samples")),
         on=raw.get("on") or None, capture=raw.get("capture"), ok_status=ok_status,
         danger=raw.get("danger", "").lower() in _TRUE, confirm=raw.get("confirm"),
         type=raw.get("type"), name=raw.get("name"),

@@ -318,6 +318,11 @@ class _Checker:
                 except ValueError:
                     self.error(block.line, f"{block.id}: {attr} must be seconds, not "
                                f"{block.attrs[attr]!r}")
+        if "samples" in block.attrs:
+            try:
+                block_text.parse_samples(block.attrs["samples"])
+            except block_text.BlockError as exc:
+                self.error(block.line, f"{block.id}: {exc}")
         handler = getattr(self, f"_{block.kind.value}")
         try:
             handler(block)

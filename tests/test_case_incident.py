@@ -102,8 +102,9 @@ def test_journey_a_files_one_case_for_the_incident_that_needs_no_editing(
     assert re.fullmatch(
         r"leaf-g00-r5:Ethernet16 \(node003:mlx5_5\) repaired: replaced the optic: old serial "
         r"MT24000043, new serial (MT\d+)\. Rx before -inf, -inf, -inf, -inf dBm, after "
-        r"(-?\d+\.\d+, ){3}-?\d+\.\d+ dBm; FEC clean over 300 s; resumed node003 in the "
-        r"scheduler\.", resolution), resolution
+        r"(-?\d+\.\d+, ){3}-?\d+\.\d+ dBm; FEC clean over 300 s, NIC raw BER "
+        r"\d(\.\d+)?e-\d+ over it \(counters cleared after the swap\); resumed node003 in "
+        r"the scheduler\.", resolution), resolution
     assert "MT24000043" not in resolution.split("new serial")[1]
     environment = case["environment"]
     assert environment["gpu"] == "8x NVIDIA H100 80GB HBM3"

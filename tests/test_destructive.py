@@ -76,6 +76,7 @@ READS = [
     "mlnx_qos -i eth0", "sudo mlxfwreset -d mlx5_0 q", "grep -c reboot /var/log/messages",
     "echo 'reboot needed' | logger", "shutdown -c", "nv show interface swp1",
     "sudo config interface startup Ethernet0", "printf '%s\\n' 'rm -rf /'",
+    "mlxlink -d mlx5_3 --pc",  # clears the counters, the link stays up (optic-replacement)
 ]
 
 

@@ -219,10 +219,19 @@ def test_a_resumed_repair_is_judged_on_how_it_ended_after_the_swap(
     before = {p["element"] for p in report["before_problems"]}
     assert {"leaf-g00-r5:Ethernet16", "node003:mlx5_5"} <= before
     assert not report["problems"]
-    # What failed before and was not read again is said so, never passed.
-    nic = {c["name"]: c for c in report["criteria"]}["nic.mlxlink state"]
-    assert (nic["measured"], nic["verdict"]) == ("not read after the repair", "skipped")
-    assert nic["before"].startswith("Disable on node003:mlx5_5 (fail)")
+    # The NIC end is judged on its after-state too: its counters cleared after the swap, its
+    # BER read after the soak (counted from the clear, not the old optic's errors), the
+    # before-reading beside it (#38 point 1).
+    rows = {c["name"]: c for c in report["criteria"]}
+    state = rows["nic.mlxlink state"]
+    assert (state["value"], state["verdict"]) == ("Active", "ok")
+    assert state["before"].startswith("Disable on node003:mlx5_5 (fail)")
+    for name in ("nic.mlxlink raw_ber", "nic.mlxlink effective_ber"):
+        row = rows[name]
+        assert row["verdict"] == "ok" and isinstance(row["value"], float), row
+        assert row["before"] == "link down (state Disable) on node003:mlx5_5 (fail)", row
+        assert row["source"]["block"] == "nic-ber-after", row
+    assert "not read after the repair" not in text
 
 
 def test_an_nccl_hang_triage_is_an_incident_not_an_acceptance(
@@ -294,6 +303,39 @@ def test_a_repair_stopped_before_anything_was_repaired_says_so(tmp_path: Path) -
     assert "No repair was made" in report["summary"][0]
     assert "leaf-g00-r3:Ethernet16" in {p["element"] for p in report["problems"]}
     assert check_rows(report, text, _down_in_journal(config, session)) > 5
+
+
+def test_a_new_optic_that_is_still_bad_fails_on_the_nic_ber_read_after_the_soak(
+        tmp_path: Path) -> None:
+    """Journey (a)'s repair with a bad replacement: the new leaf optic launches too little
+    light (planted as an optic-degrading fault on the port right after the swap), so the NIC
+    end receives a high pre-FEC BER while the link stays up. The NIC's BER, counted from the
+    clear after the swap, fails on the after-reading, with the before (link down) beside it."""
+    config = _config(tmp_path)
+    _cli(config, "--scenario", "nccl-hang", "runbook", "run", "nccl-hang-triage",
+         "--answer", "cordon=node003", "--answer", "restart=yes")
+    triage = _newest(config)
+    port = "leaf-g00-r5:Ethernet16"
+    _cli(config, "runbook", "run", "optic-replacement", "--input", f"port={port}",
+         "--input", "drained_node=node003", "--handed-over-from", triage,
+         "--input", "soak_s=300", "--answer", f"shut-port={port}", "--answer", "cleaned=yes",
+         "--answer", f"shut-again={port}")
+    repair = _newest(config)
+    _cli(config, "sim", "repair", port)
+    code, out, err = _cli(config, "sim", "inject", "optic-degrading", port, "--param",
+                          "ramp_s=1", "--param", "end_dbm=-8", "--param", "flap_after_s=7200")
+    assert code == 0, out + err
+    _cli(config, "runbook", "resume", repair, "--answer", "swapped=yes")
+    report, text = _report(config, repair)
+    assert report["kind"] == "repair" and report["verdict"] == "fail"
+    assert "REPAIRED and verified" not in text
+    rows = {c["name"]: c for c in report["criteria"]}
+    assert rows["nic.mlxlink state"]["value"] == "Active"  # up: the BER measures traffic
+    ber = rows["nic.mlxlink raw_ber"]
+    assert ber["verdict"] == "fail" and ber["value"] >= 1e-5, ber
+    assert ber["source"]["block"] == "nic-ber-after", ber
+    assert ber["before"] == "link down (state Disable) on node003:mlx5_5 (fail)", ber
+    assert check_rows(report, text, _down_in_journal(config, repair)) > 5
 
 
 def test_a_review_of_a_case_alone_shows_the_case_environment_not_the_configured_fabric(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -666,6 +667,46 @@ target: leaf-g00-r3
     assert "[ok] good: switch.fec" in result.stdout, result.output
     assert "[error] broken: interval='{{ bad }}' is 'a while', not a number of seconds" \
         in result.stdout, result.output
+
+
+def test_samples_2_reads_a_one_reading_probe_again_after_the_interval(
+        run: Callable[..., Result], book: Callable[..., Path], data: Path) -> None:
+    """A NIC's counters cleared before a soak are read again at its end: `samples=2` reads
+    `nic.mlxlink` (one reading in the catalog) twice, `interval` apart on the devices' clock;
+    the judged reading is the second. Anything but 1 or 2 is a lint error on its line."""
+    path = book("""
+## Soak
+
+```sh {id=clear on=node003}
+mlxlink -d mlx5_3 --pc
+```
+
+```probe {id=soaked samples=2 interval=300}
+probe: nic.mlxlink
+target: node003:mlx5_3
+```
+
+```note {set="since=soaked.parsed.counters.time_since_last_clear_min"}
+read
+```
+""")
+    result = run("runbook", "run", str(path), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout[result.stdout.index("{\n"):])
+    assert summary["vars"]["since"] == 5.0, summary["vars"]  # counted from the clear
+    broken = book("""
+## Soak
+
+```probe {id=thrice samples=3}
+probe: nic.mlxlink
+target: node003:mlx5_3
+```
+""")
+    linted = run("runbook", "lint", str(broken))
+    assert linted.exit_code == 1
+    assert re.search(r"engine-test\.md:\d+: error: thrice: samples='3': a probe reads once or "
+                     r"twice",
+                     linted.stdout), linted.output
 
 
 def test_a_failing_set_names_its_first_failing_assignment(run: Callable[..., Result],

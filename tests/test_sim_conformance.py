@@ -319,6 +319,9 @@ UNSAMPLED: dict[str, str] = {
     "mlxlink --rx_fec_histogram --show_histogram": "no real text capture found; the section "
                                                    "as mstflint MlxlinkPortInfo::showHistogram "
                                                    "prints it (tests/fixtures/mlxlink)",
+    "mlxlink --pc": "no real capture of a counter clear; the Operational Info as in the "
+                    "`-m -c -e` row, then `Clearing Counters...` as mstflint "
+                    "MlxlinkRecord::printCmdLine prints it (tests/test_sim_counter_clear.py)",
     "scontrol show node / update / requeue": "no real capture; only `show job` has one",
     "squeue -w": "no real capture; only --json has one",
     "ib_read_bw / ib_send_lat / ib_read_lat": "no real capture (only a synthetic "
@@ -341,7 +344,8 @@ SIMULATED_NODE_PROGRAMS = {
     "ibstat": ["ibstat", "ibstat (InfiniBand)"],
     "ibv_devinfo": ["ibv_devinfo", "ibv_devinfo (InfiniBand)"], "show_gids": ["show_gids"],
     "ibdev2netdev": ["ibdev2netdev"], "mlxlink": ["mlxlink -m -c -e",
-                                                  "mlxlink --rx_fec_histogram --show_histogram"],
+                                                  "mlxlink --rx_fec_histogram --show_histogram",
+                                                  "mlxlink --pc"],
     "nvidia-smi": ["nvidia-smi -q -x", "nvidia-smi", "nvidia-smi topo -m",
                    "nvidia-smi nvlink -e"],
     "tail": ["tail"], "cat": ["cat job.log", "cat (sysfs, rank logs)",

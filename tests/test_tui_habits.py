@@ -598,6 +598,31 @@ async def test_a_case_not_saved_gives_the_focus_to_the_field_it_names() -> None:
 
 
 @asynctest
+async def test_a_long_case_title_in_the_editor_marks_where_it_is_cut() -> None:
+    """The title field scrolled a title wider than itself with nothing to say more was hidden
+    (issue 37: every cut ends in `…`): the edge that hides more shows `…`, and the value is
+    the title, whole."""
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        app.post_message(OpenCase("nccl-hang-optic-rail5-node003", edit=True))
+        await until(pilot, lambda: isinstance(app.screen, CaseEditor), "the case editor")
+        title = app.screen.query_one("#edit-title", Input)
+        whole = title.value
+        assert whole.endswith("IB status 12 retry exceeded") and len(whole) > title.size.width
+        row = next(line for line in screen_text(app).splitlines()
+                   if "all_reduce hang on 64 GPUs" in line)
+        shown = row.split("all_reduce hang on 64 GPUs", 1)[1].rstrip(" ▎▊│┃")
+        assert shown.endswith("…") and "retry exceeded" not in row, row
+        title.focus()
+        await pilot.press("end")
+        await pilot.pause()
+        row = next(line for line in screen_text(app).splitlines()
+                   if "retry exceeded" in line)
+        assert "…" in row.split("retry exceeded")[0] and "all_reduce hang" not in row, row
+        assert title.value == whole  # drawn only: the value is untouched
+
+
+@asynctest
 async def test_a_refused_input_takes_the_focus_with_its_reason() -> None:
     app = make_app(workspace(scenario="healthy", scenario_chosen=True))
     async with app.run_test(size=(80, 24)) as pilot:

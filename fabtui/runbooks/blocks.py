@@ -196,6 +196,9 @@ class BlockAttrs:
     interval: float | str | None = None
     """Seconds between a counter probe's two readings (a soak); a template (`{{ soak_s }}`)
     is rendered when the block runs."""
+    samples: int | None = None
+    """`probe`: readings taken (1 or 2) in place of the catalog's: `samples=2` reads a
+    one-reading probe again `interval` later (counters cleared before a soak, read after it)."""
     on: str | None = None
     """`sh`: the node or switch (a template); None: this machine."""
     capture: str | None = None
@@ -215,6 +218,15 @@ class BlockAttrs:
 
 
 _TRUE = ("true", "yes", "1")
+
+
+def parse_samples(raw: str | None) -> int | None:
+    """`samples=1|2`; a `BlockError` for anything else (a probe reads once or twice)."""
+    if raw is None:
+        return None
+    if raw.strip() not in ("1", "2"):
+        raise BlockError(f"samples={raw!r}: a probe reads once or twice (1 or 2)")
+    return int(raw)
 
 
 def block_attrs(block: Block) -> BlockAttrs:
@@ -239,6 +251,7 @@ def block_attrs(block: Block) -> BlockAttrs:
         on_fail=raw.get("on_fail"), on_error=raw.get("on_error", "stop"),
         on_no=raw.get("on_no"), timeout=number("timeout"),
         interval=raw["interval"] if "{{" in raw.get("interval", "") else number("interval"),
+        samples=parse_samples(raw.get("samples")),
         on=raw.get("on") or None, capture=raw.get("capture"), ok_status=ok_status,
         danger=raw.get("danger", "").lower() in _TRUE, confirm=raw.get("confirm"),
         type=raw.get("type"), name=raw.get("name"),

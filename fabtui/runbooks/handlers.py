@@ -185,6 +185,8 @@ class BlockHandlers(EngineState):
             if interval <= 0:
                 return Outcome(Verdict.ERROR, f"interval must be positive, not {interval:g}")
             definition = definition.model_copy(update={"interval": interval})
+        if attrs.samples is not None:
+            definition = definition.model_copy(update={"samples": attrs.samples})
         described = f"{call.probe} on {target or 'this machine'}" + \
             (f" {params}" if params else "")
         self._record(BlockCommand(command=described), block.step, block.id)

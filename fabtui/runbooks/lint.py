@@ -37,7 +37,7 @@ from fabtui.runbooks.templates import shell_problems, template_expressions
 _COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
 ATTRIBUTES: dict[BlockKind, set[str]] = {
     BlockKind.SH: _COMMON | {"on", "capture", "danger", "confirm", "ok_status", "on_no"},
-    BlockKind.PROBE: _COMMON | {"interval", "danger", "confirm", "on_no"},
+    BlockKind.PROBE: _COMMON | {"interval", "samples", "danger", "confirm", "on_no"},
     BlockKind.CHECK: _COMMON,
     BlockKind.CONFIRM: _COMMON | {"type", "danger", "on_no"},
     BlockKind.INPUT: _COMMON | {"name", "type", "choices", "default", "secret", "pattern"},
@@ -318,6 +318,11 @@ class _Checker:
                 except ValueError:
                     self.error(block.line, f"{block.id}: {attr} must be seconds, not "
                                f"{block.attrs[attr]!r}")
+        if "samples" in block.attrs:
+            try:
+                block_text.parse_samples(block.attrs["samples"])
+            except block_text.BlockError as exc:
+                self.error(block.line, f"{block.id}: {exc}")
         handler = getattr(self, f"_{block.kind.value}")
         try:
             handler(block)

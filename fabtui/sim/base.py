@@ -31,14 +31,16 @@ class SimBase:
     """The state of a topology playing a scenario, and the look-ups every layer uses.
 
     Writes (at construction): `topology`, `epoch`, `scenario`, `seed`, `graph`, `faults`,
-    `_repairs`, `_shut`, `_by_link` and `_breakpoints` (the fault and shut edges; `Sim` adds
-    the ones the upper layers know), and every layer's caches, empty. Reads and fills
-    `_cablings` (the real cabling) and `_ports` (each switch's cabled ports)."""
+    `_repairs`, `_shut`, `_cleared` (NIC counter clears), `_by_link` and `_breakpoints` (the
+    fault and shut edges; `Sim` adds the ones the upper layers know), and every layer's
+    caches, empty. Reads and fills `_cablings` (the real cabling) and `_ports` (each switch's
+    cabled ports)."""
 
     def __init__(self, topology: Topology, scenario: Scenario, *, seed: int,
                  extra: Sequence[FaultSpec], source: str, lines: list[int | None] | None,
                  epoch: float, repairs: Sequence[tuple[str, float]],
-                 shut: Sequence[tuple[str, float, float | None]]) -> None:
+                 shut: Sequence[tuple[str, float, float | None]],
+                 cleared: Sequence[tuple[str, float]] = ()) -> None:
         self.topology = topology
         self.epoch = epoch
         """Wall-clock time (Unix seconds) of the scenario's t=0, for log timestamps."""
@@ -59,6 +61,10 @@ class SimBase:
             link = self.link_of(endpoint)
             if link is not None:
                 self._shut.setdefault(link, []).append((start, INF if end is None else end))
+        self._cleared: dict[str, list[float]] = {}
+        """NIC (`node:nic`) -> when an operator cleared its counters (`mlxlink --pc`)."""
+        for endpoint, at in cleared:
+            self._cleared.setdefault(endpoint, []).append(at)
         self._by_link: dict[int, list[Fault]] = {}
         for fault in self.faults:
             if fault.link is not None:
@@ -86,6 +92,12 @@ class SimBase:
         self._steady: dict[tuple[int, str], tuple[float, physics.FecRates]] = {}
         self._cycles: dict[int, list[tuple[str, str, int]]] = {}
         self._failure: tuple[tuple[float, int] | None] | None = None
+
+    def last_clear(self, host: str, nic: str, t: float) -> float | None:
+        """When the counters of `host:nic` were last cleared at or before `t`; None: never
+        (they count from the scenario's start)."""
+        return max((at for at in self._cleared.get(f"{host}:{nic}", ()) if at <= t),
+                   default=None)
 
     def link_of(self, component: str) -> int | None:
         """The link of a switch port, a NIC (`node:mlx5_N`) or an optic id."""

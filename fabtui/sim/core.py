@@ -200,9 +200,10 @@ class Sim(TrafficLayer, OpticsLayer):
                  extra: Sequence[FaultSpec] = (), source: str = "scenario",
                  lines: list[int | None] | None = None, epoch: float = DEFAULT_EPOCH,
                  repairs: Sequence[tuple[str, float]] = (),
-                 shut: Sequence[tuple[str, float, float | None]] = ()) -> None:
+                 shut: Sequence[tuple[str, float, float | None]] = (),
+                 cleared: Sequence[tuple[str, float]] = ()) -> None:
         super().__init__(topology, scenario, seed=seed, extra=extra, source=source,
-                         lines=lines, epoch=epoch, repairs=repairs, shut=shut)
+                         lines=lines, epoch=epoch, repairs=repairs, shut=shut, cleared=cleared)
         # Rates also change where a storm's pause stops (stall prevention) and where the job
         # dies of a flap longer than its retry window: breakpoints the base cannot know.
         stops = {self.storm_pause_window(f)[1] for f in self.faults

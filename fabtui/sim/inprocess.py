@@ -29,7 +29,7 @@ from fabtui.errors import InputError
 from fabtui.model.transport import TransportResult
 from fabtui.sim import latency, node_commands, operator_host
 from fabtui.sim.core import Sim
-from fabtui.sim.state import TIME_VAR, FabricCache, SimState, sim_time
+from fabtui.sim.state import TIME_VAR, FabricCache, SimState, clear_counters, sim_time
 from fabtui.sim.transports import SimSshTransport
 from fabtui.transports import clock
 from fabtui.transports.local import LocalTransport, result_from
@@ -97,8 +97,12 @@ class InProcessSimSshTransport(SimSshTransport):
 
 
     def _command(self, sim: Sim, name: str, argv: list[str], t: float) -> Answer:
-        """What device `name` answers to `argv` at `t` (a node's programs)."""
-        return node_commands.run(sim, name, argv, t)
+        """What device `name` answers to `argv` at `t` (a node's programs); a counter clear
+        it ran (`mlxlink --pc`) is written to the state file, as the sim server does."""
+        answer = node_commands.run(sim, name, argv, t)
+        if answer[2] == 0:
+            clear_counters(Path(self.state), node_commands.cleared_nics(sim, name, argv), t)
+        return answer
 
 
 class _OperatorHost(InProcessSimSshTransport):

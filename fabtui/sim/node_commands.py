@@ -36,6 +36,7 @@ from fabtui.sim.programs.ibstat import ibstat
 from fabtui.sim.programs.ibv_devinfo import ibv_devinfo
 from fabtui.sim.programs.kernel_log import dmesg
 from fabtui.sim.programs.mlnx_qos import mlnx_qos
+from fabtui.sim.programs.mlxlink import cleared_nics as _mlxlink_clears
 from fabtui.sim.programs.mlxlink import mlxlink
 from fabtui.sim.programs.nccl_log import LOG_DIR, read_file
 from fabtui.sim.programs.nccl_tests import nccl_tests
@@ -51,8 +52,8 @@ from fabtui.sim.programs.scontrol_job import scontrol
 from fabtui.sim.programs.show_gids import show_gids
 from fabtui.sim.programs.squeue_json import squeue
 
-__all__ = ["LOG_DIR", "Result", "_pair_rate", "ethtool_counters", "rdma_counters", "run",
-           "stalled_drops", "storm_events"]
+__all__ = ["LOG_DIR", "Result", "_pair_rate", "cleared_nics", "ethtool_counters",
+           "rdma_counters", "run", "stalled_drops", "storm_events"]
 """What callers import from here (`_pair_rate` too, for the tests)."""
 
 
@@ -74,6 +75,26 @@ def run(sim: Sim, host: str, argv: Sequence[str], t: float) -> Result:
     if handler is None:
         return "", f"bash: {argv[0]}: command not found\n", 127
     return handler(sim, node, list(argv[1:]), t)
+
+
+def cleared_nics(sim: Sim, host: str, argv: Sequence[str]) -> list[str]:
+    """The NICs (`node:nic`) whose counters `argv` clears on node `host` (`mlxlink -d DEV
+    --pc`, also inside `sh -c`): the one command here that changes the fabric's state, which
+    the node transports record (`state.clear_counters`) after running it."""
+    node = sim.graph.nodes.get(host)
+    if node is None or not argv:
+        return []
+    program = argv[0].rsplit("/", 1)[-1]
+    if program == "sh":
+        found: list[str] = []
+
+        def collect(words: Sequence[str]) -> Result:
+            found.extend(cleared_nics(sim, host, words))
+            return "", "", 0
+
+        sh_c(list(argv[1:]), collect)
+        return found
+    return _mlxlink_clears(node, list(argv[1:])) if program == "mlxlink" else []
 
 
 def _sh(sim: Sim, node: Node, args: list[str], t: float) -> Result:

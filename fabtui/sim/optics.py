@@ -264,11 +264,14 @@ class OpticsLayer(LinkLayer):
         return (int(totals[0]), int(totals[1]), int(totals[2]),
                 tuple(int(v) for v in totals[3:]))
 
-    def lane_corrected_bits(self, link: int, device: str, port: str, t: float) -> list[int]:
-        """Corrected bits per lane over [0, t] (mlx5 `rx_err_lane_N_phy`, mlxlink `Raw Physical
-        Errors Per Lane`): the total split by each lane's share of the BER at `t` (exact for a
-        steady cable, close for a ramp)."""
+    def lane_corrected_bits(self, link: int, device: str, port: str, t: float,
+                            since: float | None = None) -> list[int]:
+        """Corrected bits per lane over [0, t], or over [since, t] (a counter clear) (mlx5
+        `rx_err_lane_N_phy`, mlxlink `Raw Physical Errors Per Lane`): the total split by each
+        lane's share of the BER at `t` (exact for a steady cable, close for a ramp)."""
         total = self.receiver_counts(link, device, port, t)[0]
+        if since is not None:
+            total = max(total - self.receiver_counts(link, device, port, since)[0], 0)
         bers = [self.lane_ber(link, device, port, lane, t) for lane in range(1, LANES + 1)]
         if not sum(bers):
             return [total // LANES] * LANES

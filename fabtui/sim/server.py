@@ -30,7 +30,7 @@ from fabtui.errors import InputError
 from fabtui.sim import latency
 from fabtui.sim.client import decode_request
 from fabtui.sim.core import Sim
-from fabtui.sim.state import TIME_VAR, FabricCache, SimState, sim_time
+from fabtui.sim.state import TIME_VAR, FabricCache, SimState, clear_counters, sim_time
 from fabtui.sim.switch_session import StreamTerminal
 
 IDLE_S = float(os.environ.get("FABTUI_SIM_SERVER_IDLE", "20"))
@@ -110,9 +110,13 @@ class Handler(socketserver.StreamRequestHandler):
         with _LOCK:
             fabric = _fabric(request.state) or fabric
             state, sim = fabric
-            from fabtui.sim.node_commands import run
+            from fabtui.sim.node_commands import cleared_nics, run
 
-            out, err, status = run(sim, request.name, request.argv, request.now(state))
+            t = request.now(state)
+            out, err, status = run(sim, request.name, request.argv, t)
+            if status == 0:  # a counter clear (`mlxlink --pc`) changes the fabric's state
+                clear_counters(Path(request.state), cleared_nics(sim, request.name,
+                                                                 request.argv), t)
         if out:
             self.send(b"o", out.encode())
         if err:

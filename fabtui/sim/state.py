@@ -49,6 +49,17 @@ class Shutdown(BaseModel):
     until: float | None = None
 
 
+class CounterClear(BaseModel):
+    """A NIC's physical counters cleared (`mlxlink -d DEV --pc`) at a moment of the scenario's
+    clock: what it counts from then on starts at zero."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint: str
+    """`node:nic`."""
+    at: float
+
+
 class SimState(BaseModel):
     """What the demo fabric is playing."""
 
@@ -69,6 +80,8 @@ class SimState(BaseModel):
     """Components an operator repaired (an optic swapped): their faults end then."""
     shut: list[Shutdown] = Field(default_factory=list)
     """Switch ports an operator shut (`config interface shutdown`), and when."""
+    cleared: list[CounterClear] = Field(default_factory=list)
+    """NIC counters an operator cleared (`mlxlink --pc`), and when."""
 
     def not_healthy(self) -> str | None:
         """What makes the demo fabric differ from a healthy one (the scenario playing,
@@ -151,13 +164,15 @@ def build_sim(state: SimState) -> Sim:
     loaded = load_scenario(state.scenario)
     return sim_for(topology, loaded, seed=state.seed, epoch=state.epoch,
                    extra=state.injected, repairs=[(r.component, r.at) for r in state.repairs],
-                   shut=[(s.endpoint, s.at, s.until) for s in state.shut])
+                   shut=[(s.endpoint, s.at, s.until) for s in state.shut],
+                   cleared=[(c.endpoint, c.at) for c in state.cleared])
 
 
 def sim_for(topology: Topology, loaded: LoadedScenario, *, seed: int = 7,
             epoch: float | None = None, extra: list[FaultSpec] | None = None,
             repairs: list[tuple[str, float]] | None = None,
-            shut: list[tuple[str, float, float | None]] | None = None) -> Sim:
+            shut: list[tuple[str, float, float | None]] | None = None,
+            cleared: list[tuple[str, float]] | None = None) -> Sim:
     """A Sim of `loaded` on `topology`; fault problems point at the scenario's timeline lines."""
     lines = [loaded.doc.line_of(("timeline", i, "component"))
              for i in range(len(loaded.scenario.timeline))]
@@ -165,7 +180,7 @@ def sim_for(topology: Topology, loaded: LoadedScenario, *, seed: int = 7,
     kwargs = {} if epoch is None else {"epoch": epoch}
     return Sim(topology, loaded.scenario, seed=seed, extra=extra or [],
                source=str(loaded.path), lines=lines, repairs=repairs or (), shut=shut or (),
-               **kwargs)
+               cleared=cleared or (), **kwargs)
 
 
 def load_or_problem(path: Path) -> SimState:
@@ -221,6 +236,15 @@ def set_port_admin(path: Path, endpoint: str, up: bool,
         return state.model_copy(update={"shut": shut})
 
     return update_state(path, change)
+
+
+def clear_counters(path: Path, endpoints: list[str], at: float) -> SimState | None:
+    """Record that the NICs `endpoints` (`node:nic`) had their counters cleared at `at` (the
+    clock of the session that sent `mlxlink --pc`, as `set_port_admin`'s)."""
+    if not endpoints:
+        return None
+    return update_state(path, lambda s: s.model_copy(update={
+        "cleared": [*s.cleared, *(CounterClear(endpoint=e, at=at) for e in endpoints)]}))
 
 
 class FabricCache:

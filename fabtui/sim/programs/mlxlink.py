@@ -1,7 +1,16 @@
-"""`mlxlink -d DEV [-m] [-c] [--rx_fec_histogram --show_histogram]` on a simulated node: port
-state, the NIC's own module (`-m`), the BER counters (`-c`) and the FEC histogram of what the
+"""`mlxlink -d DEV [-m] [-c] [--rx_fec_histogram --show_histogram] [--pc]` on a simulated node:
+port state, the NIC's own module (`-m`), the BER counters (`-c`), the FEC histogram of what the
 NIC receives (codewords by symbols corrected, BIN0..BIN15 of RS(544,514), as the switch end's
-`fec-histogram` counts them)."""
+`fec-histogram` counts them), and `--pc`, which clears the port's counters.
+
+The BER counters and the FEC histogram count since the last clear, as mlxlink's `Time Since
+Last Clear` says (`--pc` clears PPCNT, every group: mstflint mlxlink_commander.h
+`PPCNT_CLEAR_FLAG "pc"`, MlxlinkCommander::clearCounters with `PPCNT_ALL_GROUPS`, or group by
+group, the histogram group 0x23 among them, mlxlink_maps.cpp `initPpcntGroupsMapping`). The
+sim's `ethtool -S` still counts from the scenario's start (mlx5 reads the same PPCNT groups, so
+a real NIC's PHY counters restart too): a delta read after the clear is the same either way.
+The clear itself is a change of the fabric's state: the node transports record it
+(`cleared_nics`, `state.clear_counters`); this program only says so."""
 
 from __future__ import annotations
 
@@ -53,26 +62,58 @@ def mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
     if "-m" in args and attachment is not None:
         lines += _mlxlink_module(sim, node, nic, t)
     if "-c" in args and attachment is not None:
-        _corrected, lost, _symbols = sim.receiver(link, node.hostname, nic.name, t)
-        bits = max(sim.bits_received(link, t), 1)
-        ber_now = sim.pre_fec_ber(link, node.hostname, nic.name, t)
-        lines += ["Physical Counters and BER Info", "------------------------------",
-                  f"Time Since Last Clear [Min]        : {t / 60:.1f}",
-                  f"Effective Physical Errors          : {lost}",
-                  f"Effective Physical BER             : {_ber(lost / bits)}",
-                  "Raw Physical Errors Per Lane       : "
-                  + ",".join(str(v) for v in sim.lane_corrected_bits(link, node.hostname,
-                                                                     nic.name, t)),
-                  f"Raw Physical BER                   : {_ber(ber_now if up else 0.0)}",
-                  f"Link Down Counter                  : {sim.down_events(link, t)}",
-                  "Link Error Recovery Counter        : 0", ""]
+        lines += _counters(sim, node, nic, link, up, t)
     if "--rx_fec_histogram" in args and "--show_histogram" in args and attachment is not None:
         bins = sim.receiver_counts(link, node.hostname, nic.name, t)[3]
+        since = sim.last_clear(node.hostname, nic.name, t)
+        if since is not None:  # `--pc` clears every PPCNT group, the histogram's (0x23) too
+            then = sim.receiver_counts(link, node.hostname, nic.name, since)[3]
+            bins = tuple(max(now - old, 0) for now, old in zip(bins, then, strict=True))
         lines += ["Histogram of FEC Errors", "-----------------------",
                   "Header                             : Range       Occurrences"]
         lines += [f"Bin {i:<31}: {f'[{i}]':<12}{count}" for i, count in enumerate(bins)]
         lines.append("")
+    if "--pc" in args:  # MlxlinkRecord::printCmdLine: "\n" + line + "...\n", after the rest
+        lines += ["Clearing Counters...", ""]
     return "\n".join(lines) + "\n", "", 0
+
+
+def cleared_nics(node: Node, args: list[str]) -> list[str]:
+    """The NIC (`node:nic`) whose counters `mlxlink ARGS` clears (`--pc` on a known device);
+    empty for any other mlxlink command."""
+    if "--pc" not in args or "-d" not in args or args.index("-d") + 1 >= len(args):
+        return []
+    nic = nic_by(node, args[args.index("-d") + 1])
+    return [f"{node.hostname}:{nic.name}"] if nic is not None else []
+
+
+def _counters(sim: Sim, node: Node, nic: Nic, link: int, up: bool, t: float) -> list[str]:
+    """`mlxlink -c`: the physical counters since the last clear (`--pc`), or since the
+    scenario's start when never cleared. Raw BER: the errors corrected since the clear over
+    the bits received since; never cleared, the rate now (the sim does not model the history
+    before its scenario, whose start is no clear a real NIC saw)."""
+    host = node.hostname
+    since = sim.last_clear(host, nic.name, t)
+    start = since if since is not None else 0.0
+    lost = sim.receiver(link, host, nic.name, t)[1] - \
+        (sim.receiver(link, host, nic.name, start)[1] if since is not None else 0)
+    bits = sim.bits_received(link, t) - (sim.bits_received(link, start) if since is not None else 0)
+    lanes = sim.lane_corrected_bits(link, host, nic.name, t, since)
+    if since is not None:
+        corrected = sim.receiver(link, host, nic.name, t)[0] - \
+            sim.receiver(link, host, nic.name, since)[0]
+        raw = corrected / bits if bits > 0 else 0.0
+    else:
+        raw = sim.pre_fec_ber(link, host, nic.name, t) if up else 0.0
+    downs = sim.down_events(link, t) - (sim.down_events(link, start) if since is not None else 0)
+    return ["Physical Counters and BER Info", "------------------------------",
+            f"Time Since Last Clear [Min]        : {(t - start) / 60:.1f}",
+            f"Effective Physical Errors          : {max(lost, 0)}",
+            f"Effective Physical BER             : {_ber(max(lost, 0) / max(bits, 1))}",
+            "Raw Physical Errors Per Lane       : " + ",".join(str(v) for v in lanes),
+            f"Raw Physical BER                   : {_ber(raw if up else 0.0)}",
+            f"Link Down Counter                  : {downs}",
+            "Link Error Recovery Counter        : 0", ""]
 
 
 def _mlxlink_module(sim: Sim, node: Node, nic: Nic, t: float) -> list[str]:

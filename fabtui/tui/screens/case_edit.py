@@ -22,6 +22,7 @@ from fabtui.errors import InputError, RequestError
 from fabtui.model.case import Case, CaseStatus, Severity
 from fabtui.tui.commands import CASE_EDIT_COMMANDS, bindings
 from fabtui.tui.screens.base import FabtuiAware
+from fabtui.tui.widgets.cut_input import CutInput
 from fabtui.tui.widgets.pick import TypedSelect
 
 FIELDS = {"title": "#edit-title", "severity": "#edit-severity", "status": "#edit-status",
@@ -57,7 +58,7 @@ class CaseEditor(FabtuiAware, ModalScreen[Case | None]):
             box.border_title = f"edit {case.id} ({case.status.value})"
             box.border_subtitle = "ctrl+s: save · esc: cancel · tab: next field"
             yield Label("title")
-            yield Input(case.title, id="edit-title")
+            yield CutInput(case.title, id="edit-title")  # a long one ends in `…` (#37)
             with Horizontal(id="edit-picks"):
                 yield TypedSelect([(s.value, s.value) for s in Severity], prompt="severity",
                              value=case.severity.value if case.severity else Select.NULL,

@@ -175,3 +175,25 @@ def test_the_sieve_passes_most_lines_of_a_big_jobs_log(monkeypatch: pytest.Monke
     nccl_log.scan_batches(_batches(lines, 4096))
     info = sum(1 for line in lines if "NCCL INFO" in line)
     assert sum(1 for line in read if "NCCL INFO" in line) < info / 4
+
+
+@pytest.mark.parametrize("size", [5, 7, 64])
+def test_lines_only_counted_are_read_while_a_report_is_open(size: int) -> None:
+    # A big job's batches are read without visiting the INFO lines the sieve knows as only
+    # counted; but while a torchrun report is open every line is read (each may end it), and
+    # such a line must then be counted once, not twice nor never, across batch boundaries.
+    report = (FIXTURES / "nccl-log" / "minigpt4-issue237-torchrun-childfailederror-two-ranks.txt"
+              ).read_text(encoding="utf-8").splitlines()
+    processes = iter(range(10000))
+
+    def info() -> str:  # another process's line of a message read before: only counted
+        return f"h{next(processes)}:1:1 [0] NCCL INFO Using network IB"
+
+    lines = [info() for _ in range(40)]
+    for line in report:
+        lines += [line, info(), info()]
+    lines += [info() for _ in range(40)] + report[:5] + [info() for _ in range(40)]
+    expected = nccl_log.scan_each_line(lines)
+    assert expected is not None and expected.info_lines == sum("NCCL INFO" in x for x in lines)
+    assert "child_failed" in [e.type for e in expected.events]  # the report was read
+    assert _dump(nccl_log.scan_batches(_batches(lines, size))) == _dump(expected)

@@ -12,10 +12,12 @@ through `_read_line`, which may consume it. Each line is handed to its family: `
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from itertools import chain, compress, pairwise
+from collections.abc import Iterable
+from itertools import chain, compress, pairwise, repeat
 from itertools import count as numbers
+from operator import itemgetter
 
 from fabtui.parsers.nccl_log._info import channel_line, info_line
 from fabtui.parsers.nccl_log._records import Event, moved
@@ -156,20 +158,32 @@ def _read_fresh(state: State, lines: list[str], base: int, after: str) -> None:
     its host noted) depends only on its message, so the sieve maps the text after `NCCL INFO`
     to a code (`_learn`). A line that is neither INFO nor WARN and repeats exactly (PyTorch's
     messages carry no head): its `Replay`, as the counted path keeps it.
+
+    The lines the sieve knows as only counted (most of a big job's INFO lines) are found for
+    the whole batch at once, in C (`_not_counted`), and never visited one by one: only the
+    others are. A sieve entry that says "only counted" never changes, so a line found so at
+    the start of the batch is one still; a line whose message is learnt later in the batch is
+    visited and looked up again. While a report is open every line is read (`_read_open`).
     """
     info = 0
     sieve, replay, plain = state.sieve, state.replay, state.plain
     tallies, channel_use = state.sieve_tallies, state.channel_use
     host_read = state.host_tails
     last = len(lines) - 1
-    # Only a line read may open a report (or close one): the test for one follows those.
-    lines_at = enumerate(lines)
+    visit = _not_counted(sieve, lines)
+    info = len(lines) - len(visit)  # each of the others is an INFO line, only counted
+    resume = 0  # lines before this index were read while a report was open
     if state.block is not None or state.pending_nccl is not None:
-        _read_while_open(state, lines, base, after, lines_at)
-    for index, line in lines_at:
+        resume = _read_open(state, lines, base, after, 0, visit)
+        info -= _counted_between(visit, 0, resume)
+    for index in visit:
+        if index < resume:
+            continue
+        line = lines[index]
+        # Only a line read may open a report (or close one): the test for one follows those.
         pos = line.find("NCCL INFO")
         if pos >= 0:
-            tail = line[pos + 10:]
+            tail = line[pos + 9:]
             code = sieve.get(tail)
             if code == COUNTED:
                 info += 1
@@ -221,51 +235,68 @@ def _read_fresh(state: State, lines: list[str], base: int, after: str) -> None:
                     and len(replay) < _FRESH_REPLAY_MAX and len(line) <= _REPLAY_LINE_MAX:
                 replay[line] = known
         if state.block is not None or state.pending_nccl is not None:
-            _read_while_open(state, lines, base, after, lines_at)
+            resume = _read_open(state, lines, base, after, index + 1, visit)
+            info -= _counted_between(visit, index + 1, resume)
     if info:
         state.info_lines += info
         state.evidence = True
 
 
-def _read_while_open(state: State, lines: list[str], base: int, after: str,
-                     lines_at: Iterator[tuple[int, str]]) -> None:
-    """Read the next of `lines_at` (indexes and lines of `lines`) one by one while a torchrun
-    report or an NCCL error's follow-up is open: each is offered to it first."""
+def _not_counted(sieve: dict[str, int], lines: list[str]) -> list[int]:
+    """The indexes of the `lines` that the sieve does not know as only counted (`COUNTED`):
+    the text after each line's first `NCCL INFO` (empty when it has none, which the sieve never
+    holds) looked up in the sieve, all in C."""
+    tails = map(itemgetter(2), map(str.partition, lines, repeat("NCCL INFO")))
+    # `compress` keeps an index whose code is true: any but COUNTED (0), or unknown (True).
+    return list(compress(range(len(lines)), map(sieve.get, tails, repeat(True))))
+
+
+def _counted_between(visit: list[int], start: int, stop: int) -> int:
+    """How many lines of indexes `start` to `stop` (excluded) are not in `visit`."""
+    return (stop - start) - (bisect_left(visit, stop) - bisect_left(visit, start))
+
+
+def _read_open(state: State, lines: list[str], base: int, after: str, start: int,
+               visit: list[int]) -> int:
+    """Read `lines` one by one from index `start` while a torchrun report or an NCCL error's
+    follow-up is open (each is offered to it first); the index of the first line not read."""
     last = len(lines) - 1
-    for index, line in lines_at:
+    for index in range(start, len(lines)):
+        line = lines[index]
         _read_line(state, base + index + 1, line, lines[index + 1] if index < last else after)
         if state.replay_broken:
             state.replay.clear()
             state.replay_broken = False
         if state.block is None and state.pending_nccl is None:
-            return
+            return index + 1
+    return len(lines)
 
 
 def _learn(state: State, line: str, pos: int, msg: str) -> None:
     """Note in the sieve what reading again the INFO line `line` (its `NCCL INFO` at `pos`, `msg`
     its message), just read or looked at, would do, when its message tells it."""
     sieve = state.sieve
-    if len(sieve) >= _SIEVE_MAX or len(line) > _REPLAY_LINE_MAX:
-        return
+    if len(sieve) >= _SIEVE_MAX or len(line) > _REPLAY_LINE_MAX or len(line) <= pos + 9:
+        return  # (an empty text would be every line without `NCCL INFO`: never learnt)
     if msg.startswith(("Channel ", "Ring ")):
         cached = state.channel_cache.get(msg)
         if cached is None:
             return  # the cache was full: every such line is read
         _, key, owner = cached
         if key is None:
-            sieve[line[pos + 10:]] = COUNTED
+            sieve[line[pos + 9:]] = COUNTED
             return
         code = state.sieve_codes.get((key, owner))
         if code is None:
             code = state.sieve_codes[(key, owner)] = _TALLY_BASE + len(state.sieve_tallies)
             state.sieve_tallies.append((key, owner))
-        sieve[line[pos + 10:]] = code
+        sieve[line[pos + 9:]] = code
         return
     notes_host = state.inert.get(msg)
     if notes_host is not None:
-        sieve[line[pos + 10:]] = HOST if notes_host else COUNTED
+        sieve[line[pos + 9:]] = HOST if notes_host else COUNTED
     elif msg in state.per_host:
-        sieve[line[pos + 10:]] = PER_HOST
+        sieve[line[pos + 9:]] = PER_HOST
 
 
 def _read_in_order(state: State, lines: list[str], base: int, after: str, slow: set[str],

@@ -65,14 +65,17 @@ DROPPED_INFO = Replay(info=1, dropped=1)
 GDR_ENABLED = Replay(info=1, gdr=1)
 
 
-@dataclass
-class Prefix:
-    """A line's `host:pid:tid [dev]` prefix, and a WARN line's source `file.cc:LINE`."""
+class Prefix(NamedTuple):
+    """A line's `host:pid:tid [dev]` prefix, and a WARN line's source `file.cc:LINE` (a tuple:
+    a big job's log has a distinct prefix per process and thread, each built once)."""
 
     host: str | None = None
     pid: int | None = None
     device: int | None = None
     source: str | None = None
+
+
+_NO_PREFIX = Prefix()
 
 
 @dataclass
@@ -175,17 +178,16 @@ class State:
 
 
 def line_prefix(head: str, *, source: bool = False) -> Prefix:
-    """The `host:pid:tid [dev]` prefix of a line; callers never change the returned value."""
+    """The `host:pid:tid [dev]` prefix of a line."""
     if not source:
         return plain_prefix(head)
     match = PREFIX.search(head)
     if match is None:
-        return Prefix()
-    found = Prefix(host=match.group(1), pid=int(match.group(2)) if match.group(2) else None,
-                   device=int(match.group(4)))
+        return _NO_PREFIX
     where = _WARN_SOURCE.search(head[match.end() - 1:])
-    found.source = where.group(1) if where else None
-    return found
+    host, pid, _, device = match.groups()
+    return Prefix(host, int(pid) if pid else None, int(device),
+                  where.group(1) if where else None)
 
 
 @lru_cache(maxsize=65536)
@@ -193,9 +195,9 @@ def plain_prefix(head: str) -> Prefix:
     # One process's threads print the same heads again and again: read each once.
     match = PREFIX.search(head)
     if match is None:
-        return Prefix()
-    return Prefix(host=match.group(1), pid=int(match.group(2)) if match.group(2) else None,
-                  device=int(match.group(4)))
+        return _NO_PREFIX
+    host, pid, _, device = match.groups()
+    return Prefix(host, int(pid) if pid else None, int(device))
 
 
 def note_host(state: State, line: str, pos: int) -> None:
@@ -250,10 +252,10 @@ def add_event(state: State, event: Event) -> bool:
 
 def pytorch_rank(line: str) -> tuple[int | None, str | None, _RankSource]:
     """Rank and process group from `[PG ... Rank N]` / `[Rank N]`, else the `[rankN]:` prefix."""
-    tagged = PG_RANK.search(line)
+    tagged = PG_RANK.search(line) if "Rank " in line else None  # (its literal: cheap)
     if tagged:
         return int(tagged.group(2)), tagged.group(1), "pytorch"
-    prefix = RANK_PREFIX.match(line)
+    prefix = RANK_PREFIX.match(line) if "[rank" in line else None
     if prefix:
         return int(prefix.group(1)), None, "pytorch"
     return None, None, None

@@ -118,7 +118,9 @@ def other_line(state: State, number: int, raw: str) -> Event | None:
 
 def _watchdog_line(state: State, number: int, line: str) -> None:
     """Watchdog lines; restatements of one rank's timeout at one seq merge into one event."""
-    seq = _SEQNUM.search(line) or _WORK_SEQ.search(line)
+    # A cheap `in` before each search: most lines past the events cap only merge into an event.
+    seq = (_SEQNUM.search(line) if "SeqNum=" in line else None) \
+        or (_WORK_SEQ.search(line) if "work:" in line or "work sequence" in line else None)
     if seq is None and "Watchdog caught collective operation timeout" not in line:
         if "dump signal" in line:
             _pg_status_line(state, number, line)
@@ -156,19 +158,22 @@ def _pg_status_line(state: State, number: int, line: str) -> None:
 
 
 def _fill_watchdog(event: Event, line: str, pg: str | None) -> None:
-    event.op = event.op or _group(_OPTYPE.search(line))
-    event.timeout_ms = event.timeout_ms if event.timeout_ms is not None \
-        else int_group(_TIMEOUT.search(line))
-    event.ran_for_ms = event.ran_for_ms if event.ran_for_ms is not None \
-        else int_group(_RAN_FOR.search(line))
-    event.numel_in = event.numel_in if event.numel_in is not None \
-        else int_group(_NUMEL_IN.search(line))
-    event.numel_out = event.numel_out if event.numel_out is not None \
-        else int_group(_NUMEL_OUT.search(line))
-    event.last_enqueued = event.last_enqueued if event.last_enqueued is not None \
-        else int_group(_ENQUEUED.search(line))
-    event.last_completed = event.last_completed if event.last_completed is not None \
-        else int_group(_COMPLETED.search(line))
+    # Each search only where its words are in the line (its first literal): a watchdog
+    # line is read again for every rank that restates it, and most fields are filled already.
+    if event.op is None and "OpType=" in line:
+        event.op = _group(_OPTYPE.search(line))
+    if event.timeout_ms is None and "Timeout(ms)=" in line:
+        event.timeout_ms = int_group(_TIMEOUT.search(line))
+    if event.ran_for_ms is None and "ran for " in line:
+        event.ran_for_ms = int_group(_RAN_FOR.search(line))
+    if event.numel_in is None and "NumelIn=" in line:
+        event.numel_in = int_group(_NUMEL_IN.search(line))
+    if event.numel_out is None and "NumelOut=" in line:
+        event.numel_out = int_group(_NUMEL_OUT.search(line))
+    if event.last_enqueued is None and "last enqueued " in line:
+        event.last_enqueued = int_group(_ENQUEUED.search(line))
+    if event.last_completed is None and "last completed " in line:
+        event.last_completed = int_group(_COMPLETED.search(line))
     event.pg = event.pg or pg
 
 

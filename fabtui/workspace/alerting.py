@@ -4,8 +4,9 @@ runbook to run, similar past cases, the jobs and ranks behind the suspect), and 
 applied through the typed gate.
 
 `Workspace.alerts` is the door (one book per workspace, its journal `alerts.sqlite` in the data
-folder beside the runbook journal); `receive_alerts(ws, body)` is what the receiver's HTTP
-handler and the tests call; `apply_silences` is the one way a silence reaches an Alertmanager.
+folder beside the runbook journal); `Receiver.receive(body)` is what the receiver's HTTP
+handler and the tests call; `close_incident` is the one way an operator closes an incident (CLI
+and app); `apply_silences` is the one way a silence reaches an Alertmanager.
 
 Side effects: writes the alerts journal; reads the case library; `apply_silences` POSTs to
 Alertmanager's API.
@@ -205,6 +206,8 @@ class Receiver:
             return 400, str(exc)
         try:
             with self._lock:
+                if self.book.sync():  # an incident closed by hand in another process
+                    self.log("the alerts journal changed in another process: read it again")
                 receipt = self.book.receive(notification)
         except Exception as exc:
             self.log(f"could not record a notification{where} ({type(exc).__name__}: {exc}); "
@@ -228,6 +231,32 @@ def find_incident(book: IncidentBook, name: str) -> Incident:
     if not found:
         raise RequestError(f"no incident {name!r} in the alerts journal (`fabtui alerts list`)")
     raise RequestError(f"{name!r} matches {len(found)} incidents; give more of the id")
+
+
+def operator_name() -> str:
+    """Who is at the keyboard, as the journal records an operator's action."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "operator"
+
+
+def close_incident(ws: Workspace, name: str, reason: str, operator: str) -> Incident:
+    """Close the open incident `name` (id or unique prefix) by hand: journaled with `reason`
+    (required) and `operator`; it leaves the open list, and a resolved alert does not reopen
+    it, only one that fires again (`IncidentBook.close`). Raises `RequestError`."""
+    book = ws.alerts
+    book.sync()
+    incident = find_incident(book, name)
+    if not reason.strip():
+        raise RequestError(f"say why {incident.id} is closed: --reason \"...\" (journaled "
+                           "with who closed it)")
+    try:
+        return book.close(incident.id, reason, operator)
+    except ValueError as exc:
+        raise RequestError(str(exc)) from None
 
 
 def apply_silences(ws: Workspace, incident: Incident, typed: str | None, *, author: str,

@@ -6,12 +6,15 @@ alerts journal in a thread worker every `REFRESH_S` (`fabtui.views.incidents.Inc
 shows the list, newest first, and the highlighted incident's account under it: the suspect
 first, its blast radius, who is behind it, the runbook, similar cases, the alerts it explains,
 the silences it suggests (applied only with `fabtui alerts silence ID --confirm SUSPECT`).
-`o` opens its runbook, `s` shows the suspect on the Fabric screen, `r` reads the journal now.
+`o` opens its runbook, `s` shows the suspect on the Fabric screen, `c` closes it by hand
+(asking why; Esc cancels; `fabtui.workspace.alerting.close_incident`, as `fabtui alerts close`
+does), `r` reads the journal now.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from typing import ClassVar
 
 from textual import on, work
@@ -26,6 +29,7 @@ from fabtui.errors import InputError, RequestError
 from fabtui.tui.commands import INCIDENTS_COMMANDS, bindings
 from fabtui.tui.messages import OpenRunbook
 from fabtui.tui.screens.base import FabtuiScreen
+from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.views.incidents import IncidentList, IncidentRow
 
@@ -62,6 +66,7 @@ class IncidentsScreen(FabtuiScreen):
         self.accounts: dict[str, list[str]] = {}
         self.runbooks: dict[str, str | None] = {}
         self.view: IncidentList | None = None
+        self._book_lock = threading.Lock()
 
     def compose(self) -> ComposeResult:
         yield Static("reading the alerts journal…", id="incident-status", markup=False)
@@ -84,11 +89,12 @@ class IncidentsScreen(FabtuiScreen):
     def read(self) -> None:
         """Read the journal (in a thread: it may hold thousands of alerts) and post the rows."""
         try:
-            if self.view is None:
-                self.view = IncidentList(self.fab.workspace.alerts)
-            rows = self.view.refresh()
-            accounts = {r.id: self.view.account(r.id) for r in rows}
-            runbooks = {r.id: self.view.shown[r.id].context.runbook for r in rows}
+            with self._book_lock:
+                if self.view is None:
+                    self.view = IncidentList(self.fab.workspace.alerts)
+                rows = self.view.refresh()
+                accounts = {r.id: self.view.account(r.id) for r in rows}
+                runbooks = {r.id: self.view.shown[r.id].context.runbook for r in rows}
             self.post_message(IncidentsRead(rows, accounts, runbooks))
         except (RequestError, InputError, OSError, sqlite3.Error) as exc:  # said, not raised
             self.post_message(IncidentsRead([], {}, {}, f"cannot read the alerts journal: "
@@ -156,6 +162,40 @@ class IncidentsScreen(FabtuiScreen):
         suspect = next(r.suspect for r in self.rows if r.id == chosen)
         self.app.pop_screen()
         self.fab.show_on_fabric(suspect, suspect.split(":", 1)[0])
+
+    def action_close_incident(self) -> None:
+        chosen = self.selected()
+        if chosen is None:
+            self.notify("no incident to close", title="incidents")
+            return
+        suspect = next(r.suspect for r in self.rows if r.id == chosen)
+
+        def closing(reason: str | None) -> None:
+            if reason is None:  # Esc: nothing closed
+                return
+            self.close_incident(chosen, reason)
+
+        self.app.push_screen(Prompt(f"close {chosen} ({suspect})",
+                                    "why (journaled with your name) · enter closes · esc "
+                                    "cancels"), closing)
+
+    @work(thread=True, exclusive=False, group="incidents-close", exit_on_error=False,
+          description="close an incident")
+    def close_incident(self, incident_id: str, reason: str) -> None:
+        """Close it through the workspace (journal writes in a thread), then read again."""
+        from fabtui.workspace.alerting import close_incident, operator_name
+
+        try:
+            with self._book_lock:  # the reading worker uses the same book
+                closed = close_incident(self.fab.workspace, incident_id, reason,
+                                        operator_name())
+        except (RequestError, OSError, sqlite3.Error) as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="not closed",
+                                      severity="error")
+            return
+        self.app.call_from_thread(self.notify, f"closed {closed.id}: {closed.close_reason}",
+                                  title="incidents")
+        self.app.call_from_thread(self.read)
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -18,7 +18,8 @@ returns, so the HTTP answer Alertmanager gets means "on disk"; a restarted recei
 open incidents and their firing alerts back from it (`load`).
 
 What an incident says besides its alerts (blast radius, runbook, similar cases, the jobs and
-ranks behind it) comes from `enrich`, which the workspace supplies (`fabtui.workspace.alerting`).
+ranks behind it) comes from `enrich`, and the running jobs symptoms may group by from `jobs`;
+the workspace supplies both (`fabtui.workspace.alerting`).
 
 Side effects: writes the journal. Not thread-safe: the receiver serialises calls.
 """
@@ -30,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabtui.alerts.grouping import Group, Placed, group_alerts
+from fabtui.alerts.grouping import Group, Jobs, Placed, group_alerts
 from fabtui.alerts.locate import FAULT, ROLE, Locator
 from fabtui.alerts.payload import Alert, Notification
 from fabtui.journal.store import Journal
@@ -171,10 +172,13 @@ class Receipt:
 class IncidentBook:
     """The incidents of one fabric, kept in an alerts journal (see the module docstring)."""
 
-    def __init__(self, journal: Journal, locator: Locator, enrich: Enrich | None = None) -> None:
+    def __init__(self, journal: Journal, locator: Locator, enrich: Enrich | None = None,
+                 jobs: Callable[[], Jobs | None] | None = None) -> None:
         self.journal = journal
         self.locator = locator
         self.enrich = enrich or (lambda _s, _k, _a: Context())
+        self.jobs = jobs
+        """The running jobs (from Slurm), for grouping symptoms by the job behind them."""
         self.incidents: dict[str, Incident] = {}
         self.active: dict[str, Placed] = {}
         """Firing alerts that name a topology element, by fingerprint."""
@@ -306,7 +310,7 @@ class IncidentBook:
 
     def _regroup(self, receipt: Receipt, sender: str = "") -> None:
         """Group every firing alert again and reconcile with the open incidents."""
-        groups = group_alerts(list(self.active.values()), self.locator.tier)
+        groups = group_alerts(list(self.active.values()), self.locator.tier, self.jobs)
         for group in groups:
             owners = sorted({self.owner[fp] for fp in group.fingerprints if fp in self.owner
                              and self.incidents[self.owner[fp]].status == OPEN},

@@ -23,6 +23,9 @@ class IncidentRow:
     """`fabtui.alerts.present.SCREEN_HEADERS` order."""
     suspect: str
     firing: int
+    shown_at: str = ""
+    """What the Fabric screen selects for it: the suspect, or for a job or a rail (no one
+    element) the first element its alerts name."""
 
 
 class IncidentList:
@@ -55,8 +58,8 @@ class IncidentList:
         self.book.load()
         incidents = self.book.open_incidents()
         self.shown = {i.id: i for i in incidents}
-        self._rows = [IncidentRow(i.id, screen_row(i), i.suspect, len(i.firing))
-                      for i in incidents]
+        self._rows = [IncidentRow(i.id, screen_row(i), i.suspect, len(i.firing),
+                                  _shown_at(i)) for i in incidents]
         self._stamp = stamp
         return self._rows
 
@@ -64,3 +67,9 @@ class IncidentList:
         """The full account of a listed incident ([] when it is no longer listed)."""
         found = self.shown.get(incident_id)
         return account(found) if found is not None else []
+
+
+def _shown_at(incident: Incident) -> str:
+    if incident.kind in ("job", "rail"):
+        return next((a.element for a in incident.explains if a.element), incident.suspect)
+    return incident.suspect

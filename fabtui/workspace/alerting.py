@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from fabtui.alerts.grouping import Jobs, spans
 from fabtui.alerts.incidents import UNMAPPED, AlertRecord, Context, Incident, IncidentBook, Receipt
 from fabtui.alerts.locate import Locator
 from fabtui.alerts.payload import PayloadError, parse_notification
@@ -83,21 +85,80 @@ def open_book(ws: Workspace) -> IncidentBook:
     """The incident book of this workspace's fabric (opens, or creates, the alerts journal)."""
     from fabtui.journal.store import Journal
 
+    jobs = JobsSource(lambda: _running(ws))
     return IncidentBook(Journal(alerts_journal_path(ws.settings.data_dir)),
-                        Locator(ws.graph(), label_map(ws)), enrich=Enricher(ws))
+                        Locator(ws.graph(), label_map(ws)), enrich=Enricher(ws, jobs),
+                        jobs=jobs)
+
+
+def _running(ws: Workspace) -> Jobs:
+    from fabtui.workspace.slurm import running_jobs
+
+    found = running_jobs(ws)  # type: ignore[arg-type]  # the workspace itself, see Workspace
+    return Jobs(found.ranks, found.source, found.names)
+
+
+class JobsSource:
+    """The running jobs, asked of Slurm at most every `ttl_s` (a notification does not wait
+    on Slurm each time; a job starts or ends far less often). None when Slurm cannot be asked:
+    `note` says why (the receiver logs it), and alerts then group by fabric elements only."""
+
+    def __init__(self, ask: Callable[[], Jobs], ttl_s: float = 30.0) -> None:
+        self.ask = ask
+        self.ttl_s = ttl_s
+        self.note = ""
+        self._jobs: Jobs | None = None
+        self._at: float | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Jobs | None:
+        with self._lock:
+            now = time.monotonic()
+            if self._at is not None and now - self._at < self.ttl_s:
+                return self._jobs
+            try:
+                self._jobs, self.note = self.ask(), ""
+            except (RequestError, OSError) as exc:
+                self._jobs = None
+                self.note = f"running jobs unknown, alerts not grouped by job: {exc}"
+            self._at = now
+            return self._jobs
 
 
 class Enricher:
     """What an incident says about its suspect (see the module docstring)."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, jobs: Callable[[], Jobs | None] | None = None) -> None:
         self.ws = ws
+        self.jobs = jobs
 
     def __call__(self, suspect: str, kind: str, alerts: list[AlertRecord]) -> Context:
         if kind == UNMAPPED:
             return Context()
+        if kind in ("job", "rail"):  # no one element: what its alerts name stands in
+            nodes = list(dict.fromkeys(a.element.split(":", 1)[0] for a in alerts
+                                       if a.element))
+            return Context(blast={}, runbook=self.runbook(alerts),
+                           similar=self.similar(alerts[0].element if alerts else suspect,
+                                                alerts),
+                           impact=self.jobs_on(nodes))
         return Context(blast=self.blast(suspect), runbook=self.runbook(alerts),
-                       similar=self.similar(suspect, alerts), impact=self.impact(suspect))
+                       similar=self.similar(suspect, alerts),
+                       impact=self.impact(suspect))
+
+    def jobs_on(self, nodes: list[str]) -> list[str]:
+        """One line per running job on `nodes` (Slurm's, `JobsSource`): its ranks there."""
+        found = self.jobs() if self.jobs is not None else None
+        if found is None:
+            return []
+        lines = []
+        for job in sorted({j for n in nodes for j in found.on(n)}):
+            mine = [n for n in nodes if n in found.ranks[job]]
+            name = found.names.get(job)
+            more = f" (+{len(mine) - 8} node(s))" if len(mine) > 8 else ""
+            lines.append(f"job {job}{f' ({name})' if name else ''}: "
+                         f"{found.placement(job, mine[:8])}{more}")
+        return lines
 
     def blast(self, suspect: str) -> dict[str, Any]:
         """`topo blast SUSPECT`, summarised ({} when the topology cannot place it)."""
@@ -166,22 +227,9 @@ class Enricher:
             by_node.setdefault(rank.node, []).append(rank.rank)
         placed = "the followed Slurm job" if self.ws.job_slots is not None else \
             "the rank file" if self.ws.settings.ranks else "8 ranks per node (no job followed)"
-        lines = [f"{node}: ranks {_spans(ranks)}" for node, ranks in by_node.items()]
-        return [f"placement: {placed}", *lines] if lines else []
-
-
-def _spans(ranks: list[int]) -> str:
-    """`0-7, 9` for ranks 0..7 and 9."""
-    ordered = sorted(ranks)
-    spans: list[str] = []
-    start = prev = ordered[0]
-    for r in ordered[1:]:
-        if r != prev + 1:
-            spans.append(str(start) if start == prev else f"{start}-{prev}")
-            start = r
-        prev = r
-    spans.append(str(start) if start == prev else f"{start}-{prev}")
-    return ", ".join(spans)
+        lines = [f"{node}: ranks {spans(ranks)}" for node, ranks in by_node.items()]
+        jobs = self.jobs_on([n.node for n in radius.nodes])
+        return ([f"placement: {placed}", *lines] if lines else []) + jobs
 
 
 class Receiver:
@@ -193,6 +241,7 @@ class Receiver:
         self.book = ws.alerts  # the workspace's one book: silences applied here land in it
         self._lock = threading.Lock()
         self.listeners: list[Callable[[Receipt], None]] = []
+        self._jobs_note = ""
 
     def receive(self, body: bytes, peer: str = "") -> tuple[int, str]:
         """(HTTP status, message) for one POSTed body: 200 once its incidents are journaled,
@@ -215,6 +264,11 @@ class Receiver:
             return 500, "not recorded; send again"
         for note in receipt.notes:
             self.log(f"notification{where}: {note}")
+        jobs = self.book.jobs
+        note = jobs.note if isinstance(jobs, JobsSource) else ""
+        if note != self._jobs_note:  # said once, and once again when it changes
+            self._jobs_note = note
+            self.log(note or "running jobs known again: symptoms group by job")
         self.log(f"notification{where}: {receipt.line()}")
         for listener in list(self.listeners):
             listener(receipt)

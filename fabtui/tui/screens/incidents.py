@@ -159,9 +159,9 @@ class IncidentsScreen(FabtuiScreen):
         chosen = self.selected()
         if chosen is None:
             return
-        suspect = next(r.suspect for r in self.rows if r.id == chosen)
+        where = next(r.shown_at or r.suspect for r in self.rows if r.id == chosen)
         self.app.pop_screen()
-        self.fab.show_on_fabric(suspect, suspect.split(":", 1)[0])
+        self.fab.show_on_fabric(where, where.split(":", 1)[0])
 
     def action_close_incident(self) -> None:
         chosen = self.selected()

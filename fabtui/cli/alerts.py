@@ -52,6 +52,7 @@ def serve(ctx: click.Context, listen: str, as_json: bool) -> None:
                                                 receiver.book.open_incidents()])
     except OSError as exc:
         raise UserError(f"--listen {listen}: {exc.strerror or exc}") from None
+    receiver.warm()  # the running jobs asked of Slurm now, not on the first alert
     opened = len(receiver.book.open_incidents())
     log(f"listening on http://{server.address}/alerts ({opened} open incident(s) in "
         f"{receiver.book.journal.path})")

@@ -121,7 +121,7 @@ INCIDENTS_COMMANDS = (
     Command("incidents.close", "c", "close_incident", "Close", "Close the highlighted "
             "incident by hand: asks why (journaled with your name); esc cancels."),
     Command("incidents.refresh", "r", "refresh", "Refresh", "Read the alerts journal now (it "
-            "is read whenever it changes)."),
+            "is read whenever its file changes)."),
     Command("incidents.back", "escape", "back", "Back", "Back to the view it was opened "
             "from.", show=False),
 )

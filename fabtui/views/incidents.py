@@ -1,7 +1,8 @@
 """The open incidents as the app shows them (issue 40): a headless view model over an incident
 book that reads the alerts journal, which `fabtui alerts serve` writes, often in another
-process. `refresh()` reads the journal again and returns the rows; `account(id)` the lines of
-one incident. The Incidents screen calls both in a worker.
+process. `changed()` says whether the journal file changed since (a `stat`); `refresh()` reads
+the journal again and returns the rows; `account(id)` the lines of one incident. The Incidents
+screen asks `changed()` on a short timer and calls the other two in a worker.
 
 Side effects: reads the alerts journal.
 """
@@ -49,6 +50,11 @@ class IncidentList:
             except OSError:
                 found.append((0, 0))
         return tuple(found)
+
+    def changed(self) -> bool:
+        """Whether the journal changed since the last `refresh` (two `stat` calls: cheap
+        enough to ask several times a second)."""
+        return self._journal_stamp() != self._stamp
 
     def refresh(self) -> list[IncidentRow]:
         """The open incidents now, newest first (the journal read again when it changed)."""

@@ -99,9 +99,12 @@ def _running(ws: Workspace) -> Jobs:
 
 
 class JobsSource:
-    """The running jobs, asked of Slurm at most every `ttl_s` (a notification does not wait
-    on Slurm each time; a job starts or ends far less often). None when Slurm cannot be asked:
-    `note` says why (the receiver logs it), and alerts then group by fabric elements only."""
+    """The running jobs, asked of Slurm at most every `ttl_s`: a notification does not wait on
+    Slurm (a job starts or ends far less often than alerts arrive). The first call waits for
+    the first answer (`warm()` asks ahead, as `fabtui alerts serve` does when it starts); a
+    later call past `ttl_s` gets the jobs known and asks again in a thread. None when Slurm
+    cannot be asked: `note` says why (the receiver logs it), and alerts then group by fabric
+    elements only."""
 
     def __init__(self, ask: Callable[[], Jobs], ttl_s: float = 30.0) -> None:
         self.ask = ask
@@ -109,20 +112,41 @@ class JobsSource:
         self.note = ""
         self._jobs: Jobs | None = None
         self._at: float | None = None
+        self._asking = False
+        self._first = threading.Event()
         self._lock = threading.Lock()
 
     def __call__(self) -> Jobs | None:
         with self._lock:
-            now = time.monotonic()
-            if self._at is not None and now - self._at < self.ttl_s:
-                return self._jobs
-            try:
-                self._jobs, self.note = self.ask(), ""
-            except (RequestError, OSError) as exc:
-                self._jobs = None
-                self.note = f"running jobs unknown, alerts not grouped by job: {exc}"
-            self._at = now
-            return self._jobs
+            first = self._at is None
+            stale = not first and time.monotonic() - (self._at or 0.0) >= self.ttl_s
+            start = (first or stale) and not self._asking
+            if start:
+                self._asking = True
+        if start and first:
+            self._refresh()
+        elif start:
+            threading.Thread(target=self._refresh, daemon=True, name="slurm-jobs").start()
+        elif first:
+            self._first.wait(timeout=60.0)  # another thread's first question
+        return self._jobs
+
+    def warm(self) -> None:
+        """Ask now, in a thread, unless asked already."""
+        with self._lock:
+            if self._at is not None or self._asking:
+                return
+            self._asking = True
+        threading.Thread(target=self._refresh, daemon=True, name="slurm-jobs").start()
+
+    def _refresh(self) -> None:
+        try:
+            jobs, note = self.ask(), ""
+        except Exception as exc:  # a thread's answer: said in `note`, never lost
+            jobs, note = None, f"running jobs unknown, alerts not grouped by job: {exc}"
+        with self._lock:
+            self._jobs, self.note, self._at, self._asking = jobs, note, time.monotonic(), False
+        self._first.set()
 
 
 class Enricher:
@@ -242,6 +266,12 @@ class Receiver:
         self._lock = threading.Lock()
         self.listeners: list[Callable[[Receipt], None]] = []
         self._jobs_note = ""
+
+    def warm(self) -> None:
+        """Ask Slurm for the running jobs ahead of the first notification (in a thread)."""
+        jobs = self.book.jobs
+        if isinstance(jobs, JobsSource):
+            jobs.warm()
 
     def receive(self, body: bytes, peer: str = "") -> tuple[int, str]:
         """(HTTP status, message) for one POSTed body: 200 once its incidents are journaled,

@@ -1,9 +1,11 @@
 """The Incidents screen: the open incidents Alertmanager's alerts became (issue 40), opened with
 `A` from any view, on top of it.
 
-`fabtui alerts serve` (often another process) journals the incidents; this screen reads the
-alerts journal in a thread worker every `REFRESH_S` (`fabtui.views.incidents.IncidentList`) and
-shows the list, newest first, and the highlighted incident's account under it: the suspect
+`fabtui alerts serve` (often another process) journals the incidents; this screen looks at
+the alerts journal's file every `WATCH_S` (a `stat`, on the app's thread) and reads it in a
+thread worker when it changed (`fabtui.views.incidents.IncidentList`), so an incident shows
+within a fraction of a second of the webhook (benchmarks/alert_to_screen.py), and shows the
+list, newest first, and the highlighted incident's account under it: the suspect
 first, its blast radius, who is behind it, the runbook, similar cases, the alerts it explains,
 the silences it suggests (applied only with `fabtui alerts silence ID --confirm SUSPECT`).
 `o` opens its runbook, `s` shows the suspect on the Fabric screen, `c` closes it by hand
@@ -33,7 +35,8 @@ from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.views.incidents import IncidentList, IncidentRow
 
-REFRESH_S = 1.0
+WATCH_S = 0.1
+"""How often the journal file is looked at (two `stat` calls; it is read only when changed)."""
 
 
 class IncidentsRead(Message):
@@ -67,6 +70,8 @@ class IncidentsScreen(FabtuiScreen):
         self.runbooks: dict[str, str | None] = {}
         self.view: IncidentList | None = None
         self._book_lock = threading.Lock()
+        self._reading = False
+        """A read is under way (the watch does not start another meanwhile)."""
 
     def compose(self) -> ComposeResult:
         yield Static("reading the alerts journal…", id="incident-status", markup=False)
@@ -82,12 +87,26 @@ class IncidentsScreen(FabtuiScreen):
         table.add_columns(*SCREEN_HEADERS)
         table.focus()
         self.read()
-        self.set_interval(REFRESH_S, self.read)
+        self.set_interval(WATCH_S, self._watch)
+
+    def _watch(self) -> None:
+        """Read the journal when its file changed (or when nothing was read yet)."""
+        view = self.view
+        if view is None or self._reading:
+            return
+        try:
+            changed = view.changed()
+        except OSError:
+            changed = True  # the read says what is wrong
+        if changed:
+            self._reading = True  # before the thread starts: the next tick must not
+            self.read()
 
     @work(thread=True, exclusive=True, group="incidents", exit_on_error=False,
           description="read the alerts journal")
     def read(self) -> None:
         """Read the journal (in a thread: it may hold thousands of alerts) and post the rows."""
+        self._reading = True
         try:
             with self._book_lock:
                 if self.view is None:
@@ -99,6 +118,8 @@ class IncidentsScreen(FabtuiScreen):
         except (RequestError, InputError, OSError, sqlite3.Error) as exc:  # said, not raised
             self.post_message(IncidentsRead([], {}, {}, f"cannot read the alerts journal: "
                                                        f"{type(exc).__name__}: {exc}"))
+        finally:
+            self._reading = False
 
     @on(IncidentsRead)
     def _read(self, message: IncidentsRead) -> None:

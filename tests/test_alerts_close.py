@@ -66,7 +66,7 @@ def test_a_closed_incident_stays_closed_until_it_fires_again(book: IncidentBook,
     receipt = restarted.receive(parse_notification(again(*FLAP)))
     assert receipt.opened == [opened] and [i.id for i in restarted.open_incidents()] == [opened]
     assert restarted.incidents[opened].close_reason == "reseated the cable"
-    kinds = [e.kind for e in restarted.journal.events(opened)]
+    kinds = [str(e.kind) for e in restarted.journal.events(opened)]
     assert kinds.index("incident_closed") < kinds.index("incident_reopened")
 
 

@@ -112,6 +112,9 @@ def test_alerts_sharing_an_element_and_a_job_stay_with_the_element(tmp_path: Pat
     book.receive(parse_notification(payload(
         out_of_sequence("node003", "mlx5_0"), out_of_sequence("node004", "mlx5_0"))))
     assert suspects(book) == ["leaf-g00-r0"]  # their shared leaf, not the job
+    # A symptom elsewhere in the job does not pull the leaf's pair into a job incident.
+    book.receive(parse_notification(payload(SPREAD[1])))
+    assert suspects(book) == ["leaf-g00-r0", APART[1]]
     other = book_on(tmp_path / "b")
     other.receive(parse_notification(payload(link_down("node003", "mlx5_0"),
                                              link_down("node003", "mlx5_5"))))

@@ -27,11 +27,12 @@ behind different leaves (a fabric of several groups, where rail r of each group 
 leaf) that no node or leaf explains name the rail (`rail:3`) when two or more of them fail at
 once. In a fabric of one group the rail's leaf explains them first.
 
-Then job impact: groups with no cause alert (symptoms only, such as out-of-sequence packets or
-CNPs) on nodes that share no fabric element but run one job (`Jobs`, from Slurm) are one group
-whose suspect is the job (`job:4242`): the evidence cannot tell which element is at fault, and
-the reason says what to read next. Groups with a cause keep their element (two faults in one
-big job are two incidents); the jobs behind them are listed by the workspace's `enrich`.
+Then job impact: groups of one unit with no cause alert (symptoms only, such as out-of-sequence
+packets or CNPs, that no shared element joined to anything) on nodes that run one job (`Jobs`,
+from Slurm) are one group whose suspect is the job (`job:4242`): the evidence cannot tell which
+element is at fault, and the reason says what to read next. Groups with a cause, or explained
+by a shared element, keep their element (two faults in one big job are two incidents); the
+jobs behind them are listed by the workspace's `enrich`.
 
 Pure: no I/O (the jobs come from a callable, asked only when two such groups exist);
 deterministic for the same alerts and jobs.
@@ -310,7 +311,8 @@ def _by_job(groups: list[Group], jobs: Callable[[], Jobs | None],
     """Symptom-only groups on nodes of one running job, that no fabric element joined, become
     one group per job (see the module docstring)."""
     loose = [i for i, g in enumerate(groups)
-             if not any(p.cause for p in g.alerts) and _nodes(g, tier)]
+             if not any(p.cause for p in g.alerts) and _nodes(g, tier) and
+             len({p.where.unit for p in g.alerts}) == 1]  # a shared element explains the rest
     if len(loose) < 2:
         return groups
     found = jobs()

@@ -7,8 +7,9 @@ of one incident adds its new alerts to it (and names a new suspect when the evid
 a group that spans several incidents merges them into the oldest. An incident whose alerts
 have all resolved is resolved. An operator may close an incident by hand (`close`, with a
 reason, journaled with who): it leaves the open list; the alerts it held that are still firing
-do not reopen it when Alertmanager sends them again or resolves them, only a new firing (a new
-`startsAt`, or a new alert on its suspect within `REOPEN_S`) does. Alerts whose labels name
+do not reopen it when Alertmanager sends them again or resolves them; a new firing does (one
+of its alerts with a new `startsAt`, or a new alert on its suspect), within `REOPEN_S` of the
+close (later, it is a new incident). Alerts whose labels name
 nothing in the topology are never dropped: they gather in one `unmapped` incident per alert
 name, and the receipt says so.
 

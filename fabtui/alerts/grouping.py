@@ -259,8 +259,8 @@ def _shared_reason(device: str, units: list[str], alerts: list[Placed]) -> str:
         leaves = sorted({d for p in alerts for d in p.where.devices[1:]})
         return (f"{cables} cable(s) of {device} alert at once behind {len(leaves)} leaves "
                 f"({', '.join(leaves[:4])}{' ...' if len(leaves) > 4 else ''}) and no node "
-                "or leaf explains them: the nearest element they share is the rail (its "
-                "spines, or what every one of its NICs shares)")
+                "or leaf explains them: the nearest element they share is the rail (the "
+                "spines its leaves share, or a setting every NIC of the rail has)")
     if own:
         return f"{device} itself alerts ({', '.join(own)}) and {cables} of its cable(s) do"
     return f"{cables} cable(s) of {device} alert at once: the nearest element they share"

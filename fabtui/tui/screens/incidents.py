@@ -86,16 +86,17 @@ class IncidentsScreen(FabtuiScreen):
         table = self.query_one("#incident-list", DataTable)
         table.add_columns(*SCREEN_HEADERS)
         table.focus()
+        self._reading = True
         self.read()
         self.set_interval(WATCH_S, self._watch)
 
     def _watch(self) -> None:
         """Read the journal when its file changed (or when nothing was read yet)."""
         view = self.view
-        if view is None or self._reading:
+        if self._reading:
             return
         try:
-            changed = view.changed()
+            changed = view is None or view.changed()  # None: the first read failed
         except OSError:
             changed = True  # the read says what is wrong
         if changed:

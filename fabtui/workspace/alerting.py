@@ -36,8 +36,10 @@ from fabtui.prom.labels import LabelMap
 if TYPE_CHECKING:
     from fabtui.cases.library import CaseLibrary
     from fabtui.config import Settings
+    from fabtui.probes.runner import Transports
     from fabtui.runbooks.library import Library
     from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import LoadedTopology
     from fabtui.topology.ranks import RankSlot
 
 
@@ -49,6 +51,12 @@ class Workspace(Protocol):
     job_slots: tuple[RankSlot, ...] | None
 
     def graph(self) -> FabricGraph: ...
+
+    def topology(self) -> LoadedTopology: ...
+
+    def simulated(self) -> bool: ...
+
+    def transports(self) -> Transports: ...
 
     @property
     def library(self) -> Library: ...
@@ -94,7 +102,7 @@ def open_book(ws: Workspace) -> IncidentBook:
 def _running(ws: Workspace) -> Jobs:
     from fabtui.workspace.slurm import running_jobs
 
-    found = running_jobs(ws)  # type: ignore[arg-type]  # the workspace itself, see Workspace
+    found = running_jobs(ws)
     return Jobs(found.ranks, found.source, found.names)
 
 

@@ -21,15 +21,34 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from fabtui.errors import RequestError
 
 if TYPE_CHECKING:
+    from fabtui.config import Settings
     from fabtui.model.parsed._slurm_common import SlurmJob
     from fabtui.model.transport import TransportResult
+    from fabtui.probes.runner import Transports
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import LoadedTopology
     from fabtui.topology.ranks import RankSlot
-    from fabtui.workspace.core import Workspace
+
+
+class Workspace(Protocol):
+    """What this module uses of `fabtui.workspace.core.Workspace` (named here, not imported:
+    the workspace's alerting, which the workspace imports, asks for the running jobs)."""
+
+    settings: Settings
+    job_slots: tuple[RankSlot, ...] | None
+
+    def topology(self) -> LoadedTopology: ...
+
+    def graph(self) -> FabricGraph: ...
+
+    def simulated(self) -> bool: ...
+
+    def transports(self) -> Transports: ...
 
 JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 """A job id as fabtui accepts it: `4242`, or an array task `4242_7`."""

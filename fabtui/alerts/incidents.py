@@ -5,8 +5,13 @@ them all again (`fabtui.alerts.grouping`) and reconciles the groups with the ope
 a group none of whose alerts belongs to an open incident opens one; a group that holds alerts
 of one incident adds its new alerts to it (and names a new suspect when the evidence moved);
 a group that spans several incidents merges them into the oldest. An incident whose alerts
-have all resolved is resolved. Alerts whose labels name nothing in the topology are never
-dropped: they gather in one `unmapped` incident per alert name, and the receipt says so.
+have all resolved is resolved. An operator may close an incident by hand (`close`, with a
+reason, journaled with who): it leaves the open list; the alerts it held that are still firing
+do not reopen it when Alertmanager sends them again or resolves them; a new firing does (one
+of its alerts with a new `startsAt`, or a new alert on its suspect), within `REOPEN_S` of the
+close (later, it is a new incident). Alerts whose labels name
+nothing in the topology are never dropped: they gather in one `unmapped` incident per alert
+name, and the receipt says so.
 
 Every change is an event in the alerts journal (`fabtui.journal.store.Journal`, its own file
 beside the runbook journal: one journal session per incident), committed before `receive`
@@ -14,7 +19,8 @@ returns, so the HTTP answer Alertmanager gets means "on disk"; a restarted recei
 open incidents and their firing alerts back from it (`load`).
 
 What an incident says besides its alerts (blast radius, runbook, similar cases, the jobs and
-ranks behind it) comes from `enrich`, which the workspace supplies (`fabtui.workspace.alerting`).
+ranks behind it) comes from `enrich`, and the running jobs symptoms may group by from `jobs`;
+the workspace supplies both (`fabtui.workspace.alerting`).
 
 Side effects: writes the journal. Not thread-safe: the receiver serialises calls.
 """
@@ -26,14 +32,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabtui.alerts.grouping import Group, Placed, group_alerts
+from fabtui.alerts.grouping import Group, Jobs, Placed, group_alerts
 from fabtui.alerts.locate import FAULT, ROLE, Locator
 from fabtui.alerts.payload import Alert, Notification
 from fabtui.journal.store import Journal
 
 RUNBOOK = "alertmanager"
 """The `runbook` column of an incident's journal session."""
-OPEN, RESOLVED, MERGED = "open", "resolved", "merged"
+OPEN, RESOLVED, MERGED, CLOSED = "open", "resolved", "merged", "closed"
 UNMAPPED = "unmapped"
 REOPEN_S = 900.0
 """An incident resolved less than this long ago opens again when its suspect alerts again
@@ -108,6 +114,9 @@ class Incident:
     """The Alertmanager that sent its first alerts (where its silences go)."""
     seen_at: float = 0.0
     """When it last changed (journal time)."""
+    closed_by: str = ""
+    """Who closed it by hand (the last time), and why."""
+    close_reason: str = ""
 
     @property
     def firing(self) -> list[AlertRecord]:
@@ -138,6 +147,8 @@ class Receipt:
     updated: list[str] = field(default_factory=list)
     closed: list[str] = field(default_factory=list)
     unmapped: int = 0
+    held: int = 0
+    """Firing alerts of hand-closed incidents sent again (the same firing): kept closed."""
     notes: list[str] = field(default_factory=list)
     suspects: dict[str, str] = field(default_factory=dict)
     """Incident id -> its suspect, for the incidents this notification opened or changed."""
@@ -153,21 +164,32 @@ class Receipt:
         if self.unmapped:
             parts.append(f"{self.unmapped} name nothing in the topology (incident "
                          f"'{UNMAPPED}')")
+        if self.held:
+            parts.append(f"{self.held} still firing in incident(s) closed by hand (kept "
+                         "closed)")
         return "; ".join(parts)
 
 
 class IncidentBook:
     """The incidents of one fabric, kept in an alerts journal (see the module docstring)."""
 
-    def __init__(self, journal: Journal, locator: Locator, enrich: Enrich | None = None) -> None:
+    def __init__(self, journal: Journal, locator: Locator, enrich: Enrich | None = None,
+                 jobs: Callable[[], Jobs | None] | None = None) -> None:
         self.journal = journal
         self.locator = locator
         self.enrich = enrich or (lambda _s, _k, _a: Context())
+        self.jobs = jobs
+        """The running jobs (from Slurm), for grouping symptoms by the job behind them."""
         self.incidents: dict[str, Incident] = {}
         self.active: dict[str, Placed] = {}
         """Firing alerts that name a topology element, by fingerprint."""
         self.owner: dict[str, str] = {}
         """Fingerprint -> the incident it belongs to."""
+        self.held: dict[str, tuple[str, str]] = {}
+        """Fingerprint -> (the hand-closed incident, `startsAt`) of an alert that was firing
+        when its incident was closed: sent again unchanged, it is not grouped again."""
+        self._events = 0
+        """Journal events this book has read or written (see `sync`)."""
         self.load()
 
     # reading back ---------------------------------------------------------------------------
@@ -176,11 +198,16 @@ class IncidentBook:
         self.incidents.clear()
         self.active.clear()
         self.owner.clear()
+        self.held.clear()
+        self._events = self.journal.event_count()
         for info in reversed(self.journal.sessions(limit)):
             incident = fold(info.id, info.started_at, self.journal.iter_events(info.id))
             if incident is None:
                 continue
             self.incidents[incident.id] = incident
+            if incident.status == CLOSED:
+                self.held.update({r.fingerprint: (incident.id, r.starts_at)
+                                  for r in incident.firing})
             if incident.status != OPEN:
                 continue
             for record in incident.firing:
@@ -190,6 +217,19 @@ class IncidentBook:
                 where = self.locator.locate(alert)
                 if where is not None:
                     self.active[record.fingerprint] = Placed(alert, where)
+
+    def sync(self) -> bool:
+        """Read the journal back when another process wrote to it since (`fabtui alerts
+        close` while `fabtui alerts serve` runs); True when it did."""
+        if self.journal.event_count() == self._events:
+            return False
+        self.journal.forget_sequences()
+        self.load()
+        return True
+
+    def _append(self, incident_id: str, kind: str, data: dict[str, Any]) -> None:
+        self.journal.append(incident_id, kind, data=data)
+        self._events += 1
 
     def open_incidents(self) -> list[Incident]:
         """Open incidents, newest first."""
@@ -206,12 +246,19 @@ class IncidentBook:
         for alert in notification.alerts:
             if not alert.firing:
                 receipt.resolved += 1
+                self.held.pop(alert.fingerprint, None)  # a hand-closed incident stays closed
                 self.active.pop(alert.fingerprint, None)
                 owner = self.owner.get(alert.fingerprint)
                 if owner is not None:
                     resolved.setdefault(owner, []).append(alert.fingerprint)
                 continue
             receipt.firing += 1
+            held = self.held.get(alert.fingerprint)
+            if held is not None:
+                if held[1] == alert.starts_at:  # the firing its incident was closed on
+                    receipt.held += 1
+                    continue
+                del self.held[alert.fingerprint]  # it resolved and fires again
             where = self.locator.locate(alert)
             if where is None:
                 receipt.unmapped += 1
@@ -244,8 +291,8 @@ class IncidentBook:
                 if fp in incident.alerts:
                     incident.alerts[fp].status = "resolved"
                 self.owner.pop(fp, None)
-            self.journal.append(incident_id, "alerts_resolved",
-                                data={"fingerprints": fingerprints})
+            self._append(incident_id, "alerts_resolved",
+                         {"fingerprints": fingerprints})
             if not incident.firing:
                 self._close(incident, RESOLVED)
                 receipt.closed.append(incident_id)
@@ -257,14 +304,14 @@ class IncidentBook:
         incident.resolved_at = time.time()
         if into is not None:
             incident.merged_into = into
-            self.journal.append(incident.id, "incident_merged", data={"incident": into})
+            self._append(incident.id, "incident_merged", {"incident": into})
         else:
-            self.journal.append(incident.id, "incident_resolved", data={})
+            self._append(incident.id, "incident_resolved", {})
         self.journal.set_status(incident.id, status)
 
     def _regroup(self, receipt: Receipt, sender: str = "") -> None:
         """Group every firing alert again and reconcile with the open incidents."""
-        groups = group_alerts(list(self.active.values()), self.locator.tier)
+        groups = group_alerts(list(self.active.values()), self.locator.tier, self.jobs)
         for group in groups:
             owners = sorted({self.owner[fp] for fp in group.fingerprints if fp in self.owner
                              and self.incidents[self.owner[fp]].status == OPEN},
@@ -273,7 +320,7 @@ class IncidentBook:
             if not owners:
                 if not new:
                     continue
-                again = self._recent(group.suspect)
+                again = self._recent(group.suspect, {p.alert.fingerprint for p in new})
                 if again is not None:
                     self._reopen(again, [AlertRecord.of(p.alert, p.where.element)
                                          for p in new])
@@ -299,19 +346,24 @@ class IncidentBook:
                 receipt.updated.append(keep.id)
                 receipt.suspects[keep.id] = keep.suspect
 
-    def _recent(self, suspect: str) -> Incident | None:
-        """The incident on `suspect` resolved within `REOPEN_S`, if any."""
+    def _recent(self, suspect: str, fingerprints: set[str]) -> Incident | None:
+        """The incident resolved or closed by hand within `REOPEN_S` on `suspect`, or that
+        held one of `fingerprints` (firing again), if any."""
         now = time.time()
-        found = [i for i in self.incidents.values() if i.status == RESOLVED and
-                 i.suspect == suspect and i.resolved_at is not None and
-                 now - i.resolved_at < REOPEN_S]
+        found = [i for i in self.incidents.values() if i.status in (RESOLVED, CLOSED) and
+                 (i.suspect == suspect or not fingerprints.isdisjoint(i.alerts)) and
+                 i.resolved_at is not None and now - i.resolved_at < REOPEN_S]
         return max(found, key=lambda i: i.resolved_at or 0.0) if found else None
 
     def _reopen(self, incident: Incident, records: list[AlertRecord]) -> None:
-        self.journal.append(incident.id, "incident_reopened",
-                            data={"alerts": [r.record() for r in records]})
+        self._append(incident.id, "incident_reopened",
+                     {"alerts": [r.record() for r in records]})
         self.journal.set_status(incident.id, OPEN)
         incident.status, incident.resolved_at = OPEN, None
+        for fp, (owner, _) in list(self.held.items()):
+            if owner == incident.id:  # its other alerts still firing belong to it again
+                del self.held[fp]
+                self.owner[fp] = incident.id
         for r in records:
             incident.alerts[r.fingerprint] = r
             self.owner[r.fingerprint] = incident.id
@@ -321,7 +373,7 @@ class IncidentBook:
         context = self.enrich(group.suspect, group.kind, records)
         incident_id = self.journal.start(RUNBOOK, f"{group.suspect}: {group.reason}"[:200],
                                          "alertmanager", "", {})
-        self.journal.append(incident_id, "incident_opened", data={
+        self._append(incident_id, "incident_opened", {
             "suspect": group.suspect, "kind": group.kind, "reason": group.reason,
             "alertmanager": sender, "context": context.__dict__,
             "alerts": [r.record() for r in records]})
@@ -337,15 +389,14 @@ class IncidentBook:
     def _add(self, incident: Incident, records: list[AlertRecord]) -> None:
         if not records:
             return
-        self.journal.append(incident.id, "alerts_firing",
-                            data={"alerts": [r.record() for r in records]})
+        self._append(incident.id, "alerts_firing", {"alerts": [r.record() for r in records]})
         for r in records:
             incident.alerts[r.fingerprint] = r
             self.owner[r.fingerprint] = incident.id
 
     def _suspect(self, incident: Incident, group: Group) -> None:
         context = self.enrich(group.suspect, group.kind, list(incident.alerts.values()))
-        self.journal.append(incident.id, "suspect_changed", data={
+        self._append(incident.id, "suspect_changed", {
             "suspect": group.suspect, "kind": group.kind, "reason": group.reason,
             "was": incident.suspect, "context": context.__dict__})
         incident.suspect, incident.kind, incident.reason = group.suspect, group.kind, \
@@ -363,7 +414,7 @@ class IncidentBook:
                                              "the topology", "alertmanager", "", {})
             reason = ("their labels name no element of the topology (label mapping "
                       "[prometheus.labels])")
-            self.journal.append(incident_id, "incident_opened", data={
+            self._append(incident_id, "incident_opened", {
                 "suspect": suspect, "kind": UNMAPPED, "reason": reason,
                 "alertmanager": sender, "context": Context().__dict__,
                 "alerts": [r.record() for r in records]})
@@ -373,18 +424,40 @@ class IncidentBook:
             self.incidents[incident_id] = found
             receipt.opened.append(incident_id)
         elif new:
-            self.journal.append(found.id, "alerts_firing",
-                                data={"alerts": [r.record() for r in new]})
+            self._append(found.id, "alerts_firing", {"alerts": [r.record() for r in new]})
             for r in new:
                 found.alerts[r.fingerprint] = r
             receipt.updated.append(found.id)
         for r in records:
             self.owner[r.fingerprint] = found.id
 
+    # by hand -------------------------------------------------------------------------------
+    def close(self, incident_id: str, reason: str, operator: str) -> Incident:
+        """Close an open incident by hand, journaled with who and why (see the module
+        docstring). Raises `ValueError` for an incident that is not open or an empty reason."""
+        incident = self.incidents.get(incident_id)
+        if incident is None or incident.status != OPEN:
+            status = incident.status if incident is not None else "unknown"
+            raise ValueError(f"incident {incident_id} is {status}, not open: nothing to close")
+        if not reason.strip():
+            raise ValueError("a reason is required to close an incident (it is journaled)")
+        firing = {r.fingerprint: r.starts_at for r in incident.firing}
+        self._append(incident_id, "incident_closed", {"reason": reason.strip(),
+                                                      "operator": operator,
+                                                      "firing": sorted(firing)})
+        self.journal.set_status(incident_id, CLOSED)
+        incident.status, incident.resolved_at = CLOSED, time.time()
+        incident.closed_by, incident.close_reason = operator, reason.strip()
+        for fp, starts_at in firing.items():
+            self.owner.pop(fp, None)
+            self.active.pop(fp, None)
+            self.held[fp] = (incident_id, starts_at)
+        return incident
+
     # silences -------------------------------------------------------------------------------
     def record(self, incident_id: str, kind: str, data: dict[str, Any]) -> None:
         """Journal an operator's action on an incident (`silence_applied` ...)."""
-        self.journal.append(incident_id, kind, data=data)
+        self._append(incident_id, kind, data)
         incident = self.incidents.get(incident_id)
         if incident is not None and kind == "silence_applied":
             incident.silences.append(data)
@@ -426,6 +499,10 @@ def fold(incident_id: str, started: float, events: Iterable[Any]) -> Incident | 
             incident.context = Context(**data.get("context", {}))
         elif event.kind == "incident_resolved":
             incident.status, incident.resolved_at = RESOLVED, event.at
+        elif event.kind == "incident_closed":
+            incident.status, incident.resolved_at = CLOSED, event.at
+            incident.closed_by = data.get("operator", "")
+            incident.close_reason = data.get("reason", "")
         elif event.kind == "incident_merged":
             incident.status, incident.resolved_at = MERGED, event.at
             incident.merged_into = data.get("incident")

@@ -42,6 +42,9 @@ class Located:
     """The nodes and switches the unit touches, lowest tier first."""
     ends: tuple[str, ...]
     """A link's two endpoints, switch side last (a port element: itself and its far end)."""
+    rails: tuple[str, ...] = ()
+    """The rail of a host cable's NIC (`rail:3`, `rail:3/b` in plane b of a multi-plane
+    fabric): in a fabric of several groups, one rail's NICs land on several leaves."""
 
 
 class Locator:
@@ -96,10 +99,26 @@ class Locator:
         ends = sorted((self._endpoint(link.a), self._endpoint(link.b)),
                       key=lambda e: self.tier(device_of(e)))
         devices = tuple(dict.fromkeys(device_of(e) for e in ends))
-        return Located(key, kind, f"link:{index}", devices, tuple(ends))
+        return Located(key, kind, f"link:{index}", devices, tuple(ends), self._rails(ends))
+
+    def _rails(self, ends: list[str]) -> tuple[str, ...]:
+        """The rail of the NIC at a host end of the cable (none for a switch-to-switch one)."""
+        found = []
+        for end in ends:
+            device = device_of(end)
+            nic = self.graph.find_nic(device, end[len(device) + 1:]) \
+                if device in self.graph.nodes else None
+            if nic is not None:
+                found.append(rail_key(nic.rail, nic.plane))
+        return tuple(found)
 
     def _endpoint(self, endpoint: str) -> str:
         """A link end as element keys name it (a NIC by its RDMA device, not its netdev)."""
         device = device_of(endpoint)
         nic = self.graph.find_nic(device, endpoint[len(device) + 1:])
         return f"{device}:{nic.name}" if nic is not None else endpoint
+
+
+def rail_key(rail: int, plane: str | None = None) -> str:
+    """How a rail is named as a suspect: `rail:3`, or `rail:3/b` in plane b."""
+    return f"rail:{rail}" + (f"/{plane}" if plane else "")

@@ -41,6 +41,9 @@ def summary(incident: Incident) -> dict[str, Any]:
             "runbook": incident.context.runbook, "similar": incident.context.similar,
             "impact": incident.context.impact, "blast": incident.context.blast,
             "merged_into": incident.merged_into, "alertmanager": incident.alertmanager,
+            "closed_by": incident.closed_by or None,
+            "close_reason": incident.close_reason or None,
+            "closed_at": incident.resolved_at if incident.status == "closed" else None,
             "silences": incident.silences,
             "alerts": [{"name": a.name, "status": a.status, "element": a.element,
                         "role": a.role, "severity": a.severity, "summary": a.summary,
@@ -57,6 +60,11 @@ def account(incident: Incident, alertmanager: str | None = None,
              f"suspect: {incident.suspect} ({incident.kind})", f"why: {incident.reason}"]
     if incident.merged_into:
         lines.append(f"merged into {incident.merged_into}")
+    if incident.close_reason:
+        done = "closed" if incident.status == "closed" else "was closed (fired again since)"
+        at = f" at {when(incident.resolved_at)}" if incident.status == "closed" and \
+            incident.resolved_at else ""
+        lines.append(f"{done} by {incident.closed_by or '?'}{at}: {incident.close_reason}")
     blast = ctx.blast
     if blast:
         down = ", ".join(blast.get("links_down", [])[:4]) or "-"

@@ -1,5 +1,6 @@
 """`fabtui alerts ...`: Alertmanager's alerts as fabric incidents — the webhook receiver, the
-incident list, one incident's account, and its silences (through the typed gate)."""
+incident list, one incident's account, closing one by hand, and its silences (through the
+typed gate)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ def serve(ctx: click.Context, listen: str, as_json: bool) -> None:
                                                 receiver.book.open_incidents()])
     except OSError as exc:
         raise UserError(f"--listen {listen}: {exc.strerror or exc}") from None
+    receiver.warm()  # the running jobs asked of Slurm now, not on the first alert
     opened = len(receiver.book.open_incidents())
     log(f"listening on http://{server.address}/alerts ({opened} open incident(s) in "
         f"{receiver.book.journal.path})")
@@ -63,7 +65,8 @@ def serve(ctx: click.Context, listen: str, as_json: bool) -> None:
 
 
 @alerts.command("list")
-@click.option("--all", "show_all", is_flag=True, help="Resolved and merged incidents too.")
+@click.option("--all", "show_all", is_flag=True,
+              help="Resolved, merged and hand-closed incidents too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def list_incidents(ctx: click.Context, show_all: bool, as_json: bool) -> None:
@@ -100,6 +103,30 @@ def show(ctx: click.Context, incident: str, as_json: bool, alertmanager: str | N
         click.echo(json.dumps(summary(found), indent=2))
         return
     click.echo("\n".join(account(found, alertmanager)))
+
+
+@alerts.command("close")
+@click.argument("incident")
+@click.option("--reason", required=True, metavar="TEXT",
+              help="Why it is closed (journaled with who closed it, and when).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def close(ctx: click.Context, incident: str, reason: str, as_json: bool) -> None:
+    """Close an open incident by hand (fixed, or not a fault): it leaves `alerts list` (shown
+    with --all); its alerts resolving do not reopen it, only one firing again does."""
+    from fabtui.alerts.present import summary, when
+    from fabtui.errors import RequestError
+    from fabtui.workspace.alerting import close_incident, operator_name
+
+    try:
+        closed = close_incident(workspace(ctx), incident, reason, operator_name())
+    except RequestError as exc:
+        raise UserError(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(summary(closed), indent=2))
+    else:
+        click.echo(f"closed {closed.id} ({closed.suspect}) by {closed.closed_by} at "
+                   f"{when(closed.resolved_at or 0.0)}: {closed.close_reason}")
 
 
 @alerts.command("silence")

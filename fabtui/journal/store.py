@@ -178,23 +178,44 @@ class Journal:
                data: dict[str, Any] | None = None) -> Event:
         """Append one event and commit it before returning."""
         with self._lock:
-            seq = self._next.get(session)
-            if seq is None:
-                row = self._conn().execute("SELECT COALESCE(MAX(seq), 0) FROM events "
-                                           "WHERE session = ?", (session,)).fetchone()
-                seq = int(row[0])
-            seq += 1
-            self._next[session] = seq
-            event = Event(session=session, seq=seq, at=time.time(), kind=kind, step=step,
-                          block=block, data=data or {})
             # No check for cycles (~30 % of the encoding's time, with probe results of
             # thousands of metrics): the engine's events are the redactor's fresh copies, plain
             # trees; one that were not would fail with RecursionError, before the insert.
             text = json.dumps(data or {}, default=str, check_circular=False)
-            self._conn().execute("INSERT INTO events (session, seq, at, kind, step, block, "
-                                 "data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 (session, seq, event.at, kind, step, block, text))
+            for attempt in range(2):
+                seq = self._next.get(session)
+                if seq is None:
+                    row = self._conn().execute("SELECT COALESCE(MAX(seq), 0) FROM events "
+                                               "WHERE session = ?", (session,)).fetchone()
+                    seq = int(row[0])
+                seq += 1
+                event = Event(session=session, seq=seq, at=time.time(), kind=kind, step=step,
+                              block=block, data=data or {})
+                try:
+                    self._conn().execute("INSERT INTO events (session, seq, at, kind, step, "
+                                         "block, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                         (session, seq, event.at, kind, step, block, text))
+                except sqlite3.IntegrityError:
+                    # Another process appended to this session since `seq` was cached (an
+                    # incident closed by `fabtui alerts close` while the receiver runs):
+                    # read the last one again, once.
+                    self._next.pop(session, None)
+                    if attempt:
+                        raise
+                    continue
+                self._next[session] = seq
+                break
         return event
+
+    def event_count(self) -> int:
+        """How many events the journal holds (a cheap "did anyone write" check)."""
+        row = self._conn().execute("SELECT COUNT(*) FROM events").fetchone()
+        return int(row[0])
+
+    def forget_sequences(self) -> None:
+        """Forget the cached next event numbers (another process wrote to the journal)."""
+        with self._lock:
+            self._next.clear()
 
     def set_status(self, session: str, status: str) -> None:
         """Record how the session stands (running, ok, fail, aborted ...)."""

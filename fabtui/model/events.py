@@ -62,6 +62,9 @@ class EventKind(StrEnum):
     the incident opens again rather than a new one."""
     INCIDENT_MERGED = "incident_merged"
     """Its alerts turned out to share an element with an older incident, which took them."""
+    INCIDENT_CLOSED = "incident_closed"
+    """An operator closed it by hand (`fabtui alerts close`, the Incidents screen's `c`): who
+    and why; its alerts resolving do not reopen it, only one firing again."""
     SILENCE_REQUESTED = "silence_requested"
     """An operator passed the typed gate: the silences are about to be sent (journaled first:
     after a crash, the incident says they may exist)."""
@@ -261,6 +264,14 @@ class IncidentMerged(Payload):
     """The older incident that took its alerts."""
 
 
+class IncidentClosed(Payload):
+    reason: str
+    operator: str = ""
+    firing: list[str] = Field(default_factory=list)
+    """Fingerprints of its alerts still firing when it was closed (sent again unchanged,
+    they do not reopen it)."""
+
+
 class SilenceRequested(Payload):
     silences: list[dict[str, Any]] = Field(default_factory=list)
     operator: str = ""
@@ -288,7 +299,7 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.INCIDENT_OPENED: IncidentOpened, EventKind.ALERTS_FIRING: AlertsFiring,
     EventKind.ALERTS_RESOLVED: AlertsResolved, EventKind.SUSPECT_CHANGED: SuspectChanged,
     EventKind.INCIDENT_RESOLVED: IncidentResolved, EventKind.INCIDENT_MERGED: IncidentMerged,
-    EventKind.INCIDENT_REOPENED: IncidentReopened,
+    EventKind.INCIDENT_REOPENED: IncidentReopened, EventKind.INCIDENT_CLOSED: IncidentClosed,
     EventKind.SILENCE_REQUESTED: SilenceRequested, EventKind.SILENCE_APPLIED: SilenceApplied,
     EventKind.SILENCE_FAILED: SilenceFailed,
 }

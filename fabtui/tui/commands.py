@@ -118,8 +118,10 @@ INCIDENTS_COMMANDS = (
             "incident's runbook as a guided session."),
     Command("incidents.fabric", "s", "show_fabric", "On fabric", "Show the highlighted "
             "incident's suspect on the Fabric screen."),
+    Command("incidents.close", "c", "close_incident", "Close", "Close the highlighted "
+            "incident by hand: asks why (journaled with your name); esc cancels."),
     Command("incidents.refresh", "r", "refresh", "Refresh", "Read the alerts journal now (it "
-            "is read every second)."),
+            "is read whenever its file changes)."),
     Command("incidents.back", "escape", "back", "Back", "Back to the view it was opened "
             "from.", show=False),
 )

@@ -1,7 +1,8 @@
 """The open incidents as the app shows them (issue 40): a headless view model over an incident
 book that reads the alerts journal, which `fabtui alerts serve` writes, often in another
-process. `refresh()` reads the journal again and returns the rows; `account(id)` the lines of
-one incident. The Incidents screen calls both in a worker.
+process. `changed()` says whether the journal file changed since (a `stat`); `refresh()` reads
+the journal again and returns the rows; `account(id)` the lines of one incident. The Incidents
+screen asks `changed()` on a short timer and calls the other two in a worker.
 
 Side effects: reads the alerts journal.
 """
@@ -23,6 +24,9 @@ class IncidentRow:
     """`fabtui.alerts.present.SCREEN_HEADERS` order."""
     suspect: str
     firing: int
+    shown_at: str = ""
+    """What the Fabric screen selects for it: the suspect, or for a job or a rail (no one
+    element) the first element its alerts name."""
 
 
 class IncidentList:
@@ -47,6 +51,11 @@ class IncidentList:
                 found.append((0, 0))
         return tuple(found)
 
+    def changed(self) -> bool:
+        """Whether the journal changed since the last `refresh` (two `stat` calls: cheap
+        enough to ask several times a second)."""
+        return self._journal_stamp() != self._stamp
+
     def refresh(self) -> list[IncidentRow]:
         """The open incidents now, newest first (the journal read again when it changed)."""
         stamp = self._journal_stamp()
@@ -55,8 +64,8 @@ class IncidentList:
         self.book.load()
         incidents = self.book.open_incidents()
         self.shown = {i.id: i for i in incidents}
-        self._rows = [IncidentRow(i.id, screen_row(i), i.suspect, len(i.firing))
-                      for i in incidents]
+        self._rows = [IncidentRow(i.id, screen_row(i), i.suspect, len(i.firing),
+                                  _shown_at(i)) for i in incidents]
         self._stamp = stamp
         return self._rows
 
@@ -64,3 +73,9 @@ class IncidentList:
         """The full account of a listed incident ([] when it is no longer listed)."""
         found = self.shown.get(incident_id)
         return account(found) if found is not None else []
+
+
+def _shown_at(incident: Incident) -> str:
+    if incident.kind in ("job", "rail"):
+        return next((a.element for a in incident.explains if a.element), incident.suspect)
+    return incident.suspect

@@ -4,8 +4,9 @@ runbook to run, similar past cases, the jobs and ranks behind the suspect), and 
 applied through the typed gate.
 
 `Workspace.alerts` is the door (one book per workspace, its journal `alerts.sqlite` in the data
-folder beside the runbook journal); `receive_alerts(ws, body)` is what the receiver's HTTP
-handler and the tests call; `apply_silences` is the one way a silence reaches an Alertmanager.
+folder beside the runbook journal); `Receiver.receive(body)` is what the receiver's HTTP
+handler and the tests call; `close_incident` is the one way an operator closes an incident (CLI
+and app); `apply_silences` is the one way a silence reaches an Alertmanager.
 
 Side effects: writes the alerts journal; reads the case library; `apply_silences` POSTs to
 Alertmanager's API.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from fabtui.alerts.grouping import Jobs, spans
 from fabtui.alerts.incidents import UNMAPPED, AlertRecord, Context, Incident, IncidentBook, Receipt
 from fabtui.alerts.locate import Locator
 from fabtui.alerts.payload import PayloadError, parse_notification
@@ -33,8 +36,10 @@ from fabtui.prom.labels import LabelMap
 if TYPE_CHECKING:
     from fabtui.cases.library import CaseLibrary
     from fabtui.config import Settings
+    from fabtui.probes.runner import Transports
     from fabtui.runbooks.library import Library
     from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import LoadedTopology
     from fabtui.topology.ranks import RankSlot
 
 
@@ -46,6 +51,12 @@ class Workspace(Protocol):
     job_slots: tuple[RankSlot, ...] | None
 
     def graph(self) -> FabricGraph: ...
+
+    def topology(self) -> LoadedTopology: ...
+
+    def simulated(self) -> bool: ...
+
+    def transports(self) -> Transports: ...
 
     @property
     def library(self) -> Library: ...
@@ -82,21 +93,104 @@ def open_book(ws: Workspace) -> IncidentBook:
     """The incident book of this workspace's fabric (opens, or creates, the alerts journal)."""
     from fabtui.journal.store import Journal
 
+    jobs = JobsSource(lambda: _running(ws))
     return IncidentBook(Journal(alerts_journal_path(ws.settings.data_dir)),
-                        Locator(ws.graph(), label_map(ws)), enrich=Enricher(ws))
+                        Locator(ws.graph(), label_map(ws)), enrich=Enricher(ws, jobs),
+                        jobs=jobs)
+
+
+def _running(ws: Workspace) -> Jobs:
+    from fabtui.workspace.slurm import running_jobs
+
+    found = running_jobs(ws)
+    return Jobs(found.ranks, found.source, found.names)
+
+
+class JobsSource:
+    """The running jobs, asked of Slurm at most every `ttl_s`: a notification does not wait on
+    Slurm (a job starts or ends far less often than alerts arrive). The first call waits for
+    the first answer (`warm()` asks ahead, as `fabtui alerts serve` does when it starts); a
+    later call past `ttl_s` gets the jobs known and asks again in a thread. None when Slurm
+    cannot be asked: `note` says why (the receiver logs it), and alerts then group by fabric
+    elements only."""
+
+    def __init__(self, ask: Callable[[], Jobs], ttl_s: float = 30.0) -> None:
+        self.ask = ask
+        self.ttl_s = ttl_s
+        self.note = ""
+        self._jobs: Jobs | None = None
+        self._at: float | None = None
+        self._asking = False
+        self._first = threading.Event()
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Jobs | None:
+        with self._lock:
+            first = self._at is None
+            stale = not first and time.monotonic() - (self._at or 0.0) >= self.ttl_s
+            start = (first or stale) and not self._asking
+            if start:
+                self._asking = True
+        if start and first:
+            self._refresh()
+        elif start:
+            threading.Thread(target=self._refresh, daemon=True, name="slurm-jobs").start()
+        elif first:
+            self._first.wait(timeout=60.0)  # another thread's first question
+        return self._jobs
+
+    def warm(self) -> None:
+        """Ask now, in a thread, unless asked already."""
+        with self._lock:
+            if self._at is not None or self._asking:
+                return
+            self._asking = True
+        threading.Thread(target=self._refresh, daemon=True, name="slurm-jobs").start()
+
+    def _refresh(self) -> None:
+        try:
+            jobs, note = self.ask(), ""
+        except Exception as exc:  # a thread's answer: said in `note`, never lost
+            jobs, note = None, f"running jobs unknown, alerts not grouped by job: {exc}"
+        with self._lock:
+            self._jobs, self.note, self._at, self._asking = jobs, note, time.monotonic(), False
+        self._first.set()
 
 
 class Enricher:
     """What an incident says about its suspect (see the module docstring)."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, jobs: Callable[[], Jobs | None] | None = None) -> None:
         self.ws = ws
+        self.jobs = jobs
 
     def __call__(self, suspect: str, kind: str, alerts: list[AlertRecord]) -> Context:
         if kind == UNMAPPED:
             return Context()
+        if kind in ("job", "rail"):  # no one element: what its alerts name stands in
+            nodes = list(dict.fromkeys(a.element.split(":", 1)[0] for a in alerts
+                                       if a.element))
+            return Context(blast={}, runbook=self.runbook(alerts),
+                           similar=self.similar(alerts[0].element if alerts else suspect,
+                                                alerts),
+                           impact=self.jobs_on(nodes))
         return Context(blast=self.blast(suspect), runbook=self.runbook(alerts),
-                       similar=self.similar(suspect, alerts), impact=self.impact(suspect))
+                       similar=self.similar(suspect, alerts),
+                       impact=self.impact(suspect))
+
+    def jobs_on(self, nodes: list[str]) -> list[str]:
+        """One line per running job on `nodes` (Slurm's, `JobsSource`): its ranks there."""
+        found = self.jobs() if self.jobs is not None else None
+        if found is None:
+            return []
+        lines = []
+        for job in sorted({j for n in nodes for j in found.on(n)}):
+            mine = [n for n in nodes if n in found.ranks[job]]
+            name = found.names.get(job)
+            more = f" (+{len(mine) - 8} node(s))" if len(mine) > 8 else ""
+            lines.append(f"job {job}{f' ({name})' if name else ''}: "
+                         f"{found.placement(job, mine[:8])}{more}")
+        return lines
 
     def blast(self, suspect: str) -> dict[str, Any]:
         """`topo blast SUSPECT`, summarised ({} when the topology cannot place it)."""
@@ -165,22 +259,9 @@ class Enricher:
             by_node.setdefault(rank.node, []).append(rank.rank)
         placed = "the followed Slurm job" if self.ws.job_slots is not None else \
             "the rank file" if self.ws.settings.ranks else "8 ranks per node (no job followed)"
-        lines = [f"{node}: ranks {_spans(ranks)}" for node, ranks in by_node.items()]
-        return [f"placement: {placed}", *lines] if lines else []
-
-
-def _spans(ranks: list[int]) -> str:
-    """`0-7, 9` for ranks 0..7 and 9."""
-    ordered = sorted(ranks)
-    spans: list[str] = []
-    start = prev = ordered[0]
-    for r in ordered[1:]:
-        if r != prev + 1:
-            spans.append(str(start) if start == prev else f"{start}-{prev}")
-            start = r
-        prev = r
-    spans.append(str(start) if start == prev else f"{start}-{prev}")
-    return ", ".join(spans)
+        lines = [f"{node}: ranks {spans(ranks)}" for node, ranks in by_node.items()]
+        jobs = self.jobs_on([n.node for n in radius.nodes])
+        return ([f"placement: {placed}", *lines] if lines else []) + jobs
 
 
 class Receiver:
@@ -192,6 +273,13 @@ class Receiver:
         self.book = ws.alerts  # the workspace's one book: silences applied here land in it
         self._lock = threading.Lock()
         self.listeners: list[Callable[[Receipt], None]] = []
+        self._jobs_note = ""
+
+    def warm(self) -> None:
+        """Ask Slurm for the running jobs ahead of the first notification (in a thread)."""
+        jobs = self.book.jobs
+        if isinstance(jobs, JobsSource):
+            jobs.warm()
 
     def receive(self, body: bytes, peer: str = "") -> tuple[int, str]:
         """(HTTP status, message) for one POSTed body: 200 once its incidents are journaled,
@@ -205,6 +293,8 @@ class Receiver:
             return 400, str(exc)
         try:
             with self._lock:
+                if self.book.sync():  # an incident closed by hand in another process
+                    self.log("the alerts journal changed in another process: read it again")
                 receipt = self.book.receive(notification)
         except Exception as exc:
             self.log(f"could not record a notification{where} ({type(exc).__name__}: {exc}); "
@@ -212,6 +302,11 @@ class Receiver:
             return 500, "not recorded; send again"
         for note in receipt.notes:
             self.log(f"notification{where}: {note}")
+        jobs = self.book.jobs
+        note = jobs.note if isinstance(jobs, JobsSource) else ""
+        if note != self._jobs_note:  # said once, and once again when it changes
+            self._jobs_note = note
+            self.log(note or "running jobs known again: symptoms group by job")
         self.log(f"notification{where}: {receipt.line()}")
         for listener in list(self.listeners):
             listener(receipt)
@@ -228,6 +323,32 @@ def find_incident(book: IncidentBook, name: str) -> Incident:
     if not found:
         raise RequestError(f"no incident {name!r} in the alerts journal (`fabtui alerts list`)")
     raise RequestError(f"{name!r} matches {len(found)} incidents; give more of the id")
+
+
+def operator_name() -> str:
+    """Who is at the keyboard, as the journal records an operator's action."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "operator"
+
+
+def close_incident(ws: Workspace, name: str, reason: str, operator: str) -> Incident:
+    """Close the open incident `name` (id or unique prefix) by hand: journaled with `reason`
+    (required) and `operator`; it leaves the open list, and a resolved alert does not reopen
+    it, only one that fires again (`IncidentBook.close`). Raises `RequestError`."""
+    book = ws.alerts
+    book.sync()
+    incident = find_incident(book, name)
+    if not reason.strip():
+        raise RequestError(f"say why {incident.id} is closed: --reason \"...\" (journaled "
+                           "with who closed it)")
+    try:
+        return book.close(incident.id, reason, operator)
+    except ValueError as exc:
+        raise RequestError(str(exc)) from None
 
 
 def apply_silences(ws: Workspace, incident: Incident, typed: str | None, *, author: str,

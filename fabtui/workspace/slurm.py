@@ -7,7 +7,8 @@ controller has forgotten), and lays the job's tasks out with `fabtui.topology.jo
 job's own distribution where its record names one, else the configured one). `source=FILE`
 reads a saved output of any of the three instead. `follow_job(ws, placement)` makes that
 placement the workspace's: `ws.graph()` then places ranks by it, so `rank:N` targets, the Fabric
-screen's `job` filter and triage all see the same job.
+screen's `job` filter and triage all see the same job. `running_jobs(ws)` lists every running
+job that way (`squeue --json --states=RUNNING`), for the incidents' job impact (issue 40).
 
 Side effects: runs read-only Slurm commands (never `scontrol update`), or reads one file.
 """
@@ -15,19 +16,39 @@ Side effects: runs read-only Slurm commands (never `scontrol update`), or reads 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from fabtui.errors import RequestError
 
 if TYPE_CHECKING:
+    from fabtui.config import Settings
     from fabtui.model.parsed._slurm_common import SlurmJob
     from fabtui.model.transport import TransportResult
+    from fabtui.probes.runner import Transports
+    from fabtui.topology.graph import FabricGraph
+    from fabtui.topology.loader import LoadedTopology
     from fabtui.topology.ranks import RankSlot
-    from fabtui.workspace.core import Workspace
+
+
+class Workspace(Protocol):
+    """What this module uses of `fabtui.workspace.core.Workspace` (named here, not imported:
+    the workspace's alerting, which the workspace imports, asks for the running jobs)."""
+
+    settings: Settings
+    job_slots: tuple[RankSlot, ...] | None
+
+    def topology(self) -> LoadedTopology: ...
+
+    def graph(self) -> FabricGraph: ...
+
+    def simulated(self) -> bool: ...
+
+    def transports(self) -> Transports: ...
 
 JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 """A job id as fabtui accepts it: `4242`, or an array task `4242_7`."""
@@ -188,6 +209,82 @@ def _one_rank_per_gpu(ws: Workspace, job: SlurmJob) -> SlurmJob:
     gpus = {node.hostname: len(node.gpus) for node in topology.nodes}
     per_node = max((gpus.get(n, 0) for n in job.nodes), default=0)
     return job.model_copy(update={"tasks_per_node": per_node or None})
+
+
+@dataclass(frozen=True)
+class RunningJobs:
+    """The jobs running now and their ranks on each node (Slurm's `squeue --json`)."""
+
+    ranks: dict[str, dict[str, tuple[int, ...]]]
+    """Job id -> node -> the ranks it runs there (every node of the job, in Slurm's order)."""
+    names: dict[str, str]
+    """Job id -> its name."""
+    source: str
+    """The command and host that listed them."""
+
+
+async def _ask_running(ws: Workspace) -> tuple[list[SlurmJob], str]:
+    """`squeue --json --states=RUNNING` on the Slurm host (as `_ask`)."""
+    from fabtui.transports.ssh import SshTarget
+
+    transports = ws.transports()
+    host = ws.settings.slurm.host
+    if host is None and ws.simulated():
+        host = next(iter(ws.graph().nodes), None)
+    argv = ["squeue", "--json", "--states=RUNNING"]
+    try:
+        if host is not None:
+            result = await transports.ssh.run(SshTarget(name=host, host=host), argv,
+                                              timeout=TIMEOUT_S)
+        else:
+            result = await transports.local.run(argv, timeout=TIMEOUT_S)
+    finally:
+        await transports.ssh.close()
+    where = f"`{result.command}`" + (f" on {host}" if host else "")
+    if not result.ok:
+        reason = result.error_message or (result.stderr.strip().splitlines() or
+                                          [f"exit status {result.exit_status}"])[-1]
+        raise RequestError(f"{where}: {reason}")
+    return _jobs_of("squeue-json", result.output), where
+
+
+def running_jobs(ws: Workspace) -> RunningJobs:
+    """The running jobs on this fabric's nodes, each laid out as `job_placement` lays one out
+    (jobs on nodes the topology lacks, or that Slurm does not describe enough to place, are
+    left out). Raises `RequestError` when Slurm cannot be asked."""
+    from fabtui.parsers.errors import ParseError
+    from fabtui.topology.jobplace import PlacementError, distribution_of, job_slots
+
+    try:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # the usual case: a receiver's thread, the CLI
+            jobs, where = asyncio.run(_ask_running(ws))
+        else:  # called from a coroutine (an app's handler): not on its loop
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                jobs, where = pool.submit(asyncio.run, _ask_running(ws)).result()
+    except ParseError as exc:
+        raise RequestError(f"squeue --json: {exc}") from None
+    names = {node.hostname for node in ws.topology().topology.nodes}
+    ranks: dict[str, dict[str, tuple[int, ...]]] = {}
+    titles: dict[str, str] = {}
+    for job in jobs:
+        if (job.state or "RUNNING") != "RUNNING" or not job.nodes or \
+                not set(job.nodes) <= names:
+            continue
+        if not job.num_tasks and not job.tasks_per_node:
+            job = _one_rank_per_gpu(ws, job)
+        distribution, _ = distribution_of(job, ws.settings.slurm.distribution)
+        try:
+            slots = job_slots(job, distribution)
+        except PlacementError:
+            continue
+        by_node: dict[str, list[int]] = {node: [] for node in job.nodes}
+        for slot in slots:
+            by_node.setdefault(slot.node, []).append(slot.rank)
+        ranks[job.job_id] = {node: tuple(found) for node, found in by_node.items()}
+        titles[job.job_id] = job.name or ""
+    return RunningJobs(ranks, titles, where)
 
 
 def follow_job(ws: Workspace, placement: JobPlacement) -> None:

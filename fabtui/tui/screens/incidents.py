@@ -1,17 +1,22 @@
 """The Incidents screen: the open incidents Alertmanager's alerts became (issue 40), opened with
 `A` from any view, on top of it.
 
-`fabtui alerts serve` (often another process) journals the incidents; this screen reads the
-alerts journal in a thread worker every `REFRESH_S` (`fabtui.views.incidents.IncidentList`) and
-shows the list, newest first, and the highlighted incident's account under it: the suspect
+`fabtui alerts serve` (often another process) journals the incidents; this screen looks at
+the alerts journal's file every `WATCH_S` (a `stat`, on the app's thread) and reads it in a
+thread worker when it changed (`fabtui.views.incidents.IncidentList`), so an incident shows
+within a fraction of a second of the webhook (benchmarks/alert_to_screen.py), and shows the
+list, newest first, and the highlighted incident's account under it: the suspect
 first, its blast radius, who is behind it, the runbook, similar cases, the alerts it explains,
 the silences it suggests (applied only with `fabtui alerts silence ID --confirm SUSPECT`).
-`o` opens its runbook, `s` shows the suspect on the Fabric screen, `r` reads the journal now.
+`o` opens its runbook, `s` shows the suspect on the Fabric screen, `c` closes it by hand
+(asking why; Esc cancels; `fabtui.workspace.alerting.close_incident`, as `fabtui alerts close`
+does), `r` reads the journal now.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from typing import ClassVar
 
 from textual import on, work
@@ -26,10 +31,12 @@ from fabtui.errors import InputError, RequestError
 from fabtui.tui.commands import INCIDENTS_COMMANDS, bindings
 from fabtui.tui.messages import OpenRunbook
 from fabtui.tui.screens.base import FabtuiScreen
+from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.views.incidents import IncidentList, IncidentRow
 
-REFRESH_S = 1.0
+WATCH_S = 0.1
+"""How often the journal file is looked at (two `stat` calls; it is read only when changed)."""
 
 
 class IncidentsRead(Message):
@@ -62,6 +69,9 @@ class IncidentsScreen(FabtuiScreen):
         self.accounts: dict[str, list[str]] = {}
         self.runbooks: dict[str, str | None] = {}
         self.view: IncidentList | None = None
+        self._book_lock = threading.Lock()
+        self._reading = False
+        """A read is under way (the watch does not start another meanwhile)."""
 
     def compose(self) -> ComposeResult:
         yield Static("reading the alerts journal…", id="incident-status", markup=False)
@@ -76,23 +86,41 @@ class IncidentsScreen(FabtuiScreen):
         table = self.query_one("#incident-list", DataTable)
         table.add_columns(*SCREEN_HEADERS)
         table.focus()
+        self._reading = True
         self.read()
-        self.set_interval(REFRESH_S, self.read)
+        self.set_interval(WATCH_S, self._watch)
+
+    def _watch(self) -> None:
+        """Read the journal when its file changed (or when nothing was read yet)."""
+        view = self.view
+        if self._reading:
+            return
+        try:
+            changed = view is None or view.changed()  # None: the first read failed
+        except OSError:
+            changed = True  # the read says what is wrong
+        if changed:
+            self._reading = True  # before the thread starts: the next tick must not
+            self.read()
 
     @work(thread=True, exclusive=True, group="incidents", exit_on_error=False,
           description="read the alerts journal")
     def read(self) -> None:
         """Read the journal (in a thread: it may hold thousands of alerts) and post the rows."""
+        self._reading = True
         try:
-            if self.view is None:
-                self.view = IncidentList(self.fab.workspace.alerts)
-            rows = self.view.refresh()
-            accounts = {r.id: self.view.account(r.id) for r in rows}
-            runbooks = {r.id: self.view.shown[r.id].context.runbook for r in rows}
+            with self._book_lock:
+                if self.view is None:
+                    self.view = IncidentList(self.fab.workspace.alerts)
+                rows = self.view.refresh()
+                accounts = {r.id: self.view.account(r.id) for r in rows}
+                runbooks = {r.id: self.view.shown[r.id].context.runbook for r in rows}
             self.post_message(IncidentsRead(rows, accounts, runbooks))
         except (RequestError, InputError, OSError, sqlite3.Error) as exc:  # said, not raised
             self.post_message(IncidentsRead([], {}, {}, f"cannot read the alerts journal: "
                                                        f"{type(exc).__name__}: {exc}"))
+        finally:
+            self._reading = False
 
     @on(IncidentsRead)
     def _read(self, message: IncidentsRead) -> None:
@@ -153,9 +181,43 @@ class IncidentsScreen(FabtuiScreen):
         chosen = self.selected()
         if chosen is None:
             return
-        suspect = next(r.suspect for r in self.rows if r.id == chosen)
+        where = next(r.shown_at or r.suspect for r in self.rows if r.id == chosen)
         self.app.pop_screen()
-        self.fab.show_on_fabric(suspect, suspect.split(":", 1)[0])
+        self.fab.show_on_fabric(where, where.split(":", 1)[0])
+
+    def action_close_incident(self) -> None:
+        chosen = self.selected()
+        if chosen is None:
+            self.notify("no incident to close", title="incidents")
+            return
+        suspect = next(r.suspect for r in self.rows if r.id == chosen)
+
+        def closing(reason: str | None) -> None:
+            if reason is None:  # Esc: nothing closed
+                return
+            self.close_incident(chosen, reason)
+
+        self.app.push_screen(Prompt(f"close {chosen} ({suspect})",
+                                    "why (journaled with your name) · enter closes · esc "
+                                    "cancels"), closing)
+
+    @work(thread=True, exclusive=False, group="incidents-close", exit_on_error=False,
+          description="close an incident")
+    def close_incident(self, incident_id: str, reason: str) -> None:
+        """Close it through the workspace (journal writes in a thread), then read again."""
+        from fabtui.workspace.alerting import close_incident, operator_name
+
+        try:
+            with self._book_lock:  # the reading worker uses the same book
+                closed = close_incident(self.fab.workspace, incident_id, reason,
+                                        operator_name())
+        except (RequestError, OSError, sqlite3.Error) as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="not closed",
+                                      severity="error")
+            return
+        self.app.call_from_thread(self.notify, f"closed {closed.id}: {closed.close_reason}",
+                                  title="incidents")
+        self.app.call_from_thread(self.read)
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from fabtui.model.parsed.mlxlink import MlxlinkPort
 from fabtui.parsers import registry
 from fabtui.parsers.mlxlink import fec_histogram
 from fabtui.sim.core import Sim
@@ -34,27 +36,33 @@ def _run(transport: SshTransport, argv: list[str]) -> tuple[str, int | None]:
     return result.output, result.exit_status
 
 
-def _counters(text: str) -> dict[str, str]:
+def _mlxlink(text: str) -> MlxlinkPort:
     parsed = registry.parse(text, "mlxlink")
-    counters = parsed.model_dump(mode="json")["counters"]
+    assert isinstance(parsed, MlxlinkPort)
+    return parsed
+
+
+def _counters(text: str) -> dict[str, Any]:
+    counters = _mlxlink(text).model_dump(mode="json")["counters"]
     assert counters is not None, text
     return {k: v for k, v in counters.items() if v is not None}
 
 
 @pytest.mark.parametrize("transport", [SimSshTransport, InProcessSimSshTransport])
 def test_a_clear_is_recorded_and_the_next_reading_counts_from_it(
-        transport: type[SshTransport], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        transport: type[SimSshTransport] | type[InProcessSimSshTransport], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # optic-degrading 10 minutes in (up, its BER rising): node003's NIC has counted since t=0.
     state = pinned_state(tmp_path, monkeypatch, "optic-degrading")
     monkeypatch.setenv(TIME_VAR, str(CLEAR_AT))
-    ssh = transport(state)  # type: ignore[call-arg]
+    ssh = transport(state)
     before, status = _run(ssh, ["mlxlink", "-d", "mlx5_3", "-c"])
     assert status == 0
     assert "Time Since Last Clear [Min]        : 10.0" in before
 
     out, status = _run(ssh, ["sh", "-c", "mlxlink -d mlx5_3 --pc"])
     assert status == 0 and out.rstrip().endswith("Clearing Counters..."), out
-    assert registry.parse(out, "mlxlink").state == "Active"  # the Operational Info first
+    assert _mlxlink(out).state == "Active"  # the Operational Info first
     saved = read_state(state)
     assert saved is not None
     assert [(c.endpoint, c.at) for c in saved.cleared] == [("node003:mlx5_3", CLEAR_AT)]
@@ -119,7 +127,7 @@ def test_the_fec_histogram_counts_from_the_clear_too(
     argv = ["mlxlink", "-d", "mlx5_3", "--rx_fec_histogram", "--show_histogram"]
 
     def bins(sim: Sim, t: float) -> dict[int, int]:
-        return fec_histogram(registry.parse(run(sim, "node003", argv, t)[0], "mlxlink")) or {}
+        return fec_histogram(_mlxlink(run(sim, "node003", argv, t)[0])) or {}
 
     since = {k: bins(plain, CLEAR_AT + SOAK)[k] - bins(plain, CLEAR_AT)[k]
              for k in bins(plain, CLEAR_AT)}

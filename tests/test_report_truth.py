@@ -24,6 +24,7 @@ from fabtui.config import load_settings
 from fabtui.model.report import Bound, judged_by
 from fabtui.model.verdict import Verdict
 from fabtui.reports.markdown import BADGE
+from fabtui.reports.rows import show
 from fabtui.sim.scenario import load_scenario, scenario_files, shipped_scenarios
 from fabtui.workspace import Workspace
 
@@ -82,7 +83,8 @@ def _port(component: str) -> str:
 def check_rows(report: dict[str, Any], text: str, down: dict[str, set[str]]) -> int:
     """Every criteria row of `report` (its JSON) and of `text` (its markdown) is consistent;
     returns how many rows were checked."""
-    for row in report["criteria"]:
+    rows = [*report["criteria"], *report.get("other_criteria", [])]
+    for row in rows:
         verdict = Verdict(row["verdict"])
         value = row["value"]
         bounds = [Bound.model_validate(b) for b in row["bounds"]]
@@ -106,10 +108,10 @@ def check_rows(report: dict[str, Any], text: str, down: dict[str, set[str]]) -> 
                 c for c in dead if "/lane" not in c}, f"PASS on a dead link: {where}"
         # The markdown row shows this very reading, limit and verdict.
         line = next((ln for ln in text.splitlines() if ln.startswith(f"| {row['name']} |")
-                     and f"| {BADGE[verdict]} |" in ln), None)
+                     and f"| {BADGE[verdict]} |" in ln and _md(row["measured"]) in ln), None)
         assert line is not None, where
-        assert _md(row["measured"]) in line and _md(row["requirement"]) in line, where
-    return len(report["criteria"])
+        assert _md(row["requirement"]) in line, where
+    return len(rows)
 
 
 def _md(text: str) -> str:
@@ -355,3 +357,48 @@ def test_a_review_of_a_case_alone_shows_the_case_environment_not_the_configured_
     html = (tmp_path / "zh.html").read_text()
     assert code == 0 and "from case optic-fec-ber-fr4-spine-zh.</footer>" in html, err
     assert "<h2>Sources</h2>" not in html and "H100" not in html
+
+
+def test_a_neighbour_ports_fec_errors_neither_fail_nor_decide_the_repair(
+        tmp_path: Path) -> None:
+    """Journey (a)'s repair of leaf-g00-r5:Ethernet16 while a neighbour on the same leaf,
+    Ethernet8, receives through a dirty connector (planted at its NIC end, node002:mlx5_5):
+    `switch.fec` reads every port of the leaf. The repair's rows name and judge the repaired
+    port (and its NIC end) and pass; Ethernet8's errors are shown apart, failing there, and
+    decide nothing about the repair."""
+    config = _config(tmp_path)
+    _cli(config, "--scenario", "nccl-hang", "runbook", "run", "nccl-hang-triage",
+         "--answer", "cordon=node003", "--answer", "restart=yes")
+    triage = _newest(config)
+    port = "leaf-g00-r5:Ethernet16"
+    code, out, err = _cli(config, "sim", "inject", "dirty-connector", "node002:mlx5_5",
+                          "--param", "loss_db=7.5")
+    assert code == 0, out + err
+    _cli(config, "runbook", "run", "optic-replacement", "--input", f"port={port}",
+         "--input", "drained_node=node003", "--handed-over-from", triage,
+         "--input", "soak_s=300", "--answer", f"shut-port={port}", "--answer", "cleaned=yes",
+         "--answer", f"shut-again={port}")
+    repair = _newest(config)
+    _cli(config, "sim", "repair", port)
+    _cli(config, "runbook", "resume", repair, "--answer", "swapped=yes",
+         "--answer", "resume=node003")
+    report, text = _report(config, repair)
+    assert report["kind"] == "repair" and report["verdict"] == "ok", report["conclusion"]
+    assert "**Result: PASS** — REPAIRED and verified" in text
+    rows = {c["name"]: c for c in report["criteria"]}
+    for name in ("switch.fec fec_pre_ber", "switch.fec delta.fec_uncorr"):
+        row = rows[name]
+        assert row["component"] == port and row["verdict"] == "ok", row
+        assert row["measured"].startswith(f"{show(row['value'], row['unit'])} on {port}"), row
+        assert row["source"]["block"] == "fec-after", row
+    assert not any("Ethernet8" in (c["component"] or "") or "Ethernet8" in c["measured"]
+                   for c in report["criteria"])
+    assert not report["problems"] and "Ethernet8" not in str(report["before_problems"])
+    # The neighbour is shown, apart, as what it is: failing, on its own port.
+    other = {c["name"]: c for c in report["other_criteria"]}
+    ber = other["switch.fec fec_pre_ber"]
+    assert ber["component"] == "leaf-g00-r5:Ethernet8" and ber["verdict"] == "fail", ber
+    assert "## Other ports read by the same probes (not part of this repair)" in text
+    assert any("Not part of this repair" in line and "leaf-g00-r5:Ethernet8" in line
+               for line in report["summary"])
+    assert check_rows(report, text, _down_in_journal(config, repair)) > 5

@@ -242,6 +242,9 @@ class Report(_Model):
     software: dict[str, list[str]] = Field(default_factory=dict)
     """Component kind (`NCCL`, `NIC firmware`, ...) -> the distinct versions read."""
     criteria: list[Criterion] = Field(default_factory=list)
+    other_criteria: list[Criterion] = Field(default_factory=list)
+    """A repair: the same criteria on the other ports of a device a probe read whole (the
+    leaf's other ports in `switch.fec`). Not part of the repair: they decide nothing in it."""
     checks: list[Check] = Field(default_factory=list)
     curves: list[Curve] = Field(default_factory=list)
     pairs: list[PairResult] = Field(default_factory=list)

@@ -41,6 +41,8 @@ from fabtui.reports.story import (
     last_note,
     phases,
     problems,
+    repaired_ends,
+    split_scope,
     symptoms,
 )
 
@@ -91,13 +93,24 @@ class _Judged:
     before_blocks: list[BlockRecord]
     before: list[Reading]
     repaired_at: int | None
+    others: list[Reading] = field(default_factory=list)
+    """A repair: readings of other ports of a device it read whole (the leaf's other ports
+    in `switch.fec`), after the repair; shown apart, they decide nothing about it."""
+    others_before: list[Reading] = field(default_factory=list)
 
 
 def _judge(session: SessionEvidence, kind: ReportKind, kinds: Mapping[str, str]) -> _Judged:
+    """A repair is judged on the ports it repaired (`story.split_scope`); anything else on
+    every reading."""
     repair = kinds.get(session.runbook) == ReportKind.REPAIR.value or (
         kind is ReportKind.REPAIR and session.runbook not in kinds)
     blocks, before, point = phases(session, repair)
-    return _Judged(session, blocks, readings(blocks), before, readings(before), point)
+    if not repair:
+        return _Judged(session, blocks, readings(blocks), before, readings(before), point)
+    ends = repaired_ends(session)
+    after, others = split_scope(readings(blocks), ends)
+    earlier, others_before = split_scope(readings(before), ends)
+    return _Judged(session, blocks, after, before, earlier, point, others, others_before)
 
 
 def build_report(kind: ReportKind, given: ReportInputs) -> Report:
@@ -127,8 +140,12 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
     criteria = [c for j in judged for c in rows.criteria(
         j.session.id, [r for r in j.readings if not is_symptom(r)], given.thresholds,
         before=[r for r in j.before if not is_symptom(r)])]
+    other_criteria = [c for j in judged for c in rows.criteria(
+        j.session.id, j.others, given.thresholds, before=j.others_before)]
     found = [p for j in judged for p in problems(j.session.id, j.readings, j.blocks, optics,
                                                  given.thresholds)]
+    elsewhere = [p for j in judged for p in problems(j.session.id, j.others, (), optics,
+                                                     given.thresholds)]
     before = [p for j in judged for p in problems(j.session.id, j.before, j.before_blocks,
                                                   optics, given.thresholds)]
     said = [line for j in judged for line in symptoms([*j.before, *j.readings])]
@@ -170,10 +187,12 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
                                  found, given.kinds)
     summary = _summary(kind, verdict, judged, found, before, said, criteria, given.kinds,
                        given.case)
+    summary += [f"Not part of this repair (another port read by the same probe, deciding "
+                f"nothing here): {element_line(p)}." for p in elsewhere[:3]]
     return Report(
         kind=kind, title=_title(kind, given, title_subject, inventory), generated=now,
         sessions=[s.ref() for s in sessions], inventory=inventory, software=software,
-        criteria=criteria, checks=checks, curves=curves, pairs=pairs,
+        criteria=criteria, other_criteria=other_criteria, checks=checks, curves=curves, pairs=pairs,
         series=_series(sessions, failures), failures=failures, problems=found,
         before_problems=before, summary=summary, symptoms=said,
         faults=faults, timeline=sorted(timeline, key=lambda t: t.at), sections=sections,

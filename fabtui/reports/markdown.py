@@ -120,8 +120,8 @@ def _sources(report: Report) -> list[str]:
 def _all_sources(report: Report) -> Iterable[Source]:
     for s in report.sessions:
         yield Source(session=s.id)
-    for group in (report.criteria, report.checks, report.curves, report.pairs, report.failures,
-                  report.faults):
+    for group in (report.criteria, report.other_criteria, report.checks, report.curves,
+                  report.pairs, report.failures, report.faults):
         for item in group:
             yield item.source
     for series in report.series:
@@ -224,6 +224,15 @@ def _results(report: Report, images: Images) -> list[str]:
                            "recorded in"],
                           [[c.name, _threshold(c), c.measured, BADGE[c.verdict],
                             _ref(c.source)] for c in report.criteria])
+    if report.other_criteria:
+        out += ["## Other ports read by the same probes (not part of this repair)", "",
+                "A probe read the whole device (every port of the leaf); these rows are its "
+                "other ports. They do not decide this repair's result: a port failing here "
+                "is a separate problem to follow up.", ""]
+        out += _table(["criterion", "threshold (source)", "measured", "result",
+                       "recorded in"],
+                      [[c.name, _threshold(c), c.measured, BADGE[c.verdict], _ref(c.source)]
+                       for c in report.other_criteria])
     if report.checks:
         out += ["## Runbook checks", ""]
         out += _table(["step", "check", "result", "statement", "recorded in"],

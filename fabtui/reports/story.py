@@ -77,6 +77,37 @@ def phases(session: SessionEvidence, repair: bool
     return [b for b in blocks if b.order > point], before, point
 
 
+def repaired_ends(session: SessionEvidence) -> set[str]:
+    """The ports a repair session probed by name: the repaired port and the ends of its link
+    (`leaf-g00-r5:Ethernet16`, `node003:mlx5_5`, each end of a bandwidth pair), from its
+    probe blocks' targets. Empty when it probed no single port."""
+    ends: set[str] = set()
+    for block in session.blocks:
+        target = block.result.get("target") if block.probe else None
+        if isinstance(target, str):
+            ends.update(t.strip() for t in target.split(",") if ":" in t)
+    return ends
+
+
+def split_scope(found: Sequence[Reading], ends: set[str]) -> tuple[list[Reading], list[Reading]]:
+    """(the readings about the repair, the readings of other ports of the same device).
+
+    A probe read on a whole device (`switch.fec` on a leaf) reads every port of it; a repair
+    of one port is judged on that port (and the NIC end), never on a neighbour's errors, so
+    the readings of a device-wide block on a port that is none of `ends` go to the second
+    list (shown apart, deciding nothing). Without `ends` everything is the repair's."""
+    own: list[Reading] = []
+    others: list[Reading] = []
+    for reading in found:
+        target = reading.block.result.get("target")
+        port = port_of(reading.component)
+        device, sep, _ = port.partition(":")
+        other = bool(ends) and isinstance(target, str) and ":" not in target and \
+            bool(sep) and device == target and port not in ends
+        (others if other else own).append(reading)
+    return own, others
+
+
 def fold(lanes: Iterable[str]) -> str:
     """Lane numbers as ranges: `1, 2, 3, 4` -> `1-4`; `2, 3, 6` -> `2-3, 6`."""
     numbers = sorted({int(lane) for lane in lanes if lane.isdigit()})
@@ -210,4 +241,5 @@ def final_check(blocks: Sequence[BlockRecord]) -> BlockRecord | None:
 
 
 __all__ = ["SYMPTOM_PROBES", "element_line", "final_check", "fold", "is_symptom",
-           "kind_for", "last_note", "phases", "problems", "repair_point", "symptoms"]
+           "kind_for", "last_note", "phases", "problems", "repair_point", "repaired_ends",
+           "split_scope", "symptoms"]

@@ -234,6 +234,11 @@ def test_a_resumed_repair_is_judged_on_how_it_ended_after_the_swap(
         assert row["before"] == "link down (state Disable) on node003:mlx5_5 (fail)", row
         assert row["source"]["block"] == "nic-ber-after", row
     assert "not read after the repair" not in text
+    # A counter probe read beside the dark optic in the same step measures nothing there: its
+    # before is the dark port's, never an ok 0 (#38: a dark lane is never PASS on any metric).
+    fec = rows["switch.fec delta.fec_uncorr"]
+    assert fec["before"].startswith("no light on any lane on leaf-g00-r5:Ethernet16"), fec
+    assert fec["before"].endswith("(fail)"), fec
 
 
 def test_an_nccl_hang_triage_is_an_incident_not_an_acceptance(

@@ -101,15 +101,40 @@ def down_parts(block: BlockRecord) -> tuple[dict[str, str], dict[str, str]]:
     return ports, lanes
 
 
+def _all_lanes_dark(block: BlockRecord) -> list[str]:
+    """The ports whose every lane's receive power this block read as `-inf` (no light)."""
+    lit: dict[str, bool] = {}
+    for metric in block.metrics():
+        if metric.get("name") == "rx_power_dbm":
+            port = port_of(str(metric.get("component") or ""))
+            lit[port] = lit.get(port, False) or not is_dark(metric.get("value"))
+    return [port for port, any_lit in lit.items() if not any_lit]
+
+
 def readings(blocks: Iterable[BlockRecord]) -> list[Reading]:
     """Every metric of the probe blocks, a reading on a down link or a dark lane marked as
-    measuring nothing (and failing)."""
+    measuring nothing (and failing).
+
+    A port read down or dark by one block of a step is down for every block of that step: the
+    blocks of one step are read together, and a counter probe that reads no state (FEC
+    counters on a dark port read 0) must not pass a port its sibling block found dark."""
+    blocks = list(blocks)
+    down_in_step: dict[str | None, dict[str, str]] = {}
+    for block in blocks:
+        if block.probe:
+            step_ports = down_in_step.setdefault(block.step, {})
+            for port, reason in down_parts(block)[0].items():
+                step_ports.setdefault(port, reason)
+            for port in _all_lanes_dark(block):
+                step_ports.setdefault(port, "no light on any lane")
     found = []
     for block in blocks:
         probe = block.probe
         if not probe:
             continue
         ports, lanes = down_parts(block)
+        for port, reason in down_in_step.get(block.step, {}).items():
+            ports.setdefault(port, reason)
         for metric in block.metrics():
             value = metric.get("value")
             value = value if isinstance(value, (int, float, str)) or value is None \

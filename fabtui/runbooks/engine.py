@@ -152,6 +152,7 @@ class Engine(BlockHandlers):
     async def close(self) -> None:
         """End the remote sessions this engine's runner opened (CLI sessions, ssh
         connections); the engine's journal stays open with its workspace."""
+        self._drop_together()
         await self.runner.close()
 
     async def run_to_gate(self) -> None:
@@ -188,6 +189,9 @@ class Engine(BlockHandlers):
         if block.id in self.planned_skips:
             self.skip(block.id, self.planned_skips[block.id])
             return
+        if block.id not in self._together:  # not started with a group: none runs ahead now
+            self._drop_together()
+            self._start_together(step, position)
         outcome = await self._block(block)
         if self.summary is not None:
             return  # aborted while the block ran: the session has ended
@@ -301,6 +305,7 @@ class Engine(BlockHandlers):
             raise ValueError(f"no block {block_id!r}")
         self.begin()
         self._record(Decision(by="operator", rerun=True), block.step, block.id)
+        self._drop_together()  # a rerun runs its block alone
         outcome = await self._block(block)
         return outcome.verdict
 
@@ -312,6 +317,7 @@ class Engine(BlockHandlers):
         if self.summary is not None:
             return self.summary
         ending, handover = self._ending, self._handover
+        self._drop_together()
         self._position = (len(self.runbook.steps), 0)
         if ending and ending[0] == "abort":
             outcome = Verdict.ABORTED
@@ -388,6 +394,7 @@ class Engine(BlockHandlers):
         except (TargetError, RenderError, ValueError) as exc:
             outcome = Outcome(Verdict.ERROR, str(exc))
         except asyncio.CancelledError:
+            self._drop_together()  # the group's other probes stop with it
             aborted = self._cancelled(block, task)
             if aborted is None:
                 raise

@@ -15,8 +15,9 @@ from typing import Any
 from fabtui.journal.store import Journal
 from fabtui.model.events import EventKind
 from fabtui.model.probe import ProbeDef, ProbeResult, Verdict
+from fabtui.model.runbook import Block
 from fabtui.probes.runner import ProbeRunner
-from fabtui.runbooks.engine import Engine, ScriptedOperator
+from fabtui.runbooks.engine import Engine, Observer, ScriptedOperator
 from fabtui.runbooks.lint import lint
 from fabtui.runbooks.reader import read_runbook
 
@@ -85,6 +86,8 @@ class SoakRunner(ProbeRunner):
         started = datetime.now(UTC)
         try:
             self.log.append(f"read 1 {target_text}")
+            if on_line is not None:
+                on_line(f"counted on {target_text}")
             self.log.append(f"wait {probe.interval:g} {target_text}")
             for _ in range(10):  # the soak: the other probes' tasks run meanwhile, if any
                 await asyncio.sleep(0)
@@ -98,11 +101,26 @@ class SoakRunner(ProbeRunner):
                            started_at=started, ended_at=datetime.now(UTC), verdict=Verdict.OK)
 
 
-def _engine(tmp_path: Path, body: str, runner: SoakRunner, name: str = "j") -> Engine:
+class Watch(Observer):
+    """What a screen sees: each block's start and the output lines streamed to it."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def block_started(self, event: Any, block: Block) -> None:
+        self.seen.append(f"started {block.id}")
+
+    def output_chunk(self, block: Block, text: str) -> None:
+        self.seen.append(f"{block.id}: {text}")
+
+
+def _engine(tmp_path: Path, body: str, runner: SoakRunner, name: str = "j",
+            watch: Watch | None = None) -> Engine:
     path = tmp_path / "together-test.md"
     path.write_text(FRONT + body)
     return Engine(read_runbook(path), inputs={"soak_s": 600}, runner=runner, catalog=CATALOG,
-                  journal=Journal(tmp_path / f"{name}.sqlite"), operator=ScriptedOperator())
+                  journal=Journal(tmp_path / f"{name}.sqlite"), operator=ScriptedOperator(),
+                  observers=[watch] if watch else [])
 
 
 def _shape(engine: Engine) -> list[tuple[str, str | None, str]]:
@@ -119,8 +137,9 @@ def _shape(engine: Engine) -> list[tuple[str, str | None, str]]:
 
 
 def test_a_together_group_soaks_once_and_journals_each_block_as_alone(tmp_path: Path) -> None:
-    grouped = SoakRunner()
-    engine = _engine(tmp_path, SOAK.replace("TOGETHER", "together=soak"), grouped, "grouped")
+    grouped, watched = SoakRunner(), Watch()
+    engine = _engine(tmp_path, SOAK.replace("TOGETHER", "together=soak"), grouped, "grouped",
+                     watched)
     summary = asyncio.run(engine.run())
     assert summary.outcome is Verdict.OK
     firsts = [i for i, line in enumerate(grouped.log) if line.startswith("read 1")]
@@ -129,13 +148,16 @@ def test_a_together_group_soaks_once_and_journals_each_block_as_alone(tmp_path: 
     assert max(firsts) < min(seconds), grouped.log  # one soak: all first readings, then all second
     assert grouped.log[:3] == ["read 1 node001", "wait 600 node001", "read 1 node002"]
 
-    alone = SoakRunner()
-    reference = _engine(tmp_path, SOAK.replace("TOGETHER", ""), alone, "alone")
+    alone, watched_alone = SoakRunner(), Watch()
+    reference = _engine(tmp_path, SOAK.replace("TOGETHER", ""), alone, "alone", watched_alone)
     asyncio.run(reference.run())
     assert alone.log[:3] == ["read 1 node001", "wait 600 node001", "read 2 node001"]
     # The journal is the one the blocks give alone: same events, same blocks, same order.
     assert _shape(engine) == _shape(reference)
     assert engine.values["seen"] == "fake.counter: ok"
+    # A screen sees each block's output under it, as when the blocks run alone.
+    assert watched.seen == watched_alone.seen
+    assert "second: counted on node002" in watched.seen
 
 
 def test_a_group_killed_during_its_soak_resumes_with_the_unjournaled_blocks(

@@ -13,6 +13,10 @@ nobody to answer) leaves the session waiting at it (`session_waiting`: not finis
 the gate asked again), an explicit no with `on_no=STEP` goes there; only the operator's
 `abort` (abandon, with a reason) ends a session as aborted; a block that cannot run
 (`error`) stops the run unless it says `on_error=continue`; `on_fail=STEP` jumps on a failure.
+Probe blocks marked `together=NAME` (consecutive, in one step) run at once: their probes start
+when the first is reached (`BlockHandlers._start_together`), so one soak serves them all; each
+block still journals its own result in order, and nothing of a block is journaled before its
+turn (a killed run resumes with the unfinished ones).
 Secrets (inputs marked `secret`, and values that look like passwords, tokens or keys) are
 replaced by `***` in everything the journal stores.
 

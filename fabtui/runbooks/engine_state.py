@@ -72,6 +72,8 @@ class Started:
 
     call: ProbeCall
     task: asyncio.Task[ProbeResult]
+    lines: list[str] = field(default_factory=list)
+    """Output it gave before its block started, streamed when its block runs."""
 
 
 def var_name(block_id: str) -> str:

@@ -229,15 +229,18 @@ class BlockHandlers(EngineState):
                 continue  # its handler meets the same problem and reports it
             if isinstance(call, Outcome) or call.dangerous:
                 continue
+            lines: list[str] = []
 
             def stream(line: str, shown: Block = member) -> None:
                 self._stream(shown, line)
 
+            # A later block's output waits for its block to start (the observers see each
+            # block's output under it, as when it runs alone).
             task = asyncio.create_task(self.runner.run(
                 call.definition, call.target, call.params,
-                on_line=stream if member is block else None))  # later blocks: no block open yet
+                on_line=stream if member is block else lines.append))
             task.add_done_callback(_retrieved)
-            self._together[member.id] = Started(call, task)
+            self._together[member.id] = Started(call, task, lines)
 
     def _drop_together(self) -> None:
         """Cancel the group probes no block will await (a jump, a skip, the end, a stop)."""
@@ -269,6 +272,8 @@ class BlockHandlers(EngineState):
             self._record(CommandSent(on=target or "this machine"), block.step, block.id)
         if started is not None:  # started with its group (never a dangerous probe)
             result = await started.task
+            for line in started.lines:
+                self._stream(block, line)
         else:
             result = await self.runner.run(definition, target, prepared.params,
                                            on_line=lambda line: self._stream(block, line),

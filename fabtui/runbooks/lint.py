@@ -5,7 +5,8 @@ rules, decide lines); every expression and template parses; every variable is de
 (an input, a block's result, a `set` or `capture`d name, an `input` block); every function and
 probe exists; every branch target exists; every step is reachable; destructive commands are
 marked `danger` (typed confirmation), and so is every probe block whose probe the catalog marks
-dangerous; no substitution sits where it cannot be quoted; declared
+dangerous; a `together` group of probe blocks (started at once) holds no dangerous probe and
+no member reading what another defines; no substitution sits where it cannot be quoted; declared
 tests name scenarios, steps, inputs and gates that exist. The engine refuses a runbook with
 errors.
 

@@ -199,6 +199,9 @@ class BlockAttrs:
     samples: int | None = None
     """`probe`: readings taken (1 or 2) in place of the catalog's: `samples=2` reads a
     one-reading probe again `interval` later (counters cleared before a soak, read after it)."""
+    together: str | None = None
+    """`probe`: a group name: consecutive probe blocks of a step with the same name run at
+    once, started when the first is reached (one soak for all their intervals)."""
     on: str | None = None
     """`sh`: the node or switch (a template); None: this machine."""
     capture: str | None = None
@@ -251,7 +254,7 @@ def block_attrs(block: Block) -> BlockAttrs:
         on_fail=raw.get("on_fail"), on_error=raw.get("on_error", "stop"),
         on_no=raw.get("on_no"), timeout=number("timeout"),
         interval=raw["interval"] if "{{" in raw.get("interval", "") else number("interval"),
-        samples=parse_samples(raw.get("samples")),
+        samples=parse_samples(raw.get("samples")), together=raw.get("together") or None,
         on=raw.get("on") or None, capture=raw.get("capture"), ok_status=ok_status,
         danger=raw.get("danger", "").lower() in _TRUE, confirm=raw.get("confirm"),
         type=raw.get("type"), name=raw.get("name"),

@@ -13,6 +13,10 @@ nobody to answer) leaves the session waiting at it (`session_waiting`: not finis
 the gate asked again), an explicit no with `on_no=STEP` goes there; only the operator's
 `abort` (abandon, with a reason) ends a session as aborted; a block that cannot run
 (`error`) stops the run unless it says `on_error=continue`; `on_fail=STEP` jumps on a failure.
+Probe blocks marked `together=NAME` (consecutive, in one step) run at once: their probes start
+when the first is reached (`BlockHandlers._start_together`), so one soak serves them all; each
+block still journals its own result in order, and nothing of a block is journaled before its
+turn (a killed run resumes with the unfinished ones).
 Secrets (inputs marked `secret`, and values that look like passwords, tokens or keys) are
 replaced by `***` in everything the journal stores.
 
@@ -152,6 +156,7 @@ class Engine(BlockHandlers):
     async def close(self) -> None:
         """End the remote sessions this engine's runner opened (CLI sessions, ssh
         connections); the engine's journal stays open with its workspace."""
+        self._drop_together()
         await self.runner.close()
 
     async def run_to_gate(self) -> None:
@@ -188,6 +193,9 @@ class Engine(BlockHandlers):
         if block.id in self.planned_skips:
             self.skip(block.id, self.planned_skips[block.id])
             return
+        if block.id not in self._together:  # not started with a group: none runs ahead now
+            self._drop_together()
+            self._start_together(step, position)
         outcome = await self._block(block)
         if self.summary is not None:
             return  # aborted while the block ran: the session has ended
@@ -301,6 +309,7 @@ class Engine(BlockHandlers):
             raise ValueError(f"no block {block_id!r}")
         self.begin()
         self._record(Decision(by="operator", rerun=True), block.step, block.id)
+        self._drop_together()  # a rerun runs its block alone
         outcome = await self._block(block)
         return outcome.verdict
 
@@ -312,6 +321,7 @@ class Engine(BlockHandlers):
         if self.summary is not None:
             return self.summary
         ending, handover = self._ending, self._handover
+        self._drop_together()
         self._position = (len(self.runbook.steps), 0)
         if ending and ending[0] == "abort":
             outcome = Verdict.ABORTED
@@ -388,6 +398,7 @@ class Engine(BlockHandlers):
         except (TargetError, RenderError, ValueError) as exc:
             outcome = Outcome(Verdict.ERROR, str(exc))
         except asyncio.CancelledError:
+            self._drop_together()  # the group's other probes stop with it
             aborted = self._cancelled(block, task)
             if aborted is None:
                 raise

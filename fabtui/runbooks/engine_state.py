@@ -15,7 +15,7 @@ from fabtui.model.events import (
     Payload,
     kind_of,
 )
-from fabtui.model.probe import ProbeDef
+from fabtui.model.probe import ProbeDef, ProbeResult
 from fabtui.model.runbook import Block, Runbook
 from fabtui.model.verdict import Verdict
 from fabtui.probes.runner import ProbeRunner
@@ -50,6 +50,30 @@ class Outcome:
     flow: str | None = None
     """Where to go next: a step id, `end`, `runbook:ID`, `abort`, or stop."""
     variables: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProbeCall:
+    """A `probe` block's call as rendered: the definition with the block's timeout, interval
+    and samples applied, the target and parameters, and how the journal describes it."""
+
+    probe: str
+    definition: ProbeDef
+    target: str | None
+    params: dict[str, str]
+    described: str
+    dangerous: bool
+
+
+@dataclass
+class Started:
+    """A probe of a `together` group, started when its group started (see
+    `BlockHandlers._start_together`): its call as rendered then, and its run."""
+
+    call: ProbeCall
+    task: asyncio.Task[ProbeResult]
+    lines: list[str] = field(default_factory=list)
+    """Output it gave before its block started, streamed when its block runs."""
 
 
 def var_name(block_id: str) -> str:
@@ -108,6 +132,9 @@ class EngineState:
         """A dry run: the values the current block needs that are not known yet."""
         self.questions = 0
         """How many times the operator has been asked (gates, inputs, dangerous commands)."""
+        self._together: dict[str, Started] = {}
+        """Block id -> its probe, started with its `together` group and not yet awaited by
+        its block (nothing journaled for it yet: a crash loses only time)."""
         self.may_have_run: dict[str, MayHaveRun] = {}
         """Dangerous blocks an interrupted run confirmed or sent (set by `restore`): their
         gate says so and asks for `again PHRASE`."""

@@ -3,6 +3,7 @@ and a dry run's stand-in for each: what a block does, given the engine's state."
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
 from typing import Any
@@ -15,15 +16,19 @@ from fabtui.model.events import (
     Decision,
     Note,
 )
-from fabtui.model.runbook import Block, BlockKind
+from fabtui.model.runbook import Block, BlockKind, Step
 from fabtui.model.verdict import Verdict
 from fabtui.probes.danger import confirmation_phrase
+from fabtui.probes.render import RenderError
+from fabtui.probes.targets import TargetError
 from fabtui.runbooks import blocks as block_text
 from fabtui.runbooks.engine_state import (
     OUTPUT_KEEP,
     WAIT,
     EngineState,
     Outcome,
+    ProbeCall,
+    Started,
     var_name,
 )
 from fabtui.runbooks.expr import Evaluator, ExprError, Unknown
@@ -162,12 +167,13 @@ class BlockHandlers(EngineState):
         return Outcome(Verdict.OK, f"{name} = {'***' if spec.secret else value}",
                         {"value": value}, variables={name: value})
 
-    async def _probe(self, block: Block) -> Outcome:
+    def _probe_call(self, block: Block, evaluator: Evaluator) -> ProbeCall | Outcome:
+        """`block`'s probe call rendered with what is known now, or the error outcome of a
+        call that cannot be made (no such probe, an interval that is not seconds)."""
         call = block_text.probe_call(block)
         definition = self.catalog.get(call.probe)
         if definition is None:
             return Outcome(Verdict.ERROR, f"no probe {call.probe!r} in the catalog")
-        evaluator = self.evaluator()
         target = self._render(call.target, evaluator) if call.target is not None else None
         params = {k: self._render(v, evaluator) for k, v in call.params.items()}
         attrs = self.attrs(block)
@@ -189,11 +195,71 @@ class BlockHandlers(EngineState):
             definition = definition.model_copy(update={"samples": attrs.samples})
         described = f"{call.probe} on {target or 'this machine'}" + \
             (f" {params}" if params else "")
+        return ProbeCall(call.probe, definition, target, params, described,
+                         definition.danger or block_text.is_dangerous(block))
+
+    def _start_together(self, step: Step, position: int) -> None:
+        """When `step`'s block at `position` is the first of a `together` group still to run,
+        start the probes of the whole group at once (asyncio tasks), each call rendered now;
+        each block's handler then awaits its own and journals it in order, as if it had run
+        alone, so one soak serves them all. Nothing is journaled here: killed during the wait,
+        a resume runs the unfinished blocks again. A block left out (dangerous, skipped by
+        plan, its `if` false or not computable, its call not renderable) runs alone when
+        reached, as any block does. Dry runs start nothing."""
+        block = step.blocks[position]
+        if self.dry_run or block.kind is not BlockKind.PROBE or block.id in self._together:
+            return
+        try:
+            group = self.attrs(block).together
+        except block_text.BlockError:
+            return
+        if group is None:
+            return
+        evaluator = self.evaluator()
+        for member in step.blocks[position:]:
+            try:
+                attrs = self.attrs(member)
+                if member.kind is not BlockKind.PROBE or attrs.together != group:
+                    break
+                if member.id in self.planned_skips or \
+                        (attrs.condition and not evaluator.evaluate(attrs.condition)):
+                    continue
+                call = self._probe_call(member, evaluator)
+            except (block_text.BlockError, ExprError, RenderError, TargetError, ValueError):
+                continue  # its handler meets the same problem and reports it
+            if isinstance(call, Outcome) or call.dangerous:
+                continue
+            lines: list[str] = []
+
+            def stream(line: str, shown: Block = member) -> None:
+                self._stream(shown, line)
+
+            # A later block's output waits for its block to start (the observers see each
+            # block's output under it, as when it runs alone).
+            task = asyncio.create_task(self.runner.run(
+                call.definition, call.target, call.params,
+                on_line=stream if member is block else lines.append))
+            task.add_done_callback(_retrieved)
+            self._together[member.id] = Started(call, task, lines)
+
+    def _drop_together(self) -> None:
+        """Cancel the group probes no block will await (a jump, a skip, the end, a stop)."""
+        for started in self._together.values():
+            started.task.cancel()
+        self._together.clear()
+
+    async def _probe(self, block: Block) -> Outcome:
+        evaluator = self.evaluator()
+        started = self._together.pop(block.id, None)
+        prepared = started.call if started is not None else self._probe_call(block, evaluator)
+        if isinstance(prepared, Outcome):
+            return prepared
+        definition, target, described = prepared.definition, prepared.target, prepared.described
         self._record(BlockCommand(command=described), block.step, block.id)
         confirmed: str | None = None
-        if definition.danger or block_text.is_dangerous(block):  # the same gate as `sh`
+        if prepared.dangerous:  # the same gate as `sh`
             refused = await self._typed_gate(
-                block, evaluator, f"probe {call.probe} changes state on "
+                block, evaluator, f"probe {prepared.probe} changes state on "
                 f"{target or 'this machine'}: {definition.description}", f"run {described}")
             if refused is not None:
                 return refused
@@ -204,9 +270,14 @@ class BlockHandlers(EngineState):
                             f"{self._unknown_note()}")
         if confirmed is not None:  # journaled before it goes (see `_sh`)
             self._record(CommandSent(on=target or "this machine"), block.step, block.id)
-        result = await self.runner.run(definition, target, params,
-                                       on_line=lambda line: self._stream(block, line),
-                                       confirmed=confirmed)
+        if started is not None:  # started with its group (never a dangerous probe)
+            result = await started.task
+            for line in started.lines:
+                self._stream(block, line)
+        else:
+            result = await self.runner.run(definition, target, prepared.params,
+                                           on_line=lambda line: self._stream(block, line),
+                                           confirmed=confirmed)
         # The limit and its source go with the verdict: a report shows the one applied (#38).
         metrics = [{"name": m.name, "value": m.value, "unit": m.unit, "component": m.component,
                     "verdict": m.verdict.value,
@@ -217,12 +288,12 @@ class BlockHandlers(EngineState):
         if output:
             self._record(BlockOutput(output=output), block.step, block.id)
         verdict = result.verdict
-        message = result.error or (findings[0] if findings else f"{call.probe}: "
+        message = result.error or (findings[0] if findings else f"{prepared.probe}: "
                                    f"{result.verdict.value}")
         if len(findings) > 1 and not result.error:
             message += f" (+{len(findings) - 1} more)"
         return Outcome(verdict, message, {
-            "probe": call.probe, "target": target, "command": result.command,
+            "probe": prepared.probe, "target": target, "command": result.command,
             "metrics": metrics, "findings": findings, "parsed": result.parsed,
             "error": result.error})
 
@@ -374,6 +445,13 @@ YES = frozenset({"y", "yes", "ok", "go"})
 """What passes a yes / no gate."""
 NO = frozenset({"n", "no"})
 """An explicit no: the gate's `on_no` step, else the session waits there (`not yet`)."""
+
+
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    """A group probe's exception is read even when no block awaits it (dropped): asyncio
+    would otherwise log it as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _one_line(text: str) -> str:

@@ -5,7 +5,8 @@ rules, decide lines); every expression and template parses; every variable is de
 (an input, a block's result, a `set` or `capture`d name, an `input` block); every function and
 probe exists; every branch target exists; every step is reachable; destructive commands are
 marked `danger` (typed confirmation), and so is every probe block whose probe the catalog marks
-dangerous; no substitution sits where it cannot be quoted; declared
+dangerous; a `together` group of probe blocks (started at once) holds no dangerous probe and
+no member reading what another defines; no substitution sits where it cannot be quoted; declared
 tests name scenarios, steps, inputs and gates that exist. The engine refuses a runbook with
 errors.
 
@@ -37,7 +38,8 @@ from fabtui.runbooks.templates import shell_problems, template_expressions
 _COMMON = {"id", "if", "set", "on_fail", "on_error", "timeout"}
 ATTRIBUTES: dict[BlockKind, set[str]] = {
     BlockKind.SH: _COMMON | {"on", "capture", "danger", "confirm", "ok_status", "on_no"},
-    BlockKind.PROBE: _COMMON | {"interval", "samples", "danger", "confirm", "on_no"},
+    BlockKind.PROBE: _COMMON | {"interval", "samples", "danger", "confirm", "on_no",
+                                "together"},
     BlockKind.CHECK: _COMMON,
     BlockKind.CONFIRM: _COMMON | {"type", "danger", "on_no"},
     BlockKind.INPUT: _COMMON | {"name", "type", "choices", "default", "secret", "pattern"},
@@ -141,6 +143,8 @@ class _Checker:
                            "rename the block")
         for block in self.runbook.blocks():
             self._block(block)
+        for step in self.runbook.steps:
+            self._together(step.blocks)
         self._reachability()
         self._tests()
         for spec in self.runbook.meta.inputs:
@@ -329,6 +333,48 @@ class _Checker:
         except block_text.BlockError as exc:
             line = block.line + exc.line if exc.line is not None else block.line
             self.error(line, f"{block.id}: {exc}")
+
+    def _together(self, blocks: list[Block]) -> None:
+        """`together=NAME` groups (consecutive probe blocks of a step with the same name): the
+        engine starts their probes at once, each rendered when the group starts. So no
+        member may read what another member defines (its result or a `set`), and no member
+        may be dangerous (its typed confirmation comes before it runs, alone)."""
+        groups: list[list[Block]] = []
+        previous: str | None = None
+        for block in blocks:
+            name = block.attrs.get("together") if block.kind is BlockKind.PROBE else None
+            if name and name == previous:
+                groups[-1].append(block)
+            elif name:
+                groups.append([block])
+            previous = name
+        for group in groups:
+            name = group[0].attrs["together"]
+            if len(group) == 1:
+                self.warning(group[0].line, f"{group[0].id}: together={name!r} groups nothing: "
+                             "no probe block of the same group follows it directly")
+            for block in group:
+                self._together_member(block, name, [b for b in group if b is not block])
+
+    def _together_member(self, block: Block, name: str, others: list[Block]) -> None:
+        probe = None
+        with contextlib.suppress(block_text.BlockError):
+            probe = block_text.probe_call(block).probe
+        if block_text.is_dangerous(block) or probe in self.dangerous:
+            self.error(block.line, f"{block.id}: a dangerous probe cannot run in a together "
+                       f"group (together={name!r}): its typed confirmation comes first and it "
+                       "runs alone; remove together from it")
+        defined: set[str] = set()
+        for other in others:
+            defined |= _set_names(other) | {var_name(other.id)}
+        used = self._used_by_body(block)
+        for expression in template_expressions(block.attrs.get("interval", "")):
+            with contextlib.suppress(ExprError):
+                used |= names(expression)
+        for found in sorted(used & defined):
+            self.error(block.line, f"{block.id}: uses {found!r}, which another block of its "
+                       f"together={name!r} group defines: the group's probes start at once, "
+                       "before any of them has run")
 
     def _sh(self, block: Block) -> None:
         for problem in shell_problems(block.body):

@@ -81,19 +81,28 @@ class Fabric:
 
     def moment(self) -> float:
         """A moment for reads that must all see the same values: settled, and the recording
-        rules evaluated after it."""
+        rules evaluated after it. An evaluation is stamped with its interval's start, up to
+        1 s before it began (Prometheus aligns it): one that began 1 s after the settle is
+        of samples after it."""
         settled = self.settle()
-        self.prometheus.wait_evaluated(settled)
+        self.prometheus.wait_evaluated(settled + 1.0)
         return time.time()
 
     def whole_at(self, moment: float) -> bool:
-        """Whether every job's last scrape at `moment` worked, asked once every scrape begun by
-        then has ended. A scrape that times out (a 1 s switch scrape on a loaded machine) is
-        written as failed at its start, its series stale from there: reads of `moment` then
-        lack that job's devices, as the app's next refresh would (not judged, going stale),
-        which is not what the reads were to compare."""
+        """Whether every job's scrapes worked at `moment` and at the rule evaluation a recorded
+        read of `moment` sees (the last one before it), asked once every scrape begun by then
+        has ended. A scrape that times out (a 1 s switch scrape on a loaded machine) is
+        written as failed at its start, its series stale from there: reads of `moment`, or a
+        rule evaluation after that scrape, then lack that job's devices (a recorded sieve
+        without the storm's switch, in a fresh-clone CI run), as the app's next refresh would
+        (not judged, going stale), which is not what the reads were to compare."""
         time.sleep(max(0.0, moment + 2.5 - time.time()))  # a 1 s interval, a 1 s timeout
-        return self.prometheus.value_at('count(up{job=~"sim-.*"} == 1)', moment) == 3
+        evaluated = self.prometheus.value_at(
+            'min(timestamp({__name__=~"fabtui:device_clock:.+"}))', moment) or moment
+        # from the scrape before that evaluation (1 s apart, later on a loaded machine) on
+        span = max(0.0, moment - evaluated) + 3.0
+        return self.prometheus.value_at(
+            f'count(min_over_time(up{{job=~"sim-.*"}}[{span:.0f}s]) == 1)', moment) == 3
 
     def whole_moment(self, read: Callable[[float], T]) -> T:
         """`read(moment)` for the first of three moments at which every scrape worked; what

@@ -97,8 +97,9 @@ class Fabric:
         without the storm's switch, in a fresh-clone CI run), as the app's next refresh would
         (not judged, going stale), which is not what the reads were to compare."""
         time.sleep(max(0.0, moment + 2.5 - time.time()))  # a 1 s interval, a 1 s timeout
-        evaluated = self.prometheus.value_at(
-            'min(timestamp({__name__=~"fabtui:device_clock:.+"}))', moment) or moment
+        recorded = " or on() ".join(f"timestamp(fabtui:device_clock:{kind})"
+                                    for kind in ("gpu", "nic", "ibport", "port"))
+        evaluated = self.prometheus.value_at(f"min({recorded})", moment) or moment
         # from the scrape before that evaluation (1 s apart, later on a loaded machine) on
         span = max(0.0, moment - evaluated) + 3.0
         return self.prometheus.value_at(

@@ -18,6 +18,7 @@ from typing import TypeVar
 import pytest
 
 from fabtui.config import load_settings
+from fabtui.model.element import device_of
 from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.paths import demo_topology, shipped_templates
 from fabtui.prom.catalog import Element, Mapped
@@ -304,6 +305,59 @@ def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
     assert healths["recorded"] == healths["sieve"]
 
 
+def test_a_spread_first_sieve_never_shows_an_unsieved_device_ok(fabric: Fabric) -> None:
+    """Sieving raw series with a first sieve spread over the first refreshes (a budget of 100
+    elements a refresh on the demo, as 8,000 at 1,024 nodes): after each refresh the elements
+    of every device not sieved yet read "not judged yet", never ok (nor their node, their
+    links), the counts and the note say so; the storm fails once its devices are sieved; and
+    once every device was sieved the healths are the full read's of the same moment."""
+    def snapshot_of(ws: Workspace, status: FabricStatus, updates: list[StatusUpdate]
+                    ) -> FabricSnapshot:
+        for update in updates:
+            status.take(update)
+        return status.snapshot(1, PollState.WAITING)
+
+    def read(moment: float) -> None:
+        ws, full = fabric.source(mode="full")
+        full.at = moment
+        expected = dict(snapshot_of(ws, FabricStatus(FabricMap.build(ws.graph())),
+                                    poll(full)).health)
+        ws, source = fabric.source(mode="sieve")
+        source.at = moment
+        source.first_sieve_elements = 100
+        status = FabricStatus(FabricMap.build(ws.graph()))
+        fabric_map = status.fabric
+        refreshes = 0
+        while True:
+            snapshot = snapshot_of(ws, status, poll(source))
+            refreshes += 1
+            sieved = source._sieved.clocks  # each device's clock when it was sieved
+            waiting = {device for kind, devices in (source._presence.devices or {}).items()
+                       for device in devices if device not in sieved.get(kind, {})}
+            if not waiting:
+                break
+            assert source.unjudged and any("not sieved yet" in n for n in source.notes)
+            assert snapshot.unjudged_why.startswith("not sieved yet")
+            for key in source.unjudged:
+                assert device_of(key) in waiting
+                assert snapshot.of(key) is not Health.OK, key
+            for device in waiting:
+                assert snapshot.of(device) is not Health.OK, device
+                if device in fabric_map.members:  # a node: its links too
+                    for link, members in fabric_map.members.items():
+                        if any(device_of(m) == device for m in members):
+                            assert snapshot.of(link) is not Health.OK, (device, link)
+            assert sum(c.unjudged for c in snapshot.counts.values()) > 0
+            if STORM_PORT not in source.unjudged:
+                assert snapshot.of(STORM_PORT) is expected[STORM_PORT]
+            assert refreshes < 20
+        assert refreshes >= 3  # spread, on the demo too
+        assert dict(snapshot.health) == expected
+        assert sum(c.unjudged for c in snapshot.counts.values()) == 0
+
+    fabric.whole_moment(read)
+
+
 def test_presence_slices_add_up_to_the_full_read(fabric: Fabric) -> None:
     """After the first refresh each refresh re-reads the elements of a slice of the devices
     only, selected by their scrape targets' labels (RE2-escaped, `leaf\\-g00\\-r0`): from the
@@ -522,7 +576,10 @@ def test_a_refresh_sieves_only_the_devices_scraped_since_their_last_sieve(
         ws, source = fabric.source(mode="sieve")
         source.at = moment
         assert healths(ws, poll(source)) == expected
-        assert source.last_sieve == dict.fromkeys(("gpu", "ibport", "nic", "port"))
+        # every device of every kind, by its targets' labels (the first sieve fits its budget)
+        dated = source._presence.devices or {}
+        assert source.last_sieve == {kind: len(dated[kind]) for kind in dated}
+        assert not source.unjudged
         assert healths(ws, poll(source)) == expected
         assert source.last_sieve == dict.fromkeys(("gpu", "ibport", "nic", "port"), 0)
         memory = source._sieved

@@ -307,7 +307,7 @@ def test_the_sieve_gives_the_full_reads_verdicts(fabric: Fabric) -> None:
 
 def test_a_spread_first_sieve_never_shows_an_unsieved_device_ok(fabric: Fabric) -> None:
     """Sieving raw series with a first sieve spread over the first refreshes (a budget of 100
-    elements a refresh on the demo, as 8,000 at 1,024 nodes): after each refresh the elements
+    elements a refresh on the demo, as 4,000 at 1,024 nodes): after each refresh the elements
     of every device not sieved yet read "not judged yet", never ok (nor their node, their
     links), the counts and the note say so; the storm fails once its devices are sieved; and
     once every device was sieved the healths are the full read's of the same moment."""

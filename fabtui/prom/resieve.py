@@ -84,7 +84,8 @@ class SieveMemory:
 
     def whole_ahead(self, kinds: Iterable[Element]) -> set[Element]:
         """The kinds of `kinds` the next `plan` sieves whole whatever the clocks say (never
-        sieved, or their turn): their sieve can be asked before the clocks are answered."""
+        sieved, or their turn; with a `budget`, only their turn once every device was sieved):
+        their sieve can be asked before the clocks are answered."""
         ordered = sorted(kinds)
         upcoming = self.round + 1
         if self.budget is not None:  # spread: never whole before every device was sieved

@@ -88,12 +88,14 @@ the app runs are taken up without a restart."""
 SLOW_REFRESH_S = 1.0
 """A refresh slower than this without the recording rules is told how to load them."""
 
-FIRST_SIEVE_ELEMENTS = 8000
+FIRST_SIEVE_ELEMENTS = 4000
 """Sieving raw series, the elements whose devices a refresh sieves for the first time, at most
 (`fabtui.prom.resieve`: the first sieve spread over the first refreshes, the devices not sieved
-yet shown as not judged). Evaluating every series once is ~5 CPU-s of Prometheus's at 1,024
-nodes (40,960 elements, ~770,000 series): ~1 CPU-s a refresh, every device judged by the 6th
-refresh; a fabric near `SIEVE_FROM_NICS` (64 nodes, ~2,500 elements) by the first."""
+yet shown as not judged). Evaluating every series once is 6-7 CPU-s of Prometheus's at 1,024
+nodes (40,960 elements, ~770,000 series; a first refresh of 6-8 s on a 2-core machine): 4,000 a
+refresh cost ~0.7 CPU-s there, the first refresh 1.5-1.7 s, every device judged by the 11th
+refresh (8,000: 1.0 CPU-s, 2.2-2.4 s, by the 6th); a fabric near `SIEVE_FROM_NICS` (64 nodes,
+~2,500 elements) is judged by the first."""
 
 
 def client_for(settings: PrometheusSettings) -> PromClient:

@@ -290,6 +290,10 @@ def main() -> None:
     parser.add_argument("--interval", default=None,
                         help="Prometheus's scrape and rule interval (default 1s up to 64 "
                              "nodes, else 60s: the big fabric's switch scrape takes ~15 s)")
+    parser.add_argument("--first-sieve", default=None, metavar="N|whole",
+                        help="elements a refresh sieves of devices never sieved (default the "
+                             "shipped FIRST_SIEVE_ELEMENTS; `whole`: the first refresh sieves "
+                             "everything, as before issue 42's spread first sieve)")
     parser.add_argument("--profile", type=Path, default=None,
                         help="cProfile the 1 Hz refreshes into this file; print the top")
     parser.add_argument("--tracemalloc", default=None, metavar="A,B",
@@ -322,8 +326,10 @@ def main() -> None:
             prometheus = start(exporters, env, interval, folder)
             others = {"prometheus": [prometheus.process.pid],
                       "exporters": [e.pid for e in exporters]}
+            first_sieve = None if args.first_sieve is None else \
+                0 if args.first_sieve == "whole" else int(args.first_sieve)
             measure(prometheus, config, window, interval, storm, rounds, args.mode, probes,
-                    others)
+                    others, first_sieve)
         finally:
             if prometheus is not None:
                 prometheus.stop()
@@ -437,7 +443,7 @@ def start(exporters: list[subprocess.Popen[str]], env: dict[str, str], interval:
 
 def measure(prometheus: PrometheusServer, config: Path, window: str, interval: str,
             storm: str, rounds: int, mode_setting: str, probes: Probes,
-            others: dict[str, list[int]]) -> None:
+            others: dict[str, list[int]], first_sieve: int | None = None) -> None:
     """Wait for the first rates (and, recorded, the rules' first evaluation), then time the
     refreshes and print the figures."""
     prometheus.wait_ready()
@@ -451,6 +457,8 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     ws = Workspace(load_settings(config))
     source = live_source(ws)
     assert source is not None
+    if first_sieve is not None:  # 0: whole
+        source.first_sieve_elements = first_sieve or None
     ruled = ""
     if source.recorded:
         began = time.monotonic()

@@ -511,7 +511,8 @@ def test_a_steady_sieve_is_read_in_one_round_trip(tmp_path: Path, fake: StartFak
 
 def test_a_first_raw_sieve_is_asked_with_the_clocks_and_the_past_with_the_full_read(
         tmp_path: Path, fake: StartFake) -> None:
-    """Sieving raw series, the first refresh sieves every element kind whole whatever the
+    """Sieving raw series with the first sieve not spread (`first_sieve_elements = None`),
+    the first refresh sieves every element kind whole whatever the
     device clocks say: its sieves are asked with the clocks, not after their answer (one round
     trip fewer, on the refresh where Prometheus has most to evaluate); and the sparklines' past
     of the NIC the sieve names is asked with that NIC's full read, not after it. Every answer
@@ -535,6 +536,7 @@ def test_a_first_raw_sieve_is_asked_with_the_clocks_and_the_past_with_the_full_r
 
     server = fake(answer)
     source = source_of(workspace(tmp_path, server.url, mode="sieve"))
+    source.first_sieve_elements = None
     poll(source)
     sieves = set(source.sieves.values())
     sieved = [at for at, path, query in server.asked if query in sieves]

@@ -103,3 +103,57 @@ def test_the_kinds_sieved_whole_are_known_before_the_clocks() -> None:
         if round_no == 1:
             assert ahead == kinds
     assert memory.whole_ahead(kinds) == set()
+
+
+def test_a_spread_first_sieve_asks_each_device_once_within_its_budget() -> None:
+    """With a budget, the first sieve is spread: each refresh asks about the next devices
+    never sieved (all of a node's kinds together) until the budget's elements are spent, no
+    kind whole and no device twice, the others left `unsieved`; once every device was sieved,
+    nothing is asked until a clock moves, and only then may a kind be sieved whole again."""
+    nodes, switches = sorted(GRAPH.nodes), sorted(GRAPH.switches)
+    times: dict[Element, dict[str, float]] = {
+        "gpu": dict.fromkeys(nodes, 10.0), "nic": dict.fromkeys(nodes, 10.0),
+        "port": dict.fromkeys(switches, 10.0)}
+    node_kinds: tuple[Element, ...] = ("gpu", "nic")
+    sizes: dict[tuple[str, Element], int] = {
+        **{(n, kind): 8 for n in nodes for kind in node_kinds},
+        **{(s, "port"): 40 for s in switches}}
+    everything = sum(sizes.values())
+    budget = everything // 4
+    memory = SieveMemory(budget=budget)
+    kinds = set(times)
+    asked: dict[Element, list[str]] = {kind: [] for kind in kinds}
+    refreshes = 0
+    while refreshes == 0 or memory.unsieved_kinds:
+        assert memory.whole_ahead(kinds) == set()
+        plan = memory.plan(kinds, times, sizes)
+        refreshes += 1
+        assert all(devices is not None for devices in plan.values())
+        spent = sum(sizes[(d, kind)] for kind, devices in plan.items() for d in devices or ())
+        assert spent < budget + 2 * 8 + 40  # the last device may cross it
+        assert plan["gpu"] == plan["nic"]  # a node's kinds together
+        for kind, devices in plan.items():
+            assert devices is not None
+            assert not set(asked[kind]) & devices
+            asked[kind] += devices
+            memory.record(kind, devices, {}, MAPPED, RESOLVER, times[kind])
+        left = {kind: memory.unsieved(kind, times[kind]) for kind in kinds}
+        assert {kind for kind, devices in left.items() if devices} == memory.unsieved_kinds
+    assert 4 <= refreshes <= 6
+    assert {kind: sorted(devices) for kind, devices in asked.items()} == \
+        {kind: sorted(devices) for kind, devices in times.items()}
+    assert memory.plan(kinds, times, sizes) == {kind: set() for kind in kinds}
+    plans = [memory.plan(kinds, times, sizes) for _ in range(WHOLE_EVERY)]
+    assert sum(devices is None for plan in plans for devices in plan.values()) == len(kinds)
+
+
+def test_a_device_that_comes_later_is_unsieved_until_its_refresh() -> None:
+    memory = SieveMemory(budget=1)
+    first: dict[Element, dict[str, float]] = {"port": {"leaf-g00-r0": 10.0}}
+    plan = memory.plan({"port"}, first, {})
+    assert plan == {"port": {"leaf-g00-r0"}} and not memory.unsieved_kinds
+    memory.record("port", plan["port"], {}, MAPPED, RESOLVER, first["port"])
+    later: dict[Element, dict[str, float]] = {"port": {"leaf-g00-r0": 10.0,
+                                                       "leaf-g00-r1": 12.0}}
+    assert memory.unsieved("port", later["port"]) == {"leaf-g00-r1"}
+    assert memory.plan({"port"}, later, {}) == {"port": {"leaf-g00-r1"}}

@@ -14,9 +14,9 @@ from textual.theme import Theme
 from fabtui.views.status import Health
 
 GLYPHS = {Health.OK: "✓", Health.WARN: "!", Health.FAIL: "✗", Health.UNKNOWN: "?",
-          Health.STALE: "~", Health.UNREACHABLE: "⊘"}
+          Health.UNJUDGED: "…", Health.STALE: "~", Health.UNREACHABLE: "⊘"}
 ASCII_GLYPHS = {Health.OK: "+", Health.WARN: "!", Health.FAIL: "X", Health.UNKNOWN: "?",
-                Health.STALE: "~", Health.UNREACHABLE: "#"}
+                Health.UNJUDGED: ".", Health.STALE: "~", Health.UNREACHABLE: "#"}
 
 
 _BARS = "▁▂▃▄▅▆▇█"
@@ -40,7 +40,7 @@ def health_style(health: Health, theme: Theme, *, selected: bool = False) -> Sty
     colour = {Health.OK: theme.success, Health.WARN: theme.warning, Health.FAIL: theme.error,
               Health.UNREACHABLE: theme.error}.get(health)
     style = Style(color=colour, bold=health in (Health.FAIL, Health.UNREACHABLE),
-                  dim=health in (Health.UNKNOWN, Health.STALE),
+                  dim=health in (Health.UNKNOWN, Health.UNJUDGED, Health.STALE),
                   reverse=selected or health is Health.UNREACHABLE)
     if selected and health is Health.UNREACHABLE:
         style += Style(reverse=False, underline=True)

@@ -24,7 +24,7 @@ from fabtui.model.probe import ProbeResult
 from fabtui.model.transport import ErrorKind
 from fabtui.model.verdict import Verdict
 from fabtui.views.fabricmap import LAYER_OF, FabricMap, Layer
-from fabtui.views.updates import History, Quiet, Results, StatusUpdate
+from fabtui.views.updates import History, NotJudged, Quiet, Results, StatusUpdate
 
 HISTORY = 60
 """Samples kept per counter for sparklines."""
@@ -44,6 +44,8 @@ class Health(StrEnum):
     WARN = "warn"
     FAIL = "fail"
     UNKNOWN = "unknown"
+    UNJUDGED = "unjudged"
+    """Has series, no verdict yet (`NotJudged`): never ok, and so no roll-up over it is."""
     STALE = "stale"
     UNREACHABLE = "unreachable"
 
@@ -58,8 +60,8 @@ class Health(StrEnum):
 
 
 _PROBLEMS = frozenset((Health.WARN, Health.FAIL, Health.STALE, Health.UNREACHABLE))
-_RANK = {Health.UNKNOWN: 0, Health.OK: 1, Health.STALE: 2, Health.WARN: 3, Health.FAIL: 4,
-         Health.UNREACHABLE: 5}
+_RANK = {Health.UNKNOWN: 0, Health.OK: 1, Health.UNJUDGED: 2, Health.STALE: 3,
+         Health.WARN: 4, Health.FAIL: 5, Health.UNREACHABLE: 6}
 _OF_VERDICT = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: Health.WARN,
                Verdict.FAIL: Health.FAIL}
 _NEVER = float("inf")
@@ -197,6 +199,8 @@ class LayerCount:
     unreachable: int = 0
     ok: int = 0
     """Elements known to be fine (the rest of `total` less the problems: not known yet)."""
+    unjudged: int = 0
+    """Elements with series not judged yet (`Health.UNJUDGED`), of those not known."""
 
     @property
     def problems(self) -> int:
@@ -224,6 +228,8 @@ class FabricSnapshot:
     """Why the last round failed (`KeyError: 'x'`); set only when `poll` is `FAILED`."""
     retry_s: float | None = None
     """Seconds from `taken_at` to the next try after a failed round."""
+    unjudged_why: str = ""
+    """Why the elements that are `Health.UNJUDGED` are not judged yet (`NotJudged.why`)."""
 
     def of(self, key: str) -> Health:
         return self.health.get(key, Health.UNKNOWN)
@@ -246,6 +252,8 @@ class FabricStatus:
         and left pymalloc's arenas pinned by floats kept between each refresh's freed
         answers: RSS grew ~10 MB a refresh at 128 nodes, `--mode full`)."""
         self._last_data: float | None = None
+        self._unjudged: NotJudged = NotJudged(frozenset())
+        """The source's last word on the elements it has not judged yet."""
         self._marks: dict[tuple[tuple[str, ...], float, float], Mapping[str, Reading]] = {}
         self._marks_before: dict[tuple[tuple[str, ...], float, float], Mapping[str, Reading]] = {}
         """The readings of the quiet marks since the last snapshot (and of those before it),
@@ -263,6 +271,9 @@ class FabricStatus:
             self.apply(update.result, update.stale_after)
         elif isinstance(update, Quiet):
             self.apply_quiet(update)
+        elif isinstance(update, NotJudged):
+            with self._lock:
+                self._unjudged = update
         elif isinstance(update, History):
             self.seed_history(update)
 
@@ -406,9 +417,14 @@ class FabricStatus:
             states = dict(self._states)
             last = self._last_data
             self._marks_before, self._marks = self._marks, {}
+            unjudged = self._unjudged
         health = self._judge(states, now)
         fabric = self.fabric
         get = health.get
+        for key in unjudged.keys:  # no verdict yet: never ok, nor a roll-up over it
+            for each in (key, fabric.optic_of(key)):
+                if each is not None and get(each, Health.UNKNOWN) is Health.UNKNOWN:
+                    health[each] = Health.UNJUDGED
         for key, members in _rollups(fabric):
             parts = [h for m in members if (h := get(m)) is not None]
             if parts:
@@ -422,9 +438,12 @@ class FabricStatus:
             counts[layer] = LayerCount(len(keys), found.count(Health.WARN),
                                        found.count(Health.FAIL), found.count(Health.STALE),
                                        found.count(Health.UNREACHABLE),
-                                       sum(1 for k in keys if get(k) is Health.OK))
+                                       sum(1 for k in keys if get(k) is Health.OK),
+                                       sum(1 for k in keys if get(k) is Health.UNJUDGED)
+                                       if unjudged.keys else 0)
         return FabricSnapshot(now, round_no, poll, health, states, counts, last, round_s, note,
-                              failure, retry_s)
+                              failure, retry_s,
+                              unjudged.why if unjudged.keys else "")
 
     def _judge(self, states: Mapping[str, ElementState], now: float) -> dict[str, Health]:
         """Every element's health at `now`; an element whose state is the one judged last

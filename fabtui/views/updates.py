@@ -34,6 +34,16 @@ class Quiet:
 
 
 @dataclass(frozen=True)
+class NotJudged:
+    """Elements a source has series of but has not judged yet (Prometheus's first sieve,
+    spread over the first refreshes): shown as not judged, never ok, until a verdict comes.
+    Each replaces the last (empty: none left); `why` says why, for a detail panel."""
+
+    keys: frozenset[str]
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class History:
     """The past of some sparklines: element key -> history name -> values, oldest first."""
 
@@ -48,7 +58,7 @@ class SourceFailed:
     reason: str
 
 
-StatusUpdate = Results | Quiet | History | SourceFailed
+StatusUpdate = Results | Quiet | NotJudged | History | SourceFailed
 """What a status source yields: typed, so no update is smuggled through a pseudo-probe."""
 
 

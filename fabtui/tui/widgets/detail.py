@@ -19,7 +19,7 @@ from fabtui.tui.glyphs import glyph, health_style, mark, short_number, sparkline
 from fabtui.tui.widgets.hanging import Hanging
 from fabtui.views.crosslinks import Mark
 from fabtui.views.fabricmap import SET, FabricMap, identity, selection_elements
-from fabtui.views.status import KEY_COUNTERS, FabricSnapshot
+from fabtui.views.status import KEY_COUNTERS, FabricSnapshot, Health
 
 SPARK = 16
 """Samples drawn per sparkline."""
@@ -120,6 +120,10 @@ class DetailPanel(VerticalScroll):
                     text.append(f"  {name:<10}", "dim")
                     text.append(f"{value}\n")
             state = snapshot.states.get(element)
+            if health is Health.UNJUDGED and (state is None or not state.readings):
+                text.append(f"  not judged yet: {snapshot.unjudged_why or 'no verdict yet'}\n",
+                            "dim")
+                continue
             if state is None:
                 if health.value == "unknown":
                     text.append("  no data yet\n", "dim")

@@ -62,7 +62,8 @@ def layer_parts(counts: Mapping[Layer, LayerCount]) -> list[tuple[str, Health, i
     """Per layer shown: (its name, the health its figure counts, the figure, the total). The
     figure is how many elements are in that state, so `NICs ✗1/64` reads "1 of 64 NICs has a
     problem, the worst a failure" and `GPUs ✓64/64` "all 64 fine"; with no problem but some not
-    read yet, `GPUs ?24/64` counts those unknown (a `✓0/64` read as "none fine")."""
+    read yet, `GPUs ?24/64` counts those unknown (a `✓0/64` read as "none fine"), and
+    `GPUs …24/64` those not known of which some have series not judged yet (`UNJUDGED`)."""
     parts = []
     for layer in Layer:
         count = counts.get(layer)
@@ -73,7 +74,8 @@ def layer_parts(counts: Mapping[Layer, LayerCount]) -> list[tuple[str, Health, i
                 else Health.WARN if count.warn else Health.STALE
             parts.append((layer.value, worst, count.problems, count.total))
         elif count.ok < count.total:
-            parts.append((layer.value, Health.UNKNOWN, count.total - count.ok, count.total))
+            waiting = Health.UNJUDGED if count.unjudged else Health.UNKNOWN
+            parts.append((layer.value, waiting, count.total - count.ok, count.total))
         else:
             parts.append((layer.value, Health.OK, count.total, count.total))
     return parts

@@ -30,8 +30,8 @@ a built wheel, a simulated job) is built once. One file of long tests on one wor
 suite's tail: the runbook cases alone are a third of its time."""
 
 FIRST = (
-    "test_alerts_live.py", "test_alerts_live_more.py",
-    "test_tui_journeys.py", "test_docs.py", "test_prom_live.py", "test_tui_typeahead.py",
+    "test_tui_journeys.py", "test_docs.py", "test_prom_live.py",
+    "test_alerts_live.py", "test_alerts_live_more.py", "test_tui_typeahead.py",
     "test_reports.py",
     "test_tui_tmux.py", "test_runbook_library.py", "test_tui_runbooks.py", "test_tui_triage.py",
     "test_tui_cases.py", "test_tui_console.py", "test_hostile_input.py", "test_tui_live.py",
@@ -44,8 +44,9 @@ FIRST = (
 its tests), longest first: they are handed out before the rest, so the suite ends on short
 units and not with one worker alone on a long one. A scheduling hint only, from the
 `--durations` of a full run: a file missing here runs all the same, after these. (The alert
-tests, 25-40 s each, mostly wait on a Prometheus and an Alertmanager of their own: they go
-first, so that their waiting overlaps the rest.)"""
+tests, 25-55 s each, mostly wait on a Prometheus and an Alertmanager of their own: early, but
+not in the first batch, where all four workers would wait on them at once and leave a core
+idle: taken as workers come free, their waiting overlaps the others' computing.)"""
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

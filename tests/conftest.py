@@ -21,6 +21,7 @@ SPREAD = frozenset({
     "test_tui_runbooks.py", "test_tui_journeys.py", "test_tui_cases.py", "test_tui_console.py",
     "test_tui_triage.py", "test_tui_tmux.py", "test_tui_app.py", "test_tui_live.py",
     "test_tui_report.py", "test_tui_typeahead.py", "test_report_truth.py",
+    "test_alerts_live.py", "test_alerts_live_more.py",
 })
 """Files whose tests are long and independent (each its own scratch folders, no module-scoped
 fixture): pytest-xdist hands them out one test at a time. Every other file's tests stay
@@ -29,7 +30,8 @@ a built wheel, a simulated job) is built once. One file of long tests on one wor
 suite's tail: the runbook cases alone are a third of its time."""
 
 FIRST = (
-    "test_tui_journeys.py", "test_docs.py", "test_prom_live.py", "test_tui_typeahead.py",
+    "test_tui_journeys.py", "test_docs.py", "test_prom_live.py",
+    "test_alerts_live.py", "test_alerts_live_more.py", "test_tui_typeahead.py",
     "test_reports.py",
     "test_tui_tmux.py", "test_runbook_library.py", "test_tui_runbooks.py", "test_tui_triage.py",
     "test_tui_cases.py", "test_tui_console.py", "test_hostile_input.py", "test_tui_live.py",
@@ -41,7 +43,10 @@ FIRST = (
 """The files whose work units take longest (single tests of 10-25 s, or a module fixture and
 its tests), longest first: they are handed out before the rest, so the suite ends on short
 units and not with one worker alone on a long one. A scheduling hint only, from the
-`--durations` of a full run: a file missing here runs all the same, after these."""
+`--durations` of a full run: a file missing here runs all the same, after these. (The alert
+tests, 25-55 s each, mostly wait on a Prometheus and an Alertmanager of their own: early, but
+not in the first batch, where all four workers would wait on them at once and leave a core
+idle: taken as workers come free, their waiting overlaps the others' computing.)"""
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -76,7 +76,7 @@ def _hex(digits: bytes, mixed: int) -> bytes:
     return b"%0*x" % (width, (int(digits, 16) ^ mixed) & ((1 << 4 * width) - 1))
 
 
-def as_another_process(sample: bytes, copy: int) -> bytes:
+def as_another_process(sample: bytes, copy: int, *, ranks: bool = True) -> bytes:
     """`sample` as the `copy`-th process of a 1,024-rank job printed it.
 
     Each copy is other processes: its own host (one node per 8 copies), pid, tid and clock,
@@ -85,7 +85,8 @@ def as_another_process(sample: bytes, copy: int) -> bytes:
     nodes, and its own comm pointers; the commId/commHash change when the job restarts (each
     64 copies, once all ranks are printed). The GPU numbers (`cudaDev`, `[d]`, `busId`) stay:
     rank r + 16c sits on the same GPU of its node as rank r, as in a real job. The wording
-    of each line is unchanged.
+    of each line is unchanged. Without `ranks`, only the head and clock change (the input
+    before issue 42's renumbering: every copy claims the sample's own ranks and communicators).
     """
     offset = copy * SPAN
     restart = offset // WORLD
@@ -93,7 +94,7 @@ def as_another_process(sample: bytes, copy: int) -> bytes:
     def rank(value: bytes) -> bytes:
         return b"%d" % ((int(value) + offset) % WORLD)
 
-    def ranks(match: re.Match[bytes]) -> bytes:
+    def renumbered(match: re.Match[bytes]) -> bytes:
         text, start = match[0], match.start()
         pieces, at = [], 0
         for group in range(1, (match.re.groups or 0) + 1):
@@ -117,8 +118,10 @@ def as_another_process(sample: bytes, copy: int) -> bytes:
         return b"%02d:%02d:%02d" % (seconds // 3600, seconds // 60 % 60, seconds % 60)
 
     text = _NCCL_HEAD.sub(head, sample)
-    text = _RANK.sub(ranks, text)  # after the head: its tag too
-    text = _TREE.sub(ranks, text)
+    if not ranks:
+        return text if copy == 0 else _CLOCK.sub(clock, text)
+    text = _RANK.sub(renumbered, text)  # after the head: its tag too
+    text = _TREE.sub(renumbered, text)
     text = _RING_ORDER.sub(order, text)
     text = _NRANKS.sub(lambda m: b"%s %d" % (m[1], WORLD), text)
     text = _NNODES.sub(lambda m: b"nNodes %d localRanks %s" % (

@@ -4,8 +4,9 @@ Targets (issue "Speed", 2-core CI machine):
   - 100 MB of NCCL log text, `fabtui parse --as nccl-log`      <= 15x `grep -c NCCL`, RSS <= 300 MB
   - any parser: peak RSS <= 3x the input + 100 MB (here: `ethtool -S` and nccl-tests output)
 The inputs are built from the shipped samples (tests/fixtures/<kind>/*.txt) as a big job would
-print them: each repetition of an NCCL log is another process (its own host, pid, tid and
-clock: ~80 % of lines distinct, as in a real combined log of a 1,000-rank job), each copy of
+print them: each repetition of an NCCL log is other ranks of a 1,024-rank job (their own
+host, pid, tid, clock, rank numbers and peers, comm pointers; nranks 1,024; a new commId each
+restart, as in a real combined log of a 1,000-rank job: `as_another_process`), each copy of
 an `ethtool -S` capture names its counters apart (the table and the output grow). The three big
 kinds run at three sizes and print their fitted growth exponent (~1 linear, ~2 quadratic); the
 old byte-for-byte repetition is printed beside the NCCL rows, for comparison.
@@ -40,27 +41,95 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 MB = 1024 * 1024
 
 
-# The head of an NCCL line (an optional srun task tag, then host:pid:tid) and a clock time:
-# what another rank, another node or a restart changes in a big job's combined log.
-_NCCL_HEAD = re.compile(rb"^((?:\d+: )?)([A-Za-z][A-Za-z0-9._-]*):(\d+):(\d+)", re.MULTILINE)
+# The head of an NCCL line (an optional srun task tag and [date time], then host:pid:tid)
+# and a clock time: what another process, another node or a restart changes in a job's log.
+_NCCL_HEAD = re.compile(rb"^((?:\d+: )?(?:\[[^\]\n]*\] )?)([A-Za-z][A-Za-z0-9._-]*):(\d+):(\d+)",
+                        re.MULTILINE)
 _CLOCK = re.compile(rb"\b(\d\d):(\d\d):(\d\d)\b")
 
+WORLD = 1024
+"""The ranks of the job the built log comes from: every rank number is taken modulo this."""
+SPAN = 16
+"""Ranks one copy of the samples may carry (the widest sample has ranks 0-15): copy `c` holds
+ranks 16c..16c+15 of the job, so 64 copies print all 1,024 ranks once, and the next copy is
+the job restarted (new commId, new commHash), as a real log of a restarting job has it."""
 
-def as_another_process(sample: bytes, copy: int) -> bytes:
-    """`sample` as the `copy`-th process of a big job printed it: its own host (one node per
-    8 processes), pid, tid and clock, the rest of each line (the wording) unchanged."""
-    if copy == 0:
-        return sample
+# Every shape of a rank number in the samples (tests/fixtures/nccl-log/*.txt), each a group
+# `_renumbered` shifts: `rank N` (init, comm topology, `from rank N`), torch's `[rankN]:`,
+# `Rank N` (`[Rank N]`, `[PG ... Rank N]`, Gloo's `Rank N is connected`), the peers of
+# channel lines `a[d] -> b[e]` (the bracket is the GPU, kept), the old `Ring c : a -> b`,
+# the tree lines `[c] x/y/z->r->p` (-1, no peer, kept) and the ring order `Channel c/n : a b`.
+_RANK = re.compile(rb"(?<!-)\brank (\d+)|^(\d+): |\[rank(\d+)\]|\bRank (\d+)"
+                   rb"|(?<![\d\[])(\d+)\[\d+\] -> (\d+)\[\d+\]|\bRing \d+ : (\d+) -> (\d+)",
+                   re.MULTILINE)
+_TREE = re.compile(rb"\[\d+\] (-?\d+)/(-?\d+)/(-?\d+)->(-?\d+)->(-?\d+)")
+_RING_ORDER = re.compile(rb"(NCCL INFO Channel \d+/\d+ :)((?: +\d+)+)$", re.MULTILINE)
+_NRANKS = re.compile(rb"\b(n[Rr]anks) \d+")
+_NNODES = re.compile(rb"\bnNodes \d+ localRanks (\d+)")
+_COMM_PTR = re.compile(rb"\bcomm 0x([0-9a-fA-F]+)")
+_COMM_ID = re.compile(rb"\b(commId|commHash) (0x)?([0-9a-fA-F]+)")
+
+
+def _hex(digits: bytes, mixed: int) -> bytes:
+    """`digits` (hex) XOR `mixed`, printed at their own width (no pointer grows a digit)."""
+    width = len(digits)
+    return b"%0*x" % (width, (int(digits, 16) ^ mixed) & ((1 << 4 * width) - 1))
+
+
+def as_another_process(sample: bytes, copy: int, *, ranks: bool = True) -> bytes:
+    """`sample` as the `copy`-th process of a 1,024-rank job printed it.
+
+    Each copy is other processes: its own host (one node per 8 copies), pid, tid and clock,
+    its own ranks (each rank number, peers included, plus 16 per copy, modulo 1,024; the
+    srun task tag with them), every communicator of `WORLD` ranks and `WORLD / localRanks`
+    nodes, and its own comm pointers; the commId/commHash change when the job restarts (each
+    64 copies, once all ranks are printed). The GPU numbers (`cudaDev`, `[d]`, `busId`) stay:
+    rank r + 16c sits on the same GPU of its node as rank r, as in a real job. The wording
+    of each line is unchanged. Without `ranks`, only the head and clock change (the input
+    before issue 42's renumbering: every copy claims the sample's own ranks and communicators).
+    """
+    offset = copy * SPAN
+    restart = offset // WORLD
+
+    def rank(value: bytes) -> bytes:
+        return b"%d" % ((int(value) + offset) % WORLD)
+
+    def renumbered(match: re.Match[bytes]) -> bytes:
+        text, start = match[0], match.start()
+        pieces, at = [], 0
+        for group in range(1, (match.re.groups or 0) + 1):
+            if match[group] is None or match[group].startswith(b"-"):
+                continue  # this alternative did not match, or -1 (no peer)
+            pieces += [text[at:match.start(group) - start], rank(match[group])]
+            at = match.end(group) - start
+        return b"".join([*pieces, text[at:]])
+
+    def order(match: re.Match[bytes]) -> bytes:
+        return match[1] + re.sub(rb"\d+", lambda m: rank(m[0]), match[2])
 
     def head(match: re.Match[bytes]) -> bytes:
         tag, host, pid, tid = match.groups()
+        if copy == 0:
+            return match[0]  # the first copy keeps the sample's own host, pid and tid
         return b"%s%s-n%d:%d:%d" % (tag, host, copy // 8, int(pid) + copy, int(tid) + copy)
 
     def clock(match: re.Match[bytes]) -> bytes:
         seconds = (int(match[1]) * 3600 + int(match[2]) * 60 + int(match[3]) + copy) % 86400
         return b"%02d:%02d:%02d" % (seconds // 3600, seconds // 60 % 60, seconds % 60)
 
-    return _CLOCK.sub(clock, _NCCL_HEAD.sub(head, sample))
+    text = _NCCL_HEAD.sub(head, sample)
+    if not ranks:
+        return text if copy == 0 else _CLOCK.sub(clock, text)
+    text = _RANK.sub(renumbered, text)  # after the head: its tag too
+    text = _TREE.sub(renumbered, text)
+    text = _RING_ORDER.sub(order, text)
+    text = _NRANKS.sub(lambda m: b"%s %d" % (m[1], WORLD), text)
+    text = _NNODES.sub(lambda m: b"nNodes %d localRanks %s" % (
+        max(WORLD // max(int(m[1]), 1), 1), m[1]), text)
+    text = _COMM_PTR.sub(lambda m: b"comm 0x" + _hex(m[1], copy << 12), text)
+    text = _COMM_ID.sub(lambda m: b"%s %s%s" % (m[1], m[2] or b"", _hex(
+        m[3], restart * 0x9E3779B97F4A7C15)), text)
+    return text if copy == 0 else _CLOCK.sub(clock, text)
 
 
 def _table_rows_renamed(sample: bytes, copy: int) -> bytes:
@@ -75,8 +144,8 @@ def _table_rows_renamed(sample: bytes, copy: int) -> bytes:
 def build(kind: str, size: int, path: Path, *, verbatim: bool = False) -> None:
     """`path` filled with the shipped samples of `kind` up to `size` bytes.
 
-    Each repetition is what another process of a big job would print (`as_another_process`:
-    ~80 % of NCCL lines distinct, as in a real combined log of a 1,000-rank job); for
+    Each repetition is what other ranks of a 1,024-rank job would print
+    (`as_another_process`, as in a real combined log of a 1,000-rank job); for
     `ethtool -S` every copy names its counters apart, so the table grows. `verbatim` repeats
     the samples byte for byte (the old input, where a parser only counts repeats).
     """
@@ -270,10 +339,12 @@ def _row_for(kind: str, path: Path, fabtui: list[str], times: int) -> float:
     seconds, rss, status, cpu = _median_run([*fabtui, kind, str(path)], times)
     label = f"{kind} {real:.0f} MB" + ("" if status == 0 else f" (exit {status})")
     if kind == "nccl-log":
-        distinct = _distinct_share(path)
+        distinct, masked = _distinct_share(path)
         grep, _, _, grep_cpu = _median_run(["grep", "-c", "NCCL", str(path)], times)
-        _row(f"{label} ({distinct:.0%} distinct)", seconds, rss, "grep -c", grep, 300, 15)
+        _row(f"{label} ({distinct:.0%}/{masked:.0%} distinct)", seconds, rss, "grep -c", grep,
+             300, 15)
         # On a machine shared with other work the CPU seconds are the steadier figure.
+        # (x%/y% distinct: the lines as they are / with host:pid:tid and clock masked.)
         print(f"{'  the same in CPU seconds':<34} {cpu:7.2f} s{'':<29}grep -c "
               f"{grep_cpu:6.2f} s  ratio {cpu / max(grep_cpu, 1e-9):6.1f}x")
     else:
@@ -283,11 +354,14 @@ def _row_for(kind: str, path: Path, fabtui: list[str], times: int) -> float:
     return cpu
 
 
-def _distinct_share(path: Path) -> float:
-    """The share of the lines of `path` that are distinct (a sample of its first 20 MB)."""
+def _distinct_share(path: Path) -> tuple[float, float]:
+    """The shares of the lines of `path` that are distinct, as they are and with their head
+    (host:pid:tid) and clock masked: what the parser sees past the head (a sample of the
+    first 20 MB)."""
     with path.open("rb") as handle:
         lines = handle.read(20 * MB).splitlines()
-    return len(set(lines)) / max(len(lines), 1)
+    masked = {_CLOCK.sub(b"T", _NCCL_HEAD.sub(b"H", line)) for line in lines}
+    return len(set(lines)) / max(len(lines), 1), len(masked) / max(len(lines), 1)
 
 if __name__ == "__main__":
     main()

@@ -106,6 +106,15 @@ class Fabric:
         return self.prometheus.value_at(
             f'count(min_over_time(up{{job=~"sim-.*"}}[{span:.0f}s]) == 1)', moment) == 3
 
+    def scrapes_worked_since(self, start: float) -> bool:
+        """Whether every job's scrapes from `start` to now worked (asked once those begun by
+        now have ended)."""
+        time.sleep(2.5)  # a 1 s interval, a 1 s timeout
+        now = time.time()
+        span = max(1.0, now - start)
+        return self.prometheus.value_at(
+            f'count(min_over_time(up{{job=~"sim-.*"}}[{span:.0f}s]) == 1)', now) == 3
+
     def whole_moment(self, read: Callable[[float], T]) -> T:
         """`read(moment)` for the first of five moments at which every scrape worked (from
         the rule evaluation a recorded read sees to the moment: a span of a few seconds, which
@@ -393,8 +402,15 @@ def test_presence_slices_add_up_to_the_full_read(fabric: Fabric) -> None:
 
 
 def test_every_element_of_the_demo_has_series(fabric: Fabric) -> None:
-    _, source = fabric.source()
-    assert source.check() == []
+    # A scrape that timed out on a loaded machine leaves its node's series stale for a moment
+    # (a CI run missed node001's 65): a miss counts only when every scrape worked meanwhile.
+    for _ in range(5):
+        _, source = fabric.source()
+        asked = time.time()
+        missing = source.check()
+        if not missing or fabric.scrapes_worked_since(asked - 3.0):
+            break
+    assert missing == []
 
 
 def test_check_names_elements_without_series(fabric: Fabric) -> None:

@@ -171,8 +171,10 @@ def fabtui(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 # --- the screens read -------------------------------------------------------------------------
-READING = re.compile(r"^(-|-?inf|nan|-?\d+(\.\d+)?(e[+-]?\d+)?|[A-Z]{2}\d{6,})$", re.I)
-"""A reading shown whole: a number with every digit the table shows, `-inf`, `-`, a serial."""
+READING = re.compile(r"^(-|-?inf|nan|-?\d+(\.\d+)?(e[+-]?\d+)?|[A-Z]{2}\d{6,}|"
+                     r"Active|Down|Disabled?|Polling|LinkUp|Initializing|Sleep)$", re.I)
+"""A reading shown whole: a number with every digit the table shows, `-inf`, `-`, a serial,
+a port state as mlxlink or ibstat prints it (a cut state, `Disa`, is not one of these)."""
 
 
 def before_after_rows(text: str) -> list[tuple[str, str]]:

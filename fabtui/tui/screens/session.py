@@ -509,10 +509,16 @@ class SessionScreen(FabtuiScreen):
             # never what gives way (the names are, ending in `…`).
             changed = [(pair, row) for pair in pairs for row in pair.rows
                        if row[2] != row[3] or row[4] != "ok"]  # what the repair changed
+            # A reading in words (mlxlink's recommendation) would push the readings off an
+            # 80-column pane: it stays in its block's table (`enter` on the block), and the
+            # caption says how many are there.
+            worded = [(pair, row) for pair, row in changed if _prose(row[2]) or _prose(row[3])]
+            changed = [item for item in changed if item not in worded]
             where, lanes = split_common([row[0] for _, row in changed])
             named = {f"{pair.after} (before: {pair.before})" for pair, _ in changed}
-            caption = " · ".join(filter(None, [where.rstrip(":/"),
-                                               *(sorted(named) if len(named) == 1 else [])]))
+            caption = " · ".join(filter(None, [
+                where.rstrip(":/"), *(sorted(named) if len(named) == 1 else []),
+                f"{len(worded)} reading(s) in words in their blocks" if worded else ""]))
             columns = (left("component" if not where else "part"), left("metric"),
                        right("before"), right("after"), left("verdict"),
                        left("after (before)"))
@@ -781,6 +787,12 @@ class SessionScreen(FabtuiScreen):
         self.dismiss(None)
         if self.origin and self.origin != self.app.current_mode:
             self.app.switch_mode(self.origin)
+
+
+def _prose(value: Any) -> bool:
+    """Whether a reading is words, not a number or a one-word state (`Check the cable and the
+    remote side` against `Active`, `-1.32`)."""
+    return isinstance(value, str) and " " in value.strip()
 
 
 def _reading(value: Any) -> str:

@@ -151,24 +151,32 @@ def test_every_scenarios_acceptance_report_is_consistent_row_by_row(
     assert not [p for p in report["problems"] if re.search(r"/lane\d", p["element"])]
 
 
+JOURNEY_PORT = "leaf-g00-r5:Ethernet16"
+
+
+def _triage_then_repair_to_the_swap(config: Path) -> tuple[str, str]:
+    """Journey (a) headless up to the swap: the NCCL-hang triage, then the optic replacement
+    it hands over to (the port, the node it drained, the link), stopped at its swap gate
+    (nobody answered); the two sessions."""
+    _cli(config, "--scenario", "nccl-hang", "runbook", "run", "nccl-hang-triage",
+         "--answer", "cordon=node003", "--answer", "restart=yes")
+    triage = _newest(config)
+    _cli(config, "runbook", "run", "optic-replacement", "--input", f"port={JOURNEY_PORT}",
+         "--input", "scheduler_host=node001", "--input", "drained_node=node003",
+         "--handed-over-from", triage, "--input", "soak_s=300",
+         "--answer", f"shut-port={JOURNEY_PORT}", "--answer", "cleaned=yes",
+         "--answer", f"shut-again={JOURNEY_PORT}")
+    return triage, _newest(config)
+
+
 @pytest.fixture(scope="module")
 def journey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """Journey (a) of the field review, headless: the NCCL-hang triage, then the optic
     replacement it hands over to, which stops at its swap gate (nobody answered), the optic
     swapped, the session resumed to its end."""
-    base = tmp_path_factory.mktemp("journey")
-    config = _config(base)
-    _cli(config, "--scenario", "nccl-hang", "runbook", "run", "nccl-hang-triage",
-         "--answer", "cordon=node003", "--answer", "restart=yes")
-    triage = _newest(config)
-    port = "leaf-g00-r5:Ethernet16"
-    # The hand-over as the triage prints it: the port, the node it drained, the link.
-    _cli(config, "runbook", "run", "optic-replacement", "--input", f"port={port}",
-         "--input", "scheduler_host=node001", "--input", "drained_node=node003",
-         "--handed-over-from", triage, "--input", "soak_s=300",
-         "--answer", f"shut-port={port}", "--answer", "cleaned=yes",
-         "--answer", f"shut-again={port}")
-    repair = _newest(config)
+    config = _config(tmp_path_factory.mktemp("journey"))
+    triage, repair = _triage_then_repair_to_the_swap(config)
+    port = JOURNEY_PORT
     code, stopped, _ = _cli(config, "report", repair, "--json")
     code, stopped_text, _ = _cli(config, "report", repair)
     _cli(config, "sim", "repair", port)
@@ -319,15 +327,8 @@ def test_a_new_optic_that_is_still_bad_fails_on_the_nic_ber_read_after_the_soak(
     end receives a high pre-FEC BER while the link stays up. The NIC's BER, counted from the
     clear after the swap, fails on the after-reading, with the before (link down) beside it."""
     config = _config(tmp_path)
-    _cli(config, "--scenario", "nccl-hang", "runbook", "run", "nccl-hang-triage",
-         "--answer", "cordon=node003", "--answer", "restart=yes")
-    triage = _newest(config)
-    port = "leaf-g00-r5:Ethernet16"
-    _cli(config, "runbook", "run", "optic-replacement", "--input", f"port={port}",
-         "--input", "drained_node=node003", "--handed-over-from", triage,
-         "--input", "soak_s=300", "--answer", f"shut-port={port}", "--answer", "cleaned=yes",
-         "--answer", f"shut-again={port}")
-    repair = _newest(config)
+    _, repair = _triage_then_repair_to_the_swap(config)
+    port = JOURNEY_PORT
     _cli(config, "sim", "repair", port)
     code, out, err = _cli(config, "sim", "inject", "optic-degrading", port, "--param",
                           "ramp_s=1", "--param", "end_dbm=-8", "--param", "flap_after_s=7200")

@@ -88,14 +88,19 @@ def test_a_clear_is_recorded_and_the_next_reading_counts_from_it(
     assert "Time Since Last Clear [Min]        : 15.0" in other
 
 
-def test_a_reading_before_the_clear_is_not_changed_by_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _plain_and_cleared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Sim, Sim]:
+    """optic-degrading's demo fabric as it is, and the same with node003:mlx5_3's counters
+    cleared at `CLEAR_AT`."""
     state = pinned_state(tmp_path, monkeypatch, "optic-degrading")
     loaded = read_state(state)
     assert loaded is not None
-    plain = build_sim(loaded)
-    cleared = build_sim(loaded.model_copy(update={"cleared": [
+    return build_sim(loaded), build_sim(loaded.model_copy(update={"cleared": [
         CounterClear(endpoint="node003:mlx5_3", at=CLEAR_AT)]}))
+
+
+def test_a_reading_before_the_clear_is_not_changed_by_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plain, cleared = _plain_and_cleared(tmp_path, monkeypatch)
     argv = ["mlxlink", "-d", "mlx5_3", "-c"]
     assert run(cleared, "node003", argv, CLEAR_AT - 1) == run(plain, "node003", argv,
                                                               CLEAR_AT - 1)
@@ -118,12 +123,7 @@ def test_only_a_clear_of_a_known_nic_is_recorded(
 def test_the_fec_histogram_counts_from_the_clear_too(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--pc` clears every PPCNT group, the FEC histogram's (0x23) among them."""
-    state = pinned_state(tmp_path, monkeypatch, "optic-degrading")
-    loaded = read_state(state)
-    assert loaded is not None
-    plain = build_sim(loaded)
-    cleared = build_sim(loaded.model_copy(update={"cleared": [
-        CounterClear(endpoint="node003:mlx5_3", at=CLEAR_AT)]}))
+    plain, cleared = _plain_and_cleared(tmp_path, monkeypatch)
     argv = ["mlxlink", "-d", "mlx5_3", "--rx_fec_histogram", "--show_histogram"]
 
     def bins(sim: Sim, t: float) -> dict[int, int]:

@@ -138,15 +138,16 @@ def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Repl
     if facts is None:
         return INFO
     rank, nranks, device, bus, comm, pointer = facts
-    key = (prefix.host, prefix.pid, rank, nranks, comm)
+    seen = (rank, nranks, prefix.host, prefix.pid)
+    key = (seen, comm)
     # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
     # (no Init START in the log): replace its entry, which only knew the comm pointer. No
     # replay is made wrong by this: reading that comm line again would not add its entry
     # back (`rank_seen` holds the rank), nor would reading this line again change anything.
     if key not in state.ranks and pointer is not None:
-        state.ranks.pop((prefix.host, prefix.pid, rank, nranks, pointer), None)
+        state.ranks.pop((seen, pointer), None)
     if key not in state.ranks:
-        state.rank_seen.add((rank, nranks, prefix.host, prefix.pid))
+        state.rank_seen.add(seen)
         state.ranks[key] = Rank(
             rank=rank, nranks=nranks, host=prefix.host, pid=prefix.pid, device=device,
             bus_id=bus, comm_id=comm)
@@ -368,11 +369,17 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
     pointer, rank, nranks, facts, mnnvl = topo
     nodes, local_ranks, _ = facts
     prefix = line_prefix(line[:pos])
+    # A big job's log has a communicator entry per process and restart (hundreds of
+    # thousands): its key is one tuple for both tables, and its values come from a pool.
+    where = (prefix.host, prefix.pid, pointer)
+    shared = state.shared
+    facts = shared.setdefault(facts, facts)
     if mnnvl is not None:
-        state.mnnvl[(prefix.host, prefix.pid, pointer)] = (nranks, mnnvl)
+        value = (nranks, mnnvl)
+        state.mnnvl[where] = shared.setdefault(value, value)
     add_host(state, prefix.host)
-    if state.topo.setdefault((prefix.host, prefix.pid, pointer), facts) != facts:
-        state.topo[(prefix.host, prefix.pid, pointer)] = facts
+    if state.topo.setdefault(where, facts) != facts:
+        state.topo[where] = facts
         state.replay_broken = True
     # The largest seen (plain comparisons: `max` costs a call, on every comm line).
     if state.n_nodes is None or nodes > state.n_nodes:
@@ -381,10 +388,10 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
         state.local_ranks = local_ranks
     if state.nranks is None or nranks > state.nranks:
         state.nranks = nranks
-    key = (prefix.host, prefix.pid, rank, nranks, pointer)
     seen = (rank, nranks, prefix.host, prefix.pid)
     if seen not in state.rank_seen:
         state.rank_seen.add(seen)
+        key = (seen, pointer)  # (the `seen` tuple shared, not a second one per rank)
         state.ranks[key] = Rank(rank=rank, nranks=nranks, host=prefix.host,
                                 pid=prefix.pid, device=prefix.device, bus_id=None,
                                 comm_id=pointer)

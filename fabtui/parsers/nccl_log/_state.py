@@ -9,6 +9,7 @@ lines, and add events while the cap allows.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -100,9 +101,14 @@ class State:
     dropped: int = 0
     versions: dict[str, None] = field(default_factory=dict)
     hosts: dict[str, None] = field(default_factory=dict)
-    ranks: dict[tuple[object, ...], Rank] = field(default_factory=dict)
+    ranks: dict[tuple[tuple[int, int, str | None, int | None], str | None], Rank] = \
+        field(default_factory=dict)
+    """Each rank entry by ((rank, nranks, host, pid), comm id or pointer)."""
     rank_seen: set[tuple[int, int, str | None, int | None]] = field(default_factory=set)
     """(rank, nranks, host, pid) of every rank kept: one lookup per comm line, not a scan."""
+    shared: dict[tuple[object, ...], Any] = field(default_factory=dict)
+    """Small value tuples that hundreds of thousands of entries repeat (a communicator's
+    topology, its (nRanks, MNNVL)), each kept once."""
     host_seen: set[tuple[int, str]] = field(default_factory=set)
     """(id of a NetDevice or Interface, host) pairs already in its `hosts` list."""
     pid_rank: dict[tuple[str | None, int], tuple[int, int]] = field(default_factory=dict)
@@ -197,7 +203,9 @@ def plain_prefix(head: str) -> Prefix:
     if match is None:
         return _NO_PREFIX
     host, pid, _, device = match.groups()
-    return Prefix(host, int(pid) if pid else None, int(device))
+    # The host interned: a process's threads and GPUs print it under heads of their own, and
+    # ranks, communicators and processes keep it (hundreds of thousands in a big job's log).
+    return Prefix(sys.intern(host), int(pid) if pid else None, int(device))
 
 
 def note_host(state: State, line: str, pos: int) -> None:

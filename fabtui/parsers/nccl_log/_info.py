@@ -9,6 +9,7 @@ failures become events. Each reader returns what reading the same line again wou
 from __future__ import annotations
 
 import re
+import sys
 from functools import lru_cache
 
 from fabtui.parsers.nccl_log._records import Event, Interface, NetDevice, Rank
@@ -154,7 +155,8 @@ def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Repl
     if prefix.pid is not None:
         known = state.pid_rank.get((prefix.host, prefix.pid))
         if known is None or nranks > known[0]:
-            state.pid_rank[(prefix.host, prefix.pid)] = (nranks, rank)
+            pair = (nranks, rank)
+            state.pid_rank[(prefix.host, prefix.pid)] = state.rank_pairs.setdefault(pair, pair)
     if state.nranks is None or nranks > state.nranks:
         state.nranks = nranks
     if "Init COMPLETE" in msg:
@@ -186,13 +188,33 @@ def _init_facts(msg: str) -> tuple[int, int, int | None, str | None, str | None,
     comm_pointer = _COMM_PTR.search(msg)
     pointer = comm_pointer.group(1) if comm_pointer else None
     comm_id = _COMM_ID.search(msg)
-    return (int(init.group(1)), int(init.group(2)), int_group(_CUDA_DEV.search(msg)),
-            _bus_id(msg), comm_id.group(1) if comm_id else pointer, pointer)
+    # Each rank entry keeps these (hundreds of thousands in a big job's log): the commId
+    # and bus id strings, and the numbers, are one object each, not one per message read.
+    bus = _bus_id(msg)
+    return (_number(init.group(1)), _number(init.group(2)), int_group(_CUDA_DEV.search(msg)),
+            None if bus is None else sys.intern(bus),
+            sys.intern(comm_id.group(1)) if comm_id else pointer, pointer)
 
 
 def _bus_id(msg: str) -> str | None:
     match = _BUS_ID.search(msg)
     return match.group(1) if match else None
+
+
+_NUMBERS: dict[int, int] = {}
+_NUMBERS_MAX = 65536
+
+
+def _number(text: str) -> int:
+    """`int(text)`, one object per value (rank numbers and sizes, held by every rank entry)
+    while fewer than `_NUMBERS_MAX` values are pooled."""
+    value = int(text)
+    pooled = _NUMBERS.get(value)
+    if pooled is not None:
+        return pooled
+    if len(_NUMBERS) < _NUMBERS_MAX:
+        _NUMBERS[value] = value
+    return value
 
 
 def _net_info(state: State, number: int, line: str, pos: int, msg: str) -> Replay | None:
@@ -398,7 +420,8 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
     if prefix.pid is not None:
         known = state.pid_rank.get((prefix.host, prefix.pid))
         if known is None or nranks > known[0]:
-            state.pid_rank[(prefix.host, prefix.pid)] = (nranks, rank)
+            pair = (nranks, rank)
+            state.pid_rank[(prefix.host, prefix.pid)] = state.rank_pairs.setdefault(pair, pair)
 
 
 @lru_cache(maxsize=4096)
@@ -411,5 +434,6 @@ def _topology_facts(msg: str) -> tuple[str, int, int, tuple[int, int, int], bool
     if topo is None:
         return None
     pointer, rank, nranks, nodes, local_ranks, local_rank, mnnvl = topo.groups()
-    return (pointer, int(rank), int(nranks), (int(nodes), int(local_ranks), int(local_rank)),
+    return (pointer, _number(rank), _number(nranks),
+            (int(nodes), int(local_ranks), int(local_rank)),
             None if mnnvl is None else mnnvl != "0")

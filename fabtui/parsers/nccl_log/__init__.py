@@ -36,7 +36,7 @@ from fabtui.parsers.nccl_log._state import PREFIX, State
 from fabtui.parsers.nccl_log._torch import NCCL_RESULT_NAME
 from fabtui.parsers.nccl_log._torch import failure_event as failure_event
 from fabtui.parsers.nccl_log._torch import nccl_result_of as nccl_result_of
-from fabtui.parsers.streaming import Plain, line_batches
+from fabtui.parsers.streaming import LazyList, Plain, line_batches
 from fabtui.parsers.text import normalize
 
 if TYPE_CHECKING:
@@ -109,6 +109,9 @@ def parse_lines(lines: Iterable[str]) -> Plain[NcclLog]:
 def _model(data: dict[str, object]) -> NcclLog:
     from fabtui.model.parsed.nccl_log import NcclLog
 
+    ranks = data["ranks"]
+    if type(ranks) is LazyList:  # dumped one at a time when written; all of them here
+        data = {**data, "ranks": list(ranks)}
     return NcclLog.model_validate(data)
 
 
@@ -159,11 +162,14 @@ def _result(state: State) -> dict[str, object]:
         if state.dropped else []
     channels = state.channels
     ranks = sorted(state.ranks.values(), key=lambda r: (-r.nranks, r.rank, r.host or ""))
+    # A big job's log has hundreds of thousands of rank entries: their dicts are made one at a
+    # time as `write_json` writes them (all at once they were the peak of a 1 GB log's memory,
+    # beside the scan's caches), and the records only are kept until then.
     return {
         "kind": KIND, "schema_version": SCHEMA_VERSION, "warnings": warnings,
         "nccl_version": versions[0] if versions else None, "nccl_versions": versions,
         "events": [dump(event) for event in state.events], "events_dropped": state.dropped,
-        "hosts": list(state.hosts), "ranks": [dump(rank) for rank in ranks],
+        "hosts": list(state.hosts), "ranks": LazyList(lambda: map(dump, ranks)),
         "nranks": state.nranks, "n_nodes": state.n_nodes, "local_ranks": state.local_ranks,
         "mnnvl": _mnnvl(state),
         "cuda_driver_version": state.cuda_driver,

@@ -9,6 +9,7 @@ failures become events. Each reader returns what reading the same line again wou
 from __future__ import annotations
 
 import re
+import sys
 from functools import lru_cache
 
 from fabtui.parsers.nccl_log._records import Event, Interface, NetDevice, Rank
@@ -138,22 +139,24 @@ def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Repl
     if facts is None:
         return INFO
     rank, nranks, device, bus, comm, pointer = facts
-    key = (prefix.host, prefix.pid, rank, nranks, comm)
+    seen = (rank, nranks, prefix.host, prefix.pid)
+    key = (seen, comm)
     # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
     # (no Init START in the log): replace its entry, which only knew the comm pointer. No
     # replay is made wrong by this: reading that comm line again would not add its entry
     # back (`rank_seen` holds the rank), nor would reading this line again change anything.
     if key not in state.ranks and pointer is not None:
-        state.ranks.pop((prefix.host, prefix.pid, rank, nranks, pointer), None)
+        state.ranks.pop((seen, pointer), None)
     if key not in state.ranks:
-        state.rank_seen.add((rank, nranks, prefix.host, prefix.pid))
+        state.rank_seen.add(seen)
         state.ranks[key] = Rank(
             rank=rank, nranks=nranks, host=prefix.host, pid=prefix.pid, device=device,
             bus_id=bus, comm_id=comm)
     if prefix.pid is not None:
         known = state.pid_rank.get((prefix.host, prefix.pid))
         if known is None or nranks > known[0]:
-            state.pid_rank[(prefix.host, prefix.pid)] = (nranks, rank)
+            pair = (nranks, rank)
+            state.pid_rank[(prefix.host, prefix.pid)] = state.rank_pairs.setdefault(pair, pair)
     if state.nranks is None or nranks > state.nranks:
         state.nranks = nranks
     if "Init COMPLETE" in msg:
@@ -185,13 +188,33 @@ def _init_facts(msg: str) -> tuple[int, int, int | None, str | None, str | None,
     comm_pointer = _COMM_PTR.search(msg)
     pointer = comm_pointer.group(1) if comm_pointer else None
     comm_id = _COMM_ID.search(msg)
-    return (int(init.group(1)), int(init.group(2)), int_group(_CUDA_DEV.search(msg)),
-            _bus_id(msg), comm_id.group(1) if comm_id else pointer, pointer)
+    # Each rank entry keeps these (hundreds of thousands in a big job's log): the commId
+    # and bus id strings, and the numbers, are one object each, not one per message read.
+    bus = _bus_id(msg)
+    return (_number(init.group(1)), _number(init.group(2)), int_group(_CUDA_DEV.search(msg)),
+            None if bus is None else sys.intern(bus),
+            sys.intern(comm_id.group(1)) if comm_id else pointer, pointer)
 
 
 def _bus_id(msg: str) -> str | None:
     match = _BUS_ID.search(msg)
     return match.group(1) if match else None
+
+
+_NUMBERS: dict[int, int] = {}
+_NUMBERS_MAX = 65536
+
+
+def _number(text: str) -> int:
+    """`int(text)`, one object per value (rank numbers and sizes, held by every rank entry)
+    while fewer than `_NUMBERS_MAX` values are pooled."""
+    value = int(text)
+    pooled = _NUMBERS.get(value)
+    if pooled is not None:
+        return pooled
+    if len(_NUMBERS) < _NUMBERS_MAX:
+        _NUMBERS[value] = value
+    return value
 
 
 def _net_info(state: State, number: int, line: str, pos: int, msg: str) -> Replay | None:
@@ -368,11 +391,17 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
     pointer, rank, nranks, facts, mnnvl = topo
     nodes, local_ranks, _ = facts
     prefix = line_prefix(line[:pos])
+    # A big job's log has a communicator entry per process and restart (hundreds of
+    # thousands): its key is one tuple for both tables, and its values come from a pool.
+    where = (prefix.host, prefix.pid, pointer)
+    shared = state.shared
+    facts = shared.setdefault(facts, facts)
     if mnnvl is not None:
-        state.mnnvl[(prefix.host, prefix.pid, pointer)] = (nranks, mnnvl)
+        value = (nranks, mnnvl)
+        state.mnnvl[where] = shared.setdefault(value, value)
     add_host(state, prefix.host)
-    if state.topo.setdefault((prefix.host, prefix.pid, pointer), facts) != facts:
-        state.topo[(prefix.host, prefix.pid, pointer)] = facts
+    if state.topo.setdefault(where, facts) != facts:
+        state.topo[where] = facts
         state.replay_broken = True
     # The largest seen (plain comparisons: `max` costs a call, on every comm line).
     if state.n_nodes is None or nodes > state.n_nodes:
@@ -381,17 +410,18 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
         state.local_ranks = local_ranks
     if state.nranks is None or nranks > state.nranks:
         state.nranks = nranks
-    key = (prefix.host, prefix.pid, rank, nranks, pointer)
     seen = (rank, nranks, prefix.host, prefix.pid)
     if seen not in state.rank_seen:
         state.rank_seen.add(seen)
+        key = (seen, pointer)  # (the `seen` tuple shared, not a second one per rank)
         state.ranks[key] = Rank(rank=rank, nranks=nranks, host=prefix.host,
                                 pid=prefix.pid, device=prefix.device, bus_id=None,
                                 comm_id=pointer)
     if prefix.pid is not None:
         known = state.pid_rank.get((prefix.host, prefix.pid))
         if known is None or nranks > known[0]:
-            state.pid_rank[(prefix.host, prefix.pid)] = (nranks, rank)
+            pair = (nranks, rank)
+            state.pid_rank[(prefix.host, prefix.pid)] = state.rank_pairs.setdefault(pair, pair)
 
 
 @lru_cache(maxsize=4096)
@@ -404,5 +434,6 @@ def _topology_facts(msg: str) -> tuple[str, int, int, tuple[int, int, int], bool
     if topo is None:
         return None
     pointer, rank, nranks, nodes, local_ranks, local_rank, mnnvl = topo.groups()
-    return (pointer, int(rank), int(nranks), (int(nodes), int(local_ranks), int(local_rank)),
+    return (pointer, _number(rank), _number(nranks),
+            (int(nodes), int(local_ranks), int(local_rank)),
             None if mnnvl is None else mnnvl != "0")

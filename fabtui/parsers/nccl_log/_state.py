@@ -9,6 +9,7 @@ lines, and add events while the cap allows.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -100,9 +101,17 @@ class State:
     dropped: int = 0
     versions: dict[str, None] = field(default_factory=dict)
     hosts: dict[str, None] = field(default_factory=dict)
-    ranks: dict[tuple[object, ...], Rank] = field(default_factory=dict)
+    ranks: dict[tuple[tuple[int, int, str | None, int | None], str | None], Rank] = \
+        field(default_factory=dict)
+    """Each rank entry by ((rank, nranks, host, pid), comm id or pointer)."""
     rank_seen: set[tuple[int, int, str | None, int | None]] = field(default_factory=set)
     """(rank, nranks, host, pid) of every rank kept: one lookup per comm line, not a scan."""
+    shared: dict[tuple[object, ...], Any] = field(default_factory=dict)
+    """Small value tuples that hundreds of thousands of entries repeat (a communicator's
+    topology, its (nRanks, MNNVL)), each kept once. (Not the (nranks, rank) pairs:
+    (16, True) == (16, 1), a pool of both would give one for the other.)"""
+    rank_pairs: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    """The (nranks, rank) values of `pid_rank`, each kept once."""
     host_seen: set[tuple[int, str]] = field(default_factory=set)
     """(id of a NetDevice or Interface, host) pairs already in its `hosts` list."""
     pid_rank: dict[tuple[str | None, int], tuple[int, int]] = field(default_factory=dict)
@@ -190,14 +199,18 @@ def line_prefix(head: str, *, source: bool = False) -> Prefix:
                   where.group(1) if where else None)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def plain_prefix(head: str) -> Prefix:
-    # One process's threads print the same heads again and again: read each once.
+    # One process's threads print the same heads again and again: read each once. (A big
+    # job's log has a head per process, thread and GPU, ~750,000 in 1 GB; a process's lines
+    # come together, so a few thousand recent ones hit as often, for a fraction of the memory.)
     match = PREFIX.search(head)
     if match is None:
         return _NO_PREFIX
     host, pid, _, device = match.groups()
-    return Prefix(host, int(pid) if pid else None, int(device))
+    # The host interned: a process's threads and GPUs print it under heads of their own, and
+    # ranks, communicators and processes keep it (hundreds of thousands in a big job's log).
+    return Prefix(sys.intern(host), int(pid) if pid else None, int(device))
 
 
 def note_host(state: State, line: str, pos: int) -> None:

@@ -143,6 +143,23 @@ class Presence:
         return quiet
 
 
+def device_clocks(element: Element, samples: Iterable[Sample], labels: LabelMap) -> list[Sample]:
+    """The device clocks of `element` (each scrape target's newest sample time, labelled by
+    `labels.device_grouping`) from the whole presence's `samples` (each element's newest
+    sample time, labelled by `labels.grouping`, a superset): `max by` the device labels of
+    the per-element maxima is the `max by` of the same series, what the clock query answers
+    at the same moment; so the first refresh, which reads the whole presence, need not ask
+    Prometheus to select and stamp every clock series a second time."""
+    by = labels.device_grouping(element)
+    newest: dict[tuple[tuple[str, str], ...], Sample] = {}
+    for sample in samples:
+        key = tuple((label, sample.labels[label]) for label in by if label in sample.labels)
+        kept = newest.get(key)
+        if kept is None or sample.value > kept.value:
+            newest[key] = Sample(dict(key), sample.value, sample.at)
+    return list(newest.values())
+
+
 def flagged(answers: Mapping[str, list[Sample]], mapped: Sequence[Mapped], labels: LabelMap,
             resolver: Resolver) -> tuple[dict[Element, list[str]], set[str]]:
     """Per element kind, matcher terms (`instance=~"a|b", device=~"x|y"`, one per set of

@@ -40,7 +40,7 @@ from fabtui.prom.alerting import AlertRule, RuleBook, alerting_document, alertin
 from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
-from fabtui.prom.presence import PRESENCE_EVERY, Presence, flagged
+from fabtui.prom.presence import PRESENCE_EVERY, Presence, device_clocks, flagged
 from fabtui.prom.resieve import SieveMemory, device_times
 from fabtui.prom.results import Assembler, Readings
 from fabtui.prom.rules import every_sieve, rules_document, rules_yaml, sieve_name
@@ -417,13 +417,19 @@ class PrometheusSource:
         clocks = promql.device_clock_queries(self.labels, self._stamps(), recorded=self.recorded)
         due = self._presence_due()
         presence = self._presence_queries(due)
+        # reading the whole presence of raw series (the first refresh), the device clocks are
+        # its maxima per device: not asked (Prometheus would select and stamp every clock
+        # series twice, most of the first round's cost)
+        derive = not self.recorded and set(due) == set(clocks) and \
+            all(devices is None for devices in due.values())
+        asked_clocks = [] if derive else list(clocks.values())
         # The last refresh's full read, asked with the first round: when the sieve names the
         # same elements again (a storm lasts minutes) the refresh needs no second round trip,
         # which is what a loaded Prometheus (its rule evaluation) makes slow. So are the
         # sieves of the kinds sieved whole (the first refresh's: every kind).
         guess = self._full_texts if sieving else []
         ahead = self._whole_ahead() if sieving and not self.recorded else []
-        texts = [*first, *clocks.values(), *presence.values(), "up == 0"]
+        texts = [*first, *asked_clocks, *presence.values(), "up == 0"]
         readings = Readings()
         rules_found: bool | None = None
         past: tuple[list[str], list[list[Series]]] | None = None
@@ -437,8 +443,13 @@ class PrometheusSource:
             whole = dict(zip(ahead, answers[len(texts) + len(guess):], strict=True))
             guessed = answers[len(texts):len(texts) + len(guess)]
             del answers[len(texts):]
-            ends = len(first) + len(clocks)
-            dated = answers[len(first):ends]
+            ends = len(first) + len(asked_clocks)
+            if derive:
+                present = dict(zip(due, answers[ends:-1], strict=True))
+                dated = [device_clocks(element, present[element], self.labels)
+                         for element in clocks]
+            else:
+                dated = answers[len(first):ends]
             if self.recorded:
                 dated = await self._older_rules(clocks, dated)
             before = self._presence.date(clocks, dated, readings, self.resolver)

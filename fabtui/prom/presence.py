@@ -1,14 +1,15 @@
 """What a Prometheus source keeps between refreshes: which devices are dated and which of their
 elements have series at all (the presence), and what the sieve named.
 
-Which elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely:
-it is read in full on the first refresh only; after that each refresh re-reads the elements of
-a fixed slice of the devices (each device every `PRESENCE_EVERY` refreshes, by a hash of its
-name), selected by the labels of their device-clock samples; a device that starts being dated
-has its elements read at once, and one that stops has them dropped. So no refresh decodes the
+Which elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely: it
+is read in full on the first refresh only (which takes the device clocks from it, `device_clocks`,
+instead of asking Prometheus to stamp every clock series twice); after that each refresh re-reads
+the elements of a fixed slice of the devices (each device every `PRESENCE_EVERY` refreshes, by a
+hash of its name), selected by the labels of their device-clock samples; a device that starts being
+dated has its elements read at once, and one that stops has them dropped. So no refresh decodes the
 whole presence again (a ~5 MB answer each minute left the heap fragmented: RSS grew at every
-re-read). The elements present and not read in full are the sieve's quiet ones (below every
-limit). `flagged` turns the sieve's answers into the matchers of the full read.
+re-read). The elements present and not read in full are the sieve's quiet ones (below every limit).
+`flagged` turns the sieve's answers into the matchers of the full read.
 
 No I/O: the source (`fabtui.workspace.promsource`) asks the queries and hands the answers here.
 """

@@ -201,13 +201,18 @@ def test_no_series_leaves_elements_unknown_and_says_so(tmp_path: Path, fake: Sta
 
 def test_an_old_scrape_is_stale_at_once(tmp_path: Path, fake: StartFake) -> None:
     """Series still answer, but their newest sample is 10 minutes old (an exporter that
-    serves cached data with its timestamps): the GPU is stale, not ok."""
+    serves cached data with its timestamps): the GPU is stale, not ok. (The first refresh
+    dates the GPU by its element's newest sample, the presence; later ones by the device
+    clock: both answered.)"""
     old = time.time() - 600
 
     def answer(query: str) -> Answer:
         labels = {"Hostname": "node001", "instance": "node001:9400", "gpu": "0"}
-        if query.startswith("max by (Hostname, instance) (timestamp("):
+        if query.startswith("max by (Hostname, instance, gpu) (timestamp("):  # the presence
             return 200, vector([{"metric": labels, "value": [time.time(), str(old)]}]), 0
+        if query.startswith("max by (Hostname, instance) (timestamp("):
+            device = {k: v for k, v in labels.items() if k != "gpu"}
+            return 200, vector([{"metric": device, "value": [time.time(), str(old)]}]), 0
         if "DCGM_FI_DEV_GPU_TEMP" in query:
             return 200, vector([{"metric": labels, "value": [time.time(), "61"]}]), 0
         return 200, vector([]), 0
@@ -516,7 +521,8 @@ def test_a_first_raw_sieve_is_asked_with_the_clocks_and_the_past_with_the_full_r
     device clocks say: its sieves are asked with the clocks, not after their answer (one round
     trip fewer, on the refresh where Prometheus has most to evaluate); and the sparklines' past
     of the NIC the sieve names is asked with that NIC's full read, not after it. Every answer
-    of the clocks and of the full read is slow (as a busy Prometheus's)."""
+    of the clocks (on the first refresh: the presence, which dates the devices) and of the
+    full read is slow (as a busy Prometheus's)."""
     delay = 3.0  # long beside the scheduling of a loaded 2-core CI machine (load 35: 1.3 s)
     answered: dict[str, list[float]] = {"clock": [], "full": []}
     nic = {"instance": "node001:9100", "device": "mlx5_0"}
@@ -527,6 +533,9 @@ def test_a_first_raw_sieve_is_asked_with_the_clocks_and_the_past_with_the_full_r
             answered["clock"].append(now + delay)
             return 200, vector([{"metric": {"instance": "node001:9100"},
                                  "value": [now, str(now - 1)]}]), delay
+        if query.startswith("max by (instance, device) (timestamp("):  # the presence
+            answered["clock"].append(now + delay)
+            return 200, vector([{"metric": nic, "value": [now, str(now - 1)]}]), delay
         if "transmitted_prio3_pause_duration{" in query and " >= " in query:  # its sieve
             return 200, vector([{"metric": nic, "value": [now, "5000"]}]), 0
         if 'instance=~"node001:9100"' in query:  # the full read of the NIC named

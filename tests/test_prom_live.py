@@ -21,8 +21,10 @@ from fabtui.config import load_settings
 from fabtui.model.element import device_of
 from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.paths import demo_topology, shipped_templates
+from fabtui.prom import queries as promql
 from fabtui.prom.catalog import Element, Mapped
 from fabtui.prom.client import Sample
+from fabtui.prom.presence import device_clocks
 from fabtui.prom.results import Readings
 from fabtui.sim.exporter import Exporter, scrape_config
 from fabtui.sim.scenario import find_scenario
@@ -400,6 +402,43 @@ def test_presence_slices_add_up_to_the_full_read(fabric: Fabric) -> None:
                 poll(source)
                 assert source._presence.by_device == full
             assert asked == {device for device, _ in full}
+
+    fabric.whole_moment(read)
+
+
+def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
+        fabric: Fabric, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading the whole presence of raw series (the first refresh), each device's clock is
+    the newest of its elements' there: from the real Prometheus, those equal the device
+    clock queries' answers of the same moment (labels and times, every kind), so the first
+    refresh does not ask them (Prometheus would select and stamp every clock series twice);
+    the next refresh, which reads a slice of the presence only, asks them."""
+    def read(moment: float) -> None:
+        _, source = fabric.source(mode="sieve")
+        source.at = moment
+        clocks = promql.device_clock_queries(source.labels, source._stamps(), recorded=False)
+        whole = source._presence_queries(dict.fromkeys(clocks))
+        answers = asyncio.run(source._ask([*clocks.values(), *whole.values()]))
+        for asked, present, element in zip(answers, answers[len(clocks):], clocks, strict=False):
+            derived = device_clocks(element, present, source.labels)
+            assert asked
+            assert sorted((sorted(s.labels.items()), s.value) for s in derived) == \
+                sorted((sorted(s.labels.items()), s.value) for s in asked), element
+        texts: list[str] = []
+        ask = source._ask
+
+        async def counted(queries: list[str]) -> list[list[Sample]]:
+            texts.extend(queries)
+            return await ask(queries)
+
+        monkeypatch.setattr(source, "_ask", counted)
+        poll(source)
+        assert not set(clocks.values()) & set(texts)
+        assert set(whole.values()) <= set(texts)
+        assert set(source._presence.devices or {}) == set(clocks)
+        texts.clear()
+        poll(source)
+        assert set(clocks.values()) <= set(texts)
 
     fabric.whole_moment(read)
 

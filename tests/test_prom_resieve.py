@@ -7,6 +7,7 @@ from fabtui.paths import demo_topology
 from fabtui.prom.catalog import MAPPED, Element
 from fabtui.prom.client import Sample
 from fabtui.prom.labels import LabelMap, Resolver
+from fabtui.prom.presence import device_clocks
 from fabtui.prom.resieve import SLICES, WHOLE_EVERY, SieveMemory, device_times
 from fabtui.topology.graph import FabricGraph
 from fabtui.topology.loader import load_topology
@@ -157,3 +158,20 @@ def test_a_device_that_comes_later_is_unsieved_until_its_refresh() -> None:
                                                        "leaf-g00-r1": 12.0}}
     assert memory.unsieved("port", later["port"]) == {"leaf-g00-r1"}
     assert memory.plan({"port"}, later, {}) == {"port": {"leaf-g00-r1"}}
+
+
+def test_device_clocks_are_the_newest_of_each_devices_elements() -> None:
+    """The first refresh dates the devices from the whole presence (`device_clocks`): per
+    device (its device labels only, as `max by` answers), the newest of its elements' times,
+    a series without the element's own label counted too; the GPUs by node and host."""
+    present = [port("leaf-g00-r0", "Ethernet0", 100.0), port("leaf-g00-r0", "Ethernet4", 130.0),
+               Sample({"instance": "leaf-g00-r0"}, 120.0, 0.0),
+               port("spine-0", "Ethernet0", 90.0), Sample({"device": "Ethernet8"}, 80.0, 0.0)]
+    found = device_clocks("port", present, LabelMap())
+    assert sorted((sorted(s.labels.items()), s.value) for s in found) == [
+        ([], 80.0), ([("instance", "leaf-g00-r0")], 130.0), ([("instance", "spine-0")], 90.0)]
+    labels = LabelMap()
+    gpus = [Sample({labels.gpu_node: "node001", labels.node: "10.0.0.1:9400", labels.gpu: g},
+                   float(t), 0.0) for g, t in (("0", 5), ("1", 7))]
+    assert [(s.labels, s.value) for s in device_clocks("gpu", gpus, labels)] == [
+        ({labels.gpu_node: "node001", labels.node: "10.0.0.1:9400"}, 7.0)]

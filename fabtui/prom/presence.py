@@ -1,14 +1,15 @@
 """What a Prometheus source keeps between refreshes: which devices are dated and which of their
 elements have series at all (the presence), and what the sieve named.
 
-Which elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely:
-it is read in full on the first refresh only; after that each refresh re-reads the elements of
-a fixed slice of the devices (each device every `PRESENCE_EVERY` refreshes, by a hash of its
-name), selected by the labels of their device-clock samples; a device that starts being dated
-has its elements read at once, and one that stops has them dropped. So no refresh decodes the
+Which elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely: it
+is read in full on the first refresh only (which takes the device clocks from it, `device_clocks`,
+instead of asking Prometheus to stamp every clock series twice); after that each refresh re-reads
+the elements of a fixed slice of the devices (each device every `PRESENCE_EVERY` refreshes, by a
+hash of its name), selected by the labels of their device-clock samples; a device that starts being
+dated has its elements read at once, and one that stops has them dropped. So no refresh decodes the
 whole presence again (a ~5 MB answer each minute left the heap fragmented: RSS grew at every
-re-read). The elements present and not read in full are the sieve's quiet ones (below every
-limit). `flagged` turns the sieve's answers into the matchers of the full read.
+re-read). The elements present and not read in full are the sieve's quiet ones (below every limit).
+`flagged` turns the sieve's answers into the matchers of the full read.
 
 No I/O: the source (`fabtui.workspace.promsource`) asks the queries and hands the answers here.
 """
@@ -141,6 +142,23 @@ class Presence:
             if members:
                 quiet[(device, element)] = members
         return quiet
+
+
+def device_clocks(element: Element, samples: Iterable[Sample], labels: LabelMap) -> list[Sample]:
+    """The device clocks of `element` (each scrape target's newest sample time, labelled by
+    `labels.device_grouping`) from the whole presence's `samples` (each element's newest
+    sample time, labelled by `labels.grouping`, a superset): `max by` the device labels of
+    the per-element maxima is the `max by` of the same series, what the clock query answers
+    at the same moment; so the first refresh, which reads the whole presence, need not ask
+    Prometheus to select and stamp every clock series a second time."""
+    by = labels.device_grouping(element)
+    newest: dict[tuple[tuple[str, str], ...], Sample] = {}
+    for sample in samples:
+        key = tuple((label, sample.labels[label]) for label in by if label in sample.labels)
+        kept = newest.get(key)
+        if kept is None or sample.value > kept.value:
+            newest[key] = Sample(dict(key), sample.value, sample.at)
+    return list(newest.values())
 
 
 def flagged(answers: Mapping[str, list[Sample]], mapped: Sequence[Mapped], labels: LabelMap,

@@ -2,18 +2,19 @@
 
 One poll is a fixed set of instant queries, run concurrently: per mapped exporter metric
 (`fabtui.prom.catalog`) `sum by (<element labels>) (rate(metric[window]))` for counters and the
-latest value for gauges, plus per device the newest `timestamp()` of its series (when its
-exporter was last scraped: one sample per scrape target), `up == 0` (scrapes failing) and the
-elements of a slice of the devices that have series at all (the presence, kept between
-refreshes by `fabtui.prom.presence`: each device's turn comes every `presence_every`
-refreshes). At scale the sieve (`fabtui.prom.sieve`) is asked after the device clocks, about
+latest value for gauges, plus per device the newest `timestamp()` of its series (when its exporter
+was last scraped: one sample per scrape target), `up == 0` (scrapes failing) and the elements of a
+slice of the devices that have series at all (the presence, kept between refreshes by
+`fabtui.prom.presence`: each device's turn comes every `presence_every` refreshes; the first
+refresh reads every device's and, reading raw series, takes the device clocks from it instead of
+asking them too). At scale the sieve (`fabtui.prom.sieve`) is asked after the device clocks, about
 the devices scraped since their last sieve only (`fabtui.prom.resieve`). The PromQL is built by
-`fabtui.prom.queries`; this module runs the poll. Results
-are the probes' own results (`fabtui.prom.results`), so verdicts are the probes' verdicts; each
-result is dated by its device's newest sample, so `FabricStatus` shows a device whose scrapes
-stopped as stale once `stale_after` has passed. Prometheus unreachable or too slow: every node
-and switch is reported unreachable with the reason (and the poll's note says it), never a hang
-(each query has the configured timeout). `check()` lists the topology elements no series names.
+`fabtui.prom.queries`; this module runs the poll. Results are the probes' own results
+(`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated by its device's
+newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale once `stale_after`
+has passed. Prometheus unreachable or too slow: every node and switch is reported unreachable with
+the reason (and the poll's note says it), never a hang (each query has the configured timeout).
+`check()` lists the topology elements no series names.
 
 Side effects: HTTP requests to the configured Prometheus; resolves the auth reference once.
 """
@@ -40,7 +41,7 @@ from fabtui.prom.alerting import AlertRule, RuleBook, alerting_document, alertin
 from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
-from fabtui.prom.presence import PRESENCE_EVERY, Presence, flagged
+from fabtui.prom.presence import PRESENCE_EVERY, Presence, device_clocks, flagged
 from fabtui.prom.resieve import SieveMemory, device_times
 from fabtui.prom.results import Assembler, Readings
 from fabtui.prom.rules import every_sieve, rules_document, rules_yaml, sieve_name
@@ -417,13 +418,19 @@ class PrometheusSource:
         clocks = promql.device_clock_queries(self.labels, self._stamps(), recorded=self.recorded)
         due = self._presence_due()
         presence = self._presence_queries(due)
+        # reading the whole presence of raw series (the first refresh), the device clocks are
+        # its maxima per device: not asked (Prometheus would select and stamp every clock
+        # series twice, most of the first round's cost)
+        derive = not self.recorded and set(due) == set(clocks) and \
+            all(devices is None for devices in due.values())
+        asked_clocks = [] if derive else list(clocks.values())
         # The last refresh's full read, asked with the first round: when the sieve names the
         # same elements again (a storm lasts minutes) the refresh needs no second round trip,
         # which is what a loaded Prometheus (its rule evaluation) makes slow. So are the
         # sieves of the kinds sieved whole (the first refresh's: every kind).
         guess = self._full_texts if sieving else []
         ahead = self._whole_ahead() if sieving and not self.recorded else []
-        texts = [*first, *clocks.values(), *presence.values(), "up == 0"]
+        texts = [*first, *asked_clocks, *presence.values(), "up == 0"]
         readings = Readings()
         rules_found: bool | None = None
         past: tuple[list[str], list[list[Series]]] | None = None
@@ -437,8 +444,13 @@ class PrometheusSource:
             whole = dict(zip(ahead, answers[len(texts) + len(guess):], strict=True))
             guessed = answers[len(texts):len(texts) + len(guess)]
             del answers[len(texts):]
-            ends = len(first) + len(clocks)
-            dated = answers[len(first):ends]
+            ends = len(first) + len(asked_clocks)
+            if derive:
+                present = dict(zip(due, answers[ends:-1], strict=True))
+                dated = [device_clocks(element, present[element], self.labels)
+                         for element in clocks]
+            else:
+                dated = answers[len(first):ends]
             if self.recorded:
                 dated = await self._older_rules(clocks, dated)
             before = self._presence.date(clocks, dated, readings, self.resolver)

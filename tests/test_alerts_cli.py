@@ -98,3 +98,33 @@ def test_serve_refuses_a_bad_listen_address(tmp_path: Path,
                                             run: Callable[..., Result]) -> None:
     bad = run("--config", str(config(tmp_path)), "alerts", "serve", "--listen", "9095")
     assert bad.exit_code == 2 and "HOST:PORT" in bad.stderr
+
+
+def _foreign(name: str, instance: str, device: str, summary: str = "") -> dict[str, object]:
+    """An alert of a site's own rule pack: the exporter's labels, no fabtui labels and no
+    `runbook` annotation."""
+    return {"status": "firing", "labels": {"alertname": name, "severity": "critical",
+                                           "instance": instance, "device": device},
+            "annotations": {"summary": summary}, "startsAt": "2026-12-05T03:00:00Z",
+            "endsAt": "0001-01-01T00:00:00Z", "fingerprint": f"{name}-{instance}-{device}"}
+
+
+def test_alerts_from_another_rule_pack_get_the_runbook_their_names_match(
+        tmp_path: Path) -> None:
+    """A site's own rules name no runbook: the incident gets the library's clear match for the
+    alerts' names (optic-replacement for a port's low light), never a vague one."""
+    ws = Workspace(load_settings(config(tmp_path)))
+    lines: list[str] = []
+    receiver = Receiver(ws, lines.append)
+    try:
+        receiver.receive(json.dumps({"version": "4", "status": "firing", "alerts": [
+            _foreign("FabricOpticRxPowerLow", "leaf-g00-r3", "Ethernet16"),
+            _foreign("NicCrcErrors", "node003:9100", "mlx5_3")]}).encode())
+        receiver.receive(json.dumps({"version": "4", "status": "firing", "alerts": [
+            _foreign("ExporterScrapeSlow", "leaf-g00-r6", "Ethernet80",
+                     "the exporter answered slowly")]}).encode())
+        runbooks = {i.suspect: i.context.runbook for i in receiver.book.open_incidents()}
+        assert runbooks["leaf-g00-r3:Ethernet16"] == "optic-replacement", runbooks
+        assert runbooks["leaf-g00-r6:Ethernet80"] in (None, ""), runbooks
+    finally:
+        ws.close()

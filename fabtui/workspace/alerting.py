@@ -15,6 +15,7 @@ Alertmanager's API.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import urllib.error
@@ -41,6 +42,17 @@ if TYPE_CHECKING:
     from fabtui.topology.graph import FabricGraph
     from fabtui.topology.loader import LoadedTopology
     from fabtui.topology.ranks import RankSlot
+
+
+FOUND_RUNBOOK_SCORE = 1.5
+"""The least `runbook find` score taken as an alert's runbook when its rule names none: the
+demo's clear symptoms score 1.9-2.3 (`FabricOpticRxPowerLow` -> optic-replacement 2.31), a
+vague one under 1.3 (`exporter down` -> major-incident 0.77), which is no answer."""
+
+
+def _words(name: str) -> str:
+    """An alert's name as words: `FabricOpticRxPowerLow` -> `Fabric Optic Rx Power Low`."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_", " ", name)
 
 
 class Workspace(Protocol):
@@ -209,16 +221,31 @@ class Enricher:
 
     def runbook(self, alerts: list[AlertRecord]) -> str | None:
         """The runbook the cause alerts name most (annotation `runbook`), if the library has
-        it."""
+        it; for alerts of another rule pack, which name none, the library's best match for
+        their names and summaries (as `fabtui runbook find` ranks it), when it is a clear one
+        and meant for this fabric's kind."""
         named = Counter(a.runbook for a in alerts if a.runbook and a.role == "cause") or \
             Counter(a.runbook for a in alerts if a.runbook)
         try:
-            known = set(self.ws.library.runbooks)
+            library = self.ws.library
+            known = set(library.runbooks)
         except (RequestError, OSError):
-            known = set()
+            return None
         for name, _ in named.most_common():
             if name in known:
                 return name
+        if named:
+            return None
+        from fabtui.runbooks.library import match  # the library's parser, only when asked
+
+        causes = [a for a in alerts if a.role == "cause"] or alerts
+        text = " ".join(f"{_words(a.name)} {a.summary}" for a in causes)
+        infiniband = str(self.ws.graph().topology.cluster.fabric) == "infiniband"
+        for score, book in match(library, text, limit=5):
+            if score < FOUND_RUNBOOK_SCORE:
+                break
+            if ("infiniband" in book.meta.tags) is infiniband:
+                return book.meta.id
         return None
 
     def similar(self, suspect: str, alerts: list[AlertRecord], limit: int = 3) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+from textual.widgets import Label
 
 from fabtui.alerts.incidents import CLOSED, IncidentBook
 from fabtui.alerts.locate import Locator
@@ -165,6 +166,12 @@ async def test_close_on_the_incidents_screen_asks_why_and_esc_cancels() -> None:
         assert len(screen.rows) == 2
         await pilot.press("c")
         await until(pilot, lambda: isinstance(app.screen, Prompt), "the reason prompt")
+        # A blank reason is refused in place: the prompt stays and says why (it had closed,
+        # so the next keys typed as the reason ran the list's commands).
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, Prompt)
+        assert "a reason is required" in str(app.screen.query_one("Label.hint", Label).render())
         await pilot.press(*"optic swapped", "enter")
         await until(pilot, lambda: len(screen.rows) == 1, "the closed incident gone")
         assert newest.suspect not in [r.suspect for r in screen.rows]

@@ -19,7 +19,8 @@ from textual.widgets import Input, Label, Static
 
 
 class Prompt(ModalScreen[str | None]):
-    """Ask for one line; `enter` returns it, `esc` returns None."""
+    """Ask for one line; `enter` returns it, `esc` returns None. With `required` (what to say
+    when the line is blank), a blank line is refused in place: the prompt stays, saying so."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Back", id="prompt.back"),
@@ -31,11 +32,13 @@ class Prompt(ModalScreen[str | None]):
     Prompt Label.hint { color: $text-muted; }
     """
 
-    def __init__(self, title: str, hint: str, value: str = "") -> None:
+    def __init__(self, title: str, hint: str, value: str = "", *,
+                 required: str | None = None) -> None:
         super().__init__()
         self.title_text = title
         self.hint = hint
         self.value = value
+        self.required = required
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -44,6 +47,9 @@ class Prompt(ModalScreen[str | None]):
             yield Label(self.hint, classes="hint")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        if self.required is not None and not event.value.strip():
+            self.query_one("Label.hint", Label).update(f"{self.required} · {self.hint}")
+            return
         self.dismiss(event.value)
 
 

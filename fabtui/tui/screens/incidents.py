@@ -199,7 +199,7 @@ class IncidentsScreen(FabtuiScreen):
 
         self.app.push_screen(Prompt(f"close {chosen} ({suspect})",
                                     "why (journaled with your name) · enter closes · esc "
-                                    "cancels"), closing)
+                                    "cancels", required="a reason is required"), closing)
 
     @work(thread=True, exclusive=False, group="incidents-close", exit_on_error=False,
           description="close an incident")

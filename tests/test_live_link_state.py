@@ -68,8 +68,9 @@ def test_a_healthy_fabric_stays_all_ok_with_the_link_state_read() -> None:
         assert snap.states[cell.nic].values["port.state"].value == "Active"
 
 
-def _failed(error: ErrorKind, message: str) -> ProbeResult:
-    """`node.ibstat` on node001 whose transport ended with `error`."""
+def _failed(error: ErrorKind | None, message: str) -> ProbeResult:
+    """`node.ibstat` on node001 whose transport ended with `error` (None: it answered, and
+    its output could not be read)."""
     now = datetime.now(UTC)
     raw = TransportResult(target="node001", transport="ssh", command="ibstat", started_at=now,
                           ended_at=now, error=error, error_message=message, exit_status=127)
@@ -88,6 +89,16 @@ def test_a_node_without_ibstat_is_a_warning_that_says_so_not_a_node_down() -> No
     assert snap.of("node001") is Health.WARN
     assert [f.line for f in snap.states["node001"].findings] == [
         "warning: node001: node.ibstat could not read: ibstat: command not found"]
+
+
+def test_a_node_whose_answer_could_not_be_read_is_a_warning_not_a_node_down() -> None:
+    ws = workspace(scenario="healthy", scenario_chosen=True)
+    status = FabricStatus(FabricMap.build(ws.graph()))
+    status.apply(_failed(None, "ibstat: no CA found in the output"), 30.0)
+    snap = status.snapshot(1, PollState.WAITING)
+    assert snap.of("node001") is Health.WARN
+    assert [f.line for f in snap.states["node001"].findings] == [
+        "warning: node001: node.ibstat could not read: ibstat: no CA found in the output"]
 
 
 def test_a_node_that_did_not_answer_is_unreachable() -> None:

@@ -67,11 +67,17 @@ _OF_VERDICT = {Verdict.OK: Health.OK, Verdict.SKIPPED: Health.OK, Verdict.WARN: 
 _NEVER = float("inf")
 
 
+_NOT_REACHED = frozenset((ErrorKind.UNREACHABLE, ErrorKind.TIMEOUT, ErrorKind.AUTH,
+                          ErrorKind.HOST_KEY, ErrorKind.CANCELLED))
+"""Transport errors that mean the device was not reached (or not trusted): it shows ⊘."""
+
+
 def _answered(result: ProbeResult) -> bool:
-    """Whether the probe's device answered and its command failed (a missing tool, a CLI that
-    rejected the command), as opposed to a device that did not answer at all."""
+    """Whether the probe's device answered though nothing was measured: its command failed (a
+    missing tool, a CLI that rejected it, no driver) or its output could not be read, as
+    opposed to a device that did not answer at all."""
     last = result.raw[-1] if result.raw else None
-    return last is not None and last.error in (ErrorKind.COMMAND, ErrorKind.UNSUPPORTED)
+    return last is not None and last.error not in _NOT_REACHED
 
 
 def worst_health(values: Iterable[Health]) -> Health:
@@ -323,7 +329,7 @@ class FabricStatus:
             findings.setdefault(key, []).append(LiveFinding(
                 result.probe, finding.severity.value, finding.component, finding.message))
         error = result.error if result.verdict is Verdict.ERROR and not result.metrics else None
-        verdict_of_error = Verdict.ERROR
+        verdict_of_error = result.verdict
         if error is not None:
             grouped.setdefault(result.target, [])
             if _answered(result):
@@ -337,8 +343,7 @@ class FabricStatus:
         with self._lock:
             self._last_data = max(self._last_data or 0.0, at)
             for key, values in grouped.items():
-                verdicts = [v.verdict for _, v in values] or [
-                    verdict_of_error if result.verdict is Verdict.ERROR else result.verdict]
+                verdicts = [v.verdict for _, v in values] or [verdict_of_error]
                 verdict = max(verdicts, key=lambda v: v.rank)
                 reading = Reading(result.probe, verdict, at, stale_after, error)
                 self._update(key, reading, values, findings.get(key, ()))

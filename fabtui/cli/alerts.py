@@ -116,7 +116,8 @@ def close(ctx: click.Context, incident: str, reason: str, as_json: bool) -> None
     with --all); its alerts resolving do not reopen it, only one firing again does."""
     from fabtui.alerts.present import summary, when
     from fabtui.errors import RequestError
-    from fabtui.workspace.alerting import close_incident, operator_name
+    from fabtui.workspace.alerting import close_incident
+    from fabtui.workspace.operator import operator_name
 
     try:
         closed = close_incident(workspace(ctx), incident, reason, operator_name())

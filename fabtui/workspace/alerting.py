@@ -352,16 +352,6 @@ def find_incident(book: IncidentBook, name: str) -> Incident:
     raise RequestError(f"{name!r} matches {len(found)} incidents; give more of the id")
 
 
-def operator_name() -> str:
-    """Who is at the keyboard, as the journal records an operator's action."""
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return "operator"
-
-
 def close_incident(ws: Workspace, name: str, reason: str, operator: str) -> Incident:
     """Close the open incident `name` (id or unique prefix) by hand: journaled with `reason`
     (required) and `operator`; it leaves the open list, and a resolved alert does not reopen

@@ -205,7 +205,8 @@ class IncidentsScreen(FabtuiScreen):
           description="close an incident")
     def close_incident(self, incident_id: str, reason: str) -> None:
         """Close it through the workspace (journal writes in a thread), then read again."""
-        from fabtui.workspace.alerting import close_incident, operator_name
+        from fabtui.workspace.alerting import close_incident
+        from fabtui.workspace.operator import operator_name
 
         try:
             with self._book_lock:  # the reading worker uses the same book

@@ -22,7 +22,6 @@ drawn by the same `SessionView` the live one is.
 from __future__ import annotations
 
 import asyncio
-import getpass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.markdown import Markdown
@@ -56,6 +55,7 @@ from fabtui.tui.widgets.session_parts import (
 )
 from fabtui.views import guided
 from fabtui.views.listfilter import filter_words, keeps
+from fabtui.workspace.operator import operator_name
 
 if TYPE_CHECKING:
     from fabtui.workspace.core import Resumed
@@ -66,13 +66,6 @@ FLUSH_S = 0.05
 """Streamed output is written into the log at most this often (one batch per flush)."""
 LOG_LINES = 20_000
 """Lines the output log keeps (older ones scroll away)."""
-
-
-def operator_name() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return "operator"
 
 
 class _Interrupted(Exception):

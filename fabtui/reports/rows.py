@@ -118,21 +118,17 @@ def readings(blocks: Iterable[BlockRecord]) -> list[Reading]:
     A port read down or dark by one block of a step is down for every block of that step: the
     blocks of one step are read together, and a counter probe that reads no state (FEC
     counters on a dark port read 0) must not pass a port its sibling block found dark."""
-    blocks = list(blocks)
+    probed = [(block, *down_parts(block)) for block in blocks if block.probe]
     down_in_step: dict[str | None, dict[str, str]] = {}
-    for block in blocks:
-        if block.probe:
-            step_ports = down_in_step.setdefault(block.step, {})
-            for port, reason in down_parts(block)[0].items():
-                step_ports.setdefault(port, reason)
-            for port in _all_lanes_dark(block):
-                step_ports.setdefault(port, "no light on any lane")
+    for block, ports, _ in probed:
+        step_ports = down_in_step.setdefault(block.step, {})
+        for port, reason in ports.items():
+            step_ports.setdefault(port, reason)
+        for port in _all_lanes_dark(block):
+            step_ports.setdefault(port, "no light on any lane")
     found = []
-    for block in blocks:
-        probe = block.probe
-        if not probe:
-            continue
-        ports, lanes = down_parts(block)
+    for block, ports, lanes in probed:
+        probe = str(block.probe)
         for port, reason in down_in_step.get(block.step, {}).items():
             ports.setdefault(port, reason)
         for metric in block.metrics():

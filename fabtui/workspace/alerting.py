@@ -32,6 +32,7 @@ from fabtui.alerts.payload import PayloadError, parse_notification
 from fabtui.alerts.silence import gate_phrase, suggest
 from fabtui.errors import RequestError
 from fabtui.model.case import Case, CaseStatus, SymptomClass
+from fabtui.model.topology import FabricKind
 from fabtui.prom.labels import LabelMap
 
 if TYPE_CHECKING:
@@ -240,7 +241,7 @@ class Enricher:
 
         causes = [a for a in alerts if a.role == "cause"] or alerts
         text = " ".join(f"{_words(a.name)} {a.summary}" for a in causes)
-        infiniband = str(self.ws.graph().topology.cluster.fabric) == "infiniband"
+        infiniband = self.ws.graph().topology.cluster.fabric is FabricKind.INFINIBAND
         for score, book in match(library, text, limit=5):
             if score < FOUND_RUNBOOK_SCORE:
                 break

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING
 
 from fabtui.gcpause import gc_paused
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.nccl_log._reader import read_batches, read_lines
+from fabtui.parsers.nccl_log._prefetch import Prefetcher, prefetch_usable
+from fabtui.parsers.nccl_log._reader import read_batches, read_lines, read_prefetched
 from fabtui.parsers.nccl_log._records import dump
 from fabtui.parsers.nccl_log._state import PREFIX, State
 from fabtui.parsers.nccl_log._torch import NCCL_RESULT_NAME
@@ -99,7 +100,13 @@ def parse_lines(lines: Iterable[str]) -> Plain[NcclLog]:
     bounded whatever its length, as events are capped and everything else is tallied. The
     result is plain data (`_result`), validated into `NcclLog` only when assembled."""
     with gc_paused():  # tens of thousands of tallies and events, none in a cycle
-        data = scan_batches_data(line_batches(lines))
+        if prefetch_usable(lines):  # a big file: a second process reads and sieves ahead
+            state = _new_state()
+            with Prefetcher(lines) as reader:  # type: ignore[arg-type]
+                read_prefetched(state, reader)
+            data = _result(state) if state.evidence else None
+        else:
+            data = scan_batches_data(line_batches(lines))
     if data is None:
         raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
                                      "found")

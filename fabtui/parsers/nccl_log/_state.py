@@ -59,6 +59,18 @@ class Replay(NamedTuple):
     """For a WARN line's event: the next line it was read with (a WARN may wrap onto it)."""
 
 
+class Known(NamedTuple):
+    """What the parse learnt that lets a reader process (`_prefetch`) send fewer lines, each
+    a list emptied when sent: the texts after `NCCL INFO` only counted (`_reader.COUNTED`) and
+    those that only note their host (`_reader.HOST`), the hosts noted, the lines that change
+    nothing."""
+
+    counted: list[str]
+    host_codes: list[str]
+    hosts: list[str]
+    plain: list[str]
+
+
 PLAIN = Replay()
 INFO = Replay(info=1)
 INIT_DROPPED = Replay(info=1, init=1, dropped=1)
@@ -177,6 +189,9 @@ class State:
         field(default_factory=dict)
     sieve_tallies: list[tuple[tuple[str, int, bool], int | None]] = field(default_factory=list)
     """The (NET connection, owner) of each tally code of the sieve, and its code."""
+    learnt: Known | None = None
+    """While a reader process sieves the lines too (`_prefetch`): what was learnt since the
+    last batch that it is told. None otherwise."""
     uncounted: int = 0
     """Batches still to read line by line without counting them first: the last batch counted
     had few repeats (a big job's combined log), so counting the next few would not pay."""

@@ -1,0 +1,331 @@
+"""A second process that reads a big NCCL log file ahead of the parse and sieves its lines.
+
+Reading a big job's combined log costs the parse two kinds of work: per line, in C (reading the
+file, decoding, splitting it into lines, looking each line's message up in the sieve of
+messages only counted), and per line that must be read, in Python. The first kind is a third
+of the time and needs nothing but the sieve, which only grows and whose "only counted" entries
+never change. So a forked reader process does it for the next batches while the parse reads
+the current one: it sends each batch as its text (split by the parse only where it needs every
+line), the indexes of the lines its copy of the sieve does not know as only counted, and those
+lines. The parse sends back the messages it learns are only counted, so the reader's copy
+follows it; a copy behind the parse's sieve only sends a few more lines, which the parse's own
+sieve then counts (see `_reader._read_fresh`).
+
+Used only where it is safe and pays: a regular file of at least `PREFETCH_MIN` bytes, on Linux
+(fork), from a process running one thread (a fork copies no other thread: a lock another
+thread held would stay locked in the child). Memory: the reader holds one batch and its sieve
+copy; the pipe between holds at most a few batches, as the reader waits while the parse is
+behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import struct
+import sys
+import threading
+from array import array
+from collections.abc import Iterator
+from itertools import compress, repeat
+from operator import itemgetter
+from typing import BinaryIO, NamedTuple
+
+from fabtui.parsers.nccl_log._state import Known, plain_prefix
+from fabtui.parsers.streaming import FileLines
+
+PREFETCH_MIN = 32 * 1024 * 1024
+"""Files smaller than this are read in the parse's own process (a fork costs ~10 ms)."""
+_FRAME_MAX = 4096
+"""Bytes of a sieve update at most (POSIX `PIPE_BUF`: such a write is never split)."""
+_HEAD = struct.Struct("<I")
+_BATCH_HEAD = struct.Struct("<qQQQQQ")
+"""A batch's line count (or `_DONE`, `_FAILED`), then the sizes of its parts in bytes."""
+_DONE = -1
+_FAILED = -2
+_PIPE_SIZE = 1 << 20
+
+
+class Batch(NamedTuple):
+    """One batch of consecutive lines as the reader sends it."""
+
+    size: int
+    """How many lines it has."""
+    text: memoryview
+    """Its lines joined by newlines, in UTF-8 (split by `lines` only where every line is
+    needed)."""
+    visit: list[int]
+    """Indexes of the lines the reader's sieve does not know as only counted, in order, and of
+    each line after a WARN line (a WARN may wrap onto it)."""
+    visited: list[str]
+    """The lines at those indexes."""
+    plain: list[int]
+    """Indexes of lines the reader knows change nothing (`State.plain`), not sent."""
+    after: str
+    """The line after its last (the next batch's first), "" after the file's last."""
+
+    def lines(self) -> list[str]:
+        """Every line of the batch."""
+        return str(self.text, "utf-8").split("\n")
+
+
+def prefetch_usable(lines: object) -> bool:
+    """Whether `lines` can be read by a reader process (see the module's docstring)."""
+    if not isinstance(lines, FileLines) or not sys.platform.startswith("linux"):
+        return False
+    if not _one_thread():
+        return False
+    try:
+        return os.path.getsize(lines.path) >= PREFETCH_MIN
+    except OSError:
+        return False  # the parse's own read reports it
+
+
+def _one_thread() -> bool:
+    return threading.active_count() == 1
+
+
+class Prefetcher:
+    """The reader process of one file: iterate for its batches; `learnt` sends it sieve
+    entries. Always `close` it (it is a context manager)."""
+
+    def __init__(self, lines: FileLines) -> None:
+        batch_read, batch_write = os.pipe()
+        update_read, update_write = os.pipe()
+        _widen(batch_write)
+        # Nothing buffered may be written twice: the reader ends with `os._exit`, which flushes
+        # nothing, but a buffer copied into it could be flushed by an error on the way.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._pid = os.fork()
+        if self._pid == 0:  # the reader
+            status = 0
+            try:
+                # The parse's own handlers are not the reader's: a signal ends it.
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                os.close(batch_read)
+                os.close(update_write)
+                _reader_main(lines.path, lines.chunk, batch_write, update_read)
+            except BaseException:  # it ends here whatever happens
+                status = 1
+            finally:
+                os._exit(status)
+        os.close(batch_write)
+        os.close(update_read)
+        os.set_blocking(update_write, False)
+        self._update_write = update_write
+        self._receive = open(batch_read, "rb", buffering=_PIPE_SIZE)  # noqa: SIM115
+        self._unsent: list[bytes] = []
+        self._closed = False
+
+    def __enter__(self) -> Prefetcher:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[Batch]:
+        receive = self._receive
+        while True:
+            head = receive.read(_BATCH_HEAD.size)
+            if len(head) < _BATCH_HEAD.size:
+                raise OSError("the NCCL log reader process ended without a word")
+            size, text_size, visit_size, visited_size, after_size, plain_size = \
+                _BATCH_HEAD.unpack(head)
+            total = text_size + visit_size + visited_size + after_size + plain_size
+            body = receive.read(total)
+            if len(body) < total:
+                raise OSError("the NCCL log reader process ended without a word")
+            if size == _DONE:
+                return
+            if size == _FAILED:
+                raise OSError(body.decode("utf-8", "replace"))
+            view = memoryview(body)
+            at = text_size
+            indexes = array("I")
+            indexes.frombytes(view[at:at + visit_size])
+            at += visit_size
+            visited = str(view[at:at + visited_size], "utf-8").split("\n") if visit_size else []
+            at += visited_size
+            after = str(view[at:at + after_size], "utf-8")
+            at += after_size
+            plain = array("I")
+            plain.frombytes(view[at:at + plain_size])
+            yield Batch(size, view[:text_size], indexes.tolist(), visited, plain.tolist(), after)
+
+    def learnt(self, known: Known) -> None:
+        """Send the reader what the parse learnt since the last call (`Known`), and empty it.
+        Never waits: what the pipe cannot take now is sent with the next call."""
+        for kind, items in enumerate(known):
+            if items:
+                self._unsent.extend(_frames(kind, items))
+                items.clear()
+        while self._unsent:
+            try:
+                os.write(self._update_write, self._unsent[0])
+            except BlockingIOError:
+                return
+            except OSError:  # the reader has ended: nothing more to tell it
+                self._unsent.clear()
+                return
+            del self._unsent[0]
+
+    def close(self) -> None:
+        """Stop the reader (if still running), wait for it to end and free the pipes."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._pid, signal.SIGTERM)  # (it may be waiting to write the next batch)
+        os.waitpid(self._pid, 0)
+        self._receive.close()
+        os.close(self._update_write)
+
+
+_COUNTED, _HOST_CODE, _HOSTS, _PLAIN = range(4)
+
+
+def _frames(kind: int, items: list[str]) -> Iterator[bytes]:
+    """`items` as frames of at most `_FRAME_MAX` bytes (a length, then the pickled kind and
+    items)."""
+    group: list[str] = []
+    size = 64
+    for item in items:
+        if len(item) * 4 + 16 > _FRAME_MAX - 64:
+            continue  # never told the reader: its lines are only sent to the parse
+        if size + len(item) * 4 + 16 > _FRAME_MAX and group:
+            yield _frame(kind, group)
+            group, size = [], 64
+        group.append(item)
+        size += len(item) * 4 + 16
+    if group:
+        yield _frame(kind, group)
+
+
+def _frame(kind: int, items: list[str]) -> bytes:
+    body = pickle.dumps((kind, items), protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEAD.pack(len(body)) + body
+
+
+def _reader_main(path: str, chunk: int, batches: int, updates: int) -> None:
+    """The reader process: send each batch of `path`, then the end (or an error's text)."""
+    with open(batches, "wb", buffering=_PIPE_SIZE) as send:
+        try:
+            _read_ahead(path, chunk, send, updates)
+            send.write(_BATCH_HEAD.pack(_DONE, 0, 0, 0, 0, 0))
+        except BaseException as error:  # reported to the parse, which raises it
+            text = f"{path}: {error}".encode()
+            send.write(_BATCH_HEAD.pack(_FAILED, len(text), 0, 0, 0, 0) + text)
+        send.flush()
+
+
+class _Copy(NamedTuple):
+    """The reader's copy of what the parse knows (see `Known`)."""
+
+    sieve: dict[str, int]
+    hosts: set[str]
+    plain: set[str]
+
+
+def _read_ahead(path: str, chunk: int, send: BinaryIO, updates: int) -> None:
+    known = _Copy({}, set(), set())
+    buffered = b""
+    pending: list[str] | None = None
+    for lines in FileLines(path, chunk).batches():
+        if not lines:
+            continue
+        buffered = _take_updates(updates, buffered, known)
+        if pending is not None:
+            _send(send, pending, known, lines[0])
+        pending = lines
+    if pending is not None:
+        _send(send, pending, known, "")
+
+
+def _send(send: BinaryIO, lines: list[str], known: _Copy, after: str) -> None:
+    """Send one batch: its head (`_BATCH_HEAD`), its text, the indexes to visit, those lines,
+    the line after and the indexes of lines that change nothing (see `Batch`)."""
+    tails = map(itemgetter(2), map(str.partition, lines, repeat("NCCL INFO")))
+    codes = list(map(known.sieve.get, tails, repeat(_UNKNOWN)))
+    visit = list(compress(range(len(lines)), codes))  # all but those only counted (0)
+    visited = list(map(lines.__getitem__, visit))
+    plain = list(compress(visit, map(known.plain.__contains__, visited))) if known.plain \
+        else []
+    # A line that only notes its host, on a host already noted, is only counted.
+    noted = [index for index in compress(visit, map(_HOST_CODE_OF.__eq__,
+                                                     map(codes.__getitem__, visit)))
+             if _host_noted(lines[index], known.hosts)]
+    if plain or noted:
+        visit = sorted(set(visit).difference(plain, noted))
+        visited = list(map(lines.__getitem__, visit))
+    # The line after a WARN line is sent too: the parse reads a WARN with the line after it.
+    warns = [index + 1 for index in compress(visit, map(str.__contains__, visited,
+                                                         repeat("NCCL WARN")))
+             if index + 1 < len(lines)]
+    if warns:
+        visit = sorted(set(visit).union(warns))
+        plain = sorted(set(plain).difference(warns))
+        visited = list(map(lines.__getitem__, visit))
+    text = "\n".join(lines).encode("utf-8", "surrogatepass")
+    indexes = array("I", visit).tobytes()
+    visited_text = "\n".join(visited).encode("utf-8", "surrogatepass")
+    after_text = after.encode("utf-8", "surrogatepass")
+    plain_indexes = array("I", plain).tobytes()
+    send.write(_BATCH_HEAD.pack(len(lines), len(text), len(indexes), len(visited_text),
+                                len(after_text), len(plain_indexes)))
+    send.write(text)
+    send.write(indexes)
+    send.write(visited_text)
+    send.write(after_text)
+    send.write(plain_indexes)
+    send.flush()
+
+
+_UNKNOWN = 2
+_HOST_CODE_OF = 1
+"""`_reader.HOST`: the sieve's code of a line that only notes its host."""
+
+
+def _host_noted(line: str, hosts: set[str]) -> bool:
+    host = plain_prefix(line[:line.find("NCCL INFO")]).host
+    return not host or host in hosts
+
+
+def _widen(fd: int) -> None:
+    """Give the pipe `_PIPE_SIZE` bytes where Linux allows (a batch then passes in one go)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
+    except OSError:
+        pass  # the default 64 KiB: slower, as correct
+
+
+def _take_updates(fd: int, buffered: bytes, known: _Copy) -> bytes:
+    """Add to `known` what the parse sent (without waiting); the bytes of a frame not all
+    read yet are returned to be completed by the next call."""
+    while select.select([fd], [], [], 0)[0]:
+        data = os.read(fd, 1 << 16)
+        if not data:
+            break
+        buffered += data
+    while len(buffered) >= _HEAD.size:
+        (length,) = _HEAD.unpack_from(buffered)
+        if len(buffered) < _HEAD.size + length:
+            break
+        kind, items = pickle.loads(buffered[_HEAD.size:_HEAD.size + length])
+        if kind == _COUNTED:
+            known.sieve.update(dict.fromkeys(items, 0))
+        elif kind == _HOST_CODE:
+            for item in items:
+                known.sieve.setdefault(item, _HOST_CODE_OF)
+        elif kind == _HOSTS:
+            known.hosts.update(items)
+        else:
+            known.plain.update(items)
+        buffered = buffered[_HEAD.size + length:]
+    return buffered

@@ -32,12 +32,12 @@ from fabtui.gcpause import gc_paused
 from fabtui.parsers.errors import ParseError
 from fabtui.parsers.nccl_log._prefetch import Prefetcher, prefetch_usable
 from fabtui.parsers.nccl_log._reader import read_batches, read_lines, read_prefetched
-from fabtui.parsers.nccl_log._records import dump
+from fabtui.parsers.nccl_log._records import RANK_FIELDS, dump, rank_values
 from fabtui.parsers.nccl_log._state import PREFIX, State
 from fabtui.parsers.nccl_log._torch import NCCL_RESULT_NAME
 from fabtui.parsers.nccl_log._torch import failure_event as failure_event
 from fabtui.parsers.nccl_log._torch import nccl_result_of as nccl_result_of
-from fabtui.parsers.streaming import LazyList, Plain, line_batches
+from fabtui.parsers.streaming import LazyList, Plain, flat_rows_encoded, line_batches
 from fabtui.parsers.text import normalize
 
 if TYPE_CHECKING:
@@ -176,7 +176,10 @@ def _result(state: State) -> dict[str, object]:
         "kind": KIND, "schema_version": SCHEMA_VERSION, "warnings": warnings,
         "nccl_version": versions[0] if versions else None, "nccl_versions": versions,
         "events": [dump(event) for event in state.events], "events_dropped": state.dropped,
-        "hosts": list(state.hosts), "ranks": LazyList(lambda: map(dump, ranks)),
+        "hosts": list(state.hosts),
+        "ranks": LazyList(lambda: map(dump, ranks),
+                          lambda indent: flat_rows_encoded(RANK_FIELDS, map(rank_values, ranks),
+                                                           indent)),
         "nranks": state.nranks, "n_nodes": state.n_nodes, "local_ranks": state.local_ranks,
         "mnnvl": _mnnvl(state),
         "cuda_driver_version": state.cuda_driver,

@@ -51,6 +51,12 @@ _COMM_TOPO = re.compile(r"^comm (0x[0-9a-fA-F]+) rank (\d+) nRanks (\d+) nNodes 
 """`comm 0x.. rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 1`: NVIDIA/nccl `src/init.cc`
 `INFO(NCCL_INIT, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d")`;
 real lines in NVIDIA/nccl#2303 (2.30.7) and the 2.27.5 sample; older logs end at localRank."""
+_INIT_CANONICAL = re.compile(r"(?:ncclCommInitRank\w* )?comm (0x[0-9a-fA-F]+) rank (\d+) "
+                             r"nranks (\d+) cudaDev (\d+)(?: nvmlDev \d+)? busId (\w+) "
+                             r"commId (0x[0-9a-fA-F]+)\b")
+"""NCCL's own Init START / COMPLETE message (`src/init.cc`: `ncclCommInitRank comm %p rank %d
+nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init START`): one match for what the
+five searches of `_init_facts` find in any other wording."""
 _CUDA_DEV = re.compile(r"cudaDev (\d+)")
 _BUS_ID = re.compile(r"busId (\w+)")
 _COMM_ID = re.compile(r"commId (0x[0-9a-fA-F]+)")
@@ -182,6 +188,11 @@ def _init_facts(msg: str) -> tuple[int, int, int | None, str | None, str | None,
     """An Init START / COMPLETE message's rank, nranks, CUDA device, bus id, comm id (else its
     pointer) and comm pointer; None when it names no rank. Read once per distinct message:
     every restart of a job prints its messages again, with only the line heads changed."""
+    canonical = _INIT_CANONICAL.match(msg)
+    if canonical is not None:  # (every field where each search below would find it first)
+        pointer, rank, nranks, device, bus, comm_id = canonical.groups()
+        return (_number(rank), _number(nranks), int(device), sys.intern(bus),
+                sys.intern(comm_id), pointer)
     init = _INIT.search(msg)
     if init is None:
         return None

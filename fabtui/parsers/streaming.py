@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, islice
 from json.encoder import encode_basestring  # what json.dumps uses with ensure_ascii=False
+from operator import itemgetter
 from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
 from fabtui.gcpause import gc_paused
@@ -47,6 +48,12 @@ def read_lines(handle: IO[bytes], chunk: int = _CHUNK) -> Iterator[str]:
 
 def _line_batches(handle: IO[bytes], chunk: int) -> Iterator[list[str]]:
     """The normalised lines of a binary file, one list per chunk read."""
+    return map(itemgetter(1), text_batches(handle, chunk))
+
+
+def text_batches(handle: IO[bytes], chunk: int) -> Iterator[tuple[str, list[str]]]:
+    """`_line_batches` with each batch's text: its lines joined by newlines, as they were
+    split (for a reader that hands a batch on whole, see `parsers/nccl_log/_prefetch.py`)."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     pending = ""
     first = True
@@ -62,12 +69,13 @@ def _line_batches(handle: IO[bytes], chunk: int) -> Iterator[list[str]]:
             text, held = text[:-1], "\r"
         text = _normalize_body(text)
         if final:
-            yield text.split("\n")
+            yield text, text.split("\n")
             return
         lines = text.split("\n")
-        pending = lines.pop() + held  # the start of a line the next chunk ends
+        tail = lines.pop()
+        pending = tail + held  # the start of a line the next chunk ends
         if lines:
-            yield lines
+            yield text[:len(text) - len(tail) - 1], lines
 
 
 class FileLines:

@@ -35,7 +35,7 @@ from operator import itemgetter
 from typing import BinaryIO, NamedTuple
 
 from fabtui.parsers.nccl_log._state import Known, plain_prefix
-from fabtui.parsers.streaming import FileLines
+from fabtui.parsers.streaming import FileLines, text_batches
 
 PREFETCH_MIN = 32 * 1024 * 1024
 """Files smaller than this are read in the parse's own process (a fork costs ~10 ms)."""
@@ -234,21 +234,24 @@ class _Copy(NamedTuple):
 def _read_ahead(path: str, chunk: int, send: BinaryIO, updates: int) -> None:
     known = _Copy({}, set(), set())
     buffered = b""
-    pending: list[str] | None = None
-    for lines in FileLines(path, chunk).batches():
-        if not lines:
-            continue
-        buffered = _take_updates(updates, buffered, known)
-        if pending is not None:
-            _send(send, pending, known, lines[0])
-        pending = lines
+    pending: tuple[str, list[str]] | None = None
+    with open(path, "rb") as handle:
+        for text, lines in text_batches(handle, chunk):
+            if not lines:
+                continue
+            buffered = _take_updates(updates, buffered, known)
+            if pending is not None:
+                _send(send, pending, known, lines[0])
+            pending = text, lines
     if pending is not None:
         _send(send, pending, known, "")
 
 
-def _send(send: BinaryIO, lines: list[str], known: _Copy, after: str) -> None:
-    """Send one batch: its head (`_BATCH_HEAD`), its text, the indexes to visit, those lines,
-    the line after and the indexes of lines that change nothing (see `Batch`)."""
+def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str) -> None:
+    """Send one batch (its text and lines): its head (`_BATCH_HEAD`), its text, the indexes to
+    visit, those lines, the line after and the indexes of lines that change nothing (see
+    `Batch`). Learns the hosts of the lines it sends that note one (see `_host_noted`)."""
+    whole, lines = batch
     tails = map(itemgetter(2), map(str.partition, lines, repeat("NCCL INFO")))
     codes = list(map(known.sieve.get, tails, repeat(_UNKNOWN)))
     visit = list(compress(range(len(lines)), codes))  # all but those only counted (0)
@@ -256,9 +259,10 @@ def _send(send: BinaryIO, lines: list[str], known: _Copy, after: str) -> None:
     plain = list(compress(visit, map(known.plain.__contains__, visited))) if known.plain \
         else []
     # A line that only notes its host, on a host already noted, is only counted.
+    hosts = known.hosts
     noted = [index for index in compress(visit, map(_HOST_CODE_OF.__eq__,
                                                      map(codes.__getitem__, visit)))
-             if _host_noted(lines[index], known.hosts)]
+             if _host_noted(lines[index], hosts)]
     if plain or noted:
         visit = sorted(set(visit).difference(plain, noted))
         visited = list(map(lines.__getitem__, visit))
@@ -270,7 +274,7 @@ def _send(send: BinaryIO, lines: list[str], known: _Copy, after: str) -> None:
         visit = sorted(set(visit).union(warns))
         plain = sorted(set(plain).difference(warns))
         visited = list(map(lines.__getitem__, visit))
-    text = "\n".join(lines).encode("utf-8", "surrogatepass")
+    text = whole.encode("utf-8", "surrogatepass")
     indexes = array("I", visit).tobytes()
     visited_text = "\n".join(visited).encode("utf-8", "surrogatepass")
     after_text = after.encode("utf-8", "surrogatepass")
@@ -291,8 +295,14 @@ _HOST_CODE_OF = 1
 
 
 def _host_noted(line: str, hosts: set[str]) -> bool:
+    """Whether the parse has noted the host of `line` (which only notes its host) by the time
+    it reaches it: it had when last told, or an earlier line of this batch sent notes it
+    (which this then adds to `hosts`: the parse reads the lines in order)."""
     host = plain_prefix(line[:line.find("NCCL INFO")]).host
-    return not host or host in hosts
+    if not host or host in hosts:
+        return True
+    hosts.add(host)
+    return False
 
 
 def _widen(fd: int) -> None:

@@ -31,10 +31,11 @@ import threading
 from array import array
 from collections.abc import Iterator
 from itertools import compress, repeat
-from operator import itemgetter
-from typing import BinaryIO, NamedTuple
+from operator import and_, itemgetter, not_, or_
+from typing import Any, BinaryIO, NamedTuple
 
 from fabtui.parsers.nccl_log._state import Known, plain_prefix
+from fabtui.parsers.nccl_log._torch import OTHER_KEYS
 from fabtui.parsers.streaming import FileLines, text_batches
 
 PREFETCH_MIN = 32 * 1024 * 1024
@@ -42,7 +43,7 @@ PREFETCH_MIN = 32 * 1024 * 1024
 _FRAME_MAX = 4096
 """Bytes of a sieve update at most (POSIX `PIPE_BUF`: such a write is never split)."""
 _HEAD = struct.Struct("<I")
-_BATCH_HEAD = struct.Struct("<qQQQQQ")
+_BATCH_HEAD = struct.Struct("<qQQQQQQ")
 """A batch's line count (or `_DONE`, `_FAILED`), then the sizes of its parts in bytes."""
 _DONE = -1
 _FAILED = -2
@@ -64,8 +65,13 @@ class Batch(NamedTuple):
     """The lines at those indexes."""
     plain: list[int]
     """Indexes of lines the reader knows change nothing (`State.plain`), not sent."""
+    tallied: list[int]
+    """Indexes of the NET connection lines the reader knows the tally of, not sent..."""
+    tally_codes: list[int]
+    """... and their tally codes (`_reader._TALLY_BASE` on), which the parse adds."""
     after: str
     """The line after its last (the next batch's first), "" after the file's last."""
+
 
     def lines(self) -> list[str]:
         """Every line of the batch."""
@@ -134,9 +140,10 @@ class Prefetcher:
             head = receive.read(_BATCH_HEAD.size)
             if len(head) < _BATCH_HEAD.size:
                 raise OSError("the NCCL log reader process ended without a word")
-            size, text_size, visit_size, visited_size, after_size, plain_size = \
+            size, text_size, visit_size, visited_size, after_size, plain_size, tally_size = \
                 _BATCH_HEAD.unpack(head)
-            total = text_size + visit_size + visited_size + after_size + plain_size
+            total = text_size + visit_size + visited_size + after_size + plain_size \
+                + 2 * tally_size
             body = receive.read(total)
             if len(body) < total:
                 raise OSError("the NCCL log reader process ended without a word")
@@ -155,12 +162,18 @@ class Prefetcher:
             at += after_size
             plain = array("I")
             plain.frombytes(view[at:at + plain_size])
-            yield Batch(size, view[:text_size], indexes.tolist(), visited, plain.tolist(), after)
+            at += plain_size
+            tallied, tally_codes = array("I"), array("I")
+            tallied.frombytes(view[at:at + tally_size])
+            tally_codes.frombytes(view[at + tally_size:at + 2 * tally_size])
+            yield Batch(size, view[:text_size], indexes.tolist(), visited, plain.tolist(),
+                        tallied.tolist(), tally_codes.tolist(), after)
 
     def learnt(self, known: Known) -> None:
         """Send the reader what the parse learnt since the last call (`Known`), and empty it.
         Never waits: what the pipe cannot take now is sent with the next call."""
-        for kind, items in enumerate(known):
+        lists: tuple[list[Any], ...] = tuple(known)
+        for kind, items in enumerate(lists):
             if items:
                 self._unsent.extend(_frames(kind, items))
                 items.clear()
@@ -186,27 +199,32 @@ class Prefetcher:
         os.close(self._update_write)
 
 
-_COUNTED, _HOST_CODE, _HOSTS, _PLAIN = range(4)
+_COUNTED, _HOST_CODE, _HOSTS, _PLAIN, _TALLIES = range(5)
 
 
-def _frames(kind: int, items: list[str]) -> Iterator[bytes]:
+def _frames(kind: int, items: list[Any]) -> Iterator[bytes]:
     """`items` as frames of at most `_FRAME_MAX` bytes (a length, then the pickled kind and
     items)."""
-    group: list[str] = []
+    group: list[Any] = []
     size = 64
     for item in items:
-        if len(item) * 4 + 16 > _FRAME_MAX - 64:
+        if _size(item) > _FRAME_MAX - 64:
             continue  # never told the reader: its lines are only sent to the parse
-        if size + len(item) * 4 + 16 > _FRAME_MAX and group:
+        if size + _size(item) > _FRAME_MAX and group:
             yield _frame(kind, group)
             group, size = [], 64
         group.append(item)
-        size += len(item) * 4 + 16
+        size += _size(item)
     if group:
         yield _frame(kind, group)
 
 
-def _frame(kind: int, items: list[str]) -> bytes:
+def _size(item: str | tuple[str, int]) -> int:
+    """Bytes an item may take pickled, at most."""
+    return len(item) * 4 + 16 if isinstance(item, str) else len(item[0]) * 4 + 32
+
+
+def _frame(kind: int, items: list[Any]) -> bytes:
     body = pickle.dumps((kind, items), protocol=pickle.HIGHEST_PROTOCOL)
     return _HEAD.pack(len(body)) + body
 
@@ -216,10 +234,10 @@ def _reader_main(path: str, chunk: int, batches: int, updates: int) -> None:
     with open(batches, "wb", buffering=_PIPE_SIZE) as send:
         try:
             _read_ahead(path, chunk, send, updates)
-            send.write(_BATCH_HEAD.pack(_DONE, 0, 0, 0, 0, 0))
+            send.write(_BATCH_HEAD.pack(_DONE, 0, 0, 0, 0, 0, 0))
         except BaseException as error:  # reported to the parse, which raises it
             text = f"{path}: {error}".encode()
-            send.write(_BATCH_HEAD.pack(_FAILED, len(text), 0, 0, 0, 0) + text)
+            send.write(_BATCH_HEAD.pack(_FAILED, len(text), 0, 0, 0, 0, 0) + text)
         send.flush()
 
 
@@ -256,15 +274,24 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
     codes = list(map(known.sieve.get, tails, repeat(_UNKNOWN)))
     visit = list(compress(range(len(lines)), codes))  # all but those only counted (0)
     visited = list(map(lines.__getitem__, visit))
-    plain = list(compress(visit, map(known.plain.__contains__, visited))) if known.plain \
-        else []
+    # A line neither INFO nor WARN changes nothing when the parse knows it does, or when it
+    # has none of the words the parse's readers look for (`OTHER_KEYS`; it is then only kept
+    # in `State.plain`, a cache of such lines), all found in C.
+    others = list(map(not_, map(str.__contains__, visited, repeat("NCCL INFO"))))
+    other_lines = list(compress(visited, others))
+    plain = list(compress(compress(visit, others), map(
+        or_, map(known.plain.__contains__, other_lines),
+        map(and_, map(not_, map(OTHER_KEYS.search, other_lines)),
+            map(not_, map(str.__contains__, other_lines, repeat("NCCL WARN")))))))
     # A line that only notes its host, on a host already noted, is only counted.
+    # A NET connection line whose tally the reader knows is counted: the parse adds its tally.
+    tallied = list(compress(visit, map(_TALLY_FROM.__le__, map(codes.__getitem__, visit))))
     hosts = known.hosts
     noted = [index for index in compress(visit, map(_HOST_CODE_OF.__eq__,
                                                      map(codes.__getitem__, visit)))
              if _host_noted(lines[index], hosts)]
-    if plain or noted:
-        visit = sorted(set(visit).difference(plain, noted))
+    if plain or noted or tallied:
+        visit = sorted(set(visit).difference(plain, noted, tallied))
         visited = list(map(lines.__getitem__, visit))
     # The line after a WARN line is sent too: the parse reads a WARN with the line after it.
     warns = [index + 1 for index in compress(visit, map(str.__contains__, visited,
@@ -279,17 +306,23 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
     visited_text = "\n".join(visited).encode("utf-8", "surrogatepass")
     after_text = after.encode("utf-8", "surrogatepass")
     plain_indexes = array("I", plain).tobytes()
+    tally_indexes = array("I", tallied).tobytes()
+    tally_codes = array("I", map(codes.__getitem__, tallied)).tobytes()
     send.write(_BATCH_HEAD.pack(len(lines), len(text), len(indexes), len(visited_text),
-                                len(after_text), len(plain_indexes)))
+                                len(after_text), len(plain_indexes), len(tally_indexes)))
     send.write(text)
     send.write(indexes)
     send.write(visited_text)
     send.write(after_text)
     send.write(plain_indexes)
+    send.write(tally_indexes)
+    send.write(tally_codes)
     send.flush()
 
 
 _UNKNOWN = 2
+_TALLY_FROM = 3
+"""`_reader._TALLY_BASE`: sieve codes from here name a NET connection's tally."""
 _HOST_CODE_OF = 1
 """`_reader.HOST`: the sieve's code of a line that only notes its host."""
 
@@ -335,7 +368,9 @@ def _take_updates(fd: int, buffered: bytes, known: _Copy) -> bytes:
                 known.sieve.setdefault(item, _HOST_CODE_OF)
         elif kind == _HOSTS:
             known.hosts.update(items)
-        else:
+        elif kind == _PLAIN:
             known.plain.update(items)
+        else:
+            known.sieve.update(items)
         buffered = buffered[_HEAD.size + length:]
     return buffered

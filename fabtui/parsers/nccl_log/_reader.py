@@ -77,7 +77,7 @@ def read_batches(state: State, batches: Iterable[list[str]]) -> None:
 def read_prefetched(state: State, reader: Prefetcher) -> None:
     """Read the batches of a reader process (`_prefetch`) into `state`, numbered from 1, as
     `read_batches` reads the same lines; tell it, after each, what lets it send fewer lines."""
-    known = state.learnt = Known([], [], [], [])
+    known = state.learnt = Known([], [], [], [], [])
     state.plain = _Recorded(state.plain, known.plain)
     told_hosts = 0
     base = 0
@@ -219,10 +219,12 @@ def _read_fresh(state: State, batch: list[str] | Batch, base: int, after: str) -
     # Each line neither visited nor skipped (it changes nothing) is an INFO line, only counted.
     info = size - len(visit) - len(skipped)
     resume = 0  # lines before this index were read while a report was open
+    opened: list[tuple[int, int]] = []  # the index ranges `_read_open` read
     if state.block is not None or state.pending_nccl is not None:
         lines = _every_line(batch, lines)
         resume = _read_open(state, lines, base, after, 0, visit)
         info -= _counted_between(visit, skipped, 0, resume)
+        opened.append((0, resume))
     for index, line in zip(visit, visited, strict=True):
         if index < resume:
             continue
@@ -288,9 +290,32 @@ def _read_fresh(state: State, batch: list[str] | Batch, base: int, after: str) -
             lines = _every_line(batch, lines)
             resume = _read_open(state, lines, base, after, index + 1, visit)
             info -= _counted_between(visit, skipped, index + 1, resume)
+            opened.append((index + 1, resume))
     if info:
         state.info_lines += info
         state.evidence = True
+    if not isinstance(batch, list) and batch.tallied:
+        _add_tallies(state, batch, opened)
+
+
+def _add_tallies(state: State, batch: Batch, opened: list[tuple[int, int]]) -> None:
+    """Add the NET connection tallies of the lines the reader process counted for a batch
+    (`Batch.tallied`), but those `_read_open` read itself (in `opened`)."""
+    if opened:
+        codes: Iterable[int] = (
+            code for index, code in zip(batch.tallied, batch.tally_codes, strict=True)
+            if not any(start <= index < stop for start, stop in opened))
+    else:
+        codes = batch.tally_codes
+    channel_use, tallies = state.channel_use, state.sieve_tallies
+    for code, count in Counter(codes).items():
+        key, owner = tallies[code - _TALLY_BASE]
+        use = channel_use.get(key)
+        if use is None:
+            use = channel_use[key] = [0, set()]
+        use[0] += count
+        if owner is not None:
+            use[1].add(owner)
 
 
 def _every_line(batch: list[str] | Batch, lines: list[str] | None) -> list[str]:
@@ -353,6 +378,8 @@ def _learn(state: State, line: str, pos: int, msg: str) -> None:
             code = state.sieve_codes[(key, owner)] = _TALLY_BASE + len(state.sieve_tallies)
             state.sieve_tallies.append((key, owner))
         sieve[line[pos + 9:]] = code
+        if state.learnt is not None:
+            state.learnt.tallies.append((line[pos + 9:], code))
         return
     notes_host = state.inert.get(msg)
     if notes_host is not None:

@@ -63,12 +63,14 @@ class Known(NamedTuple):
     """What the parse learnt that lets a reader process (`_prefetch`) send fewer lines, each
     a list emptied when sent: the texts after `NCCL INFO` only counted (`_reader.COUNTED`) and
     those that only note their host (`_reader.HOST`), the hosts noted, the lines that change
-    nothing."""
+    nothing, the texts that are a NET connection's tally."""
 
     counted: list[str]
     host_codes: list[str]
     hosts: list[str]
     plain: list[str]
+    tallies: list[tuple[str, int]]
+    """The texts after `NCCL INFO` of NET connection lines, with their tally code."""
 
 
 PLAIN = Replay()

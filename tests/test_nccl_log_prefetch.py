@@ -29,8 +29,8 @@ def prefetched(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(_prefetch, "_one_thread", lambda: True)
     start = _prefetch.Prefetcher.__init__
 
-    def counting(self: _prefetch.Prefetcher, lines: FileLines) -> None:
-        start(self, lines)
+    def counting(self: _prefetch.Prefetcher, lines: FileLines, uncounted_run: int) -> None:
+        start(self, lines, uncounted_run)
         started.append(self._pid)
 
     monkeypatch.setattr(_prefetch.Prefetcher, "__init__", counting)
@@ -118,7 +118,7 @@ def test_the_reader_is_waited_for_even_when_the_parse_stops_early(prefetched: li
                                                                   tmp_path: Path) -> None:
     path = tmp_path / "job.txt"
     path.write_text("\n".join(_as_processes(20)), encoding="utf-8")
-    with _prefetch.Prefetcher(FileLines(str(path), 2000)) as reader:
+    with _prefetch.Prefetcher(FileLines(str(path), 2000), 7) as reader:
         first = next(iter(reader))
         assert first.size and first.lines()[0]
     pid = prefetched[-1]

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from fabtui.gcpause import gc_paused
 from fabtui.parsers.errors import ParseError
+from fabtui.parsers.nccl_log import _reader
 from fabtui.parsers.nccl_log._prefetch import Prefetcher, prefetch_usable
 from fabtui.parsers.nccl_log._reader import read_batches, read_lines, read_prefetched
 from fabtui.parsers.nccl_log._records import RANK_FIELDS, dump, rank_values
@@ -102,7 +103,7 @@ def parse_lines(lines: Iterable[str]) -> Plain[NcclLog]:
     with gc_paused():  # tens of thousands of tallies and events, none in a cycle
         if prefetch_usable(lines):  # a big file: a second process reads and sieves ahead
             state = _new_state()
-            with Prefetcher(lines) as reader:  # type: ignore[arg-type]
+            with Prefetcher(lines, _reader._UNCOUNTED_RUN) as reader:  # type: ignore[arg-type]
                 read_prefetched(state, reader)
             data = _result(state) if state.evidence else None
         else:

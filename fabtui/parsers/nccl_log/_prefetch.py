@@ -31,11 +31,10 @@ import threading
 from array import array
 from collections.abc import Iterator
 from itertools import compress, repeat
-from operator import and_, itemgetter, not_, or_
+from operator import itemgetter
 from typing import Any, BinaryIO, NamedTuple
 
 from fabtui.parsers.nccl_log._state import Known, plain_prefix
-from fabtui.parsers.nccl_log._torch import OTHER_KEYS
 from fabtui.parsers.streaming import FileLines, text_batches
 
 PREFETCH_MIN = 32 * 1024 * 1024
@@ -43,7 +42,7 @@ PREFETCH_MIN = 32 * 1024 * 1024
 _FRAME_MAX = 4096
 """Bytes of a sieve update at most (POSIX `PIPE_BUF`: such a write is never split)."""
 _HEAD = struct.Struct("<I")
-_BATCH_HEAD = struct.Struct("<qQQQQQQ")
+_BATCH_HEAD = struct.Struct("<qQQQQQQq")
 """A batch's line count (or `_DONE`, `_FAILED`), then the sizes of its parts in bytes."""
 _DONE = -1
 _FAILED = -2
@@ -71,6 +70,8 @@ class Batch(NamedTuple):
     """... and their tally codes (`_reader._TALLY_BASE` on), which the parse adds."""
     after: str
     """The line after its last (the next batch's first), "" after the file's last."""
+    distinct: int
+    """How many of its lines are distinct, where the parse will ask; else -1."""
 
 
     def lines(self) -> list[str]:
@@ -98,7 +99,7 @@ class Prefetcher:
     """The reader process of one file: iterate for its batches; `learnt` sends it sieve
     entries. Always `close` it (it is a context manager)."""
 
-    def __init__(self, lines: FileLines) -> None:
+    def __init__(self, lines: FileLines, uncounted_run: int) -> None:
         batch_read, batch_write = os.pipe()
         update_read, update_write = os.pipe()
         _widen(batch_write)
@@ -115,7 +116,7 @@ class Prefetcher:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 os.close(batch_read)
                 os.close(update_write)
-                _reader_main(lines.path, lines.chunk, batch_write, update_read)
+                _reader_main(lines.path, lines.chunk, batch_write, update_read, uncounted_run)
             except BaseException:  # it ends here whatever happens
                 status = 1
             finally:
@@ -140,8 +141,8 @@ class Prefetcher:
             head = receive.read(_BATCH_HEAD.size)
             if len(head) < _BATCH_HEAD.size:
                 raise OSError("the NCCL log reader process ended without a word")
-            size, text_size, visit_size, visited_size, after_size, plain_size, tally_size = \
-                _BATCH_HEAD.unpack(head)
+            size, text_size, visit_size, visited_size, after_size, plain_size, tally_size, \
+                distinct = _BATCH_HEAD.unpack(head)
             total = text_size + visit_size + visited_size + after_size + plain_size \
                 + 2 * tally_size
             body = receive.read(total)
@@ -167,7 +168,7 @@ class Prefetcher:
             tallied.frombytes(view[at:at + tally_size])
             tally_codes.frombytes(view[at + tally_size:at + 2 * tally_size])
             yield Batch(size, view[:text_size], indexes.tolist(), visited, plain.tolist(),
-                        tallied.tolist(), tally_codes.tolist(), after)
+                        tallied.tolist(), tally_codes.tolist(), after, distinct)
 
     def learnt(self, known: Known) -> None:
         """Send the reader what the parse learnt since the last call (`Known`), and empty it.
@@ -229,15 +230,16 @@ def _frame(kind: int, items: list[Any]) -> bytes:
     return _HEAD.pack(len(body)) + body
 
 
-def _reader_main(path: str, chunk: int, batches: int, updates: int) -> None:
+def _reader_main(path: str, chunk: int, batches: int, updates: int, uncounted_run: int) \
+        -> None:
     """The reader process: send each batch of `path`, then the end (or an error's text)."""
     with open(batches, "wb", buffering=_PIPE_SIZE) as send:
         try:
-            _read_ahead(path, chunk, send, updates)
-            send.write(_BATCH_HEAD.pack(_DONE, 0, 0, 0, 0, 0, 0))
+            _read_ahead(path, chunk, send, updates, uncounted_run)
+            send.write(_BATCH_HEAD.pack(_DONE, 0, 0, 0, 0, 0, 0, 0))
         except BaseException as error:  # reported to the parse, which raises it
             text = f"{path}: {error}".encode()
-            send.write(_BATCH_HEAD.pack(_FAILED, len(text), 0, 0, 0, 0, 0) + text)
+            send.write(_BATCH_HEAD.pack(_FAILED, len(text), 0, 0, 0, 0, 0, 0) + text)
         send.flush()
 
 
@@ -249,23 +251,36 @@ class _Copy(NamedTuple):
     plain: set[str]
 
 
-def _read_ahead(path: str, chunk: int, send: BinaryIO, updates: int) -> None:
+def _read_ahead(path: str, chunk: int, send: BinaryIO, updates: int, uncounted_run: int) \
+        -> None:
     known = _Copy({}, set(), set())
     buffered = b""
     pending: tuple[str, list[str]] | None = None
+    uncounted = 0
+    distinct = -1
     with open(path, "rb") as handle:
         for text, lines in text_batches(handle, chunk):
             if not lines:
                 continue
             buffered = _take_updates(updates, buffered, known)
             if pending is not None:
-                _send(send, pending, known, lines[0])
+                _send(send, pending, known, lines[0], distinct)
             pending = text, lines
+            # Where the parse will count a batch's distinct lines to choose how to read it
+            # (`_reader._scan_batch`, mirrored here), they are counted here instead.
+            if uncounted:
+                uncounted -= 1
+                distinct = -1
+            else:
+                distinct = len(set(lines))
+                if distinct * 4 > len(lines) * 3:
+                    uncounted = uncounted_run
     if pending is not None:
-        _send(send, pending, known, "")
+        _send(send, pending, known, "", distinct)
 
 
-def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str) -> None:
+def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str,
+          distinct: int) -> None:
     """Send one batch (its text and lines): its head (`_BATCH_HEAD`), its text, the indexes to
     visit, those lines, the line after and the indexes of lines that change nothing (see
     `Batch`). Learns the hosts of the lines it sends that note one (see `_host_noted`)."""
@@ -274,16 +289,9 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
     codes = list(map(known.sieve.get, tails, repeat(_UNKNOWN)))
     visit = list(compress(range(len(lines)), codes))  # all but those only counted (0)
     visited = list(map(lines.__getitem__, visit))
-    # A line neither INFO nor WARN changes nothing when the parse knows it does, or when it
-    # has none of the words the parse's readers look for (`OTHER_KEYS`; it is then only kept
-    # in `State.plain`, a cache of such lines), all found in C.
-    others = list(map(not_, map(str.__contains__, visited, repeat("NCCL INFO"))))
-    other_lines = list(compress(visited, others))
-    plain = list(compress(compress(visit, others), map(
-        or_, map(known.plain.__contains__, other_lines),
-        map(and_, map(not_, map(OTHER_KEYS.search, other_lines)),
-            map(not_, map(str.__contains__, other_lines, repeat("NCCL WARN")))))))
-    # A line that only notes its host, on a host already noted, is only counted.
+    # A line the parse found changes nothing (`State.plain`: neither INFO nor WARN).
+    plain = list(compress(visit, map(known.plain.__contains__, visited))) if known.plain \
+        else []
     # A NET connection line whose tally the reader knows is counted: the parse adds its tally.
     tallied = list(compress(visit, map(_TALLY_FROM.__le__, map(codes.__getitem__, visit))))
     hosts = known.hosts
@@ -309,7 +317,8 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
     tally_indexes = array("I", tallied).tobytes()
     tally_codes = array("I", map(codes.__getitem__, tallied)).tobytes()
     send.write(_BATCH_HEAD.pack(len(lines), len(text), len(indexes), len(visited_text),
-                                len(after_text), len(plain_indexes), len(tally_indexes)))
+                                len(after_text), len(plain_indexes), len(tally_indexes),
+                                distinct))
     send.write(text)
     send.write(indexes)
     send.write(visited_text)

@@ -155,6 +155,10 @@ def _scan_batch(state: State, batch: list[str] | Batch, base: int, after: str) -
         state.uncounted -= 1
         _read_fresh(state, batch, base, after)
         return
+    if not isinstance(batch, list) and batch.distinct * 4 > batch.size * 3:
+        state.uncounted = _UNCOUNTED_RUN  # as below, counted by the reader process
+        _read_fresh(state, batch, base, after)
+        return
     lines = batch if isinstance(batch, list) else batch.lines()
     counts = Counter(lines)
     if len(counts) * 4 > len(lines) * 3:  # few lines repeat: counting would not pay

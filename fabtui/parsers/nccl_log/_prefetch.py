@@ -74,6 +74,12 @@ class Batch(NamedTuple):
     """How many of its lines are distinct, where the parse will ask; else -1."""
 
 
+    @property
+    def sieved(self) -> bool:
+        """Whether the reader sieved it: not where the parse counts it (few distinct lines: it
+        reads them from its tallies then), which the reader leaves to the parse."""
+        return self.distinct < 0 or self.distinct * 4 > self.size * 3
+
     def lines(self) -> list[str]:
         """Every line of the batch."""
         return str(self.text, "utf-8").split("\n")
@@ -285,6 +291,15 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
     visit, those lines, the line after and the indexes of lines that change nothing (see
     `Batch`). Learns the hosts of the lines it sends that note one (see `_host_noted`)."""
     whole, lines = batch
+    if distinct >= 0 and distinct * 4 <= len(lines) * 3:  # the parse counts it (`sieved`)
+        text = whole.encode("utf-8", "surrogatepass")
+        after_text = after.encode("utf-8", "surrogatepass")
+        send.write(_BATCH_HEAD.pack(len(lines), len(text), 0, 0, len(after_text), 0, 0,
+                                    distinct))
+        send.write(text)
+        send.write(after_text)
+        send.flush()
+        return
     tails = map(itemgetter(2), map(str.partition, lines, repeat("NCCL INFO")))
     codes = list(map(known.sieve.get, tails, repeat(_UNKNOWN)))
     visit = list(compress(range(len(lines)), codes))  # all but those only counted (0)

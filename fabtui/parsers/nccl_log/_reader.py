@@ -205,6 +205,8 @@ def _read_fresh(state: State, batch: list[str] | Batch, base: int, after: str) -
     the start of the batch is one still; a line whose message is learnt later in the batch is
     visited and looked up again. While a report is open every line is read (`_read_open`).
     """
+    if not isinstance(batch, list) and not batch.sieved:
+        batch = batch.lines()  # (the reader left it to be counted: not so, after all)
     sieve, replay, plain = state.sieve, state.replay, state.plain
     tallies, channel_use = state.sieve_tallies, state.channel_use
     host_read = state.host_tails

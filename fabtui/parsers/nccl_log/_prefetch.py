@@ -57,16 +57,16 @@ class Batch(NamedTuple):
     text: memoryview
     """Its lines joined by newlines, in UTF-8 (split by `lines` only where every line is
     needed)."""
-    visit: list[int]
+    visit: array[int]
     """Indexes of the lines the reader's sieve does not know as only counted, in order, and of
     each line after a WARN line (a WARN may wrap onto it)."""
     visited: list[str]
     """The lines at those indexes."""
-    plain: list[int]
+    plain: array[int]
     """Indexes of lines the reader knows change nothing (`State.plain`), not sent."""
-    tallied: list[int]
+    tallied: array[int]
     """Indexes of the NET connection lines the reader knows the tally of, not sent..."""
-    tally_codes: list[int]
+    tally_codes: array[int]
     """... and their tally codes (`_reader._TALLY_BASE` on), which the parse adds."""
     after: str
     """The line after its last (the next batch's first), "" after the file's last."""
@@ -173,8 +173,8 @@ class Prefetcher:
             tallied, tally_codes = array("I"), array("I")
             tallied.frombytes(view[at:at + tally_size])
             tally_codes.frombytes(view[at + tally_size:at + 2 * tally_size])
-            yield Batch(size, view[:text_size], indexes.tolist(), visited, plain.tolist(),
-                        tallied.tolist(), tally_codes.tolist(), after, distinct)
+            yield Batch(size, view[:text_size], indexes, visited, plain, tallied, tally_codes,
+                        after, distinct)
 
     def learnt(self, known: Known) -> None:
         """Send the reader what the parse learnt since the last call (`Known`), and empty it.

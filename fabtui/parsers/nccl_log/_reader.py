@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import chain, compress, islice, pairwise, repeat
 from itertools import count as numbers
 from operator import itemgetter
@@ -211,7 +211,8 @@ def _read_fresh(state: State, batch: list[str] | Batch, base: int, after: str) -
     tallies, channel_use = state.sieve_tallies, state.channel_use
     host_read = state.host_tails
     lines: list[str] | None
-    skipped: list[int]
+    visit: Sequence[int]
+    skipped: Sequence[int]
     if isinstance(batch, list):
         lines = batch
         visit = _not_counted(sieve, lines)
@@ -340,7 +341,8 @@ def _not_counted(sieve: dict[str, int], lines: list[str]) -> list[int]:
     return list(compress(range(len(lines)), map(sieve.get, tails, repeat(True))))
 
 
-def _counted_between(visit: list[int], skipped: list[int], start: int, stop: int) -> int:
+def _counted_between(visit: Sequence[int], skipped: Sequence[int], start: int, stop: int) \
+        -> int:
     """How many lines of indexes `start` to `stop` (excluded) are in neither `visit` nor
     `skipped`."""
     return (stop - start) - (bisect_left(visit, stop) - bisect_left(visit, start)) \
@@ -348,7 +350,7 @@ def _counted_between(visit: list[int], skipped: list[int], start: int, stop: int
 
 
 def _read_open(state: State, lines: list[str], base: int, after: str, start: int,
-               visit: list[int]) -> int:
+               visit: Sequence[int]) -> int:
     """Read `lines` one by one from index `start` while a torchrun report or an NCCL error's
     follow-up is open (each is offered to it first); the index of the first line not read."""
     last = len(lines) - 1

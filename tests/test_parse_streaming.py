@@ -16,7 +16,15 @@ import pytest
 
 from fabtui.parsers import registry
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.streaming import FileLines, Plain, Streamed, read_lines, write_json
+from fabtui.parsers.streaming import (
+    FileLines,
+    LazyList,
+    Plain,
+    Streamed,
+    flat_rows_encoded,
+    read_lines,
+    write_json,
+)
 from fabtui.parsers.text import clean_line_stream, clean_lines, normalize, split_lines
 from tests.support.fixture_inputs import FIXTURES, NOT_INPUT
 
@@ -100,6 +108,26 @@ def test_plain_results_are_written_as_json_dumps_a_megabyte_at_a_time() -> None:
     assert out.getvalue() == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     assert len(out.getvalue()) > 3 * 1024 * 1024
     assert out.calls <= 5
+
+
+@pytest.mark.parametrize("count", [0, 1, 4096, 4097, 9000])
+def test_rows_written_from_their_values_are_json_dumps_of_their_dicts(count: int) -> None:
+    # A big NCCL log's rank table is written from each entry's values (`flat_rows_encoded`),
+    # never as a dict each: the text must be what `json.dumps` writes for the dicts, at any
+    # depth, whatever the values (escapes, NUL, non-ASCII, floats, None, booleans).
+    names = ("rank", "host", "ratio", "ok", "none", "text")
+    rows = [(i, f"gpu-{i}\u00e9\"", i / 7, i % 2 == 0, None, "tab\t nul\x00 \u4e2d")
+            for i in range(count)]
+    dicts = [dict(zip(names, row, strict=True)) for row in rows]
+    data: dict[str, object] = {"kind": "x", "rows": LazyList(lambda: iter(dicts),
+                               lambda indent: flat_rows_encoded(names, iter(rows), indent)),
+                               "deeper": {"rows": LazyList(lambda: iter(dicts), lambda indent:
+                                                           flat_rows_encoded(names, iter(rows),
+                                                                             indent))}}
+    out = io.StringIO()
+    write_json(Plain(data, lambda d: d), out)
+    expected = {"kind": "x", "rows": dicts, "deeper": {"rows": dicts}}
+    assert out.getvalue() == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
 
 
 DECORATED = [

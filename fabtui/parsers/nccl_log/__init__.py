@@ -30,13 +30,15 @@ from typing import TYPE_CHECKING
 
 from fabtui.gcpause import gc_paused
 from fabtui.parsers.errors import ParseError
-from fabtui.parsers.nccl_log._reader import read_batches, read_lines
-from fabtui.parsers.nccl_log._records import dump
+from fabtui.parsers.nccl_log import _reader
+from fabtui.parsers.nccl_log._prefetch import Prefetcher, prefetch_usable
+from fabtui.parsers.nccl_log._reader import read_batches, read_lines, read_prefetched
+from fabtui.parsers.nccl_log._records import RANK_FIELDS, dump, rank_values
 from fabtui.parsers.nccl_log._state import PREFIX, State
 from fabtui.parsers.nccl_log._torch import NCCL_RESULT_NAME
 from fabtui.parsers.nccl_log._torch import failure_event as failure_event
 from fabtui.parsers.nccl_log._torch import nccl_result_of as nccl_result_of
-from fabtui.parsers.streaming import LazyList, Plain, line_batches
+from fabtui.parsers.streaming import LazyList, Plain, flat_rows_encoded, line_batches
 from fabtui.parsers.text import normalize
 
 if TYPE_CHECKING:
@@ -99,7 +101,13 @@ def parse_lines(lines: Iterable[str]) -> Plain[NcclLog]:
     bounded whatever its length, as events are capped and everything else is tallied. The
     result is plain data (`_result`), validated into `NcclLog` only when assembled."""
     with gc_paused():  # tens of thousands of tallies and events, none in a cycle
-        data = scan_batches_data(line_batches(lines))
+        if prefetch_usable(lines):  # a big file: a second process reads and sieves ahead
+            state = _new_state()
+            with Prefetcher(lines, _reader._UNCOUNTED_RUN) as reader:  # type: ignore[arg-type]
+                read_prefetched(state, reader)
+            data = _result(state) if state.evidence else None
+        else:
+            data = scan_batches_data(line_batches(lines))
     if data is None:
         raise ParseError(KIND, None, "no NCCL log line, PyTorch NCCL message or torchrun failure "
                                      "found")
@@ -169,7 +177,10 @@ def _result(state: State) -> dict[str, object]:
         "kind": KIND, "schema_version": SCHEMA_VERSION, "warnings": warnings,
         "nccl_version": versions[0] if versions else None, "nccl_versions": versions,
         "events": [dump(event) for event in state.events], "events_dropped": state.dropped,
-        "hosts": list(state.hosts), "ranks": LazyList(lambda: map(dump, ranks)),
+        "hosts": list(state.hosts),
+        "ranks": LazyList(lambda: map(dump, ranks),
+                          lambda indent: flat_rows_encoded(RANK_FIELDS, map(rank_values, ranks),
+                                                           indent)),
         "nranks": state.nranks, "n_nodes": state.n_nodes, "local_ranks": state.local_ranks,
         "mnnvl": _mnnvl(state),
         "cuda_driver_version": state.cuda_driver,

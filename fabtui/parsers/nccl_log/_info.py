@@ -29,6 +29,7 @@ from fabtui.parsers.nccl_log._state import (
     line_prefix,
     note_host,
     note_version,
+    plain_prefix,
 )
 from fabtui.parsers.nccl_log._warn import event_from_prefix
 
@@ -51,6 +52,12 @@ _COMM_TOPO = re.compile(r"^comm (0x[0-9a-fA-F]+) rank (\d+) nRanks (\d+) nNodes 
 """`comm 0x.. rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 1`: NVIDIA/nccl `src/init.cc`
 `INFO(NCCL_INIT, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d")`;
 real lines in NVIDIA/nccl#2303 (2.30.7) and the 2.27.5 sample; older logs end at localRank."""
+_INIT_CANONICAL = re.compile(r"(?:ncclCommInitRank\w* )?comm (0x[0-9a-fA-F]+) rank (\d+) "
+                             r"nranks (\d+) cudaDev (\d+)(?: nvmlDev \d+)? busId (\w+) "
+                             r"commId (0x[0-9a-fA-F]+)\b")
+"""NCCL's own Init START / COMPLETE message (`src/init.cc`: `ncclCommInitRank comm %p rank %d
+nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init START`): one match for what the
+five searches of `_init_facts` find in any other wording."""
 _CUDA_DEV = re.compile(r"cudaDev (\d+)")
 _BUS_ID = re.compile(r"busId (\w+)")
 _COMM_ID = re.compile(r"commId (0x[0-9a-fA-F]+)")
@@ -133,25 +140,26 @@ def _read_channel(state: State, msg: str) -> ChannelFacts:
 
 def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Replay | None:
     """Init START / COMPLETE: the rank map (rank -> host, pid, GPU) and init_complete events."""
-    prefix = line_prefix(line[:pos])
-    add_host(state, prefix.host)
+    prefix = plain_prefix(line[:pos])
+    host = prefix.host
+    if host:
+        state.hosts.setdefault(host, None)
     facts = _init_facts(msg)
     if facts is None:
         return INFO
     rank, nranks, device, bus, comm, pointer = facts
-    seen = (rank, nranks, prefix.host, prefix.pid)
+    seen = (rank, nranks, host, prefix.pid)
     key = (seen, comm)
-    # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
-    # (no Init START in the log): replace its entry, which only knew the comm pointer. No
-    # replay is made wrong by this: reading that comm line again would not add its entry
-    # back (`rank_seen` holds the rank), nor would reading this line again change anything.
-    if key not in state.ranks and pointer is not None:
-        state.ranks.pop((seen, pointer), None)
-    if key not in state.ranks:
+    ranks = state.ranks
+    if key not in ranks:
+        # The `comm 0x.. rank R nRanks N nNodes ..` line of the same communicator came first
+        # (no Init START in the log): replace its entry, which only knew the comm pointer. No
+        # replay is made wrong by this: reading that comm line again would not add its entry
+        # back (`rank_seen` holds the rank), nor would reading this line again change anything.
+        if pointer is not None:
+            ranks.pop((seen, pointer), None)
         state.rank_seen.add(seen)
-        state.ranks[key] = Rank(
-            rank=rank, nranks=nranks, host=prefix.host, pid=prefix.pid, device=device,
-            bus_id=bus, comm_id=comm)
+        ranks[key] = Rank(rank, nranks, host, prefix.pid, device, bus, comm)
     if prefix.pid is not None:
         known = state.pid_rank.get((prefix.host, prefix.pid))
         if known is None or nranks > known[0]:
@@ -182,6 +190,11 @@ def _init_facts(msg: str) -> tuple[int, int, int | None, str | None, str | None,
     """An Init START / COMPLETE message's rank, nranks, CUDA device, bus id, comm id (else its
     pointer) and comm pointer; None when it names no rank. Read once per distinct message:
     every restart of a job prints its messages again, with only the line heads changed."""
+    canonical = _INIT_CANONICAL.match(msg)
+    if canonical is not None:  # (every field where each search below would find it first)
+        pointer, rank, nranks, device, bus, comm_id = canonical.groups()
+        return (_number(rank), _number(nranks), int(device), sys.intern(bus),
+                sys.intern(comm_id), pointer)
     init = _INIT.search(msg)
     if init is None:
         return None
@@ -382,7 +395,7 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
         return
     pointer, rank, nranks, facts, mnnvl = topo
     nodes, local_ranks, _ = facts
-    prefix = line_prefix(line[:pos])
+    prefix = plain_prefix(line[:pos])
     # A big job's log has a communicator entry per process and restart (hundreds of
     # thousands): its key is one tuple for both tables, and its values come from a pool.
     where = (prefix.host, prefix.pid, pointer)
@@ -406,9 +419,8 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
     if seen not in state.rank_seen:
         state.rank_seen.add(seen)
         key = (seen, pointer)  # (the `seen` tuple shared, not a second one per rank)
-        state.ranks[key] = Rank(rank=rank, nranks=nranks, host=prefix.host,
-                                pid=prefix.pid, device=prefix.device, bus_id=None,
-                                comm_id=pointer)
+        state.ranks[key] = Rank(rank, nranks, prefix.host, prefix.pid, prefix.device, None,
+                                pointer)
     if prefix.pid is not None:
         known = state.pid_rank.get((prefix.host, prefix.pid))
         if known is None or nranks > known[0]:

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable
-from itertools import chain, compress, pairwise, repeat
+from collections.abc import Iterable, Sequence
+from itertools import chain, compress, islice, pairwise, repeat
 from itertools import count as numbers
 from operator import itemgetter
 
 from fabtui.parsers.nccl_log._info import channel_line, info_line
+from fabtui.parsers.nccl_log._prefetch import Batch, Prefetcher
 from fabtui.parsers.nccl_log._records import Event, moved
 from fabtui.parsers.nccl_log._state import (
     INERT_MAX,
     INFO,
     PLAIN,
+    Known,
     Replay,
     State,
     event_dropped,
@@ -72,6 +74,38 @@ def read_batches(state: State, batches: Iterable[list[str]]) -> None:
         _scan_batch(state, pending, base, "")
 
 
+def read_prefetched(state: State, reader: Prefetcher) -> None:
+    """Read the batches of a reader process (`_prefetch`) into `state`, numbered from 1, as
+    `read_batches` reads the same lines; tell it, after each, what lets it send fewer lines."""
+    known = state.learnt = Known([], [], [], [], [])
+    state.plain = _Recorded(state.plain, known.plain)
+    told_hosts = 0
+    base = 0
+    for batch in reader:
+        if not batch.size:
+            continue
+        _scan_batch(state, batch, base, batch.after)
+        base += batch.size
+        if len(state.hosts) > told_hosts:
+            known.hosts.extend(islice(state.hosts, told_hosts, None))
+            told_hosts = len(state.hosts)
+        reader.learnt(known)
+
+
+class _Recorded(set[str]):
+    """A set that also appends each item added to a list (`State.plain` while a reader process
+    is told the lines that change nothing)."""
+
+    def __init__(self, items: set[str], added: list[str]) -> None:
+        super().__init__(items)
+        self.added = added
+
+    def add(self, item: str) -> None:
+        if item not in self:
+            self.added.append(item)
+        super().add(item)
+
+
 def read_lines(state: State, lines: Iterable[str], number: int, after: str) -> None:
     """Read each of `lines` in order (numbered from `number` + 1; `after`: the line after the
     last), as `_read_line` does, without working out what reading each again would do."""
@@ -111,19 +145,25 @@ def read_lines(state: State, lines: Iterable[str], number: int, after: str) -> N
         state.evidence = True
 
 
-def _scan_batch(state: State, lines: list[str], base: int, after: str) -> None:
-    """Read `lines` (numbered from `base` + 1; `after` is the line that follows the last)."""
+def _scan_batch(state: State, batch: list[str] | Batch, base: int, after: str) -> None:
+    """Read a batch of lines (numbered from `base` + 1; `after` is the line that follows the
+    last): its lines, or a reader process's `Batch` of them."""
     if state.replay_broken:  # a value overwritten where no replay was looked at: forget them
         state.replay.clear()
         state.replay_broken = False
     if state.uncounted:
         state.uncounted -= 1
-        _read_fresh(state, lines, base, after)
+        _read_fresh(state, batch, base, after)
         return
+    if not isinstance(batch, list) and batch.distinct * 4 > batch.size * 3:
+        state.uncounted = _UNCOUNTED_RUN  # as below, counted by the reader process
+        _read_fresh(state, batch, base, after)
+        return
+    lines = batch if isinstance(batch, list) else batch.lines()
     counts = Counter(lines)
     if len(counts) * 4 > len(lines) * 3:  # few lines repeat: counting would not pay
         state.uncounted = _UNCOUNTED_RUN  # nor, likely, for the next batches
-        _read_fresh(state, lines, base, after)
+        _read_fresh(state, batch, base, after)
         return
     replay = state.replay
     slow: set[str] = set()
@@ -148,7 +188,7 @@ def _scan_batch(state: State, lines: list[str], base: int, after: str) -> None:
     _add_replays(state, counts, counted)
 
 
-def _read_fresh(state: State, lines: list[str], base: int, after: str) -> None:
+def _read_fresh(state: State, batch: list[str] | Batch, base: int, after: str) -> None:
     """Read a batch of mostly distinct lines in order, as `read_lines` does (a big job's
     combined log: every process prints the same messages under its own `host:pid:tid` head,
     and its own clock).
@@ -165,21 +205,36 @@ def _read_fresh(state: State, lines: list[str], base: int, after: str) -> None:
     the start of the batch is one still; a line whose message is learnt later in the batch is
     visited and looked up again. While a report is open every line is read (`_read_open`).
     """
-    info = 0
+    if not isinstance(batch, list) and not batch.sieved:
+        batch = batch.lines()  # (the reader left it to be counted: not so, after all)
     sieve, replay, plain = state.sieve, state.replay, state.plain
     tallies, channel_use = state.sieve_tallies, state.channel_use
     host_read = state.host_tails
-    last = len(lines) - 1
-    visit = _not_counted(sieve, lines)
-    info = len(lines) - len(visit)  # each of the others is an INFO line, only counted
+    lines: list[str] | None
+    visit: Sequence[int]
+    skipped: Sequence[int]
+    if isinstance(batch, list):
+        lines = batch
+        visit = _not_counted(sieve, lines)
+        visited = list(map(lines.__getitem__, visit))
+        skipped = []
+        size = len(lines)
+    else:  # a reader process sieved it, and sent the lines to read with the text
+        lines = None
+        visit, visited, skipped, size = batch.visit, batch.visited, batch.plain, batch.size
+    last = size - 1
+    # Each line neither visited nor skipped (it changes nothing) is an INFO line, only counted.
+    info = size - len(visit) - len(skipped)
     resume = 0  # lines before this index were read while a report was open
+    opened: list[tuple[int, int]] = []  # the index ranges `_read_open` read
     if state.block is not None or state.pending_nccl is not None:
+        lines = _every_line(batch, lines)
         resume = _read_open(state, lines, base, after, 0, visit)
-        info -= _counted_between(visit, 0, resume)
-    for index in visit:
+        info -= _counted_between(visit, skipped, 0, resume)
+        opened.append((0, resume))
+    for index, line in zip(visit, visited, strict=True):
         if index < resume:
             continue
-        line = lines[index]
         # Only a line read may open a report (or close one): the test for one follows those.
         pos = line.find("NCCL INFO")
         if pos >= 0:
@@ -209,13 +264,18 @@ def _read_fresh(state: State, lines: list[str], base: int, after: str) -> None:
                     continue
                 if host and len(host_read) < INERT_MAX:
                     host_read.add((host, tail))
-            _read_line(state, base + index + 1, line,
-                       lines[index + 1] if index < last else after)
+            _read_line(state, base + index + 1, line, "")  # (only a WARN reads the next)
             if state.replay_broken:
                 replay.clear()
                 state.replay_broken = False
         elif "NCCL WARN" in line:
-            warn_line(state, base + index + 1, line, lines[index + 1] if index < last else after)
+            if index == last:
+                following = after
+            elif lines is not None:
+                following = lines[index + 1]
+            else:  # the reader sent the line after each WARN line
+                following = visited[bisect_left(visit, index + 1)]
+            warn_line(state, base + index + 1, line, following)
             continue
         elif line in plain:
             continue
@@ -226,8 +286,7 @@ def _read_fresh(state: State, lines: list[str], base: int, after: str) -> None:
                 if known.event is not None:
                     _add_copy(state, known.event, base + index + 1)
                 continue
-            known = _read_line(state, base + index + 1, line,
-                               lines[index + 1] if index < last else after)
+            known = _read_line(state, base + index + 1, line, "")  # (not a WARN line)
             if state.replay_broken:
                 replay.clear()
                 state.replay_broken = False
@@ -235,11 +294,42 @@ def _read_fresh(state: State, lines: list[str], base: int, after: str) -> None:
                     and len(replay) < _FRESH_REPLAY_MAX and len(line) <= _REPLAY_LINE_MAX:
                 replay[line] = known
         if state.block is not None or state.pending_nccl is not None:
+            lines = _every_line(batch, lines)
             resume = _read_open(state, lines, base, after, index + 1, visit)
-            info -= _counted_between(visit, index + 1, resume)
+            info -= _counted_between(visit, skipped, index + 1, resume)
+            opened.append((index + 1, resume))
     if info:
         state.info_lines += info
         state.evidence = True
+    if not isinstance(batch, list) and batch.tallied:
+        _add_tallies(state, batch, opened)
+
+
+def _add_tallies(state: State, batch: Batch, opened: list[tuple[int, int]]) -> None:
+    """Add the NET connection tallies of the lines the reader process counted for a batch
+    (`Batch.tallied`), but those `_read_open` read itself (in `opened`)."""
+    if opened:
+        codes: Iterable[int] = (
+            code for index, code in zip(batch.tallied, batch.tally_codes, strict=True)
+            if not any(start <= index < stop for start, stop in opened))
+    else:
+        codes = batch.tally_codes
+    channel_use, tallies = state.channel_use, state.sieve_tallies
+    for code, count in Counter(codes).items():
+        key, owner = tallies[code - _TALLY_BASE]
+        use = channel_use.get(key)
+        if use is None:
+            use = channel_use[key] = [0, set()]
+        use[0] += count
+        if owner is not None:
+            use[1].add(owner)
+
+
+def _every_line(batch: list[str] | Batch, lines: list[str] | None) -> list[str]:
+    """The lines of `batch`: `lines` if already split."""
+    if lines is not None:
+        return lines
+    return batch if isinstance(batch, list) else batch.lines()
 
 
 def _not_counted(sieve: dict[str, int], lines: list[str]) -> list[int]:
@@ -251,13 +341,16 @@ def _not_counted(sieve: dict[str, int], lines: list[str]) -> list[int]:
     return list(compress(range(len(lines)), map(sieve.get, tails, repeat(True))))
 
 
-def _counted_between(visit: list[int], start: int, stop: int) -> int:
-    """How many lines of indexes `start` to `stop` (excluded) are not in `visit`."""
-    return (stop - start) - (bisect_left(visit, stop) - bisect_left(visit, start))
+def _counted_between(visit: Sequence[int], skipped: Sequence[int], start: int, stop: int) \
+        -> int:
+    """How many lines of indexes `start` to `stop` (excluded) are in neither `visit` nor
+    `skipped`."""
+    return (stop - start) - (bisect_left(visit, stop) - bisect_left(visit, start)) \
+        - (bisect_left(skipped, stop) - bisect_left(skipped, start))
 
 
 def _read_open(state: State, lines: list[str], base: int, after: str, start: int,
-               visit: list[int]) -> int:
+               visit: Sequence[int]) -> int:
     """Read `lines` one by one from index `start` while a torchrun report or an NCCL error's
     follow-up is open (each is offered to it first); the index of the first line not read."""
     last = len(lines) - 1
@@ -285,16 +378,23 @@ def _learn(state: State, line: str, pos: int, msg: str) -> None:
         _, key, owner = cached
         if key is None:
             sieve[line[pos + 9:]] = COUNTED
+            if state.learnt is not None:
+                state.learnt.counted.append(line[pos + 9:])
             return
         code = state.sieve_codes.get((key, owner))
         if code is None:
             code = state.sieve_codes[(key, owner)] = _TALLY_BASE + len(state.sieve_tallies)
             state.sieve_tallies.append((key, owner))
         sieve[line[pos + 9:]] = code
+        if state.learnt is not None:
+            state.learnt.tallies.append((line[pos + 9:], code))
         return
     notes_host = state.inert.get(msg)
     if notes_host is not None:
         sieve[line[pos + 9:]] = HOST if notes_host else COUNTED
+        if state.learnt is not None:
+            (state.learnt.host_codes if notes_host else state.learnt.counted).append(
+                line[pos + 9:])
     elif msg in state.per_host:
         sieve[line[pos + 9:]] = PER_HOST
 

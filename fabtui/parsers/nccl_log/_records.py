@@ -112,6 +112,8 @@ _DUMPERS = {kind: _dumper(kind) for kind in (Event, Rank, NetDevice, Interface)}
 
 
 _EVENT_VALUES = _DUMPERS[Event][1]
+RANK_FIELDS, rank_values = _DUMPERS[Rank]
+"""A rank entry's field names, and its values in their order (written without a dict each)."""
 
 
 def moved(event: Event, line: int) -> Event:

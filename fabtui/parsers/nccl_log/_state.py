@@ -59,6 +59,20 @@ class Replay(NamedTuple):
     """For a WARN line's event: the next line it was read with (a WARN may wrap onto it)."""
 
 
+class Known(NamedTuple):
+    """What the parse learnt that lets a reader process (`_prefetch`) send fewer lines, each
+    a list emptied when sent: the texts after `NCCL INFO` only counted (`_reader.COUNTED`) and
+    those that only note their host (`_reader.HOST`), the hosts noted, the lines that change
+    nothing, the texts that are a NET connection's tally."""
+
+    counted: list[str]
+    host_codes: list[str]
+    hosts: list[str]
+    plain: list[str]
+    tallies: list[tuple[str, int]]
+    """The texts after `NCCL INFO` of NET connection lines, with their tally code."""
+
+
 PLAIN = Replay()
 INFO = Replay(info=1)
 INIT_DROPPED = Replay(info=1, init=1, dropped=1)
@@ -177,6 +191,9 @@ class State:
         field(default_factory=dict)
     sieve_tallies: list[tuple[tuple[str, int, bool], int | None]] = field(default_factory=list)
     """The (NET connection, owner) of each tally code of the sieve, and its code."""
+    learnt: Known | None = None
+    """While a reader process sieves the lines too (`_prefetch`): what was learnt since the
+    last batch that it is told. None otherwise."""
     uncounted: int = 0
     """Batches still to read line by line without counting them first: the last batch counted
     had few repeats (a big job's combined log), so counting the next few would not pay."""
@@ -287,5 +304,7 @@ def add_simple(state: State, number: int, line: str, kind: EventType) -> Event |
 
 
 def exception_name(line: str) -> str | None:
+    if "Error" not in line and "Exception" not in line:  # (the search is slow on long lines)
+        return None
     found = _EXCEPTION.search(line)
     return found.group(1) if found else None

@@ -6,10 +6,14 @@ messages only counted), and per line that must be read, in Python. The first kin
 of the time and needs nothing but the sieve, which only grows and whose "only counted" entries
 never change. So a forked reader process does it for the next batches while the parse reads
 the current one: it sends each batch as its text (split by the parse only where it needs every
-line), the indexes of the lines its copy of the sieve does not know as only counted, and those
-lines. The parse sends back the messages it learns are only counted, so the reader's copy
-follows it; a copy behind the parse's sieve only sends a few more lines, which the parse's own
-sieve then counts (see `_reader._read_fresh`).
+line), the indexes of the lines its copy of what the parse knows does not let it keep back,
+and those lines. It keeps back the INFO lines only counted, those that only note a host
+already noted, the lines that change nothing (`State.plain`), and NET connection lines whose
+tally it knows (sent as their index and tally code, added by the parse); where the parse
+will count a batch's distinct lines to choose how to read it, it counts them. The parse tells
+it, after each batch, what it learnt (`Known`), so the reader's copy follows it; a copy
+behind the parse only sends a few more lines, which the parse then reads as it always did
+(see `_reader._read_fresh`).
 
 Used only where it is safe and pays: a regular file of at least `PREFETCH_MIN` bytes, on Linux
 (fork), from a process running one thread (a fork copies no other thread: a lock another
@@ -43,7 +47,8 @@ _FRAME_MAX = 4096
 """Bytes of a sieve update at most (POSIX `PIPE_BUF`: such a write is never split)."""
 _HEAD = struct.Struct("<I")
 _BATCH_HEAD = struct.Struct("<qQQQQQQq")
-"""A batch's line count (or `_DONE`, `_FAILED`), then the sizes of its parts in bytes."""
+"""A batch's line count (or `_DONE`, `_FAILED`), the sizes of its parts in bytes, then its
+count of distinct lines (`Batch.distinct`)."""
 _DONE = -1
 _FAILED = -2
 _PIPE_SIZE = 1 << 20

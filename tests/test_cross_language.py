@@ -92,9 +92,10 @@ def test_only_a_shown_spelling_hint_is_worked_out(monkeypatch: pytest.MonkeyPatc
     asked: list[str] = []
     real = difflib.get_close_matches
 
-    def counted(word: str, *args: object, **kwargs: object) -> list[str]:
+    def counted(word: str, possibilities: list[str], n: int = 3, cutoff: float = 0.6) \
+            -> list[str]:
         asked.append(word)
-        return real(word, *args, **kwargs)  # type: ignore[arg-type]
+        return real(word, possibilities, n, cutoff)
 
     monkeypatch.setattr(difflib, "get_close_matches", counted)
     hits = match(RUNBOOKS, "optik replacment link flap")

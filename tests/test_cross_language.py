@@ -13,7 +13,7 @@ import yaml
 
 from fabtui.cases.library import CaseLibrary
 from fabtui.paths import shipped_dir
-from fabtui.runbooks.library import find, load_library
+from fabtui.runbooks.library import find, load_library, match
 
 REPO = Path(__file__).resolve().parent.parent
 QUERIES = yaml.safe_load((REPO / "benchmarks" / "relevance" / "cross_language.yaml")
@@ -81,3 +81,26 @@ def test_runbook_find_names_a_misspelled_word() -> None:
     assert found.unknown_line() == ("no match for 'optik'; did you mean optic?; "
                                     "no match for 'replacment'; did you mean replacement?")
     assert find(RUNBOOKS, "optic replacement").unknown == []
+
+
+def test_only_a_shown_spelling_hint_is_worked_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spelling search (difflib over every word of the library) runs only for a caller
+    that shows it (`fabtui runbook find`), not for an alert's runbook or the guided search,
+    which use the hits alone (issue 42)."""
+    import difflib
+
+    asked: list[str] = []
+    real = difflib.get_close_matches
+
+    def counted(word: str, possibilities: list[str], n: int = 3, cutoff: float = 0.6) \
+            -> list[str]:
+        asked.append(word)
+        return real(word, possibilities, n, cutoff)
+
+    monkeypatch.setattr(difflib, "get_close_matches", counted)
+    hits = match(RUNBOOKS, "optik replacment link flap")
+    assert hits and asked == []
+    found = find(RUNBOOKS, "optik replacment link flap")
+    assert found.hits == hits and asked == []
+    assert found.unknown == [("optik", "optic"), ("replacment", "replacement")]
+    assert found.unknown == found.unknown and asked == ["optik", "replacment"]  # once

@@ -133,3 +133,33 @@ def test_the_fec_histogram_counts_from_the_clear_too(
              for k in bins(plain, CLEAR_AT)}
     assert bins(cleared, CLEAR_AT + SOAK) == since
     assert sum(since.values()) < sum(bins(plain, CLEAR_AT + SOAK).values())
+
+
+def test_one_mlxlink_reading_integrates_the_receiver_once_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mlxlink -c` with the FEC histogram after a clear: the receiver's counters (integrals
+    over the scenario's time) are worked out once now and once at the clear, shared by the
+    counters, the lanes and the histogram (issue 42), and still read as before."""
+    _, cleared = _plain_and_cleared(tmp_path, monkeypatch)
+    real = cleared.receiver_counts
+    asked: list[float] = []
+
+    def counted(link: int, device: str, port: str,
+                t: float) -> tuple[int, int, int, tuple[int, ...]]:
+        asked.append(t)
+        return real(link, device, port, t)
+
+    monkeypatch.setattr(cleared, "receiver_counts", counted)
+    argv = ["mlxlink", "-d", "mlx5_3", "-c", "--rx_fec_histogram", "--show_histogram"]
+    out, _err, status = run(cleared, "node003", argv, CLEAR_AT + SOAK)
+    assert status == 0
+    assert sorted(asked) == [CLEAR_AT, CLEAR_AT + SOAK]
+    monkeypatch.undo()
+    link = cleared.graph.attachments[("node003", "mlx5_3")].link_index
+    now = cleared.receiver_counts(link, "node003", "mlx5_3", CLEAR_AT + SOAK)
+    then = cleared.receiver_counts(link, "node003", "mlx5_3", CLEAR_AT)
+    read = _counters(out)
+    assert read["effective_physical_errors"] == now[1] - then[1]
+    assert sum(read["raw_physical_errors_per_lane"]) == pytest.approx(now[0] - then[0], abs=8)
+    assert fec_histogram(_mlxlink(out)) == {k: n - o for k, (n, o) in
+                                             enumerate(zip(now[3], then[3], strict=True))}

@@ -188,8 +188,9 @@ class IncidentBook:
         self.held: dict[str, tuple[str, str]] = {}
         """Fingerprint -> (the hand-closed incident, `startsAt`) of an alert that was firing
         when its incident was closed: sent again unchanged, it is not grouped again."""
-        self._events = 0
-        """Journal events this book has read or written (see `sync`)."""
+        self._others: tuple[int, int] | None = None
+        """Other writers' commits to the journal when this book last read it (`sync`; the
+        book's own writes, through its `Journal`, do not count)."""
         self.load()
 
     # reading back ---------------------------------------------------------------------------
@@ -199,7 +200,8 @@ class IncidentBook:
         self.active.clear()
         self.owner.clear()
         self.held.clear()
-        self._events = self.journal.event_count()
+        # The stamp before the read: a write made meanwhile is read again at the next `sync`.
+        self._others = self.journal.changes().others
         for info in reversed(self.journal.sessions(limit)):
             incident = fold(info.id, info.started_at, self.journal.iter_events(info.id))
             if incident is None:
@@ -220,8 +222,9 @@ class IncidentBook:
 
     def sync(self) -> bool:
         """Read the journal back when another process wrote to it since (`fabtui alerts
-        close` while `fabtui alerts serve` runs); True when it did."""
-        if self.journal.event_count() == self._events:
+        close` while `fabtui alerts serve` runs); True when it did. Asks SQLite's
+        data_version (`Journal.changes`), not the tables: cheap on every notification."""
+        if self.journal.changes().others == self._others:
             return False
         self.journal.forget_sequences()
         self.load()
@@ -229,7 +232,6 @@ class IncidentBook:
 
     def _append(self, incident_id: str, kind: str, data: dict[str, Any]) -> None:
         self.journal.append(incident_id, kind, data=data)
-        self._events += 1
 
     def open_incidents(self) -> list[Incident]:
         """Open incidents, newest first."""

@@ -8,9 +8,12 @@ is one short transaction, which is what crash-safety needs and all this store do
 
 The file carries its schema version (`PRAGMA user_version`): opening a journal written by an
 older fabtui (version 0: no version at all) migrates it in place, one transaction per step; one
-written by a newer fabtui is refused with a message saying so, never half-read. sqlite3
-connections are not shared between threads: each thread that uses the journal gets its own
-connection (a TUI worker writes while the screen reads).
+written by a newer fabtui is refused with a message saying so, never half-read. Reads use one
+connection per thread (sqlite3 connections are not shared between threads: a TUI worker reads
+while the screen reads). Writes, already one at a time under the journal's lock, all go through
+one writer connection, whichever thread makes them: SQLite's `PRAGMA data_version` on that
+connection then changes exactly when another connection (another process, another `Journal` on
+the file) committed, which is what `changes()` reports without reading a table.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fabtui.errors import InputError
 from fabtui.model.events import Event
@@ -113,6 +116,20 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
 
 
+class Changes(NamedTuple):
+    """A "did the journal change" stamp (`Journal.changes()`): compare two stamps of the same
+    `Journal` object; equal stamps mean nothing was committed in between (a checkpoint by
+    another connection may change `others` with no new row: a needless re-read, never a missed
+    one)."""
+
+    others: tuple[int, int]
+    """Commits by other connections: (writer connection opened, its `PRAGMA data_version`).
+    SQLite changes data_version only for other connections' commits, never for the
+    connection's own; the first number keeps stamps apart across a `close()` and reopen."""
+    own: int
+    """Commits made through this `Journal` object (which data_version does not count)."""
+
+
 class Journal:
     """One journal database file (created on first use)."""
 
@@ -126,7 +143,11 @@ class Journal:
         self._registry = threading.Lock()
         """Guards `_connections` (apart from `_lock`, which `append` holds while it connects)."""
         self._lock = threading.Lock()
+        """Held for every write and for the writer connection."""
         self._next: dict[str, int] = {}
+        self._writer_db: sqlite3.Connection | None = None
+        self._writers_opened = 0
+        self._own_commits = 0
         try:
             if fresh:
                 # WAL before the first tables: each migration step then commits without
@@ -151,8 +172,31 @@ class Journal:
                 self._connections[threading.get_ident()] = db
         return db
 
+    def _writer(self) -> sqlite3.Connection:
+        """The one connection every write goes through (call with `_lock` held): shared by
+        the threads, one at a time, so that its data_version counts only other writers."""
+        if self._writer_db is None:
+            db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None,
+                                 check_same_thread=False)
+            db.execute("PRAGMA synchronous=NORMAL")
+            self._writer_db = db
+            self._writers_opened += 1
+        return self._writer_db
+
+    def changes(self) -> Changes:
+        """A stamp that differs once anything was committed to the journal since the last
+        stamp (see `Changes`): one `PRAGMA data_version`, no table read, so cheap enough for
+        every notification and several times a second."""
+        with self._lock:
+            row = self._writer().execute("PRAGMA data_version").fetchone()
+            return Changes((self._writers_opened, int(row[0])), self._own_commits)
+
     def close(self) -> None:
         """Close the database (other threads' connections close when those threads end)."""
+        with self._lock:
+            if self._writer_db is not None:
+                self._writer_db.close()
+                self._writer_db = None
         with self._registry:
             connections, self._connections = self._connections, {}
         me = threading.get_ident()
@@ -166,12 +210,13 @@ class Journal:
         """Record a new session; returns its id."""
         session = new_session_id()
         with self._lock:
-            self._conn().execute(
+            self._writer().execute(
                 "INSERT INTO sessions (id, runbook, title, path, digest, started_at, status, "
                 "operator, inputs) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
                 (session, runbook, title, path, digest, time.time(),
                  operator if operator is not None else os.environ.get("USER", ""),
                  json.dumps(inputs, default=str)))
+            self._own_commits += 1
         return session
 
     def append(self, session: str, kind: str, step: str | None = None, block: str | None = None,
@@ -185,16 +230,16 @@ class Journal:
             for attempt in range(2):
                 seq = self._next.get(session)
                 if seq is None:
-                    row = self._conn().execute("SELECT COALESCE(MAX(seq), 0) FROM events "
-                                               "WHERE session = ?", (session,)).fetchone()
+                    row = self._writer().execute("SELECT COALESCE(MAX(seq), 0) FROM events "
+                                                 "WHERE session = ?", (session,)).fetchone()
                     seq = int(row[0])
                 seq += 1
                 event = Event(session=session, seq=seq, at=time.time(), kind=kind, step=step,
                               block=block, data=data or {})
                 try:
-                    self._conn().execute("INSERT INTO events (session, seq, at, kind, step, "
-                                         "block, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                         (session, seq, event.at, kind, step, block, text))
+                    self._writer().execute("INSERT INTO events (session, seq, at, kind, "
+                                           "step, block, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                           (session, seq, event.at, kind, step, block, text))
                 except sqlite3.IntegrityError:
                     # Another process appended to this session since `seq` was cached (an
                     # incident closed by `fabtui alerts close` while the receiver runs):
@@ -204,13 +249,9 @@ class Journal:
                         raise
                     continue
                 self._next[session] = seq
+                self._own_commits += 1
                 break
         return event
-
-    def event_count(self) -> int:
-        """How many events the journal holds (a cheap "did anyone write" check)."""
-        row = self._conn().execute("SELECT COUNT(*) FROM events").fetchone()
-        return int(row[0])
 
     def forget_sequences(self) -> None:
         """Forget the cached next event numbers (another process wrote to the journal)."""
@@ -220,7 +261,9 @@ class Journal:
     def set_status(self, session: str, status: str) -> None:
         """Record how the session stands (running, ok, fail, aborted ...)."""
         with self._lock:
-            self._conn().execute("UPDATE sessions SET status = ? WHERE id = ?", (status, session))
+            self._writer().execute("UPDATE sessions SET status = ? WHERE id = ?",
+                                   (status, session))
+            self._own_commits += 1
 
     def events(self, session: str) -> list[Event]:
         """Every event of `session`, in order."""

@@ -8,7 +8,9 @@ and it still hides a later folder's runbook of the same id, as a readable one wo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from math import log
 from pathlib import Path
 
@@ -133,7 +135,17 @@ class Found:
     query that no runbook holds, each with the closest word that one does (or None)."""
 
     hits: list[tuple[float, Runbook]]
-    unknown: list[tuple[str, str | None]]
+    spell: Callable[[], list[tuple[str, str | None]]] = field(default=list, repr=False,
+                                                              compare=False)
+    """Works out `unknown` (only when it is asked for)."""
+
+    @cached_property
+    def unknown(self) -> list[tuple[str, str | None]]:
+        """The query's words no runbook holds, each with the closest one that does: worked
+        out on first use (a spelling search over the library's words, difflib), so a caller
+        that shows only the hits (`match`: an alert's runbook, the guided search) never pays
+        for it."""
+        return self.spell()
 
     def unknown_line(self) -> str | None:
         """`no match for 'optik'; did you mean optic?`, or None when every word matched."""
@@ -153,7 +165,7 @@ def find(library: Library, text: str, limit: int = 5) -> Found:
     wanted = units(tokens)
     books = sorted(library.runbooks.values(), key=lambda r: r.meta.id)
     if not wanted or not books:
-        return Found([], [])
+        return Found([])
     terms = [_terms_of(book) for book in books]
     n = len(books)
 
@@ -180,7 +192,7 @@ def find(library: Library, text: str, limit: int = 5) -> Found:
                           default=0.0)
             scored.append((round(score / total + closest, 3), book))
     scored.sort(key=lambda pair: (-pair[0], pair[1].meta.id))
-    return Found(scored[:limit], _unknown(text, tokens, terms))
+    return Found(scored[:limit], lambda: _unknown(text, tokens, terms))
 
 
 def _unknown(text: str, tokens: list[Token], terms: list[_Terms]) -> list[tuple[str, str | None]]:

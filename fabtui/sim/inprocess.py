@@ -29,7 +29,7 @@ from fabtui.errors import InputError
 from fabtui.model.transport import TransportResult
 from fabtui.sim import latency, node_commands, operator_host
 from fabtui.sim.core import Sim
-from fabtui.sim.state import TIME_VAR, FabricCache, SimState, clear_counters, sim_time
+from fabtui.sim.state import NO_STATE, TIME_VAR, FabricCache, SimState, sim_time
 from fabtui.sim.transports import SimSshTransport
 from fabtui.transports import clock
 from fabtui.transports.local import LocalTransport, result_from
@@ -98,11 +98,9 @@ class InProcessSimSshTransport(SimSshTransport):
 
     def _command(self, sim: Sim, name: str, argv: list[str], t: float) -> Answer:
         """What device `name` answers to `argv` at `t` (a node's programs); a counter clear
-        it ran (`mlxlink --pc`) is written to the state file, as the sim server does."""
-        answer = node_commands.run(sim, name, argv, t)
-        if answer[2] == 0:
-            clear_counters(Path(self.state), node_commands.cleared_nics(sim, name, argv), t)
-        return answer
+        it ran (`mlxlink --pc`) is written to the state file, as the sim server does (one
+        function serves both: `node_commands.answer`)."""
+        return node_commands.answer(sim, Path(self.state), name, argv, t)
 
 
 class _OperatorHost(InProcessSimSshTransport):
@@ -163,6 +161,5 @@ def device(path: str, name: str) -> tuple[float, tuple[SimState, Sim]]:
     except Exception:  # a bug in the simulator: on the device's stderr, as the server says
         raise Unavailable(traceback.format_exc(), 1) from None
     if fabric is None:
-        raise Unavailable(f"{path}: no simulated fabric state here; run `fabtui sim start` (or "
-                          "any fabtui command on the demo fabric) first\n", 2)
+        raise Unavailable(f"{path}: {NO_STATE}\n", 2)
     return delay, fabric

@@ -13,6 +13,7 @@ print, named by the kind's stem (`ethtool_stats.py` for `ethtool -S`, `kernel_lo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from fabtui.model.topology import Node
 from fabtui.sim import misconfig
@@ -51,8 +52,9 @@ from fabtui.sim.programs.sacct import sacct
 from fabtui.sim.programs.scontrol_job import scontrol
 from fabtui.sim.programs.show_gids import show_gids
 from fabtui.sim.programs.squeue_json import squeue
+from fabtui.sim.state import clear_counters
 
-__all__ = ["LOG_DIR", "Result", "_pair_rate", "cleared_nics", "ethtool_counters",
+__all__ = ["LOG_DIR", "Result", "_pair_rate", "answer", "cleared_nics", "ethtool_counters",
            "rdma_counters", "run", "stalled_drops", "storm_events"]
 """What callers import from here (`_pair_rate` too, for the tests)."""
 
@@ -75,6 +77,18 @@ def run(sim: Sim, host: str, argv: Sequence[str], t: float) -> Result:
     if handler is None:
         return "", f"bash: {argv[0]}: command not found\n", 127
     return handler(sim, node, list(argv[1:]), t)
+
+
+def answer(sim: Sim, state: Path, host: str, argv: Sequence[str], t: float) -> Result:
+    """What node `host` answers to `argv` at `t` (`run`), as both node transports serve it
+    (the sim server, and `fabtui.sim.inprocess`): a counter clear the command made
+    (`mlxlink --pc`) is written to the state file `state` (`state.clear_counters`).
+
+    Side effects: may rewrite the state file (call under the simulator's lock)."""
+    result = run(sim, host, argv, t)
+    if result[2] == 0:
+        clear_counters(state, cleared_nics(sim, host, argv), t)
+    return result
 
 
 def cleared_nics(sim: Sim, host: str, argv: Sequence[str]) -> list[str]:

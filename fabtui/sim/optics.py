@@ -272,6 +272,11 @@ class OpticsLayer(LinkLayer):
         total = self.receiver_counts(link, device, port, t)[0]
         if since is not None:
             total = max(total - self.receiver_counts(link, device, port, since)[0], 0)
+        return self.lane_split(link, device, port, t, total)
+
+    def lane_split(self, link: int, device: str, port: str, t: float, total: int) -> list[int]:
+        """`total` corrected bits split over the lanes by each lane's share of the BER at `t`
+        (`lane_corrected_bits` for a caller that has the total already)."""
         bers = [self.lane_ber(link, device, port, lane, t) for lane in range(1, LANES + 1)]
         if not sum(bers):
             return [total // LANES] * LANES

@@ -30,7 +30,7 @@ from fabtui.errors import InputError
 from fabtui.sim import latency
 from fabtui.sim.client import decode_request
 from fabtui.sim.core import Sim
-from fabtui.sim.state import TIME_VAR, FabricCache, SimState, clear_counters, sim_time
+from fabtui.sim.state import NO_STATE, TIME_VAR, FabricCache, SimState, sim_time
 from fabtui.sim.switch_session import StreamTerminal
 
 IDLE_S = float(os.environ.get("FABTUI_SIM_SERVER_IDLE", "20"))
@@ -97,9 +97,7 @@ class Handler(socketserver.StreamRequestHandler):
             self._fail(exc)
             return
         if fabric is None:
-            self.send(b"e", f"{request.state}: no simulated fabric state here; run `fabtui "
-                            "sim start` (or any fabtui command on the demo fabric) first\n"
-                      .encode())
+            self.send(b"e", f"{request.state}: {NO_STATE}\n".encode())
             self.send(b"x", b"2")
             return
         if request.device == "switch":
@@ -110,13 +108,11 @@ class Handler(socketserver.StreamRequestHandler):
         with _LOCK:
             fabric = _fabric(request.state) or fabric
             state, sim = fabric
-            from fabtui.sim.node_commands import cleared_nics, run
+            from fabtui.sim.node_commands import answer
 
-            t = request.now(state)
-            out, err, status = run(sim, request.name, request.argv, t)
-            if status == 0:  # a counter clear (`mlxlink --pc`) changes the fabric's state
-                clear_counters(Path(request.state), cleared_nics(sim, request.name,
-                                                                 request.argv), t)
+            # A counter clear (`mlxlink --pc`) is written to the state file, as in-process.
+            out, err, status = answer(sim, Path(request.state), request.name, request.argv,
+                                      request.now(state))
         if out:
             self.send(b"o", out.encode())
         if err:

@@ -183,13 +183,17 @@ def sim_for(topology: Topology, loaded: LoadedScenario, *, seed: int = 7,
                cleared=cleared or (), **kwargs)
 
 
+NO_STATE = ("no simulated fabric state here; run `fabtui sim start` (or any fabtui command "
+            "on the demo fabric) first")
+"""What a device of the demo fabric (and `load_or_problem`) says after the state file's
+name when there is no state."""
+
+
 def load_or_problem(path: Path) -> SimState:
     """The state at `path`; InputError when there is none."""
     state = read_state(path)
     if state is None:
-        raise InputError([Problem(str(path), None, "no simulated fabric state here; run "
-                                  "`fabtui sim start` (or any fabtui command on the demo "
-                                  "fabric) first")])
+        raise InputError([Problem(str(path), None, NO_STATE)])
     return state
 
 

@@ -1,7 +1,8 @@
 """The open incidents as the app shows them (issue 40): a headless view model over an incident
 book that reads the alerts journal, which `fabtui alerts serve` writes, often in another
-process. `changed()` says whether the journal file changed since (a `stat`); `refresh()` reads
-the journal again and returns the rows; `account(id)` the lines of one incident. The Incidents
+process. `changed()` says whether anything was committed to the journal since (SQLite's
+data_version, `Journal.changes()`: no table read); `refresh()` reads the journal again and
+returns the rows; `account(id)` the lines of one incident. The Incidents
 screen asks `changed()` on a short timer and calls the other two in a worker.
 
 Side effects: reads the alerts journal.
@@ -9,10 +10,12 @@ Side effects: reads the alerts journal.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 
 from fabtui.alerts.incidents import Incident, IncidentBook
 from fabtui.alerts.present import account, screen_row
+from fabtui.journal.store import Changes
 
 
 @dataclass(frozen=True)
@@ -35,30 +38,22 @@ class IncidentList:
     def __init__(self, book: IncidentBook) -> None:
         self.book = book
         self.shown: dict[str, Incident] = {}
-        self._stamp: tuple[tuple[int, int], ...] | None = None
+        self._stamp: Changes | None = None
         self._rows: list[IncidentRow] = []
 
-    def _journal_stamp(self) -> tuple[tuple[int, int], ...]:
-        """When and how much the journal file and its write-ahead log last changed: a
-        refresh with nothing new reads nothing."""
-        path = self.book.journal.path
-        found = []
-        for each in (path, path.with_name(path.name + "-wal")):
-            try:
-                info = each.stat()
-                found.append((info.st_mtime_ns, info.st_size))
-            except OSError:
-                found.append((0, 0))
-        return tuple(found)
-
     def changed(self) -> bool:
-        """Whether the journal changed since the last `refresh` (two `stat` calls: cheap
-        enough to ask several times a second)."""
-        return self._journal_stamp() != self._stamp
+        """Whether anything was committed to the journal since the last `refresh`, by
+        another process or through this book (one `PRAGMA data_version`: cheap enough to ask
+        several times a second). A journal that cannot be asked counts as changed: the
+        `refresh` that follows says what is wrong."""
+        try:
+            return self.book.journal.changes() != self._stamp
+        except sqlite3.Error:
+            return True
 
     def refresh(self) -> list[IncidentRow]:
         """The open incidents now, newest first (the journal read again when it changed)."""
-        stamp = self._journal_stamp()
+        stamp = self.book.journal.changes()  # before the read: a write meanwhile shows next
         if stamp == self._stamp:
             return self._rows
         self.book.load()

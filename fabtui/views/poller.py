@@ -26,7 +26,13 @@ DEFAULT_PLAN = ("node.ibstat@node*", "nic.ethtool@node*:*", "switch.pfc@*", "swi
 
 `node.ibstat` reads every NIC port's state: counters alone (`nic.ethtool`) cannot show a link
 that was down before the first poll, as nothing on it moves. One command per node, first in the
-round: a single fast read (sysfs), where each ethtool read waits its sampling interval."""
+round: a single fast read (sysfs), where each ethtool read waits its sampling interval.
+
+It runs every round, as every item does (there is no per-item cadence: a reading not renewed
+within two poll periods shows stale): a port that goes down between two ethtool samples and
+stays down moves no counter in any later round, and an InfiniBand port held in Init or Armed
+(physically up, no subnet manager) moves none at all; the leaf's side (`switch.counters`
+`state_down`) shows only where a switch CLI is configured and answers."""
 
 
 @dataclass(frozen=True)

@@ -214,20 +214,12 @@ def _bus_id(msg: str) -> str | None:
     return match.group(1) if match else None
 
 
-_NUMBERS: dict[int, int] = {}
-_NUMBERS_MAX = 65536
-
-
+@lru_cache(maxsize=65536)
 def _number(text: str) -> int:
     """`int(text)`, one object per value (rank numbers and sizes, held by every rank entry)
-    while fewer than `_NUMBERS_MAX` values are pooled."""
-    value = int(text)
-    pooled = _NUMBERS.get(value)
-    if pooled is not None:
-        return pooled
-    if len(_NUMBERS) < _NUMBERS_MAX:
-        _NUMBERS[value] = value
-    return value
+    for the 65,536 texts read last: a pure function's cache, so no parse sees another's
+    state (a module-level pool that parses filled was shared by every parse)."""
+    return int(text)
 
 
 def _net_info(state: State, number: int, line: str, pos: int, msg: str) -> Replay | None:

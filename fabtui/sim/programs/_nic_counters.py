@@ -47,7 +47,7 @@ def ethtool_counters(sim: Sim, host: str, nic: Nic, t: float) -> dict[str, int]:
         "rx_bits_phy": received_bits + values["rx_bytes"] * 8,
         "rx_corrected_bits_phy": corrected,
         **{f"rx_err_lane_{lane}_phy": bits for lane, bits in
-           enumerate(sim.lane_corrected_bits(link, host, nic.name, t))},
+           enumerate(sim.lane_split(link, host, nic.name, t, corrected))},
         # Packets dropped for a bad FCS / for coding errors (mlx5 counters.rst): the frames
         # that touched an uncorrectable codeword, a share of the frames received; the PCS
         # counts the symbols FEC could not correct (at least one per lost codeword).

@@ -10,9 +10,14 @@ group, the histogram group 0x23 among them, mlxlink_maps.cpp `initPpcntGroupsMap
 sim's `ethtool -S` still counts from the scenario's start (mlx5 reads the same PPCNT groups, so
 a real NIC's PHY counters restart too): a delta read after the clear is the same either way.
 The clear itself is a change of the fabric's state: the node transports record it
-(`cleared_nics`, `state.clear_counters`); this program only says so."""
+(`cleared_nics`, `state.clear_counters`); this program only says so.
+
+The receiver's counters are integrals over the scenario's time: one command integrates them
+once at its time and once at the last clear, however many sections print them."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from fabtui.model.topology import Nic, Node
 from fabtui.sim import misconfig
@@ -61,14 +66,16 @@ def mlxlink(sim: Sim, node: Node, args: list[str], t: float) -> Result:
              "MFT Version                        : mft 4.28.0-92", ""]
     if "-m" in args and attachment is not None:
         lines += _mlxlink_module(sim, node, nic, t)
-    if "-c" in args and attachment is not None:
-        lines += _counters(sim, node, nic, link, up, t)
-    if "--rx_fec_histogram" in args and "--show_histogram" in args and attachment is not None:
-        bins = sim.receiver_counts(link, node.hostname, nic.name, t)[3]
-        since = sim.last_clear(node.hostname, nic.name, t)
-        if since is not None:  # `--pc` clears every PPCNT group, the histogram's (0x23) too
-            then = sim.receiver_counts(link, node.hostname, nic.name, since)[3]
-            bins = tuple(max(now - old, 0) for now, old in zip(bins, then, strict=True))
+    histogram = "--rx_fec_histogram" in args and "--show_histogram" in args
+    counts = _Counts.read(sim, node, nic, link, t) \
+        if attachment is not None and ("-c" in args or histogram) else None
+    if "-c" in args and counts is not None:
+        lines += _counters(sim, node, nic, link, up, t, counts)
+    if histogram and counts is not None:
+        bins = counts.now[3]
+        if counts.then is not None:  # `--pc` clears every PPCNT group, the histogram's too
+            bins = tuple(max(now - old, 0) for now, old in zip(bins, counts.then[3],
+                                                               strict=True))
         lines += ["Histogram of FEC Errors", "-----------------------",
                   "Header                             : Range       Occurrences"]
         lines += [f"Bin {i:<31}: {f'[{i}]':<12}{count}" for i, count in enumerate(bins)]
@@ -87,22 +94,42 @@ def cleared_nics(node: Node, args: list[str]) -> list[str]:
     return [f"{node.hostname}:{nic.name}"] if nic is not None else []
 
 
-def _counters(sim: Sim, node: Node, nic: Nic, link: int, up: bool, t: float) -> list[str]:
+_Totals = tuple[int, int, int, tuple[int, ...]]
+"""`Sim.receiver_counts`: (corrected bits, uncorrectable codewords, corrected symbols, the FEC
+histogram), counted from the scenario's start."""
+
+
+class _Counts(NamedTuple):
+    """The receiver's counts of one NIC now, and at its last clear (None: never cleared)."""
+
+    since: float | None
+    now: _Totals
+    then: _Totals | None
+
+    @classmethod
+    def read(cls, sim: Sim, node: Node, nic: Nic, link: int, t: float) -> _Counts:
+        """Each integral once: at `t`, and at the last clear before it."""
+        since = sim.last_clear(node.hostname, nic.name, t)
+        return cls(since, sim.receiver_counts(link, node.hostname, nic.name, t),
+                   sim.receiver_counts(link, node.hostname, nic.name, since)
+                   if since is not None else None)
+
+
+def _counters(sim: Sim, node: Node, nic: Nic, link: int, up: bool, t: float,
+              counts: _Counts) -> list[str]:
     """`mlxlink -c`: the physical counters since the last clear (`--pc`), or since the
     scenario's start when never cleared. Raw BER: the errors corrected since the clear over
     the bits received since; never cleared, the rate now (the sim does not model the history
     before its scenario, whose start is no clear a real NIC saw)."""
     host = node.hostname
-    since = sim.last_clear(host, nic.name, t)
+    since, now, then = counts
     start = since if since is not None else 0.0
-    lost = sim.receiver(link, host, nic.name, t)[1] - \
-        (sim.receiver(link, host, nic.name, start)[1] if since is not None else 0)
+    lost = now[1] - (then[1] if then is not None else 0)
     bits = sim.bits_received(link, t) - (sim.bits_received(link, start) if since is not None else 0)
-    lanes = sim.lane_corrected_bits(link, host, nic.name, t, since)
-    if since is not None:
-        corrected = sim.receiver(link, host, nic.name, t)[0] - \
-            sim.receiver(link, host, nic.name, since)[0]
-        raw = corrected / bits if bits > 0 else 0.0
+    corrected = max(now[0] - then[0], 0) if then is not None else now[0]
+    lanes = sim.lane_split(link, host, nic.name, t, corrected)
+    if then is not None:
+        raw = (now[0] - then[0]) / bits if bits > 0 else 0.0
     else:
         raw = sim.pre_fec_ber(link, host, nic.name, t) if up else 0.0
     downs = sim.down_events(link, t) - (sim.down_events(link, start) if since is not None else 0)

@@ -36,7 +36,8 @@ from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.views.incidents import IncidentList, IncidentRow
 
 WATCH_S = 0.1
-"""How often the journal file is looked at (two `stat` calls; it is read only when changed)."""
+"""How often the journal is asked whether it changed (one `PRAGMA data_version`; it is read only
+when changed)."""
 
 
 class IncidentsRead(Message):

@@ -184,12 +184,12 @@ def _init_line(state: State, number: int, line: str, pos: int, msg: str) -> Repl
     return INFO
 
 
-@lru_cache(maxsize=4096)
 def _init_facts(msg: str) -> tuple[int, int, int | None, str | None, str | None, str | None] \
         | None:
     """An Init START / COMPLETE message's rank, nranks, CUDA device, bus id, comm id (else its
-    pointer) and comm pointer; None when it names no rank. Read once per distinct message:
-    every restart of a job prints its messages again, with only the line heads changed."""
+    pointer) and comm pointer; None when it names no rank. Not cached: each message names its
+    communicator's pointer and id, new in every process and restart, so a cache of them only
+    cost its upkeep (6% of a big job's parse); a line read again is replayed, not re-read."""
     canonical = _INIT_CANONICAL.match(msg)
     if canonical is not None:  # (every field where each search below would find it first)
         pointer, rank, nranks, device, bus, comm_id = canonical.groups()
@@ -428,12 +428,11 @@ def _comm_topology(state: State, line: str, pos: int, msg: str) -> None:
             state.pid_rank[(prefix.host, prefix.pid)] = state.rank_pairs.setdefault(pair, pair)
 
 
-@lru_cache(maxsize=4096)
 def _topology_facts(msg: str) -> tuple[str, int, int, tuple[int, int, int], bool | None] \
         | None:
     """A `comm 0x.. rank R nRanks N nNodes ..` message's comm pointer, rank, nranks, (nNodes,
-    localRanks, localRank) and MNNVL (None when not printed); None when it is not one. Read
-    once per distinct message, as `_init_facts`."""
+    localRanks, localRank) and MNNVL (None when not printed); None when it is not one. Not
+    cached, as `_init_facts`."""
     topo = _COMM_TOPO.match(msg)
     if topo is None:
         return None

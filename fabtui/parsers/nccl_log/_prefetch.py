@@ -35,7 +35,7 @@ import threading
 from array import array
 from collections.abc import Iterator
 from itertools import compress, repeat
-from operator import itemgetter
+from operator import itemgetter, not_
 from typing import Any, BinaryIO, NamedTuple
 
 from fabtui.parsers.nccl_log._state import Known, plain_prefix
@@ -305,13 +305,17 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
         send.write(after_text)
         send.flush()
         return
-    tails = map(itemgetter(2), map(str.partition, lines, repeat("NCCL INFO")))
+    tails = list(map(itemgetter(2), map(str.partition, lines, repeat("NCCL INFO"))))
     codes = list(map(known.sieve.get, tails, repeat(_UNKNOWN)))
     visit = list(compress(range(len(lines)), codes))  # all but those only counted (0)
     visited = list(map(lines.__getitem__, visit))
-    # A line the parse found changes nothing (`State.plain`: neither INFO nor WARN).
-    plain = list(compress(visit, map(known.plain.__contains__, visited))) if known.plain \
-        else []
+    # A line the parse found changes nothing (`State.plain`: neither INFO nor WARN, so with
+    # no text after `NCCL INFO`; only those are looked up).
+    plain: list[int] = []
+    if known.plain:
+        others = list(compress(visit, map(not_, map(tails.__getitem__, visit))))
+        plain = list(compress(others, map(known.plain.__contains__,
+                                          map(lines.__getitem__, others))))
     # A NET connection line whose tally the reader knows is counted: the parse adds its tally.
     tallied = list(compress(visit, map(_TALLY_FROM.__le__, map(codes.__getitem__, visit))))
     hosts = known.hosts

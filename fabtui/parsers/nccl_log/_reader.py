@@ -86,8 +86,8 @@ def read_prefetched(state: State, reader: Prefetcher) -> None:
             continue
         _scan_batch(state, batch, base, batch.after)
         base += batch.size
-        if len(state.hosts) > told_hosts:
-            known.hosts.extend(islice(state.hosts, told_hosts, None))
+        if len(state.hosts) > told_hosts:  # the hosts noted since, from the end (no walk)
+            known.hosts.extend(islice(reversed(state.hosts), len(state.hosts) - told_hosts))
             told_hosts = len(state.hosts)
         reader.learnt(known)
 

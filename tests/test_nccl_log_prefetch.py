@@ -81,6 +81,31 @@ def test_a_big_jobs_log_reads_the_same(prefetched: list[int], monkeypatch: pytes
     assert prefetched
 
 
+@pytest.mark.parametrize("chunk", [400, 4096])
+def test_a_line_after_a_warn_is_read_once_whatever_the_reader_knows_of_it(
+        prefetched: list[int], tmp_path: Path, chunk: int) -> None:
+    # The reader sends the line after each WARN line (a WARN may wrap onto it), even one it
+    # would keep back: a known NET connection line (its tally), a line changing nothing, a
+    # line only noting a known host. Each must count once, not twice nor never.
+    channel = "NCCL INFO Channel 00/0 : 1[1] -> 8[0] [receive] via NET/IB/0/GDRDMA"
+    lines = []
+    for process in range(300):
+        head = f"h{process % 7}:{100 + process}:{100 + process} [0]"
+        lines += [f"{head} NCCL INFO NCCL version 2.18.1+cuda12.2", f"{head} {channel}",
+                  "Traceback (most recent call last):",
+                  f"{head} NCCL INFO cudaDriverVersion 12020"]
+        if process % 3 == 0:
+            warn = f"{head} misc/socket.cc:50 NCCL WARN socket closed {process}"
+            lines += [warn, f"{head} {channel}", warn, "Traceback (most recent call last):",
+                      warn, f"{head} NCCL INFO NCCL version 2.18.1+cuda12.2"]
+    path = tmp_path / "warns.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    expected = _dump(nccl_log.scan_each_line(FileLines(str(path))))
+    assert expected is not None
+    assert _parsed(path, chunk) == expected
+    assert prefetched
+
+
 def test_the_reader_sends_fewer_lines_than_the_parse_alone_visits(
         prefetched: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # What makes the reader pay: told by the parse which messages are only counted, which

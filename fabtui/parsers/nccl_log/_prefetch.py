@@ -329,9 +329,10 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
     warns = [index + 1 for index in compress(visit, map(str.__contains__, visited,
                                                          repeat("NCCL WARN")))
              if index + 1 < len(lines)]
-    if warns:
+    if warns:  # (then read by the parse, so neither skipped nor tallied here)
         visit = sorted(set(visit).union(warns))
         plain = sorted(set(plain).difference(warns))
+        tallied = sorted(set(tallied).difference(warns))
         visited = list(map(lines.__getitem__, visit))
     text = whole.encode("utf-8", "surrogatepass")
     indexes = array("I", visit).tobytes()

@@ -17,6 +17,7 @@ import pytest
 from fabtui.parsers import nccl_log
 from fabtui.parsers.nccl_log import _prefetch, _reader
 from fabtui.parsers.streaming import FileLines
+from tests.support.fixture_inputs import FIXTURES
 from tests.test_nccl_log_batches import SAMPLES, _as_processes, _dump, _log_lines, _variants
 
 
@@ -172,3 +173,26 @@ def test_small_files_threads_and_streams_are_read_in_the_parse_itself(
     assert not _prefetch.prefetch_usable(["h:1:1 [0] NCCL INFO NCCL version 2.18.1"])
     monkeypatch.setattr(_prefetch, "_one_thread", lambda: False)  # a fork copies no thread
     assert not _prefetch.prefetch_usable(FileLines(str(path)))
+
+
+@pytest.mark.parametrize("chunk", [512, 4096])
+def test_a_host_line_a_torchrun_report_takes_keeps_no_later_line_of_its_host_back(
+        prefetched: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        chunk: int) -> None:
+    # The reader keeps back a line that only notes its host when an earlier line of the batch
+    # it sends notes it. An open torchrun report may take that earlier line as its own (here
+    # one ending in FAILED): the host is then noted by the next line, as read in order, not
+    # never (the reader was told the message notes a host: its pipe keeps it near the parse).
+    monkeypatch.setattr(_prefetch, "_PIPE_SIZE", 4096)
+    report = (FIXTURES / "nccl-log" / "minigpt4-issue237-torchrun-childfailederror-two-ranks.txt") \
+        .read_text(encoding="utf-8").splitlines()
+    version = "NCCL INFO NCCL version 2.18.1+cuda12.2 FAILED"
+    filler = [f"f{i % 3}:{i}:{i} [0] NCCL INFO cudaDriverVersion 12020" for i in range(5000)]
+    lines = [f"h0:9:9 [0] {version}", *filler, *report[:5], f"h1:1:1 [0] {version}",
+             *report[5:], f"h1:2:2 [0] {version}", f"h2:3:3 [0] {version}", *filler[:50]]
+    path = tmp_path / "report.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    expected = _dump(nccl_log.scan_each_line(FileLines(str(path))))
+    assert isinstance(expected, dict) and {"h0", "h1", "h2"} <= set(expected["hosts"])
+    assert _parsed(path, chunk) == expected
+    assert prefetched

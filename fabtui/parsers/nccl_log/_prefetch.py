@@ -318,10 +318,10 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
                                           map(lines.__getitem__, others))))
     # A NET connection line whose tally the reader knows is counted: the parse adds its tally.
     tallied = list(compress(visit, map(_TALLY_FROM.__le__, map(codes.__getitem__, visit))))
-    hosts = known.hosts
+    hosts, sent_hosts = known.hosts, set[str]()
     noted = [index for index in compress(visit, map(_HOST_CODE_OF.__eq__,
                                                      map(codes.__getitem__, visit)))
-             if _host_noted(lines[index], hosts)]
+             if _host_noted(lines[index], hosts, sent_hosts)]
     if plain or noted or tallied:
         visit = sorted(set(visit).difference(plain, noted, tallied))
         visited = list(map(lines.__getitem__, visit))
@@ -361,14 +361,18 @@ _HOST_CODE_OF = 1
 """`_reader.HOST`: the sieve's code of a line that only notes its host."""
 
 
-def _host_noted(line: str, hosts: set[str]) -> bool:
+def _host_noted(line: str, hosts: set[str], sent: set[str]) -> bool:
     """Whether the parse has noted the host of `line` (which only notes its host) by the time
-    it reaches it: it had when last told, or an earlier line of this batch sent notes it
-    (which this then adds to `hosts`: the parse reads the lines in order)."""
+    it reaches it: it had when last told (`hosts`), or an earlier line of this batch sent
+    notes it (`sent`, to which this adds the host: the parse reads the lines in order).
+
+    Only the parse adds to `hosts`: a line sent may not note its host after all (an open
+    torchrun report may take it as one of its own lines, `_reader._read_fresh` then reads the
+    rest of that batch with its own sieve), so what a batch sent is forgotten after it."""
     host = plain_prefix(line[:line.find("NCCL INFO")]).host
-    if not host or host in hosts:
+    if not host or host in hosts or host in sent:
         return True
-    hosts.add(host)
+    sent.add(host)
     return False
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.cli.parse import _parse_streamed
+from fabtui.errors import InputError
 from fabtui.parsers import nccl_log
 from fabtui.parsers.nccl_log import _prefetch, _reader
 from fabtui.parsers.streaming import FileLines
@@ -195,4 +197,28 @@ def test_a_host_line_a_torchrun_report_takes_keeps_no_later_line_of_its_host_bac
     expected = _dump(nccl_log.scan_each_line(FileLines(str(path))))
     assert isinstance(expected, dict) and {"h0", "h1", "h2"} <= set(expected["hosts"])
     assert _parsed(path, chunk) == expected
+    assert prefetched
+
+
+@pytest.mark.parametrize(("failure", "reason"), [
+    (PermissionError(13, "Permission denied"), "Permission denied"),
+    (SystemExit(3), "the NCCL log reader process ended without a word")])
+def test_a_reader_that_fails_is_a_readable_error_naming_the_file(
+        prefetched: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        failure: BaseException, reason: str) -> None:
+    # `fabtui parse` says "FILE: cannot read: <why>" from the OSError's reason (`strerror`),
+    # as for a file the parse reads itself: a reader that cannot read the file, or that ends
+    # without a word (killed), must give one, not "cannot read: None".
+    path = tmp_path / "job.txt"
+    path.write_text("h:1:1 [0] NCCL INFO NCCL version 2.18.1\n" * 50, encoding="utf-8")
+
+    def failing(*_: object) -> None:
+        if isinstance(failure, SystemExit):
+            os._exit(3)  # as a reader killed: nothing sent
+        raise failure
+
+    monkeypatch.setattr(_prefetch, "_read_ahead", failing)
+    with pytest.raises(InputError) as raised:
+        _parse_streamed(str(path), "nccl-log")
+    assert str(raised.value) == f"{path}: cannot read: {reason}"
     assert prefetched

@@ -25,6 +25,7 @@ behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import pickle
 import select
@@ -139,6 +140,7 @@ class Prefetcher:
         self._receive = open(batch_read, "rb", buffering=_PIPE_SIZE)  # noqa: SIM115
         self._unsent: list[bytes] = []
         self._closed = False
+        self._path = lines.path
 
     def __enter__(self) -> Prefetcher:
         return self
@@ -151,18 +153,19 @@ class Prefetcher:
         while True:
             head = receive.read(_BATCH_HEAD.size)
             if len(head) < _BATCH_HEAD.size:
-                raise OSError("the NCCL log reader process ended without a word")
+                raise self._ended()
             size, text_size, visit_size, visited_size, after_size, plain_size, tally_size, \
                 distinct = _BATCH_HEAD.unpack(head)
             total = text_size + visit_size + visited_size + after_size + plain_size \
                 + 2 * tally_size
             body = receive.read(total)
             if len(body) < total:
-                raise OSError("the NCCL log reader process ended without a word")
+                raise self._ended()
             if size == _DONE:
                 return
-            if size == _FAILED:
-                raise OSError(body.decode("utf-8", "replace"))
+            if size == _FAILED:  # its error number and reason (`_reader_main`)
+                code, _, reason = body.decode("utf-8", "replace").partition("\n")
+                raise OSError(int(code), reason, self._path)
             view = memoryview(body)
             at = text_size
             indexes = array("I")
@@ -180,6 +183,12 @@ class Prefetcher:
             tally_codes.frombytes(view[at + tally_size:at + 2 * tally_size])
             yield Batch(size, view[:text_size], indexes, visited, plain, tallied, tally_codes,
                         after, distinct)
+
+    def _ended(self) -> OSError:
+        """The error of a reader that ended before the end of the file, sending nothing more
+        (killed, say). Its `strerror` is what `fabtui parse` shows."""
+        return OSError(errno.EIO, "the NCCL log reader process ended without a word",
+                       self._path)
 
     def learnt(self, known: Known) -> None:
         """Send the reader what the parse learnt since the last call (`Known`), and empty it.
@@ -249,7 +258,13 @@ def _reader_main(path: str, chunk: int, batches: int, updates: int, uncounted_ru
             _read_ahead(path, chunk, send, updates, uncounted_run)
             send.write(_BATCH_HEAD.pack(_DONE, 0, 0, 0, 0, 0, 0, 0))
         except BaseException as error:  # reported to the parse, which raises it
-            text = f"{path}: {error}".encode()
+            # As an OSError of the parse's own read: its number and reason (`strerror`, which
+            # `fabtui parse` shows), the parse adding the path.
+            if isinstance(error, OSError) and error.strerror:
+                code, reason = error.errno or errno.EIO, error.strerror
+            else:
+                code, reason = errno.EIO, f"the NCCL log reader process failed: {error!r}"
+            text = f"{code}\n{reason}".encode()
             send.write(_BATCH_HEAD.pack(_FAILED, len(text), 0, 0, 0, 0, 0, 0) + text)
         send.flush()
 

@@ -358,10 +358,10 @@ def _read_reported(state: State, batch: list[str] | Batch, lines: list[str], bas
 
     A torchrun report may take an INFO line as one of its own: in a reader process's batch
     that may be the line the reader counted on to note its host, keeping back the host's
-    later lines (`_prefetch._host_noted`). After such a report, the rest of the batch is read
-    with the parse's own sieve, which keeps back no line for its host (issue 42)."""
-    stop, torchrun = _read_open(state, lines, base, after, start)
-    if torchrun and not isinstance(batch, list) and stop < len(lines):
+    later lines (`_prefetch._host_noted`). After a report was offered one, the rest of the
+    batch is read with the parse's own sieve, which keeps back no line for its host."""
+    stop, offered = _read_open(state, lines, base, after, start)
+    if offered and not isinstance(batch, list) and stop < len(lines):
         _read_fresh(state, lines[stop:], base + stop, after)
         stop = len(lines)
     opened.append((start, stop))
@@ -372,19 +372,20 @@ def _read_open(state: State, lines: list[str], base: int, after: str, start: int
         -> tuple[int, bool]:
     """Read `lines` one by one from index `start` while a torchrun report or an NCCL error's
     follow-up is open (each is offered to it first); the index of the first line not read,
-    and whether a torchrun report was offered any line."""
+    and whether a torchrun report was offered an INFO line (it may take it)."""
     last = len(lines) - 1
-    torchrun = False
+    offered = False
     for index in range(start, len(lines)):
         line = lines[index]
-        torchrun = torchrun or state.block is not None
+        if state.block is not None and not offered:
+            offered = "NCCL INFO" in line
         _read_line(state, base + index + 1, line, lines[index + 1] if index < last else after)
         if state.replay_broken:
             state.replay.clear()
             state.replay_broken = False
         if state.block is None and state.pending_nccl is None:
-            return index + 1, torchrun
-    return len(lines), torchrun
+            return index + 1, offered
+    return len(lines), offered
 
 
 def _learn(state: State, line: str, pos: int, msg: str) -> None:

@@ -222,3 +222,20 @@ def test_a_reader_that_fails_is_a_readable_error_naming_the_file(
         _parse_streamed(str(path), "nccl-log")
     assert str(raised.value) == f"{path}: cannot read: {reason}"
     assert prefetched
+
+
+def test_a_fork_refused_reads_the_file_in_the_parse_itself(
+        prefetched: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A login node's process limit (fork: EAGAIN) must not fail the parse, nor leak the pipes.
+    path = tmp_path / "job.txt"
+    path.write_text("\n".join(_as_processes(2)), encoding="utf-8")
+    expected = _dump(nccl_log.scan_each_line(FileLines(str(path))))
+
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    open_before = len(os.listdir("/proc/self/fd"))
+    assert _parsed(path, 4096) == expected
+    assert len(os.listdir("/proc/self/fd")) == open_before
+    assert not prefetched

@@ -112,14 +112,24 @@ class Prefetcher:
     entries. Always `close` it (it is a context manager)."""
 
     def __init__(self, lines: FileLines, uncounted_run: int) -> None:
-        batch_read, batch_write = os.pipe()
-        update_read, update_write = os.pipe()
-        _widen(batch_write)
-        # Nothing buffered may be written twice: the reader ends with `os._exit`, which flushes
-        # nothing, but a buffer copied into it could be flushed by an error on the way.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self._pid = os.fork()
+        """Start the reader. Raises OSError where no pipe or process can be had (a process
+        limit: the caller reads the file itself), leaving no pipe open."""
+        pipes: list[int] = []
+        try:
+            pipes.extend(os.pipe())
+            pipes.extend(os.pipe())
+            batch_read, batch_write, update_read, update_write = pipes
+            _widen(batch_write)
+            # Nothing buffered may be written twice: the reader ends with `os._exit`, which
+            # flushes nothing, but a buffer copied into it could be flushed by an error on the
+            # way.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self._pid = os.fork()
+        except OSError:
+            for fd in pipes:
+                os.close(fd)
+            raise
         if self._pid == 0:  # the reader
             status = 0
             try:

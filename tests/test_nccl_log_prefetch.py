@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from fabtui.cli.parse import _parse_streamed
+from fabtui.errors import InputError
 from fabtui.parsers import nccl_log
 from fabtui.parsers.nccl_log import _prefetch, _reader
 from fabtui.parsers.streaming import FileLines
+from tests.support.fixture_inputs import FIXTURES
 from tests.test_nccl_log_batches import SAMPLES, _as_processes, _dump, _log_lines, _variants
 
 
@@ -75,6 +78,31 @@ def test_a_big_jobs_log_reads_the_same(prefetched: list[int], monkeypatch: pytes
     monkeypatch.setattr(nccl_log, "_INIT_EVENTS_MAX", min(cap, 256) // 5)
     path = tmp_path / "job.txt"
     path.write_text("\n".join(_as_processes(40) + _log_lines()), encoding="utf-8")
+    expected = _dump(nccl_log.scan_each_line(FileLines(str(path))))
+    assert expected is not None
+    assert _parsed(path, chunk) == expected
+    assert prefetched
+
+
+@pytest.mark.parametrize("chunk", [400, 4096])
+def test_a_line_after_a_warn_is_read_once_whatever_the_reader_knows_of_it(
+        prefetched: list[int], tmp_path: Path, chunk: int) -> None:
+    # The reader sends the line after each WARN line (a WARN may wrap onto it), even one it
+    # would keep back: a known NET connection line (its tally), a line changing nothing, a
+    # line only noting a known host. Each must count once, not twice nor never.
+    channel = "NCCL INFO Channel 00/0 : 1[1] -> 8[0] [receive] via NET/IB/0/GDRDMA"
+    lines = []
+    for process in range(300):
+        head = f"h{process % 7}:{100 + process}:{100 + process} [0]"
+        lines += [f"{head} NCCL INFO NCCL version 2.18.1+cuda12.2", f"{head} {channel}",
+                  "Traceback (most recent call last):",
+                  f"{head} NCCL INFO cudaDriverVersion 12020"]
+        if process % 3 == 0:
+            warn = f"{head} misc/socket.cc:50 NCCL WARN socket closed {process}"
+            lines += [warn, f"{head} {channel}", warn, "Traceback (most recent call last):",
+                      warn, f"{head} NCCL INFO NCCL version 2.18.1+cuda12.2"]
+    path = tmp_path / "warns.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")
     expected = _dump(nccl_log.scan_each_line(FileLines(str(path))))
     assert expected is not None
     assert _parsed(path, chunk) == expected
@@ -147,3 +175,67 @@ def test_small_files_threads_and_streams_are_read_in_the_parse_itself(
     assert not _prefetch.prefetch_usable(["h:1:1 [0] NCCL INFO NCCL version 2.18.1"])
     monkeypatch.setattr(_prefetch, "_one_thread", lambda: False)  # a fork copies no thread
     assert not _prefetch.prefetch_usable(FileLines(str(path)))
+
+
+@pytest.mark.parametrize("chunk", [512, 4096])
+def test_a_host_line_a_torchrun_report_takes_keeps_no_later_line_of_its_host_back(
+        prefetched: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        chunk: int) -> None:
+    # The reader keeps back a line that only notes its host when an earlier line of the batch
+    # it sends notes it. An open torchrun report may take that earlier line as its own (here
+    # one ending in FAILED): the host is then noted by the next line, as read in order, not
+    # never (the reader was told the message notes a host: its pipe keeps it near the parse).
+    monkeypatch.setattr(_prefetch, "_PIPE_SIZE", 4096)
+    report = (FIXTURES / "nccl-log" / "minigpt4-issue237-torchrun-childfailederror-two-ranks.txt") \
+        .read_text(encoding="utf-8").splitlines()
+    version = "NCCL INFO NCCL version 2.18.1+cuda12.2 FAILED"
+    filler = [f"f{i % 3}:{i}:{i} [0] NCCL INFO cudaDriverVersion 12020" for i in range(5000)]
+    lines = [f"h0:9:9 [0] {version}", *filler, *report[:5], f"h1:1:1 [0] {version}",
+             *report[5:], f"h1:2:2 [0] {version}", f"h2:3:3 [0] {version}", *filler[:50]]
+    path = tmp_path / "report.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    expected = _dump(nccl_log.scan_each_line(FileLines(str(path))))
+    assert isinstance(expected, dict) and {"h0", "h1", "h2"} <= set(expected["hosts"])
+    assert _parsed(path, chunk) == expected
+    assert prefetched
+
+
+@pytest.mark.parametrize(("failure", "reason"), [
+    (PermissionError(13, "Permission denied"), "Permission denied"),
+    (SystemExit(3), "the NCCL log reader process ended without a word")])
+def test_a_reader_that_fails_is_a_readable_error_naming_the_file(
+        prefetched: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        failure: BaseException, reason: str) -> None:
+    # `fabtui parse` says "FILE: cannot read: <why>" from the OSError's reason (`strerror`),
+    # as for a file the parse reads itself: a reader that cannot read the file, or that ends
+    # without a word (killed), must give one, not "cannot read: None".
+    path = tmp_path / "job.txt"
+    path.write_text("h:1:1 [0] NCCL INFO NCCL version 2.18.1\n" * 50, encoding="utf-8")
+
+    def failing(*_: object) -> None:
+        if isinstance(failure, SystemExit):
+            os._exit(3)  # as a reader killed: nothing sent
+        raise failure
+
+    monkeypatch.setattr(_prefetch, "_read_ahead", failing)
+    with pytest.raises(InputError) as raised:
+        _parse_streamed(str(path), "nccl-log")
+    assert str(raised.value) == f"{path}: cannot read: {reason}"
+    assert prefetched
+
+
+def test_a_fork_refused_reads_the_file_in_the_parse_itself(
+        prefetched: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A login node's process limit (fork: EAGAIN) must not fail the parse, nor leak the pipes.
+    path = tmp_path / "job.txt"
+    path.write_text("\n".join(_as_processes(2)), encoding="utf-8")
+    expected = _dump(nccl_log.scan_each_line(FileLines(str(path))))
+
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    open_before = len(os.listdir("/proc/self/fd"))
+    assert _parsed(path, 4096) == expected
+    assert len(os.listdir("/proc/self/fd")) == open_before
+    assert not prefetched

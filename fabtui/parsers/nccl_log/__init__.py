@@ -101,9 +101,10 @@ def parse_lines(lines: Iterable[str]) -> Plain[NcclLog]:
     bounded whatever its length, as events are capped and everything else is tallied. The
     result is plain data (`_result`), validated into `NcclLog` only when assembled."""
     with gc_paused():  # tens of thousands of tallies and events, none in a cycle
-        if prefetch_usable(lines):  # a big file: a second process reads and sieves ahead
+        reader = _reader_process(lines)
+        if reader is not None:  # a big file: a second process reads and sieves ahead
             state = _new_state()
-            with Prefetcher(lines, _reader._UNCOUNTED_RUN) as reader:  # type: ignore[arg-type]
+            with reader:
                 read_prefetched(state, reader)
             data = _result(state) if state.evidence else None
         else:
@@ -142,6 +143,17 @@ def scan_batches_data(batches: Iterable[list[str]]) -> dict[str, object] | None:
     state = _new_state()
     read_batches(state, batches)
     return _result(state) if state.evidence else None
+
+
+def _reader_process(lines: Iterable[str]) -> Prefetcher | None:
+    """A reader process for `lines`, where one is usable (`prefetch_usable`) and starts; None
+    where the parse reads them itself (a fork refused at a process limit, say)."""
+    if not prefetch_usable(lines):
+        return None
+    try:
+        return Prefetcher(lines, _reader._UNCOUNTED_RUN)  # type: ignore[arg-type]
+    except OSError:
+        return None
 
 
 def scan_each_line(lines: Iterable[str]) -> NcclLog | None:

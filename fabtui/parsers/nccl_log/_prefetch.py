@@ -25,6 +25,7 @@ behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import pickle
 import select
@@ -111,14 +112,24 @@ class Prefetcher:
     entries. Always `close` it (it is a context manager)."""
 
     def __init__(self, lines: FileLines, uncounted_run: int) -> None:
-        batch_read, batch_write = os.pipe()
-        update_read, update_write = os.pipe()
-        _widen(batch_write)
-        # Nothing buffered may be written twice: the reader ends with `os._exit`, which flushes
-        # nothing, but a buffer copied into it could be flushed by an error on the way.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self._pid = os.fork()
+        """Start the reader. Raises OSError where no pipe or process can be had (a process
+        limit: the caller reads the file itself), leaving no pipe open."""
+        pipes: list[int] = []
+        try:
+            pipes.extend(os.pipe())
+            pipes.extend(os.pipe())
+            batch_read, batch_write, update_read, update_write = pipes
+            _widen(batch_write)
+            # Nothing buffered may be written twice: the reader ends with `os._exit`, which
+            # flushes nothing, but a buffer copied into it could be flushed by an error on the
+            # way.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self._pid = os.fork()
+        except OSError:
+            for fd in pipes:
+                os.close(fd)
+            raise
         if self._pid == 0:  # the reader
             status = 0
             try:
@@ -139,6 +150,7 @@ class Prefetcher:
         self._receive = open(batch_read, "rb", buffering=_PIPE_SIZE)  # noqa: SIM115
         self._unsent: list[bytes] = []
         self._closed = False
+        self._path = lines.path
 
     def __enter__(self) -> Prefetcher:
         return self
@@ -151,18 +163,19 @@ class Prefetcher:
         while True:
             head = receive.read(_BATCH_HEAD.size)
             if len(head) < _BATCH_HEAD.size:
-                raise OSError("the NCCL log reader process ended without a word")
+                raise self._ended()
             size, text_size, visit_size, visited_size, after_size, plain_size, tally_size, \
                 distinct = _BATCH_HEAD.unpack(head)
             total = text_size + visit_size + visited_size + after_size + plain_size \
                 + 2 * tally_size
             body = receive.read(total)
             if len(body) < total:
-                raise OSError("the NCCL log reader process ended without a word")
+                raise self._ended()
             if size == _DONE:
                 return
-            if size == _FAILED:
-                raise OSError(body.decode("utf-8", "replace"))
+            if size == _FAILED:  # its error number and reason (`_reader_main`)
+                code, _, reason = body.decode("utf-8", "replace").partition("\n")
+                raise OSError(int(code), reason, self._path)
             view = memoryview(body)
             at = text_size
             indexes = array("I")
@@ -180,6 +193,12 @@ class Prefetcher:
             tally_codes.frombytes(view[at + tally_size:at + 2 * tally_size])
             yield Batch(size, view[:text_size], indexes, visited, plain, tallied, tally_codes,
                         after, distinct)
+
+    def _ended(self) -> OSError:
+        """The error of a reader that ended before the end of the file, sending nothing more
+        (killed, say). Its `strerror` is what `fabtui parse` shows."""
+        return OSError(errno.EIO, "the NCCL log reader process ended without a word",
+                       self._path)
 
     def learnt(self, known: Known) -> None:
         """Send the reader what the parse learnt since the last call (`Known`), and empty it.
@@ -249,7 +268,13 @@ def _reader_main(path: str, chunk: int, batches: int, updates: int, uncounted_ru
             _read_ahead(path, chunk, send, updates, uncounted_run)
             send.write(_BATCH_HEAD.pack(_DONE, 0, 0, 0, 0, 0, 0, 0))
         except BaseException as error:  # reported to the parse, which raises it
-            text = f"{path}: {error}".encode()
+            # As an OSError of the parse's own read: its number and reason (`strerror`, which
+            # `fabtui parse` shows), the parse adding the path.
+            if isinstance(error, OSError) and error.strerror:
+                code, reason = error.errno or errno.EIO, error.strerror
+            else:
+                code, reason = errno.EIO, f"the NCCL log reader process failed: {error!r}"
+            text = f"{code}\n{reason}".encode()
             send.write(_BATCH_HEAD.pack(_FAILED, len(text), 0, 0, 0, 0, 0, 0) + text)
         send.flush()
 
@@ -318,10 +343,10 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
                                           map(lines.__getitem__, others))))
     # A NET connection line whose tally the reader knows is counted: the parse adds its tally.
     tallied = list(compress(visit, map(_TALLY_FROM.__le__, map(codes.__getitem__, visit))))
-    hosts = known.hosts
+    hosts, sent_hosts = known.hosts, set[str]()
     noted = [index for index in compress(visit, map(_HOST_CODE_OF.__eq__,
                                                      map(codes.__getitem__, visit)))
-             if _host_noted(lines[index], hosts)]
+             if _host_noted(lines[index], hosts, sent_hosts)]
     if plain or noted or tallied:
         visit = sorted(set(visit).difference(plain, noted, tallied))
         visited = list(map(lines.__getitem__, visit))
@@ -329,9 +354,10 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
     warns = [index + 1 for index in compress(visit, map(str.__contains__, visited,
                                                          repeat("NCCL WARN")))
              if index + 1 < len(lines)]
-    if warns:
+    if warns:  # (then read by the parse, so neither skipped nor tallied here)
         visit = sorted(set(visit).union(warns))
         plain = sorted(set(plain).difference(warns))
+        tallied = sorted(set(tallied).difference(warns))
         visited = list(map(lines.__getitem__, visit))
     text = whole.encode("utf-8", "surrogatepass")
     indexes = array("I", visit).tobytes()
@@ -360,14 +386,18 @@ _HOST_CODE_OF = 1
 """`_reader.HOST`: the sieve's code of a line that only notes its host."""
 
 
-def _host_noted(line: str, hosts: set[str]) -> bool:
+def _host_noted(line: str, hosts: set[str], sent: set[str]) -> bool:
     """Whether the parse has noted the host of `line` (which only notes its host) by the time
-    it reaches it: it had when last told, or an earlier line of this batch sent notes it
-    (which this then adds to `hosts`: the parse reads the lines in order)."""
+    it reaches it: it had when last told (`hosts`), or an earlier line of this batch sent
+    notes it (`sent`, to which this adds the host: the parse reads the lines in order).
+
+    Only the parse adds to `hosts`: a line sent may not note its host after all (an open
+    torchrun report may take it as one of its own lines, `_reader._read_fresh` then reads the
+    rest of that batch with its own sieve), so what a batch sent is forgotten after it."""
     host = plain_prefix(line[:line.find("NCCL INFO")]).host
-    if not host or host in hosts:
+    if not host or host in hosts or host in sent:
         return True
-    hosts.add(host)
+    sent.add(host)
     return False
 
 

@@ -226,12 +226,12 @@ def _read_fresh(state: State, batch: list[str] | Batch, base: int, after: str) -
     # Each line neither visited nor skipped (it changes nothing) is an INFO line, only counted.
     info = size - len(visit) - len(skipped)
     resume = 0  # lines before this index were read while a report was open
-    opened: list[tuple[int, int]] = []  # the index ranges `_read_open` read
+    opened: list[tuple[int, int]] = []  # the index ranges `_read_reported` read
     if state.block is not None or state.pending_nccl is not None:
         lines = _every_line(batch, lines)
-        resume = _read_open(state, lines, base, after, 0, visit)
-        info -= _counted_between(visit, skipped, 0, resume)
-        opened.append((0, resume))
+        resume, taken = _read_reported(state, batch, lines, base, after, 0, visit, skipped,
+                                       opened)
+        info -= taken
     for index, line in zip(visit, visited, strict=True):
         if index < resume:
             continue
@@ -295,9 +295,9 @@ def _read_fresh(state: State, batch: list[str] | Batch, base: int, after: str) -
                 replay[line] = known
         if state.block is not None or state.pending_nccl is not None:
             lines = _every_line(batch, lines)
-            resume = _read_open(state, lines, base, after, index + 1, visit)
-            info -= _counted_between(visit, skipped, index + 1, resume)
-            opened.append((index + 1, resume))
+            resume, taken = _read_reported(state, batch, lines, base, after, index + 1, visit,
+                                           skipped, opened)
+            info -= taken
     if info:
         state.info_lines += info
         state.evidence = True
@@ -307,7 +307,7 @@ def _read_fresh(state: State, batch: list[str] | Batch, base: int, after: str) -
 
 def _add_tallies(state: State, batch: Batch, opened: list[tuple[int, int]]) -> None:
     """Add the NET connection tallies of the lines the reader process counted for a batch
-    (`Batch.tallied`), but those `_read_open` read itself (in `opened`)."""
+    (`Batch.tallied`), but those `_read_reported` read itself (in `opened`)."""
     if opened:
         codes: Iterable[int] = (
             code for index, code in zip(batch.tallied, batch.tally_codes, strict=True)
@@ -349,20 +349,43 @@ def _counted_between(visit: Sequence[int], skipped: Sequence[int], start: int, s
         - (bisect_left(skipped, stop) - bisect_left(skipped, start))
 
 
-def _read_open(state: State, lines: list[str], base: int, after: str, start: int,
-               visit: Sequence[int]) -> int:
+def _read_reported(state: State, batch: list[str] | Batch, lines: list[str], base: int,
+                   after: str, start: int, visit: Sequence[int], skipped: Sequence[int],
+                   opened: list[tuple[int, int]]) -> tuple[int, int]:
+    """Read the lines of `batch` from index `start` while a report is open (`_read_open`), and
+    note the range read in `opened`; the index of the first line not read, and how many of
+    the lines read are in neither `visit` nor `skipped` (they were read, not only counted).
+
+    A torchrun report may take an INFO line as one of its own: in a reader process's batch
+    that may be the line the reader counted on to note its host, keeping back the host's
+    later lines (`_prefetch._host_noted`). After a report was offered one, the rest of the
+    batch is read with the parse's own sieve, which keeps back no line for its host."""
+    stop, offered = _read_open(state, lines, base, after, start)
+    if offered and not isinstance(batch, list) and stop < len(lines):
+        _read_fresh(state, lines[stop:], base + stop, after)
+        stop = len(lines)
+    opened.append((start, stop))
+    return stop, _counted_between(visit, skipped, start, stop)
+
+
+def _read_open(state: State, lines: list[str], base: int, after: str, start: int) \
+        -> tuple[int, bool]:
     """Read `lines` one by one from index `start` while a torchrun report or an NCCL error's
-    follow-up is open (each is offered to it first); the index of the first line not read."""
+    follow-up is open (each is offered to it first); the index of the first line not read,
+    and whether a torchrun report was offered an INFO line (it may take it)."""
     last = len(lines) - 1
+    offered = False
     for index in range(start, len(lines)):
         line = lines[index]
+        if state.block is not None and not offered:
+            offered = "NCCL INFO" in line
         _read_line(state, base + index + 1, line, lines[index + 1] if index < last else after)
         if state.replay_broken:
             state.replay.clear()
             state.replay_broken = False
         if state.block is None and state.pending_nccl is None:
-            return index + 1
-    return len(lines)
+            return index + 1, offered
+    return len(lines), offered
 
 
 def _learn(state: State, line: str, pos: int, msg: str) -> None:

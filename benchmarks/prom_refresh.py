@@ -149,7 +149,10 @@ class Breakdown:
     def __init__(self, source: PrometheusSource, others: dict[str, list[int]]) -> None:
         self.others = others
         self.queries: list[tuple[float, str]] = []
+        self.source = source
         self.rows: list[tuple[float, float, float, str, dict[str, float]]] = []
+        self.numbers: list[tuple[int, str]] = []
+        """Per row: (refresh number, what it sieved: per kind, `whole` or how many devices)."""
         self.asked: list[tuple[int, int]] = []
         """Per refresh: (queries, series answered): what does not depend on the load."""
         self.every: dict[str, list[tuple[float, int]]] = {}
@@ -177,7 +180,7 @@ class Breakdown:
     def _cpu(self) -> dict[str, float]:
         return {name: sum(process_cpu(pid) for pid in pids) for name, pids in self.others.items()}
 
-    def around(self, wall_of: Callable[[], float]) -> float:
+    def around(self, wall_of: Callable[[], float], round_no: int = 1) -> float:
         self.queries.clear()
         self.timeline.clear()
         self.answered = 0
@@ -189,6 +192,9 @@ class Breakdown:
         slowest = max(self.queries, default=(0.0, ""))
         self.rows.append((wall, CPU[-1], slowest[0], slowest[1][:70],
                           {k: after[k] - before[k] for k in after}))
+        sieved = ", ".join(f"{kind} {'whole' if n is None else n}"
+                           for kind, n in sorted(self.source.last_sieve.items()) if n != 0)
+        self.numbers.append((round_no, sieved or "nothing"))
         return wall
 
     def first(self) -> None:
@@ -214,12 +220,16 @@ class Breakdown:
                   f"{slowest[3][:60]!r}")
         self.rows.clear()
         self.asked.clear()
+        self.numbers.clear()
 
     def report(self, count: int = 5) -> None:
-        print("slowest refreshes: wall, CPU here, slowest query (s, text), others' CPU meanwhile")
-        for wall, cpu, query_s, text, others in sorted(self.rows, reverse=True)[:count]:
+        print("slowest refreshes: number, wall, CPU here, others' CPU meanwhile, devices sieved "
+              "per kind; slowest query (s, text)")
+        ranked = sorted(zip(self.rows, self.numbers, strict=True), reverse=True)
+        for (wall, cpu, query_s, text, others), (number, sieved) in ranked[:count]:
             spent = ", ".join(f"{k} {v:.2f}" for k, v in others.items())
-            print(f"  {wall:5.2f} s  CPU {cpu:4.2f}  query {query_s:4.2f} {text!r}  {spent}")
+            print(f"  #{number:<4d} {wall:5.2f} s  CPU {cpu:4.2f}  {spent}  sieved: {sieved}\n"
+                  f"        query {query_s:4.2f} {text!r}")
 
     def summary(self) -> str:
         """Median per refresh: queries, series answered, and the CPU seconds each process
@@ -496,7 +506,8 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     probes.begin(source)
     for round_no in range(2, rounds + 2):
         began = time.monotonic()
-        times.append(breakdown.around(functools.partial(refresh, source, status, round_no)))
+        times.append(breakdown.around(functools.partial(refresh, source, status, round_no),
+                                      round_no))
         if judged_by is None and not source.unjudged:
             judged_by = round_no
             storming = status.snapshot(round_no, PollState.WAITING).of(port_of)
@@ -518,7 +529,7 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
           f"goal {GOAL_S:g} s: {'ok' if max(first, times[-1]) <= GOAL_S else 'OVER GOAL'}")
     print(f"{'memory (RSS) before / after them':<58}{start_rss:7.0f} MB / {rss_mb():.0f} MB")
     print(f"{'memory (RSS) after refresh N, MB':<58}{', '.join(rss)}")
-    breakdown.report()
+    breakdown.report(8)
     print(f"{'per 1 Hz refresh (median)':<58}{breakdown.summary()}")
     breakdown.costliest(prometheus)
     if mode_setting == "auto" and source.sieving and not source.recorded:

@@ -26,6 +26,7 @@ from fabtui.prom.catalog import Element, Mapped
 from fabtui.prom.client import Sample
 from fabtui.prom.presence import device_clocks
 from fabtui.prom.results import Readings
+from fabtui.prom.sieve import sieves
 from fabtui.sim.exporter import Exporter, scrape_config
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
@@ -651,5 +652,84 @@ def test_a_refresh_sieves_only_the_devices_scraped_since_their_last_sieve(
         assert healths(ws, poll(source)) == expected
         assert source.last_sieve == {"gpu": 0, "ibport": 0, "nic": 1, "port": 1}
         assert "leaf-g00-r4" in memory.answers["port"] and storm_node in memory.answers["nic"]
+
+    fabric.whole_moment(read)
+
+
+def test_a_kinds_turn_is_spread_and_still_catches_what_it_alone_would(fabric: Fabric) -> None:
+    """Sieving raw series with a budget, a kind's periodic sieve (its turn) is spread over
+    refreshes instead of asked whole in one: from the real Prometheus, with the storm switch's
+    last answer lost (what only the periodic sieve re-reads: its clock has not moved), the
+    turn re-sieves every switch once, no kind whole in any refresh, within ceil(its elements /
+    budget) + 1 refreshes, and the storm port fails again by then; every refresh's healths
+    stay away from the full read's only for that port, and at the end they are the full
+    read's. The turn also asks about the series outside the dated switches: none here, and
+    the storm switch's own once it is taken out of the dated ones."""
+    def healths(ws: Workspace, updates: list[StatusUpdate], moment: float) -> dict[str, Health]:
+        status = FabricStatus(FabricMap.build(ws.graph()), clock=lambda: moment)
+        for update in updates:
+            status.take(update)
+        return dict(status.snapshot(1, PollState.WAITING).health)
+
+    def read(moment: float) -> None:
+        ws, full = fabric.source(mode="full")
+        full.at = moment
+        expected = healths(ws, poll(full), moment)
+        assert expected[STORM_PORT] is Health.FAIL
+        ws, source = fabric.source(mode="sieve")
+        source.at = moment
+        source.first_sieve_elements = budget = 100
+        for _ in range(20):  # the first sieve, spread
+            poll(source)
+            if not source.unjudged:
+                break
+        assert not source.unjudged
+        memory = source._sieved
+        switch = device_of(STORM_PORT)
+        memory.answers["port"].pop(switch)
+        texts: list[str] = []
+        ask = source._ask
+
+        async def counted(queries: list[str]) -> list[list[Sample]]:
+            texts.extend(queries)
+            return await ask(queries)
+
+        source._ask = counted  # type: ignore[method-assign]
+        kinds = sorted(source._sieve_kinds())
+        memory.round = 90  # the next refresh (91) is the port's turn
+        assert memory._due(91, kinds.index("port"), len(kinds))
+        elements = sum(len(m) for (_, kind), m in source._presence.by_device.items()
+                       if kind == "port")
+        refreshes = 0
+        while refreshes == 0 or "port" in memory.resweep:
+            texts.clear()
+            found = healths(ws, poll(source), moment)
+            refreshes += 1
+            assert None not in source.last_sieve.values()  # no kind whole
+            if refreshes == 1:
+                assert memory.turned == {"port"}
+                assert any("!~" in text for text in texts)  # the series outside the dated
+            assert {k for k, v in found.items() if v is not expected.get(k)} <= \
+                {STORM_PORT, switch}
+            assert refreshes <= -(-elements // budget) + 1
+        assert refreshes >= 2  # spread on the demo too
+        assert found == expected
+        # the series outside the dated switches: none; the storm switch's once undated
+        of_port = tuple(m for m in source.mapped if m.element == "port")
+        terms = source._presence.outside("port")
+        assert terms is not None
+        answers = asyncio.run(ask(list(sieves(of_port, {m.key: source.query_of(m, terms)
+                                                        for m in of_port},
+                                              source.catalog, source._slowest).values())))
+        assert answers and not any(answers)
+        dated = source._presence.devices or {}
+        dated["port"].pop(switch)
+        terms = source._presence.outside("port")
+        assert terms is not None
+        answers = asyncio.run(ask(list(sieves(of_port, {m.key: source.query_of(m, terms)
+                                                        for m in of_port},
+                                              source.catalog, source._slowest).values())))
+        named = {source.resolver.element("port", s.labels) for found in answers for s in found}
+        assert STORM_PORT in named and {device_of(k or "") for k in named} == {switch}
 
     fabric.whole_moment(read)

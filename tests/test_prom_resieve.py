@@ -144,8 +144,77 @@ def test_a_spread_first_sieve_asks_each_device_once_within_its_budget() -> None:
     assert {kind: sorted(devices) for kind, devices in asked.items()} == \
         {kind: sorted(devices) for kind, devices in times.items()}
     assert memory.plan(kinds, times, sizes) == {kind: set() for kind in kinds}
+    # each kind's turn is spread too (`test_a_kinds_turn_is_spread_within_the_budget`)
     plans = [memory.plan(kinds, times, sizes) for _ in range(WHOLE_EVERY)]
-    assert sum(devices is None for plan in plans for devices in plan.values()) == len(kinds)
+    assert not any(devices is None for plan in plans for devices in plan.values())
+
+
+def test_a_kinds_turn_is_spread_within_the_budget() -> None:
+    """With a budget, a kind's periodic sieve (its turn, every WHOLE_EVERY refreshes) is never
+    whole: its devices are sieved again over the next refreshes, each once, within what the
+    budget leaves after the devices that moved (one device at least), all of it within
+    ceil(elements / budget) + 1 refreshes; a device that moved meanwhile is sieved for that and
+    leaves the wait; the turns of two kinds never overlap; the turn asks the series outside
+    the dated devices (`turned`), whose answers replace the last turn's, and forgets the devices
+    no longer dated."""
+    nodes, switches = sorted(GRAPH.nodes), sorted(GRAPH.switches)
+    times: dict[Element, dict[str, float]] = {
+        "nic": dict.fromkeys(nodes, 10.0), "port": dict.fromkeys(switches, 10.0)}
+    sizes: dict[tuple[str, Element], int] = {
+        **{(n, "nic"): 8 for n in nodes}, **{(s, "port"): 40 for s in switches}}
+    kinds = set(times)
+    budget = 30
+    memory = SieveMemory(budget=budget)
+    for _ in range(40):  # the first sieve, spread
+        plan = memory.plan(kinds, times, sizes)
+        for kind, devices in plan.items():
+            memory.record(kind, devices, {}, MAPPED, RESOLVER, times[kind])
+        if not memory.unsieved_kinds:
+            break
+    assert not memory.unsieved_kinds
+    gone = ("leaf-g00-r1", "Ethernet8")
+    memory.answers["port"][gone[0]] = {PFC.key: [port(*gone)]}
+    swept: dict[Element, list[str]] = {kind: [] for kind in kinds}
+    turns: dict[Element, int] = {}
+    spans: dict[Element, int] = {}
+    moved_once, mover = False, ""
+    for round_no in range(2 * WHOLE_EVERY):
+        if set(spans) == kinds:
+            break
+        plan = memory.plan(kinds, times, sizes)
+        assert all(devices is not None for devices in plan.values()), round_no
+        for kind in memory.turned:
+            assert kind not in turns and not set(memory.resweep) - {kind}  # never overlapping
+            turns[kind] = round_no
+        spent = sum(sizes[(d, kind)] for kind, devices in plan.items() for d in devices or ())
+        assert spent < budget + 40, round_no
+        for kind, devices in plan.items():
+            assert devices is not None
+            if kind in turns and kind not in spans:
+                assert not set(swept[kind]) & devices
+                swept[kind] += devices
+                if kind not in memory.resweep:
+                    spans[kind] = round_no - turns[kind] + 1
+            memory.record(kind, devices, {}, MAPPED, RESOLVER, times[kind])
+        if memory.turned == {"port"}:  # the switch is gone; its answer goes with the turn
+            times["port"].pop(gone[0])
+            memory.record_outside("port", {PFC.key: [port("leaf-x", "Ethernet1")]},
+                                  times["port"])
+            assert gone[0] not in memory.answers["port"]
+            assert memory.by_key()[PFC.key] == [port("leaf-x", "Ethernet1")]
+        if mover:  # sieved for its scrape, out of the wait
+            assert mover in (plan["nic"] or set())
+            assert mover not in memory.resweep.get("nic", set())
+            mover = ""
+        if "nic" in memory.resweep and not moved_once:  # one node scraped meanwhile
+            moved_once = True
+            mover = sorted(memory.resweep["nic"])[-1]
+            times["nic"][mover] = 11.0
+    assert set(turns) == kinds and moved_once
+    for kind, devices in swept.items():
+        assert sorted(devices) == sorted(times[kind]), kind
+        elements = sum(sizes[(d, kind)] for d in times[kind])
+        assert spans[kind] <= -(-elements // budget) + 1, kind
 
 
 def test_a_device_that_comes_later_is_unsieved_until_its_refresh() -> None:

@@ -74,6 +74,22 @@ class Presence:
         return sorted(", ".join(f'{label}=~"{alternatives(v)}"' for label, v in sorted(by.items()))
                       for by in values.values())
 
+    def outside(self, element: Element) -> list[str] | None:
+        """Matcher terms that together select the series of `element` outside the dated
+        devices (a device without clock series), excluding every dated device's series: per
+        label that every dated device's clock samples have, `label!~"<their values>"` (a series
+        without the label is selected too); None when no label is common to them all, or none
+        is dated (then only the whole kind covers them). Not selected: a series whose every
+        such label has a dated value in a combination no device has (a GPU of node A under
+        node B's `instance`)."""
+        targets = [target for known in (self.devices or {}).get(element, {}).values()
+                   for target in known]
+        if not targets:
+            return None
+        common = set.intersection(*({k for k in t if k != "__name__"} for t in targets))
+        return sorted(f'{label}!~"{alternatives({t[label] for t in targets})}"'
+                      for label in common) or None
+
     def date(self, kinds: Iterable[Element], answers: list[list[Sample]], readings: Readings,
              resolver: Resolver) -> dict[Element, Targets] | None:
         """Each device's newest sample time (the device clocks' `answers`, per element kind of

@@ -22,6 +22,18 @@ together, until the budget is spent (one device at least); the devices not sieve
 sieved whole again. Evaluating every series once is most of a first refresh at 1,024 nodes
 (~5 CPU-s of Prometheus's): spread, no refresh waits for all of it.
 
+With a budget the periodic whole sieve is spread too (a whole kind in one refresh was 1.5-2.2
+CPU-s of Prometheus's at 1,024 nodes, the slowest refreshes): at a kind's turn its dated
+devices are sieved again over the next refreshes (`resweep`), in the same hash order, within
+what the budget leaves after that refresh's devices never sieved and devices that moved (one
+device at least): a kind of E elements is swept within ceil(E / budget) refreshes when nothing
+else is sieved, at most one refresh per device. A device waiting for it keeps its last answer,
+which was taken at its current clock (a device scraped since is sieved at once, as always): as
+fresh as between two whole sieves before. What the whole sieve alone caught is asked at the
+turn itself: the series of devices no clock dates (`outside`: the source selects them with
+matchers that exclude the dated devices' labels, so Prometheus evaluates those series only),
+and the devices no longer dated are dropped.
+
 No I/O and no PromQL: the source builds and asks the queries; this keeps what was answered.
 Memory: one entry per device the last sieves named (the elements near a limit), bounded by the
 fabric.
@@ -81,17 +93,26 @@ class SieveMemory:
     """Per element kind, per device, per mapping key: the sieve's samples about its elements."""
     unsieved_kinds: set[Element] = field(default_factory=set)
     """The kinds with devices never sieved after the last `plan` (a spread first sieve)."""
+    resweep: dict[Element, set[str]] = field(default_factory=dict)
+    """With a budget: per kind, the dated devices its periodic sieve (its turn) has not sieved
+    again yet (see the module docstring)."""
+    turned: set[Element] = field(default_factory=set)
+    """With a budget: the kinds whose turn the last `plan` was: the source asks their sieves of
+    the series outside the dated devices and hands the answers to `record_outside`."""
+    outside: dict[Element, dict[str, list[Sample]]] = field(default_factory=dict)
+    """Per kind, per mapping key: the last turn's sieve samples of series outside the dated
+    devices (a device without clock series)."""
+    clockless: set[Element] = field(default_factory=set)
+    """The kinds the last `plan` sieved whole because no clock dates them."""
 
     def whole_ahead(self, kinds: Iterable[Element]) -> set[Element]:
         """The kinds of `kinds` the next `plan` sieves whole whatever the clocks say (never
-        sieved, or their turn; with a `budget`, only their turn once every device was sieved):
-        their sieve can be asked before the clocks are answered."""
+        sieved, or their turn; with a `budget`, none: the first sieve and the turns are
+        spread): their sieve can be asked before the clocks are answered."""
         ordered = sorted(kinds)
         upcoming = self.round + 1
-        if self.budget is not None:  # spread: never whole before every device was sieved
-            return {element for turn, element in enumerate(ordered)
-                    if self._due(upcoming, turn, len(ordered)) and self.clocks.get(element)
-                    and not self.unsieved_kinds}
+        if self.budget is not None:  # spread: a kind's turn is spread too, never whole
+            return set()
         return {element for turn, element in enumerate(ordered)
                 if self.clocks.get(element) is None or (
                     self._due(upcoming, turn, len(ordered)))}
@@ -134,23 +155,32 @@ class SieveMemory:
         """Per element kind of `kinds` (those with a sieve), what this refresh sieves: the
         whole kind (None) when it was never sieved, is due (`WHOLE_EVERY`) or has no clock;
         else the devices whose clock moved (maybe none; a slice of them where most moved).
-        With a `budget`, a kind never sieved is not sieved whole: the devices never sieved are
-        picked by the budget (`sizes`: per (device, kind), its elements) and sieved besides
-        those that moved; a kind is due whole only once none is left."""
+        With a `budget`, only a kind without clocks is sieved whole: the devices never sieved
+        are picked by the budget (`sizes`: per (device, kind), its elements) and sieved besides
+        those that moved; once none is left, a kind's turn starts its `resweep` (its devices
+        picked by what the budget leaves, refresh after refresh) and puts it in `turned`."""
         self.round += 1
         plan: Plan = {}
         ordered = sorted(kinds)
         spread = self.budget is not None
-        picks = self._first_picks(ordered, times, sizes or {}) if spread else {}
+        sizes = sizes or {}
+        picks = self._first_picks(ordered, times, sizes) if spread else {}
         unsieved_before = bool(self.unsieved_kinds)
         self.unsieved_kinds = set()
+        self.turned = set()
+        self.clockless = set()
+        movers: dict[Element, set[str]] = {}
         for turn, element in enumerate(ordered):
             seen, now = self.clocks.get(element), times.get(element)
             due = self._due(self.round, turn, len(ordered))
-            if now is None or (not spread and (seen is None or due)) or (
-                    spread and due and seen and not unsieved_before):
+            if now is None or (not spread and (seen is None or due)):
                 plan[element] = None
+                if now is None:
+                    self.clockless.add(element)
                 continue
+            if spread and due and seen and not unsieved_before:  # its turn, spread
+                self.resweep[element] = set(now)
+                self.turned.add(element)
             seen = seen or {}
             moved = {device for device, at in now.items()
                      if device in seen and seen[device] != at} if spread else \
@@ -161,8 +191,47 @@ class SieveMemory:
             picked = picks.get(element, set())
             if spread and len(self.unsieved(element, now)) > len(picked):
                 self.unsieved_kinds.add(element)
+            movers[element] = moved
             plan[element] = moved | picked
+        if spread:
+            spent = sum(max(1, sizes.get((device, element), 1))
+                        for element, devices in plan.items() for device in devices or ())
+            for element, swept in self._resweep_picks(times, sizes, movers, spent).items():
+                plan[element] = (plan[element] or set()) | swept
         return plan
+
+    def _resweep_picks(self, times: Mapping[Element, Mapping[str, float]],
+                       sizes: Mapping[tuple[str, Element], int],
+                       movers: Mapping[Element, set[str]], spent: int
+                       ) -> dict[Element, set[str]]:
+        """Per kind, the devices waiting for their kind's periodic sieve (`resweep`) that this
+        refresh sieves: the next in a stable hash order, all of a device's waiting kinds
+        together, within what `spent` (the elements this refresh already sieves) leaves of the
+        budget, one device at least; those sieved anyway (`movers`) or no longer dated leave
+        the wait."""
+        assert self.budget is not None
+        waiting: dict[str, list[Element]] = {}
+        for element in list(self.resweep):
+            now = times.get(element, {})
+            left = {d for d in self.resweep[element] if d in now} - movers.get(element, set())
+            if left:
+                self.resweep[element] = left
+            else:
+                del self.resweep[element]
+            for device in left:
+                waiting.setdefault(device, []).append(element)
+        picks: dict[Element, set[str]] = {}
+        for took, device in enumerate(sorted(waiting, key=lambda d: (zlib.crc32(d.encode()),
+                                                                       d))):
+            if took and spent >= self.budget:
+                break
+            for element in waiting[device]:
+                picks.setdefault(element, set()).add(device)
+                spent += max(1, sizes.get((device, element), 1))
+                self.resweep[element].discard(device)
+                if not self.resweep[element]:
+                    del self.resweep[element]
+        return picks
 
     def record(self, element: Element, devices: set[str] | None,
                answers: Mapping[str, list[Sample]], mapped: Iterable[Mapped],
@@ -185,12 +254,28 @@ class SieveMemory:
             kept.clear()
             clocks.clear()
             clocks.update(times)
+            self.outside.pop(element, None)
+            self.resweep.pop(element, None)
         else:
             for device in devices:
                 kept.pop(device, None)
                 if device in times:
                     clocks[device] = times[device]
         kept.update(fresh)
+
+    def record_outside(self, element: Element, answers: Mapping[str, list[Sample]],
+                       times: Mapping[str, float]) -> None:
+        """At `element`'s turn (`turned`): the sieve's `answers` (by mapping key) about the
+        series outside the dated devices, in place of the last turn's; and the devices no
+        longer dated (not in `times`: gone, or without clock series, whose series those
+        answers now cover) forgotten, as a whole sieve forgot them."""
+        self.outside[element] = {key: list(samples) for key, samples in answers.items()
+                                 if samples}
+        kept = self.answers.get(element, {})
+        clocks = self.clocks.get(element, {})
+        for device in [d for d in {*kept, *clocks} if d not in times]:
+            kept.pop(device, None)
+            clocks.pop(device, None)
 
     def by_key(self) -> dict[str, list[Sample]]:
         """Every kept sieve sample, by mapping key: what the refresh reads in full."""
@@ -199,4 +284,7 @@ class SieveMemory:
             for keys in devices.values():
                 for key, samples in keys.items():
                     merged.setdefault(key, []).extend(samples)
+        for keys in self.outside.values():
+            for key, samples in keys.items():
+                merged.setdefault(key, []).extend(samples)
         return merged

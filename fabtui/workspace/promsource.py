@@ -248,7 +248,7 @@ class PrometheusSource:
         if found is None:
             return
         if found and not self._rules_loaded:  # read from the rules: raw sieves forgotten
-            self._sieved = SieveMemory(budget=self.first_sieve_elements)
+            self._sieved = SieveMemory()  # its budget: set by each poll
         self._rules_loaded = found
 
     def _offer_rules(self) -> None:
@@ -309,40 +309,57 @@ class PrometheusSource:
                        ) -> dict[str, list[Sample]]:
         """The sieve's answers by mapping key, asking only about the devices scraped since
         their last sieve (`fabtui.prom.resieve`; `dated`: the device clocks' answers;
-        `ahead`: the whole kinds' sieves, already answered)."""
+        `ahead`: the whole kinds' sieves, already answered); at a kind's spread turn, also
+        about the series outside its dated devices (`Presence.outside`)."""
         times = device_times(clocks, dated, self.resolver)
         sizes = {key: len(members) for key, members in self._presence.by_device.items()}
-        plan = self._sieved.plan(self._sieve_kinds(), times, sizes)
-        asked: list[tuple[Element, str]] = []
+        memory = self._sieved
+        plan = memory.plan(self._sieve_kinds(), times, sizes)
+        beyond: dict[Element, list[str]] = {}
+        for element in sorted(memory.turned):
+            excluding = self._presence.outside(element)
+            if excluding is None:  # nothing to exclude the dated devices by: the kind whole
+                plan[element] = None
+            else:
+                beyond[element] = excluding
+        asked: list[tuple[bool, Element, str]] = []
         texts: list[str] = []
-        for element, devices in plan.items():
-            if devices is not None and not devices:
+        wanted: list[tuple[bool, Element, str | list[str]]] = [
+            *((False, e, "" if d is None else self._presence.terms(e, d))
+              for e, d in plan.items() if d is None or d),
+            *((True, e, t) for e, t in beyond.items())]
+        for outside, element, terms in wanted:
+            if not outside and plan[element] is None and any(e == element for e, _ in ahead):
                 continue
-            if devices is None and any(e == element for e, _ in ahead):
-                continue
-            terms: str | list[str] = "" if devices is None else \
-                self._presence.terms(element, devices)
             of_kind = tuple(m for m in self.mapped if m.element == element)
             for key, text in sieves(of_kind, {m.key: self.query_of(m, terms) for m in of_kind},
                                     self.catalog, self._slowest).items():
-                asked.append((element, key))
+                asked.append((outside, element, key))
                 texts.append(text)
-        answers = dict(zip(asked, await self._ask(texts), strict=True))
+        found = dict(zip(asked, await self._ask(texts), strict=True))
+        answers = {(e, k): a for (outside, e, k), a in found.items() if not outside}
         answers.update(ahead)
         for element, devices in plan.items():
             if devices is None or devices:
-                self._sieved.record(element, devices,
-                                    {k: a for (e, k), a in answers.items() if e == element},
-                                    self.mapped, self.resolver, times.get(element, {}))
+                memory.record(element, devices,
+                              {k: a for (e, k), a in answers.items() if e == element},
+                              self.mapped, self.resolver, times.get(element, {}))
+            if element in beyond:
+                memory.record_outside(element, {k: a for (outside, e, k), a in found.items()
+                                                if outside and e == element},
+                                      times.get(element, {}))
         self.last_sieve = {str(e): (None if d is None else len(d)) for e, d in plan.items()}
-        return self._sieved.by_key()
+        return memory.by_key()
 
     def _unjudged(self, quiet: dict[tuple[str, Element], list[str]]
                   ) -> dict[tuple[str, Element], list[str]]:
         """Takes out of `quiet` (the elements present and not read in full) those of the
         devices whose kind was never sieved (a spread first sieve): not judged, not ok; and
-        returns them."""
-        unjudged = {}
+        returns them. None left to sieve (every dated device was; no kind lacked clocks):
+        nothing to take, no walk over every quiet element."""
+        unjudged: dict[tuple[str, Element], list[str]] = {}
+        if not self._sieved.unsieved_kinds and not self._sieved.clockless:
+            return unjudged
         kinds = self._sieve_kinds()
         for device, element in list(quiet):
             if element in kinds and self._sieved.unsieved(element, (device,)):

@@ -398,12 +398,31 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
     targets["node003:9101"] = ["mlx5_2"]  # a second scrape target on one node
     asked: list[set[str]] = []  # per presence query, the targets it selects
     broken: set[str] = set()  # targets whose elements' query fails
+    dated: list[set[str]] = []  # per device clock query, the targets it dates
+    clocks: list[list[str]] = []  # per device clock query, its selectors
+
+    def selected(term: str) -> set[str]:
+        """The targets one selector's matchers select (of a cheap device clock: by instance,
+        and by a NIC the target serves)."""
+        found = set(targets)
+        for label, how, value in re.findall(r'(instance|device)(=~|!~)"((?:[^"\\]|\\.)*)"',
+                                            term):
+            pattern = re.compile(value.replace("\\\\", "\\"))
+            for t in list(found):
+                values = [t] if label == "instance" else targets[t]
+                if any(pattern.fullmatch(v) for v in values) is (how == "!~"):
+                    found.discard(t)
+        return found
 
     def answer(query: str) -> Answer:
         now = time.time()
-        if query == clock:
+        if query == clock or query.startswith(clock[:-4]):  # every series, or one a target
+            terms = query.split("timestamp(")[1:]
+            chosen = set().union(*(selected(t) for t in terms))
+            dated.append(chosen)
+            clocks.append(terms)
             return 200, vector([{"metric": {"instance": t}, "value": [now, str(now - 1)]}
-                                for t in targets]), 0
+                                for t in sorted(chosen)]), 0
         if query.startswith(stamp):
             wanted = re.findall(r'instance=~"((?:[^"\\]|\\.)*)"', query)
             patterns = [re.compile(w.replace("\\\\", "\\")) for w in wanted]
@@ -426,6 +445,11 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
     assert asked == [set(targets)]  # the first refresh: every device's elements
     targets["node001:9100"] = ["mlx5_0"]  # one NIC's series are gone, its node still answers
     seen = [marks() for _ in range(4)]
+    # dated from one series a target, each target by its own (node003's second serves mlx5_2)
+    assert len(dated) == 4 and all(d == set(targets) for d in dated)
+    assert all(sum(bool(selected(t)) for t in terms) == 2 for terms in clocks)  # mlx5_0, mlx5_2
+    assert all(any('device=~"mlx5_2"' in t and selected(t) == {"node003:9101"} for t in terms)
+               for terms in clocks)
     slices = asked[1:]
     assert all(len(s) < len(targets) for s in slices)
     assert sorted(t for s in slices for t in s) == sorted(targets)  # each once in 4 refreshes

@@ -437,9 +437,58 @@ def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
         assert not set(clocks.values()) & set(texts)
         assert set(whole.values()) <= set(texts)
         assert set(source._presence.devices or {}) == set(clocks)
+        # after it, each kind's device clocks from one clock series a device: the same
+        # labels and times as from every series, of every device, in a fraction of the series
+        cheap = source._cheap_clocks(clocks)
+        assert set(cheap) == set(clocks)
+        answers = asyncio.run(ask([*clocks.values(), *cheap.values()]))
+        series = asyncio.run(ask([text.replace("max by", "count by", 1)
+                                  for text in (*clocks.values(), *cheap.values())]))
+        for element, every, one, counted in zip(clocks, answers, answers[len(clocks):],
+                                                series[len(clocks):], strict=False):
+            assert one and sorted((sorted(s.labels.items()), s.value) for s in one) == \
+                sorted((sorted(s.labels.items()), s.value) for s in every), element
+            assert {s.value for s in counted} == {1.0}, element  # one series a device
         texts.clear()
         poll(source)
-        assert set(clocks.values()) <= set(texts)
+        assert set(cheap.values()) <= set(texts)
+        assert not set(clocks.values()) & set(texts)
+
+    fabric.whole_moment(read)
+
+
+def test_a_device_whose_dating_series_went_quiet_is_dated_from_its_others(
+        fabric: Fabric) -> None:
+    """The device clocks read from one clock series a device (`_cheap_clocks`): a device whose
+    series is missing there (taken here: a first element no series has) is dated from every
+    series of its own, in a second query: every device stays dated, with the time every series
+    gives, and nothing goes unjudged."""
+    def read(moment: float) -> None:
+        _, source = fabric.source(mode="sieve")
+        source.at = moment
+        poll(source)
+        full = dict(source._presence.devices or {})
+        clocks = promql.device_clock_queries(source.labels, source._stamps(), recorded=False)
+        every = asyncio.run(source._ask(list(clocks.values())))
+        for device, element, value in (("leaf-g00-r4", "port", "Ethernet999"),
+                                       (STORM_NIC.partition(":")[0], "nic", "nosuchnic")):
+            firsts = source._presence.firsts[(device, element)]
+            assert firsts
+            for target in firsts:
+                firsts[target] = value
+        cheap = source._cheap_clocks(clocks)
+        one = asyncio.run(source._ask([cheap[e] for e in clocks]))
+        assert "leaf-g00-r4" not in {source.resolver.device("port", s.labels)
+                                     for s in one[list(clocks).index("port")]}
+        dated = asyncio.run(source._clocks_of_missing(list(clocks), one))
+        for element, got, want in zip(clocks, dated, every, strict=True):
+            assert sorted((sorted(s.labels.items()), s.value) for s in got) == \
+                sorted((sorted(s.labels.items()), s.value) for s in want), element
+        poll(source)
+        assert set(source._presence.devices or {}) == set(full)
+        for element, devices in full.items():
+            assert set((source._presence.devices or {})[element]) == set(devices)
+        assert not source.unjudged
 
     fabric.whole_moment(read)
 

@@ -32,7 +32,7 @@ from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
 from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState
-from fabtui.views.updates import History, Results, StatusUpdate
+from fabtui.views.updates import History, Quiet, Results, StatusUpdate
 from fabtui.workspace import Workspace, promsource
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.support.prom_server import PrometheusServer, require_prometheus
@@ -780,5 +780,39 @@ def test_a_kinds_turn_is_spread_and_still_catches_what_it_alone_would(fabric: Fa
                                               source.catalog, source._slowest).values())))
         named = {source.resolver.element("port", s.labels) for found in answers for s in found}
         assert STORM_PORT in named and {device_of(k or "") for k in named} == {switch}
+
+    fabric.whole_moment(read)
+
+
+def test_a_device_scraped_since_and_not_sieved_again_is_quiet_as_of_its_last_sieve(
+        fabric: Fabric) -> None:
+    """Sieving raw series by a budget, the devices scraped since their last sieve wait their
+    turn (here a budget of one device): until then each keeps its last answer, and its quiet
+    (ok) marks are dated by the scrape that sieve judged, never by the newer scrape not judged
+    yet; a device sieved again is dated by its new scrape."""
+    def read(moment: float) -> None:
+        _, source = fabric.source(mode="sieve")
+        source.at = moment - 5.0
+        poll(source)
+        assert not source.unjudged
+        before = {kind: dict(clocks) for kind, clocks in source._sieved.clocks.items()}
+        source.at = moment
+        source.first_sieve_elements = 1
+        updates = poll(source)
+        waiting = resieved = 0
+        for update in updates:
+            if not isinstance(update, Quiet):
+                continue
+            kind = next(k for (d, k), members in source._presence.by_device.items()
+                        if d == update.device and update.keys[0] in members)
+            judged = source._sieved.clocks[kind][update.device]
+            assert update.at <= judged, update.device
+            if judged == before[kind].get(update.device):
+                waiting += 1
+            else:
+                resieved += 1
+        assert waiting and resieved  # most wait, one a refresh was sieved again
+        newest = max(max(c.values()) for c in source._sieved.clocks.values())
+        assert newest > max(max(c.values()) for c in before.values())
 
     fabric.whole_moment(read)

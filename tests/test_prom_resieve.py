@@ -244,3 +244,46 @@ def test_device_clocks_are_the_newest_of_each_devices_elements() -> None:
                    float(t), 0.0) for g, t in (("0", 5), ("1", 7))]
     assert [(s.labels, s.value) for s in device_clocks("gpu", gpus, labels)] == [
         ({labels.gpu_node: "node001", labels.node: "10.0.0.1:9400"}, 7.0)]
+
+
+def test_with_a_budget_devices_scraped_since_are_sieved_first_and_within_it() -> None:
+    """With a budget, a family scraped at once (every switch moved) is sieved by the budget,
+    refresh after refresh (never all in one), each switch once, before the budget goes to
+    devices never sieved (one of those a refresh still: each need progresses) or waiting for
+    their kind's turn; one device at least a refresh however large; a switch left waiting
+    keeps its last answer and its clock then (the source dates its quiet marks by it)."""
+    switches = sorted(GRAPH.switches)
+    sizes: dict[tuple[str, Element], int] = {(s, "port"): 40 for s in switches}
+    sizes[("leaf-new", "port")] = 40
+    memory = SieveMemory(budget=100)
+    first: dict[Element, dict[str, float]] = {"port": dict.fromkeys(switches, 10.0)}
+    while True:
+        plan = memory.plan({"port"}, first, sizes)
+        memory.record("port", plan["port"], {PFC.key: [port("leaf-g00-r1", "Ethernet8")]},
+                      MAPPED, RESOLVER, first["port"])
+        if not memory.unsieved_kinds:
+            break
+    later: dict[Element, dict[str, float]] = {"port": dict.fromkeys(switches, 11.0)}
+    later["port"]["leaf-new"] = 11.0  # never sieved: one a refresh beside the moved ones
+    asked: list[str] = []
+    refreshes = 0
+    while len(asked) < len(switches) + 1:
+        plan = memory.plan({"port"}, later, sizes)
+        refreshes += 1
+        devices = plan["port"]
+        assert devices is not None
+        assert ("leaf-new" in devices) is (refreshes == 1)
+        assert sum(sizes[(d, "port")] for d in devices) <= 100 + 40 + 40
+        assert not set(asked) & devices
+        asked += devices
+        memory.record("port", devices, {}, MAPPED, RESOLVER,
+                      {d: later["port"][d] for d in devices})
+        waiting = [s for s in switches if s not in asked]
+        assert all(memory.clocks["port"][s] == 10.0 for s in waiting)
+        if "leaf-g00-r1" in waiting:
+            assert memory.by_key()[PFC.key] == [port("leaf-g00-r1", "Ethernet8")]
+    assert 2 <= refreshes <= -(-len(switches) * 40 // 100) + 1
+    assert memory.plan({"port"}, later, sizes)["port"] == set()
+    big = SieveMemory(budget=10)
+    big.plan({"port"}, first, sizes)
+    assert len(big.plan({"port"}, first, sizes)["port"] or ()) == 1  # 40 > 10: one a refresh

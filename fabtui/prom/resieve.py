@@ -22,6 +22,13 @@ together, until the budget is spent (one device at least); the devices not sieve
 sieved whole again. Evaluating every series once is most of a first refresh at 1,024 nodes
 (~5 CPU-s of Prometheus's): spread, no refresh waits for all of it.
 
+With a budget every refresh's sieve is bounded by it (elements, one device at least of each of
+these that waits), in this order: the devices scraped since their last sieve (a family scraped
+at once is sieved over ceil(its elements / budget) refreshes instead of `SLICES`); the devices
+never sieved; the devices waiting for their kind's turn (below). A device scraped since and
+not sieved again yet keeps its last answer, and the source dates its quiet marks by the clock
+that answer was taken at (`clocks`), not by its newer scrape.
+
 With a budget the periodic whole sieve is spread too (a whole kind in one refresh was 1.5-2.2
 CPU-s of Prometheus's at 1,024 nodes, the slowest refreshes): at a kind's turn its dated
 devices are sieved again over the next refreshes (`resweep`), in the same hash order, within
@@ -128,98 +135,13 @@ class SieveMemory:
         seen = self.clocks.get(element, {})
         return {device for device in devices if device not in seen}
 
-    def _first_picks(self, kinds: list[Element], times: Mapping[Element, Mapping[str, float]],
-                     sizes: Mapping[tuple[str, Element], int]) -> dict[Element, set[str]]:
-        """Per kind, the devices never sieved that this refresh sieves: the next in a stable
-        hash order, all of a device's kinds together, until `budget` elements (`sizes`:
-        per (device, kind), its elements; one device at least)."""
+    def _take(self, waiting: Mapping[str, list[Element]], spent: int,
+              sizes: Mapping[tuple[str, Element], int]) -> tuple[dict[Element, set[str]], int]:
+        """Per kind, the devices of `waiting` (device -> its kinds waiting) this refresh
+        sieves: the next in a stable hash order, all of a device's waiting kinds together,
+        while `spent` (elements this refresh sieves so far; `sizes`: per (device, kind), its
+        elements) is below the budget, one device at least; and what is spent then."""
         assert self.budget is not None
-        waiting: dict[str, list[Element]] = {}
-        for element in kinds:
-            now = times.get(element)
-            if now is not None:
-                for device in self.unsieved(element, now):
-                    waiting.setdefault(device, []).append(element)
-        picks: dict[Element, set[str]] = {}
-        spent = 0
-        for device in sorted(waiting, key=lambda d: (zlib.crc32(d.encode()), d)):
-            if spent and spent >= self.budget:
-                break
-            for element in waiting[device]:
-                picks.setdefault(element, set()).add(device)
-                spent += max(1, sizes.get((device, element), 1))
-        return picks
-
-    def plan(self, kinds: Iterable[Element], times: Mapping[Element, Mapping[str, float]],
-             sizes: Mapping[tuple[str, Element], int] | None = None) -> Plan:
-        """Per element kind of `kinds` (those with a sieve), what this refresh sieves: the
-        whole kind (None) when it was never sieved, is due (`WHOLE_EVERY`) or has no clock;
-        else the devices whose clock moved (maybe none; a slice of them where most moved).
-        With a `budget`, only a kind without clocks is sieved whole: the devices never sieved
-        are picked by the budget (`sizes`: per (device, kind), its elements) and sieved besides
-        those that moved; once none is left, a kind's turn starts its `resweep` (its devices
-        picked by what the budget leaves, refresh after refresh) and puts it in `turned`."""
-        self.round += 1
-        plan: Plan = {}
-        ordered = sorted(kinds)
-        spread = self.budget is not None
-        sizes = sizes or {}
-        picks = self._first_picks(ordered, times, sizes) if spread else {}
-        unsieved_before = bool(self.unsieved_kinds)
-        self.unsieved_kinds = set()
-        self.turned = set()
-        self.clockless = set()
-        movers: dict[Element, set[str]] = {}
-        for turn, element in enumerate(ordered):
-            seen, now = self.clocks.get(element), times.get(element)
-            due = self._due(self.round, turn, len(ordered))
-            if now is None or (not spread and (seen is None or due)):
-                plan[element] = None
-                if now is None:
-                    self.clockless.add(element)
-                continue
-            if spread and due and seen and not unsieved_before:  # its turn, spread
-                self.resweep[element] = set(now)
-                self.turned.add(element)
-            seen = seen or {}
-            moved = {device for device, at in now.items()
-                     if device in seen and seen[device] != at} if spread else \
-                {device for device, at in now.items() if seen.get(device) != at}
-            if moved and len(moved) >= WHOLE_SHARE * len(now):  # a slice of them now
-                turn_now = self.round % SLICES
-                moved = {d for d in moved if zlib.crc32(d.encode()) % SLICES == turn_now}
-            picked = picks.get(element, set())
-            if spread and len(self.unsieved(element, now)) > len(picked):
-                self.unsieved_kinds.add(element)
-            movers[element] = moved
-            plan[element] = moved | picked
-        if spread:
-            spent = sum(max(1, sizes.get((device, element), 1))
-                        for element, devices in plan.items() for device in devices or ())
-            for element, swept in self._resweep_picks(times, sizes, movers, spent).items():
-                plan[element] = (plan[element] or set()) | swept
-        return plan
-
-    def _resweep_picks(self, times: Mapping[Element, Mapping[str, float]],
-                       sizes: Mapping[tuple[str, Element], int],
-                       movers: Mapping[Element, set[str]], spent: int
-                       ) -> dict[Element, set[str]]:
-        """Per kind, the devices waiting for their kind's periodic sieve (`resweep`) that this
-        refresh sieves: the next in a stable hash order, all of a device's waiting kinds
-        together, within what `spent` (the elements this refresh already sieves) leaves of the
-        budget, one device at least; those sieved anyway (`movers`) or no longer dated leave
-        the wait."""
-        assert self.budget is not None
-        waiting: dict[str, list[Element]] = {}
-        for element in list(self.resweep):
-            now = times.get(element, {})
-            left = {d for d in self.resweep[element] if d in now} - movers.get(element, set())
-            if left:
-                self.resweep[element] = left
-            else:
-                del self.resweep[element]
-            for device in left:
-                waiting.setdefault(device, []).append(element)
         picks: dict[Element, set[str]] = {}
         for took, device in enumerate(sorted(waiting, key=lambda d: (zlib.crc32(d.encode()),
                                                                        d))):
@@ -228,10 +150,83 @@ class SieveMemory:
             for element in waiting[device]:
                 picks.setdefault(element, set()).add(device)
                 spent += max(1, sizes.get((device, element), 1))
-                self.resweep[element].discard(device)
-                if not self.resweep[element]:
-                    del self.resweep[element]
-        return picks
+        return picks, spent
+
+    def plan(self, kinds: Iterable[Element], times: Mapping[Element, Mapping[str, float]],
+             sizes: Mapping[tuple[str, Element], int] | None = None) -> Plan:
+        """Per element kind of `kinds` (those with a sieve), what this refresh sieves: the
+        whole kind (None) when it was never sieved, is due (`WHOLE_EVERY`) or has no clock;
+        else the devices whose clock moved (maybe none; a slice of them where most moved).
+        With a `budget`: see `_spread`."""
+        self.round += 1
+        if self.budget is not None:
+            return self._spread(sorted(kinds), times, sizes or {})
+        plan: Plan = {}
+        ordered = sorted(kinds)
+        for turn, element in enumerate(ordered):
+            seen, now = self.clocks.get(element), times.get(element)
+            if now is None or seen is None or self._due(self.round, turn, len(ordered)):
+                plan[element] = None
+                continue
+            moved = {device for device, at in now.items() if seen.get(device) != at}
+            if moved and len(moved) >= WHOLE_SHARE * len(now):  # a slice of them now
+                turn_now = self.round % SLICES
+                moved = {d for d in moved if zlib.crc32(d.encode()) % SLICES == turn_now}
+            plan[element] = moved
+        return plan
+
+    def _spread(self, ordered: list[Element], times: Mapping[Element, Mapping[str, float]],
+                sizes: Mapping[tuple[str, Element], int]) -> Plan:
+        """`plan` with a budget: only a kind without clocks is sieved whole (`clockless`).
+        Each refresh sieves, by the budget (`_take`: elements, one device at least of each
+        of these that waits): the devices scraped since their last sieve; then those never
+        sieved (the others stay `unsieved`, their kinds in `unsieved_kinds`); then those
+        waiting for their kind's turn (`resweep`; a kind's turn, once none is unsieved,
+        starts it and puts the kind in `turned`). A device left waiting keeps its last answer,
+        taken at its clock then (the source dates its quiet marks so)."""
+        plan: Plan = {}
+        unsieved_before = bool(self.unsieved_kinds)
+        self.unsieved_kinds, self.turned, self.clockless = set(), set(), set()
+        moved: dict[str, list[Element]] = {}
+        never: dict[str, list[Element]] = {}
+        for turn, element in enumerate(ordered):
+            seen, now = self.clocks.get(element), times.get(element)
+            if now is None:
+                plan[element] = None
+                self.clockless.add(element)
+                continue
+            plan[element] = set()
+            if self._due(self.round, turn, len(ordered)) and seen and not unsieved_before:
+                self.resweep[element] = set(now)  # its turn
+                self.turned.add(element)
+            seen = seen or {}
+            for device, at in now.items():
+                if device not in seen:
+                    never.setdefault(device, []).append(element)
+                elif seen[device] != at:
+                    moved.setdefault(device, []).append(element)
+        picks, spent = self._take(moved, 0, sizes)
+        first, spent = self._take(never, spent, sizes)
+        for device, elements in never.items():
+            for element in elements:
+                if device not in first.get(element, ()):
+                    self.unsieved_kinds.add(element)
+        again: dict[str, list[Element]] = {}
+        for element in list(self.resweep):
+            now = times.get(element, {})
+            left = {d for d in self.resweep[element]
+                    if d in now and element not in moved.get(d, ())}
+            self.resweep[element] = left
+            for device in left:
+                again.setdefault(device, []).append(element)
+        swept, _ = self._take(again, spent, sizes)
+        for chosen in (picks, first, swept):
+            for element, devices in chosen.items():
+                plan[element] = (plan[element] or set()) | devices
+        for element, devices in swept.items():
+            self.resweep[element] -= devices
+        self.resweep = {element: left for element, left in self.resweep.items() if left}
+        return plan
 
     def record(self, element: Element, devices: set[str] | None,
                answers: Mapping[str, list[Sample]], mapped: Iterable[Mapped],

@@ -90,13 +90,14 @@ SLOW_REFRESH_S = 1.0
 """A refresh slower than this without the recording rules is told how to load them."""
 
 FIRST_SIEVE_ELEMENTS = 4000
-"""Sieving raw series, the elements whose devices a refresh sieves for the first time, at most
-(`fabtui.prom.resieve`: the first sieve spread over the first refreshes, the devices not sieved
-yet shown as not judged). Evaluating every series once is 6-7 CPU-s of Prometheus's at 1,024
-nodes (40,960 elements, ~770,000 series; a first refresh of 6-8 s on a 2-core machine): 4,000 a
-refresh cost ~0.7 CPU-s there, the first refresh 1.5-1.7 s, every device judged by the 11th
-refresh (8,000: 1.0 CPU-s, 2.2-2.4 s, by the 6th); a fabric near `SIEVE_FROM_NICS` (64 nodes,
-~2,500 elements) is judged by the first."""
+"""Sieving raw series, the elements a refresh sieves, at most (`fabtui.prom.resieve`'s budget:
+the devices scraped since their last sieve first, then those never sieved, then a kind's
+periodic re-sieve; one device at least of each). Named for the first sieve, which it spreads
+over the first refreshes (the devices not sieved yet shown as not judged). Evaluating every
+series once is 6-7 CPU-s of Prometheus's at 1,024 nodes (40,960 elements, ~770,000 series; a
+first refresh of 6-8 s on a 2-core machine): 4,000 a refresh cost ~0.7 CPU-s there, the first
+refresh 1.5-1.7 s, every device judged by the 11th refresh (8,000: 1.0 CPU-s, 2.2-2.4 s, by the
+6th); a fabric near `SIEVE_FROM_NICS` (64 nodes, ~2,500 elements) is judged by the first."""
 
 
 def client_for(settings: PrometheusSettings) -> PromClient:
@@ -552,8 +553,14 @@ class PrometheusSource:
         self.unjudged = waiting
         for result in self.assembler.results(readings, self.queries):
             yield Results(result, self.settings.stale_after)
+        raw = sieving and not self.recorded
         for (device, element), members in quiet.items():
             at = readings.sampled.get(device)
+            # sieving raw series: quiet as of the sieve that found it so (a device scraped
+            # since and not sieved again yet, waiting for the budget, is not ok as of now)
+            judged = self._sieved.clocks.get(element, {}).get(device) if raw else None
+            if at is not None and judged is not None:
+                at = min(at, judged)
             if at is not None:
                 yield Quiet(device, tuple(members), tuple(self._probes_of[element]), at,
                             self.settings.stale_after)

@@ -439,6 +439,8 @@ def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
         assert set(source._presence.devices or {}) == set(clocks)
         # after it, each kind's device clocks from one clock series a device: the same
         # labels and times as from every series, of every device, in a fraction of the series
+        # (every series of one kind at its turn: none of the next refreshes here)
+        monkeypatch.setattr(promsource, "DISCOVER_EVERY", 1000)
         cheap = source._cheap_clocks(clocks)
         assert set(cheap) == set(clocks)
         answers = asyncio.run(ask([*clocks.values(), *cheap.values()]))
@@ -453,6 +455,12 @@ def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
         poll(source)
         assert set(cheap.values()) <= set(texts)
         assert not set(clocks.values()) & set(texts)
+        monkeypatch.setattr(promsource, "DISCOVER_EVERY", 4)  # the port kind's turn: 3 of 4
+        source._polls = 2
+        texts.clear()
+        poll(source)
+        assert clocks["port"] in texts and cheap["port"] not in texts
+        assert {cheap[k] for k in ("gpu", "ibport", "nic")} <= set(texts)
 
     fabric.whole_moment(read)
 

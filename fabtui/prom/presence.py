@@ -92,17 +92,14 @@ class Presence:
 
     def clock_terms(self, element: Element, tail: str) -> list[str] | None:
         """Matcher terms that select, of `element`'s clock series, one series per dated
-        device (its `firsts` element's, `tail` being the element label: devices that share
-        that value share a term), every series of a dated device without one, and every
-        series outside the dated devices (`outside`: a device that starts being dated); None
-        when those cannot be told apart (`outside` is None): then every series is read. The
-        device clocks read from these are the ones every series gives where a device's clock
-        series are scraped together (one scrape target a device: they share its timestamp);
-        a device whose first element has no sample now is missing from them, and the source
-        reads its every series (`PrometheusSource._clocks_of_missing`)."""
-        beyond = self.outside(element)
-        if beyond is None:
-            return None
+        scrape target (its `firsts` element's, `tail` being the element label: targets that
+        share that value share a term), and every series of a dated target without one; None
+        when no device is dated (then every series is read). The device clocks read from
+        these are the ones every series gives where a target's clock series are scraped
+        together (they share its timestamp); a target whose first element has no sample now is
+        missing from them, and the source reads its every series
+        (`PrometheusSource._clocks_of_missing`). A target not dated yet is not selected: the
+        source reads every series of each kind in turn for those (`DISCOVER_EVERY`)."""
         groups: dict[str, list[dict[str, str]]] = {}
         for device, targets in (self.devices or {}).get(element, {}).items():
             values = self.firsts.get((device, element), {})
@@ -110,12 +107,12 @@ class Presence:
                 labels = {k: v for k, v in target.items() if k != "__name__"}
                 value = values.get(tuple(sorted(labels.items())), "")
                 groups.setdefault(value, []).append(labels)
-        terms = list(beyond)
+        terms = []
         for value, targets in sorted(groups.items()):
             for term in matchers(targets):
                 one = f'{tail}=~"{alternatives({value})}"'
                 terms.append((f"{term}, {one}" if term else one) if value else term)
-        return terms
+        return terms or None
 
     def date(self, kinds: Iterable[Element], answers: list[list[Sample]], readings: Readings,
              resolver: Resolver) -> dict[Element, Targets] | None:

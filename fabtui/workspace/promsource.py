@@ -86,18 +86,25 @@ RULES_CHECK_EVERY = 30
 """`mode = "auto"` asks again every this many refreshes, so rules loaded (or removed) while
 the app runs are taken up without a restart."""
 
+DISCOVER_EVERY = 10
+"""Sieving raw series, refreshes between two reads of every clock series of a kind (the kinds
+take turns; the other refreshes read one series a target, `Presence.clock_terms`): a scrape
+target that starts being dated (a new one, or one answering again) is found within this many
+refreshes; `up == 0` names a failing one at once."""
+
 SLOW_REFRESH_S = 1.0
 """A refresh slower than this without the recording rules is told how to load them."""
 
-FIRST_SIEVE_ELEMENTS = 4000
+FIRST_SIEVE_ELEMENTS = 2000
 """Sieving raw series, the elements a refresh sieves, at most (`fabtui.prom.resieve`'s budget:
 the devices scraped since their last sieve first, then those never sieved, then a kind's
 periodic re-sieve; one device at least of each). Named for the first sieve, which it spreads
 over the first refreshes (the devices not sieved yet shown as not judged). Evaluating every
 series once is 6-7 CPU-s of Prometheus's at 1,024 nodes (40,960 elements, ~770,000 series; a
-first refresh of 6-8 s on a 2-core machine): 4,000 a refresh cost ~0.7 CPU-s there, the first
-refresh 1.5-1.7 s, every device judged by the 11th refresh (8,000: 1.0 CPU-s, 2.2-2.4 s, by the
-6th); a fabric near `SIEVE_FROM_NICS` (64 nodes, ~2,500 elements) is judged by the first."""
+first refresh of 6-8 s on a 2-core machine). 2,000 a refresh cost Prometheus up to ~1.1 CPU-s
+there, every device judged by the 21st refresh; 4,000 (before) up to 2.4-2.6 CPU-s, the slowest
+refreshes over 2 s at a load of 2-6 on 2 cores (`benchmarks/prom_refresh.py`, docs/prometheus.md);
+a fabric near `SIEVE_FROM_NICS` (64 nodes, ~2,500 elements) is judged by the second."""
 
 
 def client_for(settings: PrometheusSettings) -> PromClient:
@@ -151,6 +158,9 @@ class PrometheusSource:
     """Per element kind, how many devices the last refresh sieved (None: the whole kind)."""
     first_sieve_elements: int | None = FIRST_SIEVE_ELEMENTS
     """See `FIRST_SIEVE_ELEMENTS` (None: the first refresh sieves every kind whole)."""
+    _rediscover: set[Element] = field(default_factory=set)
+    """The kinds whose next cheap device clocks read the series outside the dated devices
+    whatever their turn (`_cheap_clocks`): a new device's elements could not be read."""
     unjudged: frozenset[str] = frozenset()
     """Sieving raw series: the elements of the devices not sieved yet after the last refresh
     (not judged: shown so, never ok)."""
@@ -220,10 +230,19 @@ class PrometheusSource:
         devices from one clock series each (`Presence.clock_terms`: ~1,300 series at 1,024
         nodes where every series is ~41,000, the port kind's 16,384 the costliest query of a
         refresh while Prometheus ingests a scrape); a kind whose devices cannot be told apart
-        keeps its query of every series."""
+        keeps its query of every series, and so does each kind every `DISCOVER_EVERY`
+        refreshes (the kinds taking turns: one kind's at most a refresh), which finds a target
+        that starts being dated. (A negative matcher excluding the dated targets, asked every
+        refresh instead, cost more: Prometheus 2.42 merges the postings of every excluded
+        label value, each `instance` value's naming every series of its node.)"""
         found = {}
-        for element in full:
-            terms = self._presence.clock_terms(element, self.labels.grouping(element)[-1])
+        kinds = sorted(full)
+        for turn, element in enumerate(kinds):
+            discover = self._polls % DISCOVER_EVERY == turn * DISCOVER_EVERY // len(kinds) \
+                or element in self._rediscover
+            self._rediscover.discard(element)
+            terms = None if discover else \
+                self._presence.clock_terms(element, self.labels.grouping(element)[-1])
             if terms:
                 found[element] = promql.device_clock_query(element, self.labels, self.mapped,
                                                            self.names, terms)
@@ -642,6 +661,7 @@ class PrometheusSource:
                 answers = await self._ask(list(queries.values()))
             except PromError:  # not dated yet, then: the next refresh reads them again
                 self._presence.undate(fresh)
+                self._rediscover.update(fresh)
                 raise
             self._presence.record(dict(fresh), answers, self.resolver)
 

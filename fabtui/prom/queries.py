@@ -121,3 +121,13 @@ def device_clock_query(element: Element, labels: LabelMap, mapped: Sequence[Mapp
     clock = next(m for m in mapped if m.key == CLOCK_PROBE[element])
     stamped = " or ".join(f"timestamp({selector(names[clock.key], clock, t)})" for t in terms)
     return f"max by ({', '.join(labels.device_grouping(element))}) ({stamped})"
+
+
+def outside_query(element: Element, labels: LabelMap, metrics: Sequence[str],
+                  terms: Sequence[str]) -> str:
+    """One sample per scrape target (its device labels) that has series of `metrics` (the
+    names of `element`'s mapped metrics here) selected by `terms` (`Presence.outside`: the
+    negative matchers that leave out every dated device)."""
+    names = f'__name__=~"{alternatives(metrics)}"'
+    selected = " or ".join(f"{{{names}, {t}}}" for t in terms)
+    return f"count by ({', '.join(labels.device_grouping(element))}) ({selected})"

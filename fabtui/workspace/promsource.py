@@ -227,7 +227,7 @@ class PrometheusSource:
 
     def _cheap_clocks(self, full: Mapping[Element, str]) -> dict[Element, str]:
         """Per element kind of `full` (the device clock queries), the query that dates the same
-        devices from one clock series each (`Presence.clock_terms`: ~1,300 series at 1,024
+        devices from one clock series each (`Presence.clock_terms`: ~3,300 series at 1,024
         nodes where every series is ~41,000, the port kind's 16,384 the costliest query of a
         refresh while Prometheus ingests a scrape); a kind whose devices cannot be told apart
         keeps its query of every series, and so does each kind every `DISCOVER_EVERY`
@@ -368,46 +368,72 @@ class PrometheusSource:
         """The sieve's answers by mapping key, asking only about the devices scraped since
         their last sieve (`fabtui.prom.resieve`; `dated`: the device clocks' answers;
         `ahead`: the whole kinds' sieves, already answered); at a kind's spread turn, also
-        about the series outside its dated devices (`Presence.outside`)."""
+        about the series outside its dated devices (`_outside`)."""
         times = device_times(clocks, dated, self.resolver)
         sizes = {key: len(members) for key, members in self._presence.by_device.items()}
         memory = self._sieved
         plan = memory.plan(self._sieve_kinds(), times, sizes)
-        beyond: dict[Element, list[str]] = {}
+        beyond: dict[Element, str] = {}
         for element in sorted(memory.turned):
             excluding = self._presence.outside(element)
             if excluding is None:  # nothing to exclude the dated devices by: the kind whole
                 plan[element] = None
             else:
-                beyond[element] = excluding
-        asked: list[tuple[bool, Element, str]] = []
+                beyond[element] = promql.outside_query(
+                    element, self.labels,
+                    sorted({self.names[m.key] for m in self.mapped if m.element == element}),
+                    excluding)
+        asked: list[tuple[Element, str]] = []
         texts: list[str] = []
-        wanted: list[tuple[bool, Element, str | list[str]]] = [
-            *((False, e, "" if d is None else self._presence.terms(e, d))
-              for e, d in plan.items() if d is None or d),
-            *((True, e, t) for e, t in beyond.items())]
-        for outside, element, terms in wanted:
-            if not outside and plan[element] is None and any(e == element for e, _ in ahead):
+        for element, devices in plan.items():
+            if (devices is not None and not devices) or \
+                    (devices is None and any(e == element for e, _ in ahead)):
                 continue
-            of_kind = tuple(m for m in self.mapped if m.element == element)
-            for key, text in sieves(of_kind, {m.key: self.query_of(m, terms) for m in of_kind},
-                                    self.catalog, self._slowest).items():
-                asked.append((outside, element, key))
-                texts.append(text)
-        found = dict(zip(asked, await self._ask(texts), strict=True))
-        answers = {(e, k): a for (outside, e, k), a in found.items() if not outside}
+            texts += self._sieves_of(element, "" if devices is None else
+                                     self._presence.terms(element, devices), asked)
+        found = await self._ask([*texts, *beyond.values()])
+        answers = dict(zip(asked, found, strict=False))
         answers.update(ahead)
         for element, devices in plan.items():
             if devices is None or devices:
                 memory.record(element, devices,
                               {k: a for (e, k), a in answers.items() if e == element},
                               self.mapped, self.resolver, times.get(element, {}))
-            if element in beyond:
-                memory.record_outside(element, {k: a for (outside, e, k), a in found.items()
-                                                if outside and e == element},
-                                      times.get(element, {}))
+        outside = await self._outside(dict(zip(beyond, found[len(texts):], strict=True)))
+        for element in beyond:
+            memory.record_outside(element, outside.get(element, {}), times.get(element, {}))
         self.last_sieve = {str(e): (None if d is None else len(d)) for e, d in plan.items()}
         return memory.by_key()
+
+    def _sieves_of(self, element: Element, terms: str | list[str],
+                   asked: list[tuple[Element, str]]) -> list[str]:
+        """The sieve queries of `element`'s metrics, of the series `terms` select; their
+        (kind, mapping key) appended to `asked`."""
+        of_kind = tuple(m for m in self.mapped if m.element == element)
+        found = sieves(of_kind, {m.key: self.query_of(m, terms) for m in of_kind}, self.catalog,
+                       self._slowest)
+        asked += [(element, key) for key in found]
+        return list(found.values())
+
+    async def _outside(self, counted: Mapping[Element, list[Sample]]
+                       ) -> dict[Element, dict[str, list[Sample]]]:
+        """At kinds' turns, per kind, the sieve's answers (by mapping key) about the series of
+        devices no clock dates: `counted` (per kind, the answer of `promql.outside_query`: one
+        sample per such target, none where every device is dated, the common case, which asks
+        nothing more) names their targets, whose series are then sieved by their labels. One
+        negative matcher a kind's turn: Prometheus merges the postings of every dated value
+        for it, so it is not asked with each sieve query."""
+        asked: list[tuple[Element, str]] = []
+        texts: list[str] = []
+        for element, samples in counted.items():
+            targets = [{k: v for k, v in s.labels.items() if k != "__name__"} for s in samples]
+            if targets:
+                texts += self._sieves_of(element, matchers(targets), asked)
+        found: dict[Element, dict[str, list[Sample]]] = {}
+        for (element, key), samples in zip(asked, await self._ask(texts) if texts else [],
+                                           strict=True):
+            found.setdefault(element, {})[key] = samples
+        return found
 
     def _unjudged(self, quiet: dict[tuple[str, Element], list[str]]
                   ) -> dict[tuple[str, Element], list[str]]:

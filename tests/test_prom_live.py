@@ -488,7 +488,7 @@ def test_a_device_whose_dating_series_went_quiet_is_dated_from_its_others(
         one = asyncio.run(source._ask([cheap[e] for e in clocks]))
         assert "leaf-g00-r4" not in {source.resolver.device("port", s.labels)
                                      for s in one[list(clocks).index("port")]}
-        dated = asyncio.run(source._clocks_of_missing(list(clocks), one))
+        dated = asyncio.run(source._clocks_of_missing(list(clocks), one, clocks))
         for element, got, want in zip(clocks, dated, every, strict=True):
             assert sorted((sorted(s.labels.items()), s.value) for s in got) == \
                 sorted((sorted(s.labels.items()), s.value) for s in want), element

@@ -37,9 +37,9 @@ device at least): a kind of E elements is swept within ceil(E / budget) refreshe
 else is sieved, at most one refresh per device. A device waiting for it keeps its last answer,
 which was taken at its current clock (a device scraped since is sieved at once, as always): as
 fresh as between two whole sieves before. What the whole sieve alone caught is asked at the
-turn itself: the series of devices no clock dates (`outside`: the source selects them with
-matchers that exclude the dated devices' labels, so Prometheus evaluates those series only),
-and the devices no longer dated are dropped.
+turn itself: the series of devices no clock dates (`outside`: the source asks which targets
+have series outside the dated devices' labels, one query, and sieves those targets only), and
+the devices no longer dated are dropped.
 
 No I/O and no PromQL: the source builds and asks the queries; this keeps what was answered.
 Memory: one entry per device the last sieves named (the elements near a limit), bounded by the
@@ -163,6 +163,7 @@ class SieveMemory:
             return self._spread(sorted(kinds), times, sizes or {})
         plan: Plan = {}
         ordered = sorted(kinds)
+        self.clockless = {element for element in ordered if times.get(element) is None}
         for turn, element in enumerate(ordered):
             seen, now = self.clocks.get(element), times.get(element)
             if now is None or seen is None or self._due(self.round, turn, len(ordered)):

@@ -159,8 +159,8 @@ class PrometheusSource:
     first_sieve_elements: int | None = FIRST_SIEVE_ELEMENTS
     """See `FIRST_SIEVE_ELEMENTS` (None: the first refresh sieves every kind whole)."""
     _rediscover: set[Element] = field(default_factory=set)
-    """The kinds whose next cheap device clocks read the series outside the dated devices
-    whatever their turn (`_cheap_clocks`): a new device's elements could not be read."""
+    """The kinds whose next device clocks read every clock series whatever their turn
+    (`_cheap_clocks`): a new device's elements could not be read, so it is to be found again."""
     unjudged: frozenset[str] = frozenset()
     """Sieving raw series: the elements of the devices not sieved yet after the last refresh
     (not judged: shown so, never ok)."""
@@ -248,15 +248,18 @@ class PrometheusSource:
                                                            self.names, terms)
         return found
 
-    async def _clocks_of_missing(self, kinds: list[Element], dated: list[list[Sample]]
-                                 ) -> list[list[Sample]]:
+    async def _clocks_of_missing(self, kinds: list[Element], dated: list[list[Sample]],
+                                 cheap: Iterable[Element]) -> list[list[Sample]]:
         """The cheap device clocks' answers (`_cheap_clocks`), with the clocks of the scrape
         targets they miss (dated by the last refresh, and their first element's series has no
         sample now: it went stale, or the target is gone) read from every series of those
-        targets."""
+        targets (of the `cheap` kinds: the others read every series)."""
         known = self._presence.devices or {}
+        cheap = set(cheap)
         missing: list[tuple[int, Element, set[tuple[tuple[str, str], ...]]]] = []
         for i, (element, samples) in enumerate(zip(kinds, dated, strict=True)):
+            if element not in cheap:
+                continue
             answered = {_target(s.labels) for s in samples}
             lost = {_target(t) for targets in known.get(element, {}).values()
                     for t in targets} - answered
@@ -555,7 +558,7 @@ class PrometheusSource:
             else:
                 dated = answers[len(first):ends]
             if cheap:
-                dated = await self._clocks_of_missing(list(clocks), dated)
+                dated = await self._clocks_of_missing(list(clocks), dated, cheap)
             if self.recorded:
                 dated = await self._older_rules(clocks, dated)
             before = self._presence.date(clocks, dated, readings, self.resolver)

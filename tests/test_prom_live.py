@@ -26,12 +26,13 @@ from fabtui.prom.catalog import Element, Mapped
 from fabtui.prom.client import Sample
 from fabtui.prom.presence import device_clocks
 from fabtui.prom.results import Readings
+from fabtui.prom.sieve import sieves
 from fabtui.sim.exporter import Exporter, scrape_config
 from fabtui.sim.scenario import find_scenario
 from fabtui.sim.state import fresh_state, state_file, write_state
 from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState
-from fabtui.views.updates import History, Results, StatusUpdate
+from fabtui.views.updates import History, Quiet, Results, StatusUpdate
 from fabtui.workspace import Workspace, promsource
 from fabtui.workspace.promsource import PrometheusSource, live_source
 from tests.support.prom_server import PrometheusServer, require_prometheus
@@ -436,9 +437,66 @@ def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
         assert not set(clocks.values()) & set(texts)
         assert set(whole.values()) <= set(texts)
         assert set(source._presence.devices or {}) == set(clocks)
+        # after it, each kind's device clocks from one clock series a device: the same
+        # labels and times as from every series, of every device, in a fraction of the series
+        # (every series of one kind at its turn: none of the next refreshes here)
+        monkeypatch.setattr(promsource, "DISCOVER_EVERY", 1000)
+        cheap = source._cheap_clocks(clocks)
+        assert set(cheap) == set(clocks)
+        answers = asyncio.run(ask([*clocks.values(), *cheap.values()]))
+        series = asyncio.run(ask([text.replace("max by", "count by", 1)
+                                  for text in (*clocks.values(), *cheap.values())]))
+        for element, every, one, counted in zip(clocks, answers, answers[len(clocks):],
+                                                series[len(clocks):], strict=False):
+            assert one and sorted((sorted(s.labels.items()), s.value) for s in one) == \
+                sorted((sorted(s.labels.items()), s.value) for s in every), element
+            assert {s.value for s in counted} == {1.0}, element  # one series a device
         texts.clear()
         poll(source)
-        assert set(clocks.values()) <= set(texts)
+        assert set(cheap.values()) <= set(texts)
+        assert not set(clocks.values()) & set(texts)
+        monkeypatch.setattr(promsource, "DISCOVER_EVERY", 4)  # the port kind's turn: 3 of 4
+        source._polls = 2
+        texts.clear()
+        poll(source)
+        assert clocks["port"] in texts and cheap["port"] not in texts
+        assert {cheap[k] for k in ("gpu", "ibport", "nic")} <= set(texts)
+
+    fabric.whole_moment(read)
+
+
+def test_a_device_whose_dating_series_went_quiet_is_dated_from_its_others(
+        fabric: Fabric) -> None:
+    """The device clocks read from one clock series a device (`_cheap_clocks`): a device whose
+    series is missing there (taken here: a first element no series has) is dated from every
+    series of its own, in a second query: every device stays dated, with the time every series
+    gives, and nothing goes unjudged."""
+    def read(moment: float) -> None:
+        _, source = fabric.source(mode="sieve")
+        source.at = moment
+        poll(source)
+        full = dict(source._presence.devices or {})
+        clocks = promql.device_clock_queries(source.labels, source._stamps(), recorded=False)
+        every = asyncio.run(source._ask(list(clocks.values())))
+        for device, element, value in (("leaf-g00-r4", "port", "Ethernet999"),
+                                       (STORM_NIC.partition(":")[0], "nic", "nosuchnic")):
+            firsts = source._presence.firsts[(device, element)]
+            assert firsts
+            for target in firsts:
+                firsts[target] = value
+        cheap = source._cheap_clocks(clocks)
+        one = asyncio.run(source._ask([cheap[e] for e in clocks]))
+        assert "leaf-g00-r4" not in {source.resolver.device("port", s.labels)
+                                     for s in one[list(clocks).index("port")]}
+        dated = asyncio.run(source._clocks_of_missing(list(clocks), one, clocks))
+        for element, got, want in zip(clocks, dated, every, strict=True):
+            assert sorted((sorted(s.labels.items()), s.value) for s in got) == \
+                sorted((sorted(s.labels.items()), s.value) for s in want), element
+        poll(source)
+        assert set(source._presence.devices or {}) == set(full)
+        for element, devices in full.items():
+            assert set((source._presence.devices or {})[element]) == set(devices)
+        assert not source.unjudged
 
     fabric.whole_moment(read)
 
@@ -651,5 +709,118 @@ def test_a_refresh_sieves_only_the_devices_scraped_since_their_last_sieve(
         assert healths(ws, poll(source)) == expected
         assert source.last_sieve == {"gpu": 0, "ibport": 0, "nic": 1, "port": 1}
         assert "leaf-g00-r4" in memory.answers["port"] and storm_node in memory.answers["nic"]
+
+    fabric.whole_moment(read)
+
+
+def test_a_kinds_turn_is_spread_and_still_catches_what_it_alone_would(fabric: Fabric) -> None:
+    """Sieving raw series with a budget, a kind's periodic sieve (its turn) is spread over
+    refreshes instead of asked whole in one: from the real Prometheus, with the storm switch's
+    last answer lost (what only the periodic sieve re-reads: its clock has not moved), the
+    turn re-sieves every switch once, no kind whole in any refresh, within ceil(its elements /
+    budget) + 1 refreshes, and the storm port fails again by then; every refresh's healths
+    stay away from the full read's only for that port, and at the end they are the full
+    read's. The turn also asks about the series outside the dated switches: none here, and
+    the storm switch's own once it is taken out of the dated ones."""
+    def healths(ws: Workspace, updates: list[StatusUpdate], moment: float) -> dict[str, Health]:
+        status = FabricStatus(FabricMap.build(ws.graph()), clock=lambda: moment)
+        for update in updates:
+            status.take(update)
+        return dict(status.snapshot(1, PollState.WAITING).health)
+
+    def read(moment: float) -> None:
+        ws, full = fabric.source(mode="full")
+        full.at = moment
+        expected = healths(ws, poll(full), moment)
+        assert expected[STORM_PORT] is Health.FAIL
+        ws, source = fabric.source(mode="sieve")
+        source.at = moment
+        source.first_sieve_elements = budget = 100
+        for _ in range(20):  # the first sieve, spread
+            poll(source)
+            if not source.unjudged:
+                break
+        assert not source.unjudged
+        memory = source._sieved
+        switch = device_of(STORM_PORT)
+        memory.answers["port"].pop(switch)
+        texts: list[str] = []
+        ask = source._ask
+
+        async def counted(queries: list[str]) -> list[list[Sample]]:
+            texts.extend(queries)
+            return await ask(queries)
+
+        source._ask = counted  # type: ignore[method-assign]
+        kinds = sorted(source._sieve_kinds())
+        memory.round = 90  # the next refresh (91) is the port's turn
+        assert memory._due(91, kinds.index("port"), len(kinds))
+        elements = sum(len(m) for (_, kind), m in source._presence.by_device.items()
+                       if kind == "port")
+        refreshes = 0
+        while refreshes == 0 or "port" in memory.resweep:
+            texts.clear()
+            found = healths(ws, poll(source), moment)
+            refreshes += 1
+            assert None not in source.last_sieve.values()  # no kind whole
+            if refreshes == 1:
+                assert memory.turned == {"port"}
+                assert any("!~" in text for text in texts)  # the series outside the dated
+            assert {k for k, v in found.items() if v is not expected.get(k)} <= \
+                {STORM_PORT, switch}
+            assert refreshes <= -(-elements // budget) + 1
+        assert refreshes >= 2  # spread on the demo too
+        assert found == expected
+        # the series outside the dated switches: none; the storm switch's once undated
+        of_port = tuple(m for m in source.mapped if m.element == "port")
+        terms = source._presence.outside("port")
+        assert terms is not None
+        answers = asyncio.run(ask(list(sieves(of_port, {m.key: source.query_of(m, terms)
+                                                        for m in of_port},
+                                              source.catalog, source._slowest).values())))
+        assert answers and not any(answers)
+        dated = source._presence.devices or {}
+        dated["port"].pop(switch)
+        terms = source._presence.outside("port")
+        assert terms is not None
+        answers = asyncio.run(ask(list(sieves(of_port, {m.key: source.query_of(m, terms)
+                                                        for m in of_port},
+                                              source.catalog, source._slowest).values())))
+        named = {source.resolver.element("port", s.labels) for found in answers for s in found}
+        assert STORM_PORT in named and {device_of(k or "") for k in named} == {switch}
+
+    fabric.whole_moment(read)
+
+
+def test_a_device_scraped_since_and_not_sieved_again_is_quiet_as_of_its_last_sieve(
+        fabric: Fabric) -> None:
+    """Sieving raw series by a budget, the devices scraped since their last sieve wait their
+    turn (here a budget of one device): until then each keeps its last answer, and its quiet
+    (ok) marks are dated by the scrape that sieve judged, never by the newer scrape not judged
+    yet; a device sieved again is dated by its new scrape."""
+    def read(moment: float) -> None:
+        _, source = fabric.source(mode="sieve")
+        source.at = moment - 5.0
+        poll(source)
+        assert not source.unjudged
+        before = {kind: dict(clocks) for kind, clocks in source._sieved.clocks.items()}
+        source.at = moment
+        source.first_sieve_elements = 1
+        updates = poll(source)
+        waiting = resieved = 0
+        for update in updates:
+            if not isinstance(update, Quiet):
+                continue
+            kind = next(k for (d, k), members in source._presence.by_device.items()
+                        if d == update.device and update.keys[0] in members)
+            judged = source._sieved.clocks[kind][update.device]
+            assert update.at <= judged, update.device
+            if judged == before[kind].get(update.device):
+                waiting += 1
+            else:
+                resieved += 1
+        assert waiting and resieved  # most wait, one a refresh was sieved again
+        newest = max(max(c.values()) for c in source._sieved.clocks.values())
+        assert newest > max(max(c.values()) for c in before.values())
 
     fabric.whole_moment(read)

@@ -144,8 +144,77 @@ def test_a_spread_first_sieve_asks_each_device_once_within_its_budget() -> None:
     assert {kind: sorted(devices) for kind, devices in asked.items()} == \
         {kind: sorted(devices) for kind, devices in times.items()}
     assert memory.plan(kinds, times, sizes) == {kind: set() for kind in kinds}
+    # each kind's turn is spread too (`test_a_kinds_turn_is_spread_within_the_budget`)
     plans = [memory.plan(kinds, times, sizes) for _ in range(WHOLE_EVERY)]
-    assert sum(devices is None for plan in plans for devices in plan.values()) == len(kinds)
+    assert not any(devices is None for plan in plans for devices in plan.values())
+
+
+def test_a_kinds_turn_is_spread_within_the_budget() -> None:
+    """With a budget, a kind's periodic sieve (its turn, every WHOLE_EVERY refreshes) is never
+    whole: its devices are sieved again over the next refreshes, each once, within what the
+    budget leaves after the devices that moved (one device at least), all of it within
+    ceil(elements / budget) + 1 refreshes; a device that moved meanwhile is sieved for that and
+    leaves the wait; the turns of two kinds never overlap; the turn asks the series outside
+    the dated devices (`turned`), whose answers replace the last turn's, and forgets the devices
+    no longer dated."""
+    nodes, switches = sorted(GRAPH.nodes), sorted(GRAPH.switches)
+    times: dict[Element, dict[str, float]] = {
+        "nic": dict.fromkeys(nodes, 10.0), "port": dict.fromkeys(switches, 10.0)}
+    sizes: dict[tuple[str, Element], int] = {
+        **{(n, "nic"): 8 for n in nodes}, **{(s, "port"): 40 for s in switches}}
+    kinds = set(times)
+    budget = 30
+    memory = SieveMemory(budget=budget)
+    for _ in range(40):  # the first sieve, spread
+        plan = memory.plan(kinds, times, sizes)
+        for kind, devices in plan.items():
+            memory.record(kind, devices, {}, MAPPED, RESOLVER, times[kind])
+        if not memory.unsieved_kinds:
+            break
+    assert not memory.unsieved_kinds
+    gone = ("leaf-g00-r1", "Ethernet8")
+    memory.answers["port"][gone[0]] = {PFC.key: [port(*gone)]}
+    swept: dict[Element, list[str]] = {kind: [] for kind in kinds}
+    turns: dict[Element, int] = {}
+    spans: dict[Element, int] = {}
+    moved_once, mover = False, ""
+    for round_no in range(2 * WHOLE_EVERY):
+        if set(spans) == kinds:
+            break
+        plan = memory.plan(kinds, times, sizes)
+        assert all(devices is not None for devices in plan.values()), round_no
+        for kind in memory.turned:
+            assert kind not in turns and not set(memory.resweep) - {kind}  # never overlapping
+            turns[kind] = round_no
+        spent = sum(sizes[(d, kind)] for kind, devices in plan.items() for d in devices or ())
+        assert spent < budget + 40, round_no
+        for kind, devices in plan.items():
+            assert devices is not None
+            if kind in turns and kind not in spans:
+                assert not set(swept[kind]) & devices
+                swept[kind] += devices
+                if kind not in memory.resweep:
+                    spans[kind] = round_no - turns[kind] + 1
+            memory.record(kind, devices, {}, MAPPED, RESOLVER, times[kind])
+        if memory.turned == {"port"}:  # the switch is gone; its answer goes with the turn
+            times["port"].pop(gone[0])
+            memory.record_outside("port", {PFC.key: [port("leaf-x", "Ethernet1")]},
+                                  times["port"])
+            assert gone[0] not in memory.answers["port"]
+            assert memory.by_key()[PFC.key] == [port("leaf-x", "Ethernet1")]
+        if mover:  # sieved for its scrape, out of the wait
+            assert mover in (plan["nic"] or set())
+            assert mover not in memory.resweep.get("nic", set())
+            mover = ""
+        if "nic" in memory.resweep and not moved_once:  # one node scraped meanwhile
+            moved_once = True
+            mover = sorted(memory.resweep["nic"])[-1]
+            times["nic"][mover] = 11.0
+    assert set(turns) == kinds and moved_once
+    for kind, devices in swept.items():
+        assert sorted(devices) == sorted(times[kind]), kind
+        elements = sum(sizes[(d, kind)] for d in times[kind])
+        assert spans[kind] <= -(-elements // budget) + 1, kind
 
 
 def test_a_device_that_comes_later_is_unsieved_until_its_refresh() -> None:
@@ -175,3 +244,46 @@ def test_device_clocks_are_the_newest_of_each_devices_elements() -> None:
                    float(t), 0.0) for g, t in (("0", 5), ("1", 7))]
     assert [(s.labels, s.value) for s in device_clocks("gpu", gpus, labels)] == [
         ({labels.gpu_node: "node001", labels.node: "10.0.0.1:9400"}, 7.0)]
+
+
+def test_with_a_budget_devices_scraped_since_are_sieved_first_and_within_it() -> None:
+    """With a budget, a family scraped at once (every switch moved) is sieved by the budget,
+    refresh after refresh (never all in one), each switch once, before the budget goes to
+    devices never sieved (one of those a refresh still: each need progresses) or waiting for
+    their kind's turn; one device at least a refresh however large; a switch left waiting
+    keeps its last answer and its clock then (the source dates its quiet marks by it)."""
+    switches = sorted(GRAPH.switches)
+    sizes: dict[tuple[str, Element], int] = {(s, "port"): 40 for s in switches}
+    sizes[("leaf-new", "port")] = 40
+    memory = SieveMemory(budget=100)
+    first: dict[Element, dict[str, float]] = {"port": dict.fromkeys(switches, 10.0)}
+    while True:
+        plan = memory.plan({"port"}, first, sizes)
+        memory.record("port", plan["port"], {PFC.key: [port("leaf-g00-r1", "Ethernet8")]},
+                      MAPPED, RESOLVER, first["port"])
+        if not memory.unsieved_kinds:
+            break
+    later: dict[Element, dict[str, float]] = {"port": dict.fromkeys(switches, 11.0)}
+    later["port"]["leaf-new"] = 11.0  # never sieved: one a refresh beside the moved ones
+    asked: list[str] = []
+    refreshes = 0
+    while len(asked) < len(switches) + 1:
+        plan = memory.plan({"port"}, later, sizes)
+        refreshes += 1
+        devices = plan["port"]
+        assert devices is not None
+        assert ("leaf-new" in devices) is (refreshes == 1)
+        assert sum(sizes[(d, "port")] for d in devices) <= 100 + 40 + 40
+        assert not set(asked) & devices
+        asked += devices
+        memory.record("port", devices, {}, MAPPED, RESOLVER,
+                      {d: later["port"][d] for d in devices})
+        waiting = [s for s in switches if s not in asked]
+        assert all(memory.clocks["port"][s] == 10.0 for s in waiting)
+        if "leaf-g00-r1" in waiting:
+            assert memory.by_key()[PFC.key] == [port("leaf-g00-r1", "Ethernet8")]
+    assert 2 <= refreshes <= -(-len(switches) * 40 // 100) + 1
+    assert memory.plan({"port"}, later, sizes)["port"] == set()
+    big = SieveMemory(budget=10)
+    big.plan({"port"}, first, sizes)
+    assert len(big.plan({"port"}, first, sizes)["port"] or ()) == 1  # 40 > 10: one a refresh

@@ -32,6 +32,9 @@ PRESENCE_EVERY = 60
 clocks; ~41,000 samples for the whole fabric at 1,024 nodes, read in full only on the first
 refresh): each refresh re-reads a 1/PRESENCE_EVERY slice of the devices."""
 
+Target = tuple[tuple[str, str], ...]
+"""A scrape target of a device: its device labels' (`LabelMap.device_grouping`) values."""
+
 Targets = dict[str, list[dict[str, str]]]
 """Per device, the labels of its device-clock samples (one per scrape target of the device:
 what a query selects its series by)."""
@@ -47,6 +50,10 @@ class Presence:
     """Per element kind, the devices the last refresh dated; None before the first refresh."""
     by_device: dict[tuple[str, Element], list[str]] = field(default_factory=dict)
     """The presence per (device, element kind): the elements' keys, sorted."""
+    firsts: dict[tuple[str, Element], dict[Target, str]] = field(default_factory=dict)
+    """Per (device, element kind), per scrape target of it (its device labels' values), the
+    first (smallest) value of the element label among its present series (`Ethernet0`,
+    `mlx5_0`, `0`): the series that dates the target (`clock_terms`)."""
 
     def due(self, kinds: Iterable[Element], every: int) -> dict[Element, set[str] | None]:
         """Per element kind (of `kinds`, on the first refresh), the devices whose elements
@@ -64,15 +71,48 @@ class Presence:
         """Matcher terms that select (at least) every series of `devices`, from the labels of
         their device-clock samples: one term per set of label names, `label=~"a|b"` each."""
         known = (self.devices or {}).get(element, {})
-        values: dict[tuple[str, ...], dict[str, set[str]]] = {}
-        for device in devices:
-            for target in known[device]:
+        return matchers([{k: v for k, v in target.items() if k != "__name__"}
+                         for device in devices for target in known[device]])
+
+    def outside(self, element: Element) -> list[str] | None:
+        """Matcher terms that together select the series of `element` outside the dated
+        devices (a device without clock series), excluding every dated device's series: per
+        label that every dated device's clock samples have, `label!~"<their values>"` (a series
+        without the label is selected too); None when no label is common to them all, or none
+        is dated (then only the whole kind covers them). Not selected: a series whose every
+        such label has a dated value in a combination no device has (a GPU of node A under
+        node B's `instance`)."""
+        targets = [target for known in (self.devices or {}).get(element, {}).values()
+                   for target in known]
+        if not targets:
+            return None
+        common = set.intersection(*({k for k in t if k != "__name__"} for t in targets))
+        return sorted(f'{label}!~"{alternatives({t[label] for t in targets})}"'
+                      for label in common) or None
+
+    def clock_terms(self, element: Element, tail: str) -> list[str] | None:
+        """Matcher terms that select, of `element`'s clock series, one series per dated
+        scrape target (its `firsts` element's, `tail` being the element label: targets that
+        share that value share a term), and every series of a dated target without one; None
+        when no device is dated (then every series is read). The device clocks read from
+        these are the ones every series gives where a target's clock series are scraped
+        together (they share its timestamp); a target whose first element has no sample now is
+        missing from them, and the source reads its every series
+        (`PrometheusSource._clocks_of_missing`). A target not dated yet is not selected: the
+        source reads every series of each kind in turn for those (`DISCOVER_EVERY`)."""
+        groups: dict[str, list[dict[str, str]]] = {}
+        for device, targets in (self.devices or {}).get(element, {}).items():
+            values = self.firsts.get((device, element), {})
+            for target in targets:
                 labels = {k: v for k, v in target.items() if k != "__name__"}
-                found = values.setdefault(tuple(sorted(labels)), {})
-                for label, value in labels.items():
-                    found.setdefault(label, set()).add(value)
-        return sorted(", ".join(f'{label}=~"{alternatives(v)}"' for label, v in sorted(by.items()))
-                      for by in values.values())
+                value = values.get(tuple(sorted(labels.items())), "")
+                groups.setdefault(value, []).append(labels)
+        terms = []
+        for value, targets in sorted(groups.items()):
+            for term in matchers(targets):
+                one = f'{tail}=~"{alternatives({value})}"'
+                terms.append((f"{term}, {one}" if term else one) if value else term)
+        return terms or None
 
     def date(self, kinds: Iterable[Element], answers: list[list[Sample]], readings: Readings,
              resolver: Resolver) -> dict[Element, Targets] | None:
@@ -96,20 +136,32 @@ class Presence:
                resolver: Resolver) -> None:
         """The presence of the `due` devices' elements (None: every device's) from their
         presence queries' answers, in place of what was known of them."""
-        present = self.by_device
+        present, firsts = self.by_device, self.firsts
         for (element, devices), samples in zip(due.items(), answers, strict=True):
+            tail = resolver.labels.grouping(element)[-1]
+            grouping = resolver.labels.device_grouping(element)
             for stale in [k for k in present if k[1] == element] if devices is None else \
                     [(device, element) for device in devices]:
                 present.pop(stale, None)
+                firsts.pop(stale, None)
             keys: dict[str, set[str]] = {}
+            tails: dict[str, dict[Target, str]] = {}
             for sample in samples:
                 key = resolver.element(element, sample.labels)
                 if key is not None:
                     device = device_of(key)
                     if devices is None or device in devices:
                         keys.setdefault(device, set()).add(key)
+                        value = sample.labels.get(tail)
+                        if value is not None:
+                            target = target_of(sample.labels, grouping)
+                            of_device = tails.setdefault(device, {})
+                            if value < of_device.get(target, value + "\x00"):
+                                of_device[target] = value
             for device, found in keys.items():
                 present[(device, element)] = sorted(found)
+            for device, values in tails.items():
+                firsts[(device, element)] = values
 
     def changed(self, before: Mapping[Element, Mapping[str, object]]) -> dict[Element, set[str]]:
         """Devices no longer dated (no series left) since `before`: their elements dropped.
@@ -120,6 +172,7 @@ class Presence:
         for element, devices in before.items():
             for gone in set(devices) - set(now.get(element, {})):
                 self.by_device.pop((gone, element), None)
+                self.firsts.pop((gone, element), None)
         return fresh
 
     def undate(self, fresh: Mapping[Element, set[str]]) -> None:
@@ -142,6 +195,23 @@ class Presence:
             if members:
                 quiet[(device, element)] = members
         return quiet
+
+
+def target_of(labels: Mapping[str, str], grouping: Iterable[str]) -> Target:
+    """The scrape target (`Target`) a series with `labels` is of."""
+    return tuple(sorted((label, labels[label]) for label in grouping if label in labels))
+
+
+def matchers(targets: Iterable[Mapping[str, str]]) -> list[str]:
+    """Matcher terms that select (at least) every series of `targets` (their labels): one term
+    per set of label names, `label=~"a|b"` each."""
+    values: dict[tuple[str, ...], dict[str, set[str]]] = {}
+    for labels in targets:
+        found = values.setdefault(tuple(sorted(labels)), {})
+        for label, value in labels.items():
+            found.setdefault(label, set()).add(value)
+    return sorted(", ".join(f'{label}=~"{alternatives(v)}"' for label, v in sorted(by.items()))
+                  for by in values.values())
 
 
 def device_clocks(element: Element, samples: Iterable[Sample], labels: LabelMap) -> list[Sample]:

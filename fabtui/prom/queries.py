@@ -111,3 +111,23 @@ def recorded_device_clocks(labels: LabelMap, elements: Iterable[Element]) -> dic
     """The device clocks aggregated from the recorded per-element clocks: the rules of
     `fabtui:device_clock:*`, and what a refresh asks when they are missing."""
     return device_clocks_of(labels, {element: clock_name(element) for element in elements})
+
+
+def device_clock_query(element: Element, labels: LabelMap, mapped: Sequence[Mapped],
+                       names: Mapping[str, str], terms: Sequence[str]) -> str:
+    """The device clocks of `element` (`device_clock_queries`) from the clock series that
+    `terms` (matchers) select only (their union): one series a device instead of each of its
+    elements' (`fabtui.prom.presence.Presence.clock_terms`)."""
+    clock = next(m for m in mapped if m.key == CLOCK_PROBE[element])
+    stamped = " or ".join(f"timestamp({selector(names[clock.key], clock, t)})" for t in terms)
+    return f"max by ({', '.join(labels.device_grouping(element))}) ({stamped})"
+
+
+def outside_query(element: Element, labels: LabelMap, metrics: Sequence[str],
+                  terms: Sequence[str]) -> str:
+    """One sample per scrape target (its device labels) that has series of `metrics` (the
+    names of `element`'s mapped metrics here) selected by `terms` (`Presence.outside`: the
+    negative matchers that leave out every dated device)."""
+    names = f'__name__=~"{alternatives(metrics)}"'
+    selected = " or ".join(f"{{{names}, {t}}}" for t in terms)
+    return f"count by ({', '.join(labels.device_grouping(element))}) ({selected})"

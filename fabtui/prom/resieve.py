@@ -22,6 +22,25 @@ together, until the budget is spent (one device at least); the devices not sieve
 sieved whole again. Evaluating every series once is most of a first refresh at 1,024 nodes
 (~5 CPU-s of Prometheus's): spread, no refresh waits for all of it.
 
+With a budget every refresh's sieve is bounded by it (elements, one device at least of each of
+these that waits), in this order: the devices scraped since their last sieve (a family scraped
+at once is sieved over ceil(its elements / budget) refreshes instead of `SLICES`); the devices
+never sieved; the devices waiting for their kind's turn (below). A device scraped since and
+not sieved again yet keeps its last answer, and the source dates its quiet marks by the clock
+that answer was taken at (`clocks`), not by its newer scrape.
+
+With a budget the periodic whole sieve is spread too (a whole kind in one refresh was 1.5-2.2
+CPU-s of Prometheus's at 1,024 nodes, the slowest refreshes): at a kind's turn its dated
+devices are sieved again over the next refreshes (`resweep`), in the same hash order, within
+what the budget leaves after that refresh's devices never sieved and devices that moved (one
+device at least): a kind of E elements is swept within ceil(E / budget) refreshes when nothing
+else is sieved, at most one refresh per device. A device waiting for it keeps its last answer,
+which was taken at its current clock (a device scraped since is sieved at once, as always): as
+fresh as between two whole sieves before. What the whole sieve alone caught is asked at the
+turn itself: the series of devices no clock dates (`outside`: the source asks which targets
+have series outside the dated devices' labels, one query, and sieves those targets only), and
+the devices no longer dated are dropped.
+
 No I/O and no PromQL: the source builds and asks the queries; this keeps what was answered.
 Memory: one entry per device the last sieves named (the elements near a limit), bounded by the
 fabric.
@@ -81,17 +100,26 @@ class SieveMemory:
     """Per element kind, per device, per mapping key: the sieve's samples about its elements."""
     unsieved_kinds: set[Element] = field(default_factory=set)
     """The kinds with devices never sieved after the last `plan` (a spread first sieve)."""
+    resweep: dict[Element, set[str]] = field(default_factory=dict)
+    """With a budget: per kind, the dated devices its periodic sieve (its turn) has not sieved
+    again yet (see the module docstring)."""
+    turned: set[Element] = field(default_factory=set)
+    """With a budget: the kinds whose turn the last `plan` was: the source asks their sieves of
+    the series outside the dated devices and hands the answers to `record_outside`."""
+    outside: dict[Element, dict[str, list[Sample]]] = field(default_factory=dict)
+    """Per kind, per mapping key: the last turn's sieve samples of series outside the dated
+    devices (a device without clock series)."""
+    clockless: set[Element] = field(default_factory=set)
+    """The kinds the last `plan` sieved whole because no clock dates them."""
 
     def whole_ahead(self, kinds: Iterable[Element]) -> set[Element]:
         """The kinds of `kinds` the next `plan` sieves whole whatever the clocks say (never
-        sieved, or their turn; with a `budget`, only their turn once every device was sieved):
-        their sieve can be asked before the clocks are answered."""
+        sieved, or their turn; with a `budget`, none: the first sieve and the turns are
+        spread): their sieve can be asked before the clocks are answered."""
         ordered = sorted(kinds)
         upcoming = self.round + 1
-        if self.budget is not None:  # spread: never whole before every device was sieved
-            return {element for turn, element in enumerate(ordered)
-                    if self._due(upcoming, turn, len(ordered)) and self.clocks.get(element)
-                    and not self.unsieved_kinds}
+        if self.budget is not None:  # spread: a kind's turn is spread too, never whole
+            return set()
         return {element for turn, element in enumerate(ordered)
                 if self.clocks.get(element) is None or (
                     self._due(upcoming, turn, len(ordered)))}
@@ -107,61 +135,98 @@ class SieveMemory:
         seen = self.clocks.get(element, {})
         return {device for device in devices if device not in seen}
 
-    def _first_picks(self, kinds: list[Element], times: Mapping[Element, Mapping[str, float]],
-                     sizes: Mapping[tuple[str, Element], int]) -> dict[Element, set[str]]:
-        """Per kind, the devices never sieved that this refresh sieves: the next in a stable
-        hash order, all of a device's kinds together, until `budget` elements (`sizes`:
-        per (device, kind), its elements; one device at least)."""
+    def _take(self, waiting: Mapping[str, list[Element]], spent: int,
+              sizes: Mapping[tuple[str, Element], int]) -> tuple[dict[Element, set[str]], int]:
+        """Per kind, the devices of `waiting` (device -> its kinds waiting) this refresh
+        sieves: the next in a stable hash order, all of a device's waiting kinds together,
+        while `spent` (elements this refresh sieves so far; `sizes`: per (device, kind), its
+        elements) is below the budget, one device at least; and what is spent then."""
         assert self.budget is not None
-        waiting: dict[str, list[Element]] = {}
-        for element in kinds:
-            now = times.get(element)
-            if now is not None:
-                for device in self.unsieved(element, now):
-                    waiting.setdefault(device, []).append(element)
         picks: dict[Element, set[str]] = {}
-        spent = 0
-        for device in sorted(waiting, key=lambda d: (zlib.crc32(d.encode()), d)):
-            if spent and spent >= self.budget:
+        for took, device in enumerate(sorted(waiting, key=lambda d: (zlib.crc32(d.encode()),
+                                                                       d))):
+            if took and spent >= self.budget:
                 break
             for element in waiting[device]:
                 picks.setdefault(element, set()).add(device)
                 spent += max(1, sizes.get((device, element), 1))
-        return picks
+        return picks, spent
 
     def plan(self, kinds: Iterable[Element], times: Mapping[Element, Mapping[str, float]],
              sizes: Mapping[tuple[str, Element], int] | None = None) -> Plan:
         """Per element kind of `kinds` (those with a sieve), what this refresh sieves: the
         whole kind (None) when it was never sieved, is due (`WHOLE_EVERY`) or has no clock;
         else the devices whose clock moved (maybe none; a slice of them where most moved).
-        With a `budget`, a kind never sieved is not sieved whole: the devices never sieved are
-        picked by the budget (`sizes`: per (device, kind), its elements) and sieved besides
-        those that moved; a kind is due whole only once none is left."""
+        With a `budget`: see `_spread`."""
         self.round += 1
+        if self.budget is not None:
+            return self._spread(sorted(kinds), times, sizes or {})
         plan: Plan = {}
         ordered = sorted(kinds)
-        spread = self.budget is not None
-        picks = self._first_picks(ordered, times, sizes or {}) if spread else {}
-        unsieved_before = bool(self.unsieved_kinds)
-        self.unsieved_kinds = set()
+        self.clockless = {element for element in ordered if times.get(element) is None}
         for turn, element in enumerate(ordered):
             seen, now = self.clocks.get(element), times.get(element)
-            due = self._due(self.round, turn, len(ordered))
-            if now is None or (not spread and (seen is None or due)) or (
-                    spread and due and seen and not unsieved_before):
+            if now is None or seen is None or self._due(self.round, turn, len(ordered)):
                 plan[element] = None
                 continue
-            seen = seen or {}
-            moved = {device for device, at in now.items()
-                     if device in seen and seen[device] != at} if spread else \
-                {device for device, at in now.items() if seen.get(device) != at}
+            moved = {device for device, at in now.items() if seen.get(device) != at}
             if moved and len(moved) >= WHOLE_SHARE * len(now):  # a slice of them now
                 turn_now = self.round % SLICES
                 moved = {d for d in moved if zlib.crc32(d.encode()) % SLICES == turn_now}
-            picked = picks.get(element, set())
-            if spread and len(self.unsieved(element, now)) > len(picked):
-                self.unsieved_kinds.add(element)
-            plan[element] = moved | picked
+            plan[element] = moved
+        return plan
+
+    def _spread(self, ordered: list[Element], times: Mapping[Element, Mapping[str, float]],
+                sizes: Mapping[tuple[str, Element], int]) -> Plan:
+        """`plan` with a budget: only a kind without clocks is sieved whole (`clockless`).
+        Each refresh sieves, by the budget (`_take`: elements, one device at least of each
+        of these that waits): the devices scraped since their last sieve; then those never
+        sieved (the others stay `unsieved`, their kinds in `unsieved_kinds`); then those
+        waiting for their kind's turn (`resweep`; a kind's turn, once none is unsieved,
+        starts it and puts the kind in `turned`). A device left waiting keeps its last answer,
+        taken at its clock then (the source dates its quiet marks so)."""
+        plan: Plan = {}
+        unsieved_before = bool(self.unsieved_kinds)
+        self.unsieved_kinds, self.turned, self.clockless = set(), set(), set()
+        moved: dict[str, list[Element]] = {}
+        never: dict[str, list[Element]] = {}
+        for turn, element in enumerate(ordered):
+            seen, now = self.clocks.get(element), times.get(element)
+            if now is None:
+                plan[element] = None
+                self.clockless.add(element)
+                continue
+            plan[element] = set()
+            if self._due(self.round, turn, len(ordered)) and seen and not unsieved_before:
+                self.resweep[element] = set(now)  # its turn
+                self.turned.add(element)
+            seen = seen or {}
+            for device, at in now.items():
+                if device not in seen:
+                    never.setdefault(device, []).append(element)
+                elif seen[device] != at:
+                    moved.setdefault(device, []).append(element)
+        picks, spent = self._take(moved, 0, sizes)
+        first, spent = self._take(never, spent, sizes)
+        for device, elements in never.items():
+            for element in elements:
+                if device not in first.get(element, ()):
+                    self.unsieved_kinds.add(element)
+        again: dict[str, list[Element]] = {}
+        for element in list(self.resweep):
+            now = times.get(element, {})
+            left = {d for d in self.resweep[element]
+                    if d in now and element not in moved.get(d, ())}
+            self.resweep[element] = left
+            for device in left:
+                again.setdefault(device, []).append(element)
+        swept, _ = self._take(again, spent, sizes)
+        for chosen in (picks, first, swept):
+            for element, devices in chosen.items():
+                plan[element] = (plan[element] or set()) | devices
+        for element, devices in swept.items():
+            self.resweep[element] -= devices
+        self.resweep = {element: left for element, left in self.resweep.items() if left}
         return plan
 
     def record(self, element: Element, devices: set[str] | None,
@@ -185,12 +250,28 @@ class SieveMemory:
             kept.clear()
             clocks.clear()
             clocks.update(times)
+            self.outside.pop(element, None)
+            self.resweep.pop(element, None)
         else:
             for device in devices:
                 kept.pop(device, None)
                 if device in times:
                     clocks[device] = times[device]
         kept.update(fresh)
+
+    def record_outside(self, element: Element, answers: Mapping[str, list[Sample]],
+                       times: Mapping[str, float]) -> None:
+        """At `element`'s turn (`turned`): the sieve's `answers` (by mapping key) about the
+        series outside the dated devices, in place of the last turn's; and the devices no
+        longer dated (not in `times`: gone, or without clock series, whose series those
+        answers now cover) forgotten, as a whole sieve forgot them."""
+        self.outside[element] = {key: list(samples) for key, samples in answers.items()
+                                 if samples}
+        kept = self.answers.get(element, {})
+        clocks = self.clocks.get(element, {})
+        for device in [d for d in {*kept, *clocks} if d not in times]:
+            kept.pop(device, None)
+            clocks.pop(device, None)
 
     def by_key(self) -> dict[str, list[Sample]]:
         """Every kept sieve sample, by mapping key: what the refresh reads in full."""
@@ -199,4 +280,7 @@ class SieveMemory:
             for keys in devices.values():
                 for key, samples in keys.items():
                     merged.setdefault(key, []).extend(samples)
+        for keys in self.outside.values():
+            for key, samples in keys.items():
+                merged.setdefault(key, []).extend(samples)
         return merged

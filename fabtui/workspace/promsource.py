@@ -41,7 +41,7 @@ from fabtui.prom.alerting import AlertRule, RuleBook, alerting_document, alertin
 from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
-from fabtui.prom.presence import PRESENCE_EVERY, Presence, device_clocks, flagged
+from fabtui.prom.presence import PRESENCE_EVERY, Presence, device_clocks, flagged, matchers
 from fabtui.prom.resieve import SieveMemory, device_times
 from fabtui.prom.results import Assembler, Readings
 from fabtui.prom.rules import every_sieve, rules_document, rules_yaml, sieve_name
@@ -86,17 +86,26 @@ RULES_CHECK_EVERY = 30
 """`mode = "auto"` asks again every this many refreshes, so rules loaded (or removed) while
 the app runs are taken up without a restart."""
 
+DISCOVER_EVERY = 10
+"""Sieving raw series, refreshes between two reads of every clock series of a kind (the kinds
+take turns; the other refreshes read one series a target, `Presence.clock_terms`): a scrape
+target that starts being dated (a new one, or one answering again) is found within this many
+refreshes; `up == 0` names a failing one at once."""
+
 SLOW_REFRESH_S = 1.0
 """A refresh slower than this without the recording rules is told how to load them."""
 
-FIRST_SIEVE_ELEMENTS = 4000
-"""Sieving raw series, the elements whose devices a refresh sieves for the first time, at most
-(`fabtui.prom.resieve`: the first sieve spread over the first refreshes, the devices not sieved
-yet shown as not judged). Evaluating every series once is 6-7 CPU-s of Prometheus's at 1,024
-nodes (40,960 elements, ~770,000 series; a first refresh of 6-8 s on a 2-core machine): 4,000 a
-refresh cost ~0.7 CPU-s there, the first refresh 1.5-1.7 s, every device judged by the 11th
-refresh (8,000: 1.0 CPU-s, 2.2-2.4 s, by the 6th); a fabric near `SIEVE_FROM_NICS` (64 nodes,
-~2,500 elements) is judged by the first."""
+FIRST_SIEVE_ELEMENTS = 2000
+"""Sieving raw series, the elements a refresh sieves, at most (`fabtui.prom.resieve`'s budget:
+the devices scraped since their last sieve first, then those never sieved, then a kind's
+periodic re-sieve; one device at least of each). Named for the first sieve, which it spreads
+over the first refreshes (the devices not sieved yet shown as not judged). Evaluating every
+series once is 6-7 CPU-s of Prometheus's at 1,024 nodes (40,960 elements, ~770,000 series; a
+first refresh of 6-8 s on a 2-core machine). With 2,000 the busiest refresh cost Prometheus
+1.1-1.3 CPU-s there, every device judged by the 21st-31st refresh; with 4,000 (before) 1.7-2.4
+(`benchmarks/prom_refresh.py`, docs/prometheus.md: the slowest refresh still over 2 s at a load
+of 2-3 on 2 cores);
+a fabric near `SIEVE_FROM_NICS` (64 nodes, ~2,500 elements) is judged by the second."""
 
 
 def client_for(settings: PrometheusSettings) -> PromClient:
@@ -150,6 +159,9 @@ class PrometheusSource:
     """Per element kind, how many devices the last refresh sieved (None: the whole kind)."""
     first_sieve_elements: int | None = FIRST_SIEVE_ELEMENTS
     """See `FIRST_SIEVE_ELEMENTS` (None: the first refresh sieves every kind whole)."""
+    _rediscover: set[Element] = field(default_factory=set)
+    """The kinds whose next device clocks read every clock series whatever their turn
+    (`_cheap_clocks`): a new device's elements could not be read, so it is to be found again."""
     unjudged: frozenset[str] = frozenset()
     """Sieving raw series: the elements of the devices not sieved yet after the last refresh
     (not judged: shown so, never ok)."""
@@ -214,6 +226,56 @@ class PrometheusSource:
                               "has no fabtui:device_clock:* series, so each refresh is slower")
         return answers
 
+    def _cheap_clocks(self, full: Mapping[Element, str]) -> dict[Element, str]:
+        """Per element kind of `full` (the device clock queries), the query that dates the same
+        devices from one clock series each (`Presence.clock_terms`: ~3,300 series at 1,024
+        nodes where every series is ~41,000, the port kind's 16,384 the costliest query of a
+        refresh while Prometheus ingests a scrape); a kind whose devices cannot be told apart
+        keeps its query of every series, and so does each kind every `DISCOVER_EVERY`
+        refreshes (the kinds taking turns: one kind's at most a refresh), which finds a target
+        that starts being dated. (A negative matcher excluding the dated targets, asked every
+        refresh instead, cost more: Prometheus 2.42 merges the postings of every excluded
+        label value, each `instance` value's naming every series of its node.)"""
+        found = {}
+        kinds = sorted(full)
+        for turn, element in enumerate(kinds):
+            discover = self._polls % DISCOVER_EVERY == turn * DISCOVER_EVERY // len(kinds) \
+                or element in self._rediscover
+            self._rediscover.discard(element)
+            terms = None if discover else \
+                self._presence.clock_terms(element, self.labels.grouping(element)[-1])
+            if terms:
+                found[element] = promql.device_clock_query(element, self.labels, self.mapped,
+                                                           self.names, terms)
+        return found
+
+    async def _clocks_of_missing(self, kinds: list[Element], dated: list[list[Sample]],
+                                 cheap: Iterable[Element]) -> list[list[Sample]]:
+        """The cheap device clocks' answers (`_cheap_clocks`), with the clocks of the scrape
+        targets they miss (dated by the last refresh, and their first element's series has no
+        sample now: it went stale, or the target is gone) read from every series of those
+        targets (of the `cheap` kinds: the others read every series)."""
+        known = self._presence.devices or {}
+        cheap = set(cheap)
+        missing: list[tuple[int, Element, set[tuple[tuple[str, str], ...]]]] = []
+        for i, (element, samples) in enumerate(zip(kinds, dated, strict=True)):
+            if element not in cheap:
+                continue
+            answered = {_target(s.labels) for s in samples}
+            lost = {_target(t) for targets in known.get(element, {}).values()
+                    for t in targets} - answered
+            if lost:
+                missing.append((i, element, lost))
+        if not missing:
+            return dated
+        found = await self._ask([promql.device_clock_query(
+            element, self.labels, self.mapped, self.names, matchers(dict(t) for t in lost))
+            for _, element, lost in missing])
+        dated = list(dated)
+        for (i, _, lost), samples in zip(missing, found, strict=True):
+            dated[i] = [*dated[i], *(s for s in samples if _target(s.labels) in lost)]
+        return dated
+
     @property
     def sieving(self) -> bool:
         """Whether a refresh reads only what nears a limit (`fabtui.prom.sieve`)."""
@@ -248,7 +310,7 @@ class PrometheusSource:
         if found is None:
             return
         if found and not self._rules_loaded:  # read from the rules: raw sieves forgotten
-            self._sieved = SieveMemory(budget=self.first_sieve_elements)
+            self._sieved = SieveMemory()  # its budget: set by each poll
         self._rules_loaded = found
 
     def _offer_rules(self) -> None:
@@ -309,40 +371,83 @@ class PrometheusSource:
                        ) -> dict[str, list[Sample]]:
         """The sieve's answers by mapping key, asking only about the devices scraped since
         their last sieve (`fabtui.prom.resieve`; `dated`: the device clocks' answers;
-        `ahead`: the whole kinds' sieves, already answered)."""
+        `ahead`: the whole kinds' sieves, already answered); at a kind's spread turn, also
+        about the series outside its dated devices (`_outside`)."""
         times = device_times(clocks, dated, self.resolver)
         sizes = {key: len(members) for key, members in self._presence.by_device.items()}
-        plan = self._sieved.plan(self._sieve_kinds(), times, sizes)
+        memory = self._sieved
+        plan = memory.plan(self._sieve_kinds(), times, sizes)
+        beyond: dict[Element, str] = {}
+        for element in sorted(memory.turned):
+            excluding = self._presence.outside(element)
+            if excluding is None:  # nothing to exclude the dated devices by: the kind whole
+                plan[element] = None
+            else:
+                beyond[element] = promql.outside_query(
+                    element, self.labels,
+                    sorted({self.names[m.key] for m in self.mapped if m.element == element}),
+                    excluding)
         asked: list[tuple[Element, str]] = []
         texts: list[str] = []
         for element, devices in plan.items():
-            if devices is not None and not devices:
+            if (devices is not None and not devices) or \
+                    (devices is None and any(e == element for e, _ in ahead)):
                 continue
-            if devices is None and any(e == element for e, _ in ahead):
-                continue
-            terms: str | list[str] = "" if devices is None else \
-                self._presence.terms(element, devices)
-            of_kind = tuple(m for m in self.mapped if m.element == element)
-            for key, text in sieves(of_kind, {m.key: self.query_of(m, terms) for m in of_kind},
-                                    self.catalog, self._slowest).items():
-                asked.append((element, key))
-                texts.append(text)
-        answers = dict(zip(asked, await self._ask(texts), strict=True))
+            texts += self._sieves_of(element, "" if devices is None else
+                                     self._presence.terms(element, devices), asked)
+        found = await self._ask([*texts, *beyond.values()])
+        answers = dict(zip(asked, found, strict=False))
         answers.update(ahead)
         for element, devices in plan.items():
             if devices is None or devices:
-                self._sieved.record(element, devices,
-                                    {k: a for (e, k), a in answers.items() if e == element},
-                                    self.mapped, self.resolver, times.get(element, {}))
+                memory.record(element, devices,
+                              {k: a for (e, k), a in answers.items() if e == element},
+                              self.mapped, self.resolver, times.get(element, {}))
+        outside = await self._outside(dict(zip(beyond, found[len(texts):], strict=True)))
+        for element in beyond:
+            memory.record_outside(element, outside.get(element, {}), times.get(element, {}))
         self.last_sieve = {str(e): (None if d is None else len(d)) for e, d in plan.items()}
-        return self._sieved.by_key()
+        return memory.by_key()
+
+    def _sieves_of(self, element: Element, terms: str | list[str],
+                   asked: list[tuple[Element, str]]) -> list[str]:
+        """The sieve queries of `element`'s metrics, of the series `terms` select; their
+        (kind, mapping key) appended to `asked`."""
+        of_kind = tuple(m for m in self.mapped if m.element == element)
+        found = sieves(of_kind, {m.key: self.query_of(m, terms) for m in of_kind}, self.catalog,
+                       self._slowest)
+        asked += [(element, key) for key in found]
+        return list(found.values())
+
+    async def _outside(self, counted: Mapping[Element, list[Sample]]
+                       ) -> dict[Element, dict[str, list[Sample]]]:
+        """At kinds' turns, per kind, the sieve's answers (by mapping key) about the series of
+        devices no clock dates: `counted` (per kind, the answer of `promql.outside_query`: one
+        sample per such target, none where every device is dated, the common case, which asks
+        nothing more) names their targets, whose series are then sieved by their labels. One
+        negative matcher a kind's turn: Prometheus merges the postings of every dated value
+        for it, so it is not asked with each sieve query."""
+        asked: list[tuple[Element, str]] = []
+        texts: list[str] = []
+        for element, samples in counted.items():
+            targets = [{k: v for k, v in s.labels.items() if k != "__name__"} for s in samples]
+            if targets:
+                texts += self._sieves_of(element, matchers(targets), asked)
+        found: dict[Element, dict[str, list[Sample]]] = {}
+        for (element, key), samples in zip(asked, await self._ask(texts) if texts else [],
+                                           strict=True):
+            found.setdefault(element, {})[key] = samples
+        return found
 
     def _unjudged(self, quiet: dict[tuple[str, Element], list[str]]
                   ) -> dict[tuple[str, Element], list[str]]:
         """Takes out of `quiet` (the elements present and not read in full) those of the
         devices whose kind was never sieved (a spread first sieve): not judged, not ok; and
-        returns them."""
-        unjudged = {}
+        returns them. None left to sieve (every dated device was; no kind lacked clocks):
+        nothing to take, no walk over every quiet element."""
+        unjudged: dict[tuple[str, Element], list[str]] = {}
+        if not self._sieved.unsieved_kinds and not self._sieved.clockless:
+            return unjudged
         kinds = self._sieve_kinds()
         for device, element in list(quiet):
             if element in kinds and self._sieved.unsieved(element, (device,)):
@@ -423,7 +528,9 @@ class PrometheusSource:
         # series twice, most of the first round's cost)
         derive = not self.recorded and set(due) == set(clocks) and \
             all(devices is None for devices in due.values())
-        asked_clocks = [] if derive else list(clocks.values())
+        cheap = self._cheap_clocks(clocks) if sieving and not self.recorded and not derive \
+            else {}
+        asked_clocks = [] if derive else [cheap.get(e, text) for e, text in clocks.items()]
         # The last refresh's full read, asked with the first round: when the sieve names the
         # same elements again (a storm lasts minutes) the refresh needs no second round trip,
         # which is what a loaded Prometheus (its rule evaluation) makes slow. So are the
@@ -451,6 +558,8 @@ class PrometheusSource:
                          for element in clocks]
             else:
                 dated = answers[len(first):ends]
+            if cheap:
+                dated = await self._clocks_of_missing(list(clocks), dated, cheap)
             if self.recorded:
                 dated = await self._older_rules(clocks, dated)
             before = self._presence.date(clocks, dated, readings, self.resolver)
@@ -493,8 +602,14 @@ class PrometheusSource:
         self.unjudged = waiting
         for result in self.assembler.results(readings, self.queries):
             yield Results(result, self.settings.stale_after)
+        raw = sieving and not self.recorded
         for (device, element), members in quiet.items():
             at = readings.sampled.get(device)
+            # sieving raw series: quiet as of the sieve that found it so (a device scraped
+            # since and not sieved again yet, waiting for the budget, is not ok as of now)
+            judged = self._sieved.clocks.get(element, {}).get(device) if raw else None
+            if at is not None and judged is not None:
+                at = min(at, judged)
             if at is not None:
                 yield Quiet(device, tuple(members), tuple(self._probes_of[element]), at,
                             self.settings.stale_after)
@@ -576,6 +691,7 @@ class PrometheusSource:
                 answers = await self._ask(list(queries.values()))
             except PromError:  # not dated yet, then: the next refresh reads them again
                 self._presence.undate(fresh)
+                self._rediscover.update(fresh)
                 raise
             self._presence.record(dict(fresh), answers, self.resolver)
 
@@ -664,6 +780,11 @@ class PrometheusSource:
                 "nic": nics, "ibport": nics,
                 "port": [p for p in graph.port_links
                          if device_of(p) in graph.switches]}
+
+
+def _target(labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """A device clock sample's scrape target: its labels (the device labels), sorted."""
+    return tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
 
 
 async def _nothing() -> None:

@@ -446,11 +446,11 @@ def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
         answers = asyncio.run(ask([*clocks.values(), *cheap.values()]))
         series = asyncio.run(ask([text.replace("max by", "count by", 1)
                                   for text in (*clocks.values(), *cheap.values())]))
-        for element, every, one, counted in zip(clocks, answers, answers[len(clocks):],
-                                                series[len(clocks):], strict=False):
+        for element, every, one, per_device in zip(clocks, answers, answers[len(clocks):],
+                                                   series[len(clocks):], strict=False):
             assert one and sorted((sorted(s.labels.items()), s.value) for s in one) == \
                 sorted((sorted(s.labels.items()), s.value) for s in every), element
-            assert {s.value for s in counted} == {1.0}, element  # one series a device
+            assert {s.value for s in per_device} == {1.0}, element  # one series a device
         texts.clear()
         poll(source)
         assert set(cheap.values()) <= set(texts)
@@ -478,8 +478,10 @@ def test_a_device_whose_dating_series_went_quiet_is_dated_from_its_others(
         full = dict(source._presence.devices or {})
         clocks = promql.device_clock_queries(source.labels, source._stamps(), recorded=False)
         every = asyncio.run(source._ask(list(clocks.values())))
-        for device, element, value in (("leaf-g00-r4", "port", "Ethernet999"),
-                                       (STORM_NIC.partition(":")[0], "nic", "nosuchnic")):
+        planted: list[tuple[str, Element, str]] = [
+            ("leaf-g00-r4", "port", "Ethernet999"),
+            (STORM_NIC.partition(":")[0], "nic", "nosuchnic")]
+        for device, element, value in planted:
             firsts = source._presence.firsts[(device, element)]
             assert firsts
             for target in firsts:
@@ -744,12 +746,12 @@ def test_a_kinds_turn_is_spread_and_still_catches_what_it_alone_would(fabric: Fa
         memory = source._sieved
         switch = device_of(STORM_PORT)
         memory.answers["port"].pop(switch)
-        texts: list[str] = []
+        seen: list[str] = []
         ask = source._ask
 
-        async def counted(queries: list[str]) -> list[list[Sample]]:
-            texts.extend(queries)
-            return await ask(queries)
+        async def counted(texts: list[str]) -> list[list[Sample]]:
+            seen.extend(texts)
+            return await ask(texts)
 
         source._ask = counted  # type: ignore[method-assign]
         kinds = sorted(source._sieve_kinds())
@@ -759,13 +761,13 @@ def test_a_kinds_turn_is_spread_and_still_catches_what_it_alone_would(fabric: Fa
                        if kind == "port")
         refreshes = 0
         while refreshes == 0 or "port" in memory.resweep:
-            texts.clear()
+            seen.clear()
             found = healths(ws, poll(source), moment)
             refreshes += 1
             assert None not in source.last_sieve.values()  # no kind whole
             if refreshes == 1:
                 assert memory.turned == {"port"}
-                assert any("!~" in text for text in texts)  # the series outside the dated
+                assert any("!~" in text for text in seen)  # the series outside the dated
             assert {k for k, v in found.items() if v is not expected.get(k)} <= \
                 {STORM_PORT, switch}
             assert refreshes <= -(-elements // budget) + 1

@@ -211,8 +211,8 @@ def test_a_kinds_turn_is_spread_within_the_budget() -> None:
             mover = sorted(memory.resweep["nic"])[-1]
             times["nic"][mover] = 11.0
     assert set(turns) == kinds and moved_once
-    for kind, devices in swept.items():
-        assert sorted(devices) == sorted(times[kind]), kind
+    for kind, sieved in swept.items():
+        assert sorted(sieved) == sorted(times[kind]), kind
         elements = sum(sizes[(d, kind)] for d in times[kind])
         assert spans[kind] <= -(-elements // budget) + 1, kind
 

@@ -169,6 +169,29 @@ def poll(source: PrometheusSource) -> list[StatusUpdate]:
     return asyncio.run(collect())
 
 
+def healths_of(ws: Workspace, updates: list[StatusUpdate], moment: float | None = None) \
+        -> dict[str, Health]:
+    """The fabric's healths once `updates` are applied (at `moment` on the status's clock)."""
+    status = FabricStatus(FabricMap.build(ws.graph()),
+                          **({} if moment is None else {"clock": lambda: moment}))
+    for update in updates:
+        status.take(update)
+    return dict(status.snapshot(1, PollState.WAITING).health)
+
+
+def _full_then_sieve(fabric: Fabric, moment: float) \
+        -> tuple[Workspace, PrometheusSource, dict[str, Health]]:
+    """A full read's healths at `moment` (the storm port failing), and a sieving source set
+    at the same moment, with its workspace."""
+    ws, full = fabric.source(mode="full")
+    full.at = moment
+    expected = healths_of(ws, poll(full), moment)
+    assert expected[STORM_PORT] is Health.FAIL
+    ws, source = fabric.source(mode="sieve")
+    source.at = moment
+    return ws, source, expected
+
+
 def results_of(updates: list[StatusUpdate]) -> list[ProbeResult]:
     """The probe results among a poll's updates."""
     return [u.result for u in updates if isinstance(u, Results)]
@@ -682,25 +705,14 @@ def test_a_refresh_sieves_only_the_devices_scraped_since_their_last_sieve(
     storm's switch and NIC's node as if scraped since (their answers forgotten), the next asks
     about those two devices only, by their targets' labels, from the real Prometheus. Every
     refresh's healths are the full read's."""
-    def healths(ws: Workspace, updates: list[StatusUpdate]) -> dict[str, Health]:
-        status = FabricStatus(FabricMap.build(ws.graph()))
-        for update in updates:
-            status.take(update)
-        return dict(status.snapshot(1, PollState.WAITING).health)
-
     def read(moment: float) -> None:
-        ws, full = fabric.source(mode="full")
-        full.at = moment
-        expected = healths(ws, poll(full))
-        assert expected[STORM_PORT] is Health.FAIL
-        ws, source = fabric.source(mode="sieve")
-        source.at = moment
-        assert healths(ws, poll(source)) == expected
+        ws, source, expected = _full_then_sieve(fabric, moment)
+        assert healths_of(ws, poll(source), moment) == expected
         # every device of every kind, by its targets' labels (the first sieve fits its budget)
         dated = source._presence.devices or {}
         assert source.last_sieve == {kind: len(dated[kind]) for kind in dated}
         assert not source.unjudged
-        assert healths(ws, poll(source)) == expected
+        assert healths_of(ws, poll(source), moment) == expected
         assert source.last_sieve == dict.fromkeys(("gpu", "ibport", "nic", "port"), 0)
         memory = source._sieved
         storm_node = STORM_NIC.partition(":")[0]
@@ -708,7 +720,7 @@ def test_a_refresh_sieves_only_the_devices_scraped_since_their_last_sieve(
         for element, device in moved:
             memory.clocks[element][device] = 0.0
             memory.answers[element].pop(device, None)
-        assert healths(ws, poll(source)) == expected
+        assert healths_of(ws, poll(source), moment) == expected
         assert source.last_sieve == {"gpu": 0, "ibport": 0, "nic": 1, "port": 1}
         assert "leaf-g00-r4" in memory.answers["port"] and storm_node in memory.answers["nic"]
 
@@ -724,19 +736,8 @@ def test_a_kinds_turn_is_spread_and_still_catches_what_it_alone_would(fabric: Fa
     stay away from the full read's only for that port, and at the end they are the full
     read's. The turn also asks about the series outside the dated switches: none here, and
     the storm switch's own once it is taken out of the dated ones."""
-    def healths(ws: Workspace, updates: list[StatusUpdate], moment: float) -> dict[str, Health]:
-        status = FabricStatus(FabricMap.build(ws.graph()), clock=lambda: moment)
-        for update in updates:
-            status.take(update)
-        return dict(status.snapshot(1, PollState.WAITING).health)
-
     def read(moment: float) -> None:
-        ws, full = fabric.source(mode="full")
-        full.at = moment
-        expected = healths(ws, poll(full), moment)
-        assert expected[STORM_PORT] is Health.FAIL
-        ws, source = fabric.source(mode="sieve")
-        source.at = moment
+        ws, source, expected = _full_then_sieve(fabric, moment)
         source.first_sieve_elements = budget = 100
         for _ in range(20):  # the first sieve, spread
             poll(source)
@@ -762,7 +763,7 @@ def test_a_kinds_turn_is_spread_and_still_catches_what_it_alone_would(fabric: Fa
         refreshes = 0
         while refreshes == 0 or "port" in memory.resweep:
             seen.clear()
-            found = healths(ws, poll(source), moment)
+            found = healths_of(ws, poll(source), moment)
             refreshes += 1
             assert None not in source.last_sieve.values()  # no kind whole
             if refreshes == 1:

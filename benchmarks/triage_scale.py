@@ -69,7 +69,8 @@ def rank_text(lines: list[str], rank: int, ranks: int, size: int, *, distinct: b
     if distinct:
         # Another process for each rank (its host, pid, tid), and the clock moving on in each
         # repetition: a real rank's log repeats its wording, never its heads and times.
-        mine = as_another_process(own.encode(), rank).decode()
+        # (its rank numbers kept: `rank_text` has set them to this rank's already)
+        mine = as_another_process(own.encode(), rank, ranks=False).decode()
         parts, length, copy = [], 0, 0
         while length < size:
             part = _CLOCK.sub(functools.partial(_later, seconds=copy),

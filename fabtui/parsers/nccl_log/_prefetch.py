@@ -266,7 +266,7 @@ def _reader_main(path: str, chunk: int, batches: int, updates: int, uncounted_ru
     with open(batches, "wb", buffering=_PIPE_SIZE) as send:
         try:
             _read_ahead(path, chunk, send, updates, uncounted_run)
-            send.write(_BATCH_HEAD.pack(_DONE, 0, 0, 0, 0, 0, 0, 0))
+            _write(send, _DONE)
         except BaseException as error:  # reported to the parse, which raises it
             # As an OSError of the parse's own read: its number and reason (`strerror`, which
             # `fabtui parse` shows), the parse adding the path.
@@ -275,8 +275,7 @@ def _reader_main(path: str, chunk: int, batches: int, updates: int, uncounted_ru
             else:
                 code, reason = errno.EIO, f"the NCCL log reader process failed: {error!r}"
             text = f"{code}\n{reason}".encode()
-            send.write(_BATCH_HEAD.pack(_FAILED, len(text), 0, 0, 0, 0, 0, 0) + text)
-        send.flush()
+            _write(send, _FAILED, text=text)
 
 
 class _Copy(NamedTuple):
@@ -322,13 +321,8 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
     `Batch`). Learns the hosts of the lines it sends that note one (see `_host_noted`)."""
     whole, lines = batch
     if distinct >= 0 and distinct * 4 <= len(lines) * 3:  # the parse counts it (`sieved`)
-        text = whole.encode("utf-8", "surrogatepass")
-        after_text = after.encode("utf-8", "surrogatepass")
-        send.write(_BATCH_HEAD.pack(len(lines), len(text), 0, 0, len(after_text), 0, 0,
-                                    distinct))
-        send.write(text)
-        send.write(after_text)
-        send.flush()
+        _write(send, len(lines), distinct, text=whole.encode("utf-8", "surrogatepass"),
+               after=after.encode("utf-8", "surrogatepass"))
         return
     tails = list(map(itemgetter(2), map(str.partition, lines, repeat("NCCL INFO"))))
     codes = list(map(known.sieve.get, tails, repeat(_UNKNOWN)))
@@ -359,23 +353,24 @@ def _send(send: BinaryIO, batch: tuple[str, list[str]], known: _Copy, after: str
         plain = sorted(set(plain).difference(warns))
         tallied = sorted(set(tallied).difference(warns))
         visited = list(map(lines.__getitem__, visit))
-    text = whole.encode("utf-8", "surrogatepass")
-    indexes = array("I", visit).tobytes()
-    visited_text = "\n".join(visited).encode("utf-8", "surrogatepass")
-    after_text = after.encode("utf-8", "surrogatepass")
-    plain_indexes = array("I", plain).tobytes()
-    tally_indexes = array("I", tallied).tobytes()
-    tally_codes = array("I", map(codes.__getitem__, tallied)).tobytes()
-    send.write(_BATCH_HEAD.pack(len(lines), len(text), len(indexes), len(visited_text),
-                                len(after_text), len(plain_indexes), len(tally_indexes),
-                                distinct))
-    send.write(text)
-    send.write(indexes)
-    send.write(visited_text)
-    send.write(after_text)
-    send.write(plain_indexes)
-    send.write(tally_indexes)
-    send.write(tally_codes)
+    _write(send, len(lines), distinct, text=whole.encode("utf-8", "surrogatepass"),
+           visit=array("I", visit).tobytes(),
+           visited="\n".join(visited).encode("utf-8", "surrogatepass"),
+           after=after.encode("utf-8", "surrogatepass"), plain=array("I", plain).tobytes(),
+           tallied=array("I", tallied).tobytes(),
+           tally_codes=array("I", map(codes.__getitem__, tallied)).tobytes())
+
+
+def _write(send: BinaryIO, size: int, distinct: int = 0, *, text: bytes = b"",
+           visit: bytes = b"", visited: bytes = b"", after: bytes = b"", plain: bytes = b"",
+           tallied: bytes = b"", tally_codes: bytes = b"") -> None:
+    """Write one message: its head (`_BATCH_HEAD`, the sizes taken from the parts), then the
+    parts in that order (`Prefetcher.__iter__` reads them so; the tally codes are as long as
+    the tallied indexes)."""
+    send.write(_BATCH_HEAD.pack(size, len(text), len(visit), len(visited), len(after),
+                                len(plain), len(tallied), distinct))
+    for part in (text, visit, visited, after, plain, tallied, tally_codes):
+        send.write(part)
     send.flush()
 
 

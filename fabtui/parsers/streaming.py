@@ -330,20 +330,7 @@ _STR = frozenset({str})
 def _flat_encoder(inner: str) -> Callable[[object], str]:
     """`encode` of a C-accelerated encoder writing the items of a flat container one per line
     at `inner` (the standard library uses its C encoder only when `indent` is None)."""
-    standard = json.JSONEncoder(ensure_ascii=False, separators=(",\n" + inner, ": "))
-    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-    if c_make_encoder is None:  # not CPython
-        return standard.encode
-    # The one C encoder `standard.encode` would build on every call (with a closure and a
-    # dict of markers): made once, it halves the cost of a row. A flat container holds no
-    # container, so there is no cycle for the markers to catch.
-    encoder = c_make_encoder(None, standard.default, encode_basestring, None, ": ",
-                             ",\n" + inner, False, False, True)
-
-    def encode(value: object) -> str:
-        return "".join(encoder(value, 0))
-
-    return encode
+    return _separated_encoder(",\n" + inner)
 
 
 _ROWS_PER_PIECE = 4096
@@ -360,7 +347,7 @@ def flat_rows_encoded(names: tuple[str, ...], rows: Iterable[tuple[object, ...]]
     template = "{\n" + inner + (",\n" + inner).join(
         encode_basestring(name) + ": %s" for name in names) + "\n" + indent + "}"
     joiner = ",\n" + indent
-    values = _separated_encoder()
+    values = _separated_encoder("\x00")
     width = len(names)
     source = iter(rows)
     while True:
@@ -373,14 +360,17 @@ def flat_rows_encoded(names: tuple[str, ...], rows: Iterable[tuple[object, ...]]
         yield joiner.join(map(template.__mod__, zip(*[iter(texts)] * width, strict=True)))
 
 
-@lru_cache(maxsize=1)
-def _separated_encoder() -> Callable[[object], str]:
-    """`json.dumps` of a list of scalars with NUL between the items (no spaces)."""
-    standard = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": "))
+@lru_cache(maxsize=64)
+def _separated_encoder(separator: str) -> Callable[[object], str]:
+    """`json.dumps` (ensure_ascii off) of a flat container, `separator` between its items."""
+    standard = json.JSONEncoder(ensure_ascii=False, separators=(separator, ": "))
     c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
     if c_make_encoder is None:  # not CPython
         return standard.encode
-    encoder = c_make_encoder(None, standard.default, encode_basestring, None, ": ", "\x00",
+    # The one C encoder `standard.encode` would build on every call (with a closure and a
+    # dict of markers): made once, it halves the cost of a row. A flat container holds no
+    # container, so there is no cycle for the markers to catch.
+    encoder = c_make_encoder(None, standard.default, encode_basestring, None, ": ", separator,
                              False, False, True)
 
     def encode(value: object) -> str:

@@ -12,7 +12,14 @@ figure; with two workers the wall time on an idle 2-core machine is about half o
 Never fails on timing or memory.
 
     python benchmarks/triage_scale.py            # 256, 512, 1,024 ranks x 1 MB, RSS per rank
-    python benchmarks/triage_scale.py --smoke    # 16, 32, 64 ranks x 256 KB (CI)
+    python benchmarks/triage_scale.py --smoke    # 256, 512, 1,024 ranks x 16 KB (CI)
+
+The growth line gives the exponent of the wall time and of the CPU seconds (steadier on a shared
+machine) from the smallest job to the largest, and of the CPU seconds each doubling adds (the
+process's fixed costs cancel out: what the smoke's small jobs need): about 1 when the triage is
+linear in the logs, 2 for a quadratic term. The smoke's jobs are many ranks with small logs, so
+that a cost growing with ranks times lines shows in it (the scan of every event for each watchdog
+line did: CPU exponent 1.6 at 256-1,024 ranks x 1 MB).
     python benchmarks/triage_scale.py --verbatim # the old input: repetitions byte for byte
 """
 
@@ -101,8 +108,10 @@ def rank_text(lines: list[str], rank: int, ranks: int, size: int, *, distinct: b
 
 
 
-def measure_job(lines: list[str], ranks: int, size: int, distinct: bool) -> tuple[float, float]:
-    """Build the job's logs, print grep's and the triage's row; (seconds, peak RSS in MB)."""
+def measure_job(lines: list[str], ranks: int, size: int, distinct: bool) \
+        -> tuple[float, float, float]:
+    """Build the job's logs, print grep's and the triage's row; (seconds, peak RSS in MB, CPU
+    seconds)."""
     with tempfile.TemporaryDirectory() as folder:
         logs = Path(folder) / "logs"
         logs.mkdir(parents=True, exist_ok=True)
@@ -132,32 +141,36 @@ def measure_job(lines: list[str], ranks: int, size: int, distinct: bool) -> tupl
           f"{total / max(seconds, 1e-9):4.0f} MB/s   ratio to grep "
           f"{seconds / max(grep_s, 1e-9):5.1f}x   {target}"
           f"{'' if right else f'   WRONG ANSWER: suspects {named[:5]}'}")
-    return seconds, rss
+    return seconds, rss, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="16-64 ranks x 256 KB (CI)")
+    parser.add_argument("--smoke", action="store_true", help="256-1,024 ranks x 16 KB (CI)")
     parser.add_argument("--ranks", type=int, default=1024, help="the largest job")
     parser.add_argument("--size", type=int, default=MB, help="bytes of log per rank")
     parser.add_argument("--verbatim", action="store_true",
                         help="repeat each rank's samples byte for byte (the old input)")
     args = parser.parse_args()
-    ranks, size = (64, 256 * 1024) if args.smoke else (args.ranks, args.size)
+    ranks, size = (1024, 16 * 1024) if args.smoke else (args.ranks, args.size)
     lines = _sample_lines()
     print(f"{os.cpu_count()} CPUs; up to {ranks} ranks x {size // 1024} KB built from "
           f"{len(lines)} lines of tests/fixtures/nccl-log samples, "
           f"{'repeated verbatim' if args.verbatim else 'each rank its own heads and clock'}")
     sizes = [ranks // 4, ranks // 2, ranks]
     figures = [measure_job(lines, count, size, not args.verbatim) for count in sizes]
-    (small_s, small_rss), (_, _), (big_s, big_rss) = figures
+    (small_s, small_rss, small_cpu), (_, _, middle_cpu), (big_s, big_rss, big_cpu) = figures
     per_rank = (big_rss - small_rss) / (sizes[2] - sizes[0])
     import math
 
-    exponent = math.log(max(big_s, 1e-9) / max(small_s, 1e-9)) / math.log(sizes[2] / sizes[0])
+    def exponent(small: float, big: float) -> float:
+        return math.log(max(big, 1e-9) / max(small, 1e-9)) / math.log(sizes[2] / sizes[0])
+
     print(f"  growth: {per_rank:.3f} MB of RSS per added rank "
-          f"({per_rank * 1024:.0f} MB per 1,024 ranks); time exponent {exponent:.2f} "
-          "(1 = linear)")
+          f"({per_rank * 1024:.0f} MB per 1,024 ranks); exponent of the time "
+          f"{exponent(small_s, big_s):.2f}, of the CPU seconds {exponent(small_cpu, big_cpu):.2f}, "
+          f"of the CPU seconds a doubling adds "
+          f"{2 * exponent(middle_cpu - small_cpu, big_cpu - middle_cpu):.2f} (1 = linear)")
 
 
 if __name__ == "__main__":

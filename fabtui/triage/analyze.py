@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Literal
 
 from fabtui.model.triage import (
@@ -210,7 +211,31 @@ def _group_local(ctx: Context) -> None:
                      "no rank is named from them")
 
 
-def _pg_of(ctx: Context, item: LineEvent) -> tuple[str, Literal["said", "inferred"] | None]:
+@dataclass(frozen=True)
+class _NamedGroups:
+    """What the hang lines that name their process group say, indexed once per analysis (a
+    scan of every event for each watchdog line was 40 % of triaging 1,024 ranks' logs, growing
+    with the square of the ranks)."""
+
+    by_rank_seq: dict[tuple[int, int | None], set[str]]
+    """(rank, sequence number) -> the groups its watchdog and status lines name there."""
+    groups: set[str]
+    """Every group a watchdog or status line names."""
+
+    @classmethod
+    def of(cls, events: list[LineEvent]) -> _NamedGroups:
+        by_rank_seq: dict[tuple[int, int | None], set[str]] = {}
+        groups: set[str] = set()
+        for e in events:
+            if e.event.pg is not None and e.rank is not None \
+                    and e.event.type in ("watchdog_timeout", "pg_status"):
+                by_rank_seq.setdefault((e.rank, e.event.seq), set()).add(e.pg)
+                groups.add(e.pg)
+        return cls(by_rank_seq, groups)
+
+
+def _pg_of(named: _NamedGroups, item: LineEvent) \
+        -> tuple[str, Literal["said", "inferred"] | None]:
     """The process group of a rank's hang line: the one it names; for a watchdog line that names
     none (`[Rank N] Watchdog caught ...`, PyTorch 2.2+ prints the group on the next line), the
     group the same rank's status line names at the same sequence number, else the one group
@@ -224,26 +249,25 @@ def _pg_of(ctx: Context, item: LineEvent) -> tuple[str, Literal["said", "inferre
         # default group (whose rank would be 97). Which sub-group the line does not say.
         return f"? (rank {item.rank} is Rank {item.pg_rank} of a group the line does not name)", \
             None
-    said = [e for e in ctx.facts.events if e.event.pg is not None and e.rank is not None
-            and e.event.type in ("watchdog_timeout", "pg_status")]
-    own = {e.pg for e in said if e.rank == item.rank and e.event.seq == item.event.seq}
+    own = named.by_rank_seq.get((item.rank, item.event.seq), set()) \
+        if item.rank is not None else set()
     if len(own) == 1:
-        return own.pop(), "said"
-    groups = {e.pg for e in said}
-    if len(groups) == 1 and (only := next(iter(groups))) != DEFAULT_PG:
+        return next(iter(own)), "said"
+    if len(named.groups) == 1 and (only := next(iter(named.groups))) != DEFAULT_PG:
         return only, "inferred"
     return item.pg, None
 
 
 def _from_events(ctx: Context) -> None:
     inferred: set[int] = set()
+    named = _NamedGroups.of(ctx.facts.events)
     for item in ctx.facts.events:
         event = item.event
         if item.rank is not None:
             ctx.seen.add(item.rank)
         if item.rank is None or event.type not in ("watchdog_timeout", "pg_status"):
             continue
-        pg, known = _pg_of(ctx, item)
+        pg, known = _pg_of(named, item)
         state = ctx.state(pg, item.rank)
         if known == "said" or state.pg_known is None:
             state.pg_known = known

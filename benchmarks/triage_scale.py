@@ -133,7 +133,9 @@ def measure_job(lines: list[str], ranks: int, size: int, distinct: bool) \
     except (ValueError, KeyError):
         named = []
     right = named[:1] == [culprit_of(ranks)]
-    target = "ok" if seconds <= 15 * ranks / 1024 * size / MB and rss <= 500 else "OVER TARGET"
+    # The target is for 1 MB a rank: a smoke's small logs are mostly the process's fixed costs.
+    target = "" if size < MB else \
+        "ok" if seconds <= 15 * ranks / 1024 * size / MB and rss <= 500 else "OVER TARGET"
     print(f"  grep -c of the {len(KEY_PATTERNS)} key patterns  {grep_s:7.2f} s   {hits} "
           "matching lines")
     print(f"triage {ranks:5d} ranks, {total:4.0f} MB (exit {status})  {seconds:7.2f} s   "

@@ -203,7 +203,9 @@ class Breakdown:
                           {k: after[k] - before[k] for k in after}))
         sieved = ", ".join(f"{kind} {'whole' if n is None else n}"
                            for kind, n in sorted(self.source.last_sieve.items()) if n != 0)
-        self.numbers.append((round_no, sieved or "nothing"))
+        budget = getattr(self.source, "sieve_budget", None)
+        paced = "" if budget is None else f" (budget {budget:,})"
+        self.numbers.append((round_no, (sieved or "nothing") + paced))
         return wall
 
     def first(self) -> None:

@@ -111,6 +111,9 @@ class SieveMemory:
     devices (a device without clock series)."""
     clockless: set[Element] = field(default_factory=set)
     """The kinds the last `plan` sieved whole because no clock dates them."""
+    spent: int = 0
+    """With a budget: the elements the last `plan` sieves (`sizes`; the budget's use, which
+    the source's pacing, `fabtui.prom.pace`, judges a refresh by)."""
 
     def whole_ahead(self, kinds: Iterable[Element]) -> set[Element]:
         """The kinds of `kinds` the next `plan` sieves whole whatever the clocks say (never
@@ -220,7 +223,7 @@ class SieveMemory:
             self.resweep[element] = left
             for device in left:
                 again.setdefault(device, []).append(element)
-        swept, _ = self._take(again, spent, sizes)
+        swept, self.spent = self._take(again, spent, sizes)
         for chosen in (picks, first, swept):
             for element, devices in chosen.items():
                 plan[element] = (plan[element] or set()) | devices

@@ -12,7 +12,8 @@ from fabtui.prom.catalog import Element
 from fabtui.prom.pace import FAST_S, FLOOR, GROW, START_SHARE, TARGET_S, Pace
 from fabtui.prom.resieve import SieveMemory
 
-MOST = 2000
+MOST = 8000
+"""A most well above `FLOOR` (1,000), so that the pacing shows between them."""
 
 
 def test_the_first_refresh_sieves_half_the_most_and_fast_ones_grow_it_to_the_most() -> None:

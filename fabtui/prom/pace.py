@@ -17,8 +17,7 @@ is no evidence and changes nothing). And within a refresh, the time its first ro
 device clocks and the presence, asked before the sieve: how busy Prometheus is right now)
 scales what that refresh sieves, so a refresh that meets a busy Prometheus sieves less at once
 instead of one refresh later. Never under `FLOOR` elements (nor over the most the source
-allows): devices still get judged while Prometheus is slow, about 40,960 elements at 1,024
-nodes sieved within ~80 refreshes at the floor.
+allows): devices still get judged while Prometheus is slow.
 
 No I/O and no clock: the source passes the seconds it measured, so the pacing is
 deterministic to test.
@@ -34,15 +33,19 @@ does not govern (the device clocks, the full read of the elements named, fabtui'
 0.25-0.45 CPU-s, and a scrape ingested meanwhile, which made refreshes sieving 11 devices take
 2.1 s at a load of 2-3 on 2 cores)."""
 
-FLOOR = 500
-"""Elements a refresh sieves at least (or the most the source allows, if smaller): about a
-quarter of Prometheus's CPU of the shipped most (2,000), and the first sieve of 40,960
-elements still done within ~80 refreshes however slow the refreshes are."""
+FLOOR = 1000
+"""Elements a refresh sieves at least (or the most the source allows, if smaller): half
+Prometheus's CPU of the shipped most (2,000; fixed at 1,000 the slowest refresh was 1.05 s at
+a quiet moment), and the first sieve of 40,960 elements done within ~80 refreshes however slow
+they are (the devices scraped since taking half the budget at most meanwhile,
+`fabtui.prom.resieve`). At 500 with both benchmark runs at once (load 6-9) the devices
+scraped since, 40,960 elements a minute, took it all: some devices never judged in 101
+refreshes."""
 
 START_SHARE = 0.5
 """The first refresh's budget, as a share of the most: it also reads every device's presence
 (40,960 series at 1,024 nodes, 0.66 s of a 1.13 s first refresh at 2,000), and nothing was
-measured yet. Fast refreshes grow it to the most within two more."""
+measured yet. Fast refreshes grow it to the most within four more."""
 
 GROW = 1.25
 """A fast refresh that used its budget grows the next one's by at most this factor (in

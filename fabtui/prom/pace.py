@@ -17,7 +17,9 @@ is no evidence and changes nothing). And within a refresh, the time its first ro
 device clocks and the presence, asked before the sieve: how busy Prometheus is right now)
 scales what that refresh sieves, so a refresh that meets a busy Prometheus sieves less at once
 instead of one refresh later. Never under `FLOOR` elements (nor over the most the source
-allows): devices still get judged while Prometheus is slow.
+allows): devices still get judged while Prometheus is slow. At the shipped most the budget
+moves between 1,000 and 2,000: the first sieve takes the refreshes of 2,000 while they are
+fast, of 1,000 only while they are slow.
 
 No I/O and no clock: the source passes the seconds it measured, so the pacing is
 deterministic to test.

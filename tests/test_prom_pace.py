@@ -75,7 +75,7 @@ def test_a_busy_first_round_scales_this_refreshs_sieve_down() -> None:
     """The device clocks and the presence are asked before the sieve: when they took most of
     the target, Prometheus is busy now and this refresh sieves less (the floor at the
     target); a usual first round leaves the budget whole."""
-    paced = Pace(share=1.0)
+    paced = Pace(share=1.0, measured=True)
     assert paced.budget(MOST, 0.3 * TARGET_S) == MOST
     assert paced.budget(MOST, 0.75 * TARGET_S) == MOST // 2
     assert paced.budget(MOST, 1.5 * TARGET_S) == FLOOR
@@ -117,3 +117,14 @@ def test_slow_refreshes_spread_the_first_sieve_over_more_refreshes_each_sieving_
         assert sieved[:2] == [200, 70] and all(s == 50 for s in sieved[2:-1])
     else:
         assert sieved[:3] == [200, 250, 320] and max(sieved) == 400  # GROW a refresh
+
+
+def test_a_first_refresh_already_past_the_target_leaves_the_sieve_to_the_next() -> None:
+    """The first refresh reads every device's presence before its sieve: when that alone
+    took the target, its budget is 0 (one device sieved: the first sieve starts with the
+    next refresh); a later refresh as busy keeps the floor, so devices still get judged."""
+    paced = Pace()
+    assert paced.budget(MOST, 1.3 * TARGET_S) == 0
+    paced.after(1.8 * TARGET_S, 24)
+    assert paced.budget(MOST, 1.3 * TARGET_S) == FLOOR
+    assert Pace().budget(MOST, 0.9 * TARGET_S) == FLOOR  # under the target: the floor

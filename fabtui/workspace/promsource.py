@@ -102,13 +102,14 @@ the devices scraped since their last sieve first, then those never sieved, then 
 periodic re-sieve; one device at least of each). Named for the first sieve, which it spreads
 over the first refreshes (the devices not sieved yet shown as not judged). Evaluating every
 series once is 6-7 CPU-s of Prometheus's at 1,024 nodes (40,960 elements, ~770,000 series; a
-first refresh of 6-8 s on a 2-core machine). The budget of a refresh is paced under this most
-by the refreshes' measured times (`fabtui.prom.pace`: 1,000 on the first and after slow ones,
-up to 2,000 after fast ones): fixed at 2,000, one such sieve beside a scrape's ingestion cost Prometheus 2.4 CPU-s
-and made a 2.88 s refresh at a load of 2-3 on 2 cores; paced, Prometheus's busiest refresh cost
-1.1-1.4 CPU-s, every device judged by the 23rd-33rd refresh (`benchmarks/prom_refresh.py`,
-docs/prometheus.md). With 4,000 (before) 1.7-2.4 CPU-s, judged by the 11th; a fabric near
-`SIEVE_FROM_NICS` (64 nodes, ~2,500 elements) is judged by the second or third."""
+first refresh of 6-8 s on a 2-core machine). A refresh's budget is paced under this most by
+the refreshes' measured times (`fabtui.prom.pace`: 1,000 after slow refreshes, 2,000 after
+fast ones). Fixed at 2,000, one such sieve beside a scrape's ingestion cost Prometheus 2.4
+CPU-s and made a 2.88 s refresh at a load of 2-3 on 2 cores; paced, Prometheus's busiest
+refresh cost 1.1-1.4 CPU-s, every device judged by the 23rd-33rd refresh
+(`benchmarks/prom_refresh.py`, docs/prometheus.md). With 4,000 (before) 1.7-2.4 CPU-s,
+judged by the 11th; a fabric near `SIEVE_FROM_NICS` (64 nodes, ~2,500 elements) is judged
+by the second or third."""
 
 
 def client_for(settings: PrometheusSettings) -> PromClient:

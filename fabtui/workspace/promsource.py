@@ -106,7 +106,7 @@ first refresh of 6-8 s on a 2-core machine). A refresh's budget is paced under t
 the refreshes' measured times (`fabtui.prom.pace`: 1,000 after slow refreshes, 2,000 after
 fast ones). Fixed at 2,000, one such sieve beside a scrape's ingestion cost Prometheus 2.4
 CPU-s and made a 2.88 s refresh at a load of 2-3 on 2 cores; paced, Prometheus's busiest
-refresh cost 1.1-1.4 CPU-s, every device judged by the 23rd-33rd refresh
+refresh cost 1.1-1.4 CPU-s, every device judged by the 22nd-33rd refresh
 (`benchmarks/prom_refresh.py`, docs/prometheus.md). With 4,000 (before) 1.7-2.4 CPU-s,
 judged by the 11th; a fabric near `SIEVE_FROM_NICS` (64 nodes, ~2,500 elements) is judged
 by the second or third."""
@@ -179,6 +179,7 @@ class PrometheusSource:
     """The elements the last refresh's sieve was allowed (None: not sieving raw series with a
     budget)."""
     _started: float = 0.0
+    """When the refresh under way began (`clock`): its first round's time paces its sieve."""
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(ASKERS, thread_name_prefix="prometheus")

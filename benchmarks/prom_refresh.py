@@ -38,6 +38,7 @@ is still held (both to find a refresh's cost and what grows; they slow the refre
     python benchmarks/prom_refresh.py            # 1,024 nodes, 60 refreshes
     python benchmarks/prom_refresh.py --smoke    # 16 nodes, 3 refreshes (CI)
     python benchmarks/prom_refresh.py --nodes 256 --interval 15s --rounds 120
+    python benchmarks/prom_refresh.py --rounds 100 --unpaced   # the budget not paced
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from fabtui.config import load_settings  # noqa: E402
 from fabtui.model.element import device_of  # noqa: E402
 from fabtui.probes.runner import DEFAULT_FANOUT, ProbeRunner, Transports  # noqa: E402
 from fabtui.probes.targets import resolve_set  # noqa: E402
+from fabtui.prom.pace import Pace  # noqa: E402
 from fabtui.sim import latency  # noqa: E402
 from fabtui.sim.exporter import FAMILIES, scrape_config  # noqa: E402
 from fabtui.sim.inprocess import InProcessSimSshTransport  # noqa: E402
@@ -203,7 +205,9 @@ class Breakdown:
                           {k: after[k] - before[k] for k in after}))
         sieved = ", ".join(f"{kind} {'whole' if n is None else n}"
                            for kind, n in sorted(self.source.last_sieve.items()) if n != 0)
-        self.numbers.append((round_no, sieved or "nothing"))
+        budget = getattr(self.source, "sieve_budget", None)
+        paced = "" if budget is None else f" (budget {budget:,})"
+        self.numbers.append((round_no, (sieved or "nothing") + paced))
         return wall
 
     def first(self) -> None:
@@ -313,6 +317,9 @@ def main() -> None:
                         help="elements a refresh sieves of devices never sieved (default the "
                              "shipped FIRST_SIEVE_ELEMENTS; `whole`: the first refresh sieves "
                              "everything, as before issue 42's spread first sieve)")
+    parser.add_argument("--unpaced", action="store_true",
+                        help="the sieve's budget fixed at the most (FIRST_SIEVE_ELEMENTS or "
+                             "--first-sieve), as before fabtui.prom.pace: the two side by side")
     parser.add_argument("--profile", type=Path, default=None,
                         help="cProfile the 1 Hz refreshes into this file; print the top")
     parser.add_argument("--tracemalloc", default=None, metavar="A,B",
@@ -348,7 +355,7 @@ def main() -> None:
             first_sieve = None if args.first_sieve is None else \
                 0 if args.first_sieve == "whole" else int(args.first_sieve)
             measure(prometheus, config, window, interval, storm, rounds, args.mode, probes,
-                    others, first_sieve)
+                    others, first_sieve, args.unpaced)
         finally:
             if prometheus is not None:
                 prometheus.stop()
@@ -462,7 +469,8 @@ def start(exporters: list[subprocess.Popen[str]], env: dict[str, str], interval:
 
 def measure(prometheus: PrometheusServer, config: Path, window: str, interval: str,
             storm: str, rounds: int, mode_setting: str, probes: Probes,
-            others: dict[str, list[int]], first_sieve: int | None = None) -> None:
+            others: dict[str, list[int]], first_sieve: int | None = None,
+            unpaced: bool = False) -> None:
     """Wait for the first rates (and, recorded, the rules' first evaluation), then time the
     refreshes and print the figures."""
     prometheus.wait_ready()
@@ -478,6 +486,8 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
     assert source is not None
     if first_sieve is not None:  # 0: whole
         source.first_sieve_elements = first_sieve or None
+    if unpaced:  # never slow (an endless target), always the most
+        source._pace = Pace(share=1.0, target_s=float("inf"))
     ruled = ""
     if source.recorded:
         began = time.monotonic()

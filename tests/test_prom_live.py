@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ from fabtui.config import load_settings
 from fabtui.model.element import device_of
 from fabtui.model.probe import ProbeResult, Verdict
 from fabtui.paths import demo_topology, shipped_templates
+from fabtui.prom import pace
 from fabtui.prom import queries as promql
 from fabtui.prom.catalog import Element, Mapped
 from fabtui.prom.client import Sample
@@ -825,5 +827,54 @@ def test_a_device_scraped_since_and_not_sieved_again_is_quiet_as_of_its_last_sie
         assert waiting and resieved  # most wait, one a refresh was sieved again
         newest = max(max(c.values()) for c in source._sieved.clocks.values())
         assert newest > max(max(c.values()) for c in before.values())
+
+    fabric.whole_moment(read)
+
+
+class _Ticking:
+    """A source's clock (`PrometheusSource.clock`, called as a refresh starts, as its sieve
+    is planned, and as it ends): each refresh's first round takes no time and the refresh
+    `took` seconds in all."""
+
+    def __init__(self) -> None:
+        self.now, self.calls, self.took = 0.0, 0, 0.2
+
+    def __call__(self) -> float:
+        self.calls += 1
+        if self.calls % 3 == 0:
+            self.now += self.took
+        return self.now
+
+
+def test_slow_refreshes_sieve_less_and_fast_ones_more_every_device_still_judged(
+        fabric: Fabric, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sieving raw series, the sieve's budget follows the refreshes' times (`fabtui.prom.pace`,
+    the source's clock passed in): from the real Prometheus, with the demo's first sieve spread
+    by a most of 120 elements and a floor of 20, refreshes that took 3 s make the next sieve
+    the floor's (one device), fast ones grow it back; what each refresh sieves stays within its
+    budget (and one device), and every device is judged in the end, as the full read judges."""
+    monkeypatch.setattr(pace, "FLOOR", 20)
+
+    def read(moment: float) -> None:
+        ws, source, expected = _full_then_sieve(fabric, moment)
+        source.first_sieve_elements = 120
+        ticking = source.clock = _Ticking()
+        budgets: list[tuple[int, int, float]] = []  # (budget, elements sieved, seconds)
+        for took in (3.0, 3.0, 3.0, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2):
+            ticking.took = took
+            found = healths_of(ws, poll(source), moment)
+            assert source.sieve_budget is not None and source.last_round_s == pytest.approx(took)
+            budgets.append((source.sieve_budget, source._sieved.spent, took))
+            if not source.unjudged:
+                break
+        assert not source.unjudged and found == expected
+        assert budgets[0][0] == 60  # half the most: nothing measured yet
+        assert budgets[1][0] < budgets[0][0] and budgets[2][0] == 20  # slow: the floor
+        largest = max(len(m) for m in source._presence.by_device.values())
+        for (budget, spent, took), (after, _, _) in itertools.pairwise(budgets):
+            assert 20 <= budget <= 120 and spent < budget + largest
+            if took > 1 or spent >= budget / 2:  # slow, or fast and the budget used
+                assert (after < budget or after == 20) if took > 1 else \
+                    (after > budget or after == 120)
 
     fabric.whole_moment(read)

@@ -287,3 +287,24 @@ def test_with_a_budget_devices_scraped_since_are_sieved_first_and_within_it() ->
     big = SieveMemory(budget=10)
     big.plan({"port"}, first, sizes)
     assert len(big.plan({"port"}, first, sizes)["port"] or ()) == 1  # 40 > 10: one a refresh
+
+
+def test_while_devices_never_sieved_wait_those_scraped_since_take_half_the_budget() -> None:
+    """A slow Prometheus's paced budget (`fabtui.prom.pace`) could go all to the devices
+    scraped since their last sieve (every device of a family moves each scrape), judging no
+    new device but one a refresh: while devices never sieved wait, the moved ones take half
+    the budget at most (one device at least) and the never sieved the rest; with none
+    waiting, the moved ones take it all again."""
+    old = [f"node{i:03d}" for i in range(20)]
+    new = [f"node{i:03d}" for i in range(20, 40)]
+    sizes: dict[tuple[str, Element], int] = {(d, "nic"): 10 for d in old + new}
+    memory = SieveMemory(budget=100)
+    memory.clocks["nic"] = dict.fromkeys(old, 10.0)
+    moved: dict[Element, dict[str, float]] = {"nic": {**dict.fromkeys(old, 11.0),
+                                                      **dict.fromkeys(new, 11.0)}}
+    chosen = memory.plan({"nic"}, moved, sizes)["nic"] or set()
+    assert len(chosen & set(old)) == 5 and len(chosen & set(new)) == 5
+    assert memory.spent == 100
+    memory.clocks["nic"].update(dict.fromkeys(new, 11.0))  # every device sieved once
+    chosen = memory.plan({"nic"}, moved, sizes)["nic"] or set()
+    assert len(chosen) == 10 and chosen <= set(old)

@@ -24,10 +24,12 @@ sieved whole again. Evaluating every series once is most of a first refresh at 1
 
 With a budget every refresh's sieve is bounded by it (elements, one device at least of each of
 these that waits), in this order: the devices scraped since their last sieve (a family scraped
-at once is sieved over ceil(its elements / budget) refreshes instead of `SLICES`); the devices
-never sieved; the devices waiting for their kind's turn (below). A device scraped since and
-not sieved again yet keeps its last answer, and the source dates its quiet marks by the clock
-that answer was taken at (`clocks`), not by its newer scrape.
+at once is sieved over ceil(its elements / budget) refreshes instead of `SLICES`; while devices
+never sieved wait, half the budget at most: at a slow Prometheus's paced budget of 500 they
+took all of it and no device was judged for the first time but one a refresh, 101 refreshes
+not enough); the devices never sieved; the devices waiting for their kind's turn (below). A
+device scraped since and not sieved again yet keeps its last answer, and the source dates its
+quiet marks by the clock that answer was taken at (`clocks`), not by its newer scrape.
 
 With a budget the periodic whole sieve is spread too (a whole kind in one refresh was 1.5-2.2
 CPU-s of Prometheus's at 1,024 nodes, the slowest refreshes): at a kind's turn its dated
@@ -111,6 +113,9 @@ class SieveMemory:
     devices (a device without clock series)."""
     clockless: set[Element] = field(default_factory=set)
     """The kinds the last `plan` sieved whole because no clock dates them."""
+    spent: int = 0
+    """With a budget: the elements the last `plan` sieves (`sizes`; the budget's use, which
+    the source's pacing, `fabtui.prom.pace`, judges a refresh by)."""
 
     def whole_ahead(self, kinds: Iterable[Element]) -> set[Element]:
         """The kinds of `kinds` the next `plan` sieves whole whatever the clocks say (never
@@ -136,16 +141,19 @@ class SieveMemory:
         return {device for device in devices if device not in seen}
 
     def _take(self, waiting: Mapping[str, list[Element]], spent: int,
-              sizes: Mapping[tuple[str, Element], int]) -> tuple[dict[Element, set[str]], int]:
+              sizes: Mapping[tuple[str, Element], int], limit: int | None = None
+              ) -> tuple[dict[Element, set[str]], int]:
         """Per kind, the devices of `waiting` (device -> its kinds waiting) this refresh
         sieves: the next in a stable hash order, all of a device's waiting kinds together,
         while `spent` (elements this refresh sieves so far; `sizes`: per (device, kind), its
-        elements) is below the budget, one device at least; and what is spent then."""
+        elements) is below `limit` (default the budget), one device at least; and what is
+        spent then."""
         assert self.budget is not None
+        limit = self.budget if limit is None else limit
         picks: dict[Element, set[str]] = {}
         for took, device in enumerate(sorted(waiting, key=lambda d: (zlib.crc32(d.encode()),
                                                                        d))):
-            if took and spent >= self.budget:
+            if took and spent >= limit:
                 break
             for element in waiting[device]:
                 picks.setdefault(element, set()).add(device)
@@ -180,11 +188,12 @@ class SieveMemory:
                 sizes: Mapping[tuple[str, Element], int]) -> Plan:
         """`plan` with a budget: only a kind without clocks is sieved whole (`clockless`).
         Each refresh sieves, by the budget (`_take`: elements, one device at least of each
-        of these that waits): the devices scraped since their last sieve; then those never
-        sieved (the others stay `unsieved`, their kinds in `unsieved_kinds`); then those
-        waiting for their kind's turn (`resweep`; a kind's turn, once none is unsieved,
-        starts it and puts the kind in `turned`). A device left waiting keeps its last answer,
-        taken at its clock then (the source dates its quiet marks so)."""
+        of these that waits): the devices scraped since their last sieve (half the budget at
+        most while devices never sieved wait); then those never sieved (the others stay
+        `unsieved`, their kinds in `unsieved_kinds`); then those waiting for their kind's turn
+        (`resweep`; a kind's turn, once none is unsieved, starts it and puts the kind in
+        `turned`). A device left waiting keeps its last answer, taken at its clock then (the
+        source dates its quiet marks so)."""
         plan: Plan = {}
         unsieved_before = bool(self.unsieved_kinds)
         self.unsieved_kinds, self.turned, self.clockless = set(), set(), set()
@@ -206,7 +215,12 @@ class SieveMemory:
                     never.setdefault(device, []).append(element)
                 elif seen[device] != at:
                     moved.setdefault(device, []).append(element)
-        picks, spent = self._take(moved, 0, sizes)
+        # while devices never sieved wait, those scraped since take half the budget at most:
+        # a slow Prometheus's paced budget (`fabtui.prom.pace`) was all theirs (40,960
+        # elements scraped a minute at 1,024 nodes), and no device was judged for the first
+        # time but one a refresh
+        assert self.budget is not None
+        picks, spent = self._take(moved, 0, sizes, self.budget // 2 if never else None)
         first, spent = self._take(never, spent, sizes)
         for device, elements in never.items():
             for element in elements:
@@ -220,7 +234,7 @@ class SieveMemory:
             self.resweep[element] = left
             for device in left:
                 again.setdefault(device, []).append(element)
-        swept, _ = self._take(again, spent, sizes)
+        swept, self.spent = self._take(again, spent, sizes)
         for chosen in (picks, first, swept):
             for element, devices in chosen.items():
                 plan[element] = (plan[element] or set()) | devices

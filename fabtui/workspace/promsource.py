@@ -41,6 +41,7 @@ from fabtui.prom.alerting import AlertRule, RuleBook, alerting_document, alertin
 from fabtui.prom.catalog import MAPPED, Element, Mapped
 from fabtui.prom.client import PromClient, PromError, Sample, Series
 from fabtui.prom.labels import LabelMap, Resolver
+from fabtui.prom.pace import Pace
 from fabtui.prom.presence import PRESENCE_EVERY, Presence, device_clocks, flagged, matchers
 from fabtui.prom.resieve import SieveMemory, device_times
 from fabtui.prom.results import Assembler, Readings
@@ -101,11 +102,14 @@ the devices scraped since their last sieve first, then those never sieved, then 
 periodic re-sieve; one device at least of each). Named for the first sieve, which it spreads
 over the first refreshes (the devices not sieved yet shown as not judged). Evaluating every
 series once is 6-7 CPU-s of Prometheus's at 1,024 nodes (40,960 elements, ~770,000 series; a
-first refresh of 6-8 s on a 2-core machine). With 2,000 the busiest refresh cost Prometheus
-1.1-1.3 CPU-s there, every device judged by the 21st-31st refresh; with 4,000 (before) 1.7-2.4
-(`benchmarks/prom_refresh.py`, docs/prometheus.md: the slowest refresh still over 2 s at a load
-of 2-3 on 2 cores);
-a fabric near `SIEVE_FROM_NICS` (64 nodes, ~2,500 elements) is judged by the second."""
+first refresh of 6-8 s on a 2-core machine). A refresh's budget is paced under this most by
+the refreshes' measured times (`fabtui.prom.pace`: 1,000 after slow refreshes, 2,000 after
+fast ones). Fixed at 2,000, one such sieve beside a scrape's ingestion cost Prometheus 2.4
+CPU-s and made a 2.88 s refresh at a load of 2-3 on 2 cores; paced, Prometheus's busiest
+refresh cost 1.1-1.4 CPU-s, every device judged by the 22nd-33rd refresh
+(`benchmarks/prom_refresh.py`, docs/prometheus.md). With 4,000 (before) 1.7-2.4 CPU-s,
+judged by the 11th; a fabric near `SIEVE_FROM_NICS` (64 nodes, ~2,500 elements) is judged
+by the second or third."""
 
 
 def client_for(settings: PrometheusSettings) -> PromClient:
@@ -165,6 +169,17 @@ class PrometheusSource:
     unjudged: frozenset[str] = frozenset()
     """Sieving raw series: the elements of the devices not sieved yet after the last refresh
     (not judged: shown so, never ok)."""
+    clock: Callable[[], float] = time.monotonic
+    """Seconds, for a refresh's duration (`last_round_s`) and the sieve's pacing (tests pass
+    their own)."""
+    _pace: Pace = field(default_factory=Pace)
+    """Sieving raw series with a budget: the budget paced by the refreshes' times
+    (`fabtui.prom.pace`; `first_sieve_elements` is its most)."""
+    sieve_budget: int | None = None
+    """The elements the last refresh's sieve was allowed (None: not sieving raw series with a
+    budget)."""
+    _started: float = 0.0
+    """When the refresh under way began (`clock`): its first round's time paces its sieve."""
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(ASKERS, thread_name_prefix="prometheus")
@@ -376,6 +391,10 @@ class PrometheusSource:
         times = device_times(clocks, dated, self.resolver)
         sizes = {key: len(members) for key, members in self._presence.by_device.items()}
         memory = self._sieved
+        if memory.budget is not None:  # paced: what the recent refreshes and this one's
+            memory.budget = self._pace.budget(memory.budget,  # first round took
+                                              self.clock() - self._started)
+        self.sieve_budget = memory.budget
         plan = memory.plan(self._sieve_kinds(), times, sizes)
         beyond: dict[Element, str] = {}
         for element in sorted(memory.turned):
@@ -509,7 +528,8 @@ class PrometheusSource:
 
     async def poll(self) -> AsyncGenerator[StatusUpdate, None]:
         self.notes.clear()
-        started = time.monotonic()
+        started = self._started = self.clock()
+        self.sieve_budget = None
         recheck = False
         if self._rules_check_due():
             if self._rules_loaded is None:  # what to read depends on it: asked first
@@ -591,7 +611,8 @@ class PrometheusSource:
             self.notes.append(f"prometheus {exc.kind}: {exc}")
             for result in self._unreachable(str(exc)):
                 yield Results(result, self.settings.stale_after)
-            self.last_round_s = time.monotonic() - started
+            self.last_round_s = self.clock() - started
+            self._paced()
             # and the round failed: the header says so in red and the poller backs off
             yield SourceFailed(f"prometheus {exc.kind}: {exc}")
             return
@@ -623,9 +644,17 @@ class PrometheusSource:
                     yield history
         if not sieving:  # every series decoded: give back what glibc's arenas kept
             heap.trim()
-        self.last_round_s = time.monotonic() - started
+        self.last_round_s = self.clock() - started
+        self._paced()
         self._take_rules(rules_found)
         self._offer_rules()
+
+    def _paced(self) -> None:
+        """After a refresh that sieved by a paced budget: its time taken into the pacing
+        (`fabtui.prom.pace`: the next budget shrinks after a slow refresh, grows after a fast
+        one that used it)."""
+        if self.sieve_budget is not None and self.last_round_s is not None:
+            self._pace.after(self.last_round_s, self._sieved.spent)
 
     async def _past_asked(self, flagged: Mapping[Element, list[str]] | None
                           ) -> tuple[list[str], list[list[Series]]] | None:

@@ -358,6 +358,34 @@ def test_decoded_postings_agree_with_whoosh_across_blocks(tmp_path: Path) -> Non
     assert ix.search("case 5").hits[0].id == "c5"
 
 
+def test_lengths_read_as_one_column_agree_with_whoosh_per_document(tmp_path: Path) -> None:
+    """The scorer reads every document's field length from whoosh's length column in one read
+    (one call a document was most of a cold search at 100,000 cases); a whoosh whose column
+    differs must fail here, not normalize BM25 by the wrong lengths. Two segments, one with a
+    document deleted, documents of very different lengths."""
+    import numpy as np
+
+    from fabtui.cases.index._scoring import _leaf_lengths, _length_bytes
+
+    docs = [IndexDoc(f"c{i}", f"case {i}", "optic " * (1 + i * 37 % 300)) for i in range(300)]
+    ix = CaseIndex(tmp_path)
+    ix.ensure(lambda: docs, "g1")
+    ix.upsert([IndexDoc("c7", "case seven again", "a much shorter body")], "g2")
+    reader = ix._open_scorer().searcher.reader()
+    leaves = list(reader.leaf_readers())
+    assert len(leaves) >= 2
+    seen: set[float] = set()
+    for leaf, _ in leaves:
+        count = leaf.doc_count_all()
+        assert _length_bytes(leaf, count) is not None  # the one-read path, not the fallback
+        expected = [leaf.doc_field_length(i, "text", 0) for i in range(count)]
+        assert _leaf_lengths(leaf).tolist() == expected
+        assert np.asarray(_leaf_lengths(leaf)).dtype == np.float32
+        seen.update(expected)
+    assert len(seen) > 10
+    assert ix.search("case seven").hits[0].id == "c7"
+
+
 def test_a_draft_ranks_below_a_reviewed_case_that_matches_as_well(tmp_path: Path) -> None:
     # Issue 38 Deliver 4: a filed draft ranked first for `optic rail:5`, above curated cases.
     same = dict(title="Dead optic on rail 5, no light", symptom="NCCL hang, optic dark",

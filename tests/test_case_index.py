@@ -386,6 +386,59 @@ def test_lengths_read_as_one_column_agree_with_whoosh_per_document(tmp_path: Pat
     assert ix.search("case seven").hits[0].id == "c7"
 
 
+def test_long_posting_lists_are_stored_decoded_for_the_next_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold search (a new process, as every `fabtui cases search`) loads the long posting
+    lists an earlier one decoded, with the same doc numbers and weights as whoosh's blocks and
+    the same hits; a stored file that is damaged is decoded again; the lists of segments
+    merged away are removed, and short lists are not stored."""
+    import numpy as np
+
+    from fabtui.cases.index import _decoded, _scoring
+
+    monkeypatch.setattr(_decoded, "MIN_STORED", 50)
+    docs = [IndexDoc(f"c{i}", f"case {i} nccl", "hang " * (1 + i % 5), tags=[f"t{i % 3}"])
+            for i in range(400)]
+    ix = CaseIndex(tmp_path)
+    ix.ensure(lambda: docs, "g1")
+    first = ix.search("nccl hang")
+    scorer = ix._open_scorer()
+    folder = scorer.store.folder if scorer.store is not None else None
+    assert folder is not None
+    stored = sorted(folder.glob("*.npz"))
+    assert stored  # "nccl" and "hang" are in every case: stored
+    leaf = scorer.leaves[0][0]
+    expected = _scoring._decode(leaf, "text", "nccl")
+    loaded = scorer.store.load(leaf.segment().segment_id(), "text", "nccl")  # type: ignore[union-attr]
+    assert loaded is not None
+    assert loaded[0].tolist() == expected[0].tolist()
+    assert loaded[1].tolist() == pytest.approx(expected[1].tolist())
+
+    _scoring._CACHE.clear()  # as a new process: nothing decoded in memory
+    _scoring._CACHE_SIZE[0] = 0
+    ix.close()
+    again = CaseIndex(tmp_path).search("nccl hang")
+    assert [(h.id, h.score) for h in again.hits] == [(h.id, h.score) for h in first.hits]
+
+    for path in stored:
+        path.write_bytes(b"not a numpy file")
+    _scoring._CACHE.clear()
+    _scoring._CACHE_SIZE[0] = 0
+    damaged = CaseIndex(tmp_path).search("nccl hang")
+    assert [h.id for h in damaged.hits] == [h.id for h in first.hits]
+
+    store = _decoded.DecodedStore(tmp_path / "alone")
+    ids, weights = np.arange(60, dtype=np.int64), np.ones(60, np.float32)
+    for segment in ("MAIN_kept", "MAIN_merged"):
+        store.save(segment, "text", "nccl", ids, weights)
+    store.save("MAIN_kept", "text", "short", ids[:5], weights[:5])  # too short to store
+    store.forget_others({"MAIN_kept"})
+    assert store.load("MAIN_merged", "text", "nccl") is None
+    assert store.load("MAIN_kept", "text", "short") is None
+    kept = store.load("MAIN_kept", "text", "nccl")
+    assert kept is not None and kept[0].tolist() == ids.tolist()
+
+
 def test_a_draft_ranks_below_a_reviewed_case_that_matches_as_well(tmp_path: Path) -> None:
     # Issue 38 Deliver 4: a filed draft ranked first for `optic rail:5`, above curated cases.
     same = dict(title="Dead optic on rail 5, no light", symptom="NCCL hang, optic dark",

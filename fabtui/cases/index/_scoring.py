@@ -22,6 +22,7 @@ from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
 from whoosh.util.numeric import byte_to_length
 
 from fabtui.cases.document import SearchFilters
+from fabtui.cases.index._decoded import DecodedStore
 from fabtui.cases.index._schema import facet
 from fabtui.cases.query import Plan, Unit
 
@@ -41,8 +42,11 @@ _CACHE_LOCK = threading.Lock()  # the caches are shared by every CaseIndex of th
 _LENGTHS: dict[str, Any] = {}
 
 
-def _leaf_postings(reader: Any, field: str, term: str) -> tuple[Any, Any]:
-    """(doc numbers, weights) of `term` in one segment, deleted documents included."""
+def _leaf_postings(reader: Any, field: str, term: str,
+                   store: DecodedStore | None = None) -> tuple[Any, Any]:
+    """(doc numbers, weights) of `term` in one segment, deleted documents included: from the
+    process's cache, else from `store` (lists decoded by an earlier process), else decoded
+    from whoosh's blocks (and a long list given to `store`)."""
     segid = reader.segment().segment_id()
     key = (segid, field, term)
     with _CACHE_LOCK:
@@ -50,6 +54,22 @@ def _leaf_postings(reader: Any, field: str, term: str) -> tuple[Any, Any]:
         if cached is not None:
             _CACHE.move_to_end(key)
             return cached
+    stored = store.load(segid, field, term) if store is not None else None
+    result = stored if stored is not None else _decode(reader, field, term)
+    if store is not None and stored is None:
+        store.save(segid, field, term, *result)
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = result
+            _CACHE_SIZE[0] += len(result[0])
+        while _CACHE_SIZE[0] > POSTINGS_CACHE and len(_CACHE) > 1:
+            _, (ids_old, _) = _CACHE.popitem(last=False)
+            _CACHE_SIZE[0] -= len(ids_old)
+    return result
+
+
+def _decode(reader: Any, field: str, term: str) -> tuple[Any, Any]:
+    """(doc numbers, weights) of `term` in one segment, decoded from whoosh's posting blocks."""
     empty = (np.zeros(0, np.int64), np.zeros(0, np.float32))
     try:
         matcher = reader._terms.matcher(field, term.encode("utf-8"),
@@ -85,15 +105,7 @@ def _leaf_postings(reader: Any, field: str, term: str) -> tuple[Any, Any]:
             matcher.next()
         id_parts.append(np.asarray(ids, dtype=np.int64))
         weight_parts.append(np.asarray(weights, dtype=np.float32))
-    result = (np.concatenate(id_parts), np.concatenate(weight_parts)) if id_parts else empty
-    with _CACHE_LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = result
-            _CACHE_SIZE[0] += len(result[0])
-        while _CACHE_SIZE[0] > POSTINGS_CACHE and len(_CACHE) > 1:
-            _, (ids_old, _) = _CACHE.popitem(last=False)
-            _CACHE_SIZE[0] -= len(ids_old)
-    return result
+    return (np.concatenate(id_parts), np.concatenate(weight_parts)) if id_parts else empty
 
 
 _BYTE_LENGTHS = np.array([byte_to_length(b) for b in range(256)], dtype=np.float32)
@@ -145,8 +157,10 @@ def _length_bytes(reader: Any, count: int) -> Any:
 class Scorer:
     """BM25 over the one weighted `text` field (so BM25F), for one open searcher."""
 
-    def __init__(self, searcher: Any) -> None:
+    def __init__(self, searcher: Any, store: DecodedStore | None = None) -> None:
         self.searcher = searcher
+        self.store = store
+        """Long posting lists decoded by earlier processes (see `_decoded`), or None."""
         self.leaves = [(r, base) for r, base in searcher.reader().leaf_readers()]
         self.n = sum(r.doc_count_all() for r, _ in self.leaves)
         self.lengths = (np.concatenate([_leaf_lengths(r) for r, _ in self.leaves])
@@ -154,6 +168,8 @@ class Scorer:
         current = {r.segment().segment_id() for r, _ in self.leaves}
         for segid in [s for s in _LENGTHS if s not in current]:
             del _LENGTHS[segid]  # merged away (another open index only pays a re-read)
+        if store is not None:
+            store.forget_others(current)
         self.alive = np.ones(self.n, dtype=bool)
         for reader, base in self.leaves:
             if reader.has_deletions():
@@ -166,10 +182,10 @@ class Scorer:
 
     def postings(self, field: str, term: str) -> tuple[Any, Any]:
         if len(self.leaves) == 1:
-            return _leaf_postings(self.leaves[0][0], field, term)
+            return _leaf_postings(self.leaves[0][0], field, term, self.store)
         ids, weights = [], []
         for reader, base in self.leaves:
-            i, w = _leaf_postings(reader, field, term)
+            i, w = _leaf_postings(reader, field, term, self.store)
             if len(i):
                 ids.append(i + base)
                 weights.append(w)

@@ -391,7 +391,7 @@ def test_long_posting_lists_are_stored_decoded_for_the_next_process(
     """A cold search (a new process, as every `fabtui cases search`) loads the long posting
     lists an earlier one decoded, with the same doc numbers and weights as whoosh's blocks and
     the same hits; a stored file that is damaged is decoded again; the lists of segments
-    merged away are removed, and short lists are not stored."""
+    merged away are removed, and short lists are not stored, nor any past the folder's cap."""
     import numpy as np
 
     from fabtui.cases.index import _decoded, _scoring
@@ -437,6 +437,10 @@ def test_long_posting_lists_are_stored_decoded_for_the_next_process(
     assert store.load("MAIN_kept", "text", "short") is None
     kept = store.load("MAIN_kept", "text", "nccl")
     assert kept is not None and kept[0].tolist() == ids.tolist()
+    held = sum(path.stat().st_size for path in store.folder.iterdir())
+    monkeypatch.setattr(_decoded, "MAX_FOLDER_BYTES", held + 100)  # no room for another
+    store.save("MAIN_kept", "text", "hang", ids, weights)
+    assert store.load("MAIN_kept", "text", "hang") is None
 
 
 def test_a_draft_ranks_below_a_reviewed_case_that_matches_as_well(tmp_path: Path) -> None:

@@ -30,6 +30,11 @@ MIN_STORED = 2048
 """Postings a list needs to be stored: shorter ones decode in well under a millisecond (one or
 a few blocks of 128), and storing every word would fill the folder with small files."""
 
+MAX_FOLDER_BYTES = 64 * 1024 * 1024
+"""The folder holds at most this much (a list that would go past it is not stored): 12 bytes
+a posting, and the app's warm-up decodes the 100 most frequent words, which at 100,000 cases
+would be ~90 MB beside a 238 MB index; the benchmark's ten queries stored 6.4 MB."""
+
 
 class DecodedStore:
     """The folder of one index's stored posting lists."""
@@ -53,11 +58,15 @@ class DecodedStore:
         return ids, weights
 
     def save(self, segment: str, field: str, term: str, ids: Any, weights: Any) -> None:
-        """Store a decoded list of `MIN_STORED` postings or more (shorter ones: nothing)."""
+        """Store a decoded list of `MIN_STORED` postings or more (shorter ones, and one that
+        would take the folder past `MAX_FOLDER_BYTES`: nothing)."""
         if len(ids) < MIN_STORED:
             return
         with contextlib.suppress(OSError):
             self.folder.mkdir(exist_ok=True)
+            held = sum(path.stat().st_size for path in self.folder.iterdir())
+            if held + ids.nbytes + weights.nbytes > MAX_FOLDER_BYTES:
+                return
             handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".part")
             try:
                 with os.fdopen(handle, "wb") as out:

@@ -20,7 +20,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,12 @@ MAX_FOLDER_BYTES = 64 * 1024 * 1024
 """The folder holds at most this much (a list that would go past it is not stored): 12 bytes
 a posting, and the app's warm-up decodes the 100 most frequent words, which at 100,000 cases
 would be ~90 MB beside a 238 MB index; the benchmark's ten queries stored 6.4 MB."""
+
+
+_STORED_NAME = re.compile(r"(\w+)-[0-9a-f]{24}\.npz")
+"""A stored list's file name: its segment id (whoosh's `MAIN_` and 16 of [0-9a-z]), a digest."""
+STALE_PART_S = 3600
+"""A temporary file (`*.part`) older than this was left by a process that died writing it."""
 
 
 class DecodedStore:
@@ -51,7 +59,7 @@ class DecodedStore:
         try:
             with np.load(self._path(segment, field, term)) as stored:
                 ids, weights = stored["ids"], stored["weights"]
-        except (OSError, ValueError, KeyError, EOFError):
+        except Exception:  # only a cache: a file cut short (BadZipFile) or damaged is decoded
             return None
         if ids.dtype != np.int64 or weights.dtype != np.float32 or len(ids) != len(weights):
             return None
@@ -71,6 +79,7 @@ class DecodedStore:
             try:
                 with os.fdopen(handle, "wb") as out:
                     np.savez(out, ids=ids, weights=weights)
+                os.chmod(temporary, 0o644)  # mkstemp's 0600 would keep other users decoding
                 os.replace(temporary, self._path(segment, field, term))
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -78,9 +87,15 @@ class DecodedStore:
                 raise
 
     def forget_others(self, segments: set[str]) -> None:
-        """Remove the lists of segments not in `segments` (merged away)."""
+        """Remove the lists of segments not in `segments` (merged away), and temporary files
+        a dead writer left (`STALE_PART_S`); nothing else (another writer's file in progress,
+        a name this store did not make)."""
         with contextlib.suppress(OSError):
             for path in self.folder.iterdir():
-                if path.name.rsplit("-", 1)[0] not in segments:
-                    with contextlib.suppress(OSError):
+                named = _STORED_NAME.fullmatch(path.name)
+                with contextlib.suppress(OSError):
+                    gone = named is not None and named.group(1) not in segments
+                    dead = path.suffix == ".part" and \
+                        time.time() - path.stat().st_mtime > STALE_PART_S
+                    if gone or dead:
                         path.unlink()

@@ -109,7 +109,7 @@ def _decode(reader: Any, field: str, term: str) -> tuple[Any, Any]:
 
 
 _BYTE_LENGTHS = np.array([byte_to_length(b) for b in range(256)], dtype=np.float32)
-_BYTE_LENGTHS[0] = 0.0  # a zero byte is "no length stored": `doc_field_length`'s default 0
+_BYTE_LENGTHS[0] = 0.0  # a zero byte is no length stored (`doc_field_length` says None)
 """whoosh stores each document's field length as one byte (a rough log scale): its length."""
 
 
@@ -124,7 +124,7 @@ def _leaf_lengths(reader: Any) -> Any:
         count = reader.doc_count_all()
         column = _length_bytes(reader, count)
         lengths = _BYTE_LENGTHS[column] if column is not None else \
-            np.fromiter((reader.doc_field_length(i, "text", 0) for i in range(count)),
+            np.fromiter((reader.doc_field_length(i, "text", 0) or 0 for i in range(count)),
                         dtype=np.float32, count=count)
         _LENGTHS[segid] = lengths
     return lengths

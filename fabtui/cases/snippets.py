@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fabtui.cases.query import Plan
-from fabtui.lexicon.analysis import IRREGULAR, SYNONYMS, Token, analyze, stem
+from fabtui.lexicon.analysis import IRREGULAR, SYNONYMS, Plain, Token, analyze_plain, stem
 from fabtui.lexicon.fold import fold
 
 TEXT_FIELDS = ("title", "symptom", "root_cause", "resolution", "body")
@@ -54,14 +54,13 @@ def _needles(terms: set[str], prefixes: Sequence[str]) -> set[str]:
 # keystroke (search-as-you-type) and query after query. Bounded; keyed by the text itself.
 # Kept as plain tuples (text, pos, start, end, span), which the collector stops tracking: as
 # Token objects, every full collection walked hundreds of thousands of them.
-_Plain = tuple[str, int, int, int, int]
-_ANALYZED: OrderedDict[str, tuple[_Plain, ...]] = OrderedDict()
+_ANALYZED: OrderedDict[str, tuple[Plain, ...]] = OrderedDict()
 _ANALYZED_SIZE = 4096
 WHOLE_TEXT = 2500  # a field up to this long is analyzed whole (and cached), longer in windows
 _LOCK = threading.Lock()
 
 
-def _cached(text: str) -> tuple[_Plain, ...] | None:
+def _cached(text: str) -> tuple[Plain, ...] | None:
     with _LOCK:
         tokens = _ANALYZED.get(text)
         if tokens is not None:
@@ -69,11 +68,11 @@ def _cached(text: str) -> tuple[_Plain, ...] | None:
         return tokens
 
 
-def _analyzed(text: str) -> tuple[_Plain, ...]:
+def _analyzed(text: str) -> tuple[Plain, ...]:
     tokens = _cached(text)
     if tokens is not None:
         return tokens
-    tokens = tuple((t.text, t.pos, t.start, t.end, t.span) for t in analyze(text))
+    tokens = tuple(analyze_plain(text))
     with _LOCK:
         _ANALYZED[text] = tokens
         while len(_ANALYZED) > _ANALYZED_SIZE:
@@ -176,13 +175,12 @@ def _matching_tokens(text: str, terms: set[str], prefixes: Sequence[str],
             a -= 1
         while b < len(low) and not low[b].isspace():
             b += 1
-        for tok in analyze(text[a:b]):
-            if tok.text in terms or (prefixes and any(tok.text.startswith(p)
-                                                      for p in prefixes)):
-                key = (tok.start + a, tok.end + a, tok.text)
+        for word, pos, start, end, span in analyze_plain(text[a:b]):
+            if word in terms or (prefixes and any(word.startswith(p) for p in prefixes)):
+                key = (start + a, end + a, word)
                 if key not in seen:
                     seen.add(key)
-                    found_tokens.append(Token(tok.text, tok.pos, key[0], key[1], tok.span))
+                    found_tokens.append(Token(word, pos, key[0], key[1], span))
     found_tokens.sort(key=lambda t: (t.start, t.end))
     return found_tokens
 
@@ -251,8 +249,9 @@ def explain(fields: Mapping[str, Any], plan: Plan,
             matched[name] = words
     for name in LIST_FIELDS:
         hits = [v for v in fields.get(name) or []
-                if any(t[0] in plan.terms or any(t[0].startswith(p) for p in plan.prefixes)
-                       for t in _analyzed(v))]
+                if (sure is None or _holds(v, sure))
+                and any(t[0] in plan.terms or any(t[0].startswith(p) for p in plan.prefixes)
+                        for t in _analyzed(v))]
         if hits:
             matched[name] = hits
     source = max(SNIPPET_FIELDS, key=lambda n: (len({t.text for t in per_field[n]}),

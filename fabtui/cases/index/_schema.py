@@ -18,7 +18,7 @@ from whoosh.analysis import Token as WToken
 from whoosh.analysis import Tokenizer
 
 from fabtui.cases.document import IndexDoc
-from fabtui.lexicon.analysis import analyze
+from fabtui.lexicon.analysis import analyze_plain
 from fabtui.lexicon.glossary import GLOSSARY
 
 # Bump when the schema or the analyzer changes: every stored index then reads as stale.
@@ -70,17 +70,17 @@ class FabricTokenizer(Tokenizer):  # type: ignore[misc]
         base = start_pos
         for boost, text in sections:
             last = base
-            for tok in analyze(text):
-                token.text = tok.text
+            for word, pos, start, end, _ in analyze_plain(text):
+                token.text = word
                 token.boost = boost
                 token.stopped = False
                 if keeporiginal:
-                    token.original = tok.text
+                    token.original = word
                 if positions:
-                    token.pos = last = base + tok.pos
+                    token.pos = last = base + pos
                 if chars:
-                    token.startchar = start_char + tok.start
-                    token.endchar = start_char + tok.end
+                    token.startchar = start_char + start
+                    token.endchar = start_char + end
                 yield token
             base = last + SECTION_GAP  # no phrase runs from one section into the next
 

@@ -405,7 +405,7 @@ def test_long_posting_lists_are_stored_decoded_for_the_next_process(
     scorer = ix._open_scorer()
     folder = scorer.store.folder if scorer.store is not None else None
     assert folder is not None
-    stored = sorted(folder.glob("*.npz"))
+    stored = sorted(folder.glob("*/*.bin"))
     assert stored  # "nccl" and "hang" are in every case: stored
     leaf = scorer.leaves[0][0]
     expected = _scoring._decode(leaf, "text", "nccl")
@@ -420,34 +420,39 @@ def test_long_posting_lists_are_stored_decoded_for_the_next_process(
     again = CaseIndex(tmp_path).search("nccl hang")
     assert [(h.id, h.score) for h in again.hits] == [(h.id, h.score) for h in first.hits]
 
-    for number, path in enumerate(stored):  # cut short (a zip's BadZipFile), or not numpy
-        path.write_bytes(path.read_bytes()[:40] if number % 2 == 0 else b"not a numpy file")
+    for number, path in enumerate(stored):  # cut short, or not a list at all
+        path.write_bytes(path.read_bytes()[:40] if number % 2 == 0 else b"not a posting list")
     _scoring._CACHE.clear()
     _scoring._CACHE_SIZE[0] = 0
     damaged = CaseIndex(tmp_path).search("nccl hang")
-    assert [h.id for h in damaged.hits] == [h.id for h in first.hits]
+    assert [(h.id, h.score) for h in damaged.hits] == [(h.id, h.score) for h in first.hits]
 
     store = _decoded.DecodedStore(tmp_path / "alone")
     ids, weights = np.arange(60, dtype=np.int64), np.ones(60, np.float32)
     for segment in ("MAIN_kept", "MAIN_merged"):
         store.save(segment, "text", "nccl", ids, weights)
-    assert all(p.stat().st_mode & 0o044 for p in store.folder.iterdir())  # others may read
+    assert all(p.stat().st_mode & 0o044 for p in store.folder.glob("*/*"))  # others may read
     store.save("MAIN_kept", "text", "short", ids[:5], weights[:5])  # too short to store
     writing = store.folder / "tmp1234.part"  # another process's file, being written
     writing.write_bytes(b"...")
     left = store.folder / "tmp5678.part"  # one a killed writer left an hour ago
     left.write_bytes(b"...")
     os.utime(left, (time.time() - 7200, time.time() - 7200))
+    older = store.folder / f"MAIN_kept-{'0' * 24}.npz"  # a list an earlier version stored
+    older.write_bytes(b"PK...")
     store.forget_others({"MAIN_kept"})
-    assert writing.exists() and not left.exists()
+    assert writing.exists() and not left.exists() and not older.exists()
+    assert not (store.folder / "MAIN_merged").exists()
     assert store.load("MAIN_merged", "text", "nccl") is None
     assert store.load("MAIN_kept", "text", "short") is None
     kept = store.load("MAIN_kept", "text", "nccl")
     assert kept is not None and kept[0].tolist() == ids.tolist()
-    held = sum(path.stat().st_size for path in store.folder.iterdir())
+    assert kept[1].dtype == np.float32 and kept[1].tolist() == weights.tolist()
+    held = sum(path.stat().st_size for path in store.folder.rglob("*") if path.is_file())
     monkeypatch.setattr(_decoded, "MAX_FOLDER_BYTES", held + 100)  # no room for another
-    store.save("MAIN_kept", "text", "hang", ids, weights)
-    assert store.load("MAIN_kept", "text", "hang") is None
+    fresh = _decoded.DecodedStore(store.folder)  # counts what the folder holds
+    fresh.save("MAIN_kept", "text", "hang", ids, weights)
+    assert fresh.load("MAIN_kept", "text", "hang") is None
 
 
 def test_a_draft_ranks_below_a_reviewed_case_that_matches_as_well(tmp_path: Path) -> None:

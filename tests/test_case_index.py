@@ -448,11 +448,26 @@ def test_long_posting_lists_are_stored_decoded_for_the_next_process(
     kept = store.load("MAIN_kept", "text", "nccl")
     assert kept is not None and kept[0].tolist() == ids.tolist()
     assert kept[1].dtype == np.float32 and kept[1].tolist() == weights.tolist()
+
+    # A full folder makes room by removing the lists read longest ago.
+    store.save("MAIN_kept", "text", "hang", ids, weights)
+    long_ago = time.time() - 600
+    for path in (store.folder / "MAIN_kept").iterdir():
+        os.utime(path, (long_ago, long_ago))
+    assert store.load("MAIN_kept", "text", "nccl") is not None  # read now
     held = sum(path.stat().st_size for path in store.folder.rglob("*") if path.is_file())
-    monkeypatch.setattr(_decoded, "MAX_FOLDER_BYTES", held + 100)  # no room for another
+    one = 16 + 12 * len(ids)
+    monkeypatch.setattr(_decoded, "MAX_FOLDER_BYTES", held + one - 100)  # no room for one more
     fresh = _decoded.DecodedStore(store.folder)  # counts what the folder holds
-    fresh.save("MAIN_kept", "text", "hang", ids, weights)
-    assert fresh.load("MAIN_kept", "text", "hang") is None
+    fresh.save("MAIN_kept", "text", "pfc", ids, weights)
+    assert fresh.load("MAIN_kept", "text", "pfc") is not None
+    assert fresh.load("MAIN_kept", "text", "hang") is None  # read longest ago: removed
+    assert fresh.load("MAIN_kept", "text", "nccl") is not None
+    assert writing.exists()  # not a stored list: never evicted
+    monkeypatch.setattr(_decoded, "MAX_FOLDER_BYTES", one)  # a list near the whole cap
+    fresh.save("MAIN_kept", "text", "big", ids, weights)
+    assert fresh.load("MAIN_kept", "text", "big") is None
+    assert fresh.load("MAIN_kept", "text", "pfc") is not None  # nothing evicted for it
 
 
 def test_a_draft_ranks_below_a_reviewed_case_that_matches_as_well(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ segments (their lists decoded and stored anew) and `forget_others` removes the f
 segments gone, so a cold search lists only this folder's top level, never every stored file.
 Deletions are not in these lists (the scorer masks them). Side effects: a search may write
 files under `<index>/decoded/` (each written to a temporary `*.part` at the top level and
-renamed into place, so a reader never sees half of one); a folder that cannot be written
+renamed into place, so a reader never sees half of one) and, the folder full, remove the
+lists read longest ago (a read touches its file's mtime); a folder that cannot be written
 (read-only data) only means nothing is stored, and a file that cannot be read is decoded again.
 """
 
@@ -37,9 +38,13 @@ MIN_STORED = 256
 shorter lists (one or two blocks of 128) decode about as fast as a file opens."""
 
 MAX_FOLDER_BYTES = 64 * 1024 * 1024
-"""The folder holds at most this much (a list that would go past it is not stored): 12 bytes
-a posting, and the app's warm-up decodes the 100 most frequent words, which at 100,000 cases
-would be ~90 MB beside a 238 MB index; the benchmark's ten queries stored 6.4 MB."""
+"""The folder holds at most this much: 12 bytes a posting, and the app's warm-up decodes the
+100 most frequent words, which at 100,000 cases would be ~90 MB beside a 238 MB index; the
+benchmark's ten queries stored 6.4 MB. A list that would go past it makes room by removing the
+lists read longest ago (`EVICT_TO`); one larger than the whole cap is not stored."""
+EVICT_TO = 0.75
+"""Eviction empties the folder down to this share of the cap, so a full folder is not listed
+again at every save."""
 
 _MAGIC = b"FTPL\x01\x00\x00\x00"
 _HEADER = len(_MAGIC) + 8  # the magic, then the count as uint64
@@ -65,10 +70,13 @@ class DecodedStore:
     def load(self, segment: str, field: str, term: str) -> tuple[Any, Any] | None:
         """(doc numbers, weights) stored for `term` of `field` in `segment`, or None. The
         arrays are read-only (views of the file's bytes)."""
+        path = self._path(segment, field, term)
         try:
-            data = self._path(segment, field, term).read_bytes()
+            data = path.read_bytes()
         except OSError:
             return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # read now: the last a full folder evicts (atime is often not kept)
         if len(data) < _HEADER or data[:len(_MAGIC)] != _MAGIC:
             return None  # only a cache: a file cut short or not ours is decoded again
         count = int.from_bytes(data[len(_MAGIC):_HEADER], "little")
@@ -79,16 +87,19 @@ class DecodedStore:
         return ids, weights
 
     def save(self, segment: str, field: str, term: str, ids: Any, weights: Any) -> None:
-        """Store a decoded list of `MIN_STORED` postings or more (shorter ones, and one that
-        would take the folder past `MAX_FOLDER_BYTES`: nothing)."""
+        """Store a decoded list of `MIN_STORED` postings or more (shorter ones: nothing);
+        where it would take the folder past `MAX_FOLDER_BYTES`, the lists read longest ago
+        are removed first (one larger than the cap: not stored)."""
         if len(ids) < MIN_STORED or len(ids) != len(weights) or not _SEGMENT.fullmatch(segment):
             return
         size = _HEADER + 12 * len(ids)
+        if size > MAX_FOLDER_BYTES * EVICT_TO:
+            return
         with contextlib.suppress(OSError):
             if self._held is None:
                 self._held = _bytes_under(self.folder)
             if self._held + size > MAX_FOLDER_BYTES:
-                return
+                self._held = _evict(self.folder, int(MAX_FOLDER_BYTES * EVICT_TO) - size)
             target = self._path(segment, field, term)
             target.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".part")
@@ -135,3 +146,27 @@ def _bytes_under(folder: Path) -> int:
                 else:
                     total += path.stat().st_size
     return total
+
+
+def _evict(folder: Path, keep: int) -> int:
+    """Remove stored lists, the least recently read first, until the folder holds at most
+    `keep` bytes; the bytes it holds after."""
+    lists: list[tuple[float, int, Path]] = []
+    other = 0
+    with contextlib.suppress(OSError):
+        for path in folder.iterdir():
+            with contextlib.suppress(OSError):
+                if not path.is_dir():
+                    other += path.stat().st_size
+                    continue
+                for stored in path.iterdir():
+                    info = stored.stat()
+                    lists.append((info.st_mtime, info.st_size, stored))
+    held = other + sum(size for _, size, _ in lists)
+    for _, size, path in sorted(lists, key=lambda item: item[0]):
+        if held <= keep:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+            held -= size
+    return held

@@ -13,16 +13,21 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+from rich.cells import cell_len
+from rich.text import Text
+from textual.geometry import Region
 from textual.pilot import Pilot
+from textual.widgets import Markdown, Static
 
 from fabtui.cases.library import CaseLibrary
 from fabtui.model.case import Case, CaseStatus
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import OpenCase, OpenRunbook, OpenSession
 from fabtui.tui.screens.case_edit import CaseEditor
-from fabtui.tui.screens.case_view import CaseView
+from fabtui.tui.screens.case_view import CaseTable, CaseView
 from fabtui.tui.screens.cases import CasesScreen, Found
-from fabtui.tui.widgets.case_list import CaseList
+from fabtui.tui.widgets.case_list import CaseList, in_view
+from fabtui.tui.widgets.fit_table import cut_text, fit_cell
 from fabtui.workspace import Workspace
 from tests.support.tui_support import (
     NOW,
@@ -130,6 +135,91 @@ async def test_filters_typed_beside_the_words_narrow_the_results_and_a_bad_one_i
         await pilot.press(*" rail:x")
         await until(pilot, lambda: screen.shown_query == "pause severity:sev1 rail:x", "bad")
         assert "rail:x: expected a rail number 0-255" in screen_text(app)
+
+
+def visible_rows(app: FabtuiApp, region: Region) -> list[str]:
+    """The screen's rows in `region` (a widget's cells: the list without its scrollbar, the
+    case's facts without the links beside them), cut by cell, not by character (a Chinese
+    character is two cells)."""
+    strips = app.screen._compositor.render_strips()
+    return [strips[y].crop(region.x, region.right).text for y in range(region.y, region.bottom)]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.parametrize(("words", "case_id"), [("pfc storm pause", PFC_CASE),
+                                                ("光模块 老化", OPTIC_ZH_CASE)])
+@asynctest
+async def test_a_hit_too_long_for_the_screen_ends_in_an_ellipsis_and_opens_whole(
+        words: str, case_id: str, size: tuple[int, int]) -> None:
+    """Issue 37's rule (every cut ends in `…`), missed in the Cases list: at 80x24 a hit's
+    title and snippet were cut at the screen's edge with nothing to say so (`... PFC storm
+    from node006 mlx5_4`, the rest gone). The row now ends in `…` within the list's cells (a
+    Chinese title too, counted in cells), the id and score whole, the first matched word on
+    screen; enter shows the whole title, and the case's text the snippet comes from."""
+    app = Recording(workspace())
+    async with app.run_test(size=size) as pilot:
+        screen = await cases_mode(app, pilot)
+        entries = await search(pilot, screen, words)
+        index = [e.id for e in entries].index(case_id)
+        entry = entries[index]
+        listing = screen.query_one(CaseList)
+        width = listing.scrollable_content_region.width
+        rows = visible_rows(app, listing.scrollable_content_region)
+        title_row, snippet_row = (row.rstrip() for row in rows[index * 3:index * 3 + 2])
+        head = f"  {entry.id}  {entry.badge}  "
+        assert title_row.lstrip("▸ ").startswith(head.strip()), title_row
+        assert cell_len(head) + cell_len(entry.title) > width  # the case is one too long
+        assert title_row.endswith("…") and cell_len(title_row) <= width, title_row
+        assert entry.title.startswith(title_row[len(head):-1].rstrip()), title_row
+        assert cell_len(entry.snippet.rstrip("…")) + 4 > width
+        assert snippet_row.endswith("…") and cell_len(snippet_row) <= width, snippet_row
+        first = entry.snippet[slice(*entry.spans[0])]
+        assert first in snippet_row, (first, snippet_row)
+        await pilot.press("enter", *["down"] * index, "enter")
+        await until(pilot, lambda: isinstance(app.screen, CaseView), "the case view")
+        view = app.screen
+        assert isinstance(view, CaseView) and view.case.id == case_id
+        await pilot.pause()
+        facts = view.query_one("#case-facts").content_region
+        shown = "".join("".join(visible_rows(app, facts)).split())
+        assert "".join(entry.title.split()) in shown  # the whole title, wrapped
+        # the snippet's words are the case's text as the view lays it out (prose, tables)
+        said: list[str] = []
+        for part in view.query_one("#case-body").children:
+            if isinstance(part, Markdown):
+                said.append(part.source)
+            elif isinstance(part, Static) and isinstance(part.content, CaseTable):
+                said += [" ".join(row) for row in part.content.rows]
+        assert " ".join(entry.snippet.strip("…").split()) in " ".join(" ".join(said).split())
+
+
+def test_a_cut_ends_in_an_ellipsis_at_a_character_styled_as_the_text_it_cuts() -> None:
+    assert cut_text(Text("光模块老化"), 10).plain == "光模块老化"  # fits: as it is
+    # 6 cells: a third character would be halved (`光模 …`, a blank before the mark)
+    assert cut_text(Text("光模块老化"), 6).plain == "光模…"
+    assert cut_text(Text("光模块老化"), 5).plain == "光模…"
+    assert cut_text(Text("pfc storm"), 0).plain == ""
+    marked = Text("a pfc storm")
+    marked.stylize("bold", 2, 11)
+    short = cut_text(marked, 6)
+    assert short.plain == "a pfc…" and cell_len(short.plain) == 6
+    assert [(span.start, span.end) for span in short.spans] == [(2, 5), (5, 6)]
+    assert fit_cell(Text("光模块老化"), 6, "left").plain == "光模… "  # padded to its width
+
+
+def test_a_snippet_whose_match_is_past_the_edge_starts_later() -> None:
+    lead = "…光纤跳线经过配线架时被压折导致两端收光同时下降并且纠错数暴增偶有不可纠错现象的"
+    snippet = lead + "光模块老化" + "，更换后恢复。"
+    spans = ((len(lead), len(lead) + 5),)
+    assert cell_len(lead) > 76  # forty characters of context: eighty cells
+    shown, moved = in_view(snippet, spans, 76)
+    assert shown.startswith("…") and shown[slice(*moved[0])] == "光模块老化"
+    assert cell_len(shown[:moved[0][1]]) <= 75  # the match, then room for the mark
+    assert in_view(snippet, spans, 200) == (snippet, spans)  # on screen already: as it is
+    english = "x" * 30 + " the switch showed pause frames on every port " + "pfc storm"
+    shown, moved = in_view(english, ((len(english) - 9, len(english)),), 40)
+    # a quarter of the room before the match, from the start of a word
+    assert shown == "…port pfc storm" and shown[slice(*moved[0])] == "pfc storm"
 
 
 def test_moving_to_the_end_of_the_best_results_asks_for_more(

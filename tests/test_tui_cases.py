@@ -193,6 +193,29 @@ async def test_a_hit_too_long_for_the_screen_ends_in_an_ellipsis_and_opens_whole
         assert " ".join(entry.snippet.strip("…").split()) in " ".join(" ".join(said).split())
 
 
+@asynctest
+async def test_at_80_columns_a_long_status_folds_and_a_bad_filter_is_still_named() -> None:
+    """The status line was one line high: at 80 columns two misspelt words pushed the bad
+    filter's error (`rail:x: expected a rail number 0-255`) past the edge, unseen. It folds
+    to the lines it needs, and back to one for a short status."""
+    app = Recording(workspace())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await cases_mode(app, pilot)
+        line = screen.query_one("#case-status")
+        await search(pilot, screen, "pause pfcc storrm rail:x")
+        await pilot.pause()
+        rows = [row.rstrip() for row in visible_rows(app, line.content_region)]
+        assert len(rows) > 1 and all(cell_len(row) <= line.content_region.width for row in rows)
+        said = " ".join(rows)
+        assert "no match for 'storrm'" in said and "rail:x: expected a rail number 0-255" in said
+        listing = screen.query_one(CaseList)
+        assert listing.region.y == line.region.bottom and listing.entries  # the list below it
+        await pilot.press(*["backspace"] * len(" pfcc storrm rail:x"))
+        await until(pilot, lambda: screen.shown_query == "pause", "results for 'pause'")
+        await pilot.pause()
+        assert line.region.height == 1 and "match" in visible_rows(app, line.content_region)[0]
+
+
 def test_a_cut_ends_in_an_ellipsis_at_a_character_styled_as_the_text_it_cuts() -> None:
     assert cut_text(Text("光模块老化"), 10).plain == "光模块老化"  # fits: as it is
     # 6 cells: a third character would be halved (`光模 …`, a blank before the mark)

@@ -197,10 +197,14 @@ async def test_a_hit_too_long_for_the_screen_ends_in_an_ellipsis_and_opens_whole
 async def test_at_80_columns_a_long_status_folds_and_a_bad_filter_is_still_named() -> None:
     """The status line was one line high: at 80 columns two misspelt words pushed the bad
     filter's error (`rail:x: expected a rail number 0-255`) past the edge, unseen. It folds
-    to the lines it needs, and back to one for a short status."""
+    to the lines it needs, and back to one for a short status. The query's examples, cut at
+    the field's edge, end in `…`."""
     app = Recording(workspace())
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await cases_mode(app, pilot)
+        query = screen.query_one("#case-query")
+        hint = visible_rows(app, query.scrollable_content_region)[0]
+        assert hint.startswith("symptom") and hint.endswith("…"), hint
         line = screen.query_one("#case-status")
         await search(pilot, screen, "pause pfcc storrm rail:x")
         await pilot.pause()

@@ -31,6 +31,7 @@ from fabtui.tui.commands import CASES_COMMANDS, bindings
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.case_actions import export_case
 from fabtui.tui.widgets.case_list import CaseList, Entry
+from fabtui.tui.widgets.cut_input import CutInput
 from fabtui.tui.widgets.fit_table import cut_text
 from fabtui.tui.widgets.footer import KeyFooter
 
@@ -112,7 +113,7 @@ class CasesScreen(FabtuiScreen):
 
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="symptom · 现象 (pfc storm pause · 光模块 误码) · filters: "
+        yield CutInput(placeholder="symptom · 现象 (pfc storm pause · 光模块 误码) · filters: "
                     "rail:3 tag:optic status:resolved since:2026-03-02", id="case-query",
                     select_on_focus=False)
         yield Static("", id="case-status", markup=False)

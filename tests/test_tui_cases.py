@@ -17,7 +17,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.geometry import Region
 from textual.pilot import Pilot
-from textual.widgets import Markdown, Static
+from textual.widgets import Markdown, OptionList, Static
 
 from fabtui.cases.library import CaseLibrary
 from fabtui.model.case import Case, CaseStatus
@@ -218,6 +218,25 @@ async def test_at_80_columns_a_long_status_folds_and_a_bad_filter_is_still_named
         await until(pilot, lambda: screen.shown_query == "pause", "results for 'pause'")
         await pilot.pause()
         assert line.region.height == 1 and "match" in visible_rows(app, line.content_region)[0]
+
+
+@asynctest
+async def test_a_similar_case_with_a_title_over_120_characters_says_it_is_cut() -> None:
+    """The case view's similar cases showed at most 120 characters of a title, cut silently
+    (`... stall preven`); the cut ends in `…`, and enter on it opens the case, whole."""
+    app = Recording(workspace())
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.post_message(OpenCase("pfc-storm-pfcwd-victims-rx-pause"))
+        await until(pilot, lambda: isinstance(app.screen, CaseView), "the case view")
+        view = app.screen
+        assert isinstance(view, CaseView)
+        await until(pilot, lambda: view.similar is not None, "similar cases")
+        links = view.query_one("#case-links", OptionList)
+        title = app.workspace.cases.get(PFC_CASE).title
+        assert len(title) > 120
+        index = view.links.index(("case", PFC_CASE))
+        shown = str(links.get_option_at_index(index).prompt).splitlines()[1]
+        assert shown.endswith("…") and title.startswith(shown[:-1]), shown
 
 
 def test_a_cut_ends_in_an_ellipsis_at_a_character_styled_as_the_text_it_cuts() -> None:

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from click.testing import Result
 from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
 from textual.pilot import Pilot
@@ -27,7 +29,7 @@ from fabtui.tui.screens.case_edit import CaseEditor
 from fabtui.tui.screens.case_view import CaseTable, CaseView
 from fabtui.tui.screens.cases import CasesScreen, Found
 from fabtui.tui.widgets.case_list import CaseList, in_view
-from fabtui.tui.widgets.fit_table import cut_text, fit_cell
+from fabtui.tui.widgets.fit_table import cut_segments, cut_text, fit_cell
 from fabtui.workspace import Workspace
 from tests.support.tui_support import (
     NOW,
@@ -251,6 +253,12 @@ def test_a_cut_ends_in_an_ellipsis_at_a_character_styled_as_the_text_it_cuts() -
     assert short.plain == "a pfc…" and cell_len(short.plain) == 6
     assert [(span.start, span.end) for span in short.spans] == [(2, 5), (5, 6)]
     assert fit_cell(Text("光模块老化"), 6, "left").plain == "光模… "  # padded to its width
+    line = [Segment("    "), Segment("光模块", mark := Style(bold=True)), Segment("老化测试")]
+    assert cut_segments(line, 20) == line
+    assert cut_segments(line, 8) == [Segment("    "), Segment("光", mark), Segment("…", mark)]
+    assert cut_segments(line, 10) == [Segment("    "), Segment("光模", mark),
+                                      Segment("…", mark)]  # the … where the mark was cut
+    assert "".join(s.text for s in cut_segments(line, 11)) == "    光模块…"
 
 
 def test_a_snippet_whose_match_is_past_the_edge_starts_later() -> None:

@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
@@ -31,7 +31,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from fabtui.render.table import ELLIPSIS, char_width, display_width
-from fabtui.tui.widgets.fit_table import cut_text
+from fabtui.tui.widgets.fit_table import cut_segments
 from fabtui.tui.widgets.keys import list_cursor_bindings
 
 LINES = 3
@@ -164,26 +164,28 @@ class CaseList(ScrollView, can_focus=True):
         muted = Style(color=theme.foreground, dim=True)
         mark = Style(color=theme.warning, bold=True, underline=True)
         indent = "    "
-        text = Text(no_wrap=True)
+        segments: list[Segment]
         if part == 0:
-            text.append(("▸ " if selected else "  ") + entry.id, base)
+            segments = [Segment(("▸ " if selected else "  ") + entry.id, base)]
             if entry.badge:
-                text.append(f"  {entry.badge}", base + Style(italic=True))
-            text.append(f"  {entry.title}", base)
+                segments.append(Segment(f"  {entry.badge}", base + Style(italic=True)))
+            segments.append(Segment(f"  {entry.title}", base))
         elif part == 1:
             snippet, spans = in_view(entry.snippet, entry.spans, width - len(indent))
-            text.append(indent)
+            segments = [Segment(indent)]
             at = 0
             for start, end in spans:
-                text.append(snippet[at:start], muted)
-                text.append(snippet[start:end], mark)
+                segments.append(Segment(snippet[at:start], muted))
+                segments.append(Segment(snippet[start:end], mark))
                 at = end
-            text.append(snippet[at:], muted)
-        elif entry.why:
-            text.append(f"{indent}matched ", muted)
-            text.append(entry.why, Style(color=theme.accent))
-        strip = Strip(cut_text(text, width).render(self.app.console))
-        return strip.crop_extend(0, width, None).apply_style(self.rich_style)
+            segments.append(Segment(snippet[at:], muted))
+        else:
+            segments = [Segment(indent)]
+            if entry.why:
+                segments.append(Segment("matched ", muted))
+                segments.append(Segment(entry.why, Style(color=theme.accent)))
+        return Strip(cut_segments(segments, width)).crop_extend(0, width, None).apply_style(
+            self.rich_style)
 
 
 def in_view(snippet: str, spans: tuple[tuple[int, int], ...],

@@ -13,16 +13,23 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.geometry import Region
 from textual.pilot import Pilot
+from textual.widgets import Markdown, OptionList, Static
 
 from fabtui.cases.library import CaseLibrary
 from fabtui.model.case import Case, CaseStatus
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import OpenCase, OpenRunbook, OpenSession
 from fabtui.tui.screens.case_edit import CaseEditor
-from fabtui.tui.screens.case_view import CaseView
+from fabtui.tui.screens.case_view import CaseTable, CaseView
 from fabtui.tui.screens.cases import CasesScreen, Found
-from fabtui.tui.widgets.case_list import CaseList
+from fabtui.tui.widgets.case_list import CaseList, in_view
+from fabtui.tui.widgets.fit_table import cut_segments, cut_text, fit_cell
 from fabtui.workspace import Workspace
 from tests.support.tui_support import (
     NOW,
@@ -130,6 +137,143 @@ async def test_filters_typed_beside_the_words_narrow_the_results_and_a_bad_one_i
         await pilot.press(*" rail:x")
         await until(pilot, lambda: screen.shown_query == "pause severity:sev1 rail:x", "bad")
         assert "rail:x: expected a rail number 0-255" in screen_text(app)
+
+
+def visible_rows(app: FabtuiApp, region: Region) -> list[str]:
+    """The screen's rows in `region` (a widget's cells: the list without its scrollbar, the
+    case's facts without the links beside them), cut by cell, not by character (a Chinese
+    character is two cells)."""
+    strips = app.screen._compositor.render_strips()
+    return [strips[y].crop(region.x, region.right).text for y in range(region.y, region.bottom)]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.parametrize(("words", "case_id"), [("pfc storm pause", PFC_CASE),
+                                                ("光模块 老化", OPTIC_ZH_CASE)])
+@asynctest
+async def test_a_hit_too_long_for_the_screen_ends_in_an_ellipsis_and_opens_whole(
+        words: str, case_id: str, size: tuple[int, int]) -> None:
+    """Issue 37's rule (every cut ends in `…`), missed in the Cases list: at 80x24 a hit's
+    title and snippet were cut at the screen's edge with nothing to say so (`... PFC storm
+    from node006 mlx5_4`, the rest gone). The row now ends in `…` within the list's cells (a
+    Chinese title too, counted in cells), the id and score whole, the first matched word on
+    screen; enter shows the whole title, and the case's text the snippet comes from."""
+    app = Recording(workspace())
+    async with app.run_test(size=size) as pilot:
+        screen = await cases_mode(app, pilot)
+        entries = await search(pilot, screen, words)
+        index = [e.id for e in entries].index(case_id)
+        entry = entries[index]
+        listing = screen.query_one(CaseList)
+        width = listing.scrollable_content_region.width
+        rows = visible_rows(app, listing.scrollable_content_region)
+        title_row, snippet_row = (row.rstrip() for row in rows[index * 3:index * 3 + 2])
+        head = f"  {entry.id}  {entry.badge}  "
+        assert title_row.lstrip("▸ ").startswith(head.strip()), title_row
+        assert cell_len(head) + cell_len(entry.title) > width  # the case is one too long
+        assert title_row.endswith("…") and cell_len(title_row) <= width, title_row
+        assert entry.title.startswith(title_row[len(head):-1].rstrip()), title_row
+        assert cell_len(entry.snippet.rstrip("…")) + 4 > width
+        assert snippet_row.endswith("…") and cell_len(snippet_row) <= width, snippet_row
+        first = entry.snippet[slice(*entry.spans[0])]
+        assert first in snippet_row, (first, snippet_row)
+        await pilot.press("enter", *["down"] * index, "enter")
+        await until(pilot, lambda: isinstance(app.screen, CaseView), "the case view")
+        view = app.screen
+        assert isinstance(view, CaseView) and view.case.id == case_id
+        await pilot.pause()
+        facts = view.query_one("#case-facts").content_region
+        shown = "".join("".join(visible_rows(app, facts)).split())
+        assert "".join(entry.title.split()) in shown  # the whole title, wrapped
+        # the snippet's words are the case's text as the view lays it out (prose, tables)
+        said: list[str] = []
+        for part in view.query_one("#case-body").children:
+            if isinstance(part, Markdown):
+                said.append(part.source)
+            elif isinstance(part, Static) and isinstance(part.content, CaseTable):
+                said += [" ".join(row) for row in part.content.rows]
+        assert " ".join(entry.snippet.strip("…").split()) in " ".join(" ".join(said).split())
+
+
+@asynctest
+async def test_at_80_columns_a_long_status_folds_and_a_bad_filter_is_still_named() -> None:
+    """The status line was one line high: at 80 columns two misspelt words pushed the bad
+    filter's error (`rail:x: expected a rail number 0-255`) past the edge, unseen. It folds
+    to the lines it needs, and back to one for a short status. The query's examples, cut at
+    the field's edge, end in `…`."""
+    app = Recording(workspace())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await cases_mode(app, pilot)
+        query = screen.query_one("#case-query")
+        hint = visible_rows(app, query.scrollable_content_region)[0]
+        assert hint.startswith("symptom") and hint.endswith("…"), hint
+        line = screen.query_one("#case-status")
+        await search(pilot, screen, "pause pfcc storrm rail:x")
+        await pilot.pause()
+        rows = [row.rstrip() for row in visible_rows(app, line.content_region)]
+        assert len(rows) > 1 and all(cell_len(row) <= line.content_region.width for row in rows)
+        said = " ".join(rows)
+        assert "no match for 'storrm'" in said and "rail:x: expected a rail number 0-255" in said
+        listing = screen.query_one(CaseList)
+        assert listing.region.y == line.region.bottom and listing.entries  # the list below it
+        await pilot.press(*["backspace"] * len(" pfcc storrm rail:x"))
+        await until(pilot, lambda: screen.shown_query == "pause", "results for 'pause'")
+        await pilot.pause()
+        assert line.region.height == 1 and "match" in visible_rows(app, line.content_region)[0]
+
+
+@asynctest
+async def test_a_similar_case_with_a_title_over_120_characters_says_it_is_cut() -> None:
+    """The case view's similar cases showed at most 120 characters of a title, cut silently
+    (`... stall preven`); the cut ends in `…`, and enter on it opens the case, whole."""
+    app = Recording(workspace())
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.post_message(OpenCase("pfc-storm-pfcwd-victims-rx-pause"))
+        await until(pilot, lambda: isinstance(app.screen, CaseView), "the case view")
+        view = app.screen
+        assert isinstance(view, CaseView)
+        await until(pilot, lambda: view.similar is not None, "similar cases")
+        links = view.query_one("#case-links", OptionList)
+        title = app.workspace.cases.get(PFC_CASE).title
+        assert len(title) > 120
+        index = view.links.index(("case", PFC_CASE))
+        shown = str(links.get_option_at_index(index).prompt).splitlines()[1]
+        assert shown.endswith("…") and title.startswith(shown[:-1]), shown
+
+
+def test_a_cut_ends_in_an_ellipsis_at_a_character_styled_as_the_text_it_cuts() -> None:
+    assert cut_text(Text("光模块老化"), 10).plain == "光模块老化"  # fits: as it is
+    # 6 cells: a third character would be halved (`光模 …`, a blank before the mark)
+    assert cut_text(Text("光模块老化"), 6).plain == "光模…"
+    assert cut_text(Text("光模块老化"), 5).plain == "光模…"
+    assert cut_text(Text("pfc storm"), 0).plain == ""
+    marked = Text("a pfc storm")
+    marked.stylize("bold", 2, 11)
+    short = cut_text(marked, 6)
+    assert short.plain == "a pfc…" and cell_len(short.plain) == 6
+    assert [(span.start, span.end) for span in short.spans] == [(2, 5), (5, 6)]
+    assert fit_cell(Text("光模块老化"), 6, "left").plain == "光模… "  # padded to its width
+    line = [Segment("    "), Segment("光模块", mark := Style(bold=True)), Segment("老化测试")]
+    assert cut_segments(line, 20) == line
+    assert cut_segments(line, 8) == [Segment("    "), Segment("光", mark), Segment("…", mark)]
+    assert cut_segments(line, 10) == [Segment("    "), Segment("光模", mark),
+                                      Segment("…", mark)]  # the … where the mark was cut
+    assert "".join(s.text for s in cut_segments(line, 11)) == "    光模块…"
+
+
+def test_a_snippet_whose_match_is_past_the_edge_starts_later() -> None:
+    lead = "…光纤跳线经过配线架时被压折导致两端收光同时下降并且纠错数暴增偶有不可纠错现象的"
+    snippet = lead + "光模块老化" + "，更换后恢复。"
+    spans = ((len(lead), len(lead) + 5),)
+    assert cell_len(lead) > 76  # forty characters of context: eighty cells
+    shown, moved = in_view(snippet, spans, 76)
+    assert shown.startswith("…") and shown[slice(*moved[0])] == "光模块老化"
+    assert cell_len(shown[:moved[0][1]]) <= 75  # the match, then room for the mark
+    assert in_view(snippet, spans, 200) == (snippet, spans)  # on screen already: as it is
+    english = "x" * 30 + " the switch showed pause frames on every port " + "pfc storm"
+    shown, moved = in_view(english, ((len(english) - 9, len(english)),), 40)
+    # a quarter of the room before the match, from the start of a word
+    assert shown == "…port pfc storm" and shown[slice(*moved[0])] == "pfc storm"
 
 
 def test_moving_to_the_end_of_the_best_results_asks_for_more(

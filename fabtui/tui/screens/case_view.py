@@ -31,6 +31,7 @@ from fabtui.cases.similar import Similar
 from fabtui.errors import InputError, RequestError
 from fabtui.model.case import Case
 from fabtui.paths import display_path
+from fabtui.render.table import cut
 from fabtui.tui.commands import CASE_VIEW_COMMANDS, bindings
 from fabtui.tui.messages import OpenRunbook, OpenSession
 from fabtui.tui.screens.base import FabtuiScreen
@@ -256,7 +257,7 @@ class CaseView(FabtuiScreen):
             for found in self.similar.cases:
                 label = Text(f"{break_name(found.id, room)} [{found.status}] "
                              f"{found.score:.1f}\n")
-                label.append(found.title[:120] + "\n")
+                label.append(cut(found.title, 120) + "\n")  # (whole: enter opens it)
                 label.append(f"matched {why(found.matched)}", "dim")
                 options.append(Option(label))
                 self.links.append(("case", found.id))

@@ -15,6 +15,8 @@ import threading
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.console import Console
+from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
@@ -29,12 +31,33 @@ from fabtui.tui.commands import CASES_COMMANDS, bindings
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.case_actions import export_case
 from fabtui.tui.widgets.case_list import CaseList, Entry
+from fabtui.tui.widgets.cut_input import CutInput
+from fabtui.tui.widgets.fit_table import cut_text
 from fabtui.tui.widgets.footer import KeyFooter
 
 LIMIT = 16
 """Search results asked for at first: a snippet costs up to 1.5 ms a hit the first time its case
 comes back, so a keystroke asks for what one screen shows (15 cases at 160x50) and one more;
 moving to the end of the list asks for twice as many (the listing shows every case)."""
+STATUS_LINES = 3
+"""The status line's most lines (a count, the words that matched nothing, a filter's error)."""
+
+
+def status_text(status: str, width: int, console: Console) -> Text:
+    """`status` folded at its words into lines of `width` cells, at most `STATUS_LINES` of
+    them, the last ending in `…` when even these do not hold it; one line as it is when the
+    width is not known yet."""
+    if width <= 0:
+        return Text(status)
+    lines = list(Text(status).wrap(console, width))
+    if len(lines) > STATUS_LINES:
+        rest = Text(" ").join(line.copy() for line in lines[STATUS_LINES - 1:])
+        lines = [*lines[:STATUS_LINES - 1], cut_text(rest, width)]
+    for line in lines:
+        line.rstrip()  # (a fold leaves the space it broke at)
+    return Text("\n").join(lines)
+
+
 @dataclass(frozen=True)
 class Found:
     """What one search gave: the entries and the status line above them; `total` matching
@@ -84,10 +107,13 @@ class CasesScreen(FabtuiScreen):
         """The listing and the store generation it was made at."""
         self._to_list = False
         """`enter` in the query moved the focus to the list and it has not landed yet."""
+        self.status = ""
+        """The status line's text, whole (the line shows it folded, see `_show_status`)."""
+        self._status_rows = 1
 
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="symptom · 现象 (pfc storm pause · 光模块 误码) · filters: "
+        yield CutInput(placeholder="symptom · 现象 (pfc storm pause · 光模块 误码) · filters: "
                     "rail:3 tag:optic status:resolved since:2026-03-02", id="case-query",
                     select_on_focus=False)
         yield Static("", id="case-status", markup=False)
@@ -214,10 +240,30 @@ class CasesScreen(FabtuiScreen):
         listing = self.query_one(CaseList)
         with self.app.batch_update():
             listing.set_entries(found.entries, listing.cursor if more else 0)
-            # one line high whatever it says: no layout pass (each was a full reflow)
-            self.query_one("#case-status", Static).update(found.status, layout=False)
+            self.status = found.status
+            self._show_status()
         self.shown_query = query
         self.total = found.total
+
+    def _show_status(self) -> None:
+        """The status folded to the line's width: as many lines as it needs, up to
+        `STATUS_LINES`. At 80 columns a misspelt word and a bad filter (`no match for
+        'storrm'; did you mean storm? · rail:x: expected a rail number 0-255`) ran past the
+        edge and the filter's error was lost. The lines are counted here, so the layout is
+        worked out again only when their number changes (a reflow per keystroke was the cost
+        that made the line one line high)."""
+        line = self.query_one("#case-status", Static)
+        text = status_text(self.status, line.content_region.width, self.app.console)
+        rows = len(text.split())
+        if rows != self._status_rows:
+            self._status_rows = rows
+            line.styles.height = rows  # (a layout pass)
+            line.update(text)
+        else:
+            line.update(text, layout=False)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._show_status)  # folded again at the new width
 
     # similar cases for the newest session -------------------------------------------------------
     def action_similar_session(self, session: str = "last") -> None:

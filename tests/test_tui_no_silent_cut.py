@@ -21,8 +21,10 @@ from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import SnapshotArrived
 from fabtui.tui.screens.dialogs import TextPage
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
+from fabtui.tui.widgets.busbw_plot import plot_rows, y_label
 from fabtui.tui.widgets.detail import FINDINGS, VALUES, DetailPanel
 from fabtui.tui.widgets.results import SweepTable
+from fabtui.views.console import BusbwSeries
 from fabtui.views.status import PollState
 from tests.support.tui_support import (
     NOW,
@@ -187,3 +189,21 @@ async def test_a_sweep_row_marks_its_cut_and_the_panel_shows_the_whole_reason() 
         headline = str(console.query_one(".headline").render())
         for line in TIMEOUT.splitlines():
             assert line in headline, headline
+
+
+# the busbw plot -------------------------------------------------------------------------------
+def test_the_plots_expected_figure_and_axis_figures_are_never_cut_into_other_numbers() -> None:
+    """The legend was cut at the plot's width (`expected 47` for 476 at 45 columns) and a y
+    figure to its first five digits (123456 read 12345). Narrow, the legend drops its words
+    first and keeps the figure whole, or marks its cut; a figure past five digits is scaled."""
+    series = BusbwSeries("all_reduce", ((8, 0.1), (1 << 20, 120.0), (16 << 30, 470.0)), 476.0)
+    for width in range(12, 81):
+        legend = plot_rows(series, width, 12)[0][0].rstrip()
+        assert display_width(legend) <= width
+        assert "expected 476" in legend or legend.endswith("…"), (width, legend)
+    assert "expected 476" in plot_rows(series, 45, 12)[0][0]
+    huge = BusbwSeries("all_reduce", ((8, 1.0), (1 << 30, 123456.0)), None)
+    figures = [t[:5].strip() for t, k in plot_rows(huge, 40, 12)[1:-2] if t[:5].strip()]
+    assert "12345" not in figures and any(f.endswith("k") for f in figures), figures
+    assert [y_label(v) for v in (0, 476, 99_999, 123_456, 5e11)] == \
+        ["    0", "  476", "99999", " 123k", " 500G"]

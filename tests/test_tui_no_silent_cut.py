@@ -7,8 +7,10 @@ mid-name in the jump prompt."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
@@ -19,13 +21,15 @@ from fabtui.model.verdict import Verdict
 from fabtui.render.table import cut_middle, display_width
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import SnapshotArrived
-from fabtui.tui.screens.dialogs import TextPage
+from fabtui.tui.screens.dialogs import Prompt, TextPage
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
+from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.busbw_plot import plot_rows, y_label
 from fabtui.tui.widgets.detail import FINDINGS, VALUES, DetailPanel
 from fabtui.tui.widgets.results import SweepTable
 from fabtui.views.console import BusbwSeries
 from fabtui.views.status import PollState
+from tests.support.guided import open_book, with_book
 from tests.support.tui_support import (
     NOW,
     asynctest,
@@ -207,3 +211,38 @@ def test_the_plots_expected_figure_and_axis_figures_are_never_cut_into_other_num
     assert "12345" not in figures and any(f.endswith("k") for f in figures), figures
     assert [y_label(v) for v in (0, 476, 99_999, 123_456, 5e11)] == \
         ["    0", "  476", "99999", " 123k", " 500G"]
+
+
+# a session's jump prompt ----------------------------------------------------------------------
+LONG_BOOK = """---
+id: many-steps
+title: A runbook of many steps
+summary: thirty steps, each one local command
+symptoms: [many steps]
+---
+
+# Many steps
+
+""" + "".join(f"## Check the rail {n} counters again\n\n```sh {{id=b{n}}}\necho {n}\n```\n\n"
+              for n in range(1, 31))
+
+
+@asynctest
+async def test_the_jump_prompt_lists_whole_steps_and_says_how_many_more(tmp_path: Path) -> None:
+    """`j` listed the steps as one text cut at 300 characters: the last one named was cut
+    mid-name and the steps after it were not said to exist. It lists whole steps and says
+    how many more there are and how to reach them."""
+    app = make_app(with_book(tmp_path, "many-steps", LONG_BOOK))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_book(pilot, app, "many-steps")
+        session = app.screen
+        assert isinstance(session, SessionScreen)
+        ids = [step.id for step in session.book.steps]
+        assert len(ids) == 30
+        await pilot.press("j")
+        await pilot.pause()
+        assert isinstance(app.screen, Prompt)
+        hint = app.screen.hint
+        listed = re.findall(r"(\d+)\. (\S+)", hint)
+        assert listed and all(ids[int(n) - 1] == step for n, step in listed), hint
+        assert f"+{30 - len(listed)} more ({len(listed) + 1}-30" in hint, hint

@@ -51,6 +51,7 @@ from fabtui.tui.widgets.session_parts import (
     OutputStream,
     badge,
     filter_outline,
+    jump_hint,
     outline_lines,
 )
 from fabtui.views import guided
@@ -646,8 +647,8 @@ class SessionScreen(FabtuiScreen):
     def action_jump(self) -> None:
         if self._idle_engine() is None:
             return
-        steps = " · ".join(f"{i}. {s.id}" for i, s in enumerate(self.book.steps, 1))
-        self.app.push_screen(Prompt("jump to step", steps[:300]), self._jump)
+        self.app.push_screen(Prompt("jump to step", jump_hint([s.id for s in self.book.steps])),
+                             self._jump)
 
     def _jump(self, text: str | None) -> None:
         if not text or self.engine is None:

@@ -17,17 +17,21 @@ from textual.pilot import Pilot
 
 from fabtui.model.findings import Finding, Severity
 from fabtui.model.probe import Metric, ProbeResult
+from fabtui.model.table import Table
 from fabtui.model.verdict import Verdict
 from fabtui.render.table import cut_middle, display_width
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import SnapshotArrived
+from fabtui.tui.screens.demo import DemoScreen
 from fabtui.tui.screens.dialogs import Prompt, TextPage
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
+from fabtui.tui.screens.runbook_choice import RunbookChoiceScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.busbw_plot import plot_rows, y_label
 from fabtui.tui.widgets.detail import FINDINGS, VALUES, DetailPanel
 from fabtui.tui.widgets.results import SweepTable
 from fabtui.views.console import BusbwSeries
+from fabtui.views.crosslinks import RunbookChoice
 from fabtui.views.status import PollState
 from tests.support.guided import open_book, with_book
 from tests.support.tui_support import (
@@ -246,3 +250,58 @@ async def test_the_jump_prompt_lists_whole_steps_and_says_how_many_more(tmp_path
         listed = re.findall(r"(\d+)\. (\S+)", hint)
         assert listed and all(ids[int(n) - 1] == step for n, step in listed), hint
         assert f"+{30 - len(listed)} more ({len(listed) + 1}-30" in hint, hint
+
+
+# one-line labels: Textual crops a `Label` at its container's edge without a mark -----------------
+def on_screen(app: FabtuiApp) -> str:
+    """The screen's words in one line (a wrapped text joined again, borders dropped)."""
+    return " ".join(screen_text(app).replace("│", " ").split())
+
+
+SUMMARY = ("rank 21 on node003 reported status 12 (IBV_WC_RETRY_EXC_ERR) talking to "
+           "10.205.0.4, and 1 other rank on node002 reported the same status at 14:13:20")
+
+
+@asynctest
+async def test_a_parsers_title_and_notes_in_the_console_wrap_whole_at_80x24() -> None:
+    """The console showed a parser's titles and notes (the NCCL triage's summary, LLDP's and
+    dcgmi's footers) as one-line labels cropped at 80 columns: `talking to 10.205.0.4, an`."""
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = ProbeConsole("nic.ethtool", "node001:mlx5_4")
+        await app.push_screen(console)
+        await pilot.pause()
+        table = Table.build((), title=["verdict: culprit found", SUMMARY],
+                            notes=["note: " + SUMMARY.replace("rank 21", "rank 5")])
+        await console.query_one("#console-body").mount_all(console._table_widgets(table))
+        await pilot.pause()
+        text = on_screen(app)
+        assert SUMMARY in text and "note: " + SUMMARY.replace("rank 21", "rank 5") in text, text
+
+
+@asynctest
+async def test_why_a_runbook_is_offered_shows_whole_at_80x24() -> None:
+    """`b`'s list said why its first runbook was offered in a one-line label, cropped at the
+    box's edge at 80 columns."""
+    why = ("error: leaf-g00-r5:Ethernet16/lane1: rx_power_dbm = -inf (limit -10.4 dBm) · "
+           "matched optic, rx, power, dark in the symptoms of optic-replacement")
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.push_screen(RunbookChoiceScreen("leaf-g00-r5:Ethernet16", [RunbookChoice(
+            "optic-replacement", "Replace an optic", {"port": "leaf-g00-r5:Ethernet16"}, why)]))
+        await pilot.pause()
+        assert why in on_screen(app), screen_text(app)
+
+
+@asynctest
+async def test_the_demo_says_which_scenario_plays_whole_at_80x24() -> None:
+    """`d` named the scenario playing in a one-line label: `pfc-storm-stall-prevention`
+    pushed its end past the box at 80 columns."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.push_screen(DemoScreen([("pfc-storm-stall-prevention", "a storm, stopped")],
+                                         ["pfc-storm"], "pfc-storm-stall-prevention",
+                                         "node001:mlx5_0"))
+        await pilot.pause()
+        assert "playing: pfc-storm-stall-prevention · choose a scenario (restarts the demo's " \
+            "clock):" in on_screen(app), screen_text(app)

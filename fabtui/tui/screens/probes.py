@@ -86,7 +86,7 @@ class ProbeConsole(FabtuiScreen):
     ProbeConsole #console-results { height: auto; max-height: 8; }
     ProbeConsole #console-body { height: 1fr; }
     ProbeConsole #console-body FitTable { height: auto; max-height: 24; }
-    ProbeConsole #console-body Label { color: $text-muted; padding: 0 1; }
+    ProbeConsole #console-body Label { color: $text-muted; padding: 0 1; width: 100%; }
     ProbeConsole BusbwPlot { height: 14; }
     ProbeConsole #console-raw { height: 1fr; display: none; }
     ProbeConsole.raw #console-raw { display: block; }

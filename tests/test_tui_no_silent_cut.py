@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from textual.pilot import Pilot
 
 from fabtui.model.findings import Finding, Severity
@@ -29,6 +30,7 @@ from fabtui.tui.screens.runbook_choice import RunbookChoiceScreen
 from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.busbw_plot import plot_rows, y_label
 from fabtui.tui.widgets.detail import FINDINGS, VALUES, DetailPanel
+from fabtui.tui.widgets.fit_table import fold_text
 from fabtui.tui.widgets.results import SweepTable
 from fabtui.views.console import BusbwSeries
 from fabtui.views.crosslinks import RunbookChoice
@@ -305,3 +307,21 @@ async def test_the_demo_says_which_scenario_plays_whole_at_80x24() -> None:
         await pilot.pause()
         assert "playing: pfc-storm-stall-prevention · choose a scenario (restarts the demo's " \
             "clock):" in on_screen(app), screen_text(app)
+
+
+def test_a_fold_into_fewer_lines_marks_what_it_leaves_out() -> None:
+    """What a box of fixed height cannot hold ends in `…` on its last line (cell widths:
+    Chinese text folds at two columns a character); lines past the room that fit on the last
+    are joined there with ` · ` instead of being lost."""
+    from rich.console import Console
+
+    console = Console(width=200)
+    text = Text("verdict: culprit found\nchain: ● rail\n" + "光模块接收功率过低 " * 6 +
+                "\n2 suspect(s)")
+    shown, cut = fold_text(text, 30, 3, console)
+    lines = shown.plain.split("\n")
+    assert cut and len(lines) == 3 and lines[-1].endswith("…"), lines
+    assert all(display_width(line) <= 30 for line in lines), lines
+    shown, cut = fold_text(Text("a\nb\nc\nlast"), 30, 3, console)
+    assert not cut and shown.plain == "a\nb\nc · last"
+    assert fold_text(text, 0, 3, console) == (text, False)

@@ -324,6 +324,32 @@ async def test_the_triage_screen_snapshot(size: tuple[int, int]) -> None:
 
 
 @asynctest
+async def test_a_summary_the_verdict_box_cannot_hold_ends_in_an_ellipsis_and_reads_whole_below(
+        ) -> None:
+    """At 80x24 the verdict box (4 lines) cropped the summary after `talking to` and never
+    showed `2 suspect(s) from logs`, without a mark. Its last line ends in `…` now, and the
+    detail pane opens with the summary and the count whole."""
+    ws, report = await asyncio.to_thread(triaged)
+    app = Recorder(ws, triage=((Path("logs"),), report))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        top = next(i for i, line in enumerate(lines) if line.startswith(" verdict:"))
+        assert lines[top + 3].rstrip().endswith("…"), lines[top:top + 4]
+        screen = app.screen
+        assert isinstance(screen, TriageScreen)
+        pane = screen.query_one("#triage-detail").region  # the detail pane, on screen
+        rows = screen_text(app).splitlines()[pane.y:pane.bottom]
+        said = " ".join(" ".join(row[:pane.right - 2] for row in rows).split())
+        assert " ".join(report.summary.split()) in said and "2 suspect(s) from logs" in said
+    async with Recorder(ws, triage=((Path("logs"),), report)).run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        assert "is the suspect. · 2 suspect(s) from logs" in screen_text(pilot.app)
+
+
+@asynctest
 async def test_slash_filters_the_suspects_and_esc_leaves_then_clears_the_filter() -> None:
     """`/` on Triage filters, as on every view (it focused the log field): `node002` keeps
     rank 13's suspect and the selected suspect is that one (o, s, x act on it); Esc leaves

@@ -343,10 +343,11 @@ async def test_a_summary_the_verdict_box_cannot_hold_ends_in_an_ellipsis_and_rea
         rows = screen_text(app).splitlines()[pane.y:pane.bottom]
         said = " ".join(" ".join(row[:pane.right - 2] for row in rows).split())
         assert " ".join(report.summary.split()) in said and "2 suspect(s) from logs" in said
-    async with Recorder(ws, triage=((Path("logs"),), report)).run_test(size=(160, 50)) as pilot:
+    wide = Recorder(ws, triage=((Path("logs"),), report))
+    async with wide.run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         await pilot.pause()
-        assert "is the suspect. · 2 suspect(s) from logs" in screen_text(pilot.app)
+        assert "is the suspect. · 2 suspect(s) from logs" in screen_text(wide)
 
 
 @asynctest

@@ -39,6 +39,7 @@ from fabtui.tui.widgets.triage_view import (
     chain_legend,
     chain_strip,
     chain_text,
+    more_evidence_text,
     notes_text,
     suspect_row,
     suspect_text,
@@ -286,6 +287,7 @@ class TriageScreen(FabtuiScreen):
         if self.chain is not None:
             body.append(chain_legend(self.fab.ascii_only) + "\n", "dim")
         body.append_text(notes_text(report))
+        body.append_text(more_evidence_text(self.selected_suspect))
         self.query_one("#triage-detail-body", Static).update(Hanging(body))
 
     @property

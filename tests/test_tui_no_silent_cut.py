@@ -16,6 +16,16 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 
+from fabtui.model.events import (
+    BlockCommand,
+    BlockFinished,
+    BlockStarted,
+    Event,
+    EventKind,
+    Payload,
+    SessionStarted,
+    StepStarted,
+)
 from fabtui.model.findings import Finding, Severity
 from fabtui.model.probe import Metric, ProbeResult
 from fabtui.model.table import Table
@@ -325,3 +335,67 @@ def test_a_fold_into_fewer_lines_marks_what_it_leaves_out() -> None:
     shown, cut = fold_text(Text("a\nb\nc\nlast"), 30, 3, console)
     assert not cut and shown.plain == "a\nb\nc · last"
     assert fold_text(text, 0, 3, console) == (text, False)
+
+
+# a session's heads ----------------------------------------------------------------------------
+WHY = ("error: leaf-g00-r3:Ethernet16/lane1: rx_power_dbm = -inf (limit -10.4 dBm) · matched "
+       "optic, rx, power, dark, los in the symptoms of optic-replacement · opened from b on "
+       "the Fabric screen")
+MESSAGE = ("dom-before read: lanes 1, 2 and 4 dark (no light), lane 3 at -40 dBm, the module "
+           "MT24000043 answering; the far end node003:mlx5_3 reads its own lanes lit")
+COMMAND = "switch.dom on leaf-g00-r3:Ethernet16 lanes=1,2,3,4 thresholds=module"
+
+
+def long_session() -> list[Event]:
+    """A recorded optic replacement whose one block said a long message about a long
+    command."""
+    events: list[Event] = []
+
+    def add(kind: EventKind, data: Payload, step: str | None = None,
+            block: str | None = None) -> None:
+        events.append(Event(session="20261205-010203-abcdef", seq=len(events),
+                            at=1.0 + len(events), kind=kind, step=step, block=block, data=data))
+
+    step, block = "record-the-evidence-at-both-ends", "dom-before"
+    add(EventKind.SESSION_STARTED, SessionStarted(runbook="optic-replacement",
+                                                  inputs={"port": "leaf-g00-r3:Ethernet16"}))
+    add(EventKind.STEP_STARTED, StepStarted(), step=step)
+    add(EventKind.BLOCK_STARTED, BlockStarted(kind="probe"), step, block)
+    add(EventKind.BLOCK_COMMAND, BlockCommand(command=COMMAND), step, block)
+    add(EventKind.BLOCK_FINISHED, BlockFinished(verdict=Verdict.FAIL, message=MESSAGE), step,
+        block)
+    return events
+
+
+def box_lines(app: FabtuiApp, selector: str) -> list[str]:
+    region = app.screen.query_one(selector).region
+    return [line[region.x:region.right].rstrip()
+            for line in screen_text(app).splitlines()[region.y:region.bottom]]
+
+
+@asynctest
+async def test_a_sessions_heads_mark_what_they_cannot_hold_and_the_why_reads_whole() -> None:
+    """At 80x24 the session's head (3 lines) cropped why the runbook was opened, and the
+    block's head (4 lines) its message and command, without a mark. Each box's last line ends
+    in `…` now, and the why reads whole above the step's text."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.switch_mode("runbooks")
+        session = SessionScreen(app.workspace.runbook("optic-replacement"),
+                                recorded=long_session(), why=WHY)
+        await app.push_screen(session)
+        await pilot.pause()
+        await pilot.pause()
+        head = box_lines(app, "#session-head")
+        assert len(head) == 3 and head[-1].endswith("…"), head
+        pane = session.query_one("#prose")
+        seen: dict[int, str] = {}
+        for y in range(0, pane.virtual_size.height, max(1, pane.size.height)):
+            pane.scroll_to(y=y, animate=False)  # the pane scrolls through the step's text
+            await pilot.pause()
+            top = int(pane.scroll_offset.y)
+            seen.update((top + i, line) for i, line in enumerate(box_lines(app, "#prose")))
+        prose = " ".join(" ".join(seen[i].rstrip("▁▂▃▄▅▆▇█ ") for i in sorted(seen)).split())
+        assert f"why: {WHY}" in prose, prose
+        block = box_lines(app, "#block-head")
+        assert len(block) == 4 and block[-1].endswith("…"), block

@@ -27,6 +27,7 @@ from textual.widgets import DataTable
 
 from fabtui.model.table import Column
 from fabtui.render.table import ELLIPSIS, GAP, column_widths, cut, display_width
+from fabtui.tui.widgets.hanging import hang
 
 FitCell = str | Text
 """A cell: plain text, or styled text (a verdict badge)."""
@@ -75,17 +76,20 @@ def cut_segments(segments: list[Segment], width: int) -> list[Segment]:
     return out
 
 
-def fold_text(text: Text, width: int, lines: int, console: Console) -> tuple[Text, bool]:
+def fold_text(text: Text, width: int, lines: int, console: Console, *,
+              hanging: bool = False) -> tuple[Text, bool]:
     """`text` folded at its words into lines of `width` cells, at most `lines` of them, and
     whether some was left out: then the last line ends in `…` (a box of fixed height crops
     what it cannot hold without a mark). Lines past the room are joined into the last one
-    (` · ` between what were lines of their own) as long as that fits. `text` itself while the
-    width is not known yet."""
+    (` · ` between what were lines of their own) as long as that fits. `hanging`: a long
+    line's continuation indented under it (`Hanging`). `text` itself while the width is not
+    known yet."""
     if width <= 0:
         return text, False
     folded: list[tuple[Text, bool]] = []  # a line, and whether it ends a line of `text`
     for paragraph in text.split("\n", allow_blank=True):
-        wrapped = list(paragraph.wrap(console, width)) or [Text()]
+        wrapped = hang(console, paragraph, width) if hanging else \
+            list(paragraph.wrap(console, width)) or [Text()]
         folded += [(line, number == len(wrapped) - 1) for number, line in enumerate(wrapped)]
     for line, _ in folded:
         line.rstrip()  # (a fold leaves the space it broke at)
@@ -96,6 +100,7 @@ def fold_text(text: Text, width: int, lines: int, console: Console) -> tuple[Tex
         for line, ends in folded[lines - 1:]:
             if rest:
                 rest.append(" · " if ended else " ")
+                line = line[len(line.plain) - len(line.plain.lstrip(" ")):]  # its indent
             rest.append_text(line)
             ended = ends
         shown = cut_text(rest, width)

@@ -35,6 +35,7 @@ from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import SnapshotArrived
 from fabtui.tui.screens.demo import DemoScreen
 from fabtui.tui.screens.dialogs import Prompt, TextPage
+from fabtui.tui.screens.incidents import IncidentsScreen
 from fabtui.tui.screens.probes import ConsoleResult, ConsoleRunEnded, ProbeConsole
 from fabtui.tui.screens.runbook_choice import RunbookChoiceScreen
 from fabtui.tui.screens.session import SessionScreen
@@ -53,6 +54,7 @@ from tests.support.tui_support import (
     make_app,
     result,
     screen_text,
+    until,
     utc,
     workspace,
 )
@@ -399,3 +401,16 @@ async def test_a_sessions_heads_mark_what_they_cannot_hold_and_the_why_reads_who
         assert f"why: {WHY}" in prose, prose
         block = box_lines(app, "#block-head")
         assert len(block) == 4 and block[-1].endswith("…"), block
+
+
+@asynctest
+async def test_the_incidents_status_line_wraps_whole_at_80x24() -> None:
+    """`A` with no incident said `no open incidents (`fabtui alerts serve` writes them as
+    Alertmanager sends alerts)` on one line of 80 columns: `... sends alerts)` was cropped."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, IncidentsScreen) and
+                    "no open incidents" in screen_text(app), "the incidents screen")
+        assert "(`fabtui alerts serve` writes them as Alertmanager sends alerts)" in \
+            on_screen(app), screen_text(app)

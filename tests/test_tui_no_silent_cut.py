@@ -414,3 +414,29 @@ async def test_the_incidents_status_line_wraps_whole_at_80x24() -> None:
                     "no open incidents" in screen_text(app), "the incidents screen")
         assert "(`fabtui alerts serve` writes them as Alertmanager sends alerts)" in \
             on_screen(app), screen_text(app)
+
+
+RUN_ERROR = ("topology.yaml:41: node 'node0017' is not in the fabric: the targets of "
+             "nic.ethtool are node*:mlx5_* (node001-node008), and the pattern 'node0017:*' "
+             "matches none of them\nhint: a node range is written node[001-004], a glob "
+             "node00*; `fabtui topology show` lists the nodes and NICs the fabric holds, and "
+             "`fabtui probe show nic.ethtool` the targets it takes")
+
+
+@asynctest
+async def test_a_run_error_longer_than_the_status_ends_in_an_ellipsis_and_reads_whole() -> None:
+    """A run that could not start said its error's first line only, in a status of 3 lines
+    that cropped it unmarked at 80 columns. The status ends in `…` and the body says it all."""
+    app = make_app(workspace(scenario="healthy", scenario_chosen=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = ProbeConsole("nic.ethtool", "node0017:*")
+        await app.push_screen(console)
+        await pilot.pause()
+        console.run_no, console.running = 1, True
+        console.post_message(ConsoleRunEnded(1, RUN_ERROR, 0.2))
+        await pilot.pause()
+        status = box_lines(app, "#console-status")
+        assert len(status) == 3 and status[-1].endswith("…"), status
+        said = on_screen(app)
+        for line in RUN_ERROR.splitlines():
+            assert line in said, said

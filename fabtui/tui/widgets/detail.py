@@ -30,7 +30,8 @@ others are counted under them, and `e` (the element's page, `values_text`) lists
 FINDINGS = 4
 """Findings listed per element; the others are counted, and `e` lists them all."""
 VALUE_WIDTH = 8
-"""Columns of a value (`short_number` gives at most ~8)."""
+"""Most columns of the values (`short_number` gives at most ~8); fewer when the widest value
+shown needs fewer (the names get them)."""
 
 
 class DetailPanel(VerticalScroll):
@@ -159,10 +160,13 @@ class DetailPanel(VerticalScroll):
         # every unit whole (a unit cut to three columns read `400Gb/`): the names give way,
         # cut in the middle where names that share a start differ (`rate.rx…_pause`)
         units = max((display_width(value.unit) for _, value in shown), default=0)
-        width = max(10, avail - 2 - VALUE_WIDTH - units - 1 - spark)
-        for name, value in shown:
+        numbers = [short_number(value.value) for _, value in shown]
+        # as wide as the widest value shown (at most VALUE_WIDTH: a longer word runs on)
+        values = min(VALUE_WIDTH, max((display_width(n) for n in numbers), default=0) + 1)
+        width = max(10, avail - 2 - values - units - 1 - spark)
+        for (name, value), number in zip(shown, numbers, strict=True):
             line = (f"  {pad(cut_middle(name, width), width)}"
-                    f"{short_number(value.value):>{VALUE_WIDTH}}{pad(value.unit, units)}")
+                    f"{pad(number, values, 'right')}{pad(value.unit, units)}")
             style = "bold" if value.verdict.rank > 0 else ""
             text.append(line, style)
             history = state.history.get(name)

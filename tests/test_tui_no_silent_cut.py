@@ -42,6 +42,7 @@ from fabtui.tui.screens.session import SessionScreen
 from fabtui.tui.widgets.busbw_plot import plot_rows, y_label
 from fabtui.tui.widgets.detail import FINDINGS, VALUES, DetailPanel
 from fabtui.tui.widgets.fit_table import fold_text
+from fabtui.tui.widgets.hanging import Hanging
 from fabtui.tui.widgets.results import SweepTable
 from fabtui.views.console import BusbwSeries
 from fabtui.views.crosslinks import RunbookChoice
@@ -148,8 +149,9 @@ async def test_values_and_findings_beyond_the_panel_are_counted_and_e_shows_them
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, TextPage)
-        page = app.screen.query_one("#page-body")
-        shown = str(page.render())
+        body = app.screen.body
+        assert isinstance(body, Hanging)  # a long line wraps under itself
+        shown = body.text.plain
         for number, name in enumerate(names):
             assert f"{name} = {1.5 + number} /s" in shown, (name, shown)
 

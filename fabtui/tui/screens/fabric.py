@@ -30,6 +30,7 @@ from fabtui.tui.screens.demo import DemoRequest, DemoScreen
 from fabtui.tui.screens.dialogs import Choose, Prompt, TextPage
 from fabtui.tui.widgets.detail import DetailPanel, values_text
 from fabtui.tui.widgets.footer import KeyFooter
+from fabtui.tui.widgets.hanging import Hanging
 from fabtui.tui.widgets.header import LayerCounts, StatusHeader, header_text
 from fabtui.tui.widgets.matrix import FabricMatrix
 from fabtui.views.fabricmap import (
@@ -340,8 +341,10 @@ class FabricScreen(FabtuiScreen):
             if state is not None and state.values:
                 text.append(f"\n{element}: values\n", "bold")
                 text.append_text(values_text(state))
+        # a long line wraps under itself, never back to the page's first column
         self.app.push_screen(TextPage(f"errors, findings, values · {self.fab.fabric.label(key)}",
-                                      text if text else "no errors, no findings, no values"))
+                                      Hanging(text) if text else
+                                      "no errors, no findings, no values"))
 
     def action_probe_now(self) -> None:
         key = self.query_one(FabricMatrix).selected_key

@@ -32,7 +32,7 @@ from textual.widgets import OptionList
 
 from fabtui.model.chain import ChainLink, EvidenceChain
 from fabtui.model.probe import Verdict
-from fabtui.model.triage import Suspect, TriageReport
+from fabtui.model.triage import Evidence, Suspect, TriageReport
 from fabtui.sim.hangjob import JobSpec, generate
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook, SnapshotArrived
@@ -42,7 +42,13 @@ from fabtui.tui.screens.triage import TriageScreen
 from fabtui.tui.widgets.detail import DetailPanel
 from fabtui.tui.widgets.hanging import hang
 from fabtui.tui.widgets.matrix import FabricMatrix
-from fabtui.tui.widgets.triage_view import chain_strip, chain_text
+from fabtui.tui.widgets.triage_view import (
+    EVIDENCE_LINES,
+    chain_strip,
+    chain_text,
+    more_evidence_text,
+    suspect_text,
+)
 from fabtui.views.crosslinks import (
     Highlights,
     Place,
@@ -321,6 +327,51 @@ async def test_the_triage_screen_snapshot(size: tuple[int, int]) -> None:
         text = screen_text(app)
         assert "culprit rank 21" in text and "MT24000043" in text
         await assert_snapshot(pilot, f"triage-optic-{size[0]}x{size[1]}")
+
+
+@asynctest
+async def test_a_summary_the_verdict_box_cannot_hold_ends_in_an_ellipsis_and_reads_whole_below(
+        ) -> None:
+    """At 80x24 the verdict box (4 lines) cropped the summary after `talking to` and never
+    showed `2 suspect(s) from logs`, without a mark. Its last line ends in `…` now, and the
+    detail pane opens with the summary and the count whole."""
+    ws, report = await asyncio.to_thread(triaged)
+    app = Recorder(ws, triage=((Path("logs"),), report))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        top = next(i for i, line in enumerate(lines) if line.startswith(" verdict:"))
+        assert lines[top + 3].rstrip().endswith("…"), lines[top:top + 4]
+        screen = app.screen
+        assert isinstance(screen, TriageScreen)
+        pane = screen.query_one("#triage-detail").region  # the detail pane, on screen
+        rows = screen_text(app).splitlines()[pane.y:pane.bottom]
+        said = " ".join(" ".join(row[:pane.right - 2] for row in rows).split())
+        assert " ".join(report.summary.split()) in said and "2 suspect(s) from logs" in said
+    wide = Recorder(ws, triage=((Path("logs"),), report))
+    async with wide.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        assert "is the suspect. · 2 suspect(s) from logs" in screen_text(wide)
+
+
+def test_evidence_past_the_first_lines_is_counted_and_listed_under_the_chain() -> None:
+    """A suspect's evidence past the first three lines was left out without a word (a desync
+    names a line per shape, a rank's watchdog and dump lines add up). The suspect says how
+    many more there are, and they follow the chain, each whole."""
+    lines = [Evidence(file="logs/rank5.log", line=100 + n, text=f"NCCL WARN watchdog line {n}")
+             for n in range(EVIDENCE_LINES + 2)]
+    suspect = Suspect(kind="link", rank=5, reason="status 12", evidence=lines)
+    report = TriageReport(verdict="culprit found", summary="rank 5", suspects=[suspect])
+    shown = suspect_text(report, suspect).plain
+    assert "logs/rank5.log:102  NCCL WARN watchdog line 2" in shown
+    assert "watchdog line 3" not in shown and "+2 more evidence lines (under the chain)" in shown
+    more = more_evidence_text(suspect).plain
+    assert "logs/rank5.log:103  NCCL WARN watchdog line 3" in more
+    assert "logs/rank5.log:104  NCCL WARN watchdog line 4" in more
+    few = suspect.model_copy(update={"evidence": lines[:EVIDENCE_LINES]})
+    assert "more evidence" not in suspect_text(report, few).plain + more_evidence_text(few).plain
 
 
 @asynctest

@@ -23,6 +23,8 @@ ELLIPSIS = "…"
 MIN_TEXT_WIDTH = 6
 """No column is cut narrower than this (or its natural width, if smaller)."""
 MISSING = "-"
+_WORD_ENDS = "._-:/ "
+"""Where a name's words end (`rate.tx_prio3_pause`, `leaf-g00-r4:Ethernet40`)."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -56,6 +58,40 @@ def cut(text: str, width: int) -> str:
         elif used > width:
             return text[:short] + ELLIPSIS if width > 0 else ""
     return text
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`text` in at most `width` display columns, its middle replaced by `…` when something was
+    cut (`text` itself when it fits): both ends kept, where names that share a start differ
+    (`rate.rx_prio3_pause`, `rate.rx_prio3_marked` -> `rate.rx…_pause`, `rate.rx…marked`;
+    cut at the end both read `rate.rx_prio3…`)."""
+    if display_width(text) <= width:
+        return text
+    if width <= 2:
+        return cut(text, width)
+    head, tail = 0, len(text)  # text[:head] and text[tail:] are kept
+    room = width - 1
+    side = 0  # a character from the start, then from the end, in turn, while they fit
+    while head < tail:
+        for turn in (side, 1 - side):
+            index = head if turn == 0 else tail - 1
+            if char_width(text[index]) <= room:
+                room -= char_width(text[index])
+                head, tail = (head + 1, tail) if turn == 0 else (head, tail - 1)
+                side = 1 - turn
+                break
+        else:
+            break
+    # a word cut short at the tail's start (`x_prio3` of `tx_prio3`) is kept whole when that
+    # costs the head at most three characters
+    start = tail
+    while start > head and text[start - 1] not in _WORD_ENDS and tail - start < 3:
+        start -= 1
+    moved = tail - start
+    if moved and text[start - 1] in _WORD_ENDS and head - moved >= 3 and \
+            display_width(text[head - moved:head]) >= display_width(text[start:tail]):
+        head, tail = head - moved, start
+    return text[:head] + ELLIPSIS + text[tail:]
 
 
 def pad(text: str, width: int, align: str = "left") -> str:

@@ -67,7 +67,7 @@ FABRIC_COMMANDS = (
             "matches: every one listed to choose from), or filter as f does (rail:4, "
             "node00*, job)."),
     Command("fabric.error", "e", "show_error", "Error", "Why the selected element is "
-            "unreachable or failing: its errors and findings."),
+            "unreachable or failing: its errors and findings, then every value whole."),
     Command("fabric.demo", "d", "demo", "Demo", "Play a fault scenario or inject a fault "
             "(demo fabric)."),
     Command("fabric.console", "c", "console", "Console", "Open the probe console on the "

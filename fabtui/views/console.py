@@ -65,6 +65,20 @@ def result_tables(result: ProbeResult, definition: ProbeDef | None) -> list[Tabl
     return tables
 
 
+def sweep_why(result: ProbeResult) -> str:
+    """A sweep row's reason, in one line: the error's first line, else the first finding's,
+    saying how much more there is (`(+2 lines)`, `(+3 more findings)`): the result panel
+    under the sweep shows all of it, whole."""
+    reasons = [result.error] if result.error else [f.message for f in result.findings]
+    if not reasons:
+        return ""
+    lines = reasons[0].splitlines() or [""]
+    more = [f"+{len(lines) - 1} line{'s' if len(lines) > 2 else ''}"] if len(lines) > 1 else []
+    if len(reasons) > 1:
+        more.append(f"+{len(reasons) - 1} more finding{'s' if len(reasons) > 2 else ''}")
+    return lines[0] + (f" ({', '.join(more)})" if more else "")
+
+
 def verdict_counts(results: list[ProbeResult]) -> dict[Verdict, int]:
     """How many results of each verdict, worst first (for the badges line)."""
     return worst_first(Counter(r.verdict for r in results))

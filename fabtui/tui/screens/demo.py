@@ -38,6 +38,7 @@ class DemoScreen(ModalScreen[DemoRequest | None]):
                             border: round $accent; background: $surface; padding: 0 1; }
     DemoScreen OptionList { height: auto; max-height: 12; }
     DemoScreen Horizontal { height: auto; }
+    DemoScreen > Vertical > Label { width: 100%; }
     DemoScreen Select { width: 26; }
     DemoScreen #demo-component { width: 1fr; }
     DemoScreen #demo-length { width: 10; }

@@ -28,8 +28,9 @@ from fabtui.tui.messages import OpenRunbook, ProbeFinished, SnapshotArrived
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.demo import DemoRequest, DemoScreen
 from fabtui.tui.screens.dialogs import Choose, Prompt, TextPage
-from fabtui.tui.widgets.detail import DetailPanel
+from fabtui.tui.widgets.detail import DetailPanel, values_text
 from fabtui.tui.widgets.footer import KeyFooter
+from fabtui.tui.widgets.hanging import Hanging
 from fabtui.tui.widgets.header import LayerCounts, StatusHeader, header_text
 from fabtui.tui.widgets.matrix import FabricMatrix
 from fabtui.views.fabricmap import (
@@ -334,8 +335,16 @@ class FabricScreen(FabtuiScreen):
                     text.append(f"{reading.error}\n")
             for finding in state.findings:
                 text.append(f"{element}: {finding.probe}: {finding.line}\n")
-        self.app.push_screen(TextPage(f"errors · {self.fab.fabric.label(key)}",
-                                      text if text else "no errors and no findings"))
+        # every value of what the detail panel shows (it lists the first few, names cut to fit)
+        for element in selection_elements(self.fab.fabric, key):
+            state = self.snapshot.states.get(element)
+            if state is not None and state.values:
+                text.append(f"\n{element}: values\n", "bold")
+                text.append_text(values_text(state))
+        # a long line wraps under itself, never back to the page's first column
+        self.app.push_screen(TextPage(f"errors, findings, values · {self.fab.fabric.label(key)}",
+                                      Hanging(text) if text else
+                                      "no errors, no findings, no values"))
 
     def action_probe_now(self) -> None:
         key = self.query_one(FabricMatrix).selected_key

@@ -59,7 +59,7 @@ class IncidentsScreen(FabtuiScreen):
     CRUMB = "Incidents"
     BINDINGS: ClassVar[list[BindingType]] = bindings(INCIDENTS_COMMANDS)
     DEFAULT_CSS = """
-    IncidentsScreen #incident-status { height: 1; padding: 0 1; color: $text-muted; }
+    IncidentsScreen #incident-status { height: auto; padding: 0 1; color: $text-muted; }
     IncidentsScreen #incident-list { height: 40%; }
     IncidentsScreen #incident-detail { height: 1fr; padding: 0 1; }
     """

@@ -37,17 +37,20 @@ from fabtui.tui.glyphs import glyph, health_style, short_number
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.dialogs import Prompt
 from fabtui.tui.widgets.busbw_plot import BusbwPlot
-from fabtui.tui.widgets.fit_table import FitCell, FitTable
+from fabtui.tui.widgets.fit_table import FitCell, FitTable, fold_text
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.results import SweepRow, SweepTable, health_of
 from fabtui.views.console import (
     busbw_series,
     parse_request,
     result_tables,
+    sweep_why,
     worst_first,
 )
 
 PROBLEMS_SHOWN = 3
+STATUS_LINES = 3
+"""Lines of the status above the results (its CSS `max-height`)."""
 """Metrics out of range named under the result's badge (the rest: the metrics table)."""
 
 
@@ -85,7 +88,7 @@ class ProbeConsole(FabtuiScreen):
     ProbeConsole #console-results { height: auto; max-height: 8; }
     ProbeConsole #console-body { height: 1fr; }
     ProbeConsole #console-body FitTable { height: auto; max-height: 24; }
-    ProbeConsole #console-body Label { color: $text-muted; padding: 0 1; }
+    ProbeConsole #console-body Label { color: $text-muted; padding: 0 1; width: 100%; }
     ProbeConsole BusbwPlot { height: 14; }
     ProbeConsole #console-raw { height: 1fr; display: none; }
     ProbeConsole.raw #console-raw { display: block; }
@@ -200,7 +203,7 @@ class ProbeConsole(FabtuiScreen):
         except asyncio.CancelledError:
             error = "cancelled"
         except (RequestError, InputError) as exc:
-            error = str(exc).splitlines()[0]
+            error = str(exc)  # whole: the status line folds it, the body says it all
         finally:
             with self._flight_lock:
                 self._flight = None
@@ -237,9 +240,7 @@ class ProbeConsole(FabtuiScreen):
         self.results.append(result)
         self.tally[result.verdict] += 1
         table = self.query_one("#console-results", SweepTable)
-        why = result.error or next((f.message for f in result.findings), "")
-        table.add(SweepRow(result.target, result.verdict,
-                           why.splitlines()[0][:80] if why else ""))
+        table.add(SweepRow(result.target, result.verdict, sweep_why(result)))
         if len(self.results) == 2:
             table.display = True
         if self.shown is None:
@@ -247,6 +248,9 @@ class ProbeConsole(FabtuiScreen):
             self._paint_status()
         elif self._status_timer is None:  # a sweep of thousands: the counts at most 10 times/s
             self._status_timer = self.set_timer(0.1, self._flush_status)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._paint_status)  # folded to the new width
 
     def _flush_status(self) -> None:
         self._status_timer = None
@@ -262,6 +266,9 @@ class ProbeConsole(FabtuiScreen):
                                f"{message.error}"
             if message.error != "cancelled":
                 self.notify(message.error, title="console", severity="error")
+                if not self.results:  # the status holds 3 lines: the error whole below
+                    self.query_one("#console-body", VerticalScroll).mount(
+                        Static(Text(f"not run: {message.error}"), classes="headline"))
         else:
             count = len(self.results)
             self.status_text = f"{self.probe} on {self.target or 'this machine'}: " \
@@ -289,7 +296,10 @@ class ProbeConsole(FabtuiScreen):
             for verdict, count in counts.items():
                 text.append_text(self._badge(verdict))
                 text.append(f" {count}  " if len(self.results) > 1 else "  ")
-        self.query_one("#console-status", Static).update(text)
+        status = self.query_one("#console-status", Static)
+        # STATUS_LINES at most: what they cannot hold ends in `…` (was cropped unmarked)
+        status.update(fold_text(text, status.content_size.width, STATUS_LINES,
+                                self.app.console)[0])
 
     def _show(self, result: ProbeResult | None) -> None:
         """Draw `result` (None: nothing yet) in the body and the raw page."""
@@ -305,8 +315,11 @@ class ProbeConsole(FabtuiScreen):
             headline = Text()
             headline.append_text(self._badge(result.verdict))
             headline.append(f"  {result.probe} on {result.target}")
-            if result.error:
-                headline.append(f"  {result.error.splitlines()[0]}")
+            if result.error:  # whole, every line: a sweep's row says only the first
+                first, *rest = result.error.splitlines() or [""]
+                headline.append(f"  {first}")
+                for line in rest:
+                    headline.append(f"\n    {line}")
             bad = sorted((m for m in result.metrics if m.verdict.rank > Verdict.OK.rank),
                          key=lambda m: -m.verdict.rank)
             for metric in bad[:PROBLEMS_SHOWN]:

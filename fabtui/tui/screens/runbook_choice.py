@@ -27,7 +27,7 @@ class RunbookChoiceScreen(ModalScreen[RunbookChoice | None]):
                                      max-height: 90%; border: round $accent;
                                      background: $surface; padding: 0 1; }
     RunbookChoiceScreen OptionList { height: auto; max-height: 16; }
-    RunbookChoiceScreen Label.hint { color: $text-muted; }
+    RunbookChoiceScreen Label.hint { color: $text-muted; width: 100%; }
     """
 
     def __init__(self, about: str, choices: list[RunbookChoice]) -> None:

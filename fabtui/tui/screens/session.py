@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.console import Group
 from rich.markdown import Markdown
 from rich.text import Text
 from textual import on, work
@@ -42,15 +43,15 @@ from fabtui.tui.commands import SESSION_COMMANDS, bindings
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
 from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.dialogs import Field, Form, Gate, Prompt
-from fabtui.tui.widgets.fit_table import FitCell, FitTable, split_common
+from fabtui.tui.widgets.fit_table import FitCell, FitTable, fold_text, split_common
 from fabtui.tui.widgets.footer import KeyFooter
-from fabtui.tui.widgets.hanging import Hanging
 from fabtui.tui.widgets.session_parts import (
     MarkedLog,
     OutlineList,
     OutputStream,
     badge,
     filter_outline,
+    jump_hint,
     outline_lines,
 )
 from fabtui.views import guided
@@ -66,6 +67,10 @@ FLUSH_S = 0.05
 """Streamed output is written into the log at most this often (one batch per flush)."""
 LOG_LINES = 20_000
 """Lines the output log keeps (older ones scroll away)."""
+HEAD_LINES = 3
+"""Lines of the session's head (its CSS `max-height`)."""
+BLOCK_HEAD_LINES = 4
+"""Lines of the block's head under the step's text (its CSS `max-height`)."""
 
 
 class _Interrupted(Exception):
@@ -142,6 +147,10 @@ class SessionScreen(FabtuiScreen):
         self._queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self._highlighted: frozenset[str] = frozenset()
         self._shown_step: str | None = "?"
+        self._heads = (Text(), Text())
+        """The session's head and the block's, as painted (folded to their boxes)."""
+        self._head_whole: Text | None = None
+        """The session's head, whole, while its box cuts it (shown above the step's text)."""
         self._shown_result: tuple[str, ...] | None = None
         self.session: str | None = recorded[0].session if recorded else None
         self.filed: str | None = None
@@ -375,6 +384,26 @@ class SessionScreen(FabtuiScreen):
     def on_unmount(self) -> None:
         self.closing = True  # the worker's last events come after: nothing is drawn then
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fold_heads)  # to their new width
+
+    def _fold_heads(self) -> None:
+        """The session's head and the block's, each in the lines its box holds: what a box
+        cannot hold ends in `…` (it was cropped unmarked); the session's head, then cut, is
+        said whole above the step's text."""
+        head, block = self._heads
+        box = self.query_one("#session-head", Static)
+        shown, cut_off = fold_text(head, box.content_size.width, HEAD_LINES, self.app.console)
+        box.update(shown)
+        if (head if cut_off else None) != self._head_whole:
+            self._head_whole = head if cut_off else None
+            self._shown_step = "?"  # the prose pane says it again
+            self._paint_prose()
+        box = self.query_one("#block-head", Static)
+        shown, _ = fold_text(block, box.content_size.width, BLOCK_HEAD_LINES, self.app.console,
+                             hanging=True)
+        box.update(shown)
+
     def _paint(self) -> None:
         if self.closing:
             return
@@ -408,7 +437,7 @@ class SessionScreen(FabtuiScreen):
             head.append(f"\n{view.reason}")
         elif not self.live:
             head.append("\nrecorded session (read only)")
-        self.query_one("#session-head", Static).update(head)
+        self._heads = (head, self._heads[1])
         lines = outline_lines(view, theme, ascii_only)
         kept = filter_outline(lines, self.view_filter)
         self.query_one(OutlineList).set_lines(kept, view.block)
@@ -431,7 +460,9 @@ class SessionScreen(FabtuiScreen):
             text = f"## {step.title}\n\n{prose}"
         # rich's Markdown in one Static: Textual's Markdown widget builds a widget per
         # paragraph, which made opening a runbook cost a second of styling and layout
-        self.query_one("#prose-text", Static).update(Markdown(text))
+        whole = self._head_whole
+        self.query_one("#prose-text", Static).update(
+            Markdown(text) if whole is None else Group(whole, Text(""), Markdown(text)))
 
     def _paint_block(self) -> None:
         view = self.view
@@ -459,7 +490,8 @@ class SessionScreen(FabtuiScreen):
         if upcoming is not None and self.live and view.state != "finished":
             text.append(f"\nnext: {upcoming.kind.value} {upcoming.id}"
                         f"{' (a gate)' if guided.is_gate(upcoming) else ''}", "bold")
-        self.query_one("#block-head", Static).update(Hanging(text))
+        self._heads = (self._heads[0], text)
+        self._fold_heads()
         self._paint_output(block)
         self._paint_result()
 
@@ -646,8 +678,8 @@ class SessionScreen(FabtuiScreen):
     def action_jump(self) -> None:
         if self._idle_engine() is None:
             return
-        steps = " · ".join(f"{i}. {s.id}" for i, s in enumerate(self.book.steps, 1))
-        self.app.push_screen(Prompt("jump to step", steps[:300]), self._jump)
+        self.app.push_screen(Prompt("jump to step", jump_hint([s.id for s in self.book.steps])),
+                             self._jump)
 
     def _jump(self, text: str | None) -> None:
         if not text or self.engine is None:

@@ -31,7 +31,7 @@ from fabtui.model.triage import Suspect, TriageReport
 from fabtui.tui.commands import TRIAGE_COMMANDS, bindings
 from fabtui.tui.messages import Highlight, OpenCase, OpenRunbook
 from fabtui.tui.screens.base import FabtuiScreen
-from fabtui.tui.widgets.fit_table import fit_data_table
+from fabtui.tui.widgets.fit_table import fit_data_table, fold_text
 from fabtui.tui.widgets.footer import KeyFooter
 from fabtui.tui.widgets.hanging import Hanging
 from fabtui.tui.widgets.triage_view import (
@@ -39,6 +39,7 @@ from fabtui.tui.widgets.triage_view import (
     chain_legend,
     chain_strip,
     chain_text,
+    more_evidence_text,
     notes_text,
     suspect_row,
     suspect_text,
@@ -75,6 +76,10 @@ def parse_paths(text: str) -> tuple[Path, ...]:
     """What was typed in the log field: one or more paths (shell-quoted when they hold
     spaces), `~` expanded. Raises `ValueError` for unbalanced quotes."""
     return tuple(Path(part).expanduser() for part in shlex.split(text))
+
+
+VERDICT_LINES = 4
+"""Lines of the verdict box (its CSS `max-height`): verdict, culprit, chain, summary, state."""
 
 
 class TriageScreen(FabtuiScreen):
@@ -241,6 +246,7 @@ class TriageScreen(FabtuiScreen):
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._fill_suspects)
+        self.call_after_refresh(self._paint)  # the verdict box folds to its new width
 
     @on(ChainFinished)
     def _chained(self, message: ChainFinished) -> None:
@@ -266,13 +272,22 @@ class TriageScreen(FabtuiScreen):
         head = verdict_text(report, chain_strip(self.chain, self.chain_state,
                                                 self.fab.ascii_only))
         head.append(f"\n{self.state}", "dim")
-        verdict.update(head)
-        body = suspect_text(report, self.selected_suspect)
+        # the box holds VERDICT_LINES: what it cannot hold ends in `…` there and is said whole
+        # at the top of the detail pane (a long summary was cropped without a mark)
+        shown, cut = fold_text(head, verdict.content_size.width, VERDICT_LINES,
+                               self.app.console)
+        verdict.update(shown)
+        body = Text()
+        if cut:
+            body.append(f"{report.summary}\n", "bold")
+            body.append(f"{self.state}\n\n", "dim")
+        body.append_text(suspect_text(report, self.selected_suspect))
         body.append("\n")
         body.append_text(chain_text(self.chain, self.chain_state, self.fab.ascii_only))
         if self.chain is not None:
             body.append(chain_legend(self.fab.ascii_only) + "\n", "dim")
         body.append_text(notes_text(report))
+        body.append_text(more_evidence_text(self.selected_suspect))
         self.query_one("#triage-detail-body", Static).update(Hanging(body))
 
     @property

@@ -19,6 +19,7 @@ from rich.style import Style
 from textual.strip import Strip
 from textual.widget import Widget
 
+from fabtui.render.table import cut, display_width, pad
 from fabtui.views.console import BusbwSeries
 
 LABEL_WIDTH = 6
@@ -37,14 +38,39 @@ def size_label(size: float) -> str:
     return f"{size:.0f}B"
 
 
+def y_label(busbw: float) -> str:
+    """A y-axis figure in 5 columns, whole: `  480`, then `12.3k` / `  123k` past 99,999 (a
+    figure cut to its first five digits read as a tenth of itself)."""
+    value = max(busbw, 0.0)
+    if round(value) < 100_000:
+        return f"{value:5.0f}"
+    for scale, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T")):
+        for digits in (1, 0):
+            shown = f"{value / scale:.{digits}f}{suffix}"
+            if len(shown) <= 5:
+                return shown.rjust(5)
+    return f"{value:.0e}".replace("e+", "e").rjust(5)  # 1e16: no busbw, but whole
+
+
+def legend(series: BusbwSeries, width: int, ascii_only: bool = False) -> str:
+    """The plot's first line in `width` columns: what the dots are and the expected figure.
+    Narrow, `(out of place)` goes first, then `busbw` and `GB/s` stay, the figure whole; a
+    cut ends in `…` (it read `expected 3` for 370)."""
+    dots = f"{'*' if ascii_only else '⣿'} {series.collective} busbw GB/s"
+    expected = "" if series.expected is None else \
+        f"  {'-' if ascii_only else '╌'} expected {series.expected:g}"
+    for text in (f"{dots} (out of place){expected}", f"{dots}{expected}"):
+        if display_width(text) <= width:
+            return text
+    return cut(f"{dots}{expected}", width)
+
+
 def plot_rows(series: BusbwSeries, width: int, height: int,
               ascii_only: bool = False) -> list[tuple[str, str]]:
     """The plot in `width` x `height` cells: per row its text and, per character, one of
     SERIES / EXPECTED / AXIS / TEXT (what colour it takes)."""
-    legend = f"{'*' if ascii_only else '⣿'} {series.collective} busbw GB/s (out of place)"
-    if series.expected is not None:
-        legend += f"  {'-' if ascii_only else '╌'} expected {series.expected:g}"
-    rows = [(legend[:width].ljust(width), (SERIES + TEXT * (width - 1))[:width])]
+    rows = [(pad(legend(series, width, ascii_only), width),
+             (SERIES + TEXT * (width - 1))[:width])]
     plot_w, plot_h = width - LABEL_WIDTH, height - 3
     if plot_w < 4 or plot_h < 2:
         return rows
@@ -81,9 +107,9 @@ def plot_rows(series: BusbwSeries, width: int, height: int,
         elif r == plot_h - 1:
             busbw_here = 0.0
         named = r % 2 == 0 or r in (expected_row, plot_h - 1)
-        label = f"{max(busbw_here, 0):5.0f}" if named else " " * 5
+        label = y_label(busbw_here) if named else " " * 5
         axis = ("+" if ascii_only else "┤") if r % 2 == 0 else ("|" if ascii_only else "│")
-        text, kinds = label[:5] + axis, TEXT * 5 + AXIS
+        text, kinds = label + axis, TEXT * 5 + AXIS
         for c in range(plot_w):
             bits = cells[r][c]
             if bits:

@@ -14,17 +14,24 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from fabtui.render.table import cut_middle, display_width, pad
 from fabtui.topology.graph import FabricGraph
 from fabtui.tui.glyphs import glyph, health_style, mark, short_number, sparkline
 from fabtui.tui.widgets.hanging import Hanging
 from fabtui.views.crosslinks import Mark
 from fabtui.views.fabricmap import SET, FabricMap, identity, selection_elements
-from fabtui.views.status import KEY_COUNTERS, FabricSnapshot, Health
+from fabtui.views.status import KEY_COUNTERS, ElementState, FabricSnapshot, Health, Value
 
 SPARK = 16
 """Samples drawn per sparkline."""
 VALUES = 8
-"""Latest values listed per element (problems first, then counters with a history)."""
+"""Latest values listed per element (problems first, then counters with a history); the
+others are counted under them, and `e` (the element's page, `values_text`) lists them all."""
+FINDINGS = 4
+"""Findings listed per element; the others are counted, and `e` lists them all."""
+VALUE_WIDTH = 8
+"""Most columns of the values (`short_number` gives at most ~8); fewer when the widest value
+shown needs fewer (the names get them)."""
 
 
 class DetailPanel(VerticalScroll):
@@ -134,30 +141,57 @@ class DetailPanel(VerticalScroll):
             text.append(f"  updated {age:.0f}s ago by {', '.join(sorted(state.readings))}\n",
                         "dim")
             self._values(text, state, theme)
-            for finding in state.findings[:4]:
+            for finding in state.findings[:FINDINGS]:
                 text.append(f"  {finding.line}\n", "bold" if finding.severity == "error" else "")
+            if len(state.findings) > FINDINGS:
+                text.append(f"  +{len(state.findings) - FINDINGS} more findings (e: all)\n",
+                            "dim")
         return text
 
-    def _values(self, text: Text, state: object, theme: object) -> None:
-        from fabtui.views.status import ElementState
-
-        assert isinstance(state, ElementState)
-        ranked = sorted(state.values.items(), key=lambda item: (
-            -item[1].verdict.rank, not item[0].startswith(KEY_COUNTERS),
-            item[1].value in (0, 0.0, None), item[0] not in state.history, item[0]))
+    def _values(self, text: Text, state: ElementState, theme: object) -> None:
+        ranked = ranked_values(state)
+        shown = ranked[:VALUES]
         # two columns spare: a line exactly as wide as the panel wrapped its sparkline onto a
         # line of its own (the panel's scrollbar takes them when it shows)
         avail = max(30, (self.content_size.width or 46) - 2)
         # a narrow panel (80 columns: the matrix takes its picture's width) keeps the names
         # readable before the sparklines
         spark = SPARK if avail >= 56 else 8 if avail >= 44 else 4
-        width = max(10, avail - 2 - 8 - 3 - 1 - spark)
-        for name, value in ranked[:VALUES]:
-            label = name if len(name) <= width else name[:width - 1] + "…"
-            line = f"  {label:<{width}}{short_number(value.value):>8}{value.unit[:3]:<3}"
+        # every unit whole (a unit cut to three columns read `400Gb/`): the names give way,
+        # cut in the middle where names that share a start differ (`rate.rx…_pause`)
+        units = max((display_width(value.unit) for _, value in shown), default=0)
+        numbers = [short_number(value.value) for _, value in shown]
+        # as wide as the widest value shown (at most VALUE_WIDTH: a longer word runs on)
+        values = min(VALUE_WIDTH, max((display_width(n) for n in numbers), default=0) + 1)
+        width = max(10, avail - 2 - values - units - 1 - spark)
+        for (name, value), number in zip(shown, numbers, strict=True):
+            line = (f"  {pad(cut_middle(name, width), width)}"
+                    f"{pad(number, values, 'right')}{pad(value.unit, units)}")
             style = "bold" if value.verdict.rank > 0 else ""
             text.append(line, style)
             history = state.history.get(name)
             if history and len(history) > 1:
                 text.append(" " + sparkline(history, spark, self.ascii_only), "cyan")
             text.append("\n")
+        if len(ranked) > VALUES:
+            text.append(f"  +{len(ranked) - VALUES} more values (e: all)\n", "dim")
+
+
+def ranked_values(state: ElementState) -> list[tuple[str, Value]]:
+    """An element's latest values in the panel's order: problems first, then the key counters,
+    non-zero before zero, those with a history first, then by name."""
+    return sorted(state.values.items(), key=lambda item: (
+        -item[1].verdict.rank, not item[0].startswith(KEY_COUNTERS),
+        item[1].value in (0, 0.0, None), item[0] not in state.history, item[0]))
+
+
+def values_text(state: ElementState) -> Text:
+    """Every latest value of an element, whole (name, value, unit, verdict, probe, limit), in
+    the panel's order: what `e` shows beyond the panel's first `VALUES`."""
+    text = Text()
+    for name, value in ranked_values(state):
+        limit = "" if value.limit is None else f" (limit {value.limit:g})"
+        text.append(f"  {name} = {value.value}{' ' + value.unit if value.unit else ''}"
+                    f"{limit}  ", "bold" if value.verdict.rank > 0 else "")
+        text.append(f"{value.verdict.value} · {value.probe}\n", "dim")
+    return text

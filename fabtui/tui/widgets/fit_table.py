@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -26,6 +27,7 @@ from textual.widgets import DataTable
 
 from fabtui.model.table import Column
 from fabtui.render.table import ELLIPSIS, GAP, column_widths, cut, display_width
+from fabtui.tui.widgets.hanging import hang
 
 FitCell = str | Text
 """A cell: plain text, or styled text (a verdict badge)."""
@@ -72,6 +74,39 @@ def cut_segments(segments: list[Segment], width: int) -> list[Segment]:
     if width > 0:
         out.append(Segment(ELLIPSIS, style))
     return out
+
+
+def fold_text(text: Text, width: int, lines: int, console: Console, *,
+              hanging: bool = False) -> tuple[Text, bool]:
+    """`text` folded at its words into lines of `width` cells, at most `lines` of them, and
+    whether some was left out: then the last line ends in `…` (a box of fixed height crops
+    what it cannot hold without a mark). Lines past the room are joined into the last one
+    (` · ` between what were lines of their own) as long as that fits. `hanging`: a long
+    line's continuation indented under it (`Hanging`). `text` itself while the width is not
+    known yet."""
+    if width <= 0:
+        return text, False
+    folded: list[tuple[Text, bool]] = []  # a line, and whether it ends a line of `text`
+    for paragraph in text.split("\n", allow_blank=True):
+        wrapped = hang(console, paragraph, width) if hanging else \
+            list(paragraph.wrap(console, width)) or [Text()]
+        folded += [(line, number == len(wrapped) - 1) for number, line in enumerate(wrapped)]
+    for line, _ in folded:
+        line.rstrip()  # (a fold leaves the space it broke at)
+    cut = False
+    if len(folded) > lines:
+        rest = Text()
+        ended = False
+        for line, ends in folded[lines - 1:]:
+            if rest:
+                rest.append(" · " if ended else " ")
+                line = line[len(line.plain) - len(line.plain.lstrip(" ")):]  # its indent
+            rest.append_text(line)
+            ended = ends
+        shown = cut_text(rest, width)
+        cut = shown is not rest
+        folded = [*folded[:lines - 1], (shown, True)]
+    return Text("\n").join(line for line, _ in folded), cut
 
 
 def fit_cell(cell: FitCell, width: int, align: str) -> Text:

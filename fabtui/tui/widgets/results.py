@@ -3,9 +3,10 @@
 A sweep over a rail or a whole fabric is thousands of targets arriving one by one; a DataTable
 re-measures and re-renders as rows arrive. Here a row is three strings, only visible lines are
 rendered, each rendered line is cached by what it shows (its row, the cursor, the width, the
-theme, the focus), and a new row repaints only itself (when visible). A line wider than the
-view is cut (the result panel below shows the whole of the highlighted one). `s` switches the order
-between arrival and worst first (then by target); the cursor stays on its row.
+theme, the focus, the width), and a new row repaints only itself (when visible). A line wider
+than the view is cut ending in `…` (the result panel below shows the whole of the highlighted
+one). `s` switches the order between arrival and worst first (then by target); the cursor stays
+on its row.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from fabtui.model.verdict import Verdict
+from fabtui.render.table import cut, display_width, pad
 from fabtui.tui.glyphs import glyph, health_style
+from fabtui.tui.widgets.fit_table import cut_segments
 from fabtui.tui.widgets.keys import list_cursor_bindings
 from fabtui.views.status import Health
 
@@ -100,8 +103,8 @@ class SweepTable(ScrollView, can_focus=True):
         """Append a row (sorted in place when worst first); repaints only what moved."""
         index = len(self.rows)
         self.rows.append(row)
-        if len(row.target) > self._target_width:
-            self._target_width = min(40, len(row.target))
+        if display_width(row.target) > self._target_width:
+            self._target_width = min(40, display_width(row.target))
             self._cache.clear()
             self.refresh()
         if self.worst_first:
@@ -180,28 +183,28 @@ class SweepTable(ScrollView, can_focus=True):
         if not 0 <= line < len(self.order):
             return Strip.blank(width)
         signature = (self.order[line], line == self.cursor, self.app.theme, self.has_focus,
-                     self._target_width, self.ascii_only)
+                     self._target_width, self.ascii_only, width)
         cached = self._cache.get(line)
         if cached is None or cached[0] != signature:
             cached = (signature, self._render_row(self.rows[self.order[line]],
-                                                  line == self.cursor))
+                                                  line == self.cursor, width))
             self._cache[line] = cached
             self.rendered += 1
         return cached[1].crop_extend(self.scroll_offset.x, self.scroll_offset.x + width, None)
 
-    def _render_row(self, row: SweepRow, cursor: bool) -> Strip:
+    def _render_row(self, row: SweepRow, cursor: bool, width: int) -> Strip:
+        """The row in `width` columns: what does not fit ends in `…` (the reason first: the
+        result panel says it whole)."""
         theme = self.app.current_theme
         health = health_of(row.verdict)
         base = Style(color=theme.foreground, reverse=cursor and self.has_focus,
                      bold=cursor)
-        target = row.target if len(row.target) <= self._target_width else \
-            row.target[:self._target_width - 1] + "…"
+        target = pad(cut(row.target, self._target_width), self._target_width)
         badge = f"{glyph(health, self.ascii_only)} {row.verdict.value}"
-        return Strip([
-            Segment(f" {target:<{self._target_width}}  ", base),
-            Segment(f"{badge:<{VERDICT_WIDTH}}", health_style(health, theme)),
-            Segment(f"  {row.why}", base),
-        ])
+        segments = [Segment(f" {target}  ", base),
+                    Segment(f"{badge:<{VERDICT_WIDTH}}", health_style(health, theme)),
+                    Segment(f"  {row.why}", base)]
+        return Strip(cut_segments(segments, width) if width > 0 else segments)
 
     def on_focus(self) -> None:
         self.refresh()  # the cursor row's look: the cache's signature holds `has_focus`

@@ -22,6 +22,7 @@ from textual.strip import Strip
 from textual.theme import Theme
 from textual.widgets import Log
 
+from fabtui.render.table import display_width
 from fabtui.tui.glyphs import health_style
 from fabtui.views.guided import SessionView
 from fabtui.views.listfilter import filter_words, keeps
@@ -80,6 +81,28 @@ def outline_lines(view: SessionView, theme: Theme, ascii_only: bool = False,
                 line.text.truncate(width - 1)
                 line.text.append("…")
     return lines
+
+
+JUMP_HINT_ROOM = 360
+"""Display columns of step names the jump prompt lists (six lines of its 60-column box)."""
+
+
+def jump_hint(step_ids: list[str], room: int = JUMP_HINT_ROOM) -> str:
+    """The jump prompt's list of steps, `1. id · 2. id ...`: whole steps only, as many as fit
+    in `room` columns, then how many more and how to reach them (a cut `[:300]` ended it
+    mid-name, and the steps after it were not said to exist)."""
+    parts: list[str] = []
+    used = 0
+    for number, step in enumerate(step_ids, 1):
+        part = f"{number}. {step}"
+        if parts and used + 3 + display_width(part) > room:
+            left = len(step_ids) - len(parts)
+            parts.append(f"+{left} more ({number}-{len(step_ids)}: type the number the "
+                         f"outline gives it, or its id)")
+            break
+        parts.append(part)
+        used += display_width(part) + (3 if used else 0)
+    return " · ".join(parts)
 
 
 def filter_outline(lines: list[OutlineLine], text: str) -> list[OutlineLine]:

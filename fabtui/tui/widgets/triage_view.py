@@ -10,7 +10,7 @@ from rich.text import Text
 
 from fabtui.model.chain import EvidenceChain
 from fabtui.model.table import left, right
-from fabtui.model.triage import Suspect, TriageReport
+from fabtui.model.triage import Evidence, Suspect, TriageReport
 from fabtui.topology.ranks import compact_ranges
 
 CHAIN_GLYPHS = {"confirmed": "●", "contradicted": "○", "unknown": "?"}
@@ -87,11 +87,29 @@ def suspect_text(report: TriageReport, suspect: Suspect | None) -> Text:
             text.append(" ".join(p for p in (suspect.peer_node, suspect.peer and
                                              f"({suspect.peer})", suspect.peer_port and
                                              f"-> {suspect.peer_port}") if p) + "\n")
-        for evidence in suspect.evidence[:EVIDENCE_LINES]:
-            text.append("  " + (f"{evidence.file}:{evidence.line}" if evidence.line is not None
-                                else evidence.file), "dim")
-            text.append(f"  {evidence.text}\n")
+        _evidence(text, suspect.evidence[:EVIDENCE_LINES])
+        if len(suspect.evidence) > EVIDENCE_LINES:
+            text.append(f"  +{len(suspect.evidence) - EVIDENCE_LINES} more evidence lines "
+                        "(under the chain)\n", "dim")
     return text
+
+
+def more_evidence_text(suspect: Suspect | None) -> Text:
+    """The suspect's evidence lines past the first `EVIDENCE_LINES`, for the end of the detail
+    pane (they were left out without a word)."""
+    text = Text()
+    if suspect is not None and len(suspect.evidence) > EVIDENCE_LINES:
+        text.append(f"more evidence for this suspect "
+                    f"({len(suspect.evidence) - EVIDENCE_LINES}):\n", "bold")
+        _evidence(text, suspect.evidence[EVIDENCE_LINES:])
+    return text
+
+
+def _evidence(text: Text, lines: list[Evidence]) -> None:
+    for evidence in lines:
+        text.append("  " + (f"{evidence.file}:{evidence.line}" if evidence.line is not None
+                            else evidence.file), "dim")
+        text.append(f"  {evidence.text}\n")
 
 
 def notes_text(report: TriageReport) -> Text:

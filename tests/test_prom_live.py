@@ -484,8 +484,20 @@ def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
         source._polls = 2
         texts.clear()
         poll(source)
-        assert clocks["port"] in texts and cheap["port"] not in texts
         assert {cheap[k] for k in ("gpu", "ibport", "nic")} <= set(texts)
+        # the port kind's discovery: not every series, but the first elements' on every
+        # switch and a slice of every series, besides one a switch; dating the same
+        assert clocks["port"] not in texts and cheap["port"] not in texts
+        head = clocks["port"].split("{")[0]
+        sliced = next(t for t in texts if t.startswith(head))
+        assert promql.discovery_slice("device", 0) in sliced and 'device=~"Ethernet0"' in sliced
+        every, one, series = asyncio.run(ask([clocks["port"], sliced, sliced.replace(
+            "max by (instance)", "count", 1)]))
+        assert sorted((sorted(s.labels.items()), s.value) for s in one) == \
+            sorted((sorted(s.labels.items()), s.value) for s in every)
+        ports = sum(len(m) for (_, kind), m in source._presence.by_device.items()
+                    if kind == "port")
+        assert series[0].value < ports / 2  # a fraction of the clock series
 
     fabric.whole_moment(read)
 

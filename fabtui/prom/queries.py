@@ -28,6 +28,20 @@ def alternatives(values: Iterable[str]) -> str:
     return "|".join(re.escape(v) for v in sorted(values)).replace("\\", "\\\\")
 
 
+DISCOVER_SLICES = (".*[05]", ".*[16]", ".*[27]", ".*[38]", ".*[49]", "|.*[^0-9]")
+"""RE2 patterns of an element label's value (`gpu`, `device`) that together match every value,
+each once (by its last character; the last: empty or not ending in a digit): a kind's
+discovery read of its clock series takes one slice a turn instead of every series. Element
+names end in digits spread over these (`Ethernet0`, `Ethernet4`, ...: a fifth of a switch's
+ports each; `mlx5_0`-`mlx5_7`, GPUs 0-7: an eighth or a quarter)."""
+
+
+def discovery_slice(tail: str, turn: int) -> str:
+    """The matcher of slice `turn` (of `DISCOVER_SLICES`, in turn) of the series by the value of
+    their element label `tail`."""
+    return f'{tail}=~"{DISCOVER_SLICES[turn % len(DISCOVER_SLICES)]}"'
+
+
 def seconds(duration: str) -> float:
     """A PromQL duration (`1m`, `30s`, `2h`) in seconds."""
     return float(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]

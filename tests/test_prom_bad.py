@@ -387,10 +387,11 @@ def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path,
 def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
         tmp_path: Path, fake: StartFake) -> None:
     """Devices are dated each refresh by one sample per scrape target; which elements have
-    series (per element, ~41,000 samples at 1,024 nodes) is read in full on the first refresh
-    only. Then each refresh re-reads the elements of a slice of the devices, each device once
-    every `presence_every` refreshes (an element whose series went away loses its ok mark at
-    its device's turn); a new target's elements are read at once, a gone target's dropped."""
+    series (per element, ~41,000 samples at 1,024 nodes) is read once for every device, with
+    its first sieve (here the first refresh sieves them all). Then each refresh re-reads the
+    elements of a slice of the devices, each device once every `presence_every` refreshes (an
+    element whose series went away loses its ok mark at its device's turn); a new target's
+    elements are read at once, a gone target's dropped."""
     import re
 
     clock = "max by (instance) (timestamp(node_ethtool_received_prio3_pause{}))"
@@ -444,6 +445,9 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
     source.presence_every = 4
     assert marks()["node001"] == ["node001:mlx5_0", "node001:mlx5_1"]
     assert asked == [set(targets)]  # the first refresh: every device's elements
+    assert dated == [set(targets)] and clocks == [[clock.split("timestamp(")[1]]]  # every series
+    dated.clear()
+    clocks.clear()
     targets["node001:9100"] = ["mlx5_0"]  # one NIC's series are gone, its node still answers
     seen = [marks() for _ in range(4)]
     # dated from one series a target, each target by its own (node003's second serves mlx5_2)

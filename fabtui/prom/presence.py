@@ -50,19 +50,23 @@ class Presence:
     """Per element kind, the devices the last refresh dated; None before the first refresh."""
     by_device: dict[tuple[str, Element], list[str]] = field(default_factory=dict)
     """The presence per (device, element kind): the elements' keys, sorted."""
+    read: set[tuple[str, Element]] = field(default_factory=set)
+    """The (device, element kind) pairs whose presence was read at least once (`unread`)."""
     firsts: dict[tuple[str, Element], dict[Target, str]] = field(default_factory=dict)
     """Per (device, element kind), per scrape target of it (its device labels' values), the
     first (smallest) value of the element label among its present series (`Ethernet0`,
     `mlx5_0`, `0`): the series that dates the target (`clock_terms`)."""
 
-    def due(self, kinds: Iterable[Element], every: int) -> dict[Element, set[str] | None]:
+    def due(self, kinds: Iterable[Element], every: int, *,
+            whole: bool = True) -> dict[Element, set[str] | None]:
         """Per element kind (of `kinds`, on the first refresh), the devices whose elements
-        this refresh re-reads: every device (None) on the first refresh, then the slice of this
-        refresh (each device once every `every` refreshes; a stable hash, so a device keeps its
-        turn whichever others come and go)."""
+        this refresh re-reads: every device (None) on the first refresh (none without
+        `whole`: the source reads each device's with its first sieve, `unread`), then the
+        slice of this refresh (each device once every `every` refreshes; a stable hash, so a
+        device keeps its turn whichever others come and go)."""
         self.round += 1
         if self.devices is None:
-            return dict.fromkeys(kinds)
+            return dict.fromkeys(kinds) if whole else {}
         turn = self.round % every
         return {element: due for element, devices in self.devices.items()
                 if (due := {d for d in devices if zlib.crc32(d.encode()) % every == turn})}
@@ -90,6 +94,10 @@ class Presence:
         return sorted(f'{label}!~"{alternatives({t[label] for t in targets})}"'
                       for label in common) or None
 
+    def unread(self, element: Element, devices: Iterable[str]) -> set[str]:
+        """Those of `devices` whose elements of `element` were never read (`record`)."""
+        return {device for device in devices if (device, element) not in self.read}
+
     def clock_terms(self, element: Element, tail: str) -> list[str] | None:
         """Matcher terms that select, of `element`'s clock series, one series per dated
         scrape target (its `firsts` element's, `tail` being the element label: targets that
@@ -101,11 +109,13 @@ class Presence:
         (`PrometheusSource._clocks_of_missing`). A target not dated yet is not selected: the
         source reads every series of each kind in turn for those (`DISCOVER_EVERY`)."""
         groups: dict[str, list[dict[str, str]]] = {}
+        usual = self._usual(element)
         for device, targets in (self.devices or {}).get(element, {}).items():
-            values = self.firsts.get((device, element), {})
+            values = self.firsts.get((device, element))
             for target in targets:
                 labels = {k: v for k, v in target.items() if k != "__name__"}
-                value = values.get(tuple(sorted(labels.items())), "")
+                value = usual if values is None and (device, element) not in self.read \
+                    else (values or {}).get(tuple(sorted(labels.items())), "")
                 groups.setdefault(value, []).append(labels)
         terms = []
         for value, targets in sorted(groups.items()):
@@ -113,6 +123,18 @@ class Presence:
                 one = f'{tail}=~"{alternatives({value})}"'
                 terms.append((f"{term}, {one}" if term else one) if value else term)
         return terms or None
+
+    def _usual(self, element: Element) -> str:
+        """The commonest first value of `element`'s devices read so far ("" if none): what a
+        device whose elements are not read yet (the first sieve reads them, spread) is dated
+        by; a target without it is dated from its every series
+        (`PrometheusSource._clocks_of_missing`)."""
+        counts: dict[str, int] = {}
+        for (_, kind), values in self.firsts.items():
+            if kind == element:
+                for value in values.values():
+                    counts[value] = counts.get(value, 0) + 1
+        return max(sorted(counts), key=counts.__getitem__, default="")
 
     def first_values(self, element: Element) -> set[str]:
         """The distinct `firsts` values of `element`'s devices (usually one: `Ethernet0`,
@@ -163,6 +185,9 @@ class Presence:
                     [(device, element) for device in devices]:
                 present.pop(stale, None)
                 firsts.pop(stale, None)
+            self.read.update((device, element) for device in
+                             ((self.devices or {}).get(element, {}) if devices is None
+                              else devices))
             keys: dict[str, set[str]] = {}
             tails: dict[str, dict[Target, str]] = {}
             for sample in samples:
@@ -192,6 +217,7 @@ class Presence:
             for gone in set(devices) - set(now.get(element, {})):
                 self.by_device.pop((gone, element), None)
                 self.firsts.pop((gone, element), None)
+                self.read.discard((gone, element))
         return fresh
 
     def undate(self, fresh: Mapping[Element, set[str]]) -> None:

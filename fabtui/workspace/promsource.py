@@ -184,6 +184,7 @@ class PrometheusSource:
     budget)."""
     _started: float = 0.0
     """When the refresh under way began (`clock`): its first round's time paces its sieve."""
+    _expected_of: dict[tuple[str, Element], list[str]] | None = None
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(ASKERS, thread_name_prefix="prometheus")
@@ -216,8 +217,30 @@ class PrometheusSource:
 
     def _presence_due(self) -> dict[Element, set[str] | None]:
         """Per element kind, the devices whose elements this refresh re-reads (None: every
-        device's, on the first refresh)."""
-        return self._presence.due(self._stamps(), self.presence_every)
+        device's, on the first refresh; sieving raw series by a budget, none then: each
+        device's are read with its first sieve, `_resieve`)."""
+        return self._presence.due(self._stamps(), self.presence_every,
+                                  whole=not self._spread_first)
+
+    @property
+    def _spread_first(self) -> bool:
+        """Whether the first sieve is spread over refreshes (raw series, a budget): then so is
+        the first read of the presence, each device's with its first sieve. Read whole, the
+        presence (~41,000 series at 1,024 nodes: ~5 MB to answer and decode) was most of a
+        first refresh, 0.75-2.5 s of it on a shared 2-core machine (issue 42.3)."""
+        return self.sieving and not self.recorded and self.first_sieve_elements is not None
+
+    def _expected_sizes(self) -> dict[tuple[str, Element], list[str]]:
+        """Per (device, element kind), the elements the topology gives it (`_expected`): what
+        a device whose presence is not read yet is reckoned to have (its sieve's share of the
+        budget; shown not judged meanwhile)."""
+        if self._expected_of is None:
+            found: dict[tuple[str, Element], list[str]] = {}
+            for element, keys in self._expected().items():
+                for key in keys:
+                    found.setdefault((device_of(key), element), []).append(key)
+            self._expected_of = found
+        return self._expected_of
 
     def _presence_queries(self, due: Mapping[Element, set[str] | None]) -> dict[Element, str]:
         return {element: promql.presence_query(element, self.labels, self.mapped, self.names,
@@ -399,7 +422,10 @@ class PrometheusSource:
         `ahead`: the whole kinds' sieves, already answered); at a kind's spread turn, also
         about the series outside its dated devices (`_outside`)."""
         times = device_times(clocks, dated, self.resolver)
-        sizes = {key: len(members) for key, members in self._presence.by_device.items()}
+        presence = self._presence
+        sizes = {key: len(members) for key, members in self._expected_sizes().items()
+                 if key not in presence.read}
+        sizes.update((key, len(members)) for key, members in presence.by_device.items())
         memory = self._sieved
         if memory.budget is not None:  # paced: what the recent refreshes and this one's
             memory.budget = self._pace.budget(memory.budget,  # first round took
@@ -424,7 +450,14 @@ class PrometheusSource:
                 continue
             texts += self._sieves_of(element, "" if devices is None else
                                      self._presence.terms(element, devices), asked)
-        found = await self._ask([*texts, *beyond.values()])
+        # the elements of the devices sieved for the first time, never read: beside their
+        # sieve (the first read of the presence spread with the first sieve)
+        unread = {element: new for element, devices in plan.items() if devices
+                  if (new := presence.unread(element, devices))}
+        found = await self._ask([*texts, *beyond.values(),
+                                 *self._presence_queries(unread).values()])
+        presence.record(unread, found[len(texts) + len(beyond):], self.resolver)
+        found = found[:len(texts) + len(beyond)]
         answers = dict(zip(asked, found, strict=False))
         answers.update(ahead)
         for element, devices in plan.items():
@@ -478,9 +511,19 @@ class PrometheusSource:
         if not self._sieved.unsieved_kinds and not self._sieved.clockless:
             return unjudged
         kinds = self._sieve_kinds()
+        clocks = self._sieved.clocks
         for device, element in list(quiet):
-            if element in kinds and self._sieved.unsieved(element, (device,)):
+            if element in kinds and device not in clocks.get(element, {}):  # never sieved
                 unjudged[(device, element)] = quiet.pop((device, element))
+        # dated, never sieved and their elements not read yet (`_spread_first`): those the
+        # topology gives them
+        expected = self._expected_sizes()
+        for element, devices in (self._presence.devices or {}).items():
+            if element in kinds:
+                seen = clocks.get(element, {})
+                for device in self._presence.unread(element, devices):
+                    if device not in seen and (members := expected.get((device, element))):
+                        unjudged[(device, element)] = members
         return unjudged
 
     def _note_unjudged(self, unjudged: Mapping[tuple[str, Element], list[str]]) -> str:
@@ -488,7 +531,8 @@ class PrometheusSource:
         for the header; empty when none is."""
         if not unjudged:
             return ""
-        devices = {device for device, _ in self._presence.by_device}
+        devices = {device for dated in (self._presence.devices or {}).values()
+                   for device in dated} | {device for device, _ in self._presence.by_device}
         waiting = {device for device, _ in unjudged}
         text = (f"not sieved yet: the first sieve of raw series is spread over the first "
                 f"refreshes ({len(devices) - len(waiting):,} of {len(devices):,} devices "
@@ -626,7 +670,8 @@ class PrometheusSource:
             # and the round failed: the header says so in red and the poller backs off
             yield SourceFailed(f"prometheus {exc.kind}: {exc}")
             return
-        self._note_gaps(readings, bool(self._presence.by_device))
+        self._note_gaps(readings, bool(self._presence.by_device) or
+                        any((self._presence.devices or {}).values()))
         waiting = frozenset(key for members in unjudged.values() for key in members)
         if waiting or self.unjudged:  # none left: said once, then nothing to say
             yield NotJudged(waiting, self._note_unjudged(unjudged))
@@ -823,7 +868,9 @@ class PrometheusSource:
 
 def _target(labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """A device clock sample's scrape target: its labels (the device labels), sorted."""
-    return tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
+    if "__name__" in labels:  # (an aggregation's answer has none: no copy, the common case)
+        labels = {k: v for k, v in labels.items() if k != "__name__"}
+    return tuple(sorted(labels.items()))
 
 
 async def _nothing() -> None:

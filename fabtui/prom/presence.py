@@ -50,6 +50,9 @@ class Presence:
     """Per element kind, the devices the last refresh dated; None before the first refresh."""
     by_device: dict[tuple[str, Element], list[str]] = field(default_factory=dict)
     """The presence per (device, element kind): the elements' keys, sorted."""
+    tails: dict[Element, set[str]] = field(default_factory=dict)
+    """Per element kind, every value of its element label seen in the presence (`Ethernet0`,
+    `enp12s0f0np0`): what a discovery read is sliced by (`discovery_terms`)."""
     read: set[tuple[str, Element]] = field(default_factory=set)
     """The (device, element kind) pairs whose presence was read at least once (`unread`)."""
     firsts: dict[tuple[str, Element], dict[Target, str]] = field(default_factory=dict)
@@ -147,13 +150,14 @@ class Presence:
         `clock_terms`, which date the known targets): the series of the known first values
         on every scrape target, dated or not (a new target with the usual first element is
         found at once), and slice `turn` of every series by the element label's value
-        (`fabtui.prom.queries.DISCOVER_SLICES`: a target whose elements are all named
+        (`fabtui.prom.queries.discovery_slice`: a target whose elements are all named
         otherwise is found within as many turns as there are slices). Each discovery reads a
         fraction of the series: at 1,024 nodes the switch ports' 16,384 clock series, the
         slowest query of a refresh beside a scrape's ingestion, became ~3,300."""
         values = self.first_values(element)
         usual = [f'{tail}=~"{alternatives(values)}"'] if values else []
-        return [*usual, discovery_slice(tail, turn)]
+        sliced = discovery_slice(tail, self.tails.get(element, ()), turn)
+        return [*usual, *([sliced] if sliced else [])]
 
     def date(self, kinds: Iterable[Element], answers: list[list[Sample]], readings: Readings,
              resolver: Resolver) -> dict[Element, Targets] | None:
@@ -190,6 +194,7 @@ class Presence:
                               else devices))
             keys: dict[str, set[str]] = {}
             tails: dict[str, dict[Target, str]] = {}
+            seen = self.tails.setdefault(element, set())
             for sample in samples:
                 key = resolver.element(element, sample.labels)
                 if key is not None:
@@ -198,6 +203,7 @@ class Presence:
                         keys.setdefault(device, set()).add(key)
                         value = sample.labels.get(tail)
                         if value is not None:
+                            seen.add(value)
                             target = target_of(sample.labels, grouping)
                             of_device = tails.setdefault(device, {})
                             if value < of_device.get(target, value + "\x00"):

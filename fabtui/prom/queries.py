@@ -28,18 +28,26 @@ def alternatives(values: Iterable[str]) -> str:
     return "|".join(re.escape(v) for v in sorted(values)).replace("\\", "\\\\")
 
 
-DISCOVER_SLICES = (".*[05]", ".*[16]", ".*[27]", ".*[38]", ".*[49]", "|.*[^0-9]")
-"""RE2 patterns of an element label's value (`gpu`, `device`) that together match every value,
-each once (by its last character; the last: empty or not ending in a digit): a kind's
-discovery read of its clock series takes one slice a turn instead of every series. Element
-names end in digits spread over these (`Ethernet0`, `Ethernet4`, ...: a fifth of a switch's
-ports each; `mlx5_0`-`mlx5_7`, GPUs 0-7: an eighth or a quarter)."""
+DISCOVER_SLICES = 6
+"""A kind's discovery read of its clock series takes one slice of every series a turn instead of
+every series (`discovery_slice`): this many slices, one of them the values never seen."""
 
 
-def discovery_slice(tail: str, turn: int) -> str:
+def discovery_slice(tail: str, known: Iterable[str], turn: int) -> str | None:
     """The matcher of slice `turn` (of `DISCOVER_SLICES`, in turn) of the series by the value of
-    their element label `tail`."""
-    return f'{tail}=~"{DISCOVER_SLICES[turn % len(DISCOVER_SLICES)]}"'
+    their element label `tail`: of the `known` values (those seen so far), every
+    `DISCOVER_SLICES - 1`th from the turn's (a fifth of them); at the last turn the values
+    never seen (a negative matcher: its postings merge is done once in the slices' round);
+    together every value. None where the slice is empty (fewer known values than slices).
+    By the values seen, not by a character of the value: netdevs all end in `np0`
+    (`enp12s0f0np0`), ports in an even digit."""
+    values = sorted(set(known))
+    groups = DISCOVER_SLICES - 1
+    slot = turn % DISCOVER_SLICES
+    if slot == groups:
+        return f'{tail}!~"{alternatives(values)}"' if values else None
+    chosen = values[slot::groups]
+    return f'{tail}=~"{alternatives(chosen)}"' if chosen else None
 
 
 def seconds(duration: str) -> float:

@@ -454,6 +454,10 @@ class PrometheusSource:
         # sieve (the first read of the presence spread with the first sieve)
         unread = {element: new for element, devices in plan.items() if devices
                   if (new := presence.unread(element, devices))}
+        for element, clocked in times.items():  # and one device of a kind none was read of:
+            if clocked and not presence.tails.get(element) and element not in unread:
+                unread[element] = {min(clocked)}  # its usual first element dates the others
+        # (`Presence.clock_terms`; else the next refresh reads every clock series of the kind)
         found = await self._ask([*texts, *beyond.values(),
                                  *self._presence_queries(unread).values()])
         presence.record(unread, found[len(texts) + len(beyond):], self.resolver)

@@ -3,7 +3,8 @@ elements have series at all (the presence), and what the sieve named.
 
 Which elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely: it
 is read in full on the first refresh only (which takes the device clocks from it, `device_clocks`,
-instead of asking Prometheus to stamp every clock series twice); after that each refresh re-reads
+instead of asking Prometheus to stamp every clock series twice; where the first sieve is spread,
+each device's with its first sieve instead, `unread`); after that each refresh re-reads
 the elements of a fixed slice of the devices (each device every `PRESENCE_EVERY` refreshes, by a
 hash of its name), selected by the labels of their device-clock samples; a device that starts being
 dated has its elements read at once, and one that stops has them dropped. So no refresh decodes the

@@ -7,13 +7,15 @@ was last scraped: one sample per scrape target), `up == 0` (scrapes failing) and
 slice of the devices that have series at all (the presence, kept between refreshes by
 `fabtui.prom.presence`: each device's turn comes every `presence_every` refreshes; the first
 refresh reads every device's and, reading raw series, takes the device clocks from it instead of
-asking them too). At scale the sieve (`fabtui.prom.sieve`) is asked after the device clocks, about
-the devices scraped since their last sieve only (`fabtui.prom.resieve`). The PromQL is built by
-`fabtui.prom.queries`; this module runs the poll. Results are the probes' own results
-(`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated by its device's
-newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale once `stale_after`
-has passed. Prometheus unreachable or too slow: every node and switch is reported unreachable with
-the reason (and the poll's note says it), never a hang (each query has the configured timeout).
+asking them too; sieving raw series by a budget, each device's is read with its first sieve
+instead, `_spread_first`). At scale the sieve (`fabtui.prom.sieve`) is asked after the device
+clocks, about the devices scraped since their last sieve only (`fabtui.prom.resieve`). The
+PromQL is built by `fabtui.prom.queries`; this module runs the poll. Results are the probes'
+own results (`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated
+by its device's newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale
+once `stale_after` has passed. Prometheus unreachable or too slow: every node and switch is
+reported unreachable with the reason (and the poll's note says it), never a hang (each query
+has the configured timeout).
 `check()` lists the topology elements no series names.
 
 Side effects: HTTP requests to the configured Prometheus; resolves the auth reference once.

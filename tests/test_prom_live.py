@@ -922,3 +922,33 @@ def test_slow_refreshes_sieve_less_and_fast_ones_more_every_device_still_judged(
                     (after > budget or after == 120)
 
     fabric.whole_moment(read)
+
+
+def test_rules_found_during_a_spread_first_sieve_leave_no_device_unread(
+        fabric: Fabric, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mode = "auto"` without the rules spreads its first sieve and each device's presence
+    with it; when the rules are found meanwhile (loaded while the app runs) the next refresh
+    reads them, and the presence of every device not read yet with it: the healths are a
+    fresh recorded read's of the same moment, not unknown for the devices never sieved."""
+    monkeypatch.setattr(promsource, "SIEVE_FROM_NICS", 0)
+
+    def read(moment: float) -> None:
+        ws, source = fabric.source(mode="recorded")
+        source.at = moment
+        expected = healths_of(ws, poll(source), moment)
+        monkeypatch.setattr(promsource, "RULES_PROBE",
+                            'count({__name__=~"fabtui:no_such_rule:.+"})')
+        ws, source = fabric.source(mode="auto")
+        source.at = moment
+        source.first_sieve_elements = 100
+        updates = poll(source)
+        assert not source.recorded and source.unjudged  # spread: devices left unread
+        dated = {(device, kind) for kind, devices in (source._presence.devices or {}).items()
+                 for device in devices}
+        assert dated - source._presence.read
+        source._take_rules(True)  # found loaded (as the check every 30 refreshes would)
+        updates += poll(source)
+        assert source.recorded and dated <= source._presence.read
+        assert healths_of(ws, updates, moment) == expected
+
+    fabric.whole_moment(read)

@@ -221,8 +221,14 @@ class PrometheusSource:
         """Per element kind, the devices whose elements this refresh re-reads (None: every
         device's, on the first refresh; sieving raw series by a budget, none then: each
         device's are read with its first sieve, `_resieve`)."""
-        return self._presence.due(self._stamps(), self.presence_every,
-                                  whole=not self._spread_first)
+        due = self._presence.due(self._stamps(), self.presence_every,
+                                 whole=not self._spread_first)
+        if not self._spread_first:  # and every dated device's never read (the rules were
+            for element, dated in (self._presence.devices or {}).items():  # found meanwhile)
+                if due.get(element, set()) is not None and \
+                        (unread := self._presence.unread(element, dated)):
+                    due[element] = (due.get(element) or set()) | unread
+        return due
 
     @property
     def _spread_first(self) -> bool:

@@ -23,6 +23,7 @@ from click.testing import Result
 
 from fabtui.config import load_settings
 from fabtui.model.probe import ProbeResult
+from fabtui.prom import queries as promql
 from fabtui.prom.client import PromClient, PromError
 from fabtui.views.fabricmap import FabricMap
 from fabtui.views.status import FabricStatus, Health, PollState
@@ -386,10 +387,11 @@ def test_cli_rules_is_a_rule_file_prometheus_accepts(tmp_path: Path,
 def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
         tmp_path: Path, fake: StartFake) -> None:
     """Devices are dated each refresh by one sample per scrape target; which elements have
-    series (per element, ~41,000 samples at 1,024 nodes) is read in full on the first refresh
-    only. Then each refresh re-reads the elements of a slice of the devices, each device once
-    every `presence_every` refreshes (an element whose series went away loses its ok mark at
-    its device's turn); a new target's elements are read at once, a gone target's dropped."""
+    series (per element, ~41,000 samples at 1,024 nodes) is read once for every device, with
+    its first sieve (here the first refresh sieves them all). Then each refresh re-reads the
+    elements of a slice of the devices, each device once every `presence_every` refreshes (an
+    element whose series went away loses its ok mark at its device's turn); a new target's
+    elements are read at once, a gone target's dropped."""
     import re
 
     clock = "max by (instance) (timestamp(node_ethtool_received_prio3_pause{}))"
@@ -443,12 +445,15 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
     source.presence_every = 4
     assert marks()["node001"] == ["node001:mlx5_0", "node001:mlx5_1"]
     assert asked == [set(targets)]  # the first refresh: every device's elements
+    assert dated == [set(targets)] and clocks == [[clock.split("timestamp(")[1]]]  # every series
+    dated.clear()
+    clocks.clear()
     targets["node001:9100"] = ["mlx5_0"]  # one NIC's series are gone, its node still answers
     seen = [marks() for _ in range(4)]
     # dated from one series a target, each target by its own (node003's second serves mlx5_2)
     # (and every series at the NIC kind's turn of DISCOVER_EVERY: one of these 4 refreshes)
     assert len(dated) == 4 and all(d == set(targets) for d in dated)
-    cheap = [terms for terms in clocks if len(terms) > 1]
+    cheap = [terms for terms in clocks if all("instance=~" in t for t in terms)]
     assert len(cheap) == 3
     assert all(sum(bool(selected(t)) for t in terms) == 2 for terms in cheap)  # mlx5_0, mlx5_2
     assert all(any('device=~"mlx5_2"' in t and selected(t) == {"node003:9101"} for t in terms)
@@ -463,21 +468,34 @@ def test_presence_is_read_in_full_once_then_a_slice_of_the_devices_per_refresh(
     assert all(m["node003"] == ["node003:mlx5_0", "node003:mlx5_1", "node003:mlx5_2"]
                for m in seen)
     asked.clear()
-    targets["node007:9100"] = ["mlx5_3"]  # a new scrape target: found within DISCOVER_EVERY
-    for _ in range(DISCOVER_EVERY):  # refreshes, its elements read at once
+    # a new scrape target whose elements are all named otherwise than the known first ones
+    # (mlx5_0, mlx5_2): found by a discovery's slice of every series (each discovery reads
+    # one slice, never every series), within DISCOVER_EVERY x the slices; its elements read
+    # at once
+    targets["node007:9100"] = ["mlx5_3"]
+    for _ in range(DISCOVER_EVERY * promql.DISCOVER_SLICES):
         if "node007" in (seen_now := marks()):
             break
     assert seen_now["node007"] == ["node007:mlx5_3"]
     assert {"node007:9100"} in asked and set(targets) not in asked
+    assert all(len(terms) > 1 for terms in clocks[4:])  # never every series again
     del targets["node002:9100"]  # a target gone: its elements go with it, no query needed
     asked.clear()
     assert "node002" not in marks()
     assert all("node002:9100" not in s for s in asked)
+    # answering again, with a known first element: found by the next discovery (it reads
+    # that element's series on every target), within DISCOVER_EVERY refreshes
+    targets["node002:9100"] = ["mlx5_0", "mlx5_1"]
+    for _ in range(DISCOVER_EVERY):
+        if "node002" in (seen_now := marks()):
+            break
+    assert seen_now["node002"] == ["node002:mlx5_0", "node002:mlx5_1"]
     targets["node008:9100"] = ["mlx5_5"]  # new, and reading its elements fails: read again
     broken.add("node008:9100")
+    within = source._polls + DISCOVER_EVERY * promql.DISCOVER_SLICES
     while not any(n.startswith("prometheus unreachable") for n in source.notes):
         assert "node008" not in marks()
-        assert source._polls < 60
+        assert source._polls < within
     broken.clear()
     assert marks()["node008"] == ["node008:mlx5_5"]
 

@@ -349,7 +349,9 @@ def test_a_spread_first_sieve_never_shows_an_unsieved_device_ok(fabric: Fabric) 
     elements a refresh on the demo, as 4,000 at 1,024 nodes): after each refresh the elements
     of every device not sieved yet read "not judged yet", never ok (nor their node, their
     links), the counts and the note say so; the storm fails once its devices are sieved; and
-    once every device was sieved the healths are the full read's of the same moment."""
+    once every device was sieved the healths are the full read's of the same moment. The
+    presence is not read whole on the first refresh but each device's with its first sieve
+    (the others' elements, from the topology, not judged), and ends the whole read's."""
     def snapshot_of(ws: Workspace, status: FabricStatus, updates: list[StatusUpdate]
                     ) -> FabricSnapshot:
         for update in updates:
@@ -364,9 +366,21 @@ def test_a_spread_first_sieve_never_shows_an_unsieved_device_ok(fabric: Fabric) 
         expected = dict(snapshot_of(ws, FabricStatus(FabricMap.build(ws.graph()),
                                                      clock=lambda: moment),
                                     poll(full)).health)
+        ws, whole = fabric.source(mode="sieve")
+        whole.at = moment
+        whole.first_sieve_elements = None  # the presence read whole, on the first refresh
+        poll(whole)
         ws, source = fabric.source(mode="sieve")
         source.at = moment
         source.first_sieve_elements = 100
+        texts: list[str] = []
+        ask = source._ask
+
+        async def counted(queries: list[str]) -> list[list[Sample]]:
+            texts.extend(queries)
+            return await ask(queries)
+
+        source._ask = counted  # type: ignore[method-assign]
         status = FabricStatus(FabricMap.build(ws.graph()), clock=lambda: moment)
         fabric_map = status.fabric
         refreshes = 0
@@ -376,6 +390,17 @@ def test_a_spread_first_sieve_never_shows_an_unsieved_device_ok(fabric: Fabric) 
             sieved = source._sieved.clocks  # each device's clock when it was sieved
             waiting = {device for kind, devices in (source._presence.devices or {}).items()
                        for device in devices if device not in sieved.get(kind, {})}
+            if refreshes == 1:  # the presence: not read whole, but with each device's sieve
+                stamps = source._stamps()
+                assert not set(source._presence_queries(dict.fromkeys(stamps)).values()) & \
+                    set(texts)
+                assert source._presence.read == {(device, kind) for kind, devices in
+                                                 sieved.items() for device in devices}
+                assert waiting and not any(device in waiting
+                                           for device, _ in source._presence.by_device)
+                # what the topology gives the devices not read: not judged (not unknown)
+                assert {d for d in waiting if d in fabric_map.members} <= \
+                    {device_of(key) for key in source.unjudged}
             if not waiting:
                 break
             assert source.unjudged and any("not sieved yet" in n for n in source.notes)
@@ -396,6 +421,7 @@ def test_a_spread_first_sieve_never_shows_an_unsieved_device_ok(fabric: Fabric) 
         assert refreshes >= 3  # spread, on the demo too
         assert dict(snapshot.health) == expected
         assert sum(c.unjudged for c in snapshot.counts.values()) == 0
+        assert source._presence.by_device == whole._presence.by_device
 
     fabric.whole_moment(read)
 
@@ -434,7 +460,8 @@ def test_presence_slices_add_up_to_the_full_read(fabric: Fabric) -> None:
 
 def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
         fabric: Fabric, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reading the whole presence of raw series (the first refresh), each device's clock is
+    """Reading the whole presence of raw series (the first refresh of a sieve not spread:
+    spread, each device's presence is read with its first sieve), each device's clock is
     the newest of its elements' there: from the real Prometheus, those equal the device
     clock queries' answers of the same moment (labels and times, every kind), so the first
     refresh does not ask them (Prometheus would select and stamp every clock series twice);
@@ -442,6 +469,7 @@ def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
     def read(moment: float) -> None:
         _, source = fabric.source(mode="sieve")
         source.at = moment
+        source.first_sieve_elements = None  # sieved whole: the presence read whole too
         clocks = promql.device_clock_queries(source.labels, source._stamps(), recorded=False)
         whole = source._presence_queries(dict.fromkeys(clocks))
         answers = asyncio.run(source._ask([*clocks.values(), *whole.values()]))
@@ -484,8 +512,21 @@ def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
         source._polls = 2
         texts.clear()
         poll(source)
-        assert clocks["port"] in texts and cheap["port"] not in texts
         assert {cheap[k] for k in ("gpu", "ibport", "nic")} <= set(texts)
+        # the port kind's discovery: not every series, but the first elements' on every
+        # switch and a slice of every series, besides one a switch; dating the same
+        assert clocks["port"] not in texts and cheap["port"] not in texts
+        head = clocks["port"].split("{")[0]
+        sliced = next(t for t in texts if t.startswith(head))
+        assert 'device=~"Ethernet0"' in sliced  # the first slice of the ports' names seen
+        assert str(promql.discovery_slice("device", source._presence.tails["port"], 0)) in sliced
+        every, one, series = asyncio.run(ask([clocks["port"], sliced, sliced.replace(
+            "max by (instance)", "count", 1)]))
+        assert sorted((sorted(s.labels.items()), s.value) for s in one) == \
+            sorted((sorted(s.labels.items()), s.value) for s in every)
+        ports = sum(len(m) for (_, kind), m in source._presence.by_device.items()
+                    if kind == "port")
+        assert series[0].value < ports / 2  # a fraction of the clock series
 
     fabric.whole_moment(read)
 
@@ -499,7 +540,10 @@ def test_a_device_whose_dating_series_went_quiet_is_dated_from_its_others(
     def read(moment: float) -> None:
         _, source = fabric.source(mode="sieve")
         source.at = moment
-        poll(source)
+        for _ in range(10):  # until every device's elements were read (with its first sieve)
+            poll(source)
+            if not source.unjudged:
+                break
         full = dict(source._presence.devices or {})
         clocks = promql.device_clock_queries(source.labels, source._stamps(), recorded=False)
         every = asyncio.run(source._ask(list(clocks.values())))
@@ -876,5 +920,35 @@ def test_slow_refreshes_sieve_less_and_fast_ones_more_every_device_still_judged(
             if took > 1 or spent >= budget / 2:  # slow, or fast and the budget used
                 assert (after < budget or after == 20) if took > 1 else \
                     (after > budget or after == 120)
+
+    fabric.whole_moment(read)
+
+
+def test_rules_found_during_a_spread_first_sieve_leave_no_device_unread(
+        fabric: Fabric, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mode = "auto"` without the rules spreads its first sieve and each device's presence
+    with it; when the rules are found meanwhile (loaded while the app runs) the next refresh
+    reads them, and the presence of every device not read yet with it: the healths are a
+    fresh recorded read's of the same moment, not unknown for the devices never sieved."""
+    monkeypatch.setattr(promsource, "SIEVE_FROM_NICS", 0)
+
+    def read(moment: float) -> None:
+        ws, source = fabric.source(mode="recorded")
+        source.at = moment
+        expected = healths_of(ws, poll(source), moment)
+        monkeypatch.setattr(promsource, "RULES_PROBE",
+                            'count({__name__=~"fabtui:no_such_rule:.+"})')
+        ws, source = fabric.source(mode="auto")
+        source.at = moment
+        source.first_sieve_elements = 100
+        updates = poll(source)
+        assert not source.recorded and source.unjudged  # spread: devices left unread
+        dated = {(device, kind) for kind, devices in (source._presence.devices or {}).items()
+                 for device in devices}
+        assert dated - source._presence.read
+        source._take_rules(True)  # found loaded (as the check every 30 refreshes would)
+        updates += poll(source)
+        assert source.recorded and dated <= source._presence.read
+        assert healths_of(ws, updates, moment) == expected
 
     fabric.whole_moment(read)

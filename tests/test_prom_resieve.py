@@ -308,3 +308,31 @@ def test_while_devices_never_sieved_wait_those_scraped_since_take_half_the_budge
     memory.clocks["nic"].update(dict.fromkeys(new, 11.0))  # every device sieved once
     chosen = memory.plan({"nic"}, moved, sizes)["nic"] or set()
     assert len(chosen) == 10 and chosen <= set(old)
+
+
+def test_a_discovery_read_is_sliced_by_the_values_seen_and_the_slices_cover_every_value() -> None:
+    """A kind's discovery read takes one slice of its clock series a turn (issue 42.3): the
+    slices of the element label's values seen are about equal (netdevs all ending in `np0`
+    still spread), and with the last slice (the values never seen) every value, seen or not,
+    is matched by exactly one slice in `DISCOVER_SLICES` turns."""
+    import re
+
+    from fabtui.prom.queries import DISCOVER_SLICES, discovery_slice
+
+    seen = [f"enp{bus}s0f0np0" for bus in (12, 13, 75, 76, 134, 135, 203, 204)]
+    others = ["enp9s0f1np1", "mlx5_9", ""]
+    matched: dict[str, int] = {}
+    sizes = []
+    for turn in range(DISCOVER_SLICES):
+        term = discovery_slice("device", seen, turn)
+        assert term is not None
+        how, pattern = re.fullmatch(r'device(=~|!~)"(.*)"', term).groups()  # type: ignore[union-attr]
+        regex = re.compile(pattern.replace("\\\\", "\\"))
+        hits = [v for v in seen + others if bool(regex.fullmatch(v)) is (how == "=~")]
+        sizes.append(len([v for v in hits if v in seen]))
+        for value in hits:
+            matched[value] = matched.get(value, 0) + 1
+    assert matched == dict.fromkeys(seen + others, 1)
+    assert max(sizes) <= 2 and sizes[-1] == 0  # a fifth of those seen a turn at most
+    assert discovery_slice("device", seen, DISCOVER_SLICES) == discovery_slice("device", seen, 0)
+    assert discovery_slice("device", ["mlx5_0"], 3) is None  # fewer values than slices

@@ -3,7 +3,8 @@ elements have series at all (the presence), and what the sieve named.
 
 Which elements have series at all (per element, ~41,000 samples at 1,024 nodes) changes rarely: it
 is read in full on the first refresh only (which takes the device clocks from it, `device_clocks`,
-instead of asking Prometheus to stamp every clock series twice); after that each refresh re-reads
+instead of asking Prometheus to stamp every clock series twice; where the first sieve is spread,
+each device's with its first sieve instead, `unread`); after that each refresh re-reads
 the elements of a fixed slice of the devices (each device every `PRESENCE_EVERY` refreshes, by a
 hash of its name), selected by the labels of their device-clock samples; a device that starts being
 dated has its elements read at once, and one that stops has them dropped. So no refresh decodes the
@@ -24,7 +25,7 @@ from fabtui.model.element import device_of
 from fabtui.prom.catalog import Element, Mapped
 from fabtui.prom.client import Sample
 from fabtui.prom.labels import LabelMap, Resolver
-from fabtui.prom.queries import alternatives
+from fabtui.prom.queries import alternatives, discovery_slice
 from fabtui.prom.results import Readings
 
 PRESENCE_EVERY = 60
@@ -50,19 +51,26 @@ class Presence:
     """Per element kind, the devices the last refresh dated; None before the first refresh."""
     by_device: dict[tuple[str, Element], list[str]] = field(default_factory=dict)
     """The presence per (device, element kind): the elements' keys, sorted."""
+    tails: dict[Element, set[str]] = field(default_factory=dict)
+    """Per element kind, every value of its element label seen in the presence (`Ethernet0`,
+    `enp12s0f0np0`): what a discovery read is sliced by (`discovery_terms`)."""
+    read: set[tuple[str, Element]] = field(default_factory=set)
+    """The (device, element kind) pairs whose presence was read at least once (`unread`)."""
     firsts: dict[tuple[str, Element], dict[Target, str]] = field(default_factory=dict)
     """Per (device, element kind), per scrape target of it (its device labels' values), the
     first (smallest) value of the element label among its present series (`Ethernet0`,
     `mlx5_0`, `0`): the series that dates the target (`clock_terms`)."""
 
-    def due(self, kinds: Iterable[Element], every: int) -> dict[Element, set[str] | None]:
+    def due(self, kinds: Iterable[Element], every: int, *,
+            whole: bool = True) -> dict[Element, set[str] | None]:
         """Per element kind (of `kinds`, on the first refresh), the devices whose elements
-        this refresh re-reads: every device (None) on the first refresh, then the slice of this
-        refresh (each device once every `every` refreshes; a stable hash, so a device keeps its
-        turn whichever others come and go)."""
+        this refresh re-reads: every device (None) on the first refresh (none without
+        `whole`: the source reads each device's with its first sieve, `unread`), then the
+        slice of this refresh (each device once every `every` refreshes; a stable hash, so a
+        device keeps its turn whichever others come and go)."""
         self.round += 1
         if self.devices is None:
-            return dict.fromkeys(kinds)
+            return dict.fromkeys(kinds) if whole else {}
         turn = self.round % every
         return {element: due for element, devices in self.devices.items()
                 if (due := {d for d in devices if zlib.crc32(d.encode()) % every == turn})}
@@ -90,6 +98,10 @@ class Presence:
         return sorted(f'{label}!~"{alternatives({t[label] for t in targets})}"'
                       for label in common) or None
 
+    def unread(self, element: Element, devices: Iterable[str]) -> set[str]:
+        """Those of `devices` whose elements of `element` were never read (`record`)."""
+        return {device for device in devices if (device, element) not in self.read}
+
     def clock_terms(self, element: Element, tail: str) -> list[str] | None:
         """Matcher terms that select, of `element`'s clock series, one series per dated
         scrape target (its `firsts` element's, `tail` being the element label: targets that
@@ -101,11 +113,13 @@ class Presence:
         (`PrometheusSource._clocks_of_missing`). A target not dated yet is not selected: the
         source reads every series of each kind in turn for those (`DISCOVER_EVERY`)."""
         groups: dict[str, list[dict[str, str]]] = {}
+        usual = self._usual(element)
         for device, targets in (self.devices or {}).get(element, {}).items():
-            values = self.firsts.get((device, element), {})
+            values = self.firsts.get((device, element))
             for target in targets:
                 labels = {k: v for k, v in target.items() if k != "__name__"}
-                value = values.get(tuple(sorted(labels.items())), "")
+                value = usual if values is None and (device, element) not in self.read \
+                    else (values or {}).get(tuple(sorted(labels.items())), "")
                 groups.setdefault(value, []).append(labels)
         terms = []
         for value, targets in sorted(groups.items()):
@@ -113,6 +127,38 @@ class Presence:
                 one = f'{tail}=~"{alternatives({value})}"'
                 terms.append((f"{term}, {one}" if term else one) if value else term)
         return terms or None
+
+    def _usual(self, element: Element) -> str:
+        """The commonest first value of `element`'s devices read so far ("" if none): what a
+        device whose elements are not read yet (the first sieve reads them, spread) is dated
+        by; a target without it is dated from its every series
+        (`PrometheusSource._clocks_of_missing`)."""
+        counts: dict[str, int] = {}
+        for (_, kind), values in self.firsts.items():
+            if kind == element:
+                for value in values.values():
+                    counts[value] = counts.get(value, 0) + 1
+        return max(sorted(counts), key=counts.__getitem__, default="")
+
+    def first_values(self, element: Element) -> set[str]:
+        """The distinct `firsts` values of `element`'s devices (usually one: `Ethernet0`,
+        `mlx5_0`, `0`): a new scrape target's series of them date it (`discovery_terms`)."""
+        return {value for (_, kind), values in self.firsts.items() if kind == element
+                for value in values.values()}
+
+    def discovery_terms(self, element: Element, tail: str, turn: int) -> list[str]:
+        """Matcher terms of a discovery read of `element`'s clock series (added to
+        `clock_terms`, which date the known targets): the series of the known first values
+        on every scrape target, dated or not (a new target with the usual first element is
+        found at once), and slice `turn` of every series by the element label's value
+        (`fabtui.prom.queries.discovery_slice`: a target whose elements are all named
+        otherwise is found within as many turns as there are slices). Each discovery reads a
+        fraction of the series: at 1,024 nodes the switch ports' 16,384 clock series, the
+        slowest query of a refresh beside a scrape's ingestion, became ~3,300."""
+        values = self.first_values(element)
+        usual = [f'{tail}=~"{alternatives(values)}"'] if values else []
+        sliced = discovery_slice(tail, self.tails.get(element, ()), turn)
+        return [*usual, *([sliced] if sliced else [])]
 
     def date(self, kinds: Iterable[Element], answers: list[list[Sample]], readings: Readings,
              resolver: Resolver) -> dict[Element, Targets] | None:
@@ -144,8 +190,12 @@ class Presence:
                     [(device, element) for device in devices]:
                 present.pop(stale, None)
                 firsts.pop(stale, None)
+            self.read.update((device, element) for device in
+                             ((self.devices or {}).get(element, {}) if devices is None
+                              else devices))
             keys: dict[str, set[str]] = {}
             tails: dict[str, dict[Target, str]] = {}
+            seen = self.tails.setdefault(element, set())
             for sample in samples:
                 key = resolver.element(element, sample.labels)
                 if key is not None:
@@ -154,6 +204,7 @@ class Presence:
                         keys.setdefault(device, set()).add(key)
                         value = sample.labels.get(tail)
                         if value is not None:
+                            seen.add(value)
                             target = target_of(sample.labels, grouping)
                             of_device = tails.setdefault(device, {})
                             if value < of_device.get(target, value + "\x00"):
@@ -173,6 +224,7 @@ class Presence:
             for gone in set(devices) - set(now.get(element, {})):
                 self.by_device.pop((gone, element), None)
                 self.firsts.pop((gone, element), None)
+                self.read.discard((gone, element))
         return fresh
 
     def undate(self, fresh: Mapping[Element, set[str]]) -> None:

@@ -28,6 +28,28 @@ def alternatives(values: Iterable[str]) -> str:
     return "|".join(re.escape(v) for v in sorted(values)).replace("\\", "\\\\")
 
 
+DISCOVER_SLICES = 6
+"""A kind's discovery read of its clock series takes one slice of every series a turn instead of
+every series (`discovery_slice`): this many slices, one of them the values never seen."""
+
+
+def discovery_slice(tail: str, known: Iterable[str], turn: int) -> str | None:
+    """The matcher of slice `turn` (of `DISCOVER_SLICES`, in turn) of the series by the value of
+    their element label `tail`: of the `known` values (those seen so far), every
+    `DISCOVER_SLICES - 1`th from the turn's (a fifth of them); at the last turn the values
+    never seen (a negative matcher: its postings merge is done once in the slices' round);
+    together every value. None where the slice is empty (fewer known values than slices).
+    By the values seen, not by a character of the value: netdevs all end in `np0`
+    (`enp12s0f0np0`), ports in an even digit."""
+    values = sorted(set(known))
+    groups = DISCOVER_SLICES - 1
+    slot = turn % DISCOVER_SLICES
+    if slot == groups:
+        return f'{tail}!~"{alternatives(values)}"' if values else None
+    chosen = values[slot::groups]
+    return f'{tail}=~"{alternatives(chosen)}"' if chosen else None
+
+
 def seconds(duration: str) -> float:
     """A PromQL duration (`1m`, `30s`, `2h`) in seconds."""
     return float(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]

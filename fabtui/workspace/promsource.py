@@ -7,13 +7,15 @@ was last scraped: one sample per scrape target), `up == 0` (scrapes failing) and
 slice of the devices that have series at all (the presence, kept between refreshes by
 `fabtui.prom.presence`: each device's turn comes every `presence_every` refreshes; the first
 refresh reads every device's and, reading raw series, takes the device clocks from it instead of
-asking them too). At scale the sieve (`fabtui.prom.sieve`) is asked after the device clocks, about
-the devices scraped since their last sieve only (`fabtui.prom.resieve`). The PromQL is built by
-`fabtui.prom.queries`; this module runs the poll. Results are the probes' own results
-(`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated by its device's
-newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale once `stale_after`
-has passed. Prometheus unreachable or too slow: every node and switch is reported unreachable with
-the reason (and the poll's note says it), never a hang (each query has the configured timeout).
+asking them too; sieving raw series by a budget, each device's is read with its first sieve
+instead, `_spread_first`). At scale the sieve (`fabtui.prom.sieve`) is asked after the device
+clocks, about the devices scraped since their last sieve only (`fabtui.prom.resieve`). The
+PromQL is built by `fabtui.prom.queries`; this module runs the poll. Results are the probes'
+own results (`fabtui.prom.results`), so verdicts are the probes' verdicts; each result is dated
+by its device's newest sample, so `FabricStatus` shows a device whose scrapes stopped as stale
+once `stale_after` has passed. Prometheus unreachable or too slow: every node and switch is
+reported unreachable with the reason (and the poll's note says it), never a hang (each query
+has the configured timeout).
 `check()` lists the topology elements no series names.
 
 Side effects: HTTP requests to the configured Prometheus; resolves the auth reference once.
@@ -88,10 +90,14 @@ RULES_CHECK_EVERY = 30
 the app runs are taken up without a restart."""
 
 DISCOVER_EVERY = 10
-"""Sieving raw series, refreshes between two reads of every clock series of a kind (the kinds
-take turns; the other refreshes read one series a target, `Presence.clock_terms`): a scrape
-target that starts being dated (a new one, or one answering again) is found within this many
-refreshes; `up == 0` names a failing one at once."""
+"""Sieving raw series, refreshes between two discovery reads of a kind's clock series (the
+kinds take turns; the other refreshes read one series a dated target,
+`Presence.clock_terms`): each reads the usual first element's series on every target and one
+slice of every series (`Presence.discovery_terms`), so a scrape target that starts being
+dated (a new one, or one answering again) is found within this many refreshes where it has the
+usual first element, within this many times `queries.DISCOVER_SLICES` (6: 60) where not;
+`up == 0` names a failing one at once. Every series of a kind at each turn (before issue 42.3:
+16,384 for the switch ports at 1,024 nodes) was 0.6-2.7 s beside a scrape's ingestion."""
 
 SLOW_REFRESH_S = 1.0
 """A refresh slower than this without the recording rules is told how to load them."""
@@ -180,6 +186,7 @@ class PrometheusSource:
     budget)."""
     _started: float = 0.0
     """When the refresh under way began (`clock`): its first round's time paces its sieve."""
+    _expected_of: dict[tuple[str, Element], list[str]] | None = None
 
     def __post_init__(self) -> None:
         self._pool = ThreadPoolExecutor(ASKERS, thread_name_prefix="prometheus")
@@ -212,8 +219,36 @@ class PrometheusSource:
 
     def _presence_due(self) -> dict[Element, set[str] | None]:
         """Per element kind, the devices whose elements this refresh re-reads (None: every
-        device's, on the first refresh)."""
-        return self._presence.due(self._stamps(), self.presence_every)
+        device's, on the first refresh; sieving raw series by a budget, none then: each
+        device's are read with its first sieve, `_resieve`)."""
+        due = self._presence.due(self._stamps(), self.presence_every,
+                                 whole=not self._spread_first)
+        if not self._spread_first:  # and every dated device's never read (the rules were
+            for element, dated in (self._presence.devices or {}).items():  # found meanwhile)
+                if due.get(element, set()) is not None and \
+                        (unread := self._presence.unread(element, dated)):
+                    due[element] = (due.get(element) or set()) | unread
+        return due
+
+    @property
+    def _spread_first(self) -> bool:
+        """Whether the first sieve is spread over refreshes (raw series, a budget): then so is
+        the first read of the presence, each device's with its first sieve. Read whole, the
+        presence (~41,000 series at 1,024 nodes: ~5 MB to answer and decode) was most of a
+        first refresh, 0.75-2.5 s of it on a shared 2-core machine (issue 42.3)."""
+        return self.sieving and not self.recorded and self.first_sieve_elements is not None
+
+    def _expected_sizes(self) -> dict[tuple[str, Element], list[str]]:
+        """Per (device, element kind), the elements the topology gives it (`_expected`): what
+        a device whose presence is not read yet is reckoned to have (its sieve's share of the
+        budget; shown not judged meanwhile)."""
+        if self._expected_of is None:
+            found: dict[tuple[str, Element], list[str]] = {}
+            for element, keys in self._expected().items():
+                for key in keys:
+                    found.setdefault((device_of(key), element), []).append(key)
+            self._expected_of = found
+        return self._expected_of
 
     def _presence_queries(self, due: Mapping[Element, set[str] | None]) -> dict[Element, str]:
         return {element: promql.presence_query(element, self.labels, self.mapped, self.names,
@@ -248,17 +283,23 @@ class PrometheusSource:
         refresh while Prometheus ingests a scrape); a kind whose devices cannot be told apart
         keeps its query of every series, and so does each kind every `DISCOVER_EVERY`
         refreshes (the kinds taking turns: one kind's at most a refresh), which finds a target
-        that starts being dated. (A negative matcher excluding the dated targets, asked every
-        refresh instead, cost more: Prometheus 2.42 merges the postings of every excluded
-        label value, each `instance` value's naming every series of its node.)"""
+        that starts being dated; since issue 42.3 not every series but the usual first
+        elements' on every target and a slice of every series (`Presence.discovery_terms`).
+        A kind whose new device's elements could not be read reads every series. (A negative
+        matcher excluding the dated targets, asked every refresh instead, cost more:
+        Prometheus 2.42 merges the postings of every excluded label value, each `instance`
+        value's naming every series of its node.)"""
         found = {}
         kinds = sorted(full)
         for turn, element in enumerate(kinds):
-            discover = self._polls % DISCOVER_EVERY == turn * DISCOVER_EVERY // len(kinds) \
-                or element in self._rediscover
+            discover = self._polls % DISCOVER_EVERY == turn * DISCOVER_EVERY // len(kinds)
+            tail = self.labels.grouping(element)[-1]
+            terms = None if element in self._rediscover else \
+                self._presence.clock_terms(element, tail)
             self._rediscover.discard(element)
-            terms = None if discover else \
-                self._presence.clock_terms(element, self.labels.grouping(element)[-1])
+            if terms and discover:  # and a slice of every series (`Presence.discovery_terms`)
+                terms += self._presence.discovery_terms(element, tail,
+                                                        self._polls // DISCOVER_EVERY)
             if terms:
                 found[element] = promql.device_clock_query(element, self.labels, self.mapped,
                                                            self.names, terms)
@@ -389,7 +430,10 @@ class PrometheusSource:
         `ahead`: the whole kinds' sieves, already answered); at a kind's spread turn, also
         about the series outside its dated devices (`_outside`)."""
         times = device_times(clocks, dated, self.resolver)
-        sizes = {key: len(members) for key, members in self._presence.by_device.items()}
+        presence = self._presence
+        sizes = {key: len(members) for key, members in self._expected_sizes().items()
+                 if key not in presence.read}
+        sizes.update((key, len(members)) for key, members in presence.by_device.items())
         memory = self._sieved
         if memory.budget is not None:  # paced: what the recent refreshes and this one's
             memory.budget = self._pace.budget(memory.budget,  # first round took
@@ -414,7 +458,18 @@ class PrometheusSource:
                 continue
             texts += self._sieves_of(element, "" if devices is None else
                                      self._presence.terms(element, devices), asked)
-        found = await self._ask([*texts, *beyond.values()])
+        # the elements of the devices sieved for the first time, never read: beside their
+        # sieve (the first read of the presence spread with the first sieve)
+        unread = {element: new for element, devices in plan.items() if devices
+                  if (new := presence.unread(element, devices))}
+        for element, clocked in times.items():  # and one device of a kind none was read of:
+            if clocked and not presence.tails.get(element) and element not in unread:
+                unread[element] = {min(clocked)}  # its usual first element dates the others
+        # (`Presence.clock_terms`; else the next refresh reads every clock series of the kind)
+        found = await self._ask([*texts, *beyond.values(),
+                                 *self._presence_queries(unread).values()])
+        presence.record(unread, found[len(texts) + len(beyond):], self.resolver)
+        found = found[:len(texts) + len(beyond)]
         answers = dict(zip(asked, found, strict=False))
         answers.update(ahead)
         for element, devices in plan.items():
@@ -468,9 +523,19 @@ class PrometheusSource:
         if not self._sieved.unsieved_kinds and not self._sieved.clockless:
             return unjudged
         kinds = self._sieve_kinds()
+        clocks = self._sieved.clocks
         for device, element in list(quiet):
-            if element in kinds and self._sieved.unsieved(element, (device,)):
+            if element in kinds and device not in clocks.get(element, {}):  # never sieved
                 unjudged[(device, element)] = quiet.pop((device, element))
+        # dated, never sieved and their elements not read yet (`_spread_first`): those the
+        # topology gives them
+        expected = self._expected_sizes()
+        for element, devices in (self._presence.devices or {}).items():
+            if element in kinds:
+                seen = clocks.get(element, {})
+                for device in self._presence.unread(element, devices):
+                    if device not in seen and (members := expected.get((device, element))):
+                        unjudged[(device, element)] = members
         return unjudged
 
     def _note_unjudged(self, unjudged: Mapping[tuple[str, Element], list[str]]) -> str:
@@ -478,7 +543,8 @@ class PrometheusSource:
         for the header; empty when none is."""
         if not unjudged:
             return ""
-        devices = {device for device, _ in self._presence.by_device}
+        devices = {device for dated in (self._presence.devices or {}).values()
+                   for device in dated} | {device for device, _ in self._presence.by_device}
         waiting = {device for device, _ in unjudged}
         text = (f"not sieved yet: the first sieve of raw series is spread over the first "
                 f"refreshes ({len(devices) - len(waiting):,} of {len(devices):,} devices "
@@ -616,7 +682,8 @@ class PrometheusSource:
             # and the round failed: the header says so in red and the poller backs off
             yield SourceFailed(f"prometheus {exc.kind}: {exc}")
             return
-        self._note_gaps(readings, bool(self._presence.by_device))
+        self._note_gaps(readings, bool(self._presence.by_device) or
+                        any((self._presence.devices or {}).values()))
         waiting = frozenset(key for members in unjudged.values() for key in members)
         if waiting or self.unjudged:  # none left: said once, then nothing to say
             yield NotJudged(waiting, self._note_unjudged(unjudged))
@@ -813,7 +880,9 @@ class PrometheusSource:
 
 def _target(labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """A device clock sample's scrape target: its labels (the device labels), sorted."""
-    return tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
+    if "__name__" in labels:  # (an aggregation's answer has none: no copy, the common case)
+        labels = {k: v for k, v in labels.items() if k != "__name__"}
+    return tuple(sorted(labels.items()))
 
 
 async def _nothing() -> None:

@@ -380,7 +380,7 @@ def test_a_spread_first_sieve_never_shows_an_unsieved_device_ok(fabric: Fabric) 
             texts.extend(queries)
             return await ask(queries)
 
-        source._ask = counted  # type: ignore[method-assign]
+        source._ask = counted  # type: ignore[method-assign, assignment]
         status = FabricStatus(FabricMap.build(ws.graph()), clock=lambda: moment)
         fabric_map = status.fabric
         refreshes = 0
@@ -520,13 +520,13 @@ def test_the_first_refresh_dates_the_devices_from_the_whole_presence(
         sliced = next(t for t in texts if t.startswith(head))
         assert 'device=~"Ethernet0"' in sliced  # the first slice of the ports' names seen
         assert str(promql.discovery_slice("device", source._presence.tails["port"], 0)) in sliced
-        every, one, series = asyncio.run(ask([clocks["port"], sliced, sliced.replace(
-            "max by (instance)", "count", 1)]))
-        assert sorted((sorted(s.labels.items()), s.value) for s in one) == \
-            sorted((sorted(s.labels.items()), s.value) for s in every)
+        whole_read, sliced_read, counted_read = asyncio.run(ask([
+            clocks["port"], sliced, sliced.replace("max by (instance)", "count", 1)]))
+        assert sorted((sorted(s.labels.items()), s.value) for s in sliced_read) == \
+            sorted((sorted(s.labels.items()), s.value) for s in whole_read)
         ports = sum(len(m) for (_, kind), m in source._presence.by_device.items()
                     if kind == "port")
-        assert series[0].value < ports / 2  # a fraction of the clock series
+        assert counted_read[0].value < ports / 2  # a fraction of the clock series
 
     fabric.whole_moment(read)
 

@@ -32,6 +32,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from growth import print_growth
+
 from fabtui.cases.document import IndexDoc
 from fabtui.cases.index import CaseIndex
 
@@ -341,46 +343,6 @@ def run(n: int, rounds: int, goals: dict[str, float], folder: Path,
     return figures
 
 
-def step_exponent(sizes: list[int], values: list[float]) -> float:
-    """k such that c * n**k fits what the second step adds over what the first added (three
-    sizes; 2**k is that ratio where each size doubles the last): fixed costs cancel out. NaN
-    when a step added nothing (fixed costs or noise); 0.05 at least, 4 at most."""
-    first, second = values[1] - values[0], values[2] - values[1]
-    if first <= 0 or second <= 0:
-        return float("nan")
-
-    def ratio(k: float) -> float:
-        return (sizes[2] ** k - sizes[1] ** k) / (sizes[1] ** k - sizes[0] ** k)
-
-    wanted, low, high = second / first, 0.05, 4.0
-    if wanted <= ratio(low):
-        return low
-    if wanted >= ratio(high):
-        return high
-    for _ in range(60):
-        k = (low + high) / 2
-        low, high = (k, high) if ratio(k) < wanted else (low, k)
-    return (low + high) / 2
-
-
-def growth(figures: dict[int, dict[str, float]]) -> None:
-    """The growth line: each figure's exponent from the smallest size to the largest, and of
-    what each step adds."""
-    import math
-
-    sizes = sorted(figures)
-    print(f"\ngrowth, {' / '.join(f'{n:,}' for n in sizes)} cases (1 = linear in the cases, "
-          "2 = quadratic):")
-    for name in figures[sizes[0]]:
-        values = [figures[n][name] for n in sizes]
-        whole = math.log(max(values[-1], 1e-9) / max(values[0], 1e-9)) / \
-            math.log(sizes[-1] / sizes[0])
-        steps = step_exponent(sizes, values)
-        print(f"  {name:<22} {' / '.join(f'{v:.3g}' for v in values):<28} exponent "
-              f"{whole:.2f}, of what each step adds "
-              + (f"{steps:.2f}" if steps == steps else "- (a step added nothing: fixed costs)"))
-
-
 _COLD_OURS = """
 import sys, time
 from fabtui.cases.index import CaseIndex
@@ -444,7 +406,8 @@ def main() -> None:
             figures[30_000] = run(30_000, 3, {}, folder, light=True)
             figures[100_000] = run(100_000, 3, {"p50": 100, "p99": 400, "reindex": 300},
                                    folder)
-        growth(figures)
+        print()
+        print_growth(figures, "cases", "linear in the cases")
 
 
 if __name__ == "__main__":

@@ -17,12 +17,13 @@ the fabric's status, the snapshot the screen draws). Prints figures; never fails
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+from growth import print_growth
 
 HERE = Path(__file__).resolve().parent
 PROMETHEUS = "/usr/bin/prometheus"
@@ -48,28 +49,6 @@ def measure(nodes: int, rounds: int) -> dict[str, float]:
             "fabtui CPU s": float(cpu.group(1)), "prometheus CPU s": float(cpu.group(2))}
 
 
-def step_exponent(sizes: list[int], values: list[float]) -> float:
-    """k such that c * n**k fits what the second step adds over what the first added (three
-    sizes; 2**k is that ratio where each size doubles the last): fixed costs cancel out. NaN
-    when a step added nothing (fixed costs or noise); 0.05 at least, 4 at most."""
-    first, second = values[1] - values[0], values[2] - values[1]
-    if first <= 0 or second <= 0:
-        return float("nan")
-
-    def ratio(k: float) -> float:
-        return (sizes[2] ** k - sizes[1] ** k) / (sizes[1] ** k - sizes[0] ** k)
-
-    wanted, low, high = second / first, 0.05, 4.0
-    if wanted <= ratio(low):
-        return low
-    if wanted >= ratio(high):
-        return high
-    for _ in range(60):
-        k = (low + high) / 2
-        low, high = (k, high) if ratio(k) < wanted else (low, k)
-    return (low + high) / 2
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="16, 32, 64 nodes (CI)")
@@ -88,16 +67,7 @@ def main() -> None:
         figures[nodes] = measure(nodes, rounds)
         print(f"  {nodes:>5,} nodes ({nodes * 8:,} NICs): "
               + ", ".join(f"{name} {value:.3f}" for name, value in figures[nodes].items()))
-    print(f"growth, {' / '.join(f'{n:,}' for n in sizes)} nodes (1 = as the fabric, "
-          "2 = quadratic):")
-    for name in figures[sizes[0]]:
-        values = [figures[n][name] for n in sizes]
-        whole = math.log(max(values[-1], 1e-3) / max(values[0], 1e-3)) / \
-            math.log(sizes[-1] / sizes[0])
-        steps = step_exponent(sizes, values)
-        print(f"  {name:<20} {' / '.join(f'{v:.3f}' for v in values):<26} exponent "
-              f"{whole:.2f}, of what each step adds "
-              + (f"{steps:.2f}" if steps == steps else "- (a step added nothing)"))
+    print_growth(figures, "nodes", "as the fabric")
     print(f"(load average {os.getloadavg()[0]:.1f} at the end)")
 
 

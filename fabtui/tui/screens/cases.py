@@ -15,7 +15,6 @@ import threading
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.console import Console
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -32,7 +31,7 @@ from fabtui.tui.screens.base import FabtuiScreen
 from fabtui.tui.screens.case_actions import export_case
 from fabtui.tui.widgets.case_list import CaseList, Entry
 from fabtui.tui.widgets.cut_input import CutInput
-from fabtui.tui.widgets.fit_table import cut_text
+from fabtui.tui.widgets.fit_table import fold_text
 from fabtui.tui.widgets.footer import KeyFooter
 
 LIMIT = 16
@@ -41,21 +40,6 @@ comes back, so a keystroke asks for what one screen shows (15 cases at 160x50) a
 moving to the end of the list asks for twice as many (the listing shows every case)."""
 STATUS_LINES = 3
 """The status line's most lines (a count, the words that matched nothing, a filter's error)."""
-
-
-def status_text(status: str, width: int, console: Console) -> Text:
-    """`status` folded at its words into lines of `width` cells, at most `STATUS_LINES` of
-    them, the last ending in `…` when even these do not hold it; one line as it is when the
-    width is not known yet."""
-    if width <= 0:
-        return Text(status)
-    lines = list(Text(status).wrap(console, width))
-    if len(lines) > STATUS_LINES:
-        rest = Text(" ").join(line.copy() for line in lines[STATUS_LINES - 1:])
-        lines = [*lines[:STATUS_LINES - 1], cut_text(rest, width)]
-    for line in lines:
-        line.rstrip()  # (a fold leaves the space it broke at)
-    return Text("\n").join(lines)
 
 
 @dataclass(frozen=True)
@@ -253,7 +237,8 @@ class CasesScreen(FabtuiScreen):
         worked out again only when their number changes (a reflow per keystroke was the cost
         that made the line one line high)."""
         line = self.query_one("#case-status", Static)
-        text = status_text(self.status, line.content_region.width, self.app.console)
+        text, _ = fold_text(Text(self.status), line.content_region.width, STATUS_LINES,
+                            self.app.console)
         rows = len(text.split())
         if rows != self._status_rows:
             self._status_rows = rows

@@ -9,6 +9,8 @@ in that thread (the client waits, and can be killed, meanwhile).
 Side effects: listens on a Unix socket (a private folder under the temporary directory),
 detaches from its starter (its own session, reparented), and exits by itself after
 `IDLE_S` seconds without any connection open, or when its socket is removed or replaced.
+A server on its way out first removes its socket (a new client starts a new server), then
+serves to their end the connections it had already been given: it never drops one.
 """
 
 from __future__ import annotations
@@ -183,9 +185,14 @@ class SocketTerminal(StreamTerminal):
 
 
 class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    """Threads per connection; counts open connections to know when it is idle."""
+    """Threads per connection; counts open connections to know when it is idle.
 
-    daemon_threads = True
+    The connection threads are joined on close: a session accepted while the server was
+    stopping is served to its end, not cut off by the process exiting under it.
+    """
+
+    daemon_threads = False
+    block_on_close = True
 
     def __init__(self, path: str) -> None:
         super().__init__(path, Handler)
@@ -216,10 +223,39 @@ class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         with self._count:
             return self._open == 0 and time.monotonic() - self._last > IDLE_S
 
+    def retire(self) -> None:
+        """Remove the socket when it is still ours: from now on a client that connects
+        reaches a new server, never this one on its way out."""
+        with contextlib.suppress(OSError):
+            if os.stat(self.path).st_ino == self.inode:
+                os.unlink(self.path)
+
+    def close_serving_all(self) -> None:
+        """Stop listening, once every connection already given to this server is served.
+
+        The connections queued before `retire` that `serve_forever` did not take are taken
+        now: closing the listening socket over them would reset them, and the client would
+        read a healthy switch as a dropped connection. Returns when the last one has ended.
+        """
+        self.retire()
+        self._drain()
+        self.server_close()  # joins the connection threads
+
+    def _drain(self) -> None:
+        self.socket.setblocking(False)
+        while True:
+            try:
+                request, address = self.socket.accept()
+            except OSError:  # BlockingIOError: none left
+                return
+            request.setblocking(True)
+            self.process_request(request, address)
+
 
 def _watch(server: Server) -> None:
     while not server.should_stop():
         time.sleep(1.0)
+    server.retire()
     server.shutdown()
 
 
@@ -241,10 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server.serve_forever(poll_interval=0.5)
     finally:
-        server.server_close()
-        with contextlib.suppress(OSError):
-            if os.stat(args.socket).st_ino == server.inode:
-                os.unlink(args.socket)
+        server.close_serving_all()
     return 0
 
 

@@ -307,7 +307,7 @@ def _check(config: Config, settings: Settings, label: str, text: str) -> list[Pr
             what = "is a folder, not a file" if resolved.is_dir() else "no such file"
             problems.append(Problem(label, _line_of(text, key), f"{key}: {resolved}: {what}"))
     if config.scenario is not None:
-        reason = _scenario_problem(settings.scenario)
+        reason = scenario_problem(settings.scenario)
         if reason is not None:
             problems.append(Problem(label, _line_of(text, "scenario"), f"scenario: {reason}"))
     if _interval(config.poll_interval) != _interval_strict(config.poll_interval):
@@ -388,7 +388,7 @@ def _interval_strict(value: float | str) -> float | None:
     return seconds if seconds > 0 else None
 
 
-def _scenario_problem(scenario: str) -> str | None:
+def scenario_problem(scenario: str) -> str | None:
     """Why `scenario` (a shipped scenario's name or a resolved YAML path) cannot be played."""
     # Imported here: only a config that names a scenario pays for loading the simulator's models.
     from fabtui.sim.scenario import scenario_files, shipped_scenarios, unknown_scenario

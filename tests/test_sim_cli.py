@@ -45,6 +45,19 @@ def test_unknown_scenario_is_a_clear_error(run: Callable[..., Result], state_fil
     assert "unknown scenario 'pfc-stomr' (did you mean 'pfc-storm'?)" in result.stderr
 
 
+@pytest.mark.parametrize("argv", [(), ("tui",), ("topo", "show"), ("probe", "list")])
+def test_a_mistyped_scenario_stops_before_anything_runs(
+        run: Callable[..., Result], state_file: Path, argv: tuple[str, ...]) -> None:
+    """`fabtui --scenario optic-degradng` said so only after printing the demo's summary, and
+    on a terminal opened the app on a fabric that never answered ("the poller tries again")."""
+    result = run("--scenario", "optic-degradng", *argv)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.strip().endswith(
+        "--scenario: unknown scenario 'optic-degradng' (did you mean 'optic-degrading'?)")
+    assert not state_file.exists()
+
+
 def test_scenario_naming_a_missing_port_points_at_its_line(
         run: Callable[..., Result], state_file: Path,
         write: Callable[[str, str], Path]) -> None:

@@ -28,7 +28,8 @@ class UserError(Exception):
 def settings(ctx: click.Context) -> Settings:
     """The configuration in effect, read once per invocation."""
     # Imported here: the config's models cost more than click itself, and `--help` needs none.
-    from fabtui.config import Settings, load_settings, with_scenario
+    from fabtui.config import Settings, load_settings, scenario_problem, with_scenario
+    from fabtui.errors import InputError, Problem
     from fabtui.workspace.simfabric import follow_running_demo
 
     root = ctx.find_root()
@@ -36,6 +37,11 @@ def settings(ctx: click.Context) -> Settings:
     if cached is None:
         cached = load_settings(root.params.get("config_path"))
         if root.params.get("scenario"):
+            # Checked before anything runs: a mistyped name would otherwise open the app on a
+            # fabric that never answers, or print a summary before the error.
+            reason = scenario_problem(root.params["scenario"])
+            if reason is not None:
+                raise InputError([Problem("--scenario", None, reason)])
             cached = with_scenario(cached, root.params["scenario"])
         else:
             cached = follow_running_demo(cached)

@@ -403,6 +403,23 @@ async def test_slash_filters_the_suspects_and_esc_leaves_then_clears_the_filter(
 
 
 @asynctest
+async def test_the_log_field_shows_what_is_typed_while_it_has_the_keys() -> None:
+    """The app's focus ring (a tall border) filled the one-line log field with its top edge:
+    `4` then typing showed `logs ▊▔▔▔▔`, neither the placeholder nor what was typed."""
+    app = Recorder(hang_workspace())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4")
+        await pilot.pause()
+        assert isinstance(app.screen, TriageScreen)
+        assert app.screen.focused is app.screen.query_one("#triage-path")
+        assert "folder of per-rank logs" in screen_text(app).splitlines()[1]
+        await pilot.press(*"runs/job-17/logs")
+        await pilot.pause()
+        line = screen_text(app).splitlines()[1]
+        assert line.split() == ["logs", "runs/job-17/logs"], line
+
+
+@asynctest
 async def test_at_80_columns_a_long_evidence_line_wraps_under_itself() -> None:
     """The evidence line `logs/job.log:1155  2: node003 ... NCCL WARN NET/IB ...` wrapped back
     to the panel's first column, where it read as a line of its own; it goes on indented."""

@@ -92,7 +92,7 @@ class TriageScreen(FabtuiScreen):
     DEFAULT_CSS = """
     TriageScreen #triage-ask { height: 1; }
     TriageScreen #triage-ask Label { width: auto; padding: 0 1; }
-    TriageScreen #triage-path { border: none; height: 1; padding: 0; width: 1fr; }
+    TriageScreen #triage-path { width: 1fr; }  /* one line: the `one-line` class (app.tcss) */
     TriageScreen #triage-verdict { height: auto; max-height: 4; padding: 0 1;
                                    background: $boost; }
     TriageScreen #triage-suspects { height: auto; max-height: 8; }
@@ -119,7 +119,8 @@ class TriageScreen(FabtuiScreen):
         with Horizontal(id="triage-ask"):
             yield Label("logs")
             yield Input(placeholder="folder of per-rank logs, job.log, Flight Recorder dumps, "
-                        "RAS output", id="triage-path", select_on_focus=False)
+                        "RAS output", id="triage-path", classes="one-line",
+                        select_on_focus=False)
         yield Static(id="triage-verdict")
         table: DataTable[str] = DataTable(id="triage-suspects", cursor_type="row",
                                           zebra_stripes=True)

@@ -243,6 +243,13 @@ class FabricSnapshot:
     def of(self, key: str) -> Health:
         return self.health.get(key, Health.UNKNOWN)
 
+    def troubled_members(self, fabric: FabricMap, key: str) -> list[str]:
+        """The members of `key`'s roll-up that are not ok, worst first: why a node, a cable or
+        a switch reads a health its own readings may not give it (a node is red because of
+        one NIC)."""
+        members = [m for m in fabric.members.get(key, ()) if self.of(m) in _PROBLEMS]
+        return sorted(members, key=lambda m: -self.of(m).rank)
+
 
 EMPTY = FabricSnapshot(0.0, 0, PollState.STARTING, {}, {}, {})
 

@@ -27,6 +27,9 @@ SPARK = 16
 VALUES = 8
 """Latest values listed per element (problems first, then counters with a history); the
 others are counted under them, and `e` (the element's page, `values_text`) lists them all."""
+TROUBLED = 4
+"""Members that are not ok listed under a node, cable or switch (why it is red); the others
+are counted."""
 FINDINGS = 4
 """Findings listed per element; the others are counted, and `e` lists them all."""
 VALUE_WIDTH = 8
@@ -126,6 +129,15 @@ class DetailPanel(VerticalScroll):
                 for name, value in identity(self.fabric, self.graph, element)[1:]:
                     text.append(f"  {name:<10}", "dim")
                     text.append(f"{value}\n")
+            troubled = [m for m in snapshot.troubled_members(self.fabric, element)
+                        if m not in elements]  # a NIC listed below is not named twice
+            for member in troubled[:TROUBLED]:
+                text.append("  from      ", "dim")
+                text.append(f"{glyph(snapshot.of(member), self.ascii_only)} "
+                            f"{self.fabric.label(member)}\n",
+                            health_style(snapshot.of(member), theme))
+            if len(troubled) > TROUBLED:
+                text.append(f"  +{len(troubled) - TROUBLED} more not ok below it\n", "dim")
             state = snapshot.states.get(element)
             if health is Health.UNJUDGED and (state is None or not state.readings):
                 text.append(f"  not judged yet: {snapshot.unjudged_why or 'no verdict yet'}\n",

@@ -17,11 +17,13 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import Markdown, OptionList, Static
 
 from fabtui.cases.library import CaseLibrary
+from fabtui.cases.present import why
 from fabtui.model.case import Case, CaseStatus
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.messages import OpenCase, OpenRunbook, OpenSession
@@ -144,7 +146,8 @@ def visible_rows(app: FabtuiApp, region: Region) -> list[str]:
     case's facts without the links beside them), cut by cell, not by character (a Chinese
     character is two cells)."""
     strips = app.screen._compositor.render_strips()
-    return [strips[y].crop(region.x, region.right).text for y in range(region.y, region.bottom)]
+    return [strips[y].crop(region.x, region.right).text
+            for y in range(region.y, min(region.bottom, len(strips)))]
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
@@ -193,6 +196,63 @@ async def test_a_hit_too_long_for_the_screen_ends_in_an_ellipsis_and_opens_whole
             elif isinstance(part, Static) and isinstance(part.content, CaseTable):
                 said += [" ".join(row) for row in part.content.rows]
         assert " ".join(entry.snippet.strip("…").split()) in " ".join(" ".join(said).split())
+
+
+def unspaced(rows: list[str]) -> str:
+    """`rows` run together without their blanks: a text however it was wrapped."""
+    return "".join("".join(rows).split())
+
+
+def header_rows(app: FabtuiApp, view: CaseView) -> list[str]:
+    """The rows of the case's header on screen (as far as the view shows it unscrolled)."""
+    body = view.query_one("#case-body").content_region
+    return visible_rows(app, view.query_one("#case-facts").content_region.intersection(body))
+
+
+@asynctest
+async def test_a_matched_line_cut_at_80_columns_reads_whole_on_enter_as_the_footer_says() -> None:
+    """At 80 columns a hit's `matched …` line (why the case matched) was cut at the edge, and
+    nothing showed it whole: enter opened the case, whose header did not say why it matched,
+    and the footer did not name enter. With the list focused the footer shows `⏎ Open`; the
+    case view's header has the whole reason, wrapped; a similar case opened from the links
+    says why it is similar the same way."""
+    app = Recording(workspace())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await cases_mode(app, pilot)
+        entry = (await search(pilot, screen, "pfc storm pause"))[0]
+        listing = screen.query_one(CaseList)
+        width = listing.scrollable_content_region.width
+        matched_row = visible_rows(app, listing.scrollable_content_region)[2].rstrip()
+        assert cell_len(f"    matched {entry.why}") > width  # the reason is one too long
+        assert matched_row.startswith("    matched ") and matched_row.endswith("…"), matched_row
+        await pilot.press("enter")  # from the query to the results
+        await until(pilot, lambda: listing.has_focus, "the list focused")
+        footer = screen_text(app).splitlines()[-1]
+        enter = app.get_key_display(Binding("enter", "choose"))
+        assert f"{enter} Open" in footer, footer
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, CaseView), "the case view")
+        view = app.screen
+        assert isinstance(view, CaseView) and view.case.id == entry.id
+        await pilot.pause()
+        facts = header_rows(app, view)
+        assert unspaced([f"matched {entry.why}"]) in unspaced(facts), facts
+        await until(pilot, lambda: view.similar is not None and view.similar.cases,
+                    "similar cases")
+        similar = view.similar
+        assert similar is not None
+        other = similar.cases[0]
+        links = view.query_one("#case-links", OptionList)
+        links.focus()
+        links.highlighted = view.links.index(("case", other.id))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen is not view and isinstance(app.screen, CaseView),
+                    "the similar case")
+        opened = app.screen
+        assert isinstance(opened, CaseView) and opened.case.id == other.id
+        await pilot.pause()
+        facts = header_rows(app, opened)
+        assert unspaced([f"matched {why(other.matched)}"]) in unspaced(facts), facts
 
 
 @asynctest

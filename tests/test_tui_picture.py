@@ -9,15 +9,18 @@ import functools
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 
 from fabtui.config import load_settings
+from fabtui.model.topology import Plane
 from fabtui.model.verdict import Verdict
 from fabtui.topology.export import dump_yaml
 from fabtui.topology.generate import RailOptimizedParams, rail_optimized
 from fabtui.topology.graph import FabricGraph
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.screens.fabric import FabricScreen
-from fabtui.tui.widgets.matrix import CELL, RAIL_AXIS, FabricMatrix, Row, build_rows
+from fabtui.tui.widgets.detail import DetailPanel
+from fabtui.tui.widgets.matrix import CELL, RAIL_AXIS, FabricMatrix, Row, build_rows, row_label
 from fabtui.views.fabricmap import SET, FabricMap, ViewFilter, selection_elements
 from fabtui.views.status import Health, PollState
 from fabtui.workspace import Workspace
@@ -186,3 +189,94 @@ async def test_the_1024_node_fabric_opens_and_answers_keys(big_topology: Path) -
         await pilot.pause()
         assert matrix.selected_key == "node0777"
         assert any(line.startswith("node0777") for line in screen_text(app).splitlines())
+
+
+# a custom topology's long group labels --------------------------------------------------------
+EAST = "训练集群东区-pod-east-production"
+"""A plane named in Chinese and English: 34 cells."""
+WEST = "backup-pod-west-very-long-label-name"
+
+
+@pytest.fixture(scope="module")
+def long_labels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """8 nodes in two groups whose leaves name a plane instead of a group number (the row
+    labels are then the planes' names, as long as a topology makes them)."""
+    topology = rail_optimized(RailOptimizedParams(nodes=8, nodes_per_leaf=4, spines=2,
+                                                  uplinks_per_leaf=2))
+    planes = {0: EAST, 1: WEST}
+    switches = tuple(s.model_copy(update={"group": None, "plane": planes[s.group]})
+                     if s.group is not None else s for s in topology.switches)
+    topology = topology.model_copy(update={
+        "switches": switches, "planes": (Plane(name=EAST), Plane(name=WEST))})
+    path = tmp_path_factory.mktemp("fabric") / "long-labels.yaml"
+    path.write_text(dump_yaml(topology), encoding="utf-8")
+    return path
+
+
+def cells(line: str) -> list[tuple[int, str]]:
+    """(the cell it starts at, the character) for each character of `line` (a Chinese
+    character is two cells)."""
+    at, out = 0, []
+    for char in line:
+        out.append((at, char))
+        at += cell_len(char)
+    return out
+
+
+@asynctest
+async def test_a_long_group_label_is_cut_in_cells_its_row_stays_on_the_rails_and_reads_whole(
+        long_labels: Path) -> None:
+    """A plane's name as a group's label (`<plane> up`, `<plane> leaf`) was drawn whole at
+    the start of its row: at 80x24 the row's cells were pushed off their rails (a leaf under
+    the wrong rail, or out of sight), and a Chinese name, two cells a character, further.
+    The group label is now cut in its middle, counted in cells, ` up`/` leaf` kept, every
+    glyph of the row under its rail's `rN`; the detail panel of a leaf or its uplinks in that
+    row says the whole label."""
+    app = big_app(long_labels)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FabricScreen)
+        screen.apply(app.status.snapshot(1, PollState.WAITING, 1.0))
+        await pilot.pause()
+        matrix = screen.query_one(FabricMatrix)
+        region = matrix.scrollable_content_region
+        strips = app.screen._compositor.render_strips()
+        lines = [strips[y].crop(region.x, region.right).text
+                 for y in range(region.y, region.y + min(region.height, len(matrix.rows)))]
+        heading = next(line for line in lines if " node r0 " in line)
+        rails = [at for at, char in cells(heading) if char == "r" and at > matrix.label_width]
+        assert len(rails) >= 6, heading
+        for name in (EAST, WEST):
+            for tail in ("up", "leaf"):
+                line = next(line for line in lines if line.startswith(name[:2])
+                            and line.split()[1:2] == [tail])
+                label = line[:line.index(f" {tail}")]
+                assert label != name and "…" in label and name.startswith(label.split("…")[0])
+                assert name.endswith(label.split("…")[1]), line
+                glyphs = [at for at, char in cells(line)[len(label) + len(tail) + 1:]
+                          if not char.isspace()]
+                assert glyphs == rails[:len(glyphs)] and len(glyphs) == len(rails), \
+                    (line, heading)
+        for name in (EAST, WEST):
+            leaf = next(leaf for leaf, group in app.fabric.leaf_groups.items() if group == name)
+            for key in (leaf, f"uplinks:{leaf}"):
+                assert matrix.select_key(key), key
+                await pilot.pause()
+                panel = screen.query_one(DetailPanel).content_region
+                shown = [strips.crop(panel.x, panel.right).text for strips in
+                         app.screen._compositor.render_strips()[panel.y:panel.bottom]]
+                assert name in "".join("".join(shown).split()), (key, shown)
+
+
+def test_group_labels_that_share_a_start_stay_apart_and_a_groups_rows_cut_alike() -> None:
+    """Cut at the end, `pod-east-production-a` and `...-b` would both read `pod-eas…`: two
+    groups under one label. Cut in the middle each keeps its end; its `up` and `leaf` rows
+    show the same cut, and a label that fits is left whole."""
+    shown = {tail: [row_label(Row(f"{g} {tail}", group=g), 14).rstrip()
+                    for g in ("pod-east-production-a", "pod-east-production-b")]
+             for tail in ("up", "leaf")}
+    assert shown["leaf"][0] != shown["leaf"][1]
+    assert [s.removesuffix(" leaf") for s in shown["leaf"]] == \
+        [s.removesuffix(" up") for s in shown["up"]]
+    assert all(cell_len(s) <= 13 and "…" in s for s in shown["leaf"] + shown["up"])
+    assert row_label(Row("g00 leaf", group="g00"), 14) == "g00 leaf".ljust(14)

@@ -180,7 +180,8 @@ CASES_COMMANDS = (
     Command("cases.search", "slash", "focus_search", "Search", "Type a symptom (English or "
             "中文); filters beside it: component: rail: node: tag: severity: status: since: "
             "until: (since:2026-03-02)."),
-    Command("cases.open", "enter", "open", "Open", "Open the selected case.", show=False),
+    Command("cases.open", "enter", "open", "Open", "Open the selected case: its whole title, "
+            "why it matched (a row cut at the edge ends in …) and its text.", show=False),
     Command("cases.similar", "S", "similar_session", "Similar", "Past cases like the newest "
             "session (the draft case it would file)."),
     Command("cases.edit", "e", "edit", "Edit", "Edit the selected case: root cause, "

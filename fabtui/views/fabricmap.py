@@ -83,6 +83,9 @@ class FabricMap:
     """Nodes the job's ranks run on (the rank placement)."""
     super_spines: list[str] = field(default_factory=list)
     """The tier above the spines (multi-pod fabrics); `spines` holds the spines only."""
+    leaf_groups: dict[str, str] = field(default_factory=dict)
+    """Leaf -> the label of the group whose row of leaves it is drawn in (`g00`, or a plane's
+    name: as long as a topology makes it, so a view that cuts it can say it whole)."""
     _optic_of_port: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -177,7 +180,8 @@ class FabricMap:
                    members={k: tuple(v) for k, v in members.items()}, labels=labels,
                    group_nodes=dict(group_nodes),
                    leaf_uplinks={k: tuple(v) for k, v in leaf_uplinks.items()},
-                   job_nodes=job, super_spines=super_spines, _optic_of_port=optic_of_port)
+                   job_nodes=job, super_spines=super_spines, leaf_groups=leaf_group,
+                   _optic_of_port=optic_of_port)
 
     # naming -------------------------------------------------------------------------------------
     def element_of(self, component: str) -> tuple[str, str | None]:
@@ -364,6 +368,8 @@ def identity(fabric: FabricMap, graph: FabricGraph, key: str) -> list[tuple[str,
         lines += [("role", switch.role.value), ("flavor", switch.flavor.value),
                   ("rails", ",".join(map(str, switch.rail)) or "-"),
                   ("ports", str(len(fabric.members.get(key, ()))))]
+        if key in fabric.leaf_groups:  # whole: the matrix's row label may be cut to fit
+            lines.append(("group", fabric.leaf_groups[key]))
     elif kind in (Kind.HOST_LINK, Kind.SPINE_LINK):
         link = graph.link_ref(ref.link_index or 0)
         lines += [("speed", f"{link.speed}G"), ("optic", link.optic or "-")]

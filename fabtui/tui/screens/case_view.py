@@ -49,8 +49,10 @@ class SimilarFound(Message):
         self.error = error
 
 
-def facts(case: Case, stored: bool = True) -> Text:
-    """The header: title, status, severity, class, dates, components, codes, environment."""
+def facts(case: Case, stored: bool = True, matched: str = "") -> Text:
+    """The header: title, status, severity, class, dates, why the case matched the search it
+    was opened from (`matched`, whole: the list's `matched …` line is cut at its edge), then
+    components, codes, environment."""
     text = Text()
     text.append(case.title, "bold")
     text.append(f"\n{case.id} · {case.status.value}")
@@ -60,6 +62,9 @@ def facts(case: Case, stored: bool = True) -> Text:
     if case.opened:
         text.append(f" · opened {case.opened}" + (f", closed {case.closed}" if case.closed
                                                   else ""))
+    if matched:
+        text.append("\nmatched ", "dim")
+        text.append(matched, "italic")
     for label, values in (("components", case.components), ("error codes", case.error_codes),
                           ("tags", case.tags), ("authors", case.authors),
                           ("references", case.references)):
@@ -182,11 +187,14 @@ class CaseView(FabtuiScreen):
     CaseView .case-table { height: auto; width: 1fr; }
     """
 
-    def __init__(self, case: Case, *, stored: bool = True) -> None:
+    def __init__(self, case: Case, *, stored: bool = True, matched: str = "") -> None:
         super().__init__()
         self.case = case
         self.stored = stored
         """False for a session's draft not filed yet (shown, not editable)."""
+        self.matched = matched
+        """Why the case matched the search (or the similar cases) it was opened from, as the
+        list's `matched …` line says it ("" when opened otherwise): shown whole in the header."""
         self.similar: Similar | None = None
         self.links: list[tuple[str, str]] = []
         """(kind, target) of each line of the links list: runbook, session or case."""
@@ -211,7 +219,7 @@ class CaseView(FabtuiScreen):
         with self.app.batch_update():
             await body.remove_children()
             widgets: list[Static | Label | Markdown] = [
-                Static(facts(case, self.stored), id="case-facts")]
+                Static(facts(case, self.stored, self.matched), id="case-facts")]
             tables = case_tables(case)
             prose = dict(sections(case))
             named = [section.heading for section in SECTIONS]
@@ -288,7 +296,7 @@ class CaseView(FabtuiScreen):
         elif kind == "session":
             self.post_message(OpenSession(target))
         elif kind == "case":
-            self._open_other(target)
+            self._open_other(target, self._similar_why(target))
 
     def action_runbook(self) -> None:
         name = self._link("runbook")
@@ -309,13 +317,19 @@ class CaseView(FabtuiScreen):
             return
         self.post_message(OpenSession(session))
 
-    def _open_other(self, case_id: str) -> None:
+    def _similar_why(self, case_id: str) -> str:
+        """Why similar case `case_id` is similar to this one ("" when it is not listed)."""
+        found = next((c for c in self.similar.cases if c.id == case_id), None) \
+            if self.similar is not None else None
+        return why(found.matched) if found is not None else ""
+
+    def _open_other(self, case_id: str, matched: str = "") -> None:
         try:
             case = self.fab.workspace.cases.get(case_id)
         except RequestError as exc:
             self.notify(str(exc), title="case", severity="error")
             return
-        self.app.push_screen(CaseView(case))
+        self.app.push_screen(CaseView(case, matched=matched))
 
     # similar cases ------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="case-similar", exit_on_error=False,

@@ -283,17 +283,23 @@ class CasesScreen(FabtuiScreen):
 
     @on(CaseList.Chosen)
     def _chosen(self, message: CaseList.Chosen) -> None:
-        self.open_case(message.case_id)
+        self.open_case(message.case_id, matched=self._why(message.case_id))
 
     def action_open(self) -> None:
         case_id = self._selected()
         if case_id:
-            self.open_case(case_id)
+            self.open_case(case_id, matched=self._why(case_id))
 
-    def open_case(self, case_id: str, *, edit: bool = False) -> None:
-        """Show `case_id` on top of this screen (its editor too when `edit`). A session id
-        (or `last`) shows the draft that session would file, with its similar cases: "have
-        we seen this before?" from a live session."""
+    def _why(self, case_id: str) -> str:
+        """Why the selected case `case_id` matched, whole ("" when another is selected)."""
+        entry = self.query_one(CaseList).selected
+        return entry.why if entry is not None and entry.id == case_id else ""
+
+    def open_case(self, case_id: str, *, edit: bool = False, matched: str = "") -> None:
+        """Show `case_id` on top of this screen (its editor too when `edit`), with `matched`,
+        why it matched the search, whole in its header. A session id (or `last`) shows the
+        draft that session would file, with its similar cases: "have we seen this before?"
+        from a live session."""
         from fabtui.tui.screens.case_view import CaseView
 
         workspace = self.fab.workspace
@@ -305,7 +311,7 @@ class CasesScreen(FabtuiScreen):
             return
         while len(self.app.screen_stack) > 1 and self.app.screen_stack[0] is self:
             self.app.pop_screen()
-        view = CaseView(case, stored=stored)
+        view = CaseView(case, stored=stored, matched=matched)
         self.app.push_screen(view)
         if edit:
             view.action_edit()

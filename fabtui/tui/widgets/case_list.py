@@ -10,9 +10,10 @@ titles and snippets were cut at the edge with nothing to say so), measured in ce
 Chinese title is cut where it meets the edge; the title is last on its line, so the id and the
 score before it stay whole. Cut, not wrapped: a case stays three lines (the cursor, a click and
 the scroll count on it) and a screenful keeps as many cases, as in k9s or lazygit's lists; the
-whole title and the case's text are on enter (the case view). A snippet whose first matched
-word would lie past the edge (forty Chinese characters of context are eighty cells) starts
-later, after a `…`, so the match is on screen.
+whole title, why the case matched (the `matched …` line, whole) and the case's text are on
+enter (the case view), which the footer shows while the list has the focus. A snippet whose
+first matched word would lie past the edge (forty Chinese characters of context are eighty
+cells) starts later, after a `…`, so the match is on screen.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ class CaseList(ScrollView, can_focus=True):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         *list_cursor_bindings("move(-5)", "move(5)"),
-        Binding("enter", "choose", "Open", show=False),
+        # shown in the footer while the list has the focus: what reads a row cut at its `…`
+        Binding("enter", "choose", "Open"),
     ]
 
     class NearEnd(Message):

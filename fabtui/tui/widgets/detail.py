@@ -114,6 +114,13 @@ class DetailPanel(VerticalScroll):
                             health_style(health, theme))
                 text.append("  ")
             text.append("\n\n")
+        elif key.startswith("uplinks:"):  # a leaf's spine links: whose, and its group whole
+            leaf = key.removeprefix("uplinks:")
+            text.append(f"{leaf} uplinks ({len(elements)})\n", "bold")
+            if leaf in self.fabric.leaf_groups:
+                text.append(f"  {'group':<10}", "dim")
+                text.append(f"{self.fabric.leaf_groups[leaf]}\n")
+            text.append("\n")
         for number, element in enumerate(elements):
             health = snapshot.of(element)
             if number:

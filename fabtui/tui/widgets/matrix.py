@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from fabtui.render.table import cut_middle, display_width, pad
 from fabtui.tui.glyphs import glyph, health_style, mark
 from fabtui.views.fabricmap import SET, FabricMap, ViewFilter
 from fabtui.views.status import EMPTY, FabricSnapshot, Health, worst_health
@@ -53,6 +54,36 @@ class Row:
     rails: tuple[int, ...] = ()
     """A heading that names the rails (`node r0  r1 ...`): the rails it names, in order, so a
     view too narrow for them all says which are out of sight."""
+    group: str = ""
+    """The group label a group's row is labelled with (`g00 leaf`: `g00`); cut first when the
+    label does not fit (`row_label`)."""
+
+
+GROUP_TAIL = len(" leaf")
+"""Cells a group row keeps after its group label (` up`, ` leaf`): both rows of a group cut
+its label alike."""
+
+
+def label_width(fabric: FabricMap) -> int:
+    """Columns of the label column: the widest node name in cells (a wide character is two),
+    at least `uplinks`, then a space."""
+    return max([display_width(n) for n in fabric.nodes] + [9]) + 1
+
+
+def row_label(row: Row, width: int) -> str:
+    """`row`'s label padded to `width` cells. A group row's label (`<group> leaf`) longer than
+    that (a plane's name as long as a topology makes it pushed its row's cells out from under
+    their rails) has its group label cut in the middle, keeping ` up`/` leaf` and one blank
+    before the cells: both ends stay, where labels that share a start differ (`pod-east-a`,
+    `pod-east-b`). The whole label is on the detail panel (a leaf's `group`). Other labels
+    are never cut: node names set the column's width, and a tier's name (`super-spines`)
+    sits on no rail."""
+    label = row.label
+    room = width - 1
+    if row.group and label.startswith(row.group) and \
+            display_width(row.group) + GROUP_TAIL > room:  # (` up` too: its group's cut alike)
+        label = cut_middle(row.group, max(1, room - GROUP_TAIL)) + label[len(row.group):]
+    return pad(label, width)
 
 
 RAIL_AXIS = CELL
@@ -85,8 +116,7 @@ def build_rows(fabric: FabricMap, view: ViewFilter, width: int = PICTURE_WIDTH) 
     picture (every layer, however big the fabric: a tier too wide for the view is drawn as
     cells of several switches each), then each group's uplinks, leaves and nodes."""
     rails = [r for r in fabric.rails if view.shows_rail(r)]
-    label_width = max([len(n) for n in fabric.nodes] + [9]) + 1
-    room = max(1, (width - label_width) // CELL)  # cells a line holds
+    room = max(1, (width - label_width(fabric)) // CELL)  # cells a line holds
     rows = _tier_rows("super-spines", fabric.super_spines, room) if fabric.super_spines else []
     rows += _tier_rows("spines", fabric.spines, room)
     if len(fabric.groups) > 1 and rails:  # every rail's leaves at a glance, above the groups
@@ -104,10 +134,10 @@ def build_rows(fabric: FabricMap, view: ViewFilter, width: int = PICTURE_WIDTH) 
         if fabric.leaf_uplinks:  # a fabric of leaves only has no uplinks to show
             rows.append(Row(f"{label} up", tuple(
                 Cell(f"uplinks:{leaf}", fabric.leaf_uplinks.get(leaf, ())) if leaf else
-                Cell("", ()) for _, leaf in leaves), indent=RAIL_AXIS))
+                Cell("", ()) for _, leaf in leaves), indent=RAIL_AXIS, group=label))
         rows.append(Row(f"{label} leaf", tuple(
             Cell(leaf, (leaf,)) if leaf else Cell("", ()) for _, leaf in leaves),
-            indent=RAIL_AXIS))
+            indent=RAIL_AXIS, group=label))
         rows.append(Row("", heading=rail_heading(rails, "node").rstrip(), rails=tuple(rails)))
         for node in nodes:
             cells = [Cell(node, (node,))]
@@ -200,7 +230,7 @@ class FabricMatrix(ScrollView, can_focus=True):
         self._healths: list[tuple[Health, ...]] = []
         self._cache: dict[int, tuple[object, Strip]] = {}
         self.cursor = (0, 0)
-        self.label_width = max([len(n) for n in fabric.nodes] + [9]) + 1
+        self.label_width = label_width(fabric)
         self.repainted = 0
         """Lines rendered anew (not from the cache) since mount: what a benchmark reads."""
         self.marks: dict[str, str] = {}
@@ -434,12 +464,15 @@ class FabricMatrix(ScrollView, can_focus=True):
         theme = self.app.current_theme
         muted = Style(color=theme.foreground, dim=True)
         if row.heading is not None:
-            return Strip([Segment(row.label.ljust(self.label_width), muted),
+            return Strip([Segment(row_label(row, self.label_width), muted),
                           Segment(row.heading, muted)])
-        segments = [Segment(row.label.ljust(self.label_width),
-                            Style(bold=selected >= 0, color=theme.foreground))]
-        if row.indent:
-            segments.append(Segment(" " * row.indent))
+        # a row indented past the node column may label itself in those blank columns too
+        # (its blanks past the label column unstyled, as they were before labels spilled)
+        label = pad(row_label(row, self.label_width + row.indent).rstrip(), self.label_width)
+        segments = [Segment(label, Style(bold=selected >= 0, color=theme.foreground))]
+        rest = self.label_width + row.indent - display_width(label)
+        if rest > 0:
+            segments.append(Segment(" " * rest))
         for col, (cell, health) in enumerate(zip(row.cells, self._healths[index], strict=True)):
             if not cell.key:
                 segments.append(Segment(" " * CELL))

@@ -420,6 +420,35 @@ async def test_the_log_field_shows_what_is_typed_while_it_has_the_keys() -> None
 
 
 @asynctest
+async def test_on_the_demo_the_empty_screen_says_how_to_get_a_hung_jobs_logs(
+        tmp_path: Path, run: Callable[..., Result]) -> None:
+    """A newcomer on the demo fabric has no logs of a hang: the empty screen names the command
+    that writes some, and that command, run as printed, writes logs this screen triages to
+    the culprit. On a real fabric the screen says nothing of the kind."""
+    app = Recorder(hang_workspace())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4")
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        command = next(line.strip() for line in lines if "fabtui sim hang-logs" in line)
+        argv = shlex.split(command)
+        assert argv[:3] == ["fabtui", "sim", "hang-logs"], command
+        logs = tmp_path / "hang"
+        written = run(*[str(logs) if a == "/tmp/hang" else a for a in argv[1:]])
+        assert written.exit_code == 0, written.output
+        await pilot.press(*str(logs), "enter")
+        await settle(pilot, lambda: app.screen.report is not None)  # type: ignore[attr-defined]
+        text = screen_text(app)
+        assert "culprit rank 21" in text and "fabtui sim hang-logs" not in text
+
+    real = Recorder(workspace(simulated=False))
+    async with real.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4")
+        await pilot.pause()
+        assert "hang-logs" not in screen_text(real)
+
+
+@asynctest
 async def test_at_80_columns_a_long_evidence_line_wraps_under_itself() -> None:
     """The evidence line `logs/job.log:1155  2: node003 ... NCCL WARN NET/IB ...` wrapped back
     to the panel's first column, where it read as a line of its own; it goes on indented."""

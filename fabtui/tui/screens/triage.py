@@ -78,6 +78,13 @@ def parse_paths(text: str) -> tuple[Path, ...]:
     return tuple(Path(part).expanduser() for part in shlex.split(text))
 
 
+DEMO_LOGS = Text.assemble(
+    ("No hung job's logs at hand? On the demo fabric,\n\n", "dim"),
+    ("  fabtui sim hang-logs /tmp/hang --case optic --ranks 64\n\n", "bold"),
+    ("writes the logs of a 64-rank job whose rank waits on a dying optic (other cases: "
+     "`fabtui sim hang-logs --help`); then type /tmp/hang above.", "dim"))
+"""What the empty screen says on the demo fabric, where a newcomer has no logs of a hang."""
+
 VERDICT_LINES = 4
 """Lines of the verdict box (its CSS `max-height`): verdict, culprit, chain, summary, state."""
 
@@ -268,7 +275,8 @@ class TriageScreen(FabtuiScreen):
         verdict = self.query_one("#triage-verdict", Static)
         if report is None:
             verdict.update(Text(self.state, "dim"))
-            self.query_one("#triage-detail-body", Static).update("")
+            self.query_one("#triage-detail-body", Static).update(
+                DEMO_LOGS if not self.paths and self.fab.workspace.settings.simulated else "")
             return
         head = verdict_text(report, chain_strip(self.chain, self.chain_state,
                                                 self.fab.ascii_only))

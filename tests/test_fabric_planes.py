@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import pytest
+
 from fabtui.config import load_settings
 from fabtui.model.element import Kind
 from fabtui.model.verdict import Verdict
@@ -19,6 +21,7 @@ from fabtui.topology.loader import load_topology
 from fabtui.tui.app import FabtuiApp
 from fabtui.tui.screens.fabric import FabricScreen
 from fabtui.tui.widgets.matrix import FabricMatrix, Row, build_rows
+from fabtui.views.crosslinks import Place
 from fabtui.views.fabricmap import FabricMap, ViewFilter, parse_filter, selection_elements
 from fabtui.views.status import FabricSnapshot, FabricStatus, Health, PollState, worst_health
 from fabtui.workspace import Workspace
@@ -106,6 +109,22 @@ def test_find_and_filters_reach_plane1() -> None:
     assert fabric.find(PLANE1_LEAF) == [PLANE1_LEAF]
     cell = fabric.cell_of(PLANE1_NIC)
     assert cell is not None and (cell.node, cell.rail, cell.plane) == ("node003", 3, "plane1")
+    # what a runbook opened on the NIC is given: its own leaf and port, not plane 0's
+    place = Place.of_element(fabric, PLANE1_NIC)
+    assert (place.node, place.leaf, place.port) == ("node003", PLANE1_LEAF, cell.port)
+    assert cell.port is not None and cell.port.startswith(PLANE1_LEAF)
+
+
+@pytest.mark.parametrize("template", sorted(p.stem for p in shipped_templates().glob("*.yaml")))
+def test_no_element_of_a_shipped_template_is_drawn_nowhere(template: str) -> None:
+    """Every node, NIC, host link, leaf, spine and spine link of each shipped template is in
+    some cell of the matrix at 80 columns (selected by it, or colouring it)."""
+    fabric = FabricMap.build(FabricGraph(
+        load_topology(shipped_templates() / f"{template}.yaml").topology))
+    seen = reachable(fabric, build_rows(fabric, ViewFilter(), 80))
+    drawn = (Kind.NODE, Kind.NIC, Kind.HOST_LINK, Kind.LEAF, Kind.SPINE, Kind.SPINE_LINK)
+    missing = {k for k, kind in fabric.kinds.items() if kind in drawn} - seen
+    assert not missing, (len(missing), sorted(missing)[:5])
 
 
 def test_planes_named_without_group_numbers_draw_their_nodes_once() -> None:

@@ -121,7 +121,8 @@ class FabricMap:
         optic_of_port: dict[str, str] = {}
         rails = sorted({nic.rail for node in graph.nodes.values() for nic in node.nics})
         plane_order = _plane_order(graph)
-        by_rail: dict[tuple[str, int], list[HostCell]] = defaultdict(list)
+        cells: dict[tuple[str, int], tuple[HostCell, ...]] = {}
+        shared: list[tuple[str, int]] = []  # cells of several NICs (one per plane)
         for hostname, node in graph.nodes.items():
             kinds[hostname] = Kind.NODE
             pairing = gpu_map(node)
@@ -148,13 +149,17 @@ class FabricMap:
                         members[link].append(optic)
                         optic_of_port[port] = optic
                 gpus = tuple(str(ElementRef.gpu(hostname, i)) for i in pairing.get(nic.name, ()))
-                by_rail[(hostname, nic.rail)].append(
-                    HostCell(hostname, nic.rail, nic_key, gpus, link, port, leaf, optic,
-                             nic.plane))
-        # every plane's NIC in the node's cell on the rail, first plane first (sorted() is
-        # stable: NICs of one plane keep the node's order)
-        cells = {where: tuple(sorted(found, key=lambda c: plane_order.get(c.plane, -1)))
-                 for where, found in by_rail.items()}
+                cell = HostCell(hostname, nic.rail, nic_key, gpus, link, port, leaf, optic,
+                                nic.plane)
+                where = (hostname, nic.rail)
+                found = cells.get(where)
+                if found is None:
+                    cells[where] = (cell,)
+                else:
+                    cells[where] = (*found, cell)
+                    shared.append(where)
+        for where in shared:  # first plane first (stable: one plane's NICs keep their order)
+            cells[where] = tuple(sorted(cells[where], key=lambda c: plane_order[c.plane]))
         spines: list[str] = []
         super_spines: list[str] = []
         groups: dict[str, dict[int, str]] = {}
@@ -322,6 +327,8 @@ def _row_blocks(groups: list[tuple[str, dict[int, str]]], group_nodes: dict[str,
     some node is drawn under it; else the one most of the nodes cabled to its leaves are
     drawn under (a second plane's leaves serve the nodes drawn under the first plane's); else
     its own (leaves no node is cabled to)."""
+    if all(label in group_nodes for label, _ in groups):  # every row has its nodes
+        return {label: label for label, _ in groups}
     drawn_under = {node: label for label, nodes in group_nodes.items() for node in nodes}
     cabled: dict[str, Counter[str]] = defaultdict(Counter)
     for (node, _), attached in cells.items():

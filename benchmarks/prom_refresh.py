@@ -504,7 +504,7 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
           f"after {waited:.0f} s{ruled}); {os.cpu_count()} CPUs")
     breakdown = Breakdown(source, others)
     first = breakdown.around(functools.partial(refresh, source, status, 1))
-    port_of = fabric.cells[(storm.partition(":")[0], 3)].port
+    port_of = fabric.cells[(storm.partition(":")[0], 3)][0].port
     assert port_of is not None
     storming = status.snapshot(1, PollState.WAITING).of(port_of)
     mode = ("recorded sieve" if source.recorded else "sieve") if source.sieving else "full read"

@@ -84,7 +84,7 @@ class SyntheticSource:
 
     def __init__(self, fabric: FabricMap, clock: Callable[[], float],
                  gate: threading.Semaphore | None, advance: Callable[[], None]) -> None:
-        self.cells = list(fabric.cells.values())
+        self.cells = list(fabric.attachments())
         self.by_node: dict[str, list[HostCell]] = {}
         self.by_leaf: dict[str, list[HostCell]] = {}
         for cell in self.cells:

@@ -59,7 +59,7 @@ def generate(folder: Path) -> Path:
 
 def update(app, rng: random.Random, at: float) -> None:  # type: ignore[no-untyped-def]
     """5 % of the host cells get a new verdict and new counters."""
-    cells = list(app.fabric.cells.values())
+    cells = list(app.fabric.attachments())
     for cell in rng.sample(cells, len(cells) // 20):
         verdict = rng.choice((Verdict.OK, Verdict.OK, Verdict.WARN, Verdict.FAIL))
         pauses = rng.uniform(0, 5000)

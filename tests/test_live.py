@@ -38,7 +38,7 @@ def test_metrics_land_on_the_elements_they_name_and_roll_up(fabric: FabricMap) -
     status.apply(result("switch.dom_all", "leaf-g00-r4", [
         ("leaf-g00-r4:Ethernet40/lane2", "rx_power_dbm", -9.5, Verdict.WARN)]), 20)
     snap = status.snapshot(1, PollState.WAITING)
-    cell = fabric.cells[("node006", 4)]
+    cell = fabric.cells[("node006", 4)][0]
     assert snap.of("node006:mlx5_4") is Health.FAIL
     assert cell.link is not None and cell.optic is not None
     assert snap.of(cell.link) is Health.FAIL and snap.of("node006") is Health.FAIL
@@ -137,7 +137,7 @@ def test_find_and_on_demand_probes(fabric: FabricMap) -> None:
     assert on_demand(fabric, "node006:gpu4") == ("gpu.smi", "node006")
     assert on_demand(fabric, "leaf-g00-r4:Ethernet40") == ("switch.port_counters",
                                                            "leaf-g00-r4:Ethernet40")
-    optic = fabric.cells[("node006", 4)].optic
+    optic = fabric.cells[("node006", 4)][0].optic
     assert optic is not None
     assert on_demand(fabric, optic) == ("switch.dom", "leaf-g00-r4:Ethernet40")
 

@@ -41,7 +41,7 @@ def first_poll(scenario: str) -> tuple[FabricMap, FabricSnapshot]:
 
 def test_a_dead_leaf_fails_the_host_links_under_it_on_the_first_poll() -> None:
     fabric, snap = first_poll("leaf-down")
-    under = [cell for cell in fabric.cells.values() if cell.leaf == DEAD_LEAF]
+    under = [cell for cell in fabric.attachments() if cell.leaf == DEAD_LEAF]
     assert len(under) == len(fabric.nodes)  # rail 2 of every node
     for cell in under:
         assert cell.link is not None
@@ -53,7 +53,7 @@ def test_a_dead_leaf_fails_the_host_links_under_it_on_the_first_poll() -> None:
     # the other rails' links are up: only the dead leaf's are counted
     assert snap.counts[Layer.HOST_LINKS].fail == len(under)
     assert snap.counts[Layer.NICS].fail == len(under)
-    others = [c for c in fabric.cells.values() if c.leaf != DEAD_LEAF]
+    others = [c for c in fabric.attachments() if c.leaf != DEAD_LEAF]
     assert others and all(snap.of(c.nic) is Health.OK for c in others)
 
 
@@ -62,7 +62,7 @@ def test_a_healthy_fabric_stays_all_ok_with_the_link_state_read() -> None:
     for layer in (Layer.NICS, Layer.HOST_LINKS):
         count = snap.counts[layer]
         assert count.problems == 0 and count.ok == count.total, (layer, count)
-    for cell in fabric.cells.values():
+    for cell in fabric.attachments():
         readings = snap.states[cell.nic].readings
         assert "node.ibstat" in readings and "nic.ethtool" in readings, cell.nic
         assert snap.states[cell.nic].values["port.state"].value == "Active"

@@ -172,7 +172,7 @@ async def test_the_1024_node_fabric_opens_and_answers_keys(big_topology: Path) -
     """Opens, takes a full snapshot, goes to the last node, finds a node by name."""
     app = big_app(big_topology)
     async with app.run_test(size=(160, 50)) as pilot:
-        for cell in app.fabric.cells.values():
+        for cell in app.fabric.attachments():
             app.status.apply(result("nic.ethtool", cell.nic, [
                 (cell.nic, "rate.tx_prio3_pause", 0.0, Verdict.OK)]), 60)
         screen = app.screen

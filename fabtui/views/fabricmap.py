@@ -5,6 +5,10 @@ names (`node006:mlx5_4`, `leaf-g00-r4:Ethernet40/lane2`, `node001:GPU3`), which 
 into a node, a leaf or a host link, which layer an element counts in, and where an element is
 drawn. They are answered here once, from the `FabricGraph`, so no screen holds topology logic.
 
+A node's cell on a rail stands for its NICs on that rail, one per plane (a two-plane fabric's
+ConnectX-8 has two ports on each rail); a multi-plane fabric draws one row of leaves per group
+and plane (`g00 p0`, `g00 p1`) above the group's nodes.
+
 Element keys are the topology's own names: a node (`node001`), a GPU (`node001:gpu3`), a NIC
 (`node001:mlx5_3`), a switch (`leaf-g00-r3`), a switch port (`leaf-g00-r3:Ethernet24`), an optic
 (its id in the topology), and a cable (`link:<index>`, shown as both ends: host links and spine
@@ -13,8 +17,8 @@ links).
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
@@ -47,7 +51,8 @@ LAYER_OF = {Kind.GPU: Layer.GPUS, Kind.NIC: Layer.NICS, Kind.HOST_LINK: Layer.HO
 
 @dataclass(frozen=True)
 class HostCell:
-    """One node's attachment on one rail: the NIC, its GPU(s), its cable, leaf port and optic."""
+    """One NIC's attachment on its rail: the NIC, its GPU(s), its cable, leaf port and optic
+    (drawn in its node's cell on that rail, with the node's NICs of the other planes)."""
 
     node: str
     rail: int
@@ -57,6 +62,7 @@ class HostCell:
     port: str | None
     leaf: str | None
     optic: str | None
+    plane: str | None = None
 
 
 @dataclass
@@ -68,8 +74,12 @@ class FabricMap:
     nodes: list[str]
     spines: list[str]
     groups: list[tuple[str, dict[int, str]]]
-    """(group label, rail -> leaf) in group order: one row of leaves per group."""
-    cells: dict[tuple[str, int], HostCell]
+    """(group label, rail -> leaf) in group order: one row of leaves per group, or per group
+    and plane in a multi-plane fabric (`g00 p0`, `g00 p1`: the rows of one block of nodes
+    are next to each other, see `row_block`)."""
+    cells: dict[tuple[str, int], tuple[HostCell, ...]]
+    """(node, rail) -> the node's NICs on that rail, one per plane in plane order (one in a
+    single-plane fabric): what the node's cell on that rail stands for."""
     kinds: dict[str, Kind]
     members: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Roll-up element -> the elements whose health it shows (a node: its NICs and GPUs; a host
@@ -84,8 +94,11 @@ class FabricMap:
     super_spines: list[str] = field(default_factory=list)
     """The tier above the spines (multi-pod fabrics); `spines` holds the spines only."""
     leaf_groups: dict[str, str] = field(default_factory=dict)
-    """Leaf -> the label of the group whose row of leaves it is drawn in (`g00`, or a plane's
-    name: as long as a topology makes it, so a view that cuts it can say it whole)."""
+    """Leaf -> the label of the group whose row of leaves it is drawn in (`g00`, `g00 p1`, or a
+    plane's name: as long as a topology makes it, so a view that cuts it can say it whole)."""
+    row_block: dict[str, str] = field(default_factory=dict)
+    """Group label -> the key in `group_nodes` of the nodes drawn under its row of leaves
+    (itself, but for a plane's row of leaves whose nodes are drawn under the first plane's)."""
     _optic_of_port: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -107,7 +120,9 @@ class FabricMap:
         labels: dict[str, str] = {}
         optic_of_port: dict[str, str] = {}
         rails = sorted({nic.rail for node in graph.nodes.values() for nic in node.nics})
-        cells: dict[tuple[str, int], HostCell] = {}
+        plane_order = _plane_order(graph)
+        cells: dict[tuple[str, int], tuple[HostCell, ...]] = {}
+        shared: list[tuple[str, int]] = []  # cells of several NICs (one per plane)
         for hostname, node in graph.nodes.items():
             kinds[hostname] = Kind.NODE
             pairing = gpu_map(node)
@@ -134,17 +149,29 @@ class FabricMap:
                         members[link].append(optic)
                         optic_of_port[port] = optic
                 gpus = tuple(str(ElementRef.gpu(hostname, i)) for i in pairing.get(nic.name, ()))
-                cells.setdefault((hostname, nic.rail),
-                                 HostCell(hostname, nic.rail, nic_key, gpus, link, port, leaf,
-                                          optic))
+                cell = HostCell(hostname, nic.rail, nic_key, gpus, link, port, leaf, optic,
+                                nic.plane)
+                where = (hostname, nic.rail)
+                found = cells.get(where)
+                if found is None:
+                    cells[where] = (cell,)
+                else:
+                    cells[where] = (*found, cell)
+                    shared.append(where)
+        for where in shared:  # first plane first (stable: one plane's NICs keep their order)
+            cells[where] = tuple(sorted(cells[where], key=lambda c: plane_order[c.plane]))
         spines: list[str] = []
         super_spines: list[str] = []
         groups: dict[str, dict[int, str]] = {}
+        leaf_planes = {s.plane for s in graph.switches.values() if s.role is Role.LEAF}
         for name, switch in graph.switches.items():
             if switch.role is Role.LEAF:
                 kinds[name] = Kind.LEAF
                 label = f"g{switch.group:02d}" if switch.group is not None else \
                     (switch.plane or "leaves")
+                if switch.group is not None and switch.plane is not None and \
+                        len(leaf_planes) > 1:  # a row of leaves per plane, not one for all
+                    label += f" p{plane_order[switch.plane]}"
                 for rail in switch.rail or (0,):
                     groups.setdefault(label, {}).setdefault(rail, name)
             else:
@@ -171,9 +198,14 @@ class FabricMap:
         group_nodes: dict[str, list[str]] = defaultdict(list)
         leaf_group = {leaf: label for label, by_rail in group_list for leaf in by_rail.values()}
         for hostname in graph.nodes:
-            label = next((leaf_group[c.leaf] for r in rails
-                          if (c := cells.get((hostname, r))) and c.leaf in leaf_group), "")
+            label = next((leaf_group[c.leaf] for r in rails for c in cells.get((hostname, r), ())
+                          if c.leaf in leaf_group), "")
             group_nodes[label].append(hostname)
+        row_block = _row_blocks(group_list, group_nodes, cells, leaf_group)
+        first_row: dict[str, int] = {}
+        for index, (label, _) in enumerate(group_list):
+            first_row.setdefault(row_block[label], index)
+        group_list.sort(key=lambda g: first_row[row_block[g[0]]])  # a block's rows together
         job = list(graph.ranks_by_node)
         return cls(name=topology.cluster.name, rails=rails, nodes=list(graph.nodes),
                    spines=spines, groups=group_list, cells=cells, kinds=kinds,
@@ -181,7 +213,7 @@ class FabricMap:
                    group_nodes=dict(group_nodes),
                    leaf_uplinks={k: tuple(v) for k, v in leaf_uplinks.items()},
                    job_nodes=job, super_spines=super_spines, leaf_groups=leaf_group,
-                   _optic_of_port=optic_of_port)
+                   row_block=row_block, _optic_of_port=optic_of_port)
 
     # naming -------------------------------------------------------------------------------------
     def element_of(self, component: str) -> tuple[str, str | None]:
@@ -252,8 +284,13 @@ class FabricMap:
         lowered = text.lower()
         return [k for k in self.kinds if lowered in k.lower() or lowered in self.label(k).lower()]
 
+    def attachments(self) -> Iterator[HostCell]:
+        """Every NIC's attachment, node by node and rail by rail, every plane's."""
+        return (cell for attached in self.cells.values() for cell in attached)
+
     def cell_of(self, key: str) -> HostCell | None:
-        """The host cell an element is drawn in (its NIC, GPU, cable, port or optic's)."""
+        """The attachment an element is drawn in (its NIC, GPU, cable, port or optic's): in
+        its node's cell on its rail (`node@rail`), whatever its plane."""
         for cell in self._cells_by_element().get(key, ()):
             return cell
         return None
@@ -262,12 +299,45 @@ class FabricMap:
         cached: dict[str, list[HostCell]] | None = getattr(self, "_by_element", None)
         if cached is None:
             cached = defaultdict(list)
-            for cell in self.cells.values():
+            for cell in self.attachments():
                 for key in (cell.nic, *cell.gpus, cell.link, cell.port, cell.optic):
                     if key is not None:
                         cached[key].append(cell)
             self._by_element = cached
         return cached
+
+
+def _plane_order(graph: FabricGraph) -> dict[str | None, int]:
+    """Plane -> its index (`p0`, `p1`): the topology's `planes` in order, then any other plane
+    its NICs or switches name, by name; no plane is -1 (first)."""
+    order: dict[str | None, int] = {None: -1}
+    for declared in graph.topology.planes:
+        order.setdefault(declared.name, len(order) - 1)
+    named = {n.plane for node in graph.nodes.values() for n in node.nics} | \
+        {s.plane for s in graph.switches.values()}
+    for plane in sorted(p for p in named if p is not None):
+        order.setdefault(plane, len(order) - 1)
+    return order
+
+
+def _row_blocks(groups: list[tuple[str, dict[int, str]]], group_nodes: dict[str, list[str]],
+                cells: dict[tuple[str, int], tuple[HostCell, ...]],
+                leaf_group: dict[str, str]) -> dict[str, str]:
+    """Group label -> the group whose nodes are drawn under its row of leaves: its own when
+    some node is drawn under it; else the one most of the nodes cabled to its leaves are
+    drawn under (a second plane's leaves serve the nodes drawn under the first plane's); else
+    its own (leaves no node is cabled to)."""
+    if all(label in group_nodes for label, _ in groups):  # every row has its nodes
+        return {label: label for label, _ in groups}
+    drawn_under = {node: label for label, nodes in group_nodes.items() for node in nodes}
+    cabled: dict[str, Counter[str]] = defaultdict(Counter)
+    for (node, _), attached in cells.items():
+        for cell in attached:
+            row = leaf_group.get(cell.leaf or "")
+            if row is not None and row not in group_nodes:
+                cabled[row][drawn_under[node]] += 1
+    return {label: cabled[label].most_common(1)[0][0] if cabled.get(label) else label
+            for label, _ in groups}
 
 
 @dataclass(frozen=True)
@@ -329,19 +399,32 @@ def visible_nodes(fabric: FabricMap, view: ViewFilter) -> Iterable[str]:
     return (n for n in fabric.nodes if view.shows_node(n))
 
 
-def selection_elements(fabric: FabricMap, key: str, focus: str | None = None) -> list[str]:
+def host_cells(fabric: FabricMap, key: str) -> tuple[HostCell, ...]:
+    """What host cell `key` (`node@rail`) stands for: the node's NICs on the rail, one per
+    plane (empty when `key` is no host cell)."""
+    node, sep, rail = key.rpartition("@")
+    return fabric.cells.get((node, int(rail)), ()) if sep and rail.isdigit() else ()
+
+
+def selection_elements(fabric: FabricMap, key: str, focus: str | None = None,
+                       rank: Callable[[str], int] | None = None) -> list[str]:
     """The elements a selection stands for: a host cell (`node@rail`) is its cable, NIC,
-    GPU(s), leaf port and optic; `uplinks:LEAF` is the leaf's spine links; a set (`set:...`)
-    its members; anything else is itself. `focus` (an element found by name) comes first."""
+    GPU(s), leaf port and optic, plane by plane (the plane whose cable, else NIC, `rank`s
+    highest first: the worst, for a face that passes its health's rank); `uplinks:LEAF` is
+    the leaf's spine links; a set (`set:...`) its members; anything else is itself. `focus`
+    (an element found by name) comes first."""
     if key.startswith("uplinks:"):
         found = list(fabric.leaf_uplinks.get(key.removeprefix("uplinks:"), ()))
     elif key.startswith(SET):
         found = list(fabric.set_members(key))
+    elif attached := host_cells(fabric, key):
+        if rank is not None and len(attached) > 1:
+            attached = tuple(sorted(attached, key=lambda c: -rank(c.link or c.nic)))
+        # a GPU both of a NIC's planes serve is named once
+        found = list(dict.fromkeys(k for c in attached
+                                   for k in (c.link, c.nic, *c.gpus, c.port, c.optic) if k))
     else:
-        node, sep, rail = key.rpartition("@")
-        cell = fabric.cells.get((node, int(rail))) if sep and rail.isdigit() else None
-        found = [k for k in (cell.link, cell.nic, *cell.gpus, cell.port, cell.optic) if k] \
-            if cell else [key]
+        found = [key]
     if focus in found:
         found.remove(focus)
         found.insert(0, focus)
@@ -362,12 +445,16 @@ def identity(fabric: FabricMap, graph: FabricGraph, key: str) -> list[tuple[str,
         attachment = graph.attachments.get((device, nic.name))
         lines += [("netdev", nic.netdev or "-"), ("rail", str(nic.rail)),
                   ("speed", f"{nic.speed}G"), ("pci", str(nic.pci))]
+        if nic.plane is not None:
+            lines.append(("plane", nic.plane))
         if attachment is not None:
             lines.append(("leaf port", f"{attachment.switch}:{attachment.port}"))
     elif kind in (Kind.LEAF, Kind.SPINE) and (switch := graph.switches.get(key)):
         lines += [("role", switch.role.value), ("flavor", switch.flavor.value),
                   ("rails", ",".join(map(str, switch.rail)) or "-"),
                   ("ports", str(len(fabric.members.get(key, ()))))]
+        if switch.plane is not None:
+            lines.append(("plane", switch.plane))
         if key in fabric.leaf_groups:  # whole: the matrix's row label may be cut to fit
             lines.append(("group", fabric.leaf_groups[key]))
     elif kind in (Kind.HOST_LINK, Kind.SPINE_LINK):

@@ -81,7 +81,7 @@ def result(probe: str, target: str, metrics: list[tuple[str, str, float, Verdict
 
 def healthy_round(app: FabtuiApp, at: float = NOW) -> None:
     """Every NIC and every leaf port reads ok at `at`."""
-    for cell in app.fabric.cells.values():
+    for cell in app.fabric.attachments():
         app.status.apply(result("nic.ethtool", cell.nic, [
             (cell.nic, "rate.tx_prio3_pause", 0.0, Verdict.OK)], at=at), 20.0)
         if cell.port:

@@ -237,8 +237,7 @@ class FabricScreen(FabtuiScreen):
         key = self.selected
         if key is None:
             return
-        elements = with_members(self.fab.fabric,
-                                selection_elements(self.fab.fabric, key, self.found))
+        elements = with_members(self.fab.fabric, self._elements(key, self.found))
         found, choices = runbooks_for(self.fab.workspace.library, self.fab.fabric,
                                       self.snapshot.states, elements)
         element = found or self._element(key)
@@ -309,10 +308,17 @@ class FabricScreen(FabtuiScreen):
         self._paint_header()
         return matrix.select_key(key)
 
+    def _elements(self, key: str, focus: str | None = None) -> list[str]:
+        """What selection `key` stands for, as the detail panel lists it: a host cell's worst
+        plane first (the one a probe, a runbook or the demo's fault then acts on)."""
+        snapshot = self.snapshot
+        return selection_elements(self.fab.fabric, key, focus,
+                                  lambda element: snapshot.of(element).rank)
+
     def _element(self, key: str) -> str:
         """The element a selection acts on: the one found by name, else the first that is not
         a cable (a host cell's NIC)."""
-        elements = selection_elements(self.fab.fabric, key, self.found)
+        elements = self._elements(key, self.found)
         if self.found in elements:
             return elements[0]
         return next((e for e in elements if not ElementRef.parse(e).is_link), elements[0])
@@ -325,7 +331,7 @@ class FabricScreen(FabtuiScreen):
 
         text = Text()
         # a node's ✗ is its NIC's finding: what rolls up into the selection is shown too
-        for element in with_members(self.fab.fabric, selection_elements(self.fab.fabric, key)):
+        for element in with_members(self.fab.fabric, self._elements(key)):
             state = self.snapshot.states.get(element)
             if state is None:
                 continue
@@ -336,7 +342,7 @@ class FabricScreen(FabtuiScreen):
             for finding in state.findings:
                 text.append(f"{element}: {finding.probe}: {finding.line}\n")
         # every value of what the detail panel shows (it lists the first few, names cut to fit)
-        for element in selection_elements(self.fab.fabric, key):
+        for element in self._elements(key):
             state = self.snapshot.states.get(element)
             if state is not None and state.values:
                 text.append(f"\n{element}: values\n", "bold")

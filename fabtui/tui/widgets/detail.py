@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from fabtui.model.element import ElementRef
 from fabtui.render.table import cut_middle, display_width, pad
 from fabtui.topology.graph import FabricGraph
 from fabtui.tui.glyphs import glyph, health_style, mark, short_number, sparkline
 from fabtui.tui.widgets.hanging import Hanging
 from fabtui.views.crosslinks import Mark
-from fabtui.views.fabricmap import SET, FabricMap, identity, selection_elements
+from fabtui.views.fabricmap import SET, FabricMap, host_cells, identity, selection_elements
 from fabtui.views.status import KEY_COUNTERS, ElementState, FabricSnapshot, Health, Value
 
 SPARK = 16
@@ -64,7 +66,7 @@ class DetailPanel(VerticalScroll):
 
     def show(self, key: str | None, snapshot: FabricSnapshot, focus: str | None = None) -> None:
         """Show `key` as `snapshot` has it (a no-op when nothing it shows changed)."""
-        elements = selection_elements(self.fabric, key, focus) if key else []
+        elements = selection_elements(self.fabric, key, focus, _ranker(snapshot)) if key else []
         signature = (key, tuple((e, snapshot.of(e), id(snapshot.states.get(e)))
                                 for e in elements), self.app.theme, self.content_size.width,
                      self._marks_version)
@@ -104,8 +106,18 @@ class DetailPanel(VerticalScroll):
         text = Text()
         if key is None:
             return Text("Select an element (arrows, / to find).", style="dim")
-        elements = selection_elements(self.fabric, key, focus)
-        if key.startswith(SET):  # many switches or links in one cell: a tally, worst first
+        elements = selection_elements(self.fabric, key, focus, _ranker(snapshot))
+        attached = host_cells(self.fabric, key)
+        if len(attached) > 1:  # a NIC per plane in one cell: each plane's health, worst first
+            text.append(f"{attached[0].node} r{attached[0].rail}: {len(attached)} planes\n",
+                        "bold")
+            for cell in sorted(attached, key=lambda c: -snapshot.of(c.link or c.nic).rank):
+                health = snapshot.of(cell.link or cell.nic)
+                text.append(f"{glyph(health, self.ascii_only)} {health.value:<11}",
+                            health_style(health, theme))
+                text.append(f"{cell.plane or '-'}  {ElementRef.parse(cell.nic).part}\n")
+            text.append("\n")
+        elif key.startswith(SET):  # many switches or links in one cell: a tally, worst first
             elements.sort(key=lambda e: -snapshot.of(e).rank)
             text.append(f"{self.fabric.label(key)}\n", "bold")
             tally = Counter(snapshot.of(e) for e in elements)
@@ -194,6 +206,11 @@ class DetailPanel(VerticalScroll):
             text.append("\n")
         if len(ranked) > VALUES:
             text.append(f"  +{len(ranked) - VALUES} more values (e: all)\n", "dim")
+
+
+def _ranker(snapshot: FabricSnapshot) -> Callable[[str], int]:
+    """How bad an element looks in `snapshot` (a host cell lists its worst plane first)."""
+    return lambda key: snapshot.of(key).rank
 
 
 def ranked_values(state: ElementState) -> list[tuple[str, Value]]:

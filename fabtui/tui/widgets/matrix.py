@@ -1,11 +1,12 @@
 """`FabricMatrix`: the spine–leaf–rail picture and the node x rail matrix, in one Line-API view.
 
 One line per row (the spine tiers and every rail's uplinks and leaves, laid out for the view's
-width and aggregated when a tier does not fit; each group's uplinks and leaves; then one line per
-node), one cell per element or per set of elements; only visible lines are rendered, each
-rendered line is cached by what it shows (the health of its cells, the cursor, the theme), and
-a new snapshot repaints only the lines whose cells changed. A 1,024-node fabric is a thousand
-lines, not thousands of widgets.
+width and aggregated when a tier does not fit; each group's uplinks and leaves, a row of each per
+plane in a multi-plane fabric; then one line per node, a cell per rail standing for the node's
+NIC on it in every plane), one cell per element or per set of elements; only visible lines are
+rendered, each rendered line is cached by what it shows (the health of its cells, the cursor,
+the theme), and a new snapshot repaints only the lines whose cells changed. A 1,024-node fabric
+is a thousand lines, not thousands of widgets.
 """
 
 from __future__ import annotations
@@ -114,37 +115,43 @@ TIER_LINES = 2
 def build_rows(fabric: FabricMap, view: ViewFilter, width: int = PICTURE_WIDTH) -> list[Row]:
     """The lines the matrix shows under `view`, laid out for `width` columns: the spine-leaf-rail
     picture (every layer, however big the fabric: a tier too wide for the view is drawn as
-    cells of several switches each), then each group's uplinks, leaves and nodes."""
+    cells of several switches each), then each group's uplinks and leaves (a row of each per
+    plane) and its nodes."""
     rails = [r for r in fabric.rails if view.shows_rail(r)]
     room = max(1, (width - label_width(fabric)) // CELL)  # cells a line holds
     rows = _tier_rows("super-spines", fabric.super_spines, room) if fabric.super_spines else []
     rows += _tier_rows("spines", fabric.spines, room)
-    if len(fabric.groups) > 1 and rails:  # every rail's leaves at a glance, above the groups
+    blocks: dict[str, list[tuple[str, dict[int, str]]]] = {}  # a block of nodes: its leaf rows
+    for label, by_rail in fabric.groups:
+        blocks.setdefault(fabric.row_block.get(label, label), []).append((label, by_rail))
+    if len(blocks) > 1 and rails:  # every rail's leaves at a glance, above the groups
         rows.append(Row("rails", heading=rail_heading(rails).rstrip(), rails=tuple(rails)))
         if fabric.leaf_uplinks:
             rows.append(Row("uplinks", tuple(_set_cell(fabric, f"{SET}uplinks:r{r}")
                                              for r in rails), indent=RAIL_AXIS))
         rows.append(Row("leaves", tuple(_set_cell(fabric, f"{SET}leaves:r{r}") for r in rails),
                         indent=RAIL_AXIS))
-    for label, by_rail in fabric.groups:
-        nodes = [n for n in fabric.group_nodes.get(label, []) if view.shows_node(n)]
+    for block, leaf_rows in blocks.items():
+        nodes = [n for n in fabric.group_nodes.get(block, []) if view.shows_node(n)]
         if view.nodes is not None and not nodes:
             continue
-        leaves = [(r, by_rail.get(r)) for r in rails]
-        if fabric.leaf_uplinks:  # a fabric of leaves only has no uplinks to show
-            rows.append(Row(f"{label} up", tuple(
-                Cell(f"uplinks:{leaf}", fabric.leaf_uplinks.get(leaf, ())) if leaf else
-                Cell("", ()) for _, leaf in leaves), indent=RAIL_AXIS, group=label))
-        rows.append(Row(f"{label} leaf", tuple(
-            Cell(leaf, (leaf,)) if leaf else Cell("", ()) for _, leaf in leaves),
-            indent=RAIL_AXIS, group=label))
+        for label, by_rail in leaf_rows:  # one row of leaves per plane in a multi-plane fabric
+            leaves = [(r, by_rail.get(r)) for r in rails]
+            if fabric.leaf_uplinks:  # a fabric of leaves only has no uplinks to show
+                rows.append(Row(f"{label} up", tuple(
+                    Cell(f"uplinks:{leaf}", fabric.leaf_uplinks.get(leaf, ())) if leaf else
+                    Cell("", ()) for _, leaf in leaves), indent=RAIL_AXIS, group=label))
+            rows.append(Row(f"{label} leaf", tuple(
+                Cell(leaf, (leaf,)) if leaf else Cell("", ()) for _, leaf in leaves),
+                indent=RAIL_AXIS, group=label))
         rows.append(Row("", heading=rail_heading(rails, "node").rstrip(), rails=tuple(rails)))
         for node in nodes:
             cells = [Cell(node, (node,))]
             for rail in rails:
-                cell = fabric.cells.get((node, rail))
-                key = f"{node}@{rail}"
-                cells.append(Cell(key, (cell.link or cell.nic,)) if cell else Cell("", ()))
+                attached = fabric.cells.get((node, rail), ())
+                # the node's NICs on the rail, every plane's: the worst of them shows
+                cells.append(Cell(f"{node}@{rail}", tuple(c.link or c.nic for c in attached))
+                             if attached else Cell("", ()))
             rows.append(Row(node, tuple(cells)))
     unplaced = [n for n in fabric.group_nodes.get("", []) if view.shows_node(n)]
     if unplaced:

@@ -169,3 +169,18 @@ def test_warnings_cut_says_how_many_and_full_lists_every_one(
             f"{len(warnings)}): rerun `fabtui triage nccl` with --full") in short
     full = run("triage", "nccl", "--no-similar", "--format", fmt, "--full", case).output
     assert _warning_rows(full) == warnings and "more warnings" not in full
+
+
+def test_the_slow_node_step_names_every_suspect_node_not_only_the_eight_it_runs_on(
+        run: Callable[..., Result]) -> None:
+    # The real captures read together name ranks on more hosts than the slow-node runbook takes
+    # in one run (8): the others must be named, not dropped from the next step.
+    case = str(FIXTURES / "real")
+    data = json.loads(run("triage", "nccl", "--no-similar", "--json", case).output)
+    nodes = sorted({s["node"] for s in data["suspects"] if s["node"]})
+    assert len(nodes) > 8
+    step = next(line for line in run("triage", "nccl", "--no-similar", case).output.splitlines()
+                if line.startswith("next: fabtui runbook run slow-node"))
+    assert f"--input job_nodes={','.join(nodes[:8])} " in step
+    assert (f"job_nodes holds 8 of the {len(nodes)} suspects' nodes, rerun it with the others: "
+            f"{','.join(nodes[8:])}") in step

@@ -131,7 +131,7 @@ def late_chain(frame: Frame, reach: Reach, late: list[Late], inside: Mask,
     if port_note:
         evidence.append(port_note)
     element = node if whole_node else reach.rank_gpu.get(node_ranks[0], node)
-    confidence = (0.85 if measured else 0.6) - 0.15 * len(counter)
+    confidence = (0.85 if measured else 0.6) - 0.15 * min(len(port_lines), 3)
     hops.append(Hop(layer="host", element=element,
                     claim=f"{node} delivers its ranks late with its GPUs and ports as before: "
                           f"the host (CPU, memory, OS noise or the rank's own process)",

@@ -17,9 +17,10 @@ from click.testing import Result
 from fabtui.alerts.present import summary
 from fabtui.alerts.receiver import AlertReceiver
 from fabtui.config import load_settings
+from fabtui.topology.graph import LinkRef
 from fabtui.workspace import Workspace
 from fabtui.workspace.alerting import Receiver
-from tests.test_alerts_grouping import STORM, UPLINK, payload
+from tests.test_alerts_grouping import GRAPH, STORM, UPLINK, payload, port
 
 
 def config(tmp_path: Path) -> Path:
@@ -128,3 +129,32 @@ def test_alerts_from_another_rule_pack_get_the_runbook_their_names_match(
         assert runbooks["leaf-g00-r6:Ethernet80"] in (None, ""), runbooks
     finally:
         ws.close()
+
+
+def test_show_says_how_many_links_the_blast_radius_left_out_and_where_they_are(
+        tmp_path: Path, run: Callable[..., Result]) -> None:
+    """A spine going down takes 32 links with it; the account names 4 and must say so, and
+    the command it points to lists every one."""
+    ws = Workspace(load_settings(config(tmp_path)))
+    receiver = Receiver(ws, lambda _: None)
+    downs = []
+    for index in GRAPH.downlinks("spine-01"):
+        link = GRAPH.topology.links[index]
+        for end in (link.a, link.b):
+            switch, _, name = end.partition(":")
+            downs.append(port("FabricPortDown", switch, name, suspect="link"))
+    try:
+        assert receiver.receive(payload(*downs))[0] == 200
+    finally:
+        ws.close()
+    cfg = str(config(tmp_path))
+    incident = json.loads(run("--config", cfg, "alerts", "list", "--json").output)[0]
+    assert incident["suspect"] == "spine-01"
+    links = incident["blast"]["links_down"]
+    assert len(links) > 4
+    shown = run("--config", cfg, "alerts", "show", incident["id"]).output
+    line = next(x for x in shown.splitlines() if x.startswith("blast radius:"))
+    assert line.endswith(f"links down if it fails: {', '.join(links[:4])} and "
+                         f"{len(links) - 4} more (fabtui topo blast spine-01 --json lists them)")
+    listed = json.loads(run("--config", cfg, "topo", "blast", "spine-01", "--json").output)
+    assert [str(LinkRef(**x)) for x in listed["links_down"]] == links

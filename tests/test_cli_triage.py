@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import pickle
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -96,3 +98,89 @@ def test_world_size_names_the_rank_that_never_timed_out(run: Callable[..., Resul
     assert [(s["kind"], s["rank"], s["confidence"]) for s in data["suspects"]] == [
         ("missing log", 0, "medium")]
     assert run("triage", "nccl", "--world-size", "0", case).exit_code == 2
+
+
+def _evidence_of(run: Callable[..., Result], *paths: str) -> tuple[list[str], list[str]]:
+    """The whole report's evidence lines (`file:line: text`, once each, in order) and
+    warnings (`file:line`), from its JSON form, which is never cut."""
+    data = json.loads(run("triage", "nccl", "--no-similar", "--json", *paths).output)
+    evidence = [f"{e['file']}:{e['line']}: {e['text']}"
+                for s in data["suspects"] for e in s["evidence"]]
+    warnings = [f"{w['evidence']['file']}:{w['evidence']['line']}" for w in data["warnings"]]
+    return list(dict.fromkeys(evidence)), warnings
+
+
+def test_text_report_says_how_much_evidence_it_left_out_and_full_shows_it(
+        run: Callable[..., Result]) -> None:
+    # RAS names the 3 ranks behind, with 3 lines each (tests/triage_fixtures/ras-behind): the
+    # short report keeps 2 a suspect, so one distinct line (the `MISMATCH` summary) is cut.
+    case = str(FIXTURES / "ras-behind")
+    evidence, _ = _evidence_of(run, case)
+    short = run("triage", "nccl", "--no-similar", case).output
+    missing = [line for line in evidence if line not in short]
+    assert missing, "the fixture no longer has more evidence than the short report keeps"
+    assert (f"+{len(missing)} more evidence lines not shown "
+            f"({len(evidence) - len(missing)} of {len(evidence)}): rerun `fabtui triage nccl` "
+            "with --full to see them all") in short
+    full = run("triage", "nccl", "--no-similar", "--full", case)
+    assert full.exit_code == 1
+    assert all(line in full.output for line in evidence)
+    assert "more evidence lines" not in full.output
+
+
+def test_markdown_says_how_much_evidence_it_left_out_and_full_shows_it(
+        run: Callable[..., Result]) -> None:
+    # RAS printed the 2 ranks ahead (tests/triage_fixtures/ras-ahead): 30 suspects, 2 lines
+    # each; the markdown keeps the first 20 suspects' lines.
+    case = str(FIXTURES / "ras-ahead")
+    data = json.loads(run("triage", "nccl", "--no-similar", "--json", case).output)
+    total = sum(len(s["evidence"]) for s in data["suspects"])
+    short = run("triage", "nccl", "--no-similar", "--format", "md", case).output
+    shown = short.count("\n- fault ")
+    assert 0 < shown < total
+    assert (f"*+{total - shown} more evidence lines not shown ({shown} of {total}): "
+            "rerun `fabtui triage nccl` with --full to see them all.*") in short
+    full = run("triage", "nccl", "--no-similar", "--format", "md", "--full", case).output
+    assert full.count("\n- fault ") == total and "more evidence lines" not in full
+    last = data["suspects"][-1]
+    assert f"- fault {last['fault']}, rank {last['rank']}: " in full
+    assert f"- fault {last['fault']}, rank {last['rank']}: " not in short
+
+
+def _warning_rows(output: str) -> list[str]:
+    """The `file:line` of each row of the report's NCCL warnings section (text or markdown):
+    the run of rows after its title (and the column headings or blank line under it)."""
+    lines = output.split("NCCL warnings (", 1)[1].splitlines()[2:]
+    rows = itertools.takewhile(bool, (re.match(r"(?:- `)?(\S+:\d+)", line) for line in lines))
+    return [m.group(1) for m in rows if m]
+
+
+@pytest.mark.parametrize("fmt", ["text", "md"])
+def test_warnings_cut_says_how_many_and_full_lists_every_one(
+        run: Callable[..., Result], fmt: str) -> None:
+    # The real captures of tests/triage_fixtures/real read together: more NCCL warnings than
+    # the short report lists.
+    case = str(FIXTURES / "real")
+    _, warnings = _evidence_of(run, case)
+    short = run("triage", "nccl", "--no-similar", "--format", fmt, case).output
+    listed = _warning_rows(short)
+    assert listed == warnings[:len(listed)] and len(listed) < len(warnings)
+    assert (f"+{len(warnings) - len(listed)} more warnings not shown ({len(listed)} of "
+            f"{len(warnings)}): rerun `fabtui triage nccl` with --full") in short
+    full = run("triage", "nccl", "--no-similar", "--format", fmt, "--full", case).output
+    assert _warning_rows(full) == warnings and "more warnings" not in full
+
+
+def test_the_slow_node_step_names_every_suspect_node_not_only_the_eight_it_runs_on(
+        run: Callable[..., Result]) -> None:
+    # The real captures read together name ranks on more hosts than the slow-node runbook takes
+    # in one run (8): the others must be named, not dropped from the next step.
+    case = str(FIXTURES / "real")
+    data = json.loads(run("triage", "nccl", "--no-similar", "--json", case).output)
+    nodes = sorted({s["node"] for s in data["suspects"] if s["node"]})
+    assert len(nodes) > 8
+    step = next(line for line in run("triage", "nccl", "--no-similar", case).output.splitlines()
+                if line.startswith("next: fabtui runbook run slow-node"))
+    assert f"--input job_nodes={','.join(nodes[:8])} " in step
+    assert (f"job_nodes holds 8 of the {len(nodes)} suspects' nodes, rerun it with the others: "
+            f"{','.join(nodes[8:])}") in step

@@ -300,3 +300,25 @@ def test_a_chinese_incident_review_renders_without_missing_glyph_boxes(
     assert not result["missing"], (
         f"{len(result['missing'])} of {result['checked']} Chinese characters drawn as empty "
         f"boxes (no CJK font: apt-get install fonts-noto-cjk): {''.join(result['missing'][:20])}")
+
+
+def test_a_conclusion_naming_the_first_failing_elements_says_how_many_more_failed(
+        tmp_path: Path) -> None:
+    """NVLink down on node007: ten elements fail; the one-line conclusion (the customer reads it
+    first, and often only it) names eight and must say the others exist."""
+    config = tmp_path / "fabtui.toml"
+    config.write_text(f'data_dir = "{tmp_path / "data"}"\n')
+    _cli(config, "--scenario", "nvlink-down", "runbook", "run", "customer-acceptance",
+         "--answer", "idle=yes")
+    code, out, _ = _cli(config, "report", "last", "--json")
+    assert code == 0
+    report = json.loads(out)
+    named = [p["element"] + (f" (optic {p['optic']})" if p["optic"] else "")
+             for p in report["problems"] if not p["element"].startswith(("check ", "block "))]
+    assert len(named) > 8
+    assert report["conclusion"] == (
+        f"hand-over FAILS: {', '.join(named[:8])} and {len(named) - 8} more (the report's "
+        "tables list them all)")
+    _, text, _ = _cli(config, "report", "last")
+    failures = text.split("\n## Failures and warnings\n", 1)[1].split("\n## ", 1)[0]
+    assert all(f"\n| {element} |" in failures for element in named)

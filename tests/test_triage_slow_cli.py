@@ -4,6 +4,7 @@ the JSON inputs as from the simulator's arrays."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -174,3 +175,40 @@ def test_the_printed_rail_pair_fails_on_the_degraded_rail_only(run: Callable[...
     sibling = [w.replace("NCCL_IB_HCA==mlx5_1", "NCCL_IB_HCA==mlx5_2") for w in words]
     good = run("--config", str(config), "--scenario", "slow-nic-optic", *sibling)
     assert good.exit_code == 0 and ": OK" in good.stdout.splitlines()[0], good.stdout
+
+
+def _hop(out: str, head: str) -> list[str]:
+    """The evidence lines (`+`) of the note's hop whose first line contains `head`."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if head in line)
+    return [x.strip()[2:] for x in itertools.takewhile(
+        lambda x: x.strip().startswith(("+", "-")), lines[start + 1:])]
+
+
+def test_a_hop_that_shows_a_few_gpus_names_the_ones_it_left_out(run: Callable[..., Result],
+                                                                config: Path) -> None:
+    # slow-node: all 8 GPUs of node004 throttle; the hop details 4, the others must be named.
+    out = run("--config", str(config), "--scenario", "slow-node", "triage", "slow").stdout
+    evidence = _hop(out, "[gpu] node004:")
+    gpus = [f"node004:gpu{n}" for n in range(8)]
+    detailed = [line.split(": ", 1)[0] for line in evidence if line.startswith("node004:gpu")]
+    assert 0 < len(detailed) < len(gpus)
+    rest = [g for g in gpus if g not in detailed]
+    assert f"... and {len(rest)} more GPU(s) moving at the same moments: " \
+           f"{', '.join(rest)}" in evidence
+
+
+def test_a_leaf_hop_names_every_port_the_rail_hop_counted(run: Callable[..., Result],
+                                                         config: Path) -> None:
+    # slow-tenant-pfc: another tenant fills leaf-g00-r5; the rail hop counts its ports that
+    # move, the leaf hop details 4 and must name the rest.
+    out = run("--config", str(config), "--scenario", "slow-tenant-pfc", "triage", "slow").stdout
+    counted = next(line for line in _hop(out, "[rail] rail 5") if "port(s) moving" in line)
+    moving = int(counted.split(": ", 1)[1].split(" ", 1)[0])
+    evidence = _hop(out, "[leaf] leaf-g00-r5")
+    detailed = [line.split(": ", 1)[0] for line in evidence
+                if line.split(": ", 1)[0].count(":") == 1]
+    more = next(line for line in evidence if line.startswith("... and "))
+    named = more.split("pausing or marking: ", 1)[1].split(", ")
+    assert more.startswith(f"... and {len(named)} more port(s) of leaf-g00-r5 pausing or marking")
+    assert len(set(detailed + named)) == moving

@@ -67,13 +67,20 @@ def account(incident: Incident, alertmanager: str | None = None,
         lines.append(f"{done} by {incident.closed_by or '?'}{at}: {incident.close_reason}")
     blast = ctx.blast
     if blast:
-        down = ", ".join(blast.get("links_down", [])[:4]) or "-"
+        links = blast.get("links_down", [])
+        rails = blast.get("rails", [])
+        whole = f"fabtui topo blast {blast.get('component') or incident.suspect}"
+        down = ", ".join(links[:4]) or "-"
+        if len(links) > 4:
+            down += f" and {len(links) - 4} more ({whole} --json lists them)"
         lines.append(f"blast radius: {blast.get('nodes_affected', 0)} node(s), "
                      f"{blast.get('ranks_affected', 0)} rank(s); links down if it fails: "
                      f"{down}")
-        for rail in blast.get("rails", [])[:8]:
+        for rail in rails[:8]:
             lines.append(f"  rail {rail['rail']}: injection -{rail['injection_lost']:.0%}, "
                          f"uplinks -{rail['uplink_lost']:.0%}")
+        if len(rails) > 8:
+            lines.append(f"  ... and {len(rails) - 8} more rails ({whole} lists them)")
     for line in ctx.impact:
         lines.append(f"behind it: {line}")
     lines.append(f"runbook: {'fabtui runbook run ' + ctx.runbook if ctx.runbook else '-'}")

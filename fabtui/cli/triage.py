@@ -43,6 +43,9 @@ triage_slow_inputs.register(triage)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts (docs/triage.md).")
 @click.option("--format", "fmt", type=click.Choice(["text", "md"]), default="text",
               show_default=True, help="Report format.")
+@click.option("--full", is_flag=True,
+              help="Keep every evidence line, rank and warning in the text or markdown report "
+                   "(by default long lists are cut, each saying how many lines it left out).")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the report to FILE instead of standard output.")
 @click.option("--chain", is_flag=True,
@@ -55,8 +58,8 @@ triage_slow_inputs.register(triage)
 @click.pass_context
 def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
          job_id: str | None, job_file: Path | None, world_size: int | None,
-         topology: Path | None, as_json: bool,
-         fmt: str, output: Path | None, chain: bool, no_similar: bool, open_app: bool) -> None:
+         topology: Path | None, as_json: bool, fmt: str, full: bool, output: Path | None,
+         chain: bool, no_similar: bool, open_app: bool) -> None:
     """Triage per-rank or combined NCCL / PyTorch logs, Flight Recorder dumps (pickle or JSON)
     or reports, and NCCL RAS output (files or folders). Exits 1 when it names suspects."""
     from fabtui.triage.report import markdown, tables
@@ -64,9 +67,9 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
     if open_app:
         from fabtui.cli.tui import need_terminal
 
-        if as_json or output is not None or fmt != "text":
+        if as_json or output is not None or fmt != "text" or full:
             raise UserError("--open shows the report in the app: it takes no --json, "
-                            "--format or --output")
+                            "--format, --full or --output")
         need_terminal()
     if job_id is not None and ranks is not None:
         raise UserError("--job and --ranks both place ranks: give one")
@@ -91,13 +94,13 @@ def nccl(ctx: click.Context, paths: tuple[Path, ...], ranks: Path | None,
     if as_json:
         text = json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
     elif fmt == "md":
-        text = markdown(report)
+        text = markdown(report, full=full)
     else:
         from fabtui.render.table import render_tables
 
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() and not output \
             else None
-        text = render_tables(tables(report), width) + "\n"
+        text = render_tables(tables(report, full=full), width) + "\n"
     if output is not None:
         try:
             from fabtui.paths import write_file

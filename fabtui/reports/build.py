@@ -189,6 +189,9 @@ def build_report(kind: ReportKind, given: ReportInputs) -> Report:
                        given.case)
     summary += [f"Not part of this repair (another port read by the same probe, deciding "
                 f"nothing here): {element_line(p)}." for p in elsewhere[:3]]
+    if len(elsewhere) > 3:
+        summary.append(f"... and {len(elsewhere) - 3} more port(s) not part of this repair "
+                       "below.")
     return Report(
         kind=kind, title=_title(kind, given, title_subject, inventory), generated=now,
         sessions=[s.ref() for s in sessions], inventory=inventory, software=software,
@@ -490,7 +493,7 @@ def _conclusion(kind: ReportKind, verdict: Verdict, failures: Sequence[Failure],
                 + ", ".join(ended) + ")"
         if verdict is Verdict.OK:
             return "REPAIRED and verified: every reading after the repair passes"
-        return "repair NOT verified: " + (", ".join(named[:8]) if named else
+        return "repair NOT verified: " + (_listed(named, 8) if named else
                                           failures[0].what if failures else
                                           "the session did not end ok")
     if verdict is Verdict.OK:
@@ -504,12 +507,13 @@ def _conclusion(kind: ReportKind, verdict: Verdict, failures: Sequence[Failure],
         reasons += [f"session {s.id} waits at gate {s.waiting.gate}: {s.waiting.reason}"
                     if s.waiting else f"session {s.id} did not finish"
                     for s in sessions if s.finished is None]
-        return "INCOMPLETE: the tests did not run to their end: " + "; ".join(
-            reasons or [f.what for f in failures if f.verdict is verdict][:3])
+        return "INCOMPLETE: the tests did not run to their end: " + (
+            "; ".join(reasons) if reasons else
+            _listed([f.what for f in failures if f.verdict is verdict], 3, "; "))
     what = "hand-over FAILS" if kind is ReportKind.ACCEPTANCE else "FAIL"
     if unfinished and not failures:
         return f"{what}: session(s) {', '.join(unfinished)} did not finish"
-    return f"{what}: " + (", ".join(named[:8]) if named else failures[0].what if failures
+    return f"{what}: " + (_listed(named, 8) if named else failures[0].what if failures
                           else "a session did not pass")
 
 
@@ -546,10 +550,14 @@ def _summary(kind: ReportKind, verdict: Verdict, judged: Sequence[_Judged],
         return []
     lines: list[str] = []
     if said:
-        lines.append("The job's logs: " + "; ".join(said[:3]) + ".")
+        lines.append("The job's logs: " + "; ".join(said[:3])
+                     + (f"; and {len(said) - 3} more (the report's --json lists them all)"
+                        if len(said) > 3 else "") + ".")
     if before:
-        lines += [f"Before the repair: {element_line(p)}." for p in before
-                  if not p.element.startswith(("check ", "block "))][:4]
+        was = [p for p in before if not p.element.startswith(("check ", "block "))]
+        lines += [f"Before the repair: {element_line(p)}." for p in was[:4]]
+        if len(was) > 4:
+            lines.append(f"... and {len(was) - 4} more element(s) below.")
     for j in judged:
         if j.repaired_at is not None:
             note = last_note(j.session)
@@ -580,6 +588,8 @@ def _summary(kind: ReportKind, verdict: Verdict, judged: Sequence[_Judged],
             lines.append(f"... and {len(elements) - 5} more element(s) below.")
     elif elements:
         lines += [f"Evidence: {element_line(p)}." for p in elements[:3]]
+        if len(elements) > 3:
+            lines.append(f"... and {len(elements) - 3} more element(s) below.")
     return lines
 
 
@@ -606,6 +616,13 @@ def _risks(sessions: Sequence[SessionEvidence], checks: Sequence[Check],
     return risks
 
 
+def _listed(items: Sequence[str], most: int, sep: str = ", ") -> str:
+    """The first `most` items, then how many more: the report's tables list them all."""
+    return sep.join(items[:most]) + (f" and {len(items) - most} more (the report's tables "
+                                      "list them all)"
+                                     if len(items) > most else "")
+
+
 def _recommendations(sessions: Sequence[SessionEvidence],
                      failures: Sequence[Failure], kind: ReportKind) -> list[str]:
     found = []
@@ -616,7 +633,7 @@ def _recommendations(sessions: Sequence[SessionEvidence],
                          f"{session.finished.handover}), then repeat {session.runbook}")
     components = list(dict.fromkeys(_port(f.component) for f in failures if f.component))
     if components:
-        found.append("fix and re-test: " + ", ".join(components[:12]))
+        found.append("fix and re-test: " + _listed(components, 12))
     return found
 
 

@@ -172,8 +172,10 @@ def _next_steps(report: TriageReport) -> list[NextStep]:
             inputs["log_node"] = first.node
         nodes = sorted({s.node for s in report.suspects if s.node})
         why = f"follow suspect {first.nic or first.node} to its leaf port and optic"
+        shown = ", ".join(nodes[:8]) + (f" and {len(nodes) - 8} more, in the suspects"
+                                        if len(nodes) > 8 else "")
         steps.append(NextStep(runbook="nccl-hang-triage", inputs=inputs,
-                              why=why + (f" (nodes: {', '.join(nodes[:8])})" if nodes else "")))
+                              why=why + (f" (nodes: {shown})" if nodes else "")))
     if first is not None and first.kind == "switch" and first.switch:
         steps.append(NextStep(runbook="pfc-storm", inputs={"leaf": first.switch},
                               why=f"the failed paths chain over the NICs cabled to "
@@ -186,9 +188,12 @@ def _next_steps(report: TriageReport) -> list[NextStep]:
                                   "pairwise: the logs name no rank"))
     if report.verdict == "culprit found" and first is not None and first.kind in (
             "lagging", "dead", "missing log", "local rank"):
-        nodes = sorted({s.node for s in report.suspects if s.node})[:8]
+        nodes = sorted({s.node for s in report.suspects if s.node})
+        # the runbook checks at most 8 hosts; the rest must be named, not dropped unseen
+        rest = f"; job_nodes holds 8 of the {len(nodes)} suspects' nodes, rerun it with the " \
+               f"others: {','.join(nodes[8:])}" if len(nodes) > 8 else ""
         steps.append(NextStep(runbook="slow-node",
-                              inputs={"job_nodes": ",".join(nodes)} if nodes else {},
+                              inputs={"job_nodes": ",".join(nodes[:8])} if nodes else {},
                               why="the culprit rank never arrived: check its host (process "
-                                  "state, stacks, Xid, ECC) first"))
+                                  f"state, stacks, Xid, ECC) first{rest}"))
     return steps

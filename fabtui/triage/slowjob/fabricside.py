@@ -105,9 +105,10 @@ def comm_hops(dropped: list[CommMove], held: list[CommMove], reach: Reach) -> li
     worst = dropped[0]
     rails = reach.rails_of(int(r) for c in dropped for r in c.comm.ranks)
     names = [c.name for c in dropped]
-    evidence = [f"{c.name} ({c.comm.info.collective}, "
-                f"{c.comm.ranks.size} ranks): {words.moved(c.move)} "
-                f"({words.pct(c.move.relative)})" for c in dropped[:4]]
+    evidence = words.first([f"{c.name} ({c.comm.info.collective}, "
+                            f"{c.comm.ranks.size} ranks): {words.moved(c.move)} "
+                            f"({words.pct(c.move.relative)})" for c in dropped], 4,
+                           "communicator(s) slowed", [c.name for c in dropped])
     if held:
         spread = max(abs(c.move.relative) for c in held)
         evidence.append(f"{len(held)} sibling communicator(s) hold within "
@@ -234,7 +235,8 @@ def _physical(items: list[Moved], reach: Reach, comm: bool) -> tuple[list[Hop], 
         hops.append(Hop(
             layer=_port_layer(end.port), element=end.port.key,
             claim=f"{end.port.key} receives with errors at the same moments",
-            evidence=[words.moved(m) for m in found[:4]] + ([limit] if limit else []),
+            evidence=words.first([words.moved(m) for m in found], 4, "counter(s) moving")
+            + ([limit] if limit else []),
             confidence=_confidence(end.z, comm=comm),
             probe=probes.port_errors(switch, _flavor(reach, switch), end.port.key)
             if end.port.layer != "nic" else probes.nic_link(end.port.key)))
@@ -281,7 +283,8 @@ def _slower(items: list[Moved], comm: bool) -> tuple[list[Hop], SlowVerdict]:
               evidence=[f"{words.moved(speed)} at the same moments"] +
               ([] if also else ["no pause, ECN or CNP moving on it: the link trained slower "
                                 "(a retrain after a flap, a cable or module of a lower rate)"]),
-              counter_evidence=[f"also moving: {words.moved(m)}" for m in also[:3]],
+              counter_evidence=words.first([f"also moving: {words.moved(m)}" for m in also], 3,
+                                           "counter(s) also moving"),
               confidence=confidence, probe=probe)
     return [hop], SlowVerdict(
         kind="fabric", element=port.key, layer=_port_layer(port), confidence=confidence,
@@ -304,8 +307,9 @@ def _congestion(items: list[Moved], frame: Frame, reach: Reach, inside: Mask, ou
     runner = len(ranked[1][1]) if len(ranked) > 1 else 0
     if runner and len(moved) < 2 * runner:
         return None
-    lines = [f"{m.port.key}: {', '.join(words.moved(x) for x in m.of(CONGESTION)[:2])}"
-             for m in moved[:4]]
+    lines = words.first([f"{m.port.key}: {words.moves_of(m.of(CONGESTION), 2)}"
+                         for m in moved], 4, f"port(s) of {leaf} pausing or marking",
+                        [m.port.key for m in moved])
     quiet = [x for x in leaves if x not in by_leaf]
     evidence = [*lines, f"sibling leaves quiet: {len(quiet)} of {len(leaves) - 1}"]
     pause = max((m.during for item in moved for m in item.of(CONGESTION)

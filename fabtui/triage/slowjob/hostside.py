@@ -94,17 +94,20 @@ def late_chain(frame: Frame, reach: Reach, late: list[Late], inside: Mask,
                                  f"({words.listing(sorted(set(by_node) - {node}))}); the "
                                  f"chain follows {node}, which has the most")
     hops = [rank_hop]
-    counter = [f"moving at the same moments: {line}" for line in port_lines[:3]]
+    counter = words.first([f"moving at the same moments: {line}" for line in port_lines], 3,
+                          "NIC or leaf port(s) moving at the same moments",
+                          [line.split(": ", 1)[0] for line in port_lines])
     port_note = f"their NICs and leaf ports are quiet ({quiet_ports} read: no pause, FEC, " \
                 f"CNP or link change at the same moments)" if quiet_ports and not port_lines \
         else None
     if gpu_moves:
         element = node if whole_node and len(gpu_moves) >= NODE_SHARE * len(node_ranks) \
             else next(iter(gpu_moves))
-        lines = [f"{gpu}: {', '.join(words.moved(m) for m in found[:3])}"
-                 for gpu, found in list(gpu_moves.items())[:4]]
+        lines = words.first([f"{gpu}: {words.moves_of(found, 3)}"
+                             for gpu, found in gpu_moves.items()], 4,
+                            "GPU(s) moving at the same moments", [str(g) for g in gpu_moves])
         evidence = [*lines, *([port_note] if port_note else [])]
-        confidence = max(0.5, 0.9 - 0.15 * len(counter))
+        confidence = max(0.5, 0.9 - 0.15 * min(len(port_lines), 3))
         what = "the GPUs of " + node if element == node else element
         verb = "slow" if element == node else "slows"
         hops.append(Hop(layer="gpu", element=element,
@@ -128,7 +131,7 @@ def late_chain(frame: Frame, reach: Reach, late: list[Late], inside: Mask,
     if port_note:
         evidence.append(port_note)
     element = node if whole_node else reach.rank_gpu.get(node_ranks[0], node)
-    confidence = (0.85 if measured else 0.6) - 0.15 * len(counter)
+    confidence = (0.85 if measured else 0.6) - 0.15 * min(len(port_lines), 3)
     hops.append(Hop(layer="host", element=element,
                     claim=f"{node} delivers its ranks late with its GPUs and ports as before: "
                           f"the host (CPU, memory, OS noise or the rank's own process)",

@@ -69,3 +69,19 @@ def listing(items: list[str], most: int = 4) -> str:
     if len(items) <= most:
         return ", ".join(items)
     return ", ".join(items[:most]) + f" and {len(items) - most} more"
+
+
+def first(lines: list[str], most: int, what: str,
+          names: list[str] | None = None) -> list[str]:
+    """The first `most` evidence lines, then one saying how many `what` were left out (and
+    which, given their `names`): a chain shows a few, never passes the rest off as absent."""
+    if len(lines) <= most:
+        return lines
+    which = f": {', '.join(names[most:])}" if names else ""
+    return [*lines[:most], f"... and {len(lines) - most} more {what}{which}"]
+
+
+def moves_of(found: list[Move], most: int) -> str:
+    """`FEC uncorrectable 0.0/s -> 35/s, ...` for the first `most`, then `+N more`."""
+    text = ", ".join(moved(m) for m in found[:most])
+    return text + (f" (+{len(found) - most} more)" if len(found) > most else "")

@@ -20,7 +20,7 @@ from fabtui.config import load_settings
 from fabtui.topology.graph import LinkRef
 from fabtui.workspace import Workspace
 from fabtui.workspace.alerting import Receiver
-from tests.test_alerts_grouping import GRAPH, STORM, UPLINK, payload, port
+from tests.test_alerts_grouping import STORM, UPLINK, payload, spine_down
 
 
 def config(tmp_path: Path) -> Path:
@@ -137,14 +137,8 @@ def test_show_says_how_many_links_the_blast_radius_left_out_and_where_they_are(
     the command it points to lists every one."""
     ws = Workspace(load_settings(config(tmp_path)))
     receiver = Receiver(ws, lambda _: None)
-    downs = []
-    for index in GRAPH.downlinks("spine-01"):
-        link = GRAPH.topology.links[index]
-        for end in (link.a, link.b):
-            switch, _, name = end.partition(":")
-            downs.append(port("FabricPortDown", switch, name, suspect="link"))
     try:
-        assert receiver.receive(payload(*downs))[0] == 200
+        assert receiver.receive(payload(*spine_down("spine-01")))[0] == 200
     finally:
         ws.close()
     cfg = str(config(tmp_path))

@@ -127,14 +127,19 @@ def test_a_dead_leaf_and_another_uplink_down_stay_apart(book: IncidentBook) -> N
     assert suspects(book) == ["leaf-g00-r2", "leaf-g00-r6:Ethernet80"]
 
 
-def test_a_spine_down_is_one_incident_naming_the_spine(book: IncidentBook) -> None:
+def spine_down(spine: str) -> list[dict[str, Any]]:
+    """A port-down alert at both ends of every link of `spine`, as a dead spine raises."""
     downs = []
-    for index in GRAPH.downlinks("spine-01"):
+    for index in GRAPH.downlinks(spine):
         link = GRAPH.topology.links[index]
         for end in (link.a, link.b):
             switch, _, name = end.partition(":")
             downs.append(port("FabricPortDown", switch, name, suspect="link"))
-    book.receive(parse_notification(payload(*downs)))
+    return downs
+
+
+def test_a_spine_down_is_one_incident_naming_the_spine(book: IncidentBook) -> None:
+    book.receive(parse_notification(payload(*spine_down("spine-01"))))
     assert suspects(book) == ["spine-01"]
 
 

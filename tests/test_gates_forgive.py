@@ -266,3 +266,30 @@ def test_runbook_abandon_on_the_command_line(run: Callable[..., Result], tmp_pat
     assert refused.exit_code == 2
     assert f"session {session} has already finished (aborted): `fabtui cases file " \
         f"{session}` files it as a case" in refused.stderr
+
+
+def test_a_mistyped_gate_name_in_answer_is_refused_before_anything_runs(
+        run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--answer draind=yes` was never read: the run waited at gate `drained` (exit 5) and the
+    printed resume command carried the typo along. It is refused like a mistyped --input,
+    naming the gate meant, and nothing runs or is journaled; the same on a resume."""
+    monkeypatch.setenv("FABTUI_SIM_STATE", str(tmp_path / "state.json"))
+    counter = tmp_path / "count"
+    path = tmp_path / "drain-book.md"
+    path.write_text(FRONT.format(id="drain-book") + DRAIN.format(counter=counter))
+    typo = run("runbook", "run", str(path), "--answer", "draind=yes")
+    assert typo.exit_code == 2, typo.output
+    assert typo.stderr.strip() == \
+        "fabtui: --answer: no gate or input draind in drain-book (did you mean drained?)"
+    assert not counter.exists()
+    assert "drain-book" not in run("runbook", "sessions").stdout
+    unknown = run("runbook", "run", str(path), "--answer", "zzz=1")
+    assert unknown.exit_code == 2
+    assert "its gates and inputs: drained, shut" in unknown.stderr
+
+    waited = run("runbook", "run", str(path), "--answer", "drained=no")
+    assert waited.exit_code == 5
+    session = waited.stdout.split("(session ")[1].split(")")[0]
+    again = run("runbook", "resume", session, "--answer", "drainde=yes")
+    assert again.exit_code == 2 and "(did you mean drained?)" in again.stderr
+    assert counter.read_text().splitlines() == ["drained"]  # the resume ran nothing more

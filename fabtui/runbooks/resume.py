@@ -17,7 +17,7 @@ from typing import Any
 from fabtui.model.events import BlockFinished, CommandSent, Decision, Event
 from fabtui.model.runbook import Block, BlockKind, InputSpec, InputType, Runbook
 from fabtui.model.verdict import Verdict
-from fabtui.runbooks.blocks import block_attrs
+from fabtui.runbooks.blocks import block_attrs, is_dangerous
 from fabtui.runbooks.redact import MASK
 
 
@@ -48,6 +48,28 @@ def input_block_spec(block: Block) -> InputSpec:
                      type=InputType(attrs.type or "string"),
                      choices=list(attrs.choices) if attrs.choices is not None else None,
                      default=attrs.default, pattern=attrs.pattern, secret=attrs.secret)
+
+
+def unknown_answers(book: Runbook, names: Iterable[str]) -> str | None:
+    """Why answers given beforehand (`--answer NAME=…`) name nothing in `book`, or None.
+
+    An answer is looked up by the asking block's id (a gate, a dangerous command, an input
+    block) or by the name an input block asks for; any other name would never be read, and the
+    run would wait at the gate it was meant for while the typo rode along into the printed
+    resume command."""
+    import difflib
+
+    known = {b.id for b in book.blocks()} | \
+        {input_block_spec(b).name for b in book.blocks() if b.kind is BlockKind.INPUT}
+    unknown = sorted(set(names) - known)
+    if not unknown:
+        return None
+    askers = sorted(b.id for b in book.blocks()
+                    if b.kind in (BlockKind.CONFIRM, BlockKind.INPUT) or is_dangerous(b))
+    close = [m for name in unknown for m in difflib.get_close_matches(name, known, n=1)]
+    hint = f" (did you mean {', '.join(close)}?)" if close else \
+        f"; its gates and inputs: {', '.join(askers) or 'none'}"
+    return f"no gate or input {', '.join(unknown)} in {book.meta.id}{hint}"
 
 
 def secret_blocks(book: Runbook) -> dict[str, InputSpec]:

@@ -603,6 +603,7 @@ class Workspace:
 
         book = self.runbook(name)
         self.refuse_if_broken(book)
+        _check_answers(book, operator)
         source = self._handover_source(handed_over_from, book.meta.id) \
             if handed_over_from else None
         values = resolve_inputs(book, dict(inputs), self.graph())
@@ -687,6 +688,7 @@ class Workspace:
 
         session = self.session_id(session)
         book, recorded, events, notes = self._resumable(session)
+        _check_answers(book, operator)
         asks = ask_again(book, recorded, events)
         missing = [a for a in asks if a.needed and a.name not in inputs]
         if missing:
@@ -995,3 +997,15 @@ class Workspace:
             raise RequestError(str(exc)) from None
         finally:
             await runner.close()
+
+
+def _check_answers(book: Runbook, operator: Operator) -> None:
+    """Refuse answers given beforehand (a headless run's `--answer`) that no block of `book`
+    would read: a mistyped gate name would leave the run waiting at that gate."""
+    from fabtui.runbooks.observe import ScriptedOperator
+    from fabtui.runbooks.resume import unknown_answers
+
+    if isinstance(operator, ScriptedOperator):
+        why = unknown_answers(book, operator.answers)
+        if why is not None:
+            raise RequestError(f"--answer: {why}")

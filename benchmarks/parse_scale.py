@@ -395,7 +395,7 @@ def _kind_rows(kind: str, size: int, folder: Path, fabtui: list[str], times: int
                startup: float, *, smoke: bool) -> None:
     """The rows of `kind`: at `size`, or at three sizes and the judged growth line (`GROWN`).
     In smoke mode the NCCL log's sizes are 1, 2 and 4 whole prints of the job (~8, 16, 31 MB,
-    medians of 3 runs at least), cut from one build."""
+    medians of 5 runs at least), cut from one build."""
     path = folder / f"{kind}.txt"
     steps: list[int] = [size // 4, size // 2, size] if kind in GROWN else [size]
     whole = None
@@ -403,7 +403,7 @@ def _kind_rows(kind: str, size: int, folder: Path, fabtui: list[str], times: int
         whole = folder / "jobs.txt"
         ends = build(kind, 0, whole, jobs=SMOKE_JOBS[-1])
         steps = [ends[jobs - 1] for jobs in SMOKE_JOBS]
-        times = max(times, 3)
+        times = max(times, 5)
     points: list[tuple[float, float]] = []
     for step in steps:
         if whole is None:

@@ -8,8 +8,8 @@ print them: each repetition of an NCCL log is other ranks of a 1,024-rank job (t
 host, pid, tid, clock, rank numbers and peers, comm pointers; nranks 1,024; a new commId each
 restart, as in a real combined log of a 1,000-rank job: `as_another_process`), each copy of
 an `ethtool -S` capture names its counters apart (the table and the output grow). The three big
-kinds run at three sizes and print their fitted growth exponent (~1 linear, ~2 quadratic); the
-old byte-for-byte repetition is printed beside the NCCL rows, for comparison.
+kinds run at three sizes and their growth is judged (below); the old byte-for-byte
+repetition is printed beside the NCCL rows, for comparison.
 Each figure is printed beside its reference from this run (`grep -c`, a bare Python read of
 the file, the input size) and the ratio. The NCCL log's time ratio is judged from 100 MB, the
 size its goal is set for: below, the fixed cost of a run (process start and imports, ~0.1 CPU

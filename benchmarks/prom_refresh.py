@@ -556,6 +556,12 @@ def measure(prometheus: PrometheusServer, config: Path, window: str, interval: s
           f"{cpu[len(cpu) // 2]:7.2f} / {prom_cpu[len(prom_cpu) // 2]:.2f}, "
           f"{prom_cpu[-1]:.2f}   (load average {LOAD[0]:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after; {os.cpu_count()} CPUs)")
+    # Means as well as medians: the sieve's turns make refreshes of a few kinds (one sieving
+    # every kind, the next nothing), and a median of few picks one kind or the other.
+    rows = breakdown.rows[1:]
+    print(f"{f'closing: CPU s a refresh, fabtui mean / prometheus mean of {len(rows)}':<58}"
+          f"{sum(CPU[1:]) / len(rows):7.3f} / "
+          f"{sum(others.get('prometheus', 0.0) for *_, others in rows) / len(rows):.3f}")
     print(f"{'memory (RSS) before / after them':<58}{start_rss:7.0f} MB / {rss_mb():.0f} MB")
     print(f"{'memory (RSS) after refresh N, MB':<58}{', '.join(rss)}")
     breakdown.report(8)

@@ -143,6 +143,30 @@ def test_a_demo_session_files_as_a_draft_that_matches_the_past_optic_case(
     assert found["commonness"] in ("rare", "frequent") and found["seen"] >= 2
 
 
+def test_a_session_still_waiting_at_a_gate_files_with_a_note_and_files_again_once_ended(
+        fab: Callable[..., Result]) -> None:
+    """`cases file` on a session waiting at its cordon gate wrote a draft without a word, its
+    help promising "a finished or abandoned session"; the draft could then be completed as
+    resolved while the repair was still under way. It says so now, and how to end it; filed
+    again once ended, the same draft is updated."""
+    waited = fab("--scenario", "nccl-hang", "runbook", "run", "nccl-hang-triage", "--json")
+    assert waited.exit_code == 5, waited.output
+    session = json.loads(waited.stdout)["session"]
+    early = fab("cases", "file", session, "--json")
+    assert early.exit_code == 0, early.output
+    assert early.stderr.strip() == (
+        f"note: session {session} has not ended (waiting): the draft holds it so far; once it "
+        f"has ended (`fabtui runbook resume {session}`, or `fabtui runbook abandon {session} "
+        "--reason WHY`), file it again to update the draft, and only then complete the case")
+    draft = json.loads(early.stdout)
+    assert fab("runbook", "abandon", session, "--reason", "cordon refused").exit_code == 0
+    again = fab("cases", "file", session, "--json")
+    assert again.exit_code == 0 and again.stderr == "", again.output
+    updated = json.loads(again.stdout)
+    assert updated["id"] == draft["id"] and updated["sessions"] == [session]
+    assert "aborted" in json.dumps(updated) and "aborted" not in json.dumps(draft)
+
+
 def test_a_draft_is_completed_then_edited_through_its_markdown(
         fab: Callable[..., Result], workdir: Path) -> None:
     session = _demo_session(fab)

@@ -131,8 +131,9 @@ def show(ctx: click.Context, case_id: str, as_json: bool, as_markdown: bool) -> 
 @click.pass_context
 def file_command(ctx: click.Context, session: str | None, slow: Path | None,
                  as_json: bool) -> None:
-    """File a finished or abandoned session, or a slow-job analysis, as a draft case (then
-    `cases complete`)."""
+    """File a session (and the sessions that handed over to it), or a slow-job analysis, as
+    a draft case (then `cases complete`). A session still under way is filed as it stands,
+    with a note: file it again once it has ended."""
     if (session is None) == (slow is None):
         raise UserError("fabtui cases file: give a SESSION or --slow FILE (one of them)")
     if slow is not None:
@@ -142,6 +143,9 @@ def file_command(ctx: click.Context, session: str | None, slow: Path | None,
         case = file_slow_case(workspace(ctx), read_slow(slow), slow.name)
     else:
         case = workspace(ctx).file_case(str(session))
+        under_way = workspace(ctx).under_way(str(session))
+        if under_way is not None:
+            click.echo(f"note: {under_way}", err=True)
     if as_json:
         _echo_json(case.model_dump(mode="json"))
         return

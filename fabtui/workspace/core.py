@@ -513,8 +513,21 @@ class Workspace:
 
     def file_case(self, session: str) -> Case:
         """File the incident `session` belongs to (it, and the sessions that handed over to
-        it: `incident`) as one draft case, masked, and store it."""
+        it: `incident`) as one draft case, masked, and store it. A session still under way
+        (`under_way`) is filed as it stands so far: filing it again once it has ended updates
+        the draft."""
         return self.cases.file_incident(self.incident(session))
+
+    def under_way(self, session: str) -> str | None:
+        """Why `session` (`last`: the newest) is not a finished record yet, or None: it waits at
+        a gate, was interrupted or is running, and can still go on (`runbook resume`)."""
+        record = self.session_record(session)
+        if record.status not in _NOT_ENDED:
+            return None
+        return (f"session {record.id} has not ended ({record.status}): the draft holds it so "
+                f"far; once it has ended (`fabtui runbook resume {record.id}`, or `fabtui "
+                f"runbook abandon {record.id} --reason WHY`), file it again to update the "
+                "draft, and only then complete the case")
 
     def incident(self, session: str, within_s: float = 24 * 3600) -> list[SessionRecord]:
         """The sessions of `session`'s incident, first to last: `session` and, before it, the
@@ -997,6 +1010,10 @@ class Workspace:
             raise RequestError(str(exc)) from None
         finally:
             await runner.close()
+
+
+_NOT_ENDED = frozenset(("running", "waiting", "cancelled"))
+"""Journal statuses of a session that can still go on (`runbook resume`): not a record yet."""
 
 
 def _check_answers(book: Runbook, operator: Operator) -> None:

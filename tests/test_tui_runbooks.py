@@ -638,7 +638,8 @@ def test_prose_fills_in_what_the_session_knows_and_masks_secrets(tmp_path: Path)
     assert guided.render_prose("use {{ password }} on {{ nic }} ({{ 1 + 2 }})", engine) == \
         "use *** on {{ nic }} (3)"
     fabric = make_app(ws).fabric
-    keys = guided.touched(fabric, {"port": PORT, "other": "not-an-element"})
+    keys = guided.touched(fabric, ws.runbook("optic-replacement"),
+                          {"port": PORT, "other": "not-an-element"})
     cell = fabric.cell_of(PORT)
     assert cell is not None and keys == {PORT, cell.link, fabric.optic_of(PORT)}
     assert guided.repair_component(ws.runbook("optic-replacement"), {"port": PORT}) == PORT

@@ -156,19 +156,21 @@ def _evaluate(evaluator: Evaluator, expression: str) -> Any:
     return result
 
 
-def touched(fabric: FabricMap, scope: Mapping[str, Any]) -> frozenset[str]:
-    """Fabric-map keys of what a session is about, from its scope (`Engine.scope()` live,
-    `SessionView.scope` recorded): every input, variable and probe target that names an
-    element (a port brings its optic and cable along)."""
+def touched(fabric: FabricMap, book: Runbook, scope: Mapping[str, Any]) -> frozenset[str]:
+    """Fabric-map keys of what a session works on, from its scope (`Engine.scope()` live,
+    `SessionView.scope` recorded): its inputs and the variables it set (the port it found, its
+    NIC, node and leaf, the node it drained) that name an element; a port or NIC brings its
+    optic and cable along.
+
+    Left out: the hosts it only ran on (`places`: the scheduler host, the node holding a job
+    log), and probe targets, which name instruments as often as subjects (a bandwidth test's
+    peer NIC, the leaves a PFC scan read and found clean)."""
+    skip = places(book)
     found: set[str] = set()
-    strings: list[str] = []
-    for value in scope.values():
-        if isinstance(value, str):
-            strings.append(value)
-        elif isinstance(value, dict) and isinstance(value.get("target"), str):
-            strings += value["target"].split(",")
-    for text in strings:
-        key, _ = fabric.element_of(text.strip())
+    for name, value in scope.items():
+        if not isinstance(value, str) or name in skip:
+            continue
+        key, _ = fabric.element_of(value.strip())
         if key in fabric.kinds:
             found.add(key)
             optic = fabric.optic_of(key)
@@ -178,6 +180,40 @@ def touched(fabric: FabricMap, scope: Mapping[str, Any]) -> frozenset[str]:
             if cell is not None and cell.link and key in (cell.port, cell.nic):
                 found.add(cell.link)
     return frozenset(found)
+
+
+def places(book: Runbook) -> frozenset[str]:
+    """The inputs `book` uses only as where its commands run: a `sh` block's `on=` host or a
+    probe's whole `target:`, and nowhere else in its blocks (no condition, variable, command or
+    confirmation uses it; a note's prose does not count). Such an input (a scheduler host, a
+    log host) is not what the session works on."""
+    hosted: set[str] = set()
+    used: list[str] = []
+    for block in book.blocks():
+        for attr, value in block.attrs.items():
+            name = _lone(value)
+            if attr == "on" and name is not None:
+                hosted.add(name)
+            elif attr not in ("id", "on"):
+                used.append(value)
+        if block.kind is BlockKind.NOTE:
+            continue
+        for line in block.body.splitlines():
+            label, _, rest = line.partition(":")
+            name = _lone(rest.strip().strip('"'))
+            if block.kind is BlockKind.PROBE and label.strip() == "target" and name is not None:
+                hosted.add(name)
+            else:
+                used.append(line)
+    inputs = {spec.name for spec in book.meta.inputs}
+    return frozenset(name for name in hosted & inputs
+                     if not any(re.search(rf"\b{re.escape(name)}\b", text) for text in used))
+
+
+def _lone(text: str) -> str | None:
+    """The name in `text` when it is exactly `{{ name }}`, else None."""
+    found = re.fullmatch(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", text.strip())
+    return found.group(1) if found else None
 
 
 def handover_inputs(source: Runbook, target: Runbook,

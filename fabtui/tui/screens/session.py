@@ -321,7 +321,7 @@ class SessionScreen(FabtuiScreen):
 
     def _post_highlight(self) -> None:
         scope = self.engine.scope() if self.engine is not None else self.view.scope
-        keys = guided.touched(self.fab.fabric, scope)
+        keys = guided.touched(self.fab.fabric, self.book, scope)
         if keys != self._highlighted:
             self._highlighted = keys
             self.app.post_message(Highlight("session", keys, f"runbook {self.book.meta.id} "

@@ -38,7 +38,9 @@ all ranks (`ep`). A step is compute, then the dp all_reduce, then the ep alltoal
   at 63 % pace [inference: balls into bins]; every leaf's uplinks carry it.
 
 Other faults are not modelled here (the fabric series stay healthy around them) and are named in
-the play's warnings. Noise: 0.6 % per step, a slow 0.4 % drift, single-sample checkpoint or
+the play's warnings; where the job stops with them (`Sim.job_factor` 0: a hang, a NIC cut off past
+the IB retry window by a PFC watchdog or a dead leaf) its step times end there. Noise: 0.6 % per
+step, a slow 0.4 % drift, single-sample checkpoint or
 garbage-collection spikes (2 % of samples, +10-35 %), 1 % per Inspector record, counters with
 their own Poisson or relative noise. No side effects.
 """
@@ -139,6 +141,17 @@ def _active(fault: Fault, ts: Array) -> npt.NDArray[np.bool_]:
     return active
 
 
+def _unplayed(fault: Fault, ts: Array, alive: npt.NDArray[np.bool_]) -> str:
+    """The warning for a fault this play does not model: where the job stops while it lasts
+    (a hang, a watchdog or a dead switch cutting a NIC off past the retry window), the stop is
+    played (no steps after it) but not the fault's own series."""
+    what = f"{fault.kind.value} on {fault.spec.component}"
+    if (~alive & (ts >= fault.spec.at)).any():
+        return f"{what}: the job's stop is played (no step times after it), not the " \
+               f"fault's fabric series"
+    return f"{what} is not played in the step-time series"
+
+
 class _Builder:
     """Accumulates one play (see the module)."""
 
@@ -233,8 +246,8 @@ def play_slow_job(sim: Sim, *, resolution: float = 15.0, start: float = 0.0,
     graph = sim.graph
     slots = graph.ranks
     ranks = np.array([s.rank for s in slots], dtype=np.int64)
-    warnings = [f"{f.kind.value} on {f.spec.component} is not played in the step-time series"
-                for f in sim.faults if f.kind not in _MODELLED]
+    alive = np.array([sim.job_factor(float(t)) > 0 for t in ts])
+    warnings = [_unplayed(f, ts, alive) for f in sim.faults if f.kind not in _MODELLED]
 
     step_s = scenario.workload.step_s
     compute, dp_s, ep_s = (share * step_s for share in (COMPUTE_SHARE, DP_SHARE, EP_SHARE))
@@ -269,7 +282,6 @@ def play_slow_job(sim: Sim, *, resolution: float = 15.0, start: float = 0.0,
     # the job: step time per sample, each rank's, and the fabric's load
     jitter = b.noise(0.006) + 0.004 * np.sin(2 * np.pi * ts / max(end - start, 1.0))
     spikes = (rng.random(n) < 0.02) * rng.uniform(0.10, 0.35, n) * step_s
-    alive = np.array([sim.job_factor(float(t)) > 0 for t in ts])
 
     # healthy fabric first, then the cables faults touch, read from the sim
     nic_util = 0.55

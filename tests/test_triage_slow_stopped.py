@@ -66,3 +66,54 @@ def test_a_degrading_optic_before_the_steps_slow_is_cannot_tell(run: Callable[..
     report = json.loads(run("--config", str(config), "triage", "slow", "--json").stdout)
     assert report["healthy"] is False and report["episodes"] == []
     assert [f.split(" ", 1)[0] for f in report["path_faults"]] == ["node003:mlx5_3"]
+
+
+def test_a_spreading_pfc_storm_slows_the_job_on_the_storming_rail(run: Callable[..., Result],
+                                                                  config: Path) -> None:
+    # no watchdog, no stall prevention: node006 mlx5_4 holds its leaf port paused 95 % of the
+    # time, so rail 4's all_reduce and the alltoall through it crawl
+    result = run("--config", str(config), "--scenario", "pfc-storm-spreading", "triage",
+                 "slow")
+    assert result.exit_code == 1, result.stdout + result.stderr
+    out = result.stdout
+    assert "healthy" not in out.splitlines()[0] and "slower" in out.splitlines()[0]
+    assert "dp-r4 (AllReduce, 8 ranks): busbw" in out
+    assert "node006:mlx5_4: pause frames out 0.0/s ->" in out
+    assert "leaf-g00-r4:Ethernet40: pause frames in 0.0/s ->" in out
+
+
+def test_the_played_pause_is_the_pause_the_probes_read() -> None:
+    from fabtui.sim.slowjob import play_slow_job
+
+    sim = sim_of("pfc-storm-spreading")
+    play = play_slow_job(sim, start=0.0, end=600.0)
+    after = (play.t - sim.epoch) >= 330  # a whole sample into the storm (it starts at 5 min)
+    link = next(f.link for f in sim.faults if f.link is not None)
+    full = sim.full_pause_rate(link)
+    sent = play.fabric["node006:mlx5_4"]["pause_tx_per_s"][after]
+    got = play.fabric["leaf-g00-r4:Ethernet40"]["pause_rx_per_s"][after]
+    assert abs(float(sent.mean()) / full - 1) < 0.05 and abs(float(got.mean()) / full - 1) < 0.05
+    assert play.fabric["leaf-g00-r4:Ethernet40"]["pause_share_rx"][after].min() > 0.9
+    assert play.fabric["node006:mlx5_4"]["pause_rx_per_s"][after].max() == 0.0
+
+
+def test_a_pfc_deadlock_on_the_uplinks_is_cannot_tell(run: Callable[..., Result],
+                                                      config: Path) -> None:
+    result = run("--config", str(config), "--scenario", "pfc-deadlock", "triage", "slow",
+                 "--json")
+    assert result.exit_code == 1, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["healthy"] is False and report["summary"].startswith("cannot tell")
+    held = {f.split(" ", 1)[0] for f in report["path_faults"]}
+    assert {"leaf-g00-r1:Ethernet64", "spine-01:Ethernet9/1"} <= held
+
+
+def test_a_storm_stall_prevention_ends_in_8_s_stays_healthy(run: Callable[..., Result],
+                                                           config: Path) -> None:
+    # one sample slowed by the 8 s stall (played), no bursts that recur: still healthy, not
+    # "jitter: the application"
+    result = run("--config", str(config), "--scenario", "pfc-storm-stall-prevention", "triage",
+                 "slow", "--json")
+    assert result.exit_code == 0, result.stdout
+    report = json.loads(result.stdout)
+    assert report["healthy"] is True and max(report["timeline"]["v"]) > 5.0

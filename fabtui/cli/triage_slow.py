@@ -51,7 +51,7 @@ def slow(ctx: click.Context, job_id: str | None, job_file: Path | None, since: s
     """Find the slow or jittery stretches of a job's step time and walk each down the fabric
     (communicator, ranks, rail against its siblings, ports, optic), or say it is not the fabric
     (host, GPU, application, input pipeline), or that the evidence cannot tell. Exit 1 when a
-    slow or jittery stretch is found."""
+    slow or jittery stretch is found, the job stopped stepping, or its path shows a fault."""
     from fabtui.triage.slowjob.note import note
 
     if job_file is not None and job_id is None:
@@ -65,7 +65,8 @@ def slow(ctx: click.Context, job_id: str | None, job_file: Path | None, since: s
     report = slow_job(workspace(ctx), inputs=inputs, job=job_id, since=_seconds(since),
                       topology=topology, job_log=job_log)
     click.echo(report.model_dump_json(indent=2, by_alias=True) if as_json else note(report))
-    if report.episodes:
+    # a job that stopped stepping, or a fault on its path, is a finding even with no episode
+    if report.episodes or report.stopped_at is not None or report.path_faults:
         ctx.exit(EXIT_FINDINGS)
 
 

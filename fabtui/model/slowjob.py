@@ -238,12 +238,20 @@ class SlowJobReport(_Strict):
     """One per episode, in time order; two for one episode when two causes move at its
     moments (a throttling GPU and an ageing optic at once)."""
     healthy: bool
-    """No episode: the step time held its baseline over the window."""
+    """No episode: the step time held its baseline over the window, the job stepped to its
+    end and nothing on its path shows a fault (`stopped_at`, `path_faults`)."""
     timeline: Series | None = None
     """The job's step time per sample (median over its ranks; samples nobody reported are left
     out): what a face draws the episodes on."""
     summary: str
     sources: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    stopped_at: float | None = None
+    """When the job's last step time ended, where its step times end well before the window
+    (Unix s): it hangs or ended; None: it stepped to the window's end."""
+    path_faults: list[str] = Field(default_factory=list)
+    """Without an episode: faults the fabric series show on the job's path (a link down,
+    uncorrectable FEC, a pre-FEC BER past its critical limit, a storm of pauses), one sentence
+    each; a "healthy" step time would hide them."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

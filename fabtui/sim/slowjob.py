@@ -30,6 +30,13 @@ all ranks (`ep`). A step is compute, then the dp all_reduce, then the ep alltoal
 - `link-speed` on a NIC: while the fault lasts, both ends report the slower speed and the flows
   through it (its rail's dp all_reduce, the ep alltoall) run at that share of their pace (a
   ring runs at its slowest link).
+- `pfc-storm`, `pfc-deadlock`: the pause as the sim has it (`Sim.pause_rates`) on every cable
+  of the switches involved, each sample the mean over the 15 s it closes: frames/s both ways
+  and the share held paused (0.95 for back-to-back XOFF). A host link keeps 1 - the share
+  either end is held paused of its pace (the storming NIC's own link: 0.05, as the sim's
+  traffic has it), nothing while a PFC watchdog drops its queue; its rail's dp all_reduce and
+  the ep alltoall run at that pace (a ring at its slowest link), and a sample that moved less
+  than 1 % ends no step (the job dies one retry window later, `Sim.job_failure`).
 - `uplink-down`: the link is down; what crosses the spines through that leaf squeezes through
   the rest (the sim's uplink share).
 - `NCCL_PXN_DISABLE=1` (the workload's `nccl_env`, or a `misconfig` fault's `nccl_env`): the
@@ -38,7 +45,9 @@ all ranks (`ep`). A step is compute, then the dp all_reduce, then the ep alltoal
   at 63 % pace [inference: balls into bins]; every leaf's uplinks carry it.
 
 Other faults are not modelled here (the fabric series stay healthy around them) and are named in
-the play's warnings. Noise: 0.6 % per step, a slow 0.4 % drift, single-sample checkpoint or
+the play's warnings; where the job stops with them (`Sim.job_factor` 0: a hang, a NIC cut off past
+the IB retry window by a PFC watchdog or a dead leaf) its step times end there. Noise: 0.6 % per
+step, a slow 0.4 % drift, single-sample checkpoint or
 garbage-collection spikes (2 % of samples, +10-35 %), 1 % per Inspector record, counters with
 their own Poisson or relative noise. No side effects.
 """
@@ -59,6 +68,7 @@ from fabtui.sim.optics import LANES
 from fabtui.sim.programs.nccl_log import JOB_LOG
 from fabtui.sim.scenario import FaultKind
 from fabtui.sim.traffic import BACKGROUND_UPLINK_SHARE
+from fabtui.topology.expected import pause_frame_hold_s
 
 Array = npt.NDArray[np.float64]
 COMPUTE_SHARE, DP_SHARE, EP_SHARE = 0.375, 0.125, 0.5
@@ -68,12 +78,23 @@ DP_BUSBW, EP_BUSBW = 46.0, 40.0
 """GB/s per rank: a ring all_reduce on one 400G rail, an alltoall on 8 x 400G nodes
 (nccl-tests #130: 54 GB/s on 8 nodes with NVLink inside them) [inference]."""
 ECMP_SHARE = 1 - 1 / math.e
+PAUSED_AT_MOST = 0.95
+"""The share of time a port held by back-to-back pause frames is paused (the sim's
+`pause_duration_rate`: refreshes leave gaps)."""
+MIN_PACE = 0.01
+"""Below this pace a sample ends no step (a NIC cut off by a PFC watchdog: the job dies one
+retry window later, `Sim.job_failure`)."""
 INTERFERENCE_PACE = 0.7
 """What crosses a leaf another tenant fills keeps this share of its pace (the sim's busbw)."""
 _LINK_FAULTS = (FaultKind.OPTIC_DEGRADING, FaultKind.DIRTY_CONNECTOR, FaultKind.LINK_FLAP,
                 FaultKind.UPLINK_DOWN)
-_MODELLED = (*_LINK_FAULTS, FaultKind.LINK_SPEED, FaultKind.SLOW_NODE, FaultKind.INPUT_STALL,
-             FaultKind.INTERFERENCE, FaultKind.MISCONFIG)
+_PAUSE_FAULTS = (FaultKind.PFC_STORM, FaultKind.PFC_DEADLOCK)
+_MODELLED = (*_LINK_FAULTS, *_PAUSE_FAULTS, FaultKind.LINK_SPEED, FaultKind.SLOW_NODE,
+             FaultKind.INPUT_STALL, FaultKind.INTERFERENCE, FaultKind.MISCONFIG)
+SUBSAMPLES = 15
+"""Points a pause-driven sample is averaged over: a storm stall prevention ends after 8 s, or a
+watchdog that cuts a NIC off 200 ms in, changes a 15 s sample part-way (a scraped counter's
+rate is the interval's mean too)."""
 
 
 @dataclass
@@ -139,6 +160,17 @@ def _active(fault: Fault, ts: Array) -> npt.NDArray[np.bool_]:
     return active
 
 
+def _unplayed(fault: Fault, ts: Array, alive: npt.NDArray[np.bool_]) -> str:
+    """The warning for a fault this play does not model: where the job stops while it lasts
+    (a hang, a watchdog or a dead switch cutting a NIC off past the retry window), the stop is
+    played (no steps after it) but not the fault's own series."""
+    what = f"{fault.kind.value} on {fault.spec.component}"
+    if (~alive & (ts >= fault.spec.at)).any():
+        return f"{what}: the job's stop is played (no step times after it), not the " \
+               f"fault's fabric series"
+    return f"{what} is not played in the step-time series"
+
+
 class _Builder:
     """Accumulates one play (see the module)."""
 
@@ -184,6 +216,54 @@ class _Builder:
             self.put(key, "out_of_sequence_per_s", self.rng.poisson(0.5, self.n).astype(float))
         else:
             self.put(key, "ecn_marked_per_s", marks * np.exp(self.noise(0.2)))
+
+    def paused(self, faults: list[Fault], resolution: float) -> dict[int, Array]:
+        """Pause as the sim has it (`Sim.pause_rates`) on every cable of the switches that
+        PFC storms and deadlocks involve, added to both ends' pause series (frames/s and the
+        share of the sample held paused, each the mean over the sample); the share of its pace
+        each host link keeps, by its link index: what its NIC may send (1 - the share it is
+        held paused), what it may receive (1 - the share its leaf port is held), nothing while
+        a PFC watchdog drops its lossless queue."""
+        sim = self.sim
+        switches: set[str] = set()
+        for fault in faults:
+            if fault.kind is FaultKind.PFC_STORM and fault.link in self.host_links:
+                switches.add(self.host_links[fault.link][1].split(":", 1)[0])
+            elif fault.kind is FaultKind.PFC_DEADLOCK:
+                switches |= {w for w, _, _ in sim.deadlock_cycle(fault)}
+                switches |= {h for _, h, _ in sim.deadlock_cycle(fault)}
+        paces: dict[int, Array] = {}
+        # the interval each sample closes (a step that ended at t, a rate scraped at t)
+        offsets = ((np.arange(SUBSAMPLES) + 0.5) / SUBSAMPLES - 1.0) * resolution
+        for link in range(len(self.links)):
+            keys = self.cable(link)
+            if not any(k.split(":", 1)[0] in switches for k in keys) or \
+                    not all(k in self.fabric for k in keys):
+                continue
+            hold = pause_frame_hold_s(sim.link_speed(link))  # as trained (a 100G cable)
+            held = {}
+            for key in keys:
+                device, part = key.split(":", 1)
+                rates = np.array([[sim.pause_rates(device, part, link, float(t + o))
+                                   for o in offsets] for t in self.ts])  # n x sub x (rx, tx)
+                share = np.minimum(rates * hold, 1.0) * PAUSED_AT_MOST
+                rx, tx = rates.mean(axis=1).T
+                if not rx.any() and not tx.any():
+                    continue
+                self.put(key, "pause_rx_per_s", rx * np.exp(self.noise(0.01)))
+                self.put(key, "pause_tx_per_s", tx * np.exp(self.noise(0.01)))
+                got = self.fabric[key]
+                got["pause_share_rx"] = np.clip(got["pause_share_rx"] +
+                                                share[:, :, 0].mean(axis=1), 0, 1)
+                got["pause_share_tx"] = np.clip(got["pause_share_tx"] +
+                                                share[:, :, 1].mean(axis=1), 0, 1)
+                held[key] = share[:, :, 0]
+            if link in self.host_links and held:
+                blocked = np.max(np.stack(list(held.values())), axis=0)
+                dropped = np.array([[sim.dropping(link, float(t + o)) for o in offsets]
+                                    for t in self.ts])
+                paces[link] = np.where(dropped, 0.0, 1.0 - blocked).mean(axis=1)
+        return paces
 
     def cable(self, link: int) -> tuple[str, str]:
         """Both element keys of a cable (the NIC first for a host link)."""
@@ -233,8 +313,8 @@ def play_slow_job(sim: Sim, *, resolution: float = 15.0, start: float = 0.0,
     graph = sim.graph
     slots = graph.ranks
     ranks = np.array([s.rank for s in slots], dtype=np.int64)
-    warnings = [f"{f.kind.value} on {f.spec.component} is not played in the step-time series"
-                for f in sim.faults if f.kind not in _MODELLED]
+    alive = np.array([sim.job_factor(float(t)) > 0 for t in ts])
+    warnings = [_unplayed(f, ts, alive) for f in sim.faults if f.kind not in _MODELLED]
 
     step_s = scenario.workload.step_s
     compute, dp_s, ep_s = (share * step_s for share in (COMPUTE_SHARE, DP_SHARE, EP_SHARE))
@@ -269,7 +349,6 @@ def play_slow_job(sim: Sim, *, resolution: float = 15.0, start: float = 0.0,
     # the job: step time per sample, each rank's, and the fabric's load
     jitter = b.noise(0.006) + 0.004 * np.sin(2 * np.pi * ts / max(end - start, 1.0))
     spikes = (rng.random(n) < 0.02) * rng.uniform(0.10, 0.35, n) * step_s
-    alive = np.array([sim.job_factor(float(t)) > 0 for t in ts])
 
     # healthy fabric first, then the cables faults touch, read from the sim
     nic_util = 0.55
@@ -300,6 +379,14 @@ def play_slow_job(sim: Sim, *, resolution: float = 15.0, start: float = 0.0,
                 for key in b.cable(u):
                     if b.fabric[key]["link_up"].min() > 0:
                         b.fabric[key]["util"] = np.clip(b.fabric[key]["util"] / share, 0, 1)
+    pause_faults = [f for f in sim.faults if f.kind in _PAUSE_FAULTS]
+    for link, pace in (b.paused(pause_faults, resolution) if pause_faults else {}).items():
+        # a ring runs at its slowest link: a NIC that cannot receive holds its rail's
+        # all_reduce and the alltoall; a sample in which it moved (almost) nothing ends no step
+        alive &= pace >= MIN_PACE
+        pace = np.maximum(pace, MIN_PACE)
+        dp_pace[b.host_links[link][2]] = np.minimum(dp_pace[b.host_links[link][2]], pace)
+        ep_pace = np.minimum(ep_pace, pace)
     for fault in sim.faults:  # a link that came up slower, while the fault lasts
         if fault.kind is not FaultKind.LINK_SPEED or fault.link not in b.host_links:
             continue

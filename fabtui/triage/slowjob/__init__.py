@@ -26,6 +26,7 @@ from fabtui.triage.slowjob import words
 from fabtui.triage.slowjob.changepoints import MIN_SEGMENT
 from fabtui.triage.slowjob.episodes import find_episodes, hot_moments
 from fabtui.triage.slowjob.frame import Array, Frame, frame_from_inputs
+from fabtui.triage.slowjob.guards import path_faults, stopped_at
 from fabtui.triage.slowjob.reach import build_reach
 from fabtui.triage.slowjob.walk import walk_episode
 
@@ -44,14 +45,25 @@ def analyze(frame: Frame, graph: FabricGraph) -> SlowJobReport:
     judged = int(np.isfinite(found.job).sum()) >= 2 * MIN_SEGMENT
     start = float(frame.t[0]) if frame.t.size else 0.0
     end = float(frame.t[-1]) if frame.t.size else 0.0
+    # steps that held their baseline say nothing of steps that never came, nor of a path
+    # already losing frames: neither may read "healthy"
+    stopped = stopped_at(frame, found.job)
+    faults = [] if found.episodes else path_faults(frame, reach)
+    summary = _summary(found.baseline_s, chains, frame) if judged or chains else \
+        _too_few(int(np.isfinite(found.job).sum()), frame)
+    if stopped is not None:
+        summary = _stopped(stopped, end, faults) if not chains else \
+            f"{summary}; then no step time after {words.second(stopped)} UTC: the job hangs " \
+            f"or ended"
+    elif faults and not chains:
+        summary = _faulty(found.baseline_s, faults, judged)
     return SlowJobReport(
         job=frame.job, start=start, end=end, ranks=int(frame.ranks.size),
         baseline_s=round(found.baseline_s, 4) if found.baseline_s is not None else None,
-        episodes=found.episodes, chains=chains, healthy=judged and not found.episodes,
-        timeline=_timeline(frame, found.job),
-        summary=_summary(found.baseline_s, chains, frame) if judged or chains else
-        _too_few(int(np.isfinite(found.job).sum()), frame), sources=list(frame.sources),
-        warnings=list(frame.warnings))
+        episodes=found.episodes, chains=chains,
+        healthy=judged and not found.episodes and stopped is None and not faults,
+        timeline=_timeline(frame, found.job), summary=summary, sources=list(frame.sources),
+        warnings=list(frame.warnings), stopped_at=stopped, path_faults=faults)
 
 
 def job_ranks(frame: Frame, placed: int) -> list[int] | None:
@@ -81,6 +93,24 @@ def _too_few(samples: int, frame: Frame) -> str:
         return "no step times in the window: nothing to judge"
     return f"cannot tell yet: {samples} step-time sample(s) in the window, " \
            f"{2 * MIN_SEGMENT} needed to tell a slow stretch from the baseline"
+
+
+def _stopped(stopped: float, end: float, faults: list[str]) -> str:
+    gap = end - stopped
+    span = f"{gap:.0f} s" if gap < 120 else f"{gap / 60:.0f} min"
+    on_path = f"; on its path: {faults[0]}" + (f" (and {len(faults) - 1} more)"
+                                                if len(faults) > 1 else "") if faults else ""
+    return f"stopped: no step time after {words.second(stopped)} UTC, the window's last " \
+           f"{span}: the job hangs or ended, not a slow job (a hang: `fabtui triage " \
+           f"nccl` reads its logs){on_path}"
+
+
+def _faulty(baseline: float | None, faults: list[str], judged: bool) -> str:
+    held = f"the step time held {baseline:.2f} s" if judged and baseline is not None else \
+        "too few step times to judge"
+    more = f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""
+    return f"cannot tell: {held}, but the job's path shows a fault: {faults[0]}{more}; " \
+           f"it can slow or end the job as it grows"
 
 
 def _summary(baseline: float | None, chains: list[SlowChain], frame: Frame) -> str:

@@ -126,7 +126,11 @@ def find_episodes(frame: Frame) -> Found:
     spread = rolling_spread(np.where(finite, job - fitted, 0.0))
     with np.errstate(invalid="ignore"):
         spikes = (job >= base * (1 + SLOW_AT)) & ~slow
-    spiky = rolling_share(spikes, SPIKE_WINDOW) >= SPIKE_SHARE
+    # counted, not a share of a shorter window: two spikes in a 9-sample window (a storm that
+    # stall prevention ended, a checkpoint) are not bursts that recur
+    width = min(SPIKE_WINDOW, n)
+    spiky = rolling_share(spikes, SPIKE_WINDOW) * np.convolve(
+        np.ones(n), np.ones(width), mode="same") >= SPIKE_SHARE * SPIKE_WINDOW - 1e-9
     jitter = ((spread >= JITTER_AT * base) | spiky) & ~slow
     for i, j in _runs(jitter):  # jitter at the edge of a slow stretch is part of it
         if (i > 0 and slow[i - 1]) or (j < n and slow[j]):

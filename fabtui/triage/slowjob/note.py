@@ -79,5 +79,7 @@ def note(report: SlowJobReport) -> str:
             if hop.probe is not None:
                 runbook = f" (runbook {hop.probe.runbook})" if hop.probe.runbook else ""
                 lines.append(f"         > {hop.probe.command}{runbook}")
+    if report.path_faults:
+        lines += ["", "On the job's path:", *(f"  {fault}" for fault in report.path_faults)]
     lines += [f"warning: {w}" for w in report.warnings]
     return "\n".join(lines)

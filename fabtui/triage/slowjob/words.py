@@ -26,6 +26,11 @@ def clock(t: float) -> str:
     return time.strftime("%H:%M", time.gmtime(t))
 
 
+def second(t: float) -> str:
+    """`03:10:45` (UTC) for a Unix time."""
+    return time.strftime("%H:%M:%S", time.gmtime(t))
+
+
 def pct(share: float) -> str:
     """`+17 %`, `-26 %`."""
     return f"{share * 100:+.0f} %"

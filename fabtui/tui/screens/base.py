@@ -98,14 +98,18 @@ class FabtuiScreen(FabtuiAware, ForwardsWorkerErrors, Screen[None]):
         if not self.SEARCH or not event.is_printable or not event.character:
             return
         search = self.query_one(self.SEARCH, Input)
-        if self.focused is search or not isinstance(self.focused, Widget) or \
-                isinstance(self.focused, Input):
+        # A printable key typed into a text field stops there (`Input._on_key`): one that
+        # comes here was sent to a list, even if the focus is on the search already (a burst
+        # is delivered to the widget focused when it came, ahead of the focus move).
+        if not isinstance(self.focused, Widget) or \
+                (isinstance(self.focused, Input) and self.focused is not search):
             return
         if not event.character.isalnum() and self._binds(event.key):
             return
         event.stop()
         event.prevent_default()
-        self.set_focus(search)
+        if self.focused is not search:
+            self.set_focus(search)
         search.insert_text_at_cursor(event.character)
 
     def _binds(self, key: str) -> bool:

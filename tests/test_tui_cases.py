@@ -435,7 +435,7 @@ def test_similar_cases_for_the_newest_session(run: Callable[..., Result]) -> Non
         app = Recording(workspace())
         async with app.run_test(size=(120, 40)) as pilot:
             screen = await cases_mode(app, pilot)
-            await pilot.press("tab", "S")
+            await pilot.press("tab", "ctrl+n")
             await until(pilot, lambda: screen.shown_query == "similar:last", "similar cases")
             entries = screen.query_one(CaseList).entries
             text = screen_text(app)

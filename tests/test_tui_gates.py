@@ -69,7 +69,7 @@ async def test_no_at_drained_waits_and_resumes_and_a_typo_is_asked_again() -> No
         assert isinstance(library, RunbooksScreen)
         assert [r.id for r in library.banner] == [session_id]
         assert f"waits at a gate: optic-replacement session {session_id}" in screen_text(app)
-        await pilot.press("u")
+        await pilot.press("ctrl+r")
         await pilot.pause(0.3)
         resumed = app.screen
         assert isinstance(resumed, SessionScreen) and resumed.session == session_id

@@ -430,8 +430,9 @@ def test_the_tab_bar_names_the_view_and_shrinks_before_it_cuts() -> None:
 async def test_every_view_has_the_tab_bar_and_a_session_its_breadcrumb() -> None:
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        for key, mode in (("1", "fabric"), ("2", "runbooks"), ("3", "cases"),
-                          ("4", "triage")):
+        # f1-f4: the Runbooks and Cases lists type `1`-`4` into their search
+        for key, mode in (("f1", "fabric"), ("f2", "runbooks"), ("f3", "cases"),
+                          ("f4", "triage")):
             await pilot.press("escape", key)  # out of a search field first, then the view
             await pilot.pause()
             first = screen_text(app).splitlines()[0]
@@ -455,11 +456,12 @@ async def test_help_shows_this_views_keys_first_under_headings() -> None:
 
 @asynctest
 async def test_esc_leaves_the_search_field_so_the_view_keys_work() -> None:
-    """`3`, `pfc`, Esc, `1`: the query stays `pfc` (it became `pfc1`) and the Fabric view shows;
-    the same on Runbooks after `/`; a second Esc on the list clears the search."""
+    """`3`, `pfc`, Esc, `f1`: the query stays `pfc` and the Fabric view shows; the same on
+    Runbooks after `/`; a second Esc on the list clears the search. (On these type-to-search
+    lists `1`-`4` are typed into the search; f1-f4 switch views from anywhere.)"""
     app = make_app()
     async with app.run_test(size=(100, 32)) as pilot:
-        await pilot.press("3", *"pfc", "escape", "1")
+        await pilot.press("3", *"pfc", "escape", "f1")
         await pilot.pause()
         assert app.current_mode == "fabric"
         await pilot.press("3")
@@ -469,7 +471,7 @@ async def test_esc_leaves_the_search_field_so_the_view_keys_work() -> None:
         assert cases.query_one("#case-query", Input).value == "pfc"
         await pilot.press("escape")  # on the results now: clears the search
         assert cases.query_one("#case-query", Input).value == ""
-        await pilot.press("2", "slash", *"optic", "escape", "4")
+        await pilot.press("2", "slash", *"optic", "escape", "f4")
         await pilot.pause()
         assert app.current_mode == "triage"
 
@@ -563,7 +565,7 @@ async def test_every_focusable_widget_on_every_view_shows_the_focus() -> None:
     app = make_app()
     async with app.run_test(size=(100, 32)) as pilot:
         seen: dict[str, int] = {}
-        for key in ("1", "2", "3", "4"):
+        for key in ("f1", "f2", "f3", "f4"):  # 1-4 on a type-to-search list: its search
             await pilot.press("escape", key, "escape")
             await pilot.pause()
             seen |= await focus_rings(pilot, app)

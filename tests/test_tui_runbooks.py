@@ -367,7 +367,7 @@ async def test_a_cancelled_session_is_offered_in_the_banner_and_resumes() -> Non
             assert info is not None and info[0].status == "cancelled"
             assert [r.id for r in library.banner] == [session_id]
             assert f"interrupted: optic-replacement session {session_id}" in screen_text(app)
-            await pilot.press("u")
+            await pilot.press("ctrl+r")
             await pilot.pause(0.3)
             resumed = app.screen
             assert isinstance(resumed, SessionScreen) and resumed.session == session_id
@@ -611,7 +611,7 @@ async def test_esc_at_a_gate_interrupts_and_resume_asks_the_secret_again(
         await pilot.press("escape")
         await pilot.pause()
         assert f"gated-test session {session_id}" in screen_text(app)
-        await pilot.press("u")
+        await pilot.press("ctrl+r")
         await pilot.pause()
         assert isinstance(app.screen, Form) and "never stored" in screen_text(app)
         await pilot.press(*SECRET, "enter")

@@ -35,14 +35,19 @@ class Command:
                        tooltip=self.help)
 
 
+TYPED_ON_LIST = ("Letters and digits typed on the list go into the search (q and 1-4 too): "
+                 "typing never runs a command there; the view's commands are on ctrl keys, "
+                 "f1-f4 switch views and ctrl+q quits.")
+"""The type-to-search rule of the lists that take it (Runbooks, Cases), as the help says it."""
+
 APP_COMMANDS = (
-    Command("app.fabric", "1", "switch_mode('fabric')", "Fabric", "The live fabric: topology, "
+    Command("app.fabric", "1,f1", "switch_mode('fabric')", "Fabric", "The live fabric: topology, "
             "health and counters."),
-    Command("app.runbooks", "2", "switch_mode('runbooks')", "Runbooks", "The runbook library "
+    Command("app.runbooks", "2,f2", "switch_mode('runbooks')", "Runbooks", "The runbook library "
             "by symptom, recorded sessions, and guided sessions."),
-    Command("app.cases", "3", "switch_mode('cases')", "Cases", "The case library: have we "
+    Command("app.cases", "3,f3", "switch_mode('cases')", "Cases", "The case library: have we "
             "seen this before? Search past incidents by symptom, in English or Chinese."),
-    Command("app.triage", "4", "switch_mode('triage')", "Triage", "NCCL hang triage: a hung "
+    Command("app.triage", "4,f4", "switch_mode('triage')", "Triage", "NCCL hang triage: a hung "
             "job's logs -> the culprit rank, its NIC, leaf port and optic, and what to run."),
     Command("app.incidents", "A", "incidents", "Incidents", "The open incidents Alertmanager's "
             "alerts became (`fabtui alerts serve`): the suspect first, blast radius, runbook, "
@@ -53,7 +58,8 @@ APP_COMMANDS = (
     Command("app.report", "R", "report", "Report", "Write the newest session's report as one "
             "HTML file in the data folder (what `fabtui report last -o FILE` writes).",
             show=False),
-    Command("app.quit", "q,ctrl+q", "quit", "Quit", "Leave fabtui."),
+    Command("app.quit", "q,ctrl+q", "quit", "Quit", "Leave fabtui (q is typed text in a text "
+            "field or on a type-to-search list: ctrl+q there)."),
 )
 FABRIC_COMMANDS = (
     Command("fabric.pause", "space", "pause", "Pause", "Freeze the view; data keeps arriving "
@@ -139,14 +145,13 @@ RUNBOOKS_COMMANDS = (
     Command("runbooks.find", "slash", "find", "Find", "Search the library by symptom, in "
             "English or Chinese (the matching of `fabtui runbook find`)."),
     Command("runbooks.open", "enter", "open", "Open", "Open the highlighted runbook as a "
-            "guided session (its inputs asked first). Letters typed on the list go into the "
-            "search: typing never runs a command there."),
-    Command("runbooks.resume", "u", "resume", "Resume", "Resume the interrupted session named "
+            "guided session (its inputs asked first). " + TYPED_ON_LIST),
+    Command("runbooks.resume", "ctrl+r", "resume", "Resume", "Resume the interrupted session named "
             "in the banner (or the highlighted session)."),
-    Command("runbooks.show", "v", "show_session", "View", "Show the highlighted recorded "
+    Command("runbooks.show", "ctrl+o", "show_session", "View", "Show the highlighted recorded "
             "session."),
-    Command("runbooks.sessions", "t", "focus_sessions", "Sessions", "Move to the sessions "
-            "list (t again: back to the library).", show=False),
+    Command("runbooks.sessions", "ctrl+t", "focus_sessions", "Sessions", "Move to the "
+            "sessions list (ctrl+t again: back to the library).", show=False),
     Command("runbooks.back", "escape", "back", "Back", "Leave the search field for the list; "
             "else clear the search.", show=False),
 )
@@ -179,14 +184,14 @@ SESSION_COMMANDS = (
 CASES_COMMANDS = (
     Command("cases.search", "slash", "focus_search", "Search", "Type a symptom (English or "
             "中文); filters beside it: component: rail: node: tag: severity: status: since: "
-            "until: (since:2026-03-02)."),
+            "until: (since:2026-03-02). " + TYPED_ON_LIST),
     Command("cases.open", "enter", "open", "Open", "Open the selected case: its whole title, "
             "why it matched (a row cut at the edge ends in …) and its text.", show=False),
-    Command("cases.similar", "S", "similar_session", "Similar", "Past cases like the newest "
+    Command("cases.similar", "ctrl+n", "similar_session", "Similar", "Past cases like the newest "
             "session (the draft case it would file)."),
-    Command("cases.edit", "e", "edit", "Edit", "Edit the selected case: root cause, "
+    Command("cases.edit", "ctrl+o", "edit", "Edit", "Edit the selected case: root cause, "
             "resolution, title, severity, status."),
-    Command("cases.export", "x", "export", "Export", "Write the selected case as a markdown "
+    Command("cases.export", "ctrl+s", "export", "Export", "Write the selected case as a markdown "
             "file (what `fabtui cases export --id` writes)."),
     Command("cases.back", "escape", "back", "Back", "Leave the search field for the results; "
             "else clear the search.", show=False),

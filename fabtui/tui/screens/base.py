@@ -77,8 +77,9 @@ class FabtuiScreen(FabtuiAware, ForwardsWorkerErrors, Screen[None]):
     AFTER_INPUT: ClassVar[str] = ""
     """Selector of the widget Esc in a text field moves to (empty: Esc goes back at once)."""
     SEARCH: ClassVar[str] = ""
-    """Selector of the view's search field: a letter typed on its list that no key of the
-    screen takes goes there (typing `optic` searches; it never runs `o`)."""
+    """Selector of the view's search field (empty: none): a letter or digit typed on the
+    screen's lists goes there (typing `optic` searches; it never runs `o`, `q` never quits),
+    so the screen's own commands are on keys that are not typed text (enter, ctrl+...)."""
     CRUMB: ClassVar[str] = ""
     """How the tab bar's breadcrumb names this screen (empty: the view's name alone)."""
 
@@ -88,18 +89,27 @@ class FabtuiScreen(FabtuiAware, ForwardsWorkerErrors, Screen[None]):
 
     @on(events.Key)
     def _type_to_search(self, event: events.Key) -> None:
-        """A letter typed outside the search field that no binding of the screen or the app
-        takes: into the search field, the focus with it (see `SEARCH`)."""
-        if not self.SEARCH or not event.is_printable or not event.character or \
-                event.character.isdigit():
+        """Type-to-search (see `SEARCH`): while a list of the screen (anything but a text
+        field) has the focus, a letter or a digit typed goes into the search field, the focus
+        with it, whatever key it is elsewhere (`u`, `q`, `1` included): typing never runs a
+        command there. Another printable character (`-`, `:`) does too unless a key of the
+        screen takes it (`/`, `?`). The focus moves at once, not after a refresh: the rest of
+        a burst of keys (`optic` pasted by tmux) is typed into the field, none lost."""
+        if not self.SEARCH or not event.is_printable or not event.character:
             return
         search = self.query_one(self.SEARCH, Input)
-        if self.focused is search or not isinstance(self.focused, Widget) or \
-                isinstance(self.focused, Input) or self._binds(event.key):
+        # A printable key typed into a text field stops there (`Input._on_key`): one that
+        # comes here was sent to a list, even if the focus is on the search already (a burst
+        # is delivered to the widget focused when it came, ahead of the focus move).
+        if not isinstance(self.focused, Widget) or \
+                (isinstance(self.focused, Input) and self.focused is not search):
+            return
+        if not event.character.isalnum() and self._binds(event.key):
             return
         event.stop()
         event.prevent_default()
-        search.focus()
+        if self.focused is not search:
+            self.set_focus(search)
         search.insert_text_at_cursor(event.character)
 
     def _binds(self, key: str) -> bool:

@@ -52,7 +52,9 @@ class RunbooksScreen(FabtuiScreen):
                                     display: none; }
     RunbooksScreen #resume-banner.shown { display: block; }
     RunbooksScreen #rb-body { height: 1fr; }
-    RunbooksScreen #rb-list { width: 1fr; }
+    /* the gutter kept: the list's scrollbar, shown once the sessions table takes its
+       height, must not eat the columns sized without it (titles cut with no `…`) */
+    RunbooksScreen #rb-list { width: 1fr; scrollbar-gutter: stable; }
     RunbooksScreen #rb-detail { width: 50%; max-width: 80; padding: 0 1;
                                 border-left: vkey $panel; }
     RunbooksScreen #rb-sessions-title { color: $text-muted; padding: 0 1; }
@@ -87,7 +89,7 @@ class RunbooksScreen(FabtuiScreen):
 
     def on_screen_resume(self) -> None:
         self.refresh_sessions()
-        # back from a session: the list's keys (`u` resume, `v` view) answer, not the query
+        # back from a session: the list has the focus (enter opens, ctrl+r resumes)
         if self.focused is self.query_one("#rb-search", Input) and self._been_away:
             self.query_one("#rb-list", DataTable).focus()
         self._been_away = False
@@ -239,7 +241,7 @@ class RunbooksScreen(FabtuiScreen):
             banner.update(f"{'!' if ascii_only else '⚠'} {said}: {first.runbook} session "
                           f"{first.id} ({first.state}, started "
                           f"{time.strftime('%H:%M', time.localtime(first.started_at))})"
-                          f"{f' and {more} more' if more else ''} · u: resume it")
+                          f"{f' and {more} more' if more else ''} · ctrl+r: resume it")
         banner.set_class(bool(self.banner), "shown")
 
     def _fill_sessions(self) -> None:
@@ -264,7 +266,7 @@ class RunbooksScreen(FabtuiScreen):
             self.notify("no interrupted session to resume", title="resume")
             return
         if not row.resumable:
-            self.notify(f"session {row.id} has finished ({row.outcome}): v shows it",
+            self.notify(f"session {row.id} has finished ({row.outcome}): ctrl+o shows it",
                         title="resume", severity="warning")
             return
         try:
@@ -292,6 +294,11 @@ class RunbooksScreen(FabtuiScreen):
         if secrets is not None:
             self.app.push_screen(SessionScreen(book, resume=session,
                                                inputs={k: v for k, v in secrets.items() if v}))
+
+    @on(DataTable.RowSelected, "#rb-sessions")
+    def _session_chosen(self) -> None:
+        """Enter on the sessions list: the highlighted session, as ctrl+o shows it."""
+        self.action_show_session()
 
     def action_show_session(self) -> None:
         row = self._session_under_cursor()

@@ -35,9 +35,9 @@ class Command:
                        tooltip=self.help)
 
 
-TYPED_ON_LIST = ("Letters and digits typed on the list go into the search (q and 1-4 too): "
-                 "typing never runs a command there; the view's commands are on ctrl keys, "
-                 "f1-f4 switch views and ctrl+q quits.")
+TYPED_ON_LIST = ("Letters and digits typed on the list go into the search (q too): typing "
+                 "never runs a command there; the view's commands are on ctrl keys, 1-4 (as "
+                 "the first key) or f1-f4 switch views and ctrl+q quits.")
 """The type-to-search rule of the lists that take it (Runbooks, Cases), as the help says it."""
 
 APP_COMMANDS = (

@@ -77,9 +77,10 @@ class FabtuiScreen(FabtuiAware, ForwardsWorkerErrors, Screen[None]):
     AFTER_INPUT: ClassVar[str] = ""
     """Selector of the widget Esc in a text field moves to (empty: Esc goes back at once)."""
     SEARCH: ClassVar[str] = ""
-    """Selector of the view's search field (empty: none): a letter or digit typed on the
-    screen's lists goes there (typing `optic` searches; it never runs `o`, `q` never quits),
-    so the screen's own commands are on keys that are not typed text (enter, ctrl+...)."""
+    """Selector of the view's search field (empty: none): a letter typed on the screen's lists
+    goes there (typing `optic` searches; it never runs `o`, `q` never quits), so the screen's
+    own commands are on keys that are not typed text (enter, ctrl+...); a digit too, but for
+    `1`-`4`, which switch views as the tab bar says."""
     CRUMB: ClassVar[str] = ""
     """How the tab bar's breadcrumb names this screen (empty: the view's name alone)."""
 
@@ -90,9 +91,10 @@ class FabtuiScreen(FabtuiAware, ForwardsWorkerErrors, Screen[None]):
     @on(events.Key)
     def _type_to_search(self, event: events.Key) -> None:
         """Type-to-search (see `SEARCH`): while a list of the screen (anything but a text
-        field) has the focus, a letter or a digit typed goes into the search field, the focus
-        with it, whatever key it is elsewhere (`u`, `q`, `1` included): typing never runs a
-        command there. Another printable character (`-`, `:`) does too unless a key of the
+        field) has the focus, a letter typed goes into the search field, the focus with it,
+        whatever key it is elsewhere (`u`, `q` included): typing never runs a command there; a
+        digit too, unless it is a key of the screen or the app (`1`-`4` switch views, as the
+        tab bar says). Another printable character (`-`, `:`) does too unless a key of the
         screen takes it (`/`, `?`). The focus moves at once, not after a refresh: the rest of
         a burst of keys (`optic` pasted by tmux) is typed into the field, none lost."""
         if not self.SEARCH or not event.is_printable or not event.character:
@@ -106,6 +108,9 @@ class FabtuiScreen(FabtuiAware, ForwardsWorkerErrors, Screen[None]):
             return
         if not event.character.isalnum() and self._binds(event.key):
             return
+        if event.character.isdigit() and self.focused is not search and self._binds(event.key):
+            return  # a digit typed on the list keeps its key (`1`-`4`: the views, as the tab
+            #         bar says); the rest of a burst into the search (`Ethernet16`) is typed
         event.stop()
         event.prevent_default()
         if self.focused is not search:

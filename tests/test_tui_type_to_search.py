@@ -121,3 +121,25 @@ async def test_the_library_titles_fit_once_the_sessions_table_shows() -> None:
         assert library.rows, "the sessions table shows"
         used = sum(column.get_render_width(table) for column in table.columns.values())
         assert used <= table.scrollable_content_region.width
+
+
+@asynctest
+async def test_a_view_number_typed_first_on_a_list_switches_views_as_the_tab_bar_says() -> None:
+    """`3` typed on the Runbooks list opens Cases (the tab bar reads `3 Cases`); a digit in a
+    burst typed after a letter goes into the search (`leaf-g00-r5`)."""
+    app = make_app(workspace())
+    async with app.run_test(size=(80, 24)) as pilot:
+        library = await on_the_library_list(pilot, app)
+        await pilot.press("3")
+        await pilot.pause()
+        assert isinstance(app.screen, CasesScreen)
+        await pilot.press("f2")  # (Cases has the focus in its search field: `2` is text there)
+        await pilot.pause()
+        assert library.is_current
+        library.query_one("#rb-list", DataTable).focus()
+        await pilot.pause()
+        burst(app, "r5")
+        await pilot.pause()
+        await pilot.pause()
+        assert library.is_current
+        assert library.query_one("#rb-search", Input).value.endswith("r5")

@@ -4,6 +4,7 @@ what changed since, per node, port and job, on the demo fabric read through the 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -96,3 +97,28 @@ def test_cli(run: Callable[..., Result], tmp_path: Path) -> None:
                  "--job-file", str(job))
     assert scoped.exit_code == 1 and "for job 77 (2 nodes)" in scoped.stdout
     assert run("baseline", "record", "bad name").exit_code == 2
+
+
+def test_re_recording_a_good_name_mid_incident_keeps_the_good_state(
+        run: Callable[..., Result]) -> None:
+    assert run("--scenario", "healthy", "baseline", "record", "golden").exit_code == 0
+    again = run("--scenario", "healthy", "baseline", "record", "golden", "--json")
+    assert again.exit_code == 0 and json.loads(again.stdout)["good"] is True  # good for good
+    refused = run("--scenario", "qos-misconfig", "baseline", "record", "golden")
+    assert refused.exit_code == 2
+    message = refused.stderr.strip().splitlines()[-1]
+    assert "'golden' is a good state" in message and "--replace" in message
+    listed = run("baseline", "list", "--json")
+    assert [(b["name"], b["good"]) for b in json.loads(listed.stdout)] == [("golden", True)]
+    # the known-good state is still what --since-good compares with
+    since = run("--scenario", "qos-misconfig", "drift", "--since-good")
+    assert since.exit_code == 1 and "since golden (good" in since.stdout
+    assert "node002:mlx5_4: trust dscp -> pcp" in since.stdout
+    # under another name the incident's state is recorded, not good
+    other = run("--scenario", "qos-misconfig", "baseline", "record", "incident")
+    assert other.exit_code == 0 and "NOT a good state" in other.stderr
+    # asked for, the good one is overwritten; then no good state is left to compare with
+    replaced = run("--scenario", "qos-misconfig", "baseline", "record", "golden", "--replace")
+    assert replaced.exit_code == 0 and "NOT a good state" in replaced.stderr
+    assert run("drift", "--since-good").exit_code == 2
+

@@ -20,15 +20,20 @@ def baseline() -> None:
 @click.argument("name")
 @click.option("--intent", "scenario", metavar="SCENARIO",
               help="Configuration scenario the state is judged against (default: the fabric's).")
+@click.option("--replace", is_flag=True,
+              help="Overwrite a good baseline NAME even with a state that is not good.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def record(ctx: click.Context, name: str, scenario: str | None, as_json: bool) -> None:
+def record(ctx: click.Context, name: str, scenario: str | None, replace: bool,
+           as_json: bool) -> None:
     """Read every node and switch and record its versions and settings as NAME; it is a good
-    state when drift and the fleet check find nothing (said either way)."""
+    state when drift and the fleet check find nothing (said either way). A good NAME is kept
+    (exit 2, nothing recorded) when this state is not good, unless --replace."""
     from fabtui.errors import RequestError
 
     try:
-        saved, drifted, fleet = asyncio.run(workspace(ctx).record_baseline(name, scenario))
+        saved, drifted, fleet = asyncio.run(
+            workspace(ctx).record_baseline(name, scenario, replace))
     except RequestError as exc:
         raise UserError(str(exc)) from None
     devices = len({key.split("\t")[0].split(":")[0] for key in saved.facts})

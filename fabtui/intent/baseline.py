@@ -5,7 +5,9 @@ changed since, per node, port and job.
 `Fact`s: component (a node, a NIC `node:mlx5_N`, a switch, a switch port `leaf:EthernetN`),
 setting, value. `BaselineStore` keeps named snapshots in the workspace's data folder (SQLite,
 `baselines.sqlite`: one row per baseline, its facts as JSON), each marked good when drift and
-the fleet check found nothing when it was taken. `changes` compares two snapshots; `in_scope`
+the fleet check found nothing when it was taken; a good one is never replaced by a state that
+is not good unless asked (`record(replace=True)`), so `--since-good` keeps its known-good
+state through a re-recording during an incident. `changes` compares two snapshots; `in_scope`
 narrows them to a job (its nodes, their NICs and the switch ports those NICs are cabled to).
 Writes only the store's file.
 """
@@ -20,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fabtui.errors import RequestError
 from fabtui.topology.graph import FabricGraph
 
 STORE_NAME = "baselines.sqlite"
@@ -71,6 +74,16 @@ class Change:
         before = "absent" if self.before is None else self.before
         after = "absent" if self.after is None else self.after
         return f"{self.component}: {self.setting} {before} -> {after}"
+
+
+class GoodBaselineKept(RequestError):
+    """`BaselineStore.record` refused to replace the good baseline `kept` with a state that is
+    not good (nothing was written)."""
+
+    def __init__(self, kept: Baseline) -> None:
+        self.kept = kept
+        super().__init__(f"baseline {kept.name!r} is a good state (recorded {kept.recorded_at}): "
+                         "not replaced by one that is not good")
 
 
 def _key(component: str, setting: str) -> str:
@@ -201,12 +214,20 @@ class BaselineStore:
         self._db.close()
 
     def record(self, name: str, facts_now: Mapping[str, str], *, findings: int, scenario: str,
-               topology: str) -> Baseline:
-        """Store the state as `name` (replacing one of that name), good when `findings` is
-        0, and return it."""
+               topology: str, replace: bool = False) -> Baseline:
+        """Store the state as `name`, good when `findings` is 0, and return it. A baseline of
+        that name is replaced, except a good one by a state that is not good: that raises
+        `GoodBaselineKept` and writes nothing, unless `replace`."""
         baseline = Baseline(name, datetime.now(UTC).isoformat(timespec="seconds"),
                             findings == 0, findings, scenario, topology, dict(facts_now))
         with self._db:
+            # the check and the write in one write transaction: two recordings of one name
+            # cannot both pass the check
+            self._db.execute("BEGIN IMMEDIATE")
+            row = self._db.execute("SELECT * FROM baseline WHERE name = ?", (name,)).fetchone()
+            old = _baseline(row) if row else None
+            if old is not None and old.good and not baseline.good and not replace:
+                raise GoodBaselineKept(old)
             self._db.execute(
                 "INSERT OR REPLACE INTO baseline VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (name, baseline.recorded_at, int(baseline.good), findings, scenario, topology,

@@ -825,14 +825,17 @@ class Workspace:
 
         return await fleet_check(self, self.graph(topology), list(devices) or None)
 
-    async def record_baseline(self, name: str, scenario: str | None = None
+    async def record_baseline(self, name: str, scenario: str | None = None,
+                              replace: bool = False
                               ) -> tuple[Baseline, DriftReport, FleetReport]:
         """Read every device, judge it (drift against `scenario`, the fleet check) and store
         its versions and settings as baseline `name` in the data folder, good when nothing was
-        found. Runs read-only probes; writes `baselines.sqlite`."""
+        found. A good baseline is not replaced by a state that is not good unless `replace`
+        (`RequestError`, nothing written). Runs read-only probes; writes `baselines.sqlite`."""
         from fabtui.workspace.intent import record_baseline
 
-        return await record_baseline(self, self.graph(), self.settings.data_dir, name, scenario)
+        return await record_baseline(self, self.graph(), self.settings.data_dir, name, scenario,
+                                     replace)
 
     async def since_baseline(self, name: str | None = None,
                              job_nodes: Sequence[str] = ()) -> tuple[Baseline, list[Change]]:

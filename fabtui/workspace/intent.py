@@ -166,13 +166,17 @@ def _union(*plans: list[tuple[str, str, str | None]]) -> list[tuple[str, str, st
 
 
 async def record_baseline(ws: ProbeSweeper, graph: FabricGraph, data_dir: Path, name: str,
-                          scenario: str | None) -> tuple[Baseline, DriftReport, FleetReport]:
+                          scenario: str | None, replace: bool = False
+                          ) -> tuple[Baseline, DriftReport, FleetReport]:
     """Read every device once (drift's and the fleet check's probes), judge it, and store its
     versions and settings as baseline `name` in `data_dir` (good when drift and the fleet
-    check found nothing). Returns the baseline and the two judgements."""
+    check found nothing). Returns the baseline and the two judgements. A good baseline of that
+    name is not replaced by a state that is not good unless `replace`: `RequestError`, nothing
+    written (an on-call engineer re-recording `golden` mid-incident keeps the known-good state
+    `--since-good` compares with)."""
     import re
 
-    from fabtui.intent.baseline import STORE_NAME, BaselineStore, facts
+    from fabtui.intent.baseline import STORE_NAME, BaselineStore, GoodBaselineKept, facts
     from fabtui.intent.drift import drift as compare
     from fabtui.intent.scenario import load_scenario
     from fabtui.intent.selection import FleetReport, check, combinations, load_matrix
@@ -191,7 +195,14 @@ async def record_baseline(ws: ProbeSweeper, graph: FabricGraph, data_dir: Path, 
     try:
         baseline = store.record(name, facts(graph, readings),
                                 findings=len(drifted.lines) + len(fleet.findings),
-                                scenario=loaded.name, topology=graph.topology.cluster.name)
+                                scenario=loaded.name, topology=graph.topology.cluster.name,
+                                replace=replace)
+    except GoodBaselineKept as kept:
+        raise RequestError(
+            f"baseline {name!r} is a good state (recorded {kept.kept.recorded_at}) and this one "
+            f"is NOT good ({len(drifted.lines)} drift line(s), {len(fleet.findings)} fleet "
+            f"finding(s)): kept {name!r}, recorded nothing; record it under another name, or "
+            "--replace to overwrite the good one") from None
     finally:
         store.close()
     return baseline, drifted, fleet

@@ -53,8 +53,9 @@ def test_a_device_not_read_now_has_not_changed() -> None:
 
 def test_what_changed_since_the_good_state_per_node_and_port() -> None:
     with _ws("healthy") as ws:
-        saved, drifted, fleet = asyncio.run(ws.record_baseline("golden"))
-    assert saved.good and not drifted.lines and not fleet.findings
+        saved, judged = asyncio.run(ws.record_baseline("golden"))
+    assert saved.good and not judged.drift.lines and not judged.fleet.findings
+    assert not judged.links and not judged.unreadable
     assert _since("healthy") == []
     found = {(c.component, c.setting, c.before, c.after) for c in _since("qos-misconfig")}
     assert found == {("node002:mlx5_4", "trust", "dscp", "pcp"),
@@ -122,3 +123,28 @@ def test_re_recording_a_good_name_mid_incident_keeps_the_good_state(
     assert replaced.exit_code == 0 and "NOT a good state" in replaced.stderr
     assert run("drift", "--since-good").exit_code == 2
 
+
+
+def test_a_state_with_a_dead_link_or_a_dead_switch_is_not_good(
+        run: Callable[..., Result]) -> None:
+    healthy = run("--scenario", "healthy", "baseline", "record", "golden")
+    assert healthy.exit_code == 0
+    # a good verdict says what it rests on and what it does not look at
+    assert "every link up" in healthy.stdout and "not judged: traffic" in healthy.stdout
+    # nccl-hang: the optic behind node003 GPU 5 is dead, configuration is untouched
+    hang = run("--scenario", "nccl-hang", "baseline", "record", "hang", "--json")
+    assert hang.exit_code == 0
+    recorded = json.loads(hang.stdout)
+    assert recorded["good"] is False and recorded["drift"] == 0 and recorded["fleet"] == 0
+    assert set(recorded["links"]) == {"node003:mlx5_5", "leaf-g00-r5:Ethernet16"}
+    assert "port.state PORT_DOWN" in recorded["links"]["node003:mlx5_5"]
+    said = run("--scenario", "nccl-hang", "baseline", "record", "hang")
+    assert said.exit_code == 0 and "NOT a good state: 2 link(s) down" in said.stderr
+    # --since-good still compares with the healthy state, not the one with the dead link
+    since = run("--scenario", "nccl-hang", "drift", "--since-good")
+    assert "since golden (good" in since.stdout
+    # a leaf that does not answer is not a good state either (its rail's NICs are down too)
+    down = json.loads(run("--scenario", "leaf-down", "baseline", "record", "down",
+                          "--json").stdout)
+    assert down["good"] is False and list(down["unreadable"]) == ["leaf-g00-r2"]
+    assert "node001:mlx5_2" in down["links"]

@@ -5,7 +5,9 @@ changed since, per node, port and job.
 `Fact`s: component (a node, a NIC `node:mlx5_N`, a switch, a switch port `leaf:EthernetN`),
 setting, value. `BaselineStore` keeps named snapshots in the workspace's data folder (SQLite,
 `baselines.sqlite`: one row per baseline, its facts as JSON), each marked good when drift and
-the fleet check found nothing when it was taken; a good one is never replaced by a state that
+the fleet check found nothing when it was taken, every link was up with its optics and error
+counters within the probes' limits and every device could be read (`Judgement` says what was
+judged and what was not); a good one is never replaced by a state that
 is not good unless asked (`record(replace=True)`), so `--since-good` keeps its known-good
 state through a re-recording during an incident. `changes` compares two snapshots; `in_scope`
 narrows them to a job (its nodes, their NICs and the switch ports those NICs are cabled to).
@@ -15,17 +17,34 @@ Writes only the store's file.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fabtui.errors import RequestError
+from fabtui.model.verdict import Verdict
 from fabtui.topology.graph import FabricGraph
 
+if TYPE_CHECKING:
+    from fabtui.intent.drift import DriftReport
+    from fabtui.intent.selection import FleetReport
+    from fabtui.model.probe import ProbeResult
+
 STORE_NAME = "baselines.sqlite"
+
+LINK_PLAN: list[tuple[str, str, str | None]] = [
+    ("nic.ibv_devinfo", "nic", None), ("nic.mlxlink", "nic", None),
+    ("switch.dom_all", "switch", None), ("switch.counters", "switch", None)]
+"""The probes whose own limits judge the links when a baseline is recorded: each NIC port's
+state (ibv_devinfo), link, BER and optic (mlxlink), every switch optic (transceiver DOM) and
+port state and error counters (interface counters): (probe, target kind, switch flavor)."""
+
+NOT_JUDGED = "traffic under load (PFC pauses, ECN marks, drops), GPU and NVLink health, bandwidth"
+"""What a baseline's verdict does not look at (said with every good verdict)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS baseline (
@@ -84,6 +103,74 @@ class GoodBaselineKept(RequestError):
         self.kept = kept
         super().__init__(f"baseline {kept.name!r} is a good state (recorded {kept.recorded_at}): "
                          "not replaced by one that is not good")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Why a recorded state is good or not: its configuration (drift against the intent, the
+    fleet check against the selection database), its links (`LINK_PLAN`'s failed metrics) and
+    whether every device answered. A baseline recorded while a link is down or a switch does
+    not answer is not a known-good state, however clean its configuration."""
+
+    drift: DriftReport
+    fleet: FleetReport
+    links: dict[str, list[str]]
+    """Link component (`node:mlx5_N`, `switch:port`) -> what failed on it."""
+    unreadable: dict[str, list[str]]
+    """Target -> `probe: why` for each reading that could not be taken."""
+    nic_ports: int
+    switches: int
+    """How many NIC ports and switches the link probes were run on."""
+
+    @property
+    def findings(self) -> int:
+        """Drift lines, fleet findings, failing links and unreadable targets."""
+        return (len(self.drift.lines) + len(self.fleet.findings) + len(self.links)
+                + len(self.unreadable))
+
+    @property
+    def good(self) -> bool:
+        return self.findings == 0
+
+    def judged(self) -> str:
+        """What a good verdict rests on (`NOT_JUDGED`: what it does not look at)."""
+        return (f"no drift from {self.drift.scenario}, nothing outside the selection database, "
+                f"every link up with its optics and error counters within limits "
+                f"({self.nic_ports} NIC ports, {self.switches} switches), every device read")
+
+    def problems(self, shown: int = 3) -> str:
+        """What makes the state not good, counted, the first `shown` of each named."""
+
+        def named(items: list[str]) -> str:
+            more = f", +{len(items) - shown} more" if len(items) > shown else ""
+            return ", ".join(items[:shown]) + more
+
+        parts = [f"{len(self.drift.lines)} drift line(s)" if self.drift.lines else "",
+                 f"{len(self.fleet.findings)} fleet finding(s)" if self.fleet.findings else "",
+                 f"{len(self.links)} link(s) down or failing: {named(list(self.links))}"
+                 if self.links else "",
+                 f"{len(self.unreadable)} not read: {named(list(self.unreadable))}"
+                 if self.unreadable else ""]
+        return "; ".join(p for p in parts if p) or "nothing found"
+
+
+def link_faults(results: Iterable[ProbeResult]) -> dict[str, list[str]]:
+    """The failed metrics of `LINK_PLAN`'s probes, per link component (a NIC, a switch port;
+    an optic's lanes are its port's): component -> `metric value` texts, each once."""
+    probes = {p for p, _, _ in LINK_PLAN}
+    found: dict[str, list[str]] = {}
+    for result in results:
+        if result.probe not in probes:
+            continue
+        for metric in result.metrics:
+            if metric.verdict is not Verdict.FAIL:
+                continue
+            component = re.sub(r"/lane\d+$", "", metric.component)
+            text = f"{metric.name} {metric.value}{' ' + metric.unit if metric.unit else ''}"
+            texts = found.setdefault(component, [])
+            if text not in texts:
+                texts.append(text)
+    return dict(sorted(found.items()))
 
 
 def _key(component: str, setting: str) -> str:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from fabtui.cases.filing import SessionRecord
     from fabtui.cases.library import CaseLibrary
     from fabtui.cases.store import ImportReport
-    from fabtui.intent.baseline import Baseline, Change
+    from fabtui.intent.baseline import Baseline, Change, Judgement
     from fabtui.intent.drift import DriftReport
     from fabtui.intent.render import Rendered
     from fabtui.intent.selection import FleetReport
@@ -827,11 +827,12 @@ class Workspace:
 
     async def record_baseline(self, name: str, scenario: str | None = None,
                               replace: bool = False
-                              ) -> tuple[Baseline, DriftReport, FleetReport]:
-        """Read every device, judge it (drift against `scenario`, the fleet check) and store
-        its versions and settings as baseline `name` in the data folder, good when nothing was
-        found. A good baseline is not replaced by a state that is not good unless `replace`
-        (`RequestError`, nothing written). Runs read-only probes; writes `baselines.sqlite`."""
+                              ) -> tuple[Baseline, Judgement]:
+        """Read every device, judge it (drift against `scenario`, the fleet check, every link's
+        state, optics and error counters, every device answering) and store its versions and
+        settings as baseline `name` in the data folder, good when nothing was found. A good
+        baseline is not replaced by a state that is not good unless `replace` (`RequestError`,
+        nothing written). Runs read-only probes; writes `baselines.sqlite`."""
         from fabtui.workspace.intent import record_baseline
 
         return await record_baseline(self, self.graph(), self.settings.data_dir, name, scenario,

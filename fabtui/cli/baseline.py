@@ -42,14 +42,16 @@ def record(ctx: click.Context, name: str, scenario: str | None, replace: bool,
                                "good": saved.good, "findings": saved.findings,
                                "drift": len(judged.drift.lines),
                                "fleet": len(judged.fleet.findings), "links": judged.links,
-                               "unreadable": judged.unreadable, "not_judged": NOT_JUDGED,
+                               "unreadable": judged.unreadable, "not_taken": judged.not_taken,
+                               "not_judged": NOT_JUDGED,
                                "facts": len(saved.facts), "devices": devices}, indent=2))
         return
     click.echo(f"recorded {saved.name} at {saved.recorded_at}: {len(saved.facts)} versions and "
                f"settings of {devices} devices")
     if saved.good:
         click.echo(f"a good state: {judged.judged()}")
-        click.echo(f"not judged: {NOT_JUDGED}; `fabtui drift --since-good` compares with it")
+        click.echo(f"not judged: {judged.not_judged()}; `fabtui drift --since-good` compares "
+                   "with it")
     else:
         click.echo(f"NOT a good state: {judged.problems()}; recorded, but `--since-good` skips "
                    f"it and `--baseline {saved.name}` compares with it (details: `fabtui "

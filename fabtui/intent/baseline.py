@@ -105,26 +105,54 @@ class GoodBaselineKept(RequestError):
                          "not replaced by one that is not good")
 
 
+_NO_ANSWER = frozenset({"timeout", "unreachable", "auth", "host-key"})
+"""Transport errors (`ErrorKind` values) that mean the device itself was not read."""
+
+
 @dataclass(frozen=True)
 class Judgement:
     """Why a recorded state is good or not: its configuration (drift against the intent, the
     fleet check against the selection database), its links (`LINK_PLAN`'s failed metrics) and
     whether every device answered. A baseline recorded while a link is down or a switch does
-    not answer is not a known-good state, however clean its configuration."""
+    not answer is not a known-good state, however clean its configuration. A reading the
+    catalog cannot take on a device (no command for its flavor, a command it rejects) does not
+    make a state bad: it is said as not judged."""
 
     drift: DriftReport
     fleet: FleetReport
     links: dict[str, list[str]]
     """Link component (`node:mlx5_N`, `switch:port`) -> what failed on it."""
     unreadable: dict[str, list[str]]
-    """Target -> `probe: why` for each reading that could not be taken."""
+    """Target -> `probe: why` for each reading lost because the device did not answer
+    (timeout, unreachable, refused credentials or host key)."""
+    not_taken: dict[str, list[str]]
+    """Target -> `probe: why` for each reading the probe could not take there."""
     nic_ports: int
     switches: int
-    """How many NIC ports and switches the link probes were run on."""
+    """How many NIC ports and switches a link probe read."""
+
+    @classmethod
+    def of(cls, drift: DriftReport, fleet: FleetReport,
+           results: Iterable[ProbeResult]) -> Judgement:
+        """Judge the results of one recording (every probe it ran, `LINK_PLAN`'s included)."""
+        kinds = {p: kind for p, kind, _ in LINK_PLAN}
+        taken = list(results)
+        unreadable: dict[str, list[str]] = {}
+        not_taken: dict[str, list[str]] = {}
+        read: dict[str, set[str]] = {"nic": set(), "switch": set()}
+        for result in taken:
+            if result.error is not None or result.parsed is None:
+                why = f"{result.probe}: {result.error or 'no output parsed'}"
+                lost = any(str(t.error) in _NO_ANSWER for t in result.raw if t.error)
+                (unreadable if lost else not_taken).setdefault(result.target, []).append(why)
+            elif result.probe in kinds:
+                read[kinds[result.probe]].add(result.target)
+        return cls(drift, fleet, link_faults(taken), dict(sorted(unreadable.items())),
+                   dict(sorted(not_taken.items())), len(read["nic"]), len(read["switch"]))
 
     @property
     def findings(self) -> int:
-        """Drift lines, fleet findings, failing links and unreadable targets."""
+        """Drift lines, fleet findings, failing links and devices that did not answer."""
         return (len(self.drift.lines) + len(self.fleet.findings) + len(self.links)
                 + len(self.unreadable))
 
@@ -133,25 +161,33 @@ class Judgement:
         return self.findings == 0
 
     def judged(self) -> str:
-        """What a good verdict rests on (`NOT_JUDGED`: what it does not look at)."""
+        """What a good verdict rests on (`not_judged`: what it does not look at)."""
         return (f"no drift from {self.drift.scenario}, nothing outside the selection database, "
-                f"every link up with its optics and error counters within limits "
-                f"({self.nic_ports} NIC ports, {self.switches} switches), every device read")
+                f"links up with optics and error counters within limits on the "
+                f"{self.nic_ports} NIC ports and {self.switches} switches read, every device "
+                "answered")
 
-    def problems(self, shown: int = 3) -> str:
-        """What makes the state not good, counted, the first `shown` of each named."""
+    def not_judged(self) -> str:
+        """`NOT_JUDGED`, and the readings the probes could not take (named)."""
+        if not self.not_taken:
+            return NOT_JUDGED
+        return (f"{NOT_JUDGED}; readings the probes cannot take on "
+                f"{_named(list(self.not_taken))} (`--json` says why)")
 
-        def named(items: list[str]) -> str:
-            more = f", +{len(items) - shown} more" if len(items) > shown else ""
-            return ", ".join(items[:shown]) + more
-
+    def problems(self) -> str:
+        """What makes the state not good, counted, the first few of each named."""
         parts = [f"{len(self.drift.lines)} drift line(s)" if self.drift.lines else "",
                  f"{len(self.fleet.findings)} fleet finding(s)" if self.fleet.findings else "",
-                 f"{len(self.links)} link(s) down or failing: {named(list(self.links))}"
+                 f"{len(self.links)} link(s) down or failing: {_named(list(self.links))}"
                  if self.links else "",
-                 f"{len(self.unreadable)} not read: {named(list(self.unreadable))}"
+                 f"{len(self.unreadable)} not answering: {_named(list(self.unreadable))}"
                  if self.unreadable else ""]
         return "; ".join(p for p in parts if p) or "nothing found"
+
+
+def _named(items: list[str], shown: int = 3) -> str:
+    more = f", +{len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
 
 
 def link_faults(results: Iterable[ProbeResult]) -> dict[str, list[str]]:

@@ -188,9 +188,7 @@ async def record_baseline(ws: ProbeSweeper, graph: FabricGraph, data_dir: Path, 
         GoodBaselineKept,
         Judgement,
         facts,
-        link_faults,
     )
-    from fabtui.intent.drift import Unreadable
     from fabtui.intent.drift import drift as compare
     from fabtui.intent.scenario import load_scenario
     from fabtui.intent.selection import FleetReport, check, combinations, load_matrix
@@ -207,14 +205,7 @@ async def record_baseline(ws: ProbeSweeper, graph: FabricGraph, data_dir: Path, 
     found = FleetReport()
     fleet = check(load_matrix(), combinations(graph, readings, found))
     fleet.unread = found.unread
-    unreadable: dict[str, list[str]] = {}
-    for target, probes in sorted(readings.items()):
-        for probe, parsed in probes.items():
-            if isinstance(parsed, Unreadable):
-                unreadable.setdefault(target, []).append(f"{probe}: {parsed.reason}")
-    judgement = Judgement(drifted, fleet, link_faults(results), unreadable,
-                          nic_ports=len(_targets(graph, chosen, "nic")),
-                          switches=len(_targets(graph, chosen, "switch")))
+    judgement = Judgement.of(drifted, fleet, results)
     store = BaselineStore(data_dir / STORE_NAME)
     try:
         baseline = store.record(name, facts(graph, readings), findings=judgement.findings,

@@ -20,33 +20,42 @@ def baseline() -> None:
 @click.argument("name")
 @click.option("--intent", "scenario", metavar="SCENARIO",
               help="Configuration scenario the state is judged against (default: the fabric's).")
+@click.option("--replace", is_flag=True,
+              help="Overwrite a good baseline NAME even with a state that is not good.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def record(ctx: click.Context, name: str, scenario: str | None, as_json: bool) -> None:
+def record(ctx: click.Context, name: str, scenario: str | None, replace: bool,
+           as_json: bool) -> None:
     """Read every node and switch and record its versions and settings as NAME; it is a good
-    state when drift and the fleet check find nothing (said either way)."""
+    state when drift and the fleet check find nothing (said either way). A good NAME is kept
+    (exit 2, nothing recorded) when this state is not good, unless --replace."""
     from fabtui.errors import RequestError
+    from fabtui.intent.baseline import NOT_JUDGED
 
     try:
-        saved, drifted, fleet = asyncio.run(workspace(ctx).record_baseline(name, scenario))
+        saved, judged = asyncio.run(workspace(ctx).record_baseline(name, scenario, replace))
     except RequestError as exc:
         raise UserError(str(exc)) from None
     devices = len({key.split("\t")[0].split(":")[0] for key in saved.facts})
     if as_json:
         click.echo(json.dumps({"name": saved.name, "recorded_at": saved.recorded_at,
                                "good": saved.good, "findings": saved.findings,
+                               "drift": len(judged.drift.lines),
+                               "fleet": len(judged.fleet.findings), "links": judged.links,
+                               "unreadable": judged.unreadable, "not_taken": judged.not_taken,
+                               "not_judged": NOT_JUDGED,
                                "facts": len(saved.facts), "devices": devices}, indent=2))
         return
     click.echo(f"recorded {saved.name} at {saved.recorded_at}: {len(saved.facts)} versions and "
                f"settings of {devices} devices")
     if saved.good:
-        click.echo(f"a good state: no drift from {saved.scenario}, nothing outside the "
-                   "selection database; `fabtui drift --since-good` compares with it")
+        click.echo(f"a good state: {judged.judged()}")
+        click.echo(f"not judged: {judged.not_judged()}; `fabtui drift --since-good` compares "
+                   "with it")
     else:
-        click.echo(f"NOT a good state ({len(drifted.lines)} drift line(s), "
-                   f"{len(fleet.findings)} fleet finding(s): `fabtui drift`, `fabtui fleet "
-                   f"check`): kept, but `--since-good` skips it; `--baseline {saved.name}` "
-                   "compares with it", err=True)
+        click.echo(f"NOT a good state: {judged.problems()}; recorded, but `--since-good` skips "
+                   f"it and `--baseline {saved.name}` compares with it (details: `fabtui "
+                   "drift`, `fabtui fleet check`, `fabtui probe run`)", err=True)
 
 
 @baseline.command("list")

@@ -5,7 +5,11 @@ changed since, per node, port and job.
 `Fact`s: component (a node, a NIC `node:mlx5_N`, a switch, a switch port `leaf:EthernetN`),
 setting, value. `BaselineStore` keeps named snapshots in the workspace's data folder (SQLite,
 `baselines.sqlite`: one row per baseline, its facts as JSON), each marked good when drift and
-the fleet check found nothing when it was taken. `changes` compares two snapshots; `in_scope`
+the fleet check found nothing when it was taken, every link was up with its optics and error
+counters within the probes' limits and every device could be read (`Judgement` says what was
+judged and what was not); a good one is never replaced by a state that
+is not good unless asked (`record(replace=True)`), so `--since-good` keeps its known-good
+state through a re-recording during an incident. `changes` compares two snapshots; `in_scope`
 narrows them to a job (its nodes, their NICs and the switch ports those NICs are cabled to).
 Writes only the store's file.
 """
@@ -13,16 +17,34 @@ Writes only the store's file.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from fabtui.errors import RequestError
+from fabtui.model.verdict import Verdict
 from fabtui.topology.graph import FabricGraph
 
+if TYPE_CHECKING:
+    from fabtui.intent.drift import DriftReport
+    from fabtui.intent.selection import FleetReport
+    from fabtui.model.probe import ProbeResult
+
 STORE_NAME = "baselines.sqlite"
+
+LINK_PLAN: list[tuple[str, str, str | None]] = [
+    ("nic.ibv_devinfo", "nic", None), ("nic.mlxlink", "nic", None),
+    ("switch.dom_all", "switch", None), ("switch.counters", "switch", None)]
+"""The probes whose own limits judge the links when a baseline is recorded: each NIC port's
+state (ibv_devinfo), link, BER and optic (mlxlink), every switch optic (transceiver DOM) and
+port state and error counters (interface counters): (probe, target kind, switch flavor)."""
+
+NOT_JUDGED = "traffic under load (PFC pauses, ECN marks, drops), GPU and NVLink health, bandwidth"
+"""What a baseline's verdict does not look at (said with every good verdict)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS baseline (
@@ -71,6 +93,120 @@ class Change:
         before = "absent" if self.before is None else self.before
         after = "absent" if self.after is None else self.after
         return f"{self.component}: {self.setting} {before} -> {after}"
+
+
+class GoodBaselineKept(RequestError):
+    """`BaselineStore.record` refused to replace the good baseline `kept` with a state that is
+    not good (nothing was written)."""
+
+    def __init__(self, kept: Baseline) -> None:
+        self.kept = kept
+        super().__init__(f"baseline {kept.name!r} is a good state (recorded {kept.recorded_at}): "
+                         "not replaced by one that is not good")
+
+
+_NO_ANSWER = frozenset({"timeout", "unreachable", "auth", "host-key"})
+"""Transport errors (`ErrorKind` values) that mean the device itself was not read."""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Why a recorded state is good or not: its configuration (drift against the intent, the
+    fleet check against the selection database), its links (`LINK_PLAN`'s failed metrics) and
+    whether every device answered. A baseline recorded while a link is down or a switch does
+    not answer is not a known-good state, however clean its configuration. A reading the
+    catalog cannot take on a device (no command for its flavor, a command it rejects) does not
+    make a state bad: it is said as not judged."""
+
+    drift: DriftReport
+    fleet: FleetReport
+    links: dict[str, list[str]]
+    """Link component (`node:mlx5_N`, `switch:port`) -> what failed on it."""
+    unreadable: dict[str, list[str]]
+    """Target -> `probe: why` for each reading lost because the device did not answer
+    (timeout, unreachable, refused credentials or host key)."""
+    not_taken: dict[str, list[str]]
+    """Target -> `probe: why` for each reading the probe could not take there."""
+    nic_ports: int
+    switches: int
+    """How many NIC ports and switches a link probe read."""
+
+    @classmethod
+    def of(cls, drift: DriftReport, fleet: FleetReport,
+           results: Iterable[ProbeResult]) -> Judgement:
+        """Judge the results of one recording (every probe it ran, `LINK_PLAN`'s included)."""
+        kinds = {p: kind for p, kind, _ in LINK_PLAN}
+        taken = list(results)
+        unreadable: dict[str, list[str]] = {}
+        not_taken: dict[str, list[str]] = {}
+        read: dict[str, set[str]] = {"nic": set(), "switch": set()}
+        for result in taken:
+            if result.error is not None or result.parsed is None:
+                why = f"{result.probe}: {result.error or 'no output parsed'}"
+                lost = any(str(t.error) in _NO_ANSWER for t in result.raw if t.error)
+                (unreadable if lost else not_taken).setdefault(result.target, []).append(why)
+            elif result.probe in kinds:
+                read[kinds[result.probe]].add(result.target)
+        return cls(drift, fleet, link_faults(taken), dict(sorted(unreadable.items())),
+                   dict(sorted(not_taken.items())), len(read["nic"]), len(read["switch"]))
+
+    @property
+    def findings(self) -> int:
+        """Drift lines, fleet findings, failing links and devices that did not answer."""
+        return (len(self.drift.lines) + len(self.fleet.findings) + len(self.links)
+                + len(self.unreadable))
+
+    @property
+    def good(self) -> bool:
+        return self.findings == 0
+
+    def judged(self) -> str:
+        """What a good verdict rests on (`not_judged`: what it does not look at)."""
+        return (f"no drift from {self.drift.scenario}, nothing outside the selection database, "
+                f"links up with optics and error counters within limits on the "
+                f"{self.nic_ports} NIC ports and {self.switches} switches read, every device "
+                "answered")
+
+    def not_judged(self) -> str:
+        """`NOT_JUDGED`, and the readings the probes could not take (named)."""
+        if not self.not_taken:
+            return NOT_JUDGED
+        return (f"{NOT_JUDGED}; readings the probes cannot take on "
+                f"{_named(list(self.not_taken))} (`--json` says why)")
+
+    def problems(self) -> str:
+        """What makes the state not good, counted, the first few of each named."""
+        parts = [f"{len(self.drift.lines)} drift line(s)" if self.drift.lines else "",
+                 f"{len(self.fleet.findings)} fleet finding(s)" if self.fleet.findings else "",
+                 f"{len(self.links)} link(s) down or failing: {_named(list(self.links))}"
+                 if self.links else "",
+                 f"{len(self.unreadable)} not answering: {_named(list(self.unreadable))}"
+                 if self.unreadable else ""]
+        return "; ".join(p for p in parts if p) or "nothing found"
+
+
+def _named(items: list[str], shown: int = 3) -> str:
+    more = f", +{len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
+
+
+def link_faults(results: Iterable[ProbeResult]) -> dict[str, list[str]]:
+    """The failed metrics of `LINK_PLAN`'s probes, per link component (a NIC, a switch port;
+    an optic's lanes are its port's): component -> `metric value` texts, each once."""
+    probes = {p for p, _, _ in LINK_PLAN}
+    found: dict[str, list[str]] = {}
+    for result in results:
+        if result.probe not in probes:
+            continue
+        for metric in result.metrics:
+            if metric.verdict is not Verdict.FAIL:
+                continue
+            component = re.sub(r"/lane\d+$", "", metric.component)
+            text = f"{metric.name} {metric.value}{' ' + metric.unit if metric.unit else ''}"
+            texts = found.setdefault(component, [])
+            if text not in texts:
+                texts.append(text)
+    return dict(sorted(found.items()))
 
 
 def _key(component: str, setting: str) -> str:
@@ -201,12 +337,20 @@ class BaselineStore:
         self._db.close()
 
     def record(self, name: str, facts_now: Mapping[str, str], *, findings: int, scenario: str,
-               topology: str) -> Baseline:
-        """Store the state as `name` (replacing one of that name), good when `findings` is
-        0, and return it."""
+               topology: str, replace: bool = False) -> Baseline:
+        """Store the state as `name`, good when `findings` is 0, and return it. A baseline of
+        that name is replaced, except a good one by a state that is not good: that raises
+        `GoodBaselineKept` and writes nothing, unless `replace`."""
         baseline = Baseline(name, datetime.now(UTC).isoformat(timespec="seconds"),
                             findings == 0, findings, scenario, topology, dict(facts_now))
         with self._db:
+            # the check and the write in one write transaction: two recordings of one name
+            # cannot both pass the check
+            self._db.execute("BEGIN IMMEDIATE")
+            row = self._db.execute("SELECT * FROM baseline WHERE name = ?", (name,)).fetchone()
+            old = _baseline(row) if row else None
+            if old is not None and old.good and not baseline.good and not replace:
+                raise GoodBaselineKept(old)
             self._db.execute(
                 "INSERT OR REPLACE INTO baseline VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (name, baseline.recorded_at, int(baseline.good), findings, scenario, topology,

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from fabtui.cases.filing import SessionRecord
     from fabtui.cases.library import CaseLibrary
     from fabtui.cases.store import ImportReport
-    from fabtui.intent.baseline import Baseline, Change
+    from fabtui.intent.baseline import Baseline, Change, Judgement
     from fabtui.intent.drift import DriftReport
     from fabtui.intent.render import Rendered
     from fabtui.intent.selection import FleetReport
@@ -840,14 +840,18 @@ class Workspace:
 
         return await fleet_check(self, self.graph(topology), list(devices) or None)
 
-    async def record_baseline(self, name: str, scenario: str | None = None
-                              ) -> tuple[Baseline, DriftReport, FleetReport]:
-        """Read every device, judge it (drift against `scenario`, the fleet check) and store
-        its versions and settings as baseline `name` in the data folder, good when nothing was
-        found. Runs read-only probes; writes `baselines.sqlite`."""
+    async def record_baseline(self, name: str, scenario: str | None = None,
+                              replace: bool = False
+                              ) -> tuple[Baseline, Judgement]:
+        """Read every device, judge it (drift against `scenario`, the fleet check, every link's
+        state, optics and error counters, every device answering) and store its versions and
+        settings as baseline `name` in the data folder, good when nothing was found. A good
+        baseline is not replaced by a state that is not good unless `replace` (`RequestError`,
+        nothing written). Runs read-only probes; writes `baselines.sqlite`."""
         from fabtui.workspace.intent import record_baseline
 
-        return await record_baseline(self, self.graph(), self.settings.data_dir, name, scenario)
+        return await record_baseline(self, self.graph(), self.settings.data_dir, name, scenario,
+                                     replace)
 
     async def since_baseline(self, name: str | None = None,
                              job_nodes: Sequence[str] = ()) -> tuple[Baseline, list[Change]]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from fabtui.errors import RequestError
 
 if TYPE_CHECKING:
-    from fabtui.intent.baseline import Baseline, Change
+    from fabtui.intent.baseline import Baseline, Change, Judgement
     from fabtui.intent.drift import DriftReport
     from fabtui.intent.render import Rendered
     from fabtui.intent.selection import FleetReport
@@ -71,10 +71,12 @@ def _targets(graph: FabricGraph, devices: list[str], kind: str,
 
 
 async def read_running(ws: ProbeSweeper, graph: FabricGraph, devices: list[str],
-                       plan: list[tuple[str, str, str | None]]) -> dict[str, dict[str, Any]]:
+                       plan: list[tuple[str, str, str | None]],
+                       results: list[ProbeResult] | None = None) -> dict[str, dict[str, Any]]:
     """Run each (probe, target kind, switch flavor) of `plan` on its targets among `devices`:
     target -> probe -> the parsed output, or `Unreadable` when it failed. Sweeps one probe at a
-    time, each target at most once."""
+    time, each target at most once; each result (its verdict and metrics) is also appended to
+    `results` when given."""
     from fabtui.intent.drift import Unreadable
 
     readings: dict[str, dict[str, Any]] = {}
@@ -88,6 +90,8 @@ async def read_running(ws: ProbeSweeper, graph: FabricGraph, devices: list[str],
 
             targets = resolve_set(graph, names[0], ws.probe(probe).target)
         async for result in ws.sweep(probe, targets, {}):
+            if results is not None:
+                results.append(result)
             slot = readings.setdefault(result.target, {})
             if result.parsed is not None and result.error is None:
                 slot[probe] = result.parsed
@@ -166,13 +170,25 @@ def _union(*plans: list[tuple[str, str, str | None]]) -> list[tuple[str, str, st
 
 
 async def record_baseline(ws: ProbeSweeper, graph: FabricGraph, data_dir: Path, name: str,
-                          scenario: str | None) -> tuple[Baseline, DriftReport, FleetReport]:
-    """Read every device once (drift's and the fleet check's probes), judge it, and store its
-    versions and settings as baseline `name` in `data_dir` (good when drift and the fleet
-    check found nothing). Returns the baseline and the two judgements."""
+                          scenario: str | None, replace: bool = False
+                          ) -> tuple[Baseline, Judgement]:
+    """Read every device once (drift's, the fleet check's and the link probes'), judge it and
+    store its versions and settings as baseline `name` in `data_dir`: good when drift and the
+    fleet check found nothing, every link is up within its probes' limits and every device
+    answered (`Judgement`). Returns the baseline and the judgement. A good baseline of that
+    name is not replaced by a state that is not good unless `replace`: `RequestError`, nothing
+    written (an on-call engineer re-recording `golden` mid-incident keeps the known-good state
+    `--since-good` compares with)."""
     import re
 
-    from fabtui.intent.baseline import STORE_NAME, BaselineStore, facts
+    from fabtui.intent.baseline import (
+        LINK_PLAN,
+        STORE_NAME,
+        BaselineStore,
+        GoodBaselineKept,
+        Judgement,
+        facts,
+    )
     from fabtui.intent.drift import drift as compare
     from fabtui.intent.scenario import load_scenario
     from fabtui.intent.selection import FleetReport, check, combinations, load_matrix
@@ -182,19 +198,27 @@ async def record_baseline(ws: ProbeSweeper, graph: FabricGraph, data_dir: Path, 
                            "(at most 64)")
     loaded = load_scenario(scenario or default_scenario(graph))
     chosen = [*graph.nodes, *graph.switches]
-    readings = await read_running(ws, graph, chosen, _union(drift_plan(graph), FLEET_PLAN))
+    results: list[ProbeResult] = []
+    readings = await read_running(ws, graph, chosen,
+                                  _union(drift_plan(graph), FLEET_PLAN, LINK_PLAN), results)
     drifted = compare(loaded, graph, readings, chosen)
     found = FleetReport()
     fleet = check(load_matrix(), combinations(graph, readings, found))
     fleet.unread = found.unread
+    judgement = Judgement.of(drifted, fleet, results)
     store = BaselineStore(data_dir / STORE_NAME)
     try:
-        baseline = store.record(name, facts(graph, readings),
-                                findings=len(drifted.lines) + len(fleet.findings),
-                                scenario=loaded.name, topology=graph.topology.cluster.name)
+        baseline = store.record(name, facts(graph, readings), findings=judgement.findings,
+                                scenario=loaded.name, topology=graph.topology.cluster.name,
+                                replace=replace)
+    except GoodBaselineKept as kept:
+        raise RequestError(
+            f"baseline {name!r} is a good state (recorded {kept.kept.recorded_at}) and this one "
+            f"is NOT good ({judgement.problems()}): kept {name!r}, recorded nothing; record it "
+            "under another name, or --replace to overwrite the good one") from None
     finally:
         store.close()
-    return baseline, drifted, fleet
+    return baseline, judgement
 
 
 async def since_baseline(ws: ProbeSweeper, graph: FabricGraph, data_dir: Path, name: str | None,

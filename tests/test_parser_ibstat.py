@@ -53,6 +53,22 @@ def test_ibstatus_crlf_two_ports_down_port() -> None:
     assert ports["2"].base_lid == 0xFFFF
 
 
+def test_a_port_whose_link_has_not_trained_has_no_rate() -> None:
+    """Real ibstat prints `Rate: 10` on a Down / Disabled port (the B300 host capture): that is
+    the port's reset value, not its speed, so it must not read as a 10 Gb/s link; the ports
+    that are up keep their rate."""
+    result = ibstat.parse(_read("github-b300-host-ibstat-cx8-mt4131-cx7-mt4129.txt"))
+    ports = {name: ca.ports["1"] for name, ca in result.cas.items()}
+    down = [p for p in ports.values() if p.physical_state == "Disabled"]
+    assert down and all(p.state == "Down" for p in down)
+    assert all((p.rate, p.rate_info, p.width) == (None, None, None) for p in down)
+    assert {p.rate for p in ports.values() if p.physical_state == "LinkUp"} == {100.0}
+    text = _read("synthetic-ibstatus-2ports-down-crlf.txt")  # ibstatus: `10 Gb/sec (4X SDR)`
+    both = ibstat.parse(text).cas["mlx5_0"].ports
+    assert (both["1"].rate, both["1"].rate_info) == (100.0, "4X EDR")
+    assert (both["2"].rate, both["2"].rate_info, both["2"].width) == (None, None, None)
+
+
 def test_pdsh_prefix_ethernet_port_and_rate_2_5() -> None:
     result = ibstat.parse(_read("synthetic-ibstat-pdsh-2ca-down-and-roce.txt"))
     assert list(result.cas) == ["mlx5_0", "mlx5_1"]

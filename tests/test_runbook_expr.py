@@ -116,3 +116,28 @@ def test_an_unknown_value_stays_named_and_never_becomes_empty() -> None:
     assert seen == [("‹serial›", unknown)]
     assert unknown.derived("s2").why == "set from serial, captured from the output of step 2 " \
         "block 'dom'"
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_hca_links_reads_ibstat_among_other_tools_and_gives_a_down_port_no_speed() -> None:
+    """A configuration read runs `ibv_devinfo`, `ibstat` and `show_gids` in one block: the ports
+    come from ibstat's part only (ibv_devinfo's `state: PORT_ACTIVE` must not land on them), and
+    a port that is down has no speed (real ibstat prints `Rate: 10` there), only its states."""
+    output = "\n".join((FIXTURES / path).read_text() for path in (
+        "ibstat/github-b300-host-ibstat-cx8-mt4131-cx7-mt4129.txt",
+        "ibv_devinfo/felixfu-ibv_devinfo-cx3-ib.txt",
+        "show-gids/slurmv4-show_gids-mlx5_0-roce.txt"))
+    links = Evaluator({"out": output}, fabric_functions(None)).evaluate("hca_links(out)")
+    by_device = {link["device"]: link for link in links}
+    down = by_device["mlx5_0"]
+    assert (down["up"], down["rate"]) == (False, None)
+    assert down["evidence"] == "ibstat State: Down, Physical state: Disabled"
+    up = by_device["mlx5_2"]
+    assert (up["up"], up["rate"], up["state"]) == (True, 100, "Active")
+    assert "mlx4_0" not in by_device  # ibv_devinfo's device, not ibstat's
+    # ibstat's last port (mlx5_9) is followed by ibv_devinfo's `state: PORT_ACTIVE (4)`.
+    assert (by_device["mlx5_9"]["state"], by_device["mlx5_9"]["up"]) == ("Down", False)
+    assert Evaluator({"out": "no ibstat here"}, fabric_functions(None)).evaluate(
+        "hca_links(out)") == []

@@ -222,3 +222,29 @@ def test_the_game_day_commands_print_json(run: Callable[..., Result], state_file
     assert repaired == {"component": "node006:mlx5_4", "ended": ["pfc-storm"]}
     cleared = json.loads(run("sim", "clear", "--json").stdout)
     assert cleared == {"removed": 1, "scenario": "healthy"}
+
+
+def _table_rows(stdout: str) -> list[list[str]]:
+    """The cells of a probe result table's rows (columns are two or more spaces apart)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("component"))
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        rows.append([cell for cell in line.split("  ") if cell.strip()])
+    return rows
+
+
+def test_a_probe_table_gives_each_limit_the_value_unit(run: Callable[..., Result],
+                                                       state_file: Path) -> None:
+    """A limit read without its unit (`-5.9` beside `-9.35 dBm`) leaves the engineer to guess
+    what it is: every limit in the table carries the unit of the value it judges."""
+    result = run("--scenario", "optic-degrading", "probe", "run", "switch.dom", "--target",
+                 "leaf-g00-r3:Ethernet16")
+    rows = _table_rows(result.stdout)
+    limited = [row for row in rows if len(row) == 5]
+    assert {row[1] for row in limited} >= {"rx_power_dbm", "tx_power_dbm"}, result.stdout
+    for _component, name, value, limit, _verdict in (row for row in limited):
+        unit = value.split()[-1].strip()
+        assert limit.strip().endswith(" " + unit), f"{name}: limit {limit!r} for {value!r}"

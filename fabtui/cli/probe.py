@@ -113,8 +113,9 @@ def _describe(result: ProbeResult, show_all: bool = False) -> str:
     if not show_all and len(shown) > SHOW_ALL_UP_TO:
         shown = [m for m in result.metrics if m.verdict is not Verdict.OK]
     if shown:
+        # The limit carries the value's unit: `-5.9 dBm` beside `-9.35 dBm`, never a bare number.
         rows = [(m.component, m.name, _value(m.value, m.unit),
-                 "" if m.limit is None else f"{m.limit:g}", m.verdict.value)
+                 "" if m.limit is None else f"{m.limit:g} {m.unit}".strip(), m.verdict.value)
                 for m in shown]
         lines += ["", render.table(("component", "metric", "value", "limit", "verdict"), rows)]
     hidden = len(result.metrics) - len(shown)

@@ -27,6 +27,12 @@ ibstatus (a shell script over sysfs)::
             link_layer:      InfiniBand
 
 Keys are matched by name rather than by indentation, so captures whose tabs were lost still parse.
+
+A port whose link has not trained prints a rate all the same: ibstat `Rate: 10` and ibstatus
+`rate: 10 Gb/sec (4X SDR)` on a port that is Down / Polling or Disabled (the real B300 capture
+in tests/fixtures/ibstat shows it). That figure is the port's reset value, not a speed, so the
+rate (with its width and generation text) is left unknown (None) unless the physical state is
+LinkUp; the states themselves say what is wrong with the port.
 """
 
 from __future__ import annotations
@@ -140,6 +146,14 @@ def _set_ca_field(ca: IbstatCa, field: str, value: str) -> bool:
     return True
 
 
+def _trained(port: IbstatPort) -> bool:
+    """Whether the port's link trained, so that its printed rate is a speed: its physical
+    state is LinkUp, or (no physical state printed) its logical state is not Down."""
+    if port.physical_state is not None:
+        return port.physical_state.lower() == "linkup"
+    return (port.state or "").lower() != "down"
+
+
 class _State:
     """Where the reader is: the current CA and port."""
 
@@ -202,6 +216,10 @@ def parse(text: str) -> IbstatOutput:
     if not any(ca.ports or ca.ca_type for ca in state.cas.values()):
         raise ParseError(KIND, state.first_header,
                          "CA header without any CA or port field (truncated?)")
+    for ca in state.cas.values():
+        for port in ca.ports.values():
+            if not _trained(port):
+                port.rate = port.rate_info = port.width = None
     tool = "ibstatus" if state.ibstatus and not state.ibstat else "ibstat"
     return IbstatOutput(tool=tool, cas=state.cas, warnings=warnings)
 

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from fabtui.model.element import device_of, split_key
+from fabtui.parsers import ibstat
+from fabtui.parsers.errors import ParseError
 from fabtui.paths import shipped_dir
 from fabtui.probes.evaluators._optics import light_blame
 from fabtui.probes.ib_ports import ib_lid, ib_port_number, xmit_wait_share
@@ -112,6 +114,56 @@ def join(items: Any, separator: str = ", ") -> str:
     return separator.join(str(i) for i in items or [])
 
 
+_IBSTAT_HEADER = re.compile(r"^(?:CA|Switch):?\s+'[^']*'\s*$")
+
+
+def _ibstat_text(text: str) -> str:
+    """The lines `ibstat` printed in a block's output that holds other tools' output around it
+    (`ibv_devinfo` also prints `state:`, which must not land on an ibstat port): each CA header
+    and the indented lines under it."""
+    kept: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if _IBSTAT_HEADER.match(line):
+            inside = True
+        elif line.strip() and not line[:1].isspace():
+            inside = False
+        if inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def hca_links(text: Any) -> list[dict[str, Any]]:
+    """The HCA ports `ibstat` printed in `text` (a block's output; other tools' output around it
+    is skipped), as `{device, port, state, physical_state, up, rate, evidence}`.
+
+    `up`: the port is Active on a link that trained (physical state LinkUp). `rate` (Gb/s) is
+    None unless the link trained: ibstat prints `Rate: 10` on a port that is Down, its reset
+    value, so a down link's speed is unknown, never 10 (the parser, fabtui/parsers/ibstat.py).
+    `evidence` is what ibstat said (`ibstat State: Down, Physical state: Polling`). No ibstat
+    output: an empty list."""
+    section = _ibstat_text(str(text or ""))
+    if not section:
+        return []
+    try:
+        parsed = ibstat.parse(section)
+    except ParseError:
+        return []
+    links = []
+    for device, ca in parsed.cas.items():
+        for number, port in ca.ports.items():
+            trained = (port.physical_state or "").lower() == "linkup"
+            rate = port.rate
+            links.append({
+                "device": device, "port": number, "state": port.state,
+                "physical_state": port.physical_state,
+                "up": trained and (port.state or "").lower() == "active",
+                "rate": int(rate) if rate is not None and rate == int(rate) else rate,
+                "evidence": f"ibstat State: {port.state or 'not printed'}, Physical state: "
+                            f"{port.physical_state or 'not printed'}"})
+    return links
+
+
 def _plain(expected: Expected | None) -> dict[str, Any] | None:
     if expected is None:
         return None
@@ -159,6 +211,7 @@ def fabric_functions(graph: FabricGraph | None) -> dict[str, Function]:
         "flagged": flagged, "port_of": port_of, "regex": regex, "first": first, "join": join,
         "ib_retry_window": ib_retry_window, "optic_blame": optic_blame, "template": template,
         "xmit_wait_share": xmit_wait_share, "ib_lid": ib_lid, "ib_port_number": ib_port_number,
+        "hca_links": hca_links,
     }
 
     def fabric() -> FabricGraph:

@@ -254,11 +254,12 @@ async def _port_probe(layer: Layer, question: str, probe: str, target: str, port
     bad = [m for m in mine if m.verdict in _BAD]
     if bad:
         first = bad[0]
+        unit = f" {first.unit}" if first.unit else ""
         return ChainLink(layer=layer, question=question, status="confirmed", probe=probe,
                          target=target, values=_values(mine, bad_only=True),
-                         reason=f"{first.name} = {first.value}{first.unit and ' ' + first.unit}"
+                         reason=f"{first.name} = {first.value}{unit}"
                                 f" on {first.component}"
-                                + (f" (limit {first.limit:g})" if first.limit is not None
+                                + (f" (limit {first.limit:g}{unit})" if first.limit is not None
                                    else ""))
     return ChainLink(layer=layer, question=question, status="contradicted", probe=probe,
                      target=target, values=_values(mine), reason=healthy)

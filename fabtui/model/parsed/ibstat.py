@@ -24,9 +24,12 @@ class IbstatPort(BaseModel):
     physical_state_code: int | None = None
     """Numeric physical state code when printed (ibstatus `5: LinkUp` -> 5)."""
     rate: float | None = None
-    """Link rate in Gb/s (`Rate: 40 (FDR10)` -> 40.0; `rate: 200 Gb/sec (2X NDR)` -> 200.0)."""
+    """Link rate in Gb/s (`Rate: 40 (FDR10)` -> 40.0; `rate: 200 Gb/sec (2X NDR)` -> 200.0);
+    None on a port whose link has not trained (physical state other than LinkUp), where ibstat
+    prints its reset value `Rate: 10`: the speed is unknown then, not 10."""
     rate_info: str | None = None
-    """The width/generation text printed next to the rate, e.g. `FDR10`, `2X NDR`."""
+    """The width/generation text printed next to the rate, e.g. `FDR10`, `2X NDR` (None with
+    the rate on a link that has not trained)."""
     width: str | None = None
     """Link width when the rate text names it, e.g. `2X` from `(2X NDR)`."""
     base_lid: int | None = None

@@ -226,8 +226,9 @@ def values_text(state: ElementState) -> Text:
     the panel's order: what `e` shows beyond the panel's first `VALUES`."""
     text = Text()
     for name, value in ranked_values(state):
-        limit = "" if value.limit is None else f" (limit {value.limit:g})"
-        text.append(f"  {name} = {value.value}{' ' + value.unit if value.unit else ''}"
+        unit = f" {value.unit}" if value.unit else ""
+        limit = "" if value.limit is None else f" (limit {value.limit:g}{unit})"
+        text.append(f"  {name} = {value.value}{unit}"
                     f"{limit}  ", "bold" if value.verdict.rank > 0 else "")
         text.append(f"{value.verdict.value} · {value.probe}\n", "dim")
     return text

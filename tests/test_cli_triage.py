@@ -184,3 +184,51 @@ def test_the_slow_node_step_names_every_suspect_node_not_only_the_eight_it_runs_
     assert f"--input job_nodes={','.join(nodes[:8])} " in step
     assert (f"job_nodes holds 8 of the {len(nodes)} suspects' nodes, rerun it with the others: "
             f"{','.join(nodes[8:])}") in step
+
+
+def test_inputs_with_no_text_are_refused_file_by_file(run: Callable[..., Result],
+                                                      tmp_path: Path) -> None:
+    """An empty file, an executable and a log left compressed hold nothing to triage: the
+    operator learns which file is wrong and why (exit 2), not "the logs do not say which rank
+    stopped" about logs never read."""
+    import gzip
+
+    empty = tmp_path / "rank0.log"
+    empty.write_bytes(b"")
+    blank = tmp_path / "rank1.log"
+    blank.write_bytes(b"\n  \n")
+    program = tmp_path / "rank2.log"
+    program.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 40)
+    packed = tmp_path / "rank3.log.gz"
+    packed.write_bytes(gzip.compress((FIXTURES / "victim-first" / "rank0.log").read_bytes()))
+    result = run("triage", "nccl", str(empty))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"{empty}: the input is empty"
+    assert "verdict" not in result.stdout
+    result = run("triage", "nccl", str(tmp_path))
+    assert result.exit_code == 2 and "verdict" not in result.stdout
+    assert result.stderr.splitlines() == [
+        f"{empty}: the input is empty", f"{blank}: the input is empty",
+        f"{program}: not a text log (binary data)",
+        f"{packed}: not a text log: gzip data (decompress it first)"]
+
+
+def test_an_unusable_file_beside_real_logs_keeps_the_verdict(run: Callable[..., Result],
+                                                             tmp_path: Path) -> None:
+    program = tmp_path / "core"
+    program.write_bytes(b"\x00" * 64 + b"not a log")
+    result = run("triage", "nccl", "--json", str(FIXTURES / "victim-first"), str(program))
+    assert result.exit_code == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert data["verdict"] == "culprit found"
+    assert {"file": str(program), "kind": "unreadable", "ranks": [], "lines": 0,
+            "note": "not a text log (binary data)"} in data["sources"]
+
+
+def test_a_text_log_without_hang_evidence_still_gets_its_verdict(
+        run: Callable[..., Result], tmp_path: Path) -> None:
+    quiet = tmp_path / "train.log"
+    quiet.write_text("step 100 loss 2.31\nstep 200 loss 2.12\n")
+    result = run("triage", "nccl", str(quiet))
+    assert result.exit_code == 0, result.stderr
+    assert "verdict: cannot tell" in result.stdout

@@ -175,3 +175,41 @@ ok: fine
         result.stdout, result.stdout
     assert "own.md:4: error: test 'u': at: 'soon' is not a duration" in result.stdout
     assert "test 't'" not in result.stdout
+
+
+def test_a_hand_over_must_carry_what_its_runbook_requires(
+        run: Callable[..., Result], write: Callable[[str, str], Path]) -> None:
+    """optic-replacement requires `port`: a hand-over to it from a session that never holds
+    `port` as a value prints `fabtui runbook run optic-replacement --handed-over-from ...`,
+    which fails `--input: port: required`. A block named `port` does not carry it (its
+    result is a table); a `set` does."""
+    def book(name: str, block: str) -> Path:
+        return write(f"{name}.md", f"""\
+---
+id: {name}
+title: x
+---
+
+# x
+
+## One
+
+{block}
+
+```decide
+default -> runbook:optic-replacement
+```
+""")
+
+    warning = ("hands over to runbook optic-replacement, which requires input 'port', and "
+               "nothing here sets 'port' as a value")
+    for name, block in [("bare", "```note\nno port\n```"),
+                        ("table", "```probe {id=port}\nprobe: switch.dom\ntarget: "
+                                  "leaf-g00-r3:Ethernet16\n```")]:
+        path = book(name, block)
+        line = path.read_text().splitlines().index("default -> runbook:optic-replacement") + 1
+        result = run("runbook", "lint", str(path))
+        assert f"{name}.md:{line}: warning: one-2: {warning}" in result.stdout, result.stdout
+    result = run("runbook", "lint", str(book("carried", '```note {set="port=\'leaf-g00-r3:'
+                                                        'Ethernet16\'"}\nport\n```')))
+    assert warning not in result.stdout, result.stdout

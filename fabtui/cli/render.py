@@ -68,8 +68,11 @@ def findings_report(source: str, findings: Sequence[Finding]) -> str:
     return "\n".join(lines)
 
 
-def summary(s: TopologySummary, with_leaves: bool = True) -> str:
-    """What `topo show` (and bare `fabtui`, until the TUI lands) prints."""
+def summary(s: TopologySummary, with_leaves: bool = True,
+            check: str = "fabtui topo check") -> str:
+    """What `topo show` (and bare `fabtui`, until the TUI lands) prints; `check` is the command
+    that lists the findings of this very file (it names the file when it is not the configured
+    one)."""
     models = ", ".join(f"{n}x {m}" for m, n in s.gpu_models.items()) or "no GPUs"
     speeds = ", ".join(f"{n}x {sp}" for sp, n in s.nic_speeds.items()) or "none"
     switches = ", ".join(f"{n} {role}" for role, n in s.switches.items()) or "none"
@@ -90,7 +93,7 @@ def summary(s: TopologySummary, with_leaves: bool = True) -> str:
         lines.append(f"  leaf ratio  {ratios} (downlink:uplink)")
     f = s.findings
     lines.append(f"  findings    {f['error']} errors, {f['warning']} warnings "
-                 "(details: fabtui topo check)")
+                 f"(details: {check})")
     if with_leaves and s.leaves:
         rows = [(leaf.name, _ranges(leaf.rails), leaf.hosts, f"{leaf.down_gbps}G",
                  f"{leaf.up_gbps}G", leaf.spines) for leaf in s.leaves[:40]]

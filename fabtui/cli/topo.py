@@ -60,11 +60,12 @@ def topo() -> None:
 
 
 @topo.command()
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False), required=False)
 @json_option
 @click.pass_context
-def check(ctx: click.Context, file: Path, as_json: bool) -> None:
-    """Validate a topology file: exit 0 clean, 1 on findings of severity error, 2 unreadable."""
+def check(ctx: click.Context, file: Path | None, as_json: bool) -> None:
+    """Validate a topology FILE (default: the configured one, else the demo fabric): exit 0
+    clean, 1 on findings of severity error, 2 unreadable."""
     loaded = _load(ctx, file)
     findings = validate(loaded)
     errors = sum(1 for f in findings if f.severity is Severity.ERROR)
@@ -91,7 +92,8 @@ def show(ctx: click.Context, path: Path | None, as_json: bool) -> None:
     if as_json:
         _emit_json(result.model_dump(mode="json"))
     else:
-        click.echo(render.summary(result))
+        click.echo(render.summary(result, check=shlex.join(
+            ["fabtui", "topo", "check", *([str(path)] if path else [])])))
 
 
 def print_overview(ctx: click.Context) -> None:

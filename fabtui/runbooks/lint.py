@@ -82,16 +82,20 @@ def lint_parse_error(error: InputError) -> list[LintIssue]:
 
 
 def lint(runbook: Runbook, *, probes: Iterable[str] | Mapping[str, ProbeDef],
-         runbooks: Iterable[str] = (), scenarios: Iterable[str] | None = None) -> list[LintIssue]:
+         runbooks: Iterable[str] | Mapping[str, Runbook] = (),
+         scenarios: Iterable[str] | None = None) -> list[LintIssue]:
     """Every problem of `runbook`, errors and warnings, in file order.
 
     `probes`: the catalog (names, or name -> definition; only the latter finds dangerous
-    probes used without `danger=true`).
+    probes used without `danger=true`). `runbooks`: the library (ids, or id -> runbook; only
+    the latter finds a hand-over that leaves out an input its target requires).
     """
     dangerous = {name for name, d in probes.items() if d.danger} \
         if isinstance(probes, Mapping) else set()
     checker = _Checker(runbook, set(probes), set(runbooks), set(scenarios)
                        if scenarios is not None else None, dangerous)
+    if isinstance(runbooks, Mapping):
+        checker.library = dict(runbooks)
     checker.run()
     return sorted(checker.issues, key=lambda i: (i.line or 0, i.message))
 
@@ -106,6 +110,9 @@ class _Checker:
         self.dangerous = dangerous
         """Probes the catalog marks `danger`: their blocks must say danger=true."""
         self.issues: list[LintIssue] = []
+        self.library: dict[str, Runbook] = {}
+        """id -> runbook, when the caller gave them: hand-overs are checked against their
+        required inputs."""
         self.steps = {s.id for s in runbook.steps}
         self._definers = self._count_definers()
         self.defined = set(self._definers)
@@ -461,10 +468,33 @@ class _Checker:
             if self.runbooks and other not in self.runbooks:
                 self.error(line, f"{block.id}: hands over to runbook {other!r}, which is not in "
                            "the library")
+            elif other in self.library:
+                self._hand_over_inputs(block, self.library[other], line)
             return
         if target not in self.steps and target not in _SPECIAL_TARGETS:
             self.error(line, f"{block.id}: no step {target!r} to go to (steps: "
                        f"{', '.join(s.id for s in self.runbook.steps)})")
+
+    def _hand_over_inputs(self, block: Block, target: Runbook, line: int) -> None:
+        """The hand-over command (`views.guided.handover_inputs`) carries each input of
+        `target` that this session holds under the same name as a plain value: a required
+        input with no default that this runbook never sets so (only a block of that id, whose
+        result is a table, or nothing) leaves the printed command failing `--input NAME:
+        required`."""
+        plain = {spec.name for spec in self.runbook.meta.inputs}
+        for each in self.runbook.blocks():
+            plain |= _set_names(each)
+            if each.kind is BlockKind.INPUT:
+                plain.add(each.attrs.get("name", var_name(each.id)))
+            with contextlib.suppress(re.error):
+                plain |= set(re.compile(each.attrs.get("capture", "")).groupindex)
+        for spec in target.meta.inputs:
+            if spec.required and spec.default is None and not spec.secret \
+                    and spec.name not in plain:
+                self.warning(line, f"{block.id}: hands over to runbook {target.meta.id}, which "
+                             f"requires input {spec.name!r}, and nothing here sets "
+                             f"{spec.name!r} as a value: the hand-over command lacks --input "
+                             f"{spec.name}=... (set it: set=\"{spec.name}=...\")")
 
     # flow -------------------------------------------------------------------------------------
     def _reachability(self) -> None:

@@ -257,6 +257,10 @@ def read_file(path: Path, label: str, facts: Facts) -> None:
     if frpickle.is_pickle(head):
         _read_pickle(path, label, rank, facts)
         return
+    unusable = unusable_reason(head, path)
+    if unusable is not None:
+        facts.sources.append(SourceFile(file=label, kind="unreadable", note=unusable))
+        return
     text_head = head.decode("utf-8", errors="replace")
     if ras.detect(text_head):
         report = ras.parse(_text_lines(path, label))
@@ -267,6 +271,29 @@ def read_file(path: Path, label: str, facts: Facts) -> None:
         _read_fr_text(path, label, rank, facts)
         return
     _read_log(path, label, rank, facts)
+
+
+def unusable_reason(head: bytes, path: Path) -> str | None:
+    """Why a file whose first bytes are `head` holds nothing to triage (None: it may): empty,
+    or not text at all (a NUL byte: an executable, a core file, a compressed log). A log that
+    merely says nothing about a hang is usable: it gets a verdict."""
+    if not head.strip():
+        try:
+            whole = path.stat().st_size <= len(head)
+        except OSError:
+            whole = True
+        if whole:
+            return "the input is empty"
+    if b"\x00" in head:
+        compressed = next((name for magic, name in _COMPRESSED if head.startswith(magic)), None)
+        return f"not a text log: {compressed} data (decompress it first)" if compressed \
+            else "not a text log (binary data)"
+    return None
+
+
+_COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"),
+               (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bzip2"))
+"""Magic numbers of the compressed files a log collection holds most often."""
 
 
 def _whole_text_allowed(path: Path, label: str, what: str) -> None:

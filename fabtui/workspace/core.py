@@ -338,7 +338,7 @@ class Workspace:
         """Lint `book` against this workspace's probes, runbooks and scenarios."""
         from fabtui.runbooks.lint import lint
 
-        return lint(book, probes=self.catalog, runbooks=list(self.library.runbooks),
+        return lint(book, probes=self.catalog, runbooks=self.library.runbooks,
                     scenarios=self.scenarios)
 
     def lint_paths(self, paths: Sequence[Path] = ()) -> tuple[list[LintIssue], int]:

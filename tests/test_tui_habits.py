@@ -353,11 +353,11 @@ async def test_an_output_line_cut_at_80_columns_ends_in_an_ellipsis() -> None:
             "Port module event: module 5, Cable plugged, rx power -inf dBm " * 2 + "END"
         log.clear()
         log.write_line(line)
-        await pilot.pause()
+        await until(pilot, lambda: "[Sat Oct 24" in screen_text(app), "the line drawn")
         shown = next(t for t in screen_text(app).splitlines() if "[Sat Oct 24" in t)
         assert "…" in shown and "END" not in shown, shown
         log.scroll_to(x=len(line), animate=False, immediate=True)
-        await pilot.pause()
+        await until(pilot, lambda: "END" in screen_text(app), "the line scrolled sideways")
         shown = next(t for t in screen_text(app).splitlines() if "END" in t)
         assert "…" in shown and "[Sat Oct" not in shown, shown
 

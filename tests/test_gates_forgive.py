@@ -214,13 +214,20 @@ def test_a_crash_at_any_point_of_the_wait_leaves_a_session_that_resumes(
         assert counter.read_text().splitlines() == ["drained", "shut"], cut
 
 
-# the command line -------------------------------------------------------------------------------
-def test_headless_a_no_exits_5_with_the_resume_command_that_works(
-        run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _drain_book_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """The drain book as a file the command line runs, on the test's own demo state: (its path,
+    the counter file its commands append to)."""
     monkeypatch.setenv("FABTUI_SIM_STATE", str(tmp_path / "state.json"))
     counter = tmp_path / "count"
     path = tmp_path / "drain-book.md"
     path.write_text(FRONT.format(id="drain-book") + DRAIN.format(counter=counter))
+    return path, counter
+
+
+# the command line -------------------------------------------------------------------------------
+def test_headless_a_no_exits_5_with_the_resume_command_that_works(
+        run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, counter = _drain_book_file(tmp_path, monkeypatch)
     waited = run("runbook", "run", str(path), "--answer", "drained=no")
     assert waited.exit_code == 5, waited.output
     assert "drain-book: waiting (session " in waited.stdout
@@ -249,9 +256,7 @@ def test_headless_a_no_exits_5_with_the_resume_command_that_works(
 
 def test_runbook_abandon_on_the_command_line(run: Callable[..., Result], tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FABTUI_SIM_STATE", str(tmp_path / "state.json"))
-    path = tmp_path / "drain-book.md"
-    path.write_text(FRONT.format(id="drain-book") + DRAIN.format(counter=tmp_path / "c"))
+    path, _ = _drain_book_file(tmp_path, monkeypatch)
     waited = run("runbook", "run", str(path))
     assert waited.exit_code == 5
     assert "gate drained needs an answer (headless: --answer drained=yes)" in waited.stdout
@@ -273,10 +278,7 @@ def test_a_mistyped_gate_name_in_answer_is_refused_before_anything_runs(
     """`--answer draind=yes` was never read: the run waited at gate `drained` (exit 5) and the
     printed resume command carried the typo along. It is refused like a mistyped --input,
     naming the gate meant, and nothing runs or is journaled; the same on a resume."""
-    monkeypatch.setenv("FABTUI_SIM_STATE", str(tmp_path / "state.json"))
-    counter = tmp_path / "count"
-    path = tmp_path / "drain-book.md"
-    path.write_text(FRONT.format(id="drain-book") + DRAIN.format(counter=counter))
+    path, counter = _drain_book_file(tmp_path, monkeypatch)
     typo = run("runbook", "run", str(path), "--answer", "draind=yes")
     assert typo.exit_code == 2, typo.output
     assert typo.stderr.strip() == \
